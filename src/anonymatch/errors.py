@@ -1,0 +1,25 @@
+"""Typed exceptions. The CLI turns each into one line on stderr and an exit code."""
+
+from __future__ import annotations
+
+
+class AnonymatchError(Exception):
+    """Base class for every error the library raises on purpose."""
+
+    exit_code = 2
+
+
+class InputError(AnonymatchError):
+    """The input data, schema or parameters are unusable (CLI exit code 2)."""
+
+
+class InfeasibleError(AnonymatchError):
+    """The requested guarantee cannot be met on this input, e.g. k > n (CLI exit code 3)."""
+
+    exit_code = 3
+
+
+class VerificationError(AnonymatchError):
+    """A release failed the independent verification; nothing was written (CLI exit code 4)."""
+
+    exit_code = 4

@@ -1,0 +1,160 @@
+"""Numba kernels for the assignment-building loops of the freeform methods (Doka §5–6).
+
+All kernels work on one partition of m records: ``w`` is the m × m matrix of edge weights
+(original i → published j) and ``used`` marks edges already taken by an earlier assignment.
+They return ``match`` with ``match[i]`` = the published record assigned to original i.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _augment(i, used, match, owner):  # pragma: no cover - compiled
+    """Match original i by an augmenting path (BFS over alternating paths) and return True.
+
+    Fallback for the paper's one-swap backtracking: Lemma 5.1 guarantees a one-swap repair only
+    for k < (m+3)/2; an augmenting path always exists because the unused edges form a regular
+    bipartite graph, which has a perfect matching (Hall). O(m²)."""
+    m = match.shape[0]
+    parent_t = np.full(m, -1, np.int64)  # T vertex → the S vertex it was reached from
+    seen_t = np.zeros(m, np.bool_)
+    queue = np.empty(m + 1, np.int64)
+    head, tail = 0, 0
+    queue[tail] = i
+    tail += 1
+    while head < tail:
+        s = queue[head]
+        head += 1
+        for t in range(m):
+            if used[s, t] or seen_t[t]:
+                continue
+            seen_t[t] = True
+            parent_t[t] = s
+            if owner[t] < 0:
+                # flip the path ending at free t
+                while True:
+                    s2 = parent_t[t]
+                    prev = match[s2]
+                    match[s2] = t
+                    owner[t] = s2
+                    if s2 == i:
+                        return True
+                    t = prev
+            queue[tail] = owner[t]
+            tail += 1
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _swap_with(y, i, w, used, match, owner, free, n_free):  # pragma: no cover - compiled
+    """Try the paper's backtracking step with matched original y: give y's match T_j to the
+    dead-end original i if edge (i, j) is available, and move y to its lightest available free
+    T_m. Returns the new number of free T vertices, or -1 if y cannot swap."""
+    j = match[y]
+    if used[i, j]:
+        return -1
+    best, best_w, best_pos = -1, np.inf, -1
+    for p in range(n_free):
+        t = free[p]
+        if not used[y, t] and w[y, t] < best_w:
+            best, best_w, best_pos = t, w[y, t], p
+    if best < 0:
+        return -1
+    match[y] = best
+    owner[best] = y
+    match[i] = j
+    owner[j] = i
+    free[best_pos] = free[n_free - 1]
+    return n_free - 1
+
+
+@njit(cache=True, nogil=True)
+def greedy_iteration(w, used):  # pragma: no cover - compiled
+    """One iteration of Doka Algorithm 1: originals in index (lexicographic) order each take
+    the lightest available published record; a dead end backtracks to the nearest predecessor
+    that can swap (Lemma 5.1), else an augmenting path repairs it. O(m²) per iteration."""
+    m = w.shape[0]
+    match = np.full(m, -1, np.int64)
+    owner = np.full(m, -1, np.int64)
+    free = np.arange(m)
+    n_free = m
+    for i in range(m):
+        best, best_w, best_pos = -1, np.inf, -1
+        for p in range(n_free):
+            t = free[p]
+            if not used[i, t] and w[i, t] < best_w:
+                best, best_w, best_pos = t, w[i, t], p
+        if best >= 0:
+            match[i] = best
+            owner[best] = i
+            free[best_pos] = free[n_free - 1]
+            n_free -= 1
+            continue
+        done = False
+        for y in range(i - 1, -1, -1):
+            r = _swap_with(y, i, w, used, match, owner, free, n_free)
+            if r >= 0:
+                n_free = r
+                done = True
+                break
+        if not done:
+            _augment(i, used, match, owner)
+            n_free = 0
+            for t in range(m):
+                if owner[t] < 0:
+                    free[n_free] = t
+                    n_free += 1
+    return match
+
+
+@njit(cache=True, nogil=True)
+def sortgreedy_iteration(w, used, edge_order):  # pragma: no cover - compiled
+    """One iteration of Doka Algorithm 2: scan edges by ascending weight (``edge_order`` is the
+    argsort of the flattened weights) taking every edge whose endpoints are both free; then each
+    unmatched original looks for a swap partner among its predecessors and successors in the
+    lexicographic order, nearest first, with an augmenting path as the last resort.
+    O(m² log m) per iteration, dominated by the sort done by the caller."""
+    m = w.shape[0]
+    match = np.full(m, -1, np.int64)
+    owner = np.full(m, -1, np.int64)
+    matched = 0
+    for e in edge_order:
+        i, j = e // m, e % m
+        if match[i] < 0 and owner[j] < 0 and not used[i, j]:
+            match[i] = j
+            owner[j] = i
+            matched += 1
+            if matched == m:
+                return match
+    free = np.empty(m, np.int64)
+    n_free = 0
+    for t in range(m):
+        if owner[t] < 0:
+            free[n_free] = t
+            n_free += 1
+    for i in range(m):
+        if match[i] >= 0:
+            continue
+        done = False
+        for dist in range(1, m):
+            for y in (i - dist, i + dist):
+                if y < 0 or y >= m or match[y] < 0:
+                    continue
+                r = _swap_with(y, i, w, used, match, owner, free, n_free)
+                if r >= 0:
+                    n_free = r
+                    done = True
+                    break
+            if done:
+                break
+        if not done:
+            _augment(i, used, match, owner)
+            n_free = 0
+            for t in range(m):
+                if owner[t] < 0:
+                    free[n_free] = t
+                    n_free += 1
+    return match
