@@ -9,29 +9,41 @@ its true match with probability exactly 1/D.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numba import njit
 from scipy.sparse.csgraph import connected_components
 
 from .graph import GeneralizationGraph
+from .runner import default_workers
+
+_CHUNK = 4096  # vertices per independent closed-walk job
 
 
 @njit(cache=True, nogil=True)
-def _pick_hop(x, indptr, indices, inv, avail, traversed, visited, walk, rng):  # pragma: no cover
-    """A random untraversed, still available out-edge of original x, preferring edges that lead
-    to a node not yet visited by this walk (Xue §4.2 (i)); never an edge already traversed from
-    x in this walk (§4.2 (ii))."""
-    fresh, any_ = 0, 0
+def _pick_hop(x, target, indptr, indices, inv, avail, traversed, visited, walk, rng):  # pragma: no cover
+    """Next hop from original x: a random untraversed, still available out-edge, chosen among
+    (1) edges to nodes this walk has not visited (Xue §4.2 (i)); else (2) the edge closing the
+    walk, if x has it; else (3) any, creating a deviant cycle. Never an edge already traversed
+    from x in this walk (§4.2 (ii)). Rule (2) is ours: the paper only says unvisited hops come
+    first; closing as soon as no unvisited hop is left avoids needless deviant cycles (the set
+    of possible cycles, and so the guarantee, is unchanged) and makes walks much shorter."""
+    fresh, any_, closing = 0, 0, -1
     for e in range(indptr[x], indptr[x + 1]):
         if avail[e] and traversed[e] != walk:
             any_ += 1
-            if visited[inv[indices[e]]] != walk:
+            if indices[e] == target:
+                closing = e
+            elif visited[inv[indices[e]]] != walk:
                 fresh += 1
+    if fresh == 0 and closing >= 0:
+        return closing
     want_fresh = fresh > 0
     r = rng.integers(0, fresh if want_fresh else any_)
     for e in range(indptr[x], indptr[x + 1]):
         if avail[e] and traversed[e] != walk:
-            if want_fresh and visited[inv[indices[e]]] == walk:
+            if want_fresh and (indices[e] == target or visited[inv[indices[e]]] == walk):
                 continue
             if r == 0:
                 return e
@@ -70,7 +82,7 @@ def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no c
             x = start
             visited[x] = walk
             while True:
-                e = _pick_hop(x, indptr, indices, inv, avail, traversed, visited, walk, rng)
+                e = _pick_hop(x, target, indptr, indices, inv, avail, traversed, visited, walk, rng)
                 traversed[e] = walk
                 next_edge[x] = e
                 y = indices[e]
@@ -121,27 +133,65 @@ def _component_degrees(graph: GeneralizationGraph) -> tuple[np.ndarray, np.ndarr
     return labels, comp_degree
 
 
-def random_assignments(graph: GeneralizationGraph, rng: np.random.Generator) -> np.ndarray:
+def _chunks(labels: np.ndarray, min_size: int) -> list[np.ndarray]:
+    """Vertices grouped by component into chunks of at least ``min_size`` vertices (whole
+    components only), in component order: a split that does not depend on the worker count."""
+    order = np.argsort(labels, kind="stable")
+    sizes = np.bincount(labels)
+    ends = np.cumsum(sizes)
+    chunks, start, since = [], 0, 0
+    for end, size in zip(ends, sizes, strict=True):
+        since += int(size)
+        if since >= min_size:
+            chunks.append(order[start:end])
+            start, since = int(end), 0
+    if start < len(order):
+        chunks.append(order[start:])
+    return chunks
+
+
+def random_assignments(
+    graph: GeneralizationGraph, rng: np.random.Generator, workers: int | None = None
+) -> np.ndarray:
     """Extract disjoint perfect matchings by random closed walks (Xue Algorithm 1).
 
     Returns an (D_max, n) array: row t is the t-th assignment (original i → published
     ``out[t, i]``); in a component of degree D < D_max, rows t ≥ D are −1. Every edge of the
-    graph is in exactly one assignment. Time O(D·n·L) for walks of average length L (worst case
+    graph is in exactly one assignment. Components are independent, so they are processed in
+    chunks on a thread pool, each chunk with its own child generator (the result depends on the
+    seed, not on the number of workers). Time O(D·n·L) for walks of average length L (worst case
     O(D·n²) per component, as in the paper); memory O(E + n·D).
     """
     labels, comp_degree = _component_degrees(graph)
-    m = graph.matrix
+    n = graph.n
     n_rounds = int(comp_degree.max()) if len(comp_degree) else 0
-    return _closed_walk_rounds(
-        m.indptr.astype(np.int64), m.indices.astype(np.int64), comp_degree[labels], n_rounds, rng
-    )
+    out = np.full((n_rounds, n), -1, dtype=np.int64)
+    if n == 0:
+        return out
+    chunks = _chunks(labels, _CHUNK)
+    child_rngs = rng.spawn(len(chunks))
+    degree = comp_degree[labels]
+
+    def run(job: tuple[np.ndarray, np.random.Generator]) -> None:
+        nodes, child = job
+        sub = graph.matrix[nodes][:, nodes].tocsr()
+        sub.sort_indices()
+        local = _closed_walk_rounds(sub.indptr.astype(np.int64), sub.indices.astype(np.int64),
+                                    degree[nodes], n_rounds, child)
+        out[:, nodes] = np.where(local >= 0, nodes[np.maximum(local, 0)], -1)
+
+    with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:
+        list(pool.map(run, zip(chunks, child_rngs, strict=True)))
+    return out
 
 
-def choose_assignment(graph: GeneralizationGraph, rng: np.random.Generator) -> np.ndarray:
+def choose_assignment(
+    graph: GeneralizationGraph, rng: np.random.Generator, workers: int | None = None
+) -> np.ndarray:
     """The privacy step: extract the D disjoint assignments of each component at random and
     pick one uniformly (independently per component). Returns ``a`` with ``a[i]`` = the
     published record whose true preimage is original i."""
     labels, comp_degree = _component_degrees(graph)
-    rounds = random_assignments(graph, rng)
+    rounds = random_assignments(graph, rng, workers)
     pick = rng.integers(0, comp_degree)  # one uniform index per component
     return rounds[pick[labels], np.arange(graph.n)]

@@ -63,7 +63,7 @@ def _compatible_pairs(  # pragma: no cover - compiled
         for a in range(dc):
             if not cat_star[j, a]:
                 for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
-                    stamp[set_off[a] + set_idx[a][p]] = j
+                    stamp[set_off[a] + set_idx[p]] = j
         # choose the most selective attribute as the candidate source
         best_kind, best_a, best_count, best_lo = -1, -1, n_u + 1, 0
         for a in range(dn):
@@ -78,7 +78,7 @@ def _compatible_pairs(  # pragma: no cover - compiled
                 continue
             c = 0
             for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
-                code = set_idx[a][p]
+                code = set_idx[p]
                 if code < cat_off[a + 1] - cat_off[a]:
                     c += cat_ptr[cat_off[a] + code + 1] - cat_ptr[cat_off[a] + code]
             if c < best_count:
@@ -92,7 +92,7 @@ def _compatible_pairs(  # pragma: no cover - compiled
         if best_kind == 1:  # walk the buckets of the chosen categorical cell
             a = best_a
             for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
-                code = set_idx[a][p]
+                code = set_idx[p]
                 if code >= cat_off[a + 1] - cat_off[a]:
                     continue
                 base = cat_off[a] + code
@@ -104,7 +104,7 @@ def _compatible_pairs(  # pragma: no cover - compiled
                         size += 1
         else:
             for q in range(best_count):
-                u = num_order[best_a][best_lo + q] if best_kind == 0 else q
+                u = num_order[best_a, best_lo + q] if best_kind == 0 else q
                 if _matches(u, j, unum, ucat, lo, hi, num_star, cat_star, stamp, set_off):
                     out_u[size] = u
                     out_j[size] = j
@@ -148,46 +148,33 @@ def compatibility(published: GeneralizedQI, original: EncodedQI) -> tuple[sp.csr
     ucat = np.ascontiguousarray(uniq[:, dn:]).astype(np.int64)
     n_u, n_pub = len(uniq), published.n
     dc = ucat.shape[1]
-    # published categorical sets (CSR per attribute, codes may exceed the original domain)
+    # published categorical sets: one flat index array, per-attribute row pointers into it
     set_ptr = np.zeros((dc, n_pub + 1), np.int64)
-    set_idx = []
-    widths = []
+    widths, flat, base = [], [], 0
     for a, sets in enumerate(published.cat_sets):
-        set_ptr[a] = sets.indptr
-        set_idx.append(sets.indices.astype(np.int64))
+        set_ptr[a] = sets.indptr + base
+        flat.append(sets.indices.astype(np.int64))
+        base += len(sets.indices)
         widths.append(max(int(sets.shape[1]), int(original.cat_card[a])))
+    set_idx = np.concatenate(flat) if flat else np.empty(0, np.int64)
     set_off = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
-    # indexes over the unique originals
-    num_order = [np.argsort(unum[:, a], kind="stable") for a in range(dn)]
-    num_sorted = [unum[o, a] for a, o in enumerate(num_order)]
+    # indexes over the unique originals: sorted values per numeric QI, buckets per label
+    num_order = np.argsort(unum, axis=0, kind="stable").T.copy()
+    num_sorted = np.take_along_axis(unum, num_order.T, axis=0).T.copy()
     card = original.cat_card.astype(np.int64)
     cat_off = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
     bucket_ptr = np.zeros(int(cat_off[-1]) + 1, np.int64)
     members = []
     for a in range(dc):
-        order = np.argsort(ucat[:, a], kind="stable")
         sizes = np.bincount(ucat[:, a], minlength=int(card[a]))
-        bucket_ptr[cat_off[a] + 1 : cat_off[a + 1] + 1] = np.cumsum(sizes) + sum(
-            len(m) for m in members
-        )
-        members.append(order)
+        bucket_ptr[cat_off[a] + 1 : cat_off[a + 1] + 1] = np.cumsum(sizes) + a * n_u
+        members.append(np.argsort(ucat[:, a], kind="stable"))
     cat_members = np.concatenate(members) if members else np.empty(0, np.int64)
-    from numba.typed import List
-
-    def typed(arrays: list[np.ndarray], dtype: type) -> List:
-        out = List()
-        for arr in arrays:
-            out.append(np.ascontiguousarray(arr, dtype=dtype))
-        if not arrays:
-            out.append(np.empty(0, dtype=dtype))
-        return out
-
     u, j = _compatible_pairs(
         unum, ucat, np.ascontiguousarray(published.num_lo), np.ascontiguousarray(published.num_hi),
         np.ascontiguousarray(published.num_star), np.ascontiguousarray(published.cat_star),
-        set_ptr, typed(set_idx, np.int64), set_off,
-        typed(num_order, np.int64), typed(num_sorted, np.float64),
-        bucket_ptr, cat_members.astype(np.int64), cat_off,
+        set_ptr, set_idx, set_off, num_order, num_sorted, bucket_ptr,
+        cat_members.astype(np.int64), cat_off,
     )
     c = sp.csr_array((np.ones(len(u), np.int8), (u, j)), shape=(n_u, n_pub))
     return c, counts.astype(np.int64), inverse

@@ -93,6 +93,7 @@ def parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:
     for name in qi.names:
         if name not in frame.columns:
             raise InputError(f"the release has no column {name!r}")
+    frame = frame.reset_index(drop=True)
     n = len(frame)
     dn, dc = len(qi.num_names), len(qi.cat_names)
     lo, hi = np.empty((n, dn)), np.empty((n, dn))
@@ -118,7 +119,8 @@ def _parse_numeric_column(column: pd.Series, name: str) -> tuple[np.ndarray, np.
     star = (text == STAR).to_numpy()
     parts = text.str.split("..", n=1, regex=False)
     left = parts.str[0]
-    right = parts.str[1].fillna(left)
+    right = parts.str[1].astype(object)
+    right = right.where(right.notna(), left)
     lo = pd.to_numeric(left.where(~star, "nan"), errors="coerce").to_numpy(float)
     hi = pd.to_numeric(right.where(~star, "nan"), errors="coerce").to_numpy(float)
     bad = ~star & (np.isnan(lo) | np.isnan(hi) | (lo > hi))
@@ -131,33 +133,40 @@ def _parse_numeric_column(column: pd.Series, name: str) -> tuple[np.ndarray, np.
 def _parse_categorical_column(
     column: pd.Series, name: str, domain: np.ndarray
 ) -> tuple[sp.csr_array, np.ndarray]:
-    code_of = {str(label): c for c, label in enumerate(domain)}
-    extra: dict[str, int] = {}
-
-    def code(label: str) -> int:
-        c = code_of.get(label)
-        if c is None:
-            c = extra.setdefault(label, len(domain) + len(extra))
-        return c
-
-    values: list[list[str] | None]
     first = column.iloc[0] if len(column) else None
     if first is None or isinstance(first, list | np.ndarray):  # Parquet list<string>
-        values = [None if v is None else [str(x) for x in v] for v in column]
+        star = column.isna().to_numpy()
+        lists = column.where(~star, None)
+        exploded = lists.explode().dropna().astype(str)
     else:
-        values = [None if c == STAR else split_cell(c) for c in column.astype(str)]
-    star = np.array([v is None for v in values], dtype=bool)
-    rows, cols = [], []
-    for j, labels in enumerate(values):
-        if labels is None:
-            continue
-        if not labels:
-            raise InputError(f"empty value set in column {name!r} (row {j + 1})")
-        for label in labels:
-            rows.append(j)
-            cols.append(code(label))
-    width = len(domain) + len(extra)
-    m = sp.csr_array((np.ones(len(rows), np.int8), (rows, cols)), shape=(len(column), width))
+        text = column.astype(str)
+        star = (text == STAR).to_numpy()
+        live = text[~star]
+        escaped = live.str.contains("\\", regex=False)
+        plain = live[~escaped].str.split("|", regex=False).explode()
+        tricky = pd.Series([split_cell(c) for c in live[escaped]], index=live.index[escaped.to_numpy()],
+                           dtype=object).explode()
+        exploded = pd.concat([plain, tricky]) if len(tricky) else plain
+    codes = pd.Series(np.arange(len(domain)), index=pd.Index([str(v) for v in domain]))
+    mapped = exploded.map(codes)
+    unknown = mapped.isna().to_numpy()
+    if unknown.any():  # labels the original never had: extra codes after the domain
+        extra_labels = pd.unique(exploded[unknown])
+        extra = pd.Series(len(domain) + np.arange(len(extra_labels)), index=extra_labels)
+        mapped[unknown] = exploded[unknown].map(extra)
+        width = len(domain) + len(extra_labels)
+    else:
+        width = len(domain)
+    rows = exploded.index.to_numpy(dtype=np.int64)
+    present = np.zeros(len(column), bool)
+    present[rows] = True
+    if np.any(~star & ~present):
+        row = int(np.flatnonzero(~star & ~present)[0])
+        raise InputError(f"empty value set in column {name!r} (row {row + 1})")
+    m = sp.csr_array(
+        (np.ones(len(rows), np.int8), (rows, mapped.to_numpy(dtype=np.int64))),
+        shape=(len(column), width),
+    )
     m.sum_duplicates()
     m.data[:] = 1
     m.sort_indices()
