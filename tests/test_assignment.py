@@ -28,7 +28,9 @@ def _random_regular(n: int, k: int, rng: np.random.Generator) -> GeneralizationG
 
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 60), k=st.integers(1, 6), seed=st.integers(0, 2**32 - 1))
-def test_rounds_are_disjoint_perfect_matchings_covering_the_graph(n: int, k: int, seed: int) -> None:
+def test_rounds_are_disjoint_perfect_matchings_covering_the_graph(
+    n: int, k: int, seed: int
+) -> None:
     k = min(k, n)
     qi = encode_frame(random_frame(n, seed % 1000, 2, 2, 4))
     graph = hungarian(qi, k, BuildOptions())

@@ -33,15 +33,22 @@ TABLE1_RELEASE = pd.DataFrame(
         "Salary": ["25..34", "25..34", "41..59", "20..59", "20..35", "41..59", "20..47", "27..35"],
     }
 )
-TABLE1_MATCHES = [[0, 1, 7], [0, 1, 7], [2, 3, 5], [3, 4, 5], [0, 4, 6], [2, 3, 5], [2, 4, 6],
-                  [1, 6, 7]]
+TABLE1_MATCHES = [
+    [0, 1, 7],
+    [0, 1, 7],
+    [2, 3, 5],
+    [3, 4, 5],
+    [0, 4, 6],
+    [2, 3, 5],
+    [2, 4, 6],
+    [1, 6, 7],
+]
 
 
 def _anonymize(frame: pd.DataFrame, k: int, method: str, **kw: object) -> anonymatch.Release:
     qi = [c for c in frame.columns if c != "s"]
     numeric = [c for c in qi if c.startswith("n") or c in ("Age", "Salary")]
-    return anonymatch.anonymize(frame, k, qi, numeric, sensitive=["s"], method=method, seed=1,
-                                **kw)  # type: ignore[arg-type]
+    return anonymatch.anonymize(frame, k, qi, numeric, sensitive=["s"], method=method, seed=1, **kw)  # type: ignore[arg-type]
 
 
 def test_paper_table1_release_is_verified_with_the_papers_matches() -> None:
@@ -107,8 +114,7 @@ def test_every_method_is_verified(method: str, n: int, k: int, seed: int) -> Non
     assert release.report["verification"]["passed"]  # type: ignore[index]
     assert sorted(release.table["s"]) == sorted(frame["s"])
     # the release's cells are the recoding of its graph (nothing narrower, nothing wider)
-    _, enc, _ = prepare(frame, Schema.build([c for c in frame if c != "s"],
-                                            ["n0", "n1"], ["s"]))
+    _, enc, _ = prepare(frame, Schema.build([c for c in frame if c != "s"], ["n0", "n1"], ["s"]))
     again = recode(graph, enc)
     assert np.array_equal(again.num_lo, release.cells.num_lo)
     if n <= 12:
@@ -167,8 +173,9 @@ def test_identifiers_dropped_and_other_columns_kept() -> None:
     frame = random_frame(30, 2)
     frame.insert(0, "name", [f"p{i}" for i in range(30)])
     frame["note"] = [f"x{i}" for i in range(30)]
-    release = anonymatch.anonymize(frame, 3, ["n0", "c0"], ["n0"], ["s"], identifiers=["name"],
-                                   seed=2)
+    release = anonymatch.anonymize(
+        frame, 3, ["n0", "c0"], ["n0"], ["s"], identifiers=["name"], seed=2
+    )
     assert "name" not in release.table.columns
     assert list(release.table.columns) == ["n0", "n1", "c0", "c1", "s", "note"]
     assert sorted(release.table["note"]) == sorted(frame["note"])

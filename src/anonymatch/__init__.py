@@ -38,7 +38,9 @@ def verify(
     drop_missing: bool = False,
 ) -> VerificationReport:
     """Check a release from the published table and the original QIs (``report.passed``)."""
-    return verify_release(published, original, k, Schema.build(qi, numeric), na_values, drop_missing)
+    return verify_release(
+        published, original, k, Schema.build(qi, numeric), na_values, drop_missing
+    )
 
 
 def evaluate(

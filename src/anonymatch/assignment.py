@@ -22,7 +22,9 @@ _CHUNK = 4096  # vertices per independent closed-walk job
 
 
 @njit(cache=True, nogil=True)
-def _pick_hop(x, target, indptr, indices, inv, avail, traversed, visited, walk, rng):  # pragma: no cover
+def _pick_hop(
+    x, target, indptr, indices, inv, avail, traversed, visited, walk, rng
+):  # pragma: no cover
     """Next hop from original x: a random untraversed, still available out-edge, chosen among
     (1) edges to nodes this walk has not visited (Xue §4.2 (i)); else (2) the edge closing the
     walk, if x has it; else (3) any, creating a deviant cycle. Never an edge already traversed
@@ -176,8 +178,13 @@ def random_assignments(
         nodes, child = job
         sub = graph.matrix[nodes][:, nodes].tocsr()
         sub.sort_indices()
-        local = _closed_walk_rounds(sub.indptr.astype(np.int64), sub.indices.astype(np.int64),
-                                    degree[nodes], n_rounds, child)
+        local = _closed_walk_rounds(
+            sub.indptr.astype(np.int64),
+            sub.indices.astype(np.int64),
+            degree[nodes],
+            n_rounds,
+            child,
+        )
         out[:, nodes] = np.where(local >= 0, nodes[np.maximum(local, 0)], -1)
 
     with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:

@@ -47,12 +47,19 @@ def _weights(value: str | None) -> dict[str, float]:
 def input_options(func: F) -> F:
     """Options describing how to read the original table (shared by all commands)."""
     options = [
-        click.option("--sep", default=None, help="Field separator (default: tab for .tsv, else ',')."),
-        click.option("--names", default=None, help="Comma-separated column names for a file without header."),
+        click.option(
+            "--sep", default=None, help="Field separator (default: tab for .tsv, else ',')."
+        ),
+        click.option(
+            "--names", default=None, help="Comma-separated column names for a file without header."
+        ),
         click.option("--quotechar", default='"', show_default=True, help="CSV quote character."),
-        click.option("--na-values", default=None,
-                     help="Comma-separated tokens meaning 'missing' "
-                          f"(default: {','.join(repr(v) for v in DEFAULT_NA_VALUES)})."),
+        click.option(
+            "--na-values",
+            default=None,
+            help="Comma-separated tokens meaning 'missing' "
+            f"(default: {','.join(repr(v) for v in DEFAULT_NA_VALUES)}).",
+        ),
         click.option("--drop-missing", is_flag=True, help="Drop rows with a missing QI value."),
     ]
     for option in reversed(options):
@@ -84,27 +91,58 @@ def cli() -> None:
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="QIs published as ranges (the others as value sets).")
-@click.option("--sensitive", default=None, help="Sensitive columns (kept, attached by the true match).")
+@click.option(
+    "--sensitive", default=None, help="Sensitive columns (kept, attached by the true match)."
+)
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option("--method", type=click.Choice(METHOD_NAMES), default="hungarian", show_default=True)
-@click.option("--partition-size", type=int, default=None,
-              help="Records per partition (≥ 2k; default per method).")
-@click.option("--seed", type=int, default=None,
-              help="Seed for the privacy randomness (default: OS entropy). Anyone who knows the "
-                   "seed can redo the random choice of the true assignment: tests/experiments only.")
+@click.option(
+    "--partition-size",
+    type=int,
+    default=None,
+    help="Records per partition (≥ 2k; default per method).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="Seed for the privacy randomness (default: OS entropy). Anyone who knows the "
+    "seed can redo the random choice of the true assignment: tests/experiments only.",
+)
 @click.option("--weights", default=None, help="Attribute weights for GCP, e.g. age=2,sex=0.5.")
-@click.option("--time-limit", type=float, default=60.0, show_default=True,
-              help="Seconds per exact MIP solve (method mip).")
+@click.option(
+    "--time-limit",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Seconds per exact MIP solve (method mip).",
+)
 @click.option("--workers", type=int, default=None, help="Threads (default: all cores).")
 @click.option("--report", "report_path", default=None, help="Write the JSON audit manifest here.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @input_options
-def anonymize(input_path: str, output: str, k: int, qi: str, numeric: str | None,
-              sensitive: str | None, identifiers: str | None, method: str,
-              partition_size: int | None, seed: int | None, weights: str | None,
-              time_limit: float, workers: int | None, report_path: str | None, quiet: bool,
-              sep: str | None, names: str | None, quotechar: str, na_values: str | None,
-              drop_missing: bool) -> None:
+def anonymize(
+    input_path: str,
+    output: str,
+    k: int,
+    qi: str,
+    numeric: str | None,
+    sensitive: str | None,
+    identifiers: str | None,
+    method: str,
+    partition_size: int | None,
+    seed: int | None,
+    weights: str | None,
+    time_limit: float,
+    workers: int | None,
+    report_path: str | None,
+    quiet: bool,
+    sep: str | None,
+    names: str | None,
+    quotechar: str,
+    na_values: str | None,
+    drop_missing: bool,
+) -> None:
     """Anonymize INPUT into a verified k-anonymous release."""
     from .io.release import write_release
     from .pipeline import anonymize as run
@@ -117,10 +155,23 @@ def anonymize(input_path: str, output: str, k: int, qi: str, numeric: str | None
     if time_limit <= 0:
         raise InputError(f"--time-limit must be positive, got {time_limit}")
     frame = read_table(input_path, _csv(sep, names, quotechar))
-    release = run(frame, k, _names(qi), _names(numeric), _names(sensitive), _names(identifiers),
-                  method=method, partition_size=partition_size, seed=seed,
-                  weights=_weights(weights), na_values=_na(na_values), drop_missing=drop_missing,
-                  time_limit=time_limit, workers=workers, progress=not quiet)
+    release = run(
+        frame,
+        k,
+        _names(qi),
+        _names(numeric),
+        _names(sensitive),
+        _names(identifiers),
+        method=method,
+        partition_size=partition_size,
+        seed=seed,
+        weights=_weights(weights),
+        na_values=_na(na_values),
+        drop_missing=drop_missing,
+        time_limit=time_limit,
+        workers=workers,
+        progress=not quiet,
+    )
     write_release(output, release.table, release.cells, release.qi)
     report = dict(release.report)
     report["input"] = {"path": str(input_path), "sha256": sha256_file(input_path)}
@@ -152,12 +203,16 @@ def _check_output_path(path: str | None, input_path: str) -> None:
 
 def _print_summary(report: dict[str, Any], output: str) -> None:
     v, loss = report["verification"], report["information_loss"]
-    click.echo(f"{report['method']}, k = {report['k']}, {report['rows']} rows"
-               f" ({report['rows_dropped_missing']} dropped for missing QIs) -> {output}")
-    click.echo(f"verified: {'PASS' if v['passed'] else 'FAIL'} - a {v['k']}-factor exists"
-               f" ({v['k_factor_flow']}/{v['k_factor_required']} disjoint matches); fewest matches"
-               f" per original {v['min_matches_original']}, per published row"
-               f" {v['min_matches_published']}")
+    click.echo(
+        f"{report['method']}, k = {report['k']}, {report['rows']} rows"
+        f" ({report['rows_dropped_missing']} dropped for missing QIs) -> {output}"
+    )
+    click.echo(
+        f"verified: {'PASS' if v['passed'] else 'FAIL'} - a {v['k']}-factor exists"
+        f" ({v['k_factor_flow']}/{v['k_factor_required']} disjoint matches); fewest matches"
+        f" per original {v['min_matches_original']}, per published row"
+        f" {v['min_matches_published']}"
+    )
     per = ", ".join(f"{a} {100 * x:.2f}%" for a, x in loss["ncp"].items())
     click.echo(f"information loss: GCP {100 * loss['gcp']:.2f}% ({per})")
     click.echo(f"time: {report['seconds']['wall']:.1f} s")
@@ -171,9 +226,19 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
 @click.option("--numeric", default=None, help="Numeric QIs (published as ranges).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @input_options
-def verify(original: str, published: str, k: int, qi: str, numeric: str | None, as_json: bool,
-           sep: str | None, names: str | None, quotechar: str, na_values: str | None,
-           drop_missing: bool) -> None:
+def verify(
+    original: str,
+    published: str,
+    k: int,
+    qi: str,
+    numeric: str | None,
+    as_json: bool,
+    sep: str | None,
+    names: str | None,
+    quotechar: str,
+    na_values: str | None,
+    drop_missing: bool,
+) -> None:
     """Check that PUBLISHED is k-anonymous w.r.t. ORIGINAL (exit 0 iff it is)."""
     from .pipeline import verify_release
 
@@ -185,11 +250,13 @@ def verify(original: str, published: str, k: int, qi: str, numeric: str | None, 
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
         status = "PASS" if report.passed else "FAIL"
-        click.echo(f"{status}: {report.reason}; k = {k}, {report.n_original} originals,"
-                   f" {report.n_published} published rows, fewest matches per original"
-                   f" {report.min_matches_original}, per published row"
-                   f" {report.min_matches_published}, k-factor flow"
-                   f" {report.k_factor_flow}/{report.k_factor_required}")
+        click.echo(
+            f"{status}: {report.reason}; k = {k}, {report.n_original} originals,"
+            f" {report.n_published} published rows, fewest matches per original"
+            f" {report.min_matches_original}, per published row"
+            f" {report.min_matches_published}, k-factor flow"
+            f" {report.k_factor_flow}/{report.k_factor_required}"
+        )
     sys.exit(0 if report.passed else 1)
 
 
@@ -201,34 +268,52 @@ def verify(original: str, published: str, k: int, qi: str, numeric: str | None, 
 @click.option("--weights", default=None, help="Attribute weights, e.g. age=2,sex=0.5.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @input_options
-def evaluate(original: str, published: Sequence[str], qi: str, numeric: str | None,
-             weights: str | None, as_json: bool, sep: str | None, names: str | None,
-             quotechar: str, na_values: str | None, drop_missing: bool) -> None:
+def evaluate(
+    original: str,
+    published: Sequence[str],
+    qi: str,
+    numeric: str | None,
+    weights: str | None,
+    as_json: bool,
+    sep: str | None,
+    names: str | None,
+    quotechar: str,
+    na_values: str | None,
+    drop_missing: bool,
+) -> None:
     """Information loss (GCP, NCP per QI) of one or more releases of ORIGINAL."""
     from .pipeline import evaluate_release
 
     schema = Schema.build(_names(qi), _names(numeric), weights=_weights(weights))
     orig = read_table(original, _csv(sep, names, quotechar))
-    results = {p: evaluate_release(read_table(p), orig, schema, _na(na_values), drop_missing)
-               for p in published}
+    results = {
+        p: evaluate_release(read_table(p), orig, schema, _na(na_values), drop_missing)
+        for p in published
+    }
     if as_json:
         click.echo(json.dumps({p: r.to_dict() for p, r in results.items()}, indent=2))
         return
     labels = [Path(p).name for p in published]
     width = max(12, *(len(x) for x in labels))
     click.echo("attribute".ljust(16) + "".join(x.rjust(width + 2) for x in labels))
-    click.echo("GCP".ljust(16) + "".join(f"{100 * r.gcp:.2f}%".rjust(width + 2)
-                                         for r in results.values()))
+    click.echo(
+        "GCP".ljust(16) + "".join(f"{100 * r.gcp:.2f}%".rjust(width + 2) for r in results.values())
+    )
     for attr in schema.qi:
-        click.echo(f"  {attr}".ljust(16) + "".join(f"{100 * r.ncp[attr]:.2f}%".rjust(width + 2)
-                                                   for r in results.values()))
+        click.echo(
+            f"  {attr}".ljust(16)
+            + "".join(f"{100 * r.ncp[attr]:.2f}%".rjust(width + 2) for r in results.values())
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run the CLI and turn errors into one line and an exit code."""
     try:
-        cli.main(args=list(argv) if argv is not None else None, prog_name="anonymatch",
-                 standalone_mode=False)
+        cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="anonymatch",
+            standalone_mode=False,
+        )
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:
@@ -248,8 +333,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: still one line, with a way to get the traceback
         if os.environ.get("ANONYMATCH_DEBUG"):
             raise
-        click.echo(f"anonymatch: internal error: {type(exc).__name__}: {exc}"
-                   " (set ANONYMATCH_DEBUG=1 for a traceback)", err=True)
+        click.echo(
+            f"anonymatch: internal error: {type(exc).__name__}: {exc}"
+            " (set ANONYMATCH_DEBUG=1 for a traceback)",
+            err=True,
+        )
         return 1
     return 0
 

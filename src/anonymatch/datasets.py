@@ -15,13 +15,31 @@ from .errors import InputError
 from .io.tables import CsvOptions, read_table
 
 ADULT_COLUMNS: tuple[str, ...] = (
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
-    "native-country", "income",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
 )
 # The 8 QIs of Doka et al.'s CENSUS set, as found in Adult; numeric ones are published as ranges.
 ADULT_QI: tuple[str, ...] = (
-    "age", "workclass", "education-num", "marital-status", "occupation", "race", "sex",
+    "age",
+    "workclass",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "race",
+    "sex",
     "native-country",
 )
 ADULT_NUMERIC: tuple[str, ...] = ("age", "education-num")
@@ -40,7 +58,9 @@ def dataset_path(relative: str, path: str | os.PathLike[str] | None = None) -> P
     else:
         base = data_dir()
         if base is None:
-            raise InputError(f"set ANONYMATCH_DATA to the datasets directory (looking for {relative})")
+            raise InputError(
+                f"set ANONYMATCH_DATA to the datasets directory (looking for {relative})"
+            )
         resolved = base / relative
     if not resolved.is_file():
         raise InputError(f"dataset file not found: {resolved}")
@@ -52,5 +72,5 @@ def load_adult(path: str | os.PathLike[str] | None = None, complete: bool = True
     the 30,162 rows without a ``?`` (the usual k-anonymity benchmark set)."""
     frame = read_table(dataset_path("adult/adult.data", path), CsvOptions(names=ADULT_COLUMNS))
     if complete:
-        frame = frame.loc[~frame.eq("?").any(axis=1)].reset_index(drop=True)
+        frame = frame.loc[~(frame == "?").any(axis=1)].reset_index(drop=True)
     return frame

@@ -41,7 +41,9 @@ class GeneralizationGraph:
         return cls(m)
 
     @classmethod
-    def block_diagonal(cls, blocks: list[tuple[np.ndarray, GeneralizationGraph]], n: int) -> GeneralizationGraph:
+    def block_diagonal(
+        cls, blocks: list[tuple[np.ndarray, GeneralizationGraph]], n: int
+    ) -> GeneralizationGraph:
         """Assemble per-partition graphs; ``blocks`` holds (global row ids, local graph)."""
         rows, cols = [], []
         for ids, graph in blocks:

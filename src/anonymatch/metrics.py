@@ -44,16 +44,20 @@ def cell_ncp(cells: GeneralizedQI, qi: EncodedQI) -> tuple[np.ndarray, np.ndarra
 def information_loss(cells: GeneralizedQI, qi: EncodedQI) -> InformationLoss:
     """GCP (Doka eq. 3, with optional attribute weights) and mean NCP per attribute."""
     num, cat = cell_ncp(cells, qi)
-    per_attr = dict(zip(qi.num_names, num.mean(axis=0) if cells.n else np.zeros(num.shape[1])))
-    per_attr.update(zip(qi.cat_names, cat.mean(axis=0) if cells.n else np.zeros(cat.shape[1])))
+    means = (
+        np.concatenate([num.mean(axis=0), cat.mean(axis=0)])
+        if cells.n
+        else np.zeros(num.shape[1] + cat.shape[1])
+    )
     weights = np.concatenate([qi.num_w, qi.cat_w])
-    means = np.array([per_attr[a] for a in (*qi.num_names, *qi.cat_names)])
     gcp = float(means @ weights / weights.sum()) if weights.sum() > 0 else 0.0
-    ordered = {a: float(per_attr[a]) for a in qi.names}
-    return InformationLoss(gcp, ordered)
+    per_attr = dict(zip((*qi.num_names, *qi.cat_names), means.tolist(), strict=True))
+    return InformationLoss(gcp, {a: per_attr[a] for a in qi.names})
 
 
-def gcp_increase_weights(qi: EncodedQI, lo: np.ndarray, hi: np.ndarray, member: list[np.ndarray]) -> np.ndarray:
+def gcp_increase_weights(
+    qi: EncodedQI, lo: np.ndarray, hi: np.ndarray, member: list[np.ndarray]
+) -> np.ndarray:
     """Edge weights of Doka §5: w[i, j] = weighted GCP increase of recasting published record j
     (current bounds ``lo[j]``/``hi[j]``, categorical membership ``member[a][j, code]``) so that it
     also covers original i, summed over attributes. Returns an m × m float64 matrix for the m

@@ -98,7 +98,9 @@ def anonymize(
         if not spec.partitioned:
             raise InputError(f"method {method!r} does not use --partition-size")
         if partition_size < 2 * k:
-            raise InputError(f"--partition-size must be at least 2k = {2 * k}, got {partition_size}")
+            raise InputError(
+                f"--partition-size must be at least 2k = {2 * k}, got {partition_size}"
+            )
     schema = Schema.build(qi, numeric, sensitive, identifiers, weights)
     data, enc, dropped = prepare(data, schema, na_values, drop_missing)
     n = enc.n
@@ -107,8 +109,9 @@ def anonymize(
     rng = np.random.default_rng(seed)
 
     t0 = time.perf_counter()
-    graph, n_parts = build_graph(enc, k, spec, partition_size, BuildOptions(time_limit),
-                                 workers, progress)
+    graph, n_parts = build_graph(
+        enc, k, spec, partition_size, BuildOptions(time_limit), workers, progress
+    )
     t_build = time.perf_counter() - t0
     # Privacy step: published record j is true-matched to original truth_of[j].
     assigned = choose_assignment(graph, rng)
@@ -124,14 +127,29 @@ def anonymize(
     check = verify(parse_cells(table, enc), enc, k)  # what is written is what is verified
     t_verify = time.perf_counter() - t0
     if not check.passed:
-        raise VerificationError(f"the release failed verification ({check.reason}); nothing written")
+        raise VerificationError(
+            f"the release failed verification ({check.reason}); nothing written"
+        )
     loss = information_loss(cells, enc)
     coo = graph.matrix.tocoo()
     published_graph = GeneralizationGraph.from_edges(coo.row, position[coo.col], n)
-    report = _report(spec.name, schema, k, seed, n, dropped, n_parts, partition_size
-                     or spec.default_partition_size, loss, check)
-    report["seconds"] = {"build": t_build, "verify": t_verify,
-                         "total": time.perf_counter() - started}
+    report = _report(
+        spec.name,
+        schema,
+        k,
+        seed,
+        n,
+        dropped,
+        n_parts,
+        partition_size or spec.default_partition_size,
+        loss,
+        check,
+    )
+    report["seconds"] = {
+        "build": t_build,
+        "verify": t_verify,
+        "total": time.perf_counter() - started,
+    }
     return Release(table, cells, published_graph, enc, report)
 
 
@@ -158,9 +176,18 @@ def _release_table(
     return pd.DataFrame(columns)
 
 
-def _report(method: str, schema: Schema, k: int, seed: int | None, n: int, dropped: int,
-            n_parts: int, partition_size: int | None, loss: InformationLoss,
-            check: VerificationReport) -> dict[str, object]:
+def _report(
+    method: str,
+    schema: Schema,
+    k: int,
+    seed: int | None,
+    n: int,
+    dropped: int,
+    n_parts: int,
+    partition_size: int | None,
+    loss: InformationLoss,
+    check: VerificationReport,
+) -> dict[str, object]:
     return {
         "anonymatch_version": __version__,
         "method": method,
@@ -182,18 +209,27 @@ def _report(method: str, schema: Schema, k: int, seed: int | None, n: int, dropp
     }
 
 
-def verify_release(published: pd.DataFrame, original: pd.DataFrame, k: int, schema: Schema,
-                   na_values: Iterable[str] = DEFAULT_NA_VALUES,
-                   drop_missing: bool = False) -> VerificationReport:
+def verify_release(
+    published: pd.DataFrame,
+    original: pd.DataFrame,
+    k: int,
+    schema: Schema,
+    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    drop_missing: bool = False,
+) -> VerificationReport:
     """Verify a published table against the original table (QIs only are used)."""
     k = _check_k(k)
     _, enc, _ = prepare(original, schema, na_values, drop_missing)
     return verify(parse_cells(published, enc), enc, k)
 
 
-def evaluate_release(published: pd.DataFrame, original: pd.DataFrame, schema: Schema,
-                     na_values: Iterable[str] = DEFAULT_NA_VALUES,
-                     drop_missing: bool = False) -> InformationLoss:
+def evaluate_release(
+    published: pd.DataFrame,
+    original: pd.DataFrame,
+    schema: Schema,
+    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    drop_missing: bool = False,
+) -> InformationLoss:
     """GCP and per-attribute NCP of a published table, normalised by the original's domains."""
     _, enc, _ = prepare(original, schema, na_values, drop_missing)
     return information_loss(parse_cells(published, enc), enc)

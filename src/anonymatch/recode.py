@@ -72,9 +72,7 @@ def recode(graph: GeneralizationGraph, qi: EncodedQI) -> GeneralizedQI:
         m.sum_duplicates()
         m.data[:] = 1
         sets.append(m)
-    return GeneralizedQI(
-        lo, hi, np.zeros((n, dn), bool), tuple(sets), np.zeros((n, dc), bool)
-    )
+    return GeneralizedQI(lo, hi, np.zeros((n, dn), bool), tuple(sets), np.zeros((n, dc), bool))
 
 
 def exact_cells(qi: EncodedQI) -> GeneralizedQI:

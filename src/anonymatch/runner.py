@@ -29,7 +29,9 @@ def partitions(qi: EncodedQI, size: int) -> list[np.ndarray]:
 
 
 def default_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    return max(
+        1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
 
 
 def build_graph(
@@ -50,8 +52,14 @@ def build_graph(
     work: Callable[[np.ndarray], GeneralizationGraph] = lambda ids: method.build(  # noqa: E731
         qi.take(ids), k, options
     )
-    bar = tqdm(total=len(parts), desc=f"{method.name} partitions", unit="part",
-               disable=not progress, delay=1.0, leave=False)
+    bar = tqdm(
+        total=len(parts),
+        desc=f"{method.name} partitions",
+        unit="part",
+        disable=not progress,
+        delay=1.0,
+        leave=False,
+    )
     blocks = []
     try:
         with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:

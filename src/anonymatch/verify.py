@@ -46,8 +46,20 @@ class VerificationReport:
 
 @njit(cache=True, nogil=True)
 def _compatible_pairs(  # pragma: no cover - compiled
-    unum, ucat, lo, hi, num_star, cat_star, set_ptr, set_idx, set_off,
-    num_order, num_sorted, cat_ptr, cat_members, cat_off,
+    unum,
+    ucat,
+    lo,
+    hi,
+    num_star,
+    cat_star,
+    set_ptr,
+    set_idx,
+    set_off,
+    num_order,
+    num_sorted,
+    cat_ptr,
+    cat_members,
+    cat_off,
 ):
     """All (unique original u, published j) compatible pairs, as two arrays."""
     n_u, dn = unum.shape
@@ -132,7 +144,9 @@ def _matches(u, j, unum, ucat, lo, hi, num_star, cat_star, stamp, set_off):  # p
     return True
 
 
-def compatibility(published: GeneralizedQI, original: EncodedQI) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
+def compatibility(
+    published: GeneralizedQI, original: EncodedQI
+) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
     """Compatibility between unique original QI vectors and published rows.
 
     Returns (C, counts, inverse): C is a U × n_published 0/1 CSR matrix over the U distinct
@@ -171,10 +185,20 @@ def compatibility(published: GeneralizedQI, original: EncodedQI) -> tuple[sp.csr
         members.append(np.argsort(ucat[:, a], kind="stable"))
     cat_members = np.concatenate(members) if members else np.empty(0, np.int64)
     u, j = _compatible_pairs(
-        unum, ucat, np.ascontiguousarray(published.num_lo), np.ascontiguousarray(published.num_hi),
-        np.ascontiguousarray(published.num_star), np.ascontiguousarray(published.cat_star),
-        set_ptr, set_idx, set_off, num_order, num_sorted, bucket_ptr,
-        cat_members.astype(np.int64), cat_off,
+        unum,
+        ucat,
+        np.ascontiguousarray(published.num_lo),
+        np.ascontiguousarray(published.num_hi),
+        np.ascontiguousarray(published.num_star),
+        np.ascontiguousarray(published.cat_star),
+        set_ptr,
+        set_idx,
+        set_off,
+        num_order,
+        num_sorted,
+        bucket_ptr,
+        cat_members.astype(np.int64),
+        cat_off,
     )
     c = sp.csr_array((np.ones(len(u), np.int8), (u, j)), shape=(n_u, n_pub))
     return c, counts.astype(np.int64), inverse
@@ -204,8 +228,18 @@ def verify(published: GeneralizedQI, original: EncodedQI, k: int) -> Verificatio
     k-factor. Also reports the fewest matches of any original and of any published row."""
     n, n_pub = original.n, published.n
     if n != n_pub:
-        return VerificationReport(False, k, n, n_pub, 0, 0, 0, k * n, 0,
-                                  f"the release has {n_pub} rows but the original has {n}")
+        return VerificationReport(
+            False,
+            k,
+            n,
+            n_pub,
+            0,
+            0,
+            0,
+            k * n,
+            0,
+            f"the release has {n_pub} rows but the original has {n}",
+        )
     c, counts, _ = compatibility(published, original)
     per_original = int(np.diff(c.indptr).min()) if n else 0
     per_published = int((counts @ c).min()) if n else 0
@@ -219,5 +253,6 @@ def verify(published: GeneralizedQI, original: EncodedQI, k: int) -> Verificatio
         reason = f"a published row matches only {per_published} original records (< k = {k})"
     else:
         reason = f"no k-factor: at most {flow} of the {k * n} required disjoint matches exist"
-    return VerificationReport(passed, k, n, n_pub, per_original, per_published, flow, k * n,
-                              int(c.nnz), reason)
+    return VerificationReport(
+        passed, k, n, n_pub, per_original, per_published, flow, k * n, int(c.nnz), reason
+    )

@@ -67,7 +67,8 @@ def format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
         hi = _number_text(cells.num_hi[:, a], integral)
         star = cells.num_star[:, a]
         out[name] = [
-            STAR if s else (x if x == y else f"{x}..{y}") for x, y, s in zip(lo, hi, star, strict=True)
+            STAR if s else (x if x == y else f"{x}..{y}")
+            for x, y, s in zip(lo, hi, star, strict=True)
         ]
     for a, name in enumerate(qi.cat_names):
         labels = np.array([escape_label(str(v)) for v in qi.cat_domains[a]], dtype=object)
@@ -108,9 +109,13 @@ def parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:
     return GeneralizedQI(lo, hi, num_star, tuple(sets), cat_star)
 
 
-def _parse_numeric_column(column: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _parse_numeric_column(
+    column: pd.Series, name: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first = column.iloc[0] if len(column) else None
-    if isinstance(first, dict) or (first is None and column.dtype == object and column.isna().all()):
+    if isinstance(first, dict) or (
+        first is None and column.dtype == object and column.isna().all()
+    ):
         star = column.isna().to_numpy()
         lo = np.array([np.nan if s else c["lo"] for c, s in zip(column, star, strict=True)], float)
         hi = np.array([np.nan if s else c["hi"] for c, s in zip(column, star, strict=True)], float)
@@ -126,7 +131,9 @@ def _parse_numeric_column(column: pd.Series, name: str) -> tuple[np.ndarray, np.
     bad = ~star & (np.isnan(lo) | np.isnan(hi) | (lo > hi))
     if bad.any():
         row = int(bad.argmax())
-        raise InputError(f"malformed numeric cell {text.iloc[row]!r} in column {name!r} (row {row + 1})")
+        raise InputError(
+            f"malformed numeric cell {text.iloc[row]!r} in column {name!r} (row {row + 1})"
+        )
     return np.where(star, -np.inf, lo), np.where(star, np.inf, hi), star
 
 
@@ -144,8 +151,11 @@ def _parse_categorical_column(
         live = text[~star]
         escaped = live.str.contains("\\", regex=False)
         plain = live[~escaped].str.split("|", regex=False).explode()
-        tricky = pd.Series([split_cell(c) for c in live[escaped]], index=live.index[escaped.to_numpy()],
-                           dtype=object).explode()
+        tricky = pd.Series(
+            [split_cell(c) for c in live[escaped]],
+            index=live.index[escaped.to_numpy()],
+            dtype=object,
+        ).explode()
         exploded = pd.concat([plain, tricky]) if len(tricky) else plain
     codes = pd.Series(np.arange(len(domain)), index=pd.Index([str(v) for v in domain]))
     mapped = exploded.map(codes)
@@ -183,8 +193,12 @@ def release_arrow_table(frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI
         if name in num_pos:
             a = num_pos[name]
             kind = pa.int64() if qi.num_integral[a] else pa.float64()
-            lo = pa.array(cells.num_lo[:, a].astype(np.int64 if qi.num_integral[a] else float), kind)
-            hi = pa.array(cells.num_hi[:, a].astype(np.int64 if qi.num_integral[a] else float), kind)
+            lo = pa.array(
+                cells.num_lo[:, a].astype(np.int64 if qi.num_integral[a] else float), kind
+            )
+            hi = pa.array(
+                cells.num_hi[:, a].astype(np.int64 if qi.num_integral[a] else float), kind
+            )
             mask = pa.array(cells.num_star[:, a])
             arrays.append(pa.StructArray.from_arrays([lo, hi], names=["lo", "hi"], mask=mask))
         elif name in cat_pos:
@@ -203,7 +217,7 @@ def release_arrow_table(frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI
     return pa.Table.from_arrays(arrays, names=names)
 
 
-def write_atomically(path: str | os.PathLike[str], writer: Callable[[Path], None]) -> None:
+def write_atomically(path: str | os.PathLike[str], writer: Callable[[Path], object]) -> None:
     """Write through ``writer`` to a temporary file beside ``path``, then rename it into place,
     so that an interrupted run never leaves a partial file under the final name."""
     target = Path(path)

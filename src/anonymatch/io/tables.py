@@ -45,10 +45,7 @@ def read_table(path: str | os.PathLike[str], options: CsvOptions | None = None) 
         raise InputError(f"input is a directory, not a file: {path}")
     if not os.access(p, os.R_OK):
         raise InputError(f"input file is not readable: {path}")
-    if is_parquet(p):
-        frame = _read_parquet(p)
-    else:
-        frame = _read_csv(p, options)
+    frame = _read_parquet(p) if is_parquet(p) else _read_csv(p, options)
     if len(frame) == 0:
         raise InputError(f"input has no data rows: {path}")
     return frame

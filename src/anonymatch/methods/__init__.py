@@ -44,18 +44,54 @@ def registry() -> dict[str, Method]:
     from . import exact, freeform, mondrian, ring
 
     methods = [
-        Method("hungarian", freeform.hungarian, True, True, 300,
-               "k−1 exact minimum-cost assignments on GCP-increase weights (Doka §7)"),
-        Method("sortgreedy", freeform.sortgreedy, True, True, 300,
-               "greedy assignments over edges sorted by weight (Doka §6, Algorithm 2)"),
-        Method("greedy", freeform.greedy, True, True, 300,
-               "greedy assignments in lexicographic vertex order (Doka §5, Algorithm 1)"),
-        Method("mip", exact.mip, True, True, 12,
-               "exact mixed-integer program of Doka §4 (HiGHS), small partitions only"),
-        Method("mondrian", mondrian.mondrian, False, False, None,
-               "strict multidimensional Mondrian (LeFevre et al. 2006), baseline"),
-        Method("ring", ring.ring, False, True, None,
-               "NH ring generalization over partitions of k…2k−1 records (Wong et al. 2010)"),
+        Method(
+            "hungarian",
+            freeform.hungarian,
+            True,
+            True,
+            300,
+            "k−1 exact minimum-cost assignments on GCP-increase weights (Doka §7)",
+        ),
+        Method(
+            "sortgreedy",
+            freeform.sortgreedy,
+            True,
+            True,
+            300,
+            "greedy assignments over edges sorted by weight (Doka §6, Algorithm 2)",
+        ),
+        Method(
+            "greedy",
+            freeform.greedy,
+            True,
+            True,
+            300,
+            "greedy assignments in lexicographic vertex order (Doka §5, Algorithm 1)",
+        ),
+        Method(
+            "mip",
+            exact.mip,
+            True,
+            True,
+            12,
+            "exact mixed-integer program of Doka §4 (HiGHS), small partitions only",
+        ),
+        Method(
+            "mondrian",
+            mondrian.mondrian,
+            False,
+            False,
+            None,
+            "strict multidimensional Mondrian (LeFevre et al. 2006), baseline",
+        ),
+        Method(
+            "ring",
+            ring.ring,
+            False,
+            True,
+            None,
+            "NH ring generalization over partitions of k…2k−1 records (Wong et al. 2010)",
+        ),
     ]
     return {m.name: m for m in methods}
 

@@ -84,8 +84,16 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
 def _with_local_codes(part: EncodedQI, local: list[np.ndarray]) -> EncodedQI:
     cat = np.column_stack(local) if local else part.cat
     return EncodedQI(
-        part.names, part.num_names, part.cat_names, part.num, cat.astype(np.int64),
-        part.num_span, part.cat_card, part.cat_domains, part.num_w, part.cat_w,
+        part.names,
+        part.num_names,
+        part.cat_names,
+        part.num,
+        cat.astype(np.int64),
+        part.num_span,
+        part.cat_card,
+        part.cat_domains,
+        part.num_w,
+        part.cat_w,
         part.num_integral,
     )
 
