@@ -4,8 +4,8 @@ One representation for every method: a sparse n × n 0/1 matrix (scipy CSR), row
 record i, column j = published record j, an entry = "original i matches published j". Published
 record j is the generalization of original record j, so every builder includes the self-edges.
 Freeform and ring methods return k-regular graphs; Mondrian returns a union of m×m bicliques
-(m ≥ k), in which every vertex still has equal in- and out-degree, which is what the privacy
-step needs.
+(m ≥ k; k-regular rings for large groups of identical records, whose cells are the same either
+way), in which every vertex has equal in- and out-degree, which is what the privacy step needs.
 """
 
 from __future__ import annotations

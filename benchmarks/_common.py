@@ -1,0 +1,90 @@
+"""Shared helpers for benchmark scripts: machine description, subprocess runs with peak memory,
+and rewriting one section of docs/results.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "docs" / "results.md"
+ADULT_NAMES = (
+    "age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,race,"
+    "sex,capital-gain,capital-loss,hours-per-week,native-country,income"
+)
+ADULT_QI = "age,workclass,education-num,marital-status,occupation,race,sex,native-country"
+ADULT_CLI = [
+    "--names",
+    ADULT_NAMES,
+    "--qi",
+    ADULT_QI,
+    "--numeric",
+    "age,education-num",
+    "--na-values",
+    "?",
+    "--drop-missing",
+]
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (
+        f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python "
+        f"{platform.python_version()}, {platform.system()} {platform.release()}"
+    )
+
+
+def adult_path() -> str:
+    base = os.environ.get("ANONYMATCH_DATA", str(ROOT.parent / "shared" / "datasets"))
+    path = Path(base) / "adult" / "adult.data"
+    if not path.is_file():
+        sys.exit(f"Adult not found at {path}; set ANONYMATCH_DATA")
+    return str(path)
+
+
+def run_cli(args: list[str]) -> dict[str, float]:
+    """Run ``anonymatch ARGS`` in a fresh process; return wall seconds, peak RSS (MiB), rc."""
+    wrapper = (
+        "import resource, sys; from anonymatch.cli import main; rc = main(sys.argv[1:]); "
+        "sys.stderr.write('\\nPEAK_RSS_KB=%d\\n' % "
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(rc)"
+    )
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", wrapper, *args], capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    match = re.search(r"PEAK_RSS_KB=(\d+)", proc.stderr)
+    if proc.returncode not in (0, 1) or not match:
+        sys.exit(f"anonymatch {' '.join(args)} failed:\n{proc.stderr}")
+    return {"wall": wall, "peak_mib": int(match.group(1)) / 1024, "rc": proc.returncode}
+
+
+def update_results(section: str, body: str) -> None:
+    """Replace (or append) the block between the markers of ``section`` in docs/results.md."""
+    begin, end = f"<!-- begin {section} -->", f"<!-- end {section} -->"
+    text = RESULTS.read_text() if RESULTS.exists() else "# Results\n"
+    block = f"{begin}\n{body.rstrip()}\n{end}"
+    if begin in text and end in text:
+        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    RESULTS.write_text(text)
+
+
+def dump(name: str, data: object) -> None:
+    out = ROOT / "benchmarks" / "results"
+    out.mkdir(exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n")
