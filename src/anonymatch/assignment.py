@@ -187,8 +187,12 @@ def random_assignments(
         )
         out[:, nodes] = np.where(local >= 0, nodes[np.maximum(local, 0)], -1)
 
-    with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:
-        list(pool.map(run, zip(chunks, child_rngs, strict=True)))
+    jobs = list(zip(chunks, child_rngs, strict=True))
+    if len(jobs) == 1:
+        run(jobs[0])
+    else:
+        with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:
+            list(pool.map(run, jobs))
     return out
 
 
