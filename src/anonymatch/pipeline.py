@@ -133,18 +133,8 @@ def anonymize(
     loss = information_loss(cells, enc)
     coo = graph.matrix.tocoo()
     published_graph = GeneralizationGraph.from_edges(coo.row, position[coo.col], n)
-    report = _report(
-        spec.name,
-        schema,
-        k,
-        seed,
-        n,
-        dropped,
-        n_parts,
-        partition_size or spec.default_partition_size,
-        loss,
-        check,
-    )
+    size = (partition_size or spec.partition_size(k)) if spec.partitioned else None
+    report = _report(spec.name, schema, k, seed, n, dropped, n_parts, size, loss, check)
     report["seconds"] = {
         "build": t_build,
         "verify": t_verify,

@@ -47,7 +47,7 @@ def build_graph(
     of partitions. Memory: O(P²) per running partition of P records (never n²)."""
     if not method.partitioned:
         return method.build(qi, k, options), 1
-    size = partition_size or method.default_partition_size or qi.n
+    size = partition_size or method.partition_size(k) or qi.n
     parts = partitions(qi, size)
     work: Callable[[np.ndarray], GeneralizationGraph] = lambda ids: method.build(  # noqa: E731
         qi.take(ids), k, options

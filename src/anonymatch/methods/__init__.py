@@ -9,7 +9,7 @@ others see the whole table.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..graph import GeneralizationGraph
 from ..schema import EncodedQI
@@ -28,15 +28,24 @@ Builder = Callable[[EncodedQI, int, BuildOptions], GeneralizationGraph]
 @dataclass(frozen=True)
 class Method:
     """A registered method. ``regular``: the graph is k-regular (otherwise every vertex has equal
-    in- and out-degree ≥ k, as in Mondrian's bicliques). ``default_partition_size`` applies to
-    partitioned methods; it was chosen with benchmarks/partition_size.py (docs/results.md)."""
+    in- and out-degree ≥ k, as in Mondrian's bicliques). ``partition_size(k)`` is the default
+    partition size of a partitioned method."""
 
     name: str
     build: Builder
     partitioned: bool
     regular: bool
-    default_partition_size: int | None
     summary: str
+    partition_size: Callable[[int], int] = field(default=lambda k: 0)
+
+
+def freeform_partition_size(k: int) -> int:
+    """Default partition size of the freeform heuristics: 20·k records, at least 300 and at most
+    1000. Chosen with benchmarks/partition_size.py on Adult (docs/results.md): P = 300 gives
+    most of the utility at k = 10 (larger P gains < 0.2 points of GCP for 2–5× the time), while
+    at k = 50 partitions of 6k records cost 1 point of GCP that P = 1000 recovers. The cost per
+    partition grows as P² (weights) to P³ (Hungarian), so P is capped."""
+    return min(max(300, 20 * k), 1000)
 
 
 def registry() -> dict[str, Method]:
@@ -49,39 +58,40 @@ def registry() -> dict[str, Method]:
             freeform.hungarian,
             True,
             True,
-            300,
             "k−1 exact minimum-cost assignments on GCP-increase weights (Doka §7)",
+            freeform_partition_size,
         ),
         Method(
             "sortgreedy",
             freeform.sortgreedy,
             True,
             True,
-            300,
             "greedy assignments over edges sorted by weight (Doka §6, Algorithm 2)",
+            freeform_partition_size,
         ),
         Method(
             "greedy",
             freeform.greedy,
             True,
             True,
-            300,
             "greedy assignments in lexicographic vertex order (Doka §5, Algorithm 1)",
+            freeform_partition_size,
         ),
+        # HiGHS proves optimality within seconds up to ~8 records and hits a 60 s limit from 10
+        # records on (k ≥ 3), hence partitions of max(8, 2k) records by default.
         Method(
             "mip",
             exact.mip,
             True,
             True,
-            12,
             "exact mixed-integer program of Doka §4 (HiGHS), small partitions only",
+            lambda k: max(8, 2 * k),
         ),
         Method(
             "mondrian",
             mondrian.mondrian,
             False,
             False,
-            None,
             "strict multidimensional Mondrian (LeFevre et al. 2006), baseline",
         ),
         Method(
@@ -89,7 +99,6 @@ def registry() -> dict[str, Method]:
             ring.ring,
             False,
             True,
-            None,
             "NH ring generalization over partitions of k…2k−1 records (Wong et al. 2010)",
         ),
     ]
