@@ -73,10 +73,3 @@ def recode(graph: GeneralizationGraph, qi: EncodedQI) -> GeneralizedQI:
         m.data[:] = 1
         sets.append(m)
     return GeneralizedQI(lo, hi, np.zeros((n, dn), bool), tuple(sets), np.zeros((n, dc), bool))
-
-
-def exact_cells(qi: EncodedQI) -> GeneralizedQI:
-    """The ungeneralized table as cells (each published row = its own original)."""
-    n = qi.n
-    eye = np.arange(n)
-    return recode(GeneralizationGraph.from_edges(eye, eye, n), qi)
