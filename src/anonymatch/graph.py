@@ -2,7 +2,8 @@
 
 One representation for every method: a sparse n × n 0/1 matrix (scipy CSR), row i = original
 record i, column j = published record j, an entry = "original i matches published j". Published
-record j is the generalization of original record j, so every builder includes the self-edges.
+record j is the generalization of original record j; every heuristic and baseline includes the
+self-edges, the exact MIP (Doka eq. 5/7/9) need not.
 Freeform and ring methods return k-regular graphs; Mondrian returns a union of m×m bicliques
 (m ≥ k; k-regular rings for large groups of identical records, whose cells are the same either
 way), in which every vertex has equal in- and out-degree, which is what the privacy step needs.
