@@ -19,7 +19,7 @@ import click
 from . import __version__
 from .errors import AnonymatchError, InputError
 from .io.tables import CsvOptions, read_table, sha256_file
-from .methods import METHOD_NAMES
+from .methods import ALL_PAIRS_MAX_N, METHOD_NAMES, SUPPRESSION_METHODS
 from .schema import DEFAULT_NA_VALUES, Schema
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -75,6 +75,20 @@ def _csv(sep: str | None, names: str | None, quotechar: str) -> CsvOptions:
     return CsvOptions(sep=sep, names=_names(names) or None, quotechar=quotechar)
 
 
+def _epsilons(value: str | None) -> tuple[float, ...]:
+    from .methods.bmatching import DEFAULT_EPSILONS
+
+    if not value:
+        return DEFAULT_EPSILONS
+    try:
+        eps = tuple(float(v) for v in _names(value))
+    except ValueError:
+        raise InputError(f"--epsilons expects comma-separated numbers, got {value!r}") from None
+    if not eps or any(not (e > 0 and e < float("inf")) for e in eps):
+        raise InputError(f"--epsilons must be positive numbers, got {value!r}")
+    return tuple(sorted(eps, reverse=True))
+
+
 def _na(value: str | None) -> tuple[str, ...]:
     return DEFAULT_NA_VALUES if value is None else tuple(v.strip() for v in value.split(","))
 
@@ -88,14 +102,24 @@ def cli() -> None:
 @cli.command()
 @click.argument("input_path", metavar="INPUT")
 @click.option("-o", "--output", required=True, help="Release file (.csv, .tsv or .parquet).")
-@click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
+@click.option("-k", "--k", "k", type=int, default=None, help="Anonymity level k ≥ 1 (for all).")
+@click.option(
+    "--k-column",
+    default=None,
+    help="Column holding each person's own level δᵢ (b-matching and agglomerative methods).",
+)
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="QIs published as ranges (the others as value sets).")
 @click.option(
     "--sensitive", default=None, help="Sensitive columns (kept, attached by the true match)."
 )
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
-@click.option("--method", type=click.Choice(METHOD_NAMES), default="hungarian", show_default=True)
+@click.option(
+    "--method",
+    type=click.Choice(METHOD_NAMES + SUPPRESSION_METHODS),
+    default="hungarian",
+    show_default=True,
+)
 @click.option(
     "--partition-size",
     type=int,
@@ -117,6 +141,24 @@ def cli() -> None:
     show_default=True,
     help="Seconds per exact MIP solve (method mip).",
 )
+@click.option(
+    "--epsilons",
+    default=None,
+    help="b-matching: the ε values swept, largest first (default 2^-1,…,2^-10).",
+)
+@click.option(
+    "--neighbours",
+    type=int,
+    default=None,
+    help=f"b-matching: candidate neighbours per record (default: all pairs up to "
+    f"{ALL_PAIRS_MAX_N} rows, else max(20, 4·max δ)).",
+)
+@click.option(
+    "--cell-weights",
+    default=None,
+    help="b-matching/agglomerative: CSV with one column per QI and one row per record giving "
+    "the cost of starring each cell.",
+)
 @click.option("--workers", type=int, default=None, help="Threads (default: all cores).")
 @click.option("--report", "report_path", default=None, help="Write the JSON audit manifest here.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
@@ -124,7 +166,8 @@ def cli() -> None:
 def anonymize(
     input_path: str,
     output: str,
-    k: int,
+    k: int | None,
+    k_column: str | None,
     qi: str,
     numeric: str | None,
     sensitive: str | None,
@@ -134,6 +177,9 @@ def anonymize(
     seed: int | None,
     weights: str | None,
     time_limit: float,
+    epsilons: str | None,
+    neighbours: int | None,
+    cell_weights: str | None,
     workers: int | None,
     report_path: str | None,
     quiet: bool,
@@ -155,23 +201,53 @@ def anonymize(
     if time_limit <= 0:
         raise InputError(f"--time-limit must be positive, got {time_limit}")
     frame = read_table(input_path, _csv(sep, names, quotechar))
-    release = run(
-        frame,
-        k,
-        _names(qi),
-        _names(numeric),
-        _names(sensitive),
-        _names(identifiers),
-        method=method,
-        partition_size=partition_size,
-        seed=seed,
-        weights=_weights(weights),
-        na_values=_na(na_values),
-        drop_missing=drop_missing,
-        time_limit=time_limit,
-        workers=workers,
-        progress=not quiet,
-    )
+    if method in SUPPRESSION_METHODS:
+        from .adaptive import anonymize_adaptive
+
+        release = anonymize_adaptive(
+            frame,
+            _names(qi),
+            k,
+            k_column,
+            method,
+            _names(numeric),
+            _names(sensitive),
+            _names(identifiers),
+            seed=seed,
+            weights=_weights(weights),
+            cell_weights=read_table(cell_weights) if cell_weights else None,
+            epsilons=_epsilons(epsilons),
+            neighbours=neighbours,
+            na_values=_na(na_values),
+            drop_missing=drop_missing,
+            time_limit=time_limit,
+            progress=None if quiet else lambda msg: click.echo(msg, err=True),
+        )
+    else:
+        if k_column is not None or epsilons or neighbours is not None or cell_weights:
+            raise InputError(
+                "--k-column, --epsilons, --neighbours and --cell-weights need --method "
+                f"{', '.join(SUPPRESSION_METHODS)}"
+            )
+        if k is None:
+            raise InputError("missing option --k")
+        release = run(
+            frame,
+            k,
+            _names(qi),
+            _names(numeric),
+            _names(sensitive),
+            _names(identifiers),
+            method=method,
+            partition_size=partition_size,
+            seed=seed,
+            weights=_weights(weights),
+            na_values=_na(na_values),
+            drop_missing=drop_missing,
+            time_limit=time_limit,
+            workers=workers,
+            progress=not quiet,
+        )
     write_release(output, release.table, release.cells, release.qi)
     report = dict(release.report)
     report["input"] = {"path": str(input_path), "sha256": sha256_file(input_path)}
@@ -185,7 +261,10 @@ def anonymize(
         text = json.dumps(report, indent=2) + "\n"
         write_atomically(report_path, lambda tmp: tmp.write_text(text))
     if not quiet:
-        _print_summary(report, output)
+        if method in SUPPRESSION_METHODS:
+            _print_adaptive_summary(report, output)
+        else:
+            _print_summary(report, output)
 
 
 def _check_output_path(path: str | None, input_path: str) -> None:
@@ -218,10 +297,31 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
     click.echo(f"time: {report['seconds']['wall']:.1f} s")
 
 
+def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
+    v, lv = report["verification"], report["levels"]
+    levels = f"k = {report['k']}" if report["k"] else f"levels {lv['min']}..{lv['max']}"
+    click.echo(f"{report['method']}, {levels}, {report['rows']} rows -> {output}")
+    click.echo(
+        f"verified: {'PASS' if v['passed'] else 'FAIL'} - every person has at least their level"
+        f" of matchable published rows (smallest surplus {v['min_slack']})"
+        + (f", {v['uniform_k']}-factor exists" if v["k_factor_flow"] is not None else "")
+    )
+    click.echo(
+        f"stars: {report['stars']} of {report['rows'] * len(report['parameters']['qi'])} cells"
+        f" (utility {100 * report['utility']:.2f}%)"
+    )
+    click.echo(f"time: {report['seconds']['wall']:.1f} s")
+
+
 @cli.command()
 @click.argument("original")
 @click.argument("published")
-@click.option("-k", "--k", "k", required=True, type=int)
+@click.option("-k", "--k", "k", type=int, default=None, help="Anonymity level k for all.")
+@click.option(
+    "--k-column",
+    default=None,
+    help="Column of ORIGINAL with each person's level δᵢ (adaptive anonymity check).",
+)
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="Numeric QIs (published as ranges).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -229,7 +329,8 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
 def verify(
     original: str,
     published: str,
-    k: int,
+    k: int | None,
+    k_column: str | None,
     qi: str,
     numeric: str | None,
     as_json: bool,
@@ -239,12 +340,32 @@ def verify(
     na_values: str | None,
     drop_missing: bool,
 ) -> None:
-    """Check that PUBLISHED is k-anonymous w.r.t. ORIGINAL (exit 0 iff it is)."""
+    """Check that PUBLISHED is k-anonymous (--k), or adaptively anonymous with each person's
+    level from --k-column, w.r.t. ORIGINAL (exit 0 iff it is)."""
     from .pipeline import verify_release
 
-    schema = Schema.build(_names(qi), _names(numeric))
+    if (k is None) == (k_column is None):
+        raise InputError("give exactly one of --k and --k-column")
     orig = read_table(original, _csv(sep, names, quotechar))
     pub = read_table(published)
+    if k_column is not None:
+        from .adaptive import verify_adaptive_release
+
+        schema = Schema.build(_names(qi), _names(numeric), identifiers=[k_column])
+        adaptive = verify_adaptive_release(
+            pub, orig, k_column, schema, _na(na_values), drop_missing
+        )
+        if as_json:
+            click.echo(json.dumps(adaptive.to_dict(), indent=2))
+        else:
+            click.echo(
+                f"{'PASS' if adaptive.passed else 'FAIL'}: {adaptive.reason};"
+                f" {adaptive.n_original} originals, {adaptive.n_published} published rows,"
+                f" smallest surplus of matchable rows over the level {adaptive.min_slack}"
+            )
+        sys.exit(0 if adaptive.passed else 1)
+    assert k is not None
+    schema = Schema.build(_names(qi), _names(numeric))
     report = verify_release(pub, orig, k, schema, _na(na_values), drop_missing)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
@@ -258,6 +379,73 @@ def verify(
             f" {report.k_factor_flow}/{report.k_factor_required}"
         )
     sys.exit(0 if report.passed else 1)
+
+
+@cli.command()
+@click.argument("original")
+@click.argument("published")
+@click.option("--known", "known", required=True, type=int, help="True matches the adversary knows.")
+@click.option("--trials", default=100, show_default=True, type=int, help="Random repetitions.")
+@click.option(
+    "--key",
+    required=True,
+    help="A column with a unique value per person, present in ORIGINAL and PUBLISHED (kept as a "
+    "sensitive column): it gives the true matching to score the attack against.",
+)
+@click.option("-k", "--k", "k", type=int, default=None, help="The level k promised to all.")
+@click.option("--k-column", default=None, help="Column of ORIGINAL with each person's level.")
+@click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
+@click.option("--numeric", default=None, help="Numeric QIs.")
+@click.option("--seed", type=int, default=None, help="Seed for choosing the known matches.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@input_options
+def attack(
+    original: str,
+    published: str,
+    known: int,
+    trials: int,
+    key: str,
+    k: int | None,
+    k_column: str | None,
+    qi: str,
+    numeric: str | None,
+    seed: int | None,
+    as_json: bool,
+    sep: str | None,
+    names: str | None,
+    quotechar: str,
+    na_values: str | None,
+    drop_missing: bool,
+) -> None:
+    """Simulate an adversary who knows KNOWN true matches: how many published rows can each
+    other person still be (Choromanski et al. §4), and how often a random attack succeeds."""
+    from .adaptive import attack_release
+
+    if (k is None) == (k_column is None):
+        raise InputError("give exactly one of --k and --k-column")
+    ids = [k_column] if k_column else []
+    schema = Schema.build(_names(qi), _names(numeric), sensitive=[key], identifiers=ids)
+    orig = read_table(original, _csv(sep, names, quotechar))
+    pub = read_table(published)
+    report = attack_release(
+        pub, orig, schema, key, known, trials, k, k_column, seed, _na(na_values), drop_missing
+    )
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    click.echo(
+        f"adversary knows {report.known} true matches; {report.trials} trials,"
+        f" {report.people} people each"
+    )
+    click.echo(
+        f"candidate rows per person: min {report.min_candidates},"
+        f" mean {report.mean_candidates:.2f}; below level − known:"
+        f" {report.below_guarantee} ({100 * report.below_guarantee_fraction:.2f}%)"
+    )
+    click.echo(
+        f"random attack success probability: {report.success_probability:.4f}"
+        f" (worst trial {report.worst_trial_success_probability:.4f})"
+    )
 
 
 @cli.command()

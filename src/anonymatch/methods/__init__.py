@@ -106,3 +106,6 @@ def registry() -> dict[str, Method]:
 
 
 METHOD_NAMES = ("hungarian", "sortgreedy", "greedy", "mip", "mondrian", "ring")
+# Suppression methods with per-record levels (Choromanski et al.); front: anonymatch.adaptive.
+SUPPRESSION_METHODS = ("bmatching", "bmatching-symmetric", "agglomerative")
+ALL_PAIRS_MAX_N = 400  # up to this many records the b-matching sees every pair
