@@ -80,9 +80,8 @@ def parse_levels(data: pd.DataFrame, column: str, n: int | None = None) -> np.nd
         raise InputError(f"privacy level {delta[row]} (row {row + 1}) must be at least 1")
     if delta.max() > n:
         row = int(np.argmax(delta))
-        raise InfeasibleError(
-            f"infeasible: privacy level {delta[row]} (row {row + 1}) exceeds the number of "
-            f"rows ({n})"
+        raise InputError(
+            f"privacy level {delta[row]} (row {row + 1}) exceeds the number of rows ({n})"
         )
     return delta
 
