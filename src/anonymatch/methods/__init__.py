@@ -108,4 +108,8 @@ def registry() -> dict[str, Method]:
 METHOD_NAMES = ("hungarian", "sortgreedy", "greedy", "mip", "mondrian", "ring")
 # Suppression methods with per-record levels (Choromanski et al.); front: anonymatch.adaptive.
 SUPPRESSION_METHODS = ("bmatching", "bmatching-symmetric", "agglomerative")
-ALL_PAIRS_MAX_N = 400  # up to this many records the b-matching sees every pair
+# Up to this many records the b-matching sees every pair (Algorithm 1: a min-cost flow on n² arcs
+# takes ~0.1 s at n = 400). Algorithm 2's integer program is far costlier per pair (bupa, n = 345,
+# δ = 10: 73 s on all pairs vs 16 s on 40 neighbours, with 1 % fewer stars on the neighbours).
+ALL_PAIRS_MAX_N = 400
+SYMMETRIC_ALL_PAIRS_MAX_N = 100

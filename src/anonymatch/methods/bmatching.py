@@ -22,9 +22,11 @@ differing neighbour: it is nearly free. Cells starred from the start (missing va
 footnote 4) get W = 0. The first iteration (W = 1) minimizes the Hamming error h(G), which
 gives Theorem 1's bound s(Ĝ) ≤ δ · min s.
 
-Degree constraints. Uniform δ: Ĝ is δ-regular (the family G_b of §2, so the release has a
-δ-factor and the core's k-factor check applies). Adaptive δᵢ: Σⱼ Gᵢⱼ = Σⱼ Gⱼᵢ ≥ δᵢ (exact
-degrees can be infeasible, e.g. δ = (3, 3, 1)).
+Degree constraints. Uniform δ, Algorithm 1: Ĝ is δ-regular (the family G_b of §2, so the
+release has a δ-factor and the core's k-factor check applies). Uniform δ, Algorithm 2: degrees
+≥ δ, so that k-anonymity's cliques stay feasible, as long as Ĝ keeps a δ-factor (else that
+iteration is re-solved with exact degrees). Adaptive δᵢ: Σⱼ Gᵢⱼ = Σⱼ Gⱼᵢ ≥ δᵢ (exact degrees can
+be infeasible, e.g. δ = (3, 3, 1)).
 
 Solvers. Algorithm 1's b-matching is a min-cost flow (OR-Tools): out-node i supplies δᵢ − 1,
 in-node j demands δⱼ − 1, arcs out_i → in_j (capacity 1, cost cᵢⱼ) for candidate pairs, and, for
@@ -47,7 +49,7 @@ from ortools.graph.python import min_cost_flow
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from ..errors import InfeasibleError
-from . import ALL_PAIRS_MAX_N
+from . import ALL_PAIRS_MAX_N, SYMMETRIC_ALL_PAIRS_MAX_N
 
 DEFAULT_EPSILONS = tuple(2.0**-e for e in range(1, 11))  # the paper's sweep, §5
 _COST_SCALE = 2**24  # integer costs for the min-cost flow: max cost ↦ 2^24
@@ -189,11 +191,11 @@ def nearest_neighbours(problem: SuppressionProblem, size: int, block: int = 512)
 
 
 def candidate_pairs(
-    problem: SuppressionProblem, neighbours: int | None = None
+    problem: SuppressionProblem, neighbours: int | None = None, all_pairs_max: int = ALL_PAIRS_MAX_N
 ) -> tuple[np.ndarray, np.ndarray]:
     """Off-diagonal pairs (i, j) the b-matching may use, as sorted unique arrays.
 
-    All pairs when ``neighbours`` is None and n ≤ ALL_PAIRS_MAX_N. Otherwise each record's
+    All pairs when ``neighbours`` is None and n ≤ ``all_pairs_max``. Otherwise each record's
     ``neighbours`` nearest records (default max(20, 4·max δ)), both directions, plus a ring
     over the lexicographic order joining every record to its max δ nearest successors and
     predecessors: the ring alone holds a δ-regular graph (and a symmetric one), so the
@@ -202,11 +204,8 @@ def candidate_pairs(
     """
     n = problem.n
     dmax = int(problem.delta.max()) if n else 1
-    if (
-        neighbours is None
-        and n <= ALL_PAIRS_MAX_N
-        or neighbours is not None
-        and neighbours >= n - 1
+    if (neighbours is None and n <= all_pairs_max) or (
+        neighbours is not None and neighbours >= n - 1
     ):
         i, j = np.nonzero(~np.eye(n, dtype=bool))
         return i.astype(np.int64), j.astype(np.int64)
@@ -336,9 +335,24 @@ def _solve(
     rev = np.searchsorted(key, cols * n + rows)  # pairs are symmetric and sorted by key
     ui, uj = rows[upper], cols[upper]
     ucost = cost[upper] + cost[rev[upper]]
-    chosen = symmetric_bmatching(n, ui, uj, ucost, problem.delta, exact, time_limit)
+    # Uniform δ: the family G_s of §2 allows degrees ≥ δ (so k-anonymity's cliques of k…2k−1
+    # records are feasible), but the release must keep a δ-factor (the core's guarantee). A
+    # solution without one is re-solved with exact degrees, which always has one.
+    chosen = symmetric_bmatching(n, ui, uj, ucost, problem.delta, False, time_limit)
+    if exact and not _has_factor(n, ui[chosen], uj[chosen], int(problem.delta[0])):
+        chosen = symmetric_bmatching(n, ui, uj, ucost, problem.delta, True, time_limit)
     a, b = ui[chosen], uj[chosen]
     return np.concatenate([a, b]), np.concatenate([b, a])
+
+
+def _has_factor(n: int, a: np.ndarray, b: np.ndarray, k: int) -> bool:
+    """Does the symmetric graph {a–b} plus self-edges, as a bipartite graph, have a k-factor?"""
+    from ..verify import has_k_factor
+
+    rows = np.concatenate([np.arange(n), a, b])
+    cols = np.concatenate([np.arange(n), b, a])
+    g = sp.csr_array((np.ones(len(rows), np.int8), (rows, cols)), shape=(n, n))
+    return has_k_factor(g, np.ones(n, np.int64), k) == k * n
 
 
 def _symmetrize(rows: np.ndarray, cols: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -367,7 +381,8 @@ def variational_bmatching(
     if problem.n == 0:
         empty = np.empty(0, np.int64)
         return BMatching(empty, empty, problem.forced.copy())
-    pairs = candidate_pairs(problem, neighbours)
+    limit = SYMMETRIC_ALL_PAIRS_MAX_N if symmetric else ALL_PAIRS_MAX_N
+    pairs = candidate_pairs(problem, neighbours, limit)
     if symmetric:
         pairs = _symmetrize(*pairs, problem.n)
     if warm_start is None:
