@@ -442,6 +442,12 @@ def attack(
         f" mean {report.mean_candidates:.2f}; below level − known:"
         f" {report.below_guarantee} ({100 * report.below_guarantee_fraction:.2f}%)"
     )
+    shown = list(report.candidates_histogram.items())[:12]
+    click.echo(
+        "candidates -> people (summed over trials): "
+        + ", ".join(f"{c}: {p}" for c, p in shown)
+        + (", ..." if len(report.candidates_histogram) > len(shown) else "")
+    )
     click.echo(
         f"random attack success probability: {report.success_probability:.4f}"
         f" (worst trial {report.worst_trial_success_probability:.4f})"
