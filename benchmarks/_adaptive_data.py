@@ -34,9 +34,11 @@ class Binarized:
     forced: np.ndarray  # n × d initial stars
 
     def problem(self, delta: np.ndarray | int) -> SuppressionProblem:
+        """A missing value is its own value (−1), as in a release of the table."""
         n = len(self.codes)
         d = np.broadcast_to(np.asarray(delta, np.int64), (n,)).copy()
-        return SuppressionProblem(self.codes, self.forced, np.ones(self.codes.shape), d)
+        codes = np.ascontiguousarray(np.where(self.forced, -1, self.codes))
+        return SuppressionProblem(codes, self.forced, np.ones(self.codes.shape), d)
 
 
 def _binarize(frame: pd.DataFrame, categorical: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -75,6 +75,49 @@ def run(name: str, data: Binarized, delta: np.ndarray) -> dict[str, dict[str, li
     return out
 
 
+def _random_regular(n: int, delta: int, symmetric: bool, rng: np.random.Generator) -> np.ndarray:
+    """Identity plus δ − 1 random perfect matchings disjoint from it and each other
+    (asymmetric), or identity plus a random (δ − 1)-regular simple graph (symmetric)."""
+    from scipy.optimize import linear_sum_assignment
+
+    g = np.eye(n, dtype=bool)
+    if symmetric:
+        import networkx as nx
+
+        h = nx.random_regular_graph(delta - 1, n, seed=int(rng.integers(2**31)))
+        for a, b in h.edges():
+            g[a, b] = g[b, a] = True
+        return g
+    for _ in range(delta - 1):
+        cost = rng.random((n, n))
+        cost[g] = 1e9
+        r, c = linear_sum_assignment(cost)
+        g[r, c] = True
+    return g
+
+
+def small_graph_census(graphs: int = 2000) -> dict[str, float]:
+    """Share of random 3-regular graphs on 6 or 8 vertices in which revealing one true pair
+    leaves some person fewer than δ − 1 = 2 candidates (every choice of the known pair)."""
+    from anonymatch.attack import candidate_counts
+
+    rng = np.random.default_rng(0)
+    out = {}
+    for symmetric in (False, True):
+        bad = 0
+        for t in range(graphs):
+            n = 6 if t % 2 else 8
+            c = sp.csr_array(_random_regular(n, 3, symmetric, rng).astype(np.int8))
+            for i in range(n):
+                known = np.zeros(n, bool)
+                known[i] = True
+                if candidate_counts(c, np.arange(n), known).min() < 2:
+                    bad += 1
+                    break
+        out["symmetric" if symmetric else "asymmetric"] = bad / graphs
+    return out
+
+
 def main() -> None:
     bupa = uci("bupa")
     reed, friends = facebook("Reed98")
@@ -82,8 +125,10 @@ def main() -> None:
         "bupa (δ = 10)": run("bupa", bupa, np.full(len(bupa.codes), 10)),
         "Reed98 (adaptive, δ = 10)": run("Reed98", reed, facebook_levels(friends, 10)),
     }
+    census = small_graph_census()
+    print("census", census, flush=True)
     OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(json.dumps(results, indent=1))
+    OUT.write_text(json.dumps({"releases": results, "census": census}, indent=1))
     lines = [
         f"Adversary knowing c true matches ({TRIALS} random trials per c). *below*: share of",
         "(trial, unknown person) pairs left with fewer than δᵢ − c candidate rows; *min slack*:",
@@ -107,6 +152,14 @@ def main() -> None:
                 + " |"
             )
     lines += [
+        "",
+        "Where asymmetric graphs degrade (Theorem 4.1): on these real releases no person fell",
+        "below δᵢ − c in any method. The degradation the theory allows shows in small sparse",
+        "graphs: among 2,000 random 3-regular graphs on 6 or 8 vertices (identity plus random",
+        "disjoint perfect matchings), revealing one true pair leaves someone with fewer than",
+        f"δ − 1 = 2 candidates in {100 * census['asymmetric']:.2f}% of the asymmetric graphs and"
+        f" {100 * census['symmetric']:.2f}% of the symmetric ones (Lemma 4.5). A 6-vertex example",
+        "is in `tests/test_adaptive.py::test_asymmetric_graph_can_degrade`.",
         "",
         "![attack](img/adaptive_attack.png)",
         "",

@@ -445,6 +445,32 @@ def test_lemmas_4_3_and_4_5_hold(method):
         assert report.min_slack >= 0, report
 
 
+def test_asymmetric_graph_can_degrade():
+    """Theorem 4.1's caveat: in this asymmetric 3-regular graph, knowing original 0's true row
+    leaves original 4 a single candidate (< δ − c = 2); its symmetric closure keeps ≥ 2."""
+    g = np.array(
+        [
+            [1, 1, 0, 1, 0, 0],
+            [0, 1, 0, 1, 1, 0],
+            [1, 0, 1, 0, 0, 1],
+            [0, 1, 0, 1, 1, 0],
+            [0, 0, 1, 0, 1, 1],
+            [1, 0, 1, 0, 0, 1],
+        ],
+        bool,
+    )
+    known = np.zeros(6, bool)
+    known[0] = True
+    counts = candidate_counts(sp.csr_array(g.astype(np.int8)), np.arange(6), known)
+    assert counts.min() == 1 and counts[3] == 1  # original 4 is the 4th unknown
+    closure = sp.csr_array((g | g.T).astype(np.int8))
+    for i in range(6):
+        known = np.zeros(6, bool)
+        known[i] = True
+        degrees = np.asarray((g | g.T).sum(1))[~known]
+        assert np.all(candidate_counts(closure, np.arange(6), known) >= degrees - 1)
+
+
 def test_attack_cli_and_bad_inputs(tmp_path, capsys):
     x = np.random.default_rng(0).integers(0, 3, (25, 3))
     levels = np.random.default_rng(1).integers(2, 5, 25)
