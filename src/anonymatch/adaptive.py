@@ -113,23 +113,32 @@ def solve(
 ) -> BMatching:
     """Run one suppression method. ``bmatching-symmetric`` is warm-started from Algorithm 1's
     star pattern (§5). The agglomerative baseline runs on partitions of the lexicographic order
-    (AGGLOMERATIVE_PARTITION records, tail merged) since it is O(n²·d)."""
-    if method == "bmatching":
-        return variational_bmatching(problem, False, epsilons, neighbours, progress=progress)
-    if method == "bmatching-symmetric":
-        first = variational_bmatching(problem, False, epsilons, neighbours, progress=progress)
-        return variational_bmatching(
-            problem,
-            True,
-            epsilons,
-            neighbours,
-            warm_start=first.stars,
-            time_limit=time_limit,
-            progress=progress,
-        )
+    (AGGLOMERATIVE_PARTITION records, tail merged) since it is O(n²·d).
+
+    Departure: both b-matching algorithms also start from the baseline's solution when it has
+    fewer stars than their first solve — its cliques of ≥ max δᵢ records are feasible for both
+    (symmetric, degrees ≥ δᵢ, a δ-factor) — so they never return more stars than k-anonymity.
+    """
+    if method not in SUPPRESSION_METHODS:
+        raise InputError(f"unknown suppression method {method!r}")
+    baseline = _agglomerative_partitioned(problem)
     if method == "agglomerative":
-        return _agglomerative_partitioned(problem)
-    raise InputError(f"unknown suppression method {method!r}")
+        return baseline
+    first = variational_bmatching(
+        problem, False, epsilons, neighbours, progress=progress, incumbent=baseline
+    )
+    if method == "bmatching":
+        return first
+    return variational_bmatching(
+        problem,
+        True,
+        epsilons,
+        neighbours,
+        warm_start=first.stars,
+        time_limit=time_limit,
+        progress=progress,
+        incumbent=baseline,
+    )
 
 
 def _agglomerative_partitioned(problem: SuppressionProblem) -> BMatching:

@@ -22,11 +22,14 @@ differing neighbour: it is nearly free. Cells starred from the start (missing va
 footnote 4) get W = 0. The first iteration (W = 1) minimizes the Hamming error h(G), which
 gives Theorem 1's bound s(Ĝ) ≤ δ · min s.
 
-Degree constraints. Uniform δ, Algorithm 1: Ĝ is δ-regular (the family G_b of §2, so the
-release has a δ-factor and the core's k-factor check applies). Uniform δ, Algorithm 2: degrees
-≥ δ, so that k-anonymity's cliques stay feasible, as long as Ĝ keeps a δ-factor (else that
-iteration is re-solved with exact degrees). Adaptive δᵢ: Σⱼ Gᵢⱼ = Σⱼ Gⱼᵢ ≥ δᵢ (exact degrees can
-be infeasible, e.g. δ = (3, 3, 1)).
+Degree constraints, as the algorithms state them: Σⱼ Gᵢⱼ = Σⱼ Gⱼᵢ ≥ δᵢ (Algorithm 1) and
+Σⱼ Gᵢⱼ ≥ δᵢ, Gᵢⱼ = Gⱼᵢ (Algorithm 2); exact degrees can be infeasible for adaptive levels (e.g.
+δ = (3, 3, 1)). For uniform δ = k the release must also keep a k-factor (the guarantee of the
+core; §2's families G_b/G_s are k-regular): an iteration whose Ĝ has none is re-solved with
+exact degrees (a k-regular graph, or for Algorithm 2 one vertex of degree k + 1 whose self-edge
+completes the factor). Departure: the paper's figures compare k-regular families; allowing
+degrees ≥ k with a k-factor keeps k-anonymity's cliques feasible and found 8 stars instead of
+10 for the symmetric graph of its Figure 1/2 example.
 
 Solvers. Algorithm 1's b-matching is a min-cost flow (OR-Tools): out-node i supplies δᵢ − 1,
 in-node j demands δⱼ − 1, arcs out_i → in_j (capacity 1, cost cᵢⱼ) for candidate pairs, and, for
@@ -325,8 +328,13 @@ def _solve(
     rows, cols = pairs
     cost = edge_costs(problem, weight, rows, cols)
     exact = problem.is_uniform
+    n, k = problem.n, int(problem.delta[0])
     if not symmetric:
-        chosen = bipartite_bmatching(problem.n, rows, cols, cost, problem.delta, exact)
+        # Σⱼ Gᵢⱼ = Σⱼ Gⱼᵢ ≥ δᵢ as in Algorithm 1; for uniform δ the release must keep a δ-factor
+        # (the core's guarantee), else the iteration is re-solved δ-regular (G_b, §2).
+        chosen = bipartite_bmatching(n, rows, cols, cost, problem.delta, False)
+        if exact and not _has_factor(n, rows[chosen], cols[chosen], k):
+            chosen = bipartite_bmatching(n, rows, cols, cost, problem.delta, True)
         return rows[chosen], cols[chosen]
     # undirected pairs i < j; the cost of {i, j} stars cells in both rows
     upper = rows < cols
@@ -335,22 +343,22 @@ def _solve(
     rev = np.searchsorted(key, cols * n + rows)  # pairs are symmetric and sorted by key
     ui, uj = rows[upper], cols[upper]
     ucost = cost[upper] + cost[rev[upper]]
-    # Uniform δ: the family G_s of §2 allows degrees ≥ δ (so k-anonymity's cliques of k…2k−1
-    # records are feasible), but the release must keep a δ-factor (the core's guarantee). A
-    # solution without one is re-solved with exact degrees, which always has one.
+    # Uniform δ: degrees ≥ δ (so k-anonymity's cliques of k…2k−1 records are feasible) as long
+    # as a δ-factor remains; else the iteration is re-solved with exact degrees.
     chosen = symmetric_bmatching(n, ui, uj, ucost, problem.delta, False, time_limit)
-    if exact and not _has_factor(n, ui[chosen], uj[chosen], int(problem.delta[0])):
-        chosen = symmetric_bmatching(n, ui, uj, ucost, problem.delta, True, time_limit)
     a, b = ui[chosen], uj[chosen]
+    if exact and not _has_factor(n, np.concatenate([a, b]), np.concatenate([b, a]), k):
+        chosen = symmetric_bmatching(n, ui, uj, ucost, problem.delta, True, time_limit)
+        a, b = ui[chosen], uj[chosen]
     return np.concatenate([a, b]), np.concatenate([b, a])
 
 
 def _has_factor(n: int, a: np.ndarray, b: np.ndarray, k: int) -> bool:
-    """Does the symmetric graph {a–b} plus self-edges, as a bipartite graph, have a k-factor?"""
+    """Does the graph of edges a → b plus self-edges, as a bipartite graph, have a k-factor?"""
     from ..verify import has_k_factor
 
-    rows = np.concatenate([np.arange(n), a, b])
-    cols = np.concatenate([np.arange(n), b, a])
+    rows = np.concatenate([np.arange(n), a])
+    cols = np.concatenate([np.arange(n), b])
     g = sp.csr_array((np.ones(len(rows), np.int8), (rows, cols)), shape=(n, n))
     return has_k_factor(g, np.ones(n, np.int64), k) == k * n
 
@@ -369,6 +377,7 @@ def variational_bmatching(
     warm_start: np.ndarray | None = None,
     time_limit: float = 600.0,
     progress: Callable[[str], None] | None = None,
+    incumbent: BMatching | None = None,
 ) -> BMatching:
     """Algorithm 1 (``symmetric=False``) or Algorithm 2 of Choromanski et al.
 
@@ -376,6 +385,9 @@ def variational_bmatching(
     Algorithm 1's for Algorithm 2 — §5). Then, for each ε from largest to smallest, iterate
     reweighting and solving until the star pattern repeats (or ``max_iter``), each ε starting
     from the best solution so far; return the solution with the fewest (weighted) stars.
+    ``incumbent``: a feasible solution of the same family to start from if it is better than the
+    first solve (``anonymatch.adaptive.solve`` passes the agglomerative baseline's cliques).
+    ``history`` lists (ε, iteration, stars); iteration 0 is the first solve.
     Time: (iterations) × (one b-matching on m candidate pairs) + O(m·d) per iteration.
     """
     if problem.n == 0:
@@ -392,7 +404,9 @@ def variational_bmatching(
         weight = problem.utility * variational_weights(counts, problem.forced, epsilons[0])
     rows, cols = _solve(problem, pairs, weight, symmetric, time_limit)
     best = BMatching(rows, cols, stars_of(problem, rows, cols))
-    best.history.append((1.0, 0, best.star_total(problem)))
+    best.history.append((epsilons[0], 0, best.star_total(problem)))
+    if incumbent is not None and incumbent.star_total(problem) < best.star_total(problem):
+        best = BMatching(incumbent.rows, incumbent.cols, incumbent.stars, best.history)
     for eps in epsilons:
         rows, cols = best.rows, best.cols
         seen = best.stars
