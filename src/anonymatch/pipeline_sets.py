@@ -2,8 +2,20 @@
 verify → (the caller writes).
 
 Methods:
-- ``gray-tsp`` (default): Gray-TSP order; k: ring graph; ℓ: greedy extraction (Alg. 1 + 2).
+- ``gray-tsp`` (default): Gray-TSP order; k: ring graph over it; ℓ: ring graph over a
+  label-interleaved version of it (no label twice within 2ℓ−1 consecutive records).
 - ``gray``: the same on the Gray order only (the paper's ablation).
+
+Departure for ℓ-diversity (see docs/guarantees/sets.md): the paper builds the ℓ-regular graph by
+greedy extraction (Alg. 2, ``methods.sets.greedy_assignments``) so that each original's ℓ
+matches have distinct labels *as matches of the identity*, then re-extracts ℓ random
+assignments and attaches labels through the chosen one. Labels attached through any other
+assignment need not stay distinct (a counterexample is the paper's own Figure 1 ring with the
+labels of Table 1), and on real data such releases fail the check. On a ring over an order with
+no label repeated within 2ℓ−1 consecutive records, every perfect matching of the graph puts ℓ
+distinct labels on every original's matches (the preimages of i's matches lie in a window of
+2ℓ−1 records), so the random closed-walk re-extraction and uniform choice are kept unchanged.
+The price is (2ℓ−1)-eligibility instead of ℓ-eligibility.
 - ``cahd``: CAHD groups (ℓ only), published with the same bit-voting model.
 
 The privacy step is the core's ``choose_assignment`` (random closed-walk extraction of the
@@ -23,10 +35,10 @@ from . import __version__
 from .assignment import choose_assignment
 from .errors import InputError, VerificationError
 from .graph import GeneralizationGraph
-from .gray import OrderReport, gray_tsp_order
+from .gray import OrderReport, gray_tsp_order, ring_length
 from .io.transactions import SetRelease, Transactions
 from .methods.cahd import cahd_groups, group_graph
-from .methods.sets import bit_vote, check_eligible, greedy_assignments, ring_graph
+from .methods.sets import bit_vote, check_eligible, interleaved_order, ring_graph
 from .metrics_sets import error_rate, total_hamming
 from .verify_sets import SetVerificationReport, verify_sets
 
@@ -63,7 +75,7 @@ def _validate(t: Transactions, k: int | None, ell: int | None, method: str) -> i
     if method == "cahd" and ell is None:
         raise InputError("method cahd is an ℓ-diversity baseline: give --l")
     if ell is not None:
-        check_eligible(t.labels, ell)  # type: ignore[arg-type]
+        check_eligible(t.labels, ell if method == "cahd" else 2 * ell - 1)  # type: ignore[arg-type]
     return level
 
 
@@ -85,7 +97,7 @@ def anonymize_sets(
     rng = np.random.default_rng(seed)
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
-    order, order_report = None, None
+    order, order_report, interleaved_length = None, None, None
     if method == "cahd":
         groups = cahd_groups(t.matrix, t.labels, level)  # type: ignore[arg-type]
         graph = group_graph(groups, t.n)
@@ -97,8 +109,9 @@ def anonymize_sets(
         if k is not None:
             graph = ring_graph(order, level)
         else:
-            rounds = greedy_assignments(t.matrix, t.labels, order, level, rng)  # type: ignore[arg-type]
-            graph = GeneralizationGraph.from_assignments(rounds)
+            order = interleaved_order(t.matrix, t.labels, order, 2 * level - 1)  # type: ignore[arg-type]
+            interleaved_length = ring_length(t.matrix, order)
+            graph = ring_graph(order, level)
         seconds["graph"] = time.perf_counter() - clock
     clock = time.perf_counter()
     assignment = choose_assignment(graph, rng)
@@ -142,6 +155,7 @@ def anonymize_sets(
         "segment": list(segment),
         "randomness": {"seed": seed} if seed is not None else "os-entropy",
         "order": order_report.to_dict() if order_report else None,
+        "hamming_interleaved": interleaved_length,
         "error_rate": er,
         "hamming_published_to_original": total_hamming(t.matrix, release.base, published_of),
         "mean_max_errors": float(np.mean(thresholds)),
