@@ -48,11 +48,13 @@ SET_METHODS = ("gray-tsp", "gray", "cahd")
 @dataclass
 class SetAnonymization:
     """A verified release plus what produced it. ``assignment[i]`` is the row of ``release``
-    that is original i's true match (after shuffling)."""
+    that is original i's true match; ``rows[j]`` the row holding the graph's published record
+    j (records are shuffled)."""
 
     release: SetRelease
     graph: GeneralizationGraph
     assignment: np.ndarray
+    rows: np.ndarray
     order: np.ndarray | None
     order_report: OrderReport | None
     verification: SetVerificationReport
@@ -162,4 +164,6 @@ def anonymize_sets(
         "verification": report.to_dict(),
         "seconds": seconds,
     }
-    return SetAnonymization(release, graph, published_of, order, order_report, report, manifest)
+    return SetAnonymization(
+        release, graph, published_of, shuffle, order, order_report, report, manifest
+    )
