@@ -462,6 +462,164 @@ def _interleave(order, xp, xi, codes, n_labels, w, scan):  # pragma: no cover - 
     return path, length
 
 
+@njit(cache=True, nogil=True)
+def _interleave_defer(order, codes, n_labels, w):  # pragma: no cover - compiled
+    """Walk ``order`` forwards; a record whose label appeared within the last ``w`` − 1
+    positions (or would wrap too close to its first position) is deferred, and the oldest
+    deferred record whose label is allowed again goes first. A label whose remaining count
+    reaches 90 % of (remaining records)/w is placed as soon as it is allowed. Records move only
+    a few windows from their place in ``order``. Returns (path, length)."""
+    n = order.shape[0]
+    remaining = np.zeros(n_labels, np.int64)
+    for r in range(n):
+        remaining[codes[r]] += 1
+    last = np.full(n_labels, -(1 << 40), np.int64)
+    first = np.full(n_labels, 1 << 40, np.int64)
+    placed = np.zeros(n, np.bool_)
+    path = np.empty(n, np.int64)
+    deferred = np.empty(n, np.int64)
+    n_def = 0
+    head = 0  # deferred[head:n_def] are waiting (compacted lazily)
+    pos = 0
+    length = 0
+    while length < n:
+        rest = n - length
+        y = -1
+        # 1. a critical label that is allowed: its earliest waiting or upcoming record
+        best_c, best_cnt = -1, 0
+        for c in range(n_labels):
+            if remaining[c] > best_cnt and length - last[c] >= w and first[c] + n - length >= w:
+                best_c, best_cnt = c, remaining[c]
+        if best_c >= 0 and 10 * best_cnt * w >= 9 * rest:
+            for q in range(head, n_def):
+                r = deferred[q]
+                if r >= 0 and codes[r] == best_c:
+                    y = r
+                    deferred[q] = -1
+                    break
+            if y < 0:
+                for p in range(pos, n):
+                    r = order[p]
+                    if not placed[r] and codes[r] == best_c:
+                        y = r
+                        break
+        # 2. the oldest deferred record that is allowed again
+        if y < 0:
+            for q in range(head, n_def):
+                r = deferred[q]
+                if r >= 0:
+                    c = codes[r]
+                    if length - last[c] >= w and first[c] + n - length >= w:
+                        y = r
+                        deferred[q] = -1
+                        break
+        # 3. the next record of the order, deferring those not allowed
+        while y < 0 and pos < n:
+            r = order[pos]
+            pos += 1
+            if placed[r]:
+                continue
+            c = codes[r]
+            if length - last[c] >= w and first[c] + n - length >= w:
+                y = r
+            else:
+                deferred[n_def] = r
+                n_def += 1
+        if y < 0:
+            break  # stuck: the rest is inserted by the caller
+        placed[y] = True
+        c = codes[y]
+        remaining[c] -= 1
+        last[c] = length
+        if first[c] > length:
+            first[c] = length
+        path[length] = y
+        length += 1
+        while head < n_def and deferred[head] < 0:
+            head += 1
+    return path, length
+
+
+@njit(cache=True, nogil=True)
+def _window_ok(seq, m, codes, w, stamp, seen, gen):  # pragma: no cover - compiled
+    """True iff no label repeats within w consecutive entries of seq[:m]."""
+    for q in range(m):
+        c = codes[seq[q]]
+        if stamp[c] == gen and q - seen[c] < w:
+            return False
+        stamp[c] = gen
+        seen[c] = q
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _constrained_oropt(path, xp, xi, codes, n_labels, w, radius, passes):  # pragma: no cover
+    """Or-opt on the cyclic ``path``: move one record at a time to a place at most ``radius``
+    positions away when that shortens the Hamming length and keeps every label at least w
+    positions from its next occurrence (checked on the local window, whose margins of w do not
+    move). First improvement, up to ``passes`` sweeps. O(passes · n · radius · (L + radius + w))."""
+    n = path.shape[0]
+    half = radius + w
+    m = 2 * half + 1
+    if n <= m + 2:
+        return path
+    stamp = np.zeros(n_labels, np.int64)
+    seen = np.zeros(n_labels, np.int64)
+    gen = 0
+    local = np.empty(m, np.int64)
+    trial = np.empty(m, np.int64)
+    for _ in range(passes):
+        improved = False
+        for i in range(n):
+            for q in range(m):
+                local[q] = path[(i - half + q) % n]
+            c = half
+            x = local[c]
+            prev, nxt = local[c - 1], local[c + 1]
+            gain = _hamming(prev, x, xp, xi) + _hamming(x, nxt, xp, xi)
+            gain -= _hamming(prev, nxt, xp, xi)
+            if gain <= 0:
+                continue
+            best_t, best_delta = -1, 0
+            for t in range(c - radius - 1, c + radius + 1):
+                if t == c or t == c - 1:
+                    continue
+                a, b = local[t], local[t + 1]
+                cost = _hamming(a, x, xp, xi) + _hamming(x, b, xp, xi) - _hamming(a, b, xp, xi)
+                delta = cost - gain
+                if delta >= best_delta:
+                    continue
+                # build the moved window and check the label constraint on it
+                k = 0
+                for q in range(m):
+                    if q == c:
+                        continue
+                    trial[k] = local[q]
+                    k += 1
+                    if q == t:
+                        trial[k] = x
+                        k += 1
+                gen += 1
+                if _window_ok(trial, m, codes, w, stamp, seen, gen):
+                    best_t, best_delta = t, delta
+            if best_t >= 0:
+                k = 0
+                for q in range(m):
+                    if q == c:
+                        continue
+                    trial[k] = local[q]
+                    k += 1
+                    if q == best_t:
+                        trial[k] = x
+                        k += 1
+                for q in range(m):
+                    path[(i - half + q) % n] = trial[q]
+                improved = True
+        if not improved:
+            break
+    return path
+
+
 def _cyclic_conflicts(path: np.ndarray, codes: np.ndarray, w: int) -> np.ndarray:
     """Positions p of ``path`` whose label reappears fewer than w positions later (cyclic)."""
     n = len(path)
@@ -501,7 +659,13 @@ def _insert(path: list[int], r: int, codes: np.ndarray, w: int) -> bool:
 
 
 def interleaved_order(
-    matrix: sp.csr_array, labels: np.ndarray, order: np.ndarray, window: int, scan: int = 256
+    matrix: sp.csr_array,
+    labels: np.ndarray,
+    order: np.ndarray,
+    window: int,
+    scan: int = 256,
+    strategy: str = "defer",
+    polish: int = 5,
 ) -> np.ndarray:
     """A cyclic order close to ``order`` in which no label repeats within ``window``
     consecutive positions (cyclically): a greedy walk along the order that picks, like
@@ -519,15 +683,18 @@ def interleaved_order(
         return np.asarray(order, np.int64)
     m = sp.csr_array(matrix)
     m.sort_indices()
-    path, length = _interleave(
-        np.asarray(order, np.int64),
-        m.indptr.astype(np.int64),
-        m.indices.astype(np.int64),
-        codes,
-        len(values),
-        window,
-        scan,
-    )
+    if strategy == "defer":
+        path, length = _interleave_defer(np.asarray(order, np.int64), codes, len(values), window)
+    else:
+        path, length = _interleave(
+            np.asarray(order, np.int64),
+            m.indptr.astype(np.int64),
+            m.indices.astype(np.int64),
+            codes,
+            len(values),
+            window,
+            scan,
+        )
     seq = path[:length]
     placed = np.zeros(n, bool)
     placed[seq] = True
@@ -556,4 +723,17 @@ def interleaved_order(
         result = np.asarray(out, np.int64)
     else:  # pragma: no cover - defensive
         raise InfeasibleError("label interleaving failed")
+    if polish:
+        result = _constrained_oropt(
+            result,
+            m.indptr.astype(np.int64),
+            m.indices.astype(np.int64),
+            codes,
+            len(values),
+            window,
+            2 * window,
+            polish,
+        )
+        if len(_cyclic_conflicts(result, codes, window)):  # pragma: no cover - defensive
+            raise InfeasibleError("label interleaving failed")
     return result
