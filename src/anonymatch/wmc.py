@@ -1,12 +1,15 @@
 """Backtracking extraction of random disjoint assignments (WMC: Wong, Mamoulis, Cheung,
 SIGMOD 2010), as Xue et al. (KDD 2012) §4.2 describe it — the baseline of their Figure 7.
 
-Same rounds and cycle updates as the closed walk (``assignment.random_assignments``), but the
-random walk may not revisit a node: at a dead end (every untried out-edge leads to a node
-already on the walk or already given up) it backtracks one step and tries another edge. A node
-it backed out of stays excluded for the rest of that walk (a depth-first search), so each walk
-finds a simple cycle through its start; Theorem 4.1 guarantees one exists. Worst case
-O(k·n²) per graph, as the paper states. For benchmarks and comparison only: the privacy step
+Same rounds, hop preference and cycle updates as the closed walk
+(``assignment.random_assignments``: a random edge to a node not yet on the walk, the closing
+edge only when there is none), but the walk may not revisit a node: at a dead end (every
+untried out-edge leads to a node already on the walk or given up, and none closes the cycle)
+it backtracks one step and tries another edge (Figure 3(b)). A node it
+backed out of is no longer on the walk and may be entered again through another edge; an edge
+is tried at most once per walk, so a walk takes O(k·n) steps and the extraction O(k·n²) in the
+worst case, as the paper states; each walk ends in a simple cycle through its start, which
+Theorem 4.1 guarantees to exist. For benchmarks and comparison only: the privacy step
 of the library is the closed walk.
 """
 
@@ -46,27 +49,33 @@ def _backtrack_rounds(indptr, indices, n_rounds, rng):  # pragma: no cover - com
             closed = False
             while top >= 0 and not closed:
                 x = stack[top]
-                # candidates: untried available edges to the target or to unvisited nodes
+                # like the closed walk (Xue §4.2 (i)): a random untried edge to a node not on
+                # the walk; only when there is none, the edge closing the cycle; else a dead end
                 cnt = 0
+                closing = -1
                 for e in range(indptr[x], indptr[x + 1]):
                     if avail[e] and tried[e] != walk:
                         y = indices[e]
-                        if y == target or visited[inv[y]] != walk:
+                        if y == target:
+                            closing = e
+                        elif visited[inv[y]] != walk:
                             cnt += 1
-                if cnt == 0:  # dead end: back out of x
+                if cnt == 0 and closing < 0:  # dead end: back out of x (it leaves the walk)
+                    visited[x] = 0
                     top -= 1
                     steps += 1
                     continue
-                pick = rng.integers(0, cnt)
-                chosen = -1
-                for e in range(indptr[x], indptr[x + 1]):
-                    if avail[e] and tried[e] != walk:
-                        y = indices[e]
-                        if y == target or visited[inv[y]] != walk:
-                            if pick == 0:
-                                chosen = e
-                                break
-                            pick -= 1
+                chosen = closing
+                if cnt > 0:
+                    pick = rng.integers(0, cnt)
+                    for e in range(indptr[x], indptr[x + 1]):
+                        if avail[e] and tried[e] != walk:
+                            y = indices[e]
+                            if y != target and visited[inv[y]] != walk:
+                                if pick == 0:
+                                    chosen = e
+                                    break
+                                pick -= 1
                 tried[chosen] = walk
                 next_edge[x] = chosen
                 steps += 1

@@ -620,6 +620,59 @@ def _constrained_oropt(path, xp, xi, codes, n_labels, w, radius, passes):  # pra
     return path
 
 
+@njit(cache=True, nogil=True)
+def _constrained_two_opt(path, xp, xi, codes, n_labels, w, radius, passes):  # pragma: no cover
+    """2-opt on the cyclic ``path`` restricted to reversals of at most ``radius`` records that
+    shorten the Hamming length and keep every label at least w positions from its next
+    occurrence (checked on the reversed stretch plus w records on each side; pairs inside the
+    stretch keep their distances). First improvement. O(passes · n · radius · (L + radius + w))."""
+    n = path.shape[0]
+    m_max = radius + 2 * w + 2
+    if n <= m_max + 2:
+        return path
+    stamp = np.zeros(n_labels, np.int64)
+    seen = np.zeros(n_labels, np.int64)
+    gen = 0
+    trial = np.empty(m_max, np.int64)
+    for _ in range(passes):
+        improved = False
+        for i in range(n):
+            a = path[i]
+            b = path[(i + 1) % n]
+            for span in range(2, radius + 1):
+                j = (i + span) % n
+                c, e = path[j], path[(j + 1) % n]
+                delta = _hamming(a, c, xp, xi) + _hamming(b, e, xp, xi)
+                delta -= _hamming(a, b, xp, xi) + _hamming(c, e, xp, xi)
+                if delta >= 0:
+                    continue
+                # window: w before i+1, the reversed stretch i+1..j, w after j
+                m = 0
+                for q in range(w, 0, -1):
+                    trial[m] = path[(i + 1 - q) % n]
+                    m += 1
+                for q in range(span):
+                    trial[m] = path[(j - q) % n]
+                    m += 1
+                for q in range(1, w + 1):
+                    trial[m] = path[(j + q) % n]
+                    m += 1
+                gen += 1
+                if not _window_ok(trial, m, codes, w, stamp, seen, gen):
+                    continue
+                lo, hi = i + 1, i + span
+                while lo < hi:
+                    x0, x1 = lo % n, hi % n
+                    path[x0], path[x1] = path[x1], path[x0]
+                    lo += 1
+                    hi -= 1
+                improved = True
+                b = path[(i + 1) % n]
+        if not improved:
+            break
+    return path
+
+
 def _cyclic_conflicts(path: np.ndarray, codes: np.ndarray, w: int) -> np.ndarray:
     """Positions p of ``path`` whose label reappears fewer than w positions later (cyclic)."""
     n = len(path)
@@ -656,6 +709,12 @@ def _insert(path: list[int], r: int, codes: np.ndarray, w: int) -> bool:
         at -= n
     path.insert(at, r)
     return True
+
+
+def ring_length_of(order: np.ndarray, m: sp.csr_array) -> int:
+    from ..gray import ring_length
+
+    return ring_length(m, order)
 
 
 def interleaved_order(
@@ -724,6 +783,30 @@ def interleaved_order(
     else:  # pragma: no cover - defensive
         raise InfeasibleError("label interleaving failed")
     if polish:
+        for _ in range(polish):
+            before = ring_length_of(result, m)
+            result = _constrained_two_opt(
+                result,
+                m.indptr.astype(np.int64),
+                m.indices.astype(np.int64),
+                codes,
+                len(values),
+                window,
+                4 * window,
+                1,
+            )
+            result = _constrained_oropt(
+                result,
+                m.indptr.astype(np.int64),
+                m.indices.astype(np.int64),
+                codes,
+                len(values),
+                window,
+                2 * window,
+                1,
+            )
+            if ring_length_of(result, m) >= before:
+                break
         result = _constrained_oropt(
             result,
             m.indptr.astype(np.int64),
