@@ -90,3 +90,24 @@ def test_pipeline_on_the_example(table1) -> None:  # type: ignore[no-untyped-def
         assert result.release.labels is not None
         assert result.release.labels[result.assignment[i]] == RELIGION[i]
     assert dense.sum() == 18
+
+
+def test_figure_1_ring_is_not_diverse_under_every_assignment(table1) -> None:  # type: ignore[no-untyped-def]
+    """The paper's 3-diversity of Table 3 holds for the identity assignment only: of the 20
+    perfect matchings of the Figure 1 ring, 14 leave some original with < 3 distinct labels
+    when labels travel through them (the reason for our label-interleaved ring)."""
+    import itertools
+
+    order, _ = gray_tsp_order(table1.matrix)
+    dense = ring_graph(order, 3).matrix.toarray().astype(bool)
+    good = bad = 0
+    for perm in itertools.permutations(range(6)):
+        if not all(dense[i, perm[i]] for i in range(6)):
+            continue
+        published = np.empty(6, object)
+        published[list(perm)] = RELIGION
+        if all(len(set(published[dense[i]])) == 3 for i in range(6)):
+            good += 1
+        else:
+            bad += 1
+    assert (good, bad) == (6, 14)
