@@ -57,7 +57,7 @@ def paper_greedy(t, ell, seed):  # type: ignore[no-untyped-def]
         len(set(published[members.indices[members.indptr[i] : members.indptr[i + 1]]])) < ell
         for i in range(t.n)
     )
-    return error_rate(t.matrix, base, a), base[a], a, not_diverse / t.n
+    return error_rate(t.matrix, base, a), base, not_diverse / t.n
 
 
 def main() -> None:
@@ -94,14 +94,7 @@ def main() -> None:
                     "seconds": time.perf_counter() - started,
                 }
             started = time.perf_counter()
-            er, _, _, bad = paper_greedy(t, ell, ell)
-            # QE of the paper's variant: base of the greedy graph's published records
-            rng = np.random.default_rng(ell)
-            order, _ = gray_tsp_order(t.matrix)
-            graph = GeneralizationGraph.from_assignments(
-                greedy_assignments(t.matrix, t.labels, order, ell, rng)
-            )
-            base, _, _ = bit_vote(t.matrix, graph)
+            er, base, bad = paper_greedy(t, ell, ell)
             q1, q2 = qe(t, base, name)
             row["paper-greedy"] = {
                 "er": er,
