@@ -15,6 +15,7 @@ from anonymatch.assignment import choose_assignment, random_assignments
 from anonymatch.errors import InfeasibleError
 from anonymatch.graph import GeneralizationGraph
 from anonymatch.gray import (
+    consecutive_distances,
     gray_order,
     gray_rank_bruteforce,
     gray_tsp_order,
@@ -99,10 +100,7 @@ def test_tsp_keeps_endpoints_and_never_lengthens(n: int, seed: int) -> None:
     assert sorted(tsp.tolist()) == list(range(n))
     assert rep.hamming_gray_tsp <= rep.hamming_gray == rep_gray.hamming_gray_tsp
     assert ring_length(t.matrix, tsp) == rep.hamming_gray_tsp
-    bounds = segment_bounds(np.zeros(max(n - 1, 0)), 10, 14) if n > 14 else np.array([0, n])
     # endpoints of the segments actually used are fixed
-    from anonymatch.gray import consecutive_distances
-
     gaps = consecutive_distances(t.matrix, gray)[: n - 1]
     bounds = segment_bounds(gaps, 10, 14)
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
@@ -188,8 +186,8 @@ def test_compatibility_equals_bruteforce(n: int, seed: int) -> None:
     base = sp.csr_array(rng.random((n, 7)) < 0.4)
     unc = sp.csr_array(rng.random((n, 7)) < 0.4)
     thr = rng.integers(0, 4, n)
-    items = [*t.items, "extra"]
-    rel = SetRelease(base, unc, thr, None, items[: base.shape[1]] + ["x"] * 0, True)
+    items = [*t.items, *[f"new{j}" for j in range(7 - t.n_items)]]  # 7 columns, some unknown
+    rel = SetRelease(base, unc, thr, None, items, True)
     c, _, inverse = set_compatibility(rel, t)
     x = np.zeros((n, 7), bool)
     x[:, : t.n_items] = t.matrix.toarray()
