@@ -543,3 +543,9 @@ if __name__ == "__main__":  # pragma: no cover
 def entry() -> None:
     """Console-script entry point."""
     sys.exit(main())
+
+
+# --- sets commands (issue 4) ---
+from . import cli_sets  # noqa: E402
+
+cli_sets.register(cli)
