@@ -349,3 +349,9 @@ if __name__ == "__main__":  # pragma: no cover
 def entry() -> None:
     """Console-script entry point."""
     sys.exit(main())
+
+
+# --- sparse commands (issue 5) ---
+from . import cli_sparse  # noqa: E402
+
+cli_sparse.register(cli)
