@@ -111,8 +111,10 @@ def anonymize_sparse(
     ``executor`` for the chunks: None = inline for one chunk, else a Dask cluster (a local one
     unless ``scheduler``); or ``threads``/``processes``/``dask``/``inline``. Results depend on
     ``seed`` only (OS entropy when None), not on the executor."""
-    x = sp.csr_array(x, dtype=np.int8)
+    x = sp.csr_array(x, dtype=np.int8, copy=True)
     x.sum_duplicates()
+    x.eliminate_zeros()
+    x.data[:] = 1
     x.sort_indices()
     n, m = x.shape
     validate(n, k, method, epsilon, dp, beta, runs, chunk_rows)

@@ -79,6 +79,19 @@ def binary_csr(
     return m
 
 
+def as_binary_csr(matrix: sp.spmatrix | sp.sparray) -> sp.csr_array:
+    """``matrix`` as a 0/1 CSR array with sorted indices, no duplicates and no explicit zeros
+    (a copy unless it already is one). O(nnz)."""
+    m = sp.csr_array(matrix)
+    if not (m.has_canonical_format and m.data.size and m.data.min() == 1 and m.data.max() == 1):
+        m = m.copy()
+        m.sum_duplicates()
+        m.eliminate_zeros()
+        m.data[:] = 1
+        m.sort_indices()
+    return m
+
+
 def _check_ids(values: np.ndarray, what: str, where: str) -> np.ndarray:
     if values.size and values.min() < 0:
         raise InputError(f"negative {what} id {int(values.min())} in {where}")

@@ -20,11 +20,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
+from ..io.sparse import as_binary_csr
 
 
 def mondrian_labels(x: sp.csr_array | sp.csr_matrix, k: int) -> np.ndarray:
     """Region label of every row (0..R−1); every region has ≥ k rows. InputError if k > n."""
-    x = sp.csr_array(x)
+    x = as_binary_csr(x)
     n = x.shape[0]
     if k < 1:
         raise InputError(f"k must be at least 1, got {k}")

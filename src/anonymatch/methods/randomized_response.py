@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
+from ..io.sparse import as_binary_csr
 
 LEVELS = ("edge", "node")
 
@@ -42,7 +43,7 @@ def randomized_response(
     max_created: int = 200_000_000,
 ) -> sp.csr_array:
     """The randomized-response release of ``x`` (same shape, int8 0/1 CSR)."""
-    x = sp.csr_array(x)
+    x = as_binary_csr(x)
     n, m = x.shape
     p = flip_probability(epsilon, level, m)
     rng = np.random.default_rng(seed)

@@ -41,6 +41,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from ..errors import InputError
+from ..io.sparse import as_binary_csr
 
 RULES = ("majority", "all")
 
@@ -272,10 +273,7 @@ def _reassign_and_close(
 
 
 def _csr(matrix: sp.csr_array | sp.csr_matrix) -> sp.csr_array:
-    m = sp.csr_array(matrix)
-    if not m.has_sorted_indices:
-        m.sort_indices()
-    return m
+    return as_binary_csr(matrix)
 
 
 def opening_costs(x: sp.csr_array, k: int, beta: float = 2.0) -> np.ndarray:
