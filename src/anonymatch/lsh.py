@@ -2,8 +2,9 @@
 
 For every row, 8 independent min-hash values over its set of columns (hash h(c) = the 64-bit
 murmur3 finalizer of c XOR a random key: a linear hash (a·c + b) mod p is measurably biased on
-consecutive column ids, e.g. 0.43 instead of 0.5 collisions for two sets of Jaccard 0.5); rows are sorted by the lexicographic order of their min-hashes
-(shingle sorting, Chierichetti et al. 2009) and the order is cut into consecutive chunks of about
+consecutive column ids, e.g. 0.43 instead of 0.5 collisions for two sets of Jaccard 0.5);
+rows are sorted by the lexicographic order of their min-hashes (shingle sorting, Chierichetti
+et al. 2009) and the order is cut into consecutive chunks of about
 ``chunk_rows`` rows (none shorter), each anonymized on its own. Rows with similar column sets
 share their first min-hashes with high probability (P[h_min(A) = h_min(B)] = J(A, B)), so they
 land in the same chunk. Empty rows sort last. O(h·nnz + n log n) time, O(h·n) memory.
