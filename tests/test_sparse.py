@@ -79,6 +79,7 @@ def test_tie_is_kept_by_the_majority_vote() -> None:
 def test_opening_costs_match_brute_force(seed: int) -> None:
     x = random_matrix(50, 15, 0.25, seed)
     x = sp.csr_array(x.toarray() * (np.arange(50) >= 5)[:, None])  # empty rows too
+    x = sp.csr_array(sp.vstack([x, x[5:12], x[5:8]]))  # and rows with 2 or 3 copies
     d = (dense(x)[:, None, :] != dense(x)[None, :, :]).sum(axis=2)
     for k, beta in [(2, 2.0), (3, 4.0), (5, 1.5)]:
         kk = int(np.ceil(beta * k))

@@ -63,13 +63,14 @@ class Clustering:
 
 
 @njit(cache=True, nogil=True)
-def _knn_cost(indptr, indices, cptr, crows, deg, low_rows, kk):  # pragma: no cover - compiled
-    """Σ of the Hamming distances from every row to its kk nearest rows (itself included)."""
+def _knn_cost(indptr, indices, cptr, crows, deg, mult, low_rows, kk):  # pragma: no cover
+    """Σ of the Hamming distances from every distinct row (with multiplicity ``mult``) to its kk
+    nearest rows (itself included; its own copies are at distance 0)."""
     n = indptr.shape[0] - 1
     out = np.zeros(n, np.float64)
     if n == 0:
         return out
-    need = min(kk - 1, n - 1)
+    need = min(kk - 1, mult.sum() - 1)
     if need <= 0:
         return out
     ov = np.zeros(n, np.int64)
@@ -87,14 +88,15 @@ def _knn_cost(indptr, indices, cptr, crows, deg, low_rows, kk):  # pragma: no co
                     nt += 1
                 ov[r] += 1
         di = deg[i]
+        hist[0] += mult[i] - 1
         for t in range(nt):
             r = touched[t]
             if r != i:
-                hist[di + deg[r] - 2 * ov[r]] += 1
+                hist[di + deg[r] - 2 * ov[r]] += mult[r]
         for t in range(low_rows.shape[0]):
             r = low_rows[t]
             if r != i and ov[r] == 0:
-                hist[di + deg[r]] += 1
+                hist[di + deg[r]] += mult[r]
         total = 0.0
         taken = 0
         d = 0
@@ -107,6 +109,7 @@ def _knn_cost(indptr, indices, cptr, crows, deg, low_rows, kk):  # pragma: no co
                 taken += c
             d += 1
         out[i] = total
+        hist[0] = 0
         for t in range(nt):
             r = touched[t]
             if r != i:
@@ -276,26 +279,42 @@ def _csr(matrix: sp.csr_array | sp.csr_matrix) -> sp.csr_array:
     return as_binary_csr(matrix)
 
 
+def _distinct_rows(x: sp.csr_array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first row of each distinct row, distinct id of every row, multiplicities). O(nnz)."""
+    ids: dict[bytes, int] = {}
+    inverse = np.empty(x.shape[0], np.int64)
+    ptr, idx = x.indptr, x.indices
+    for i in range(x.shape[0]):
+        inverse[i] = ids.setdefault(idx[ptr[i] : ptr[i + 1]].tobytes(), len(ids))
+    first = np.full(len(ids), -1, np.int64)
+    first[inverse[::-1]] = np.arange(x.shape[0])[::-1]
+    return first, inverse, np.bincount(inverse, minlength=len(ids)).astype(np.int64)
+
+
 def opening_costs(x: sp.csr_array, k: int, beta: float = 2.0) -> np.ndarray:
     """Facility opening cost of every row (App. D): (2α/(1−α))·Σ of the Hamming distances to its
-    ⌈βk⌉ nearest rows (itself included), α = 1/β. O(Σ_j pop_j²) time, O(n + nnz) memory."""
+    ⌈βk⌉ nearest rows (itself included), α = 1/β. Identical rows are computed once (with their
+    multiplicity). O(Σ_j pop_j²) time over the distinct rows, O(n + nnz) memory."""
     if beta <= 1:
         raise InputError(f"beta must be greater than 1, got {beta}")
     x = _csr(x)
     n = x.shape[0]
     kk = max(1, math.ceil(beta * k))
-    deg = np.diff(x.indptr).astype(np.int64)
-    csc = sp.csc_array(x)
+    first, inverse, mult = _distinct_rows(x)
+    u = x[first]
+    deg = np.diff(u.indptr).astype(np.int64)
+    csc = sp.csc_array(u)
     low = np.argsort(deg, kind="stable")[: kk + 1].astype(np.int64)
     sums = _knn_cost(
-        x.indptr.astype(np.int64),
-        x.indices.astype(np.int64),
+        u.indptr.astype(np.int64),
+        u.indices.astype(np.int64),
         csc.indptr.astype(np.int64),
         csc.indices.astype(np.int64),
         deg,
+        mult,
         low,
         kk,
-    )
+    )[inverse]
     alpha = 1.0 / beta
     return (2 * alpha / (1 - alpha)) * sums if n else sums
 
