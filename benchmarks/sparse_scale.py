@@ -84,12 +84,10 @@ def main() -> None:
     print(f"generated {x.shape} with {x.nnz:,} ones in {gen:.0f} s -> {src}", flush=True)
     out, report = work / "released.parquet", work / "report.json"
     cmd = [
-        sys.executable, "-m", "anonymatch.cli", "anonymize-sparse", str(src), "-o", str(out),
-        "--k", str(args.k), "--seed", "1", "--report", str(report), "-q",
-    ]  # fmt: skip
-    cmd = [
         sys.executable, "-c",
-        "import sys; from anonymatch.cli import main; sys.exit(main(sys.argv[1:]))", *cmd[3:],
+        "import sys; from anonymatch.cli import main; sys.exit(main(sys.argv[1:]))",
+        "anonymize-sparse", str(src), "-o", str(out), "--k", str(args.k), "--seed", "1",
+        "--report", str(report), "-q",
     ]  # fmt: skip
     run = run_tree(cmd, args.timeout)
     print(f"chunked run: {run['wall']:.0f} s, peak {run['peak_gib']:.2f} GiB, rc {run['rc']}")
