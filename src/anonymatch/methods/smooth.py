@@ -73,8 +73,8 @@ def _knn_cost(indptr, indices, cptr, crows, deg, mult, low_rows, kk):  # pragma:
     need = min(kk - 1, mult.sum() - 1)
     if need <= 0:
         return out
-    ov = np.zeros(n, np.int64)
-    touched = np.empty(n, np.int64)
+    ov = np.zeros(n, np.int32)
+    touched = np.empty(n, np.int32)
     maxdist = 2 * (deg.max() if n else 0) + 1
     hist = np.zeros(maxdist + 1, np.int64)
     for i in range(n):
@@ -331,8 +331,12 @@ def _bisect(x: sp.csr_array, members: np.ndarray, k: int) -> list[np.ndarray]:
             out.append(group)
             continue
         sub = x[group]
+        # the group's own columns only: vectors of its width, not of the matrix's
+        cols, local = np.unique(sub.indices, return_inverse=True)
+        width = max(1, cols.size)
+        sub = sp.csr_array((sub.data, local.ravel(), sub.indptr), shape=(s, width))
         deg = np.diff(sub.indptr).astype(np.int64)
-        counts = np.asarray(sub.sum(axis=0)).ravel()
+        counts = np.bincount(sub.indices, minlength=width)
         centre = (2 * counts >= s).astype(np.int64)
 
         def dist(ref: np.ndarray, sub: sp.csr_array = sub, deg: np.ndarray = deg) -> np.ndarray:
@@ -340,11 +344,11 @@ def _bisect(x: sp.csr_array, members: np.ndarray, k: int) -> list[np.ndarray]:
 
         d_c = dist(centre)
         r = int(np.argmax(d_c))
-        ref_r = np.zeros(x.shape[1], np.int64)
+        ref_r = np.zeros(width, np.int64)
         ref_r[sub.indices[sub.indptr[r] : sub.indptr[r + 1]]] = 1
         d_r = dist(ref_r)
         t = int(np.argmax(d_r))
-        ref_t = np.zeros(x.shape[1], np.int64)
+        ref_t = np.zeros(width, np.int64)
         ref_t[sub.indices[sub.indptr[t] : sub.indptr[t + 1]]] = 1
         key = d_r - dist(ref_t)
         order = np.argsort(key, kind="stable")
