@@ -536,10 +536,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
-
 def entry() -> None:
     """Console-script entry point."""
     sys.exit(main())
@@ -549,3 +545,12 @@ def entry() -> None:
 from . import cli_sets  # noqa: E402
 
 cli_sets.register(cli)
+
+# --- sparse commands (issue 5) ---
+from . import cli_sparse  # noqa: E402
+
+cli_sparse.register(cli)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
