@@ -130,6 +130,8 @@ def main() -> None:
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(json.dumps({"releases": results, "census": census}, indent=1))
     lines = [
+        "## Adaptive anonymity: sustained attacks (Choromanski et al. §4)",
+        "",
         f"Adversary knowing c true matches ({TRIALS} random trials per c). *below*: share of",
         "(trial, unknown person) pairs left with fewer than δᵢ − c candidate rows; *min slack*:",
         "fewest candidates − (δᵢ − c) seen; *success*: a random attack's success probability.",

@@ -98,6 +98,8 @@ def main() -> None:
 def report(cache: dict[str, dict[str, float]]) -> None:
     names = [*UCI_NAMES, "Caltech36", "Reed98"]
     lines = [
+        "## Adaptive anonymity: utility vs anonymity (Choromanski et al. Figure 3)",
+        "",
         "Utility 1 − #(∗)/(nd) (higher is better) of Algorithm 1 (`bmatching`), Algorithm 2",
         "(`bmatching-symmetric`) and agglomerative k-anonymity, per anonymity level; every",
         "release verified. Binarization: numeric → 1 bit at the median, categorical → 1 bit or",
