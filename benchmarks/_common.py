@@ -56,15 +56,23 @@ def adult_path() -> str:
     return str(path)
 
 
-def run_cli(args: list[str]) -> dict[str, float]:
-    """Run ``anonymatch ARGS`` in a fresh process; return wall seconds, peak RSS (MiB), rc."""
+def run_cli(args: list[str], timeout: float | None = None) -> dict[str, float]:
+    """Run ``anonymatch ARGS`` in a fresh process; return wall seconds, peak RSS (MiB), rc.
+    After ``timeout`` seconds the run is killed and reported with rc = −1 (peak unknown: 0)."""
+    # VmHWM (peak RSS of this process image) rather than ru_maxrss, which Linux carries over
+    # from a large parent across fork + exec.
     wrapper = (
-        "import resource, sys; from anonymatch.cli import main; rc = main(sys.argv[1:]); "
-        "sys.stderr.write('\\nPEAK_RSS_KB=%d\\n' % "
-        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(rc)"
+        "import re, sys; from anonymatch.cli import main; rc = main(sys.argv[1:]); "
+        "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1); "
+        "sys.stderr.write('\\nPEAK_RSS_KB=%s\\n' % hwm); sys.exit(rc)"
     )
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", wrapper, *args], capture_output=True, text=True)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", wrapper, *args], capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return {"wall": time.perf_counter() - started, "peak_mib": 0.0, "rc": -1}
     wall = time.perf_counter() - started
     match = re.search(r"PEAK_RSS_KB=(\d+)", proc.stderr)
     if proc.returncode not in (0, 1) or not match:
