@@ -248,13 +248,7 @@ def anonymize_adaptive(
     schema = Schema.build(qi, numeric, sensitive, [*identifiers, *extra_ids], weights)
     data, enc, dropped = prepare(data, schema, na_values, drop_missing)
     n = enc.n
-    if k_column is not None:
-        delta = parse_levels(data, k_column)
-    else:
-        k = _check_k(k)
-        if k > n:
-            raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
-        delta = np.full(n, k, np.int64)
+    delta = levels(data, k, k_column, n)
     forced = missing_cells(data, enc, na_values)
     weights_arr = read_cell_weights(cell_weights, enc) if cell_weights is not None else None
     problem = build_problem(enc, delta, forced, weights_arr)
@@ -319,9 +313,10 @@ def anonymize_adaptive(
     return Release(table, cells, graph, enc, report)
 
 
-def _levels_for(original: pd.DataFrame, k: int | None, k_column: str | None, n: int) -> np.ndarray:
+def levels(data: pd.DataFrame, k: int | None, k_column: str | None, n: int) -> np.ndarray:
+    """δ for every row: from ``k_column`` (see ``parse_levels``) or ``k`` for all."""
     if k_column is not None:
-        return parse_levels(original, k_column)
+        return parse_levels(data, k_column)
     k = _check_k(k)
     if k > n:
         raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
@@ -371,7 +366,7 @@ def attack_release(
         raise InputError(f"key column {key!r} does not pair the release with the original")
     position = {v: p for p, v in enumerate(pub_key)}
     truth = np.array([position[v] for v in orig_key], np.int64)
-    delta = _levels_for(data, k, k_column, n)
+    delta = levels(data, k, k_column, n)
     c_unique, _, inverse = compatibility(parse_cells(published, enc), enc)
     c = sp.csr_array(c_unique[inverse])
     return simulate_attack(c, truth, delta, known, trials, np.random.default_rng(seed))
