@@ -349,3 +349,9 @@ if __name__ == "__main__":  # pragma: no cover
 def entry() -> None:
     """Console-script entry point."""
     sys.exit(main())
+
+
+# --- kl commands (issue 6) ---
+from . import cli_kl  # noqa: E402
+
+cli_kl.register(cli)
