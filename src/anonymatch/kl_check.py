@@ -117,17 +117,38 @@ def rare_combinations(
     found: list[_Found] = []
     stats: list[dict[str, int]] = []
     at_risk = np.zeros(n, bool)
+    # A record whose whole combination (all d attributes) occurs ≥ k times has no rare
+    # sub-combination: if every record is such, the table is k-anonymous and so (k,ℓ) for all ℓ.
+    _, full_counts = combo_ids(codes, cards)
+    if n == 0 or full_counts.min() >= k:
+        for s in range(1, level + 1):
+            stats.append(
+                {
+                    "level": s,
+                    "subsets": comb(d, s),
+                    "subsets_counted": 0,
+                    "violations": 0,
+                    "records_at_risk": 0,
+                }
+            )
+        return found, stats
     for s in range(1, level + 1):
         checked = violations = 0
         for subset in combinations(range(d), s):
             alive = None
-            for t in range(1, s):
-                for sub in combinations(subset, t):
-                    rows = rare_rows.get(sub)
-                    if rows is not None:
-                        if alive is None:
-                            alive = np.ones(n, bool)
-                        alive[rows] = False
+            members = set(subset)
+            if rare_rows and len(rare_rows) < 2**s:
+                subs = [t for t in rare_rows if members.issuperset(t) and len(t) < s]
+            elif rare_rows:
+                subs = [
+                    sub for t in range(1, s) for sub in combinations(subset, t) if sub in rare_rows
+                ]
+            else:
+                subs = []
+            for sub in subs:
+                if alive is None:
+                    alive = np.ones(n, bool)
+                alive[rare_rows[sub]] = False
             if alive is None:
                 idx = None
                 part = codes[:, subset]
