@@ -399,11 +399,18 @@ def _support_rows(csc: sp.csc_array, group_of: np.ndarray, groups: np.ndarray) -
     return mask
 
 
-def _best_item_merge(gm: sp.csr_array, point: np.ndarray, n_items: int) -> tuple[int, int] | None:
-    """For a rare itemset p (groups), the pair (g ∈ p, h ∉ p) whose q = p − g + h has the closest
-    neighbourhood: N(x) = multiset of the other groups in the transactions holding x."""
-    best: tuple[float, int, int, int] | None = None
-    pset = set(point.tolist())
+def _best_item_merge(
+    gm: sp.csr_array, point: np.ndarray, group_of: np.ndarray, occ: np.ndarray
+) -> tuple[int, int] | None:
+    """For a rare itemset p (groups), the merge (g ∈ p, h) to make: for each g, the h whose
+    q = p − g + h has the closest neighbourhood (N(x) = multiset of the other groups in the
+    transactions holding x; h ranges over the groups co-occurring with p − g, including the
+    other groups of p, which collapses p onto p − g); across the g, the merge adding the least
+    item NCP, then the least distance (as for tables)."""
+    n_items = gm.shape[1]
+    size = np.bincount(group_of, minlength=n_items)
+    g_occ = np.bincount(group_of, weights=occ, minlength=n_items)
+    best: tuple[float, float, int, int, int] | None = None
     for g in point.tolist():
         rest = [x for x in point.tolist() if x != g]
         if rest:
@@ -412,7 +419,7 @@ def _best_item_merge(gm: sp.csr_array, point: np.ndarray, n_items: int) -> tuple
         else:
             sub = gm
         colsum = np.asarray(sub.sum(axis=0)).reshape(-1)
-        cand = np.array([h for h in np.flatnonzero(colsum).tolist() if h not in pset], np.int64)
+        cand = np.array([h for h in np.flatnonzero(colsum).tolist() if h != g], np.int64)
         if not len(cand):
             continue
         # co-occurrence rows of g and the candidates within the transactions agreeing off g
@@ -431,14 +438,15 @@ def _best_item_merge(gm: sp.csr_array, point: np.ndarray, n_items: int) -> tuple
         corr = np.bincount(qr, weights=np.abs(qv - p_row[qc]) - p_row[qc], minlength=len(cand))
         dist = p_row.sum() + corr
         deg = colsum[cand]
-        order = np.lexsort((cand, deg, dist))
-        c = int(order[0])
-        score = (float(dist[c]), int(deg[c]), int(g), int(cand[c]))
+        c = int(np.lexsort((cand, deg, dist))[0])
+        h = int(cand[c])
+        cost = float(g_occ[g] * size[h] + g_occ[h] * size[g])
+        score = (cost, float(dist[c]), int(deg[c]), int(g), h)
         if best is None or score < best:
             best = score
     if best is None:
         return None
-    return best[2], best[3]
+    return best[3], best[4]
 
 
 def km_anonymize(
@@ -450,10 +458,11 @@ def km_anonymize(
     """Group items globally so that every itemset of ≤ m (generalized) items is contained in 0
     or ≥ k transactions — the hypergraph algorithm with itemsets as points (module docstring).
 
-    Departures: candidates q differ from p in one item (p − g + h, h co-occurring with p − g);
-    if a rare itemset has no such candidate, g is merged into another group of p (p collapses
-    to p − g, which is frequent). Raises InfeasibleError if fewer than k transactions are
-    non-empty (then the single item group would still be rare).
+    Departures: candidates q differ from p in one item (p − g + h, h co-occurring with p − g,
+    possibly another item of p, which collapses p onto the frequent p − g); across the items g
+    of p the merge adding the least NCP is made (see ``_best_item_merge``). Raises
+    InfeasibleError if fewer than k transactions are non-empty (then the single item group would
+    still be rare).
     Complexity: per merge O(nnz of the transactions agreeing with p off one item); levels
     counted by Apriori (``kl_check.rare_itemsets``).
     Reference: Stokes slides §2; Terrovitis et al. VLDB 2008 (k^m-anonymity).
@@ -471,6 +480,7 @@ def km_anonymize(
         )
     grouping = ItemGrouping(np.arange(n_items, dtype=np.int64))
     csc = sp.csc_array(matrix)
+    occ = np.diff(csc.indptr).astype(np.float64)  # occurrences of every item
     for s in range(1, int(m) + 1):
         gm = group_matrix(matrix, grouping.group_of)
         found, _, _ = rare_itemsets(gm, k, s)
@@ -489,7 +499,7 @@ def km_anonymize(
                 deg = int(_support_rows(csc, grouping.group_of, point).sum())
                 if deg == 0 or deg >= k:
                     break
-                choice = _best_item_merge(gm, point, n_items)
+                choice = _best_item_merge(gm, point, grouping.group_of, occ)
                 if choice is None:
                     if len(point) < 2:
                         raise InfeasibleError("no item group to merge a rare item with")
