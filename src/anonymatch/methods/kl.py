@@ -241,6 +241,27 @@ def _best_merge(state: _State, subset: tuple[int, ...], point: np.ndarray) -> tu
     return subset[best[3]], best[4]
 
 
+def _repair(state: _State, k: int, todo: list[tuple[tuple[int, ...], np.ndarray]]) -> None:
+    """Merge until none of the listed points (subset, raw codes of a record holding it) has a
+    degree in (0, k); points are re-read through the current groups, so merges made for one
+    point are seen by the others."""
+    rec, cur = state.rec, state.cur
+    for subset, rep in todo:
+        cols = list(subset)
+        while True:
+            point = np.array(
+                [rec.group_of[a][c] for a, c in zip(subset, rep.tolist(), strict=True)]
+            )
+            if len(subset) == 1:
+                deg = int(np.count_nonzero(cur[:, subset[0]] == point[0]))
+            else:
+                deg = int(np.all(cur[:, cols] == point, axis=1).sum())
+            if deg == 0 or deg >= k:
+                break
+            a, q = _best_merge(state, subset, point)
+            state.merge(a, int(point[subset.index(a)]), q)
+
+
 def kl_anonymize(
     qi: EncodedQI,
     k: int,
@@ -278,19 +299,7 @@ def kl_anonymize(
             first[ids[::-1]] = np.arange(n)[::-1]
             order = rare[np.argsort(counts[rare], kind="stable")]
             reps = rec.raw[first[order]][:, cols]  # raw codes: follow later merges
-            for rep in reps:
-                while True:
-                    point = np.array(
-                        [rec.group_of[a][c] for a, c in zip(subset, rep.tolist(), strict=True)]
-                    )
-                    if s == 1:
-                        deg = int(np.count_nonzero(cur[:, subset[0]] == point[0]))
-                    else:
-                        deg = int(np.all(cur[:, cols] == point, axis=1).sum())
-                    if deg == 0 or deg >= k:
-                        break
-                    a, q = _best_merge(state, subset, point)
-                    state.merge(a, int(point[subset.index(a)]), q)
+            _repair(state, k, [(subset, rep) for rep in reps])
     return rec
 
 
