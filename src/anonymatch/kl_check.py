@@ -132,6 +132,7 @@ def rare_combinations(
                 }
             )
         return found, stats
+    columns = np.ascontiguousarray(codes.T)  # one contiguous row per attribute
     for s in range(1, level + 1):
         checked = violations = 0
         for subset in combinations(range(d), s):
@@ -151,12 +152,12 @@ def rare_combinations(
                 alive[rare_rows[sub]] = False
             if alive is None:
                 idx = None
-                part = codes[:, subset]
+                part = columns[list(subset)].T
             else:
                 idx = np.flatnonzero(alive)
                 if len(idx) == 0:
                     continue
-                part = codes[idx][:, subset]
+                part = columns[list(subset)][:, idx].T
             checked += 1
             ids, counts = combo_ids(part, [cards[a] for a in subset])
             rare = counts < k
