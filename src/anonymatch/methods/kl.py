@@ -241,25 +241,30 @@ def _best_merge(state: _State, subset: tuple[int, ...], point: np.ndarray) -> tu
     return subset[best[3]], best[4]
 
 
-def _repair(state: _State, k: int, todo: list[tuple[tuple[int, ...], np.ndarray]]) -> None:
-    """Merge until none of the listed points (subset, raw codes of a record holding it) has a
-    degree in (0, k); points are re-read through the current groups, so merges made for one
-    point are seen by the others."""
-    rec, cur = state.rec, state.cur
-    for subset, rep in todo:
-        cols = list(subset)
+def _repair(
+    state: _State,
+    k: int,
+    subset: tuple[int, ...],
+    rows: np.ndarray,
+    ids: np.ndarray,
+    counts: np.ndarray,
+) -> None:
+    """Merge until none of the points held by the records ``rows`` on ``subset`` has a degree
+    in (0, k). A record's current combination *is* its point after any merges, so a point's
+    degree is read from the combination counts, recomputed (O(n·s)) only after a merge — the
+    cost is O((merges + 1)·n·s + |rows|), not O(|rows|·n·s)."""
+    cur = state.cur
+    cols = list(subset)
+    cards = [int(c) for c in state.cards[cols]]
+    for r in rows.tolist():
         while True:
-            point = np.array(
-                [rec.group_of[a][c] for a, c in zip(subset, rep.tolist(), strict=True)]
-            )
-            if len(subset) == 1:
-                deg = int(np.count_nonzero(cur[:, subset[0]] == point[0]))
-            else:
-                deg = int(np.all(cur[:, cols] == point, axis=1).sum())
-            if deg == 0 or deg >= k:
+            deg = int(counts[ids[r]])
+            if deg >= k:
                 break
+            point = cur[r, cols].copy()
             a, q = _best_merge(state, subset, point)
             state.merge(a, int(point[subset.index(a)]), q)
+            ids, counts = combo_ids(cur[:, cols], cards)
 
 
 def kl_anonymize(
@@ -298,8 +303,7 @@ def kl_anonymize(
             first = np.full(len(counts), -1, np.int64)
             first[ids[::-1]] = np.arange(n)[::-1]
             order = rare[np.argsort(counts[rare], kind="stable")]
-            reps = rec.raw[first[order]][:, cols]  # raw codes: follow later merges
-            _repair(state, k, [(subset, rep) for rep in reps])
+            _repair(state, k, subset, first[order], ids, counts)  # rarest point first
     return rec
 
 
