@@ -26,7 +26,14 @@ Departures from the slides, for tractability (each is also stated where it happe
 * the neighbourhood N(p) is the multiset of single entries (attribute, group) of the other
   attributes over p's records — the projection of the slides' multiset of ℓ-sets onto 1-sets —
   and d is the size of the multiset symmetric difference, Σ_x |N_p(x) − N_q(x)|.
-* a point that is still rare after one merge is treated again at once (p ∨ q becomes the new p).
+* the slides choose q by neighbourhood distance alone. Across the attributes of p that would,
+  e.g., merge sex = Male|Female to repair one rare combination of a near-unique attribute, so
+  the neighbourhood distance chooses q within each attribute and, across attributes, the merge
+  that adds the least GCP (Doka eq. 3 scaling) is made, the distance breaking ties.
+* order: levels 1 … ℓ, attribute subsets in lexicographic order, within a subset the rarest
+  point first; a point still rare after one merge is treated again at once (p ∨ q becomes the
+  new p). (Processing all rare points of a level globally rarest-first was tried on Adult: GCP
+  within 0.5 points, 3× slower.)
 """
 
 from __future__ import annotations
