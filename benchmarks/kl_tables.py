@@ -70,7 +70,15 @@ def main() -> None:
         help="keep the rows of benchmarks/results/kl_tables.json, run only the missing ones",
     )
     parser.add_argument("--baselines", default="hungarian,mondrian")
+    parser.add_argument(
+        "--render", action="store_true", help="only rewrite the markdown and plot from the JSON"
+    )
     args = parser.parse_args()
+    if args.render:
+        saved_rows = json.loads((ROOT / "benchmarks" / "results" / "kl_tables.json").read_text())
+        write_markdown(saved_rows["rows"])
+        plot(saved_rows["rows"])
+        return
     ks = [int(x) for x in args.ks.split(",")]
     rows: list[dict] = []
     saved = ROOT / "benchmarks" / "results" / "kl_tables.json"
@@ -155,8 +163,45 @@ def write_markdown(rows: list[dict]) -> None:
                 )
             lines.append(f"| {k} | " + " | ".join(cells) + " |")
         lines.append("")
+    lines += reading(rows)
     lines.append("![GCP of (k,ℓ) vs k-anonymity](img/kl_gcp.png)")
     update_results("kl_tables", "\n".join(lines))
+
+
+def reading(rows: list[dict]) -> list[str]:
+    """A few sentences comparing the figures at k = 10."""
+    out = ["Reading (k = 10):", ""]
+    for name in dict.fromkeys(r["dataset"] for r in rows):
+        by = {r["method"]: r["gcp"] for r in rows if r["dataset"] == name and r["k"] == 10}
+        full = by.get("kl l=d (global k-anon.)")
+        parts = [
+            f"(k,{lv}) {100 * by[f'kl l={lv}']:.2f} %" for lv in (1, 2, 3, 4) if f"kl l={lv}" in by
+        ]
+        text = f"- {name}: " + ", ".join(parts)
+        if full is not None:
+            text += f"; global k-anonymity by the same algorithm (ℓ = all) {100 * full:.2f} %"
+            if by.get("kl l=2"):
+                text += f" ({full / by['kl l=2']:.0f}× the loss of (k,2))"
+        if "hungarian" in by and "mondrian" in by:
+            text += (
+                f"; local-recoding k-anonymity: hungarian {100 * by['hungarian']:.2f} %,"
+                f" mondrian {100 * by['mondrian']:.2f} %."
+            )
+        out.append(text)
+    out += [
+        "",
+        "(k,ℓ) for small ℓ costs a fraction of k-anonymity *by global recoding* — the setting of",
+        "the slides: (k,1) is almost free and (k,2) many times cheaper than (k,d) — but with 12–14",
+        "public attributes, near-unique ones among them (fnlwgt, capital-gain, Reviews, Current",
+        "Ver), every global value merge hits all records, and from ℓ = 3–4 on it is as lossy as",
+        "full global k-anonymity. The local-recoding k-anonymity of the core (hungarian: a",
+        "k-regular generalization graph; Mondrian: local groups) keeps GCP below (k,3) here. The",
+        "guarantees differ: a hungarian release is k-anonymous in the nonreciprocal sense",
+        "(every person matches ≥ k rows, the true one hidden among k assignments), not",
+        "(k,ℓ)-anonymous in the counting sense; (k,ℓ) only assumes ≤ ℓ known attributes.",
+        "",
+    ]
+    return out
 
 
 def _method_order(m: str) -> tuple[int, str]:
@@ -179,6 +224,7 @@ def plot(rows: list[dict]) -> None:
         ax.set_xscale("log")
         ks = sorted({r["k"] for r in sub})
         ax.set_xticks(ks, [str(k) for k in ks])
+        ax.minorticks_off()
         ax.set_xlabel("k")
         ax.set_ylabel("GCP (%)")
         ax.set_title(f"{name}: {sub[0]['rows']} rows, {sub[0]['attributes']} public attributes")

@@ -13,6 +13,7 @@ Usage: python benchmarks/kl_transactions.py [--ks 5,10,20] [--ms 1,2,3]
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from pathlib import Path
@@ -29,7 +30,15 @@ def main() -> None:
     parser.add_argument("--ks", default="5,10,20")
     parser.add_argument("--ms", default="1,2,3")
     parser.add_argument("--datasets", default="chess,BMS1")
+    parser.add_argument(
+        "--render", action="store_true", help="only rewrite the markdown and plot from the JSON"
+    )
     args = parser.parse_args()
+    if args.render:
+        saved = json.loads((ROOT / "benchmarks" / "results" / "kl_transactions.json").read_text())
+        write_markdown(saved["rows"], saved["checks"])
+        plot(saved["rows"])
+        return
     ks = [int(x) for x in args.ks.split(",")]
     ms = [int(x) for x in args.ms.split(",")]
     base = Path(os.environ.get("ANONYMATCH_DATA", str(ROOT.parent / "shared" / "datasets")))
@@ -120,6 +129,7 @@ def plot(rows: list[dict]) -> None:
         ax.set_xscale("log")
         ks = sorted({r["k"] for r in rows})
         ax.set_xticks(ks, [str(k) for k in ks])
+        ax.minorticks_off()
         ax.set_xlabel("k")
         ax.set_ylabel("item NCP (%)")
         ax.set_title(name)
