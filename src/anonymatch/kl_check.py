@@ -232,9 +232,10 @@ def encode_cells(
         column = frame[name]
         if name in numeric:
             text = _canonical_numeric(column, name)
-        else:
-            raw = column.astype(str)
-            text = raw.map(canonical_cell).to_numpy(object)
+        else:  # canonicalize each distinct cell text once
+            raw_codes, raw_uniques = pd.factorize(column.astype(str))
+            canon = np.array([canonical_cell(str(u)) for u in raw_uniques], dtype=object)
+            text = canon[raw_codes] if len(raw_codes) else np.array([], dtype=object)
         codes, uniques = pd.factorize(pd.Series(text), sort=True)
         cols.append(codes.astype(np.int64))
         labels.append(np.asarray(uniques, dtype=object))

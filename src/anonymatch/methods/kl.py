@@ -217,22 +217,37 @@ def _best_merge(state: _State, subset: tuple[int, ...], point: np.ndarray) -> tu
         slot = np.searchsorted(cand, vals) + 1
         slot[vals == pa] = 0
         deg = np.bincount(slot, minlength=len(cand) + 1)
-        if len(others):
+        if len(others) and len(rows) * len(others) <= 50_000:
+            # few records: one sort of (slot, entry) keys
             total = state.total
             entries = (cur[rows][:, others] + state.offsets[others]).reshape(-1)
             key = np.repeat(slot, len(others)) * total + entries
-            ukey, cnt = np.unique(key, return_counts=True)
+            ukey, kcnt = np.unique(key, return_counts=True)
             kslot, kent = ukey // total, ukey % total
-            pmask = kslot == 0
-            p_ent, p_cnt = kent[pmask], cnt[pmask]
-            qmask = ~pmask
-            pos = np.minimum(np.searchsorted(p_ent, kent[qmask]), len(p_ent) - 1)
-            hit = p_ent[pos] == kent[qmask]
+            on_p = kslot == 0
+            p_ent, p_cnt = kent[on_p], kcnt[on_p]
+            pos = np.minimum(np.searchsorted(p_ent, kent[~on_p]), len(p_ent) - 1)
+            hit = p_ent[pos] == kent[~on_p]
             shared = np.bincount(
-                kslot[qmask][hit],
-                weights=np.minimum(cnt[qmask][hit], p_cnt[pos[hit]]),
+                kslot[~on_p][hit].astype(np.int64),
+                weights=np.minimum(kcnt[~on_p][hit], p_cnt[pos[hit]]),
                 minlength=len(cand) + 1,
             )
+            dist = (deg[0] + deg[1:]) * len(others) - 2 * shared[1:]
+        elif len(others):
+            # many records: shared[q] = Σ_x min(c_p(x), c_q(x)) over the entries x of p's
+            # records, one attribute at a time (p has < k records: few values per attribute)
+            pmask = slot == 0
+            shared = np.zeros(len(cand) + 1, np.float64)
+            for b in others.tolist():
+                col = cur[rows, b]
+                pv, pc = np.unique(col[pmask], return_counts=True)
+                pos = np.minimum(np.searchsorted(pv, col), len(pv) - 1)
+                hit = pv[pos] == col
+                cnt = np.bincount(
+                    slot[hit] * len(pv) + pos[hit], minlength=(len(cand) + 1) * len(pv)
+                ).reshape(len(cand) + 1, len(pv))
+                shared += np.minimum(cnt, pc[None, :]).sum(axis=1)
             dist = (deg[0] + deg[1:]) * len(others) - 2 * shared[1:]
         else:
             dist = np.zeros(len(cand))
