@@ -221,9 +221,12 @@ def plot(rows: list[dict]) -> None:
     fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4), squeeze=False)
     for ax, name in zip(axes[0], datasets, strict=True):
         sub = [r for r in rows if r["dataset"] == name]
-        for m in dict.fromkeys(r["method"] for r in sub):
+        every = sorted(dict.fromkeys(r["method"] for r in rows), key=_method_order)
+        for i, m in enumerate(every):
             pts = sorted((r["k"], 100 * r["gcp"]) for r in sub if r["method"] == m)
-            ax.plot(*np.array(pts).T, marker="o", label=m)
+            if pts:
+                style = "--" if m in ("hungarian", "mondrian") else "-"
+                ax.plot(*np.array(pts).T, style, marker="o", label=m, color=f"C{i}")
         ax.set_xscale("log")
         ks = sorted({r["k"] for r in sub})
         ax.set_xticks(ks, [str(k) for k in ks])
