@@ -96,7 +96,8 @@ def _na(value: str | None) -> tuple[str, ...]:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="anonymatch")
 def cli() -> None:
-    """Publish tables under k-anonymity by freeform generalization, verified on every release."""
+    """Publish tables, set-valued data, sparse matrices and graphs under k-anonymity-type
+    guarantees, verified on every release."""
 
 
 @cli.command()
@@ -541,15 +542,12 @@ def entry() -> None:
     sys.exit(main())
 
 
-# --- sets commands (issue 4) ---
-from . import cli_sets  # noqa: E402
+# Commands of the other data kinds live in their own modules, imported last since they use
+# this one: set-valued data (cli_sets), sparse matrices (cli_sparse), (k,ℓ) and graphs (cli_kl).
+from . import cli_kl, cli_sets, cli_sparse  # noqa: E402
 
-cli_sets.register(cli)
-
-# --- sparse commands (issue 5) ---
-from . import cli_sparse  # noqa: E402
-
-cli_sparse.register(cli)
+for _module in (cli_sets, cli_sparse, cli_kl):
+    _module.register(cli)
 
 
 if __name__ == "__main__":  # pragma: no cover
