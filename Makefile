@@ -45,6 +45,9 @@ pytest:
 bench: install
 	$(BIN)/python benchmarks/freeform_adult.py
 	$(BIN)/python benchmarks/near_optimal.py
+	$(BIN)/python benchmarks/adaptive_utility.py
+	$(BIN)/python benchmarks/adaptive_attack.py
+	$(BIN)/python benchmarks/adaptive_speed.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis
