@@ -72,13 +72,21 @@ def run_point(data: Binarized, delta: np.ndarray, method: str) -> dict[str, floa
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="δ ∈ {2, 10, 20} only")
+    ap.add_argument("--datasets", default=None, help="comma-separated subset to run")
+    ap.add_argument("--cache", default=str(CACHE), help="results file (merged into the default)")
     args = ap.parse_args()
+    cache_path = Path(args.cache)
     cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+    if cache_path != CACHE and cache_path.exists():
+        cache.update(json.loads(cache_path.read_text()))
+    wanted = set(args.datasets.split(",")) if args.datasets else None
     uniform = [2, 10, 20] if args.quick else list(range(2, 21))
     adaptive = [5, 15, 30] if args.quick else list(range(5, 31, 5))
     jobs = [(name, d) for name in UCI_NAMES for d in uniform]
     jobs += [(school, d) for school in ("Caltech36", "Reed98") for d in adaptive]
     for name, delta_value in jobs:
+        if wanted is not None and name not in wanted:
+            continue
         for method in METHODS:
             key = f"{name}|{delta_value}|{method}"
             if key in cache:
@@ -90,8 +98,8 @@ def main() -> None:
                 delta = facebook_levels(friends, delta_value)
             cache[key] = run_point(data, delta, method)
             print(key, cache[key], flush=True)
-            CACHE.parent.mkdir(exist_ok=True)
-            CACHE.write_text(json.dumps(cache, indent=1))
+            cache_path.parent.mkdir(exist_ok=True)
+            cache_path.write_text(json.dumps(cache, indent=1))
     report(cache)
 
 
