@@ -127,9 +127,9 @@ def main() -> None:
     for method in ("bmatching", "bmatching-symmetric", "agglomerative"):
         if f"adult20k_{method}" not in results:
             lines.append(
-                f"| Adult 20,000 rows, δ = 5, `{method}` | not measured: a run (integer programs"
-                " on ~400,000 candidate pairs) had not finished after 18 min on the shared"
-                " machine and was stopped | — | — |"
+                f"| Adult 20,000 rows, δ = 5, `{method}` | not measured: a run (integer"
+                " programs on the 20,000-row candidate graph) had not finished after 18 min"
+                " on the shared machine and was stopped | — | — |"
             )
             continue
         a = results[f"adult20k_{method}"]
