@@ -185,9 +185,7 @@ def _plot(results: dict[str, dict[str, dict[str, list[float]]]]) -> None:
         for key, s in res.items():
             method, view = key.split("|")
             style = "-" if view == "graph" else "--"
-            axes[0, col].plot(
-                KNOWN, [100 * b for b in s["below"]], style + "o", ms=3, label=f"{method} ({view})"
-            )
+            axes[0, col].plot(KNOWN, s["min_slack"], style + "o", ms=3, label=f"{method} ({view})")
             axes[1, col].plot(KNOWN, s["success"], style + "o", ms=3, label=f"{method} ({view})")
         axes[0, col].set_title(data_name)
         axes[0, col].axhline(0, color="k", lw=0.8)
