@@ -280,7 +280,9 @@ def symmetric_bmatching(
     of using the pair in both directions. Every i gets degree δᵢ − 1 besides its self-edge
     (``exact``; if Σ(δᵢ − 1) is odd, one vertex of the solver's choice gets one more — its
     self-edge then completes a δ-factor), or ≥ δᵢ − 1. Returns the chosen-pair mask.
-    Raises InfeasibleError when no solution exists within the candidates or the time limit.
+    If HiGHS reaches ``time_limit`` with a feasible solution, that solution is used (the
+    variational loop is a heuristic around it; optimality is then not proven). Raises
+    InfeasibleError when no solution exists within the candidates or none is found in time.
     """
     m = len(rows)
     need = np.asarray(delta, np.float64) - 1
