@@ -193,21 +193,12 @@ def canonical_cell(cell: str) -> str:
 
 
 def _canonical_numeric(column: pd.Series, name: str) -> np.ndarray:
-    text = column.astype(str).str.strip()
-    star = (text == STAR).to_numpy()
-    parts = text.str.split("..", n=1, regex=False)
-    left = parts.str[0]
-    right = parts.str[1].astype(object)
-    right = right.where(right.notna(), left)
-    lo = pd.to_numeric(left.where(~star, "nan"), errors="coerce").to_numpy(float)
-    hi = pd.to_numeric(right.where(~star, "nan"), errors="coerce").to_numpy(float)
-    bad = ~star & (np.isnan(lo) | np.isnan(hi) | (lo > hi))
-    if bad.any():
-        row = int(bad.argmax())
-        raise InputError(
-            f"malformed numeric cell {text.iloc[row]!r} in column {name!r} (row {row + 1})"
-        )
-    out = np.empty(len(text), object)
+    """One canonical text per numeric cell (value, ``lo..hi`` or ``*``), parsed by the release
+    format's own parser (CSV text or typed Parquet cells)."""
+    from .io.release import _parse_numeric_column
+
+    lo, hi, star = _parse_numeric_column(column, name)
+    out = np.empty(len(column), object)
     for i, (a, b, s) in enumerate(zip(lo.tolist(), hi.tolist(), star.tolist(), strict=True)):
         if s:
             out[i] = STAR
