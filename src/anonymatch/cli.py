@@ -67,6 +67,47 @@ def input_options(func: F) -> F:
     return func
 
 
+# Inputs of at least this many rows take the streamed, partitioned path by default.
+STREAM_MIN_ROWS = 200_000
+
+
+def scale_options(func: F) -> F:
+    """Options of the streamed, partitioned path (shared by anonymize and verify)."""
+    options = [
+        click.option(
+            "--executor",
+            type=click.Choice(["auto", "inline", "processes", "dask"]),
+            default="auto",
+            show_default=True,
+            help="Where partitions run: auto = in memory for inputs under "
+            f"{STREAM_MIN_ROWS:,} rows, else streamed on local processes (a Dask cluster "
+            "with --workers or --scheduler).",
+        ),
+        click.option(
+            "--scheduler",
+            default=None,
+            help="Address of an existing dask.distributed scheduler, e.g. tcp://host:8786.",
+        ),
+        click.option(
+            "--workers",
+            type=int,
+            default=None,
+            help="Start a local Dask cluster of this many worker processes (with --executor "
+            "processes: the pool size). Default: all cores.",
+        ),
+        click.option(
+            "--chunk-rows",
+            type=int,
+            default=100_000,
+            show_default=True,
+            help="Rows per job of the streamed path (whole partitions).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 def _csv(sep: str | None, names: str | None, quotechar: str) -> CsvOptions:
     if sep is not None:
         sep = sep.encode().decode("unicode_escape")  # allow --sep '\t'
@@ -160,7 +201,7 @@ def cli() -> None:
     help="b-matching/agglomerative: CSV with one column per QI and one row per record giving "
     "the cost of starring each cell.",
 )
-@click.option("--workers", type=int, default=None, help="Threads (default: all cores).")
+@scale_options
 @click.option("--report", "report_path", default=None, help="Write the JSON audit manifest here.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @input_options
@@ -181,7 +222,10 @@ def anonymize(
     epsilons: str | None,
     neighbours: int | None,
     cell_weights: str | None,
+    executor: str,
+    scheduler: str | None,
     workers: int | None,
+    chunk_rows: int,
     report_path: str | None,
     quiet: bool,
     sep: str | None,
@@ -195,13 +239,51 @@ def anonymize(
     from .pipeline import anonymize as run
 
     started = time.perf_counter()
-    for path in (output, report_path):
-        _check_output_path(path, input_path)
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}")
     if time_limit <= 0:
         raise InputError(f"--time-limit must be positive, got {time_limit}")
-    frame = read_table(input_path, _csv(sep, names, quotechar))
+    csv = _csv(sep, names, quotechar)
+    streamed = _streamed_executor(input_path, output, csv, executor, scheduler, workers)
+    for path in (None if streamed else output, report_path):
+        _check_output_path(path, input_path)
+    if streamed is not None:
+        if method in SUPPRESSION_METHODS or k_column or epsilons or neighbours or cell_weights:
+            raise InputError(
+                "the streamed, partitioned path runs the freeform methods only "
+                "(hungarian, sortgreedy, greedy, mip)"
+            )
+        if k is None:
+            raise InputError("missing option --k")
+        from .scale import anonymize_file
+
+        report = anonymize_file(
+            input_path,
+            output,
+            k,
+            Schema.build(
+                _names(qi),
+                _names(numeric),
+                _names(sensitive),
+                _names(identifiers),
+                _weights(weights),
+            ),
+            method=method,
+            partition_size=partition_size,
+            chunk_rows=chunk_rows,
+            seed=seed,
+            csv=csv,
+            na_values=_na(na_values),
+            drop_missing=drop_missing,
+            time_limit=time_limit,
+            executor=streamed,
+            scheduler=scheduler,
+            workers=workers,
+            progress=not quiet,
+        )
+        _finish(report, input_path, output, report_path, started, quiet)
+        return
+    frame = read_table(input_path, csv)
     if method in SUPPRESSION_METHODS:
         from .adaptive import anonymize_adaptive
 
@@ -246,26 +328,78 @@ def anonymize(
             na_values=_na(na_values),
             drop_missing=drop_missing,
             time_limit=time_limit,
-            workers=workers,
             progress=not quiet,
         )
     write_release(output, release.table, release.cells, release.qi)
-    report = dict(release.report)
-    report["input"] = {"path": str(input_path), "sha256": sha256_file(input_path)}
-    report["output"] = {"path": str(output), "sha256": sha256_file(output)}
-    seconds = dict(report["seconds"])  # type: ignore[call-overload]
-    seconds["wall"] = time.perf_counter() - started
-    report["seconds"] = seconds
-    if report_path:
-        from .io.release import write_atomically
+    _finish(dict(release.report), input_path, output, report_path, started, quiet)
 
+
+def _finish(
+    report: dict[str, Any],
+    input_path: str,
+    output: str,
+    report_path: str | None,
+    started: float,
+    quiet: bool,
+) -> None:
+    """Complete the manifest (checksums, wall time), write it atomically, print the summary."""
+    from .io.release import write_atomically
+
+    report["input"] = {"path": str(input_path), "sha256": _sha256(input_path)}
+    report["output"] = {"path": str(output), "sha256": _sha256(output)}
+    report["seconds"] = {**report["seconds"], "wall": time.perf_counter() - started}
+    if report_path:
         text = json.dumps(report, indent=2) + "\n"
         write_atomically(report_path, lambda tmp: tmp.write_text(text))
-    if not quiet:
-        if method in SUPPRESSION_METHODS:
-            _print_adaptive_summary(report, output)
-        else:
-            _print_summary(report, output)
+    if quiet:
+        return
+    if "levels" in report:
+        _print_adaptive_summary(report, output)
+    else:
+        _print_summary(report, output)
+
+
+def _sha256(path: str) -> str | dict[str, str]:
+    """SHA-256 of a file, or of every part of a directory of Parquet parts."""
+    p = Path(path)
+    if p.is_dir():
+        return {part.name: sha256_file(part) for part in sorted(p.iterdir())}
+    return sha256_file(p)
+
+
+def _manifest_partitions(path: str | None) -> int | None:
+    """The partition count of a partitioned release's manifest (None for other layouts)."""
+    if path is None:
+        return None
+    try:
+        manifest = json.loads(Path(path).read_text())
+        if manifest.get("layout") != "partitioned":
+            return None
+        return int(manifest["parameters"]["partitions"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"cannot read the manifest {path}: {exc}") from None
+
+
+def _streamed_executor(
+    input_path: str,
+    output: str,
+    csv: CsvOptions,
+    executor: str,
+    scheduler: str | None,
+    workers: int | None,
+) -> Any:
+    """The executor of the streamed path, or None for the in-memory path."""
+    from .io.stream import count_rows, is_directory_output
+
+    if scheduler or (executor == "auto" and workers is not None):
+        return "dask"
+    if executor != "auto":
+        return executor
+    if is_directory_output(output) or Path(input_path).is_dir():
+        return "processes"
+    if os.path.isfile(input_path) and count_rows(input_path, csv) >= STREAM_MIN_ROWS:
+        return "processes"
+    return None
 
 
 def _check_output_path(path: str | None, input_path: str) -> None:
@@ -287,12 +421,18 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
         f"{report['method']}, k = {report['k']}, {report['rows']} rows"
         f" ({report['rows_dropped_missing']} dropped for missing QIs) -> {output}"
     )
-    click.echo(
-        f"verified: {'PASS' if v['passed'] else 'FAIL'} - a {v['k']}-factor exists"
-        f" ({v['k_factor_flow']}/{v['k_factor_required']} disjoint matches); fewest matches"
-        f" per original {v['min_matches_original']}, per published row"
-        f" {v['min_matches_published']}"
-    )
+    if report.get("layout") == "partitioned":
+        click.echo(
+            f"verified: PASS - each of the {v['partitions']} partitions has a {v['k']}-factor;"
+            f" fewest matches per original {v['min_matches_original']}"
+        )
+    else:
+        click.echo(
+            f"verified: {'PASS' if v['passed'] else 'FAIL'} - a {v['k']}-factor exists"
+            f" ({v['k_factor_flow']}/{v['k_factor_required']} disjoint matches); fewest matches"
+            f" per original {v['min_matches_original']}, per published row"
+            f" {v['min_matches_published']}"
+        )
     per = ", ".join(f"{a} {100 * x:.2f}%" for a, x in loss["ncp"].items())
     click.echo(f"information loss: GCP {100 * loss['gcp']:.2f}% ({per})")
     click.echo(f"time: {report['seconds']['wall']:.1f} s")
@@ -325,7 +465,14 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 )
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="Numeric QIs (published as ranges).")
+@click.option(
+    "--manifest",
+    default=None,
+    help="The release's JSON manifest (anonymize --report). A partitioned release (streamed "
+    "path) is then checked partition by partition, streaming both files.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@scale_options
 @input_options
 def verify(
     original: str,
@@ -334,7 +481,12 @@ def verify(
     k_column: str | None,
     qi: str,
     numeric: str | None,
+    manifest: str | None,
     as_json: bool,
+    executor: str,
+    scheduler: str | None,
+    workers: int | None,
+    chunk_rows: int,
     sep: str | None,
     names: str | None,
     quotechar: str,
@@ -347,6 +499,36 @@ def verify(
 
     if (k is None) == (k_column is None):
         raise InputError("give exactly one of --k and --k-column")
+    partitions = _manifest_partitions(manifest)
+    if partitions is not None and k is not None:
+        from .scale import verify_file
+
+        dask = scheduler or (executor == "auto" and workers is not None)
+        streamed = "dask" if dask else ("processes" if executor == "auto" else executor)
+        result = verify_file(
+            original,
+            published,
+            k,
+            Schema.build(_names(qi), _names(numeric)),
+            partitions,
+            csv=_csv(sep, names, quotechar),
+            na_values=_na(na_values),
+            drop_missing=drop_missing,
+            chunk_rows=chunk_rows,
+            executor=streamed,  # type: ignore[arg-type]
+            scheduler=scheduler,
+            workers=workers,
+        )
+        if as_json:
+            click.echo(json.dumps(result, indent=2))
+        else:
+            click.echo(
+                f"{'PASS' if result['passed'] else 'FAIL'}: {result['reason']}; k = {k},"
+                f" {result['n_original']} originals, {result['partitions']} partitions each"
+                f" checked for a {k}-factor, fewest matches per original"
+                f" {result['min_matches_original']}"
+            )
+        sys.exit(0 if result["passed"] else 1)
     orig = read_table(original, _csv(sep, names, quotechar))
     pub = read_table(published)
     if k_column is not None:

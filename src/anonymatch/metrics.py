@@ -43,12 +43,19 @@ def cell_ncp(cells: GeneralizedQI, qi: EncodedQI) -> tuple[np.ndarray, np.ndarra
 
 def information_loss(cells: GeneralizedQI, qi: EncodedQI) -> InformationLoss:
     """GCP (Doka eq. 3, with optional attribute weights) and mean NCP per attribute."""
+    return loss_from_sums(ncp_sums(cells, qi), cells.n, qi)
+
+
+def ncp_sums(cells: GeneralizedQI, qi: EncodedQI) -> np.ndarray:
+    """Per-attribute sums of cell NCP, numeric attributes first then categorical (so that the
+    sums of the parts of a release add up to the release's). O(n·d + nnz)."""
     num, cat = cell_ncp(cells, qi)
-    means = (
-        np.concatenate([num.mean(axis=0), cat.mean(axis=0)])
-        if cells.n
-        else np.zeros(num.shape[1] + cat.shape[1])
-    )
+    return np.concatenate([num.sum(axis=0), cat.sum(axis=0)])
+
+
+def loss_from_sums(sums: np.ndarray, n: int, qi: EncodedQI) -> InformationLoss:
+    """GCP and per-attribute NCP from the ``ncp_sums`` of n published rows."""
+    means = sums / n if n else np.zeros_like(sums)
     weights = np.concatenate([qi.num_w, qi.cat_w])
     gcp = float(means @ weights / weights.sum()) if weights.sum() > 0 else 0.0
     per_attr = dict(zip((*qi.num_names, *qi.cat_names), means.tolist(), strict=True))

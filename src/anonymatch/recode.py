@@ -47,6 +47,27 @@ class GeneralizedQI:
         )
 
 
+def concat_cells(parts: list[GeneralizedQI]) -> GeneralizedQI:
+    """The rows of ``parts`` one after the other (all coded in the same domains)."""
+    n_cat = len(parts[0].cat_sets)
+    width = [max(int(p.cat_sets[a].shape[1]) for p in parts) for a in range(n_cat)]
+    sets = tuple(
+        sp.csr_array(sp.vstack([_widen(p.cat_sets[a], width[a]) for p in parts], format="csr"))
+        for a in range(n_cat)
+    )
+    return GeneralizedQI(
+        np.concatenate([p.num_lo for p in parts]),
+        np.concatenate([p.num_hi for p in parts]),
+        np.concatenate([p.num_star for p in parts]),
+        sets,
+        np.concatenate([p.cat_star for p in parts]),
+    )
+
+
+def _widen(m: sp.csr_array, width: int) -> sp.csr_array:
+    return sp.csr_array((m.data, m.indices, m.indptr), shape=(m.shape[0], width))
+
+
 def recode(graph: GeneralizationGraph, qi: EncodedQI) -> GeneralizedQI:
     """Cells of every published record from the originals the graph maps to it.
 

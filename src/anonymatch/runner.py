@@ -14,9 +14,12 @@ all records. Partitions run on a thread pool by default: the heavy kernels (numb
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
@@ -87,6 +90,111 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
         cluster.close()
 
 
+def iter_partitions(
+    fn: Callable[[Any], R],
+    jobs: Iterable[Any],
+    *,
+    executor: ExecutorName = "threads",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    window: int | None = None,
+    retries: int = 2,
+) -> Iterator[R]:
+    """Yield ``fn(job)`` for every job, in job order, as results become available.
+
+    Jobs are drawn lazily and at most ``window`` (default: 2 per worker) are in flight, so the
+    memory held is that of a few jobs and results whatever the number of jobs. ``processes``:
+    a worker process that dies (killed, out of memory) breaks the pool; the pool is restarted
+    and the unfinished jobs resubmitted, each at most ``retries`` times. ``dask``: the scheduler
+    reruns the tasks of a lost worker itself (``distributed.scheduler.allowed-failures``).
+    ``fn`` and the jobs must be picklable for ``processes`` and ``dask``."""
+    if executor not in EXECUTORS:
+        raise InputError(f"unknown executor {executor!r} (expected one of {EXECUTORS})")
+    if workers is not None and workers < 1:
+        raise InputError(f"workers must be at least 1, got {workers}")
+    if scheduler:
+        executor = "dask"
+    if executor == "inline":
+        for job in jobs:
+            yield fn(job)
+        return
+    if executor == "dask":
+        with dask_client(scheduler, workers) as client:
+            n_workers = workers or max(1, len(client.scheduler_info().get("workers", {})))
+            submit = lambda job: client.submit(fn, job, pure=False)  # noqa: E731
+            yield from _windowed(submit, jobs, window or 2 * n_workers)
+        return
+    size = workers or default_workers()
+    if executor == "threads":
+        with ThreadPoolExecutor(max_workers=size) as pool:
+            yield from _windowed(lambda job: pool.submit(fn, job), jobs, window or 2 * size)
+        return
+    pools = _ProcessPools(size)
+    try:
+        submit = lambda job: pools.submit(fn, job)  # noqa: E731
+        yield from _windowed(submit, jobs, window or 2 * size, pools.restart, retries)
+    finally:
+        pools.close()
+
+
+class _ProcessPools:
+    """A process pool that can be replaced after a worker died (``BrokenProcessPool``)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.pool = ProcessPoolExecutor(max_workers=size)
+
+    def submit(self, fn: Callable[[Any], R], job: Any) -> Future[R]:
+        return self.pool.submit(fn, job)
+
+    def restart(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool = ProcessPoolExecutor(max_workers=self.size)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _windowed(
+    submit: Callable[[Any], Any],
+    jobs: Iterable[Any],
+    window: int,
+    restart: Callable[[], None] | None = None,
+    retries: int = 0,
+) -> Iterator[Any]:
+    """Keep ``window`` submitted jobs in flight and yield their results in order. With
+    ``restart``, a broken process pool is replaced and every unfinished job resubmitted (a job
+    at most ``retries`` times)."""
+    pending: deque[list[Any]] = deque()  # [job, future, attempts]
+    source = iter(jobs)
+    exhausted = False
+    while True:
+        while not exhausted and len(pending) < window:
+            job = next(source, _DONE)
+            if job is _DONE:
+                exhausted = True
+            else:
+                pending.append([job, submit(job), 1])
+        if not pending:
+            return
+        entry = pending[0]
+        try:
+            result = entry[1].result()
+        except BrokenProcessPool:
+            if restart is None or entry[2] > retries:
+                raise
+            restart()
+            for item in pending:
+                item[1] = submit(item[0])
+                item[2] += 1
+            continue
+        pending.popleft()
+        yield result
+
+
+_DONE = object()
+
+
 def run_partitions(
     fn: Callable[..., R],
     jobs: Sequence[Any],
@@ -107,49 +215,29 @@ def run_partitions(
     ``processes`` (``fn`` and jobs must be picklable) or ``dask`` (tasks on the cluster at
     ``scheduler``, or on a local cluster of ``workers`` processes). ``scheduler`` implies dask.
     The output does not depend on the executor or on ``workers``."""
-    if executor not in EXECUTORS:
-        raise InputError(f"unknown executor {executor!r} (expected one of {EXECUTORS})")
-    if workers is not None and workers < 1:
-        raise InputError(f"workers must be at least 1, got {workers}")
-    if scheduler:
-        executor = "dask"
     seeded = seeded or seed is not None
-    seeds: list[np.random.SeedSequence] = child_seeds(seed, len(jobs)) if seeded else []
-    args: list[tuple[Any, ...]] = [
-        (job, seeds[i]) if seeded else (job,) for i, job in enumerate(jobs)
-    ]
+    seeds = child_seeds(seed, len(jobs)) if seeded else [None] * len(jobs)
+    if len(jobs) <= 1 and executor != "dask" and not scheduler:
+        executor = "inline"
+    call = functools.partial(_call_seeded, fn) if seeded else fn
+    items = list(zip(jobs, seeds, strict=True)) if seeded else list(jobs)
     bar = tqdm(
         total=len(jobs), desc=desc, unit="part", disable=not progress, delay=1.0, leave=False
     )
     results: list[R] = []
     try:
-        if executor == "inline" or (len(jobs) <= 1 and executor != "dask"):
-            for a in args:
-                results.append(fn(*a))
-                bar.update()
-        elif executor == "dask":
-            with dask_client(scheduler, workers) as client:
-                data = client.scatter([a[0] for a in args])
-                if seeded:
-                    futures = client.map(fn, data, seeds, pure=False)
-                else:
-                    futures = client.map(fn, data, pure=False)
-                for future in futures:
-                    results.append(future.result())
-                    bar.update()
-        else:
-            pool: Executor
-            if executor == "processes":
-                pool = ProcessPoolExecutor(max_workers=workers or default_workers())
-            else:
-                pool = ThreadPoolExecutor(max_workers=workers or default_workers())
-            with pool:
-                for result in pool.map(fn, *zip(*args, strict=True)):
-                    results.append(result)
-                    bar.update()
+        for result in iter_partitions(
+            call, items, executor=executor, scheduler=scheduler, workers=workers
+        ):
+            results.append(result)
+            bar.update()
     finally:
         bar.close()
     return results
+
+
+def _call_seeded(fn: Callable[..., R], item: tuple[Any, np.random.SeedSequence]) -> R:
+    return fn(*item)
 
 
 def build_graph(

@@ -152,8 +152,10 @@ def encode_qi(
     frame: pd.DataFrame,
     schema: Schema,
     na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    row_offset: int = 0,
 ) -> EncodedQI:
-    """Encode the QI columns of ``frame`` (string or typed columns) once.
+    """Encode the QI columns of ``frame`` (string or typed columns) once. ``row_offset`` is
+    added to the row numbers of error messages (for a chunk of a larger input).
 
     Numeric QIs must parse as finite numbers; a value in ``na_values`` is a missing value and an
     input error (drop such rows first with ``drop_missing_rows``). A categorical value is kept
@@ -166,7 +168,7 @@ def encode_qi(
     for name in schema.qi:
         column = frame[name]
         if name in schema.numeric:
-            values = _parse_numeric(name, column, na)
+            values = _parse_numeric(name, column, na, row_offset)
             nums.append(values)
             integral.append(bool(np.all(values == np.round(values))))
         else:
@@ -195,7 +197,7 @@ def encode_qi(
     )
 
 
-def _parse_numeric(name: str, column: pd.Series, na: set[str]) -> np.ndarray:
+def _parse_numeric(name: str, column: pd.Series, na: set[str], offset: int = 0) -> np.ndarray:
     if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column):
         values = column.to_numpy(dtype=np.float64, na_value=np.nan)
         text = None
@@ -204,7 +206,7 @@ def _parse_numeric(name: str, column: pd.Series, na: set[str]) -> np.ndarray:
         if text.isin(na).any():
             row = int(np.flatnonzero(text.isin(na).to_numpy())[0])
             raise InputError(
-                f"missing value in numeric quasi-identifier {name!r} (row {row + 1}); "
+                f"missing value in numeric quasi-identifier {name!r} (row {offset + row + 1}); "
                 "use --drop-missing to drop such rows"
             )
         values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
@@ -214,13 +216,46 @@ def _parse_numeric(name: str, column: pd.Series, na: set[str]) -> np.ndarray:
         shown = column.iloc[row] if text is None else text.iloc[row]
         if text is None and pd.isna(column.iloc[row]):
             raise InputError(
-                f"missing value in numeric quasi-identifier {name!r} (row {row + 1}); "
+                f"missing value in numeric quasi-identifier {name!r} (row {offset + row + 1}); "
                 "use --drop-missing to drop such rows"
             )
         raise InputError(
-            f"non-numeric value {shown!r} in numeric quasi-identifier {name!r} (row {row + 1})"
+            f"non-numeric value {shown!r} in numeric quasi-identifier {name!r} "
+            f"(row {offset + row + 1})"
         )
     return values
+
+
+def concat_encoded(parts: Sequence[EncodedQI]) -> EncodedQI:
+    """The encoding of the concatenated rows of ``parts`` (encoded separately, e.g. chunks of a
+    streamed input): categorical domains are merged (sorted union) and codes remapped, numeric
+    spans taken over all parts — exactly what ``encode_qi`` gives on the whole table.
+    O(n·d + Σ|A| log|A|)."""
+    first = parts[0]
+    num = np.concatenate([p.num for p in parts])
+    domains, cats = [], []
+    for a in range(len(first.cat_names)):
+        domain = np.unique(np.concatenate([p.cat_domains[a] for p in parts]))
+        cats.append(
+            np.concatenate([np.searchsorted(domain, p.cat_domains[a])[p.cat[:, a]] for p in parts])
+        )
+        domains.append(domain)
+    n = num.shape[0]
+    cat = np.column_stack(cats) if cats else np.empty((n, 0), dtype=np.int64)
+    span = num.max(axis=0) - num.min(axis=0) if n else np.zeros(num.shape[1])
+    return EncodedQI(
+        names=first.names,
+        num_names=first.num_names,
+        cat_names=first.cat_names,
+        num=np.ascontiguousarray(num, dtype=np.float64),
+        cat=np.ascontiguousarray(cat, dtype=np.int64),
+        num_span=np.asarray(span, dtype=np.float64),
+        cat_card=np.array([len(d) for d in domains], dtype=np.int64),
+        cat_domains=tuple(domains),
+        num_w=first.num_w,
+        cat_w=first.cat_w,
+        num_integral=np.logical_and.reduce([p.num_integral for p in parts]),
+    )
 
 
 def missing_qi_mask(frame: pd.DataFrame, schema: Schema, na_values: Iterable[str]) -> np.ndarray:

@@ -186,35 +186,34 @@ def _parse_categorical_column(
 def release_arrow_table(frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI) -> pa.Table:
     """Typed Parquet layout of a release: QIs as struct{lo,hi} / list<string>, null = ``*``;
     the other columns as they are."""
-    arrays, names = [], []
-    num_pos = {name: a for a, name in enumerate(qi.num_names)}
-    cat_pos = {name: a for a, name in enumerate(qi.cat_names)}
-    for name in frame.columns:
-        if name in num_pos:
-            a = num_pos[name]
-            kind = pa.int64() if qi.num_integral[a] else pa.float64()
-            lo = pa.array(
-                cells.num_lo[:, a].astype(np.int64 if qi.num_integral[a] else float), kind
-            )
-            hi = pa.array(
-                cells.num_hi[:, a].astype(np.int64 if qi.num_integral[a] else float), kind
-            )
-            mask = pa.array(cells.num_star[:, a])
-            arrays.append(pa.StructArray.from_arrays([lo, hi], names=["lo", "hi"], mask=mask))
-        elif name in cat_pos:
-            a = cat_pos[name]
-            sets = cells.cat_sets[a]
-            labels = pa.array([str(v) for v in qi.cat_domains[a]], pa.string()).take(
-                pa.array(sets.indices.astype(np.int64))
-            )
-            mask = pa.array(cells.cat_star[:, a])
-            arrays.append(
-                pa.ListArray.from_arrays(pa.array(sets.indptr.astype(np.int32)), labels, mask=mask)
-            )
-        else:
-            arrays.append(pa.array(frame[name].to_numpy(), from_pandas=True))
-        names.append(str(name))
-    return pa.Table.from_arrays(arrays, names=names)
+    typed = typed_cells(cells, qi)
+    arrays = [
+        typed[name] if name in typed else pa.array(frame[name].to_numpy(), from_pandas=True)
+        for name in frame.columns
+    ]
+    return pa.Table.from_arrays(arrays, names=[str(name) for name in frame.columns])
+
+
+def typed_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, pa.Array]:
+    """Arrow arrays of the published QI cells by attribute name (the Parquet layout)."""
+    out: dict[str, pa.Array] = {}
+    for a, name in enumerate(qi.num_names):
+        kind = pa.int64() if qi.num_integral[a] else pa.float64()
+        dtype = np.int64 if qi.num_integral[a] else float
+        lo = pa.array(cells.num_lo[:, a].astype(dtype), kind)
+        hi = pa.array(cells.num_hi[:, a].astype(dtype), kind)
+        mask = pa.array(cells.num_star[:, a])
+        out[name] = pa.StructArray.from_arrays([lo, hi], names=["lo", "hi"], mask=mask)
+    for a, name in enumerate(qi.cat_names):
+        sets = cells.cat_sets[a]
+        labels = pa.array([str(v) for v in qi.cat_domains[a]], pa.string()).take(
+            pa.array(sets.indices.astype(np.int64))
+        )
+        mask = pa.array(cells.cat_star[:, a])
+        out[name] = pa.ListArray.from_arrays(
+            pa.array(sets.indptr.astype(np.int32)), labels, mask=mask
+        )
+    return out
 
 
 def write_atomically(path: str | os.PathLike[str], writer: Callable[[Path], object]) -> None:
