@@ -1,7 +1,8 @@
 """Command-line interface: a thin layer over the API.
 
 Every error the library raises on purpose becomes one line on stderr and a non-zero exit code
-(2 bad input, 3 infeasible, 4 failed verification); nothing is written in that case.
+(2 bad input, 3 infeasible, 4 failed verification, 5 workers kept dying); nothing is written
+in that case.
 """
 
 from __future__ import annotations

@@ -23,3 +23,9 @@ class VerificationError(AnonymatchError):
     """A release failed the independent verification; nothing was written (CLI exit code 4)."""
 
     exit_code = 4
+
+
+class WorkerError(AnonymatchError):
+    """A worker process kept dying on the same job, e.g. out of memory (CLI exit code 5)."""
+
+    exit_code = 5

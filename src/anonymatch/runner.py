@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from tqdm import tqdm
 
-from .errors import InputError
+from .errors import InputError, WorkerError
 from .graph import GeneralizationGraph
 from .methods import BuildOptions, Method
 from .order import lexicographic_order, split_even
@@ -163,9 +163,23 @@ def _windowed(
     retries: int = 0,
 ) -> Iterator[Any]:
     """Keep ``window`` submitted jobs in flight and yield their results in order. With
-    ``restart``, a broken process pool is replaced and every unfinished job resubmitted (a job
-    at most ``retries`` times)."""
+    ``restart``, a broken process pool (a worker died) is replaced and every unfinished job
+    resubmitted, each job at most ``retries`` times; then WorkerError."""
     pending: deque[list[Any]] = deque()  # [job, future, attempts]
+
+    def resubmit_all() -> None:
+        if restart is None:
+            raise
+        restart()
+        for item in pending:
+            item[2] += 1
+            if item[2] > retries + 1:
+                raise WorkerError(
+                    f"a worker process died {retries + 1} times on the same job "
+                    "(out of memory? try a smaller --chunk-rows or fewer --workers)"
+                ) from None
+            item[1] = submit(item[0])
+
     source = iter(jobs)
     exhausted = False
     while True:
@@ -173,20 +187,19 @@ def _windowed(
             job = next(source, _DONE)
             if job is _DONE:
                 exhausted = True
-            else:
-                pending.append([job, submit(job), 1])
+                break
+            pending.append([job, None, 1])
+            try:
+                pending[-1][1] = submit(job)
+            except BrokenProcessPool:
+                pending[-1][2] = 0
+                resubmit_all()
         if not pending:
             return
-        entry = pending[0]
         try:
-            result = entry[1].result()
+            result = pending[0][1].result()
         except BrokenProcessPool:
-            if restart is None or entry[2] > retries:
-                raise
-            restart()
-            for item in pending:
-                item[1] = submit(item[0])
-                item[2] += 1
+            resubmit_all()
             continue
         pending.popleft()
         yield result

@@ -57,6 +57,11 @@ from .schema import DEFAULT_NA_VALUES, EncodedQI, Schema, concat_encoded, encode
 from .verify import verify
 
 DEFAULT_CHUNK_ROWS = 100_000
+# Memory model of the streamed path (docs/guarantees/scale.md), in bytes.
+BASE_PROCESS_BYTES = 400 * 2**20  # interpreter, numpy/scipy/pandas/pyarrow, numba kernels
+PER_ROW_BYTES_PER_QI = 24  # encoded QIs (8 B per cell) while merging the batches + order keys
+PER_ROW_BYTES = 32  # the order and its sort scratch
+CHUNK_BYTES_PER_CELL = 256  # a chunk's cells as arrays, as text and parsed back
 
 
 @dataclass
@@ -292,7 +297,7 @@ def anonymize_file(
         )
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise InputError(f"k must be an integer ≥ 1, got {k!r}")
-    size = partition_size or spec.partition_size(k)
+    size = partition_size or max(spec.partition_size(k), 2 * k)
     if size < 2 * k:
         raise InputError(f"--partition-size must be at least 2k = {2 * k}, got {size}")
     if chunk_rows < 1:
@@ -366,6 +371,26 @@ def anonymize_file(
         },
         "seconds": {"scan_and_order": t_scan, "total": time.perf_counter() - started},
     }
+
+
+def memory_bound(
+    n: int,
+    d: int,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    workers: int = 0,
+    window: int | None = None,
+    other_bytes_per_row: int = 64,
+) -> int:
+    """Estimated peak memory (bytes) of a streamed run over n rows with d QIs: the driver
+    holds the encoded QIs and the order, (24·d + 32)·n bytes, the memory-mapped other columns
+    (``other_bytes_per_row``·n, page cache the kernel may reclaim) and ``window`` chunk results
+    (default 2 per worker); each of ``workers`` worker processes (0 = the driver does the work)
+    one chunk of 256·d bytes per row, the method's O(P²) being negligible next to it."""
+    window = (2 * workers if workers else 0) if window is None else window
+    chunk = CHUNK_BYTES_PER_CELL * d * chunk_rows
+    driver = BASE_PROCESS_BYTES + n * (PER_ROW_BYTES_PER_QI * d + PER_ROW_BYTES)
+    driver += n * other_bytes_per_row + (1 + window) * chunk
+    return driver + workers * (BASE_PROCESS_BYTES + chunk)
 
 
 def _effective(executor: ExecutorName, scheduler: str | None, jobs: int) -> ExecutorName:
