@@ -80,6 +80,56 @@ def run_cli(args: list[str], timeout: float | None = None) -> dict[str, float]:
     return {"wall": wall, "peak_mib": int(match.group(1)) / 1024, "rc": proc.returncode}
 
 
+def _tree_rss_kib(root: int) -> int:
+    """Resident memory (KiB) of process ``root`` and all its descendants, now."""
+    parent: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        parent[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+        found = re.search(r"VmRSS:\s+(\d+)", status)
+        rss[pid] = int(found.group(1)) if found else 0
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(child for child, ppid in parent.items() if ppid == pid)
+    return total
+
+
+def run_cli_tree(
+    args: list[str], timeout: float | None = None, every: float = 0.25
+) -> dict[str, float]:
+    """Run ``anonymatch ARGS`` and sample the summed RSS of its whole process tree (driver,
+    worker processes, a local Dask cluster) every ``every`` seconds. Returns wall seconds, the
+    peak of that sum (MiB) and the exit code; fails loudly on an error exit."""
+    exe = Path(sys.executable).with_name("anonymatch")
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_kib(proc.pid))
+        if timeout is not None and time.perf_counter() - started > timeout:
+            proc.kill()
+            proc.wait()
+            return {"wall": time.perf_counter() - started, "peak_mib": peak / 1024, "rc": -1}
+        time.sleep(every)
+    wall = time.perf_counter() - started
+    out, err = proc.communicate()
+    if proc.returncode not in (0, 1):
+        sys.exit(f"anonymatch {' '.join(args)} failed:\n{err}")
+    return {"wall": wall, "peak_mib": peak / 1024, "rc": proc.returncode, "stdout": out}
+
+
 def update_results(section: str, body: str) -> None:
     """Replace (or append) the block between the markers of ``section`` in docs/results.md."""
     begin, end = f"<!-- begin {section} -->", f"<!-- end {section} -->"
