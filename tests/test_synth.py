@@ -23,6 +23,7 @@ from anonymatch.synth import (
     BLOCK_ROWS,
     CENSUS_COLUMNS,
     CensusModel,
+    example_census_frame,
     fit_adult,
     fit_census_model,
     write_census,
@@ -67,15 +68,28 @@ def brute_force_trees(weights: np.ndarray) -> list[tuple[float, frozenset[frozen
     return sorted(out, key=lambda t: -t[0])
 
 
+def miller_madow_mi(x: pd.Series, y: pd.Series) -> float:
+    """Independent oracle: Ha + Hb − Hab, each entropy plus (non-empty cells − 1)/2n."""
+
+    def h(counts: np.ndarray) -> float:
+        counts = counts[counts > 0]
+        return float(stats.entropy(counts) + (len(counts) - 1) / (2 * counts.sum()))
+
+    joint = pd.crosstab(x, y).to_numpy()
+    return h(joint.sum(axis=1)) + h(joint.sum(axis=0)) - h(joint.ravel())
+
+
+@pytest.mark.parametrize("estimator", ["plugin", "miller-madow"])
 @pytest.mark.parametrize("seed", range(6))
-def test_chow_liu_is_the_brute_force_maximum_spanning_tree(seed: int) -> None:
+def test_chow_liu_is_the_brute_force_maximum_spanning_tree(seed: int, estimator: str) -> None:
     frame = tree_table(1500, seed)
-    model = fit_census_model(frame)
+    model = fit_census_model(frame, estimator=estimator)
     cols = list(frame.columns)
     d = len(cols)
     mi = np.zeros((d, d))
+    oracle = mutual_info_score if estimator == "plugin" else miller_madow_mi
     for i, j in itertools.combinations(range(d), 2):
-        mi[i, j] = mi[j, i] = mutual_info_score(frame[cols[i]], frame[cols[j]])
+        mi[i, j] = mi[j, i] = oracle(frame[cols[i]], frame[cols[j]])
     trees = brute_force_trees(mi)
     assert len(trees) == d ** (d - 2)  # Cayley
     best_weight, best = trees[0]
@@ -205,6 +219,8 @@ def _tampered(model: CensusModel, edit: object) -> str:
         lambda d: d["parent"].__setitem__(d["order"][1], d["order"][1]),
         lambda d: d["columns"][0].update(kind="float"),
         lambda d: d.update(rows_fitted="many"),
+        lambda d: d["columns"][1]["values"].__setitem__(1, d["columns"][1]["values"][0]),
+        lambda d: d["counts"].__setitem__(d["order"][0], [[1, 2], [3]]),
     ],
 )
 def test_malformed_models_are_rejected(small_model: CensusModel, edit: object) -> None:
@@ -250,6 +266,17 @@ def test_fit_input_errors() -> None:
     assert fit_census_model(holes).rows_fitted == len(frame) - 15
 
 
+def test_example_census_frame_needs_no_data(tmp_path: Path) -> None:
+    frame = example_census_frame(5000, seed=3)
+    assert list(frame.columns) == list(CENSUS_COLUMNS) and len(frame) == 5000
+    model = fit_census_model(frame, root="age")
+    assert model.integer == ("age", "education-num", "hours-per-week")
+    assert len(model.edges) == len(CENSUS_COLUMNS) - 1
+    pd.testing.assert_frame_equal(example_census_frame(5000, seed=3), frame)
+    write_census(model, tmp_path / "e.parquet", 1000, 1)
+    assert pq.ParquetFile(tmp_path / "e.parquet").metadata.num_rows == 1000
+
+
 # ----------------------------------------------------------------------------------- CLI
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(args)
@@ -290,6 +317,7 @@ def test_cli_generates_from_a_saved_model(
         (["--model", "OUT/none.json"], "model file not found"),
         (["--model", "OUT/bad.json"], "invalid census model"),
         (["--model", "OUT/m.json", "--source", "x"], "cannot be combined"),
+        (["--model", "OUT/m.json", "--estimator", "plugin"], "cannot be combined"),
         (["--seed", "-1"], "--seed must be a non-negative"),
         (["--chunk-rows", "0"], "--chunk-rows must be at least 1"),
         (["--model-out", "OUT/x.csv", "--source", "OUT/adult.data"], "same file"),
@@ -344,6 +372,8 @@ def test_cli_unwritable_directory(
 def test_fit_adult_and_sample() -> None:
     model = fit_adult()
     assert model.rows_fitted == 30_162 and model.columns == CENSUS_COLUMNS
+    assert model.estimator == "miller-madow"
+    assert {"occupation", "sex"} in [{p, c} for p, c, _ in model.edges]
     assert len(model.edges) == len(CENSUS_COLUMNS) - 1
     assert model.integer == ("age", "education-num", "hours-per-week")
     assert len(model.values["age"]) == 72 and len(model.values["native-country"]) == 41
