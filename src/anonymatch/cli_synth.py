@@ -107,8 +107,6 @@ def generate_census_cmd(
         model = fit_adult(source, estimator or "miller-madow")
     if seed is None:
         seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
-    if model_out is not None:
-        model.save(model_out)
     batch = chunk_rows or DEFAULT_CHUNK_ROWS
     if quiet:
         write_census(model, output, rows, seed, chunk_rows=batch)
@@ -117,6 +115,8 @@ def generate_census_cmd(
 
         with tqdm(total=rows, unit="rows", unit_scale=True, desc="generate", leave=False) as bar:
             write_census(model, output, rows, seed, chunk_rows=batch, progress=bar.update)
+    if model_out is not None:  # after the table, so an interrupted run writes nothing
+        model.save(model_out)
     if not quiet:
         size = Path(output).stat().st_size
         tree = ", ".join(f"{p}→{c}" for p, c, _ in model.edges)
