@@ -735,3 +735,8 @@ for _module in (cli_sets, cli_sparse, cli_kl):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+# --- synth commands (issue 7) ---
+from . import cli_synth  # noqa: E402
+
+cli_synth.register(cli)
