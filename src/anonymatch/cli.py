@@ -726,17 +726,13 @@ def entry() -> None:
 
 
 # Commands of the other data kinds live in their own modules, imported last since they use
-# this one: set-valued data (cli_sets), sparse matrices (cli_sparse), (k,ℓ) and graphs (cli_kl).
-from . import cli_kl, cli_sets, cli_sparse  # noqa: E402
+# this one: set-valued data (cli_sets), sparse matrices (cli_sparse), (k,ℓ) and graphs (cli_kl),
+# and the synthetic census generator (cli_synth).
+from . import cli_kl, cli_sets, cli_sparse, cli_synth  # noqa: E402
 
-for _module in (cli_sets, cli_sparse, cli_kl):
+for _module in (cli_sets, cli_sparse, cli_kl, cli_synth):
     _module.register(cli)
 
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
-
-# --- synth commands (issue 7) ---
-from . import cli_synth  # noqa: E402
-
-cli_synth.register(cli)
