@@ -99,7 +99,7 @@ def scale_options(func: F) -> F:
         click.option(
             "--chunk-rows",
             type=int,
-            default=100_000,
+            default=50_000,
             show_default=True,
             help="Rows per job of the streamed path (whole partitions).",
         ),

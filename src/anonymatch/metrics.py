@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .recode import GeneralizedQI
 from .schema import EncodedQI
@@ -68,18 +69,32 @@ def gcp_increase_weights(
     """Edge weights of Doka §5: w[i, j] = weighted GCP increase of recasting published record j
     (current bounds ``lo[j]``/``hi[j]``, categorical membership ``member[a][j, code]``) so that it
     also covers original i, summed over attributes. Returns an m × m float64 matrix for the m
-    records of ``qi`` (one partition). O(m²·d) time and memory."""
+    records of ``qi`` (one partition). O(m²·d) time, O(m²) memory (one numba pass, no
+    temporaries: large temporaries cost page faults under allocators that return memory to the
+    OS eagerly, as Dask workers' do)."""
     num_scale, cat_scale = qi.ncp_scales()
-    m = qi.n
+    widths = [mat.shape[1] for mat in member]
+    offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    stacked = np.hstack(member) if member else np.zeros((qi.n, 0), dtype=bool)
+    return _increase_weights(
+        qi.num, lo, hi, num_scale, qi.cat, np.ascontiguousarray(stacked), offsets, cat_scale
+    )
+
+
+@njit(cache=True, nogil=True)
+def _increase_weights(num, lo, hi, num_scale, cat, member, offsets, cat_scale):  # pragma: no cover
+    m, dn, dc = num.shape[0], num.shape[1], cat.shape[1]
     w = np.zeros((m, m))
-    for a in range(qi.num.shape[1]):
-        if num_scale[a] == 0:
-            continue
-        v = qi.num[:, a][:, None]
-        grown = np.maximum(hi[None, :, a], v) - np.minimum(lo[None, :, a], v)
-        w += (grown - (hi[:, a] - lo[:, a])[None, :]) * num_scale[a]
-    for a in range(qi.cat.shape[1]):
-        if cat_scale[a] == 0:
-            continue
-        w += (~member[a][:, qi.cat[:, a]]).T * cat_scale[a]
+    for i in range(m):
+        for j in range(m):
+            s = 0.0
+            for a in range(dn):  # attributes in the same order and arithmetic as Doka eq. 1–2
+                if num_scale[a] != 0:
+                    v = num[i, a]
+                    grown = max(hi[j, a], v) - min(lo[j, a], v)
+                    s += (grown - (hi[j, a] - lo[j, a])) * num_scale[a]
+            for a in range(dc):
+                if cat_scale[a] != 0 and not member[j, offsets[a] + cat[i, a]]:
+                    s += cat_scale[a]
+            w[i, j] = s
     return w

@@ -56,7 +56,7 @@ from .runner import ExecutorName, child_seeds, iter_partitions
 from .schema import DEFAULT_NA_VALUES, EncodedQI, Schema, concat_encoded, encode_qi, missing_qi_mask
 from .verify import verify
 
-DEFAULT_CHUNK_ROWS = 100_000
+DEFAULT_CHUNK_ROWS = 50_000
 # Memory model of the streamed path (docs/guarantees/scale.md), in bytes.
 BASE_PROCESS_BYTES = 400 * 2**20  # interpreter, numpy/scipy/pandas/pyarrow, numba kernels
 PER_ROW_BYTES_PER_QI = 24  # encoded QIs (8 B per cell) while merging the batches + order keys
