@@ -31,9 +31,23 @@ def lexicographic_order(qi: EncodedQI) -> np.ndarray:
     return np.lexsort(tuple(keys[:, a] for a in priority[::-1])).astype(np.int64)
 
 
-def split_even(n: int, size: int) -> list[np.ndarray]:
+def partition_bounds(n: int, size: int) -> np.ndarray:
     """Cut positions 0..n−1 into ⌊n/size⌋ contiguous parts of nearly equal length, so that no
-    part is shorter than ``size`` (the short tail is spread over the others). One part if
-    n < size."""
-    parts = max(1, n // size)
-    return [p.astype(np.int64) for p in np.array_split(np.arange(n), parts)]
+    part is shorter than ``size`` (the short tail is spread over the others; one part if
+    n < size). Returns the boundaries 0 = b₀ < b₁ < … < b_m = n."""
+    return partition_bounds_count(n, max(1, n // size))
+
+
+def partition_bounds_count(n: int, parts: int) -> np.ndarray:
+    """Boundaries of ``parts`` contiguous parts of n positions, the first n mod parts one
+    longer (as ``numpy.array_split``)."""
+    base, extra = divmod(n, parts)
+    sizes = np.full(parts, base, dtype=np.int64)
+    sizes[:extra] += 1
+    return np.concatenate([[0], np.cumsum(sizes)])
+
+
+def split_even(n: int, size: int) -> list[np.ndarray]:
+    """The positions of each part of ``partition_bounds(n, size)``."""
+    bounds = partition_bounds(n, size)
+    return [np.arange(bounds[p], bounds[p + 1], dtype=np.int64) for p in range(len(bounds) - 1)]

@@ -5,8 +5,8 @@ cluster, verified partition by partition, written atomically (Doka et al. §8.1 
    encodings merged (global domains, ``schema.concat_encoded``); the other published columns are
    spilled to an Arrow IPC file on local disk and memory-mapped.
 2. **Order** — the lexicographic order of the encoded QIs (``order.lexicographic_order``, the
-   function the in-memory path and ``verify`` use), cut into ``split_even`` partitions of about
-   P records; consecutive partitions are grouped into chunks of about ``chunk_rows`` records.
+   function the in-memory path and ``verify`` use), cut into ``partition_bounds`` partitions of
+   about P records; consecutive partitions are grouped into chunks of about ``chunk_rows`` records.
 3. **Chunks** — one job per chunk on the shared runner (``runner.iter_partitions``: this
    process, local processes or Dask). Per partition: the method's graph, the privacy step with
    the partition's own seed (spawned from the run's seed, so the release depends on the seed
@@ -23,9 +23,15 @@ count. The k-factors of the partitions together form a k-factor of the whole com
 graph (the partitions' originals and rows are disjoint and every partition edge is a
 compatibility edge), which is the guarantee ``verify`` checks; see docs/guarantees/scale.md.
 
-Memory (docs/guarantees/scale.md): the driver holds the encoded QIs and the order,
-n·(8d + 24) bytes, plus the memory-mapped other columns and ``window`` chunk results; each
-worker one chunk, O(chunk_rows·d) plus O(P²) for the method. Nothing else grows with n.
+Memory (``memory_bound``, docs/guarantees/scale.md): the driver holds the encoded QIs and the
+order, (24·d + 32)·n bytes, plus the memory-mapped other columns and ``window`` chunk results;
+each worker one chunk, O(chunk_rows·d) plus O(P²) for the method. Rows are never all in memory.
+
+Departure from the issue's "distributed sort": the global order is computed in the driver on
+the compact encoded QIs (numpy, O(n log n); 10 M rows in seconds), not by a distributed sort of
+the rows; only these arrays, not the rows, grow with n. A dask-dataframe sort would bound the
+driver too but makes the partitions depend on its sampled divisions, and with them the release
+on the executor.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from .io.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
 from .io.tables import CsvOptions
 from .methods import BuildOptions, registry
 from .metrics import loss_from_sums, ncp_sums
-from .order import lexicographic_order
+from .order import lexicographic_order, partition_bounds, partition_bounds_count
 from .recode import GeneralizedQI, concat_cells, recode
 from .runner import ExecutorName, child_seeds, iter_partitions
 from .schema import DEFAULT_NA_VALUES, EncodedQI, Schema, concat_encoded, encode_qi, missing_qi_mask
@@ -72,7 +78,6 @@ class ScannedTable:
     qi: EncodedQI
     columns: list[str]
     others: pa.Table | None
-    rows_read: int
     dropped: int
 
 
@@ -125,21 +130,7 @@ def scan_table(
     if writer is not None and spill is not None:
         others_table = pa.ipc.open_file(pa.memory_map(str(spill))).read_all()
     qi = parts[0] if len(parts) == 1 else concat_encoded(parts)
-    return ScannedTable(qi, columns, others_table, read, dropped)
-
-
-def partition_bounds(n: int, size: int) -> np.ndarray:
-    """Boundaries of ``order.split_even(n, size)``: ⌊n/size⌋ contiguous parts of nearly equal
-    length (one part if n < size), as positions 0 = b₀ < b₁ < … < b_m = n."""
-    return partition_bounds_count(n, max(1, n // size))
-
-
-def partition_bounds_count(n: int, parts: int) -> np.ndarray:
-    """Boundaries of ``np.array_split(range(n), parts)``."""
-    base, extra = divmod(n, parts)
-    sizes = np.full(parts, base, dtype=np.int64)
-    sizes[:extra] += 1
-    return np.concatenate([[0], np.cumsum(sizes)])
+    return ScannedTable(qi, columns, others_table, dropped)
 
 
 def chunk_ranges(bounds: np.ndarray, chunk_rows: int) -> list[tuple[int, int]]:

@@ -80,15 +80,16 @@ def _parquet_dataset(path: Path) -> pads.Dataset:
 
 
 def _parquet_batches(path: Path, batch_rows: int) -> Iterator[pa.Table]:
-    dataset = _parquet_dataset(path)
+    """Batches of a Parquet file, or of a directory's files in sorted path order (so that a
+    directory of ``part-NNNNN.parquet`` files reads in part order)."""
+    files = sorted(_parquet_dataset(path).files)
     rows = 0
     try:
-        for batch in dataset.to_batches(batch_size=batch_rows):
-            if batch.num_rows:
-                rows += batch.num_rows
-                yield pa.Table.from_batches([batch])
-    except InputError:
-        raise
+        for name in files:
+            for batch in pq.ParquetFile(name).iter_batches(batch_size=batch_rows):
+                if batch.num_rows:
+                    rows += batch.num_rows
+                    yield pa.Table.from_batches([batch])
     except (OSError, pa.ArrowException) as exc:
         raise InputError(f"cannot read Parquet input {path}: {_first_line(exc)}") from exc
     if rows == 0:
