@@ -164,6 +164,13 @@ def render(cache: dict[str, dict[str, object]]) -> str:
         )
     t100k, t1m = cache.get("100k", {}).get("wall"), cache.get("1m", {}).get("wall")
     d1, d2 = cache.get("dask1", {}).get("wall"), cache.get("dask2", {}).get("wall")
+    contended = [label for label, step, *_ in rows if cache.get(step, {}).get("contended")]
+    if contended:
+        lines.append("")
+        lines.append(
+            "Runs measured while another engineer's benchmark held one of the two cores (so on "
+            f"about one core; memory unaffected): {'; '.join(contended)}."
+        )
     lines.append("")
     if isinstance(t100k, float) and isinstance(t1m, float):
         lines.append(f"- time(1 M) / time(100 k) = {t1m / t100k:.2f} (target ≤ 11).")
@@ -176,7 +183,14 @@ def render(cache: dict[str, dict[str, object]]) -> str:
             f"- GCP of the 1 M partitioned release {100 * full:.3f} % vs {100 * mean:.3f} % "
             f"on average over its ten 100 k slices anonymized separately "
             f"(range {100 * min(sl):.3f}–{100 * max(sl):.3f} %): relative difference "
-            f"{100 * abs(full - mean) / mean:.1f} % (target ≤ 5 %)."
+            f"{100 * abs(full - mean) / mean:.1f} % (target ≤ 5 %)"
+            + (
+                " — in the partitioned release's favour: ten times the rows make each 300-record "
+                "partition of the sorted order span far narrower QI ranges, so the target, read "
+                "as 'no worse than slices', holds by a wide margin, and read literally it fails."
+                if full < mean
+                else "."
+            )
         )
     mem, streamed = cache.get("memory100k", {}).get("gcp"), cache.get("100k", {}).get("gcp")
     if isinstance(mem, float) and isinstance(streamed, float):

@@ -396,7 +396,8 @@ def _streamed_executor(
         return "dask"
     if executor != "auto":
         return executor
-    if is_directory_output(output) or Path(input_path).is_dir():
+    source = Path(input_path)
+    if is_directory_output(output) or (source.is_dir() and any(source.glob("*.parquet"))):
         return "processes"
     if os.path.isfile(input_path) and count_rows(input_path, csv) >= STREAM_MIN_ROWS:
         return "processes"
