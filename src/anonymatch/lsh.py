@@ -8,9 +8,27 @@ et al. 2009) and the order is cut into consecutive chunks of about
 ``chunk_rows`` rows (none shorter), each anonymized on its own. Rows with similar column sets
 share their first min-hashes with high probability (P[h_min(A) = h_min(B)] = J(A, B)), so they
 land in the same chunk. Empty rows sort last. O(h·nnz + n log n) time, O(h·n) memory.
+
+Refinement (default; ``refine=False`` gives the paper's plain order). Sorting by the first
+min-hash only keeps together the rows that share the single column of smallest hash: a user with
+~17 interests, some of them off its community's, lands in the bucket of a random one of them,
+so a community of similar users is scattered over many buckets and hence over many chunks
+(measured on the scale generator, 200,000 rows in chunks of 20,000: a user finds 50 of its 200
+community mates in its chunk, against 20 for random chunks; Jaccard 22.6 % chunked against
+33.4 % unchunked). The refinement adds one sort key in front of the 8 min-hashes: for every row
+and every hash h, the *profile* of its bucket (the rows sharing its h-th min-hash) is the set of
+columns held by at least half of the bucket (and ≥ 2 rows), the bucket's defining column
+excepted; the row takes the profile most similar to its own columns (Jaccard) and its key is
+that profile's most frequent column (ties by a hash). All buckets of one community share that
+column, so the community becomes contiguous (same instance: 147 of 200 mates per chunk,
+Jaccard 32.2 %). Rows with no profile key on the min-hash of their own columns. Cost: two
+passes over the edges per hash, O(h·nnz) time, O(n·h + pairs) memory where pairs ≤ nnz is
+the number of distinct (bucket, column) pairs of one hash.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,6 +49,43 @@ def mix64(values: np.ndarray, key: np.uint64) -> np.ndarray:
     return (v >> np.uint64(1)).astype(np.int64)
 
 
+# A shard: (offset of its first row, a loader returning its rows as a canonical 0/1 CSR array).
+# The whole pipeline reads the matrix shard by shard, so that the streaming path (Parquet input
+# routed to row-range shards on disk) and the in-memory path compute the same keys.
+Shard = tuple[int, Callable[[], sp.csr_array]]
+SHARD_ROWS = 1 << 18
+
+
+def hash_keys(
+    hashes: int, seed: int | np.random.SeedSequence | None
+) -> tuple[np.ndarray, np.uint64]:
+    """The ``hashes`` min-hash keys and the key of the profile hash (drawn after them)."""
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, np.iinfo(np.int64).max, size=hashes, dtype=np.int64).astype(np.uint64)
+    profile_key = np.uint64(rng.integers(0, np.iinfo(np.int64).max, dtype=np.int64))
+    return keys, profile_key
+
+
+def memory_shards(x: sp.csr_array, rows: int = SHARD_ROWS) -> list[Shard]:
+    """Row-range shards of an in-memory matrix (views, loaded lazily)."""
+    n = x.shape[0]
+    return [(s, (lambda s=s: x[s : min(s + rows, n)])) for s in range(0, n, rows)] or [
+        (0, lambda: x)
+    ]
+
+
+def _block_signatures(x: sp.csr_array, keys: np.ndarray) -> np.ndarray:
+    out = np.full((x.shape[0], keys.size), EMPTY, np.int64)
+    nonempty = np.flatnonzero(np.diff(x.indptr) > 0)
+    if nonempty.size == 0:
+        return out
+    cols = x.indices.astype(np.int64)
+    starts = x.indptr[:-1][nonempty]
+    for h in range(keys.size):
+        out[nonempty, h] = np.minimum.reduceat(mix64(cols, keys[h]), starts)
+    return out
+
+
 def minhash_signatures(
     x: sp.csr_array | sp.csr_matrix,
     hashes: int = 8,
@@ -39,29 +94,128 @@ def minhash_signatures(
     """(n, hashes) int64 min-hash values of the rows' column sets (EMPTY for empty rows)."""
     x = sp.csr_array(x)
     x.eliminate_zeros()
-    rng = np.random.default_rng(seed)
-    keys = rng.integers(0, np.iinfo(np.int64).max, size=hashes, dtype=np.int64).astype(np.uint64)
-    n = x.shape[0]
-    out = np.full((n, hashes), EMPTY, np.int64)
-    nonempty = np.flatnonzero(np.diff(x.indptr) > 0)
-    if nonempty.size == 0:
-        return out
-    cols = x.indices.astype(np.int64)
-    starts = x.indptr[:-1][nonempty]
-    for h in range(hashes):
-        values = mix64(cols, keys[h])
-        out[nonempty, h] = np.minimum.reduceat(values, starts)
+    return _block_signatures(x, hash_keys(hashes, seed)[0])
+
+
+def shard_signatures(shards: Sequence[Shard], n: int, keys: np.ndarray) -> np.ndarray:
+    """Min-hash signatures of all rows, shard by shard. O(h·nnz) time, O(h·n) memory."""
+    out = np.full((n, keys.size), EMPTY, np.int64)
+    for offset, load in shards:
+        block = load()
+        out[offset : offset + block.shape[0]] = _block_signatures(block, keys)
     return out
+
+
+def _edges(block: sp.csr_array, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    rows = offset + np.repeat(np.arange(block.shape[0], dtype=np.int64), np.diff(block.indptr))
+    return rows, block.indices.astype(np.int64)
+
+
+def profile_keys(
+    shards: Sequence[Shard],
+    n: int,
+    m: int,
+    sig: np.ndarray,
+    keys: np.ndarray,
+    profile_key: np.uint64,
+    share: float = 0.5,
+) -> np.ndarray:
+    """The refinement key of every row (see the module docstring). O(h·nnz) time."""
+    colhash_all = None if m > 1 << 24 else mix64(np.arange(m, dtype=np.int64), profile_key)
+
+    def colhash(c: np.ndarray) -> np.ndarray:
+        return colhash_all[c] if colhash_all is not None else mix64(c, profile_key)
+
+    deg = np.zeros(n, np.int64)
+    own = np.full(n, EMPTY, np.int64)  # fallback: min-hash of the row's own columns
+    for offset, load in shards:
+        block = load()
+        d = np.diff(block.indptr)
+        deg[offset : offset + block.shape[0]] = d
+        ne = np.flatnonzero(d > 0)
+        if ne.size:
+            own[offset + ne] = np.minimum.reduceat(
+                colhash(block.indices.astype(np.int64)), block.indptr[:-1][ne]
+            )
+    best_score = np.full(n, -1.0)
+    best_key = own.copy()
+    for h in range(sig.shape[1]):
+        values, bucket = np.unique(sig[:, h], return_inverse=True)
+        bucket = bucket.ravel().astype(np.int64)
+        nb = values.size
+        size = np.bincount(bucket, minlength=nb)
+        size[values == EMPTY] = 0  # empty rows form no bucket
+        # pass 1: (bucket, column) counts over buckets of ≥ 2 rows, defining column excepted
+        parts: list[tuple[np.ndarray, np.ndarray]] = []
+        for offset, load in shards:
+            rows, cols = _edges(load(), offset)
+            b = bucket[rows]
+            ok = (size[b] >= 2) & (mix64(cols, keys[h]) != sig[rows, h])
+            pair, count = np.unique(b[ok] * m + cols[ok], return_counts=True)
+            parts.append((pair, count))
+        pair = np.concatenate([p for p, _ in parts]) if parts else np.empty(0, np.int64)
+        count = np.concatenate([c for _, c in parts]) if parts else np.empty(0, np.int64)
+        del parts
+        if len(shards) > 1:
+            pair, inverse = np.unique(pair, return_inverse=True)
+            count = np.bincount(inverse.ravel(), weights=count, minlength=pair.size)
+        pb = pair // m
+        keep = count >= np.maximum(2, share * size[pb])
+        pair, count, pb = pair[keep], count[keep], pb[keep]
+        if pair.size == 0:
+            continue
+        psize = np.bincount(pb, minlength=nb)
+        # the profile's most frequent column, ties by the profile hash
+        ch = colhash(pair % m)
+        order = np.lexsort((ch, -count, pb))
+        firsts = order[np.concatenate([[True], pb[order][1:] != pb[order][:-1]])]
+        top = np.full(nb, EMPTY, np.int64)
+        top[pb[firsts]] = ch[firsts]
+        # pass 2: |row ∩ profile| of every row, then Jaccard(row, profile)
+        inter = np.zeros(n, np.int64)
+        for offset, load in shards:
+            rows, cols = _edges(load(), offset)
+            q = bucket[rows] * m + cols
+            pos = np.minimum(np.searchsorted(pair, q), pair.size - 1)
+            hit = pair[pos] == q
+            inter += np.bincount(rows[hit], minlength=n)
+        ps = psize[bucket]
+        score = inter / np.maximum(1, deg + ps - inter)
+        better = (ps > 0) & (score > best_score)
+        best_score[better] = score[better]
+        best_key[better] = top[bucket[better]]
+    return best_key
+
+
+def shard_order(
+    shards: Sequence[Shard],
+    n: int,
+    m: int,
+    hashes: int = 8,
+    seed: int | np.random.SeedSequence | None = None,
+    refine: bool = True,
+) -> np.ndarray:
+    """Row permutation: by the refinement key (if ``refine``), then lexicographically by the
+    ``hashes`` min-hashes (first hash primary); empty rows last."""
+    keys, profile_key = hash_keys(hashes, seed)
+    sig = shard_signatures(shards, n, keys)
+    sort_keys = [sig[:, h] for h in range(hashes - 1, -1, -1)]
+    if refine:
+        sort_keys.append(profile_keys(shards, n, m, sig, keys, profile_key))
+    return np.lexsort(tuple(sort_keys)).astype(np.int64)
 
 
 def minhash_order(
     x: sp.csr_array | sp.csr_matrix,
     hashes: int = 8,
     seed: int | np.random.SeedSequence | None = None,
+    refine: bool = True,
 ) -> np.ndarray:
-    """Row permutation sorting the rows by their min-hash signatures (first hash primary)."""
-    sig = minhash_signatures(x, hashes, seed)
-    return np.lexsort(tuple(sig[:, h] for h in range(hashes - 1, -1, -1))).astype(np.int64)
+    """Row permutation of an in-memory matrix (see ``shard_order``)."""
+    from .io.sparse import as_binary_csr
+
+    x = as_binary_csr(x)
+    return shard_order(memory_shards(x), x.shape[0], x.shape[1], hashes, seed, refine)
 
 
 def minhash_chunks(
@@ -69,8 +223,9 @@ def minhash_chunks(
     chunk_rows: int,
     hashes: int = 8,
     seed: int | np.random.SeedSequence | None = None,
+    refine: bool = True,
 ) -> list[np.ndarray]:
     """Row ids of each chunk: consecutive pieces of the min-hash order, ⌊n/chunk_rows⌋ of them
     (one if n < chunk_rows), each of ≥ chunk_rows rows."""
-    order = minhash_order(x, hashes, seed)
+    order = minhash_order(x, hashes, seed, refine)
     return [order[part] for part in split_even(x.shape[0], chunk_rows)]
