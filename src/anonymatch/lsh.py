@@ -67,11 +67,13 @@ def hash_keys(
 
 
 def memory_shards(x: sp.csr_array, rows: int = SHARD_ROWS) -> list[Shard]:
-    """Row-range shards of an in-memory matrix (views, loaded lazily)."""
+    """Row-range shards of an in-memory matrix (slices taken when loaded)."""
     n = x.shape[0]
-    return [(s, (lambda s=s: x[s : min(s + rows, n)])) for s in range(0, n, rows)] or [
-        (0, lambda: x)
-    ]
+
+    def loader(start: int) -> Callable[[], sp.csr_array]:
+        return lambda: sp.csr_array(x[start : min(start + rows, n)])
+
+    return [(s, loader(s)) for s in range(0, n, rows)] or [(0, lambda: x)]
 
 
 def _block_signatures(x: sp.csr_array, keys: np.ndarray) -> np.ndarray:
