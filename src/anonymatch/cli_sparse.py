@@ -73,6 +73,24 @@ def _format_choice() -> click.Choice:
 )
 @click.option("--scheduler", default=None, help="Address of an existing Dask scheduler.")
 @click.option("--workers", type=int, default=None, help="Workers (default: all cores).")
+@click.option(
+    "--lsh",
+    type=click.Choice(["profile", "minhash"]),
+    default="profile",
+    show_default=True,
+    help="Chunk order: min-hashes with the profile refinement key, or the paper's plain order.",
+)
+@click.option(
+    "--in-memory",
+    is_flag=True,
+    help="Read a Parquet input whole instead of streaming it (smooth/nonsmooth stream by default).",
+)
+@click.option(
+    "--workdir",
+    default=None,
+    help="Scratch directory of the streaming path (default: beside the output; must be"
+    " visible to the Dask workers).",
+)
 @click.option("--input-format", type=_format_choice(), default="auto", show_default=True)
 @click.option(
     "--adjacency",
@@ -102,6 +120,9 @@ def anonymize_sparse_cmd(
     executor: str | None,
     scheduler: str | None,
     workers: int | None,
+    lsh: str,
+    in_memory: bool,
+    workdir: str | None,
     input_format: str,
     adjacency: str,
     seed: int | None,
@@ -111,8 +132,8 @@ def anonymize_sparse_cmd(
     """Anonymize the binary matrix INPUT (smooth k-anonymity by default) into a verified
     release (row i = user i)."""
     from .cli import _check_output_path
-    from .io.release import write_atomically
     from .sparse_pipeline import anonymize_sparse, validate
+    from .sparse_stream import STREAM_METHODS, anonymize_sparse_stream
 
     started = time.perf_counter()
     for path in (output, report_path):
@@ -120,6 +141,34 @@ def anonymize_sparse_cmd(
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}")
     validate(-1, k, method, epsilon, dp, beta, runs, chunk_rows)  # before reading the data
+    stream = (
+        not in_memory
+        and method in STREAM_METHODS
+        and adjacency == "none"
+        and sparse_format(input_path, input_format) == "parquet"
+        and sparse_format(output) in ("parquet", "edges")
+    )
+    if stream:
+        # out of core: the Parquet edge list is staged, ordered and anonymized chunk by chunk;
+        # the release is verified chunk by chunk and written atomically (sparse_stream.py)
+        report = anonymize_sparse_stream(
+            input_path,
+            output,
+            k,
+            method,
+            beta=beta,
+            runs=runs,
+            chunk_rows=chunk_rows,
+            executor=executor,
+            scheduler=scheduler,
+            workers=workers,
+            seed=seed,
+            refine=lsh == "profile",
+            progress=not quiet,
+            workdir=workdir,
+        )
+        _finish(report, input_path, output, report_path, started, quiet)
+        return
     x = _read_original(input_path, input_format, adjacency)
     release = anonymize_sparse(
         x,
@@ -134,10 +183,23 @@ def anonymize_sparse_cmd(
         seed=seed,
         epsilon=epsilon,
         dp=dp,
+        refine=lsh == "profile",
         progress=not quiet,
     )
     write_sparse(output, release.published)
-    report = dict(release.report)
+    _finish(dict(release.report), input_path, output, report_path, started, quiet)
+
+
+def _finish(
+    report: dict[str, Any],
+    input_path: str,
+    output: str,
+    report_path: str | None,
+    started: float,
+    quiet: bool,
+) -> None:
+    from .io.release import write_atomically
+
     report["input"] = {"path": str(input_path), "sha256": sha256_file(input_path)}
     report["output"] = {"path": str(output), "sha256": sha256_file(output)}
     report["seconds"] = {**report["seconds"], "wall": time.perf_counter() - started}
