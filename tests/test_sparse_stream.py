@@ -20,9 +20,7 @@ from anonymatch.sparse_stream import anonymize_sparse_stream
 from anonymatch.verify_sparse import verify_sparse
 
 
-def communities(
-    groups: int = 30, size: int = 40, seed: int = 0
-) -> tuple[sp.csr_array, np.ndarray]:
+def communities(groups: int = 30, size: int = 40, seed: int = 0) -> tuple[sp.csr_array, np.ndarray]:
     """Users in ``groups`` communities of ``size``: ~8 draws from the community's 12 favourite
     items (Zipf weights) and 3 from 3,000 global items — the structure of the scale generator
     in miniature. Returns the matrix and every row's community."""
