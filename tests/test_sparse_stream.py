@@ -114,3 +114,15 @@ def test_stream_cli_and_bad_parquet(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert not out2.exists() and not list(tmp_path.glob(".anonymatch-stream-*"))
     assert main([*args[:-2], "--k", "500"]) == 2  # k larger than the rows, found after staging
     assert "larger than the number of rows" in capsys.readouterr().err
+
+
+def test_public_api_exports() -> None:
+    import anonymatch
+
+    x, _ = communities(groups=4, size=10, seed=6)
+    release = anonymatch.anonymize_sparse(x, 4, seed=0)
+    assert anonymatch.verify_sparse(release.published, x, 4).passed
+    figures = anonymatch.edge_metrics(x, release.published)
+    assert figures.jaccard == release.report["utility"]["jaccard"]
+    assert {"anonymize_sparse", "anonymize_sparse_stream", "read_sparse"} <= set(anonymatch.__all__)
+    assert "anonymize" in anonymatch.__all__  # the table API is still there
