@@ -157,7 +157,7 @@ def main() -> None:
         f" {x.nnz:,} ones (mean {x.nnz / args.rows:.1f}, max {result['max_degree']} per row;"
         " power-law row degrees, communities of ~200 users with Zipf favourites plus Zipf(0.8)"
         " global popularity; `datasets_sparse.powerlaw_interests`, seed 1), Parquet edge list."
-        f" k = {args.k}, chunks of 10⁵ rows by 8 min-hashes with the profile refinement key,"
+        f" k = {args.k}, chunks of 10⁵ rows by 8 min-hashes with the support refinement key,"
         " `anonymatch anonymize-sparse` with its defaults (Parquet in and out: the streaming"
         " path; local Dask cluster, 2 single-threaded worker processes). Peak memory: the"
         " largest total RSS of the CLI process and all its children (scheduler, workers).",

@@ -76,10 +76,10 @@ def _format_choice() -> click.Choice:
 @click.option("--workers", type=int, default=None, help="Workers (default: all cores).")
 @click.option(
     "--lsh",
-    type=click.Choice(["profile", "minhash"]),
-    default="profile",
+    type=click.Choice(["support", "minhash"]),
+    default="support",
     show_default=True,
-    help="Chunk order: min-hashes with the profile refinement key, or the paper's plain order.",
+    help="Chunk order: min-hashes with the support refinement key, or the paper's plain order.",
 )
 @click.option(
     "--in-memory",
@@ -164,7 +164,7 @@ def anonymize_sparse_cmd(
             scheduler=scheduler,
             workers=workers,
             seed=seed,
-            refine=lsh == "profile",
+            refine=lsh == "support",
             progress=not quiet,
             workdir=workdir,
         )
@@ -184,7 +184,7 @@ def anonymize_sparse_cmd(
         seed=seed,
         epsilon=epsilon,
         dp=dp,
-        refine=lsh == "profile",
+        refine=lsh == "support",
         progress=not quiet,
     )
     write_sparse(output, release.published)

@@ -5,9 +5,10 @@ The matrix is never held in memory as a whole. The edge list is read batch by ba
 1. *staged*: every edge is appended to the raw file of its row-range shard (2¹⁸ rows), then each
    shard is turned into a canonical CSR (duplicates once) saved as ``.npy`` — one shard in
    memory at a time;
-2. *ordered*: the min-hash signatures and the profile refinement key of every row are computed
+2. *ordered*: the min-hash signatures and the support refinement key of every row are computed
    shard by shard (``lsh.shard_order``; O(8·n) integers in memory plus one hash's
-   (bucket, column) counts) and the order is cut into chunks of ``chunk_rows`` rows;
+   (bucket, column) counts; the per-edge scores on disk) and the order is cut into chunks of
+   ``chunk_rows`` rows;
 3. *routed*: every shard's edges are appended to the file of their row's chunk;
 4. *anonymized*: each chunk is a job of ``runner.run_partitions`` (a local Dask cluster by
    default, or ``scheduler``): the job loads its chunk, clusters it (Alg₂), votes, **verifies
@@ -232,7 +233,7 @@ def anonymize_sparse_stream(
         t = time.perf_counter()
         shards = staged.shards()
         if n >= 2 * chunk_rows:
-            order = shard_order(shards, n, m, seed=lsh_seed, refine=refine)
+            order = shard_order(shards, n, m, seed=lsh_seed, refine=refine, scratch=work)
             chunks = [order[part] for part in split_even(n, chunk_rows)]
             del order
         else:
