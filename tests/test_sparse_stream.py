@@ -1,5 +1,5 @@
 """Out-of-core path (Parquet edge list → staged shards → min-hash chunks → runner jobs → parts)
-and the profile refinement of the min-hash order."""
+and the support refinement of the min-hash order."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def mates(chunks: list[np.ndarray], comm: np.ndarray) -> float:
     return float(np.concatenate(counts).mean())
 
 
-def test_profile_refinement_keeps_communities_together() -> None:
+def test_support_refinement_keeps_communities_together() -> None:
     x, comm = communities()
     plain = minhash_chunks(x, 120, seed=1, refine=False)
     refined = minhash_chunks(x, 120, seed=1, refine=True)
