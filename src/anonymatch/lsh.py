@@ -22,7 +22,12 @@ bucket's defining column and columns held by one row of the bucket excepted): th
 over-represented among the rows that collide with it, which for most members of a community is
 the same favourite column, so the community becomes contiguous (200,000 rows: 131 of 200 mates
 per chunk; 2,000,000 rows in chunks of 100,000: 120 against 45). Ties go to the smallest column
-hash, so a row without support keys on a min-hash of its own columns. Cost: two passes over the
+hash, so a row without support keys on a min-hash of its own columns. A community still
+spreads over a few keys (its top favourites), so in a second stage the rows sharing a key form
+a group, each group points to the column held by at least half of it with the largest excess
+count (when that column is itself a key), and the groups linked by these pointers (connected
+components) are sorted together: 178 of 200 mates at 200,000 rows, 160 at 2,000,000 (largest
+linked group 64,038 rows, below a chunk). Cost: two passes over the
 edges per hash, O(h·nnz) time, O(n·h + pairs + nnz) memory (pairs ≤ nnz: the distinct
 (bucket, column) pairs of one hash; the nnz edge scores can live on disk).
 """
@@ -61,7 +66,7 @@ SHARD_ROWS = 1 << 18
 def hash_keys(
     hashes: int, seed: int | np.random.SeedSequence | None
 ) -> tuple[np.ndarray, np.uint64]:
-    """The ``hashes`` min-hash keys and the key of the column hash of the refinement (drawn after them)."""
+    """The ``hashes`` min-hash keys and the key of the refinement's column hash (drawn last)."""
     rng = np.random.default_rng(seed)
     keys = rng.integers(0, np.iinfo(np.int64).max, size=hashes, dtype=np.int64).astype(np.uint64)
     profile_key = np.uint64(rng.integers(0, np.iinfo(np.int64).max, dtype=np.int64))
@@ -199,6 +204,56 @@ def support_keys(
     return out
 
 
+def group_keys(
+    shards: Sequence[Shard], n: int, m: int, key: np.ndarray, profile_key: np.uint64
+) -> np.ndarray:
+    """Second stage of the refinement: the rows sharing a key form a group; every group points
+    to the column (other than its key) held by at least half of it with the largest excess
+    count, when that column is itself a group's key; the groups linked this way (connected
+    components of the pointer graph) share the returned key (the smallest key hash among them).
+    O(nnz + g) time for g groups."""
+    from scipy.sparse.csgraph import connected_components
+
+    kv, kid = np.unique(key, return_inverse=True)
+    kid = kid.ravel().astype(np.int64)
+    groups = kv.size
+    gsize = np.bincount(kid, minlength=groups)
+    df = np.zeros(m, np.int64)
+    pairs: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    for offset, load in shards:
+        rows, cols = _edges(load(), offset)
+        df += np.bincount(cols, minlength=m)
+        pair, count = np.unique(kid[rows] * m + cols, return_counts=True)
+        pairs.append(pair)
+        counts.append(count)
+    pair = np.concatenate(pairs)
+    count = np.concatenate(counts)
+    del pairs, counts
+    if len(shards) > 1:
+        pair, inverse = np.unique(pair, return_inverse=True)
+        count = np.bincount(inverse.ravel(), weights=count, minlength=pair.size)
+    pg, pc = pair // m, pair % m
+    ch = mix64(pc, profile_key)
+    ok = (ch != kv[pg]) & (2 * count >= gsize[pg])
+    excess = count - gsize[pg] * df[pc] / max(1, n)
+    order = np.lexsort((ch, -excess, pg))
+    order = order[ok[order]]
+    if order.size == 0:
+        return key.copy()
+    first = order[np.concatenate([[True], pg[order][1:] != pg[order][:-1]])]
+    source, target = pg[first], ch[first]
+    pos = np.minimum(np.searchsorted(kv, target), groups - 1)
+    link = kv[pos] == target
+    graph = sp.coo_array(
+        (np.ones(int(link.sum())), (source[link], pos[link])), shape=(groups, groups)
+    )
+    _, comp = connected_components(graph, directed=False)
+    comp_key = np.full(int(comp.max()) + 1, EMPTY, np.int64)
+    np.minimum.at(comp_key, comp, kv)
+    return comp_key[comp][kid]
+
+
 def shard_order(
     shards: Sequence[Shard],
     n: int,
@@ -208,13 +263,15 @@ def shard_order(
     refine: bool = True,
     scratch: Path | None = None,
 ) -> np.ndarray:
-    """Row permutation: by the refinement key (if ``refine``), then lexicographically by the
-    ``hashes`` min-hashes (first hash primary); empty rows last."""
+    """Row permutation: by the group key and the support key (if ``refine``), then
+    lexicographically by the ``hashes`` min-hashes (first hash primary); empty rows last."""
     keys, profile_key = hash_keys(hashes, seed)
     sig = shard_signatures(shards, n, keys)
     sort_keys = [sig[:, h] for h in range(hashes - 1, -1, -1)]
     if refine:
-        sort_keys.append(support_keys(shards, n, m, sig, keys, profile_key, scratch))
+        key = support_keys(shards, n, m, sig, keys, profile_key, scratch)
+        sort_keys.append(key)
+        sort_keys.append(group_keys(shards, n, m, key, profile_key))
     return np.lexsort(tuple(sort_keys)).astype(np.int64)
 
 
