@@ -69,8 +69,8 @@ def hash_keys(
     """The ``hashes`` min-hash keys and the key of the refinement's column hash (drawn last)."""
     rng = np.random.default_rng(seed)
     keys = rng.integers(0, np.iinfo(np.int64).max, size=hashes, dtype=np.int64).astype(np.uint64)
-    profile_key = np.uint64(rng.integers(0, np.iinfo(np.int64).max, dtype=np.int64))
-    return keys, profile_key
+    column_key = np.uint64(rng.integers(0, np.iinfo(np.int64).max, dtype=np.int64))
+    return keys, column_key
 
 
 def memory_shards(x: sp.csr_array, rows: int = SHARD_ROWS) -> list[Shard]:
@@ -126,16 +126,16 @@ def support_keys(
     m: int,
     sig: np.ndarray,
     keys: np.ndarray,
-    profile_key: np.uint64,
+    column_key: np.uint64,
     scratch: Path | None = None,
 ) -> np.ndarray:
     """The refinement key of every row (see the module docstring): the hash of its column with
     the largest excess support over its min-hash buckets. Edge scores are kept per shard, in
     memory or as ``.npy`` files in ``scratch``. O(h·nnz) time."""
-    colhash_all = None if m > 1 << 24 else mix64(np.arange(m, dtype=np.int64), profile_key)
+    colhash_all = None if m > 1 << 24 else mix64(np.arange(m, dtype=np.int64), column_key)
 
     def colhash(c: np.ndarray) -> np.ndarray:
-        return colhash_all[c] if colhash_all is not None else mix64(c, profile_key)
+        return colhash_all[c] if colhash_all is not None else mix64(c, column_key)
 
     df = np.zeros(m, np.int64)
     for _, load in shards:
@@ -205,7 +205,7 @@ def support_keys(
 
 
 def group_keys(
-    shards: Sequence[Shard], n: int, m: int, key: np.ndarray, profile_key: np.uint64
+    shards: Sequence[Shard], n: int, m: int, key: np.ndarray, column_key: np.uint64
 ) -> np.ndarray:
     """Second stage of the refinement: the rows sharing a key form a group; every group points
     to the column (other than its key) held by at least half of it with the largest excess
@@ -234,7 +234,7 @@ def group_keys(
         pair, inverse = np.unique(pair, return_inverse=True)
         count = np.bincount(inverse.ravel(), weights=count, minlength=pair.size)
     pg, pc = pair // m, pair % m
-    ch = mix64(pc, profile_key)
+    ch = mix64(pc, column_key)
     ok = (ch != kv[pg]) & (2 * count >= gsize[pg])
     excess = count - gsize[pg] * df[pc] / max(1, n)
     order = np.lexsort((ch, -excess, pg))
@@ -265,13 +265,13 @@ def shard_order(
 ) -> np.ndarray:
     """Row permutation: by the group key and the support key (if ``refine``), then
     lexicographically by the ``hashes`` min-hashes (first hash primary); empty rows last."""
-    keys, profile_key = hash_keys(hashes, seed)
+    keys, column_key = hash_keys(hashes, seed)
     sig = shard_signatures(shards, n, keys)
     sort_keys = [sig[:, h] for h in range(hashes - 1, -1, -1)]
     if refine:
-        key = support_keys(shards, n, m, sig, keys, profile_key, scratch)
+        key = support_keys(shards, n, m, sig, keys, column_key, scratch)
         sort_keys.append(key)
-        sort_keys.append(group_keys(shards, n, m, key, profile_key))
+        sort_keys.append(group_keys(shards, n, m, key, column_key))
     return np.lexsort(tuple(sort_keys)).astype(np.int64)
 
 
