@@ -156,3 +156,37 @@ def test_bad_matrix_market_and_missing_file(
         ["anonymize-sparse", str(tmp_path / "nope.csv"), "-o", "o.csv", "--k", "1"], capsys
     )
     assert code == 2 and "not found" in err
+
+
+def test_evaluate_accuracy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    x = planted(blocks=8, size=20, items=6, noise=0.02, seed=5)
+    labels = (np.arange(x.shape[0]) // 20) % 2  # the label is a function of the block
+    src, lab, out = tmp_path / "x.csv", tmp_path / "y.txt", tmp_path / "p.csv"
+    write_sparse(src, x)
+    lab.write_text("\n".join(map(str, labels)) + "\n")
+    code, _, err = run(["anonymize-sparse", str(src), "-o", str(out), "--k", "4", "-q",
+                        "--seed", "1"], capsys)  # fmt: skip
+    assert code == 0, err
+    code, stdout, err = run(
+        ["evaluate-sparse", str(src), str(out), "--accuracy", str(lab), "--nets", "1", "--json"],
+        capsys,
+    )
+    assert code == 0, err
+    figures = json.loads(stdout)
+    base = figures["accuracy_baselines"]
+    assert base["original"] > 0.9 and 0.3 < base["majority_label"] < 0.7
+    assert figures[str(out)]["accuracy"] > 0.9  # the clusters keep the blocks
+    # an explicit test split: the first 40 rows
+    test, test_lab = tmp_path / "t.csv", tmp_path / "ty.txt"
+    write_sparse(test, x[:40])
+    test_lab.write_text("\n".join(map(str, labels[:40])))
+    code, stdout, err = run(
+        ["evaluate-sparse", str(src), str(out), "--accuracy", str(lab), "--test", str(test),
+         "--test-labels", str(test_lab), "--nets", "1"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "accuracy" in stdout and "majority label" in stdout
+    lab.write_text("1\n0\n")
+    code, _, err = run(["evaluate-sparse", str(src), str(out), "--accuracy", str(lab)], capsys)
+    assert code == 2 and "2 labels for 160 rows" in err and err.count("\n") == 1

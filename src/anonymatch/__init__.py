@@ -70,3 +70,23 @@ __all__ = [
     "verify",
     "__version__",
 ]
+
+# --- sparse binary data: smooth k-anonymity (issue 5) ---
+from .io.sparse import read_sparse, write_sparse  # noqa: E402
+from .metrics_sparse import EdgeMetrics, downstream_accuracy, edge_metrics  # noqa: E402
+from .sparse_pipeline import SparseRelease, anonymize_sparse  # noqa: E402
+from .sparse_stream import anonymize_sparse_stream  # noqa: E402
+from .verify_sparse import SparseVerificationReport, verify_sparse  # noqa: E402
+
+__all__ += [
+    "EdgeMetrics",
+    "SparseRelease",
+    "SparseVerificationReport",
+    "anonymize_sparse",
+    "anonymize_sparse_stream",
+    "downstream_accuracy",
+    "edge_metrics",
+    "read_sparse",
+    "verify_sparse",
+    "write_sparse",
+]

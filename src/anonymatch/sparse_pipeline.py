@@ -104,13 +104,15 @@ def anonymize_sparse(
     seed: int | None = None,
     epsilon: float | None = None,
     dp: str = "edge",
+    refine: bool = True,
     progress: bool = False,
 ) -> SparseRelease:
     """Anonymize a binary matrix and verify the result (VerificationError if it fails).
 
     ``executor`` for the chunks: None = inline for one chunk, else a Dask cluster (a local one
     unless ``scheduler``); or ``threads``/``processes``/``dask``/``inline``. Results depend on
-    ``seed`` only (OS entropy when None), not on the executor."""
+    ``seed`` only (OS entropy when None), not on the executor. ``refine``: the min-hash order
+    with the support refinement key (default) or the paper's plain order (``lsh.py``)."""
     x = sp.csr_array(x, dtype=np.int8, copy=True)
     x.sum_duplicates()
     x.eliminate_zeros()
@@ -150,7 +152,7 @@ def anonymize_sparse(
             rule_vote, rule_check = "all", "nonsmooth"
         else:
             chunks = (
-                minhash_chunks(x, chunk_rows, seed=lsh_seed)
+                minhash_chunks(x, chunk_rows, seed=lsh_seed, refine=refine)
                 if n >= 2 * chunk_rows
                 else [np.arange(n, dtype=np.int64)]
             )
@@ -178,6 +180,7 @@ def anonymize_sparse(
                     totals[key] = totals.get(key, 0) + value
             report["chunks"] = len(chunks)
             report["chunk_rows"] = chunk_rows
+            report["lsh"] = {"hashes": 8, "refine": refine}
             report["executor"] = "dask" if scheduler else executor
             report["facility_location"] = totals
             report["parameters"] = {"beta": beta, "alpha": 1 / beta, "runs": runs}

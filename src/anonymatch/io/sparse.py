@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -127,7 +128,13 @@ def _parse_edge_text(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64)
 
 
-def _read_parquet_edges(path: Path) -> tuple[np.ndarray, np.ndarray]:
+def iter_parquet_edges(
+    path: str | os.PathLike[str], batch_size: int = 1 << 20
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The (rows, cols) int64 arrays of a Parquet edge list, one record batch at a time, checked
+    (integer columns ``row`` and ``col``, no missing or negative ids; InputError otherwise).
+    O(batch) memory."""
+    path = Path(path)
     try:
         handle = pq.ParquetFile(path)
     except (OSError, pa.ArrowInvalid) as exc:
@@ -135,10 +142,9 @@ def _read_parquet_edges(path: Path) -> tuple[np.ndarray, np.ndarray]:
     names = handle.schema_arrow.names
     if "row" not in names or "col" not in names:
         raise InputError(f"{path}: a Parquet edge list needs columns 'row' and 'col'")
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    for batch in handle.iter_batches(columns=["row", "col"], batch_size=1 << 20):
-        for name, out in (("row", rows), ("col", cols)):
+    for batch in handle.iter_batches(columns=["row", "col"], batch_size=batch_size):
+        pair = []
+        for name in ("row", "col"):
             column = batch.column(batch.schema.get_field_index(name))
             if not pa.types.is_integer(column.type):
                 raise InputError(f"{path}: column {name!r} must hold integers, not {column.type}")
@@ -146,7 +152,16 @@ def _read_parquet_edges(path: Path) -> tuple[np.ndarray, np.ndarray]:
                 raise InputError(f"{path}: column {name!r} has missing values")
             values = column.to_numpy()
             _check_ids(values, name, str(path))
-            out.append(values.astype(np.int64, copy=False))
+            pair.append(values.astype(np.int64, copy=False))
+        yield pair[0], pair[1]
+
+
+def _read_parquet_edges(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    for r, c in iter_parquet_edges(path):
+        rows.append(r)
+        cols.append(c)
     if not rows:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     return np.concatenate(rows), np.concatenate(cols)
