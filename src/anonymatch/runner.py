@@ -1,15 +1,17 @@
 """Partitioned execution (Doka §8.1; Esfandiari et al. App. D): partitions anonymized
 independently, results combined in partition order.
 
-``run_partitions`` is the one runner of the package: it maps a function over jobs on a thread
-pool, a process pool or a Dask cluster (a local one by default, or an existing
-``dask.distributed`` scheduler), keeps the results in job order and, when given a seed, hands
-each job its own child seed (``numpy.random.SeedSequence.spawn``), so that the results depend
-on the seed only, never on the executor or the number of workers.
+``iter_partitions`` (and its list form ``run_partitions``) is the one runner of the package: it
+maps a function over jobs in this process, on a thread pool, a process pool or a Dask cluster
+(a local one, or an existing ``dask.distributed`` scheduler), keeps the results in job order
+and, when given a seed, hands each job its own child seed (``numpy.random.SeedSequence.spawn``),
+so that the results depend on the seed only, never on the executor or the number of workers.
+Users: the in-memory table path (``build_graph``, threads: the heavy kernels — numba with
+``nogil``, scipy's assignment solver — release the GIL), the streamed table path (``scale``) and
+the min-hash chunks of sparse matrices (``sparse_pipeline``, ``sparse_stream``).
 
 Tables: each partition's graph is k-regular over its own records, so the union is k-regular over
-all records. Partitions run on a thread pool by default: the heavy kernels (numba with
-``nogil``, scipy's assignment solver, large numpy operations) release the GIL.
+all records.
 """
 
 from __future__ import annotations
@@ -125,10 +127,15 @@ def iter_partitions(
             yield fn(job)
         return
     if executor == "dask":
+        from distributed.scheduler import KilledWorker
+
         with dask_client(scheduler, workers) as client:
             n_workers = workers or max(1, len(client.scheduler_info().get("workers", {})))
             submit = lambda job: client.submit(fn, job, pure=False)  # noqa: E731
-            yield from _windowed(submit, jobs, window or 2 * n_workers)
+            try:
+                yield from _windowed(submit, jobs, window or 2 * n_workers)
+            except KilledWorker as exc:
+                raise WorkerError(f"Dask workers kept dying on the same task: {exc}") from None
         return
     size = workers or default_workers()
     if executor == "threads":
