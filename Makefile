@@ -48,6 +48,7 @@ bench: install
 	$(BIN)/python benchmarks/adaptive_utility.py
 	$(BIN)/python benchmarks/adaptive_attack.py
 	$(BIN)/python benchmarks/adaptive_speed.py
+	$(BIN)/python benchmarks/scale_tables.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis
