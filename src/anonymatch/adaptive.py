@@ -284,11 +284,7 @@ def anonymize_adaptive(
             "mean": float(delta.mean()),
         },
         "parameters": {
-            "qi": list(schema.qi),
-            "numeric": [a for a in schema.qi if a in schema.numeric],
-            "sensitive": list(schema.sensitive),
-            "identifiers": list(schema.identifiers),
-            "weights": dict(schema.weights),
+            **schema.roles(),
             "epsilons": list(epsilons) if method != "agglomerative" else None,
             "neighbours": neighbours,
             "cell_weights": cell_weights is not None,

@@ -183,11 +183,7 @@ def _report(
         "method": method,
         "k": k,
         "parameters": {
-            "qi": list(schema.qi),
-            "numeric": [a for a in schema.qi if a in schema.numeric],
-            "sensitive": list(schema.sensitive),
-            "identifiers": list(schema.identifiers),
-            "weights": dict(schema.weights),
+            **schema.roles(),
             "partition_size": partition_size,
             "partitions": n_parts,
         },

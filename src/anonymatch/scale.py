@@ -337,11 +337,7 @@ def anonymize_file(
         "k": k,
         "layout": "partitioned",
         "parameters": {
-            "qi": list(schema.qi),
-            "numeric": [a for a in schema.qi if a in schema.numeric],
-            "sensitive": list(schema.sensitive),
-            "identifiers": list(schema.identifiers),
-            "weights": dict(schema.weights),
+            **schema.roles(),
             "partition_size": size,
             "partitions": len(bounds) - 1,
             "chunk_rows": chunk_rows,

@@ -81,6 +81,16 @@ class Schema:
             if name not in present:
                 raise InputError(f"unknown column {name!r}; the input has: {', '.join(columns)}")
 
+    def roles(self) -> dict[str, object]:
+        """The roles as JSON-ready lists (for audit manifests)."""
+        return {
+            "qi": list(self.qi),
+            "numeric": [a for a in self.qi if a in self.numeric],
+            "sensitive": list(self.sensitive),
+            "identifiers": list(self.identifiers),
+            "weights": dict(self.weights),
+        }
+
     def output_columns(self, columns: Sequence[str]) -> list[str]:
         """The published columns: the input's, in order, minus identifiers."""
         return [c for c in columns if c not in self.identifiers]

@@ -26,7 +26,15 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from .tables import CsvOptions, _first_line, is_parquet
+from .tables import (
+    CsvOptions,
+    _first_line,
+    check_header,
+    check_names,
+    csv_separator,
+    is_parquet,
+    read_csv_options,
+)
 
 DEFAULT_BATCH_ROWS = 100_000
 
@@ -104,43 +112,25 @@ def _csv_header(path: Path, sep: str, options: CsvOptions) -> list[str]:
         raise InputError(f"malformed CSV in {path}: {_first_line(exc)}") from exc
     if first is None:
         raise InputError(f"input is empty: {path}")
-    header = [x.strip() for x in first]
-    seen: set[str] = set()
-    for name in header:
-        if name in seen:
-            raise InputError(f"column {name!r} appears twice in the header of {path}")
-        seen.add(name)
-    return header
+    return check_header(first, path)
 
 
 def _csv_batches(path: Path, options: CsvOptions, batch_rows: int) -> Iterator[pa.Table]:
-    sep = options.sep or ("\t" if path.suffix.lower() in (".tsv", ".tab") else ",")
+    sep = csv_separator(path, options)
     if options.names:
         names = list(options.names)
-        if len(set(names)) != len(names):
-            dup = next(x for x in names if names.count(x) > 1)
-            raise InputError(f"column {dup!r} is listed twice in --names")
+        check_names(names)
         skip, first_line = 0, 1
     else:
         names = _csv_header(path, sep, options)
         skip, first_line = 1, 2
     try:
-        reader = pd.read_csv(
+        reader = pd.read_csv(  # type: ignore[call-overload]
             path,
-            sep=sep,
-            header=None,
             names=names,
             skiprows=skip,
-            dtype=str,
-            keep_default_na=False,
-            na_filter=False,
-            quotechar=options.quotechar,
-            quoting=csv.QUOTE_MINIMAL,
-            skipinitialspace=options.skip_initial_space,
-            engine="c" if len(sep) == 1 else "python",
-            encoding="utf-8-sig",
-            index_col=False,
             chunksize=batch_rows,
+            **read_csv_options(options, sep),
         )
         rows = 0
         for chunk in reader:

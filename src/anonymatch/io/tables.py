@@ -58,41 +58,62 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read Parquet file {path}: {_first_line(exc)}") from exc
 
 
-def _read_csv(path: Path, options: CsvOptions) -> pd.DataFrame:
-    sep = options.sep
-    if sep is None:
-        sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
-    names = list(options.names) if options.names else None
-    if names is not None and len(set(names)) != len(names):
-        dup = next(x for x in names if names.count(x) > 1)
+def csv_separator(path: Path, options: CsvOptions) -> str:
+    """The field separator: ``options.sep``, else tab for .tsv/.tab, else comma."""
+    if options.sep is not None:
+        return options.sep
+    return "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+
+
+def check_names(names: Sequence[str]) -> None:
+    """InputError if ``--names`` repeats a column."""
+    if len(set(names)) != len(names):
+        dup = next(x for x in names if list(names).count(x) > 1)
         raise InputError(f"column {dup!r} is listed twice in --names")
+
+
+def check_header(fields: Sequence[str], path: Path) -> list[str]:
+    """The stripped column names of a header line; InputError if one appears twice."""
+    header = [x.strip() for x in fields]
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise InputError(f"column {name!r} appears twice in the header of {path}")
+        seen.add(name)
+    return header
+
+
+def read_csv_options(options: CsvOptions, sep: str) -> dict[str, object]:
+    """``pandas.read_csv`` keywords reading every cell as text, exactly as given."""
+    return {
+        "sep": sep,
+        "header": None,
+        "dtype": str,
+        "keep_default_na": False,
+        "na_filter": False,
+        "quotechar": options.quotechar,
+        "quoting": csv.QUOTE_MINIMAL,
+        "skipinitialspace": options.skip_initial_space,
+        "engine": "c" if len(sep) == 1 else "python",
+        "encoding": "utf-8-sig",
+        "index_col": False,
+    }
+
+
+def _read_csv(path: Path, options: CsvOptions) -> pd.DataFrame:
+    sep = csv_separator(path, options)
+    names = list(options.names) if options.names else None
+    if names is not None:
+        check_names(names)
     try:
-        frame = pd.read_csv(
-            path,
-            sep=sep,
-            header=None,
-            dtype=str,
-            keep_default_na=False,
-            na_filter=False,
-            quotechar=options.quotechar,
-            quoting=csv.QUOTE_MINIMAL,
-            skipinitialspace=options.skip_initial_space,
-            engine="c" if len(sep) == 1 else "python",
-            encoding="utf-8-sig",
-            index_col=False,
-        )
+        frame = pd.read_csv(path, **read_csv_options(options, sep))  # type: ignore[call-overload]
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"input is empty: {path}") from exc
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError, csv.Error) as exc:
         raise InputError(f"malformed CSV in {path}: {_first_line(exc)}") from exc
     if names is None:
         # the header is read as a row so that duplicate names are seen, not silently renamed
-        header = [str(x).strip() for x in frame.iloc[0]]
-        seen: set[str] = set()
-        for name in header:
-            if name in seen:
-                raise InputError(f"column {name!r} appears twice in the header of {path}")
-            seen.add(name)
+        header = check_header([str(x) for x in frame.iloc[0]], path)
         frame = frame.iloc[1:].reset_index(drop=True)
         frame.columns = pd.Index(header)
         first_data_line = 2
