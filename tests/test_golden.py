@@ -54,7 +54,8 @@ def _labels(path: Path, n: int = 60) -> Path:
 def _edges(path: Path, rows: int = 80, cols: int = 30, seed: int = 5) -> Path:
     rng = np.random.default_rng(seed)
     pairs = {
-        (int(r), int(c)) for r, c in zip(rng.integers(0, rows, 400), rng.integers(0, cols, 400))
+        (int(r), int(c))
+        for r, c in zip(rng.integers(0, rows, 400), rng.integers(0, cols, 400), strict=True)
     }
     pd.DataFrame(sorted(pairs), columns=["row", "col"]).to_csv(path, index=False)
     return path
@@ -148,7 +149,7 @@ DIGESTS: dict[str, str] = {
     "sparse-smooth": "5a860e816a0cb8ffee8ce1c4bbe7a1aeb140f1f68b38dad7b3275632d9dae97d",
     "tables-agglomerative": "9543b193a93ed0983dca6259f8e2264621e1016abcb1eed2ef528632e5c6b042",
     "tables-bmatching": "e5d09fce67b351e9ba12172fe85dfa339460a245836b8e8f7f5ef4a0bbb3893d",
-    "tables-bmatching-symmetric": "e5d09fce67b351e9ba12172fe85dfa339460a245836b8e8f7f5ef4a0bbb3893d",
+    "tables-bmatching-symmetric": "e5d09fce67b351e9ba12172fe85dfa339460a245836b8e8f7f5ef4a0bbb3893d",  # noqa: E501
     "tables-greedy": "7e6d3447dbd1c8ed83b21235f00bf3d1678e8cbb20185b1120244b21c8a553b2",
     "tables-hungarian": "b8a106dd059d772a7060a8baae9b08444687e2bd6857a2ab57d14298e9f6fce6",
     "tables-kl": "fda1e6a5fb23ccff3818b7dfbef7b6caa9d4c8f60c5aaa87634308d9439f5af4",
