@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from anonymatch.methods.bmatching import SuppressionProblem
+from anonymatch.tables.methods.bmatching import SuppressionProblem
 
 ROOT = Path(__file__).resolve().parent.parent
 

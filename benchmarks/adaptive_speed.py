@@ -28,7 +28,7 @@ from _common import (  # noqa: E402
     update_results,  # noqa: E402
 )
 
-from anonymatch.methods.bmatching import variational_bmatching  # noqa: E402
+from anonymatch.tables.methods.bmatching import variational_bmatching
 
 OUT = ROOT / "benchmarks" / "results" / "adaptive_speed.json"
 

@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _adaptive_data import UCI_NAMES, Binarized, facebook, facebook_levels, uci  # noqa: E402
 from _common import ROOT, machine, update_results  # noqa: E402
 
-from anonymatch.adaptive import solve  # noqa: E402
-from anonymatch.methods.bmatching import stars_of  # noqa: E402
-from anonymatch.verify import verify_adaptive  # noqa: E402
+from anonymatch.tables.adaptive import solve
+from anonymatch.tables.methods.bmatching import stars_of
+from anonymatch.tables.verify import verify_adaptive
 
 METHODS = ("bmatching", "bmatching-symmetric", "agglomerative")
 CACHE = ROOT / "benchmarks" / "results" / "adaptive_utility.json"
@@ -34,8 +34,8 @@ IMG = ROOT / "docs" / "img" / "adaptive_utility.png"
 
 def _verified(data: Binarized, delta: np.ndarray, stars: np.ndarray) -> bool:
     """Verify the release the stars make, from the cells and the original values only."""
-    from anonymatch.adaptive import starred_cells
-    from anonymatch.schema import EncodedQI
+    from anonymatch.tables.adaptive import starred_cells
+    from anonymatch.tables.schema import EncodedQI
 
     n, d = data.codes.shape
     codes = np.where(data.forced, -1, data.codes) + 1  # a missing value is its own value

@@ -21,14 +21,14 @@ from pathlib import Path
 import numpy as np
 from _common import ROOT, dump, machine, update_results
 
-from anonymatch.io.graphs import read_edge_list
-from anonymatch.methods.graphs import (
-    anonymize_graph,
-    check_graph,
+from anonymatch.graphs.io import read_edge_list
+from anonymatch.graphs.modular import (
     maximal_modular_partition,
     modular_decomposition,
     twin_classes_from_decomposition,
 )
+from anonymatch.graphs.pipeline import anonymize_graph
+from anonymatch.graphs.verify import check_graph
 
 
 def main() -> None:

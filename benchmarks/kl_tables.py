@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 from _common import ROOT, dump, machine, update_results
 
-from anonymatch.datasets import ADULT_COLUMNS, load_adult
-from anonymatch.kl_release import anonymize_kl
-from anonymatch.pipeline import anonymize
+from anonymatch.tables.datasets import ADULT_COLUMNS, load_adult
+from anonymatch.tables.kl import anonymize_kl
+from anonymatch.tables.pipeline import anonymize
 
 ADULT_NUMERIC = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 GP_NUMERIC = ["Rating", "Reviews", "Installs", "Price", "Last Updated"]

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 from _common import ROOT, dump, machine, update_results
 
-from anonymatch.kl_check import check_km
-from anonymatch.kl_release import anonymize_km, read_transactions
+from anonymatch.core.counting import check_km
+from anonymatch.sets.km import anonymize_km, read_transactions
 
 
 def main() -> None:

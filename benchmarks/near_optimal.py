@@ -23,7 +23,7 @@ import numpy as np
 from _common import dump, machine, update_results
 
 import anonymatch
-from anonymatch.datasets import ADULT_NUMERIC, ADULT_QI, load_adult
+from anonymatch.tables.datasets import ADULT_NUMERIC, ADULT_QI, load_adult
 
 METHODS = ["mip", "hungarian", "sortgreedy", "greedy", "ring", "mondrian"]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from _common import ROOT, adult_path, machine, run_cli_tree, update_results
 
 sys.path.insert(0, str(ROOT / "src"))
-from anonymatch.scale import DEFAULT_CHUNK_ROWS, memory_bound  # noqa: E402
+from anonymatch.tables.streamed import DEFAULT_CHUNK_ROWS, memory_bound
 
 CACHE = ROOT / "benchmarks" / "results" / "scale_tables.json"
 QI = "age,workclass,education-num,marital-status,occupation,race,sex,native-country"

@@ -22,13 +22,13 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import ROOT, dump, machine, update_results  # noqa: E402
 
-from anonymatch.assignment import choose_assignment  # noqa: E402
-from anonymatch.datasets_sets import load_fimi, occupation_labels  # noqa: E402
-from anonymatch.graph import GeneralizationGraph  # noqa: E402
-from anonymatch.gray import gray_tsp_order  # noqa: E402
-from anonymatch.methods.sets import bit_vote, greedy_assignments  # noqa: E402
-from anonymatch.metrics_sets import error_rate, query_error  # noqa: E402
-from anonymatch.pipeline_sets import anonymize_sets  # noqa: E402
+from anonymatch.core.assignment import choose_assignment
+from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.sets.datasets import load_fimi, occupation_labels
+from anonymatch.sets.methods.nonreciprocal import bit_vote, greedy_assignments
+from anonymatch.sets.metrics import error_rate, query_error
+from anonymatch.sets.order import gray_tsp_order
+from anonymatch.sets.pipeline import anonymize_sets
 
 KS = [4, 6, 8, 10, 12, 14, 16, 18, 20]
 LS = [4, 6, 8, 10, 12]

@@ -22,11 +22,11 @@ import scipy.sparse as sp
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import ROOT, dump, machine, update_results  # noqa: E402
 
-from anonymatch.assignment import random_assignments  # noqa: E402
-from anonymatch.datasets_sets import load_fimi  # noqa: E402
-from anonymatch.gray import gray_tsp_order  # noqa: E402
-from anonymatch.methods.sets import ring_graph  # noqa: E402
-from anonymatch.wmc import backtracking_assignments  # noqa: E402
+from anonymatch.core.assignment import random_assignments
+from anonymatch.core.backtracking import backtracking_assignments
+from anonymatch.sets.datasets import load_fimi
+from anonymatch.sets.methods.nonreciprocal import ring_graph
+from anonymatch.sets.order import gray_tsp_order
 
 REPEATS = 3
 

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import ROOT, dump, machine, run_cli, update_results  # noqa: E402
 
-from anonymatch.datasets_sets import load_informs  # noqa: E402
+from anonymatch.sets.datasets import load_informs
 
 
 def main() -> None:

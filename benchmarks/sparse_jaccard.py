@@ -20,17 +20,17 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, dump, machine, update_results  # noqa: E402
 
-from anonymatch.datasets_sparse import (  # noqa: E402
+from anonymatch.sparse.datasets import (
     adult_onehot,
     fimi_matrix,
     googleplay_onehot,
     stochastic_block_model,
 )
-from anonymatch.methods.mondrian_binary import mondrian_labels  # noqa: E402
-from anonymatch.methods.randomized_response import randomized_response  # noqa: E402
-from anonymatch.methods.smooth import cluster, vote  # noqa: E402
-from anonymatch.metrics_sparse import edge_metrics  # noqa: E402
-from anonymatch.verify_sparse import verify_sparse  # noqa: E402
+from anonymatch.sparse.methods.mondrian import mondrian_labels
+from anonymatch.sparse.methods.randomized_response import randomized_response
+from anonymatch.sparse.methods.smooth import cluster, vote
+from anonymatch.sparse.metrics import edge_metrics
+from anonymatch.sparse.verify import verify_sparse
 
 KS = (2, 4, 8, 16, 32, 64)
 PAPER_K8 = {  # Table 3: Jaccard, suppressed, created (%)

@@ -18,12 +18,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, dump, machine, update_results  # noqa: E402
 
-from anonymatch.datasets_sparse import adult_onehot, adult_test_onehot  # noqa: E402
-from anonymatch.methods.mondrian_binary import mondrian_labels  # noqa: E402
-from anonymatch.methods.randomized_response import randomized_response  # noqa: E402
-from anonymatch.methods.smooth import cluster, vote  # noqa: E402
-from anonymatch.metrics_sparse import downstream_accuracy, majority_accuracy  # noqa: E402
-from anonymatch.verify_sparse import verify_sparse  # noqa: E402
+from anonymatch.sparse.datasets import adult_onehot, adult_test_onehot
+from anonymatch.sparse.methods.mondrian import mondrian_labels
+from anonymatch.sparse.methods.randomized_response import randomized_response
+from anonymatch.sparse.methods.smooth import cluster, vote
+from anonymatch.sparse.metrics import downstream_accuracy, majority_accuracy
+from anonymatch.sparse.verify import verify_sparse
 
 KS = (2, 8, 32, 100, 200)
 EPSILONS = (1.0, 2.0, 5.0, 10.0)

@@ -26,9 +26,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import dump, machine, update_results  # noqa: E402
 
-from anonymatch.datasets_sparse import powerlaw_interests  # noqa: E402
-from anonymatch.io.sparse import write_sparse  # noqa: E402
-from anonymatch.sparse_pipeline import anonymize_sparse  # noqa: E402
+from anonymatch.sparse.datasets import powerlaw_interests
+from anonymatch.sparse.io import write_sparse
+from anonymatch.sparse.pipeline import anonymize_sparse
 
 
 def run_tree(args: list[str], timeout: float) -> dict[str, float]:

@@ -23,8 +23,8 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import adult_path, dump, machine, run_cli, update_results  # noqa: E402
 
-from anonymatch.datasets import ADULT_QI, load_adult  # noqa: E402
-from anonymatch.synth import CENSUS_COLUMNS, fit_adult  # noqa: E402
+from anonymatch.tables.datasets import ADULT_QI, load_adult
+from anonymatch.tables.synth import CENSUS_COLUMNS, fit_adult
 
 SEED = 20261121
 

@@ -16,16 +16,21 @@ from collections.abc import Iterable, Mapping, Sequence  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from .errors import (  # noqa: E402
+from anonymatch.core.errors import (  # noqa: E402
     AnonymatchError,
     InfeasibleError,
     InputError,
     VerificationError,
 )
-from .metrics import InformationLoss  # noqa: E402
-from .pipeline import Release, anonymize, evaluate_release, verify_release  # noqa: E402
-from .schema import DEFAULT_NA_VALUES, Schema  # noqa: E402
-from .verify import VerificationReport  # noqa: E402
+from anonymatch.sparse.io import read_sparse, write_sparse  # noqa: E402
+from anonymatch.sparse.metrics import EdgeMetrics, downstream_accuracy, edge_metrics  # noqa: E402
+from anonymatch.sparse.pipeline import SparseRelease, anonymize_sparse  # noqa: E402
+from anonymatch.sparse.streamed import anonymize_sparse_stream  # noqa: E402
+from anonymatch.sparse.verify import SparseVerificationReport, verify_sparse  # noqa: E402
+from anonymatch.tables.metrics import InformationLoss  # noqa: E402
+from anonymatch.tables.pipeline import Release, anonymize, evaluate_release, verify_release  # noqa: E402
+from anonymatch.tables.schema import DEFAULT_NA_VALUES, Schema  # noqa: E402
+from anonymatch.tables.verify import VerificationReport  # noqa: E402
 
 
 def verify(
@@ -70,13 +75,6 @@ __all__ = [
     "verify",
     "__version__",
 ]
-
-# --- sparse binary data: smooth k-anonymity (issue 5) ---
-from .io.sparse import read_sparse, write_sparse  # noqa: E402
-from .metrics_sparse import EdgeMetrics, downstream_accuracy, edge_metrics  # noqa: E402
-from .sparse_pipeline import SparseRelease, anonymize_sparse  # noqa: E402
-from .sparse_stream import anonymize_sparse_stream  # noqa: E402
-from .verify_sparse import SparseVerificationReport, verify_sparse  # noqa: E402
 
 __all__ += [
     "EdgeMetrics",

@@ -1,0 +1,43 @@
+"""The table release format (DESIGN.md › Release formats): formatting, parsing, atomic writing.
+
+CSV cells: a numeric QI is ``lo..hi`` (inclusive) or the plain value when lo = hi; a categorical
+QI is its sorted value set joined by ``|`` (a single value stays plain), with ``\\``, ``|`` and
+``*`` inside values escaped by ``\\``; ``*`` alone is a suppressed cell. Parquet keeps types:
+a numeric QI is a struct ``{lo, hi}``, a categorical QI a list of strings, a suppressed cell null.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from anonymatch.core.errors import InputError
+
+
+def write_atomically(path: str | os.PathLike[str], writer: Callable[[Path], object]) -> None:
+    """Write through ``writer`` to a temporary file beside ``path``, then rename it into place,
+    so that an interrupted run never leaves a partial file under the final name."""
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError(f"output directory does not exist: {directory}")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    os.close(fd)
+    try:
+        writer(Path(tmp))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -1,0 +1,277 @@
+"""Partitioned execution (Doka §8.1; Esfandiari et al. App. D): partitions anonymized
+independently, results combined in partition order.
+
+``iter_partitions`` (and its list form ``run_partitions``) is the one runner of the package: it
+maps a function over jobs in this process, on a thread pool, a process pool or a Dask cluster
+(a local one, or an existing ``dask.distributed`` scheduler), keeps the results in job order
+and, when given a seed, hands each job its own child seed (``numpy.random.SeedSequence.spawn``),
+so that the results depend on the seed only, never on the executor or the number of workers.
+Users: the in-memory table path (``build_graph``, threads: the heavy kernels — numba with
+``nogil``, scipy's assignment solver — release the GIL), the streamed table path (``scale``) and
+the min-hash chunks of sparse matrices (``sparse_pipeline``, ``sparse_stream``).
+
+Tables: each partition's graph is k-regular over its own records, so the union is k-regular over
+all records.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from typing import Any, Literal, TypeVar
+
+import numpy as np
+from tqdm import tqdm
+
+from anonymatch.core.errors import InputError, WorkerError
+
+R = TypeVar("R")
+ExecutorName = Literal["inline", "threads", "processes", "dask"]
+EXECUTORS: tuple[str, ...] = ("inline", "threads", "processes", "dask")
+SeedLike = int | np.random.SeedSequence
+
+
+def default_workers() -> int:
+    return max(
+        1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
+
+
+def child_seeds(seed: SeedLike | None, count: int) -> list[np.random.SeedSequence]:
+    """``count`` independent child seeds of ``seed`` (OS entropy if None), one per job."""
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return root.spawn(count)
+
+
+@contextmanager
+def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
+    """A ``distributed.Client`` on ``scheduler`` (an address such as ``tcp://host:8786``), or on
+    a fresh local cluster of ``workers`` single-threaded worker processes (default: all cores),
+    closed on exit."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise InputError("the dask executor needs the 'distributed' package") from exc
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout=30)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError(f"cannot connect to the Dask scheduler {scheduler}: {exc}") from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    import dask
+
+    # Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, which disables glibc's adaptive
+    # mmap threshold: every array above 128 KiB is then mapped and unmapped on each use, and
+    # the partitions' O(P²) matrices ran ~2× slower than in plain worker processes.
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": {}}):
+        cluster = LocalCluster(
+            n_workers=workers or default_workers(),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+        )
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def iter_partitions(
+    fn: Callable[[Any], R],
+    jobs: Iterable[Any],
+    *,
+    executor: ExecutorName = "threads",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    window: int | None = None,
+    retries: int = 2,
+) -> Iterator[R]:
+    """Yield ``fn(job)`` for every job, in job order, as results become available.
+
+    Jobs are drawn lazily and at most ``window`` (default: 2 per worker) are in flight, so the
+    memory held is that of a few jobs and results whatever the number of jobs. ``processes``:
+    a worker process that dies (killed, out of memory) breaks the pool; the pool is restarted
+    and the unfinished jobs resubmitted, each at most ``retries`` times. ``dask``: the scheduler
+    reruns the tasks of a lost worker itself (``distributed.scheduler.allowed-failures``).
+    ``fn`` and the jobs must be picklable for ``processes`` and ``dask``."""
+    if executor not in EXECUTORS:
+        raise InputError(f"unknown executor {executor!r} (expected one of {EXECUTORS})")
+    if workers is not None and workers < 1:
+        raise InputError(f"workers must be at least 1, got {workers}")
+    if scheduler:
+        executor = "dask"
+    if executor == "inline":
+        for job in jobs:
+            yield fn(job)
+        return
+    if executor == "dask":
+        from distributed.scheduler import KilledWorker
+
+        with dask_client(scheduler, workers) as client:
+            n_workers = workers or max(1, len(client.scheduler_info().get("workers", {})))
+            submit = lambda job: client.submit(fn, job, pure=False)  # noqa: E731
+            try:
+                yield from _windowed(submit, jobs, window or 2 * n_workers)
+            except KilledWorker as exc:
+                raise WorkerError(f"Dask workers kept dying on the same task: {exc}") from None
+        return
+    size = workers or default_workers()
+    if executor == "threads":
+        with ThreadPoolExecutor(max_workers=size) as pool:
+            yield from _windowed(lambda job: pool.submit(fn, job), jobs, window or 2 * size)
+        return
+    pools = _ProcessPools(size)
+    try:
+        submit = lambda job: pools.submit(fn, job)  # noqa: E731
+        yield from _windowed(submit, jobs, window or 2 * size, pools.restart, retries)
+    finally:
+        pools.close()
+
+
+class _ProcessPools:
+    """A process pool that can be replaced after a worker died (``BrokenProcessPool``)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.pool = ProcessPoolExecutor(max_workers=size)
+
+    def submit(self, fn: Callable[[Any], R], job: Any) -> Future[R]:
+        return self.pool.submit(fn, job)
+
+    def restart(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool = ProcessPoolExecutor(max_workers=self.size)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _windowed(
+    submit: Callable[[Any], Any],
+    jobs: Iterable[Any],
+    window: int,
+    restart: Callable[[], None] | None = None,
+    retries: int = 0,
+) -> Iterator[Any]:
+    """Keep ``window`` submitted jobs in flight and yield their results in order. With
+    ``restart``, a broken process pool (a worker died) is replaced and every unfinished job
+    resubmitted, each job at most ``retries`` times; then WorkerError."""
+    pending: deque[list[Any]] = deque()  # [job, future, attempts]
+
+    def resubmit_all() -> None:
+        if restart is None:
+            raise
+        restart()
+        for item in pending:
+            item[2] += 1
+            if item[2] > retries + 1:
+                raise WorkerError(
+                    f"a worker process died {retries + 1} times on the same job "
+                    "(out of memory? try a smaller --chunk-rows or fewer --workers)"
+                ) from None
+            item[1] = submit(item[0])
+
+    source = iter(jobs)
+    exhausted = False
+    while True:
+        while not exhausted and len(pending) < window:
+            job = next(source, _DONE)
+            if job is _DONE:
+                exhausted = True
+                break
+            pending.append([job, None, 1])
+            try:
+                pending[-1][1] = submit(job)
+            except BrokenProcessPool:
+                pending[-1][2] = 0
+                resubmit_all()
+        if not pending:
+            return
+        try:
+            result = pending[0][1].result()
+        except BrokenProcessPool:
+            resubmit_all()
+            continue
+        pending.popleft()
+        yield result
+
+
+_DONE = object()
+
+
+def run_partitions(
+    fn: Callable[..., R],
+    jobs: Sequence[Any],
+    *,
+    executor: ExecutorName = "threads",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    seed: SeedLike | None = None,
+    seeded: bool = False,
+    progress: bool = False,
+    desc: str = "partitions",
+) -> list[R]:
+    """Apply ``fn`` to every job and return the results in job order.
+
+    With ``seeded`` (or a ``seed``), ``fn`` is called as ``fn(job, child_seed)`` with the job's
+    own ``SeedSequence`` spawned from ``seed`` (OS entropy when ``seed`` is None), else as
+    ``fn(job)``. ``executor``: ``inline`` (this thread), ``threads`` (GIL-releasing kernels),
+    ``processes`` (``fn`` and jobs must be picklable) or ``dask`` (tasks on the cluster at
+    ``scheduler``, or on a local cluster of ``workers`` processes). ``scheduler`` implies dask.
+    The output does not depend on the executor or on ``workers``."""
+    seeded = seeded or seed is not None
+    seeds = child_seeds(seed, len(jobs)) if seeded else [None] * len(jobs)
+    if len(jobs) <= 1 and executor != "dask" and not scheduler:
+        executor = "inline"
+    call = functools.partial(_call_seeded, fn) if seeded else fn
+    items = list(zip(jobs, seeds, strict=True)) if seeded else list(jobs)
+    bar = tqdm(
+        total=len(jobs), desc=desc, unit="part", disable=not progress, delay=1.0, leave=False
+    )
+    results: list[R] = []
+    try:
+        for result in iter_partitions(
+            call, items, executor=executor, scheduler=scheduler, workers=workers
+        ):
+            results.append(result)
+            bar.update()
+    finally:
+        bar.close()
+    return results
+
+
+def _call_seeded(fn: Callable[..., R], item: tuple[Any, np.random.SeedSequence]) -> R:
+    return fn(*item)
+
+
+def partition_bounds(n: int, size: int) -> np.ndarray:
+    """Cut positions 0..n−1 into ⌊n/size⌋ contiguous parts of nearly equal length, so that no
+    part is shorter than ``size`` (the short tail is spread over the others; one part if
+    n < size). Returns the boundaries 0 = b₀ < b₁ < … < b_m = n."""
+    return partition_bounds_count(n, max(1, n // size))
+
+
+def partition_bounds_count(n: int, parts: int) -> np.ndarray:
+    """Boundaries of ``parts`` contiguous parts of n positions, the first n mod parts one
+    longer (as ``numpy.array_split``)."""
+    base, extra = divmod(n, parts)
+    sizes = np.full(parts, base, dtype=np.int64)
+    sizes[:extra] += 1
+    return np.concatenate([[0], np.cumsum(sizes)])
+
+
+def split_even(n: int, size: int) -> list[np.ndarray]:
+    """The positions of each part of ``partition_bounds(n, size)``."""
+    bounds = partition_bounds(n, size)
+    return [np.arange(bounds[p], bounds[p + 1], dtype=np.int64) for p in range(len(bounds) - 1)]

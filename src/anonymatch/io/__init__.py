@@ -1,1 +1,0 @@
-"""Reading inputs and reading/writing releases."""

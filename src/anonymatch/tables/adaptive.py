@@ -1,0 +1,368 @@
+"""Adaptive anonymity with suppression: per-person levels δᵢ, b-matching (Choromanski et al.).
+
+Pipeline: validate → encode (every QI is a discrete value; categorical missing values become
+initial stars, footnote 4) → solve (Algorithm 1, Algorithm 2 or the agglomerative baseline) →
+stars → random permutation of the published rows, other columns attached through it (§3, last
+step of both algorithms) → verify from the published text (``verify_adaptive``) → report.
+The level column itself is never published: a published δ would let an attacker who knows a
+person's δ discard the rows showing another level.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from anonymatch import __version__
+from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
+from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.tables.attack import AttackReport, simulate_attack
+from anonymatch.tables.cells import parse_cells
+from anonymatch.tables.methods import SUPPRESSION_METHODS
+from anonymatch.tables.methods.agglomerative import agglomerative
+from anonymatch.tables.methods.bmatching import (
+    DEFAULT_EPSILONS,
+    BMatching,
+    SuppressionProblem,
+    lexicographic_codes_order,
+    stars_of,
+    variational_bmatching,
+)
+from anonymatch.tables.metrics import information_loss
+from anonymatch.tables.pipeline import Release, _check_k, _release_table, prepare
+from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, Schema
+from anonymatch.tables.verify import AdaptiveVerificationReport, compatibility, verify_adaptive
+
+AGGLOMERATIVE_PARTITION = 1000  # records per partition of the O(n²·d) baseline
+
+
+def discrete_codes(enc: EncodedQI) -> np.ndarray:
+    """n×d int64 codes in the order numeric QIs, categorical QIs (``enc`` layout); a numeric
+    value is a discrete value here (published exactly or starred)."""
+    cols = [np.unique(enc.num[:, a], return_inverse=True)[1] for a in range(enc.num.shape[1])]
+    cols += [enc.cat[:, a] for a in range(enc.cat.shape[1])]
+    if not cols:
+        return np.empty((enc.n, 0), np.int64)
+    return np.ascontiguousarray(np.column_stack(cols), dtype=np.int64)
+
+
+def layout_names(enc: EncodedQI) -> tuple[str, ...]:
+    return enc.num_names + enc.cat_names
+
+
+def parse_levels(data: pd.DataFrame, column: str, n: int | None = None) -> np.ndarray:
+    """δ from a column: integers 1 ≤ δᵢ ≤ n, none missing; InputError otherwise."""
+    if column not in data.columns:
+        raise InputError(f"level column {column!r} is not in the input")
+    values = data[column]
+    text = values.astype(str).str.strip()
+    missing = values.isna().to_numpy() | text.isin(["", "nan", "NaN", "NA", "null"]).to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise InputError(f"missing privacy level in column {column!r} (row {row + 1})")
+    numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(numbers) | (numbers != np.round(numbers))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"privacy level {text.iloc[row]!r} in column {column!r} (row {row + 1}) "
+            "is not an integer"
+        )
+    delta = numbers.astype(np.int64)
+    n = len(delta) if n is None else n
+    if delta.min() < 1:
+        row = int(np.argmin(delta))
+        raise InputError(f"privacy level {delta[row]} (row {row + 1}) must be at least 1")
+    if delta.max() > n:
+        row = int(np.argmax(delta))
+        raise InputError(
+            f"privacy level {delta[row]} (row {row + 1}) exceeds the number of rows ({n})"
+        )
+    return delta
+
+
+def build_problem(
+    enc: EncodedQI,
+    delta: np.ndarray,
+    forced: np.ndarray | None = None,
+    cell_weights: np.ndarray | None = None,
+) -> SuppressionProblem:
+    """The suppression problem of an encoded table: utility = attribute weight × cell weight."""
+    codes = discrete_codes(enc)
+    attr_w = np.concatenate([enc.num_w, enc.cat_w])
+    utility = np.broadcast_to(attr_w, codes.shape).astype(np.float64)
+    if cell_weights is not None:
+        utility = utility * cell_weights
+    if forced is None:
+        forced = np.zeros(codes.shape, bool)
+    return SuppressionProblem(codes, forced, np.ascontiguousarray(utility), delta)
+
+
+def solve(
+    problem: SuppressionProblem,
+    method: str,
+    epsilons: Sequence[float] = DEFAULT_EPSILONS,
+    neighbours: int | None = None,
+    time_limit: float = 600.0,
+    progress: Callable[[str], None] | None = None,
+) -> BMatching:
+    """Run one suppression method. ``bmatching-symmetric`` is warm-started from Algorithm 1's
+    star pattern (§5). The agglomerative baseline runs on partitions of the lexicographic order
+    (AGGLOMERATIVE_PARTITION records, tail merged) since it is O(n²·d).
+
+    Departure: both b-matching algorithms also start from the baseline's solution when it has
+    fewer stars than their first solve — its cliques of ≥ max δᵢ records are feasible for both
+    (symmetric, degrees ≥ δᵢ, a δ-factor) — so they never return more stars than k-anonymity.
+    """
+    if method not in SUPPRESSION_METHODS:
+        raise InputError(f"unknown suppression method {method!r}")
+    baseline = _agglomerative_partitioned(problem)
+    if method == "agglomerative":
+        return baseline
+    first = variational_bmatching(
+        problem, False, epsilons, neighbours, progress=progress, incumbent=baseline
+    )
+    if method == "bmatching":
+        return first
+    return variational_bmatching(
+        problem,
+        True,
+        epsilons,
+        neighbours,
+        warm_start=first.stars,
+        time_limit=time_limit,
+        progress=progress,
+        incumbent=baseline,
+    )
+
+
+def _agglomerative_partitioned(problem: SuppressionProblem) -> BMatching:
+    n = problem.n
+    k = int(problem.delta.max()) if n else 1
+    size = max(AGGLOMERATIVE_PARTITION, 2 * k)
+    if n <= size:
+        return agglomerative(problem)
+    order = lexicographic_codes_order(problem.codes)
+    parts = np.array_split(order, max(1, n // size))
+    rows, cols = [], []
+    for ids in parts:
+        sub = SuppressionProblem(
+            problem.codes[ids],
+            problem.forced[ids],
+            problem.utility[ids],
+            np.full(len(ids), k, np.int64),
+        )
+        res = agglomerative(sub)
+        rows.append(ids[res.rows])
+        cols.append(ids[res.cols])
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    return BMatching(r, c, stars_of(problem, r, c))
+
+
+def starred_cells(enc: EncodedQI, stars: np.ndarray) -> GeneralizedQI:
+    """Published cells: each record's own values, starred where ``stars`` says."""
+    n, dn = enc.n, enc.num.shape[1]
+    sets = tuple(
+        sp.csr_array(
+            (np.ones(n, np.int8), (np.arange(n), enc.cat[:, a])), shape=(n, int(enc.cat_card[a]))
+        )
+        for a in range(enc.cat.shape[1])
+    )
+    return GeneralizedQI(
+        enc.num.copy(), enc.num.copy(), stars[:, :dn].copy(), sets, stars[:, dn:].copy()
+    )
+
+
+def missing_cells(data: pd.DataFrame, enc: EncodedQI, na_values: Iterable[str]) -> np.ndarray:
+    """Initial stars (footnote 4): categorical QI cells holding a missing-value token."""
+    na = list(set(na_values))
+    forced = np.zeros((enc.n, len(layout_names(enc))), bool)
+    dn = len(enc.num_names)
+    for a, name in enumerate(enc.cat_names):
+        column = data[name]
+        forced[:, dn + a] = (
+            column.isna().to_numpy() | column.astype(str).str.strip().isin(na).to_numpy()
+        )
+    return forced
+
+
+def read_cell_weights(frame: pd.DataFrame, enc: EncodedQI) -> np.ndarray:
+    """Per-cell star costs from a table with one column per QI and one row per record."""
+    missing = [a for a in layout_names(enc) if a not in frame.columns]
+    if missing:
+        raise InputError(f"the cell-weight table has no column {missing[0]!r}")
+    if len(frame) != enc.n:
+        raise InputError(f"the cell-weight table has {len(frame)} rows but the input has {enc.n}")
+    values = frame[list(layout_names(enc))].apply(pd.to_numeric, errors="coerce").to_numpy(float)
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise InputError("cell weights must be finite non-negative numbers")
+    return values
+
+
+def anonymize_adaptive(
+    data: pd.DataFrame,
+    qi: Sequence[str],
+    k: int | None = None,
+    k_column: str | None = None,
+    method: str = "bmatching",
+    numeric: Iterable[str] = (),
+    sensitive: Iterable[str] = (),
+    identifiers: Iterable[str] = (),
+    seed: int | None = None,
+    weights: Mapping[str, float] | None = None,
+    cell_weights: pd.DataFrame | None = None,
+    epsilons: Sequence[float] = DEFAULT_EPSILONS,
+    neighbours: int | None = None,
+    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    drop_missing: bool = False,
+    time_limit: float = 600.0,
+    progress: Callable[[str], None] | None = None,
+) -> Release:
+    """Publish ``data`` with suppression so that every person i is compatible with at least δᵢ
+    published rows and vice versa (δᵢ = ``k`` for all, or from ``k_column``).
+
+    Raises InputError (bad parameters or levels), InfeasibleError (a level above n, or no
+    b-matching within the candidates) and VerificationError (should never happen).
+    Complexity: see ``variational_bmatching`` (per ε and iteration one b-matching on
+    O(n · neighbours) candidate pairs) and ``verify_adaptive``.
+    """
+    started = time.perf_counter()
+    if method not in SUPPRESSION_METHODS:
+        raise InputError(
+            f"unknown method {method!r}; choose one of: {', '.join(SUPPRESSION_METHODS)}"
+        )
+    if (k is None) == (k_column is None):
+        raise InputError("give exactly one of --k and --k-column")
+    if k_column is not None and k_column in qi:
+        raise InputError(f"the level column {k_column!r} is also a quasi-identifier")
+    if not epsilons or any(not e > 0 for e in epsilons):
+        raise InputError("--epsilons must be positive numbers")
+    if neighbours is not None and neighbours < 1:
+        raise InputError(f"--neighbours must be at least 1, got {neighbours}")
+    extra_ids = [k_column] if k_column is not None else []
+    schema = Schema.build(qi, numeric, sensitive, [*identifiers, *extra_ids], weights)
+    data, enc, dropped = prepare(data, schema, na_values, drop_missing)
+    n = enc.n
+    delta = levels(data, k, k_column, n)
+    forced = missing_cells(data, enc, na_values)
+    weights_arr = read_cell_weights(cell_weights, enc) if cell_weights is not None else None
+    problem = build_problem(enc, delta, forced, weights_arr)
+
+    t0 = time.perf_counter()
+    solution = solve(problem, method, epsilons, neighbours, time_limit, progress)
+    t_build = time.perf_counter() - t0
+    rng = np.random.default_rng(seed)
+    shuffle = rng.permutation(n)  # output position p shows the record shuffle[p]
+    cells = starred_cells(enc, solution.stars).take(shuffle)
+    table = _release_table(data, schema, enc, cells, shuffle)
+
+    t0 = time.perf_counter()
+    check = verify_adaptive(parse_cells(table, enc), enc, delta)
+    t_verify = time.perf_counter() - t0
+    if not check.passed:
+        raise VerificationError(
+            f"the release failed verification ({check.reason}); nothing written"
+        )
+    position = np.empty(n, np.int64)
+    position[shuffle] = np.arange(n)
+    adj = solution.adjacency(n).tocoo()  # published row i covers original j
+    graph = GeneralizationGraph.from_edges(adj.col, position[adj.row], n)
+    stars = int(solution.stars.sum())
+    report: dict[str, object] = {
+        "anonymatch_version": __version__,
+        "method": method,
+        "k": int(delta[0]) if problem.is_uniform else None,
+        "levels": {
+            "column": k_column,
+            "min": int(delta.min()),
+            "max": int(delta.max()),
+            "mean": float(delta.mean()),
+        },
+        "parameters": {
+            **schema.roles(),
+            "epsilons": list(epsilons) if method != "agglomerative" else None,
+            "neighbours": neighbours,
+            "cell_weights": cell_weights is not None,
+        },
+        "randomness": "os-entropy" if seed is None else {"seed": seed},
+        "rows": n,
+        "rows_dropped_missing": dropped,
+        "stars": stars,
+        "initial_stars": int(forced.sum()),
+        "weighted_stars": solution.star_total(problem),
+        "utility": 1.0 - stars / max(1, n * problem.d),
+        "graph_edges": int(len(solution.rows) + n),
+        "information_loss": information_loss(cells, enc).to_dict(),
+        "iterations": [list(h) for h in solution.history],
+        "verification": check.to_dict(),
+        "seconds": {
+            "build": t_build,
+            "verify": t_verify,
+            "total": time.perf_counter() - started,
+        },
+    }
+    return Release(table, cells, graph, enc, report)
+
+
+def levels(data: pd.DataFrame, k: int | None, k_column: str | None, n: int) -> np.ndarray:
+    """δ for every row: from ``k_column`` (see ``parse_levels``) or ``k`` for all."""
+    if k_column is not None:
+        return parse_levels(data, k_column)
+    k = _check_k(k)
+    if k > n:
+        raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
+    return np.full(n, k, np.int64)
+
+
+def verify_adaptive_release(
+    published: pd.DataFrame,
+    original: pd.DataFrame,
+    k_column: str,
+    schema: Schema,
+    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    drop_missing: bool = False,
+) -> AdaptiveVerificationReport:
+    """Verify a suppression release against the original table and its level column."""
+    data, enc, _ = prepare(original, schema, na_values, drop_missing)
+    delta = parse_levels(data, k_column)
+    return verify_adaptive(parse_cells(published, enc), enc, delta)
+
+
+def attack_release(
+    published: pd.DataFrame,
+    original: pd.DataFrame,
+    schema: Schema,
+    key: str,
+    known: int,
+    trials: int,
+    k: int | None = None,
+    k_column: str | None = None,
+    seed: int | None = None,
+    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    drop_missing: bool = False,
+) -> AttackReport:
+    """Attack analysis of any table release (suppression or generalization): the compatibility
+    graph from published cells + original QIs, the true matching from the ``key`` column (a
+    unique value per person carried into the release), ``known`` true pairs revealed at random
+    in each of ``trials`` trials. See ``attack.simulate_attack``."""
+    data, enc, _ = prepare(original, schema, na_values, drop_missing)
+    n = enc.n
+    if key not in published.columns:
+        raise InputError(f"the release has no key column {key!r}")
+    orig_key = data[key].astype(str).to_numpy()
+    pub_key = published[key].astype(str).to_numpy()
+    if len(set(orig_key)) != n:
+        raise InputError(f"key column {key!r} is not unique in the original")
+    if len(pub_key) != n or set(pub_key) != set(orig_key):
+        raise InputError(f"key column {key!r} does not pair the release with the original")
+    position = {v: p for p, v in enumerate(pub_key)}
+    truth = np.array([position[v] for v in orig_key], np.int64)
+    delta = levels(data, k, k_column, n)
+    c_unique, _, inverse = compatibility(parse_cells(published, enc), enc)
+    c = sp.csr_array(c_unique[inverse])
+    return simulate_attack(c, truth, delta, known, trials, np.random.default_rng(seed))

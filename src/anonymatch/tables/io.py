@@ -1,0 +1,135 @@
+"""Reading input tables (CSV/TSV or Parquet) into pandas, every CSV cell as text.
+
+CSV cells are read as strings (no type guessing, no NA conversion) so that sensitive and other
+columns are published exactly as they were given; QIs are parsed later by ``schema.encode_qi``.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from anonymatch.core.errors import InputError
+
+
+@dataclass(frozen=True)
+class CsvOptions:
+    """How to read a CSV file. ``sep`` None means: tab for .tsv/.tab, else comma. ``names``
+    gives column names for a file without a header line."""
+
+    sep: str | None = None
+    names: Sequence[str] | None = None
+    quotechar: str = '"'
+    skip_initial_space: bool = True
+
+
+def is_parquet(path: str | os.PathLike[str]) -> bool:
+    return str(path).lower().endswith((".parquet", ".pq"))
+
+
+def read_table(path: str | os.PathLike[str], options: CsvOptions | None = None) -> pd.DataFrame:
+    """Read a CSV/TSV or Parquet table. Raises InputError (one line) on any unreadable input.
+
+    Complexity: O(file size)."""
+    options = options or CsvOptions()
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"input file not found: {path}")
+    if p.is_dir():
+        raise InputError(f"input is a directory, not a file: {path}")
+    if not os.access(p, os.R_OK):
+        raise InputError(f"input file is not readable: {path}")
+    frame = _read_parquet(p) if is_parquet(p) else _read_csv(p, options)
+    if len(frame) == 0:
+        raise InputError(f"input has no data rows: {path}")
+    return frame
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises many types for corrupt files
+        raise InputError(f"cannot read Parquet file {path}: {_first_line(exc)}") from exc
+
+
+def csv_separator(path: Path, options: CsvOptions) -> str:
+    """The field separator: ``options.sep``, else tab for .tsv/.tab, else comma."""
+    if options.sep is not None:
+        return options.sep
+    return "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+
+
+def check_names(names: Sequence[str]) -> None:
+    """InputError if ``--names`` repeats a column."""
+    if len(set(names)) != len(names):
+        dup = next(x for x in names if list(names).count(x) > 1)
+        raise InputError(f"column {dup!r} is listed twice in --names")
+
+
+def check_header(fields: Sequence[str], path: Path) -> list[str]:
+    """The stripped column names of a header line; InputError if one appears twice."""
+    header = [x.strip() for x in fields]
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise InputError(f"column {name!r} appears twice in the header of {path}")
+        seen.add(name)
+    return header
+
+
+def read_csv_options(options: CsvOptions, sep: str) -> dict[str, object]:
+    """``pandas.read_csv`` keywords reading every cell as text, exactly as given."""
+    return {
+        "sep": sep,
+        "header": None,
+        "dtype": str,
+        "keep_default_na": False,
+        "na_filter": False,
+        "quotechar": options.quotechar,
+        "quoting": csv.QUOTE_MINIMAL,
+        "skipinitialspace": options.skip_initial_space,
+        "engine": "c" if len(sep) == 1 else "python",
+        "encoding": "utf-8-sig",
+        "index_col": False,
+    }
+
+
+def _read_csv(path: Path, options: CsvOptions) -> pd.DataFrame:
+    sep = csv_separator(path, options)
+    names = list(options.names) if options.names else None
+    if names is not None:
+        check_names(names)
+    try:
+        frame = pd.read_csv(path, **read_csv_options(options, sep))  # type: ignore[call-overload]
+    except pd.errors.EmptyDataError as exc:
+        raise InputError(f"input is empty: {path}") from exc
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, csv.Error) as exc:
+        raise InputError(f"malformed CSV in {path}: {_first_line(exc)}") from exc
+    if names is None:
+        # the header is read as a row so that duplicate names are seen, not silently renamed
+        header = check_header([str(x) for x in frame.iloc[0]], path)
+        frame = frame.iloc[1:].reset_index(drop=True)
+        frame.columns = pd.Index(header)
+        first_data_line = 2
+    else:
+        if len(frame.columns) != len(names):
+            raise InputError(
+                f"--names gives {len(names)} columns but {path} has {len(frame.columns)}"
+            )
+        frame.columns = pd.Index(names)
+        first_data_line = 1
+    short = frame.isna().any(axis=1).to_numpy()
+    if short.any():
+        line = int(short.argmax()) + first_data_line
+        raise InputError(f"malformed CSV in {path}: line {line} has fewer fields than the header")
+    return frame
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

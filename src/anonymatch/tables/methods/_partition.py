@@ -1,0 +1,259 @@
+"""Median-split partitioning shared by the Mondrian and ring baselines.
+
+Reference: K. LeFevre, D. J. DeWitt, R. Ramakrishnan, "Mondrian multidimensional
+k-anonymity", ICDE 2006, §4 (greedy top-down partitioning). A region of records is cut in two
+along one attribute, the one with the widest normalized range among the region's records, at the
+median; the pieces are cut again until no allowable cut is left. Two flavours:
+
+* **strict** (``strict_partition``, used by Mondrian): a cut is a value threshold — records with
+  value ≤ x go left, > x right — so equal values never straddle it; it is allowable iff both sides
+  keep ≥ k records. The attributes are tried in decreasing width until one has an allowable cut.
+* **relaxed** (``relaxed_partition``, used by the ring baseline): the region's records are sorted
+  on the widest attribute and cut at the median *position* (equal values may straddle), so every
+  region of ≥ 2k records splits into two halves of ≥ k; regions are cut until all have k…2k−1.
+
+Width of an attribute over a region (ties in width are broken by the unweighted width, then by
+attribute position, numeric attributes first): numeric (max − min), categorical (distinct − 1),
+each times its factor of ``EncodedQI.ncp_scales()`` — i.e. the normalized range (max−min)/(U−L)
+or (distinct−1)/(|A|−1) times the attribute's weight share, which is exactly the attribute's
+contribution to the GCP of a group spanning the region. With unit weights this is the paper's
+normalized range up to a common factor 1/d. Categorical attributes have no hierarchy here: they
+are ordered by their integer code (= sorted label order) and cut like numeric ones; the published
+cell of a group is still the set of values present, not a code range.
+
+Implementation: instead of a recursion (depth up to n/k in degenerate data) or a Python loop
+over regions (≈ 2n/k regions), the regions are processed level by level: one round cuts every
+open region at once with segmented numpy operations on the records laid out region by region in
+``order``. A round costs O(N·d + N log N) for the N records still in open regions, so the whole
+partition costs O(d·n log n · depth) time, depth ≈ log2(n/k) for balanced cuts, and O(n·d)
+memory. Values are replaced once by their dense rank per attribute (O(d·n log n)), so that a
+round can sort all regions together on one int64 key (region, rank).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from anonymatch.tables.schema import EncodedQI
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Groups of records laid out contiguously: group g is ``order[bounds[g]:bounds[g + 1]]``.
+
+    ``order`` is a permutation of 0..n−1 and ``bounds`` increases from 0 to n; groups appear in
+    the left-to-right order of the cuts. ``ranks[p]`` holds the dense ranks (``attribute_ranks``)
+    of record ``order[p]``, laid out like ``order``, for callers that need per-group statistics.
+    """
+
+    order: np.ndarray
+    bounds: np.ndarray
+    ranks: np.ndarray
+    modulus: np.ndarray
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.bounds)
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.bounds) - 1
+
+    def group_of_position(self) -> np.ndarray:
+        """Group id of each position of ``order``."""
+        return np.repeat(np.arange(self.n_groups, dtype=np.int64), self.sizes)
+
+    def groups(self) -> list[np.ndarray]:
+        """The groups as arrays of record ids (a Python list: for tests and small inputs)."""
+        return [self.order[a:b] for a, b in zip(self.bounds[:-1], self.bounds[1:], strict=True)]
+
+
+def strict_partition(qi: EncodedQI, k: int) -> Partition:
+    """Strict multidimensional Mondrian partition (LeFevre et al. 2006, Fig. 2 with strict cuts).
+
+    Every group has ≥ k records if n ≥ k (a group of n < k records otherwise), and no group has
+    an allowable strict cut on any attribute. The cut on an attribute is taken next to the
+    median value m = v[(c−1)//2] (v sorted, c records): "≤ m | > m" as in the paper, or, when
+    that one is not allowable or is less balanced, "< m | ≥ m". Departure from the paper's
+    pseudo-code, which only tries "≤ m": with ties at the median it would miss the allowable cut
+    just below the median block (e.g. two clusters of k and k+2 identical records would stay one
+    group). Any other value threshold leaves fewer records on the short side than one of these
+    two, so an attribute has an allowable strict cut iff one of the two is allowable — the
+    partition stops exactly when no allowable strict cut exists.
+
+    Complexity: see the module docstring; O(d·n log n) per level of the cut tree.
+    """
+    return _partition(qi, k, strict=True)
+
+
+def relaxed_partition(qi: EncodedQI, k: int) -> Partition:
+    """Relaxed multidimensional Mondrian partition (LeFevre et al. 2006, relaxed cuts): regions
+    of ≥ 2k records are sorted on their widest attribute and cut at position ⌊c/2⌋, so every
+    group ends with k…2k−1 records (if n ≥ k). Regions whose records all agree on every
+    attribute are still cut (at position ⌊c/2⌋ of their current layout).
+
+    Complexity: O(d·n log n · ⌈log2(n/k)⌉) time, O(n·d) memory.
+    """
+    return _partition(qi, k, strict=False)
+
+
+def attribute_ranks(qi: EncodedQI) -> tuple[np.ndarray, np.ndarray]:
+    """Dense ranks of every record in every attribute, numeric first then categorical, as an
+    (n, d) int64 array, and the number of possible ranks per attribute. Categorical codes are
+    used as they are (already 0..|A|−1 in sorted label order). O(d·n log n)."""
+    ranks, modulus, _ = _ranks_and_levels(qi)
+    return ranks, modulus
+
+
+def _ranks_and_levels(qi: EncodedQI) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """``attribute_ranks`` plus, per numeric attribute, its sorted distinct values (the value of
+    each rank)."""
+    n, dn, dc = qi.n, qi.num.shape[1], qi.cat.shape[1]
+    ranks = np.empty((n, dn + dc), dtype=np.int32 if n < 2**31 - 1 else np.int64)
+    modulus = np.empty(dn + dc, dtype=np.int64)
+    levels = []
+    for a in range(dn):
+        uniq, inv = np.unique(qi.num[:, a], return_inverse=True)
+        ranks[:, a] = inv.reshape(-1)
+        modulus[a] = max(len(uniq), 1)
+        levels.append(uniq)
+    for b in range(dc):
+        ranks[:, dn + b] = qi.cat[:, b]
+        modulus[dn + b] = max(int(qi.cat_card[b]), int(qi.cat[:, b].max(initial=-1)) + 1, 1)
+    return ranks, modulus, levels
+
+
+def segment_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + l)`` over the pairs, without a Python loop. O(Σl)."""
+    total = int(lengths.sum())
+    shift = starts - (np.cumsum(lengths) - lengths)
+    return np.arange(total, dtype=np.int64) + np.repeat(shift, lengths)
+
+
+def segment_distinct(seg: np.ndarray, values: np.ndarray, modulus: int, n_seg: int) -> np.ndarray:
+    """Number of distinct ``values`` (ints in [0, modulus)) per segment id ``seg`` (ints in
+    [0, n_seg)). A bincount when the table n_seg × modulus is small, else a sort.
+    O(N + n_seg·modulus) or O(N log N)."""
+    key = seg * modulus + values
+    if n_seg * modulus <= 8 * len(values) + 1024:
+        counts = np.bincount(key, minlength=n_seg * modulus).reshape(n_seg, modulus)
+        return np.count_nonzero(counts, axis=1).astype(np.int64)
+    key = np.sort(key)
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    return np.bincount(key[first] // modulus, minlength=n_seg).astype(np.int64)
+
+
+def _attribute_preference(
+    qi: EncodedQI,
+    block: np.ndarray,
+    levels: list[np.ndarray],
+    modulus: np.ndarray,
+    seg: np.ndarray,
+    starts: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each region (ranks ``block`` of its records, region id ``seg``, contiguous from
+    ``starts``): the attributes in the order to try them, widest first, as an (n_seg, d) array,
+    and whether each of them takes more than one value in the region (same layout). Attributes
+    that take a single value sort last. O(N·d) (plus a sort per categorical attribute with a
+    large domain)."""
+    dn, dc = qi.num.shape[1], qi.cat.shape[1]
+    n_seg = len(starts)
+    num_scale, cat_scale = qi.ncp_scales()
+    weighted = np.zeros((n_seg, dn + dc))
+    plain = np.zeros((n_seg, dn + dc))
+    varies = np.zeros((n_seg, dn + dc), dtype=bool)
+    if dn:
+        lo = np.minimum.reduceat(block[:, :dn], starts, axis=0)
+        hi = np.maximum.reduceat(block[:, :dn], starts, axis=0)
+    for a in range(dn):
+        width = levels[a][hi[:, a]] - levels[a][lo[:, a]]
+        weighted[:, a] = width * num_scale[a]
+        plain[:, a] = width / qi.num_span[a] if qi.num_span[a] > 0 else 0.0
+        varies[:, a] = width > 0
+    for b in range(dc):
+        card = int(qi.cat_card[b])
+        extra = segment_distinct(seg, block[:, dn + b], int(modulus[dn + b]), n_seg) - 1
+        weighted[:, dn + b] = extra * cat_scale[b]
+        plain[:, dn + b] = extra / (card - 1) if card > 1 else 0.0
+        varies[:, dn + b] = extra > 0
+    # np.lexsort: last key is the primary one; it is stable, so equal keys keep column order.
+    pref = np.lexsort((-plain, -weighted, ~varies), axis=-1)
+    return pref, np.take_along_axis(varies, pref, axis=1)
+
+
+def _partition(qi: EncodedQI, k: int, strict: bool) -> Partition:
+    n = qi.n
+    order = np.arange(n, dtype=np.int64)
+    ranks, modulus, levels = _ranks_and_levels(qi)
+    if n == 0:
+        return Partition(order, np.zeros(1, dtype=np.int64), ranks, modulus)
+    d = ranks.shape[1]
+    # ``lay`` moves with ``order`` (lay[p] = ranks of record order[p]), so that every round reads
+    # the records of the open regions from nearly contiguous memory.
+    lay = ranks if d else np.zeros((n, 1), dtype=np.int64)
+    width = int(modulus.max()) if d else 1  # sort key = region * width + rank
+    done: list[np.ndarray] = []
+    s, e = np.zeros(1, dtype=np.int64), np.full(1, n, dtype=np.int64)
+    while s.size:
+        # Regions of < 2k records cannot be cut into two sides of ≥ k: they are final.
+        small = e - s < 2 * k
+        done.append(s[small])
+        s, e = s[~small], e[~small]
+        if not s.size:
+            break
+        lens = e - s
+        n_seg = len(s)
+        pos = segment_ranges(s, lens)
+        seg = np.repeat(np.arange(n_seg, dtype=np.int64), lens)
+        starts = np.cumsum(lens) - lens
+        block = lay[pos]
+        if d:
+            pref, varies = _attribute_preference(qi, block, levels, modulus, seg, starts)
+        else:  # no attribute: nothing to cut strictly; a relaxed cut splits by position
+            pref, varies = np.zeros((n_seg, 1), np.int64), np.zeros((n_seg, 1), dtype=bool)
+        cut = np.full(n_seg, -1, dtype=np.int64)  # records left of the cut; −1: no cut
+        pending = np.arange(n_seg, dtype=np.int64)
+        for t in range(pref.shape[1] if strict else 1):
+            if strict:  # an attribute with one value has no cut, nor have the ones after it
+                pending = pending[varies[pending, t]]
+            if not pending.size:
+                break
+            if t == 0 and len(pending) == n_seg:  # ``block`` is still current
+                sub_lens, sub_pos, sub_seg, sub_starts = lens, pos, seg, starts
+            else:
+                sub_lens = lens[pending]
+                sub_pos = segment_ranges(s[pending], sub_lens)
+                sub_seg = np.repeat(np.arange(len(pending), dtype=np.int64), sub_lens)
+                sub_starts = np.cumsum(sub_lens) - sub_lens
+                block = lay[sub_pos]
+            vals = block[np.arange(len(sub_pos)), pref[pending, t][sub_seg]]
+            key = sub_seg * width + vals
+            by_value = np.argsort(key, kind="stable")
+            # Lay each pending region out sorted on the attribute (regions stay in place).
+            order[sub_pos] = order[sub_pos[by_value]]
+            lay[sub_pos] = block[by_value]
+            if not strict:
+                cut[pending] = sub_lens // 2
+                break
+            key = key[by_value]
+            med = key[sub_starts + (sub_lens - 1) // 2]
+            n_le = np.searchsorted(key, med, side="right") - sub_starts
+            n_lt = np.searchsorted(key, med, side="left") - sub_starts
+            ok_le = (n_le >= k) & (sub_lens - n_le >= k)
+            ok_lt = (n_lt >= k) & (sub_lens - n_lt >= k)
+            closer = np.abs(2 * n_lt - sub_lens) < np.abs(2 * n_le - sub_lens)
+            use_lt = ok_lt & (~ok_le | closer)
+            ok = ok_le | ok_lt
+            cut[pending[ok]] = np.where(use_lt, n_lt, n_le)[ok]
+            pending = pending[~ok]
+        split = cut >= 0
+        done.append(s[~split])
+        mid = s[split] + cut[split]
+        s = np.concatenate([s[split], mid])
+        e = np.concatenate([mid, e[split]])
+    group_starts = np.sort(np.concatenate(done))
+    bounds = np.append(group_starts, n).astype(np.int64)
+    return Partition(order, bounds, lay[:, :d], modulus)

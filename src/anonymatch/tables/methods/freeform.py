@@ -1,0 +1,122 @@
+"""Freeform (nonreciprocal) generalization: Greedy, SortGreedy and Hungarian (Doka et al. §5–7).
+
+All three share one shell: start from the self-assignment (zero loss), then run k−1
+iterations, each adding one assignment disjoint from the previous ones that increases GCP as
+little as the inner routine can; edge weights are recomputed between iterations as the GCP
+increase of extending published record j to cover original i. The union of the k assignments
+is a k-regular generalization graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from anonymatch.core.errors import InfeasibleError
+from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.tables.methods import BuildOptions
+from anonymatch.tables.methods._kernels import greedy_iteration, sortgreedy_iteration
+from anonymatch.tables.metrics import gcp_increase_weights
+from anonymatch.tables.order import lexicographic_order
+from anonymatch.tables.schema import EncodedQI
+
+Iteration = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _greedy_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
+    return greedy_iteration(w, used)
+
+
+def _sortgreedy_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
+    flat = np.where(used, np.inf, w).ravel()
+    return sortgreedy_iteration(w, used, np.argsort(flat, kind="stable"))
+
+
+def _hungarian_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
+    # Forbidden (already used) edges get +inf; scipy treats them as absent. The unused edges
+    # form an (m−t)-regular bipartite graph, so a perfect matching always exists.
+    rows, cols = linear_sum_assignment(np.where(used, np.inf, w))
+    match = np.empty(len(rows), dtype=np.int64)
+    match[rows] = cols
+    return match
+
+
+def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGraph:
+    """Run the k-iteration shell with ``step`` as the inner assignment routine.
+
+    Records are first put in lexicographic order (attributes from lower to higher cardinality,
+    Doka §5), the order Greedy scans and backtracking searches. Time O(k·m²·d) for the weights
+    plus the cost of ``step``; memory O(m²) — call it on partitions, not on a whole large table.
+    """
+    m = qi.n
+    if k > m:
+        raise InfeasibleError(f"k = {k} exceeds the {m} records to anonymize")
+    order = lexicographic_order(qi)
+    part = qi.take(order)
+    lo, hi = part.num.copy(), part.num.copy()
+    # Categorical codes remapped to the values present here, so membership stays m × (≤ m).
+    local = [np.unique(part.cat[:, a], return_inverse=True)[1] for a in range(part.cat.shape[1])]
+    member = []
+    for codes in local:
+        mat = np.zeros((m, int(codes.max()) + 1 if m else 0), dtype=bool)
+        mat[np.arange(m), codes] = True
+        member.append(mat)
+    local_qi = _with_local_codes(part, local)
+    used = np.eye(m, dtype=bool)
+    rounds = [np.arange(m, dtype=np.int64)]
+    for _ in range(k - 1):
+        w = gcp_increase_weights(local_qi, lo, hi, member)
+        match = step(w, used)
+        rounds.append(match)
+        used[np.arange(m), match] = True
+        if lo.shape[1]:
+            np.minimum.at(lo, match, part.num)
+            np.maximum.at(hi, match, part.num)
+        for mat, codes in zip(member, local, strict=True):
+            mat[match, codes] = True
+    assignments = np.stack(rounds)
+    # back to the caller's record numbering: local position p is record order[p]
+    return GeneralizationGraph.from_assignments(_relabel(assignments, order))
+
+
+def _with_local_codes(part: EncodedQI, local: list[np.ndarray]) -> EncodedQI:
+    cat = np.column_stack(local) if local else part.cat
+    return EncodedQI(
+        part.names,
+        part.num_names,
+        part.cat_names,
+        part.num,
+        cat.astype(np.int64),
+        part.num_span,
+        part.cat_card,
+        part.cat_domains,
+        part.num_w,
+        part.cat_w,
+        part.num_integral,
+    )
+
+
+def _relabel(assignments: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """assignments[t, p] = q (positions) → out[t, order[p]] = order[q] (records)."""
+    out = np.empty_like(assignments)
+    out[:, order] = order[assignments]
+    return out
+
+
+def greedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
+    """Greedy (Doka §5, Algorithm 1 with backtracking). O(k·m²) per partition of m records."""
+    return build_freeform(qi, k, _greedy_step)
+
+
+def sortgreedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
+    """SortGreedy (Doka §6, Algorithm 2). O(k·m² log m) per partition of m records."""
+    return build_freeform(qi, k, _sortgreedy_step)
+
+
+def hungarian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
+    """Hungarian (Doka §7): each iteration is an exact minimum-cost assignment
+    (``scipy.optimize.linear_sum_assignment``) on the GCP-increase weights, used edges
+    forbidden. O(k·m³) per partition of m records."""
+    return build_freeform(qi, k, _hungarian_step)

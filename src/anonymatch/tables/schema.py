@@ -1,0 +1,280 @@
+"""Attribute roles and the one-time encoding of quasi-identifiers to arrays.
+
+A table has four kinds of columns: identifiers (dropped), quasi-identifiers (QIs; numeric or
+categorical, generalized), sensitive attributes and other columns (both kept and attached to the
+published rows through the chosen assignment). QIs are encoded once: numeric QIs to float64,
+categorical QIs to int64 codes in the sorted order of their labels. Everything downstream works
+on these arrays; pandas is only used at the edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from anonymatch.core.errors import InputError
+
+DEFAULT_NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "?")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Roles of the columns of a table.
+
+    ``qi`` lists the quasi-identifiers in publication order; ``numeric`` is the subset of them
+    published as ranges (the others are categorical and published as value sets). Columns that
+    are neither identifiers, QIs nor sensitive are "other" and kept as they are.
+    """
+
+    qi: tuple[str, ...]
+    numeric: frozenset[str] = frozenset()
+    sensitive: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()
+    weights: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        qi: Sequence[str],
+        numeric: Iterable[str] = (),
+        sensitive: Iterable[str] = (),
+        identifiers: Iterable[str] = (),
+        weights: Mapping[str, float] | None = None,
+    ) -> Schema:
+        """Validate the role lists against each other (not yet against a table)."""
+        qi_t = tuple(qi)
+        if not qi_t:
+            raise InputError("at least one quasi-identifier is required (--qi)")
+        _no_duplicates("quasi-identifier", qi_t)
+        num = tuple(numeric)
+        _no_duplicates("numeric attribute", num)
+        for name in num:
+            if name not in qi_t:
+                raise InputError(f"numeric attribute {name!r} is not a quasi-identifier")
+        sens, ids = tuple(sensitive), tuple(identifiers)
+        _no_duplicates("sensitive attribute", sens)
+        _no_duplicates("identifier", ids)
+        for role, names in (("sensitive attribute", sens), ("identifier", ids)):
+            for name in names:
+                if name in qi_t:
+                    raise InputError(f"column {name!r} is both a quasi-identifier and an {role}")
+        for name in set(sens) & set(ids):
+            raise InputError(f"column {name!r} is both sensitive and an identifier")
+        w = dict(weights or {})
+        for name, value in w.items():
+            if name not in qi_t:
+                raise InputError(f"weight given for {name!r}, which is not a quasi-identifier")
+            if not (np.isfinite(value) and value >= 0):
+                raise InputError(f"weight of {name!r} must be a non-negative number, got {value}")
+        if w and sum(w.get(a, 1.0) for a in qi_t) <= 0:
+            raise InputError("attribute weights must not all be zero")
+        return cls(qi_t, frozenset(num), sens, ids, w)
+
+    def check_columns(self, columns: Sequence[str]) -> None:
+        """Raise InputError if a named column is missing or the table repeats a column name."""
+        _no_duplicates("column", tuple(columns), where="in the input")
+        present = set(columns)
+        for name in (*self.qi, *self.sensitive, *self.identifiers):
+            if name not in present:
+                raise InputError(f"unknown column {name!r}; the input has: {', '.join(columns)}")
+
+    def roles(self) -> dict[str, object]:
+        """The roles as JSON-ready lists (for audit manifests)."""
+        return {
+            "qi": list(self.qi),
+            "numeric": [a for a in self.qi if a in self.numeric],
+            "sensitive": list(self.sensitive),
+            "identifiers": list(self.identifiers),
+            "weights": dict(self.weights),
+        }
+
+    def output_columns(self, columns: Sequence[str]) -> list[str]:
+        """The published columns: the input's, in order, minus identifiers."""
+        return [c for c in columns if c not in self.identifiers]
+
+
+def _no_duplicates(what: str, names: tuple[str, ...], where: str = "") -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            suffix = f" {where}" if where else ""
+            raise InputError(f"{what} {name!r} is listed twice{suffix}")
+        seen.add(name)
+
+
+@dataclass(frozen=True)
+class EncodedQI:
+    """Quasi-identifiers of n records as arrays.
+
+    ``num`` (n × dn, float64) holds numeric QIs, ``cat`` (n × dc, int64) categorical codes.
+    ``num_span`` is U−L per numeric attribute and ``cat_card`` the domain size |A| per categorical
+    attribute, both taken from the whole input (Doka eq. 1–2), so a subset made by ``take`` keeps
+    the normalisation of the full table. ``num_w``/``cat_w`` are attribute weights.
+    """
+
+    names: tuple[str, ...]
+    num_names: tuple[str, ...]
+    cat_names: tuple[str, ...]
+    num: np.ndarray
+    cat: np.ndarray
+    num_span: np.ndarray
+    cat_card: np.ndarray
+    cat_domains: tuple[np.ndarray, ...]
+    num_w: np.ndarray
+    cat_w: np.ndarray
+    num_integral: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.num.shape[0])
+
+    def take(self, rows: np.ndarray) -> EncodedQI:
+        """The same attributes and normalisation, restricted to ``rows``."""
+        return EncodedQI(
+            self.names,
+            self.num_names,
+            self.cat_names,
+            self.num[rows],
+            self.cat[rows],
+            self.num_span,
+            self.cat_card,
+            self.cat_domains,
+            self.num_w,
+            self.cat_w,
+            self.num_integral,
+        )
+
+    def ncp_scales(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-attribute factors turning a width (numeric) or extra value count (categorical)
+        into weighted NCP contributions to a row's GCP: w / (Σw · span) and w / (Σw · (|A|−1)).
+        An attribute with a one-value domain gets factor 0 (it can never lose information)."""
+        total = float(self.num_w.sum() + self.cat_w.sum())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            num = np.where(self.num_span > 0, self.num_w / (total * self.num_span), 0.0)
+            cat = np.where(self.cat_card > 1, self.cat_w / (total * (self.cat_card - 1)), 0.0)
+        return num.astype(np.float64), cat.astype(np.float64)
+
+
+def encode_qi(
+    frame: pd.DataFrame,
+    schema: Schema,
+    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    row_offset: int = 0,
+) -> EncodedQI:
+    """Encode the QI columns of ``frame`` (string or typed columns) once. ``row_offset`` is
+    added to the row numbers of error messages (for a chunk of a larger input).
+
+    Numeric QIs must parse as finite numbers; a value in ``na_values`` is a missing value and an
+    input error (drop such rows first with ``drop_missing_rows``). A categorical value is kept
+    as its label, missing tokens included (a categorical missing value is an ordinary value).
+
+    Complexity: O(n·d + Σ|A| log|A|) time, O(n·d) memory.
+    """
+    na = set(na_values)
+    nums, cats, domains, integral = [], [], [], []
+    for name in schema.qi:
+        column = frame[name]
+        if name in schema.numeric:
+            values = _parse_numeric(name, column, na, row_offset)
+            nums.append(values)
+            integral.append(bool(np.all(values == np.round(values))))
+        else:
+            labels = column.astype(str).to_numpy()
+            domain, codes = np.unique(labels, return_inverse=True)
+            cats.append(codes.astype(np.int64))
+            domains.append(domain)
+    n = len(frame)
+    num = np.column_stack(nums) if nums else np.empty((n, 0))
+    cat = np.column_stack(cats) if cats else np.empty((n, 0), dtype=np.int64)
+    num_names = tuple(a for a in schema.qi if a in schema.numeric)
+    cat_names = tuple(a for a in schema.qi if a not in schema.numeric)
+    span = num.max(axis=0) - num.min(axis=0) if n else np.zeros(num.shape[1])
+    return EncodedQI(
+        names=schema.qi,
+        num_names=num_names,
+        cat_names=cat_names,
+        num=np.ascontiguousarray(num, dtype=np.float64),
+        cat=np.ascontiguousarray(cat, dtype=np.int64),
+        num_span=np.asarray(span, dtype=np.float64),
+        cat_card=np.array([len(d) for d in domains], dtype=np.int64),
+        cat_domains=tuple(domains),
+        num_w=np.array([schema.weights.get(a, 1.0) for a in num_names], dtype=np.float64),
+        cat_w=np.array([schema.weights.get(a, 1.0) for a in cat_names], dtype=np.float64),
+        num_integral=np.array(integral, dtype=bool),
+    )
+
+
+def _parse_numeric(name: str, column: pd.Series, na: set[str], offset: int = 0) -> np.ndarray:
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column):
+        values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        text = None
+    else:
+        text = column.astype(str).str.strip()
+        if text.isin(na).any():
+            row = int(np.flatnonzero(text.isin(na).to_numpy())[0])
+            raise InputError(
+                f"missing value in numeric quasi-identifier {name!r} (row {offset + row + 1}); "
+                "use --drop-missing to drop such rows"
+            )
+        values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        shown = column.iloc[row] if text is None else text.iloc[row]
+        if text is None and pd.isna(column.iloc[row]):
+            raise InputError(
+                f"missing value in numeric quasi-identifier {name!r} (row {offset + row + 1}); "
+                "use --drop-missing to drop such rows"
+            )
+        raise InputError(
+            f"non-numeric value {shown!r} in numeric quasi-identifier {name!r} "
+            f"(row {offset + row + 1})"
+        )
+    return values
+
+
+def concat_encoded(parts: Sequence[EncodedQI]) -> EncodedQI:
+    """The encoding of the concatenated rows of ``parts`` (encoded separately, e.g. chunks of a
+    streamed input): categorical domains are merged (sorted union) and codes remapped, numeric
+    spans taken over all parts — exactly what ``encode_qi`` gives on the whole table.
+    O(n·d + Σ|A| log|A|)."""
+    first = parts[0]
+    num = np.concatenate([p.num for p in parts])
+    domains, cats = [], []
+    for a in range(len(first.cat_names)):
+        domain = np.unique(np.concatenate([p.cat_domains[a] for p in parts]))
+        cats.append(
+            np.concatenate([np.searchsorted(domain, p.cat_domains[a])[p.cat[:, a]] for p in parts])
+        )
+        domains.append(domain)
+    n = num.shape[0]
+    cat = np.column_stack(cats) if cats else np.empty((n, 0), dtype=np.int64)
+    span = num.max(axis=0) - num.min(axis=0) if n else np.zeros(num.shape[1])
+    return EncodedQI(
+        names=first.names,
+        num_names=first.num_names,
+        cat_names=first.cat_names,
+        num=np.ascontiguousarray(num, dtype=np.float64),
+        cat=np.ascontiguousarray(cat, dtype=np.int64),
+        num_span=np.asarray(span, dtype=np.float64),
+        cat_card=np.array([len(d) for d in domains], dtype=np.int64),
+        cat_domains=tuple(domains),
+        num_w=first.num_w,
+        cat_w=first.cat_w,
+        num_integral=np.logical_and.reduce([p.num_integral for p in parts]),
+    )
+
+
+def missing_qi_mask(frame: pd.DataFrame, schema: Schema, na_values: Iterable[str]) -> np.ndarray:
+    """Rows whose value in some QI is missing (a token of ``na_values`` or a null)."""
+    na = list(set(na_values))
+    mask = np.zeros(len(frame), dtype=bool)
+    for name in schema.qi:
+        column = frame[name]
+        mask |= column.isna().to_numpy()
+        if not pd.api.types.is_numeric_dtype(column.dtype):
+            mask |= column.astype(str).str.strip().isin(na).to_numpy()
+    return mask

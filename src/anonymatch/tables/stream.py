@@ -1,0 +1,226 @@
+"""Streaming table I/O for inputs and releases larger than memory.
+
+``iter_table_batches`` reads a CSV/TSV file, a Parquet file or a directory of Parquet parts as
+Arrow tables of at most ``batch_rows`` rows (CSV cells as text, exactly as ``read_table`` reads
+them). ``ReleaseWriter`` writes a release batch by batch to one CSV/TSV file, one Parquet file
+(a row group per batch) or a directory of Parquet parts, under a temporary name that is renamed
+into place only when the whole release has been written (``commit``): an interrupted or failed
+run leaves nothing under the final name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+
+from anonymatch.core.errors import InputError
+from anonymatch.tables.io import (
+    CsvOptions,
+    _first_line,
+    check_header,
+    check_names,
+    csv_separator,
+    is_parquet,
+    read_csv_options,
+)
+
+DEFAULT_BATCH_ROWS = 100_000
+
+
+def is_directory_output(path: str | os.PathLike[str]) -> bool:
+    """A release path names a directory of Parquet parts if it ends with a separator or has no
+    file extension."""
+    text = str(path)
+    return text.endswith(("/", os.sep)) or not Path(text).suffix
+
+
+def count_rows(path: str | os.PathLike[str], options: CsvOptions | None = None) -> int:
+    """Data rows of a table: exact from Parquet metadata; for CSV estimated from the file size
+    and the first MiB of lines (cheap; used only to choose between in-memory and streaming)."""
+    p = Path(path)
+    if p.is_dir() or is_parquet(p):
+        return int(_parquet_dataset(p).count_rows())
+    size = p.stat().st_size
+    with open(p, "rb") as fh:
+        head = fh.read(1 << 20)
+    lines = max(1, head.count(b"\n"))
+    estimate = size * lines // max(1, len(head))
+    return int(estimate) - (0 if options and options.names else 1)
+
+
+def iter_table_batches(
+    path: str | os.PathLike[str],
+    options: CsvOptions | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+) -> Iterator[pa.Table]:
+    """Arrow tables of consecutive rows of the input. Raises InputError (one line) on an
+    unreadable or malformed input; the first batch is read before anything is yielded, so a
+    bad header fails early. Memory O(batch_rows · row width)."""
+    options = options or CsvOptions()
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"input file not found: {path}")
+    if not os.access(p, os.R_OK):
+        raise InputError(f"input file is not readable: {path}")
+    if p.is_dir() or is_parquet(p):
+        yield from _parquet_batches(p, batch_rows)
+    else:
+        yield from _csv_batches(p, options, batch_rows)
+
+
+def _parquet_dataset(path: Path) -> pads.Dataset:
+    try:
+        return pads.dataset(str(path), format="parquet")
+    except Exception as exc:  # pyarrow raises many types for corrupt files
+        raise InputError(f"cannot read Parquet input {path}: {_first_line(exc)}") from exc
+
+
+def _parquet_batches(path: Path, batch_rows: int) -> Iterator[pa.Table]:
+    """Batches of a Parquet file, or of a directory's files in sorted path order (so that a
+    directory of ``part-NNNNN.parquet`` files reads in part order)."""
+    files = sorted(_parquet_dataset(path).files)
+    rows = 0
+    try:
+        for name in files:
+            for batch in pq.ParquetFile(name).iter_batches(batch_size=batch_rows):
+                if batch.num_rows:
+                    rows += batch.num_rows
+                    yield pa.Table.from_batches([batch])
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"cannot read Parquet input {path}: {_first_line(exc)}") from exc
+    if rows == 0:
+        raise InputError(f"input has no data rows: {path}")
+
+
+def _csv_header(path: Path, sep: str, options: CsvOptions) -> list[str]:
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            first = next(csv.reader(fh, delimiter=sep, quotechar=options.quotechar), None)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"malformed CSV in {path}: {_first_line(exc)}") from exc
+    if first is None:
+        raise InputError(f"input is empty: {path}")
+    return check_header(first, path)
+
+
+def _csv_batches(path: Path, options: CsvOptions, batch_rows: int) -> Iterator[pa.Table]:
+    sep = csv_separator(path, options)
+    if options.names:
+        names = list(options.names)
+        check_names(names)
+        skip, first_line = 0, 1
+    else:
+        names = _csv_header(path, sep, options)
+        skip, first_line = 1, 2
+    try:
+        reader = pd.read_csv(  # type: ignore[call-overload]
+            path,
+            names=names,
+            skiprows=skip,
+            chunksize=batch_rows,
+            **read_csv_options(options, sep),
+        )
+        rows = 0
+        for chunk in reader:
+            short = chunk.isna().any(axis=1).to_numpy()
+            if short.any():
+                line = rows + int(short.argmax()) + first_line
+                raise InputError(
+                    f"malformed CSV in {path}: line {line} has fewer fields than the header"
+                )
+            rows += len(chunk)
+            yield pa.Table.from_pandas(chunk, preserve_index=False)
+    except pd.errors.EmptyDataError as exc:
+        raise InputError(f"input is empty: {path}") from exc
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, csv.Error) as exc:
+        raise InputError(f"malformed CSV in {path}: {_first_line(exc)}") from exc
+    if rows == 0:
+        raise InputError(f"input has no data rows: {path}")
+
+
+class ReleaseWriter:
+    """Write a release batch by batch, atomically.
+
+    Kinds by path: ``.csv``/``.tsv`` one text file, ``.parquet`` one Parquet file, a path with
+    no extension (or ending in ``/``) a directory of ``part-NNNNN.parquet`` files. Everything
+    goes to a temporary name beside the target; ``commit`` renames it into place (replacing an
+    existing file; an existing directory is refused up front). Used as a context manager, an
+    exception or Ctrl-C before ``commit`` removes the temporary output."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.target = Path(str(path).rstrip("/" + os.sep) or str(path))
+        self.directory = is_directory_output(path)
+        parent = self.target.parent if str(self.target.parent) else Path(".")
+        if not parent.is_dir():
+            raise InputError(f"output directory does not exist: {parent}")
+        if self.directory and self.target.exists():
+            raise InputError(f"output {self.target} already exists; remove it or pick a new name")
+        prefix = f".{self.target.name}."
+        if self.directory:
+            self.tmp = Path(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=parent))
+        else:
+            fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=parent)
+            os.close(fd)
+            self.tmp = Path(name)
+        self.parquet = self.directory or is_parquet(self.target)
+        self.sep = "\t" if str(self.target).lower().endswith((".tsv", ".tab")) else ","
+        self._writer: pq.ParquetWriter | pacsv.CSVWriter | None = None
+        self._parts = 0
+        self.rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        """Append a batch (all batches must share one schema)."""
+        if self.directory:
+            pq.write_table(table, self.tmp / f"part-{self._parts:05d}.parquet")
+            self._parts += 1
+        elif self.parquet:
+            if self._writer is None:
+                self._writer = pq.ParquetWriter(self.tmp, table.schema)
+            self._writer.write_table(table)
+        else:
+            if self._writer is None:
+                options = pacsv.WriteOptions(delimiter=self.sep, quoting_style="needed")
+                self._writer = pacsv.CSVWriter(str(self.tmp), table.schema, write_options=options)
+            self._writer.write_table(table)
+        self.rows += table.num_rows
+
+    def commit(self) -> None:
+        """Close the output and rename it to the target."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        os.replace(self.tmp, self.target)
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(OSError, pa.ArrowException):
+                self._writer.close()
+            self._writer = None
+        if self.tmp.is_dir():
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        else:
+            self.tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> ReleaseWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None or self.tmp.exists():
+            self.abort()

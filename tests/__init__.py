@@ -1,0 +1,1 @@
+"""The test suite; its layout mirrors src/anonymatch."""

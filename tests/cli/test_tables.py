@@ -1,0 +1,252 @@
+"""The command line: a full round trip, and one clear line + exit code for each bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from anonymatch.cli import main
+from tests.factories import random_frame
+
+QI = "n0,n1,c0,c1"
+
+
+@pytest.fixture()
+def table(tmp_path: Path) -> Path:
+    path = tmp_path / "people.csv"
+    random_frame(40, 5).to_csv(path, index=False)
+    return path
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_round_trip_csv_and_parquet(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("rel.csv", "rel.parquet"):
+        out = tmp_path / name
+        report = tmp_path / f"{name}.json"
+        code, stdout, err = run(
+            [
+                "anonymize",
+                str(table),
+                "-o",
+                str(out),
+                "--k",
+                "3",
+                "--qi",
+                QI,
+                "--numeric",
+                "n0,n1",
+                "--sensitive",
+                "s",
+                "--seed",
+                "1",
+                "--report",
+                str(report),
+            ],
+            capsys,
+        )
+        assert code == 0, err
+        assert "PASS" in stdout
+        manifest = json.loads(report.read_text())
+        assert manifest["randomness"] == {"seed": 1}
+        assert manifest["verification"]["passed"] and len(manifest["output"]["sha256"]) == 64
+        code, stdout, _ = run(
+            ["verify", str(table), str(out), "--k", "3", "--qi", QI, "--numeric", "n0,n1"], capsys
+        )
+        assert code == 0 and stdout.startswith("PASS")
+        code, stdout, _ = run(
+            [
+                "verify",
+                str(table),
+                str(out),
+                "--k",
+                "4",
+                "--qi",
+                QI,
+                "--numeric",
+                "n0,n1",
+                "--json",
+            ],
+            capsys,
+        )
+        assert code == 1 and json.loads(stdout)["passed"] is False
+        code, stdout, _ = run(
+            ["evaluate", str(table), str(out), "--qi", QI, "--numeric", "n0,n1", "--json"], capsys
+        )
+        assert code == 0
+        assert json.loads(stdout)[str(out)]["gcp"] == pytest.approx(
+            manifest["information_loss"]["gcp"]
+        )
+
+
+def test_no_seed_reports_os_entropy(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "r.json"
+    code, _, _ = run(
+        [
+            "anonymize",
+            str(table),
+            "-o",
+            str(tmp_path / "o.csv"),
+            "--k",
+            "2",
+            "--qi",
+            QI,
+            "--numeric",
+            "n0,n1",
+            "--report",
+            str(report),
+            "-q",
+        ],
+        capsys,
+    )
+    assert code == 0 and json.loads(report.read_text())["randomness"] == "os-entropy"
+
+
+def _bad_inputs(tmp: Path, table: Path) -> list[tuple[list[str], int, str]]:
+    malformed = tmp / "malformed.csv"
+    malformed.write_text("a,b\n1,2\n3,4,5\n")
+    dup = tmp / "dup.csv"
+    dup.write_text("a,a\n1,2\n")
+    empty = tmp / "empty.csv"
+    empty.write_text("")
+    header_only = tmp / "header.csv"
+    header_only.write_text("n0,c0\n")
+    text_in_numeric = tmp / "text.csv"
+    pd.DataFrame({"n0": [1, 2, "x"], "c0": ["a", "b", "c"]}).to_csv(text_in_numeric, index=False)
+    missing_numeric = tmp / "missing.csv"
+    pd.DataFrame({"n0": ["1", "?", "3"], "c0": ["a", "b", "c"]}).to_csv(
+        missing_numeric, index=False
+    )
+    base = ["--qi", QI, "--numeric", "n0,n1"]
+    t = str(table)
+    return [
+        ([str(tmp / "nope.csv"), "--k", "2", *base], 2, "not found"),
+        ([str(tmp), "--k", "2", *base], 2, "directory"),
+        ([str(malformed), "--k", "1", "--qi", "a"], 2, "malformed CSV"),
+        ([str(dup), "--k", "1", "--qi", "a"], 2, "appears twice"),
+        ([t, "--k", "2", "--qi", "n0,nope"], 2, "unknown column 'nope'"),
+        ([t, "--k", "2", "--qi", "n0,c0,n0"], 2, "listed twice"),
+        ([t, "--k", "0", *base], 2, "k must be at least 1"),
+        ([t, "--k", "41", *base], 3, "infeasible"),
+        (
+            [str(text_in_numeric), "--k", "1", "--qi", "n0,c0", "--numeric", "n0"],
+            2,
+            "non-numeric value 'x'",
+        ),
+        (
+            [str(missing_numeric), "--k", "1", "--qi", "n0,c0", "--numeric", "n0"],
+            2,
+            "missing value",
+        ),
+        ([str(empty), "--k", "1", "--qi", "n0"], 2, "empty"),
+        ([str(header_only), "--k", "1", "--qi", "n0"], 2, "no data rows"),
+        ([t, "--k", "5", "--partition-size", "9", *base], 2, "at least 2k"),
+        ([t, "--k", "2", "--method", "magic", *base], 2, "magic"),
+        ([t, "--k", "2", "--qi", "n0", "--numeric", "c0"], 2, "not a quasi-identifier"),
+        ([t, "--k", "2", "--weights", "n0", *base], 2, "name=number"),
+    ]
+
+
+def test_bad_inputs_one_line_exit_code_and_no_output(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for args, expected_code, message in _bad_inputs(tmp_path, table):
+        out = tmp_path / "release.csv"
+        report = tmp_path / "report.json"
+        code, _, err = run(
+            ["anonymize", *args[:1], "-o", str(out), "--report", str(report), *args[1:]], capsys
+        )
+        assert code == expected_code, (args, err)
+        assert message in err, (args, err)
+        assert len(err.strip().splitlines()) == 1, err
+        assert "Traceback" not in err
+        assert not out.exists() and not report.exists()
+        assert not list(tmp_path.glob(".release.csv.*"))  # no temporary left behind
+
+
+def test_drop_missing_and_na_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.csv"
+    frame = random_frame(30, 1).astype(str)
+    frame.loc[3, "n0"] = "?"
+    frame.loc[5, "c0"] = "?"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "o.csv"
+    code, stdout, err = run(
+        [
+            "anonymize",
+            str(path),
+            "-o",
+            str(out),
+            "--k",
+            "2",
+            "--qi",
+            QI,
+            "--numeric",
+            "n0,n1",
+            "--na-values",
+            "?",
+            "--drop-missing",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert "(2 dropped" in stdout and len(pd.read_csv(out)) == 28
+    # without --drop-missing a categorical '?' is an ordinary value; numeric '?' is an error
+    frame.loc[3, "n0"] = "7"
+    frame.to_csv(path, index=False)
+    code, _, err = run(
+        [
+            "anonymize",
+            str(path),
+            "-o",
+            str(out),
+            "--k",
+            "2",
+            "--qi",
+            QI,
+            "--numeric",
+            "n0,n1",
+            "--na-values",
+            "?",
+            "-q",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+
+
+def test_names_and_separator(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.tsv"
+    random_frame(20, 2).to_csv(path, index=False, header=False, sep="\t")
+    out = tmp_path / "o.csv"
+    code, _, err = run(
+        [
+            "anonymize",
+            str(path),
+            "-o",
+            str(out),
+            "--k",
+            "2",
+            "--names",
+            "n0,n1,c0,c1,s",
+            "--qi",
+            QI,
+            "--numeric",
+            "n0,n1",
+            "-q",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert list(pd.read_csv(out).columns) == ["n0", "n1", "c0", "c1", "s"]

@@ -1,0 +1,39 @@
+"""Shared fixtures: small encoded tables generated on the fly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from anonymatch.tables.schema import EncodedQI, Schema, encode_qi
+
+
+def random_frame(n: int, seed: int, n_num: int = 2, n_cat: int = 2, card: int = 4) -> pd.DataFrame:
+    """A random table with numeric QIs n0.., categorical QIs c0.. and a sensitive column s."""
+    rng = np.random.default_rng(seed)
+    cols: dict[str, object] = {}
+    for a in range(n_num):
+        cols[f"n{a}"] = rng.integers(0, 30, n)
+    for a in range(n_cat):
+        cols[f"c{a}"] = [f"v{x}" for x in rng.integers(0, card, n)]
+    cols["s"] = [f"s{x}" for x in rng.integers(0, 3, n)]
+    return pd.DataFrame(cols)
+
+
+def encode_frame(frame: pd.DataFrame) -> EncodedQI:
+    qi = [c for c in frame.columns if c != "s"]
+    numeric = [c for c in qi if c.startswith("n")]
+    return encode_qi(frame, Schema.build(qi, numeric=numeric, sensitive=["s"]))
+
+
+def planted(blocks: int, size: int, items: int, noise: float, seed: int) -> sp.csr_array:
+    """``blocks`` groups of ``size`` rows; group b holds items b*items..(b+1)*items−1 (each with
+    probability 1 − noise) — well separated clusters."""
+    rng = np.random.default_rng(seed)
+    n, m = blocks * size, blocks * items
+    x = np.zeros((n, m), np.int8)
+    for b in range(blocks):
+        x[b * size : (b + 1) * size, b * items : (b + 1) * items] = 1
+    flip = rng.random((n, m)) < noise
+    return sp.csr_array(np.where(flip, 1 - x, x).astype(np.int8))
