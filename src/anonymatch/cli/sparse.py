@@ -151,7 +151,7 @@ def anonymize_sparse_cmd(
     )
     if stream:
         # out of core: the Parquet edge list is staged, ordered and anonymized chunk by chunk;
-        # the release is verified chunk by chunk and written atomically (sparse_stream.py)
+        # the release is verified chunk by chunk and written atomically (sparse.streamed)
         report = anonymize_sparse_stream(
             input_path,
             output,

@@ -2,7 +2,7 @@
 SIGMOD 2010), as Xue et al. (KDD 2012) §4.2 describe it — the baseline of their Figure 7.
 
 Same rounds, hop preference and cycle updates as the closed walk
-(``assignment.random_assignments``: a random edge to a node not yet on the walk, the closing
+(``core.assignment.random_assignments``: a random edge to a node not yet on the walk, the closing
 edge only when there is none), but the walk may not revisit a node: at a dead end (every
 untried out-edge leads to a node already on the walk or given up, and none closes the cycle)
 it backtracks one step and tries another edge (Figure 3(b)). A node it

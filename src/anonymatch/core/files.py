@@ -1,9 +1,7 @@
-"""The table release format (DESIGN.md › Release formats): formatting, parsing, atomic writing.
+"""Files: atomic writes and content digests, shared by every writer of releases and manifests.
 
-CSV cells: a numeric QI is ``lo..hi`` (inclusive) or the plain value when lo = hi; a categorical
-QI is its sorted value set joined by ``|`` (a single value stays plain), with ``\\``, ``|`` and
-``*`` inside values escaped by ``\\``; ``*`` alone is a suppressed cell. Parquet keeps types:
-a numeric QI is a struct ``{lo, hi}``, a categorical QI a list of strings, a suppressed cell null.
+``write_atomically`` writes to a temporary sibling and renames it into place, so a reader never
+sees a half-written file and a failed run leaves the old file (or none) behind.
 """
 
 from __future__ import annotations

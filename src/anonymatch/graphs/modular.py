@@ -1,29 +1,17 @@
-"""k-anonymity of graphs w.r.t. neighbourhoods, modular decomposition, and a graph anonymizer.
+"""Modular decomposition of graphs and the twin classes it exposes (Stokes' slides §3).
 
-Stokes' slides §3 ("k-Anonymity in graphs"; Stokes, NORDSEC 2013): the quasi-identifier of a
-vertex is its neighbourhood (Lorrain & White's structural equivalence). A graph is k-anonymous
-w.r.t. open (closed) neighbourhoods when every vertex shares N(v) (N(v) ∪ {v}) with ≥ k − 1
-other vertices — every row of the adjacency matrix (plus identity) repeated ≥ k times.
-
-Modular decomposition: a module is a vertex set M whose members have the same neighbours
-outside M; a strong module overlaps no other module; the strong modules form the decomposition
-tree (leaves = vertices; internal nodes parallel — G[M] disconnected —, series — complement of
-G[M] disconnected — or prime), and the children of the root form the maximal modular
-partition. Vertices with equal open (closed) neighbourhoods are false (true) twins, and the
-twin classes are exactly the sets of leaf children of one parallel (series) node. Hence the
-exact form of the slides' theorem used here: G is k-anonymous w.r.t. open (closed)
-neighbourhoods iff every vertex is a leaf child of a parallel (series) node having ≥ k leaf
-children; the classes form a congruence partition into modules of ≥ k vertices whose factors
-are edgeless (complete). Note: the slides state the theorem for *the* maximal modular partition
-(children of the root); that reading fails on the slides' own 15-vertex example, whose root's
-children are {1..3, 10..12} (a K_{3,3}, neither edgeless nor complete), {4..6}, {7..9},
-{13..15} — the five classes of 3 are nodes of the decomposition tree one level lower.
-
-The anonymizer partitions the vertices into groups of ≥ k with similar adjacency rows (a
-k-means-style clustering, Stokes NORDSEC 2013 §4; it could later share the smooth-k
-facility-location clustering of issue 5), makes each group an independent set (open) or a
-clique (closed), and joins two groups completely iff the majority of their original pairs were
-edges.
+A module is a vertex set M whose members have the same neighbours outside M; a strong module
+overlaps no other module; the strong modules form the decomposition tree (leaves = vertices;
+internal nodes parallel — G[M] disconnected —, series — complement of G[M] disconnected — or
+prime), and the children of the root form the maximal modular partition. Vertices with equal
+open (closed) neighbourhoods are false (true) twins, and the twin classes are exactly the sets
+of leaf children of one parallel (series) node. Hence the exact form of the slides' theorem
+used here: G is k-anonymous w.r.t. open (closed) neighbourhoods iff every vertex is a leaf
+child of a parallel (series) node having ≥ k leaf children. Note: the slides state the theorem
+for *the* maximal modular partition (children of the root); that reading fails on the slides'
+own 15-vertex example, whose root's children are {1..3, 10..12} (a K_{3,3}, neither edgeless
+nor complete), {4..6}, {7..9}, {13..15} — the five classes of 3 are nodes of the decomposition
+tree one level lower. Dense O(n²) adjacency: for the small graphs of the checks and tests.
 """
 
 from __future__ import annotations

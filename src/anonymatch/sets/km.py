@@ -1,14 +1,12 @@
-"""(k,ℓ) table releases and k^m transaction releases: anonymize → write cells → verify.
+"""k^m-anonymous transaction releases: anonymize → write items → verify (Terrovitis et al. 2008;
+the hypergraph algorithm of Stokes' slides §2 applied to itemsets).
 
 A release is verified from what is published and the original only, before anything is written:
-(1) the published cells are a truthful generalization of the original — every original record
-is covered by its own published row (a perfect matching; for a global recoding the cells of an
-attribute partition its values and the check is a multiset comparison) — and (2) the published
-table passes the (k,ℓ) (k^m) checker, generalized cells counting as their generalized value.
+(1) the published item groups are a truthful generalization of the original — every original
+transaction is covered by its own published row — and (2) the published transactions pass the
+k^m checker (``core.counting.check_km``), a generalized item counting as its group.
 
-Rows are published in random order (OS entropy unless a seed is given). There is no privacy
-step of random assignments here: the guarantee of (k,ℓ)-anonymity is the counting condition,
-and every published row carries its own record's sensitive and other columns.
+Rows are published in random order (OS entropy unless a seed is given).
 """
 
 from __future__ import annotations

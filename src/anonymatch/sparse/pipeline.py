@@ -116,7 +116,7 @@ def anonymize_sparse(
     ``executor`` for the chunks: None = inline for one chunk, else a Dask cluster (a local one
     unless ``scheduler``); or ``threads``/``processes``/``dask``/``inline``. Results depend on
     ``seed`` only (OS entropy when None), not on the executor. ``refine``: the min-hash order
-    with the support refinement key (default) or the paper's plain order (``lsh.py``)."""
+    with the support refinement key (default) or the paper's plain order (``sparse.order``)."""
     x = sp.csr_array(x, dtype=np.int8, copy=True)
     x.sum_duplicates()
     x.eliminate_zeros()

@@ -6,7 +6,7 @@ The matrix is never held in memory as a whole. The edge list is read batch by ba
    shard is turned into a canonical CSR (duplicates once) saved as ``.npy`` — one shard in
    memory at a time;
 2. *ordered*: the min-hash signatures and the support refinement key of every row are computed
-   shard by shard (``lsh.shard_order``; O(8·n) integers in memory plus one hash's
+   shard by shard (``sparse.order.shard_order``; O(8·n) integers in memory plus one hash's
    (bucket, column) counts; the per-edge scores on disk) and the order is cut into chunks of
    ``chunk_rows`` rows;
 3. *routed*: every shard's edges are appended to the file of their row's chunk;
@@ -19,7 +19,7 @@ The matrix is never held in memory as a whole. The edge list is read batch by ba
 Verification chunk by chunk is sufficient for the whole release: classes of identical published
 rows of the whole release are unions of the chunks' classes, and both conditions add up over a
 union (sizes ≥ k; a published 1 held by ≥ half, or all, of each part is held by ≥ half, or
-all, of the union). The in-memory path (``sparse_pipeline.anonymize_sparse``) computes the same
+all, of the union). The in-memory path (``sparse.pipeline.anonymize_sparse``) computes the same
 order, the same chunks and the same per-chunk seeds, so for one seed both paths publish the same
 edges (tested).
 

@@ -1,4 +1,4 @@
-"""The table release format (DESIGN.md › Release formats): formatting, parsing, atomic writing.
+"""The table release format (DESIGN.md › Release formats): formatting and parsing.
 
 CSV cells: a numeric QI is ``lo..hi`` (inclusive) or the plain value when lo = hi; a categorical
 QI is its sorted value set joined by ``|`` (a single value stays plain), with ``\\``, ``|`` and

@@ -1,10 +1,10 @@
-"""(k,ℓ) table releases and k^m transaction releases: anonymize → write cells → verify.
+"""(k,ℓ)-anonymous table releases: anonymize → write cells → verify (Stokes, PSD 2012).
 
 A release is verified from what is published and the original only, before anything is written:
 (1) the published cells are a truthful generalization of the original — every original record
 is covered by its own published row (a perfect matching; for a global recoding the cells of an
 attribute partition its values and the check is a multiset comparison) — and (2) the published
-table passes the (k,ℓ) (k^m) checker, generalized cells counting as their generalized value.
+table passes the (k,ℓ) checker, generalized cells counting as their generalized value.
 
 Rows are published in random order (OS entropy unless a seed is given). There is no privacy
 step of random assignments here: the guarantee of (k,ℓ)-anonymity is the counting condition,

@@ -1,7 +1,7 @@
 """Tables of millions of rows: streamed, partitioned, anonymized on every core or on a Dask
 cluster, verified partition by partition, written atomically (Doka et al. §8.1 at scale).
 
-1. **Scan** — the input is read in batches (``io.stream``); each batch's QIs are encoded and the
+1. **Scan** — the input is read in batches (``tables.stream``); each batch's QIs are encoded and the
    encodings merged (global domains, ``schema.concat_encoded``); the other published columns are
    spilled to an Arrow IPC file on local disk and memory-mapped.
 2. **Order** — the lexicographic order of the encoded QIs (``order.lexicographic_order``, the
@@ -15,7 +15,7 @@ cluster, verified partition by partition, written atomically (Doka et al. §8.1 
    and verified partition by partition: each partition's compatibility graph (its published
    rows against its originals) must have a k-factor.
 4. **Write** — in chunk order the driver attaches the other columns of each row's true
-   preimage and appends the batch to the release (``io.stream.ReleaseWriter``, atomic).
+   preimage and appends the batch to the release (``tables.stream.ReleaseWriter``, atomic).
 
 Release layout: partitions follow the lexicographic order of the originals, rows are shuffled
 within each partition, and the manifest records ``layout = "partitioned"`` and the partition

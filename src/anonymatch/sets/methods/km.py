@@ -1,39 +1,12 @@
-"""(k,ℓ)-anonymization of wide tables and k^m-anonymization of transactions by global
-generalization — the hypergraph algorithm of Stokes' slides ("Computational anonymity and some
-combinatorics", §2; Stokes, PSD 2012).
+"""k^m-anonymization of transactions by global item generalization — the hypergraph algorithm
+of Stokes' slides ("Computational anonymity and some combinatorics", §2; Stokes, PSD 2012)
+with itemsets of ≤ m items as the points (Terrovitis et al. 2008).
 
-The table T is a hypergraph H(T): its points are sets of ℓ entries (attribute, value), its edges
-are the records; the degree of a point is the number of records holding those ℓ entries, and T
-is (k,ℓ)-anonymous iff no point has degree in (0, k). The algorithm:
-
-    while some point p has 0 < deg(p) < k:
-        choose q minimizing d(N(p), N(q))      (N = multiset of what the records of p also hold)
-        generalize values globally so that p and q become one point p ∨ q
-
-Generalization is global recoding: every attribute's values are partitioned into groups — value
-sets for categorical attributes (``brown|blond``), contiguous ranges for numeric ones — and a
-record's cell is the group of its value. Merging only coarsens, so a point's degree never falls;
-the levels s = 1 … ℓ are processed in turn (a (k,s−1)-anonymous table only has rare s-points
-whose sub-points are all frequent) and within a level the attribute subsets in lexicographic
-order, the rarest point first.
-
-Departures from the slides, for tractability (each is also stated where it happens):
-* candidate points q: those differing from p in exactly one attribute a (the slides' own
-  example, hair colour brown vs blond). One always exists: p's sub-point without a is frequent
-  (≥ k records), p has < k, so some record agrees with p off a and differs on a. For a numeric a
-  only the nearest lower and higher range are candidates (merging distant ranges would swallow
-  the ranges between).
-* the neighbourhood N(p) is the multiset of single entries (attribute, group) of the other
-  attributes over p's records — the projection of the slides' multiset of ℓ-sets onto 1-sets —
-  and d is the size of the multiset symmetric difference, Σ_x |N_p(x) − N_q(x)|.
-* the slides choose q by neighbourhood distance alone. Across the attributes of p that would,
-  e.g., merge sex = Male|Female to repair one rare combination of a near-unique attribute, so
-  the neighbourhood distance chooses q within each attribute and, across attributes, the merge
-  that adds the least GCP (Doka eq. 3 scaling) is made, the distance breaking ties.
-* order: levels 1 … ℓ, attribute subsets in lexicographic order, within a subset the rarest
-  point first; a point still rare after one merge is treated again at once (p ∨ q becomes the
-  new p). (Processing all rare points of a level globally rarest-first was tried on Adult: GCP
-  within 0.5 points, 3× slower.)
+Items are partitioned into groups; a transaction publishes the groups of its items. While some
+itemset of ≤ m (grouped) items is contained in 0 < count < k transactions, the item of the
+rarest such itemset is merged with the item whose merge adds the least item loss (ties broken
+by the neighbourhood distance, as for tables in ``tables.methods.kl``). Merging only coarsens,
+so counts never fall.
 """
 
 from __future__ import annotations
@@ -185,7 +158,7 @@ def km_anonymize(
     InfeasibleError if fewer than k transactions are non-empty (then the single item group would
     still be rare).
     Complexity: per merge O(nnz of the transactions agreeing with p off one item); levels
-    counted by Apriori (``kl_check.rare_itemsets``).
+    counted by Apriori (``core.counting.rare_itemsets``).
     Reference: Stokes slides §2; Terrovitis et al. VLDB 2008 (k^m-anonymity).
     """
     from anonymatch.core.counting import rare_itemsets

@@ -388,7 +388,7 @@ def variational_bmatching(
     reweighting and solving until the star pattern repeats (or ``max_iter``), each ε starting
     from the best solution so far; return the solution with the fewest (weighted) stars.
     ``incumbent``: a feasible solution of the same family to start from if it is better than the
-    first solve (``anonymatch.adaptive.solve`` passes the agglomerative baseline's cliques).
+    first solve (``anonymatch.tables.adaptive.solve`` passes the agglomerative baseline's cliques).
     ``history`` lists (ε, iteration, stars); iteration 0 is the first solve.
     Time: (iterations) × (one b-matching on m candidate pairs) + O(m·d) per iteration.
     """

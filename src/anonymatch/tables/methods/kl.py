@@ -1,5 +1,4 @@
-"""(k,ℓ)-anonymization of wide tables and k^m-anonymization of transactions by global
-generalization — the hypergraph algorithm of Stokes' slides ("Computational anonymity and some
+"""(k,ℓ)-anonymization of wide tables by global generalization — the hypergraph algorithm of Stokes' slides ("Computational anonymity and some
 combinatorics", §2; Stokes, PSD 2012).
 
 The table T is a hypergraph H(T): its points are sets of ℓ entries (attribute, value), its edges
