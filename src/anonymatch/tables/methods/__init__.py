@@ -110,7 +110,8 @@ def registry() -> dict[str, Method]:
 
 
 METHOD_NAMES = ("hungarian", "sortgreedy", "greedy", "mip", "mondrian", "ring")
-# Suppression methods with per-record levels (Choromanski et al.); front: anonymatch.tables.adaptive.
+# Suppression methods with per-record levels (Choromanski et al.);
+# front: anonymatch.tables.adaptive.
 SUPPRESSION_METHODS = ("bmatching", "bmatching-symmetric", "agglomerative")
 # Up to this many records the b-matching sees every pair (Algorithm 1: a min-cost flow on n² arcs
 # takes ~0.1 s at n = 400). Algorithm 2's integer program is far costlier per pair (bupa, n = 345,

@@ -1,5 +1,5 @@
-"""(k,ℓ)-anonymization of wide tables by global generalization — the hypergraph algorithm of Stokes' slides ("Computational anonymity and some
-combinatorics", §2; Stokes, PSD 2012).
+"""(k,ℓ)-anonymization of wide tables by global generalization — the hypergraph algorithm of
+Stokes' slides ("Computational anonymity and some combinatorics", §2; Stokes, PSD 2012).
 
 The table T is a hypergraph H(T): its points are sets of ℓ entries (attribute, value), its edges
 are the records; the degree of a point is the number of records holding those ℓ entries, and T
