@@ -6,8 +6,8 @@ maps a function over jobs in this process, on a thread pool, a process pool or a
 (a local one, or an existing ``dask.distributed`` scheduler), keeps the results in job order
 and, when given a seed, hands each job its own child seed (``numpy.random.SeedSequence.spawn``),
 so that the results depend on the seed only, never on the executor or the number of workers.
-Users: the in-memory table path (``tables.methods.build_graph``, threads: the heavy kernels — numba with
-``nogil``, scipy's assignment solver — release the GIL), the streamed table path
+Users: the in-memory table path (``tables.methods.build_graph``, threads: the heavy kernels —
+numba with ``nogil``, scipy's assignment solver — release the GIL), the streamed table path
 (``tables.streamed``) and the min-hash chunks of sparse matrices (``sparse.pipeline``,
 ``sparse.streamed``).
 
