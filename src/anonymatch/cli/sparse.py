@@ -132,7 +132,7 @@ def anonymize_sparse_cmd(
 ) -> None:
     """Anonymize the binary matrix INPUT (smooth k-anonymity by default) into a verified
     release (row i = user i)."""
-    from anonymatch.cli.tables import check_output_path
+    from anonymatch.cli.options import check_output_path
     from anonymatch.sparse.pipeline import anonymize_sparse, validate
     from anonymatch.sparse.streamed import STREAM_METHODS, anonymize_sparse_stream
 

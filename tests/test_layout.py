@@ -1,0 +1,103 @@
+"""The house rules of the package layout (CONTRIBUTING.md): checked on the source tree.
+
+- no import circle between anonymatch's modules (module-level and deferred imports alike);
+- no module name carries a data kind as a suffix or prefix: the kind is the package;
+- a data kind (tables, sets, sparse, graphs) imports only from core and from itself; the one
+  exception is declared here with its reason;
+- the command modules of ``cli`` import nothing from each other but the shared ``options``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import networkx as nx
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+KINDS = ("tables", "sets", "sparse", "graphs")
+# Cross-kind imports allowed on purpose (importer prefix, imported prefix): the set-valued
+# (k,ℓ) machinery reuses the table's cell grammar for escaping labels, and the sparse and set
+# dataset loaders read the same public Adult file as the tables.
+ALLOWED_CROSS_KIND = {
+    ("anonymatch.sets", "anonymatch.tables.cells"),
+    ("anonymatch.sets.datasets", "anonymatch.tables"),
+    ("anonymatch.sparse.datasets", "anonymatch.tables"),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every anonymatch module a file imports, at any depth of the file."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith("anonymatch"):
+                found.add(node.module)
+                found.update(
+                    f"{node.module}.{a.name}" for a in node.names if is_module(node.module, a.name)
+                )
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("anonymatch"))
+    return found
+
+
+def is_module(package: str, name: str) -> bool:
+    base = SRC.joinpath(*package.split("."))
+    return (base / f"{name}.py").exists() or (base / name / "__init__.py").exists()
+
+
+MODULES = {module_name(p): p for p in SRC.rglob("*.py")}
+GRAPH = nx.DiGraph(
+    (name, target)
+    for name, path in MODULES.items()
+    for target in imports(path)
+    if target in MODULES and target != name
+)
+
+
+def test_no_import_circle() -> None:
+    # A package's __init__ re-exporting its own submodules is not a circle of code: a submodule
+    # importing its package only needs the package object, which exists before its __init__ runs.
+    graph = GRAPH.copy()
+    graph.remove_edges_from(
+        [(a, b) for a, b in GRAPH.edges if b.startswith(a + ".") or a.startswith(b + ".")]
+    )
+    graph.remove_edges_from(
+        [(a, "anonymatch") for a in MODULES]
+    )  # `from anonymatch import __version__`
+    assert list(nx.simple_cycles(graph)) == []
+
+
+def test_no_data_kind_in_module_names() -> None:
+    kind = re.compile(r"(^|_)(sets|sparse|tables|graphs|cli)(_|$)")
+    offenders = [
+        name
+        for name in MODULES
+        if kind.search(name.rsplit(".", 1)[-1]) and name.rsplit(".", 1)[-1] not in KINDS + ("cli",)
+    ]
+    assert offenders == []
+
+
+def test_kinds_import_only_core_and_themselves() -> None:
+    crossing = []
+    for a, b in GRAPH.edges:
+        kind_a = next((k for k in KINDS if a.startswith(f"anonymatch.{k}")), None)
+        kind_b = next((k for k in KINDS if b.startswith(f"anonymatch.{k}")), None)
+        allowed = any(a.startswith(x) and b.startswith(y) for x, y in ALLOWED_CROSS_KIND)
+        if kind_a and kind_b and kind_a != kind_b and not allowed:
+            crossing.append((a, b))
+    assert crossing == []
+
+
+def test_cli_modules_share_only_options() -> None:
+    for a, b in GRAPH.edges:
+        if a.startswith("anonymatch.cli.") and b.startswith("anonymatch.cli."):
+            assert b == "anonymatch.cli.options", (a, b)
