@@ -270,7 +270,9 @@ def _manifest_partitions(path: str | None) -> int | None:
         return None
     try:
         manifest = json.loads(Path(path).read_text())
-        if manifest["output"].get("layout") != "partitioned":
+        # schema anonymatch-manifest/1 keeps it in the output block; older manifests at the top
+        layout = (manifest.get("output") or {}).get("layout", manifest.get("layout"))
+        if layout != "partitioned":
             return None
         return int(manifest["parameters"]["partitions"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
