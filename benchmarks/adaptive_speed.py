@@ -86,8 +86,8 @@ def adult20k(method: str, timeout: float | None = None) -> dict[str, float]:
         if res["rc"] != 0:
             raise SystemExit(f"{method} failed")
         rep = json.loads(report.read_text())
-    res["utility"] = rep["utility"]
-    res["stars"] = rep["stars"]
+    res["utility"] = rep["loss"]["utility"]
+    res["stars"] = rep["loss"]["stars"]
     res["verified"] = rep["verification"]["passed"]
     return res
 

@@ -72,7 +72,7 @@ def main() -> None:
                 row = {
                     "k": k,
                     "method": method,
-                    "gcp": r["information_loss"]["gcp"],
+                    "gcp": r["loss"]["gcp"],
                     "wall_s": m["wall"],
                     "peak_mib": m["peak_mib"],
                     "verified": r["verification"]["passed"],

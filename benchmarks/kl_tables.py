@@ -102,9 +102,9 @@ def main() -> None:
                     "attributes": len(qi),
                     "k": k,
                     "method": method_name(level, qi),
-                    "gcp": rel.report["information_loss"]["gcp"],  # type: ignore[index]
+                    "gcp": rel.report["loss"]["gcp"],  # type: ignore[index]
                     "seconds": time.perf_counter() - t0,
-                    "merges": rel.report["merges"],
+                    "merges": rel.report["loss"]["merges"],  # type: ignore[index]
                 }
                 rows.append(row)
                 print(row, flush=True)

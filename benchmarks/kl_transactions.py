@@ -68,8 +68,8 @@ def main() -> None:
                     "items": int(matrix.shape[1]),
                     "k": k,
                     "m": m,
-                    "item_ncp": r["information_loss"]["item_ncp"],  # type: ignore[index]
-                    "groups": r["item_groups"],
+                    "item_ncp": r["loss"]["item_ncp"],  # type: ignore[index]
+                    "groups": r["loss"]["item_groups"],  # type: ignore[index]
                     "seconds": time.perf_counter() - t0,
                 }
                 rows.append(row)

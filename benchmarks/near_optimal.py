@@ -60,7 +60,7 @@ def main() -> None:
                     workers=1,
                 )
                 seconds[k, m] += time.perf_counter() - t0
-                gcp[k, m].append(release.report["information_loss"]["gcp"])  # type: ignore[index]
+                gcp[k, m].append(release.report["loss"]["gcp"])  # type: ignore[index]
         print(
             f"k={k}: " + ", ".join(f"{m} {100 * np.mean(gcp[k, m]):.2f}%" for m in METHODS),
             flush=True,

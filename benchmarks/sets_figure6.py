@@ -74,7 +74,7 @@ def main() -> None:
                 r = anonymize_sets(t, k=k, method=method, seed=k)
                 q1, q2 = qe(t, r.release.base, name)
                 row[method] = {
-                    "er": r.report["error_rate"],
+                    "er": r.report["loss"]["error_rate"],
                     "qe1": q1,
                     "qe2": q2,
                     "seconds": time.perf_counter() - started,
@@ -88,7 +88,7 @@ def main() -> None:
                 r = anonymize_sets(t, ell=ell, method=method, seed=ell)
                 q1, q2 = qe(t, r.release.base, name)
                 row[method] = {
-                    "er": r.report["error_rate"],
+                    "er": r.report["loss"]["error_rate"],
                     "qe1": q1,
                     "qe2": q2,
                     "seconds": time.perf_counter() - started,

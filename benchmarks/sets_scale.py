@@ -53,12 +53,12 @@ def main() -> None:
             row = {
                 "dataset": name,
                 "level": level,
-                "records": report["records"],
-                "items": report["items"],
+                "records": report["input"]["records"],
+                "items": report["input"]["items"],
                 "wall": run["wall"],
                 "peak_mib": run["peak_mib"],
                 "seconds": report["seconds"],
-                "error_rate": report["error_rate"],
+                "error_rate": report["loss"]["error_rate"],
                 "verified": report["verification"]["passed"],
                 "target_s": target,
             }

@@ -100,7 +100,7 @@ def main() -> None:
         powerlaw_interests(args.sample, mean_degree=32.0, seed=1), args.k, seed=1
     )
     same_seconds = time.perf_counter() - t
-    j_same = same.report["utility"]["jaccard"]
+    j_same = same.report["loss"]["jaccard"]
     small = powerlaw_interests(args.small, n_cols=100_000, mean_degree=32.0, seed=1)
     diag = {}
     for name, options in (
@@ -110,14 +110,14 @@ def main() -> None:
     ):
         t = time.perf_counter()
         r = anonymize_sparse(small, args.k, seed=1, executor="inline", **options)
-        diag[name] = {"jaccard": r.report["utility"]["jaccard"], "seconds": time.perf_counter() - t}
+        diag[name] = {"jaccard": r.report["loss"]["jaccard"], "seconds": time.perf_counter() - t}
         print(name, diag[name], flush=True)
     rng = np.random.default_rng(2)
     sample_rows = np.sort(rng.choice(args.rows, size=args.sample, replace=False))
     t = time.perf_counter()
     sample = anonymize_sparse(x[sample_rows], args.k, seed=1)
     sample_seconds = time.perf_counter() - t
-    j_sample = sample.report["utility"]["jaccard"]
+    j_sample = sample.report["loss"]["jaccard"]
     result = {
         "rows": args.rows,
         "columns": x.shape[1],
@@ -127,7 +127,7 @@ def main() -> None:
         "generate_seconds": gen,
         "chunked": {k: v for k, v in run.items() if k != "stdout"},
         "chunked_report": chunked,
-        "sample": {"rows": args.sample, "seconds": sample_seconds, **sample.report["utility"]},
+        "sample": {"rows": args.sample, "seconds": sample_seconds, **sample.report["loss"]},
         "same_generator": {"rows": args.sample, "seconds": same_seconds, "jaccard": j_same},
         "diagnosis": {"rows": args.small, "chunk_rows": args.small // 10, **diag},
     }
@@ -136,10 +136,11 @@ def main() -> None:
         verdict = f"the chunked run did not finish (rc {run['rc']}, {run['wall']:.0f} s)"
         j_chunked = float("nan")
     else:
-        j_chunked = chunked["utility"]["jaccard"]
+        j_chunked = chunked["loss"]["jaccard"]
         verdict = (
             f"{run['wall'] / 60:.1f} min wall, peak {run['peak_gib']:.2f} GiB (all processes);"
-            f" {chunked['chunks']} chunks on a local Dask cluster, streamed out of core (stage"
+            f" {chunked['parameters']['chunks']} chunks on a local Dask cluster, streamed out of"
+            " core (stage"
             f" {chunked['seconds']['stage']:.0f} s, order {chunked['seconds']['order']:.0f} s,"
             f" route {chunked['seconds']['route']:.0f} s, anonymize"
             f" {chunked['seconds']['anonymize']:.0f} s, write {chunked['seconds']['write']:.0f} s);"

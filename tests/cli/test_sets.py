@@ -90,8 +90,10 @@ def test_round_trip_k_and_l(
     assert code == 0, err
     assert "PASS" in stdout
     manifest = json.loads(report.read_text())
-    assert manifest["randomness"] == {"seed": 1} and manifest["verification"]["passed"]
-    assert manifest["order"]["hamming_gray_tsp"] <= manifest["order"]["hamming_gray"]
+    assert manifest["randomness"] == {"source": "seed"} and manifest["verification"]["passed"]
+    assert (
+        manifest["loss"]["order"]["hamming_gray_tsp"] <= manifest["loss"]["order"]["hamming_gray"]
+    )
     first = json.loads(out.read_text().splitlines()[0])
     assert set(first) == {"items", "uncertain", "max_errors"}
     assert all(isinstance(x, int) for x in first["items"])

@@ -56,7 +56,7 @@ def test_anonymize_verify_evaluate(
     assert code == 0, err
     assert "PASS" in stdout
     manifest = json.loads(report.read_text())
-    assert manifest["verification"]["passed"] and manifest["randomness"] == {"seed": 3}
+    assert manifest["verification"]["passed"] and manifest["randomness"] == {"source": "seed"}
     rule = "smooth" if method == "smooth" else "nonsmooth"
     code, stdout, _ = run(["verify-sparse", str(src), str(out), "--k", "4", "--rule", rule], capsys)
     assert code == 0 and stdout.startswith("PASS")
@@ -64,7 +64,7 @@ def test_anonymize_verify_evaluate(
     assert code == 1 and stdout.startswith("FAIL")
     code, stdout, _ = run(["evaluate-sparse", str(src), str(out), "--json"], capsys)
     figures = json.loads(stdout)[str(out)]
-    assert figures["jaccard"] == pytest.approx(manifest["utility"]["jaccard"])
+    assert figures["jaccard"] == pytest.approx(manifest["loss"]["jaccard"])
 
 
 def test_randomized_response_and_chunked_cli(

@@ -57,7 +57,7 @@ def test_round_trip_csv_and_parquet(
         assert code == 0, err
         assert "PASS" in stdout
         manifest = json.loads(report.read_text())
-        assert manifest["randomness"] == {"seed": 1}
+        assert manifest["randomness"] == {"source": "seed"}
         assert manifest["verification"]["passed"] and len(manifest["output"]["sha256"]) == 64
         code, stdout, _ = run(
             ["verify", str(table), str(out), "--k", "3", "--qi", QI, "--numeric", "n0,n1"], capsys
@@ -83,9 +83,7 @@ def test_round_trip_csv_and_parquet(
             ["evaluate", str(table), str(out), "--qi", QI, "--numeric", "n0,n1", "--json"], capsys
         )
         assert code == 0
-        assert json.loads(stdout)[str(out)]["gcp"] == pytest.approx(
-            manifest["information_loss"]["gcp"]
-        )
+        assert json.loads(stdout)[str(out)]["gcp"] == pytest.approx(manifest["loss"]["gcp"])
 
 
 def test_no_seed_reports_os_entropy(
@@ -110,7 +108,7 @@ def test_no_seed_reports_os_entropy(
         ],
         capsys,
     )
-    assert code == 0 and json.loads(report.read_text())["randomness"] == "os-entropy"
+    assert code == 0 and json.loads(report.read_text())["randomness"] == {"source": "os-entropy"}
 
 
 def _bad_inputs(tmp: Path, table: Path) -> list[tuple[list[str], int, str]]:

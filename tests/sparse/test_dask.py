@@ -35,12 +35,14 @@ def test_chunks_run_as_dask_tasks_on_a_local_cluster(tmp_path: Path) -> None:
         # the out-of-core path: chunk files read by the worker processes, parts written by them
         streamed = anonymize_sparse_stream(src, out, 4, seed=7, chunk_rows=40, scheduler=address)
     local = anonymize_sparse(x, 4, seed=7, chunk_rows=40, executor="inline")
-    assert on_dask.report["chunks"] == 4 and on_dask.report["executor"] == "dask"
+    assert on_dask.report["parameters"]["chunks"] == 4
+    assert on_dask.report["parameters"]["executor"] == "dask"
     assert on_dask.verification is not None and on_dask.verification.passed
     # same seed, same release, whatever ran it
     assert (on_dask.published != local.published).nnz == 0
     assert np.array_equal(on_dask.labels, local.labels)
-    assert streamed["executor"] == "dask" and streamed["chunks"] == 4
+    assert streamed["parameters"]["executor"] == "dask"
+    assert streamed["parameters"]["chunks"] == 4
     published = read_sparse(out)
     published.resize(local.published.shape)
     assert (published != local.published).nnz == 0

@@ -252,9 +252,9 @@ def test_run_partitions_order_and_seed_not_executor() -> None:
 def test_chunked_and_unchunked_paths_agree() -> None:
     # Noise-free blocks: min-hash chunks keep identical rows together, so both are exact.
     clean = planted(blocks=12, size=10, items=12, noise=0.0, seed=8)
-    assert anonymize_sparse(clean, 4, seed=2).report["utility"]["jaccard"] == 1.0
+    assert anonymize_sparse(clean, 4, seed=2).report["loss"]["jaccard"] == 1.0
     chunked = anonymize_sparse(clean, 4, seed=2, chunk_rows=30, executor="inline")
-    assert chunked.report["chunks"] == 4 and chunked.report["utility"]["jaccard"] == 1.0
+    assert chunked.report["parameters"]["chunks"] == 4 and chunked.report["loss"]["jaccard"] == 1.0
     # Noisy blocks: chunks of only 3 blocks cost some utility (rows whose first min-hash is a
     # noise item are sorted away from their block), but not much.
     x = planted(blocks=12, size=10, items=12, noise=0.01, seed=8)
@@ -263,8 +263,8 @@ def test_chunked_and_unchunked_paths_agree() -> None:
     same = anonymize_sparse(x, 4, seed=2, chunk_rows=30, executor="inline")
     assert (chunked.published != same.published).nnz == 0  # the executor does not matter
     assert chunked.verification is not None and chunked.verification.passed
-    j_whole = whole.report["utility"]["jaccard"]
-    j_chunked = chunked.report["utility"]["jaccard"]
+    j_whole = whole.report["loss"]["jaccard"]
+    j_chunked = chunked.report["loss"]["jaccard"]
     assert j_whole - 0.15 < j_chunked <= j_whole + 0.05
     big = anonymize_sparse(x, 4, seed=2, chunk_rows=1000)
     assert (big.published != whole.published).nnz == 0  # one chunk = the unchunked algorithm

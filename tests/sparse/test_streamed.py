@@ -85,9 +85,9 @@ def test_streamed_release_equals_in_memory_release(tmp_path: Path, ext: str) -> 
     memory = anonymize_sparse(x, 4, chunk_rows=60, executor="inline", seed=9)
     published = read_sparse(out)
     published.resize(x.shape)
-    assert report["chunks"] == 4 == memory.report["chunks"]
+    assert report["parameters"]["chunks"] == 4 == memory.report["parameters"]["chunks"]
     assert (published != memory.published).nnz == 0
-    assert report["utility"]["jaccard"] == pytest.approx(memory.report["utility"]["jaccard"])
+    assert report["loss"]["jaccard"] == pytest.approx(memory.report["loss"]["jaccard"])
     assert verify_sparse(published, x, 4, "smooth").passed
     assert report["verification"]["passed"]
     assert not list(tmp_path.glob(".anonymatch-stream-*"))  # scratch removed
@@ -102,7 +102,8 @@ def test_stream_cli_and_bad_parquet(tmp_path: Path, capsys: pytest.CaptureFixtur
     code = main([*args, "--executor", "inline", "--seed", "1", "--report", str(rep), "-q"])
     assert code == 0, capsys.readouterr().err
     manifest = json.loads(rep.read_text())
-    assert manifest["streamed"] and manifest["chunks"] == 3 and manifest["lsh"]["refine"]
+    p = manifest["parameters"]
+    assert p["streamed"] and p["chunks"] == 3 and p["lsh"]["refine"]
     assert main(["verify-sparse", str(src), str(out), "--k", "4"]) == 0
     capsys.readouterr()
     bad = tmp_path / "bad.parquet"
@@ -123,6 +124,6 @@ def test_public_api_exports() -> None:
     release = anonymatch.anonymize_sparse(x, 4, seed=0)
     assert anonymatch.verify_sparse(release.published, x, 4).passed
     figures = anonymatch.edge_metrics(x, release.published)
-    assert figures.jaccard == release.report["utility"]["jaccard"]
+    assert figures.jaccard == release.report["loss"]["jaccard"]
     assert {"anonymize_sparse", "anonymize_sparse_stream", "read_sparse"} <= set(anonymatch.__all__)
     assert "anonymize" in anonymatch.__all__  # the table API is still there

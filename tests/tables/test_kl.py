@@ -168,7 +168,7 @@ def test_anonymizer_output_passes_checker(seed: int, k: int, level: int) -> None
     # the sensitive column travels with its record: same multiset of (age cell ∋ age, disease)
     assert Counter(table["disease"]) == Counter(data["disease"])
     # (k, ℓ) needs less generalization than (k, ℓ+1): GCP is monotone on this instance family
-    assert 0.0 <= release.report["information_loss"]["gcp"] <= 1.0  # type: ignore[index]
+    assert 0.0 <= release.report["loss"]["gcp"] <= 1.0  # type: ignore[index]
 
 
 def test_loss_grows_with_level_and_tampering_is_detected() -> None:
@@ -176,7 +176,7 @@ def test_loss_grows_with_level_and_tampering_is_detected() -> None:
     gcps = []
     for level in (1, 2, 3):
         rel = anonymize_kl(data, 4, level, KL_QI, numeric=["age", "hours"], seed=1)
-        gcps.append(rel.report["information_loss"]["gcp"])  # type: ignore[index]
+        gcps.append(rel.report["loss"]["gcp"])  # type: ignore[index]
     assert gcps[0] < gcps[2]
     table = rel.table.copy()
     # tampering 1: a published row that is no longer the generalization of its record
@@ -274,7 +274,7 @@ def test_cli_kl_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code, out, err = run([*args, "--report", str(rep), "-q"], capsys)
     assert code == 0, err
     manifest = json.loads(rep.read_text())
-    assert manifest["verification"]["passed"] and manifest["l"] == 2
+    assert manifest["verification"]["passed"] and manifest["guarantee"]["l"] == 2
     check = ["check-kl", str(rel), "--k", "3", "--l", "2", "--qi", qi, "--numeric", "age,hours"]
     code, out, _ = run(check, capsys)
     assert code == 0 and out.startswith("PASS")

@@ -135,9 +135,9 @@ def test_mip_is_never_beaten_by_a_heuristic() -> None:
     for trial in range(12):
         n, k = int(rng.integers(5, 9)), int(rng.integers(2, 4))
         frame = random_frame(n, 1000 + trial, 2, 2, 4)
-        best = _anonymize(frame, k, "mip").report["information_loss"]["gcp"]  # type: ignore[index]
+        best = _anonymize(frame, k, "mip").report["loss"]["gcp"]  # type: ignore[index]
         for method in (*HEURISTICS, "ring", "mondrian"):
-            gcp = _anonymize(frame, k, method).report["information_loss"]["gcp"]  # type: ignore[index]
+            gcp = _anonymize(frame, k, method).report["loss"]["gcp"]  # type: ignore[index]
             assert best <= gcp + 1e-9, (trial, method)
 
 
@@ -145,8 +145,8 @@ def test_hungarian_not_worse_than_greedy_on_average() -> None:
     diffs = []
     for seed in range(30):
         frame = random_frame(60, seed, 2, 3, 5)
-        h = _anonymize(frame, 4, "hungarian").report["information_loss"]["gcp"]  # type: ignore[index]
-        g = _anonymize(frame, 4, "greedy").report["information_loss"]["gcp"]  # type: ignore[index]
+        h = _anonymize(frame, 4, "hungarian").report["loss"]["gcp"]  # type: ignore[index]
+        g = _anonymize(frame, 4, "greedy").report["loss"]["gcp"]  # type: ignore[index]
         diffs.append(g - h)
     assert np.mean(diffs) > 0
 
@@ -189,6 +189,6 @@ def test_weights_change_the_objective() -> None:
     qi = ["n0", "n1", "c0", "c1"]
     plain = anonymatch.anonymize(frame, 4, qi, ["n0", "n1"], seed=1)
     heavy = anonymatch.anonymize(frame, 4, qi, ["n0", "n1"], seed=1, weights={"n0": 50.0})
-    ncp_plain = plain.report["information_loss"]["ncp"]["n0"]  # type: ignore[index]
-    ncp_heavy = heavy.report["information_loss"]["ncp"]["n0"]  # type: ignore[index]
+    ncp_plain = plain.report["loss"]["ncp"]["n0"]  # type: ignore[index]
+    ncp_heavy = heavy.report["loss"]["ncp"]["n0"]  # type: ignore[index]
     assert ncp_heavy < ncp_plain

@@ -87,7 +87,7 @@ def test_same_seed_same_release_whatever_the_executor_and_chunking(
     text = inline.read_bytes()
     for name in ("chunks.csv", "procs.csv", "dask.csv"):
         assert (tmp_path / name).read_bytes() == text, name
-    assert run(small_csv, tmp_path / "other.csv", seed=12)["rows"] == 3000
+    assert run(small_csv, tmp_path / "other.csv", seed=12)["output"]["records"] == 3000
     assert (tmp_path / "other.csv").read_bytes() != text  # the seed matters
     assert report["parameters"]["partitions"] == 3000 // 300  # type: ignore[index]
 

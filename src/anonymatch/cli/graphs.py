@@ -11,9 +11,9 @@ from typing import Any
 import click
 import numpy as np
 
-from anonymatch.cli.options import check_output_path, json_default, write_report
+from anonymatch.cli.options import check_output_path, json_default
 from anonymatch.core.errors import InputError
-from anonymatch.core.files import sha256_file
+from anonymatch.core.manifest import finish_manifest, new_manifest, write_manifest
 
 
 def _read_graph(path: str, n: int | None) -> Any:
@@ -142,26 +142,37 @@ def anonymize_graph_cmd(
             "smaller than k); nothing written"
         )
     write_edge_list(output, adjacency, ids)
-    report: dict[str, object] = {
-        "method": "graph-kmeans-majority",
-        "k": k,
-        "closed": closed,
-        "randomness": None if keep_ids else ("os-entropy" if seed is None else {"seed": seed}),
-        "vertices": graph.n,
-        "groups": int(result.groups.max()) + 1 if graph.n else 0,
-        "input_warnings": graph.warnings,
-        "metrics": result.metrics,
-        "verification": check.to_dict(),
-        "input": {"path": str(edges), "sha256": sha256_file(edges)},
-        "output": {"path": str(output), "sha256": sha256_file(output)},
-        "seconds": {"wall": time.perf_counter() - started},
-    }
-    write_report(report_path, report)
+    verification = check.to_dict()
+    report = new_manifest(
+        data_kind="graph",
+        method="graph-kmeans-majority",
+        parameters={
+            "closed": closed,
+            "iterations": iterations,
+            "keep_ids": keep_ids,
+            "n_vertices": n_vertices,
+        },
+        guarantee={
+            "model": "graph-k-anonymity",
+            "k": k,
+            "neighbourhoods": "closed" if closed else "open",
+        },
+        verification=verification,
+        loss={**result.metrics, "groups": int(result.groups.max()) + 1 if graph.n else 0},
+        seconds={},
+        randomness_seeded=None if keep_ids else seed is not None,
+        input_records=graph.n,
+        output_records=graph.n,
+        input_extra={"warnings": graph.warnings},
+        command="anonymize-graph",
+    )
+    finish_manifest(report, edges, output, started)
+    write_manifest(report_path, report)
     if not quiet:
         mt = result.metrics
         click.echo(
             f"{k}-anonymous ({'closed' if closed else 'open'}) graph: {graph.n} vertices in "
-            f"{report['groups']} groups, {mt['edges_after']} edges -> {output}"
+            f"{report['loss']['groups']} groups, {mt['edges_after']} edges -> {output}"
         )
         click.echo(
             f"verified: PASS (smallest class {check.smallest_class}); Jaccard "

@@ -3,7 +3,6 @@ manifest writing, progress."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +12,6 @@ import click
 import numpy as np
 
 from anonymatch.core.errors import InputError
-from anonymatch.core.files import sha256_file
 from anonymatch.tables.io import CsvOptions
 from anonymatch.tables.schema import DEFAULT_NA_VALUES
 
@@ -115,14 +113,6 @@ def na_tokens(value: str | None) -> tuple[str, ...]:
     return DEFAULT_NA_VALUES if value is None else tuple(v.strip() for v in value.split(","))
 
 
-def file_digest(path: str) -> str | dict[str, str]:
-    """SHA-256 of a file, or of every part of a directory of Parquet parts."""
-    p = Path(path)
-    if p.is_dir():
-        return {part.name: sha256_file(part) for part in sorted(p.iterdir())}
-    return sha256_file(p)
-
-
 def check_output_path(path: str | None, input_path: str) -> None:
     if path is None:
         return
@@ -134,14 +124,6 @@ def check_output_path(path: str | None, input_path: str) -> None:
         raise InputError(f"output directory does not exist: {parent}")
     if os.path.exists(input_path) and p.exists() and p.resolve() == Path(input_path).resolve():
         raise InputError("the output would overwrite the input")
-
-
-def write_report(path: str | None, report: dict[str, object]) -> None:
-    if path:
-        from anonymatch.core.files import write_atomically
-
-        text = json.dumps(report, indent=2, default=json_default) + "\n"
-        write_atomically(path, lambda tmp: tmp.write_text(text))
 
 
 def json_default(obj: object) -> object:

@@ -20,10 +20,8 @@ from anonymatch.cli.options import (
     echo_check_summary,
     json_default,
     progress_printer,
-    write_report,
 )
 from anonymatch.core.errors import InputError
-from anonymatch.core.files import sha256_file
 from anonymatch.sets.io import FORMATS, Transactions, read_transactions
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -126,7 +124,7 @@ def anonymize_sets_cmd(
     item_column: str | None,
 ) -> None:
     """Anonymize the transactions in INPUT into a verified k-anonymous or ℓ-diverse release."""
-    from anonymatch.core.files import write_atomically
+    from anonymatch.core.manifest import finish_manifest, write_manifest
     from anonymatch.sets.io import write_set_release
     from anonymatch.sets.pipeline import anonymize_sets
 
@@ -142,17 +140,14 @@ def anonymize_sets_cmd(
     compute = time.perf_counter() - clock
     clock = time.perf_counter()
     write_set_release(output, result.release)
-    report = dict(result.report)
-    seconds = dict(report["seconds"])  # type: ignore[call-overload]
-    seconds["write"] = time.perf_counter() - clock
-    seconds["compute"] = compute
-    seconds["wall"] = time.perf_counter() - started
-    report["seconds"] = seconds
-    report["input"] = {"path": str(input_path), "sha256": sha256_file(input_path)}
-    report["output"] = {"path": str(output), "sha256": sha256_file(output)}
-    if report_path:
-        text = json.dumps(report, indent=2) + "\n"
-        write_atomically(report_path, lambda tmp: tmp.write_text(text))
+    report: dict[str, Any] = dict(result.report)
+    report["seconds"] = {
+        **report["seconds"],
+        "write": time.perf_counter() - clock,
+        "compute": compute,
+    }
+    finish_manifest(report, input_path, output, started, command="anonymize-sets")
+    write_manifest(report_path, report)
     if not quiet:
         v = result.verification
         level = f"k = {k}" if k is not None else f"ℓ = {ell}"
@@ -168,8 +163,8 @@ def anonymize_sets_cmd(
             f" disjoint matches; fewest matches per original {v.min_matches_original}"
         )
         click.echo(
-            f"error rate {100 * float(report['error_rate']):.2f}%"  # type: ignore[arg-type]
-            f"; time {seconds['wall']:.1f} s"
+            f"error rate {100 * float(report['loss']['error_rate']):.2f}%"
+            f"; time {report['seconds']['wall']:.1f} s"
         )
 
 
@@ -336,24 +331,27 @@ def anonymize_km_cmd(
 ) -> None:
     """Publish TRANSACTIONS (FIMI .dat) k^m-anonymous by global item grouping, verified."""
     from anonymatch.core.files import write_atomically
+    from anonymatch.core.manifest import finish_manifest, write_manifest
     from anonymatch.sets.km import anonymize_km, read_transactions
 
+    started = time.perf_counter()
     for path in (output, report_path):
         check_output_path(path, input_path)
     matrix, labels = read_transactions(input_path)
     release = anonymize_km(matrix, labels, k, m, seed=seed, progress=progress_printer(quiet))
     text = release.jsonl()
     write_atomically(output, lambda tmp: tmp.write_text(text))
-    report = dict(release.report)
-    report["input"] = {"path": str(input_path), "sha256": sha256_file(input_path)}
-    report["output"] = {"path": str(output), "sha256": sha256_file(output)}
-    write_report(report_path, report)
+    report = finish_manifest(
+        dict(release.report), input_path, output, started, command="anonymize-km"
+    )
+    write_manifest(report_path, report)
     if not quiet:
         click.echo(
-            f"k^m = {k}^{m}: {report['transactions']} transactions, {report['items']} items in "
-            f"{report['item_groups']} groups -> {output}"
+            f"k^m = {k}^{m}: {report['input']['records']} transactions,"
+            f" {report['input']['items']} items in {report['loss']['item_groups']} groups"
+            f" -> {output}"
         )
-        ncp = report["information_loss"]["item_ncp"]  # type: ignore[index]
+        ncp = report["loss"]["item_ncp"]
         click.echo(f"verified: PASS; information loss: item NCP {100 * ncp:.2f}%")
 
 

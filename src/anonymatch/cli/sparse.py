@@ -15,7 +15,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
-from anonymatch.core.files import sha256_file
 from anonymatch.core.runner import EXECUTORS
 from anonymatch.sparse.io import FORMATS, read_sparse, sparse_format, write_sparse
 
@@ -199,23 +198,20 @@ def _finish(
     started: float,
     quiet: bool,
 ) -> None:
-    from anonymatch.core.files import write_atomically
+    from anonymatch.core.manifest import finish_manifest, write_manifest
 
-    report["input"] = {"path": str(input_path), "sha256": sha256_file(input_path)}
-    report["output"] = {"path": str(output), "sha256": sha256_file(output)}
-    report["seconds"] = {**report["seconds"], "wall": time.perf_counter() - started}
-    if report_path:
-        text = json.dumps(report, indent=2) + "\n"
-        write_atomically(report_path, lambda tmp: tmp.write_text(text))
+    finish_manifest(report, input_path, output, started, command="anonymize-sparse")
+    write_manifest(report_path, report)
     if not quiet:
         _summary(report, output)
 
 
 def _summary(report: dict[str, Any], output: str) -> None:
-    u = report["utility"]
+    u, g = report["loss"], report["guarantee"]
+    level = f"ε = {g['epsilon']}" if "epsilon" in g else f"k = {g['k']}"
     click.echo(
-        f"{report['method']}, k = {report['k']}, {report['rows']} rows x {report['columns']}"
-        f" columns, {u['edges_original']} ones -> {output}"
+        f"{report['method']}, {level}, {report['input']['records']} rows x"
+        f" {report['parameters']['columns']} columns, {u['edges_original']} ones -> {output}"
     )
     v = report["verification"]
     if v.get("passed") is None:

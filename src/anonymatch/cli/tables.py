@@ -23,17 +23,14 @@ from anonymatch.cli.options import (
     comma_list,
     csv_options,
     echo_check_summary,
-    file_digest,
     json_default,
     na_tokens,
     parse_weights,
     progress_printer,
     scale_options,
     table_input_options,
-    write_report,
 )
 from anonymatch.core.errors import InputError
-from anonymatch.core.files import sha256_file
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, METHOD_NAMES, SUPPRESSION_METHODS
 from anonymatch.tables.schema import Schema
@@ -255,17 +252,13 @@ def _finish(
     quiet: bool,
 ) -> None:
     """Complete the manifest (checksums, wall time), write it atomically, print the summary."""
-    from anonymatch.core.files import write_atomically
+    from anonymatch.core.manifest import finish_manifest, write_manifest
 
-    report["input"] = {"path": str(input_path), "sha256": file_digest(input_path)}
-    report["output"] = {"path": str(output), "sha256": file_digest(output)}
-    report["seconds"] = {**report["seconds"], "wall": time.perf_counter() - started}
-    if report_path:
-        text = json.dumps(report, indent=2) + "\n"
-        write_atomically(report_path, lambda tmp: tmp.write_text(text))
+    finish_manifest(report, input_path, output, started, command="anonymize")
+    write_manifest(report_path, report)
     if quiet:
         return
-    if "levels" in report:
+    if report["guarantee"]["model"] == "adaptive-anonymity":
         _print_adaptive_summary(report, output)
     else:
         _print_summary(report, output)
@@ -277,7 +270,9 @@ def _manifest_partitions(path: str | None) -> int | None:
         return None
     try:
         manifest = json.loads(Path(path).read_text())
-        if manifest.get("layout") != "partitioned":
+        # schema anonymatch-manifest/1 keeps it in the output block; older manifests at the top
+        layout = (manifest.get("output") or {}).get("layout", manifest.get("layout"))
+        if layout != "partitioned":
             return None
         return int(manifest["parameters"]["partitions"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -308,12 +303,13 @@ def _streamed_executor(
 
 
 def _print_summary(report: dict[str, Any], output: str) -> None:
-    v, loss = report["verification"], report["information_loss"]
+    v, loss = report["verification"], report["loss"]
+    k, source = report["guarantee"]["k"], report["input"]
     click.echo(
-        f"{report['method']}, k = {report['k']}, {report['rows']} rows"
-        f" ({report['rows_dropped_missing']} dropped for missing QIs) -> {output}"
+        f"{report['method']}, k = {k}, {report['output']['records']} rows"
+        f" ({source['dropped_missing']} dropped for missing QIs) -> {output}"
     )
-    if report.get("layout") == "partitioned":
+    if report["output"].get("layout") == "partitioned":
         click.echo(
             f"verified: PASS - each of the {v['partitions']} partitions has a {v['k']}-factor;"
             f" fewest matches per original {v['min_matches_original']}"
@@ -331,17 +327,18 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
 
 
 def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
-    v, lv = report["verification"], report["levels"]
-    levels = f"k = {report['k']}" if report["k"] else f"levels {lv['min']}..{lv['max']}"
-    click.echo(f"{report['method']}, {levels}, {report['rows']} rows -> {output}")
+    v, loss, g = report["verification"], report["loss"], report["guarantee"]
+    lv, rows = g["levels"], report["output"]["records"]
+    levels = f"k = {g['k']}" if g["k"] else f"levels {lv['min']}..{lv['max']}"
+    click.echo(f"{report['method']}, {levels}, {rows} rows -> {output}")
     click.echo(
         f"verified: {'PASS' if v['passed'] else 'FAIL'} - every person has at least their level"
         f" of matchable published rows (smallest surplus {v['min_slack']})"
         + (f", {v['uniform_k']}-factor exists" if v["k_factor_flow"] is not None else "")
     )
     click.echo(
-        f"stars: {report['stars']} of {report['rows'] * len(report['parameters']['qi'])} cells"
-        f" (utility {100 * report['utility']:.2f}%)"
+        f"stars: {loss['stars']} of {rows * len(report['parameters']['qi'])} cells"
+        f" (utility {100 * loss['utility']:.2f}%)"
     )
     click.echo(f"time: {report['seconds']['wall']:.1f} s")
 
@@ -658,6 +655,7 @@ def anonymize_kl_cmd(
     drop_missing: bool,
 ) -> None:
     """Publish INPUT (k,ℓ)-anonymous by global generalization (hypergraph algorithm), verified."""
+    from anonymatch.core.manifest import finish_manifest, write_manifest
     from anonymatch.tables.cells import write_release
     from anonymatch.tables.kl import anonymize_kl
 
@@ -680,20 +678,18 @@ def anonymize_kl_cmd(
         progress=progress_printer(quiet),
     )
     write_release(output, release.table, release.cells, release.qi)
-    report = dict(release.report)
-    report["input"] = {"path": str(input_path), "sha256": sha256_file(input_path)}
-    report["output"] = {"path": str(output), "sha256": sha256_file(output)}
-    seconds = dict(report["seconds"])  # type: ignore[call-overload]
-    seconds["wall"] = time.perf_counter() - started
-    report["seconds"] = seconds
-    write_report(report_path, report)
+    report = finish_manifest(
+        dict(release.report), input_path, output, started, command="anonymize-kl"
+    )
+    write_manifest(report_path, report)
     if not quiet:
-        loss = report["information_loss"]
+        loss = report["loss"]
         click.echo(
-            f"(k,ℓ) = ({k}, {level}), {report['rows']} rows, {report['merges']} merges -> {output}"
+            f"(k,ℓ) = ({k}, {level}), {report['output']['records']} rows,"
+            f" {loss['merges']} merges -> {output}"
         )
         click.echo("verified: PASS (truthful generalization; no rare combination of ≤ ℓ values)")
-        click.echo(f"information loss: GCP {100 * loss['gcp']:.2f}%")  # type: ignore[index]
+        click.echo(f"information loss: GCP {100 * loss['gcp']:.2f}%")
 
 
 # ---------------------------------------------------------------------------- transactions

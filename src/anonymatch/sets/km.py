@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from anonymatch import __version__
 from anonymatch.core.counting import check_k, check_km
 from anonymatch.core.errors import InputError, VerificationError
+from anonymatch.core.manifest import new_manifest
 from anonymatch.sets.methods.km import group_labels, item_ncp, km_anonymize, transactions_matrix
 from anonymatch.tables.cells import split_cell
 
@@ -111,24 +111,27 @@ def anonymize_km(
     if not ok or not check.passed:
         why = how if not ok else f"{check.n_violations} rare itemsets"
         raise VerificationError(f"the release failed verification ({why}); nothing written")
-    report: dict[str, object] = {
-        "anonymatch_version": __version__,
-        "method": "km-hypergraph",
-        "k": k,
-        "m": int(m),
-        "randomness": "os-entropy" if seed is None else {"seed": seed},
-        "transactions": int(mat.shape[0]),
-        "items": int(mat.shape[1]),
-        "item_groups": int(len(np.unique(grouping.group_of))),
-        "merges": grouping.merges,
-        "information_loss": {"item_ncp": item_ncp(mat, grouping.group_of)},
-        "verification": {"passed": True, "truthful": how, "km": check.to_dict()},
-        "seconds": {
+    report = new_manifest(
+        data_kind="transactions",
+        method="km-hypergraph",
+        parameters={},
+        guarantee={"model": "k^m-anonymity", "k": k, "m": int(m)},
+        verification={"passed": True, "truthful": how, "km": check.to_dict()},
+        loss={
+            "item_ncp": item_ncp(mat, grouping.group_of),
+            "item_groups": int(len(np.unique(grouping.group_of))),
+            "merges": grouping.merges,
+        },
+        seconds={
             "build": t_build,
             "verify": t_verify,
-            "total": time.perf_counter() - started,
+            "wall": time.perf_counter() - started,
         },
-    }
+        randomness_seeded=seed is not None,
+        input_records=int(mat.shape[0]),
+        output_records=len(published),
+        input_extra={"items": int(mat.shape[1])},
+    )
     return KMRelease(published, report)
 
 

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from anonymatch import __version__
 from anonymatch.core.assignment import choose_assignment
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.core.manifest import FACTOR_KEYS, new_manifest, rename_keys
 from anonymatch.sets.io import SetRelease, Transactions
 from anonymatch.sets.methods.cahd import cahd_groups, group_graph
 from anonymatch.sets.methods.nonreciprocal import (
@@ -103,7 +103,7 @@ def anonymize_sets(
     level = _validate(t, k, ell, method)
     rng = np.random.default_rng(seed)
     seconds: dict[str, float] = {}
-    clock = time.perf_counter()
+    clock = started = time.perf_counter()
     order, order_report, interleaved_length = None, None, None
     if method == "cahd":
         groups = cahd_groups(t.matrix, t.labels, level)  # type: ignore[arg-type]
@@ -150,25 +150,28 @@ def anonymize_sets(
         report = SetVerificationReport(False, "", level, t.n, t.n, 0, 0, None, 0, 0, 0, "skipped")
     seconds["verify"] = time.perf_counter() - clock
     er = error_rate(t.matrix, release.base, published_of)
-    manifest: dict[str, object] = {
-        "anonymatch": __version__,
-        "kind": "sets",
-        "method": method,
-        "guarantee": "k-anonymity" if k is not None else "l-diversity",
-        "k": k,
-        "l": ell,
-        "records": t.n,
-        "items": t.n_items,
-        "segment": list(segment),
-        "randomness": {"seed": seed} if seed is not None else "os-entropy",
-        "order": order_report.to_dict() if order_report else None,
-        "hamming_interleaved": interleaved_length,
-        "error_rate": er,
-        "hamming_published_to_original": total_hamming(t.matrix, release.base, published_of),
-        "mean_max_errors": float(np.mean(thresholds)),
-        "verification": report.to_dict(),
-        "seconds": seconds,
-    }
+    guarantee: dict[str, object] = (
+        {"model": "k-anonymity", "k": k} if k is not None else {"model": "l-diversity", "l": ell}
+    )
+    manifest = new_manifest(
+        data_kind="transactions",
+        method=method,
+        parameters={"segment": list(segment), "labels": t.labels is not None},
+        guarantee=guarantee,
+        verification=rename_keys(report.to_dict(), FACTOR_KEYS),
+        loss={
+            "error_rate": er,
+            "hamming_published_to_original": total_hamming(t.matrix, release.base, published_of),
+            "mean_max_errors": float(np.mean(thresholds)),
+            "order": order_report.to_dict() if order_report else None,
+            "hamming_interleaved": interleaved_length,
+        },
+        seconds={**seconds, "wall": time.perf_counter() - started},
+        randomness_seeded=seed is not None,
+        input_records=t.n,
+        output_records=t.n,
+        input_extra={"items": t.n_items},
+    )
     return SetAnonymization(
         release, graph, published_of, shuffle, order, order_report, report, manifest
     )

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError, VerificationError
+from anonymatch.core.manifest import new_manifest, rename_keys
 from anonymatch.core.runner import EXECUTORS, run_partitions
 from anonymatch.sparse.methods.mondrian import mondrian_labels
 from anonymatch.sparse.methods.randomized_response import (
@@ -59,6 +60,13 @@ def _cluster_chunk(
         "clusters_split": c.clusters_split,
     }
     return c.labels, stats
+
+
+def sparse_model(method: str) -> str:
+    """The manifest's ``guarantee.model`` of a sparse method."""
+    if method == "rr":
+        return "randomized-response"
+    return "smooth-k-anonymity" if method == "smooth" else "k-anonymity"
 
 
 def validate(
@@ -130,29 +138,29 @@ def anonymize_sparse(
     lsh_seed, work_seed = root.spawn(2)
     seconds: dict[str, float] = {}
     started = time.perf_counter()
-    report: dict[str, Any] = {
-        "kind": "sparse",
-        "method": method,
-        "k": k,
-        "rows": n,
-        "columns": m,
-        "randomness": {"seed": seed} if seed is not None else {"seed": None, "source": "os"},
-    }
+    parameters: dict[str, Any] = {"columns": m}
+    guarantee: dict[str, Any] = {"model": sparse_model(method), "k": k}
+    extra: dict[str, Any] = {}
     labels: np.ndarray | None = None
     verification: SparseVerificationReport | None = None
     if method == "rr":
         p = flip_probability(float(epsilon), dp, m)  # type: ignore[arg-type]
         published = randomized_response(x, float(epsilon), dp, seed=work_seed)  # type: ignore[arg-type]
         seconds["anonymize"] = time.perf_counter() - started
-        report["dp"] = {"epsilon": epsilon, "level": dp, "flip_probability": p}
-        report["verification"] = {
+        guarantee = {
+            "model": sparse_model(method),
+            "epsilon": epsilon,
+            "dp_level": dp,
+            "flip_probability": p,
+        }
+        checked: dict[str, Any] = {
             "passed": None,
             "reason": "randomized response is ε-DP by construction; nothing to check from data",
         }
     else:
         if method == "mondrian":
             labels = mondrian_labels(x, k)
-            report["chunks"] = 1
+            parameters["chunks"] = 1
             rule_vote, rule_check = "all", "nonsmooth"
         else:
             chunks = (
@@ -182,12 +190,16 @@ def anonymize_sparse(
                 offset += int(local.max()) + 1 if local.size else 0
                 for key, value in stats.items():
                     totals[key] = totals.get(key, 0) + value
-            report["chunks"] = len(chunks)
-            report["chunk_rows"] = chunk_rows
-            report["lsh"] = {"hashes": 8, "refine": refine}
-            report["executor"] = "dask" if scheduler else executor
-            report["facility_location"] = totals
-            report["parameters"] = {"beta": beta, "alpha": 1 / beta, "runs": runs}
+            parameters.update(
+                chunks=len(chunks),
+                chunk_rows=chunk_rows,
+                lsh={"hashes": 8, "refine": refine},
+                executor="dask" if scheduler else executor,
+                beta=beta,
+                alpha=1 / beta,
+                runs=runs,
+            )
+            extra["facility_location"] = totals
             rule_vote = "majority" if method == "smooth" else "all"
             rule_check = "smooth" if method == "smooth" else "nonsmooth"
         seconds["cluster"] = time.perf_counter() - started
@@ -197,10 +209,20 @@ def anonymize_sparse(
         t = time.perf_counter()
         verification = verify_sparse(published, x, k, rule_check)
         seconds["verify"] = time.perf_counter() - t
-        report["clusters"] = int(labels.max()) + 1 if n else 0
-        report["verification"] = verification.to_dict()
+        extra["clusters"] = int(labels.max()) + 1 if n else 0
+        checked = rename_keys(verification.to_dict(), {"rows": "records"})
         if not verification.passed:
             raise VerificationError(f"the release failed verification: {verification.reason}")
-    report["utility"] = edge_metrics(x, published).to_dict()
-    report["seconds"] = seconds
+    report = new_manifest(
+        data_kind="sparse",
+        method=method,
+        parameters=parameters,
+        guarantee=guarantee,
+        verification=checked,
+        loss={**edge_metrics(x, published).to_dict(), **extra},
+        seconds={**seconds, "wall": time.perf_counter() - started},
+        randomness_seeded=seed is not None,
+        input_records=n,
+        output_records=n,
+    )
     return SparseRelease(published, labels, verification, report)

@@ -46,6 +46,7 @@ import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
+from anonymatch.core.manifest import new_manifest
 from anonymatch.core.runner import EXECUTORS, run_partitions, split_even
 from anonymatch.sparse.io import binary_csr, iter_parquet_edges, sparse_format
 from anonymatch.sparse.methods.smooth import cluster, vote
@@ -200,7 +201,9 @@ def anonymize_sparse_stream(
     to ``output`` (a Parquet or CSV edge list) atomically; returns the JSON report. Raises
     InputError on bad input or parameters, VerificationError (nothing written) if a chunk fails
     verification."""
-    from anonymatch.sparse.pipeline import validate
+    from anonymatch.sparse.pipeline import sparse_model, validate
+
+    started = time.perf_counter()
 
     if method not in STREAM_METHODS:
         raise InputError(f"the streaming path runs {STREAM_METHODS}, not {method!r}")
@@ -286,43 +289,53 @@ def anonymize_sparse_stream(
     common = sum(r["edges_common"] for r in results)
     union = e + p - common
     checks = [r["verification"] for r in results]
-    return {
-        "kind": "sparse",
-        "method": method,
-        "k": k,
-        "rows": n,
-        "columns": m,
-        "randomness": {"seed": seed} if seed is not None else {"seed": None, "source": "os"},
-        "streamed": True,
-        "chunks": len(sizes),
-        "chunk_rows": chunk_rows,
-        "executor": "dask" if scheduler else executor,
-        "lsh": {"hashes": 8, "refine": refine},
-        "facility_location": {
-            key: sum(r[key] for r in results)
-            for key in ("facility_cost", "facilities_opened", "facilities_closed", "clusters_split")
+    return new_manifest(
+        data_kind="sparse",
+        method=method,
+        parameters={
+            "columns": m,
+            "streamed": True,
+            "chunks": len(sizes),
+            "chunk_rows": chunk_rows,
+            "lsh": {"hashes": 8, "refine": refine},
+            "executor": "dask" if scheduler else executor,
+            "beta": beta,
+            "alpha": 1 / beta,
+            "runs": runs,
         },
-        "parameters": {"beta": beta, "alpha": 1 / beta, "runs": runs},
-        "clusters": sum(r["clusters"] for r in results),
-        "verification": {
+        guarantee={"model": sparse_model(method), "k": k},
+        verification={
             "passed": True,
             "scope": "every chunk (sufficient for the whole release)",
             "k": k,
             "rule": checks[0]["rule"],
-            "rows": n,
+            "records": n,
             "classes": sum(int(v["classes"]) for v in checks),
             "smallest_class": min(int(v["smallest_class"]) for v in checks),
             "published_ones": p,
             "unsupported_ones": 0,
             "reason": "ok",
         },
-        "utility": {
+        loss={
             "jaccard": common / union if union else 1.0,
             "suppressed": (e - common) / max(1, e),
             "created": (p - common) / max(1, e),
             "edges_original": e,
             "edges_published": p,
             "edges_common": common,
+            "clusters": sum(r["clusters"] for r in results),
+            "facility_location": {
+                key: sum(r[key] for r in results)
+                for key in (
+                    "facility_cost",
+                    "facilities_opened",
+                    "facilities_closed",
+                    "clusters_split",
+                )
+            },
         },
-        "seconds": seconds,
-    }
+        seconds={**seconds, "wall": time.perf_counter() - started},
+        randomness_seeded=seed is not None,
+        input_records=n,
+        output_records=n,
+    )

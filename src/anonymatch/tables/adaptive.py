@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from anonymatch import __version__
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.core.manifest import new_manifest
 from anonymatch.tables.attack import AttackReport, simulate_attack
 from anonymatch.tables.cells import parse_cells
 from anonymatch.tables.methods import SUPPRESSION_METHODS
@@ -273,39 +273,46 @@ def anonymize_adaptive(
     adj = solution.adjacency(n).tocoo()  # published row i covers original j
     graph = GeneralizationGraph.from_edges(adj.col, position[adj.row], n)
     stars = int(solution.stars.sum())
-    report: dict[str, object] = {
-        "anonymatch_version": __version__,
-        "method": method,
-        "k": int(delta[0]) if problem.is_uniform else None,
-        "levels": {
-            "column": k_column,
-            "min": int(delta.min()),
-            "max": int(delta.max()),
-            "mean": float(delta.mean()),
-        },
-        "parameters": {
+    report = new_manifest(
+        data_kind="table",
+        method=method,
+        parameters={
             **schema.roles(),
+            "k_column": k_column,
             "epsilons": list(epsilons) if method != "agglomerative" else None,
             "neighbours": neighbours,
             "cell_weights": cell_weights is not None,
         },
-        "randomness": "os-entropy" if seed is None else {"seed": seed},
-        "rows": n,
-        "rows_dropped_missing": dropped,
-        "stars": stars,
-        "initial_stars": int(forced.sum()),
-        "weighted_stars": solution.star_total(problem),
-        "utility": 1.0 - stars / max(1, n * problem.d),
-        "graph_edges": int(len(solution.rows) + n),
-        "information_loss": information_loss(cells, enc).to_dict(),
-        "iterations": [list(h) for h in solution.history],
-        "verification": check.to_dict(),
-        "seconds": {
+        guarantee={
+            "model": "adaptive-anonymity",
+            "k": int(delta[0]) if problem.is_uniform else None,
+            "levels": {
+                "column": k_column,
+                "min": int(delta.min()),
+                "max": int(delta.max()),
+                "mean": float(delta.mean()),
+            },
+        },
+        verification=check.to_dict(),
+        loss={
+            "stars": stars,
+            "initial_stars": int(forced.sum()),
+            "weighted_stars": solution.star_total(problem),
+            "utility": 1.0 - stars / max(1, n * problem.d),
+            "graph_edges": int(len(solution.rows) + n),
+            **information_loss(cells, enc).to_dict(),
+            "iterations": [list(h) for h in solution.history],
+        },
+        seconds={
             "build": t_build,
             "verify": t_verify,
-            "total": time.perf_counter() - started,
+            "wall": time.perf_counter() - started,
         },
-    }
+        randomness_seeded=seed is not None,
+        input_records=n + dropped,
+        output_records=n,
+        input_extra={"dropped_missing": dropped},
+    )
     return Release(table, cells, graph, enc, report)
 
 

@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from anonymatch import __version__
 from anonymatch.core.counting import check_k, check_kl, check_level
 from anonymatch.core.errors import VerificationError
+from anonymatch.core.manifest import new_manifest
 from anonymatch.tables.cells import format_cells, parse_cells
 from anonymatch.tables.methods.kl import generalized_cells, kl_anonymize
 from anonymatch.tables.metrics import information_loss
@@ -90,25 +90,27 @@ def anonymize_kl(
         why = how if not truthful else f"{check.n_violations} rare combinations"
         raise VerificationError(f"the release failed verification ({why}); nothing written")
     loss = information_loss(cells, enc)
-    report: dict[str, object] = {
-        "anonymatch_version": __version__,
-        "method": "kl-hypergraph",
-        "k": k,
-        "l": level,
-        "parameters": schema.roles(),
-        "randomness": "os-entropy" if seed is None else {"seed": seed},
-        "rows": enc.n,
-        "rows_dropped_missing": dropped,
-        "merges": rec.merges,
-        "groups_per_attribute": dict(zip(rec.names, rec.n_groups(), strict=True)),
-        "information_loss": loss.to_dict(),
-        "verification": {"passed": True, "truthful": how, "kl": check.to_dict()},
-        "seconds": {
+    report = new_manifest(
+        data_kind="table",
+        method="kl-hypergraph",
+        parameters=schema.roles(),
+        guarantee={"model": "(k,l)-anonymity", "k": k, "l": level},
+        verification={"passed": True, "truthful": how, "kl": check.to_dict()},
+        loss={
+            **loss.to_dict(),
+            "merges": rec.merges,
+            "groups_per_attribute": dict(zip(rec.names, rec.n_groups(), strict=True)),
+        },
+        seconds={
             "build": t_build,
             "verify": t_verify,
-            "total": time.perf_counter() - started,
+            "wall": time.perf_counter() - started,
         },
-    }
+        randomness_seeded=seed is not None,
+        input_records=enc.n + dropped,
+        output_records=enc.n,
+        input_extra={"dropped_missing": dropped},
+    )
     return KLRelease(table, cells, enc, report)
 
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from anonymatch import __version__
 from anonymatch.core.assignment import choose_assignment
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.core.manifest import new_manifest
 from anonymatch.tables.cells import format_cells, parse_cells
 from anonymatch.tables.methods import BuildOptions, build_graph, registry
 from anonymatch.tables.metrics import InformationLoss, information_loss
@@ -143,7 +143,7 @@ def anonymize(
     report["seconds"] = {
         "build": t_build,
         "verify": t_verify,
-        "total": time.perf_counter() - started,
+        "wall": time.perf_counter() - started,
     }
     return Release(table, cells, published_graph, enc, report)
 
@@ -183,21 +183,23 @@ def _report(
     loss: InformationLoss,
     check: VerificationReport,
 ) -> dict[str, object]:
-    return {
-        "anonymatch_version": __version__,
-        "method": method,
-        "k": k,
-        "parameters": {
+    return new_manifest(
+        data_kind="table",
+        method=method,
+        parameters={
             **schema.roles(),
             "partition_size": partition_size,
             "partitions": n_parts,
         },
-        "randomness": "os-entropy" if seed is None else {"seed": seed},
-        "rows": n,
-        "rows_dropped_missing": dropped,
-        "information_loss": loss.to_dict(),
-        "verification": check.to_dict(),
-    }
+        guarantee={"model": "k-anonymity", "k": k},
+        verification=check.to_dict(),
+        loss=loss.to_dict(),
+        seconds={},
+        randomness_seeded=seed is not None,
+        input_records=n + dropped,
+        output_records=n,
+        input_extra={"dropped_missing": dropped},
+    )
 
 
 def verify_release(

@@ -48,9 +48,9 @@ import pandas as pd
 import pyarrow as pa
 from tqdm import tqdm
 
-from anonymatch import __version__
 from anonymatch.core.assignment import choose_assignment
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
+from anonymatch.core.manifest import new_manifest
 from anonymatch.core.runner import (
     ExecutorName,
     child_seeds,
@@ -344,12 +344,10 @@ def anonymize_file(
                 bar.update(result.partitions)
         writer.commit()
     loss = loss_from_sums(sums, n, qi)
-    return {
-        "anonymatch_version": __version__,
-        "method": method,
-        "k": k,
-        "layout": "partitioned",
-        "parameters": {
+    return new_manifest(
+        data_kind="table",
+        method=method,
+        parameters={
             **schema.roles(),
             "partition_size": size,
             "partitions": len(bounds) - 1,
@@ -357,11 +355,8 @@ def anonymize_file(
             "executor": "dask" if scheduler else executor,
             "workers": workers,
         },
-        "randomness": "os-entropy" if seed is None else {"seed": seed},
-        "rows": n,
-        "rows_dropped_missing": table.dropped,
-        "information_loss": loss.to_dict(),
-        "verification": {
+        guarantee={"model": "k-anonymity", "k": k},
+        verification={
             "passed": True,
             "k": k,
             "checked": "every partition has a k-factor (so the whole release has one)",
@@ -369,8 +364,14 @@ def anonymize_file(
             "min_matches_original": int(min_matches),
             "compatible_pairs": int(pairs),
         },
-        "seconds": {"scan_and_order": t_scan, "total": time.perf_counter() - started},
-    }
+        loss=loss.to_dict(),
+        seconds={"scan_and_order": t_scan, "wall": time.perf_counter() - started},
+        randomness_seeded=seed is not None,
+        input_records=n + table.dropped,
+        output_records=n,
+        input_extra={"dropped_missing": table.dropped},
+        output_extra={"layout": "partitioned"},
+    )
 
 
 def memory_bound(

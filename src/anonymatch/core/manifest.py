@@ -1,0 +1,308 @@
+"""The audit manifest: one JSON schema (``anonymatch-manifest/1``) for every command.
+
+Every ``--report R.json`` of every ``anonymize*`` command and the ``report`` attribute of every
+pipeline's release are built here, so that they share one set of top-level keys (see
+``docs/manifest.md`` and ``docs/manifest.schema.json``)::
+
+    schema, tool, created, command, data_kind, method, parameters, randomness,
+    input, output, guarantee, verification, loss, seconds
+
+A pipeline builds the manifest with :func:`new_manifest` (``command = "python-api"``, input and
+output paths unknown); the CLI completes it with :func:`finish_manifest` (command name, paths,
+SHA-256 digests, wall time) and writes it with :func:`write_manifest`. The seed of a seeded run
+is never written: anyone who knew it could redo the random choice of the true assignment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from anonymatch.core.files import sha256_file, write_atomically
+
+SCHEMA = "anonymatch-manifest/1"
+"""The value of the manifest's ``schema`` key; bumped on any incompatible change."""
+
+API_COMMAND = "python-api"
+"""The ``command`` of a manifest built through the Python API rather than the CLI."""
+
+DATA_KINDS = ("table", "transactions", "sparse", "graph")
+"""The values of ``data_kind``."""
+
+FACTOR_KEYS = {"factor_flow": "k_factor_flow", "factor_required": "k_factor_required"}
+"""The one spelling of the disjoint-match (factor) figures of the verifiers."""
+
+TOP_LEVEL_KEYS = (
+    "schema",
+    "tool",
+    "created",
+    "command",
+    "data_kind",
+    "method",
+    "parameters",
+    "randomness",
+    "input",
+    "output",
+    "guarantee",
+    "verification",
+    "loss",
+    "seconds",
+)
+"""The top-level keys of every manifest, in the order they are written."""
+
+
+def utc_now() -> str:
+    """The current time as an ISO-8601 UTC timestamp with second precision.
+
+    Returns
+    -------
+    str
+        E.g. ``"2026-11-23T11:37:54Z"``.
+    """
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def randomness_block(seeded: bool | None) -> dict[str, str]:
+    """The ``randomness`` block: where the privacy randomness came from, never the seed.
+
+    Parameters
+    ----------
+    seeded : bool or None
+        True when a fixed seed was given, False when the randomness came from OS entropy,
+        None when the release involves no randomness at all.
+
+    Returns
+    -------
+    dict
+        ``{"source": "seed"}``, ``{"source": "os-entropy"}`` or ``{"source": "none"}``.
+    """
+    if seeded is None:
+        return {"source": "none"}
+    return {"source": "seed" if seeded else "os-entropy"}
+
+
+def new_manifest(
+    *,
+    data_kind: str,
+    method: str,
+    parameters: Mapping[str, Any],
+    guarantee: Mapping[str, Any],
+    verification: Mapping[str, Any],
+    loss: Mapping[str, Any],
+    seconds: Mapping[str, float],
+    randomness_seeded: bool | None,
+    input_records: int | None,
+    output_records: int | None,
+    input_extra: Mapping[str, Any] | None = None,
+    output_extra: Mapping[str, Any] | None = None,
+    command: str = API_COMMAND,
+) -> dict[str, Any]:
+    """Build a manifest with every top-level key of the schema.
+
+    Parameters
+    ----------
+    data_kind : {"table", "transactions", "sparse", "graph"}
+        The kind of data released.
+    method : str
+        The algorithm (e.g. ``"hungarian"``, ``"gray-tsp"``, ``"smooth"``).
+    parameters : mapping
+        Command-specific settings (attribute roles, partition sizes, executors, ...). Must not
+        hold the seed.
+    guarantee : mapping
+        The privacy model (key ``model``) and its levels (``k``, ``l``, ``m``, ``epsilon``, ...).
+    verification : mapping
+        The verifier's figures; must hold ``passed``.
+    loss : mapping
+        The information-loss / utility figures of the release.
+    seconds : mapping
+        Stage timings; ``wall`` (the pipeline's total when not given) is set by
+        :func:`finish_manifest` for the CLI.
+    randomness_seeded : bool or None
+        Whether a seed fixed the randomness (see :func:`randomness_block`). The seed itself is
+        never recorded.
+    input_records, output_records : int or None
+        Number of records (rows, transactions, vertices) read and published.
+    input_extra, output_extra : mapping, optional
+        Further keys of the ``input`` / ``output`` blocks (e.g. ``dropped_missing``,
+        ``layout``).
+    command : str, default "python-api"
+        The CLI command name; :func:`finish_manifest` sets it for CLI runs.
+
+    Returns
+    -------
+    dict
+        The manifest (JSON-serializable once passed through :func:`to_json`).
+
+    Raises
+    ------
+    ValueError
+        If ``data_kind`` is unknown, ``verification`` has no ``passed`` key, ``guarantee`` no
+        ``model`` key, or a block holds a ``seed`` key.
+    """
+    from anonymatch import __version__
+
+    if data_kind not in DATA_KINDS:
+        raise ValueError(f"unknown data kind {data_kind!r}")
+    if "passed" not in verification:
+        raise ValueError("the verification block needs 'passed'")
+    if "model" not in guarantee:
+        raise ValueError("the guarantee block needs 'model'")
+    if "seed" in parameters:
+        raise ValueError("the seed must not be written to a manifest")
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "anonymatch", "version": __version__},
+        "created": utc_now(),
+        "command": command,
+        "data_kind": data_kind,
+        "method": method,
+        "parameters": dict(parameters),
+        "randomness": randomness_block(randomness_seeded),
+        "input": {"path": None, "sha256": None, "records": input_records, **(input_extra or {})},
+        "output": {
+            "path": None,
+            "sha256": None,
+            "records": output_records,
+            **(output_extra or {}),
+        },
+        "guarantee": dict(guarantee),
+        "verification": dict(verification),
+        "loss": dict(loss),
+        "seconds": dict(seconds),
+    }
+
+
+def file_digest(path: str | os.PathLike[str]) -> str | dict[str, str]:
+    """SHA-256 of a file, or ``{part name: digest}`` of a directory of (Parquet) parts.
+
+    Parameters
+    ----------
+    path : path-like
+        A file or a directory of part files.
+
+    Returns
+    -------
+    str or dict
+        The hex digest, or a mapping from each part's name to its hex digest (sorted by name).
+    """
+    p = Path(path)
+    if p.is_dir():
+        return {part.name: sha256_file(part) for part in sorted(p.iterdir()) if part.is_file()}
+    return sha256_file(p)
+
+
+def finish_manifest(
+    manifest: dict[str, Any],
+    input_path: str | os.PathLike[str] | None,
+    output_path: str | os.PathLike[str] | None,
+    started: float | None,
+    command: str | None = None,
+) -> dict[str, Any]:
+    """Complete a pipeline's manifest after the release was written (in place).
+
+    Parameters
+    ----------
+    manifest : dict
+        A manifest from :func:`new_manifest`.
+    input_path, output_path : path-like or None
+        The input read and the release written; their paths and SHA-256 digests are recorded
+        (a directory of Parquet parts gets a ``{part: digest}`` mapping).
+    started : float or None
+        ``time.perf_counter()`` at the start of the run; ``seconds.wall`` becomes the time
+        since. None keeps the pipeline's ``wall``.
+    command : str, optional
+        The CLI command name (e.g. ``"anonymize-sets"``).
+
+    Returns
+    -------
+    dict
+        The same manifest, for chaining.
+    """
+    if command is not None:
+        manifest["command"] = command
+    for key, path in (("input", input_path), ("output", output_path)):
+        block = dict(manifest.get(key) or {})
+        if path is not None:
+            block["path"] = str(path)
+            block["sha256"] = file_digest(path)
+        manifest[key] = block
+    manifest["created"] = utc_now()
+    if started is not None:
+        manifest["seconds"] = {**manifest["seconds"], "wall": time.perf_counter() - started}
+    return manifest
+
+
+def to_json(obj: Any) -> Any:
+    """A copy of ``obj`` with numpy scalars/arrays, tuples and paths made JSON-ready.
+
+    Parameters
+    ----------
+    obj : object
+        Nested dicts, lists, tuples, numpy values, paths and JSON scalars.
+
+    Returns
+    -------
+    object
+        The same structure of plain Python values (mapping keys become strings).
+    """
+    if isinstance(obj, Mapping):
+        return {str(key): to_json(value) for key, value in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_json(value) for value in obj]
+    if isinstance(obj, np.ndarray):
+        return to_json(obj.tolist())
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    return obj
+
+
+def write_manifest(path: str | os.PathLike[str] | None, manifest: Mapping[str, Any]) -> None:
+    """Write ``manifest`` as indented JSON to ``path`` atomically (nothing when path is None).
+
+    Parameters
+    ----------
+    path : path-like or None
+        The ``--report`` file.
+    manifest : mapping
+        The manifest; numpy scalars are converted.
+
+    Raises
+    ------
+    anonymatch.core.errors.InputError
+        If the directory of ``path`` does not exist.
+    """
+    if not path:
+        return
+    text = json.dumps(to_json(manifest), indent=2) + "\n"
+    write_atomically(path, lambda tmp: tmp.write_text(text))
+
+
+def rename_keys(block: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """A copy of ``block`` with keys renamed to the schema's one spelling (order kept).
+
+    Parameters
+    ----------
+    block : mapping
+        E.g. a verifier's ``to_dict()``.
+    names : mapping
+        Old key → new key.
+
+    Returns
+    -------
+    dict
+        The renamed copy.
+    """
+    return {names.get(key, key): value for key, value in block.items()}
