@@ -50,7 +50,7 @@ def count_rows(path: str | os.PathLike[str], options: CsvOptions | None = None) 
     """Data rows of a table: exact from Parquet metadata; for CSV estimated from the file size
     and the first MiB of lines (cheap; used only to choose between in-memory and streaming)."""
     p = Path(path)
-    if p.is_dir() or is_parquet(p):
+    if p.is_dir() or (options or CsvOptions()).reads_parquet(p):
         return int(_parquet_dataset(p).count_rows())
     size = p.stat().st_size
     with open(p, "rb") as fh:
@@ -74,7 +74,7 @@ def iter_table_batches(
         raise InputError(f"input file not found: {path}")
     if not os.access(p, os.R_OK):
         raise InputError(f"input file is not readable: {path}")
-    if p.is_dir() or is_parquet(p):
+    if p.is_dir() or options.reads_parquet(p):
         yield from _parquet_batches(p, batch_rows)
     else:
         yield from _csv_batches(p, options, batch_rows)
