@@ -100,6 +100,21 @@ def test_force_refuses_then_replaces(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert json.loads(rep.read_text())["k"] == 3
 
 
+def test_force_replaces_a_directory_of_parts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = _table(tmp_path / "t.csv")
+    out = tmp_path / "rel"
+    args = ["anonymize", str(src), "-o", f"{out}/", "--k", "3", *TABLE, "--executor", "inline"]
+    assert run([*args, "--seed", "1", "-q"], capsys)[0] == 0
+    code, _, err = run([*args, "--seed", "2", "-q"], capsys)
+    assert code == 2 and "pass --force" in err
+    code, _, err = run([*args, "--seed", "2", "-q", "--force"], capsys)
+    assert code == 0, err
+    assert [p.name for p in out.iterdir()] == ["part-00000.parquet"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rel", "t.csv"]
+
+
 def test_force_on_every_writer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dat = _dat(tmp_path / "t.dat")
     edges = tmp_path / "e.csv"

@@ -217,6 +217,7 @@ def anonymize(
             scheduler=scheduler,
             workers=workers,
             progress=not quiet,
+            replace=True,  # output_options refused an existing output without --force
         )
         _finish(report, input_path, output, report_path, started, quiet)
         return
