@@ -104,7 +104,8 @@ def anonymize_sets_cmd(
 ) -> None:
     """Publish transactions k-anonymous or ℓ-diverse, verified.
 
-    Publish the transactions INPUT k-anonymous or ℓ-diverse, verified."""
+    Nonreciprocal recoding of INPUT (Xue et al.): Gray-TSP order, ring graph, random
+    closed-walk assignment; the release is verified before it is written."""
     from anonymatch.core.files import write_atomically
     from anonymatch.sets.io import write_set_release
     from anonymatch.sets.pipeline import anonymize_sets
@@ -299,7 +300,7 @@ def _expected_er(t: Transactions, rel: Any, c: Any, inverse: Any) -> float:
 def check_km_cmd(transactions: str, k: int, m: int, show: int, as_json: bool, fmt: str) -> None:
     """Check that transactions are k^m-anonymous.
 
-    Check that TRANSACTIONS (FIMI .dat, or a .jsonl release) is k^m-anonymous (exit 0 iff)."""
+    Is TRANSACTIONS (FIMI .dat, or a .jsonl release) k^m-anonymous? Exit 0 iff it is."""
     from anonymatch.core.counting import check_km
     from anonymatch.sets.km import read_transactions
 
@@ -331,7 +332,7 @@ def anonymize_km_cmd(
 ) -> None:
     """Publish transactions k^m-anonymous, verified.
 
-    Publish TRANSACTIONS k^m-anonymous by global item grouping, verified."""
+    Global item grouping of TRANSACTIONS (FIMI .dat); the release is verified."""
     from anonymatch.core.files import write_atomically
     from anonymatch.sets.km import anonymize_km, read_transactions
 
