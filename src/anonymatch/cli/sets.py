@@ -338,10 +338,15 @@ def anonymize_km_cmd(
 
     for path in (output, report_path):
         check_output_path(path, input_path)
+    bar = stage_bar(3, quiet, "anonymize-km")  # read, anonymize, write
     matrix, labels = read_transactions(input_path, fmt)
+    bar.update()
     release = anonymize_km(matrix, labels, k, m, seed=seed)
+    bar.update()
     text = release.jsonl()
     write_atomically(output, lambda tmp: tmp.write_text(text))
+    bar.update()
+    bar.close()
     report = dict(release.report)
     report["input"] = {"path": str(input_path), "sha256": sha256_file(input_path)}
     report["output"] = {"path": str(output), "sha256": sha256_file(output)}

@@ -32,6 +32,7 @@ from anonymatch.cli.options import (
     output_options,
     parse_weights,
     seed_option,
+    stage_bar,
     table_input_options,
     verbosity_options,
     write_report,
@@ -721,7 +722,9 @@ def anonymize_kl_cmd(
     started = time.perf_counter()
     for path in (output, report_path):
         check_output_path(path, input_path)
+    bar = stage_bar(3, quiet, "anonymize-kl")  # read, anonymize, write
     frame = read_table(input_path, csv_options(sep, names, quotechar, fmt))
+    bar.update()
     release = anonymize_kl(
         frame,
         k,
@@ -735,7 +738,10 @@ def anonymize_kl_cmd(
         na_values=na_tokens(na_values),
         drop_missing=drop_missing,
     )
+    bar.update()
     write_release(output, release.table, release.cells, release.qi)
+    bar.update()
+    bar.close()
     report = dict(release.report)
     report["input"] = {"path": str(input_path), "sha256": sha256_file(input_path)}
     report["output"] = {"path": str(output), "sha256": sha256_file(output)}
