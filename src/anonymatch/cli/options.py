@@ -245,7 +245,10 @@ def verbosity_options(func: F) -> F:
         [
             click.option("-v", "--verbose", is_flag=True, help="Log what is being done (stderr)."),
             click.option(
-                "-q", "--quiet", is_flag=True, help="No progress bar, no log and no summary."
+                "-q",
+                "--quiet",
+                is_flag=True,
+                help="No progress bar, no log messages and no summary of a written release.",
             ),
         ],
     )
