@@ -23,9 +23,9 @@ install: $(BIN)/anonymatch
 run: install
 	mkdir -p out
 	$(BIN)/anonymatch anonymize $(ADULT) -o out/adult_k10.csv --k 10 --sensitive income \
-		--report out/adult_k10.json $(ADULT_OPTS)
+		--report out/adult_k10.json --force $(ADULT_OPTS)
 	$(BIN)/anonymatch anonymize $(ADULT) -o out/adult_k10_mondrian.csv --k 10 --method mondrian \
-		--sensitive income --quiet $(ADULT_OPTS)
+		--sensitive income --quiet --force $(ADULT_OPTS)
 	$(BIN)/anonymatch verify $(ADULT) out/adult_k10.csv --k 10 $(ADULT_OPTS)
 	$(BIN)/anonymatch evaluate $(ADULT) out/adult_k10.csv out/adult_k10_mondrian.csv $(ADULT_OPTS)
 

@@ -41,7 +41,7 @@ def main() -> None:
             (
                 "INFORMS",
                 "ℓ = 6",
-                [str(informs), "--l", "6", "--label-column", "DOBYY"],
+                [str(informs), "--l", "6", "--sensitive", "DOBYY"],
                 120,
             ),
             ("BMS1", "k = 10", [str(data / "fimi" / "BMS1.dat"), "--k", "10"], None),

@@ -102,7 +102,7 @@ CASES: dict[str, tuple[str, Callable[[Path], Path], str, str, list[str]]] = {
         )
         for m in ("bmatching", "bmatching-symmetric", "agglomerative")
     },
-    "tables-kl": ("anonymize-kl", _table, "t.csv", "r.csv", ["--k", "3", "--l", "2", *TABLE]),
+    "tables-kl": ("anonymize-kl", _table, "t.csv", "r.csv", ["--k", "3", "--known", "2", *TABLE]),
     **{
         f"sets-{m}": ("anonymize-sets", _dat, "t.dat", "r.jsonl", ["--k", "4", "--method", m])
         for m in ("gray-tsp", "gray")
@@ -112,7 +112,7 @@ CASES: dict[str, tuple[str, Callable[[Path], Path], str, str, list[str]]] = {
         _dat,
         "t.dat",
         "r.jsonl",
-        ["--l", "2", "--method", "cahd", "--labels", "LABELS"],
+        ["--l", "2", "--method", "cahd", "--sensitive-file", "LABELS"],
     ),
     "sets-km": ("anonymize-km", _dat, "t.dat", "r.jsonl", ["--k", "3", "--m", "2"]),
     **{

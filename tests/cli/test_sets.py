@@ -105,7 +105,16 @@ def test_round_trip_k_and_l(
     for method in ("gray-tsp", "cahd"):
         rel = tmp_path / f"l_{method}.jsonl"
         code, _, err = run(
-            ["anonymize-sets", str(dat), "-o", str(rel), "--l", "3", "--labels", str(labels)]
+            [
+                "anonymize-sets",
+                str(dat),
+                "-o",
+                str(rel),
+                "--l",
+                "3",
+                "--sensitive-file",
+                str(labels),
+            ]
             + ["--method", method, "--seed", "2", "-q"],
             capsys,
         )
@@ -170,15 +179,15 @@ def test_bad_input_one_line_nothing_written(
     elif case == "label_length":
         short = tmp_path / "short.txt"
         short.write_text("a\nb\n")
-        extra = ["--l", "2", "--labels", str(short)]
+        extra = ["--l", "2", "--sensitive-file", str(short)]
     elif case == "k_too_large":
         extra = ["--k", "61"]
     elif case == "l_too_large":
-        extra = ["--l", "61", "--labels", str(labels)]
+        extra = ["--l", "61", "--sensitive-file", str(labels)]
     elif case == "both_levels":
         extra = ["--k", "2", "--l", "2"]
     elif case == "not_eligible":
-        extra = ["--l", "8", "--labels", str(labels)]  # 10 labels of 6: not 15-eligible
+        extra = ["--l", "8", "--sensitive-file", str(labels)]  # 10 labels of 6: not 15-eligible
     elif case == "missing_input":
         src = tmp_path / "nope.dat"
     elif case == "bad_segment":

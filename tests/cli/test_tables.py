@@ -218,6 +218,7 @@ def test_drop_missing_and_na_values(tmp_path: Path, capsys: pytest.CaptureFixtur
             "--na-values",
             "?",
             "-q",
+            "--force",  # replaces the release of the run above
         ],
         capsys,
     )

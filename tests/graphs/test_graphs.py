@@ -215,7 +215,7 @@ def test_cli_graph(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         out_path, rep = tmp_path / "anon.csv", tmp_path / "anon.json"
         code, out, err = run(
             ["anonymize-graph", str(src), "-o", str(out_path), "--k", "3", "--seed", "1"]
-            + ["--report", str(rep), *closed],
+            + ["--report", str(rep), "--force", *closed],
             capsys,
         )
         assert code == 0, err

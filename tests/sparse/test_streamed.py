@@ -113,7 +113,8 @@ def test_stream_cli_and_bad_parquet(tmp_path: Path, capsys: pytest.CaptureFixtur
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "negative" in err
     assert not out2.exists() and not list(tmp_path.glob(".anonymatch-stream-*"))
-    assert main([*args[:-2], "--k", "500"]) == 2  # k larger than the rows, found after staging
+    # k larger than the rows, found after staging (--force: out.parquet exists)
+    assert main([*args[:-2], "--k", "500", "--force"]) == 2
     assert "larger than the number of rows" in capsys.readouterr().err
 
 

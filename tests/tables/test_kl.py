@@ -266,16 +266,16 @@ def test_cli_kl_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     src = tmp_path / "people.csv"
     mixed_table(80, 3).to_csv(src, index=False)
     qi = ",".join(KL_QI)
-    code, out, _ = run(["check-kl", str(src), "--k", "3", "--l", "2", "--qi", qi], capsys)
+    code, out, _ = run(["check-kl", str(src), "--k", "3", "--known", "2", "--qi", qi], capsys)
     assert code == 1 and out.startswith("FAIL")
     rel, rep = tmp_path / "rel.csv", tmp_path / "rel.json"
-    args = ["anonymize-kl", str(src), "-o", str(rel), "--k", "3", "--l", "2", "--qi", qi]
+    args = ["anonymize-kl", str(src), "-o", str(rel), "--k", "3", "--known", "2", "--qi", qi]
     args += ["--numeric", "age,hours", "--sensitive", "disease", "--seed", "2"]
     code, out, err = run([*args, "--report", str(rep), "-q"], capsys)
     assert code == 0, err
     manifest = json.loads(rep.read_text())
     assert manifest["verification"]["passed"] and manifest["guarantee"]["l"] == 2
-    check = ["check-kl", str(rel), "--k", "3", "--l", "2", "--qi", qi, "--numeric", "age,hours"]
+    check = ["check-kl", str(rel), "--k", "3", "--known", "2", "--qi", qi, "--numeric", "age,hours"]
     code, out, _ = run(check, capsys)
     assert code == 0 and out.startswith("PASS")
     code, out, _ = run([*check, "--json"], capsys)
@@ -290,9 +290,9 @@ def test_cli_kl_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--l", "0"], "ℓ must be at least 1"),
-        (["--l", "7"], "exceeds the number of attributes"),
-        (["--l", "1", "--k", "0"], "k must be at least 1"),
+        (["--known", "0"], "ℓ must be at least 1"),
+        (["--known", "7"], "exceeds the number of attributes"),
+        (["--known", "1", "--k", "0"], "k must be at least 1"),
     ],
 )
 def test_cli_kl_bad_input(

@@ -296,6 +296,7 @@ def test_cli_generates_from_a_saved_model(
     assert "seed 9" in stdout and "5000 synthetic rows" in stdout
     pd.testing.assert_frame_equal(pd.read_parquet(out), small_model.sample(5000, 9))
     # default seed: OS entropy, printed, and reproducing the file
+    args.append("--force")  # replace the file of the run before
     code, stdout, err = run(args, capsys)
     assert code == 0, err
     seed = int(stdout.split("seed ")[1].split()[0])
@@ -312,7 +313,8 @@ def test_cli_generates_from_a_saved_model(
         (["-o", "OUT/x.txt"], "output must end in"),
         (["-o", "OUT/missing/x.csv"], "output directory does not exist"),
         (["-o", "OUT/file.txt/x.csv"], "output directory does not exist"),
-        (["-o", "OUT/dir.csv"], "is a directory"),
+        (["-o", "OUT/dir.csv"], "dir.csv exists; pass --force to replace it"),
+        (["-o", "OUT/dir.csv", "--force"], "is a directory"),
         (["--source", "OUT/adult.data"], "dataset file not found"),
         (["--model", "OUT/none.json"], "model file not found"),
         (["--model", "OUT/bad.json"], "invalid census model"),

@@ -11,9 +11,20 @@ from typing import Any
 import click
 import numpy as np
 
-from anonymatch.cli.options import check_output_path, json_default
+from anonymatch.cli.options import (
+    check_output_path,
+    format_option,
+    json_default,
+    output_options,
+    seed_option,
+    stage_bar,
+    verbosity_options,
+)
 from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import finish_manifest, new_manifest, write_manifest
+
+GRAPH_FORMATS = ("auto", "edges")
+GRAPH_FORMAT_HELP = "every input is an edge list: two vertex ids a line, CSV or whitespace"
 
 
 def _read_graph(path: str, n: int | None) -> Any:
@@ -37,10 +48,20 @@ def _read_graph(path: str, n: int | None) -> Any:
     "and the classes read off the tree.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@format_option(GRAPH_FORMATS, GRAPH_FORMAT_HELP)
+@verbosity_options
 def check_graph_cmd(
-    edges: str, k: int, closed: bool, n_vertices: int | None, decomposition: bool, as_json: bool
+    edges: str,
+    k: int,
+    closed: bool,
+    n_vertices: int | None,
+    decomposition: bool,
+    as_json: bool,
+    fmt: str,
 ) -> None:
-    """Is the graph EDGES k-anonymous w.r.t. open (closed) neighbourhoods? Exit 0 iff it is."""
+    """Check that a graph is k-anonymous.
+
+    Is the graph EDGES k-anonymous w.r.t. open (or --closed) neighbourhoods? Exit 0 iff it is."""
     from anonymatch.graphs.modular import (
         maximal_modular_partition,
         modular_decomposition,
@@ -85,7 +106,7 @@ def check_graph_cmd(
 
 @click.command("anonymize-graph")
 @click.argument("edges")
-@click.option("-o", "--output", required=True, help="Edge list to write (CSV source,target).")
+@output_options("Edge list to write (CSV source,target).")
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option("--closed", is_flag=True, help="Closed neighbourhoods: groups become cliques.")
 @click.option("--n", "n_vertices", type=int, default=None, help="Vertices are 0 … N−1.")
@@ -96,9 +117,8 @@ def check_graph_cmd(
     help="Keep the input's vertex ids (default: publish a random relabelling 0 … n−1, since "
     "the ids themselves would identify the vertices).",
 )
-@click.option("--seed", type=int, default=None, help="Seed for the relabelling (tests only).")
-@click.option("--report", "report_path", default=None, help="Write the JSON manifest here.")
-@click.option("-q", "--quiet", is_flag=True, help="No summary.")
+@seed_option
+@format_option(GRAPH_FORMATS, GRAPH_FORMAT_HELP)
 def anonymize_graph_cmd(
     edges: str,
     output: str,
@@ -108,11 +128,14 @@ def anonymize_graph_cmd(
     iterations: int,
     keep_ids: bool,
     seed: int | None,
+    fmt: str,
     report_path: str | None,
     quiet: bool,
 ) -> None:
-    """Publish a k-anonymous version of the graph EDGES (groups of similar vertices, majority
-    rule between groups), verified by the checker before writing."""
+    """Publish a graph k-anonymous, verified.
+
+    EDGES is published k-anonymous w.r.t. neighbourhoods: groups of similar vertices, majority rule
+    between groups; the checker verifies the graph before it is written."""
     import scipy.sparse as sp
 
     from anonymatch.core.errors import VerificationError
@@ -125,8 +148,11 @@ def anonymize_graph_cmd(
     if iterations < 0:
         raise InputError(f"--iterations must be non-negative, got {iterations}")
     started = time.perf_counter()
+    bar = stage_bar(3, quiet, "anonymize-graph")
     graph = _read_graph(edges, n_vertices)
+    bar.update()
     result = anonymize_graph(graph.adjacency, k, closed, iterations)
+    bar.update()
     if keep_ids:
         adjacency, ids = result.adjacency, graph.ids
     else:
@@ -142,6 +168,8 @@ def anonymize_graph_cmd(
             "smaller than k); nothing written"
         )
     write_edge_list(output, adjacency, ids)
+    bar.update()
+    bar.close()
     verification = check.to_dict()
     report = new_manifest(
         data_kind="graph",

@@ -3,10 +3,13 @@ manifest writing, progress."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 import numpy as np
@@ -37,76 +40,279 @@ def parse_weights(value: str | None) -> dict[str, float]:
     return out
 
 
-def table_input_options(func: F) -> F:
-    """Options describing how to read the original table (shared by all commands)."""
-    options = [
-        click.option(
-            "--sep", default=None, help="Field separator (default: tab for .tsv, else ',')."
-        ),
-        click.option(
-            "--names", default=None, help="Comma-separated column names for a file without header."
-        ),
-        click.option("--quotechar", default='"', show_default=True, help="CSV quote character."),
-        click.option(
-            "--na-values",
-            default=None,
-            help="Comma-separated tokens meaning 'missing' "
-            f"(default: {','.join(repr(v) for v in DEFAULT_NA_VALUES)}).",
-        ),
-        click.option("--drop-missing", is_flag=True, help="Drop rows with a missing QI value."),
-    ]
+def _apply(func: Any, options: Sequence[Callable[[Any], Any]]) -> Any:
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def format_option(choices: tuple[str, ...], help: str) -> Callable[[F], F]:
+    """``--format`` of an input (parameter ``fmt``): ``auto`` (the default) decides by the
+    file's extension."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default="auto",
+        show_default=True,
+        help=f"Input format; auto decides by the extension ({help}).",
+    )
+
+
+TABLE_FORMATS = ("auto", "csv", "tsv", "parquet")
+
+
+def table_input_options(func: F) -> F:
+    """Options describing how to read the original table (shared by all table commands)."""
+    return _apply(
+        func,
+        [
+            format_option(
+                TABLE_FORMATS,
+                ".parquet/.pq Parquet, .tsv/.tab tab-separated, else CSV; csv = comma-separated "
+                "unless --sep",
+            ),
+            click.option(
+                "--sep",
+                default=None,
+                help="CSV field separator (default: tab for .tsv or --format tsv, else ',').",
+            ),
+            click.option(
+                "--names",
+                default=None,
+                help="Comma-separated column names for a CSV file without header.",
+            ),
+            click.option(
+                "--quotechar", default='"', show_default=True, help="CSV quote character."
+            ),
+            click.option(
+                "--na-values",
+                default=None,
+                help="Comma-separated tokens meaning 'missing' "
+                f"(default: {','.join(repr(v) for v in DEFAULT_NA_VALUES)}).",
+            ),
+            click.option("--drop-missing", is_flag=True, help="Drop rows with a missing QI value."),
+        ],
+    )
+
+
+SET_FORMATS = ("auto", "dat", "basket", "long", "jsonl")
+
+
+def set_input_options(func: F) -> F:
+    """Options describing how to read original transactions (shared by the set commands)."""
+    return _apply(
+        func,
+        [
+            format_option(SET_FORMATS, ".dat FIMI, .jsonl JSON Lines, else basket CSV"),
+            click.option(
+                "--item-sep", default=",", show_default=True, help="Basket item separator."
+            ),
+            click.option("--id-column", default=None, help="Long format: record id column."),
+            click.option("--item-column", default=None, help="Long format: item column."),
+        ],
+    )
+
+
+def set_sensitive_options(func: F) -> F:
+    """Where the sensitive label of each transaction comes from (ℓ-diversity)."""
+    return _apply(
+        func,
+        [
+            click.option(
+                "--sensitive",
+                default=None,
+                metavar="COLUMN",
+                help="Sensitive column: the label column of a long CSV, or the key of a JSONL "
+                "record.",
+            ),
+            click.option(
+                "--sensitive-file",
+                default=None,
+                metavar="FILE",
+                help="Sensitive values in a file of their own: one label per line, per record.",
+            ),
+        ],
+    )
 
 
 # Inputs of at least this many rows take the streamed, partitioned path by default.
 STREAM_MIN_ROWS = 200_000
 
-
-def scale_options(func: F) -> F:
-    """Options of the streamed, partitioned path (shared by anonymize and verify)."""
-    options = [
-        click.option(
-            "--executor",
-            type=click.Choice(["auto", "inline", "processes", "dask"]),
-            default="auto",
-            show_default=True,
-            help="Where partitions run: auto = in memory for inputs under "
-            f"{STREAM_MIN_ROWS:,} rows, else streamed on local processes (a Dask cluster "
-            "with --workers or --scheduler).",
-        ),
-        click.option(
-            "--scheduler",
-            default=None,
-            help="Address of an existing dask.distributed scheduler, e.g. tcp://host:8786.",
-        ),
-        click.option(
-            "--workers",
-            type=int,
-            default=None,
-            help="Start a local Dask cluster of this many worker processes (with --executor "
-            "processes: the pool size). Default: all cores.",
-        ),
-        click.option(
-            "--chunk-rows",
-            type=int,
-            default=50_000,
-            show_default=True,
-            help="Rows per job of the streamed path (whole partitions).",
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+EXECUTOR_CHOICES = ("auto", "inline", "threads", "processes", "dask")
 
 
-def csv_options(sep: str | None, names: str | None, quotechar: str) -> CsvOptions:
+def executor_options(meaning: str) -> Callable[[F], F]:
+    """``--executor``, ``--workers``, ``--scheduler``: one set of choices for every command
+    that can run in parallel; ``meaning`` says what each choice does for the command."""
+
+    def decorate(func: F) -> F:
+        return _apply(
+            func,
+            [
+                click.option(
+                    "--executor",
+                    type=click.Choice(list(EXECUTOR_CHOICES)),
+                    default="auto",
+                    show_default=True,
+                    help=f"Where the work runs: {meaning}",
+                ),
+                click.option(
+                    "--workers",
+                    type=int,
+                    default=None,
+                    help="Number of parallel workers (default: all cores); with --executor "
+                    "auto, start a local Dask cluster of this many workers.",
+                ),
+                click.option(
+                    "--scheduler",
+                    default=None,
+                    metavar="ADDRESS",
+                    help="Address of an existing dask.distributed scheduler, e.g. "
+                    "tcp://host:8786 (implies --executor dask).",
+                ),
+            ],
+        )
+
+    return decorate
+
+
+def check_workers(workers: int | None) -> None:
+    if workers is not None and workers < 1:
+        raise InputError(f"--workers must be at least 1, got {workers}")
+
+
+def _check_seed(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise InputError(f"--seed must be a non-negative integer, got {value}")
+    return value
+
+
+seed_option = click.option(
+    "--seed",
+    type=int,
+    default=None,
+    callback=_check_seed,
+    help="Seed of all randomness (≥ 0; default: OS entropy). It makes the run reproducible by "
+    "anyone who knows the seed: tests/experiments only.",
+)
+
+
+def draw_seed(seed: int | None) -> int:
+    """``seed``, or a fresh one from OS entropy (printed by the caller so a run can be redone)."""
+    if seed is not None:
+        return seed
+    return int(np.random.SeedSequence().generate_state(1)[0])
+
+
+class _EchoHandler(logging.Handler):
+    """Log records as ``anonymatch: message`` lines on the current stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            click.echo(f"anonymatch: {self.format(record)}", err=True)
+        except Exception:  # pragma: no cover - logging must never break a run
+            self.handleError(record)
+
+
+def setup_logging(verbose: bool, quiet: bool) -> None:
+    """The ``anonymatch`` logger: INFO with -v, ERROR with -q, else WARNING; to stderr."""
+    logger = logging.getLogger("anonymatch")
+    if not any(isinstance(h, _EchoHandler) for h in logger.handlers):
+        logger.addHandler(_EchoHandler())
+        logger.propagate = False
+    logger.setLevel(logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING)
+
+
+def verbosity_options(func: F) -> F:
+    """``-v/--verbose`` and ``-q/--quiet`` (every command). Sets up logging; the command gets
+    ``quiet`` only if it has such a parameter."""
+    wants_quiet = "quiet" in inspect.signature(func).parameters
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, verbose: bool, quiet: bool, **kwargs: Any) -> Any:
+        if verbose and quiet:
+            raise InputError("-v/--verbose and -q/--quiet exclude each other")
+        setup_logging(verbose, quiet)
+        if wants_quiet:
+            kwargs["quiet"] = quiet
+        return func(*args, **kwargs)
+
+    decorated = _apply(
+        wrapper,
+        [
+            click.option("-v", "--verbose", is_flag=True, help="Log what is being done (stderr)."),
+            click.option(
+                "-q",
+                "--quiet",
+                is_flag=True,
+                help="No progress bar, no log messages and no summary of a written release.",
+            ),
+        ],
+    )
+    params = decorated.__click_params__
+    params[:] = params[-2:] + params[:-2]  # listed last in --help
+    return cast(F, decorated)
+
+
+def output_options(output_help: str, report: bool = True) -> Callable[[F], F]:
+    """``-o/--output`` (required), ``--force``, ``--report`` (unless ``report`` is False),
+    ``-v``, ``-q``: every command that writes a release. Without --force an existing output or
+    report is never replaced."""
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, force: bool, **kwargs: Any) -> Any:
+            if not force:
+                for path in (kwargs.get("output"), kwargs.get("report_path")):
+                    if path is not None and os.path.lexists(path):
+                        raise InputError(f"{path} exists; pass --force to replace it")
+            return func(*args, **kwargs)
+
+        return verbosity_options(
+            _apply(
+                wrapper,
+                [
+                    click.option("-o", "--output", required=True, help=output_help),
+                    click.option(
+                        "--force", is_flag=True, help="Replace an existing output or report."
+                    ),
+                ]
+                + (
+                    [
+                        click.option(
+                            "--report",
+                            "report_path",
+                            default=None,
+                            help="Write the JSON audit manifest here.",
+                        )
+                    ]
+                    if report
+                    else []
+                ),
+            )
+        )
+
+    return decorate
+
+
+def csv_options(
+    sep: str | None, names: str | None, quotechar: str, fmt: str = "auto"
+) -> CsvOptions:
     if sep is not None:
         sep = sep.encode().decode("unicode_escape")  # allow --sep '\t'
         if not sep:
             raise InputError("--sep must not be empty")
-    return CsvOptions(sep=sep, names=comma_list(names) or None, quotechar=quotechar)
+        if fmt == "tsv" and sep != "\t":
+            raise InputError("--format tsv reads tab-separated values; use --format csv --sep")
+    return CsvOptions(sep=sep, names=comma_list(names) or None, quotechar=quotechar, fmt=fmt)
+
+
+def stage_bar(stages: int, quiet: bool, desc: str) -> Any:
+    """A coarse tqdm bar over a command's stages (stderr; none with -q)."""
+    from tqdm import tqdm
+
+    return tqdm(total=stages, desc=desc, unit="stage", disable=quiet, delay=1.0, leave=False)
 
 
 def na_tokens(value: str | None) -> tuple[str, ...]:
@@ -132,12 +338,6 @@ def json_default(obj: object) -> object:
     if isinstance(obj, np.floating):
         return float(obj)
     raise TypeError(type(obj).__name__)
-
-
-def progress_printer(quiet: bool) -> Any:
-    if quiet:
-        return None
-    return lambda msg: click.echo(msg, err=True)
 
 
 def echo_check_summary(report: Any, what: str, show: int) -> None:

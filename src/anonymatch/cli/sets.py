@@ -9,42 +9,28 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from anonymatch.cli.options import (
     check_output_path,
+    draw_seed,
     echo_check_summary,
+    format_option,
     json_default,
-    progress_printer,
+    output_options,
+    seed_option,
+    set_input_options,
+    set_sensitive_options,
+    stage_bar,
+    verbosity_options,
 )
 from anonymatch.core.errors import InputError
-from anonymatch.sets.io import FORMATS, Transactions, read_transactions
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def set_input_options(func: F) -> F:
-    """Options describing how to read the original transactions (shared by all commands)."""
-    options = [
-        click.option(
-            "--format",
-            "fmt",
-            type=click.Choice(FORMATS),
-            default="auto",
-            show_default=True,
-            help="Input format (auto: .dat FIMI, .jsonl JSON Lines, else basket CSV).",
-        ),
-        click.option("--item-sep", default=",", show_default=True, help="Basket item separator."),
-        click.option("--id-column", default=None, help="Long format: record id column."),
-        click.option("--item-column", default=None, help="Long format: item column."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+from anonymatch.sets.io import Transactions, read_transactions
+from anonymatch.sets.km import KM_FORMATS
 
 
 def _read(
@@ -53,8 +39,8 @@ def _read(
     item_sep: str,
     id_column: str | None,
     item_column: str | None,
-    labels: str | None = None,
-    label_column: str | None = None,
+    sensitive_file: str | None = None,
+    sensitive: str | None = None,
 ) -> Transactions:
     sep = item_sep.encode().decode("unicode_escape")
     if not sep:
@@ -63,8 +49,8 @@ def _read(
         path,
         fmt,
         item_sep=sep,
-        labels_path=labels,
-        label_column=label_column,
+        labels_path=sensitive_file,
+        label_column=sensitive,
         id_column=id_column,
         item_column=item_column,
     )
@@ -82,11 +68,10 @@ def _segment(value: str) -> tuple[int, int]:
 
 @click.command("anonymize-sets")
 @click.argument("input_path", metavar="INPUT")
-@click.option("-o", "--output", required=True, help="Release file (JSON Lines).")
+@output_options("Release file (JSON Lines).")
 @click.option("-k", "--k", "k", type=int, default=None, help="k-anonymity level.")
 @click.option("-l", "--l", "ell", type=int, default=None, help="ℓ-diversity level.")
-@click.option("--labels", default=None, help="Label file: one sensitive label per record.")
-@click.option("--label-column", default=None, help="Label column (long CSV) or key (JSONL).")
+@set_sensitive_options
 @click.option(
     "--method",
     type=click.Choice(("gray-tsp", "gray", "cahd")),
@@ -96,23 +81,15 @@ def _segment(value: str) -> tuple[int, int]:
 @click.option(
     "--segment", default="300,350", show_default=True, help="Gray-TSP segment sizes MIN,MAX."
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=None,
-    help="Seed for the privacy randomness (default: OS entropy). Anyone who knows the seed "
-    "can redo the random choice of the true assignment: tests/experiments only.",
-)
-@click.option("--report", "report_path", default=None, help="Write the JSON audit manifest here.")
-@click.option("-q", "--quiet", is_flag=True, help="No summary.")
+@seed_option
 @set_input_options
 def anonymize_sets_cmd(
     input_path: str,
     output: str,
     k: int | None,
     ell: int | None,
-    labels: str | None,
-    label_column: str | None,
+    sensitive: str | None,
+    sensitive_file: str | None,
     method: str,
     segment: str,
     seed: int | None,
@@ -123,7 +100,10 @@ def anonymize_sets_cmd(
     id_column: str | None,
     item_column: str | None,
 ) -> None:
-    """Anonymize the transactions in INPUT into a verified k-anonymous or ℓ-diverse release."""
+    """Publish transactions k-anonymous or ℓ-diverse, verified.
+
+    Nonreciprocal recoding of INPUT (Xue et al.): Gray-TSP order, ring graph, random
+    closed-walk assignment; the release is verified before it is written."""
     from anonymatch.core.manifest import finish_manifest, write_manifest
     from anonymatch.sets.io import write_set_release
     from anonymatch.sets.pipeline import anonymize_sets
@@ -134,12 +114,16 @@ def anonymize_sets_cmd(
     if (k is None) == (ell is None):
         raise InputError("give exactly one of --k and --l")
     seg = _segment(segment)
-    t = _read(input_path, fmt, item_sep, id_column, item_column, labels, label_column)
-    clock = time.perf_counter()
-    result = anonymize_sets(t, k=k, ell=ell, method=method, segment=seg, seed=seed)
-    compute = time.perf_counter() - clock
-    clock = time.perf_counter()
-    write_set_release(output, result.release)
+    with stage_bar(3, quiet, "anonymize-sets") as bar:
+        t = _read(input_path, fmt, item_sep, id_column, item_column, sensitive_file, sensitive)
+        bar.update()
+        clock = time.perf_counter()
+        result = anonymize_sets(t, k=k, ell=ell, method=method, segment=seg, seed=seed)
+        compute = time.perf_counter() - clock
+        bar.update()
+        clock = time.perf_counter()
+        write_set_release(output, result.release)
+        bar.update()
     report: dict[str, Any] = dict(result.report)
     report["seconds"] = {
         **report["seconds"],
@@ -174,6 +158,7 @@ def anonymize_sets_cmd(
 @click.option("-k", "--k", "k", type=int, default=None, help="k-anonymity level.")
 @click.option("-l", "--l", "ell", type=int, default=None, help="ℓ-diversity level.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@verbosity_options
 @set_input_options
 def verify_sets_cmd(
     original: str,
@@ -186,7 +171,9 @@ def verify_sets_cmd(
     id_column: str | None,
     item_column: str | None,
 ) -> None:
-    """Check that PUBLISHED (JSONL) is k-anonymous / ℓ-diverse w.r.t. ORIGINAL (exit 0 iff)."""
+    """Check that a set-valued release is k-anonymous or ℓ-diverse.
+
+    Is PUBLISHED (JSONL) k-anonymous / ℓ-diverse w.r.t. ORIGINAL? Exit 0 iff it is."""
     from anonymatch.sets.io import read_set_release
     from anonymatch.sets.verify import verify_sets
 
@@ -217,8 +204,9 @@ def verify_sets_cmd(
 @click.option("--queries", type=int, default=500, show_default=True, help="Random queries.")
 @click.option("--in-size", type=int, default=3, show_default=True, help="|In| of Type I.")
 @click.option("--ex-size", type=int, default=4, show_default=True, help="|Ex| of Type II.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the queries.")
+@seed_option
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@verbosity_options
 @set_input_options
 def evaluate_sets_cmd(
     original: str,
@@ -226,14 +214,16 @@ def evaluate_sets_cmd(
     queries: int,
     in_size: int,
     ex_size: int,
-    seed: int,
+    seed: int | None,
     as_json: bool,
     fmt: str,
     item_sep: str,
     id_column: str | None,
     item_column: str | None,
 ) -> None:
-    """Utility of releases of ORIGINAL: query error (Xue §5.2) and expected error rate.
+    """Report the utility of set-valued releases.
+
+    Of each release of ORIGINAL: query error (Xue §5.2) and expected error rate.
 
     The error rate of §5.1 needs each record's true match, which a release hides; from the files
     we report its expectation over the compatible published records of each original (the true
@@ -248,7 +238,8 @@ def evaluate_sets_cmd(
     if queries < 1 or in_size < 1 or ex_size < 1:
         raise InputError("--queries, --in-size and --ex-size must be at least 1")
     t = _read(original, fmt, item_sep, id_column, item_column)
-    results: dict[str, dict[str, float]] = {}
+    seed = draw_seed(seed)
+    results: dict[str, Any] = {}
     for path in published:
         rel = read_set_release(path, t)
         qe = query_error(t.matrix, rel.base, in_size, ex_size, np.random.default_rng(seed), queries)
@@ -261,7 +252,7 @@ def evaluate_sets_cmd(
             "mean_uncertain": float(np.diff(rel.uncertain.indptr).mean()),
         }
     if as_json:
-        click.echo(json.dumps(results, indent=2))
+        click.echo(json.dumps({**results, "seed": seed}, indent=2))
         return
     names = [Path(p).name for p in published]
     width = max(14, *(len(x) for x in names))
@@ -269,6 +260,7 @@ def evaluate_sets_cmd(
     for key in next(iter(results.values())):
         cells = "".join(f"{results[p][key]:.4f}".rjust(width + 2) for p in published)
         click.echo(key.ljust(24) + cells)
+    click.echo(f"seed {seed}")
 
 
 def _expected_er(t: Transactions, rel: Any, c: Any, inverse: Any) -> float:
@@ -298,12 +290,16 @@ def _expected_er(t: Transactions, rel: Any, c: Any, inverse: Any) -> float:
 @click.option("-m", "--m", "m", required=True, type=int, help="Items the adversary knows.")
 @click.option("--show", type=int, default=10, show_default=True, help="Violations to print.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def check_km_cmd(transactions: str, k: int, m: int, show: int, as_json: bool) -> None:
-    """Is TRANSACTIONS (FIMI .dat, or a .jsonl release) k^m-anonymous? Exit 0 iff it is."""
+@format_option(KM_FORMATS, ".jsonl/.json a k^m release, else FIMI .dat")
+@verbosity_options
+def check_km_cmd(transactions: str, k: int, m: int, show: int, as_json: bool, fmt: str) -> None:
+    """Check that transactions are k^m-anonymous.
+
+    Is TRANSACTIONS (FIMI .dat, or a .jsonl release) k^m-anonymous? Exit 0 iff it is."""
     from anonymatch.core.counting import check_km
     from anonymatch.sets.km import read_transactions
 
-    matrix, labels = read_transactions(transactions)
+    matrix, labels = read_transactions(transactions, fmt)
     report = check_km(matrix, labels, k, m)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
@@ -314,22 +310,24 @@ def check_km_cmd(transactions: str, k: int, m: int, show: int, as_json: bool) ->
 
 @click.command("anonymize-km")
 @click.argument("input_path", metavar="TRANSACTIONS")
-@click.option("-o", "--output", required=True, help="Release (JSON Lines, one {items} per line).")
+@output_options("Release (JSON Lines, one {items} per line).")
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option("-m", "--m", "m", required=True, type=int, help="Items the adversary knows.")
-@click.option("--seed", type=int, default=None, help="Seed for the row shuffle (tests only).")
-@click.option("--report", "report_path", default=None, help="Write the JSON manifest here.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary.")
+@seed_option
+@format_option(KM_FORMATS, ".jsonl/.json JSON Lines with 'items', else FIMI .dat")
 def anonymize_km_cmd(
     input_path: str,
     output: str,
     k: int,
     m: int,
     seed: int | None,
+    fmt: str,
     report_path: str | None,
     quiet: bool,
 ) -> None:
-    """Publish TRANSACTIONS (FIMI .dat) k^m-anonymous by global item grouping, verified."""
+    """Publish transactions k^m-anonymous, verified.
+
+    Global item grouping of TRANSACTIONS (FIMI .dat); the release is verified."""
     from anonymatch.core.files import write_atomically
     from anonymatch.core.manifest import finish_manifest, write_manifest
     from anonymatch.sets.km import anonymize_km, read_transactions
@@ -337,10 +335,15 @@ def anonymize_km_cmd(
     started = time.perf_counter()
     for path in (output, report_path):
         check_output_path(path, input_path)
-    matrix, labels = read_transactions(input_path)
-    release = anonymize_km(matrix, labels, k, m, seed=seed, progress=progress_printer(quiet))
+    bar = stage_bar(3, quiet, "anonymize-km")  # read, anonymize, write
+    matrix, labels = read_transactions(input_path, fmt)
+    bar.update()
+    release = anonymize_km(matrix, labels, k, m, seed=seed)
+    bar.update()
     text = release.jsonl()
     write_atomically(output, lambda tmp: tmp.write_text(text))
+    bar.update()
+    bar.close()
     report = finish_manifest(
         dict(release.report), input_path, output, started, command="anonymize-km"
     )

@@ -14,8 +14,17 @@ import click
 import numpy as np
 import scipy.sparse as sp
 
+from anonymatch.cli.options import (
+    check_output_path,
+    check_workers,
+    draw_seed,
+    executor_options,
+    format_option,
+    output_options,
+    seed_option,
+    verbosity_options,
+)
 from anonymatch.core.errors import InputError
-from anonymatch.core.runner import EXECUTORS
 from anonymatch.sparse.io import FORMATS, read_sparse, sparse_format, write_sparse
 
 ADJACENCY = ("none", "directed", "undirected")
@@ -34,13 +43,17 @@ def _read_published(path: str, fmt: str, original_shape: tuple[int, int]) -> sp.
     return p
 
 
-def _format_choice() -> click.Choice:
-    return click.Choice(list(FORMATS))
+FORMAT_HELP = ".parquet Parquet edge list, .mtx Matrix Market, .dat FIMI, else CSV edge list"
+EXECUTOR_MEANING = (
+    "where min-hash chunks run: inline = one after another in this process; threads / "
+    "processes = local pools; dask = a Dask cluster (local with --workers, or --scheduler); "
+    "auto = inline for one chunk, else a local Dask cluster."
+)
 
 
 @click.command("anonymize-sparse")
 @click.argument("input_path", metavar="INPUT")
-@click.option("-o", "--output", required=True, help="Release: .csv edge list, .parquet, .mtx.")
+@output_options("Release: .csv edge list, .parquet, .mtx.")
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option(
     "--method",
@@ -65,14 +78,7 @@ def _format_choice() -> click.Choice:
     show_default=True,
     help="Rows per min-hash chunk (chunking starts at 2× this many rows).",
 )
-@click.option(
-    "--executor",
-    type=click.Choice(list(EXECUTORS)),
-    default=None,
-    help="Where chunks run (default: inline for one chunk, else a local Dask cluster).",
-)
-@click.option("--scheduler", default=None, help="Address of an existing Dask scheduler.")
-@click.option("--workers", type=int, default=None, help="Workers (default: all cores).")
+@executor_options(EXECUTOR_MEANING)
 @click.option(
     "--lsh",
     type=click.Choice(["support", "minhash"]),
@@ -91,7 +97,7 @@ def _format_choice() -> click.Choice:
     help="Scratch directory of the streaming path (default: beside the output; must be"
     " visible to the Dask workers).",
 )
-@click.option("--input-format", type=_format_choice(), default="auto", show_default=True)
+@format_option(FORMATS, FORMAT_HELP)
 @click.option(
     "--adjacency",
     type=click.Choice(ADJACENCY),
@@ -99,14 +105,7 @@ def _format_choice() -> click.Choice:
     show_default=True,
     help="Read an edge list as a square (directed/undirected) adjacency matrix.",
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=None,
-    help="Seed for all randomness (default: OS entropy). Tests/experiments only.",
-)
-@click.option("--report", "report_path", default=None, help="Write the JSON audit manifest here.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
+@seed_option
 def anonymize_sparse_cmd(
     input_path: str,
     output: str,
@@ -117,35 +116,35 @@ def anonymize_sparse_cmd(
     beta: float,
     runs: int,
     chunk_rows: int,
-    executor: str | None,
-    scheduler: str | None,
+    executor: str,
     workers: int | None,
+    scheduler: str | None,
     lsh: str,
     in_memory: bool,
     workdir: str | None,
-    input_format: str,
+    fmt: str,
     adjacency: str,
     seed: int | None,
     report_path: str | None,
     quiet: bool,
 ) -> None:
-    """Anonymize the binary matrix INPUT (smooth k-anonymity by default) into a verified
-    release (row i = user i)."""
-    from anonymatch.cli.options import check_output_path
+    """Publish a binary matrix k-anonymous, verified.
+
+    Smooth k-anonymity by default; row i of the release is user i of INPUT."""
     from anonymatch.sparse.pipeline import anonymize_sparse, validate
     from anonymatch.sparse.streamed import STREAM_METHODS, anonymize_sparse_stream
 
     started = time.perf_counter()
     for path in (output, report_path):
         check_output_path(path, input_path)
-    if workers is not None and workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}")
+    check_workers(workers)
+    chunk_executor = None if executor == "auto" else executor
     validate(-1, k, method, epsilon, dp, beta, runs, chunk_rows)  # before reading the data
     stream = (
         not in_memory
         and method in STREAM_METHODS
         and adjacency == "none"
-        and sparse_format(input_path, input_format) == "parquet"
+        and sparse_format(input_path, fmt) == "parquet"
         and sparse_format(output) in ("parquet", "edges")
     )
     if stream:
@@ -159,7 +158,7 @@ def anonymize_sparse_cmd(
             beta=beta,
             runs=runs,
             chunk_rows=chunk_rows,
-            executor=executor,
+            executor=chunk_executor,
             scheduler=scheduler,
             workers=workers,
             seed=seed,
@@ -169,7 +168,7 @@ def anonymize_sparse_cmd(
         )
         _finish(report, input_path, output, report_path, started, quiet)
         return
-    x = _read_original(input_path, input_format, adjacency)
+    x = _read_original(input_path, fmt, adjacency)
     release = anonymize_sparse(
         x,
         k,
@@ -177,7 +176,7 @@ def anonymize_sparse_cmd(
         beta=beta,
         runs=runs,
         chunk_rows=chunk_rows,
-        executor=executor,
+        executor=chunk_executor,
         scheduler=scheduler,
         workers=workers,
         seed=seed,
@@ -231,7 +230,7 @@ def _summary(report: dict[str, Any], output: str) -> None:
 @click.command("verify-sparse")
 @click.argument("original")
 @click.argument("published")
-@click.option("-k", "--k", "k", required=True, type=int)
+@click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option(
     "--rule",
     type=click.Choice(["smooth", "nonsmooth"]),
@@ -239,27 +238,36 @@ def _summary(report: dict[str, Any], output: str) -> None:
     show_default=True,
     help="smooth: published ones held by ≥ half the class; nonsmooth: by all (suppression).",
 )
-@click.option("--input-format", type=_format_choice(), default="auto", show_default=True)
-@click.option("--published-format", type=_format_choice(), default="auto", show_default=True)
+@format_option(FORMATS, FORMAT_HELP)
+@click.option(
+    "--release-format",
+    type=click.Choice(list(FORMATS)),
+    default="auto",
+    show_default=True,
+    help="Format of PUBLISHED, as --format.",
+)
 @click.option("--adjacency", type=click.Choice(ADJACENCY), default="none", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@verbosity_options
 def verify_sparse_cmd(
     original: str,
     published: str,
     k: int,
     rule: str,
-    input_format: str,
-    published_format: str,
+    fmt: str,
+    release_format: str,
     adjacency: str,
     as_json: bool,
 ) -> None:
-    """Check that PUBLISHED is (smooth) k-anonymous w.r.t. ORIGINAL (exit 0 iff it is)."""
+    """Check that a sparse release is (smooth) k-anonymous.
+
+    Is PUBLISHED (smooth) k-anonymous w.r.t. ORIGINAL? Exit 0 iff it is."""
     from anonymatch.sparse.verify import verify_sparse
 
     if k < 1:
         raise InputError(f"k must be at least 1, got {k}")
-    x = _read_original(original, input_format, adjacency)
-    p = _read_published(published, published_format, x.shape)
+    x = _read_original(original, fmt, adjacency)
+    p = _read_published(published, release_format, x.shape)
     report = verify_sparse(p, x, k, rule)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
@@ -320,7 +328,7 @@ def _accuracy_setup(
 @click.command("evaluate-sparse")
 @click.argument("original")
 @click.argument("published", nargs=-1, required=True)
-@click.option("--input-format", type=_format_choice(), default="auto", show_default=True)
+@format_option(FORMATS, FORMAT_HELP)
 @click.option("--adjacency", type=click.Choice(ADJACENCY), default="none", show_default=True)
 @click.option(
     "--accuracy",
@@ -339,28 +347,33 @@ def _accuracy_setup(
     help="Without --test: rows held out at random as the test split.",
 )
 @click.option("--nets", type=int, default=3, show_default=True, help="MLPs trained (mean).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Split and MLP seeds.")
+@seed_option
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@verbosity_options
 def evaluate_sparse_cmd(
     original: str,
     published: Sequence[str],
-    input_format: str,
+    fmt: str,
     adjacency: str,
     labels_path: str | None,
     test_path: str | None,
     test_labels_path: str | None,
     test_fraction: float,
     nets: int,
-    seed: int,
+    seed: int | None,
     as_json: bool,
 ) -> None:
-    """Jaccard similarity, suppressed and created entries of releases of ORIGINAL, and with
-    --accuracy the downstream MLP accuracy (with the original-data and majority baselines)."""
+    """Report the utility of sparse releases.
+
+    Of each release of ORIGINAL: Jaccard similarity, suppressed and created entries; with
+    --accuracy also the downstream MLP accuracy (with the original-data and majority
+    baselines)."""
     from anonymatch.sparse.metrics import downstream_accuracy, edge_metrics, majority_accuracy
 
     if nets < 1:
         raise InputError(f"--nets must be at least 1, got {nets}")
-    x = _read_original(original, input_format, adjacency)
+    seed = draw_seed(seed)
+    x = _read_original(original, fmt, adjacency)
     releases = {p: _read_published(p, "auto", x.shape) for p in published}
     results: dict[str, dict[str, Any]] = {
         p: edge_metrics(x, r).to_dict() for p, r in releases.items()
@@ -385,6 +398,7 @@ def evaluate_sparse_cmd(
         out: dict[str, Any] = dict(results)
         if baselines:
             out["accuracy_baselines"] = baselines
+        out["seed"] = seed
         click.echo(json.dumps(out, indent=2))
         return
     labels = [Path(p).name for p in published]
@@ -405,6 +419,7 @@ def evaluate_sparse_cmd(
             f"accuracy baselines: original data {100 * baselines['original']:.2f}%,"
             f" majority label {100 * baselines['majority_label']:.2f}%"
         )
+    click.echo(f"seed {seed}")
 
 
 COMMANDS = [anonymize_sparse_cmd, verify_sparse_cmd, evaluate_sparse_cmd]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from anonymatch.cli.options import output_options, seed_option
 from anonymatch.core.errors import InputError
 
 
@@ -32,14 +33,9 @@ def _check_writable(path: str, what: str) -> None:
 
 
 @click.command("generate-census")
-@click.option("-o", "--output", required=True, help="Output table: .csv (with header) or .parquet.")
+@output_options("Output table: .csv (with header) or .parquet.", report=False)
 @click.option("--rows", type=int, required=True, help="Number of rows to generate (≥ 1).")
-@click.option(
-    "--seed",
-    type=int,
-    default=None,
-    help="Seed of the generator (default: OS entropy; the seed used is printed).",
-)
+@seed_option
 @click.option(
     "--source",
     default=None,
@@ -65,7 +61,6 @@ def _check_writable(path: str, what: str) -> None:
     default=None,
     help="Rows per write batch / Parquet row group (the data does not depend on it).",
 )
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def generate_census_cmd(
     output: str,
     rows: int,
@@ -77,9 +72,11 @@ def generate_census_cmd(
     chunk_rows: int | None,
     quiet: bool,
 ) -> None:
-    """Generate a SYNTHETIC census-like table: a Chow–Liu tree Bayesian network over UCI Adult's
-    8 QIs, hours-per-week and income, sampled in fixed seeded blocks (docs/synthetic.md).
-    Synthetic data is not a privacy mechanism."""
+    """Generate a synthetic census-like table.
+
+    Synthetic data is not a privacy mechanism. A Chow–Liu tree Bayesian network over UCI Adult's 8
+    QIs, hours-per-week and income, sampled in fixed seeded blocks (docs/synthetic.md); the seed
+    used is printed."""
     import numpy as np
 
     from anonymatch.tables.synth import (

@@ -20,20 +20,48 @@ import click
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     check_output_path,
+    check_workers,
     comma_list,
     csv_options,
+    draw_seed,
     echo_check_summary,
+    executor_options,
     json_default,
     na_tokens,
+    output_options,
     parse_weights,
-    progress_printer,
-    scale_options,
+    seed_option,
+    stage_bar,
     table_input_options,
+    verbosity_options,
 )
 from anonymatch.core.errors import InputError
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, METHOD_NAMES, SUPPRESSION_METHODS
 from anonymatch.tables.schema import Schema
+
+EXECUTOR_MEANING = (
+    "threads = in memory (one process; the solvers' own threads); inline = streamed, "
+    "partition after partition in this process; processes = streamed on local processes; "
+    "dask = streamed on a Dask cluster (local with --workers, or --scheduler); auto = in "
+    f"memory for inputs under {STREAM_MIN_ROWS:,} rows, else streamed on processes (Dask with "
+    "--workers or --scheduler)."
+)
+VERIFY_EXECUTOR_MEANING = (
+    "for a partitioned release (--manifest): threads = check the whole release in memory; "
+    "inline/processes/dask = stream both files partition by partition there; auto = processes "
+    "(Dask with --workers or --scheduler)."
+)
+
+
+def _chunk_rows_option(func: Any) -> Any:
+    return click.option(
+        "--chunk-rows",
+        type=int,
+        default=50_000,
+        show_default=True,
+        help="Rows per job of the streamed path (whole partitions).",
+    )(func)
 
 
 def _epsilons(value: str | None) -> tuple[float, ...]:
@@ -52,7 +80,9 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
 
 @click.command()
 @click.argument("input_path", metavar="INPUT")
-@click.option("-o", "--output", required=True, help="Release file (.csv, .tsv or .parquet).")
+@output_options(
+    "Release file (.csv, .tsv or .parquet; on the streamed path also a directory of Parquet parts)."
+)
 @click.option("-k", "--k", "k", type=int, default=None, help="Anonymity level k ≥ 1 (for all).")
 @click.option(
     "--k-column",
@@ -77,13 +107,7 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
     default=None,
     help="Records per partition (≥ 2k; default per method).",
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=None,
-    help="Seed for the privacy randomness (default: OS entropy). Anyone who knows the "
-    "seed can redo the random choice of the true assignment: tests/experiments only.",
-)
+@seed_option
 @click.option("--weights", default=None, help="Attribute weights for GCP, e.g. age=2,sex=0.5.")
 @click.option(
     "--time-limit",
@@ -110,9 +134,8 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
     help="b-matching/agglomerative: CSV with one column per QI and one row per record giving "
     "the cost of starring each cell.",
 )
-@scale_options
-@click.option("--report", "report_path", default=None, help="Write the JSON audit manifest here.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
+@executor_options(EXECUTOR_MEANING)
+@_chunk_rows_option
 @table_input_options
 def anonymize(
     input_path: str,
@@ -137,22 +160,25 @@ def anonymize(
     chunk_rows: int,
     report_path: str | None,
     quiet: bool,
+    fmt: str,
     sep: str | None,
     names: str | None,
     quotechar: str,
     na_values: str | None,
     drop_missing: bool,
 ) -> None:
-    """Anonymize INPUT into a verified k-anonymous release."""
+    """Publish a table k-anonymous, verified.
+
+    INPUT is published k-anonymous (--k) or adaptively anonymous (--k-column, suppression
+    methods); the release is verified before it is written."""
     from anonymatch.tables.cells import write_release
     from anonymatch.tables.pipeline import anonymize as run
 
     started = time.perf_counter()
-    if workers is not None and workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}")
+    check_workers(workers)
     if time_limit <= 0:
         raise InputError(f"--time-limit must be positive, got {time_limit}")
-    csv = csv_options(sep, names, quotechar)
+    csv = csv_options(sep, names, quotechar, fmt)
     streamed = _streamed_executor(input_path, output, csv, executor, scheduler, workers)
     for path in (None if streamed else output, report_path):
         check_output_path(path, input_path)
@@ -189,6 +215,7 @@ def anonymize(
             scheduler=scheduler,
             workers=workers,
             progress=not quiet,
+            replace=True,  # output_options refused an existing output without --force
         )
         _finish(report, input_path, output, report_path, started, quiet)
         return
@@ -213,7 +240,6 @@ def anonymize(
             na_values=na_tokens(na_values),
             drop_missing=drop_missing,
             time_limit=time_limit,
-            progress=None if quiet else lambda msg: click.echo(msg, err=True),
         )
     else:
         if k_column is not None or epsilons or neighbours is not None or cell_weights:
@@ -290,6 +316,10 @@ def _streamed_executor(
     """The executor of the streamed path, or None for the in-memory path."""
     from anonymatch.tables.stream import count_rows, is_directory_output
 
+    if executor == "threads":
+        if scheduler:
+            raise InputError("--scheduler needs --executor dask or auto")
+        return None
     if scheduler or (executor == "auto" and workers is not None):
         return "dask"
     if executor != "auto":
@@ -361,7 +391,9 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
     "path) is then checked partition by partition, streaming both files.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@scale_options
+@executor_options(VERIFY_EXECUTOR_MEANING)
+@_chunk_rows_option
+@verbosity_options
 @table_input_options
 def verify(
     original: str,
@@ -373,23 +405,27 @@ def verify(
     manifest: str | None,
     as_json: bool,
     executor: str,
-    scheduler: str | None,
     workers: int | None,
+    scheduler: str | None,
     chunk_rows: int,
+    fmt: str,
     sep: str | None,
     names: str | None,
     quotechar: str,
     na_values: str | None,
     drop_missing: bool,
 ) -> None:
-    """Check that PUBLISHED is k-anonymous (--k), or adaptively anonymous with each person's
-    level from --k-column, w.r.t. ORIGINAL (exit 0 iff it is)."""
+    """Check that a table release is k-anonymous.
+
+    Is PUBLISHED k-anonymous w.r.t. ORIGINAL? Exit 0 iff it is. With --k-column instead of --k:
+    adaptively anonymous, each person's level read from that column."""
     from anonymatch.tables.pipeline import verify_release
 
     if (k is None) == (k_column is None):
         raise InputError("give exactly one of --k and --k-column")
+    check_workers(workers)
     partitions = _manifest_partitions(manifest)
-    if partitions is not None and k is not None:
+    if partitions is not None and k is not None and executor != "threads":
         from anonymatch.tables.streamed import verify_file
 
         dask = scheduler or (executor == "auto" and workers is not None)
@@ -400,7 +436,7 @@ def verify(
             k,
             Schema.build(comma_list(qi), comma_list(numeric)),
             partitions,
-            csv=csv_options(sep, names, quotechar),
+            csv=csv_options(sep, names, quotechar, fmt),
             na_values=na_tokens(na_values),
             drop_missing=drop_missing,
             chunk_rows=chunk_rows,
@@ -418,7 +454,7 @@ def verify(
                 f" {result['min_matches_original']}"
             )
         sys.exit(0 if result["passed"] else 1)
-    orig = read_table(original, csv_options(sep, names, quotechar))
+    orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     pub = read_table(published)
     if k_column is not None:
         from anonymatch.tables.adaptive import verify_adaptive_release
@@ -468,8 +504,9 @@ def verify(
 @click.option("--k-column", default=None, help="Column of ORIGINAL with each person's level.")
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="Numeric QIs.")
-@click.option("--seed", type=int, default=None, help="Seed for choosing the known matches.")
+@seed_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@verbosity_options
 @table_input_options
 def attack(
     original: str,
@@ -483,27 +520,32 @@ def attack(
     numeric: str | None,
     seed: int | None,
     as_json: bool,
+    fmt: str,
     sep: str | None,
     names: str | None,
     quotechar: str,
     na_values: str | None,
     drop_missing: bool,
 ) -> None:
-    """Simulate an adversary who knows KNOWN true matches: how many published rows can each
-    other person still be (Choromanski et al. §4), and how often a random attack succeeds."""
+    """Simulate an adversary who knows some true matches.
+
+    The adversary knows --known true matches of PUBLISHED (a release of ORIGINAL): how many
+    published rows can each other person still be (Choromanski et al. §4), and how often a random
+    attack succeeds."""
     from anonymatch.tables.adaptive import attack_release
 
     if (k is None) == (k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     ids = [k_column] if k_column else []
     schema = Schema.build(comma_list(qi), comma_list(numeric), sensitive=[key], identifiers=ids)
-    orig = read_table(original, csv_options(sep, names, quotechar))
+    orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     pub = read_table(published)
+    seed = draw_seed(seed)
     report = attack_release(
         pub, orig, schema, key, known, trials, k, k_column, seed, na_tokens(na_values), drop_missing
     )
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        click.echo(json.dumps({**report.to_dict(), "seed": seed}, indent=2))
         return
     click.echo(
         f"adversary knows {report.known} true matches; {report.trials} trials,"
@@ -522,7 +564,7 @@ def attack(
     )
     click.echo(
         f"random attack success probability: {report.success_probability:.4f}"
-        f" (worst trial {report.worst_trial_success_probability:.4f})"
+        f" (worst trial {report.worst_trial_success_probability:.4f}); seed {seed}"
     )
 
 
@@ -533,6 +575,7 @@ def attack(
 @click.option("--numeric", default=None, help="Numeric QIs (published as ranges).")
 @click.option("--weights", default=None, help="Attribute weights, e.g. age=2,sex=0.5.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@verbosity_options
 @table_input_options
 def evaluate(
     original: str,
@@ -541,17 +584,20 @@ def evaluate(
     numeric: str | None,
     weights: str | None,
     as_json: bool,
+    fmt: str,
     sep: str | None,
     names: str | None,
     quotechar: str,
     na_values: str | None,
     drop_missing: bool,
 ) -> None:
-    """Information loss (GCP, NCP per QI) of one or more releases of ORIGINAL."""
+    """Report the information loss of table releases.
+
+    GCP and NCP per QI of one or more releases of ORIGINAL."""
     from anonymatch.tables.pipeline import evaluate_release
 
     schema = Schema.build(comma_list(qi), comma_list(numeric), weights=parse_weights(weights))
-    orig = read_table(original, csv_options(sep, names, quotechar))
+    orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     results = {
         p: evaluate_release(read_table(p), orig, schema, na_tokens(na_values), drop_missing)
         for p in published
@@ -578,11 +624,18 @@ def evaluate(
 @click.command("check-kl")
 @click.argument("table")
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
-@click.option("-l", "--l", "level", required=True, type=int, help="Attributes the adversary knows.")
+@click.option(
+    "--known",
+    "level",
+    required=True,
+    type=int,
+    help="Attributes the adversary may know (the ℓ of (k,ℓ)-anonymity).",
+)
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Numeric attributes (5 and 5..5 are one value).")
 @click.option("--show", type=int, default=10, show_default=True, help="Violations to print.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@verbosity_options
 @table_input_options
 def check_kl_cmd(
     table: str,
@@ -592,17 +645,20 @@ def check_kl_cmd(
     numeric: str | None,
     show: int,
     as_json: bool,
+    fmt: str,
     sep: str | None,
     names: str | None,
     quotechar: str,
     na_values: str | None,
     drop_missing: bool,
 ) -> None:
-    """Is TABLE (an original or a release) (k,ℓ)-anonymous? Exit 0 iff it is."""
+    """Check that a table is (k,ℓ)-anonymous.
+
+    Is TABLE (an original or a release) (k,ℓ)-anonymous? Exit 0 iff it is."""
     from anonymatch.core.counting import check_kl
     from anonymatch.tables.schema import Schema, missing_qi_mask
 
-    frame = read_table(table, csv_options(sep, names, quotechar))
+    frame = read_table(table, csv_options(sep, names, quotechar, fmt))
     attrs = comma_list(qi)
     if drop_missing:
         schema = Schema.build(attrs)
@@ -618,22 +674,21 @@ def check_kl_cmd(
 
 @click.command("anonymize-kl")
 @click.argument("input_path", metavar="INPUT")
-@click.option("-o", "--output", required=True, help="Release file (.csv, .tsv or .parquet).")
+@output_options("Release file (.csv, .tsv or .parquet).")
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
-@click.option("-l", "--l", "level", required=True, type=int, help="Attributes the adversary knows.")
+@click.option(
+    "--known",
+    "level",
+    required=True,
+    type=int,
+    help="Attributes the adversary may know (the ℓ of (k,ℓ)-anonymity).",
+)
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Attributes published as ranges.")
 @click.option("--sensitive", default=None, help="Sensitive columns (kept as they are).")
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option("--weights", default=None, help="Attribute weights for GCP, e.g. age=2.")
-@click.option(
-    "--seed",
-    type=int,
-    default=None,
-    help="Seed for the row shuffle (default: OS entropy); tests/experiments only.",
-)
-@click.option("--report", "report_path", default=None, help="Write the JSON manifest here.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary.")
+@seed_option
 @table_input_options
 def anonymize_kl_cmd(
     input_path: str,
@@ -648,13 +703,16 @@ def anonymize_kl_cmd(
     seed: int | None,
     report_path: str | None,
     quiet: bool,
+    fmt: str,
     sep: str | None,
     names: str | None,
     quotechar: str,
     na_values: str | None,
     drop_missing: bool,
 ) -> None:
-    """Publish INPUT (k,ℓ)-anonymous by global generalization (hypergraph algorithm), verified."""
+    """Publish a table (k,ℓ)-anonymous, verified.
+
+    Global generalization of INPUT by the hypergraph algorithm; the release is verified."""
     from anonymatch.core.manifest import finish_manifest, write_manifest
     from anonymatch.tables.cells import write_release
     from anonymatch.tables.kl import anonymize_kl
@@ -662,7 +720,9 @@ def anonymize_kl_cmd(
     started = time.perf_counter()
     for path in (output, report_path):
         check_output_path(path, input_path)
-    frame = read_table(input_path, csv_options(sep, names, quotechar))
+    bar = stage_bar(3, quiet, "anonymize-kl")  # read, anonymize, write
+    frame = read_table(input_path, csv_options(sep, names, quotechar, fmt))
+    bar.update()
     release = anonymize_kl(
         frame,
         k,
@@ -675,9 +735,11 @@ def anonymize_kl_cmd(
         weights=parse_weights(weights),
         na_values=na_tokens(na_values),
         drop_missing=drop_missing,
-        progress=progress_printer(quiet),
     )
+    bar.update()
     write_release(output, release.table, release.cells, release.qi)
+    bar.update()
+    bar.close()
     report = finish_manifest(
         dict(release.report), input_path, output, started, command="anonymize-kl"
     )

@@ -41,12 +41,18 @@ class KMRelease:
         return "".join(json.dumps({"items": t}) + "\n" for t in self.transactions)
 
 
-def read_transactions(path: str) -> tuple[sp.csr_array, np.ndarray]:
+KM_FORMATS = ("auto", "dat", "jsonl")
+
+
+def read_transactions(path: str, fmt: str = "auto") -> tuple[sp.csr_array, np.ndarray]:
     """Transactions from a FIMI ``.dat`` file or a k^m release (JSON Lines with ``items``; a
-    generalized item ``a|b`` is one item). Empty transactions are kept."""
+    generalized item ``a|b`` is one item). Empty transactions are kept. ``fmt`` is ``dat``,
+    ``jsonl`` or ``auto`` (by the extension)."""
     from anonymatch.sets.methods.km import read_fimi
 
-    if str(path).lower().endswith((".jsonl", ".json")):
+    if fmt not in KM_FORMATS:
+        raise InputError(f"unknown format {fmt!r} (expected one of {', '.join(KM_FORMATS)})")
+    if fmt == "jsonl" or (fmt == "auto" and str(path).lower().endswith((".jsonl", ".json"))):
         rows: list[list[str]] = []
         try:
             with open(path, encoding="utf-8") as fh:

@@ -78,7 +78,7 @@ def _validate(t: Transactions, k: int | None, ell: int | None, method: str) -> i
     if level > t.n:
         raise InputError(f"{name} = {level} exceeds the {t.n} records")
     if ell is not None and t.labels is None:
-        raise InputError("ℓ-diversity needs sensitive labels (--labels or --label-column)")
+        raise InputError("ℓ-diversity needs sensitive labels (--sensitive-file or --sensitive)")
     if method == "cahd" and ell is None:
         raise InputError("method cahd is an ℓ-diversity baseline: give --l")
     if ell is not None:

@@ -20,12 +20,20 @@ from anonymatch.core.errors import InputError
 @dataclass(frozen=True)
 class CsvOptions:
     """How to read a CSV file. ``sep`` None means: tab for .tsv/.tab, else comma. ``names``
-    gives column names for a file without a header line."""
+    gives column names for a file without a header line. ``fmt`` forces the reader: ``csv``
+    (comma unless ``sep``), ``tsv`` (tab), ``parquet``; ``auto`` decides by the extension."""
 
     sep: str | None = None
     names: Sequence[str] | None = None
     quotechar: str = '"'
     skip_initial_space: bool = True
+    fmt: str = "auto"
+
+    def reads_parquet(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` is read as Parquet (a directory of parts always is)."""
+        if self.fmt == "auto":
+            return is_parquet(path)
+        return self.fmt == "parquet"
 
 
 def is_parquet(path: str | os.PathLike[str]) -> bool:
@@ -44,7 +52,7 @@ def read_table(path: str | os.PathLike[str], options: CsvOptions | None = None) 
         raise InputError(f"input is a directory, not a file: {path}")
     if not os.access(p, os.R_OK):
         raise InputError(f"input file is not readable: {path}")
-    frame = _read_parquet(p) if is_parquet(p) else _read_csv(p, options)
+    frame = _read_parquet(p) if options.reads_parquet(p) else _read_csv(p, options)
     if len(frame) == 0:
         raise InputError(f"input has no data rows: {path}")
     return frame
@@ -61,6 +69,8 @@ def csv_separator(path: Path, options: CsvOptions) -> str:
     """The field separator: ``options.sep``, else tab for .tsv/.tab, else comma."""
     if options.sep is not None:
         return options.sep
+    if options.fmt in ("csv", "tsv"):
+        return "," if options.fmt == "csv" else "\t"
     return "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
 
 

@@ -50,7 +50,7 @@ def count_rows(path: str | os.PathLike[str], options: CsvOptions | None = None) 
     """Data rows of a table: exact from Parquet metadata; for CSV estimated from the file size
     and the first MiB of lines (cheap; used only to choose between in-memory and streaming)."""
     p = Path(path)
-    if p.is_dir() or is_parquet(p):
+    if p.is_dir() or (options or CsvOptions()).reads_parquet(p):
         return int(_parquet_dataset(p).count_rows())
     size = p.stat().st_size
     with open(p, "rb") as fh:
@@ -74,7 +74,7 @@ def iter_table_batches(
         raise InputError(f"input file not found: {path}")
     if not os.access(p, os.R_OK):
         raise InputError(f"input file is not readable: {path}")
-    if p.is_dir() or is_parquet(p):
+    if p.is_dir() or options.reads_parquet(p):
         yield from _parquet_batches(p, batch_rows)
     else:
         yield from _csv_batches(p, options, batch_rows)
@@ -156,16 +156,17 @@ class ReleaseWriter:
     Kinds by path: ``.csv``/``.tsv`` one text file, ``.parquet`` one Parquet file, a path with
     no extension (or ending in ``/``) a directory of ``part-NNNNN.parquet`` files. Everything
     goes to a temporary name beside the target; ``commit`` renames it into place (replacing an
-    existing file; an existing directory is refused up front). Used as a context manager, an
-    exception or Ctrl-C before ``commit`` removes the temporary output."""
+    existing file; an existing directory is refused up front unless ``replace``, then swapped
+    out at ``commit``). Used as a context manager, an exception or Ctrl-C before ``commit``
+    removes the temporary output."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], replace: bool = False) -> None:
         self.target = Path(str(path).rstrip("/" + os.sep) or str(path))
         self.directory = is_directory_output(path)
         parent = self.target.parent if str(self.target.parent) else Path(".")
         if not parent.is_dir():
             raise InputError(f"output directory does not exist: {parent}")
-        if self.directory and self.target.exists():
+        if self.directory and self.target.exists() and not replace:
             raise InputError(f"output {self.target} already exists; remove it or pick a new name")
         prefix = f".{self.target.name}."
         if self.directory:
@@ -201,6 +202,13 @@ class ReleaseWriter:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+        if self.directory and self.target.is_dir():  # replace=True: swap the old one out
+            old = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", suffix=".old",
+                                        dir=self.tmp.parent))  # fmt: skip
+            os.replace(self.target, old / "release")
+            os.replace(self.tmp, self.target)
+            shutil.rmtree(old, ignore_errors=True)
+            return
         os.replace(self.tmp, self.target)
 
     def abort(self) -> None:

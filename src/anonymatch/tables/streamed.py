@@ -285,9 +285,11 @@ def anonymize_file(
     scheduler: str | None = None,
     workers: int | None = None,
     progress: bool = False,
+    replace: bool = False,
 ) -> dict[str, object]:
     """Anonymize a table file into a verified, partition-ordered release file (or directory of
     Parquet parts) without holding more than a few chunks of rows; returns the manifest.
+    ``replace`` lets an existing directory of parts be replaced (at the end, atomically).
 
     Raises InputError, InfeasibleError (k > rows) or VerificationError (a partition failed
     verification; nothing is written). Complexity: O(n·d log n) for the order plus the method's
@@ -307,7 +309,7 @@ def anonymize_file(
     if chunk_rows < 1:
         raise InputError(f"--chunk-rows must be at least 1, got {chunk_rows}")
     with (
-        ReleaseWriter(output) as writer,
+        ReleaseWriter(output, replace=replace) as writer,
         tempfile.TemporaryDirectory(prefix="anonymatch-spill-") as spill,
     ):
         t0 = time.perf_counter()

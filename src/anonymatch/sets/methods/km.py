@@ -11,6 +11,7 @@ so counts never fall.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +20,8 @@ import scipy.sparse as sp
 
 from anonymatch.core.counting import check_k
 from anonymatch.core.errors import InfeasibleError, InputError
+
+_log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------------------------
 # transactions (k^m)
@@ -183,8 +186,7 @@ def km_anonymize(
             continue
         codes = np.concatenate([f.codes for f in rare])
         counts = np.concatenate([f.counts for f in rare])
-        if progress is not None:
-            progress(f"level {s}: {len(counts)} rare itemsets")
+        (progress or _log.info)(f"level {s}: {len(counts)} rare itemsets")
         for rep in codes[np.argsort(counts, kind="stable")]:
             while True:
                 point = np.unique(grouping.group_of[rep])

@@ -42,6 +42,7 @@ Both run on all pairs for small n and on candidate neighbourhoods beyond (see
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -53,6 +54,8 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from anonymatch.core.errors import InfeasibleError
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, SYMMETRIC_ALL_PAIRS_MAX_N
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_EPSILONS = tuple(2.0**-e for e in range(1, 11))  # the paper's sweep, §5
 _COST_SCALE = 2**24  # integer costs for the min-cost flow: max cost ↦ 2^24
@@ -424,6 +427,5 @@ def variational_bmatching(
             if np.array_equal(stars, seen):
                 break
             seen = stars
-        if progress is not None:
-            progress(f"eps={eps:g}: best {best.star_total(problem):g} stars")
+        (progress or _log.info)(f"eps={eps:g}: best {best.star_total(problem):g} stars")
     return best

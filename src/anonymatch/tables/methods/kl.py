@@ -37,6 +37,7 @@ Departures from the slides, for tractability (each is also stated where it happe
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
@@ -49,6 +50,8 @@ from anonymatch.core.errors import InfeasibleError
 from anonymatch.tables.methods._partition import segment_ranges
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import EncodedQI
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -319,8 +322,7 @@ def kl_anonymize(
             rare = np.flatnonzero(counts < k)
             if not len(rare):
                 continue
-            if progress is not None:
-                progress(f"level {s}, attributes {subset}: {len(rare)} rare points")
+            (progress or _log.info)(f"level {s}, attributes {subset}: {len(rare)} rare points")
             first = np.full(len(counts), -1, np.int64)
             first[ids[::-1]] = np.arange(n)[::-1]
             order = rare[np.argsort(counts[rare], kind="stable")]
