@@ -156,6 +156,7 @@ def anonymize(
     --------
     verify : Check a release against the original.
     evaluate : Measure the utility of a release.
+    anonymatch.tables.adaptive.anonymize_adaptive : Per-record levels by b-matching.
 
     Notes
     -----
@@ -168,6 +169,8 @@ def anonymize(
     ----------
     .. [1] K. Doka, M. Xue, D. Tsoumakos, P. Karras, "k-Anonymization by freeform
        generalization", ASIA CCS 2015.
+    .. [2] K. Choromanski, T. Jebara, K. Tang, "Adaptive anonymity via b-matching",
+       NIPS 2013 (per-record levels and suppression: ``anonymize_adaptive``).
 
     Examples
     --------
