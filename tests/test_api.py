@@ -94,5 +94,9 @@ def test_tables_front_validates() -> None:
         anonymatch.anonymize(frame, k=2, qi="n0", seed=-1)
     with pytest.raises(anonymatch.InputError, match="weights"):
         anonymatch.anonymize(frame, k=2, qi="n0", weights={"n0": -1.0})
+    with pytest.raises(anonymatch.InputError, match="^partition_size must"):
+        anonymatch.anonymize(frame, k=2, qi="n0", partition_size=0)
+    with pytest.raises(anonymatch.InputError, match="^time_limit must"):
+        anonymatch.anonymize(frame, k=2, qi="n0", time_limit=-1)
     with pytest.raises(anonymatch.InfeasibleError):
         anonymatch.anonymize(frame, k=13, qi="n0")

@@ -14,6 +14,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.validation import (
     check_k,
     check_optional_level,
+    check_positive_number,
     check_seed,
     check_weights,
     column_list,
@@ -133,6 +134,13 @@ def test_valid_weights_become_floats(weights: dict[str, float]) -> None:
 def test_bad_weights_are_input_errors(bad: object) -> None:
     with pytest.raises(InputError, match="weights"):
         check_weights(bad)
+
+
+@pytest.mark.parametrize("bad", [0, -1.5, math.inf, math.nan, True, "60"])
+def test_positive_numbers(bad: object) -> None:
+    assert check_positive_number(2, "time_limit") == 2.0
+    with pytest.raises(InputError, match="^time_limit must be a positive number"):
+        check_positive_number(bad, "time_limit")
 
 
 def test_no_weights() -> None:

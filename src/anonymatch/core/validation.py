@@ -18,6 +18,7 @@ from anonymatch.core.errors import InputError
 __all__ = [
     "check_k",
     "check_optional_level",
+    "check_positive_number",
     "check_seed",
     "check_weights",
     "column_list",
@@ -81,6 +82,16 @@ def check_k(value: object, name: str = "k") -> int:
 def check_optional_level(value: object, name: str) -> int | None:
     """``None``, or a positive int as in ``check_k``."""
     return None if value is None else check_k(value, name)
+
+
+def check_positive_number(value: object, name: str) -> float:
+    """``value`` as a finite float > 0 (a bool is not a number); ``InputError`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"{name} must be a positive number, got {value!r}")
+    number = float(value)
+    if not (math.isfinite(number) and number > 0):
+        raise InputError(f"{name} must be a positive number, got {value!r}")
+    return number
 
 
 def check_seed(value: object, name: str = "seed") -> int | None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.validation import check_k, check_seed, type_name
+from anonymatch.core.validation import check_k, check_optional_level, check_seed, type_name
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -174,7 +174,7 @@ def anonymize(
         chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else check_k(chunk_rows, "chunk_rows"),
         executor=executor,
         scheduler=scheduler,
-        workers=workers,
+        workers=check_optional_level(workers, "workers"),
         seed=check_seed(seed),
         epsilon=None if epsilon is None else _number(epsilon, "epsilon"),
         dp=dp,

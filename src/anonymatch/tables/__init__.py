@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from anonymatch.core.front import keep_functions
 from anonymatch.core.validation import (
     check_k,
+    check_optional_level,
+    check_positive_number,
     check_seed,
     check_weights,
     column_list,
@@ -146,7 +148,8 @@ def anonymize(
     TypeError
         ``data`` is not a DataFrame or a column list is not a list of names.
     InputError
-        Bad parameter or data (unknown column or method, k < 1, negative seed, bad weights…).
+        Bad parameter or data (unknown column or method, k < 1, negative seed, bad weights,
+        non-positive partition_size, time_limit or workers…).
     InfeasibleError
         k is larger than the number of rows.
     VerificationError
@@ -197,13 +200,13 @@ def anonymize(
         column_list(sensitive, "sensitive"),
         column_list(identifiers, "identifiers"),
         method=method,
-        partition_size=partition_size,
+        partition_size=check_optional_level(partition_size, "partition_size"),
         seed=check_seed(seed),
         weights=check_weights(weights),
         na_values=_na(na_values),
         drop_missing=drop_missing,
-        time_limit=time_limit,
-        workers=workers,
+        time_limit=check_positive_number(time_limit, "time_limit"),
+        workers=check_optional_level(workers, "workers"),
         progress=progress,
     )
 
