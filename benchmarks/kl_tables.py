@@ -120,7 +120,7 @@ def main() -> None:
                     "attributes": len(qi),
                     "k": k,
                     "method": method,
-                    "gcp": rel2.report["information_loss"]["gcp"],  # type: ignore[index]
+                    "gcp": rel2.report["loss"]["gcp"],  # type: ignore[index]
                     "seconds": time.perf_counter() - t0,
                 }
                 rows.append(row)

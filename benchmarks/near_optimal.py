@@ -50,9 +50,9 @@ def main() -> None:
                 t0 = time.perf_counter()
                 release = anonymatch.anonymize(
                     frame,
-                    k,
-                    ADULT_QI,
-                    ADULT_NUMERIC,
+                    k=k,
+                    qi=ADULT_QI,
+                    numeric=ADULT_NUMERIC,
                     sensitive=["income"],
                     method=m,
                     seed=s,

@@ -48,7 +48,7 @@ def main() -> None:
                         *ADULT_CLI,
                     ]
                 )
-                gcp = json.loads(report.read_text())["information_loss"]["gcp"]
+                gcp = json.loads(report.read_text())["loss"]["gcp"]
                 rows.append(
                     {
                         "method": method,

@@ -51,7 +51,7 @@ def anonymize(src: Path, out: Path, *extra: str) -> dict[str, object]:
     return {
         "wall": run["wall"],
         "peak_mib": run["peak_mib"],
-        "gcp": manifest["information_loss"]["gcp"],
+        "gcp": manifest["loss"]["gcp"],
         "partitions": manifest["parameters"]["partitions"],
         "scan_and_order": manifest["seconds"].get("scan_and_order"),
         "manifest": str(report),

@@ -122,9 +122,10 @@ def test_public_api_exports() -> None:
     import anonymatch
 
     x, _ = communities(groups=4, size=10, seed=6)
-    release = anonymatch.anonymize_sparse(x, 4, seed=0)
-    assert anonymatch.verify_sparse(release.published, x, 4).passed
-    figures = anonymatch.edge_metrics(x, release.published)
+    release = anonymatch.sparse.anonymize(x, k=4, seed=0)
+    assert release.release is release.published
+    assert anonymatch.sparse.verify(x, release.release, k=4).passed
+    figures = anonymatch.sparse.evaluate(x, release)
     assert figures.jaccard == release.report["loss"]["jaccard"]
-    assert {"anonymize_sparse", "anonymize_sparse_stream", "read_sparse"} <= set(anonymatch.__all__)
-    assert "anonymize" in anonymatch.__all__  # the table API is still there
+    assert {"sparse", "anonymize", "verify", "evaluate"} <= set(anonymatch.__all__)
+    assert not hasattr(anonymatch, "anonymize_sparse")  # moved to anonymatch.sparse

@@ -269,8 +269,14 @@ def test_theorem2_stars_never_increase(seed, symmetric, adaptive):
     x = rng.integers(0, int(rng.integers(2, 4)), (n, d))
     delta = rng.integers(1, 5, n) if adaptive else np.full(n, int(rng.integers(2, 5)))
     p = _problem(x, np.minimum(delta, n))
-    history = [h[2] for h in variational_bmatching(p, symmetric=symmetric).history]
-    assert all(b <= a for a, b in zip(history, history[1:], strict=False))
+    result = variational_bmatching(p, symmetric=symmetric)
+    # Theorem 2 holds for one ε: the reweighting iterations of a fixed ε never add stars. A new,
+    # smaller ε restarts from other weights and may start higher (seed 1813: 17 -> 18 stars at
+    # ε = 2^-6); the returned solution is the best over the whole sweep.
+    for eps in {h[0] for h in result.history}:
+        run = [h[2] for h in result.history if h[0] == eps]
+        assert all(b <= a for a, b in zip(run, run[1:], strict=False))
+    assert result.star_total(p) <= min(h[2] for h in result.history)
 
 
 # --- properties of every release ------------------------------------------------------------

@@ -22,7 +22,13 @@ def adult_slice():  # type: ignore[no-untyped-def]
 def test_freeform_beats_mondrian_and_is_verified(adult_slice) -> None:  # type: ignore[no-untyped-def]
     runs = {
         m: anonymatch.anonymize(
-            adult_slice, 10, ADULT_QI, ADULT_NUMERIC, ["income"], method=m, seed=1
+            adult_slice,
+            k=10,
+            qi=ADULT_QI,
+            numeric=ADULT_NUMERIC,
+            sensitive=["income"],
+            method=m,
+            seed=1,
         )
         for m in ("hungarian", "mondrian")
     }
@@ -33,5 +39,5 @@ def test_freeform_beats_mondrian_and_is_verified(adult_slice) -> None:  # type: 
     assert gcp["hungarian"] < 0.8 * gcp["mondrian"]
     # the independent check agrees with the one anonymize ran
     assert anonymatch.verify(
-        runs["hungarian"].table, adult_slice, 10, ADULT_QI, ADULT_NUMERIC
+        adult_slice, runs["hungarian"].release, k=10, qi=ADULT_QI, numeric=ADULT_NUMERIC
     ).passed

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import anonymatch
 from anonymatch.tables.methods import METHOD_NAMES, registry
-from anonymatch.tables.pipeline import prepare
+from anonymatch.tables.pipeline import Release, prepare
 from anonymatch.tables.recode import recode
 from anonymatch.tables.schema import Schema
 from anonymatch.tables.verify import compatibility
@@ -45,15 +45,26 @@ TABLE1_MATCHES = [
 ]
 
 
-def _anonymize(frame: pd.DataFrame, k: int, method: str, **kw: object) -> anonymatch.Release:
+def _anonymize(frame: pd.DataFrame, k: int, method: str, **kw: object) -> Release:
     qi = [c for c in frame.columns if c != "s"]
     numeric = [c for c in qi if c.startswith("n") or c in ("Age", "Salary")]
-    return anonymatch.anonymize(frame, k, qi, numeric, sensitive=["s"], method=method, seed=1, **kw)  # type: ignore[arg-type]
+    return anonymatch.anonymize(
+        frame,
+        k=k,
+        qi=qi,
+        numeric=numeric,
+        sensitive=["s"],
+        method=method,
+        seed=1,
+        **kw,  # type: ignore[arg-type]
+    )
 
 
 def test_paper_table1_release_is_verified_with_the_papers_matches() -> None:
     schema = Schema.build(["Age", "Salary"], numeric=["Age", "Salary"])
-    report = anonymatch.verify(TABLE1_RELEASE, TABLE1, 3, ["Age", "Salary"], ["Age", "Salary"])
+    report = anonymatch.verify(
+        TABLE1, TABLE1_RELEASE, k=3, qi=["Age", "Salary"], numeric=["Age", "Salary"]
+    )
     assert report.passed and report.min_matches_original == 3
     _, enc, _ = prepare(TABLE1, schema)
     from anonymatch.tables.cells import parse_cells
@@ -164,8 +175,9 @@ def test_seed_makes_release_reproducible_and_entropy_does_not() -> None:
     a = _anonymize(frame, 3, "hungarian").table
     b = _anonymize(frame, 3, "hungarian").table
     pd.testing.assert_frame_equal(a, b)
-    c = anonymatch.anonymize(frame, 3, ["n0", "n1", "c0", "c1"], ["n0", "n1"], ["s"]).table
-    d = anonymatch.anonymize(frame, 3, ["n0", "n1", "c0", "c1"], ["n0", "n1"], ["s"]).table
+    roles = {"qi": ["n0", "n1", "c0", "c1"], "numeric": ["n0", "n1"], "sensitive": ["s"]}
+    c = anonymatch.anonymize(frame, k=3, **roles).table  # type: ignore[arg-type]
+    d = anonymatch.anonymize(frame, k=3, **roles).table  # type: ignore[arg-type]
     assert not c.equals(d)  # OS entropy: different shuffles (equal with probability ~1/80!)
 
 
@@ -174,7 +186,7 @@ def test_identifiers_dropped_and_other_columns_kept() -> None:
     frame.insert(0, "name", [f"p{i}" for i in range(30)])
     frame["note"] = [f"x{i}" for i in range(30)]
     release = anonymatch.anonymize(
-        frame, 3, ["n0", "c0"], ["n0"], ["s"], identifiers=["name"], seed=2
+        frame, k=3, qi=["n0", "c0"], numeric=["n0"], sensitive=["s"], identifiers=["name"], seed=2
     )
     assert "name" not in release.table.columns
     assert list(release.table.columns) == ["n0", "n1", "c0", "c1", "s", "note"]
@@ -187,8 +199,10 @@ def test_identifiers_dropped_and_other_columns_kept() -> None:
 def test_weights_change_the_objective() -> None:
     frame = random_frame(120, 9, 2, 2, 6)
     qi = ["n0", "n1", "c0", "c1"]
-    plain = anonymatch.anonymize(frame, 4, qi, ["n0", "n1"], seed=1)
-    heavy = anonymatch.anonymize(frame, 4, qi, ["n0", "n1"], seed=1, weights={"n0": 50.0})
+    plain = anonymatch.anonymize(frame, k=4, qi=qi, numeric=["n0", "n1"], seed=1)
+    heavy = anonymatch.anonymize(
+        frame, k=4, qi=qi, numeric=["n0", "n1"], seed=1, weights={"n0": 50.0}
+    )
     ncp_plain = plain.report["loss"]["ncp"]["n0"]  # type: ignore[index]
     ncp_heavy = heavy.report["loss"]["ncp"]["n0"]  # type: ignore[index]
     assert ncp_heavy < ncp_plain

@@ -8,7 +8,7 @@ import pytest
 
 import anonymatch
 from anonymatch.tables.cells import parse_cells
-from anonymatch.tables.pipeline import prepare
+from anonymatch.tables.pipeline import Release, prepare
 from anonymatch.tables.schema import Schema
 from anonymatch.tables.verify import compatibility
 from tests.factories import random_frame
@@ -18,9 +18,9 @@ NUM = ["n0", "n1"]
 
 
 @pytest.fixture(scope="module")
-def honest() -> tuple[pd.DataFrame, anonymatch.Release]:
+def honest() -> tuple[pd.DataFrame, Release]:
     frame = random_frame(60, 11, 2, 2, 5)
-    return frame, anonymatch.anonymize(frame, 3, QI, NUM, ["s"], seed=3)
+    return frame, anonymatch.anonymize(frame, k=3, qi=QI, numeric=NUM, sensitive=["s"], seed=3)
 
 
 def _degrees(frame: pd.DataFrame, table: pd.DataFrame) -> np.ndarray:
@@ -36,13 +36,13 @@ def _tight_pair(frame: pd.DataFrame, table: pd.DataFrame) -> tuple[int, int]:
     return i, int(np.flatnonzero(dense[i])[0])
 
 
-def test_honest_release_passes(honest: tuple[pd.DataFrame, anonymatch.Release]) -> None:
+def test_honest_release_passes(honest: tuple[pd.DataFrame, Release]) -> None:
     frame, release = honest
-    assert anonymatch.verify(release.table, frame, 3, QI, NUM).passed
-    assert not anonymatch.verify(release.table, frame, 4, QI, NUM).passed
+    assert anonymatch.verify(frame, release.table, k=3, qi=QI, numeric=NUM).passed
+    assert not anonymatch.verify(frame, release.table, k=4, qi=QI, numeric=NUM).passed
 
 
-def test_narrowed_range_is_rejected(honest: tuple[pd.DataFrame, anonymatch.Release]) -> None:
+def test_narrowed_range_is_rejected(honest: tuple[pd.DataFrame, Release]) -> None:
     frame, release = honest
     table = release.table.copy()
     i, j = _tight_pair(frame, table)
@@ -53,20 +53,20 @@ def test_narrowed_range_is_rejected(honest: tuple[pd.DataFrame, anonymatch.Relea
     table.at[j, "n0"] = f"{v + 1}..{max(int(hi), v + 1)}" if int(lo) == v else f"{lo}..{v - 1}"
     if int(lo) < v < int(hi):
         table.at[j, "n0"] = f"{v + 1}..{hi}"
-    report = anonymatch.verify(table, frame, 3, QI, NUM)
+    report = anonymatch.verify(frame, table, k=3, qi=QI, numeric=NUM)
     assert not report.passed and report.min_matches_original < 3
 
 
-def test_removed_value_is_rejected(honest: tuple[pd.DataFrame, anonymatch.Release]) -> None:
+def test_removed_value_is_rejected(honest: tuple[pd.DataFrame, Release]) -> None:
     frame, release = honest
     table = release.table.copy()
     i, j = _tight_pair(frame, table)
     values = [x for x in str(table.at[j, "c0"]).split("|") if x != frame["c0"][i]]
     table.at[j, "c0"] = "|".join(values) if values else "no-such-value"
-    assert not anonymatch.verify(table, frame, 3, QI, NUM).passed
+    assert not anonymatch.verify(frame, table, k=3, qi=QI, numeric=NUM).passed
 
 
-def test_swapped_row_is_rejected(honest: tuple[pd.DataFrame, anonymatch.Release]) -> None:
+def test_swapped_row_is_rejected(honest: tuple[pd.DataFrame, Release]) -> None:
     frame, release = honest
     table = release.table.copy()
     i, j = _tight_pair(frame, table)
@@ -74,12 +74,12 @@ def test_swapped_row_is_rejected(honest: tuple[pd.DataFrame, anonymatch.Release]
     # replace row j's QI cells by those of a row that original i does not match
     other = int(np.flatnonzero(~dense[i].astype(bool))[0])
     table.loc[j, QI] = table.loc[other, QI].to_numpy()
-    assert not anonymatch.verify(table, frame, 3, QI, NUM).passed
+    assert not anonymatch.verify(frame, table, k=3, qi=QI, numeric=NUM).passed
 
 
-def test_dropped_row_is_rejected(honest: tuple[pd.DataFrame, anonymatch.Release]) -> None:
+def test_dropped_row_is_rejected(honest: tuple[pd.DataFrame, Release]) -> None:
     frame, release = honest
-    report = anonymatch.verify(release.table.iloc[1:], frame, 3, QI, NUM)
+    report = anonymatch.verify(frame, release.table.iloc[1:], k=3, qi=QI, numeric=NUM)
     assert not report.passed and "rows" in report.reason
 
 
@@ -89,15 +89,15 @@ def test_k_factor_needed_not_just_degrees() -> None:
     they need (Hall's condition fails). The max-flow check must catch it."""
     original = pd.DataFrame({"x": [1, 1, 1, 4, 4, 4]})
     published = pd.DataFrame({"x": ["1..4", "1..4", "4", "4", "4", "4"]})
-    report = anonymatch.verify(published, original, 2, ["x"], ["x"])
+    report = anonymatch.verify(original, published, k=2, qi=["x"], numeric=["x"])
     assert report.min_matches_original >= 2 and report.min_matches_published >= 2
     assert not report.passed and "k-factor" in report.reason
     # one more row able to hold x = 1 restores the 2-factor
     published = pd.DataFrame({"x": ["1..4", "1..4", "1..4", "4", "4", "4"]})
-    assert anonymatch.verify(published, original, 2, ["x"], ["x"]).passed
+    assert anonymatch.verify(original, published, k=2, qi=["x"], numeric=["x"]).passed
 
 
 def test_suppressed_cells_match_everything() -> None:
     original = pd.DataFrame({"x": [1, 2], "c": ["a", "b"]})
     published = pd.DataFrame({"x": ["*", "*"], "c": ["*", "a|b"]})
-    assert anonymatch.verify(published, original, 2, ["x", "c"], ["x"]).passed
+    assert anonymatch.verify(original, published, k=2, qi="x,c", numeric="x").passed

@@ -4,6 +4,8 @@ edges added and removed, and the earth mover's distance between the degree distr
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -48,3 +50,27 @@ def graph_metrics(before: sp.csr_array, after: sp.csr_array) -> dict[str, float]
         "mean_degree_before": float(deg_a.mean()) if len(deg_a) else 0.0,
         "mean_degree_after": float(deg_b.mean()) if len(deg_b) else 0.0,
     }
+
+
+@dataclass(frozen=True)
+class GraphMetrics:
+    """The figures of ``graph_metrics`` as an object (``to_dict()`` gives them back)."""
+
+    edges_before: int
+    edges_after: int
+    edges_added: int
+    edges_removed: int
+    jaccard: float
+    degree_emd: float
+    degree_tv: float
+    mean_degree_before: float
+    mean_degree_after: float
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+    @classmethod
+    def from_figures(cls, figures: dict[str, float]) -> GraphMetrics:
+        """From the dict returned by ``graph_metrics``."""
+        counts = ("edges_before", "edges_after", "edges_added", "edges_removed")
+        return cls(**{k: int(v) if k in counts else float(v) for k, v in figures.items()})  # type: ignore[arg-type]

@@ -9,7 +9,8 @@ checked by ``graphs.verify.check_graph`` before it is written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,6 +18,9 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.graphs.metrics import graph_metrics
+
+if TYPE_CHECKING:
+    from anonymatch.graphs.verify import GraphAnonymityReport
 
 # --------------------------------------------------------------------------------------------
 # neighbourhood classes and the checker
@@ -32,11 +36,20 @@ from anonymatch.graphs.metrics import graph_metrics
 
 @dataclass
 class GraphAnonymization:
-    """Result of ``anonymize_graph``: the new adjacency, the group of each vertex, metrics."""
+    """Result of ``anonymize_graph``: the new adjacency (alias ``release``), the group of each
+    vertex, metrics; the front ``anonymatch.graphs.anonymize`` also fills ``verification`` and
+    the JSON-able ``report``."""
 
     adjacency: sp.csr_array
     groups: np.ndarray
     metrics: dict[str, float]
+    verification: GraphAnonymityReport | None = None
+    report: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def release(self) -> sp.csr_array:
+        """The published adjacency (the same object as ``adjacency``)."""
+        return self.adjacency
 
 
 def _group_edges(adj: sp.csr_array, groups: np.ndarray, g: int) -> np.ndarray:

@@ -75,6 +75,7 @@ class GraphAnonymityReport:
     smallest_class: int
     vertices_below_k: int
     class_sizes: list[int] = field(default_factory=list)
+    reason: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -88,6 +89,13 @@ def check_graph(adjacency: sp.csr_array, k: int, closed: bool = False) -> GraphA
     n = len(ids)
     sizes = np.bincount(ids) if n else np.zeros(0, np.int64)
     small = sizes < k
+    below = int(sizes[small].sum())
+    kind = "closed" if closed else "open"
+    reason = (
+        f"{below} vertices share their {kind} neighbourhood with fewer than k - 1 others"
+        if below
+        else f"every vertex shares its {kind} neighbourhood with at least k - 1 others"
+    )
     return GraphAnonymityReport(
         passed=bool(not small.any()),
         k=int(k),
@@ -96,8 +104,9 @@ def check_graph(adjacency: sp.csr_array, k: int, closed: bool = False) -> GraphA
         n_edges=int(sp.csr_array(adjacency).nnz // 2),
         n_classes=len(sizes),
         smallest_class=int(sizes.min()) if n else 0,
-        vertices_below_k=int(sizes[small].sum()),
+        vertices_below_k=below,
         class_sizes=sorted(sizes.tolist(), reverse=True),
+        reason=reason,
     )
 
 

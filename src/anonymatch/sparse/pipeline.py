@@ -46,6 +46,11 @@ class SparseRelease:
     verification: SparseVerificationReport | None
     report: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def release(self) -> sp.csr_array:
+        """The published matrix (the same object as ``published``)."""
+        return self.published
+
 
 def _cluster_chunk(
     job: tuple[sp.csr_array, int, float, int], seed: np.random.SeedSequence

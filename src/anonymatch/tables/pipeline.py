@@ -33,8 +33,9 @@ from anonymatch.tables.verify import VerificationReport, verify
 
 @dataclass
 class Release:
-    """A verified release. ``table``: published rows (QI cells as text, other columns attached
-    through the chosen assignment, rows shuffled). ``cells``: the same QI cells as arrays.
+    """A verified release. ``table`` (alias ``release``): published rows (QI cells as text,
+    other columns attached through the chosen assignment, rows shuffled). ``cells``: the same
+    QI cells as arrays.
     ``graph``: the generalization graph, original record i → published row position.
     ``report``: the audit manifest (JSON-serializable)."""
 
@@ -43,6 +44,11 @@ class Release:
     graph: GeneralizationGraph
     qi: EncodedQI
     report: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def release(self) -> pd.DataFrame:
+        """The published table (the same object as ``table``); every kind's result has it."""
+        return self.table
 
 
 def prepare(

@@ -1,0 +1,124 @@
+"""Validation of the public fronts' arguments, done once at the boundary.
+
+The kind fronts (``anonymatch.tables``, ``sets``, ``sparse``, ``graphs``) call these helpers on
+what the user passed; the pipelines and kernels behind them trust their inputs. Wrong *types*
+raise ``TypeError`` naming the parameter (as Python itself does); wrong *values* raise
+``InputError`` (CLI exit code 2). Every helper is O(size of the argument).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from anonymatch.core.errors import InputError
+
+__all__ = [
+    "check_k",
+    "check_optional_level",
+    "check_positive_number",
+    "check_seed",
+    "check_weights",
+    "column_list",
+    "require_frame",
+    "type_name",
+]
+
+
+def type_name(value: object) -> str:
+    """The short type name used in messages: ``list``, ``ndarray``, ``NoneType`` …"""
+    return type(value).__name__
+
+
+def column_list(value: object, name: str) -> list[str]:
+    """Normalise a column-list parameter (``qi``, ``numeric``, ``sensitive``, ``identifiers``).
+
+    A ``str`` is read as a comma-separated list (``"age,sex"`` → ``["age", "sex"]``; blanks
+    around names are dropped, empty names are skipped, so ``""`` is the empty list); ``None`` is
+    the empty list; any other iterable of strings is listed in order. Anything else — a number,
+    a mapping, an iterable holding non-strings — raises ``TypeError`` naming ``name``.
+    """
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, bytes | Mapping) or not isinstance(value, Iterable):
+        raise TypeError(
+            f"{name} must be a list of column names or a comma-separated string, "
+            f"got {type_name(value)}"
+        )
+    out = list(value)
+    for item in out:
+        if not isinstance(item, str):
+            raise TypeError(f"{name} must hold column names (str), got {type_name(item)}")
+    return out
+
+
+def require_frame(value: object, name: str = "data") -> Any:
+    """Return ``value`` if it is a pandas DataFrame, else raise ``TypeError`` naming ``name``."""
+    import pandas as pd
+
+    if not isinstance(value, pd.DataFrame):
+        raise TypeError(f"{name} must be a pandas DataFrame, got {type_name(value)}")
+    return value
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def check_k(value: object, name: str = "k") -> int:
+    """``value`` as a positive int (numpy integers accepted); ``InputError`` otherwise."""
+    if not _is_int(value):
+        raise InputError(f"{name} must be a positive integer, got {value!r}")
+    k = int(value)  # type: ignore[call-overload]
+    if k < 1:
+        raise InputError(f"{name} must be a positive integer, got {k}")
+    return k
+
+
+def check_optional_level(value: object, name: str) -> int | None:
+    """``None``, or a positive int as in ``check_k``."""
+    return None if value is None else check_k(value, name)
+
+
+def check_positive_number(value: object, name: str) -> float:
+    """``value`` as a finite float > 0 (a bool is not a number); ``InputError`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"{name} must be a positive number, got {value!r}")
+    number = float(value)
+    if not (math.isfinite(number) and number > 0):
+        raise InputError(f"{name} must be a positive number, got {value!r}")
+    return number
+
+
+def check_seed(value: object, name: str = "seed") -> int | None:
+    """``None`` (OS entropy) or an int ≥ 0; a bool, a negative number or anything else raises
+    ``InputError`` naming ``name``."""
+    if value is None:
+        return None
+    if not _is_int(value) or int(value) < 0:  # type: ignore[call-overload]
+        raise InputError(f"{name} must be None or a non-negative integer, got {value!r}")
+    return int(value)  # type: ignore[call-overload]
+
+
+def check_weights(value: object, name: str = "weights") -> dict[str, float] | None:
+    """``None``, or a mapping from column names (str) to finite non-negative numbers, returned
+    as a new dict of floats; ``InputError`` otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputError(f"{name} must map column names to numbers, got {type_name(value)}")
+    out: dict[str, float] = {}
+    for key, weight in value.items():
+        if not isinstance(key, str):
+            raise InputError(f"{name} must be keyed by column names, got key {key!r}")
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
+            raise InputError(f"{name}[{key!r}] must be a number, got {weight!r}")
+        w = float(weight)
+        if not (math.isfinite(w) and w >= 0):
+            raise InputError(f"{name}[{key!r}] must be finite and non-negative, got {weight!r}")
+        out[key] = w
+    return out

@@ -1,0 +1,61 @@
+"""The public fronts are documented (numpydoc) and their examples run.
+
+``pytest`` collects the doctests of ``src/anonymatch`` (``--doctest-modules`` in pyproject); the
+examples of the fronts are run here as well so that ``pytest tests`` checks them too.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import inspect
+
+import pytest
+from numpydoc.docscrape import FunctionDoc, get_doc_object
+from numpydoc.validate import validate
+
+FRONTS = ["anonymatch.tables", "anonymatch.sets", "anonymatch.sparse", "anonymatch.graphs"]
+FUNCTIONS = [(m, f) for m in FRONTS for f in ("anonymize", "verify", "evaluate")]
+SECTIONS = ["Parameters", "Returns", "Raises", "Notes", "References", "Examples"]
+
+
+def _function(module: str, name: str) -> object:
+    # getattr, not numpydoc's name lookup: ``anonymatch.<kind>.verify`` is also a module
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize(("module", "name"), FUNCTIONS)
+def test_front_docstring_is_complete(module: str, name: str) -> None:
+    func = _function(module, name)
+    assert callable(func)
+    doc = FunctionDoc(func)
+    for section in SECTIONS:
+        assert doc[section], f"{module}.{name}: no {section} section"
+    notes = "\n".join(doc["Notes"])
+    assert "Time" in notes or "time" in notes, f"{module}.{name}: no complexity in Notes"
+    documented = {p.name for p in doc["Parameters"]}
+    actual = set(inspect.signature(func).parameters)  # type: ignore[arg-type]
+    assert documented == actual, f"{module}.{name}: documented {documented}, actual {actual}"
+
+
+@pytest.mark.parametrize(("module", "name"), FUNCTIONS)
+def test_front_docstring_passes_numpydoc_validation(module: str, name: str) -> None:
+    result = validate(get_doc_object(_function(module, name)))
+    assert result["errors"] == [], f"{module}.{name}: {result['errors']}"
+
+
+def test_top_level_functions_are_the_documented_table_front() -> None:
+    import anonymatch
+
+    for name in ("anonymize", "verify", "evaluate"):
+        assert getattr(anonymatch, name) is _function("anonymatch.tables", name)
+    assert "original" in (anonymatch.__doc__ or "")
+
+
+@pytest.mark.parametrize("module", [*FRONTS, "anonymatch"])
+def test_examples_run(module: str) -> None:
+    mod = importlib.import_module(module)
+    failed, attempted = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert failed == 0
+    if module != "anonymatch":
+        assert attempted >= 9  # at least three examples per front function
