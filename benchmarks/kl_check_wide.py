@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 from _common import ROOT, dump, machine, update_results
 
-from anonymatch.core.counting import check_kl
 from anonymatch.tables.datasets import load_adult
+from anonymatch.tables.kl import check_kl
 
 
 def main() -> None:

@@ -2,8 +2,8 @@
 
 - no import circle between anonymatch's modules (module-level and deferred imports alike);
 - no module name carries a data kind as a suffix or prefix: the kind is the package;
-- a data kind (tables, sets, sparse, graphs) imports only from core and from itself; the one
-  exception is declared here with its reason;
+- core imports no data kind; a data kind (tables, sets, sparse, graphs) imports only from core
+  and from itself; the exceptions are declared here with their reason;
 - the command modules of ``cli`` import nothing from each other but the shared ``options``.
 """
 
@@ -17,11 +17,9 @@ import networkx as nx
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 KINDS = ("tables", "sets", "sparse", "graphs")
-# Cross-kind imports allowed on purpose (importer prefix, imported prefix): the set-valued
-# (k,ℓ) machinery reuses the table's cell grammar for escaping labels, and the sparse and set
+# Cross-kind imports allowed on purpose (importer prefix, imported prefix): the sparse and set
 # dataset loaders read the same public Adult file as the tables.
 ALLOWED_CROSS_KIND = {
-    ("anonymatch.sets", "anonymatch.tables.cells"),
     ("anonymatch.sets.datasets", "anonymatch.tables"),
     ("anonymatch.sparse.datasets", "anonymatch.tables"),
 }
@@ -95,6 +93,14 @@ def test_kinds_import_only_core_and_themselves() -> None:
         if kind_a and kind_b and kind_a != kind_b and not allowed:
             crossing.append((a, b))
     assert crossing == []
+
+
+def test_core_imports_no_data_kind() -> None:
+    assert [
+        (a, b)
+        for a, b in GRAPH.edges
+        if a.startswith("anonymatch.core") and b.split(".")[1:2] in ([k] for k in KINDS)
+    ] == []
 
 
 def test_cli_modules_share_only_options() -> None:

@@ -655,7 +655,7 @@ def check_kl_cmd(
     """Check that a table is (k,ℓ)-anonymous.
 
     Is TABLE (an original or a release) (k,ℓ)-anonymous? Exit 0 iff it is."""
-    from anonymatch.core.counting import check_kl
+    from anonymatch.tables.kl import check_kl
     from anonymatch.tables.schema import Schema, missing_qi_mask
 
     frame = read_table(table, csv_options(sep, names, quotechar, fmt))

@@ -13,24 +13,22 @@ combination on S too, so it is left out of the counts for S and only the *minima
 combination on S share every sub-combination, so the counts of the records kept are exact.
 A table is (k,ℓ)-anonymous iff it has no minimal violation of size ≤ ℓ.
 
-Release cells count as their generalized value: a value set ``a|b`` or a range ``3..7`` is one
-value (its canonical text), ``*`` is one value.
+The checkers work on integer codes; ``tables.kl.check_kl`` encodes a table or a release into
+them (a generalized cell — value set ``a|b``, range ``3..7``, ``*`` — counts as one value).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from math import comb
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 from numba import njit
 
 from anonymatch.core.errors import InputError
-from anonymatch.tables.cells import STAR, escape_label, split_cell
 
 
 @dataclass(frozen=True)
@@ -185,55 +183,6 @@ def rare_combinations(
     return found, stats
 
 
-def canonical_cell(cell: str) -> str:
-    """Canonical text of a categorical release cell: value sets sorted, escapes normalized."""
-    if "|" not in cell and "\\" not in cell:
-        return cell
-    return "|".join(escape_label(v) for v in sorted(set(split_cell(cell))))
-
-
-def _canonical_numeric(column: pd.Series, name: str) -> np.ndarray:
-    """One canonical text per numeric cell (value, ``lo..hi`` or ``*``), parsed by the release
-    format's own parser (CSV text or typed Parquet cells)."""
-    from anonymatch.tables.cells import _parse_numeric_column
-
-    lo, hi, star = _parse_numeric_column(column, name)
-    out = np.empty(len(column), object)
-    for i, (a, b, s) in enumerate(zip(lo.tolist(), hi.tolist(), star.tolist(), strict=True)):
-        if s:
-            out[i] = STAR
-        else:
-            x = str(int(a)) if a == int(a) else repr(a)
-            y = str(int(b)) if b == int(b) else repr(b)
-            out[i] = x if a == b else f"{x}..{y}"
-    return out
-
-
-def encode_cells(
-    frame: pd.DataFrame, qi: Sequence[str], numeric: Iterable[str] = ()
-) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Integer codes (n × d) of the QI cells of a table or a release, every generalized cell
-    counted as its generalized value (canonical text), and each column's value labels.
-    Numeric columns: ``5`` and ``5..5`` are the same value. O(n·d)."""
-    numeric = set(numeric)
-    cols, labels = [], []
-    for name in qi:
-        if name not in frame.columns:
-            raise InputError(f"unknown column {name!r}; the input has: {', '.join(frame.columns)}")
-        column = frame[name]
-        if name in numeric:
-            text = _canonical_numeric(column, name)
-        else:  # canonicalize each distinct cell text once
-            raw_codes, raw_uniques = pd.factorize(column.astype(str))
-            canon = np.array([canonical_cell(str(u)) for u in raw_uniques], dtype=object)
-            text = canon[raw_codes] if len(raw_codes) else np.array([], dtype=object)
-        codes, uniques = pd.factorize(pd.Series(text), sort=True)
-        cols.append(codes.astype(np.int64))
-        labels.append(np.asarray(uniques, dtype=object))
-    n = len(frame)
-    return (np.column_stack(cols) if cols else np.empty((n, 0), np.int64)), labels
-
-
 def check_level(level: int, d: int, what: str = "attributes") -> int:
     """Validate ℓ (or m) against the number of attributes: 1 ≤ ℓ ≤ d."""
     if isinstance(level, bool) or not isinstance(level, int | np.integer):
@@ -267,29 +216,6 @@ def check_kl_codes(
     cards = [len(x) for x in labels]
     found, stats = rare_combinations(codes, cards, k, level)
     return _report("table", k, level, codes.shape[0], found, stats, max_report, names, labels)
-
-
-def check_kl(
-    frame: pd.DataFrame,
-    k: int,
-    level: int,
-    qi: Sequence[str],
-    numeric: Iterable[str] = (),
-    max_report: int = 1000,
-) -> AnonymityReport:
-    """Is the table (or release) ``frame`` (k,ℓ)-anonymous w.r.t. the attributes ``qi``?
-
-    Complexity: O(Σ_{s≤ℓ} C(d,s) · n log n) worst case, less with pruning.
-    Reference: Stokes, "On computational anonymity", PSD 2012 (definition of (k,ℓ)-anonymity).
-    """
-    if not qi:
-        raise InputError("at least one attribute is required (--qi)")
-    if len(set(qi)) != len(qi):
-        raise InputError("an attribute is listed twice in --qi")
-    k = check_k(k)
-    level = check_level(level, len(qi))
-    codes, labels = encode_cells(frame, qi, numeric)
-    return check_kl_codes(codes, labels, qi, k, level, max_report)
 
 
 def _report(

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from anonymatch.core.cells import split_cell
 from anonymatch.core.counting import check_k, check_km
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
 from anonymatch.sets.methods.km import group_labels, item_ncp, km_anonymize, transactions_matrix
-from anonymatch.tables.cells import split_cell
 
 # --------------------------------------------------------------------------------------------
 # transactions
@@ -76,7 +76,7 @@ def read_transactions(path: str, fmt: str = "auto") -> tuple[sp.csr_array, np.nd
 
 
 def _canonical_item(label: str) -> str:
-    from anonymatch.core.counting import canonical_cell
+    from anonymatch.core.cells import canonical_cell
 
     return canonical_cell(label)
 

@@ -16,38 +16,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import scipy.sparse as sp
 
+from anonymatch.core.cells import STAR, escape_label, split_cell
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
 from anonymatch.tables.io import is_parquet
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import EncodedQI
-
-STAR = "*"
-
-
-def escape_label(label: str) -> str:
-    return label.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*")
-
-
-def split_cell(cell: str) -> list[str]:
-    """Split a categorical cell on unescaped ``|`` and unescape the parts."""
-    if "\\" not in cell:
-        return cell.split("|")
-    parts, cur, i = [], [], 0
-    while i < len(cell):
-        ch = cell[i]
-        if ch == "\\" and i + 1 < len(cell):
-            cur.append(cell[i + 1])
-            i += 2
-            continue
-        if ch == "|":
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-        i += 1
-    parts.append("".join(cur))
-    return parts
 
 
 def _number_text(values: np.ndarray, integral: bool) -> list[str]:

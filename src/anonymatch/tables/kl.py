@@ -21,10 +21,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from anonymatch.core.counting import check_k, check_kl, check_level
-from anonymatch.core.errors import VerificationError
+from anonymatch.core.cells import STAR, canonical_cell
+from anonymatch.core.counting import AnonymityReport, check_k, check_kl_codes, check_level
+from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
-from anonymatch.tables.cells import format_cells, parse_cells
+from anonymatch.tables.cells import _parse_numeric_column, format_cells, parse_cells
 from anonymatch.tables.methods.kl import generalized_cells, kl_anonymize
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import prepare
@@ -183,3 +184,66 @@ def _fallback(cells: GeneralizedQI, qi: EncodedQI) -> tuple[bool, str]:
 
 # --------------------------------------------------------------------------------------------
 # transactions
+
+
+def _canonical_numeric(column: pd.Series, name: str) -> np.ndarray:
+    """One canonical text per numeric cell (value, ``lo..hi`` or ``*``), parsed by the release
+    format's own parser (CSV text or typed Parquet cells)."""
+    lo, hi, star = _parse_numeric_column(column, name)
+    out = np.empty(len(column), object)
+    for i, (a, b, s) in enumerate(zip(lo.tolist(), hi.tolist(), star.tolist(), strict=True)):
+        if s:
+            out[i] = STAR
+        else:
+            x = str(int(a)) if a == int(a) else repr(a)
+            y = str(int(b)) if b == int(b) else repr(b)
+            out[i] = x if a == b else f"{x}..{y}"
+    return out
+
+
+def encode_cells(
+    frame: pd.DataFrame, qi: Sequence[str], numeric: Iterable[str] = ()
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Integer codes (n × d) of the QI cells of a table or a release, every generalized cell
+    counted as its generalized value (canonical text), and each column's value labels.
+    Numeric columns: ``5`` and ``5..5`` are the same value. O(n·d)."""
+    numeric = set(numeric)
+    cols, labels = [], []
+    for name in qi:
+        if name not in frame.columns:
+            raise InputError(f"unknown column {name!r}; the input has: {', '.join(frame.columns)}")
+        column = frame[name]
+        if name in numeric:
+            text = _canonical_numeric(column, name)
+        else:  # canonicalize each distinct cell text once
+            raw_codes, raw_uniques = pd.factorize(column.astype(str))
+            canon = np.array([canonical_cell(str(u)) for u in raw_uniques], dtype=object)
+            text = canon[raw_codes] if len(raw_codes) else np.array([], dtype=object)
+        codes, uniques = pd.factorize(pd.Series(text), sort=True)
+        cols.append(codes.astype(np.int64))
+        labels.append(np.asarray(uniques, dtype=object))
+    n = len(frame)
+    return (np.column_stack(cols) if cols else np.empty((n, 0), np.int64)), labels
+
+
+def check_kl(
+    frame: pd.DataFrame,
+    k: int,
+    level: int,
+    qi: Sequence[str],
+    numeric: Iterable[str] = (),
+    max_report: int = 1000,
+) -> AnonymityReport:
+    """Is the table (or release) ``frame`` (k,ℓ)-anonymous w.r.t. the attributes ``qi``?
+
+    Complexity: O(Σ_{s≤ℓ} C(d,s) · n log n) worst case, less with pruning.
+    Reference: Stokes, "On computational anonymity", PSD 2012 (definition of (k,ℓ)-anonymity).
+    """
+    if not qi:
+        raise InputError("at least one attribute is required (--qi)")
+    if len(set(qi)) != len(qi):
+        raise InputError("an attribute is listed twice in --qi")
+    k = check_k(k)
+    level = check_level(level, len(qi))
+    codes, labels = encode_cells(frame, qi, numeric)
+    return check_kl_codes(codes, labels, qi, k, level, max_report)

@@ -211,7 +211,7 @@ def km_anonymize(
 def group_labels(labels: np.ndarray, group_of: np.ndarray) -> np.ndarray:
     """Text of every item's group: its items' labels sorted and joined by ``|`` (escaped as in
     the table release format); a single item keeps its label."""
-    from anonymatch.tables.cells import escape_label
+    from anonymatch.core.cells import escape_label
 
     out = np.empty(len(group_of), dtype=object)
     for g in np.unique(group_of).tolist():
