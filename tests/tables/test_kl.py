@@ -274,7 +274,7 @@ def test_cli_kl_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code, out, err = run([*args, "--report", str(rep), "-q"], capsys)
     assert code == 0, err
     manifest = json.loads(rep.read_text())
-    assert manifest["verification"]["passed"] and manifest["guarantee"]["l"] == 2
+    assert manifest["verification"]["passed"] and manifest["guarantee"]["known"] == 2
     check = ["check-kl", str(rel), "--k", "3", "--known", "2", "--qi", qi, "--numeric", "age,hours"]
     code, out, _ = run(check, capsys)
     assert code == 0 and out.startswith("PASS")

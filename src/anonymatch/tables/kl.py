@@ -95,7 +95,7 @@ def anonymize_kl(
         data_kind="table",
         method="kl-hypergraph",
         parameters=schema.roles(),
-        guarantee={"model": "(k,l)-anonymity", "k": k, "l": level},
+        guarantee={"model": "(k,l)-anonymity", "k": k, "known": level},
         verification={"passed": True, "truthful": how, "kl": check.to_dict()},
         loss={
             **loss.to_dict(),
