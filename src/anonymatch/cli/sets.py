@@ -171,7 +171,7 @@ def verify_sets_cmd(
     id_column: str | None,
     item_column: str | None,
 ) -> None:
-    """Check that a set-valued release is k-anonymous or ℓ-diverse.
+    """Check a set-valued release: k-anonymous or ℓ-diverse.
 
     Is PUBLISHED (JSONL) k-anonymous / ℓ-diverse w.r.t. ORIGINAL? Exit 0 iff it is."""
     from anonymatch.sets.io import read_set_release
