@@ -229,11 +229,8 @@ def evaluate_sets_cmd(
     we report its expectation over the compatible published records of each original (the true
     match is uniform over them when they are exactly the graph's matches). The ``report`` of
     ``anonymize-sets`` carries the exact ER."""
-    import numpy as np
-
     from anonymatch.sets.io import read_set_release
-    from anonymatch.sets.metrics import query_error
-    from anonymatch.sets.verify import set_compatibility
+    from anonymatch.sets.metrics import set_utility
 
     if queries < 1 or in_size < 1 or ex_size < 1:
         raise InputError("--queries, --in-size and --ex-size must be at least 1")
@@ -242,15 +239,7 @@ def evaluate_sets_cmd(
     results: dict[str, Any] = {}
     for path in published:
         rel = read_set_release(path, t)
-        qe = query_error(t.matrix, rel.base, in_size, ex_size, np.random.default_rng(seed), queries)
-        c, counts, inverse = set_compatibility(rel, t)
-        results[path] = {
-            "query_error_type1": qe.type1,
-            "query_error_type2": qe.type2,
-            "expected_error_rate": _expected_er(t, rel, c, inverse),
-            "mean_max_errors": float(rel.max_errors.mean()),
-            "mean_uncertain": float(np.diff(rel.uncertain.indptr).mean()),
-        }
+        results[path] = set_utility(t, rel, queries, in_size, ex_size, seed).to_dict()
     if as_json:
         click.echo(json.dumps({**results, "seed": seed}, indent=2))
         return
@@ -261,27 +250,6 @@ def evaluate_sets_cmd(
         cells = "".join(f"{results[p][key]:.4f}".rjust(width + 2) for p in published)
         click.echo(key.ljust(24) + cells)
     click.echo(f"seed {seed}")
-
-
-def _expected_er(t: Transactions, rel: Any, c: Any, inverse: Any) -> float:
-    """Mean over originals of the mean H(r, base_j)/|r| over the compatible published j."""
-    import numpy as np
-    import scipy.sparse as sp
-
-    from anonymatch.sets.verify import unique_records
-
-    uniq, counts, _ = unique_records(t.matrix)
-    b = rel.base.shape[1]
-    x = sp.csr_array((uniq.data, uniq.indices, uniq.indptr), shape=(uniq.shape[0], b))
-    coo = c.tocoo()
-    xs = x[coo.row].astype(np.int8)
-    bs = sp.csr_array(rel.base)[coo.col].astype(np.int8)
-    common = np.asarray(xs.multiply(bs).sum(axis=1)).reshape(-1)
-    size = np.diff(x.indptr)[coo.row]
-    h = size + np.diff(bs.indptr) - 2 * common
-    per_u = np.bincount(coo.row, weights=h / size, minlength=x.shape[0])
-    deg = np.bincount(coo.row, minlength=x.shape[0])
-    return float(np.sum(counts * per_u / np.maximum(deg, 1)) / counts.sum())
 
 
 @click.command("check-km")
