@@ -618,19 +618,21 @@ def evaluate(
         )
 
 
-# ---------------------------------------------------------------------------- tables
-
-
-@click.command("check-kl")
-@click.argument("table")
-@click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
-@click.option(
+# (k,ℓ)-anonymity: ℓ is the number of attributes the adversary may know (--known; --l means
+# ℓ-diversity everywhere else).
+known_option = click.option(
     "--known",
     "level",
     required=True,
     type=int,
     help="Attributes the adversary may know (the ℓ of (k,ℓ)-anonymity).",
 )
+
+
+@click.command("check-kl")
+@click.argument("table")
+@click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
+@known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Numeric attributes (5 and 5..5 are one value).")
 @click.option("--show", type=int, default=10, show_default=True, help="Violations to print.")
@@ -676,13 +678,7 @@ def check_kl_cmd(
 @click.argument("input_path", metavar="INPUT")
 @output_options("Release file (.csv, .tsv or .parquet).")
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
-@click.option(
-    "--known",
-    "level",
-    required=True,
-    type=int,
-    help="Attributes the adversary may know (the ℓ of (k,ℓ)-anonymity).",
-)
+@known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Attributes published as ranges.")
 @click.option("--sensitive", default=None, help="Sensitive columns (kept as they are).")
