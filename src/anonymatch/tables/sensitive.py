@@ -1,0 +1,377 @@
+"""Privacy models on the sensitive attribute(s): ℓ-diversity and t-closeness over candidates.
+
+The adversary model is written down in ``docs/guarantees/sensitive.md``. In short: the attacker
+knows every person's quasi-identifiers and the whole release. Person i's **candidates** are the
+published rows that are i's in at least one perfect matching of the compatibility graph (row j
+compatible with i iff every published cell of j contains i's value): exactly the rows that can
+be i's in a world consistent with the release (Dulmage–Mendelsohn, ``core.matching``). The
+attacker's belief about i's sensitive value is the distribution of the values shown on i's
+candidates, each candidate counted once. On a release made of equivalence classes (Mondrian,
+ARX, ANJANA) the candidates are i's class, so every model below is the textbook class-based
+one; on a freeform release it is the same definition over a person's own candidate set.
+
+Models (per sensitive column; p = value distribution over i's candidates, Q = the whole table's):
+
+* distinct ℓ-diversity: at least ℓ distinct values (Machanavajjhala et al., TKDD 2007, §4.1);
+* entropy ℓ-diversity: H(p) ≥ log ℓ (ibid., Definition 4.1);
+* recursive (c, ℓ)-diversity: r₁ < c·(r_ℓ + r_ℓ₊₁ + … + r_m) with r₁ ≥ r₂ ≥ … the value counts
+  (ibid., Definition 4.2);
+* t-closeness: EMD(p, Q) ≤ t (Li, Li, Venkatasubramanian, ICDE 2007), with the equal ground
+  distance for categorical values (EMD = ½ Σ |p − Q|) and the ordered distance for numeric ones
+  (EMD = Σ_v |F_p(v) − F_Q(v)| / (m − 1) over the m distinct values of the table in order).
+
+The same functions evaluate a *candidate structure* given as any 0/1 matrix person × row, so the
+pipeline also applies them to the generalization graph's own neighbourhoods (the stronger,
+mechanism-aware check of ``docs/guarantees/sensitive.md`` §3).
+
+Complexity: candidates O(pairs·√n) (Hopcroft–Karp) + O(pairs); the per-person statistics
+O(pairs + n·m) for ordered t-closeness (m distinct values), O(pairs log pairs) otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from anonymatch.core.errors import InputError
+from anonymatch.core.matching import matchable_edges, perfect_matching
+from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.schema import EncodedQI
+
+DIVERSITY_KINDS = ("distinct", "entropy", "recursive")
+_EPS = 1e-12  # float slack of the entropy and EMD comparisons
+
+
+@dataclass(frozen=True)
+class SensitiveModel:
+    """The privacy model on one sensitive column.
+
+    ``l`` with ``diversity`` (distinct|entropy|recursive, ``c`` for recursive) and/or ``t``
+    (t-closeness; ``ordered`` picks the ordered ground distance of a numeric column)."""
+
+    column: str
+    l: int | None = None  # noqa: E741 - the model's own name
+    diversity: str = "distinct"
+    c: float | None = None
+    t: float | None = None
+    ordered: bool = False
+
+    def describe(self) -> dict[str, object]:
+        """JSON-ready description (for manifests)."""
+        out: dict[str, object] = {"column": self.column}
+        if self.l is not None:
+            out["diversity"] = self.diversity
+            out["l"] = self.l
+            if self.diversity == "recursive":
+                out["c"] = self.c
+        if self.t is not None:
+            out["t"] = self.t
+            out["ground_distance"] = "ordered" if self.ordered else "equal"
+        return out
+
+
+def build_models(
+    sensitive: Sequence[str],
+    l: int | Mapping[str, int] | None = None,  # noqa: E741
+    diversity: str = "distinct",
+    c: float | None = None,
+    t: float | Mapping[str, float] | None = None,
+    ordered: Sequence[str] = (),
+) -> tuple[SensitiveModel, ...]:
+    """Validate the model parameters and return one model per sensitive column that has one.
+
+    ``l`` and ``t`` are either one value for every sensitive column or a mapping column → value.
+    Raises InputError: a model without a sensitive column, ℓ < 2, t outside (0, 1], an unknown
+    diversity kind, c ≤ 0 or c missing for recursive diversity, a mapping naming a column that is
+    not sensitive."""
+    if diversity not in DIVERSITY_KINDS:
+        raise InputError(
+            f"unknown diversity {diversity!r}; choose one of: {', '.join(DIVERSITY_KINDS)}"
+        )
+    if (l is not None or t is not None) and not sensitive:
+        raise InputError("--l and --t protect a sensitive column: name it with --sensitive")
+    if l is None and (diversity != "distinct" or c is not None):
+        raise InputError("--diversity and --c need --l")
+    if diversity == "recursive":
+        if c is None:
+            raise InputError("recursive (c, l)-diversity needs --c")
+        if not (math.isfinite(c) and c > 0):
+            raise InputError(f"--c must be a positive number, got {c}")
+    elif c is not None:
+        raise InputError("--c applies to --diversity recursive only")
+    per_l = _per_column("--l", l, sensitive)
+    per_t = _per_column("--t", t, sensitive)
+    for name, value in per_l.items():
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 2:
+            raise InputError(f"--l must be an integer of at least 2, got {value} for {name!r}")
+    for name, value in per_t.items():
+        if not (isinstance(value, float | int) and 0 < value <= 1):
+            raise InputError(f"--t must be in (0, 1], got {value} for {name!r}")
+    return tuple(
+        SensitiveModel(
+            column=name,
+            l=int(per_l[name]) if name in per_l else None,
+            diversity=diversity,
+            c=float(c) if c is not None and name in per_l else None,
+            t=float(per_t[name]) if name in per_t else None,
+            ordered=name in ordered,
+        )
+        for name in sensitive
+        if name in per_l or name in per_t
+    )
+
+
+def _per_column(flag: str, value: object, sensitive: Sequence[str]) -> dict[str, int | float]:
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        for name in value:
+            if name not in sensitive:
+                raise InputError(f"{flag} names {name!r}, which is not a --sensitive column")
+        return dict(value)
+    return {name: value for name in sensitive}  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class EncodedSensitive:
+    """One sensitive column as codes 0..m−1 (values in sorted order: numeric order if
+    ``ordered``), for the published rows and the original records, with the labels."""
+
+    column: str
+    labels: np.ndarray
+    published: np.ndarray
+    original: np.ndarray
+    ordered: bool
+
+    @property
+    def m(self) -> int:
+        return len(self.labels)
+
+    def table_distribution(self) -> np.ndarray:
+        """Q: the distribution of the original table's values."""
+        counts = np.bincount(self.original, minlength=self.m)
+        return counts / max(len(self.original), 1)
+
+
+def encode_sensitive(
+    column: str, published: pd.Series, original: pd.Series, ordered: bool
+) -> EncodedSensitive:
+    """Codes of one sensitive column in the release and the original. A missing value is an
+    ordinary value (its own label) unless the column is ``ordered`` (numeric), where it is an
+    input error, as is any non-number. Raises InputError if the release does not carry the
+    original's multiset of values (a release must not alter sensitive values). O(n log n)."""
+    pub, orig = _labels(column, published, ordered), _labels(column, original, ordered)
+    labels, codes = np.unique(np.concatenate([orig, pub]), return_inverse=True)
+    codes = codes.reshape(-1).astype(np.int64)
+    enc = EncodedSensitive(column, labels, codes[len(orig) :], codes[: len(orig)], ordered)
+    if len(enc.published) == len(enc.original) and not np.array_equal(
+        np.bincount(enc.published, minlength=enc.m), np.bincount(enc.original, minlength=enc.m)
+    ):
+        raise InputError(
+            f"the release's values of sensitive column {column!r} are not the original's"
+        )
+    return enc
+
+
+def _labels(column: str, values: pd.Series, ordered: bool) -> np.ndarray:
+    if not ordered:
+        return values.astype(str).where(values.notna(), "").to_numpy(dtype=str)
+    numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(numbers)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"sensitive column {column!r} has the non-number {values.iloc[row]!r} "
+            f"(row {row + 1}); t-closeness with the ordered distance needs numbers"
+        )
+    return numbers
+
+
+def candidates(published: GeneralizedQI, original: EncodedQI) -> sp.csr_array | None:
+    """Person × published-row 0/1 CSR matrix of every person's candidates: the compatible rows
+    that lie in some perfect matching of the compatibility graph. None if the compatibility
+    graph has no perfect matching (then the release cannot be anyone's; ``verify`` fails it).
+    Time O(pairs·√n) for Hopcroft–Karp, O(pairs) for the rest; memory O(pairs)."""
+    from anonymatch.tables.verify import compatibility
+
+    c_unique, _, inverse = compatibility(published, original)
+    c = sp.csr_array(c_unique[inverse])
+    c.sort_indices()
+    match = perfect_matching(c)
+    if match is None:
+        return None
+    keep = matchable_edges(c, match)
+    rows = np.repeat(np.arange(c.shape[0]), np.diff(c.indptr))
+    n = c.shape[0]
+    return sp.csr_array(
+        (np.ones(int(keep.sum()), np.int8), (rows[keep], c.indices[keep])), shape=(n, c.shape[1])
+    )
+
+
+@dataclass(frozen=True)
+class PersonStats:
+    """Per-person statistics of the values shown on a person's candidates (arrays over people).
+
+    ``size``: candidates; ``distinct``: distinct values; ``top``: count of the most frequent
+    value; ``entropy``: H(p) in nats; ``recursive_margin``: c·(r_ℓ+…+r_m) − r₁ (needs ℓ, c);
+    ``emd``: distance to the table's distribution (needs the model's ground distance)."""
+
+    size: np.ndarray
+    distinct: np.ndarray
+    top: np.ndarray
+    entropy: np.ndarray
+    emd: np.ndarray | None
+    recursive_margin: np.ndarray | None
+
+
+def person_stats(
+    cand: sp.csr_array, sens: EncodedSensitive, model: SensitiveModel | None = None
+) -> PersonStats:
+    """Statistics of the sensitive values over each person's candidates (rows of ``cand``,
+    columns = published rows). EMD is computed with the model's ground distance (equal distance
+    if no model is given); the recursive margin only for a recursive model.
+    Time O(pairs log pairs), plus O(n·m) for the ordered EMD; memory O(pairs)."""
+    cand = sp.csr_array(cand)
+    n = cand.shape[0]
+    rows = np.repeat(np.arange(n), np.diff(cand.indptr))
+    vals = sens.published[cand.indices]
+    counts = sp.csr_array(
+        (np.ones(len(rows), np.int64), (rows, vals)), shape=(n, sens.m)
+    )  # duplicates are summed
+    counts.sum_duplicates()
+    counts.sort_indices()
+    size = np.diff(cand.indptr).astype(np.int64)
+    r = np.repeat(np.arange(n), np.diff(counts.indptr))
+    data = counts.data.astype(np.float64)
+    distinct = np.diff(counts.indptr).astype(np.int64)
+    top = np.zeros(n, np.int64)
+    np.maximum.at(top, r, counts.data)
+    p = data / np.maximum(size[r], 1)
+    entropy = np.zeros(n)
+    np.add.at(entropy, r, -p * np.log(p))
+    q = sens.table_distribution()
+    emd = None
+    if model is None or model.t is not None:
+        if model is not None and model.ordered:
+            emd = _ordered_emd(counts, size, q)
+        else:
+            diff = np.zeros(n)
+            np.add.at(diff, r, np.abs(p - q[counts.indices]) - q[counts.indices])
+            emd = 0.5 * (diff + 1.0)
+    margin = None
+    if model is not None and model.l is not None and model.diversity == "recursive":
+        assert model.c is not None
+        # rank of each count within its row, largest first
+        order = np.lexsort((-counts.data, r))
+        rank = np.arange(len(order)) - np.repeat(counts.indptr[:-1], distinct)
+        sorted_counts = counts.data[order]
+        tail = np.zeros(n)
+        np.add.at(tail, r[order][rank >= model.l - 1], sorted_counts[rank >= model.l - 1])
+        margin = model.c * tail - top
+    return PersonStats(size, distinct, top, entropy, emd, margin)
+
+
+def _ordered_emd(counts: sp.csr_array, size: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Ordered-distance EMD of every row of ``counts`` to ``q``, in chunks of rows so that the
+    dense cumulative table stays near 2²² cells. O(n·m)."""
+    n, m = counts.shape
+    out = np.zeros(n)
+    if m < 2:
+        return out
+    cq = np.cumsum(q)[:-1]
+    step = max(1, (1 << 22) // m)
+    for start in range(0, n, step):
+        block = counts[start : start + step].toarray().astype(np.float64)
+        block /= np.maximum(size[start : start + step], 1)[:, None]
+        out[start : start + step] = np.abs(np.cumsum(block, axis=1)[:, :-1] - cq).sum(1) / (m - 1)
+    return out
+
+
+def failing(stats: PersonStats, model: SensitiveModel) -> np.ndarray:
+    """Boolean mask of the people whose candidates violate ``model``."""
+    bad = np.zeros(len(stats.size), dtype=bool)
+    if model.l is not None:
+        if model.diversity == "distinct":
+            bad |= stats.distinct < model.l
+        elif model.diversity == "entropy":
+            bad |= stats.entropy < math.log(model.l) - _EPS
+        else:
+            assert stats.recursive_margin is not None
+            bad |= stats.recursive_margin <= 0
+    if model.t is not None:
+        assert stats.emd is not None
+        bad |= stats.emd > model.t + _EPS
+    return bad
+
+
+@dataclass(frozen=True)
+class SensitiveCheck:
+    """Outcome of checking one model. ``worst`` is the weakest person's figure: the fewest
+    distinct values (distinct), exp(H) (entropy: the effective ℓ), the smallest recursive margin
+    (recursive), and ``worst_emd`` the largest distance (t-closeness)."""
+
+    column: str
+    model: dict[str, object]
+    passed: bool
+    people: int
+    failing: int
+    homogeneous: int
+    worst_l: float | None
+    worst_emd: float | None
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def check_model(
+    cand: sp.csr_array, sens: EncodedSensitive, model: SensitiveModel
+) -> SensitiveCheck:
+    """Check ``model`` over the candidate structure ``cand`` (see ``person_stats``)."""
+    stats = person_stats(cand, sens, model)
+    bad = failing(stats, model)
+    n = len(stats.size)
+    worst_l: float | None = None
+    if model.l is not None and n:
+        if model.diversity == "distinct":
+            worst_l = float(stats.distinct.min())
+        elif model.diversity == "entropy":
+            worst_l = float(np.exp(stats.entropy.min()))
+        else:
+            assert stats.recursive_margin is not None
+            worst_l = float(stats.recursive_margin.min())
+    worst_emd = (
+        float(stats.emd.max()) if model.t is not None and stats.emd is not None and n else None
+    )
+    homogeneous = int((stats.distinct == 1).sum())
+    if not bad.any():
+        reason = "ok"
+    else:
+        i = int(np.flatnonzero(bad)[0])
+        what = []
+        if model.l is not None:
+            what.append(
+                f"{stats.distinct[i]} distinct value(s), entropy-l {math.exp(stats.entropy[i]):.2f}"
+            )
+        if model.t is not None and stats.emd is not None:
+            what.append(f"distance {stats.emd[i]:.3f} > t = {model.t}")
+        reason = (
+            f"{int(bad.sum())} of {n} people fail on {model.column!r}; person {i + 1} "
+            f"has {stats.size[i]} candidates showing " + "; ".join(what)
+        )
+    return SensitiveCheck(
+        model.column,
+        model.describe(),
+        not bool(bad.any()),
+        n,
+        int(bad.sum()),
+        homogeneous,
+        worst_l,
+        worst_emd,
+        reason,
+    )
