@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -15,6 +16,8 @@ import click
 import numpy as np
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.files import write_atomically
+from anonymatch.core.manifest import private_seed_file, utc_now
 from anonymatch.tables.io import CsvOptions
 from anonymatch.tables.schema import DEFAULT_NA_VALUES
 
@@ -188,14 +191,131 @@ def _check_seed(ctx: click.Context, param: click.Parameter, value: int | None) -
     return value
 
 
-seed_option = click.option(
-    "--seed",
-    type=int,
-    default=None,
-    callback=_check_seed,
-    help="Seed of all randomness (≥ 0; default: OS entropy). It makes the run reproducible by "
-    "anyone who knows the seed: tests/experiments only.",
+SEED_WARNING = (
+    "warning: --seed makes this run reproducible by anyone who knows the seed; keep the seed secret"
 )
+"""Printed (after ``anonymatch: ``) on stderr by every command given ``--seed``. It does not
+repeat the seed: stderr often ends up in logs."""
+
+
+def seed_option(func: F) -> F:
+    """``--seed`` and ``--seed-file`` (every command with randomness; parameter ``seed``).
+
+    ``--seed`` prints :data:`SEED_WARNING` on stderr. ``--seed-file PATH`` runs the command with a
+    definite seed (the ``--seed`` given, else one drawn from OS entropy) and writes that seed to
+    PATH as a private JSON file (mode 0600, atomically) once the command has returned normally,
+    so a failed or interrupted run leaves no seed file. PATH must not exist unless ``--force``
+    is given (commands without ``--force`` always refuse it). The manifest never holds the seed
+    or PATH; it says ``randomness.seed_file: true`` and keeps ``source: "os-entropy"`` for a
+    drawn seed (:func:`anonymatch.core.manifest.private_seed_file`)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, seed_file: str | None, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        given: int | None = kwargs["seed"]
+        force = bool(ctx.params.get("force"))
+        if seed_file is not None:
+            _check_seed_file(seed_file, ctx, force)
+        if given is not None:
+            # Not silenced by -q: -q silences progress and chatter, while this is about the
+            # privacy of what is published. Scripts run with -q are where a test seed left in by
+            # mistake would go unnoticed; the line goes to stderr and leaves stdout clean.
+            echo_stderr(SEED_WARNING)
+        if seed_file is None:
+            return func(*args, **kwargs)
+        kwargs["seed"] = seed = draw_seed(given)
+        with private_seed_file(seed_given=given is not None):
+            try:
+                result = func(*args, **kwargs)
+            except SystemExit as exc:  # sys.exit(0) is a success too
+                if exc.code not in (None, 0):
+                    raise
+                _write_seed_file(seed_file, seed, given is not None, ctx, force)
+                raise
+        _write_seed_file(seed_file, seed, given is not None, ctx, force)
+        return result
+
+    return cast(
+        F,
+        _apply(
+            wrapper,
+            [
+                click.option(
+                    "--seed",
+                    type=int,
+                    default=None,
+                    callback=_check_seed,
+                    help="Seed of all randomness (≥ 0; default: OS entropy). It makes the run "
+                    "reproducible by anyone who knows the seed: tests/experiments only (a "
+                    "warning is printed, even with -q).",
+                ),
+                click.option(
+                    "--seed-file",
+                    default=None,
+                    metavar="PATH",
+                    help="After a successful run, write the seed used (--seed, else one drawn "
+                    "from OS entropy) to PATH, a private file (mode 0600), to redo the run "
+                    "privately with --seed. Never recorded in the manifest; keep it secret.",
+                ),
+            ],
+        ),
+    )
+
+
+def _check_seed_file(path: str, ctx: click.Context, force: bool) -> None:
+    """Refuse a --seed-file that cannot or must not be written, before the command runs."""
+    p = Path(path)
+    if not path:
+        raise InputError("--seed-file needs a path")
+    if p.is_dir():
+        raise InputError(f"--seed-file is a directory: {path}")
+    if not p.parent.is_dir():
+        raise InputError(f"--seed-file directory does not exist: {p.parent}")
+    if not force and os.path.lexists(path):
+        fix = "pass --force to replace it" if "force" in ctx.params else "choose another path"
+        raise InputError(f"{path} exists; {fix}")
+    target = p.resolve()
+    output = ctx.params.get("output")
+    if output and target.parent.is_relative_to(Path(output).resolve()):  # published with it
+        raise InputError(f"--seed-file {path} is inside the output {output}; choose another path")
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if param.name == "seed_file" or value is None:
+            continue
+        for item in value if isinstance(value, list | tuple) else (value,):
+            try:
+                same = isinstance(item, str) and bool(item) and Path(item).resolve() == target
+            except (OSError, ValueError):
+                same = False
+            if same:
+                name = (
+                    max(param.opts, key=len)
+                    if isinstance(param, click.Option)
+                    else param.human_readable_name
+                )
+                raise InputError(f"--seed-file {path} is also {name}; choose another path")
+
+
+def _write_seed_file(path: str, seed: int, given: bool, ctx: click.Context, force: bool) -> None:
+    """The private seed file: a small JSON object, mode 0600, written atomically."""
+    from anonymatch import __version__
+
+    if not force and os.path.lexists(path):  # appeared while the command ran
+        raise InputError(f"{path} exists; the seed was not written")
+    record = {
+        "seed": int(seed),
+        "source": "seed" if given else "os-entropy",
+        "command": ctx.command.name,
+        "created": utc_now(),
+        "tool": {"name": "anonymatch", "version": __version__},
+    }
+    text = json.dumps(record, indent=2) + "\n"
+
+    def write(tmp: Path) -> None:
+        os.chmod(tmp, 0o600)  # mkstemp's mode already; said, not assumed
+        tmp.write_text(text)
+
+    write_atomically(path, write)
 
 
 def draw_seed(seed: int | None) -> int:
@@ -205,12 +325,17 @@ def draw_seed(seed: int | None) -> int:
     return int(np.random.SeedSequence().generate_state(1)[0])
 
 
+def echo_stderr(message: str) -> None:
+    """One ``anonymatch: message`` line on the current stderr (log records, warnings)."""
+    click.echo(f"anonymatch: {message}", err=True)
+
+
 class _EchoHandler(logging.Handler):
     """Log records as ``anonymatch: message`` lines on the current stderr."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            click.echo(f"anonymatch: {self.format(record)}", err=True)
+            echo_stderr(self.format(record))
         except Exception:  # pragma: no cover - logging must never break a run
             self.handleError(record)
 

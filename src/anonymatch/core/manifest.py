@@ -10,7 +10,9 @@ pipeline's release are built here, so that they share one set of top-level keys 
 A pipeline builds the manifest with :func:`new_manifest` (``command = "python-api"``, input and
 output paths unknown); the CLI completes it with :func:`finish_manifest` (command name, paths,
 SHA-256 digests, wall time) and writes it with :func:`write_manifest`. The seed of a seeded run
-is never written: anyone who knew it could redo the random choice of the true assignment.
+is never written: anyone who knew it could redo the random choice of the true assignment. A run
+that keeps its seed in a private file (``--seed-file``) says so, without the seed or the file's
+path, through :func:`private_seed_file`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -86,6 +90,49 @@ def randomness_block(seeded: bool | None) -> dict[str, str]:
     if seeded is None:
         return {"source": "none"}
     return {"source": "seed" if seeded else "os-entropy"}
+
+
+_SEED_FILE: ContextVar[bool | None] = ContextVar("anonymatch_seed_file", default=None)
+"""Inside :func:`private_seed_file`: whether the seed kept in the private file was given (True)
+or drawn from OS entropy (False); None outside."""
+
+
+@contextmanager
+def private_seed_file(seed_given: bool) -> Iterator[None]:
+    """Within this block, :func:`finish_manifest` records that a private seed file is written.
+
+    The CLI's ``--seed-file`` runs the command with a definite seed and writes it to a private
+    file once the command succeeded. The pipeline cannot tell a drawn seed from a given one, so
+    the manifest is corrected here: a seed drawn from OS entropy keeps ``source: "os-entropy"``,
+    and ``seed_file: true`` tells the auditor that the holder of that file can redo the release.
+    Neither the seed nor the file's path is recorded.
+
+    Parameters
+    ----------
+    seed_given : bool
+        True when the seed came from ``--seed``, False when it was drawn from OS entropy.
+
+    Yields
+    ------
+    None
+    """
+    token = _SEED_FILE.set(seed_given)
+    try:
+        yield
+    finally:
+        _SEED_FILE.reset(token)
+
+
+def _note_seed_file(randomness: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``randomness`` block as corrected by an enclosing :func:`private_seed_file`."""
+    block = dict(randomness)
+    given = _SEED_FILE.get()
+    if given is None or block.get("source") == "none":  # no seed file, or nothing random
+        return block
+    if not given and block.get("source") == "seed":
+        block["source"] = "os-entropy"
+    block["seed_file"] = True
+    return block
 
 
 def new_manifest(
@@ -223,7 +270,9 @@ def finish_manifest(
     Returns
     -------
     dict
-        The same manifest, for chaining.
+        The same manifest, for chaining. Inside :func:`private_seed_file` its ``randomness``
+        block says that a private seed file was written (and, for a drawn seed, that the
+        randomness came from OS entropy).
     """
     if command is not None:
         manifest["command"] = command
@@ -233,6 +282,8 @@ def finish_manifest(
             block["path"] = str(path)
             block["sha256"] = file_digest(path)
         manifest[key] = block
+    if "randomness" in manifest:
+        manifest["randomness"] = _note_seed_file(manifest["randomness"])
     manifest["created"] = utc_now()
     if started is not None:
         manifest["seconds"] = {**manifest["seconds"], "wall": time.perf_counter() - started}
