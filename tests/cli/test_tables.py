@@ -151,7 +151,7 @@ def _bad_inputs(tmp: Path, table: Path) -> list[tuple[list[str], int, str]]:
         ([str(header_only), "--k", "1", "--qi", "n0"], 2, "no data rows"),
         ([t, "--k", "5", "--partition-size", "9", *base], 2, "at least 2k"),
         ([t, "--k", "2", "--method", "magic", *base], 2, "magic"),
-        ([t, "--k", "2", "--qi", "n0", "--numeric", "c0"], 2, "not a quasi-identifier"),
+        ([t, "--k", "2", "--qi", "n0", "--numeric", "c0"], 2, "neither a quasi-identifier"),
         ([t, "--k", "2", "--weights", "n0", *base], 2, "name=number"),
     ]
 

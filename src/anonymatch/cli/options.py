@@ -43,6 +43,60 @@ def parse_weights(value: str | None) -> dict[str, float]:
     return out
 
 
+def per_column(flag: str, value: str | None, convert: Callable[[str], Any]) -> Any:
+    """``--l 3`` (one value for every sensitive column) or ``--l occupation=4,disease=2``."""
+    if value is None:
+        return None
+    try:
+        if "=" not in value:
+            return convert(value.strip())
+        out = {}
+        for item in comma_list(value):
+            name, _, number = item.partition("=")
+            out[name.strip()] = convert(number.strip())
+        return out
+    except ValueError:
+        raise InputError(f"{flag} expects a number or column=number pairs, got {value!r}") from None
+
+
+def sensitive_model_options(func: F) -> F:
+    """``--l``, ``--diversity``, ``--c``, ``--t`` (parameters ``l``, ``diversity``, ``c``,
+    ``t``): ℓ-diversity and t-closeness on the ``--sensitive`` columns."""
+    return cast(
+        F,
+        _apply(
+            func,
+            [
+                click.option(
+                    "--l",
+                    "l",
+                    default=None,
+                    help="l-diversity of the sensitive columns: every person's candidate rows "
+                    "show >= l values (one number, or column=l pairs).",
+                ),
+                click.option(
+                    "--diversity",
+                    type=click.Choice(["distinct", "entropy", "recursive"]),
+                    default="distinct",
+                    show_default=True,
+                    help="Which l-diversity (Machanavajjhala et al. 2007).",
+                ),
+                click.option(
+                    "--c", "c", type=float, default=None, help="c of recursive (c, l)-diversity."
+                ),
+                click.option(
+                    "--t",
+                    "t",
+                    default=None,
+                    help="t-closeness, 0 < t <= 1: every person's candidates show values within "
+                    "earth mover's distance t of the table's (one number, or column=t pairs; "
+                    "ordered distance for sensitive columns listed in --numeric).",
+                ),
+            ],
+        ),
+    )
+
+
 def _apply(func: Any, options: Sequence[Callable[[Any], Any]]) -> Any:
     for option in reversed(options):
         func = option(func)

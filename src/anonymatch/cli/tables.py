@@ -30,7 +30,9 @@ from anonymatch.cli.options import (
     na_tokens,
     output_options,
     parse_weights,
+    per_column,
     seed_option,
+    sensitive_model_options,
     stage_bar,
     table_input_options,
     verbosity_options,
@@ -134,6 +136,7 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
     help="b-matching/agglomerative: CSV with one column per QI and one row per record giving "
     "the cost of starring each cell.",
 )
+@sensitive_model_options
 @executor_options(EXECUTOR_MEANING)
 @_chunk_rows_option
 @table_input_options
@@ -154,6 +157,10 @@ def anonymize(
     epsilons: str | None,
     neighbours: int | None,
     cell_weights: str | None,
+    l: str | None,  # noqa: E741 - the model's own name
+    diversity: str,
+    c: float | None,
+    t: str | None,
     executor: str,
     scheduler: str | None,
     workers: int | None,
@@ -179,6 +186,15 @@ def anonymize(
     if time_limit <= 0:
         raise InputError(f"--time-limit must be positive, got {time_limit}")
     csv = csv_options(sep, names, quotechar, fmt)
+    models = {
+        "l": per_column("--l", l, int),
+        "diversity": diversity,
+        "c": c,
+        "t": per_column("--t", t, float),
+    }
+    has_model = models["l"] is not None or models["t"] is not None
+    if has_model and (method in SUPPRESSION_METHODS or k_column):
+        raise InputError(f"--l/--t do not apply to the suppression method {method!r}")
     streamed = _streamed_executor(input_path, output, csv, executor, scheduler, workers)
     for path in (None if streamed else output, report_path):
         check_output_path(path, input_path)
@@ -264,6 +280,7 @@ def anonymize(
             drop_missing=drop_missing,
             time_limit=time_limit,
             progress=not quiet,
+            **models,
         )
     write_release(output, release.table, release.cells, release.qi)
     _finish(dict(release.report), input_path, output, report_path, started, quiet)
@@ -351,6 +368,8 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
             f" per original {v['min_matches_original']}, per published row"
             f" {v['min_matches_published']}"
         )
+    for check in v.get("sensitive", ()):
+        _echo_sensitive(check)
     per = ", ".join(f"{a} {100 * x:.2f}%" for a, x in loss["ncp"].items())
     click.echo(f"information loss: GCP {100 * loss['gcp']:.2f}% ({per})")
     click.echo(f"time: {report['seconds']['wall']:.1f} s")
@@ -391,6 +410,13 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
     "path) is then checked partition by partition, streaming both files.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--sensitive",
+    default=None,
+    help="Sensitive columns whose --l/--t models are checked (from the values the release "
+    "shows on each person's candidate rows).",
+)
+@sensitive_model_options
 @executor_options(VERIFY_EXECUTOR_MEANING)
 @_chunk_rows_option
 @verbosity_options
@@ -404,6 +430,11 @@ def verify(
     numeric: str | None,
     manifest: str | None,
     as_json: bool,
+    sensitive: str | None,
+    l: str | None,  # noqa: E741 - the model's own name
+    diversity: str,
+    c: float | None,
+    t: str | None,
     executor: str,
     workers: int | None,
     scheduler: str | None,
@@ -420,11 +451,25 @@ def verify(
     Is PUBLISHED k-anonymous w.r.t. ORIGINAL? Exit 0 iff it is. With --k-column instead of --k:
     adaptively anonymous, each person's level read from that column."""
     from anonymatch.tables.pipeline import verify_release
+    from anonymatch.tables.sensitive import build_models
 
     if (k is None) == (k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     check_workers(workers)
+    schema = Schema.build(comma_list(qi), comma_list(numeric), comma_list(sensitive))
+    models = build_models(
+        schema.sensitive,
+        per_column("--l", l, int),
+        diversity,
+        c,
+        per_column("--t", t, float),
+        [a for a in schema.sensitive if a in schema.numeric],
+    )
+    if models and k_column is not None:
+        raise InputError("--l/--t are checked with --k, not --k-column")
     partitions = _manifest_partitions(manifest)
+    if models:  # sensitive models need the whole release's candidates
+        partitions = None
     if partitions is not None and k is not None and executor != "threads":
         from anonymatch.tables.streamed import verify_file
 
@@ -473,8 +518,7 @@ def verify(
             )
         sys.exit(0 if adaptive.passed else 1)
     assert k is not None
-    schema = Schema.build(comma_list(qi), comma_list(numeric))
-    report = verify_release(pub, orig, k, schema, na_tokens(na_values), drop_missing)
+    report = verify_release(pub, orig, k, schema, na_tokens(na_values), drop_missing, models)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
@@ -486,7 +530,32 @@ def verify(
             f" {report.min_matches_published}, k-factor flow"
             f" {report.k_factor_flow}/{report.k_factor_required}"
         )
+        for check in report.sensitive:
+            _echo_sensitive(check)
     sys.exit(0 if report.passed else 1)
+
+
+def _echo_sensitive(check: dict[str, Any]) -> None:
+    """One line per checked sensitive model."""
+    model = check["model"]
+    what = []
+    if "l" in model:
+        extra = f", c = {model['c']:g}" if model["diversity"] == "recursive" else ""
+        what.append(
+            f"{model['diversity']} l-diversity l = {model['l']}{extra}"
+            f" (weakest person: {check['worst_l']:.3g})"
+        )
+    if "t" in model:
+        what.append(
+            f"t-closeness t = {model['t']:g}, {model['ground_distance']} distance"
+            f" (largest distance {check['worst_emd']:.3f})"
+        )
+    click.echo(
+        f"sensitive {check['column']!r}: {'PASS' if check['passed'] else 'FAIL'} - "
+        + "; ".join(what)
+        + f"; {check['failing']} of {check['people']} people fail,"
+        f" {check['homogeneous']} see one value only"
+    )
 
 
 @click.command()

@@ -27,6 +27,44 @@ def perfect_matching(c: sp.csr_array) -> np.ndarray | None:
     return None if np.any(match < 0) else match.astype(np.int64)
 
 
+def grouped_perfect_matching(
+    c: sp.csr_array, counts: np.ndarray, inverse: np.ndarray
+) -> np.ndarray | None:
+    """A perfect matching of the graph whose rows are ``c``'s rows repeated: original i is row
+    ``inverse[i]`` of the U × n matrix ``c`` and row u stands for ``counts[u]`` identical
+    originals. Returns ``m`` with ``m[i]`` the column of original i, or None.
+
+    Solved as a maximum flow source → u (capacity counts[u]) → j (1) → sink (1) with Dinic's
+    algorithm, then the flow of each u dealt to its originals. Hopcroft–Karp on the expanded
+    graph (``perfect_matching``) can be very slow when many rows are identical (bicliques of
+    duplicates, as in class releases); this stays O(pairs·√n) on the U-row graph."""
+    n_u, n_pub = c.shape
+    n = len(inverse)
+    if n != n_pub:
+        return None
+    if n == 0:
+        return np.empty(0, np.int64)
+    coo = sp.coo_array(c)
+    src, sink = 0, 1 + n_u + n_pub
+    rows = np.concatenate([np.zeros(n_u, np.int64), 1 + coo.row, 1 + n_u + np.arange(n_pub)])
+    cols = np.concatenate([1 + np.arange(n_u), 1 + n_u + coo.col, np.full(n_pub, sink)])
+    caps = np.concatenate([counts, np.ones(coo.nnz), np.ones(n_pub)]).astype(np.int32)
+    size = sink + 1
+    net = sp.csr_array((caps, (rows, cols)), shape=(size, size))
+    result = maximum_flow(net, src, sink, method="dinic")
+    if int(result.flow_value) != n:
+        return None
+    flow = sp.coo_array(result.flow)
+    used = (flow.data > 0) & (flow.row >= 1) & (flow.row <= n_u) & (flow.col > n_u)
+    u = flow.row[used] - 1
+    j = flow.col[used] - 1 - n_u
+    by_u = np.argsort(u, kind="stable")
+    originals = np.argsort(inverse, kind="stable")  # originals grouped by u, like by_u
+    match = np.empty(n, np.int64)
+    match[originals] = j[by_u]
+    return match
+
+
 def matchable_edges(c: sp.csr_array, match: np.ndarray) -> np.ndarray:
     """Boolean mask over the stored entries of CSR ``c`` (sorted or not): True iff the edge lies
     in some perfect matching. ``match`` is a perfect matching of ``c``."""

@@ -93,6 +93,10 @@ def anonymize(
     time_limit: float = 60.0,
     workers: int | None = None,
     progress: bool = False,
+    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
+    diversity: str = "distinct",
+    c: float | None = None,
+    t: float | Mapping[str, float] | None = None,
 ) -> Release:
     """Publish a table under k-anonymity by freeform generalization, verified.
 
@@ -135,6 +139,19 @@ def anonymize(
         Processes for the partitions (None: one per core when worthwhile).
     progress : bool, default False
         Show a progress bar on stderr.
+    l : int or mapping of str to int, optional
+        The ℓ of ℓ-diversity on the sensitive columns (one value for all, or per column):
+        every person's candidate rows must show ≥ ℓ distinct values
+        (``diversity="distinct"``), an entropy ≥ log ℓ (``"entropy"``) or satisfy recursive
+        (c, ℓ)-diversity (``"recursive"``, with ``c``). See ``docs/guarantees/sensitive.md``.
+    diversity : {"distinct", "entropy", "recursive"}, default "distinct"
+        Which ℓ-diversity.
+    c : float, optional
+        The c of recursive (c, ℓ)-diversity.
+    t : float or mapping of str to float, optional
+        The t of t-closeness, 0 < t ≤ 1: every person's candidates show a value distribution within
+        earth mover's distance t of the table's (ordered distance for sensitive columns also
+        listed in ``numeric``, equal distance otherwise).
 
     Returns
     -------
@@ -208,6 +225,10 @@ def anonymize(
         time_limit=check_positive_number(time_limit, "time_limit"),
         workers=check_optional_level(workers, "workers"),
         progress=progress,
+        l=l,
+        diversity=diversity,
+        c=c,
+        t=t,
     )
 
 
@@ -220,6 +241,11 @@ def verify(
     numeric: str | Iterable[str] | None = None,
     na_values: str | Iterable[str] | None = None,
     drop_missing: bool = False,
+    sensitive: str | Iterable[str] | None = None,
+    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
+    diversity: str = "distinct",
+    c: float | None = None,
+    t: float | Mapping[str, float] | None = None,
 ) -> VerificationReport:
     """Check that a published table is k-anonymous with respect to the original.
 
@@ -244,6 +270,18 @@ def verify(
         Cell texts read as missing in the original.
     drop_missing : bool, default False
         Drop original rows with a missing QI, as ``anonymize`` did.
+    sensitive : str or iterable of str, optional
+        Sensitive columns whose models (``l``/``diversity``/``c``/``t``, as in ``anonymize``)
+        are checked: from the values the release shows on each person's candidate rows
+        (``docs/guarantees/sensitive.md``).
+    l : int or mapping of str to int, optional
+        The ℓ of ℓ-diversity to check, as in ``anonymize``.
+    diversity : {"distinct", "entropy", "recursive"}, default "distinct"
+        Which ℓ-diversity.
+    c : float, optional
+        The c of recursive (c, ℓ)-diversity.
+    t : float or mapping of str to float, optional
+        The t of t-closeness to check, as in ``anonymize``.
 
     Returns
     -------
@@ -286,8 +324,15 @@ def verify(
 
     original = require_frame(original, "original")
     published = _published(release)
-    schema = _schema(qi, numeric)
-    return verify_release(published, original, check_k(k), schema, _na(na_values), drop_missing)
+    from anonymatch.tables.sensitive import build_models
+
+    schema = _schema(qi, numeric, sensitive)
+    models = build_models(
+        schema.sensitive, l, diversity, c, t, [a for a in schema.sensitive if a in schema.numeric]
+    )
+    return verify_release(
+        published, original, check_k(k), schema, _na(na_values), drop_missing, models
+    )
 
 
 def evaluate(

@@ -81,6 +81,15 @@ def parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:
     return GeneralizedQI(lo, hi, num_star, tuple(sets), cat_star)
 
 
+def _exact_numbers(text: pd.Series) -> np.ndarray:
+    """Numbers parsed exactly (numpy's strtod: the shortest repr of a float reads back as that
+    float, which ``pd.to_numeric``'s fast parser does not guarantee); NaN where not a number."""
+    try:
+        return text.to_numpy(dtype=str).astype(np.float64)
+    except ValueError:
+        return pd.to_numeric(text, errors="coerce").to_numpy(float)
+
+
 def _parse_numeric_column(
     column: pd.Series, name: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -98,8 +107,8 @@ def _parse_numeric_column(
     left = parts.str[0]
     right = parts.str[1].astype(object)
     right = right.where(right.notna(), left)
-    lo = pd.to_numeric(left.where(~star, "nan"), errors="coerce").to_numpy(float)
-    hi = pd.to_numeric(right.where(~star, "nan"), errors="coerce").to_numpy(float)
+    lo = _exact_numbers(left.where(~star, "nan"))
+    hi = _exact_numbers(right.where(~star, "nan"))
     bad = ~star & (np.isnan(lo) | np.isnan(hi) | (lo > hi))
     if bad.any():
         row = int(bad.argmax())

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from anonymatch.core.errors import InfeasibleError, InputError, VerificationErro
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
 from anonymatch.tables.cells import format_cells, parse_cells
-from anonymatch.tables.methods import BuildOptions, build_graph, registry
+from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, build_graph, registry
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.recode import GeneralizedQI, recode
 from anonymatch.tables.schema import (
@@ -27,6 +28,13 @@ from anonymatch.tables.schema import (
     Schema,
     encode_qi,
     missing_qi_mask,
+)
+from anonymatch.tables.sensitive import (
+    SensitiveModel,
+    SensitiveTarget,
+    build_models,
+    check_release,
+    encode_sensitive,
 )
 from anonymatch.tables.verify import VerificationReport, verify
 
@@ -87,12 +95,19 @@ def anonymize(
     time_limit: float = 60.0,
     workers: int | None = None,
     progress: bool = False,
+    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
+    diversity: str = "distinct",
+    c: float | None = None,
+    t: float | Mapping[str, float] | None = None,
 ) -> Release:
     """Publish ``data`` under k-anonymity by generalization, verified.
 
-    Parameters mirror the CLI. ``seed`` None draws the privacy randomness from OS entropy; a
-    fixed seed makes the release reproducible and lets anyone who knows the seed redo the random
-    choice of the true assignment — use it only for tests and experiments.
+    Parameters mirror the CLI. ``l``/``diversity``/``c``/``t`` put ℓ-diversity and/or
+    t-closeness on the sensitive columns (``tables.sensitive``); the release is then made of
+    classes that satisfy them (``methods.diverse``) and is checked from the release alone.
+    ``seed`` None draws the privacy randomness from OS entropy; a fixed seed makes the release
+    reproducible and lets anyone who knows the seed redo the random choice of the true assignment
+    — use it only for tests and experiments.
 
     Raises InputError (bad parameters or data), InfeasibleError (k larger than the table) and
     VerificationError (the release failed verification; should never happen).
@@ -113,15 +128,24 @@ def anonymize(
                 f"--partition-size must be at least 2k = {2 * k}, got {partition_size}"
             )
     schema = Schema.build(qi, numeric, sensitive, identifiers, weights)
+    models = build_models(
+        schema.sensitive, l, diversity, c, t, [a for a in schema.sensitive if a in schema.numeric]
+    )
+    if models and spec.name not in (*FREEFORM_METHODS, "mondrian"):
+        raise InputError(
+            f"method {spec.name!r} does not support --l/--t; use one of: "
+            f"{', '.join((*FREEFORM_METHODS, 'mondrian'))}"
+        )
     data, enc, dropped = prepare(data, schema, na_values, drop_missing)
     n = enc.n
     if k > n:
         raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
+    target = sensitive_target(data, models)
     rng = np.random.default_rng(seed)
 
     t0 = time.perf_counter()
     graph, n_parts = build_graph(
-        enc, k, spec, partition_size, BuildOptions(time_limit), workers, progress
+        enc, k, spec, partition_size, BuildOptions(time_limit, target), workers, progress
     )
     t_build = time.perf_counter() - t0
     # Privacy step: published record j is true-matched to original truth_of[j].
@@ -135,23 +159,49 @@ def anonymize(
     table = _release_table(data, schema, enc, cells, truth_of[shuffle])
 
     t0 = time.perf_counter()
-    check = verify(parse_cells(table, enc), enc, k)  # what is written is what is verified
-    t_verify = time.perf_counter() - t0
+    published = parse_cells(table, enc)  # what is written is what is verified
+    check = verify(published, enc, k)
     if not check.passed:
         raise VerificationError(
             f"the release failed verification ({check.reason}); nothing written"
+        )
+    sensitive_checks = check_release(published, enc, table, data, models)
+    t_verify = time.perf_counter() - t0
+    for failed in (s for s in sensitive_checks if not s.passed):
+        raise VerificationError(
+            f"the release failed verification ({failed.reason}); nothing written"
         )
     loss = information_loss(cells, enc)
     coo = graph.matrix.tocoo()
     published_graph = GeneralizationGraph.from_edges(coo.row, position[coo.col], n)
     size = (partition_size or spec.partition_size(k)) if spec.partitioned else None
     report = _report(spec.name, schema, k, seed, n, dropped, n_parts, size, loss, check)
+    if models:
+        guarantee = report["guarantee"]
+        verification = report["verification"]
+        assert isinstance(guarantee, dict) and isinstance(verification, dict)
+        guarantee["sensitive"] = [m.describe() for m in models]
+        verification["sensitive"] = [s.to_dict() for s in sensitive_checks]
     report["seconds"] = {
         "build": t_build,
         "verify": t_verify,
         "wall": time.perf_counter() - started,
     }
     return Release(table, cells, published_graph, enc, report)
+
+
+def sensitive_target(
+    data: pd.DataFrame, models: Sequence[SensitiveModel]
+) -> SensitiveTarget | None:
+    """The sensitive values of ``data`` packed for the builders, or None without models."""
+    if not models:
+        return None
+    encoded = [
+        encode_sensitive(m.column, data[m.column], data[m.column], m.ordered) for m in models
+    ]
+    return SensitiveTarget.build(
+        [e.original for e in encoded], [e.m for e in encoded], tuple(models)
+    )
 
 
 def _check_k(k: object) -> int:
@@ -215,11 +265,25 @@ def verify_release(
     schema: Schema,
     na_values: Iterable[str] = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
+    models: Sequence[SensitiveModel] = (),
 ) -> VerificationReport:
-    """Verify a published table against the original table (QIs only are used)."""
+    """Verify a published table against the original table: k-anonymity from the QIs, and
+    each sensitive model from the release's sensitive columns (``sensitive.check_release``).
+    Passes iff everything passes; the reason is the first failure's."""
     k = _check_k(k)
-    _, enc, _ = prepare(original, schema, na_values, drop_missing)
-    return verify(parse_cells(published, enc), enc, k)
+    data, enc, _ = prepare(original, schema, na_values, drop_missing)
+    cells = parse_cells(published, enc)
+    report = verify(cells, enc, k)
+    if not models or not report.passed:
+        return report
+    checks = check_release(cells, enc, published, data, models)
+    failed = [c for c in checks if not c.passed]
+    return dataclasses.replace(
+        report,
+        passed=not failed,
+        reason=failed[0].reason if failed else report.reason,
+        sensitive=tuple(c.to_dict() for c in checks),
+    )
 
 
 def evaluate_release(

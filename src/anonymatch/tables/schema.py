@@ -24,8 +24,9 @@ DEFAULT_NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NU
 class Schema:
     """Roles of the columns of a table.
 
-    ``qi`` lists the quasi-identifiers in publication order; ``numeric`` is the subset of them
-    published as ranges (the others are categorical and published as value sets). Columns that
+    ``qi`` lists the quasi-identifiers in publication order; ``numeric`` names the QIs published
+    as ranges (the others are categorical and published as value sets) and the sensitive columns
+    whose values are ordered numbers (t-closeness then uses the ordered distance). Columns that
     are neither identifiers, QIs nor sensitive are "other" and kept as they are.
     """
 
@@ -51,10 +52,12 @@ class Schema:
         _no_duplicates("quasi-identifier", qi_t)
         num = tuple(numeric)
         _no_duplicates("numeric attribute", num)
-        for name in num:
-            if name not in qi_t:
-                raise InputError(f"numeric attribute {name!r} is not a quasi-identifier")
         sens, ids = tuple(sensitive), tuple(identifiers)
+        for name in num:
+            if name not in qi_t and name not in sens:
+                raise InputError(
+                    f"numeric attribute {name!r} is neither a quasi-identifier nor sensitive"
+                )
         _no_duplicates("sensitive attribute", sens)
         _no_duplicates("identifier", ids)
         for role, names in (("sensitive attribute", sens), ("identifier", ids)):
@@ -85,7 +88,7 @@ class Schema:
         """The roles as JSON-ready lists (for audit manifests)."""
         return {
             "qi": list(self.qi),
-            "numeric": [a for a in self.qi if a in self.numeric],
+            "numeric": [a for a in (*self.qi, *self.sensitive) if a in self.numeric],
             "sensitive": list(self.sensitive),
             "identifiers": list(self.identifiers),
             "weights": dict(self.weights),

@@ -37,13 +37,15 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numba import njit
 
-from anonymatch.core.errors import InputError
-from anonymatch.core.matching import matchable_edges, perfect_matching
+from anonymatch.core.errors import InfeasibleError, InputError
+from anonymatch.core.matching import grouped_perfect_matching, matchable_edges
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import EncodedQI
 
 DIVERSITY_KINDS = ("distinct", "entropy", "recursive")
+_KIND = {"distinct": 1, "entropy": 2, "recursive": 3}
 _EPS = 1e-12  # float slack of the entropy and EMD comparisons
 
 
@@ -196,13 +198,13 @@ def candidates(published: GeneralizedQI, original: EncodedQI) -> sp.csr_array | 
     """Person × published-row 0/1 CSR matrix of every person's candidates: the compatible rows
     that lie in some perfect matching of the compatibility graph. None if the compatibility
     graph has no perfect matching (then the release cannot be anyone's; ``verify`` fails it).
-    Time O(pairs·√n) for Hopcroft–Karp, O(pairs) for the rest; memory O(pairs)."""
+    Time O(pairs·√n) for the matching (Dinic), O(pairs) for the rest; memory O(pairs)."""
     from anonymatch.tables.verify import compatibility
 
-    c_unique, _, inverse = compatibility(published, original)
+    c_unique, counts, inverse = compatibility(published, original)
+    match = grouped_perfect_matching(c_unique, counts, inverse)
     c = sp.csr_array(c_unique[inverse])
     c.sort_indices()
-    match = perfect_matching(c)
     if match is None:
         return None
     keep = matchable_edges(c, match)
@@ -375,3 +377,238 @@ def check_model(
         worst_emd,
         reason,
     )
+
+
+def check_release(
+    published: GeneralizedQI,
+    original: EncodedQI,
+    published_table: pd.DataFrame,
+    original_table: pd.DataFrame,
+    models: Sequence[SensitiveModel],
+) -> list[SensitiveCheck]:
+    """Check every model from the release and the original alone: candidates from the QI
+    cells, values from the release's sensitive columns, the table's distribution from the
+    original's. Raises InputError if a sensitive column is missing from the release or does not
+    carry the original's values. Cost: ``candidates`` once, then ``person_stats`` per model."""
+    if not models:
+        return []
+    cand = candidates(published, original)
+    checks = []
+    for model in models:
+        if model.column not in published_table.columns:
+            raise InputError(f"the release has no sensitive column {model.column!r}")
+        sens = encode_sensitive(
+            model.column,
+            published_table[model.column],
+            original_table[model.column],
+            model.ordered,
+        )
+        if cand is None:
+            checks.append(
+                SensitiveCheck(
+                    model.column,
+                    model.describe(),
+                    False,
+                    original.n,
+                    original.n,
+                    0,
+                    None,
+                    None,
+                    "the compatibility graph has no perfect matching",
+                )
+            )
+        else:
+            checks.append(check_model(cand, sens, model))
+    return checks
+
+
+@dataclass(frozen=True)
+class SensitiveTarget:
+    """The sensitive values of the records being anonymized and their models, packed for the
+    numba kernels. ``codes[i, s]``: code of record i in column s; column s occupies count
+    slots ``offsets[s]:offsets[s + 1]``; ``q`` the whole table's distributions (flat, same
+    slots) — kept whole when ``take`` restricts the records, since t-closeness compares with the
+    table."""
+
+    codes: np.ndarray
+    offsets: np.ndarray
+    kinds: np.ndarray
+    ls: np.ndarray
+    cs: np.ndarray
+    ts: np.ndarray
+    ordered: np.ndarray
+    q: np.ndarray
+    models: tuple[SensitiveModel, ...]
+
+    @classmethod
+    def build(
+        cls, codes: list[np.ndarray], sizes: list[int], models: tuple[SensitiveModel, ...]
+    ) -> SensitiveTarget:
+        """From per-column code arrays (values 0..sizes[s]−1) and the models, in one order."""
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        q = np.concatenate(
+            [
+                np.bincount(c, minlength=m) / max(len(c), 1)
+                for c, m in zip(codes, sizes, strict=True)
+            ]
+        )
+        return cls(
+            codes=np.column_stack(codes).astype(np.int64),
+            offsets=offsets,
+            kinds=np.array([_KIND[m.diversity] if m.l is not None else 0 for m in models]),
+            ls=np.array([m.l or 0 for m in models], dtype=np.int64),
+            cs=np.array([m.c or 0.0 for m in models], dtype=np.float64),
+            ts=np.array([m.t if m.t is not None else -1.0 for m in models], dtype=np.float64),
+            ordered=np.array([m.ordered for m in models], dtype=np.bool_),
+            q=q.astype(np.float64),
+            models=models,
+        )
+
+    @property
+    def n(self) -> int:
+        return int(self.codes.shape[0])
+
+    def take(self, rows: np.ndarray) -> SensitiveTarget:
+        """The same models and table distributions, for ``rows`` only."""
+        return SensitiveTarget(
+            self.codes[rows],
+            self.offsets,
+            self.kinds,
+            self.ls,
+            self.cs,
+            self.ts,
+            self.ordered,
+            self.q,
+            self.models,
+        )
+
+    def counts(self, rows: np.ndarray) -> np.ndarray:
+        """Value counts of ``rows`` in the flat slot layout."""
+        out = np.zeros(int(self.offsets[-1]), dtype=np.int64)
+        for s in range(self.codes.shape[1]):
+            out[self.offsets[s] : self.offsets[s + 1]] = np.bincount(
+                self.codes[rows, s], minlength=int(self.offsets[s + 1] - self.offsets[s])
+            )
+        return out
+
+    def ok(self, counts: np.ndarray) -> np.ndarray:
+        """``counts_ok`` over the rows of a (R, slots) count matrix."""
+        return counts_ok(
+            np.ascontiguousarray(counts, dtype=np.int64),
+            self.offsets,
+            self.kinds,
+            self.ls,
+            self.cs,
+            self.ts,
+            self.ordered,
+            self.q,
+        )
+
+    def check_table(self) -> None:
+        """Raise InfeasibleError if the records themselves, as one class, fail a model: then
+        no partition into classes can satisfy it (the union of classes that satisfy a model
+        satisfies it: ``docs/guarantees/sensitive.md`` §4)."""
+        counts = self.counts(np.arange(self.n))
+        for s, model in enumerate(self.models):
+            single = np.zeros_like(counts)
+            lo, hi = self.offsets[s], self.offsets[s + 1]
+            single[lo:hi] = counts[lo:hi]
+            only = SensitiveTarget(
+                self.codes[:, s : s + 1],
+                np.array([0, hi - lo]),
+                self.kinds[s : s + 1],
+                self.ls[s : s + 1],
+                self.cs[s : s + 1],
+                self.ts[s : s + 1],
+                self.ordered[s : s + 1],
+                self.q[lo:hi],
+                (model,),
+            )
+            if not only.ok(counts[None, lo:hi])[0]:
+                distinct = int(np.count_nonzero(counts[lo:hi]))
+                raise InfeasibleError(
+                    f"infeasible: the table's column {model.column!r} ({distinct} distinct "
+                    f"values) cannot satisfy {describe_model(model)} even as one class"
+                )
+
+
+def describe_model(model: SensitiveModel) -> str:
+    """The model in words, for messages."""
+    parts = []
+    if model.l is not None:
+        extra = f", c = {model.c:g}" if model.diversity == "recursive" else ""
+        parts.append(f"{model.diversity} l-diversity with l = {model.l}{extra}")
+    if model.t is not None:
+        parts.append(f"t-closeness with t = {model.t:g}")
+    return " and ".join(parts)
+
+
+@njit(cache=True, nogil=True)
+def column_ok(counts, kind, ell, c, t, ordered, q):  # pragma: no cover - compiled
+    """Whether one column's value counts satisfy its model (class-based definitions)."""
+    m = counts.shape[0]
+    total = 0
+    distinct = 0
+    top = 0
+    for v in range(m):
+        total += counts[v]
+        if counts[v] > 0:
+            distinct += 1
+        top = max(top, counts[v])
+    if total == 0:
+        return False
+    if kind == 1 and distinct < ell:
+        return False
+    if kind == 2:
+        h = 0.0
+        for v in range(m):
+            if counts[v] > 0:
+                p = counts[v] / total
+                h -= p * math.log(p)
+        if h < math.log(ell) - 1e-12:
+            return False
+    if kind == 3:
+        if distinct < ell:
+            return False
+        srt = np.sort(counts)[::-1]
+        tail = 0
+        for v in range(ell - 1, m):
+            tail += srt[v]
+        if not srt[0] < c * tail:
+            return False
+    if t >= 0:
+        emd = 0.0
+        if ordered:
+            if m > 1:
+                cp, cq = 0.0, 0.0
+                for v in range(m - 1):
+                    cp += counts[v] / total
+                    cq += q[v]
+                    emd += abs(cp - cq)
+                emd /= m - 1
+        else:
+            for v in range(m):
+                emd += abs(counts[v] / total - q[v])
+            emd *= 0.5
+        if emd > t + 1e-12:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def row_ok(counts, offsets, kinds, ls, cs, ts, ordered, q):  # pragma: no cover - compiled
+    for s in range(offsets.shape[0] - 1):
+        a, b = offsets[s], offsets[s + 1]
+        if not column_ok(counts[a:b], kinds[s], ls[s], cs[s], ts[s], ordered[s], q[a:b]):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def counts_ok(counts, offsets, kinds, ls, cs, ts, ordered, q):  # pragma: no cover - compiled
+    """For each row of ``counts`` (R × slots): whether every column's counts satisfy its
+    model. O(R·slots) (plus a sort per row and column for recursive diversity)."""
+    out = np.empty(counts.shape[0], np.bool_)
+    for r in range(counts.shape[0]):
+        out[r] = row_ok(counts[r], offsets, kinds, ls, cs, ts, ordered, q)
+    return out

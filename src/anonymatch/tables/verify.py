@@ -27,7 +27,8 @@ from anonymatch.tables.schema import EncodedQI
 
 @dataclass(frozen=True)
 class VerificationReport:
-    """Outcome of ``verify``. ``passed`` iff the row counts agree and a k-factor exists."""
+    """Outcome of ``verify``. ``passed`` iff the row counts agree and a k-factor exists (and,
+    when sensitive models were checked, every one of ``sensitive`` passed)."""
 
     passed: bool
     k: int
@@ -39,9 +40,12 @@ class VerificationReport:
     k_factor_required: int
     compatible_pairs: int
     reason: str
+    sensitive: tuple[dict[str, object], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        out = asdict(self)
+        out["sensitive"] = list(self.sensitive)
+        return out
 
 
 @njit(cache=True, nogil=True)

@@ -10,20 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.runner import run_partitions, split_even
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.schema import EncodedQI
 
+if TYPE_CHECKING:
+    from anonymatch.tables.sensitive import SensitiveTarget
+
 
 @dataclass(frozen=True)
 class BuildOptions:
-    """Options some builders use. ``time_limit`` bounds one exact MIP solve, in seconds."""
+    """Options some builders use. ``time_limit`` bounds one exact MIP solve, in seconds;
+    ``sensitive`` (the sensitive values and their models) makes the builder publish classes
+    that satisfy the models (``methods.diverse``)."""
 
     time_limit: float = 60.0
+    sensitive: SensitiveTarget | None = None
 
 
 Builder = Callable[[EncodedQI, int, BuildOptions], GeneralizationGraph]
@@ -110,6 +118,8 @@ def registry() -> dict[str, Method]:
 
 
 METHOD_NAMES = ("hungarian", "sortgreedy", "greedy", "mip", "mondrian", "ring")
+# The freeform (nonreciprocal) methods of Doka et al.
+FREEFORM_METHODS = ("hungarian", "sortgreedy", "greedy", "mip")
 # Suppression methods with per-record levels (Choromanski et al.);
 # front: anonymatch.tables.adaptive.
 SUPPRESSION_METHODS = ("bmatching", "bmatching-symmetric", "agglomerative")
@@ -137,7 +147,22 @@ def build_graph(
     progress: bool = False,
 ) -> tuple[GeneralizationGraph, int]:
     """Run ``method`` on the whole table or on its partitions; returns the graph and the number
-    of partitions. Memory: O(P²) per running partition of P records (never n²)."""
+    of partitions. Memory: O(P²) per running partition of P records (never n²).
+
+    With ``options.sensitive`` the freeform methods form classes by ``diverse_clusters`` on
+    partitions of the same size, and Mondrian cuts only where both sides satisfy the models; the
+    other methods do not support sensitive models (InputError)."""
+    if options.sensitive is not None:
+        from anonymatch.tables.methods.diverse import diverse_clusters
+
+        if method.name in FREEFORM_METHODS:
+            size = partition_size or method.partition_size(k) or qi.n
+            return diverse_clusters(qi, k, options.sensitive, max(size, 2 * k))
+        if method.name != "mondrian":
+            raise InputError(
+                f"method {method.name!r} does not support --l/--t; use one of: "
+                f"{', '.join((*FREEFORM_METHODS, 'mondrian'))}"
+            )
     if not method.partitioned:
         return method.build(qi, k, options), 1
     size = partition_size or method.partition_size(k) or qi.n

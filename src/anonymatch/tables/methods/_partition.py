@@ -33,10 +33,15 @@ round can sort all regions together on one int64 key (region, rank).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numba import njit
 
 from anonymatch.tables.schema import EncodedQI
+
+if TYPE_CHECKING:
+    from anonymatch.tables.sensitive import SensitiveTarget
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,7 @@ class Partition:
         return [self.order[a:b] for a, b in zip(self.bounds[:-1], self.bounds[1:], strict=True)]
 
 
-def strict_partition(qi: EncodedQI, k: int) -> Partition:
+def strict_partition(qi: EncodedQI, k: int, target: SensitiveTarget | None = None) -> Partition:
     """Strict multidimensional Mondrian partition (LeFevre et al. 2006, Fig. 2 with strict cuts).
 
     Every group has ≥ k records if n ≥ k (a group of n < k records otherwise), and no group has
@@ -83,9 +88,14 @@ def strict_partition(qi: EncodedQI, k: int) -> Partition:
     two, so an attribute has an allowable strict cut iff one of the two is allowable — the
     partition stops exactly when no allowable strict cut exists.
 
+    With a sensitive ``target``, a cut is allowable only if both sides also satisfy its models
+    (LeFevre et al. 2006 §5, Machanavajjhala et al. 2007 §6); the caller checks that the whole
+    table does (``SensitiveTarget.check_table``). Extra cost O(N·S + R·slots) per attribute
+    tried, for N records in R open regions, S sensitive columns.
+
     Complexity: see the module docstring; O(d·n log n) per level of the cut tree.
     """
-    return _partition(qi, k, strict=True)
+    return _partition(qi, k, strict=True, target=target)
 
 
 def relaxed_partition(qi: EncodedQI, k: int) -> Partition:
@@ -184,7 +194,34 @@ def _attribute_preference(
     return pref, np.take_along_axis(varies, pref, axis=1)
 
 
-def _partition(qi: EncodedQI, k: int, strict: bool) -> Partition:
+def _sides_ok(
+    target: SensitiveTarget,
+    slay: np.ndarray,
+    starts: np.ndarray,
+    lens: np.ndarray,
+    cut: np.ndarray,
+) -> np.ndarray:
+    """Whether both sides of each region's cut (the first ``cut`` records of the region laid out
+    from ``starts``, and the rest) satisfy the sensitive models. O(N·S + R·slots)."""
+    cut = np.clip(cut, 0, lens)
+    left = _range_counts(slay, starts, cut, target.offsets)
+    whole = _range_counts(slay, starts, lens, target.offsets)
+    return target.ok(left) & target.ok(whole - left)
+
+
+@njit(cache=True, nogil=True)
+def _range_counts(codes, starts, lens, offsets):  # pragma: no cover - compiled
+    out = np.zeros((starts.shape[0], offsets[-1]), np.int64)
+    for r in range(starts.shape[0]):
+        for p in range(starts[r], starts[r] + lens[r]):
+            for s in range(codes.shape[1]):
+                out[r, offsets[s] + codes[p, s]] += 1
+    return out
+
+
+def _partition(
+    qi: EncodedQI, k: int, strict: bool, target: SensitiveTarget | None = None
+) -> Partition:
     n = qi.n
     order = np.arange(n, dtype=np.int64)
     ranks, modulus, levels = _ranks_and_levels(qi)
@@ -194,6 +231,7 @@ def _partition(qi: EncodedQI, k: int, strict: bool) -> Partition:
     # ``lay`` moves with ``order`` (lay[p] = ranks of record order[p]), so that every round reads
     # the records of the open regions from nearly contiguous memory.
     lay = ranks if d else np.zeros((n, 1), dtype=np.int64)
+    slay = target.codes.copy() if target is not None else None  # moves with ``order`` too
     width = int(modulus.max()) if d else 1  # sort key = region * width + rank
     done: list[np.ndarray] = []
     s, e = np.zeros(1, dtype=np.int64), np.full(1, n, dtype=np.int64)
@@ -235,6 +273,8 @@ def _partition(qi: EncodedQI, k: int, strict: bool) -> Partition:
             # Lay each pending region out sorted on the attribute (regions stay in place).
             order[sub_pos] = order[sub_pos[by_value]]
             lay[sub_pos] = block[by_value]
+            if slay is not None:
+                slay[sub_pos] = slay[sub_pos[by_value]]
             if not strict:
                 cut[pending] = sub_lens // 2
                 break
@@ -244,6 +284,9 @@ def _partition(qi: EncodedQI, k: int, strict: bool) -> Partition:
             n_lt = np.searchsorted(key, med, side="left") - sub_starts
             ok_le = (n_le >= k) & (sub_lens - n_le >= k)
             ok_lt = (n_lt >= k) & (sub_lens - n_lt >= k)
+            if target is not None and slay is not None:
+                ok_le &= _sides_ok(target, slay, s[pending], sub_lens, n_le)
+                ok_lt &= _sides_ok(target, slay, s[pending], sub_lens, n_lt)
             closer = np.abs(2 * n_lt - sub_lens) < np.abs(2 * n_le - sub_lens)
             use_lt = ok_lt & (~ok_le | closer)
             ok = ok_le | ok_lt

@@ -35,7 +35,8 @@ def mondrian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGrap
     """Strict multidimensional Mondrian (LeFevre et al. 2006) as a union of bicliques.
 
     Parameters: ``qi`` the encoded QIs of the n records, ``k`` the anonymity parameter,
-    ``options`` unused. Returns a graph in which each final group of m ≥ k records is a complete
+    ``options.sensitive`` the models a class must satisfy (cuts that break them are not
+    allowable). Returns a graph in which each final group of m ≥ k records is a complete
     biclique (in- and out-degree m within the group, self-edges included) — except a group of
     more than ``BICLIQUE_CAP``·k records that are identical on every QI, which gets a k-regular
     ring: its published cells are that one QI value whatever edges join it, so recoding is the
@@ -56,10 +57,14 @@ def mondrian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGrap
         raise InputError(f"k must be at least 1, got {k}")
     if n < k:
         raise InfeasibleError(f"k = {k} exceeds the {n} records to anonymize")
-    part = strict_partition(qi, k)
+    target = options.sensitive
+    if target is not None:
+        target.check_table()
+    part = strict_partition(qi, k, target)
     identical = _identical_groups(part)
     sizes = part.sizes
-    as_ring = identical & (sizes > BICLIQUE_CAP * k)
+    # With sensitive models every class stays a biclique (methods.diverse explains why).
+    as_ring = identical & (sizes > BICLIQUE_CAP * k) & (target is None)
     rows, cols = _biclique_edges(part, ~as_ring)
     if as_ring.any():
         lens = sizes[as_ring]
