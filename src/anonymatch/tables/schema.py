@@ -51,10 +51,12 @@ class Schema:
         _no_duplicates("quasi-identifier", qi_t)
         num = tuple(numeric)
         _no_duplicates("numeric attribute", num)
-        for name in num:
-            if name not in qi_t:
-                raise InputError(f"numeric attribute {name!r} is not a quasi-identifier")
         sens, ids = tuple(sensitive), tuple(identifiers)
+        for name in num:  # a numeric sensitive column is ordered (t-closeness, risk figures)
+            if name not in qi_t and name not in sens:
+                raise InputError(
+                    f"numeric attribute {name!r} is not a quasi-identifier or a sensitive column"
+                )
         _no_duplicates("sensitive attribute", sens)
         _no_duplicates("identifier", ids)
         for role, names in (("sensitive attribute", sens), ("identifier", ids)):
