@@ -16,8 +16,10 @@ def test_top_level_is_the_tables_front() -> None:
     assert anonymatch.anonymize is anonymatch.tables.anonymize
     assert anonymatch.verify is anonymatch.tables.verify
     assert anonymatch.evaluate is anonymatch.tables.evaluate
+    assert anonymatch.risk is anonymatch.tables.risk
     for kind in (anonymatch.tables, anonymatch.sets, anonymatch.sparse, anonymatch.graphs):
-        assert set(kind.__all__) == {"anonymize", "verify", "evaluate"}
+        extra = {"risk"} if kind is anonymatch.tables else set()
+        assert set(kind.__all__) == {"anonymize", "verify", "evaluate"} | extra
         assert all(callable(getattr(kind, name)) for name in kind.__all__)
     assert anonymatch.__version__ == "0.1.0"
     for name in ("InputError", "InfeasibleError", "VerificationError", "WorkerError"):
@@ -33,12 +35,15 @@ def test_front_functions_survive_importing_the_verify_submodules() -> None:
     import anonymatch.graphs.verify
     import anonymatch.sets.verify
     import anonymatch.sparse.verify
+    import anonymatch.tables.risk
     import anonymatch.tables.verify  # noqa: F401
+    from anonymatch.tables.risk import RiskReport
     from anonymatch.tables.verify import VerificationReport
 
     for kind in (anonymatch.tables, anonymatch.sets, anonymatch.sparse, anonymatch.graphs):
         assert callable(kind.verify) and kind.verify.__module__ == kind.__name__
     assert VerificationReport.__name__ == "VerificationReport"
+    assert callable(anonymatch.tables.risk) and RiskReport.__name__ == "RiskReport"
     assert "anonymatch.tables.verify" in sys.modules
 
 

@@ -16,6 +16,7 @@ from numpydoc.validate import validate
 
 FRONTS = ["anonymatch.tables", "anonymatch.sets", "anonymatch.sparse", "anonymatch.graphs"]
 FUNCTIONS = [(m, f) for m in FRONTS for f in ("anonymize", "verify", "evaluate")]
+FUNCTIONS.append(("anonymatch.tables", "risk"))
 SECTIONS = ["Parameters", "Returns", "Raises", "Notes", "References", "Examples"]
 
 
@@ -47,7 +48,7 @@ def test_front_docstring_passes_numpydoc_validation(module: str, name: str) -> N
 def test_top_level_functions_are_the_documented_table_front() -> None:
     import anonymatch
 
-    for name in ("anonymize", "verify", "evaluate"):
+    for name in ("anonymize", "verify", "evaluate", "risk"):
         assert getattr(anonymatch, name) is _function("anonymatch.tables", name)
     assert "original" in (anonymatch.__doc__ or "")
 

@@ -4,7 +4,8 @@ One front per data kind, all with the same shape — ``anonymize(data, *, k=...,
 ``verify(original, release, *, k=..., ...)`` and ``evaluate(original, release, ...)``, the
 original always before the release, options keyword-only::
 
-    anonymatch.tables    DataFrames (Doka et al. 2015); also anonymatch.anonymize/verify/evaluate
+    anonymatch.tables    DataFrames (Doka et al. 2015); also anonymatch.anonymize, verify,
+                         evaluate and risk
     anonymatch.sets      set-valued records (Xue et al. 2012)
     anonymatch.sparse    sparse binary matrices (smooth k-anonymity, Esfandiari et al.)
     anonymatch.graphs    graphs, k-anonymity of neighbourhoods (Stokes)
@@ -13,6 +14,7 @@ original always before the release, options keyword-only::
     result.release, result.report
     anonymatch.verify(df, result.release, k=10, qi="age,sex,zip", numeric="age").passed
     anonymatch.evaluate(df, result.release, qi="age,sex,zip", numeric="age").to_dict()
+    anonymatch.risk(df, result.release, qi="age,sex,zip", numeric="age").to_dict()
 
 Importing the package is cheap: the heavy modules load on the first call.
 """
@@ -29,7 +31,7 @@ from anonymatch.core.errors import (  # noqa: E402
     VerificationError,
     WorkerError,
 )
-from anonymatch.tables import anonymize, evaluate, verify  # noqa: E402
+from anonymatch.tables import anonymize, evaluate, risk, verify  # noqa: E402
 
 __all__ = [
     "AnonymatchError",
@@ -41,6 +43,7 @@ __all__ = [
     "anonymize",
     "evaluate",
     "graphs",
+    "risk",
     "sets",
     "sparse",
     "tables",

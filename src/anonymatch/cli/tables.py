@@ -826,3 +826,189 @@ def anonymize_kl_cmd(
 
 
 COMMANDS = [anonymize, verify, evaluate, attack, anonymize_kl_cmd, check_kl_cmd]
+
+
+# ---------------------------------------------------------------------------- risk
+
+
+@click.command("risk")
+@click.argument("original")
+@click.argument("release")
+@click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
+@click.option(
+    "--numeric",
+    default=None,
+    help="Numeric QIs (published as ranges) and ordered sensitive columns.",
+)
+@click.option(
+    "--sensitive",
+    default=None,
+    help="Sensitive columns: homogeneity, posterior, distance to the table, l.",
+)
+@click.option(
+    "-k",
+    "--k",
+    "k",
+    type=int,
+    default=None,
+    help="The anonymity the release claims: checked, and the mechanism-aware posterior bound.",
+)
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="Prosecutor risk above which a record is at risk, in (0, 1] (0.2: < 5 candidates).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
+@click.option("--force", is_flag=True, help="Replace an existing report.")
+@verbosity_options
+@table_input_options
+def risk_cmd(
+    original: str,
+    release: str,
+    qi: str,
+    numeric: str | None,
+    sensitive: str | None,
+    k: int | None,
+    threshold: float,
+    as_json: bool,
+    report_path: str | None,
+    force: bool,
+    quiet: bool,
+    fmt: str,
+    sep: str | None,
+    names: str | None,
+    quotechar: str,
+    na_values: str | None,
+    drop_missing: bool,
+) -> None:
+    """Measure the re-identification risk of a table release.
+
+    Risk figures of RELEASE (any table in the release cell format, made by any method or tool)
+    against ORIGINAL: candidate rows per person, prosecutor risk, and per --sensitive column
+    homogeneity, posterior, distance to the table and l; the same for ORIGINAL's QIs published
+    unchanged as a baseline. Exit 0 with the figures; 2 on bad input or a RELEASE that cannot be
+    a release of ORIGINAL."""
+    from anonymatch import __version__
+    from anonymatch.core.manifest import file_digest, utc_now, write_manifest
+    from anonymatch.core.validation import check_k
+    from anonymatch.tables.risk import assess, check_threshold
+
+    threshold = check_threshold(threshold, "--threshold")
+    if k is not None:
+        check_k(k, "--k")
+    if report_path is not None:
+        for path in (original, release):
+            check_output_path(report_path, path)
+        if not force and os.path.lexists(report_path):
+            raise InputError(f"{report_path} exists; pass --force to replace it")
+    orig = read_table(original, csv_options(sep, names, quotechar, fmt))
+    pub = read_table(release)
+    report = assess(
+        orig,
+        pub,
+        qi=comma_list(qi),
+        numeric=comma_list(numeric),
+        sensitive=comma_list(sensitive),
+        k=k,
+        threshold=threshold,
+        na_values=na_tokens(na_values),
+        drop_missing=drop_missing,
+    )
+    figures = report.to_dict()
+    document = {
+        "schema": figures.pop("schema"),
+        "tool": {"name": "anonymatch", "version": __version__},
+        "created": utc_now(),
+        "input": {
+            "original": {"path": original, "sha256": file_digest(original)},
+            "release": {"path": release, "sha256": file_digest(release)},
+        },
+        **figures,
+    }
+    write_manifest(report_path, document)  # atomic JSON; nothing when report_path is None
+    if as_json:
+        click.echo(json.dumps(document, indent=2, default=json_default))
+    else:
+        _print_risk(report, quiet)
+
+
+def _print_risk(report: Any, quiet: bool) -> None:
+    """One line per figure: the release beside the original's QIs published unchanged."""
+    cand, pr, base = report.candidates, report.prosecutor, report.original
+    claim = ""
+    if report.k is not None:
+        claim = f"; claimed k = {report.k} {'holds' if report.k_holds else 'DOES NOT HOLD'}"
+    click.echo(f"{report.people} people, threshold {report.threshold:g}{claim}")
+    rows = [
+        ("", "release", "original QIs"),
+        ("candidates per person: min", f"{cand.min}", f"{base.class_size.min}"),
+        ("  median", f"{cand.median:g}", f"{base.class_size.median:g}"),
+        ("  mean", f"{cand.mean:.2f}", f"{base.class_size.mean:.2f}"),
+        ("unique (1 candidate)", _share(cand.histogram.get(1, 0), report.people),
+         _share(base.sample_uniques, report.people)),
+        ("prosecutor risk: max", f"{pr.max:.4f}", f"{base.prosecutor.max:.4f}"),
+        ("  mean", f"{pr.mean:.4f}", f"{base.prosecutor.mean:.4f}"),
+        (f"records above {report.threshold:g}", _share(pr.above, report.people),
+         _share(base.prosecutor.above, report.people)),
+        ("identical QI rows (class k)", f"{report.class_k}", f"{base.class_size.min}"),
+    ]  # fmt: skip
+    for label, a, b in rows:
+        click.echo(f"{label:<30}{a:>16}{b:>16}")
+    click.echo(f"candidates histogram: {_histogram_text(cand.histogram)}")
+    for s in report.sensitive:
+        click.echo(
+            f"sensitive {s.column} ({s.values} values, {s.ground_distance} distance, "
+            f"most common {100 * s.prior_max:.2f}% of the table):"
+        )
+        click.echo(f"  homogeneous records         {_share(s.homogeneous, report.people)}")
+        click.echo(
+            f"  largest posterior           max {s.posterior_max:.4f}, mean "
+            f"{s.posterior_mean:.4f}, >= 0.5 {100 * s.posterior_half_share:.2f}%, = 1 "
+            f"{100 * s.posterior_one_share:.2f}%"
+        )
+        click.echo(
+            f"  distance to the table       max {s.distance_max:.4f}, mean {s.distance_mean:.4f}"
+        )
+        click.echo(
+            f"  fewest distinct values      {s.min_distinct} (effective l {s.min_effective_l:.2f})"
+        )
+        if s.mechanism_bound_max is not None:
+            click.echo(
+                f"  bound min(1, c/k), k = {report.k}  max {s.mechanism_bound_max:.4f}, "
+                f"{_share(s.mechanism_disclosed, report.people)} at 1"
+            )
+    if not quiet:
+        import textwrap
+
+        click.echo("")
+        for line in report.explanation:
+            click.echo(textwrap.fill(line, width=100, subsequent_indent="  "))
+
+
+def _share(count: int, total: int) -> str:
+    return f"{count} ({100 * count / total:.2f}%)"
+
+
+def _histogram_text(histogram: dict[int, int], head: int = 5) -> str:
+    """``value: records`` pairs: the ``head`` smallest values one by one, the rest in bins
+    cut at 1-2-5 steps (…, 20-49, 50-99, 100-199, …)."""
+    items = sorted(histogram.items())
+    parts = [f"{v}: {c}" for v, c in items[:head]]
+    rest = items[head:]
+    if rest:
+        top = rest[-1][0]
+        edges, scale = [rest[0][0]], 1
+        while edges[-1] <= top:
+            edges += [x for x in (scale, 2 * scale, 5 * scale) if x > edges[-1]]
+            scale *= 10
+        for lo, hi in zip(edges, edges[1:], strict=False):
+            count = sum(c for v, c in rest if lo <= v < hi)
+            if count:
+                parts.append(f"{lo if hi - lo == 1 else f'{lo}-{hi - 1}'}: {count}")
+    return ", ".join(parts)
+
+
+COMMANDS.append(risk_cmd)
