@@ -9,7 +9,7 @@ ADULT_NAMES := age,workclass,fnlwgt,education,education-num,marital-status,occup
 ADULT_QI := age,workclass,education-num,marital-status,occupation,race,sex,native-country
 ADULT_OPTS := --names $(ADULT_NAMES) --qi $(ADULT_QI) --numeric age,education-num --na-values '?' --drop-missing
 
-.PHONY: install run test lint typecheck pytest bench clean
+.PHONY: install peers run test lint typecheck pytest bench clean
 
 $(BIN)/anonymatch: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,11 @@ $(BIN)/anonymatch: pyproject.toml
 	touch $@
 
 install: $(BIN)/anonymatch
+
+## Peer tools for the side-by-side benchmarks (benchmarks/_anjana.py). ANJANA pins exact
+## versions of pandas/numpy/scipy, which would downgrade ours, so it is installed without them.
+peers: install
+	$(BIN)/pip install --quiet --no-deps 'anjana>=1.2' 'pycanon>=1.0' 'beartype>=0.16'
 
 ## Main job: anonymize UCI Adult at k = 10, verify, and compare with the Mondrian baseline.
 run: install

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from anonymatch.core.assignment import choose_assignment, random_assignments
+from anonymatch.core.assignment import BICLIQUE_WALK_MAX, choose_assignment, random_assignments
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods.freeform import hungarian
@@ -82,3 +82,32 @@ def test_the_set_of_assignments_is_random() -> None:
     b = random_assignments(graph, np.random.default_rng(2))
     assert not np.array_equal(np.sort(a, axis=0), np.sort(b, axis=0)) or not np.array_equal(a, b)
     assert any(not np.array_equal(a[0], b[t]) for t in range(3))
+
+
+def _classes(sizes: list[int]) -> GeneralizationGraph:
+    rows, cols, start = [], [], 0
+    for m in sizes:
+        members = np.arange(start, start + m)
+        rows.append(np.repeat(members, m))
+        cols.append(np.tile(members, m))
+        start += m
+    return GeneralizationGraph.from_edges(np.concatenate(rows), np.concatenate(cols), start)
+
+
+def test_big_bicliques_get_a_permutation_inside_each_class() -> None:
+    sizes = [BICLIQUE_WALK_MAX + 5, 3, BICLIQUE_WALK_MAX + 1]
+    graph = _classes(sizes)
+    out = choose_assignment(graph, np.random.default_rng(1))
+    assert sorted(out) == list(range(graph.n))  # a perfect matching
+    dense = graph.matrix.toarray()
+    assert dense[np.arange(graph.n), out].all()  # of the graph's edges
+
+
+def test_big_biclique_true_row_is_uniform() -> None:
+    """Each of the m rows of a class is person 0's true row with probability 1/m."""
+    m = BICLIQUE_WALK_MAX + 1
+    graph = _classes([m, 2])
+    rng = np.random.default_rng(7)
+    draws = np.array([choose_assignment(graph, rng)[0] for _ in range(40 * m)])
+    counts = np.bincount(draws, minlength=m)
+    assert chisquare(counts).pvalue > 1e-3

@@ -12,6 +12,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.csgraph import connected_components
 
@@ -19,6 +20,9 @@ from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.runner import default_workers
 
 _CHUNK = 4096  # vertices per independent closed-walk job
+# Complete bicliques of more records than this get a uniform random permutation instead of the
+# closed walk (``choose_assignment``); the small ones keep the walk (and existing releases).
+BICLIQUE_WALK_MAX = 64
 
 
 @njit(cache=True, nogil=True)
@@ -203,6 +207,23 @@ def choose_assignment(
     pick one uniformly (independently per component). Returns ``a`` with ``a[i]`` = the
     published record whose true preimage is original i."""
     labels, comp_degree = _component_degrees(graph)
-    rounds = random_assignments(graph, rng, workers)
-    pick = rng.integers(0, comp_degree)  # one uniform index per component
-    return rounds[pick[labels], np.arange(graph.n)]
+    sizes = np.bincount(labels, minlength=len(comp_degree))
+    big_biclique = (comp_degree == sizes) & (sizes > BICLIQUE_WALK_MAX)
+    if not big_biclique.any():
+        rounds = random_assignments(graph, rng, workers)
+        pick = rng.integers(0, comp_degree)  # one uniform index per component
+        return rounds[pick[labels], np.arange(graph.n)]
+    # A complete biclique K_{m,m}: a uniformly random permutation of its m records makes every
+    # edge the true pair with probability exactly 1/m, as one of m disjoint matchings drawn at
+    # random would, in O(m) instead of the closed walk's O(m³).
+    out = np.empty(graph.n, dtype=np.int64)
+    rest = np.flatnonzero(~big_biclique[labels])
+    if rest.size:
+        matrix = sp.csr_array(graph.matrix[rest][:, rest])
+        matrix.sort_indices()
+        out[rest] = rest[choose_assignment(GeneralizationGraph(matrix), rng, workers)]
+    members = np.flatnonzero(big_biclique[labels])
+    by_class = members[np.argsort(labels[members], kind="stable")]
+    shuffled = members[np.lexsort((rng.random(len(members)), labels[members]))]
+    out[by_class] = shuffled
+    return out

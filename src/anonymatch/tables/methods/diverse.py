@@ -118,6 +118,8 @@ def _cluster(
         label[seed] = g
         size = 1
         while not (size >= k and row_ok(gcnt[g], offsets, kinds, ls, cs, ts, ordered, q)):
+            if size >= 3 * k:  # the records left cannot complete it: they become leftovers
+                break
             best, best_miss, best_cost = -1, 1 << 30, np.inf
             for r in range(seed + 1, m):
                 if label[r] >= 0:
