@@ -146,10 +146,23 @@ def run(
     }
 
 
+def rewrite() -> None:
+    """Regenerate the results section from benchmarks/results/sensitive_adult.json."""
+    import json
+
+    write_results(
+        json.loads((ROOT / "benchmarks" / "results" / "sensitive_adult.json").read_text())
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--no-anjana", action="store_true")
+    parser.add_argument("--rewrite", action="store_true", help="only rewrite docs/results.md")
     args = parser.parse_args()
+    if args.rewrite:
+        rewrite()
+        return
     tools = ["hungarian", "mondrian"]
     if not args.no_anjana:
         try:
@@ -259,7 +272,25 @@ def write_results(rows: list[dict]) -> None:
             f"{hl['seconds'] / hk['seconds']:.2f} (target ≤ 2).",
             "",
         ]
-    lines.append("![GCP by model](img/sensitive_gcp.png)")
+    lines += [
+        "Reading. With a model every method publishes classes (docs/guarantees/sensitive.md §3",
+        "explains why a freeform graph cannot keep shown values diverse for every draw), so the",
+        "ℓ-diverse hungarian release pays the class structure, not only the model: with a",
+        "near-empty model (ℓ = 2 distinct on occupation, run separately) its classes cost",
+        "2.53 % GCP against 1.97 % for the freeform k = 10 release. That is why the (10, 4)",
+        "targets of 1.3× its plain GCP and 0.6× Mondrian's are not met; the clustering beats",
+        "Mondrian on every ℓ model and by 2.3–4.6× on t-closeness, where Mondrian's cuts stall.",
+        "ANJANA (global recoding, greedy walk up ARX's hierarchies, no suppression) generalizes",
+        "age, workclass, race and native-country to `*` already for k = 5, so its ℓ runs equal",
+        "its k runs (every class already shows 13 occupations) and its GCP is 65–88 %. Its",
+        "releases are checked class by class (identical published rows, non-overlapping cells:",
+        "a person's candidates are their class) because our verifier needs memory per",
+        "compatible pair and its classes hold thousands of rows. t = 0.3 on income still",
+        "leaves classes of one value: a class of only `<=50K` is at distance 0.25 from the",
+        "table's 75/25 split.",
+        "",
+        "![GCP by model](img/sensitive_gcp.png)",
+    ]
     update_results("sensitive_adult", "\n".join(lines))
     plot(rows, tools)
 
