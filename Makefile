@@ -24,7 +24,7 @@ install: $(BIN)/anonymatch
 peers: install
 	$(BIN)/pip install --quiet --no-deps 'anjana>=1.2' 'pycanon>=1.0' 'beartype>=0.16'
 
-## Main job: anonymize UCI Adult at k = 10, verify, and compare with the Mondrian baseline.
+## Main job: anonymize UCI Adult at k = 10, verify, compare with the Mondrian baseline, risk figures.
 run: install
 	mkdir -p out
 	$(BIN)/anonymatch anonymize $(ADULT) -o out/adult_k10.csv --k 10 --sensitive income \
@@ -33,6 +33,7 @@ run: install
 		--sensitive income --quiet --force $(ADULT_OPTS)
 	$(BIN)/anonymatch verify $(ADULT) out/adult_k10.csv --k 10 $(ADULT_OPTS)
 	$(BIN)/anonymatch evaluate $(ADULT) out/adult_k10.csv out/adult_k10_mondrian.csv $(ADULT_OPTS)
+	$(BIN)/anonymatch risk $(ADULT) out/adult_k10.csv --k 10 --sensitive income $(ADULT_OPTS)
 
 ## All checks: lint, types, tests.
 test: install lint typecheck pytest

@@ -53,6 +53,7 @@ def test_anonymize_then_verify(
         (["--sensitive", "s", "--l", "zz=2"], 2, "not a --sensitive column"),
         (["--sensitive", "s", "--l", "2", "--method", "ring"], 2, "does not support"),
         (["--sensitive", "s", "--l", "2", "--method", "bmatching"], 2, "do not apply"),
+        (["--sensitive", "s", "--l", "2", "--executor", "inline"], 2, "in-memory path only"),
     ],
 )
 def test_bad_model_one_line_and_nothing_written(

@@ -206,6 +206,11 @@ def anonymize(
             )
         if k is None:
             raise InputError("missing option --k")
+        if has_model:
+            raise InputError(
+                "--l/--t run on the in-memory path only (--executor threads, CSV input); "
+                "the streamed, partitioned path cannot check them yet"
+            )
         from anonymatch.tables.streamed import anonymize_file
 
         report = anonymize_file(
