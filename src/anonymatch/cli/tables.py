@@ -206,11 +206,6 @@ def anonymize(
             )
         if k is None:
             raise InputError("missing option --k")
-        if has_model:
-            raise InputError(
-                "--l/--t run on the in-memory path only (--executor threads, CSV input); "
-                "the streamed, partitioned path cannot check them yet"
-            )
         from anonymatch.tables.streamed import anonymize_file
 
         report = anonymize_file(
@@ -237,6 +232,7 @@ def anonymize(
             workers=workers,
             progress=not quiet,
             replace=True,  # output_options refused an existing output without --force
+            **models,
         )
         _finish(report, input_path, output, report_path, started, quiet)
         return

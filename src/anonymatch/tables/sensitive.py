@@ -149,6 +149,7 @@ class EncodedSensitive:
     published: np.ndarray
     original: np.ndarray
     ordered: bool
+    distribution: np.ndarray | None = None  # Q when ``original`` is only part of the table
 
     @property
     def m(self) -> int:
@@ -156,6 +157,8 @@ class EncodedSensitive:
 
     def table_distribution(self) -> np.ndarray:
         """Q: the distribution of the original table's values."""
+        if self.distribution is not None:
+            return self.distribution
         counts = np.bincount(self.original, minlength=self.m)
         return counts / max(len(self.original), 1)
 
@@ -376,6 +379,23 @@ def check_model(
         worst_l,
         worst_emd,
         reason,
+    )
+
+
+def merge_checks(a: SensitiveCheck, b: SensitiveCheck) -> SensitiveCheck:
+    """One check of the same model over the people of both (e.g. two partitions)."""
+    worst_l = min((x for x in (a.worst_l, b.worst_l) if x is not None), default=None)
+    worst_emd = max((x for x in (a.worst_emd, b.worst_emd) if x is not None), default=None)
+    return SensitiveCheck(
+        a.column,
+        a.model,
+        a.passed and b.passed,
+        a.people + b.people,
+        a.failing + b.failing,
+        a.homogeneous + b.homogeneous,
+        worst_l,
+        worst_emd,
+        a.reason if not a.passed or b.passed else b.reason,
     )
 
 

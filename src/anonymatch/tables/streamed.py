@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +61,7 @@ from anonymatch.core.runner import (
 from anonymatch.tables.cells import format_cells, parse_cells, typed_cells
 from anonymatch.tables.io import CsvOptions
 from anonymatch.tables.methods import BuildOptions, registry
+from anonymatch.tables.methods.diverse import diverse_clusters
 from anonymatch.tables.metrics import loss_from_sums, ncp_sums
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
@@ -71,6 +72,17 @@ from anonymatch.tables.schema import (
     concat_encoded,
     encode_qi,
     missing_qi_mask,
+)
+from anonymatch.tables.sensitive import (
+    EncodedSensitive,
+    SensitiveCheck,
+    SensitiveModel,
+    SensitiveTarget,
+    build_models,
+    candidates,
+    check_model,
+    encode_sensitive,
+    merge_checks,
 )
 from anonymatch.tables.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
 from anonymatch.tables.verify import verify
@@ -170,6 +182,7 @@ class ChunkJob:
     method: str
     options: BuildOptions
     typed: bool
+    sensitive: SensitiveTarget | None = None  # the chunk's records' sensitive values, in order
 
 
 @dataclass(frozen=True)
@@ -184,6 +197,8 @@ class ChunkResult:
     failure: str | None
     min_matches: int
     compatible_pairs: int
+    infeasible: str | None = None
+    sensitive: tuple[SensitiveCheck, ...] = ()
 
 
 def anonymize_chunk(job: ChunkJob) -> ChunkResult:
@@ -194,7 +209,27 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
     for p, seed in enumerate(job.seeds):
         lo, hi = int(job.bounds[p]), int(job.bounds[p + 1])
         qi = job.qi.take(np.arange(lo, hi))
-        graph = spec.build(qi, job.k, job.options)
+        if job.sensitive is None:
+            graph = spec.build(qi, job.k, job.options)
+        else:  # classes satisfying the models, the partition as one segment
+            try:
+                graph, _ = diverse_clusters(
+                    qi, job.k, job.sensitive.take(np.arange(lo, hi)), max(qi.n, 2 * job.k)
+                )
+            except InfeasibleError as error:
+                first, last = job.start + lo + 1, job.start + hi
+                return ChunkResult(
+                    pa.table({}),
+                    np.empty(0, np.int64),
+                    np.zeros(0),
+                    0,
+                    None,
+                    0,
+                    0,
+                    f"partition of rows {first}–{last}: {error}; a larger --partition-size "
+                    "gives the clustering more records to mix (partitions are not merged "
+                    "across chunks on the streamed path)",
+                )
         rng = np.random.default_rng(seed)
         assigned = choose_assignment(graph, rng, workers=1)
         truth_of = np.empty(qi.n, dtype=np.int64)
@@ -205,15 +240,56 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
     table = cells_table(concat_cells(parts), job.qi, job.typed)
     written = parse_cells(table.to_pandas(), job.qi)  # what is written is what is verified
     failure, min_matches, pairs = verify_partitions(written, job.qi, job.bounds, job.k)
+    source = np.concatenate(sources)
+    checks: tuple[SensitiveCheck, ...] = ()
+    if job.sensitive is not None and failure is None:
+        failure, checks = _check_sensitive(written, job, source - job.start)
     return ChunkResult(
         table,
-        np.concatenate(sources),
+        source,
         ncp_sums(written, job.qi),
         len(job.seeds),
         failure,
         min_matches,
         pairs,
+        sensitive=checks,
     )
+
+
+def _check_sensitive(
+    written: GeneralizedQI, job: ChunkJob, preimage: np.ndarray
+) -> tuple[str | None, tuple[SensitiveCheck, ...]]:
+    """Check the sensitive models partition by partition, from the written cells and the
+    values each row carries (its true preimage's). Partition checks suffice for the whole
+    release: a partition's classes are bicliques, a person's candidates in the whole release
+    are a union of whole classes, and a union of classes that satisfy a class-based model
+    satisfies it (docs/guarantees/sensitive.md §3)."""
+    target = job.sensitive
+    assert target is not None
+    merged: list[SensitiveCheck | None] = [None] * len(target.models)
+    for p in range(len(job.bounds) - 1):
+        rows = np.arange(job.bounds[p], job.bounds[p + 1])
+        cand = candidates(written.take(rows), job.qi.take(rows))
+        if cand is None:
+            return f"partition of rows {job.start + rows[0] + 1}–: no perfect matching", ()
+        for s, model in enumerate(target.models):
+            lo, hi = target.offsets[s], target.offsets[s + 1]
+            codes = target.codes[:, s]
+            sens = EncodedSensitive(
+                model.column,
+                np.arange(hi - lo),
+                codes[preimage[rows]],
+                codes[rows],
+                model.ordered,
+                target.q[lo:hi],
+            )
+            check = check_model(cand, sens, model)
+            previous = merged[s]
+            merged[s] = check if previous is None else merge_checks(previous, check)
+            if not check.passed:
+                first = job.start + rows[0] + 1
+                return f"partition from row {first}: {check.reason}", ()
+    return None, tuple(c for c in merged if c is not None)
 
 
 def cells_table(cells: GeneralizedQI, qi: EncodedQI, typed: bool) -> pa.Table:
@@ -252,6 +328,7 @@ def _chunk_jobs(
     method: str,
     options: BuildOptions,
     typed: bool,
+    target: SensitiveTarget | None = None,
 ) -> Iterator[ChunkJob]:
     for first, last in chunks:
         start, stop = int(bounds[first]), int(bounds[last])
@@ -264,7 +341,28 @@ def _chunk_jobs(
             method,
             options,
             typed,
+            None if target is None else target.take(order[start:stop]),
         )
+
+
+def _sensitive_target(
+    table: ScannedTable, models: Sequence[SensitiveModel]
+) -> SensitiveTarget | None:
+    """The sensitive columns' codes of every kept row (read from the spilled columns: O(n) per
+    column in the driver) packed for the builders; None without models. Raises
+    InfeasibleError if the whole table cannot satisfy a model."""
+    if not models:
+        return None
+    assert table.others is not None  # sensitive columns are published, hence spilled
+    encoded = []
+    for model in models:
+        values = table.others.column(model.column).to_pandas()
+        encoded.append(encode_sensitive(model.column, values, values, model.ordered))
+    target = SensitiveTarget.build(
+        [e.original for e in encoded], [e.m for e in encoded], tuple(models)
+    )
+    target.check_table()
+    return target
 
 
 def anonymize_file(
@@ -286,6 +384,10 @@ def anonymize_file(
     workers: int | None = None,
     progress: bool = False,
     replace: bool = False,
+    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
+    diversity: str = "distinct",
+    c: float | None = None,
+    t: float | Mapping[str, float] | None = None,
 ) -> dict[str, object]:
     """Anonymize a table file into a verified, partition-ordered release file (or directory of
     Parquet parts) without holding more than a few chunks of rows; returns the manifest.
@@ -308,6 +410,9 @@ def anonymize_file(
         raise InputError(f"--partition-size must be at least 2k = {2 * k}, got {size}")
     if chunk_rows < 1:
         raise InputError(f"--chunk-rows must be at least 1, got {chunk_rows}")
+    models = build_models(
+        schema.sensitive, l, diversity, c, t, [a for a in schema.sensitive if a in schema.numeric]
+    )
     with (
         ReleaseWriter(output, replace=replace) as writer,
         tempfile.TemporaryDirectory(prefix="anonymatch-spill-") as spill,
@@ -317,14 +422,25 @@ def anonymize_file(
         qi, n = table.qi, table.qi.n
         if k > n:
             raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
+        target = _sensitive_target(table, models)
         order = lexicographic_order(qi)
         bounds = partition_bounds(n, size)
         chunks = chunk_ranges(bounds, chunk_rows)
         seeds = child_seeds(seed, len(bounds) - 1)
         t_scan = time.perf_counter() - t0
         jobs = _chunk_jobs(
-            qi, order, bounds, chunks, seeds, k, method, BuildOptions(time_limit), writer.parquet
+            qi,
+            order,
+            bounds,
+            chunks,
+            seeds,
+            k,
+            method,
+            BuildOptions(time_limit),
+            writer.parquet,
+            target,
         )
+        checks: list[SensitiveCheck] = []
         executor = _effective(executor, scheduler, len(chunks))
         sums = np.zeros(len(qi.names))
         min_matches, pairs = np.iinfo(np.int64).max, 0
@@ -335,6 +451,8 @@ def anonymize_file(
             for result in iter_partitions(
                 anonymize_chunk, jobs, executor=executor, scheduler=scheduler, workers=workers
             ):
+                if result.infeasible is not None:
+                    raise InfeasibleError(f"infeasible: {result.infeasible}")
                 if result.failure is not None:
                     raise VerificationError(
                         f"the release failed verification ({result.failure}); nothing written"
@@ -343,9 +461,19 @@ def anonymize_file(
                 sums += result.ncp_sums
                 min_matches = min(min_matches, result.min_matches)
                 pairs += result.compatible_pairs
+                checks = (
+                    [merge_checks(a, b) for a, b in zip(checks, result.sensitive, strict=True)]
+                    if checks
+                    else list(result.sensitive)
+                )
                 bar.update(result.partitions)
         writer.commit()
     loss = loss_from_sums(sums, n, qi)
+    guarantee: dict[str, object] = {"model": "k-anonymity", "k": k}
+    sensitive_checks: dict[str, object] = {}
+    if models:
+        guarantee["sensitive"] = [m.describe() for m in models]
+        sensitive_checks["sensitive"] = [check.to_dict() for check in checks]
     return new_manifest(
         data_kind="table",
         method=method,
@@ -357,7 +485,7 @@ def anonymize_file(
             "executor": "dask" if scheduler else executor,
             "workers": workers,
         },
-        guarantee={"model": "k-anonymity", "k": k},
+        guarantee=guarantee,
         verification={
             "passed": True,
             "k": k,
@@ -365,6 +493,7 @@ def anonymize_file(
             "partitions": len(bounds) - 1,
             "min_matches_original": int(min_matches),
             "compatible_pairs": int(pairs),
+            **sensitive_checks,
         },
         loss=loss.to_dict(),
         seconds={"scan_and_order": t_scan, "wall": time.perf_counter() - started},
