@@ -89,7 +89,7 @@ def strict_partition(qi: EncodedQI, k: int, target: SensitiveTarget | None = Non
     partition stops exactly when no allowable strict cut exists.
 
     With a sensitive ``target``, a cut is allowable only if both sides also satisfy its models
-    (LeFevre et al. 2006 §5, Machanavajjhala et al. 2007 §6); the caller checks that the whole
+    (LeFevre et al. 2006: any monotone constraint may gate a cut); the caller checks that the whole
     table does (``SensitiveTarget.check_table``). Extra cost O(N·S + R·slots) per attribute
     tried, for N records in R open regions, S sensitive columns.
 

@@ -4,7 +4,7 @@ Under ℓ-diversity or t-closeness a release must protect the sensitive values a
 who knows the algorithm. A freeform graph cannot do that for every draw of the true assignment:
 the values shown on a person's k graph neighbours are the values of whoever the drawn
 assignment puts on those rows, so they change from draw to draw unless the person's rows can
-only be filled by one fixed set of people — a class (``docs/guarantees/sensitive.md`` §4). So
+only be filled by one fixed set of people — a class (``docs/guarantees/sensitive.md`` §3). So
 with a sensitive model every table method publishes classes: groups of ≥ k records, each a
 complete biclique of the generalization graph, whose multiset of sensitive values satisfies the
 model. The values shown on a class's rows are the class's values whatever the draw, and the
@@ -14,15 +14,15 @@ disjoint assignments).
 Two ways to form the classes:
 
 * ``diverse_clusters`` (the freeform methods' slot): greedy k-member clustering in the
-  lexicographic order (Byun et al., DASFAA 2007, with the ℓ-diversity extension of their §5):
+  lexicographic order (after Byun et al., DASFAA 2007; the model-aware choice is ours):
   each class starts at the first unassigned record and grows by the record of least GCP increase
   (Doka's weights for one published record), restricted to records that help the model while it
   is unmet; records left over join the class they cost least that still satisfies the model.
   Runs per partition of the lexicographic order; a partition whose own values cannot satisfy the
   model is merged with the next one.
 * ``mondrian`` with a model: strict Mondrian whose cuts are allowable only when both sides satisfy
-  the model (LeFevre et al. 2006 §5; Machanavajjhala et al. 2007 §6) — ``_partition`` with a
-  predicate.
+  the model (LeFevre et al. 2006, whose cut rule admits any monotone constraint) —
+  ``_partition`` with a predicate.
 
 The model check on a class's value counts is ``counts_ok`` (numba), the class-based definitions
 of ``tables.sensitive``.
