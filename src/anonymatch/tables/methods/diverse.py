@@ -202,8 +202,9 @@ def diverse_clusters(
     """Classes of ≥ k records satisfying ``target``'s models, by greedy k-member clustering
     (``_cluster``) on segments of about ``partition_size`` records of the lexicographic order.
     A segment whose own values fail a model is merged with the next one (the last with the one
-    before); a segment whose clustering fails likewise. Returns the biclique graph of the classes
-    and the number of segments. Raises InfeasibleError if the whole table fails a model.
+    before); a segment whose clustering fails likewise, and if the greedy fails on the whole
+    table, the whole table is one class. Returns the biclique graph of the classes and the
+    number of segments. Raises InfeasibleError if the whole table fails a model.
     Time O(n·P·d) for segments of P records; memory O(P·(d + slots) + Σ m²)."""
     target.check_table()
     order = lexicographic_order(qi)
@@ -219,6 +220,10 @@ def diverse_clusters(
             segments[0] = np.concatenate([ids, segments[0]])
         elif done:  # the last one: merge with the previous one
             segments.append(np.concatenate([done.pop()[0], ids]))
+        elif len(ids) >= k and target.ok(target.counts(ids)[None])[0]:
+            # the greedy failed on the whole table, which satisfies the models
+            # (check_table): one class of every record is a valid answer, not an infeasibility
+            done.append((ids, np.zeros(len(ids), dtype=np.int64)))
         else:
             raise InfeasibleError(
                 f"infeasible: no partition into classes of >= {k} records satisfies "
