@@ -183,18 +183,57 @@ def encode_sensitive(
     return enc
 
 
-def _labels(column: str, values: pd.Series, ordered: bool) -> np.ndarray:
+def _labels(
+    column: str, values: pd.Series, ordered: bool, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """Labels of one column's values; ``rows`` (0-based input rows of ``values``, default
+    0, 1, …) number the rows in messages."""
     if not ordered:
         return values.astype(str).where(values.notna(), "").to_numpy(dtype=str)
     numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(numbers)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
+        number = row + 1 if rows is None else int(rows[row]) + 1
         raise InputError(
             f"sensitive column {column!r} has the non-number {values.iloc[row]!r} "
-            f"(row {row + 1}); t-closeness with the ordered distance needs numbers"
+            f"(row {number}); t-closeness with the ordered distance needs numbers"
         )
     return numbers
+
+
+class SensitiveCodebook:
+    """Global codes of one sensitive column read in batches (the streamed path): each batch's
+    labels (as ``encode_sensitive`` makes them) go through one dictionary, and ``finish``
+    renumbers the codes in sorted label order — the codes ``encode_sensitive`` gives the whole
+    column. Memory: one int64 per row plus the distinct labels; never the values themselves."""
+
+    def __init__(self, column: str, ordered: bool) -> None:
+        self.column, self.ordered = column, ordered
+        self._index: dict[object, int] = {}
+        self._parts: list[np.ndarray] = []
+
+    def add(self, values: pd.Series, rows: np.ndarray) -> None:
+        """Code one batch of values; ``rows`` are their 0-based input rows (for messages).
+        Raises InputError for a non-number in an ordered column. O(b log b) for b values."""
+        unique, inverse = np.unique(
+            _labels(self.column, values, self.ordered, rows), return_inverse=True
+        )
+        index = self._index
+        ids = np.fromiter(
+            (index.setdefault(v, len(index)) for v in unique.tolist()), np.int64, len(unique)
+        )
+        self._parts.append(ids[inverse.reshape(-1)])
+
+    def finish(self) -> tuple[np.ndarray, int]:
+        """The codes of every added value, in order (values 0..m−1 in sorted label order, numeric
+        order if ``ordered``), and m. Releases the batches' codes."""
+        labels = np.array(list(self._index))
+        rank = np.empty(len(labels), np.int64)
+        rank[np.argsort(labels, kind="stable")] = np.arange(len(labels))
+        parts, self._parts = self._parts, []
+        codes = rank[np.concatenate(parts)] if parts else np.empty(0, np.int64)
+        return codes, len(labels)
 
 
 def candidates(published: GeneralizedQI, original: EncodedQI) -> sp.csr_array | None:
@@ -528,11 +567,20 @@ class SensitiveTarget:
         """Raise InfeasibleError if the records themselves, as one class, fail a model: then
         no partition into classes can satisfy it (the union of classes that satisfy a model
         satisfies it: ``docs/guarantees/sensitive.md`` §4)."""
+        unmet = self.first_unmet()
+        if unmet is not None:
+            model, distinct = unmet
+            raise InfeasibleError(
+                f"infeasible: the table's column {model.column!r} ({distinct} distinct "
+                f"values) cannot satisfy {describe_model(model)} even as one class"
+            )
+
+    def first_unmet(self) -> tuple[SensitiveModel, int] | None:
+        """The first model that the records, as one class, fail, with the number of distinct
+        values of its column among them; None if they satisfy every model. O(n·s + slots)."""
         counts = self.counts(np.arange(self.n))
         for s, model in enumerate(self.models):
-            single = np.zeros_like(counts)
             lo, hi = self.offsets[s], self.offsets[s + 1]
-            single[lo:hi] = counts[lo:hi]
             only = SensitiveTarget(
                 self.codes[:, s : s + 1],
                 np.array([0, hi - lo]),
@@ -545,11 +593,8 @@ class SensitiveTarget:
                 (model,),
             )
             if not only.ok(counts[None, lo:hi])[0]:
-                distinct = int(np.count_nonzero(counts[lo:hi]))
-                raise InfeasibleError(
-                    f"infeasible: the table's column {model.column!r} ({distinct} distinct "
-                    f"values) cannot satisfy {describe_model(model)} even as one class"
-                )
+                return model, int(np.count_nonzero(counts[lo:hi]))
+        return None
 
 
 def describe_model(model: SensitiveModel) -> str:

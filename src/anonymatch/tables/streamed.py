@@ -17,6 +17,12 @@ cluster, verified partition by partition, written atomically (Doka et al. §8.1 
 4. **Write** — in chunk order the driver attaches the other columns of each row's true
    preimage and appends the batch to the release (``tables.stream.ReleaseWriter``, atomic).
 
+With sensitive models (``--l``/``--t``) the scan also codes the sensitive columns through
+global dictionaries, each partition publishes classes that satisfy the models
+(``methods.diverse.diverse_clusters`` on the partition as one segment) and the models are
+checked partition by partition (``check_sensitive_partitions``); a partition that cannot
+satisfy them stops the run (InfeasibleError, nothing written), docs/guarantees/sensitive.md §4.
+
 Release layout: partitions follow the lexicographic order of the originals, rows are shuffled
 within each partition, and the manifest records ``layout = "partitioned"`` and the partition
 count. The k-factors of the partitions together form a k-factor of the whole compatibility
@@ -46,6 +52,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import scipy.sparse as sp
 from tqdm import tqdm
 
 from anonymatch.core.assignment import choose_assignment
@@ -60,7 +67,7 @@ from anonymatch.core.runner import (
 )
 from anonymatch.tables.cells import format_cells, parse_cells, typed_cells
 from anonymatch.tables.io import CsvOptions
-from anonymatch.tables.methods import BuildOptions, registry
+from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, registry
 from anonymatch.tables.methods.diverse import diverse_clusters
 from anonymatch.tables.metrics import loss_from_sums, ncp_sums
 from anonymatch.tables.order import lexicographic_order
@@ -76,12 +83,13 @@ from anonymatch.tables.schema import (
 from anonymatch.tables.sensitive import (
     EncodedSensitive,
     SensitiveCheck,
+    SensitiveCodebook,
     SensitiveModel,
     SensitiveTarget,
     build_models,
     candidates,
     check_model,
-    encode_sensitive,
+    describe_model,
     merge_checks,
 )
 from anonymatch.tables.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
@@ -92,18 +100,22 @@ DEFAULT_CHUNK_ROWS = 50_000
 BASE_PROCESS_BYTES = 400 * 2**20  # interpreter, numpy/scipy/pandas/pyarrow, numba kernels
 PER_ROW_BYTES_PER_QI = 24  # encoded QIs (8 B per cell) while merging the batches + order keys
 PER_ROW_BYTES = 32  # the order and its sort scratch
+PER_ROW_BYTES_PER_MODEL = 24  # sensitive codes (8 B) and their renumbering while packed
 CHUNK_BYTES_PER_CELL = 256  # a chunk's cells as arrays, as text and parsed back
 
 
 @dataclass
 class ScannedTable:
-    """The encoded QIs of every kept input row, the published column order, and the other
-    published columns (memory-mapped from the spill file; None if there are none)."""
+    """The encoded QIs of every kept input row, the published column order, the other
+    published columns (memory-mapped from the spill file; None if there are none), and the
+    global codes and value counts m of the sensitive columns that have a model (in the models'
+    order)."""
 
     qi: EncodedQI
     columns: list[str]
     others: pa.Table | None
     dropped: int
+    sensitive: tuple[tuple[np.ndarray, int], ...] = ()
 
 
 def scan_table(
@@ -114,9 +126,13 @@ def scan_table(
     drop_missing: bool = False,
     spill_dir: str | os.PathLike[str] | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
+    models: Sequence[SensitiveModel] = (),
 ) -> ScannedTable:
-    """Read ``path`` in batches, encode its QIs and (with ``spill_dir``) spill the other output
-    columns. One pass over the input; memory O(n·d) for the codes plus one batch."""
+    """Read ``path`` in batches, encode its QIs, (with ``spill_dir``) spill the other output
+    columns and code the columns of the sensitive ``models`` through global dictionaries
+    (``sensitive.SensitiveCodebook``). One pass over the input; memory O(n·d) for the QI codes,
+    one int64 per row and model for the sensitive codes, plus one batch."""
+    books = [SensitiveCodebook(m.column, m.ordered) for m in models]
     parts: list[EncodedQI] = []
     columns: list[str] = []
     writer: pa.ipc.RecordBatchFileWriter | None = None
@@ -137,6 +153,14 @@ def scan_table(
                     frame = frame.loc[keep].reset_index(drop=True)
             if len(frame):
                 parts.append(encode_qi(frame, schema, na_values, row_offset=read))
+            if books:
+                rows = read + (np.arange(batch.num_rows) if keep is None else np.flatnonzero(keep))
+                for book in books:
+                    values = batch.column(book.column)
+                    if pa.types.is_dictionary(values.type):  # Parquet dictionary pages
+                        values = values.cast(values.type.value_type)
+                    values = values.take(pa.array(rows - read)) if keep is not None else values
+                    book.add(values.to_pandas(), rows)
             read += batch.num_rows
             others = [c for c in columns if c not in schema.qi]
             if spill is not None and others:
@@ -155,7 +179,7 @@ def scan_table(
     if writer is not None and spill is not None:
         others_table = pa.ipc.open_file(pa.memory_map(str(spill))).read_all()
     qi = parts[0] if len(parts) == 1 else concat_encoded(parts)
-    return ScannedTable(qi, columns, others_table, dropped)
+    return ScannedTable(qi, columns, others_table, dropped, tuple(b.finish() for b in books))
 
 
 def chunk_ranges(bounds: np.ndarray, chunk_rows: int) -> list[tuple[int, int]]:
@@ -172,7 +196,9 @@ def chunk_ranges(bounds: np.ndarray, chunk_rows: int) -> list[tuple[int, int]]:
 @dataclass(frozen=True)
 class ChunkJob:
     """One chunk of partitions: its records' QIs in global order, the partition boundaries
-    within the chunk, one seed per partition, and what to build."""
+    within the chunk, one seed per partition, and what to build. With sensitive models,
+    ``sensitive`` holds the chunk's records' sensitive codes in the same order (the table's
+    distributions Q stay global) and ``partition`` numbers the chunk's first partition."""
 
     start: int
     qi: EncodedQI
@@ -182,7 +208,8 @@ class ChunkJob:
     method: str
     options: BuildOptions
     typed: bool
-    sensitive: SensitiveTarget | None = None  # the chunk's records' sensitive values, in order
+    sensitive: SensitiveTarget | None = None
+    partition: int = 0
 
 
 @dataclass(frozen=True)
@@ -203,7 +230,17 @@ class ChunkResult:
 
 def anonymize_chunk(job: ChunkJob) -> ChunkResult:
     """Anonymize, format, re-parse and verify one chunk (runs on a worker). Time: the method's
-    cost per partition (e.g. Hungarian O(k·P³)) plus O(chunk·d) formatting and parsing."""
+    cost per partition (e.g. Hungarian O(k·P³)) plus O(chunk·d) formatting and parsing.
+
+    With sensitive models each partition is one segment of ``diverse_clusters``: classes of
+    ≥ k of its records that satisfy the models, published as bicliques. A partition whose
+    records cannot, even as one class, makes the chunk report ``infeasible`` (nothing of it is
+    published); the greedy clustering itself falls back to that one class, so no other case
+    fails. Partitions are not merged across chunks, unlike in memory (``diverse_clusters``
+    merges a failing segment into the next): a partition would then depend on its neighbours'
+    outcome, chunks could no longer run independently on the workers, and the partition
+    boundaries — which fix the release's layout, its seeds and ``verify_file``'s blocks —
+    would move. A larger ``--partition-size`` is the remedy."""
     spec = registry()[job.method]
     parts, sources = [], []
     for p, seed in enumerate(job.seeds):
@@ -211,24 +248,23 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
         qi = job.qi.take(np.arange(lo, hi))
         if job.sensitive is None:
             graph = spec.build(qi, job.k, job.options)
-        else:  # classes satisfying the models, the partition as one segment
+        else:
+            target = job.sensitive.take(np.arange(lo, hi))
+            unmet = target.first_unmet()
             try:
-                graph, _ = diverse_clusters(
-                    qi, job.k, job.sensitive.take(np.arange(lo, hi)), max(qi.n, 2 * job.k)
-                )
+                if unmet is not None:
+                    model, distinct = unmet
+                    raise InfeasibleError(
+                        f"its column {model.column!r} has {distinct} distinct value(s) and "
+                        f"cannot satisfy {describe_model(model)} even as one class"
+                    )
+                graph, _ = diverse_clusters(qi, job.k, target, qi.n)  # one segment
             except InfeasibleError as error:
-                first, last = job.start + lo + 1, job.start + hi
-                return ChunkResult(
-                    pa.table({}),
-                    np.empty(0, np.int64),
-                    np.zeros(0),
-                    0,
-                    None,
-                    0,
-                    0,
-                    f"partition of rows {first}–{last}: {error}; a larger --partition-size "
-                    "gives the clustering more records to mix (partitions are not merged "
-                    "across chunks on the streamed path)",
+                reason = str(error).removeprefix("infeasible: ")
+                return _infeasible(
+                    f"{_partition_name(job, p)}: {reason}; partitions are anonymized "
+                    "independently on the streamed path (never merged), so a larger "
+                    "--partition-size gives each more records to mix"
                 )
         rng = np.random.default_rng(seed)
         assigned = choose_assignment(graph, rng, workers=1)
@@ -243,7 +279,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
     source = np.concatenate(sources)
     checks: tuple[SensitiveCheck, ...] = ()
     if job.sensitive is not None and failure is None:
-        failure, checks = _check_sensitive(written, job, source - job.start)
+        failure, checks = check_sensitive_partitions(written, job, source - job.start)
     return ChunkResult(
         table,
         source,
@@ -256,40 +292,122 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
     )
 
 
-def _check_sensitive(
+def _infeasible(message: str) -> ChunkResult:
+    return ChunkResult(pa.table({}), np.empty(0, np.int64), np.zeros(0), 0, None, 0, 0, message)
+
+
+def _partition_name(job: ChunkJob, p: int) -> str:
+    """Partition p of the chunk, for messages: its number and its records' positions in the
+    lexicographic order (1-based)."""
+    first, last = job.start + int(job.bounds[p]) + 1, job.start + int(job.bounds[p + 1])
+    return f"partition {job.partition + p + 1} (records {first}–{last} of the QI order)"
+
+
+def check_sensitive_partitions(
     written: GeneralizedQI, job: ChunkJob, preimage: np.ndarray
 ) -> tuple[str | None, tuple[SensitiveCheck, ...]]:
-    """Check the sensitive models partition by partition, from the written cells and the
-    values each row carries (its true preimage's). Partition checks suffice for the whole
-    release: a partition's classes are bicliques, a person's candidates in the whole release
-    are a union of whole classes, and a union of classes that satisfy a class-based model
-    satisfies it (docs/guarantees/sensitive.md §3)."""
+    """Check the sensitive models of a chunk partition by partition, from the written cells and
+    the values each published row carries (its true preimage's: ``preimage[r]`` is the chunk
+    position of row r's original). Returns (first failure or None, one check per model over
+    the chunk's people).
+
+    Two checks per partition, both from what is published and the originals' QIs:
+
+    1. **classes**: every group of identical published rows satisfies each model on the values
+       its rows show;
+    2. **candidates**: every person's candidates in the partition (``sensitive.candidates`` of
+       the partition's rows against its originals) satisfy each model (``check_model``, the
+       check of the in-memory path; its figures go to the manifest).
+
+    Why partition checks suffice for the whole release (docs/guarantees/sensitive.md §3, §4):
+    rows with identical cells are compatible with the same people, so any perfect matching of
+    the whole compatibility graph can exchange them, and a person's candidates in the whole
+    release are a union of whole groups of identical rows; within a partition these groups are
+    the classes (bicliques) the partition published, or unions of them. Each group satisfies
+    the model (check 1), and a union of value multisets that satisfy a class-based model
+    satisfies it (distinct values only grow, entropy and recursive diversity are monotone, the
+    EMD to Q is convex). The rows of the release are the partitions' rows, so nothing else
+    can be a candidate. Time per partition of P rows: O(P·d log P) for the groups plus the
+    candidates' matching, O(pairs·√P)."""
     target = job.sensitive
     assert target is not None
     merged: list[SensitiveCheck | None] = [None] * len(target.models)
     for p in range(len(job.bounds) - 1):
         rows = np.arange(job.bounds[p], job.bounds[p + 1])
-        cand = candidates(written.take(rows), job.qi.take(rows))
+        cells = written.take(rows)
+        shown = target.take(preimage[rows])  # the values on the partition's published rows
+        groups = identical_rows(cells)
+        bad = _failing_group(shown, groups)
+        if bad is not None:
+            unmet = shown.take(np.flatnonzero(groups == bad)).first_unmet()
+            assert unmet is not None
+            model, distinct = unmet
+            size = int((groups == bad).sum())
+            return (
+                f"{_partition_name(job, p)}: a class of {size} identical rows shows "
+                f"{distinct} distinct value(s) of {model.column!r}, short of "
+                f"{describe_model(model)}"
+            ), ()
+        cand = candidates(cells, job.qi.take(rows))
         if cand is None:
-            return f"partition of rows {job.start + rows[0] + 1}–: no perfect matching", ()
+            return f"{_partition_name(job, p)}: no perfect matching", ()
         for s, model in enumerate(target.models):
             lo, hi = target.offsets[s], target.offsets[s + 1]
-            codes = target.codes[:, s]
             sens = EncodedSensitive(
                 model.column,
                 np.arange(hi - lo),
-                codes[preimage[rows]],
-                codes[rows],
+                shown.codes[:, s],
+                target.codes[rows, s],
                 model.ordered,
                 target.q[lo:hi],
             )
             check = check_model(cand, sens, model)
+            if not check.passed:
+                return f"{_partition_name(job, p)}: {check.reason}", ()
             previous = merged[s]
             merged[s] = check if previous is None else merge_checks(previous, check)
-            if not check.passed:
-                first = job.start + rows[0] + 1
-                return f"partition from row {first}: {check.reason}", ()
     return None, tuple(c for c in merged if c is not None)
+
+
+def identical_rows(cells: GeneralizedQI) -> np.ndarray:
+    """Group labels 0..G−1 of published rows with identical cells (suppressed cells compare
+    equal whatever their stored bounds or sets). Exact, no hashing. O(n·w log n) for rows of
+    w numbers (2 per numeric QI, the largest categorical set per categorical QI)."""
+    n = cells.n
+    if n == 0:
+        return np.empty(0, np.int64)
+    num_star = cells.num_star
+    keys = [
+        np.where(num_star, 0.0, cells.num_lo).view(np.int64),  # bit patterns: exact
+        np.where(num_star, 0.0, cells.num_hi).view(np.int64),
+        num_star.astype(np.int64),
+        cells.cat_star.astype(np.int64),
+    ]
+    for a, sets in enumerate(cells.cat_sets):
+        m = sp.csr_array(sets, copy=True)
+        m.eliminate_zeros()
+        m.sort_indices()
+        size = np.diff(m.indptr)
+        width = int(size.max()) if len(size) else 0
+        padded = np.full((n, width + 1), -1, np.int64)
+        padded[:, 0] = size
+        row = np.repeat(np.arange(n), size)
+        padded[row, 1 + np.arange(len(row)) - np.repeat(m.indptr[:-1], size)] = m.indices
+        padded[cells.cat_star[:, a]] = -2  # a suppressed cell's set does not count
+        keys.append(padded)
+    key = np.hstack([k.reshape(n, -1) for k in keys])
+    _, labels = np.unique(key, axis=0, return_inverse=True)
+    return labels.reshape(-1).astype(np.int64)
+
+
+def _failing_group(shown: SensitiveTarget, groups: np.ndarray) -> int | None:
+    """The first group (label) whose rows' values fail a model, or None."""
+    n_groups, slots = int(groups.max()) + 1 if len(groups) else 0, int(shown.offsets[-1])
+    counts = np.zeros((n_groups, slots), np.int64)
+    for s in range(shown.codes.shape[1]):
+        np.add.at(counts, (groups, shown.offsets[s] + shown.codes[:, s]), 1)
+    ok = shown.ok(counts)
+    return None if ok.all() else int(np.flatnonzero(~ok)[0])
 
 
 def cells_table(cells: GeneralizedQI, qi: EncodedQI, typed: bool) -> pa.Table:
@@ -342,25 +460,22 @@ def _chunk_jobs(
             options,
             typed,
             None if target is None else target.take(order[start:stop]),
+            first,
         )
 
 
 def _sensitive_target(
     table: ScannedTable, models: Sequence[SensitiveModel]
 ) -> SensitiveTarget | None:
-    """The sensitive columns' codes of every kept row (read from the spilled columns: O(n) per
-    column in the driver) packed for the builders; None without models. Raises
-    InfeasibleError if the whole table cannot satisfy a model."""
+    """The sensitive codes of every kept row (coded during the scan: O(n) ints per model in
+    the driver) packed for the builders; None without models. Raises InfeasibleError if the
+    whole table cannot satisfy a model — before any partition is anonymized."""
     if not models:
         return None
-    assert table.others is not None  # sensitive columns are published, hence spilled
-    encoded = []
-    for model in models:
-        values = table.others.column(model.column).to_pandas()
-        encoded.append(encode_sensitive(model.column, values, values, model.ordered))
     target = SensitiveTarget.build(
-        [e.original for e in encoded], [e.m for e in encoded], tuple(models)
+        [codes for codes, _ in table.sensitive], [m for _, m in table.sensitive], tuple(models)
     )
+    table.sensitive = ()  # the packed copy is the only one kept
     target.check_table()
     return target
 
@@ -393,9 +508,17 @@ def anonymize_file(
     Parquet parts) without holding more than a few chunks of rows; returns the manifest.
     ``replace`` lets an existing directory of parts be replaced (at the end, atomically).
 
-    Raises InputError, InfeasibleError (k > rows) or VerificationError (a partition failed
-    verification; nothing is written). Complexity: O(n·d log n) for the order plus the method's
-    cost per partition, spread over the workers."""
+    ``l`` (with ``diversity``, ``c``) and ``t`` put ℓ-diversity / t-closeness on the schema's
+    sensitive columns (``sensitive.build_models``; a sensitive column also in ``numeric`` gets
+    the ordered distance): each partition then publishes classes that satisfy the models
+    (``anonymize_chunk``), checked partition by partition (``check_sensitive_partitions``), and
+    the manifest gets ``guarantee.sensitive`` and ``verification.sensitive`` as on the in-memory
+    path. The sensitive values are coded during the scan, one int64 per row and model.
+
+    Raises InputError, InfeasibleError (k > rows; a model that the whole table — checked before
+    any partition is anonymized — or one partition cannot satisfy) or VerificationError (a
+    partition failed verification; nothing is written). Complexity: O(n·d log n) for the order
+    plus the method's cost per partition, spread over the workers."""
     started = time.perf_counter()
     spec = registry().get(method)
     if spec is None or not spec.partitioned:
@@ -413,12 +536,17 @@ def anonymize_file(
     models = build_models(
         schema.sensitive, l, diversity, c, t, [a for a in schema.sensitive if a in schema.numeric]
     )
+    if models and method not in FREEFORM_METHODS:  # anonymize_chunk forms classes instead
+        raise InputError(
+            f"method {method!r} does not support --l/--t on the streamed path; use one of: "
+            f"{', '.join(FREEFORM_METHODS)}"
+        )
     with (
         ReleaseWriter(output, replace=replace) as writer,
         tempfile.TemporaryDirectory(prefix="anonymatch-spill-") as spill,
     ):
         t0 = time.perf_counter()
-        table = scan_table(input_path, schema, csv, na_values, drop_missing, spill)
+        table = scan_table(input_path, schema, csv, na_values, drop_missing, spill, models=models)
         qi, n = table.qi, table.qi.n
         if k > n:
             raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
@@ -489,7 +617,13 @@ def anonymize_file(
         verification={
             "passed": True,
             "k": k,
-            "checked": "every partition has a k-factor (so the whole release has one)",
+            "checked": "every partition has a k-factor (so the whole release has one)"
+            + (
+                "; in every partition, every class of identical rows and every person's "
+                "candidates satisfy the sensitive models (so the whole release does)"
+                if models
+                else ""
+            ),
             "partitions": len(bounds) - 1,
             "min_matches_original": int(min_matches),
             "compatible_pairs": int(pairs),
@@ -512,15 +646,19 @@ def memory_bound(
     workers: int = 0,
     window: int | None = None,
     other_bytes_per_row: int = 64,
+    models: int = 0,
 ) -> int:
     """Estimated peak memory (bytes) of a streamed run over n rows with d QIs: the driver
     holds the encoded QIs and the order, (24·d + 32)·n bytes, the memory-mapped other columns
     (``other_bytes_per_row``·n, page cache the kernel may reclaim) and ``window`` chunk results
-    (default 2 per worker); each of ``workers`` worker processes (0 = the driver does the work)
+    (default 2 per worker) and, with ``models`` sensitive models, 24 bytes per row and model for
+    the sensitive codes; each of ``workers`` worker processes (0 = the driver does the work)
     one chunk of 256·d bytes per row, the method's O(P²) being negligible next to it."""
     window = (2 * workers if workers else 0) if window is None else window
     chunk = CHUNK_BYTES_PER_CELL * d * chunk_rows
-    driver = BASE_PROCESS_BYTES + n * (PER_ROW_BYTES_PER_QI * d + PER_ROW_BYTES)
+    driver = BASE_PROCESS_BYTES + n * (
+        PER_ROW_BYTES_PER_QI * d + PER_ROW_BYTES + PER_ROW_BYTES_PER_MODEL * models
+    )
     driver += n * other_bytes_per_row + (1 + window) * chunk
     return driver + workers * (BASE_PROCESS_BYTES + chunk)
 
