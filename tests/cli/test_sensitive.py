@@ -6,14 +6,18 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from tests.cli.test_tables import QI, run
 from tests.factories import random_frame
 
+BASE = ["--k", "3", "--qi", QI, "--numeric", "n0,n1"]
+
 
 @pytest.fixture()
 def planted(tmp_path: Path) -> Path:
+    """QIs that predict the sensitive value s (low, mid, high)."""
     frame = random_frame(60, 2)
     frame["s"] = np.where(frame["n0"] < 15, "low", np.where(frame["c0"] == "v0", "mid", "high"))
     path = tmp_path / "people.csv"
@@ -25,33 +29,93 @@ def test_anonymize_then_verify(
     planted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "rel.csv"
-    base = ["--k", "3", "--qi", QI, "--numeric", "n0,n1"]
     code, stdout, err = run(
-        ["anonymize", str(planted), "-o", str(out), *base, "--sensitive", "s", "--l", "s=2"], capsys
+        ["anonymize", str(planted), "-o", str(out), *BASE, "--sensitive", "s", "--l", "s=2"], capsys
     )
     assert code == 0, err
-    assert "sensitive 's': PASS" in stdout
-    verify = ["verify", str(planted), str(out), *base, "--sensitive", "s"]
+    assert "sensitive 's': PASS" in stdout and "0 see one value only" in stdout
+    verify = ["verify", str(planted), str(out), *BASE, "--sensitive", "s"]
     code, stdout, _ = run([*verify, "--l", "2"], capsys)
-    assert code == 0 and "PASS" in stdout
+    assert code == 0 and stdout.startswith("PASS")
+    assert "sensitive 's': PASS - distinct l-diversity l = 2" in stdout
+    code, stdout, _ = run([*verify, "--l", "s=2", "--t", "s=1"], capsys)
+    assert code == 0 and "sensitive 's': PASS" in stdout
+    # a larger l than the release was made for: every class shows 2 values at most here
+    code, stdout, _ = run([*verify, "--l", "3"], capsys)
+    assert code == 1 and stdout.startswith("FAIL: ")
+    fail = [line for line in stdout.splitlines() if line.startswith("sensitive 's': FAIL")]
+    assert len(fail) == 1 and "l = 3" in fail[0] and "people fail" in fail[0]
     code, stdout, _ = run([*verify, "--l", "2", "--t", "0.01"], capsys)  # far too strict
     assert code == 1 and "sensitive 's': FAIL" in stdout
+    # the plain k-anonymous release of the same table fails the model
+    plain = tmp_path / "plain.csv"
+    code, _, err = run(["anonymize", str(planted), "-o", str(plain), *BASE, "--seed", "1"], capsys)
+    assert code == 0, err
+    code, stdout, _ = run(["verify", str(planted), str(plain), *BASE, "--sensitive", "s"], capsys)
+    assert code == 0  # no model asked: k alone
+    code, stdout, _ = run(
+        ["verify", str(planted), str(plain), *BASE, "--sensitive", "s", "--l", "2"], capsys
+    )
+    assert code == 1 and "sensitive 's': FAIL" in stdout
+
+
+def test_entropy_and_closeness_with_report(
+    planted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, report = tmp_path / "rel.csv", tmp_path / "rel.json"
+    model = ["--sensitive", "s", "--l", "2", "--diversity", "entropy", "--t", "0.3"]
+    code, stdout, err = run(
+        ["anonymize", str(planted), "-o", str(out), "--report", str(report), *BASE, *model]
+        + ["--method", "mondrian"],
+        capsys,
+    )
+    assert code == 0, err
+    assert "entropy l-diversity l = 2" in stdout and "t-closeness t = 0.3" in stdout
+    manifest = json.loads(report.read_text())
+    assert manifest["guarantee"]["sensitive"] == [
+        {"column": "s", "diversity": "entropy", "l": 2, "t": 0.3, "ground_distance": "equal"}
+    ]
+    assert [c["passed"] for c in manifest["verification"]["sensitive"]] == [True]
+    code, stdout, _ = run(["verify", str(planted), str(out), *BASE, *model, "--json"], capsys)
+    assert code == 0
+    assert json.loads(stdout)["sensitive"][0]["model"]["diversity"] == "entropy"
+
+
+def test_ordered_closeness(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, out = tmp_path / "people.csv", tmp_path / "rel.csv"
+    frame = random_frame(40, 3)
+    frame["s"] = frame["n0"] // 6 * 1000  # an ordered value that follows a QI
+    frame.to_csv(path, index=False)
+    args = ["--k", "3", "--qi", QI, "--numeric", "n0,n1,s", "--sensitive", "s", "--t", "0.3"]
+    code, stdout, err = run(["anonymize", str(path), "-o", str(out), *args], capsys)
+    assert code == 0, err
+    assert "ordered distance" in stdout
+    code, stdout, _ = run(["verify", str(path), str(out), *args], capsys)
+    assert code == 0 and "sensitive 's': PASS - t-closeness t = 0.3, ordered distance" in stdout
 
 
 @pytest.mark.parametrize(
     ("extra", "code", "message"),
     [
         (["--sensitive", "s", "--l", "4"], 3, "infeasible"),
+        (["--sensitive", "s", "--l", "3", "--diversity", "entropy"], 3, "even as one class"),
         (["--sensitive", "s", "--t", "0"], 2, "--t must be in (0, 1]"),
         (["--sensitive", "s", "--t", "1.5"], 2, "--t must be in (0, 1]"),
+        (["--sensitive", "s", "--t", "abc"], 2, "--t expects"),
         (["--l", "3"], 2, "--sensitive"),
+        (["--t", "0.5"], 2, "--sensitive"),
         (["--sensitive", "c0", "--l", "2"], 2, "both a quasi-identifier"),
         (["--sensitive", "s", "--numeric", "n0,n1,s", "--t", "0.5"], 2, "non-number"),
         (["--sensitive", "s", "--l", "2", "--diversity", "recursive"], 2, "needs --c"),
         (["--sensitive", "s", "--l", "2", "--c", "2"], 2, "--c applies"),
+        (["--sensitive", "s", "--l", "2", "--diversity", "recursive", "--c", "0"], 2, "--c must"),
+        (["--sensitive", "s", "--diversity", "entropy"], 2, "need --l"),
         (["--sensitive", "s", "--l", "1"], 2, "at least 2"),
+        (["--sensitive", "s", "--l", "2.5"], 2, "--l expects"),
         (["--sensitive", "s", "--l", "abc"], 2, "--l expects"),
+        (["--sensitive", "s", "--l", "s="], 2, "--l expects"),
         (["--sensitive", "s", "--l", "zz=2"], 2, "not a --sensitive column"),
+        (["--sensitive", "s", "--t", "zz=0.5"], 2, "not a --sensitive column"),
         (["--sensitive", "s", "--l", "2", "--method", "ring"], 2, "does not support"),
         (["--sensitive", "s", "--l", "2", "--method", "bmatching"], 2, "do not apply"),
     ],
@@ -93,3 +157,60 @@ def test_streamed_path_publishes_and_checks_the_model(
     report.unlink()
     code, _, err = run([*args, "--l", "4", "--executor", executor], capsys)  # 3 values only
     assert code == 3 and "infeasible" in err and not out.exists() and not report.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["people.csv"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--l", "2"], "--sensitive"),
+        (["--sensitive", "s", "--l", "1"], "at least 2"),
+        (["--sensitive", "s", "--t", "2"], "--t must be in (0, 1]"),
+        (["--sensitive", "c0", "--l", "2"], "both a quasi-identifier"),
+        (["--sensitive", "s", "--l", "2", "--diversity", "recursive"], "needs --c"),
+        (["--sensitive", "zz", "--l", "2"], "zz"),
+    ],
+)
+def test_verify_bad_model_one_line(
+    planted: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    message: str,
+) -> None:
+    out = tmp_path / "rel.csv"
+    code, _, err = run(["anonymize", str(planted), "-o", str(out), *BASE], capsys)
+    assert code == 0, err
+    got, stdout, err = run(["verify", str(planted), str(out), *BASE, *extra], capsys)
+    assert got == 2, (stdout, err)
+    assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_verify_rejects_altered_sensitive_values(
+    planted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "rel.csv"
+    model = ["--sensitive", "s", "--l", "2"]
+    code, _, err = run(["anonymize", str(planted), "-o", str(out), *BASE, *model], capsys)
+    assert code == 0, err
+    release = pd.read_csv(out)
+    altered, dropped = tmp_path / "altered.csv", tmp_path / "dropped.csv"
+    release.assign(s=["low", *release["s"][1:]] if release["s"][0] != "low" else "low").to_csv(
+        altered, index=False
+    )
+    release.drop(columns="s").to_csv(dropped, index=False)
+    for path, message in ((altered, "not the original's"), (dropped, "no sensitive column")):
+        got, _, err = run(["verify", str(planted), str(path), *BASE, *model], capsys)
+        assert got == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_strict_closeness_is_not_infeasible(
+    planted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the table is at distance 0 from itself: a t that no small class meets still has an answer
+    out = tmp_path / "rel.csv"
+    model = ["--sensitive", "s", "--t", "0.01"]
+    code, _, err = run(["anonymize", str(planted), "-o", str(out), *BASE, *model], capsys)
+    assert code == 0, err
+    code, stdout, _ = run(["verify", str(planted), str(out), *BASE, *model], capsys)
+    assert code == 0 and "sensitive 's': PASS" in stdout
