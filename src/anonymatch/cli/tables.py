@@ -464,7 +464,7 @@ def verify(
         diversity,
         c,
         per_column("--t", t, float),
-        [a for a in schema.sensitive if a in schema.numeric],
+        schema.ordered_sensitive,
     )
     if models and k_column is not None:
         raise InputError("--l/--t are checked with --k, not --k-column")

@@ -329,9 +329,7 @@ def verify(
     from anonymatch.tables.sensitive import build_models
 
     schema = _schema(qi, numeric, sensitive)
-    models = build_models(
-        schema.sensitive, l, diversity, c, t, [a for a in schema.sensitive if a in schema.numeric]
-    )
+    models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
     return verify_release(
         published, original, check_k(k), schema, _na(na_values), drop_missing, models
     )

@@ -128,9 +128,7 @@ def anonymize(
                 f"--partition-size must be at least 2k = {2 * k}, got {partition_size}"
             )
     schema = Schema.build(qi, numeric, sensitive, identifiers, weights)
-    models = build_models(
-        schema.sensitive, l, diversity, c, t, [a for a in schema.sensitive if a in schema.numeric]
-    )
+    models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
     if models and spec.name not in (*FREEFORM_METHODS, "mondrian"):
         raise InputError(
             f"method {spec.name!r} does not support --l/--t; use one of: "

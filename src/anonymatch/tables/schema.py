@@ -76,6 +76,11 @@ class Schema:
             raise InputError("attribute weights must not all be zero")
         return cls(qi_t, frozenset(num), sens, ids, w)
 
+    @property
+    def ordered_sensitive(self) -> list[str]:
+        """The sensitive columns listed as numeric: t-closeness uses the ordered distance."""
+        return [a for a in self.sensitive if a in self.numeric]
+
     def check_columns(self, columns: Sequence[str]) -> None:
         """Raise InputError if a named column is missing or the table repeats a column name."""
         _no_duplicates("column", tuple(columns), where="in the input")

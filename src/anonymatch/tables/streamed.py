@@ -533,9 +533,7 @@ def anonymize_file(
         raise InputError(f"--partition-size must be at least 2k = {2 * k}, got {size}")
     if chunk_rows < 1:
         raise InputError(f"--chunk-rows must be at least 1, got {chunk_rows}")
-    models = build_models(
-        schema.sensitive, l, diversity, c, t, [a for a in schema.sensitive if a in schema.numeric]
-    )
+    models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
     if models and method not in FREEFORM_METHODS:  # anonymize_chunk forms classes instead
         raise InputError(
             f"method {method!r} does not support --l/--t on the streamed path; use one of: "
