@@ -435,18 +435,20 @@ def verbosity_options(func: F) -> F:
 
 
 def output_options(output_help: str, report: bool = True) -> Callable[[F], F]:
-    """``-o/--output`` (required), ``--force``, ``--report`` (unless ``report`` is False),
-    ``-v``, ``-q``: every command that writes a release. Without --force an existing output or
-    report is never replaced."""
+    """``-o/--output`` (required), ``--force``, ``--report`` and ``--report-html`` (unless
+    ``report`` is False), ``-v``, ``-q``: every command that writes a release. Without --force
+    an existing output or report is never replaced."""
 
     def decorate(func: F) -> F:
         @functools.wraps(func)
-        def wrapper(*args: Any, force: bool, **kwargs: Any) -> Any:
+        def wrapper(*args: Any, force: bool, report_html: str | None = None, **kwargs: Any) -> Any:
             if not force:
-                for path in (kwargs.get("output"), kwargs.get("report_path")):
+                for path in (kwargs.get("output"), kwargs.get("report_path"), report_html):
                     if path is not None and os.path.lexists(path):
                         raise InputError(f"{path} exists; pass --force to replace it")
-            return func(*args, **kwargs)
+            if report_html is None:
+                return func(*args, **kwargs)
+            return _with_html_report(func, args, kwargs, report_html)
 
         return verbosity_options(
             _apply(
@@ -464,7 +466,15 @@ def output_options(output_help: str, report: bool = True) -> Callable[[F], F]:
                             "report_path",
                             default=None,
                             help="Write the JSON audit manifest here.",
-                        )
+                        ),
+                        click.option(
+                            "--report-html",
+                            "report_html",
+                            default=None,
+                            metavar="PATH",
+                            help="Write the privacy officer's HTML report here (one "
+                            "self-contained file; see anonymatch report).",
+                        ),
                     ]
                     if report
                     else []
@@ -473,6 +483,56 @@ def output_options(output_help: str, report: bool = True) -> Callable[[F], F]:
         )
 
     return decorate
+
+
+def _with_html_report(
+    func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], path: str
+) -> Any:
+    """Run a release command, then render the HTML report of the release it wrote (from the
+    manifest it completed, the input and the output) and write it atomically to ``path``."""
+    import time
+
+    from anonymatch.core.manifest import capture_manifests
+
+    source = kwargs.get("input_path") or kwargs.get("edges")
+    if str(path).endswith((".json", ".csv", ".parquet", ".jsonl")):
+        raise InputError(f"--report-html writes HTML; give a .html path, not {path}")
+    for other in (kwargs.get("output"), kwargs.get("report_path"), source):
+        if other and Path(other).resolve() == Path(path).resolve():
+            raise InputError(f"--report-html {path} is also an input or output of the command")
+    check_output_path(path, str(source or ""))
+    with capture_manifests() as found:
+        result = func(*args, **kwargs)
+    if not found:  # pragma: no cover - every release command completes a manifest
+        raise InputError("the command made no manifest to report on")
+    from anonymatch.report import build_report, write_report
+
+    started = time.perf_counter()
+    html = build_report(
+        found[-1],
+        source,
+        kwargs["output"],
+        options=report_reading_options(kwargs),
+        check_digests=False,  # the files were just written and digested
+    )
+    write_report(path, html)
+    if not kwargs.get("quiet"):
+        click.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")
+    return result
+
+
+def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
+    """How the report reads the original, from a command's parameters (any data kind)."""
+    keys = ("fmt", "id_column", "item_column", "adjacency", "n_vertices", "drop_missing")
+    options = {key: params[key] for key in keys if params.get(key) is not None}
+    if params.get("item_sep"):
+        options["item_sep"] = params["item_sep"].encode().decode("unicode_escape")
+    if "quotechar" in params:  # a table command
+        options["csv"] = csv_options(
+            params.get("sep"), params.get("names"), params["quotechar"], params.get("fmt", "auto")
+        )
+        options["na_values"] = na_tokens(params.get("na_values"))
+    return options
 
 
 def csv_options(

@@ -123,6 +123,32 @@ def private_seed_file(seed_given: bool) -> Iterator[None]:
         _SEED_FILE.reset(token)
 
 
+_CAPTURED: ContextVar[list[dict[str, Any]] | None] = ContextVar(
+    "anonymatch_captured_manifests", default=None
+)
+"""Inside :func:`capture_manifests`: the manifests completed by :func:`finish_manifest`."""
+
+
+@contextmanager
+def capture_manifests() -> Iterator[list[dict[str, Any]]]:
+    """Collect every manifest that :func:`finish_manifest` completes within the block.
+
+    The CLI's ``--report-html`` uses it to render the report of the release a command just
+    wrote, whether or not the command writes its manifest (``--report``).
+
+    Yields
+    ------
+    list of dict
+        The completed manifests, in order (the same objects, not copies).
+    """
+    found: list[dict[str, Any]] = []
+    token = _CAPTURED.set(found)
+    try:
+        yield found
+    finally:
+        _CAPTURED.reset(token)
+
+
 def _note_seed_file(randomness: Mapping[str, Any]) -> dict[str, Any]:
     """The ``randomness`` block as corrected by an enclosing :func:`private_seed_file`."""
     block = dict(randomness)
@@ -287,6 +313,9 @@ def finish_manifest(
     manifest["created"] = utc_now()
     if started is not None:
         manifest["seconds"] = {**manifest["seconds"], "wall": time.perf_counter() - started}
+    captured = _CAPTURED.get()
+    if captured is not None:
+        captured.append(manifest)
     return manifest
 
 
