@@ -65,8 +65,8 @@ def entry() -> None:
     sys.exit(main())
 
 
-from anonymatch.cli import graphs, sets, sparse, synth, tables  # noqa: E402  (they import options)
+from anonymatch.cli import graphs, report, sets, sparse, synth, tables  # noqa: E402  (options)
 
-for _module in (tables, sets, sparse, graphs, synth):
+for _module in (tables, sets, sparse, graphs, synth, report):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
