@@ -290,17 +290,24 @@ def numeric_distributions(
         ``len(edges) = bins + 1``; both count arrays sum to n.
     """
     values = enc.num[:, a]
-    lo_v, hi_v = float(values.min()), float(values.max())
+    star = cells.num_star[:, a]
+    shown_lo, shown_hi = cells.num_lo[~star, a], cells.num_hi[~star, a]
+    # the bins cover the original's values and every published range (another tool's ranges
+    # may reach beyond the values seen)
+    lo_v = float(min(values.min(), shown_lo.min(initial=np.inf)))
+    hi_v = float(max(values.max(), shown_hi.max(initial=-np.inf)))
     integral = bool(enc.num_integral[a])
     if integral and hi_v - lo_v + 1 <= max_bins:
         edges = np.arange(lo_v, hi_v + 2)
+    elif integral:  # integer edges: each value's unit interval falls in one bin
+        edges = np.unique(np.linspace(lo_v, hi_v + 1, max_bins + 1).round())
     elif hi_v > lo_v:
-        edges = np.linspace(lo_v, hi_v + (1 if integral else 0), max_bins + 1)
+        edges = np.linspace(lo_v, hi_v, max_bins + 1)
     else:
         edges = np.array([lo_v, lo_v + 1.0])
     original, _ = np.histogram(values, bins=edges)
-    lo = np.where(cells.num_star[:, a], lo_v, cells.num_lo[:, a])
-    hi = np.where(cells.num_star[:, a], hi_v, cells.num_hi[:, a])
+    lo = np.where(star, values.min(), cells.num_lo[:, a])
+    hi = np.where(star, values.max(), cells.num_hi[:, a])
     if integral:
         hi = hi + 1.0  # integer values lo…hi = the interval [lo, hi + 1)
     width = hi - lo
