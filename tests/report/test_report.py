@@ -22,7 +22,9 @@ from tests.factories import planted, random_frame
 
 ROLES = ["--qi", "n0,n1,c0,c1", "--numeric", "n0,n1", "--sensitive", "s"]
 SECTIONS = ("published", "guarantee", "risk", "utility", "parameters", "limits")
-RESOURCE = re.compile(r"""\b(?:src|href|xlink:href|action|srcset)\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+RESOURCE = re.compile(
+    r"""\b(?:src|href|xlink:href|action|srcset)\s*=\s*["']?\s*(?:https?:)?//""", re.I
+)
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -217,10 +219,8 @@ def test_distributions_keep_every_record(data: st.DataObject) -> None:
 
     card = int(enc.cat_card[0])
     extra = (enc.cat[:, 0] + 1) % card
-    sets = sp.csr_array(
-        (np.ones(2 * n), (np.repeat(np.arange(n), 2), np.column_stack([enc.cat[:, 0], extra]).ravel())),
-        shape=(n, card),
-    )  # fmt: skip
+    pairs = np.column_stack([enc.cat[:, 0], extra]).ravel()
+    sets = sp.csr_array((np.ones(2 * n), (np.repeat(np.arange(n), 2), pairs)), shape=(n, card))
     sets.sum_duplicates()
     sets.data[:] = 1
     cells = GeneralizedQI(lo[:, None], hi[:, None], star[:, None], (sp.csr_array(sets),),
@@ -229,9 +229,9 @@ def test_distributions_keep_every_record(data: st.DataObject) -> None:
     assert orig.sum() == n and rel.sum() == pytest.approx(n)
     _, corig, crel = categorical_distributions(enc, cells, 0)
     assert corig.sum() == n and crel.sum() == pytest.approx(n)
-    exact = GeneralizedQI(enc.num, enc.num, np.zeros((n, 1), bool),
-                          (sp.csr_array((np.ones(n), (np.arange(n), enc.cat[:, 0])), shape=(n, card)),),
-                          np.zeros((n, 1), bool))  # fmt: skip
+    own = sp.csr_array((np.ones(n), (np.arange(n), enc.cat[:, 0])), shape=(n, card))
+    none = np.zeros((n, 1), bool)
+    exact = GeneralizedQI(enc.num, enc.num, none, (own,), none)
     _, orig2, rel2 = numeric_distributions(enc, exact, 0)
     assert np.allclose(orig2, rel2)
     _, c1, c2 = categorical_distributions(enc, exact, 0)

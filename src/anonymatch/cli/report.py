@@ -56,8 +56,7 @@ REPORT_FORMATS = tuple(dict.fromkeys((*TABLE_FORMATS, *SET_FORMATS, "edges", "mt
 @click.option(
     "--drop-missing",
     is_flag=True,
-    help="Tables: drop rows with a missing QI (implied when the manifest says rows were "
-    "dropped).",
+    help="Tables: drop rows with a missing QI (implied when the manifest says rows were dropped).",
 )
 @click.option("--item-sep", default=None, help="Transactions: basket item separator.")
 @click.option("--id-column", default=None, help="Transactions, long format: record id column.")

@@ -170,7 +170,9 @@ def parameters(manifest: Mapping[str, Any]) -> Section:
     if rows:
         section.tables.append(Table(["parameter", "value"], rows))
     seconds = {
-        k: float(v) for k, v in (manifest.get("seconds") or {}).items() if isinstance(v, int | float)
+        k: float(v)
+        for k, v in (manifest.get("seconds") or {}).items()
+        if isinstance(v, int | float)
     }
     if seconds:
         section.tables.append(

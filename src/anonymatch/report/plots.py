@@ -41,8 +41,9 @@ def to_uri(fig: Any) -> str:
     import matplotlib.pyplot as plt
 
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None, "Format": None,
-                                                 "Type": None})
+    fig.savefig(
+        buffer, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None}
+    )
     plt.close(fig)
     svg = buffer.getvalue()
     svg = re.sub(r"<\?xml[^>]*>\s*", "", svg)

@@ -51,8 +51,9 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         ncp = loss.get("ncp") or {}
         if ncp:
             utility.figures.append(
-                Figure("Loss per attribute (NCP)", plots.bars(list(ncp), list(ncp.values()),
-                                                              "NCP (%)"))
+                Figure(
+                    "Loss per attribute (NCP)", plots.bars(list(ncp), list(ncp.values()), "NCP (%)")
+                )
             )
         return KindSections(published, guarantee, risk, utility, limits)
 
@@ -77,9 +78,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     data, enc, _ = prepare(original, schema, na, drop_missing)
     cells = parse_cells(release, enc)
     if cells.n != enc.n:
-        raise InputError(
-            f"the release does not match the original: {cells.n} rows against {enc.n}"
-        )
+        raise InputError(f"the release does not match the original: {cells.n} rows against {enc.n}")
     level_column = params.get("k_column")
     published.tables.append(_columns(original, release, schema, level_column))
     flagged = published.tables[-1].flagged
@@ -176,7 +175,8 @@ def _risk(
             ["figure", "release", "original QIs published unchanged"],
             [
                 ["candidates per person: min", cand.min, base.class_size.min],
-                ["candidates per person: median", f"{cand.median:g}", f"{base.class_size.median:g}"],
+                ["candidates per person: median", f"{cand.median:g}",
+                 f"{base.class_size.median:g}"],
                 ["candidates per person: mean", f"{cand.mean:.2f}", f"{base.class_size.mean:.2f}"],
                 ["prosecutor risk: max", f"{pr.max:.4f}", f"{base.prosecutor.max:.4f}"],
                 ["prosecutor risk: mean", f"{pr.mean:.4f}", f"{base.prosecutor.mean:.4f}"],
@@ -262,14 +262,10 @@ def _utility(
     )
     for a, name in enumerate(enc.num_names):
         edges, orig, rel = numeric_distributions(enc, cells, a)
-        section.figures.append(
-            Figure(name, plots.compare_numeric(edges, orig, rel, name), "")
-        )
+        section.figures.append(Figure(name, plots.compare_numeric(edges, orig, rel, name), ""))
     for a, name in enumerate(enc.cat_names):
         labels, orig, rel = categorical_distributions(enc, cells, a)
-        section.figures.append(
-            Figure(name, plots.compare_categorical(labels, orig, rel, name), "")
-        )
+        section.figures.append(Figure(name, plots.compare_categorical(labels, orig, rel, name), ""))
     order_fig = {name: i for i, name in enumerate(enc.names)}
     head = [f for f in section.figures if f.title not in order_fig]
     tail = sorted((f for f in section.figures if f.title in order_fig),
@@ -378,4 +374,3 @@ def _limits(manifest: Mapping[str, Any]) -> list[str]:
 
 def _share(count: int, total: int) -> str:
     return f"{count} ({100 * count / max(total, 1):.1f}%)"
-

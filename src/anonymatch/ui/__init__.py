@@ -64,8 +64,7 @@ def serve(
         from anonymatch.ui.app import AppState, create_app
     except ImportError as exc:
         raise InputError(
-            f"the web app needs the ui extra ({exc.name} is missing): "
-            "pip install 'anonymatch[ui]'"
+            f"the web app needs the ui extra ({exc.name} is missing): pip install 'anonymatch[ui]'"
         ) from None
     if data_dir is not None and not Path(data_dir).is_dir():
         raise InputError(f"data directory not found: {data_dir}")
