@@ -493,6 +493,7 @@ def _with_html_report(
     import time
 
     from anonymatch.core.manifest import capture_manifests
+    from anonymatch.tables.verify import reuse_compatibility
 
     source = kwargs.get("input_path") or kwargs.get("edges")
     if str(path).endswith((".json", ".csv", ".parquet", ".jsonl")):
@@ -501,20 +502,23 @@ def _with_html_report(
         if other and Path(other).resolve() == Path(path).resolve():
             raise InputError(f"--report-html {path} is also an input or output of the command")
     check_output_path(path, str(source or ""))
-    with capture_manifests() as found:
-        result = func(*args, **kwargs)
-    if not found:  # pragma: no cover - every release command completes a manifest
-        raise InputError("the command made no manifest to report on")
-    from anonymatch.report import build_report, write_report
+    # the report measures risk on the cells just verified: their compatibility graph is
+    # computed once for both
+    with reuse_compatibility():
+        with capture_manifests() as found:
+            result = func(*args, **kwargs)
+        if not found:  # pragma: no cover - every release command completes a manifest
+            raise InputError("the command made no manifest to report on")
+        from anonymatch.report import build_report, write_report
 
-    started = time.perf_counter()
-    html = build_report(
-        found[-1],
-        source,
-        kwargs["output"],
-        options=report_reading_options(kwargs),
-        check_digests=False,  # the files were just written and digested
-    )
+        started = time.perf_counter()
+        html = build_report(
+            found[-1],
+            source,
+            kwargs["output"],
+            options=report_reading_options(kwargs),
+            check_digests=False,  # the files were just written and digested
+        )
     write_report(path, html)
     if not kwargs.get("quiet"):
         click.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")

@@ -90,7 +90,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
             "anyone who knows such a value can find the person's row, whatever k. Drop them "
             "(--identifiers) or declare them quasi-identifiers.",
         )
-    _risk(risk, manifest, original, release, schema, na, drop_missing, inputs.threshold, limits)
+    _risk(risk, manifest, data, enc, cells, release, schema, inputs.threshold, limits)
     _utility(utility, cells, enc, data, schema)
     return KindSections(published, guarantee, risk, utility, limits)
 
@@ -137,30 +137,22 @@ def _columns(
 def _risk(
     section: Section,
     manifest: Mapping[str, Any],
-    original: pd.DataFrame,
+    data: pd.DataFrame,
+    enc: EncodedQI,
+    cells: GeneralizedQI,
     release: pd.DataFrame,
     schema: Schema,
-    na: tuple[str, ...],
-    drop_missing: bool,
     threshold: float,
     limits: list[str],
 ) -> None:
-    from anonymatch.tables.risk import assess
+    from anonymatch.tables.risk import assess_cells
 
     g = manifest.get("guarantee") or {}
     k = g.get("k") if isinstance(g.get("k"), int) else None
     # the claimed k is verified already (the certificate); it is passed only for the
     # mechanism-aware bound on sensitive values
-    report = assess(
-        original,
-        release,
-        qi=schema.qi,
-        numeric=[a for a in (*schema.qi, *schema.sensitive) if a in schema.numeric],
-        sensitive=schema.sensitive,
-        k=k if schema.sensitive else None,
-        threshold=threshold,
-        na_values=na,
-        drop_missing=drop_missing,
+    report = assess_cells(
+        data, enc, cells, release, schema, k if schema.sensitive else None, threshold
     )
     cand, pr, base = report.candidates, report.prosecutor, report.original
     people = report.people

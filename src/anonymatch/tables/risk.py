@@ -48,7 +48,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.tables.cells import parse_cells
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import DEFAULT_NA_VALUES, Schema, missing_qi_mask
+from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, Schema, missing_qi_mask
 from anonymatch.tables.sensitive import (
     SensitiveModel,
     candidates,
@@ -307,6 +307,29 @@ def assess(
             f"the release does not match the original: it has {cells.n} rows, the original "
             f"{n}{hint}"
         )
+    return assess_cells(data, enc, cells, release, schema, k, threshold, dropped)
+
+
+def assess_cells(
+    data: pd.DataFrame,
+    enc: EncodedQI,
+    cells: GeneralizedQI,
+    release: pd.DataFrame,
+    schema: Schema,
+    k: int | None,
+    threshold: float,
+    dropped: int = 0,
+) -> RiskReport:
+    """:func:`assess` on an original already prepared (``pipeline.prepare``: rows kept,
+    encoded QIs) and a release already parsed (``cells``, as many rows as ``enc``), for callers
+    that need the cells too (the HTML report). ``release`` supplies the sensitive columns."""
+    n = enc.n
+    num = tuple(a for a in (*schema.qi, *schema.sensitive) if a in schema.numeric)
+    sens_names = schema.sensitive
+    release = release.reset_index(drop=True)
+    for name in sens_names:
+        if name not in release.columns:
+            raise InputError(f"the release has no column {name!r}")
     cand = candidates(cells, enc)
     if cand is None:
         raise InputError(
