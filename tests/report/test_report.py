@@ -236,3 +236,39 @@ def test_distributions_keep_every_record(data: st.DataObject) -> None:
     assert np.allclose(orig2, rel2)
     _, c1, c2 = categorical_distributions(enc, exact, 0)
     assert np.allclose(c1, c2)
+
+
+def test_reused_compatibility_is_the_same_graph() -> None:
+    """Within reuse_compatibility the graph is computed once per content, and equals a fresh
+    computation; other content gets its own."""
+    import importlib
+
+    from anonymatch.tables.cells import parse_cells
+    from anonymatch.tables.pipeline import anonymize, prepare
+
+    verify = importlib.import_module("anonymatch.tables.verify")  # the package shadows it
+    frame = random_frame(30, 9)
+    schema = Schema.build(["n0", "c0"], ["n0"])
+    release = anonymize(frame, 3, ["n0", "c0"], ["n0"], seed=1).table
+    _, enc, _ = prepare(frame, schema)
+    cells = parse_cells(release, enc)
+    fresh = verify.compatibility(cells, enc)
+    calls = []
+    original = verify._compatibility
+
+    def counting(*args: object) -> object:
+        calls.append(1)
+        return original(*args)  # type: ignore[arg-type]
+
+    verify._compatibility = counting  # type: ignore[assignment]
+    try:
+        with verify.reuse_compatibility():
+            a = verify.compatibility(cells, enc)
+            a[0].data[:] = 0  # callers get copies
+            b = verify.compatibility(parse_cells(release, enc), enc)
+            other = verify.compatibility(cells.take(np.arange(29, -1, -1)), enc)
+    finally:
+        verify._compatibility = original  # type: ignore[assignment]
+    assert len(calls) == 2
+    assert (b[0] != fresh[0]).nnz == 0 and np.array_equal(b[1], fresh[1])
+    assert (other[0] != fresh[0][:, ::-1]).nnz == 0

@@ -178,7 +178,9 @@ def parameters(manifest: Mapping[str, Any]) -> Section:
         section.tables.append(
             Table(["stage", "seconds"], [(k, f"{v:.2f}") for k, v in seconds.items()])
         )
-        section.figures.append(Figure("Timings", plots.timings(seconds)))
+        stages = {k: v for k, v in seconds.items() if k not in ("wall", "compute")}
+        if len(stages) > 1:  # the total is in the table
+            section.figures.append(Figure("Time per stage", plots.timings(stages)))
     return section
 
 

@@ -262,7 +262,7 @@ def create_app(state: AppState) -> Starlette:
             "manifest": out / "manifest.json",
             "report": out / "report.html",
         }
-        session.run = Run(settings.argv(session.dataset, out), outputs)
+        session.run = Run(settings.argv(session.dataset, out, session.directory), outputs)
         session.run.start(session.directory)
         return go("/job")
 

@@ -215,14 +215,22 @@ class Settings:
     def of_role(self, role: str) -> list[str]:
         return [c for c, r in self.roles.items() if r == role]
 
-    def argv(self, dataset: Dataset, outdir: Path) -> list[str]:
-        """The ``anonymatch anonymize`` arguments of this run (outputs in ``outdir``)."""
+    def argv(self, dataset: Dataset, outdir: Path, cwd: Path | None = None) -> list[str]:
+        """The ``anonymatch anonymize`` arguments of this run (outputs in ``outdir``; paths
+        under ``cwd``, the run's working directory, are given relative to it, so the manifest
+        and the report name the files, not the app's private directory)."""
+
+        def shown(path: Path) -> str:
+            if cwd is not None and path.is_relative_to(cwd):
+                return str(path.relative_to(cwd))
+            return str(path)
+
         numeric = [c for c in self.of_role("qi") if self.types[c] == "numeric"]
         argv = [
             "anonymize",
-            str(dataset.path),
+            shown(dataset.path),
             "-o",
-            str(outdir / "release.csv"),
+            shown(outdir / "release.csv"),
             "--k",
             str(self.k),
             "--qi",
@@ -230,9 +238,9 @@ class Settings:
             "--method",
             self.method,
             "--report",
-            str(outdir / "manifest.json"),
+            shown(outdir / "manifest.json"),
             "--report-html",
-            str(outdir / "report.html"),
+            shown(outdir / "report.html"),
             "--force",
             *dataset.reading_argv(),
         ]
