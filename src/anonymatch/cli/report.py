@@ -130,6 +130,7 @@ COMMANDS = [report_cmd]
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", type=int, default=0, help="Port to bind (default: a free one).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the app in the browser.")
+@verbosity_options
 def ui_cmd(data_dir: str | None, host: str, port: int, open_browser: bool) -> None:
     """Run the local web app.
 
