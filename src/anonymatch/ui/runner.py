@@ -101,7 +101,7 @@ class Run:
                     self.stage = stage.group(1).strip()
             else:
                 lines.append(line)
-                if line.startswith("anonymatch: error:") or line.startswith("anonymatch: "):
+                if line.startswith(("anonymatch: error:", "anonymatch: internal error:")):
                     self._last_message = line.removeprefix("anonymatch: ")
 
     def _wait(self) -> None:
