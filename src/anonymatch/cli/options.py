@@ -493,6 +493,7 @@ def _with_html_report(
     import time
 
     from anonymatch.core.manifest import capture_manifests
+    from anonymatch.tables.cells import reuse_cells
     from anonymatch.tables.verify import reuse_compatibility
 
     source = kwargs.get("input_path") or kwargs.get("edges")
@@ -502,9 +503,9 @@ def _with_html_report(
         if other and Path(other).resolve() == Path(path).resolve():
             raise InputError(f"--report-html {path} is also an input or output of the command")
     check_output_path(path, str(source or ""))
-    # the report measures risk on the cells just verified: their compatibility graph is
-    # computed once for both
-    with reuse_compatibility():
+    # the report measures risk on the cells just verified: the cells and their compatibility
+    # graph are computed once for both
+    with reuse_cells(), reuse_compatibility():
         with capture_manifests() as found:
             result = func(*args, **kwargs)
         if not found:  # pragma: no cover - every release command completes a manifest

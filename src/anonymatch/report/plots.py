@@ -2,49 +2,73 @@
 no external reference), so the report stays one self-contained file.
 
 Every function returns a ``data:image/svg+xml;base64,…`` URI. Figures are small (about
-6 × 2.4 inches) and closed after rendering; matplotlib's non-interactive Agg backend is used,
-so no display is needed. Cost: a few tens of milliseconds per plot.
+6 × 2.4 inches) and closed after rendering; figures are bare ``matplotlib.figure.Figure``
+objects (no pyplot, no display, no global state). Cost: a few tens of milliseconds per plot.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec
 
 import numpy as np
+
+P = ParamSpec("P")
 
 ORIGINAL = "#7f8c8d"
 RELEASE = "#1f77b4"
 ACCENT = "#d62728"
 
 
-def _figure(width: float = 6.0, height: float = 2.4) -> tuple[Any, Any]:
-    import matplotlib
+RC: dict[str, Any] = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "anonymatch",
+    "font.size": 8,
+    "axes.titlesize": 9,
+}
+"""Text stays text in the SVG (smaller, selectable); fixed ids make the output deterministic."""
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
 
-    plt.rcParams.update(
-        {"svg.fonttype": "none", "svg.hashsalt": "anonymatch", "font.size": 8, "axes.titlesize": 9}
-    )
-    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
+def _styled(func: Callable[P, str]) -> Callable[P, str]:
+    """Run a plot function under the report's matplotlib settings (the caller's are kept)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> str:
+        import matplotlib
+
+        with matplotlib.rc_context(RC):  # type: ignore[arg-type]
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def _figure(
+    width: float = 6.0, height: float = 2.4, left: float = 0.09, bottom: float = 0.18
+) -> tuple[Any, Any]:
+    # a bare Figure (no pyplot: no GUI backend, no global figure registry) with fixed margins
+    # (layout engines draw every figure twice)
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_subplot()
+    fig.subplots_adjust(left=left, right=0.98, bottom=bottom, top=0.88)
     ax.spines[["top", "right"]].set_visible(False)
     return fig, ax
 
 
 def to_uri(fig: Any) -> str:
-    """Render ``fig`` as SVG (without metadata, DOCTYPE or XML declaration), close it and
-    return it as a base64 data URI."""
-    import matplotlib.pyplot as plt
-
+    """Render ``fig`` as SVG (without metadata, DOCTYPE or XML declaration) and return it as a
+    base64 data URI."""
     buffer = io.StringIO()
     fig.savefig(
-        buffer, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None}
+        buffer,
+        format="svg",
+        metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
     )
-    plt.close(fig)
     svg = buffer.getvalue()
     svg = re.sub(r"<\?xml[^>]*>\s*", "", svg)
     svg = re.sub(r"<!DOCTYPE[^>]*>\s*", "", svg)
@@ -52,6 +76,7 @@ def to_uri(fig: Any) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode("ascii")
 
 
+@_styled
 def count_histogram(
     histogram: dict[int, int], xlabel: str, ylabel: str = "people", mark: int | None = None
 ) -> str:
@@ -77,9 +102,12 @@ def count_histogram(
     return to_uri(fig)
 
 
+@_styled
 def bars(labels: Sequence[str], values: Sequence[float], xlabel: str, percent: bool = True) -> str:
     """Horizontal bars, one per label (e.g. the loss per attribute)."""
-    fig, ax = _figure(6.0, max(1.2, 0.28 * len(labels) + 0.6))
+    height = max(1.2, 0.28 * len(labels) + 0.6)
+    longest = max((len(str(x)) for x in labels), default=4)
+    fig, ax = _figure(6.0, height, left=min(0.4, 0.03 + 0.0115 * longest), bottom=0.5 / height)
     scale = 100.0 if percent else 1.0
     y = np.arange(len(labels))
     ax.barh(y, [scale * v for v in values], color=RELEASE)
@@ -91,6 +119,7 @@ def bars(labels: Sequence[str], values: Sequence[float], xlabel: str, percent: b
     return to_uri(fig)
 
 
+@_styled
 def compare_numeric(
     edges: np.ndarray, original: np.ndarray, release: np.ndarray, title: str
 ) -> str:
@@ -105,12 +134,13 @@ def compare_numeric(
     return to_uri(fig)
 
 
+@_styled
 def compare_categorical(
     labels: Sequence[str], original: np.ndarray, release: np.ndarray, title: str
 ) -> str:
     """Grouped bars: original count of each value against the release's (value sets spread
     uniformly over their values)."""
-    fig, ax = _figure(6.0, 2.6)
+    fig, ax = _figure(6.0, 2.6, bottom=0.3)
     x = np.arange(len(labels))
     ax.bar(x - 0.2, original, width=0.4, color=ORIGINAL, label="original")
     ax.bar(x + 0.2, release, width=0.4, color=RELEASE, label="release (sets spread)")
@@ -121,6 +151,7 @@ def compare_categorical(
     return to_uri(fig)
 
 
+@_styled
 def two_histograms(
     a: np.ndarray, b: np.ndarray, labels: tuple[str, str], xlabel: str, title: str
 ) -> str:
