@@ -239,7 +239,7 @@ def test_distributions_keep_every_record(data: st.DataObject) -> None:
 
 
 def test_reused_compatibility_is_the_same_graph() -> None:
-    """Within reuse_compatibility the graph is computed once per content, and equals a fresh
+    """Within reuse_parsed_release the graph is computed once per content, and equals a fresh
     computation; other content gets its own."""
     import importlib
 
@@ -255,6 +255,7 @@ def test_reused_compatibility_is_the_same_graph() -> None:
     fresh = verify.compatibility(cells, enc)
     calls = []
     original = verify._compatibility
+    from anonymatch.tables.reuse import reuse_parsed_release
 
     def counting(*args: object) -> object:
         calls.append(1)
@@ -262,7 +263,7 @@ def test_reused_compatibility_is_the_same_graph() -> None:
 
     verify._compatibility = counting  # type: ignore[assignment]
     try:
-        with verify.reuse_compatibility():
+        with reuse_parsed_release():
             a = verify.compatibility(cells, enc)
             a[0].data[:] = 0  # callers get copies
             b = verify.compatibility(parse_cells(release, enc), enc)

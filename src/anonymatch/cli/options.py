@@ -493,8 +493,7 @@ def _with_html_report(
     import time
 
     from anonymatch.core.manifest import capture_manifests
-    from anonymatch.tables.cells import reuse_cells
-    from anonymatch.tables.verify import reuse_compatibility
+    from anonymatch.tables.reuse import reuse_parsed_release
 
     source = kwargs.get("input_path") or kwargs.get("edges")
     if str(path).endswith((".json", ".csv", ".parquet", ".jsonl")):
@@ -505,7 +504,7 @@ def _with_html_report(
     check_output_path(path, str(source or ""))
     # the report measures risk on the cells just verified: the cells and their compatibility
     # graph are computed once for both
-    with reuse_cells(), reuse_compatibility():
+    with reuse_parsed_release():
         with capture_manifests() as found:
             result = func(*args, **kwargs)
         if not found:  # pragma: no cover - every release command completes a manifest

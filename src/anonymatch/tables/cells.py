@@ -8,11 +8,7 @@ a numeric QI is a struct ``{lo, hi}``, a categorical QI a list of strings, a sup
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 
 import numpy as np
 import pandas as pd
@@ -63,60 +59,15 @@ def format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
     return out
 
 
-_REUSE: ContextVar[dict[bytes, GeneralizedQI] | None] = ContextVar(
-    "anonymatch_reuse_cells", default=None
-)
-
-
-@contextmanager
-def reuse_cells() -> Iterator[None]:
-    """Within the block, :func:`parse_cells` of the same text in the same domains is done once.
-
-    ``anonymize --report-html`` parses its release to verify it, and the report parses the
-    same release read back from the file. Inputs are identified by a BLAKE2 digest of the QI
-    columns' values and the domains (O(n·d)); callers share the result and must not change it.
-    The cache ends with the block.
-
-    Yields
-    ------
-    None
-    """
-    token = _REUSE.set({})
-    try:
-        yield
-    finally:
-        _REUSE.reset(token)
-
-
-def _content_key(frame: pd.DataFrame, qi: EncodedQI) -> bytes | None:
-    from pandas.util import hash_array
-
-    h = hashlib.blake2b(digest_size=32)
-    for name in qi.names:
-        if name not in frame.columns:
-            return None
-        values = np.asarray(frame[name], dtype=object)
-        if any(not isinstance(v, str) for v in values[:1]):  # typed (Parquet) columns
-            return None
-        h.update(name.encode() + b"\0")
-        h.update(hash_array(values).tobytes())
-    for domain in qi.cat_domains:
-        h.update(hash_array(np.asarray(domain, dtype=object).astype(str)).tobytes())
-    h.update(np.ascontiguousarray(qi.num_integral).tobytes())
-    return h.digest()
-
-
 def parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:
     """Published QI cells from a release table (CSV text or Parquet typed columns), with labels
     coded in the original's domain (labels the original never had get extra codes ≥ |A|).
-    Raises InputError on a missing column or a malformed cell."""
-    cache = _REUSE.get()
-    key = None if cache is None else _content_key(frame, qi)
-    if cache is None or key is None:
-        return _parse_cells(frame, qi)
-    if key not in cache:
-        cache[key] = _parse_cells(frame, qi)
-    return cache[key]
+    Raises InputError on a missing column or a malformed cell. Inside
+    ``tables.reuse.reuse_parsed_release`` the same text is parsed once (the result is shared:
+    do not change it)."""
+    from anonymatch.tables.reuse import cached, cells_key
+
+    return cached(lambda: cells_key(frame, qi), lambda: _parse_cells(frame, qi))
 
 
 def _parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:

@@ -14,10 +14,6 @@ n × n structure is ever built.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -162,52 +158,13 @@ def compatibility(
     of original i. Time O(Σ_j |candidates(j)| · d) with candidates(j) the originals allowed by
     j's most selective cell; memory O(U·d + pairs).
     """
-    cache = _REUSE.get()
-    if cache is not None:
-        key = _content_key(published, original)
-        if key not in cache:
-            cache[key] = _compatibility(published, original)
-        c, counts, inverse = cache[key]
-        return c.copy(), counts.copy(), inverse.copy()
-    return _compatibility(published, original)
+    from anonymatch.tables.reuse import cached, compatibility_key
 
-
-_REUSE: ContextVar[dict[bytes, tuple[sp.csr_array, np.ndarray, np.ndarray]] | None] = ContextVar(
-    "anonymatch_reuse_compatibility", default=None
-)
-
-
-@contextmanager
-def reuse_compatibility() -> Iterator[None]:
-    """Within the block, :func:`compatibility` of inputs with the same content is computed once.
-
-    A release command that also writes the HTML report (``--report-html``) verifies the release
-    and then measures its risk on the same cells; both need the compatibility graph, the
-    costliest step on large tables. Inputs are identified by a BLAKE2 digest of their arrays
-    (O(n·d + Σ set sizes)); callers get copies. The cache ends with the block.
-
-    Yields
-    ------
-    None
-    """
-    token = _REUSE.set({})
-    try:
-        yield
-    finally:
-        _REUSE.reset(token)
-
-
-def _content_key(published: GeneralizedQI, original: EncodedQI) -> bytes:
-    h = hashlib.blake2b(digest_size=32)
-    arrays = [published.num_lo, published.num_hi, published.num_star, published.cat_star]
-    arrays += [original.num, original.cat, original.cat_card]
-    for sets in published.cat_sets:
-        arrays += [sets.indptr, sets.indices, np.asarray(sets.shape)]
-    for a in arrays:
-        a = np.ascontiguousarray(a)
-        h.update(f"{a.dtype}{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.digest()
+    c, counts, inverse = cached(
+        lambda: compatibility_key(published, original),
+        lambda: _compatibility(published, original),
+    )
+    return c.copy(), counts.copy(), inverse.copy()  # callers may change theirs
 
 
 def _compatibility(
