@@ -65,8 +65,12 @@ def entry() -> None:
     sys.exit(main())
 
 
-from anonymatch.cli import graphs, sets, sparse, synth, tables  # noqa: E402  (they import options)
+from anonymatch.cli import config, graphs, sets, sparse, synth, tables  # noqa: E402
 
-for _module in (tables, sets, sparse, graphs, synth):
+for _module in (tables, sets, sparse, graphs, synth, config):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
+# every command reading data takes --config job.toml (flags given on the command line win)
+for _module in (tables, sets, sparse, graphs):
+    for _command in _module.COMMANDS:
+        config.add_config_option(_command)
