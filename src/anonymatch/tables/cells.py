@@ -8,7 +8,9 @@ a numeric QI is a struct ``{lo, hi}``, a categorical QI a list of strings, a sup
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -169,7 +171,12 @@ def release_arrow_table(frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI
     the other columns as they are."""
     typed = typed_cells(cells, qi)
     arrays = [
-        typed[name] if name in typed else pa.array(frame[name].to_numpy(), from_pandas=True)
+        typed[name]
+        if name in typed
+        else pa.array(
+            typed_kept_column(frame[name], kept_column_dtype(frame[name])).to_numpy(),
+            from_pandas=True,
+        )
         for name in frame.columns
     ]
     return pa.Table.from_arrays(arrays, names=[str(name) for name in frame.columns])
@@ -200,11 +207,85 @@ def typed_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, pa.Array]:
 def write_release(
     path: str | os.PathLike[str], frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI
 ) -> None:
-    """Write a release table atomically: Parquet (typed) if the path ends in .parquet, else CSV
-    (tab-separated for .tsv) with the text cells already in ``frame``."""
+    """Write a release table atomically: Parquet (typed, kept columns as numbers where they are
+    numbers) if the path ends in .parquet, else CSV (tab-separated for .tsv) with the text cells
+    already in ``frame`` and its sidecar ``PATH.schema.json`` (:func:`release_schema`), written
+    first and removed again if the release cannot be written."""
     if is_parquet(path):
         table = release_arrow_table(frame, cells, qi)
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
-    else:
-        sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
+        return
+    sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
+    text = json.dumps(release_schema(frame, qi), indent=2) + "\n"
+    sidecar = schema_path(path)
+    write_atomically(sidecar, lambda tmp: Path(tmp).write_text(text))
+    try:
         write_atomically(path, lambda tmp: frame.to_csv(tmp, index=False, sep=sep))
+    except BaseException:
+        Path(sidecar).unlink(missing_ok=True)
+        raise
+
+
+# ----------------------------------------------------------------- types of the kept columns
+
+RELEASE_SCHEMA = "anonymatch-release/1"
+"""The ``schema`` of a CSV release's sidecar file (``release.csv.schema.json``)."""
+
+_INTEGER = r"-?(0|[1-9][0-9]{0,17})"
+
+
+def kept_column_dtype(column: pd.Series) -> str:
+    """The type a kept (sensitive or other) column is published with: ``int64``/``float64``/
+    ``bool`` for typed columns, and for text the number type only when every cell is the exact
+    text of that number (``17800``, ``2.4``; never ``007``, ``1e3`` or an empty cell), else
+    ``string``. O(n)."""
+    dtype = column.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_integer_dtype(dtype) and not column.isna().any():
+        return "int64"
+    if pd.api.types.is_float_dtype(dtype):
+        return "float64"
+    if len(column) == 0 or column.isna().any():
+        return "string"
+    text = column.astype(str)
+    if text.str.fullmatch(_INTEGER).all():
+        return "int64"
+    numbers = pd.to_numeric(text, errors="coerce")
+    if numbers.notna().all() and all(
+        repr(float(x)) == t for x, t in zip(numbers.to_numpy(float), text, strict=True)
+    ):
+        return "float64"
+    return "string"
+
+
+def typed_kept_column(column: pd.Series, dtype: str) -> pd.Series:
+    """``column`` converted to ``dtype`` (from :func:`kept_column_dtype`)."""
+    if dtype == "string":
+        return column.astype(str) if column.dtype != object else column
+    if dtype == "bool":
+        return column.astype(bool)
+    numbers = column if pd.api.types.is_numeric_dtype(column.dtype) else column.astype(str)
+    return pd.to_numeric(numbers).astype(dtype)
+
+
+def release_schema(frame: pd.DataFrame, qi: EncodedQI) -> dict[str, object]:
+    """The sidecar of a CSV release: every column's role and how to type it without the
+    original (``docs/release-format.md``)."""
+    columns: list[dict[str, object]] = []
+    numeric = dict(zip(qi.num_names, qi.num_integral.tolist(), strict=True))
+    for name in frame.columns:
+        if name in numeric:
+            values = "integer" if numeric[name] else "float"
+            columns.append({"name": str(name), "role": "qi", "cell": "range", "values": values})
+        elif name in qi.cat_names:
+            columns.append({"name": str(name), "role": "qi", "cell": "set"})
+        else:
+            dtype = kept_column_dtype(frame[name])
+            columns.append({"name": str(name), "role": "kept", "dtype": dtype})
+    return {"schema": RELEASE_SCHEMA, "columns": columns}
+
+
+def schema_path(path: str | os.PathLike[str]) -> str:
+    """Where the sidecar of a CSV release lives: ``release.csv`` → ``release.csv.schema.json``."""
+    return os.fspath(path) + ".schema.json"
