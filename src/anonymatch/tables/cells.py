@@ -266,7 +266,7 @@ def typed_kept_column(column: pd.Series, dtype: str) -> pd.Series:
     if dtype == "bool":
         return column.astype(bool)
     numbers = column if pd.api.types.is_numeric_dtype(column.dtype) else column.astype(str)
-    return pd.to_numeric(numbers).astype(dtype)
+    return pd.to_numeric(numbers).astype(np.dtype(dtype))
 
 
 def release_schema(frame: pd.DataFrame, qi: EncodedQI) -> dict[str, object]:
