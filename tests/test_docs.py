@@ -60,3 +60,23 @@ def test_examples_run(module: str) -> None:
     assert failed == 0
     if module != "anonymatch":
         assert attempted >= 9  # at least three examples per front function
+
+
+def test_reading_releases_page_runs_on_heart_statlog(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reading-releases.md: its code and the outputs shown, on the real data."""
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    data = Path(os.environ.get("ANONYMATCH_DATA", root.parent / "shared" / "datasets"))
+    if not (data / "heart_statlog" / "heart.dat").exists():
+        pytest.skip("heart_statlog not available (set ANONYMATCH_DATA)")
+    monkeypatch.setenv("ANONYMATCH_DATA", str(data))
+    monkeypatch.chdir(root)
+    failed, attempted = doctest.testfile(
+        str(root / "docs" / "reading-releases.md"),
+        module_relative=False,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+    )
+    assert attempted >= 10
+    assert failed == 0

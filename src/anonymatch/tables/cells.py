@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -216,9 +217,7 @@ def write_release(
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
         return
     sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
-    text = json.dumps(release_schema(frame, qi), indent=2) + "\n"
-    sidecar = schema_path(path)
-    write_atomically(sidecar, lambda tmp: Path(tmp).write_text(text))
+    sidecar = write_schema(path, release_schema(frame, qi))
     try:
         write_atomically(path, lambda tmp: frame.to_csv(tmp, index=False, sep=sep))
     except BaseException:
@@ -269,21 +268,34 @@ def typed_kept_column(column: pd.Series, dtype: str) -> pd.Series:
     return pd.to_numeric(numbers).astype(np.dtype(dtype))
 
 
-def release_schema(frame: pd.DataFrame, qi: EncodedQI) -> dict[str, object]:
+def release_schema(
+    frame: pd.DataFrame | None, qi: EncodedQI, names: Sequence[str] | None = None
+) -> dict[str, object]:
     """The sidecar of a CSV release: every column's role and how to type it without the
-    original (``docs/release-format.md``)."""
+    original (``docs/release-format.md``). The columns are ``frame``'s, typed by
+    :func:`kept_column_dtype`, or ``names`` with every kept column text (the streamed path,
+    which never holds the whole release)."""
     columns: list[dict[str, object]] = []
     numeric = dict(zip(qi.num_names, qi.num_integral.tolist(), strict=True))
-    for name in frame.columns:
+    listed = [str(c) for c in (frame.columns if frame is not None else names or ())]
+    for name in listed:
         if name in numeric:
             values = "integer" if numeric[name] else "float"
-            columns.append({"name": str(name), "role": "qi", "cell": "range", "values": values})
+            columns.append({"name": name, "role": "qi", "cell": "range", "values": values})
         elif name in qi.cat_names:
-            columns.append({"name": str(name), "role": "qi", "cell": "set"})
+            columns.append({"name": name, "role": "qi", "cell": "set"})
         else:
-            dtype = kept_column_dtype(frame[name])
-            columns.append({"name": str(name), "role": "kept", "dtype": dtype})
+            dtype = kept_column_dtype(frame[name]) if frame is not None else "string"
+            columns.append({"name": name, "role": "kept", "dtype": dtype})
     return {"schema": RELEASE_SCHEMA, "columns": columns}
+
+
+def write_schema(path: str | os.PathLike[str], schema: dict[str, object]) -> str:
+    """Write the sidecar of the CSV release ``path`` atomically; returns its path."""
+    text = json.dumps(schema, indent=2) + "\n"
+    sidecar = schema_path(path)
+    write_atomically(sidecar, lambda tmp: Path(tmp).write_text(text))
+    return sidecar
 
 
 def schema_path(path: str | os.PathLike[str]) -> str:

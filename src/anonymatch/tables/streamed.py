@@ -65,7 +65,13 @@ from anonymatch.core.runner import (
     partition_bounds,
     partition_bounds_count,
 )
-from anonymatch.tables.cells import format_cells, parse_cells, typed_cells
+from anonymatch.tables.cells import (
+    format_cells,
+    parse_cells,
+    release_schema,
+    typed_cells,
+    write_schema,
+)
 from anonymatch.tables.io import CsvOptions
 from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, registry
 from anonymatch.tables.methods.diverse import diverse_clusters
@@ -570,6 +576,7 @@ def anonymize_file(
         executor = _effective(executor, scheduler, len(chunks))
         sums = np.zeros(len(qi.names))
         min_matches, pairs = np.iinfo(np.int64).max, 0
+        columns: list[str] = []
         bar = tqdm(
             total=len(bounds) - 1, desc=f"{method} partitions", unit="part", disable=not progress
         )
@@ -583,7 +590,9 @@ def anonymize_file(
                     raise VerificationError(
                         f"the release failed verification ({result.failure}); nothing written"
                     )
-                writer.write(_release_batch(result, table, order))
+                batch = _release_batch(result, table, order)
+                columns = batch.column_names
+                writer.write(batch)
                 sums += result.ncp_sums
                 min_matches = min(min_matches, result.min_matches)
                 pairs += result.compatible_pairs
@@ -593,7 +602,15 @@ def anonymize_file(
                     else list(result.sensitive)
                 )
                 bar.update(result.partitions)
-        writer.commit()
+        sidecar = None
+        if not writer.parquet:  # kept columns are text here: the batches never meet
+            sidecar = write_schema(output, release_schema(None, qi, columns))
+        try:
+            writer.commit()
+        except BaseException:
+            if sidecar is not None:
+                Path(sidecar).unlink(missing_ok=True)
+            raise
     loss = loss_from_sums(sums, n, qi)
     guarantee: dict[str, object] = {"model": "k-anonymity", "k": k}
     sensitive_checks: dict[str, object] = {}
