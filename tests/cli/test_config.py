@@ -236,3 +236,63 @@ def test_init_drafts_a_job_that_runs(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 2 and "exists" in err
     code, stdout, _ = run(["init", str(data)], capsys)
     assert code == 0 and parse_job(__import__("tomllib").loads(stdout)).qi == job.qi
+
+
+KIND_JOBS = {
+    "transactions": (
+        "_dat",
+        "t.dat",
+        'kind = "transactions"\n[input]\npath = "t.dat"\nformat = "dat"\n[model]\nk = 4\n'
+        '[method]\nname = "gray-tsp"\n[output]\npath = "r.jsonl"\nreport = "r.json"\n',
+        ["anonymize-sets", "verify-sets", "evaluate-sets"],
+    ),
+    "km": (
+        "_dat",
+        "t.dat",
+        'kind = "transactions"\n[input]\npath = "t.dat"\n[model]\nk = 3\nm = 2\n'
+        '[output]\npath = "r.jsonl"\n',
+        ["anonymize-km", "check-km"],
+    ),
+    "sparse": (
+        "_edges",
+        "e.csv",
+        'kind = "sparse"\n[input]\npath = "e.csv"\n[model]\nk = 4\n[method]\nname = "smooth"\n'
+        'runs = 2\n[output]\npath = "r.csv"\n',
+        ["anonymize-sparse", "verify-sparse", "evaluate-sparse"],
+    ),
+    "graph": (
+        "_graph",
+        "g.csv",
+        'kind = "graph"\n[input]\npath = "g.csv"\nvertices = 30\n[model]\nk = 3\n'
+        '[method]\niterations = 3\n[output]\npath = "r.csv"\n',
+        ["anonymize-graph", "check-graph"],
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_JOBS))
+def test_other_kinds_run_from_a_job(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.cli import test_golden
+
+    maker, data, text, commands = KIND_JOBS[kind]
+    getattr(test_golden, maker)(tmp_path / data)
+    job = tmp_path / "job.toml"
+    job.write_text(text)
+    for command in commands:
+        code, out, err = run([command, "--config", str(job), "-q"], capsys)
+        assert code == 0, (command, err)
+    if kind == "graph":  # the check reads the job's release, not its input
+        code, out, _ = run(["check-graph", "--config", str(job), "--json"], capsys)
+        assert json.loads(out)["passed"] is True
+
+
+def test_kind_specific_values_are_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = tmp_path / "job.toml"
+    job.write_text('kind = "graph"\n[input]\npath = "g.csv"\n[method]\nname = "smooth"\n')
+    code, _, err = run(["anonymize-graph", "--config", str(job)], capsys)
+    assert code == 2
+    assert 'job.toml: method.name: expected one of graph-kmeans-majority for kind = "graph"' in err

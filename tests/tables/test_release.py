@@ -149,3 +149,26 @@ def test_uniform_histogram_spreads_ranges() -> None:
     assert hist.tolist() == [0.5, 1.0, 1.5]
     cont = anonymatch.uniform_histogram(release, "v", bins=[0, 2, 4, 6], integral=False)
     assert cont.tolist() == pytest.approx([2 / 3, 1 / 3 + 2 / 3, 1 + 1 / 3])
+
+
+def test_parquet_input_keeps_its_column_types(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from anonymatch.cli import main
+
+    frame = random_frame(30, 9).assign(
+        count=np.arange(30, dtype=np.int64), w=np.linspace(0, 1, 30), flag=[True, False] * 15
+    )
+    source = tmp_path / "in.parquet"
+    frame.to_parquet(source)
+    out = tmp_path / "r.parquet"
+    code = main(["anonymize", str(source), "-o", str(out), "--k", "3", "--qi", "n0,c0",
+                 "--numeric", "n0", "--seed", "1", "-q"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    schema = pq.read_schema(out)
+    assert str(schema.field("count").type) == "int64"
+    assert str(schema.field("w").type) == "double"
+    assert str(schema.field("flag").type) == "bool"
+    typed = anonymatch.read_release(out)
+    assert sorted(typed["w"]) == pytest.approx(sorted(frame["w"]))
+    assert sorted(typed["count"]) == list(range(30))

@@ -167,6 +167,9 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
         given["output"] = out.path
         for p in RELEASE_PARAMS:
             given[p] = out.path
+        if name.startswith("check-"):  # check-kl/-km/-graph TABLE: the job's release
+            for p in INPUT_PARAMS:
+                given[p] = out.path
     if out.report is not None:
         if name.startswith("anonymize"):
             given["report_path"] = out.report
