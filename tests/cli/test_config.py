@@ -288,6 +288,15 @@ def test_other_kinds_run_from_a_job(
         assert json.loads(out)["passed"] is True
 
 
+def test_a_job_of_another_kind_is_refused(job: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["anonymize-sets", "--config", str(job)], capsys)
+    assert code == 2
+    assert err.strip() == (
+        'anonymatch: error: job.toml: kind: a job for kind = "table"; anonymatch anonymize-sets '
+        'reads kind = "transactions"'
+    )
+
+
 def test_kind_specific_values_are_checked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

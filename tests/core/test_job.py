@@ -138,6 +138,14 @@ def test_no_qi_and_unknown_top_level_key() -> None:
     assert error_of(data).startswith("job.toml: inptu: unknown key; did you mean 'input'?")
 
 
+def test_commas_cannot_reach_the_comma_separated_options() -> None:
+    data = minimal()
+    data["columns"] = {**data["columns"], "a,b": {"role": "qi"}}
+    assert error_of(data) == "job.toml: columns.\"a,b\": a column name cannot contain ','"
+    data = minimal(input={"na": ["?", "n,a"]})
+    assert error_of(data) == "job.toml: input.na.1: a missing-value token cannot contain ','"
+
+
 def test_numbers_are_tokens() -> None:
     job = parse_job(minimal(columns={"age": {"role": "qi", "type": "numeric", "na": [-9, "-8"]}}))
     assert job.columns["age"].na == ["-9", "-8"]
@@ -176,7 +184,7 @@ def test_load_reports_toml_syntax_and_missing_file(tmp_path: Path) -> None:
 
 
 names = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00,"),
     min_size=1,
     max_size=12,
 )

@@ -71,6 +71,7 @@ for _module in (tables, sets, sparse, graphs, synth, config):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 # every command reading data takes --config job.toml (flags given on the command line win)
-for _module in (tables, sets, sparse, graphs):
+for _module, _kind in ((tables, "table"), (sets, "transactions"), (sparse, "sparse"),
+                       (graphs, "graph")):  # fmt: skip
     for _command in _module.COMMANDS:
-        config.add_config_option(_command)
+        config.add_config_option(_command, _kind)

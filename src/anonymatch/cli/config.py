@@ -42,8 +42,14 @@ _META_CONFIG = "anonymatch.config"
 _META_MANIFEST = "anonymatch.manifest"
 
 
-def add_config_option(command: click.Command) -> None:
-    """Give ``command`` the ``--config`` option (not passed to the command's function)."""
+_COMMAND_KINDS: dict[str, str] = {}
+"""The kind of data each command with ``--config`` reads (``table``, ``transactions``, …)."""
+
+
+def add_config_option(command: click.Command, kind: str) -> None:
+    """Give ``command`` (which reads data of ``kind``) the ``--config`` option (not passed to
+    the command's function)."""
+    _COMMAND_KINDS[command.name or ""] = kind
     if any(p.name == "config" for p in command.params):
         return
     command.params.append(
@@ -66,6 +72,12 @@ def _config_callback(ctx: click.Context, param: click.Parameter, value: str | No
 
     job = load_job(value)
     source = Path(value).name
+    wanted = _COMMAND_KINDS.get(ctx.command.name or "")
+    if wanted is not None and job.kind != wanted:
+        raise InputError(
+            f'{source}: kind: a job for kind = "{job.kind}"; anonymatch {ctx.command.name} '
+            f'reads kind = "{wanted}"'
+        )
     values = job_parameters(job, ctx.command, source)
     check_job_columns(job, source)
     _merge(ctx, _META_CONFIG, values)

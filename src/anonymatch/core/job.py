@@ -380,6 +380,12 @@ class Job(_Strict):
                 f"expected one of {', '.join(METHODS[self.kind])} for kind = "
                 f'"{self.kind}", got {self.method.name!r}',
             )
+        for name in self.columns:  # the command line lists columns comma-separated
+            if "," in name:
+                raise _located(("columns", name), "a column name cannot contain ','")
+        for i, token in enumerate(self.input.na or ()):
+            if "," in token:
+                raise _located(("input", "na", str(i)), "a missing-value token cannot contain ','")
         names = self.input.names
         if names is not None:
             for name in self.columns:
