@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from anonymatch.cli import cli, main
+from anonymatch.core.errors import InputError
 from anonymatch.core.job import load_job, parse_job
 from tests.factories import random_frame
 
@@ -305,3 +306,51 @@ def test_kind_specific_values_are_checked(
     code, _, err = run(["anonymize-graph", "--config", str(job)], capsys)
     assert code == 2
     assert 'job.toml: method.name: expected one of graph-kmeans-majority for kind = "graph"' in err
+
+
+def test_feature_keys_map_to_the_agreed_options_once_a_command_has_them() -> None:
+    """The coordinator's wiring: give a command --ordinal/--date/--hierarchy/--na/
+    --suppression-limit and the job's keys reach it in the agreed form."""
+    import click
+
+    from anonymatch.cli.config import job_parameters
+
+    @click.command("anonymize")
+    @click.option("--qi")
+    @click.option("-o", "--output")
+    @click.option("--ordinal", multiple=True)
+    @click.option("--date", multiple=True)
+    @click.option("--hierarchy", multiple=True)
+    @click.option("--hierarchy-cells")
+    @click.option("--na", multiple=True)
+    @click.option("--suppression-limit", type=float)
+    def fake(**kwargs: object) -> None:
+        pass
+
+    job = parse_job(
+        {
+            "input": {"path": "x.csv"},
+            "columns": {
+                "Installs": {"role": "qi", "type": "ordinal", "order": ["1+", "1,000+"]},
+                "updated": {"role": "qi", "type": "date", "granularity": "month"},
+                "stamp": {"role": "qi", "type": "datetime"},
+                "job": {"role": "qi", "hierarchy": "/h/job.csv"},
+                "EDUCYEAR": {"role": "qi", "type": "numeric", "na": [-9, -8]},
+            },
+            "model": {"k": 5, "suppression_limit": 0.05},
+            "method": {"hierarchy_cells": "set"},
+        }
+    )
+    values = job_parameters(job, fake)
+    assert values["ordinal"] == ["Installs=1+|1,000+"]
+    assert values["date"] == ["updated=month", "stamp=second"]
+    assert values["hierarchy"] == ["job=/h/job.csv"]
+    assert values["hierarchy_cells"] == "set"
+    assert values["na"] == ["EDUCYEAR=-9|-8"]
+    assert values["suppression_limit"] == 0.05
+    bad = job.model_copy(
+        update={"columns": {**job.columns, "EDUCYEAR": job.columns["EDUCYEAR"].model_copy(
+            update={"na": ["-9", "a|b"]})}}
+    )  # fmt: skip
+    with pytest.raises(InputError, match=r"^job: columns.EDUCYEAR.na: 'a\|b' contains '\|'"):
+        job_parameters(bad, fake)

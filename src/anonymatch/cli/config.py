@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -246,6 +246,7 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
         "closed",
         "iterations",
         "keep_ids",
+        "hierarchy_cells",
     ):
         if getattr(method, key) is not None:
             given[key] = getattr(method, key)
@@ -293,7 +294,6 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
     anonymatch.core.errors.InputError
         For a key this command needs but does not support yet.
     """
-    from anonymatch.core.cells import escape_label
     from anonymatch.core.job import _loc_text
 
     params = _params(command)
@@ -309,7 +309,8 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
     for name, col in job.columns.items():
         where = f"columns.{_loc_text([name])}"
         if col.type == "ordinal" and col.role in ("qi", "sensitive") and col.order:
-            order = "|".join(escape_label(v) for v in col.order)
+            _representable(source, f"{where}.order", col.order, "|", "--ordinal")
+            order = "|".join(col.order)
             want("ordinal", f"{name}={order}", f"{where}.type", "ordinal columns", reads_table)
         if col.type in ("date", "datetime") and col.role == "qi":
             unit = col.granularity or ("day" if col.type == "date" else "second")
@@ -323,7 +324,8 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
                 reads_table,
             )
         if col.na is not None:
-            tokens = "|".join(escape_label(v) for v in col.na)
+            _representable(source, f"{where}.na", col.na, "|,", "--na")
+            tokens = "|".join(col.na)
             want("na", f"{name}={tokens}", f"{where}.na", "per-column missing codes", reads_table)
     if job.model.suppression_limit is not None:
         wanted["suppression_limit"] = (
@@ -351,6 +353,15 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
         else:
             out[param_name] = value
     return out
+
+
+def _representable(source: str, loc: str, values: Sequence[str], forbidden: str, flag: str) -> None:
+    """InputError if a value cannot pass through ``flag`` (which splits on ``forbidden``)."""
+    for value in values:
+        bad = [ch for ch in forbidden if ch in value]
+        if bad or not value.strip():
+            why = f"contains {bad[0]!r}" if bad else "is blank"
+            raise InputError(f"{source}: {loc}: {value!r} {why}, which {flag} cannot pass")
 
 
 def check_job_columns(job: Job, source: str = "job") -> None:
@@ -427,19 +438,28 @@ def input_options_block(
     sep: str | None,
     names: str | None,
     quotechar: str,
-    na_values: str | None,
+    na_values: Any,
     drop_missing: bool,
 ) -> dict[str, Any]:
     """``parameters.input_options`` of a table manifest: how the original was read, so that
-    ``verify --manifest`` needs no reading options."""
-    return {
+    ``verify --manifest`` needs no reading options. ``na_values`` is the ``--na-values`` text,
+    or an object with ``tokens`` and per-column ``columns`` codes (``--na``)."""
+    block: dict[str, Any] = {
         "format": fmt,
         "sep": sep,
         "names": comma_list(names) or None,
         "quotechar": quotechar,
-        "na_values": None if na_values is None else [v.strip() for v in na_values.split(",")],
+        "na_values": None,
         "drop_missing": drop_missing,
     }
+    if isinstance(na_values, str):
+        block["na_values"] = [v.strip() for v in na_values.split(",")]
+    elif na_values is not None:
+        block["na_values"] = [str(v) for v in getattr(na_values, "tokens", ())]
+        columns = dict(getattr(na_values, "columns", {}) or {})
+        if columns:
+            block["na"] = {str(c): [str(v) for v in codes] for c, codes in columns.items()}
+    return block
 
 
 def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
@@ -512,6 +532,10 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
         if read.get("na_values") is not None:
             values["na_values"] = _csv(read["na_values"])
         values["drop_missing"] = bool(read.get("drop_missing"))
+        if isinstance(read.get("na"), dict) and read["na"]:
+            codes = [f"{c}={'|'.join(v)}" for c, v in read["na"].items()]
+            na_param = _params(command).get("na")
+            values["na"] = codes if getattr(na_param, "multiple", False) else ",".join(codes)
     params = _params(command)
     return {key: value for key, value in values.items() if key in params and value is not None}
 

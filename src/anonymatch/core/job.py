@@ -312,6 +312,10 @@ class Method(_Strict):
     closed: bool | None = Field(default=None, description="Graphs: closed neighbourhoods.")
     iterations: int | None = Field(default=None, ge=1, description="Graphs: k-means rounds.")
     keep_ids: bool | None = Field(default=None, description="Graphs: keep the input's vertex ids.")
+    hierarchy_cells: Literal["node", "set"] | None = Field(
+        default=None,
+        description="Tables with hierarchies: publish the lowest covering node, or value sets.",
+    )
 
 
 class Execution(_Strict):
