@@ -573,10 +573,10 @@ def anonymize_file(
             target,
         )
         checks: list[SensitiveCheck] = []
+        columns: list[str] = []  # of the release, for the sidecar of a CSV release
         executor = _effective(executor, scheduler, len(chunks))
         sums = np.zeros(len(qi.names))
         min_matches, pairs = np.iinfo(np.int64).max, 0
-        columns: list[str] = []
         bar = tqdm(
             total=len(bounds) - 1, desc=f"{method} partitions", unit="part", disable=not progress
         )
