@@ -22,13 +22,9 @@ import pandas as pd
 
 from anonymatch.core.cells import STAR, split_cell
 from anonymatch.core.errors import InputError
-from anonymatch.tables.cells import (
-    RELEASE_SCHEMA,
-    _parse_numeric_column,
-    schema_path,
-    typed_kept_column,
-)
+from anonymatch.tables.cells import _parse_numeric_column
 from anonymatch.tables.io import CsvOptions, is_parquet, read_table
+from anonymatch.tables.sidecar import RELEASE_SCHEMA, schema_path, typed_kept_column
 
 
 def _sidecar(path: Path, manifest: str | os.PathLike[str] | None) -> list[dict[str, Any]] | None:

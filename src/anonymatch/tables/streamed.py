@@ -65,13 +65,7 @@ from anonymatch.core.runner import (
     partition_bounds,
     partition_bounds_count,
 )
-from anonymatch.tables.cells import (
-    format_cells,
-    parse_cells,
-    release_schema,
-    typed_cells,
-    write_schema,
-)
+from anonymatch.tables.cells import format_cells, parse_cells, typed_cells
 from anonymatch.tables.io import CsvOptions
 from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, registry
 from anonymatch.tables.methods.diverse import diverse_clusters
@@ -98,6 +92,7 @@ from anonymatch.tables.sensitive import (
     describe_model,
     merge_checks,
 )
+from anonymatch.tables.sidecar import release_schema, write_schema
 from anonymatch.tables.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
 from anonymatch.tables.verify import verify
 
