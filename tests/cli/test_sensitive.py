@@ -154,6 +154,7 @@ def test_streamed_path_publishes_and_checks_the_model(
     code, stdout, _ = run(["verify", str(planted), str(out), *base, "--l", "2"], capsys)
     assert code == 0, stdout  # the in-memory verifier on the whole release agrees
     out.unlink()
+    Path(f"{out}.schema.json").unlink()  # the sidecar of the CSV release
     report.unlink()
     code, _, err = run([*args, "--l", "4", "--executor", executor], capsys)  # 3 values only
     assert code == 3 and "infeasible" in err and not out.exists() and not report.exists()

@@ -65,8 +65,13 @@ def entry() -> None:
     sys.exit(main())
 
 
-from anonymatch.cli import graphs, report, sets, sparse, synth, tables  # noqa: E402  (options)
+from anonymatch.cli import config, graphs, report, sets, sparse, synth, tables  # noqa: E402
 
-for _module in (tables, sets, sparse, graphs, synth, report):
+for _module in (tables, sets, sparse, graphs, synth, config, report):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
+# every command reading data takes --config job.toml (flags given on the command line win)
+for _module, _kind in ((tables, "table"), (sets, "transactions"), (sparse, "sparse"),
+                       (graphs, "graph")):  # fmt: skip
+    for _command in _module.COMMANDS:
+        config.add_config_option(_command, _kind)

@@ -13,10 +13,11 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
+from anonymatch.cli.config import input_options_block, manifest_callback
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     check_output_path,
@@ -234,6 +235,12 @@ def anonymize(
             replace=True,  # output_options refused an existing output without --force
             **models,
         )
+        report["parameters"] = {
+            **cast(dict[str, Any], report["parameters"]),
+            "input_options": input_options_block(
+                fmt, sep, names, quotechar, na_values, drop_missing
+            ),
+        }
         _finish(report, input_path, output, report_path, started, quiet)
         return
     frame = read_table(input_path, csv)
@@ -284,7 +291,12 @@ def anonymize(
             **models,
         )
     write_release(output, release.table, release.cells, release.qi)
-    _finish(dict(release.report), input_path, output, report_path, started, quiet)
+    report = dict(release.report)
+    report["parameters"] = {
+        **cast(dict[str, Any], report["parameters"]),
+        "input_options": input_options_block(fmt, sep, names, quotechar, na_values, drop_missing),
+    }
+    _finish(report, input_path, output, report_path, started, quiet)
 
 
 def _finish(
@@ -407,8 +419,11 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @click.option(
     "--manifest",
     default=None,
-    help="The release's JSON manifest (anonymize --report). A partitioned release (streamed "
-    "path) is then checked partition by partition, streaming both files.",
+    is_eager=True,
+    callback=manifest_callback,
+    help="The release's JSON manifest (anonymize --report): k, QIs, sensitive models and the "
+    "original's reading options are taken from it unless given. A partitioned release "
+    "(streamed path) is then checked partition by partition, streaming both files.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option(

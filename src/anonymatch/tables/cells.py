@@ -9,6 +9,7 @@ a numeric QI is a struct ``{lo, hi}``, a categorical QI a list of strings, a sup
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,12 @@ from anonymatch.core.files import write_atomically
 from anonymatch.tables.io import is_parquet
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import EncodedQI
+from anonymatch.tables.sidecar import (
+    kept_column_dtype,
+    release_schema,
+    typed_kept_column,
+    write_schema,
+)
 
 
 def _number_text(values: np.ndarray, integral: bool) -> list[str]:
@@ -177,7 +184,12 @@ def release_arrow_table(frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI
     the other columns as they are."""
     typed = typed_cells(cells, qi)
     arrays = [
-        typed[name] if name in typed else pa.array(frame[name].to_numpy(), from_pandas=True)
+        typed[name]
+        if name in typed
+        else pa.array(
+            typed_kept_column(frame[name], kept_column_dtype(frame[name])).to_numpy(),
+            from_pandas=True,
+        )
         for name in frame.columns
     ]
     return pa.Table.from_arrays(arrays, names=[str(name) for name in frame.columns])
@@ -208,11 +220,18 @@ def typed_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, pa.Array]:
 def write_release(
     path: str | os.PathLike[str], frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI
 ) -> None:
-    """Write a release table atomically: Parquet (typed) if the path ends in .parquet, else CSV
-    (tab-separated for .tsv) with the text cells already in ``frame``."""
+    """Write a release table atomically: Parquet (typed, kept columns as numbers where they are
+    numbers) if the path ends in .parquet, else CSV (tab-separated for .tsv) with the text cells
+    already in ``frame`` and its sidecar ``PATH.schema.json`` (:func:`release_schema`), written
+    first and removed again if the release cannot be written."""
     if is_parquet(path):
         table = release_arrow_table(frame, cells, qi)
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
-    else:
-        sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
+        return
+    sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
+    sidecar = write_schema(path, release_schema(frame, qi))
+    try:
         write_atomically(path, lambda tmp: frame.to_csv(tmp, index=False, sep=sep))
+    except BaseException:
+        Path(sidecar).unlink(missing_ok=True)
+        raise

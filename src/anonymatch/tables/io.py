@@ -40,10 +40,13 @@ def is_parquet(path: str | os.PathLike[str]) -> bool:
     return str(path).lower().endswith((".parquet", ".pq"))
 
 
-def read_table(path: str | os.PathLike[str], options: CsvOptions | None = None) -> pd.DataFrame:
+def read_table(
+    path: str | os.PathLike[str], options: CsvOptions | None = None, nrows: int | None = None
+) -> pd.DataFrame:
     """Read a CSV/TSV or Parquet table. Raises InputError (one line) on any unreadable input.
+    ``nrows`` reads only the first data rows (a sample).
 
-    Complexity: O(file size)."""
+    Complexity: O(file size), O(nrows) with ``nrows`` for CSV."""
     options = options or CsvOptions()
     p = Path(path)
     if not p.exists():
@@ -52,7 +55,11 @@ def read_table(path: str | os.PathLike[str], options: CsvOptions | None = None) 
         raise InputError(f"input is a directory, not a file: {path}")
     if not os.access(p, os.R_OK):
         raise InputError(f"input file is not readable: {path}")
-    frame = _read_parquet(p) if options.reads_parquet(p) else _read_csv(p, options)
+    if options.reads_parquet(p):
+        frame = _read_parquet(p)
+        frame = frame if nrows is None else frame.head(nrows)
+    else:
+        frame = _read_csv(p, options, nrows)
     if len(frame) == 0:
         raise InputError(f"input has no data rows: {path}")
     return frame
@@ -109,13 +116,14 @@ def read_csv_options(options: CsvOptions, sep: str) -> dict[str, object]:
     }
 
 
-def _read_csv(path: Path, options: CsvOptions) -> pd.DataFrame:
+def _read_csv(path: Path, options: CsvOptions, nrows: int | None = None) -> pd.DataFrame:
     sep = csv_separator(path, options)
     names = list(options.names) if options.names else None
     if names is not None:
         check_names(names)
+    limit = None if nrows is None else nrows + (names is None)  # the header is read as a row
     try:
-        frame = pd.read_csv(path, **read_csv_options(options, sep))  # type: ignore[call-overload]
+        frame = pd.read_csv(path, **read_csv_options(options, sep), nrows=limit)  # type: ignore[call-overload]
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"input is empty: {path}") from exc
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError, csv.Error) as exc:

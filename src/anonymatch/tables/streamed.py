@@ -92,6 +92,7 @@ from anonymatch.tables.sensitive import (
     describe_model,
     merge_checks,
 )
+from anonymatch.tables.sidecar import release_schema, write_schema
 from anonymatch.tables.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
 from anonymatch.tables.verify import verify
 
@@ -567,6 +568,7 @@ def anonymize_file(
             target,
         )
         checks: list[SensitiveCheck] = []
+        columns: list[str] = []  # of the release, for the sidecar of a CSV release
         executor = _effective(executor, scheduler, len(chunks))
         sums = np.zeros(len(qi.names))
         min_matches, pairs = np.iinfo(np.int64).max, 0
@@ -583,7 +585,9 @@ def anonymize_file(
                     raise VerificationError(
                         f"the release failed verification ({result.failure}); nothing written"
                     )
-                writer.write(_release_batch(result, table, order))
+                batch = _release_batch(result, table, order)
+                columns = batch.column_names
+                writer.write(batch)
                 sums += result.ncp_sums
                 min_matches = min(min_matches, result.min_matches)
                 pairs += result.compatible_pairs
@@ -593,7 +597,15 @@ def anonymize_file(
                     else list(result.sensitive)
                 )
                 bar.update(result.partitions)
-        writer.commit()
+        sidecar = None
+        if not writer.parquet:  # kept columns are text here: the batches never meet
+            sidecar = write_schema(output, release_schema(None, qi, columns))
+        try:
+            writer.commit()
+        except BaseException:
+            if sidecar is not None:
+                Path(sidecar).unlink(missing_ok=True)
+            raise
     loss = loss_from_sums(sums, n, qi)
     guarantee: dict[str, object] = {"model": "k-anonymity", "k": k}
     sensitive_checks: dict[str, object] = {}
