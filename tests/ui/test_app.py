@@ -3,6 +3,7 @@ clear error line, a run of the CLI from upload to downloads, cleanup."""
 
 from __future__ import annotations
 
+import json
 import stat
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ pytest.importorskip("httpx", reason="starlette's test client needs httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
+from anonymatch.cli import main  # noqa: E402
 from anonymatch.ui.app import FORBIDDEN, AppState, create_app  # noqa: E402
 from anonymatch.ui.data import human_size  # noqa: E402
 from tests.factories import random_frame  # noqa: E402
@@ -98,6 +100,17 @@ def test_upload_run_download(app: tuple[TestClient, AppState], tmp_path: Path) -
     report = client.get("/report")
     assert report.status_code == 200 and '<section id="risk">' in report.text
     assert client.get("/download/nothing").status_code == 404
+    # the job file reproduces the run: beside the table, `anonymize --config` makes a release
+    # with the same guarantee
+    job = client.get("/download/job")
+    assert "attachment" in job.headers["content-disposition"]
+    (tmp_path / "people.csv").write_bytes(body)
+    (tmp_path / "job.toml").write_text(job.text)
+    code = main(["anonymize", "--config", str(tmp_path / "job.toml"), "-q", "--seed", "3"])
+    assert code == 0
+    again = json.loads((tmp_path / "manifest.json").read_text())
+    assert again["guarantee"] == manifest["guarantee"] and again["method"] == "greedy"
+    assert again["parameters"]["qi"] == manifest["parameters"]["qi"]
     state.stop_all()
     assert not state.directory.exists()
 

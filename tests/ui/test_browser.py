@@ -133,10 +133,10 @@ def test_round_trip_heart(server: str, browser: Any, shots: Path, tmp_path: Path
         page.click("#download-manifest")
     manifest = json.loads(Path(download.value.path()).read_text())
     assert manifest["guarantee"]["k"] == 5 and manifest["verification"]["passed"] is True
-    if page.locator("#download-job").count():
-        with page.expect_download() as download:
-            page.click("#download-job")
-        assert "[model]" in Path(download.value.path()).read_text()
+    with page.expect_download() as download:
+        page.click("#download-job")
+    job = Path(download.value.path()).read_text()
+    assert 'schema = "anonymatch-job/1"' in job and "l = 2" in job and "k = 5" in job
     with context.expect_page() as popup:
         page.click("#open-report")
     report = popup.value

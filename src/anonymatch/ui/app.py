@@ -286,9 +286,7 @@ def create_app(state: AppState) -> Starlette:
         if session.run is None or session.run.state != "done":
             return go("/job" if session.run else "/")
         assert session.dataset is not None and session.settings is not None
-        job_text = session.settings.job_toml(session.dataset)
         return page("result.html.j2", session=session, run=session.run,
-                    has_job=job_text is not None,
                     summary=shown(session, "\n".join(session.run.summary)),
                     command=shown(session, quote_argv(session.run.argv)))  # fmt: skip
 
@@ -307,8 +305,6 @@ def create_app(state: AppState) -> Starlette:
         if what == "job":
             assert session.settings is not None
             text = session.settings.job_toml(session.dataset)
-            if text is None:
-                raise InputError("job files are not supported by this installation")
             return Response(text, media_type="application/toml", headers={
                 "Content-Disposition": f'attachment; filename="{stem}_job.toml"'})  # fmt: skip
         if what not in session.run.outputs:

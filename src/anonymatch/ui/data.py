@@ -124,46 +124,25 @@ def load(dataset: Dataset) -> Dataset:
 
 
 def infer_roles(dataset: Dataset, frame: Any) -> tuple[dict[str, str], dict[str, str], str]:
-    """Each column's suggested role and type: from the job-file inference
-    (``anonymatch.tables.infer.infer_job``) when it is installed, else from the column's values
-    (numbers with more than 10 values are numeric; names like ``id``/``name`` identifiers;
-    columns of 2-50 values quasi-identifiers)."""
-    try:
-        from anonymatch.tables.infer import infer_job
-    except ImportError:
-        infer_job = None
-    if infer_job is not None:
-        job = infer_job(
-            dataset.path,
-            sep=dataset.separator,
-            names=None if dataset.header else list(dataset.names),
-            header=dataset.header,
-        )
-        roles = {c: job.columns[c].role if c in job.columns else "other" for c in dataset.columns}
-        types = {
-            c: "numeric"
-            if c in job.columns and job.columns[c].type in ("numeric", "date", "datetime")
-            else "categorical"
-            for c in dataset.columns
-        }
-        return roles, types, "the job-file inference (anonymatch init)"
-    import pandas as pd
+    """Each column's suggested role and type, from the job-file inference
+    (:func:`anonymatch.tables.infer.infer_job`, what ``anonymatch init`` drafts): a date is
+    offered as numeric (ranges), every other type as categorical."""
+    from anonymatch.tables.infer import infer_job
 
-    roles, types = {}, {}
-    for name in dataset.columns:
-        column = frame[name]
-        numbers = pd.to_numeric(column, errors="coerce")
-        distinct = column.nunique()
-        numeric = bool(numbers.notna().mean() > 0.95) and distinct > 10
-        words = name.lower().replace("-", "_").split("_")
-        if any(w in ("id", "name", "email", "phone", "ssn") for w in words):
-            roles[name] = "identifier"
-        elif numeric or 2 <= distinct <= 50:
-            roles[name] = "qi"
-        else:
-            roles[name] = "other"
-        types[name] = "numeric" if numeric else "categorical"
-    return roles, types, "the column values"
+    job = infer_job(
+        dataset.path,
+        sep=dataset.separator,
+        names=None if dataset.header else list(dataset.names),
+        header=dataset.header,
+    )
+    roles: dict[str, str] = {}
+    types: dict[str, str] = {}
+    for c in dataset.columns:
+        column = job.columns.get(c)
+        roles[c] = column.role if column is not None else "other"
+        numeric = column is not None and column.type in ("numeric", "date", "datetime")
+        types[c] = "numeric" if numeric else "categorical"
+    return roles, types, "the job-file inference (anonymatch init)"
 
 
 @dataclass
@@ -259,13 +238,11 @@ class Settings:
             argv.append("--drop-missing")
         return argv
 
-    def job_toml(self, dataset: Dataset) -> str | None:
-        """The job file (TOML, ``anonymatch-job/1``) that reproduces the run, or None when the
-        job-file support (``anonymatch.core.job``) is not installed."""
-        try:
-            from anonymatch.core.job import parse_job, render_toml
-        except ImportError:
-            return None
+    def job_toml(self, dataset: Dataset) -> str:
+        """The job file (TOML, ``anonymatch-job/1``) that reproduces the run: ``anonymatch
+        anonymize --config JOB`` beside the table (paths relative to the job file)."""
+        from anonymatch.core.job import parse_job, render_toml
+
         sep = dataset.separator
         source: dict[str, Any] = {"path": dataset.name}
         if sep is not None:
