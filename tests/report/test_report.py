@@ -273,3 +273,18 @@ def test_reused_compatibility_is_the_same_graph() -> None:
     assert len(calls) == 2
     assert (b[0] != fresh[0]).nnz == 0 and np.array_equal(b[1], fresh[1])
     assert (other[0] != fresh[0][:, ::-1]).nnz == 0
+
+
+def test_partitioned_release_reports_the_manifest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original = tmp_path / "people.csv"
+    random_frame(40, 6).to_csv(original, index=False)
+    html = tmp_path / "r.html"
+    args = ["anonymize", str(original), "-o", f"{tmp_path / 'parts'}/", "--k", "3", *ROLES]
+    code, _, err = run([*args, "--executor", "inline", "-q", "--report-html", str(html)], capsys)
+    assert code == 0, err
+    text = html.read_text()
+    assert "not done for releases of more than" in text and "in parts" in text
+    assert '<section id="guarantee">' in text and "partition by partition" in text
+    assert_self_contained(text)

@@ -28,6 +28,11 @@ UNIQUE_FLAG_SHARE = 0.05
 """A column released unchanged is flagged when at least this share of records hold a value
 no other record has: on its own it singles those people out."""
 
+MAX_ROWS = 500_000
+"""Above this many released rows (or for a release in parts) the report holds what the manifest
+says: the file-based figures (risk on the compatibility graph) would take longer than the
+release itself."""
+
 TOP_VALUES = 12
 """Categorical values drawn one by one in a distribution plot; the rest are summed."""
 
@@ -44,8 +49,14 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         utility.facts.append(("information loss (GCP)", f"{100 * float(loss['gcp']):.2f}%"))
     if "stars" in loss:
         utility.facts.append(("suppressed cells (stars)", loss["stars"]))
-    if not inputs.complete:
-        note = "needs the original and the release (pass them to anonymatch report)"
+    output = manifest.get("output") or {}
+    large = int(output.get("records") or 0) > MAX_ROWS or output.get("layout") == "partitioned"
+    if not inputs.complete or large:
+        note = (
+            f"not done for releases of more than {MAX_ROWS:,} rows or in parts"
+            if large
+            else "needs the original and the release (pass them to anonymatch report)"
+        )
         risk.missing = note
         utility.missing = f"the distributions and suppressed cells {note}"
         ncp = loss.get("ncp") or {}
