@@ -142,7 +142,9 @@ def ui_cmd(data_dir: str | None, host: str, port: int, open_browser: bool) -> No
 
     if not 0 <= port <= 65535:
         raise InputError(f"--port must be in 0..65535, got {port}")
-    code = serve(host, port, data_dir, open_browser)
+    code = serve(
+        host, port, data_dir, open_browser, echo=lambda line, err: click.echo(line, err=err)
+    )
     if code:
         click.echo("anonymatch: stopped; uploads and releases removed", err=True)
         raise SystemExit(code)

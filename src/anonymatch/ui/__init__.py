@@ -20,8 +20,8 @@ import os
 import secrets
 import signal
 import socket
-import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ def serve(
     data_dir: str | os.PathLike[str] | None = None,
     open_browser: bool = False,
     token: str | None = None,
+    echo: Callable[[str, bool], None] = lambda line, err: None,
 ) -> int:
     """Run the web app until interrupted; returns the exit code (0, or 130 after a signal).
 
@@ -51,6 +52,9 @@ def serve(
         Open the address in the default browser.
     token : str, optional
         The access token (default: 32 random URL-safe characters).
+    echo : callable, optional
+        ``echo(line, to_stderr)`` shows the address to open and warnings (the CLI passes
+        ``click.echo``; the library prints nothing).
 
     Raises
     ------
@@ -98,12 +102,10 @@ def serve(
         server = uvicorn.Server(config)
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{sock.getsockname()[1]}/?token={state.token}"
-        print(f"anonymatch ui: open {url}", flush=True)
-        print("anonymatch ui: press Ctrl-C to stop (uploads and releases are then removed)",
-              flush=True)  # fmt: skip
+        echo(f"anonymatch ui: open {url}", False)
+        echo("anonymatch ui: press Ctrl-C to stop (uploads and releases are then removed)", False)
         if host not in ("127.0.0.1", "localhost", "::1"):
-            print(f"anonymatch: warning: listening on {host}: reachable from other machines",
-                  file=sys.stderr, flush=True)  # fmt: skip
+            echo(f"anonymatch: warning: listening on {host}: reachable from other machines", True)
         if open_browser:
             import webbrowser
 
