@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import stat
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 pytest.importorskip("starlette", reason="the ui extra (starlette) is not installed")
 pytest.importorskip("httpx", reason="starlette's test client needs httpx")
 
-from starlette.testclient import TestClient  # noqa: E402
+with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its test client
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from starlette.testclient import TestClient  # noqa: E402
 
 from anonymatch.cli import main  # noqa: E402
 from anonymatch.ui.app import FORBIDDEN, AppState, create_app  # noqa: E402
