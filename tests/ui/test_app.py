@@ -17,7 +17,7 @@ pytest.importorskip("starlette", reason="the ui extra (starlette) is not install
 pytest.importorskip("httpx", reason="starlette's test client needs httpx")
 
 with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its test client
-    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.simplefilter("ignore")
     from starlette.testclient import TestClient  # noqa: E402
 
 from anonymatch.cli import main  # noqa: E402
