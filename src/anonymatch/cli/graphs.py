@@ -4,7 +4,6 @@ Stokes NORDSEC 2013)."""
 from __future__ import annotations
 
 import json
-import sys
 import time
 from typing import Any
 
@@ -13,6 +12,7 @@ import numpy as np
 
 from anonymatch.cli.options import (
     check_output_path,
+    exit_verdict,
     format_option,
     json_default,
     output_options,
@@ -101,7 +101,7 @@ def check_graph_cmd(
                 f"{d['maximal_modular_partition_sizes'][:20]}; classes read off the tree: "  # type: ignore[index]
                 f"{d['classes_from_tree']} (smallest {d['smallest_class_from_tree']})"  # type: ignore[index]
             )
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 @click.command("anonymize-graph")

@@ -8,6 +8,7 @@ import inspect
 import json
 import logging
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -15,7 +16,7 @@ from typing import Any, TypeVar, cast
 import click
 import numpy as np
 
-from anonymatch.core.errors import InputError
+from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import private_seed_file, utc_now
 from anonymatch.tables.io import CsvOptions
@@ -517,6 +518,13 @@ def json_default(obj: object) -> object:
     if isinstance(obj, np.floating):
         return float(obj)
     raise TypeError(type(obj).__name__)
+
+
+def exit_verdict(passed: bool) -> None:
+    """End a check command (``verify*``, ``check-*``): exit 0 when the release passed, else
+    :attr:`VerificationError.exit_code` (4) — the code the README documents for a release that
+    fails its guarantee. Exit 1 stays reserved for internal errors (a crash)."""
+    sys.exit(0 if passed else VerificationError.exit_code)
 
 
 def echo_check_summary(report: Any, what: str, show: int) -> None:

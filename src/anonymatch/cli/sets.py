@@ -7,7 +7,6 @@ not ℓ-eligible) or 4 (failed verification) through ``anonymatch.cli.main``; no
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from anonymatch.cli.options import (
     check_output_path,
     draw_seed,
     echo_check_summary,
+    exit_verdict,
     format_option,
     json_default,
     output_options,
@@ -195,7 +195,7 @@ def verify_sets_cmd(
             f" published {report.min_matches_published}, factor flow"
             f" {report.factor_flow}/{report.factor_required}"
         )
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 @click.command("evaluate-sets")
@@ -273,7 +273,7 @@ def check_km_cmd(transactions: str, k: int, m: int, show: int, as_json: bool, fm
         click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
     else:
         echo_check_summary(report, f"k^m-anonymity with m = {report.level}", show)
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 @click.command("anonymize-km")

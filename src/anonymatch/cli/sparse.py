@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from anonymatch.cli.options import (
     check_workers,
     draw_seed,
     executor_options,
+    exit_verdict,
     format_option,
     output_options,
     seed_option,
@@ -276,7 +276,7 @@ def verify_sparse_cmd(
             f"{'PASS' if report.passed else 'FAIL'}: {report.reason}; k = {k}, {report.rows} rows,"
             f" {report.classes} classes, smallest {report.smallest_class}"
         )
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 def read_labels(path: str, rows: int) -> np.ndarray:

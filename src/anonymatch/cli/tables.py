@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from anonymatch.cli.options import (
     draw_seed,
     echo_check_summary,
     executor_options,
+    exit_verdict,
     json_default,
     na_tokens,
     output_options,
@@ -499,7 +499,7 @@ def verify(
                 f" checked for a {k}-factor, fewest matches per original"
                 f" {result['min_matches_original']}"
             )
-        sys.exit(0 if result["passed"] else 1)
+        exit_verdict(result["passed"])
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     pub = read_table(published)
     if k_column is not None:
@@ -517,7 +517,7 @@ def verify(
                 f" {adaptive.n_original} originals, {adaptive.n_published} published rows,"
                 f" smallest surplus of matchable rows over the level {adaptive.min_slack}"
             )
-        sys.exit(0 if adaptive.passed else 1)
+        exit_verdict(adaptive.passed)
     assert k is not None
     report = verify_release(pub, orig, k, schema, na_tokens(na_values), drop_missing, models)
     if as_json:
@@ -533,7 +533,7 @@ def verify(
         )
         for check in report.sensitive:
             _echo_sensitive(check)
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 def _echo_sensitive(check: dict[str, Any]) -> None:
@@ -741,7 +741,7 @@ def check_kl_cmd(
         click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
     else:
         echo_check_summary(report, f"(k,ℓ)-anonymity with ℓ = {report.level}", show)
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 @click.command("anonymize-kl")
