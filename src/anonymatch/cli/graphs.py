@@ -22,6 +22,7 @@ from anonymatch.cli.options import (
 )
 from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import finish_manifest, new_manifest, write_manifest
+from anonymatch.core.outputs import GRAPH_RELEASE_EXTENSIONS
 
 GRAPH_FORMATS = ("auto", "edges")
 GRAPH_FORMAT_HELP = "every input is an edge list: two vertex ids a line, CSV or whitespace"
@@ -106,7 +107,10 @@ def check_graph_cmd(
 
 @click.command("anonymize-graph")
 @click.argument("edges")
-@output_options("Edge list to write (CSV source,target).")
+@output_options(
+    "Edge list to write (CSV source,target: .csv, .txt or .edges).",
+    extensions=GRAPH_RELEASE_EXTENSIONS,
+)
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option("--closed", is_flag=True, help="Closed neighbourhoods: groups become cliques.")
 @click.option("--n", "n_vertices", type=int, default=None, help="Vertices are 0 … N−1.")

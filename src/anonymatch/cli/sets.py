@@ -29,6 +29,7 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
+from anonymatch.core.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.sets.io import Transactions, read_transactions
 from anonymatch.sets.km import KM_FORMATS
 
@@ -68,7 +69,9 @@ def _segment(value: str) -> tuple[int, int]:
 
 @click.command("anonymize-sets")
 @click.argument("input_path", metavar="INPUT")
-@output_options("Release file (JSON Lines).")
+@output_options(
+    "Release file (JSON Lines: .jsonl, .ndjson or .json).", extensions=SET_RELEASE_EXTENSIONS
+)
 @click.option("-k", "--k", "k", type=int, default=None, help="k-anonymity level.")
 @click.option("-l", "--l", "ell", type=int, default=None, help="ℓ-diversity level.")
 @set_sensitive_options
@@ -278,7 +281,10 @@ def check_km_cmd(transactions: str, k: int, m: int, show: int, as_json: bool, fm
 
 @click.command("anonymize-km")
 @click.argument("input_path", metavar="TRANSACTIONS")
-@output_options("Release (JSON Lines, one {items} per line).")
+@output_options(
+    "Release (JSON Lines, one {items} per line: .jsonl, .ndjson or .json).",
+    extensions=SET_RELEASE_EXTENSIONS,
+)
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option("-m", "--m", "m", required=True, type=int, help="Items the adversary knows.")
 @seed_option

@@ -25,6 +25,7 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
+from anonymatch.core.outputs import SPARSE_RELEASE_EXTENSIONS
 from anonymatch.sparse.io import FORMATS, read_sparse, sparse_format, write_sparse
 
 ADJACENCY = ("none", "directed", "undirected")
@@ -53,7 +54,10 @@ EXECUTOR_MEANING = (
 
 @click.command("anonymize-sparse")
 @click.argument("input_path", metavar="INPUT")
-@output_options("Release: .csv edge list, .parquet, .mtx.")
+@output_options(
+    "Release: .csv/.txt/.edges edge list, .parquet, .mtx/.mm, .dat.",
+    extensions=SPARSE_RELEASE_EXTENSIONS,
+)
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option(
     "--method",

@@ -20,6 +20,7 @@ from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     check_output_path,
     check_workers,
+    claim_outputs,
     comma_list,
     csv_options,
     draw_seed,
@@ -38,6 +39,7 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
+from anonymatch.core.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, METHOD_NAMES, SUPPRESSION_METHODS
 from anonymatch.tables.schema import Schema
@@ -83,7 +85,10 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
 @click.command()
 @click.argument("input_path", metavar="INPUT")
 @output_options(
-    "Release file (.csv, .tsv or .parquet; on the streamed path also a directory of Parquet parts)."
+    "Release file (.csv, .tsv or .parquet; on the streamed path also a directory of Parquet"
+    " parts).",
+    extensions=TABLE_RELEASE_EXTENSIONS,
+    directory=True,
 )
 @click.option("-k", "--k", "k", type=int, default=None, help="Anonymity level k ≥ 1 (for all).")
 @click.option(
@@ -499,7 +504,7 @@ def verify(
                 f" checked for a {k}-factor, fewest matches per original"
                 f" {result['min_matches_original']}"
             )
-        exit_verdict(result["passed"])
+        exit_verdict(bool(result["passed"]))
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     pub = read_table(published)
     if k_column is not None:
@@ -746,7 +751,7 @@ def check_kl_cmd(
 
 @click.command("anonymize-kl")
 @click.argument("input_path", metavar="INPUT")
-@output_options("Release file (.csv, .tsv or .parquet).")
+@output_options("Release file (.csv, .tsv or .parquet).", extensions=TABLE_RELEASE_EXTENSIONS)
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
@@ -900,11 +905,7 @@ def risk_cmd(
     threshold = check_threshold(threshold, "--threshold")
     if k is not None:
         check_k(k, "--k")
-    if report_path is not None:
-        for path in (original, release):
-            check_output_path(report_path, path)
-        if not force and os.path.lexists(report_path):
-            raise InputError(f"{report_path} exists; pass --force to replace it")
+    claim_outputs()  # --report: the shared output policy
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     pub = read_table(release)
     report = assess(

@@ -29,3 +29,10 @@ class WorkerError(AnonymatchError):
     """A worker process kept dying on the same job, e.g. out of memory (CLI exit code 5)."""
 
     exit_code = 5
+
+
+class OutputError(AnonymatchError):
+    """An output could not be written: permission denied, read-only file system, disk full,
+    I/O error (CLI exit code 6). Nothing of the run's outputs is left behind."""
+
+    exit_code = 6

@@ -26,6 +26,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.files import staging
 from anonymatch.tables.io import (
     CsvOptions,
     _first_line,
@@ -198,10 +199,16 @@ class ReleaseWriter:
         self.rows += table.num_rows
 
     def commit(self) -> None:
-        """Close the output and rename it to the target."""
+        """Close the output and rename it to the target (inside ``core.files.all_or_nothing``:
+        stage it, renamed with the run's other outputs when the run ends)."""
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+        outputs = staging()
+        if outputs is not None:
+            outputs.add(self.target, self.tmp)
+            self._handed_over = True
+            return
         if self.directory and self.target.is_dir():  # replace=True: swap the old one out
             old = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", suffix=".old",
                                         dir=self.tmp.parent))  # fmt: skip
@@ -230,5 +237,7 @@ class ReleaseWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if getattr(self, "_handed_over", False):
+            return  # staged: the enclosing all_or_nothing block owns it now
         if exc_type is not None or self.tmp.exists():
             self.abort()
