@@ -87,8 +87,8 @@ class StagedOutputs:
                 del self._staged[key]
                 done.append(target)
         except OSError as exc:
-            for target in done:
-                _remove(target)
+            for renamed in done:
+                _remove(renamed)
             self.abort()
             raise output_error(target, exc) from exc
 

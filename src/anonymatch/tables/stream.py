@@ -26,7 +26,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from anonymatch.core.errors import InputError
-from anonymatch.core.files import staging
+from anonymatch.core.files import output_error, staging
 from anonymatch.tables.io import (
     CsvOptions,
     _first_line,
@@ -183,7 +183,14 @@ class ReleaseWriter:
         self.rows = 0
 
     def write(self, table: pa.Table) -> None:
-        """Append a batch (all batches must share one schema)."""
+        """Append a batch (all batches must share one schema). A write the OS refuses (disk
+        full, ...) raises ``OutputError`` naming the release."""
+        try:
+            self._write(table)
+        except OSError as exc:
+            raise output_error(self.target, exc) from exc
+
+    def _write(self, table: pa.Table) -> None:
         if self.directory:
             pq.write_table(table, self.tmp / f"part-{self._parts:05d}.parquet")
             self._parts += 1
@@ -202,7 +209,10 @@ class ReleaseWriter:
         """Close the output and rename it to the target (inside ``core.files.all_or_nothing``:
         stage it, renamed with the run's other outputs when the run ends)."""
         if self._writer is not None:
-            self._writer.close()
+            try:
+                self._writer.close()
+            except OSError as exc:
+                raise output_error(self.target, exc) from exc
             self._writer = None
         outputs = staging()
         if outputs is not None:
