@@ -20,7 +20,7 @@ from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import private_seed_file, utc_now
 from anonymatch.core.outputs import JSON_EXTENSIONS, Output, check_outputs
-from anonymatch.tables.io import CsvOptions
+from anonymatch.tables.io import CsvOptions, check_quotechar
 from anonymatch.tables.schema import DEFAULT_NA_VALUES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -507,6 +507,7 @@ def csv_options(
             raise InputError("--sep must not be empty")
         if fmt == "tsv" and sep != "\t":
             raise InputError("--format tsv reads tab-separated values; use --format csv --sep")
+    check_quotechar(quotechar, sep, "--quotechar")
     return CsvOptions(sep=sep, names=comma_list(names) or None, quotechar=quotechar, fmt=fmt)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from anonymatch.core.errors import InputError
 
 __all__ = [
+    "check_dimensions",
     "check_k",
     "check_optional_level",
     "check_positive_number",
@@ -122,3 +123,42 @@ def check_weights(value: object, name: str = "weights") -> dict[str, float] | No
             raise InputError(f"{name}[{key!r}] must be finite and non-negative, got {weight!r}")
         out[key] = w
     return out
+
+
+DIMENSION_FLOOR = 1 << 24
+"""Rows/columns always allowed (an ``indptr`` of 128 MiB), whatever the number of edges."""
+
+IDS_PER_EDGE = 64
+"""Beyond the floor, at most this many rows (or columns) per edge read."""
+
+
+def dimension_limit(edges: int) -> int:
+    """The largest number of rows or columns accepted for ``edges`` edges (ones)."""
+    return max(DIMENSION_FLOOR, IDS_PER_EDGE * int(edges))
+
+
+def check_dimensions(n_rows: int, n_cols: int, edges: int, where: str) -> None:
+    """Refuse a shape out of proportion to the input before anything of that size is allocated.
+
+    Parameters
+    ----------
+    n_rows, n_cols : int
+        The matrix's shape (largest id + 1, or a declared shape).
+    edges : int
+        The number of edges (ones) read.
+    where : str
+        The input, for the message.
+
+    Raises
+    ------
+    InputError
+        If a dimension exceeds :func:`dimension_limit` of ``edges``. O(1).
+    """
+    limit = dimension_limit(edges)
+    for what, size in (("row", n_rows), ("column", n_cols)):
+        if size > limit:
+            raise InputError(
+                f"{where}: {what} id {size - 1} is out of proportion to the {edges} edges read "
+                f"(ids must stay below max(2^24, {IDS_PER_EDGE} x edges) = {limit}); relabel "
+                "the ids to 0 … n-1"
+            )
