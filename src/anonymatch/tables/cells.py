@@ -23,11 +23,28 @@ from anonymatch.tables.io import is_parquet
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import EncodedQI
 
+EXACT_INTEGER = float(2**53)
+"""Integral floats below this magnitude print as integers (every integer up to 2^53 is a
+float exactly); beyond it a float prints as its shortest exact ``repr`` (``1e+19``), never
+through an int64 cast that would overflow at 2^63."""
+
 
 def _number_text(values: np.ndarray, integral: bool) -> list[str]:
+    """The text of published numbers, read back by ``_exact_numbers`` as exactly the same
+    floats: integers for an integral column (up to 2^53), else the shortest ``repr``."""
+    out = [repr(v) for v in values.tolist()]  # shortest text that round-trips exactly
     if integral:
-        return [str(v) for v in values.astype(np.int64).tolist()]
-    return [repr(v) for v in values.tolist()]  # shortest text that round-trips exactly
+        small = np.abs(values) < EXACT_INTEGER
+        for i in np.flatnonzero(small).tolist():
+            out[i] = str(int(values[i]))
+    return out
+
+
+def integer_typed(values: np.ndarray, integral: bool) -> bool:
+    """Whether a numeric QI's Parquet cells are int64 (integral and every finite value below
+    2^53 in magnitude, so exact both ways) rather than float64."""
+    finite = values[np.isfinite(values)]
+    return integral and bool(np.all(np.abs(finite) < EXACT_INTEGER))
 
 
 def format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
@@ -179,10 +196,18 @@ def typed_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, pa.Array]:
     """Arrow arrays of the published QI cells by attribute name (the Parquet layout)."""
     out: dict[str, pa.Array] = {}
     for a, name in enumerate(qi.num_names):
-        kind = pa.int64() if qi.num_integral[a] else pa.float64()
-        dtype = np.int64 if qi.num_integral[a] else float
-        lo = pa.array(cells.num_lo[:, a].astype(dtype), kind)
-        hi = pa.array(cells.num_hi[:, a].astype(dtype), kind)
+        shown = ~cells.num_star[:, a]
+        ints = integer_typed(
+            np.concatenate([cells.num_lo[shown, a], cells.num_hi[shown, a]]),
+            bool(qi.num_integral[a]),
+        )
+        kind = pa.int64() if ints else pa.float64()
+        # a suppressed cell's bounds are ±inf: zeroed under the null mask for an int column
+        lo_values = np.where(shown, cells.num_lo[:, a], 0.0) if ints else cells.num_lo[:, a]
+        hi_values = np.where(shown, cells.num_hi[:, a], 0.0) if ints else cells.num_hi[:, a]
+        dtype = np.int64 if ints else float
+        lo = pa.array(lo_values.astype(dtype), kind)
+        hi = pa.array(hi_values.astype(dtype), kind)
         mask = pa.array(cells.num_star[:, a])
         out[name] = pa.StructArray.from_arrays([lo, hi], names=["lo", "hi"], mask=mask)
     for a, name in enumerate(qi.cat_names):
