@@ -13,6 +13,11 @@ class InputError(AnonymatchError):
     """The input data, schema or parameters are unusable (CLI exit code 2)."""
 
 
+class ArgumentTypeError(InputError, TypeError):
+    """A public function got an argument of the wrong type (a list where a DataFrame is
+    expected, ...): an ``InputError`` (CLI exit code 2) that ``except TypeError`` catches too."""
+
+
 class InfeasibleError(AnonymatchError):
     """The requested guarantee cannot be met on this input, e.g. k > n (CLI exit code 3)."""
 

@@ -1,9 +1,13 @@
 """Validation of the public fronts' arguments, done once at the boundary.
 
 The kind fronts (``anonymatch.tables``, ``sets``, ``sparse``, ``graphs``) call these helpers on
-what the user passed; the pipelines and kernels behind them trust their inputs. Wrong *types*
-raise ``TypeError`` naming the parameter (as Python itself does); wrong *values* raise
-``InputError`` (CLI exit code 2). Every helper is O(size of the argument).
+what the user passed, and so do the lower-level public functions (``tables.adaptive.
+anonymize_adaptive``, ``tables.kl.anonymize_kl``/``check_kl``, ``sets.km.anonymize_km``) and the
+table pipelines' common entry (``Schema.build``, ``tables.pipeline.prepare``); the kernels behind
+them trust their inputs. Wrong *types* raise ``ArgumentTypeError`` naming the parameter — an
+``InputError`` (CLI exit code 2) that is also a ``TypeError``, as Python itself would raise;
+wrong *values* raise ``InputError``. No argument reaches numpy unchecked, so the user never
+sees a numpy error from deep inside. Every helper is O(size of the argument).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from anonymatch.core.errors import InputError
+from anonymatch.core.errors import ArgumentTypeError, InputError
 
 __all__ = [
     "check_dimensions",
@@ -46,14 +50,14 @@ def column_list(value: object, name: str) -> list[str]:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
     if isinstance(value, bytes | Mapping) or not isinstance(value, Iterable):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{name} must be a list of column names or a comma-separated string, "
             f"got {type_name(value)}"
         )
     out = list(value)
     for item in out:
         if not isinstance(item, str):
-            raise TypeError(f"{name} must hold column names (str), got {type_name(item)}")
+            raise ArgumentTypeError(f"{name} must hold column names (str), got {type_name(item)}")
     return out
 
 
@@ -62,7 +66,7 @@ def require_frame(value: object, name: str = "data") -> Any:
     import pandas as pd
 
     if not isinstance(value, pd.DataFrame):
-        raise TypeError(f"{name} must be a pandas DataFrame, got {type_name(value)}")
+        raise ArgumentTypeError(f"{name} must be a pandas DataFrame, got {type_name(value)}")
     return value
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.validation import check_weights, column_list
 
 DEFAULT_NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "?")
 
@@ -45,14 +46,16 @@ class Schema:
         identifiers: Iterable[str] = (),
         weights: Mapping[str, float] | None = None,
     ) -> Schema:
-        """Validate the role lists against each other (not yet against a table)."""
-        qi_t = tuple(qi)
+        """Validate the role lists against each other (not yet against a table): lists of
+        column names (a comma-separated string is split), weights finite numbers ≥ 0."""
+        qi_t = tuple(column_list(qi, "qi"))
         if not qi_t:
             raise InputError("at least one quasi-identifier is required (--qi)")
         _no_duplicates("quasi-identifier", qi_t)
-        num = tuple(numeric)
+        num = tuple(column_list(numeric, "numeric"))
         _no_duplicates("numeric attribute", num)
-        sens, ids = tuple(sensitive), tuple(identifiers)
+        sens = tuple(column_list(sensitive, "sensitive"))
+        ids = tuple(column_list(identifiers, "identifiers"))
         for name in num:
             if name not in qi_t and name not in sens:
                 raise InputError(
@@ -66,7 +69,7 @@ class Schema:
                     raise InputError(f"column {name!r} is both a quasi-identifier and an {role}")
         for name in set(sens) & set(ids):
             raise InputError(f"column {name!r} is both sensitive and an identifier")
-        w = dict(weights or {})
+        w = check_weights(weights) or {}
         for name, value in w.items():
             if name not in qi_t:
                 raise InputError(f"weight given for {name!r}, which is not a quasi-identifier")
