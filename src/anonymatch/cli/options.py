@@ -452,6 +452,20 @@ def verbosity_options(func: F) -> F:
     return cast(F, decorated)
 
 
+def csv_safe_option(func: F) -> F:
+    """``--csv-safe/--no-csv-safe`` (parameter ``csv_safe``): neutralize formula-like text cells
+    of a CSV/TSV release (OWASP CSV injection; ``core.csvsafe``), on by default."""
+    return click.option(
+        "--csv-safe/--no-csv-safe",
+        "csv_safe",
+        default=True,
+        show_default=True,
+        help="CSV/TSV release: prefix text cells starting with = + - @ TAB CR (not numbers or "
+        "ranges) with ' so spreadsheets do not run them as formulas; read back exactly by "
+        "verify/risk/evaluate. Recorded in the manifest.",
+    )(func)
+
+
 def output_options(
     output_help: str,
     report: bool = True,

@@ -23,6 +23,7 @@ from anonymatch.cli.options import (
     claim_outputs,
     comma_list,
     csv_options,
+    csv_safe_option,
     draw_seed,
     echo_check_summary,
     executor_options,
@@ -56,6 +57,13 @@ VERIFY_EXECUTOR_MEANING = (
     "inline/processes/dask = stream both files partition by partition there; auto = processes "
     "(Dask with --workers or --scheduler)."
 )
+
+
+def read_release(path: str) -> Any:
+    """A table release as published (CSV formula guard undone; ``tables.cells.read_release``)."""
+    from anonymatch.tables.cells import read_release as read
+
+    return read(path)
 
 
 def _chunk_rows_option(func: Any) -> Any:
@@ -144,6 +152,7 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
 @sensitive_model_options
 @executor_options(EXECUTOR_MEANING)
 @_chunk_rows_option
+@csv_safe_option
 @table_input_options
 def anonymize(
     input_path: str,
@@ -170,6 +179,7 @@ def anonymize(
     scheduler: str | None,
     workers: int | None,
     chunk_rows: int,
+    csv_safe: bool,
     report_path: str | None,
     quiet: bool,
     fmt: str,
@@ -237,6 +247,7 @@ def anonymize(
             workers=workers,
             progress=not quiet,
             replace=True,  # output_options refused an existing output without --force
+            csv_safe=csv_safe,
             **models,
         )
         _finish(report, input_path, output, report_path, started, quiet)
@@ -288,8 +299,19 @@ def anonymize(
             progress=not quiet,
             **models,
         )
-    write_release(output, release.table, release.cells, release.qi)
-    _finish(dict(release.report), input_path, output, report_path, started, quiet)
+    write_release(output, release.table, release.cells, release.qi, csv_safe)
+    _finish(_note_csv_safe(release.report, output, csv_safe), input_path, output, report_path,
+            started, quiet)  # fmt: skip
+
+
+def _note_csv_safe(report: Any, output: str, csv_safe: bool) -> dict[str, Any]:
+    """The manifest with ``output.csv_safe`` recorded for a CSV/TSV release."""
+    from anonymatch.tables.io import is_parquet
+
+    manifest = dict(report)
+    if not is_parquet(output):
+        manifest["output"] = {**manifest["output"], "csv_safe": csv_safe}
+    return manifest
 
 
 def _finish(
@@ -506,7 +528,7 @@ def verify(
             )
         exit_verdict(bool(result["passed"]))
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
-    pub = read_table(published)
+    pub = read_release(published)
     if k_column is not None:
         from anonymatch.tables.adaptive import verify_adaptive_release
 
@@ -614,7 +636,7 @@ def attack(
     ids = [k_column] if k_column else []
     schema = Schema.build(comma_list(qi), comma_list(numeric), sensitive=[key], identifiers=ids)
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
-    pub = read_table(published)
+    pub = read_release(published)
     seed = draw_seed(seed)
     report = attack_release(
         pub, orig, schema, key, known, trials, k, k_column, seed, na_tokens(na_values), drop_missing
@@ -674,7 +696,7 @@ def evaluate(
     schema = Schema.build(comma_list(qi), comma_list(numeric), weights=parse_weights(weights))
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     results = {
-        p: evaluate_release(read_table(p), orig, schema, na_tokens(na_values), drop_missing)
+        p: evaluate_release(read_release(p), orig, schema, na_tokens(na_values), drop_missing)
         for p in published
     }
     if as_json:
@@ -760,6 +782,7 @@ def check_kl_cmd(
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option("--weights", default=None, help="Attribute weights for GCP, e.g. age=2.")
 @seed_option
+@csv_safe_option
 @table_input_options
 def anonymize_kl_cmd(
     input_path: str,
@@ -772,6 +795,7 @@ def anonymize_kl_cmd(
     identifiers: str | None,
     weights: str | None,
     seed: int | None,
+    csv_safe: bool,
     report_path: str | None,
     quiet: bool,
     fmt: str,
@@ -808,11 +832,15 @@ def anonymize_kl_cmd(
         drop_missing=drop_missing,
     )
     bar.update()
-    write_release(output, release.table, release.cells, release.qi)
+    write_release(output, release.table, release.cells, release.qi, csv_safe)
     bar.update()
     bar.close()
     report = finish_manifest(
-        dict(release.report), input_path, output, started, command="anonymize-kl"
+        _note_csv_safe(release.report, output, csv_safe),
+        input_path,
+        output,
+        started,
+        command="anonymize-kl",
     )
     write_manifest(report_path, report)
     if not quiet:
@@ -907,7 +935,7 @@ def risk_cmd(
         check_k(k, "--k")
     claim_outputs()  # --report: the shared output policy
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
-    pub = read_table(release)
+    pub = read_release(release)
     report = assess(
         orig,
         pub,

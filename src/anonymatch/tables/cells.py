@@ -17,9 +17,10 @@ import pyarrow.parquet as pq
 import scipy.sparse as sp
 
 from anonymatch.core.cells import STAR, escape_label, split_cell
+from anonymatch.core.csvsafe import escape_frame, unescape_frame
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
-from anonymatch.tables.io import is_parquet
+from anonymatch.tables.io import is_parquet, read_table
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import EncodedQI
 
@@ -223,13 +224,28 @@ def typed_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, pa.Array]:
 
 
 def write_release(
-    path: str | os.PathLike[str], frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI
+    path: str | os.PathLike[str],
+    frame: pd.DataFrame,
+    cells: GeneralizedQI,
+    qi: EncodedQI,
+    csv_safe: bool = True,
 ) -> None:
     """Write a release table atomically: Parquet (typed) if the path ends in .parquet, else CSV
-    (tab-separated for .tsv) with the text cells already in ``frame``."""
+    (tab-separated for .tsv) with the text cells already in ``frame``. ``csv_safe`` prefixes
+    formula-like text cells of a CSV/TSV release with ``'`` (``core.csvsafe``; numbers and
+    ranges are never touched); :func:`read_release` undoes it."""
     if is_parquet(path):
         table = release_arrow_table(frame, cells, qi)
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
     else:
         sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
-        write_atomically(path, lambda tmp: frame.to_csv(tmp, index=False, sep=sep))
+        text = escape_frame(frame, csv_safe)
+        write_atomically(path, lambda tmp: text.to_csv(tmp, index=False, sep=sep))
+
+
+def read_release(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a table release (any tool's) as written: Parquet as is, CSV/TSV with every cell as
+    text and the formula guard of ``write_release`` undone (``core.csvsafe.unescape_frame``),
+    so the cells are exactly the published values. O(file size)."""
+    frame = read_table(path)
+    return frame if is_parquet(path) else unescape_frame(frame)

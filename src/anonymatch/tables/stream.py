@@ -25,6 +25,7 @@ import pyarrow.csv as pacsv
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
+from anonymatch.core.csvsafe import escape_table
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import output_error, staging
 from anonymatch.tables.io import (
@@ -161,7 +162,10 @@ class ReleaseWriter:
     out at ``commit``). Used as a context manager, an exception or Ctrl-C before ``commit``
     removes the temporary output."""
 
-    def __init__(self, path: str | os.PathLike[str], replace: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], replace: bool = False, csv_safe: bool = True
+    ) -> None:
+        self.csv_safe = csv_safe  # CSV/TSV text: neutralize formula-like cells (core.csvsafe)
         self.target = Path(str(path).rstrip("/" + os.sep) or str(path))
         self.directory = is_directory_output(path)
         parent = self.target.parent if str(self.target.parent) else Path(".")
@@ -199,6 +203,7 @@ class ReleaseWriter:
                 self._writer = pq.ParquetWriter(self.tmp, table.schema)
             self._writer.write_table(table)
         else:
+            table = escape_table(table, self.csv_safe)
             if self._writer is None:
                 options = pacsv.WriteOptions(delimiter=self.sep, quoting_style="needed")
                 self._writer = pacsv.CSVWriter(str(self.tmp), table.schema, write_options=options)
