@@ -164,7 +164,8 @@ class EncodedQI:
         An attribute with a one-value domain gets factor 0 (it can never lose information)."""
         total = float(self.num_w.sum() + self.cat_w.sum())
         with np.errstate(divide="ignore", invalid="ignore"):
-            num = np.where(self.num_span > 0, self.num_w / (total * self.num_span), 0.0)
+            # w / Σw first: Σw · span could overflow for spans near the largest float
+            num = np.where(self.num_span > 0, (self.num_w / total) / self.num_span, 0.0)
             cat = np.where(self.cat_card > 1, self.cat_w / (total * (self.cat_card - 1)), 0.0)
         return num.astype(np.float64), cat.astype(np.float64)
 
