@@ -8,6 +8,7 @@ import inspect
 import json
 import logging
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -15,10 +16,11 @@ from typing import Any, TypeVar, cast
 import click
 import numpy as np
 
-from anonymatch.core.errors import InputError
+from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import private_seed_file, utc_now
-from anonymatch.tables.io import CsvOptions
+from anonymatch.core.outputs import JSON_EXTENSIONS, Output, check_outputs
+from anonymatch.tables.io import CsvOptions, check_quotechar
 from anonymatch.tables.schema import DEFAULT_NA_VALUES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -317,37 +319,53 @@ def seed_option(func: F) -> F:
 
 
 def _check_seed_file(path: str, ctx: click.Context, force: bool) -> None:
-    """Refuse a --seed-file that cannot or must not be written, before the command runs."""
-    p = Path(path)
-    if not path:
-        raise InputError("--seed-file needs a path")
-    if p.is_dir():
-        raise InputError(f"--seed-file is a directory: {path}")
-    if not p.parent.is_dir():
-        raise InputError(f"--seed-file directory does not exist: {p.parent}")
-    if not force and os.path.lexists(path):
-        fix = "pass --force to replace it" if "force" in ctx.params else "choose another path"
-        raise InputError(f"{path} exists; {fix}")
-    target = p.resolve()
-    output = ctx.params.get("output")
-    if output and target.parent.is_relative_to(Path(output).resolve()):  # published with it
-        raise InputError(f"--seed-file {path} is inside the output {output}; choose another path")
-    for param in ctx.command.params:
-        value = ctx.params.get(param.name or "")
-        if param.name == "seed_file" or value is None:
+    """Refuse a --seed-file that cannot or must not be written, before the command runs (the
+    shared output policy, :func:`claim_outputs`)."""
+    claim_outputs(ctx)
+
+
+OUTPUT_FLAGS = {
+    "output": "-o/--output",
+    "report_path": "--report",
+    "seed_file": "--seed-file",
+    "model_out": "--model-out",
+}
+"""The parameters naming a command's outputs, and how messages name them."""
+
+
+def claim_outputs(
+    ctx: click.Context | None = None,
+    extensions: tuple[str, ...] | None = None,
+    directory: bool = False,
+) -> None:
+    """Check every output path of the current command up front (the shared output policy,
+    :func:`anonymatch.core.outputs.check_outputs`): supported extension (``extensions`` for
+    the release, ``.json`` for the side outputs), existing directory, no existing file without
+    ``--force``, no two outputs naming one file, no output naming an input (any other
+    parameter that names an existing path). Done once per command, by the outermost of
+    :func:`output_options` and :func:`seed_option`, or by a command itself."""
+    ctx = ctx or click.get_current_context()
+    if ctx.meta.get("anonymatch.outputs_claimed"):
+        return
+    ctx.meta["anonymatch.outputs_claimed"] = True
+    outputs = []
+    for name, flag in OUTPUT_FLAGS.items():
+        value = ctx.params.get(name)
+        if value is None:
+            continue
+        if name == "output":
+            outputs.append(Output(flag, str(value), extensions, directory))
+        else:
+            outputs.append(Output(flag, str(value), JSON_EXTENSIONS))
+    inputs: list[str] = []
+    for name, value in ctx.params.items():
+        if name in OUTPUT_FLAGS or value is None or isinstance(value, bool):
             continue
         for item in value if isinstance(value, list | tuple) else (value,):
-            try:
-                same = isinstance(item, str) and bool(item) and Path(item).resolve() == target
-            except (OSError, ValueError):
-                same = False
-            if same:
-                name = (
-                    max(param.opts, key=len)
-                    if isinstance(param, click.Option)
-                    else param.human_readable_name
-                )
-                raise InputError(f"--seed-file {path} is also {name}; choose another path")
+            if isinstance(item, str) and item:
+                inputs.append(item)
+    force = bool(ctx.params["force"]) if "force" in ctx.params else None
+    check_outputs(outputs, inputs, force)
 
 
 def _write_seed_file(path: str, seed: int, given: bool, ctx: click.Context, force: bool) -> None:
@@ -434,18 +452,37 @@ def verbosity_options(func: F) -> F:
     return cast(F, decorated)
 
 
-def output_options(output_help: str, report: bool = True) -> Callable[[F], F]:
+def csv_safe_option(func: F) -> F:
+    """``--csv-safe/--no-csv-safe`` (parameter ``csv_safe``): neutralize formula-like text cells
+    of a CSV/TSV release (OWASP CSV injection; ``core.csvsafe``), on by default."""
+    return click.option(
+        "--csv-safe/--no-csv-safe",
+        "csv_safe",
+        default=True,
+        show_default=True,
+        help="CSV/TSV release: prefix text cells starting with = + - @ TAB CR (not numbers or "
+        "ranges) with ' so spreadsheets do not run them as formulas; read back exactly by "
+        "verify/risk/evaluate. Recorded in the manifest.",
+    )(func)
+
+
+def output_options(
+    output_help: str,
+    report: bool = True,
+    extensions: tuple[str, ...] | None = None,
+    directory: bool = False,
+) -> Callable[[F], F]:
     """``-o/--output`` (required), ``--force``, ``--report`` (unless ``report`` is False),
-    ``-v``, ``-q``: every command that writes a release. Without --force an existing output or
-    report is never replaced."""
+    ``-v``, ``-q``: every command that writes a release. Every output path is checked up
+    front by the shared policy (:func:`claim_outputs`; ``extensions`` are the release's
+    supported extensions, ``directory`` allows a directory of Parquet parts): without --force
+    an existing output or report is never replaced, and no two outputs or an output and an
+    input may be one file."""
 
     def decorate(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, force: bool, **kwargs: Any) -> Any:
-            if not force:
-                for path in (kwargs.get("output"), kwargs.get("report_path")):
-                    if path is not None and os.path.lexists(path):
-                        raise InputError(f"{path} exists; pass --force to replace it")
+            claim_outputs(click.get_current_context(), extensions, directory)
             return func(*args, **kwargs)
 
         return verbosity_options(
@@ -484,6 +521,7 @@ def csv_options(
             raise InputError("--sep must not be empty")
         if fmt == "tsv" and sep != "\t":
             raise InputError("--format tsv reads tab-separated values; use --format csv --sep")
+    check_quotechar(quotechar, sep, "--quotechar")
     return CsvOptions(sep=sep, names=comma_list(names) or None, quotechar=quotechar, fmt=fmt)
 
 
@@ -517,6 +555,13 @@ def json_default(obj: object) -> object:
     if isinstance(obj, np.floating):
         return float(obj)
     raise TypeError(type(obj).__name__)
+
+
+def exit_verdict(passed: bool) -> None:
+    """End a check command (``verify*``, ``check-*``): exit 0 when the release passed, else
+    :attr:`VerificationError.exit_code` (4) — the code the README documents for a release that
+    fails its guarantee. Exit 1 stays reserved for internal errors (a crash)."""
+    sys.exit(0 if passed else VerificationError.exit_code)
 
 
 def echo_check_summary(report: Any, what: str, show: int) -> None:

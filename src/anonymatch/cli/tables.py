@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,11 +21,14 @@ from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     check_output_path,
     check_workers,
+    claim_outputs,
     comma_list,
     csv_options,
+    csv_safe_option,
     draw_seed,
     echo_check_summary,
     executor_options,
+    exit_verdict,
     json_default,
     na_tokens,
     output_options,
@@ -39,6 +41,7 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
+from anonymatch.core.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, METHOD_NAMES, SUPPRESSION_METHODS
 from anonymatch.tables.schema import Schema
@@ -55,6 +58,13 @@ VERIFY_EXECUTOR_MEANING = (
     "inline/processes/dask = stream both files partition by partition there; auto = processes "
     "(Dask with --workers or --scheduler)."
 )
+
+
+def read_release(path: str) -> Any:
+    """A table release as published (CSV formula guard undone; ``cells.read_release_text``)."""
+    from anonymatch.tables.cells import read_release_text as read
+
+    return read(path)
 
 
 def _chunk_rows_option(func: Any) -> Any:
@@ -84,7 +94,10 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
 @click.command()
 @click.argument("input_path", metavar="INPUT")
 @output_options(
-    "Release file (.csv, .tsv or .parquet; on the streamed path also a directory of Parquet parts)."
+    "Release file (.csv, .tsv or .parquet; on the streamed path also a directory of Parquet"
+    " parts).",
+    extensions=TABLE_RELEASE_EXTENSIONS,
+    directory=True,
 )
 @click.option("-k", "--k", "k", type=int, default=None, help="Anonymity level k ≥ 1 (for all).")
 @click.option(
@@ -140,6 +153,7 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
 @sensitive_model_options
 @executor_options(EXECUTOR_MEANING)
 @_chunk_rows_option
+@csv_safe_option
 @table_input_options
 def anonymize(
     input_path: str,
@@ -166,6 +180,7 @@ def anonymize(
     scheduler: str | None,
     workers: int | None,
     chunk_rows: int,
+    csv_safe: bool,
     report_path: str | None,
     quiet: bool,
     fmt: str,
@@ -233,6 +248,7 @@ def anonymize(
             workers=workers,
             progress=not quiet,
             replace=True,  # output_options refused an existing output without --force
+            csv_safe=csv_safe,
             **models,
         )
         report["parameters"] = {
@@ -290,13 +306,23 @@ def anonymize(
             progress=not quiet,
             **models,
         )
-    write_release(output, release.table, release.cells, release.qi)
-    report = dict(release.report)
+    write_release(output, release.table, release.cells, release.qi, csv_safe)
+    report = _note_csv_safe(release.report, output, csv_safe)
     report["parameters"] = {
         **cast(dict[str, Any], report["parameters"]),
         "input_options": input_options_block(fmt, sep, names, quotechar, na_values, drop_missing),
     }
     _finish(report, input_path, output, report_path, started, quiet)
+
+
+def _note_csv_safe(report: Any, output: str, csv_safe: bool) -> dict[str, Any]:
+    """The manifest with ``output.csv_safe`` recorded for a CSV/TSV release."""
+    from anonymatch.tables.io import is_parquet
+
+    manifest = dict(report)
+    if not is_parquet(output):
+        manifest["output"] = {**manifest["output"], "csv_safe": csv_safe}
+    return manifest
 
 
 def _finish(
@@ -514,9 +540,9 @@ def verify(
                 f" checked for a {k}-factor, fewest matches per original"
                 f" {result['min_matches_original']}"
             )
-        sys.exit(0 if result["passed"] else 1)
+        exit_verdict(bool(result["passed"]))
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
-    pub = read_table(published)
+    pub = read_release(published)
     if k_column is not None:
         from anonymatch.tables.adaptive import verify_adaptive_release
 
@@ -532,7 +558,7 @@ def verify(
                 f" {adaptive.n_original} originals, {adaptive.n_published} published rows,"
                 f" smallest surplus of matchable rows over the level {adaptive.min_slack}"
             )
-        sys.exit(0 if adaptive.passed else 1)
+        exit_verdict(adaptive.passed)
     assert k is not None
     report = verify_release(pub, orig, k, schema, na_tokens(na_values), drop_missing, models)
     if as_json:
@@ -548,7 +574,7 @@ def verify(
         )
         for check in report.sensitive:
             _echo_sensitive(check)
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 def _echo_sensitive(check: dict[str, Any]) -> None:
@@ -624,7 +650,7 @@ def attack(
     ids = [k_column] if k_column else []
     schema = Schema.build(comma_list(qi), comma_list(numeric), sensitive=[key], identifiers=ids)
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
-    pub = read_table(published)
+    pub = read_release(published)
     seed = draw_seed(seed)
     report = attack_release(
         pub, orig, schema, key, known, trials, k, k_column, seed, na_tokens(na_values), drop_missing
@@ -684,7 +710,7 @@ def evaluate(
     schema = Schema.build(comma_list(qi), comma_list(numeric), weights=parse_weights(weights))
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     results = {
-        p: evaluate_release(read_table(p), orig, schema, na_tokens(na_values), drop_missing)
+        p: evaluate_release(read_release(p), orig, schema, na_tokens(na_values), drop_missing)
         for p in published
     }
     if as_json:
@@ -756,12 +782,12 @@ def check_kl_cmd(
         click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
     else:
         echo_check_summary(report, f"(k,ℓ)-anonymity with ℓ = {report.level}", show)
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 @click.command("anonymize-kl")
 @click.argument("input_path", metavar="INPUT")
-@output_options("Release file (.csv, .tsv or .parquet).")
+@output_options("Release file (.csv, .tsv or .parquet).", extensions=TABLE_RELEASE_EXTENSIONS)
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
@@ -770,6 +796,7 @@ def check_kl_cmd(
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option("--weights", default=None, help="Attribute weights for GCP, e.g. age=2.")
 @seed_option
+@csv_safe_option
 @table_input_options
 def anonymize_kl_cmd(
     input_path: str,
@@ -782,6 +809,7 @@ def anonymize_kl_cmd(
     identifiers: str | None,
     weights: str | None,
     seed: int | None,
+    csv_safe: bool,
     report_path: str | None,
     quiet: bool,
     fmt: str,
@@ -818,11 +846,15 @@ def anonymize_kl_cmd(
         drop_missing=drop_missing,
     )
     bar.update()
-    write_release(output, release.table, release.cells, release.qi)
+    write_release(output, release.table, release.cells, release.qi, csv_safe)
     bar.update()
     bar.close()
     report = finish_manifest(
-        dict(release.report), input_path, output, started, command="anonymize-kl"
+        _note_csv_safe(release.report, output, csv_safe),
+        input_path,
+        output,
+        started,
+        command="anonymize-kl",
     )
     write_manifest(report_path, report)
     if not quiet:
@@ -915,13 +947,9 @@ def risk_cmd(
     threshold = check_threshold(threshold, "--threshold")
     if k is not None:
         check_k(k, "--k")
-    if report_path is not None:
-        for path in (original, release):
-            check_output_path(report_path, path)
-        if not force and os.path.lexists(report_path):
-            raise InputError(f"{report_path} exists; pass --force to replace it")
+    claim_outputs()  # --report: the shared output policy
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
-    pub = read_table(release)
+    pub = read_release(release)
     report = assess(
         orig,
         pub,

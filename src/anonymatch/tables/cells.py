@@ -18,9 +18,10 @@ import pyarrow.parquet as pq
 import scipy.sparse as sp
 
 from anonymatch.core.cells import STAR, escape_label, split_cell
+from anonymatch.core.csvsafe import escape_frame, unescape_frame
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
-from anonymatch.tables.io import is_parquet
+from anonymatch.tables.io import is_parquet, read_table
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import EncodedQI
 from anonymatch.tables.sidecar import (
@@ -30,11 +31,28 @@ from anonymatch.tables.sidecar import (
     write_schema,
 )
 
+EXACT_INTEGER = float(2**53)
+"""Integral floats below this magnitude print as integers (every integer up to 2^53 is a
+float exactly); beyond it a float prints as its shortest exact ``repr`` (``1e+19``), never
+through an int64 cast that would overflow at 2^63."""
+
 
 def _number_text(values: np.ndarray, integral: bool) -> list[str]:
+    """The text of published numbers, read back by ``_exact_numbers`` as exactly the same
+    floats: integers for an integral column (up to 2^53), else the shortest ``repr``."""
+    out = [repr(v) for v in values.tolist()]  # shortest text that round-trips exactly
     if integral:
-        return [str(v) for v in values.astype(np.int64).tolist()]
-    return [repr(v) for v in values.tolist()]  # shortest text that round-trips exactly
+        small = np.abs(values) < EXACT_INTEGER
+        for i in np.flatnonzero(small).tolist():
+            out[i] = str(int(values[i]))
+    return out
+
+
+def integer_typed(values: np.ndarray, integral: bool) -> bool:
+    """Whether a numeric QI's Parquet cells are int64 (integral and every finite value below
+    2^53 in magnitude, so exact both ways) rather than float64."""
+    finite = values[np.isfinite(values)]
+    return integral and bool(np.all(np.abs(finite) < EXACT_INTEGER))
 
 
 def format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
@@ -191,10 +209,18 @@ def typed_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, pa.Array]:
     """Arrow arrays of the published QI cells by attribute name (the Parquet layout)."""
     out: dict[str, pa.Array] = {}
     for a, name in enumerate(qi.num_names):
-        kind = pa.int64() if qi.num_integral[a] else pa.float64()
-        dtype = np.int64 if qi.num_integral[a] else float
-        lo = pa.array(cells.num_lo[:, a].astype(dtype), kind)
-        hi = pa.array(cells.num_hi[:, a].astype(dtype), kind)
+        shown = ~cells.num_star[:, a]
+        ints = integer_typed(
+            np.concatenate([cells.num_lo[shown, a], cells.num_hi[shown, a]]),
+            bool(qi.num_integral[a]),
+        )
+        kind = pa.int64() if ints else pa.float64()
+        # a suppressed cell's bounds are ±inf: zeroed under the null mask for an int column
+        lo_values = np.where(shown, cells.num_lo[:, a], 0.0) if ints else cells.num_lo[:, a]
+        hi_values = np.where(shown, cells.num_hi[:, a], 0.0) if ints else cells.num_hi[:, a]
+        dtype = np.int64 if ints else float
+        lo = pa.array(lo_values.astype(dtype), kind)
+        hi = pa.array(hi_values.astype(dtype), kind)
         mask = pa.array(cells.num_star[:, a])
         out[name] = pa.StructArray.from_arrays([lo, hi], names=["lo", "hi"], mask=mask)
     for a, name in enumerate(qi.cat_names):
@@ -210,20 +236,35 @@ def typed_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, pa.Array]:
 
 
 def write_release(
-    path: str | os.PathLike[str], frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI
+    path: str | os.PathLike[str],
+    frame: pd.DataFrame,
+    cells: GeneralizedQI,
+    qi: EncodedQI,
+    csv_safe: bool = True,
 ) -> None:
     """Write a release table atomically: Parquet (typed, kept columns as numbers where they are
     numbers) if the path ends in .parquet, else CSV (tab-separated for .tsv) with the text cells
     already in ``frame`` and its sidecar ``PATH.schema.json`` (:func:`release_schema`), written
-    first and removed again if the release cannot be written."""
+    first and removed again if the release cannot be written. ``csv_safe`` prefixes formula-like
+    text cells of a CSV/TSV release with ``'`` (``core.csvsafe``; numbers and ranges are never
+    touched); :func:`read_release_text` undoes it."""
     if is_parquet(path):
         table = release_arrow_table(frame, cells, qi)
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
         return
     sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
     sidecar = write_schema(path, release_schema(frame, qi))
+    text = escape_frame(frame, csv_safe)
     try:
-        write_atomically(path, lambda tmp: frame.to_csv(tmp, index=False, sep=sep))
+        write_atomically(path, lambda tmp: text.to_csv(tmp, index=False, sep=sep))
     except BaseException:
         Path(sidecar).unlink(missing_ok=True)
         raise
+
+
+def read_release_text(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a table release (any tool's) as written: Parquet as is, CSV/TSV with every cell as
+    text and the formula guard of ``write_release`` undone (``core.csvsafe.unescape_frame``),
+    so the cells are exactly the published values. O(file size)."""
+    frame = read_table(path)
+    return frame if is_parquet(path) else unescape_frame(frame)

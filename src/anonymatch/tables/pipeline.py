@@ -18,6 +18,7 @@ from anonymatch.core.assignment import choose_assignment
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
+from anonymatch.core.validation import require_frame
 from anonymatch.tables.cells import format_cells, parse_cells
 from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, build_graph, registry
 from anonymatch.tables.metrics import InformationLoss, information_loss
@@ -66,7 +67,9 @@ def prepare(
     drop_missing: bool = False,
 ) -> tuple[pd.DataFrame, EncodedQI, int]:
     """Check the schema against the table, drop rows with missing QIs if asked, encode the QIs.
-    Returns (rows kept, encoded QIs, number of rows dropped)."""
+    Returns (rows kept, encoded QIs, number of rows dropped). ``data`` must be a DataFrame
+    (``ArgumentTypeError`` otherwise): the common entry of every table pipeline."""
+    require_frame(data)
     schema.check_columns([str(c) for c in data.columns])
     na = tuple(na_values)
     dropped = 0

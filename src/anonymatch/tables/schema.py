@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.validation import check_weights, column_list
 
 DEFAULT_NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "?")
 
@@ -45,14 +46,16 @@ class Schema:
         identifiers: Iterable[str] = (),
         weights: Mapping[str, float] | None = None,
     ) -> Schema:
-        """Validate the role lists against each other (not yet against a table)."""
-        qi_t = tuple(qi)
+        """Validate the role lists against each other (not yet against a table): lists of
+        column names (a comma-separated string is split), weights finite numbers ≥ 0."""
+        qi_t = tuple(column_list(qi, "qi"))
         if not qi_t:
             raise InputError("at least one quasi-identifier is required (--qi)")
         _no_duplicates("quasi-identifier", qi_t)
-        num = tuple(numeric)
+        num = tuple(column_list(numeric, "numeric"))
         _no_duplicates("numeric attribute", num)
-        sens, ids = tuple(sensitive), tuple(identifiers)
+        sens = tuple(column_list(sensitive, "sensitive"))
+        ids = tuple(column_list(identifiers, "identifiers"))
         for name in num:
             if name not in qi_t and name not in sens:
                 raise InputError(
@@ -66,7 +69,7 @@ class Schema:
                     raise InputError(f"column {name!r} is both a quasi-identifier and an {role}")
         for name in set(sens) & set(ids):
             raise InputError(f"column {name!r} is both sensitive and an identifier")
-        w = dict(weights or {})
+        w = check_weights(weights) or {}
         for name, value in w.items():
             if name not in qi_t:
                 raise InputError(f"weight given for {name!r}, which is not a quasi-identifier")
@@ -161,7 +164,8 @@ class EncodedQI:
         An attribute with a one-value domain gets factor 0 (it can never lose information)."""
         total = float(self.num_w.sum() + self.cat_w.sum())
         with np.errstate(divide="ignore", invalid="ignore"):
-            num = np.where(self.num_span > 0, self.num_w / (total * self.num_span), 0.0)
+            # w / Σw first: Σw · span could overflow for spans near the largest float
+            num = np.where(self.num_span > 0, (self.num_w / total) / self.num_span, 0.0)
             cat = np.where(self.cat_card > 1, self.cat_w / (total * (self.cat_card - 1)), 0.0)
         return num.astype(np.float64), cat.astype(np.float64)
 
@@ -199,7 +203,7 @@ def encode_qi(
     cat = np.column_stack(cats) if cats else np.empty((n, 0), dtype=np.int64)
     num_names = tuple(a for a in schema.qi if a in schema.numeric)
     cat_names = tuple(a for a in schema.qi if a not in schema.numeric)
-    span = num.max(axis=0) - num.min(axis=0) if n else np.zeros(num.shape[1])
+    span = numeric_spans(num, num_names)
     return EncodedQI(
         names=schema.qi,
         num_names=num_names,
@@ -237,11 +241,58 @@ def _parse_numeric(name: str, column: pd.Series, na: set[str], offset: int = 0) 
                 f"missing value in numeric quasi-identifier {name!r} (row {offset + row + 1}); "
                 "use --drop-missing to drop such rows"
             )
-        raise InputError(
-            f"non-numeric value {shown!r} in numeric quasi-identifier {name!r} "
-            f"(row {offset + row + 1})"
+        what = (
+            "non-finite" if np.isinf(values[row]) or str(shown).lower() == "nan" else "non-numeric"
         )
+        raise InputError(
+            f"{what} value {shown!r} in numeric quasi-identifier {name!r} "
+            f"(row {offset + row + 1}); numbers must be finite"
+        )
+    _check_exact_integers(name, column if text is None else text, values, offset)
     return values
+
+
+_EXACT = float(2**53)  # every integer of smaller magnitude is a float exactly
+
+
+def numeric_spans(num: np.ndarray, names: Sequence[str]) -> np.ndarray:
+    """U − L of every numeric QI column; ``InputError`` when it overflows a float (values
+    spread over more than ~1.8e308, e.g. -1e308 and 1e308), where every loss figure would be
+    meaningless. O(n·d)."""
+    if not len(num):
+        return np.zeros(num.shape[1])
+    with np.errstate(over="ignore"):
+        span = num.max(axis=0) - num.min(axis=0)
+    for a in np.flatnonzero(~np.isfinite(span)).tolist():
+        raise InputError(
+            f"numeric quasi-identifier {names[a]!r} spans {num[:, a].min():g} … "
+            f"{num[:, a].max():g}, a range wider than the largest float; rescale it"
+        )
+    return np.asarray(span, dtype=np.float64)
+
+
+def _check_exact_integers(name: str, column: pd.Series, values: np.ndarray, offset: int) -> None:
+    """Refuse an integer that a float cannot hold (beyond ±2^53, e.g. 9007199254740993): the
+    published range would be computed on a rounded value and might not contain the true one.
+    Only cells of magnitude ≥ 2^53 are looked at one by one. O(n)."""
+    big = np.flatnonzero(np.abs(values) >= _EXACT)
+    for row in big.tolist():
+        raw = column.iloc[row]
+        if isinstance(raw, str):
+            text = raw.strip().replace("_", "")
+            if not text.lstrip("+-").isdigit():
+                continue  # 1e19, 1.5e300: float literals, held exactly as written
+            exact = int(text)
+        elif isinstance(raw, int | np.integer):
+            exact = int(raw)
+        else:
+            continue
+        if exact != int(values[row]):
+            raise InputError(
+                f"numeric quasi-identifier {name!r} holds {exact} (row {offset + row + 1}), an "
+                "integer beyond ±2^53 that a 64-bit float cannot hold exactly; publish the "
+                "column as categorical, or rescale it"
+            )
 
 
 def concat_encoded(parts: Sequence[EncodedQI]) -> EncodedQI:
@@ -260,7 +311,7 @@ def concat_encoded(parts: Sequence[EncodedQI]) -> EncodedQI:
         domains.append(domain)
     n = num.shape[0]
     cat = np.column_stack(cats) if cats else np.empty((n, 0), dtype=np.int64)
-    span = num.max(axis=0) - num.min(axis=0) if n else np.zeros(num.shape[1])
+    span = numeric_spans(num, first.num_names)
     return EncodedQI(
         names=first.names,
         num_names=first.num_names,
