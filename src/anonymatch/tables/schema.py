@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.errors import InputError
+from anonymatch.tables.hierarchy import Hierarchy
+from anonymatch.tables.qitypes import QITypes
 
 DEFAULT_NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "?")
 
@@ -28,6 +30,8 @@ class Schema:
     as ranges (the others are categorical and published as value sets) and the sensitive columns
     whose values are ordered numbers (t-closeness then uses the ordered distance). Columns that
     are neither identifiers, QIs nor sensitive are "other" and kept as they are.
+    ``types`` holds ordinal and date QIs (``numeric`` includes them: the engine treats them as
+    numbers) and hierarchies of categorical QIs (``tables.qitypes``).
     """
 
     qi: tuple[str, ...]
@@ -35,6 +39,7 @@ class Schema:
     sensitive: tuple[str, ...] = ()
     identifiers: tuple[str, ...] = ()
     weights: Mapping[str, float] = field(default_factory=dict)
+    types: QITypes = field(default_factory=QITypes)
 
     @classmethod
     def build(
@@ -44,6 +49,7 @@ class Schema:
         sensitive: Iterable[str] = (),
         identifiers: Iterable[str] = (),
         weights: Mapping[str, float] | None = None,
+        types: QITypes | None = None,
     ) -> Schema:
         """Validate the role lists against each other (not yet against a table)."""
         qi_t = tuple(qi)
@@ -74,7 +80,9 @@ class Schema:
                 raise InputError(f"weight of {name!r} must be a non-negative number, got {value}")
         if w and sum(w.get(a, 1.0) for a in qi_t) <= 0:
             raise InputError("attribute weights must not all be zero")
-        return cls(qi_t, frozenset(num), sens, ids, w)
+        types = types or QITypes()
+        _check_types(types, qi_t, num)
+        return cls(qi_t, frozenset(num) | frozenset(types.scaled), sens, ids, w, types)
 
     @property
     def ordered_sensitive(self) -> list[str]:
@@ -91,17 +99,35 @@ class Schema:
 
     def roles(self) -> dict[str, object]:
         """The roles as JSON-ready lists (for audit manifests)."""
+        scaled = self.types.scaled
         return {
             "qi": list(self.qi),
-            "numeric": [a for a in (*self.qi, *self.sensitive) if a in self.numeric],
+            "numeric": [
+                a for a in (*self.qi, *self.sensitive) if a in self.numeric and a not in scaled
+            ],
             "sensitive": list(self.sensitive),
             "identifiers": list(self.identifiers),
             "weights": dict(self.weights),
+            **self.types.describe(),
         }
 
     def output_columns(self, columns: Sequence[str]) -> list[str]:
         """The published columns: the input's, in order, minus identifiers."""
         return [c for c in columns if c not in self.identifiers]
+
+
+def _check_types(types: QITypes, qi: tuple[str, ...], numeric: tuple[str, ...]) -> None:
+    """Ordinal, date and hierarchy columns must be QIs and not also listed as numeric."""
+    for flag, names in (
+        ("--ordinal", types.ordinal),
+        ("--date", types.dates),
+        ("--hierarchy", types.hierarchies),
+    ):
+        for name in names:
+            if name not in qi:
+                raise InputError(f"{flag} names {name!r}, which is not a quasi-identifier")
+            if name in numeric:
+                raise InputError(f"column {name!r} is both --numeric and {flag}")
 
 
 def _no_duplicates(what: str, names: tuple[str, ...], where: str = "") -> None:
@@ -134,6 +160,7 @@ class EncodedQI:
     num_w: np.ndarray
     cat_w: np.ndarray
     num_integral: np.ndarray
+    types: QITypes = field(default_factory=QITypes)
 
     @property
     def n(self) -> int:
@@ -153,7 +180,23 @@ class EncodedQI:
             self.num_w,
             self.cat_w,
             self.num_integral,
+            self.types,
         )
+
+    def cat_hierarchies(self) -> list[Hierarchy | None]:
+        """Per categorical attribute, its hierarchy if the release publishes its nodes."""
+        return [self.types.node_cells(a) for a in self.cat_names]
+
+    def cat_order_codes(self) -> np.ndarray:
+        """Categorical codes renumbered so that sorting them follows each attribute's
+        hierarchy depth first (siblings together); plain codes without hierarchies."""
+        cat = self.cat
+        for a, name in enumerate(self.cat_names):
+            h = self.types.hierarchies.get(name)
+            if h is not None:
+                cat = cat.copy() if cat is self.cat else cat
+                cat[:, a] = h.rank[self.cat[:, a]]
+        return cat
 
     def ncp_scales(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-attribute factors turning a width (numeric) or extra value count (categorical)
@@ -183,12 +226,20 @@ def encode_qi(
     """
     na = set(na_values)
     nums, cats, domains, integral = [], [], [], []
+    scaled, hierarchies = schema.types.scaled, schema.types.hierarchies
     for name in schema.qi:
         column = frame[name]
-        if name in schema.numeric:
+        if name in scaled:  # ordinal ranks / date periods: numbers from here on
+            nums.append(scaled[name].encode(column, name, row_offset))
+            integral.append(True)
+        elif name in schema.numeric:
             values = _parse_numeric(name, column, na, row_offset)
             nums.append(values)
             integral.append(bool(np.all(values == np.round(values))))
+        elif name in hierarchies:  # the domain is the hierarchy's leaves, used or not
+            h = hierarchies[name]
+            cats.append(h.codes(column.astype(str).to_numpy(), name, row_offset))
+            domains.append(h.leaves)
         else:
             labels = column.astype(str).to_numpy()
             domain, codes = np.unique(labels, return_inverse=True)
@@ -199,7 +250,7 @@ def encode_qi(
     cat = np.column_stack(cats) if cats else np.empty((n, 0), dtype=np.int64)
     num_names = tuple(a for a in schema.qi if a in schema.numeric)
     cat_names = tuple(a for a in schema.qi if a not in schema.numeric)
-    span = num.max(axis=0) - num.min(axis=0) if n else np.zeros(num.shape[1])
+    span = _spans(num, num_names, schema.types)
     return EncodedQI(
         names=schema.qi,
         num_names=num_names,
@@ -212,7 +263,19 @@ def encode_qi(
         num_w=np.array([schema.weights.get(a, 1.0) for a in num_names], dtype=np.float64),
         cat_w=np.array([schema.weights.get(a, 1.0) for a in cat_names], dtype=np.float64),
         num_integral=np.array(integral, dtype=bool),
+        types=schema.types,
     )
+
+
+def _spans(num: np.ndarray, names: Sequence[str], types: QITypes) -> np.ndarray:
+    """U − L per numeric attribute; an ordinal QI's is its declared order's L − 1."""
+    n = num.shape[0]
+    span = num.max(axis=0) - num.min(axis=0) if n else np.zeros(num.shape[1])
+    span = np.asarray(span, dtype=np.float64)
+    for a, name in enumerate(names):
+        if name in types.ordinal:
+            span[a] = types.ordinal[name].span
+    return span
 
 
 def _parse_numeric(name: str, column: pd.Series, na: set[str], offset: int = 0) -> np.ndarray:
@@ -260,7 +323,7 @@ def concat_encoded(parts: Sequence[EncodedQI]) -> EncodedQI:
         domains.append(domain)
     n = num.shape[0]
     cat = np.column_stack(cats) if cats else np.empty((n, 0), dtype=np.int64)
-    span = num.max(axis=0) - num.min(axis=0) if n else np.zeros(num.shape[1])
+    span = _spans(num, first.num_names, first.types)
     return EncodedQI(
         names=first.names,
         num_names=first.num_names,
@@ -273,6 +336,7 @@ def concat_encoded(parts: Sequence[EncodedQI]) -> EncodedQI:
         num_w=first.num_w,
         cat_w=first.cat_w,
         num_integral=np.logical_and.reduce([p.num_integral for p in parts]),
+        types=first.types,
     )
 
 
