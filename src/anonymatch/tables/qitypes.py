@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -131,6 +132,7 @@ class DateScale:
 
     def periods(self, stamps: pd.DatetimeIndex) -> np.ndarray:
         g = self.granularity
+        out: Any
         if g == "year":
             out = stamps.year - 1970
         elif g == "quarter":

@@ -81,7 +81,7 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
             np.maximum.at(hi, match, part.num)
         for mat, codes in zip(member, local, strict=True):
             mat[match, codes] = True
-        for a in np.flatnonzero(trees.is_tree):  # j = match[i] now covers i's leaf too
+        for a in np.flatnonzero(trees.is_tree).tolist():  # j = match[i] now covers i leaf
             grown = trees.lca_levels(a, part.cat[:, a], part.cat[match, a], level[match, a])
             level[match, a] = grown
     assignments = np.stack(rounds)
