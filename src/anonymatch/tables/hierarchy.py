@@ -113,7 +113,7 @@ class Hierarchy:
         if np.any(bad):
             row = int(np.flatnonzero(bad)[0])
             raise InputError(
-                f"hierarchy {Path(self.source).name}: value {values[row]!r} of column "
+                f"hierarchy {Path(self.source).name}: value {str(values[row])!r} of column "
                 f"{column!r} (row {row_offset + row + 1}) is not a leaf of the hierarchy"
             )
         return pos.astype(np.int64)
