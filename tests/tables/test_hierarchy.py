@@ -41,7 +41,11 @@ Without-pay;Unemployed;*
     ("text", "expected"),
     [
         ("", "hierarchy h.csv: the file has no lines"),
-        ("a;x;*\nb;y;*\nc;*\n", "hierarchy h.csv:3: 2 levels where line 1 has 3 (ragged levels"),
+        (
+            "a;x;*\nb;y;*\nc;*\n",
+            "hierarchy h.csv:3: 2 levels where line 1 has 3 (ragged levels; every leaf needs "
+            "a label at every level: repeat one, e.g. c;c;*)",
+        ),
         ("a;x;*\nb;x;*\na;x;*\n", "hierarchy h.csv:3: leaf 'a' is listed twice (first on line 1)"),
         (
             "a;x;p;*\nb;x;q;*\n",
@@ -60,6 +64,21 @@ def test_bad_hierarchies_give_one_located_line(text: str, expected: str) -> None
         parse_hierarchy(text, "h.csv")
     assert str(err.value).startswith(expected), str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_real_arx_files_load_and_cover_adult() -> None:
+    import os
+
+    base = Path(os.environ.get("ANONYMATCH_DATA", "/nonexistent")) / "adult"
+    if not (base / "adult.data").is_file():
+        pytest.skip("Adult not available (set ANONYMATCH_DATA)")
+    data = pd.read_csv(base / "adult.data", header=None, skipinitialspace=True, dtype=str)
+    for column, name in ((1, "workclass"), (5, "marital-status"), (13, "native-country")):
+        h = read_hierarchy(base / "arx_hierarchies" / f"adult_hierarchy_{name}.csv")
+        values = data[column][data[column] != "?"].to_numpy()
+        codes = h.codes(values, name)
+        assert (h.leaves[codes] == values).all()
+        assert h.count[h.root] == h.n_leaves and h.labels[h.root] == "*"
 
 
 def test_value_missing_from_hierarchy_is_located(tmp_path: Path) -> None:

@@ -162,6 +162,13 @@ class Hierarchy:
         return self.labels[node]
 
 
+def _padded(fields: list[str], width: int) -> list[str]:
+    """A ragged line made ``width`` long by repeating its last label below the root (the hint
+    of the ragged-levels error)."""
+    body = fields[:-1] if len(fields) > 1 else fields
+    return body + [body[-1]] * (width - 1 - len(body)) + fields[-1:]
+
+
 def read_hierarchy(path: str | Path) -> Hierarchy:
     """Load and validate an ARX hierarchy file (see the module docstring).
 
@@ -198,17 +205,20 @@ def parse_hierarchy(
     where = f"hierarchy {name}"
     if not rows:
         raise InputError(f"{where}: the file has no lines")
-    width = len(rows[0][1])
+    longest = max(rows, key=lambda r: len(r[1]))
+    width = len(longest[1])
+    for number, fields in rows:
+        if len(fields) != width:
+            raise InputError(
+                f"{where}:{number}: {len(fields)} levels where line {longest[0]} has {width} "
+                "(ragged levels; every leaf needs a label at every level: repeat one, e.g. "
+                f"{';'.join(_padded(fields, width))})"
+            )
     if width < 2:
         raise InputError(f"{where}:{rows[0][0]}: a line needs a leaf and at least one level")
     seen_leaf: dict[str, int] = {}
     parent: list[dict[str, tuple[str, int]]] = [{} for _ in range(width)]
     for number, fields in rows:
-        if len(fields) != width:
-            raise InputError(
-                f"{where}:{number}: {len(fields)} levels where line {rows[0][0]} has {width} "
-                "(ragged levels; every leaf needs a value at every level)"
-            )
         for lvl, label in enumerate(fields):
             if not label:
                 raise InputError(f"{where}:{number}: empty label at level {lvl}")
