@@ -154,10 +154,11 @@ class Hierarchy:
 
     def node_text(self, node: int) -> str | None:
         """The label a release shows for ``node``: None for a leaf or a one-leaf node (shown
-        as the leaf), ``*`` for the root, else the node's label (the caller adds the marker)."""
+        as the leaf), ``*`` for the root or any node covering every leaf, else the node's label
+        (the caller adds the marker)."""
         if self.count[node] == 1:
             return None
-        if node == self.root:
+        if self.count[node] == self.n_leaves:  # the root, or a node as wide as it
             return ROOT_LABEL
         return self.labels[node]
 
