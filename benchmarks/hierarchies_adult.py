@@ -20,18 +20,20 @@ hierarchy's leaves (ARX's Loss), of a numeric cell (hi − lo)/(U − L); GCP th
   brackets, the hierarchy metric of the same release with every value set widened to its lowest
   covering node (what publishing nodes costs without hierarchy-aware assignment weights).
 
-Writes docs/results.md (section hierarchies_adult) and benchmarks/results/hierarchies_adult.json.
+Writes docs/results.md (section hierarchies_adult), benchmarks/results/hierarchies_adult.json
+and docs/img/hierarchies_gcp.png.
 
-Usage: python benchmarks/hierarchies_adult.py [--no-anjana] [--k 5,10,50]
+Usage: python benchmarks/hierarchies_adult.py [--no-anjana] [--k 5,10,50] [--replot]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import pandas as pd
-from _common import ADULT_NAMES, adult_path, dump, machine, update_results
+from _common import ADULT_NAMES, ROOT, adult_path, dump, machine, update_results
 
 import anonymatch
 from anonymatch.tables.cells import parse_cells
@@ -125,7 +127,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--no-anjana", action="store_true")
     parser.add_argument("--k", default="5,10,50")
+    parser.add_argument(
+        "--replot", action="store_true", help="Rewrite the section and plot from the JSON only."
+    )
     args = parser.parse_args()
+    if args.replot:
+        saved = json.loads((ROOT / "benchmarks" / "results" / "hierarchies_adult.json").read_text())
+        write_section(saved["runs"], saved["rows"], saved["machine"])
+        return
     from _anjana import hierarchy_dir
 
     data = load_adult()
@@ -146,10 +155,33 @@ def main() -> None:
             print(row, flush=True)
             rows.append(row)
     dump("hierarchies_adult", {"machine": machine(), "rows": len(data), "runs": rows})
-    write_section(rows, len(data))
+    write_section(rows, len(data), machine())
 
 
-def write_section(rows: list[dict[str, object]], n: int) -> None:
+def plot(rows: list[dict[str, object]], tools: list[str], ks: list[int]) -> None:
+    """Grouped bars: GCP (hierarchy metric) by k for each tool → docs/img/hierarchies_gcp.png."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    by = {(r["tool"], r["k"]): float(r["gcp"]) for r in rows}  # type: ignore[arg-type]
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    width = 0.8 / len(tools)
+    for i, tool in enumerate(tools):
+        xs = [j + i * width for j in range(len(ks))]
+        ax.bar(xs, [100 * by.get((tool, k), 0.0) for k in ks], width, label=tool)
+    ax.set_xticks([j + width * (len(tools) - 1) / 2 for j in range(len(ks))])
+    ax.set_xticklabels([f"k = {k}" for k in ks])
+    ax.set_ylabel("GCP, hierarchy metric (%)")
+    ax.set_title("Adult with ARX hierarchies")
+    ax.legend(frameon=False)
+    fig.tight_layout()
+    (ROOT / "docs" / "img").mkdir(exist_ok=True)
+    fig.savefig(ROOT / "docs" / "img" / "hierarchies_gcp.png", dpi=110)
+
+
+def write_section(rows: list[dict[str, object]], n: int, where: str) -> None:
     ks = sorted({int(r["k"]) for r in rows})  # type: ignore[call-overload]
     tools = ["hungarian", "mondrian", "anjana", "hungarian (value sets)"]
     present = [t for t in tools if any(r["tool"] == t for r in rows)]
@@ -157,7 +189,7 @@ def write_section(rows: list[dict[str, object]], n: int) -> None:
     lines = [
         "## Hierarchies on Adult",
         "",
-        f"Command: `python benchmarks/hierarchies_adult.py` — machine: {machine()}.",
+        f"Command: `python benchmarks/hierarchies_adult.py` — machine: {where}.",
         "",
         f"Adult, {n:,} complete rows, the 8 QIs of `make run` (age, education-num numeric), ARX's "
         "hierarchies for the six categorical QIs. GCP under one metric for every tool: a "
@@ -169,7 +201,8 @@ def write_section(rows: list[dict[str, object]], n: int) -> None:
         "100). `hungarian (value sets)` is the release without hierarchies, scored as sets "
         "(reference only: not the hierarchy metric), and in brackets the hierarchy metric of "
         "that release with each value set widened to its lowest covering node (what nodes cost "
-        "without the hierarchy-aware assignment weights). Seconds in square brackets.",
+        "without the hierarchy-aware assignment weights). Wall seconds in square brackets "
+        "(the 2 cores were shared with other jobs during the run, so times are indicative).",
         "",
         "| k | " + " | ".join(present) + " |",
         "|---|" + "---|" * len(present),
@@ -198,6 +231,9 @@ def write_section(rows: list[dict[str, object]], n: int) -> None:
             ncp = r["ncp"] if r else None
             vals.append(f"{100 * ncp[a]:.2f}%" if isinstance(ncp, dict) else "–")
         lines.append(f"| {a} | " + " | ".join(vals) + " |")
+    scored = [t for t in ("hungarian", "mondrian", "anjana") if t in present]
+    plot(rows, scored, ks)
+    lines += ["", "![GCP on Adult with hierarchies](img/hierarchies_gcp.png)"]
     update_results("hierarchies_adult", "\n".join(lines))
 
 
