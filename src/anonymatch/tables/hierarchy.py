@@ -87,9 +87,11 @@ class Hierarchy:
         return int(self.anc[0, -1]) if self.n_leaves else 0
 
     def describe(self) -> dict[str, object]:
-        """JSON-ready summary for manifests: file name, SHA-256, leaves and levels."""
+        """JSON-ready summary for manifests: file name and path as given, SHA-256, leaves and
+        levels (enough to find and check the file again, e.g. for ``verify --manifest``)."""
         return {
             "file": Path(self.source).name,
+            "path": self.source,
             "sha256": self.sha256,
             "leaves": self.n_leaves,
             "levels": self.height,
