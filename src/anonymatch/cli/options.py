@@ -583,3 +583,83 @@ def echo_check_summary(report: Any, what: str, show: int) -> None:
         click.echo(f"  {v.count}x  {combo}")
     if report.n_violations > show:
         click.echo(f"  … {report.n_violations - show} more (see --json)")
+
+
+def _pairs(flag: str, items: Sequence[str]) -> dict[str, str]:
+    """``col=value`` items of a repeatable option (each item exactly one pair)."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            raise InputError(f"{flag} expects column=value, got {item!r}")
+        if name in out:
+            raise InputError(f"{flag} names column {name!r} twice")
+        out[name] = value
+    return out
+
+
+def qi_type_options(func: F) -> F:
+    """``--ordinal col=a|b|c``, ``--date col=month``, ``--hierarchy col=FILE`` (each
+    repeatable) and ``--hierarchy-cells node|set``: typed quasi-identifiers
+    (``tables.qitypes``). The command gets them as one ``qi_types`` parameter."""
+
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,
+        ordinal: tuple[str, ...],
+        date: tuple[str, ...],
+        hierarchy: tuple[str, ...],
+        hierarchy_cells: str,
+        **kwargs: Any,
+    ) -> Any:
+        from anonymatch.tables.qitypes import build_types
+
+        dates: dict[str, str] = {}
+        for item in date:
+            dates.update(_pairs("--date", comma_list(item)))
+        kwargs["qi_types"] = build_types(
+            _pairs("--ordinal", ordinal),
+            dates,
+            _pairs("--hierarchy", hierarchy),
+            hierarchy_cells,
+        )
+        return func(*args, **kwargs)
+
+    return cast(
+        F,
+        _apply(
+            wrapper,
+            [
+                click.option(
+                    "--ordinal",
+                    multiple=True,
+                    metavar="COL=A|B|C",
+                    help="An ordinal QI and its values, lowest first (repeatable); published "
+                    "as ranges over the order (10+..1,000+).",
+                ),
+                click.option(
+                    "--date",
+                    multiple=True,
+                    metavar="COL=GRANULARITY",
+                    help="A date/datetime QI and its granularity (year, quarter, month, week, "
+                    "day, hour, minute, second; repeatable); published as date ranges.",
+                ),
+                click.option(
+                    "--hierarchy",
+                    multiple=True,
+                    metavar="COL=FILE",
+                    help="A generalization hierarchy of a categorical QI in ARX's format "
+                    "(value;level1;…;*, one line per value; repeatable).",
+                ),
+                click.option(
+                    "--hierarchy-cells",
+                    type=click.Choice(["node", "set"]),
+                    default="node",
+                    show_default=True,
+                    help="Publish the lowest hierarchy node covering a cell (~label), or the "
+                    "value set.",
+                ),
+            ],
+        ),
+    )

@@ -34,6 +34,7 @@ from anonymatch.cli.options import (
     output_options,
     parse_weights,
     per_column,
+    qi_type_options,
     seed_option,
     sensitive_model_options,
     stage_bar,
@@ -44,6 +45,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, METHOD_NAMES, SUPPRESSION_METHODS
+from anonymatch.tables.qitypes import QITypes
 from anonymatch.tables.schema import Schema
 
 EXECUTOR_MEANING = (
@@ -151,6 +153,7 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
     "the cost of starring each cell.",
 )
 @sensitive_model_options
+@qi_type_options
 @executor_options(EXECUTOR_MEANING)
 @_chunk_rows_option
 @csv_safe_option
@@ -176,6 +179,7 @@ def anonymize(
     diversity: str,
     c: float | None,
     t: str | None,
+    qi_types: QITypes,
     executor: str,
     scheduler: str | None,
     workers: int | None,
@@ -234,6 +238,7 @@ def anonymize(
                 comma_list(sensitive),
                 comma_list(identifiers),
                 parse_weights(weights),
+                qi_types,
             ),
             method=method,
             partition_size=partition_size,
@@ -262,6 +267,11 @@ def anonymize(
     frame = read_table(input_path, csv)
     if method in SUPPRESSION_METHODS:
         from anonymatch.tables.adaptive import anonymize_adaptive
+
+        if qi_types:
+            raise InputError(
+                f"--ordinal/--date/--hierarchy are not supported by the method {method!r}"
+            )
 
         release = anonymize_adaptive(
             frame,
@@ -304,6 +314,7 @@ def anonymize(
             drop_missing=drop_missing,
             time_limit=time_limit,
             progress=not quiet,
+            types=qi_types,
             **models,
         )
     write_release(output, release.table, release.cells, release.qi, csv_safe)
@@ -462,6 +473,7 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @executor_options(VERIFY_EXECUTOR_MEANING)
 @_chunk_rows_option
 @verbosity_options
+@qi_type_options
 @table_input_options
 def verify(
     original: str,
@@ -477,6 +489,7 @@ def verify(
     diversity: str,
     c: float | None,
     t: str | None,
+    qi_types: QITypes,
     executor: str,
     workers: int | None,
     scheduler: str | None,
@@ -498,7 +511,9 @@ def verify(
     if (k is None) == (k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     check_workers(workers)
-    schema = Schema.build(comma_list(qi), comma_list(numeric), comma_list(sensitive))
+    schema = Schema.build(
+        comma_list(qi), comma_list(numeric), comma_list(sensitive), types=qi_types
+    )
     models = build_models(
         schema.sensitive,
         per_column("--l", l, int),
@@ -521,7 +536,7 @@ def verify(
             original,
             published,
             k,
-            Schema.build(comma_list(qi), comma_list(numeric)),
+            Schema.build(comma_list(qi), comma_list(numeric), types=qi_types),
             partitions,
             csv=csv_options(sep, names, quotechar, fmt),
             na_values=na_tokens(na_values),
@@ -546,6 +561,8 @@ def verify(
     if k_column is not None:
         from anonymatch.tables.adaptive import verify_adaptive_release
 
+        if qi_types:
+            raise InputError("--ordinal/--date/--hierarchy are not supported with --k-column")
         schema = Schema.build(comma_list(qi), comma_list(numeric), identifiers=[k_column])
         adaptive = verify_adaptive_release(
             pub, orig, k_column, schema, na_tokens(na_values), drop_missing
@@ -687,6 +704,7 @@ def attack(
 @click.option("--weights", default=None, help="Attribute weights, e.g. age=2,sex=0.5.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @verbosity_options
+@qi_type_options
 @table_input_options
 def evaluate(
     original: str,
@@ -695,6 +713,7 @@ def evaluate(
     numeric: str | None,
     weights: str | None,
     as_json: bool,
+    qi_types: QITypes,
     fmt: str,
     sep: str | None,
     names: str | None,
@@ -707,7 +726,9 @@ def evaluate(
     GCP and NCP per QI of one or more releases of ORIGINAL."""
     from anonymatch.tables.pipeline import evaluate_release
 
-    schema = Schema.build(comma_list(qi), comma_list(numeric), weights=parse_weights(weights))
+    schema = Schema.build(
+        comma_list(qi), comma_list(numeric), weights=parse_weights(weights), types=qi_types
+    )
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     results = {
         p: evaluate_release(read_release(p), orig, schema, na_tokens(na_values), drop_missing)
@@ -912,6 +933,7 @@ COMMANDS = [anonymize, verify, evaluate, attack, anonymize_kl_cmd, check_kl_cmd]
 @click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
 @click.option("--force", is_flag=True, help="Replace an existing report.")
 @verbosity_options
+@qi_type_options
 @table_input_options
 def risk_cmd(
     original: str,
@@ -925,6 +947,7 @@ def risk_cmd(
     report_path: str | None,
     force: bool,
     quiet: bool,
+    qi_types: QITypes,
     fmt: str,
     sep: str | None,
     names: str | None,
@@ -960,6 +983,7 @@ def risk_cmd(
         threshold=threshold,
         na_values=na_tokens(na_values),
         drop_missing=drop_missing,
+        types=qi_types,
     )
     figures = report.to_dict()
     document = {

@@ -17,6 +17,8 @@ import pandas as pd
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.validation import check_weights, column_list
+from anonymatch.tables.hierarchy import Hierarchy
+from anonymatch.tables.qitypes import QITypes
 
 DEFAULT_NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "?")
 
@@ -29,6 +31,8 @@ class Schema:
     as ranges (the others are categorical and published as value sets) and the sensitive columns
     whose values are ordered numbers (t-closeness then uses the ordered distance). Columns that
     are neither identifiers, QIs nor sensitive are "other" and kept as they are.
+    ``types`` holds ordinal and date QIs (``numeric`` includes them: the engine treats them as
+    numbers) and hierarchies of categorical QIs (``tables.qitypes``).
     """
 
     qi: tuple[str, ...]
@@ -36,6 +40,7 @@ class Schema:
     sensitive: tuple[str, ...] = ()
     identifiers: tuple[str, ...] = ()
     weights: Mapping[str, float] = field(default_factory=dict)
+    types: QITypes = field(default_factory=QITypes)
 
     @classmethod
     def build(
@@ -45,6 +50,7 @@ class Schema:
         sensitive: Iterable[str] = (),
         identifiers: Iterable[str] = (),
         weights: Mapping[str, float] | None = None,
+        types: QITypes | None = None,
     ) -> Schema:
         """Validate the role lists against each other (not yet against a table): lists of
         column names (a comma-separated string is split), weights finite numbers ≥ 0."""
@@ -77,7 +83,9 @@ class Schema:
                 raise InputError(f"weight of {name!r} must be a non-negative number, got {value}")
         if w and sum(w.get(a, 1.0) for a in qi_t) <= 0:
             raise InputError("attribute weights must not all be zero")
-        return cls(qi_t, frozenset(num), sens, ids, w)
+        types = types or QITypes()
+        _check_types(types, qi_t, num)
+        return cls(qi_t, frozenset(num) | frozenset(types.scaled), sens, ids, w, types)
 
     @property
     def ordered_sensitive(self) -> list[str]:
@@ -94,17 +102,35 @@ class Schema:
 
     def roles(self) -> dict[str, object]:
         """The roles as JSON-ready lists (for audit manifests)."""
+        scaled = self.types.scaled
         return {
             "qi": list(self.qi),
-            "numeric": [a for a in (*self.qi, *self.sensitive) if a in self.numeric],
+            "numeric": [
+                a for a in (*self.qi, *self.sensitive) if a in self.numeric and a not in scaled
+            ],
             "sensitive": list(self.sensitive),
             "identifiers": list(self.identifiers),
             "weights": dict(self.weights),
+            **self.types.describe(),
         }
 
     def output_columns(self, columns: Sequence[str]) -> list[str]:
         """The published columns: the input's, in order, minus identifiers."""
         return [c for c in columns if c not in self.identifiers]
+
+
+def _check_types(types: QITypes, qi: tuple[str, ...], numeric: tuple[str, ...]) -> None:
+    """Ordinal, date and hierarchy columns must be QIs and not also listed as numeric."""
+    for flag, names in (
+        ("--ordinal", types.ordinal),
+        ("--date", types.dates),
+        ("--hierarchy", types.hierarchies),
+    ):
+        for name in names:
+            if name not in qi:
+                raise InputError(f"{flag} names {name!r}, which is not a quasi-identifier")
+            if name in numeric:
+                raise InputError(f"column {name!r} is both --numeric and {flag}")
 
 
 def _no_duplicates(what: str, names: tuple[str, ...], where: str = "") -> None:
@@ -137,6 +163,7 @@ class EncodedQI:
     num_w: np.ndarray
     cat_w: np.ndarray
     num_integral: np.ndarray
+    types: QITypes = field(default_factory=QITypes)
 
     @property
     def n(self) -> int:
@@ -156,7 +183,23 @@ class EncodedQI:
             self.num_w,
             self.cat_w,
             self.num_integral,
+            self.types,
         )
+
+    def cat_hierarchies(self) -> list[Hierarchy | None]:
+        """Per categorical attribute, its hierarchy if the release publishes its nodes."""
+        return [self.types.node_cells(a) for a in self.cat_names]
+
+    def cat_order_codes(self) -> np.ndarray:
+        """Categorical codes renumbered so that sorting them follows each attribute's
+        hierarchy depth first (siblings together); plain codes without hierarchies."""
+        cat = self.cat
+        for a, name in enumerate(self.cat_names):
+            h = self.types.hierarchies.get(name)
+            if h is not None:
+                cat = cat.copy() if cat is self.cat else cat
+                cat[:, a] = h.rank[self.cat[:, a]]
+        return cat
 
     def ncp_scales(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-attribute factors turning a width (numeric) or extra value count (categorical)
@@ -187,12 +230,20 @@ def encode_qi(
     """
     na = set(na_values)
     nums, cats, domains, integral = [], [], [], []
+    scaled, hierarchies = schema.types.scaled, schema.types.hierarchies
     for name in schema.qi:
         column = frame[name]
-        if name in schema.numeric:
+        if name in scaled:  # ordinal ranks / date periods: numbers from here on
+            nums.append(scaled[name].encode(column, name, row_offset))
+            integral.append(True)
+        elif name in schema.numeric:
             values = _parse_numeric(name, column, na, row_offset)
             nums.append(values)
             integral.append(bool(np.all(values == np.round(values))))
+        elif name in hierarchies:  # the domain is the hierarchy's leaves, used or not
+            h = hierarchies[name]
+            cats.append(h.codes(column.astype(str).to_numpy(), name, row_offset))
+            domains.append(h.leaves)
         else:
             labels = column.astype(str).to_numpy()
             domain, codes = np.unique(labels, return_inverse=True)
@@ -203,7 +254,7 @@ def encode_qi(
     cat = np.column_stack(cats) if cats else np.empty((n, 0), dtype=np.int64)
     num_names = tuple(a for a in schema.qi if a in schema.numeric)
     cat_names = tuple(a for a in schema.qi if a not in schema.numeric)
-    span = numeric_spans(num, num_names)
+    span = numeric_spans(num, num_names, schema.types)
     return EncodedQI(
         names=schema.qi,
         num_names=num_names,
@@ -216,6 +267,7 @@ def encode_qi(
         num_w=np.array([schema.weights.get(a, 1.0) for a in num_names], dtype=np.float64),
         cat_w=np.array([schema.weights.get(a, 1.0) for a in cat_names], dtype=np.float64),
         num_integral=np.array(integral, dtype=bool),
+        types=schema.types,
     )
 
 
@@ -255,20 +307,26 @@ def _parse_numeric(name: str, column: pd.Series, na: set[str], offset: int = 0) 
 _EXACT = float(2**53)  # every integer of smaller magnitude is a float exactly
 
 
-def numeric_spans(num: np.ndarray, names: Sequence[str]) -> np.ndarray:
-    """U − L of every numeric QI column; ``InputError`` when it overflows a float (values
-    spread over more than ~1.8e308, e.g. -1e308 and 1e308), where every loss figure would be
-    meaningless. O(n·d)."""
+def numeric_spans(
+    num: np.ndarray, names: Sequence[str], types: QITypes | None = None
+) -> np.ndarray:
+    """U − L of every numeric QI column (an ordinal QI's is its declared order's L − 1);
+    ``InputError`` when it overflows a float (values spread over more than ~1.8e308, e.g.
+    -1e308 and 1e308), where every loss figure would be meaningless. O(n·d)."""
     if not len(num):
-        return np.zeros(num.shape[1])
-    with np.errstate(over="ignore"):
-        span = num.max(axis=0) - num.min(axis=0)
+        span = np.zeros(num.shape[1])
+    else:
+        with np.errstate(over="ignore"):
+            span = np.asarray(num.max(axis=0) - num.min(axis=0), dtype=np.float64)
+    for a, name in enumerate(names):
+        if types is not None and name in types.ordinal:
+            span[a] = types.ordinal[name].span
     for a in np.flatnonzero(~np.isfinite(span)).tolist():
         raise InputError(
             f"numeric quasi-identifier {names[a]!r} spans {num[:, a].min():g} … "
             f"{num[:, a].max():g}, a range wider than the largest float; rescale it"
         )
-    return np.asarray(span, dtype=np.float64)
+    return span
 
 
 def _check_exact_integers(name: str, column: pd.Series, values: np.ndarray, offset: int) -> None:
@@ -311,7 +369,7 @@ def concat_encoded(parts: Sequence[EncodedQI]) -> EncodedQI:
         domains.append(domain)
     n = num.shape[0]
     cat = np.column_stack(cats) if cats else np.empty((n, 0), dtype=np.int64)
-    span = numeric_spans(num, first.num_names)
+    span = numeric_spans(num, first.num_names, first.types)
     return EncodedQI(
         names=first.names,
         num_names=first.num_names,
@@ -324,6 +382,7 @@ def concat_encoded(parts: Sequence[EncodedQI]) -> EncodedQI:
         num_w=first.num_w,
         cat_w=first.cat_w,
         num_integral=np.logical_and.reduce([p.num_integral for p in parts]),
+        types=first.types,
     )
 
 
