@@ -95,7 +95,7 @@ def test_flags_override_the_job(job: Path, capsys: pytest.CaptureFixture[str]) -
          "--qi", "n0,c0"],
         capsys,
     )  # fmt: skip
-    assert code == 1 and out.startswith("FAIL")
+    assert code == 4 and out.startswith("FAIL")
 
 
 def test_verify_with_a_manifest_needs_only_the_two_files(

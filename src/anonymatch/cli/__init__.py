@@ -2,7 +2,8 @@
 options.
 
 Every error the library raises on purpose becomes one line on stderr and a documented exit code;
-nothing is written in that case.
+nothing is written in that case: every output of a run (release, report, seed file) is staged and
+committed together when the command succeeds (``core.files.all_or_nothing``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import click
 
 from anonymatch import __version__
 from anonymatch.core.errors import AnonymatchError
+from anonymatch.core.files import all_or_nothing
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,11 +29,12 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run the CLI and turn errors into one line and an exit code."""
     try:
-        cli.main(
-            args=list(argv) if argv is not None else None,
-            prog_name="anonymatch",
-            standalone_mode=False,
-        )
+        with all_or_nothing():  # every output of the run is committed together, or none
+            cli.main(
+                args=list(argv) if argv is not None else None,
+                prog_name="anonymatch",
+                standalone_mode=False,
+            )
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:

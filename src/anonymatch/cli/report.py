@@ -4,7 +4,6 @@ app)."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -12,9 +11,10 @@ from typing import Any
 import click
 
 from anonymatch.cli.options import (
+    HTML_EXTENSIONS,
     SET_FORMATS,
     TABLE_FORMATS,
-    check_output_path,
+    claim_outputs,
     report_reading_options,
     verbosity_options,
 )
@@ -93,13 +93,9 @@ def report_cmd(
     threshold = check_threshold(threshold, "--threshold")
     if (original is None) != (release is None):
         raise InputError("give both ORIGINAL and RELEASE, or neither (manifest only)")
-    if not force and os.path.lexists(output):
-        raise InputError(f"{output} exists; pass --force to replace it")
-    for path in (manifest_path, original, release):
-        if path is not None:
-            check_output_path(output, path)
-            if Path(output).resolve() == Path(path).resolve():
-                raise InputError("the report would overwrite one of its inputs")
+    # the shared output policy: .html, directory exists, no replacing without --force, not
+    # one of the inputs
+    claim_outputs(click.get_current_context(), HTML_EXTENSIONS)
     try:
         manifest = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

@@ -24,12 +24,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from anonymatch.core.files import sha256_file, write_atomically
+from anonymatch.core.files import current_path, sha256_file, write_atomically
 
 SCHEMA = "anonymatch-manifest/1"
 """The value of the manifest's ``schema`` key; bumped on any incompatible change."""
@@ -265,7 +264,7 @@ def file_digest(path: str | os.PathLike[str]) -> str | dict[str, str]:
     str or dict
         The hex digest, or a mapping from each part's name to its hex digest (sorted by name).
     """
-    p = Path(path)
+    p = current_path(path)  # an output written but not yet committed: its staged file
     if p.is_dir():
         return {part.name: sha256_file(part) for part in sorted(p.iterdir()) if part.is_file()}
     return sha256_file(p)

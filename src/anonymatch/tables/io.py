@@ -17,6 +17,15 @@ import pandas as pd
 from anonymatch.core.errors import InputError
 
 
+def check_quotechar(quotechar: object, sep: str | None = None, name: str = "quotechar") -> None:
+    """A CSV quote character is one character, not a line break and not the separator;
+    ``InputError`` naming ``name`` otherwise. O(1)."""
+    if not isinstance(quotechar, str) or len(quotechar) != 1 or quotechar in "\r\n":
+        raise InputError(f"{name} must be a single character, got {quotechar!r}")
+    if sep is not None and quotechar == sep:
+        raise InputError(f"{name} must differ from the separator, got {quotechar!r}")
+
+
 @dataclass(frozen=True)
 class CsvOptions:
     """How to read a CSV file. ``sep`` None means: tab for .tsv/.tab, else comma. ``names``
@@ -28,6 +37,9 @@ class CsvOptions:
     quotechar: str = '"'
     skip_initial_space: bool = True
     fmt: str = "auto"
+
+    def __post_init__(self) -> None:
+        check_quotechar(self.quotechar, self.sep)
 
     def reads_parquet(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` is read as Parquet (a directory of parts always is)."""
@@ -101,6 +113,7 @@ def check_header(fields: Sequence[str], path: Path) -> list[str]:
 
 def read_csv_options(options: CsvOptions, sep: str) -> dict[str, object]:
     """``pandas.read_csv`` keywords reading every cell as text, exactly as given."""
+    check_quotechar(options.quotechar, sep)
     return {
         "sep": sep,
         "header": None,

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.cells import STAR, split_cell
+from anonymatch.core.csvsafe import unescape_frame
 from anonymatch.core.errors import InputError
 from anonymatch.tables.cells import _parse_numeric_column
 from anonymatch.tables.io import CsvOptions, is_parquet, read_table
@@ -120,7 +121,7 @@ def read_release(
                 f"{path} has no sidecar {Path(schema_path(p)).name}: pass the release's manifest "
                 "to tell its quasi-identifiers"
             )
-        frame = read_table(p, CsvOptions(skip_initial_space=False))
+        frame = unescape_frame(read_table(p, CsvOptions(skip_initial_space=False)))
         columns = described
     out: dict[str, Any] = {}
     qi, numeric = [], []

@@ -56,6 +56,7 @@ import scipy.sparse as sp
 from tqdm import tqdm
 
 from anonymatch.core.assignment import choose_assignment
+from anonymatch.core.csvsafe import unescape_table
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
 from anonymatch.core.runner import (
@@ -504,10 +505,13 @@ def anonymize_file(
     diversity: str = "distinct",
     c: float | None = None,
     t: float | Mapping[str, float] | None = None,
+    csv_safe: bool = True,
 ) -> dict[str, object]:
     """Anonymize a table file into a verified, partition-ordered release file (or directory of
     Parquet parts) without holding more than a few chunks of rows; returns the manifest.
     ``replace`` lets an existing directory of parts be replaced (at the end, atomically).
+    ``csv_safe`` neutralizes formula-like text cells of a CSV/TSV release (``core.csvsafe``;
+    recorded as ``output.csv_safe``).
 
     ``l`` (with ``diversity``, ``c``) and ``t`` put ℓ-diversity / t-closeness on the schema's
     sensitive columns (``sensitive.build_models``; a sensitive column also in ``numeric`` gets
@@ -541,7 +545,7 @@ def anonymize_file(
             f"{', '.join(FREEFORM_METHODS)}"
         )
     with (
-        ReleaseWriter(output, replace=replace) as writer,
+        ReleaseWriter(output, replace=replace, csv_safe=csv_safe) as writer,
         tempfile.TemporaryDirectory(prefix="anonymatch-spill-") as spill,
     ):
         t0 = time.perf_counter()
@@ -645,7 +649,10 @@ def anonymize_file(
         input_records=n + table.dropped,
         output_records=n,
         input_extra={"dropped_missing": table.dropped},
-        output_extra={"layout": "partitioned"},
+        output_extra={
+            "layout": "partitioned",
+            **({} if writer.parquet else {"csv_safe": csv_safe}),
+        },
     )
 
 
@@ -746,6 +753,7 @@ def verify_file(
         pending: list[pa.Table] = []
         held = 0
         batches = iter_table_batches(published, CsvOptions(), chunk_rows)  # a release has a header
+        text_release = not CsvOptions().reads_parquet(published)  # CSV cells may be escaped
         for first, last in chunks:
             start, stop = int(bounds[first]), int(bounds[last])
             while held < stop - start:
@@ -755,7 +763,8 @@ def verify_file(
                 missing = [c for c in qi.names if c not in batch.column_names]
                 if missing:
                     raise InputError(f"the release has no column {missing[0]!r}")
-                pending.append(batch.select(list(qi.names)))
+                cells = batch.select(list(qi.names))
+                pending.append(unescape_table(cells) if text_release else cells)
                 held += batch.num_rows
             if held < stop - start:
                 state["rows"] = start + held
