@@ -480,8 +480,9 @@ def output_options(
 ) -> Callable[[F], F]:
     """``-o/--output`` (required), ``--force``, ``--report`` and ``--report-html`` (unless
     ``report`` is False), ``-v``, ``-q``: every command that writes a release. Every output
-    path is checked up front by the shared policy (:func:`claim_outputs`; ``extensions`` are the release's
-    supported extensions, ``directory`` allows a directory of Parquet parts): without --force
+    path is checked up front by the shared policy (:func:`claim_outputs`; ``extensions`` are
+    the release's supported extensions, ``directory`` allows a directory of Parquet parts):
+    without --force
     an existing output or report is never replaced, and no two outputs or an output and an
     input may be one file."""
 
