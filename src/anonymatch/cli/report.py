@@ -112,7 +112,9 @@ def report_cmd(
     )
     write_report(output, html)
     if not quiet:
-        size = Path(output).stat().st_size
+        from anonymatch.core.files import current_path
+
+        size = current_path(output).stat().st_size  # staged until the run commits
         click.echo(
             f"report: {output} ({size / 1024:.0f} KiB, {time.perf_counter() - started:.1f} s)"
         )
