@@ -151,14 +151,14 @@ DIGESTS: dict[str, str] = {
     "tables-bmatching": "e5d09fce67b351e9ba12172fe85dfa339460a245836b8e8f7f5ef4a0bbb3893d",
     "tables-bmatching-symmetric": "e5d09fce67b351e9ba12172fe85dfa339460a245836b8e8f7f5ef4a0bbb3893d",  # noqa: E501
     "tables-greedy": "7e6d3447dbd1c8ed83b21235f00bf3d1678e8cbb20185b1120244b21c8a553b2",
-    "tables-hungarian": "b8a106dd059d772a7060a8baae9b08444687e2bd6857a2ab57d14298e9f6fce6",
+    "tables-hungarian": "1cc7f4440c4f91e8bbf171448fba235639801baae24948a052b2e0a3e3876881",
     "tables-kl": "fda1e6a5fb23ccff3818b7dfbef7b6caa9d4c8f60c5aaa87634308d9439f5af4",
     "tables-mip": "8bd0045d6142c9ff8decc689c3f814aa51b7a350fd3f99aabcd854ac7fa1ec64",
     "tables-mondrian": "1a8749b3629e3acc57d18069de9a39181a2e9b6c60e61e5f6eb8bb8b231041e7",
-    "tables-parquet": "7d4a6241fbbbb8fbbf3ed6a20e0e782163c8f7a38a8a49d65c4b859546613e25",
+    "tables-parquet": "c67129b97c5554886e22d6a05583ec5e470ff64da3fb2333a199329be6356fd7",
     "tables-ring": "e1d4c194d76ee9adcee9bf08a48e26b0926df948a33b49b03923fe8b9a79c5e8",
     "tables-sortgreedy": "772db38b4878893f872c27fe1ca2292f5ca75d381177c97187873ac93c9ab154",
-    "tables-streamed": "859eb2bcdc2edc75c9fcfcb1fbe00c1d9dfe9515ecff209b09a213af97ce9c7f",
+    "tables-streamed": "285d79ad6f4b4fad716fec0272885f5ebfd0d54867bd1bdb4d7b548bcdf2e10e",
 }
 
 
