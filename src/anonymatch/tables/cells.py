@@ -72,13 +72,32 @@ def parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:
     lo, hi = np.empty((n, dn)), np.empty((n, dn))
     num_star = np.zeros((n, dn), bool)
     for a, name in enumerate(qi.num_names):
-        lo[:, a], hi[:, a], num_star[:, a] = _parse_numeric_column(frame[name], name)
+        uniq, codes, first = _distinct(frame[name])
+        lo_u, hi_u, star_u = _parse_numeric_column(uniq, name, first)
+        lo[:, a], hi[:, a], num_star[:, a] = lo_u[codes], hi_u[codes], star_u[codes]
     cat_star = np.zeros((n, dc), bool)
     sets = []
     for a, name in enumerate(qi.cat_names):
-        m, cat_star[:, a] = _parse_categorical_column(frame[name], name, qi.cat_domains[a])
-        sets.append(m)
+        uniq, codes, first = _distinct(frame[name])
+        m, star_u = _parse_categorical_column(uniq, name, qi.cat_domains[a], first)
+        cat_star[:, a] = star_u[codes]
+        sets.append(m if len(uniq) == n else sp.csr_array(m[codes]))
     return GeneralizedQI(lo, hi, num_star, tuple(sets), cat_star)
+
+
+def _distinct(column: pd.Series) -> tuple[pd.Series, np.ndarray, np.ndarray]:
+    """The distinct cells of a text column (each parsed once: cells repeat across rows), the
+    index of each row's cell among them and the first row of each. Typed (Parquet) columns are
+    returned as they are. O(n)."""
+    column = column.reset_index(drop=True)
+    first_cell = column.iloc[0] if len(column) else None
+    if first_cell is None or isinstance(first_cell, dict | list | np.ndarray):
+        rows = np.arange(len(column))
+        return column, rows, rows
+    codes, uniq = pd.factorize(column, use_na_sentinel=False)
+    first = np.empty(len(uniq), np.int64)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]
+    return pd.Series(uniq, dtype=object), codes, first
 
 
 def _exact_numbers(text: pd.Series) -> np.ndarray:
@@ -91,8 +110,10 @@ def _exact_numbers(text: pd.Series) -> np.ndarray:
 
 
 def _parse_numeric_column(
-    column: pd.Series, name: str
+    column: pd.Series, name: str, rows: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bounds and ``*`` mask of a numeric column; ``rows[u]`` is the release row of entry u
+    (for error messages; identity by default)."""
     first = column.iloc[0] if len(column) else None
     if isinstance(first, dict) or (
         first is None and column.dtype == object and column.isna().all()
@@ -111,15 +132,16 @@ def _parse_numeric_column(
     hi = _exact_numbers(right.where(~star, "nan"))
     bad = ~star & (np.isnan(lo) | np.isnan(hi) | (lo > hi))
     if bad.any():
-        row = int(bad.argmax())
+        at = int(bad.argmax())
+        row = at if rows is None else int(rows[at])
         raise InputError(
-            f"malformed numeric cell {text.iloc[row]!r} in column {name!r} (row {row + 1})"
+            f"malformed numeric cell {text.iloc[at]!r} in column {name!r} (row {row + 1})"
         )
     return np.where(star, -np.inf, lo), np.where(star, np.inf, hi), star
 
 
 def _parse_categorical_column(
-    column: pd.Series, name: str, domain: np.ndarray
+    column: pd.Series, name: str, domain: np.ndarray, rows: np.ndarray | None = None
 ) -> tuple[sp.csr_array, np.ndarray]:
     first = column.iloc[0] if len(column) else None
     if first is None or isinstance(first, list | np.ndarray):  # Parquet list<string>
@@ -152,7 +174,8 @@ def _parse_categorical_column(
     present = np.zeros(len(column), bool)
     present[rows] = True
     if np.any(~star & ~present):
-        row = int(np.flatnonzero(~star & ~present)[0])
+        at = int(np.flatnonzero(~star & ~present)[0])
+        row = at if rows is None else int(rows[at])
         raise InputError(f"empty value set in column {name!r} (row {row + 1})")
     m = sp.csr_array(
         (np.ones(len(rows), np.int8), (rows, mapped.to_numpy(dtype=np.int64))),
