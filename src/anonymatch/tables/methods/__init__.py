@@ -136,7 +136,7 @@ class _Lazy:
             import importlib
 
             builder = getattr(importlib.import_module(f"anonymatch.tables.methods.{module}"), name)
-            return builder(qi, k, options)  # type: ignore[no-any-return]
+            return builder(qi, k, options)
 
         build.__name__ = build.__qualname__ = name
         return build
