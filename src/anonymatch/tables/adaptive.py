@@ -247,6 +247,8 @@ def _merged_history(
     """One history for a partitioned solve: (ε, solves the parts ran at ε, Σ over parts of each
     part's fewest stars so far) after the first solve (ε₀, 0, …) and after each ε swept by some
     part; a part that stopped early counts with its final figure."""
+    if not results or any(not r.history for r in results):
+        return []  # the baseline keeps no history
     rank = {e: i for i, e in enumerate(epsilons)}
     out = [(float(epsilons[0]), 0, float(sum(r.history[0][2] for r in results)))]
     for idx, eps in enumerate(epsilons):

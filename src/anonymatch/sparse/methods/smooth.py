@@ -34,6 +34,7 @@ holding item j; far less in practice for open facilities) and O(n + nnz) memory.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.runner import default_workers
 from anonymatch.sparse.io import as_binary_csr
 
 RULES = ("majority", "all")
@@ -385,9 +387,16 @@ def cluster(
     beta: float = 2.0,
     runs: int = 10,
     seed: int | np.random.SeedSequence | None = None,
+    threads: int | None = None,
 ) -> Clustering:
     """Steps 1–5 of Alg₂ with App. D's details: clusters of k…2k−1 rows (all n rows in one
-    cluster if n < 2k). Raises InputError if k > n or beta ≤ 1 or runs < 1."""
+    cluster if n < 2k). Raises InputError if k > n or beta ≤ 1 or runs < 1.
+
+    The ``runs`` Meyerson runs are independent: their random orders and coins are drawn first,
+    in run order, from the one generator of ``seed``, and the runs then execute on ``threads``
+    threads (default: all cores; the compiled kernel releases the GIL). The cheapest run wins,
+    the earliest among equals, so the result depends on ``seed`` only — it is the same as
+    running them one after another (``threads=1``)."""
     x = _csr(x)
     n = x.shape[0]
     if k < 1:
@@ -396,6 +405,8 @@ def cluster(
         raise InputError(f"k = {k} is larger than the number of rows ({n})")
     if runs < 1:
         raise InputError(f"runs must be at least 1, got {runs}")
+    if threads is not None and threads < 1:
+        raise InputError(f"threads must be at least 1, got {threads}")
     rng = np.random.default_rng(seed)
     if n < 2 * k:
         return Clustering(np.zeros(n, np.int64), 1, 0.0, 1, 0, 0)
@@ -404,14 +415,26 @@ def cluster(
     csc = sp.csc_array(x)
     indptr, indices = x.indptr.astype(np.int64), x.indices.astype(np.int64)
     cptr = csc.indptr.astype(np.int64)
-    best: tuple[float, np.ndarray] | None = None
-    opened = 0
+    draws = []
     for _ in range(runs):
         order = rng.permutation(n).astype(np.int64)
-        u = rng.random(n)
-        _, is_open, total = _meyerson(indptr, indices, cptr, deg, cost, order, u)
+        draws.append((order, rng.random(n)))
+
+    def run(draw: tuple[np.ndarray, np.ndarray]) -> tuple[float, np.ndarray]:
+        _, is_open, total = _meyerson(indptr, indices, cptr, deg, cost, draw[0], draw[1])
+        return float(total), is_open
+
+    size = min(runs, threads if threads is not None else default_workers())
+    if size <= 1:
+        results = [run(d) for d in draws]
+    else:
+        with ThreadPoolExecutor(max_workers=size) as pool:
+            results = list(pool.map(run, draws))
+    del draws
+    best: tuple[float, np.ndarray] | None = None
+    for total, is_open in results:  # in run order: the earliest of equal costs wins
         if best is None or total < best[0]:
-            best = (float(total), is_open)
+            best = (total, is_open)
     assert best is not None
     is_open = best[1].copy()
     opened = int(is_open.sum())
