@@ -37,7 +37,14 @@ adaptive δ, arcs in_j → out_j of unbounded capacity that let a vertex carry m
 in- and out-degree stay equal). Algorithm 2's symmetric b-matching is a general (non-bipartite)
 b-matching, solved exactly as an integer program with HiGHS (scipy.optimize.milp, zero gap).
 Both run on all pairs for small n and on candidate neighbourhoods beyond (see
-``candidate_pairs``).
+``candidate_pairs``), optionally widened at every solve by each record's cheapest records under
+that solve's own costs (``cheapest_candidates``, the ``candidates`` option).
+
+Scale (issue 17; ``anonymatch.tables.adaptive.solve``): large tables are solved in parts of a
+few hundred records, so each min-cost flow has O(part · neighbours) arcs and the whole run is
+linear in n; the ε sweep may stop once the stars stop falling (``patience``). Profiled on Adult
+before this: OR-Tools' min-cost flow took 73 % of the samples on 5,000 rows (two solves per
+iteration — the relaxed one seldom had a δ-factor), ~70 flows of 0.7 s each.
 """
 
 from __future__ import annotations
