@@ -304,3 +304,14 @@ def test_meyerson_runs_on_threads_equal_the_sequential_runs(seed: int, threads: 
 def test_threads_must_be_positive() -> None:
     with pytest.raises(InputError, match="threads"):
         cluster(random_matrix(20, 5, 0.5, 0), 2, threads=0)
+
+
+def test_opening_costs_on_threads_equal_one_thread() -> None:
+    x = random_matrix(1500, 60, 0.08, 4)
+    one = opening_costs(x, 5, threads=1)
+    assert np.array_equal(opening_costs(x, 5, threads=3), one)
+    # brute force on a few rows: 2α/(1−α) · Σ distances to the ⌈βk⌉ nearest rows (self included)
+    d = dense(x).astype(np.int64)
+    for i in (0, 17, 1499):
+        dist = np.sort(np.abs(d - d[i]).sum(axis=1))[:10]
+        assert one[i] == pytest.approx(2.0 * dist.sum())
