@@ -1,6 +1,7 @@
-"""The independent Meyerson runs of smooth k-anonymity (sparse/methods/smooth.py, 10 runs, the
-cheapest kept) one after another (``threads=1``, what every sparse command did before) and on
-all cores (the default now), on the data of benchmarks/sparse_jaccard.py (retail, user × item)
+"""Smooth k-anonymity's clustering (sparse/methods/smooth.py: opening costs, then 10
+independent Meyerson runs, the cheapest kept) on one thread (``threads=1``, what every sparse
+command did before) and on all cores (the default now: opening costs in row blocks, the runs
+side by side), on the data of benchmarks/sparse_jaccard.py (retail, user × item)
 and benchmarks/sparse_scale.py (the power-law interest matrix, 100,000 rows unchunked), k = 8,
 seed 1. Wall and CPU seconds of ``cluster`` (steps 1–5: opening costs, the runs, closing,
 splitting); the two results must be identical (same labels, same cost).
@@ -38,12 +39,13 @@ def main() -> None:
     }
     cluster(data["retail (88,162 × 16,470)"][:2000], 8, runs=2, seed=0)  # compile/load numba
     lines = [
-        "## Sparse data: Meyerson runs on both cores",
+        "## Sparse data: smooth k-anonymity's clustering on both cores",
         "",
-        "`cluster(x, k=8, runs=10, seed=1)`: the 10 runs one after another (`threads=1`, the"
-        " previous behaviour) and on a thread pool (default: all cores; the numba kernel"
-        " releases the GIL). Random orders and coins are drawn first in run order from the one"
-        " seed, so both give the same clustering.",
+        "`cluster(x, k=8, runs=10, seed=1)` on one thread (`threads=1`, the previous"
+        " behaviour) and on a thread pool (default: all cores; the numba kernels release the"
+        " GIL): the opening costs (each row's βk nearest rows) in row blocks, then the 10"
+        " Meyerson runs side by side. Random orders and coins are drawn first in run order from"
+        " the one seed, so both give the same clustering.",
         "",
         "| data | sequential wall / CPU | parallel wall / CPU | speed-up (wall) | identical |",
         "|---|---|---|---|---|",

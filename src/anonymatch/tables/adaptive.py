@@ -328,13 +328,14 @@ def anonymize_adaptive(
     """Publish ``data`` with suppression so that every person i is compatible with at least δᵢ
     published rows and vice versa (δᵢ = ``k`` for all, or from ``k_column``).
 
-    Tables of more than ``partition_size`` records are solved part by part along the
-    lexicographic order, on ``executor``/``workers`` (see ``solve``); ``patience``: stop the ε
-    sweep after that many ε values in a row that did not lower the stars (None or 0: the full
-    sweep of the paper); ``candidates``: each record's cheapest records under every solve's own
-    costs added to its candidate pairs (None: max(20, 4·max δ); 0: the fixed neighbourhoods
-    only; see ``variational_bmatching``). The report's ``loss.baseline_stars`` gives the stars
-    of the agglomerative baseline (k-anonymity with suppression, k = max δᵢ) on the same parts.
+    Tables of at least 2 · ``partition_size`` records (default 500, at least 2 · max δ) are
+    solved part by part along the lexicographic order, on ``executor``/``workers`` (see
+    ``solve``). ``patience``: stop the ε sweep after that many ε values in a row that did not
+    lower the stars (None or 0: the full sweep of the paper). ``candidates``: each record's
+    cheapest records under every solve's own costs join its candidate pairs (None:
+    max(20, 4·max δ); 0: the fixed neighbourhoods only; see ``variational_bmatching``). The
+    report's ``loss.baseline_stars`` gives the stars of the agglomerative baseline
+    (k-anonymity with suppression, k = max δᵢ) on the same parts.
 
     Raises InputError (bad parameters or levels), InfeasibleError (a level above n, or no
     b-matching within the candidates) and VerificationError (should never happen).
