@@ -85,18 +85,41 @@ def matchable_degrees(c: sp.csr_array, match: np.ndarray) -> np.ndarray:
     return np.bincount(rows, weights=ok, minlength=c.shape[0]).astype(np.int64)
 
 
-def has_k_factor(c: sp.csr_array, counts: np.ndarray, k: int) -> int:
-    """Maximum flow source → unique original u (capacity k·count_u) → published j (capacity
-    count_u, one unit per identical original) → sink (capacity k). Returns the flow value; a
-    k-factor of the expanded graph exists iff it equals k·n. (An integral flow splits over the
-    count_u identical originals round-robin, each getting k distinct rows, since no edge carries
-    more than count_u units.) Time: Dinic's algorithm on O(U + n + pairs) edges."""
-    n_u, n_pub = c.shape
+def has_k_factor(
+    c: sp.csr_array, counts: np.ndarray, k: int, mult: np.ndarray | None = None
+) -> int:
+    """Maximum flow of the contracted k-factor network; a k-factor exists iff it equals k·n.
+
+    Rows of ``c`` are groups of identical originals (``counts[u]`` of them), columns groups of
+    identical published rows (``mult[g]`` of them; default one each), ``c[u, g] = 1`` iff the
+    members of u are compatible with the members of g — then, compatibility depending only on
+    the QI values and the cells, every member of u with every member of g (a complete bipartite
+    block). Network: source → u (capacity k·counts[u]) → g (capacity min(counts[u]·mult[g],
+    k·counts[u], k·mult[g])) → sink (capacity k·mult[g]).
+
+    The value equals the maximum flow of the uncontracted network (source → original (k) →
+    compatible published row (1) → sink (k)), for every input, so a k-factor (k disjoint
+    perfect matchings) of the expanded graph exists iff it equals k·n: some minimum cut of the
+    uncontracted network never splits a group (members of a group add identical terms to a
+    cut's capacity and do not interact, so moving them all to the cheaper side first for the
+    originals, then for the published rows, never raises it), and such a cut has exactly the
+    capacity of the corresponding contracted cut (a block K_{a,b} contributes a·b unit edges);
+    the min(…) caps change no flow value, since a flow through u → g never exceeds what enters
+    u or leaves g. Argument in docs/guarantees/freeform.md. Time: Dinic's algorithm on
+    O(U + G + pairs) edges (pairs between groups).
+    """
+    n_u, n_g = c.shape
+    counts = np.asarray(counts, np.int64)
+    mult = np.ones(n_g, np.int64) if mult is None else np.asarray(mult, np.int64)
     coo = c.tocoo()
-    src, sink = 0, 1 + n_u + n_pub
-    rows = np.concatenate([np.zeros(n_u, np.int64), 1 + coo.row, 1 + n_u + np.arange(n_pub)])
-    cols = np.concatenate([1 + np.arange(n_u), 1 + n_u + coo.col, np.full(n_pub, sink)])
-    caps = np.concatenate([k * counts, counts[coo.row], np.full(n_pub, k)]).astype(np.int32)
+    a, b = counts[coo.row], mult[coo.col]
+    block = np.minimum(np.minimum(a * b, k * a), k * b)
+    if k * max(int(counts.sum()), int(mult.sum()), 1) >= 2**31:
+        raise OverflowError("k·n exceeds the int32 capacities of scipy's maximum_flow")
+    src, sink = 0, 1 + n_u + n_g
+    rows = np.concatenate([np.zeros(n_u, np.int64), 1 + coo.row, 1 + n_u + np.arange(n_g)])
+    cols = np.concatenate([1 + np.arange(n_u), 1 + n_u + coo.col, np.full(n_g, sink)])
+    caps = np.concatenate([k * counts, block, k * mult]).astype(np.int32)
     size = sink + 1
     net = sp.csr_array((caps, (rows, cols)), shape=(size, size))
     return int(maximum_flow(net, src, sink, method="dinic").flow_value)

@@ -378,6 +378,121 @@ def _prefix_index(
     )
 
 
+def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Identical published rows: (reps, group, mult) with ``reps[g]`` the first row of group g,
+    ``group[j]`` the group of row j and ``mult[g]`` its size, groups numbered in order of their
+    first row.
+
+    Two rows share a group only if every array of ``published`` the compatibility kernel reads
+    holds the same bits for both (bounds, stars, and the label set of every categorical cell,
+    duplicates and order of the stored indices aside): then every original is compatible with
+    both or with neither. Every field of :class:`GeneralizedQI` enters the key, so a field
+    added later cannot be forgotten. Label sets are keyed by (size, a 64-bit random-weight
+    hash) and then compared exactly with their group's first row; a row whose sets differ (a
+    hash collision) stays a group of its own, which is always exact. O(n·d log n + nnz).
+    """
+    import dataclasses
+
+    n = published.n
+    columns: list[np.ndarray] = []
+    sets: list[sp.csr_array] = []
+    for field in dataclasses.fields(published):
+        value = getattr(published, field.name)
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == n:
+            flat = np.ascontiguousarray(value.reshape(n, -1))
+            if flat.dtype.itemsize == 8:
+                columns.append(flat.view(np.int64))
+            else:
+                columns.append(flat.astype(np.int64))
+        elif isinstance(value, tuple) and all(sp.issparse(m) for m in value):
+            for m in value:
+                m = sp.csr_array(
+                    (np.ones(len(m.indices), np.int8), m.indices, m.indptr), shape=m.shape
+                )
+                m.sum_duplicates()  # sorted, unique labels per row
+                sets.append(m)
+        else:  # an unknown field: no grouping (always exact)
+            return np.arange(n), np.arange(n), np.ones(n, np.int64)
+    weights = np.random.default_rng().integers(1, 2**62, max([m.shape[1] for m in sets] + [1]))
+    for m in sets:
+        sizes = np.diff(m.indptr)
+        rows = np.repeat(np.arange(n), sizes)
+        hashed = np.zeros(n, np.int64)
+        with np.errstate(over="ignore"):
+            np.add.at(hashed, rows, weights[m.indices])
+        columns.append(np.stack([sizes, hashed], axis=1))
+    if n == 0:
+        return np.arange(0), np.arange(0), np.ones(0, np.int64)
+    key = np.hstack(columns) if columns else np.zeros((n, 1), np.int64)
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    rep = first[inverse]  # the group's first row, for every row
+    same = np.ones(n, bool)
+    for m in sets:  # exact check of every row's label sets against its group's first row
+        sizes = np.diff(m.indptr)  # equal to the first row's (part of the key)
+        offset = np.arange(len(m.indices)) - np.repeat(m.indptr[:-1], sizes)
+        mine = m.indices
+        theirs = m.indices[np.repeat(m.indptr[rep], sizes) + offset]
+        bad = np.repeat(np.arange(n), sizes)[mine != theirs]
+        same[bad] = False
+    group = inverse.copy()
+    loners = np.flatnonzero(~same)
+    group[loners] = len(first) + np.arange(len(loners))
+    # renumber groups in order of their first row
+    _, reps, group = np.unique(group, return_index=True, return_inverse=True)
+    order = np.argsort(reps, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    group = rank[group.reshape(-1)]
+    reps = reps[order]
+    mult = np.bincount(group, minlength=len(reps)).astype(np.int64)
+    return reps.astype(np.int64), group.astype(np.int64), mult
+
+
+@dataclass(frozen=True)
+class GroupedCompatibility:
+    """Compatibility between groups of identical originals and of identical published rows.
+
+    ``c`` is U × G (0/1 CSR): ``c[u, g] = 1`` iff the originals of u are compatible with the
+    published rows of g — all of them with all of them, since compatibility depends only on
+    the values and the cells. ``counts[u]``/``inverse[i]``: sizes of the original groups and
+    the group of original i; ``mult[g]``/``group[j]``: the same for published rows."""
+
+    c: sp.csr_array
+    counts: np.ndarray
+    inverse: np.ndarray
+    mult: np.ndarray
+    group: np.ndarray
+
+    def expanded(self) -> sp.csr_array:
+        """The U × n_published matrix (one column per published row). O(pairs)."""
+        if len(self.mult) == len(self.group) and np.array_equal(
+            self.group, np.arange(len(self.group))
+        ):
+            return self.c.copy()
+        return sp.csr_array(self.c[:, self.group])
+
+    def pairs(self) -> int:
+        """Compatible (distinct original QI vector, published row) pairs: the ``nnz`` of
+        :meth:`expanded` without building it."""
+        return int(self.mult[self.c.indices].sum())
+
+
+def grouped_compatibility(published: GeneralizedQI, original: EncodedQI) -> GroupedCompatibility:
+    """Compatibility on groups of identical rows (:func:`published_groups`): the candidate
+    search and the checks run once per distinct published row. O(Σ_g |candidates(g)| · d +
+    n·d log n)."""
+    from anonymatch.tables.reuse import cached, compatibility_key
+
+    def compute() -> GroupedCompatibility:
+        reps, group, mult = published_groups(published)
+        distinct = published if len(reps) == published.n else published.take(reps)
+        c, counts, inverse = _compatibility(distinct, original)
+        return GroupedCompatibility(c, counts, inverse, mult, group)
+
+    return cached(lambda: compatibility_key(published, original), compute)
+
+
 def compatibility(
     published: GeneralizedQI, original: EncodedQI
 ) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
@@ -385,16 +500,12 @@ def compatibility(
 
     Returns (C, counts, inverse): C is a U × n_published 0/1 CSR matrix over the U distinct
     original QI vectors, ``counts[u]`` their multiplicities and ``inverse[i]`` the unique vector
-    of original i. Time O(Σ_j |candidates(j)| · d) with candidates(j) the originals allowed by
-    j's most selective cell; memory O(U·d + pairs).
+    of original i. Computed on distinct published rows (:func:`grouped_compatibility`), then
+    one column per published row. Time O(Σ_g |candidates(g)| · d + pairs) with candidates(g)
+    the originals allowed by g's most selective cell or prefix ranges; memory O(U·d + pairs).
     """
-    from anonymatch.tables.reuse import cached, compatibility_key
-
-    c, counts, inverse = cached(
-        lambda: compatibility_key(published, original),
-        lambda: _compatibility(published, original),
-    )
-    return c.copy(), counts.copy(), inverse.copy()  # callers may change theirs
+    grouped = grouped_compatibility(published, original)
+    return grouped.expanded(), grouped.counts.copy(), grouped.inverse.copy()
 
 
 def _compatibility(
@@ -485,10 +596,13 @@ def verify(published: GeneralizedQI, original: EncodedQI, k: int) -> Verificatio
             0,
             f"the release has {n_pub} rows but the original has {n}",
         )
-    c, counts, _ = compatibility(published, original)
-    per_original = int(np.diff(c.indptr).min()) if n else 0
+    grouped = grouped_compatibility(published, original)
+    c, counts, mult = grouped.c, grouped.counts, grouped.mult
+    # per group; every member of a group has its group's figures
+    per_original = int((c @ mult).min()) if n else 0
     per_published = int((counts @ c).min()) if n else 0
-    flow = has_k_factor(c, counts, k) if n and min(per_original, per_published) >= k else 0
+    enough = n and min(per_original, per_published) >= k
+    flow = has_k_factor(c, counts, k, mult) if enough else 0
     passed = flow == k * n
     if passed:
         reason = "ok"
@@ -499,7 +613,7 @@ def verify(published: GeneralizedQI, original: EncodedQI, k: int) -> Verificatio
     else:
         reason = f"no k-factor: at most {flow} of the {k * n} required disjoint matches exist"
     return VerificationReport(
-        passed, k, n, n_pub, per_original, per_published, flow, k * n, int(c.nnz), reason
+        passed, k, n, n_pub, per_original, per_published, flow, k * n, grouped.pairs(), reason
     )
 
 
