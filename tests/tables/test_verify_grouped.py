@@ -1,0 +1,206 @@
+"""The verifier's contraction of identical published rows (docs/guarantees/freeform.md): the
+k-factor check on groups with multiplicities must give exactly the figures of the uncontracted
+graph — checked here against a dense compatibility matrix built cell by cell and a plain
+augmenting-path max flow on the expanded network (one node per original, per published row)."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import anonymatch
+from anonymatch.tables.cells import parse_cells
+from anonymatch.tables.pipeline import prepare
+from anonymatch.tables.schema import Schema
+from anonymatch.tables.verify import grouped_compatibility, published_groups, verify
+from tests.factories import random_frame
+
+
+def _dense(frame: pd.DataFrame, published: pd.DataFrame, qi: list[str], numeric: list[str]):
+    """Original i × published j compatibility, cell by cell (cells of ``_cell``'s grammar)."""
+    n, m = len(frame), len(published)
+    want = np.ones((n, m), dtype=bool)
+    for col in qi:
+        orig = frame[col].to_numpy()
+        for j, cell in enumerate(published[col]):
+            if cell == "*":
+                continue
+            if col in numeric:
+                a, _, b = cell.partition("..")
+                want[:, j] &= (orig >= int(a)) & (orig <= int(b or a))
+            else:
+                want[:, j] &= np.isin(orig.astype(str), cell.split("|"))
+    return want
+
+
+def _max_flow_expanded(dense: np.ndarray, k: int) -> int:
+    """Edmonds–Karp on source → original (k) → compatible published row (1) → sink (k): the
+    uncontracted network, no node merged, nothing shared with the code under test."""
+    n, m = dense.shape
+    size = 2 + n + m
+    src, sink = 0, size - 1
+    cap = np.zeros((size, size), np.int64)
+    cap[src, 1 : 1 + n] = k
+    cap[1 : 1 + n, 1 + n : 1 + n + m] = dense
+    cap[1 + n : 1 + n + m, sink] = k
+    flow = 0
+    while True:
+        parent = [-1] * size
+        parent[src] = src
+        queue = deque([src])
+        while queue and parent[sink] < 0:
+            x = queue.popleft()
+            for y in np.flatnonzero(cap[x] > 0):
+                if parent[y] < 0:
+                    parent[y] = x
+                    queue.append(int(y))
+        if parent[sink] < 0:
+            return flow
+        y, push = sink, k * n
+        while y != src:
+            push = min(push, int(cap[parent[y], y]))
+            y = parent[y]
+        y = sink
+        while y != src:
+            cap[parent[y], y] -= push
+            cap[y, parent[y]] += push
+            y = parent[y]
+        flow += push
+
+
+def _check(frame: pd.DataFrame, published: pd.DataFrame, k: int) -> None:
+    """The contracted verifier's report equals the uncontracted figures."""
+    qi = [c for c in frame.columns if c != "s"]
+    numeric = [c for c in qi if c.startswith("n")]
+    _, enc, _ = prepare(frame, Schema.build(qi, numeric))
+    cells = parse_cells(published, enc)
+    report = verify(cells, enc, k)
+    dense = _dense(frame, published, qi, numeric)
+    per_original, per_published = int(dense.sum(1).min()), int(dense.sum(0).min())
+    assert report.min_matches_original == per_original
+    assert report.min_matches_published == per_published
+    keys = frame[qi].astype(str).agg("\x1f".join, axis=1)
+    distinct = ~keys.duplicated().to_numpy()
+    assert report.compatible_pairs == int(dense[distinct].sum())
+    flow = _max_flow_expanded(dense, k)
+    if min(per_original, per_published) >= k:
+        assert report.k_factor_flow == flow
+    assert report.passed == (flow == k * len(frame))
+    # the groups are groups of identical rows, each with one column of the expanded matrix
+    grouped = grouped_compatibility(cells, enc)
+    text = published[qi].astype(str).agg("\x1f".join, axis=1).to_numpy()
+    for g in range(len(grouped.mult)):
+        members = np.flatnonzero(grouped.group == g)
+        assert len(members) == grouped.mult[g]
+        assert (dense[:, members] == dense[:, members[:1]]).all()
+    # rows written identically are in one group
+    assert all(len(set(grouped.group[text == t])) == 1 for t in set(text))
+    assert np.array_equal(grouped.expanded().toarray()[grouped.inverse].astype(bool), dense)
+
+
+def _cell(draw: st.DrawFn, numeric: bool, values: list[str]) -> str:
+    kind = draw(st.integers(0, 3))
+    if kind == 0:
+        return "*"
+    if numeric:
+        a, b = sorted(draw(st.lists(st.integers(-1, 31), min_size=2, max_size=2)))
+        return f"{a}..{b}" if kind > 1 else str(a)
+    pool = [*values, "absent"]
+    return "|".join(sorted(set(draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4)))))
+
+
+@st.composite
+def _random_release(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """A tiny original and a release drawn from a pool of a few distinct rows (so that rows
+    repeat, as in Mondrian's classes), k from 1 to 3."""
+    n = draw(st.integers(1, 9))
+    n_num, n_cat = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    if n_num + n_cat == 0:
+        n_num = 1
+    frame = random_frame(n, draw(st.integers(0, 10_000)), n_num, n_cat, draw(st.integers(1, 4)))
+    qi = [c for c in frame.columns if c != "s"]
+    domains = {c: sorted(set(frame[c].astype(str))) for c in qi}
+    pool = [
+        {c: _cell(draw, c.startswith("n"), domains[c]) for c in qi}
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    rows = [pool[draw(st.integers(0, len(pool) - 1))] for _ in range(n)]
+    return frame, pd.DataFrame(rows, columns=qi), draw(st.integers(1, 3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=_random_release())
+def test_contracted_check_equals_uncontracted(case) -> None:
+    frame, published, k = case
+    _check(frame, published, k)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    n=st.integers(4, 12),
+    seed=st.integers(0, 10_000),
+    k=st.integers(2, 3),
+    edits=st.lists(
+        st.tuples(st.integers(0, 11), st.integers(0, 3), st.integers(0, 11)), max_size=3
+    ),
+)
+def test_tampered_mondrian_releases(n: int, seed: int, k: int, edits: list) -> None:
+    """An honest Mondrian release (classes of identical rows) passes; after edits — a cell of
+    row j narrowed to one original's value, a label removed, row j overwritten by row j2 (which
+    makes classes of the wrong size) — the contracted verdict and figures still equal the
+    uncontracted ones, so every tampered release that lacks a k-factor fails."""
+    frame = random_frame(n, seed, 1, 2, 3)
+    qi = ["n0", "c0", "c1"]
+    if n < k:
+        return
+    release = anonymatch.anonymize(frame, k=k, qi=qi, numeric=["n0"], method="mondrian", seed=1)
+    table = release.table[qi].astype(str).reset_index(drop=True)
+    _check(frame, table, k)
+    for j, kind, j2 in edits:
+        j, j2 = j % n, j2 % n
+        if kind == 0:
+            table.at[j, "n0"] = str(int(frame["n0"][j2]))
+        elif kind == 1:
+            labels = table.at[j, "c0"].split("|")
+            table.at[j, "c0"] = "|".join(labels[1:]) or "absent"
+        elif kind == 2:
+            table.loc[j, qi] = table.loc[j2, qi].to_numpy()
+        else:
+            table.at[j, "c1"] = "*"
+    _check(frame, table, k)
+
+
+def test_duplicated_rows_do_not_hide_a_missing_k_factor() -> None:
+    """Degrees are enough but Hall's condition fails; the four rows "4" form one group of 4."""
+    original = pd.DataFrame({"n0": [1, 1, 1, 4, 4, 4]})
+    published = pd.DataFrame({"n0": ["1..4", "1..4", "4", "4", "4", "4"]})
+    _check(original, published, 2)
+    report = anonymatch.verify(original, published, k=2, qi=["n0"], numeric=["n0"])
+    assert not report.passed and report.k_factor_flow == 10
+
+
+def test_published_groups_split_hash_collisions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every label weighing the same, {v0, v3} and {v1, v2} collide (same size, same
+    hash): the exact comparison must keep them apart."""
+    frame = pd.DataFrame({"c0": ["v0", "v1", "v2", "v3"]})
+    published = pd.DataFrame({"c0": ["v0|v3", "v1|v2", "v0|v3", "v1|v2"]})
+    _, enc, _ = prepare(frame, Schema.build(["c0"], []))
+    cells = parse_cells(published, enc)
+
+    class Ones:
+        def integers(self, lo: int, hi: int, size: int) -> np.ndarray:
+            return np.ones(size, np.int64)
+
+    monkeypatch.setattr(np.random, "default_rng", lambda *args: Ones())
+    reps, group, mult = published_groups(cells)
+    assert group[0] != group[1]
+    assert group[0] == group[2]
+    assert group[1] != group[2]
+    assert mult.sum() == 4 and len(reps) == len(mult)
+    monkeypatch.undo()
+    _check(frame, published, 2)
