@@ -51,16 +51,24 @@ def _needs_prefix_pandas(text: pd.Series, neutralize: bool) -> pd.Series:
 
 def escape_series(values: pd.Series, neutralize: bool = True) -> pd.Series:
     """A column with its formula-like text cells prefixed by ``'`` (see the module docstring);
-    cells that are not strings are left as they are."""
-    is_text = values.map(lambda v: isinstance(v, str))
+    cells that are not strings are left as they are. Each distinct value is examined once
+    (``pd.factorize``; a release repeats its cells, e.g. once per class member)."""
+    import numpy as np
+
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    distinct = pd.Series(np.asarray(uniques, dtype=object), dtype=object)
+    is_text = distinct.map(lambda v: isinstance(v, str))
     if not is_text.any():
         return values
-    text = values.where(is_text, "").astype(str)
-    prefix = _needs_prefix_pandas(text, neutralize) & is_text
-    if not prefix.any():
+    text = distinct.where(is_text, "").astype(str)
+    prefix_distinct = (_needs_prefix_pandas(text, neutralize) & is_text).to_numpy(bool)
+    if not prefix_distinct.any():
         return values
+    prefix = np.zeros(len(values), bool)
+    present = codes >= 0
+    prefix[present] = prefix_distinct[codes[present]]
     out = values.copy()
-    out[prefix] = "'" + text[prefix]
+    out[prefix] = "'" + values[prefix].astype(str)
     return out
 
 
