@@ -388,8 +388,10 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
     duplicates and order of the stored indices aside): then every original is compatible with
     both or with neither. Every field of :class:`GeneralizedQI` enters the key, so a field
     added later cannot be forgotten. Label sets are keyed by (size, a 64-bit random-weight
-    hash) and then compared exactly with their group's first row; a row whose sets differ (a
-    hash collision) stays a group of its own, which is always exact. O(n·d log n + nnz).
+    hash), whole rows by a 64-bit random-weight hash of that key, and every row is then compared
+    exactly with the first row of its hash (all key columns, every label of every set); a row
+    that differs (a collision) stays a group of its own, which is always exact. O(n·d + n log n
+    + nnz).
     """
     import dataclasses
 
@@ -413,7 +415,8 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
                 sets.append(m)
         else:  # an unknown field: no grouping (always exact)
             return np.arange(n), np.arange(n), np.ones(n, np.int64)
-    weights = np.random.default_rng().integers(1, 2**62, max([m.shape[1] for m in sets] + [1]))
+    rng = np.random.default_rng()
+    weights = rng.integers(1, 2**62, max([m.shape[1] for m in sets] + [1]))
     for m in sets:
         sizes = np.diff(m.indptr)
         rows = np.repeat(np.arange(n), sizes)
@@ -424,10 +427,13 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
     if n == 0:
         return np.arange(0), np.arange(0), np.ones(0, np.int64)
     key = np.hstack(columns) if columns else np.zeros((n, 1), np.int64)
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    mix = rng.integers(1, 2**62, key.shape[1]) | 1
+    with np.errstate(over="ignore"):
+        hashed = (key * mix).sum(axis=1)  # wraps modulo 2**64
+    _, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
-    rep = first[inverse]  # the group's first row, for every row
-    same = np.ones(n, bool)
+    rep = first[inverse]  # the first row of the same hash, for every row
+    same = (key == key[rep]).all(axis=1)  # exact: a collision leaves the row on its own
     for m in sets:  # exact check of every row's label sets against its group's first row
         sizes = np.diff(m.indptr)  # equal to the first row's (part of the key)
         offset = np.arange(len(m.indices)) - np.repeat(m.indptr[:-1], sizes)
