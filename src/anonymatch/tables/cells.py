@@ -31,7 +31,7 @@ from anonymatch.core.files import write_atomically
 from anonymatch.tables.hierarchy import Hierarchy
 from anonymatch.tables.io import is_parquet, read_table
 from anonymatch.tables.qitypes import DateScale, OrdinalScale
-from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.recode import GeneralizedQI, published_groups
 from anonymatch.tables.schema import EncodedQI
 from anonymatch.tables.sidecar import (
     kept_column_dtype,
@@ -65,7 +65,17 @@ def integer_typed(values: np.ndarray, integral: bool) -> bool:
 
 
 def format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
-    """CSV text of every published QI cell, by attribute name. O(n·d + Σ set sizes)."""
+    """CSV text of every published QI cell, by attribute name. Identical rows (a class
+    release's members, ``recode.published_groups``) are formatted once. O(n·d + Σ set sizes)
+    for the distinct rows, O(n·d) to copy their text to every row."""
+    reps, group, _ = published_groups(cells)
+    if len(reps) == cells.n:
+        return _format_cells(cells, qi)
+    distinct = _format_cells(cells.take(reps), qi)
+    return {name: np.asarray(col, dtype=object)[group].tolist() for name, col in distinct.items()}
+
+
+def _format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     scaled = qi.types.scaled
     for a, name in enumerate(qi.num_names):

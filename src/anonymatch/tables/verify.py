@@ -28,7 +28,7 @@ from numba import njit
 
 from anonymatch.core.matching import has_k_factor
 from anonymatch.core.runner import default_workers
-from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.recode import GeneralizedQI, published_groups
 from anonymatch.tables.schema import EncodedQI
 
 
@@ -376,83 +376,6 @@ def _prefix_index(
         rank_lo,
         rank_hi,
     )
-
-
-def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Identical published rows: (reps, group, mult) with ``reps[g]`` the first row of group g,
-    ``group[j]`` the group of row j and ``mult[g]`` its size, groups numbered in order of their
-    first row.
-
-    Two rows share a group only if every array of ``published`` the compatibility kernel reads
-    holds the same bits for both (bounds, stars, and the label set of every categorical cell,
-    duplicates and order of the stored indices aside): then every original is compatible with
-    both or with neither. Every field of :class:`GeneralizedQI` enters the key, so a field
-    added later cannot be forgotten. Label sets are keyed by (size, a 64-bit random-weight
-    hash), whole rows by a 64-bit random-weight hash of that key, and every row is then compared
-    exactly with the first row of its hash (all key columns, every label of every set); a row
-    that differs (a collision) stays a group of its own, which is always exact. O(n·d + n log n
-    + nnz).
-    """
-    import dataclasses
-
-    n = published.n
-    columns: list[np.ndarray] = []
-    sets: list[sp.csr_array] = []
-    for field in dataclasses.fields(published):
-        value = getattr(published, field.name)
-        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == n:
-            flat = np.ascontiguousarray(value.reshape(n, -1))
-            if flat.dtype.itemsize == 8:
-                columns.append(flat.view(np.int64))
-            else:
-                columns.append(flat.astype(np.int64))
-        elif isinstance(value, tuple) and all(sp.issparse(m) for m in value):
-            for m in value:
-                m = sp.csr_array(
-                    (np.ones(len(m.indices), np.int8), m.indices, m.indptr), shape=m.shape
-                )
-                m.sum_duplicates()  # sorted, unique labels per row
-                sets.append(m)
-        else:  # an unknown field: no grouping (always exact)
-            return np.arange(n), np.arange(n), np.ones(n, np.int64)
-    rng = np.random.default_rng()
-    weights = rng.integers(1, 2**62, max([m.shape[1] for m in sets] + [1]))
-    for m in sets:
-        sizes = np.diff(m.indptr)
-        rows = np.repeat(np.arange(n), sizes)
-        hashed = np.zeros(n, np.int64)
-        with np.errstate(over="ignore"):
-            np.add.at(hashed, rows, weights[m.indices])
-        columns.append(np.stack([sizes, hashed], axis=1))
-    if n == 0:
-        return np.arange(0), np.arange(0), np.ones(0, np.int64)
-    key = np.hstack(columns) if columns else np.zeros((n, 1), np.int64)
-    mix = rng.integers(1, 2**62, key.shape[1]) | 1
-    with np.errstate(over="ignore"):
-        hashed = (key * mix).sum(axis=1)  # wraps modulo 2**64
-    _, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    rep = first[inverse]  # the first row of the same hash, for every row
-    same = (key == key[rep]).all(axis=1)  # exact: a collision leaves the row on its own
-    for m in sets:  # exact check of every row's label sets against its group's first row
-        sizes = np.diff(m.indptr)  # equal to the first row's (part of the key)
-        offset = np.arange(len(m.indices)) - np.repeat(m.indptr[:-1], sizes)
-        mine = m.indices
-        theirs = m.indices[np.repeat(m.indptr[rep], sizes) + offset]
-        bad = np.repeat(np.arange(n), sizes)[mine != theirs]
-        same[bad] = False
-    group = inverse.copy()
-    loners = np.flatnonzero(~same)
-    group[loners] = len(first) + np.arange(len(loners))
-    # renumber groups in order of their first row
-    _, reps, group = np.unique(group, return_index=True, return_inverse=True)
-    order = np.argsort(reps, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    group = rank[group.reshape(-1)]
-    reps = reps[order]
-    mult = np.bincount(group, minlength=len(reps)).astype(np.int64)
-    return reps.astype(np.int64), group.astype(np.int64), mult
 
 
 @dataclass(frozen=True)
