@@ -6,7 +6,10 @@ It never sees the internal graph. It rebuilds the compatibility graph an attacke
 matchings, i.e. a k-regular spanning subgraph — by maximum flow. That is the condition under
 which the release can be k-anonymous in the nonreciprocal sense (Doka §2.2, §3; Wong et al.).
 
-Scaling: identical originals are merged into one node with a multiplicity; candidate pairs come
+Scaling: identical originals are merged into one node with a multiplicity, and so are identical
+published rows (``recode.published_groups``; the k-factor check then runs on the contracted
+transportation network, which has the same maximum flow — docs/guarantees/freeform.md, "Identical
+published rows are contracted too"); candidate pairs come
 from two indexes, whichever admits fewer originals for a published row: per-attribute indexes
 (sorted values for numeric QIs, value buckets for categorical ones: the originals allowed by its
 most selective cell), and a lexicographic prefix index over all attributes at once (the unique
