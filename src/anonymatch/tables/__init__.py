@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     from anonymatch.tables.metrics import InformationLoss
     from anonymatch.tables.pipeline import Release
     from anonymatch.tables.risk import RiskReport
-    from anonymatch.tables.schema import Schema
+    from anonymatch.tables.schema import MissingCodes, Schema
     from anonymatch.tables.verify import VerificationReport
+
 
 __all__ = ["anonymize", "evaluate", "risk", "verify"]
 
@@ -61,12 +62,17 @@ def _schema(
     )
 
 
-def _na(na_values: str | Iterable[str] | None) -> tuple[str, ...]:
-    from anonymatch.tables.schema import DEFAULT_NA_VALUES
+def _na(
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None,
+) -> MissingCodes:
+    """``na_values`` of the API: tokens (a list or a comma-separated string) for every column,
+    a mapping column → codes (added to the default tokens, as pandas' ``na_values`` dict), or a
+    ``MissingCodes``."""
+    from anonymatch.tables.schema import MissingCodes, missing_codes
 
-    if na_values is None:
-        return tuple(DEFAULT_NA_VALUES)
-    return tuple(column_list(na_values, "na_values"))
+    if na_values is None or isinstance(na_values, MissingCodes | Mapping):
+        return missing_codes(na_values)
+    return MissingCodes(tuple(column_list(na_values, "na_values")))
 
 
 def _published(release: Any) -> pd.DataFrame:
@@ -90,7 +96,7 @@ def anonymize(
     partition_size: int | None = None,
     seed: int | None = None,
     weights: Mapping[str, float] | None = None,
-    na_values: str | Iterable[str] | None = None,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
     time_limit: float = 60.0,
     workers: int | None = None,
@@ -99,6 +105,7 @@ def anonymize(
     diversity: str = "distinct",
     c: float | None = None,
     t: float | Mapping[str, float] | None = None,
+    suppression_limit: float = 0.0,
 ) -> Release:
     """Publish a table under k-anonymity by freeform generalization, verified.
 
@@ -131,10 +138,13 @@ def anonymize(
         redo the choice of the true assignment — for tests and experiments only.
     weights : mapping of str to float, optional
         Per-QI weights of the information loss (finite, non-negative).
-    na_values : str or iterable of str, optional
-        Cell texts read as missing (default: the library's usual set).
+    na_values : str, iterable of str, mapping or MissingCodes, optional
+        Cell texts read as missing in every column (default: the library's usual set), or a
+        mapping column → codes (e.g. ``{"EDUCYEAR": [-1, -7, -8, -9]}``) added to the default
+        tokens. A missing QI value is kept and published as a suppressed cell ``*``
+        (``docs/guarantees/missing.md``).
     drop_missing : bool, default False
-        Drop rows with a missing QI instead of treating missing as a value.
+        Drop rows with a missing QI instead.
     time_limit : float, default 60.0
         Seconds allowed per partition for the exact ``mip`` method.
     workers : int, optional
@@ -154,6 +164,11 @@ def anonymize(
         The t of t-closeness, 0 < t ≤ 1: every person's candidates show a value distribution within
         earth mover's distance t of the table's (ordered distance for sensitive columns also
         listed in ``numeric``, equal distance otherwise).
+    suppression_limit : float, default 0.0
+        Share of the records, in [0, 1), that may be dropped from the release as outliers when
+        that lowers the loss (ARX's suppression limit; ``anonymatch.tables.suppress``). The
+        guarantee holds for the published people; ``report["input"]["suppressed"]`` counts the
+        others.
 
     Returns
     -------
@@ -231,6 +246,7 @@ def anonymize(
         diversity=diversity,
         c=c,
         t=t,
+        suppression_limit=suppression_limit,
     )
 
 
@@ -241,13 +257,14 @@ def verify(
     k: int,
     qi: str | Iterable[str],
     numeric: str | Iterable[str] | None = None,
-    na_values: str | Iterable[str] | None = None,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
     sensitive: str | Iterable[str] | None = None,
     l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
     diversity: str = "distinct",
     c: float | None = None,
     t: float | Mapping[str, float] | None = None,
+    suppression_limit: float = 0.0,
 ) -> VerificationReport:
     """Check that a published table is k-anonymous with respect to the original.
 
@@ -284,6 +301,10 @@ def verify(
         The c of recursive (c, ℓ)-diversity.
     t : float or mapping of str to float, optional
         The t of t-closeness to check, as in ``anonymize``.
+    suppression_limit : float, default 0.0
+        The suppression limit the release was made with: a release with fewer rows than the
+        original passes only if at most ⌊limit·n⌋ people are missing from it and the others
+        have a k-factor to the published rows.
 
     Returns
     -------
@@ -331,7 +352,14 @@ def verify(
     schema = _schema(qi, numeric, sensitive)
     models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
     return verify_release(
-        published, original, check_k(k), schema, _na(na_values), drop_missing, models
+        published,
+        original,
+        check_k(k),
+        schema,
+        _na(na_values),
+        drop_missing,
+        models,
+        suppression_limit=suppression_limit,
     )
 
 
@@ -342,7 +370,7 @@ def evaluate(
     qi: str | Iterable[str],
     numeric: str | Iterable[str] | None = None,
     weights: Mapping[str, float] | None = None,
-    na_values: str | Iterable[str] | None = None,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
 ) -> InformationLoss:
     """Information loss of a published table: GCP overall and mean NCP per QI.
@@ -423,7 +451,7 @@ def risk(
     sensitive: str | Iterable[str] | None = None,
     k: int | None = None,
     threshold: float = 0.2,
-    na_values: str | Iterable[str] | None = None,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
 ) -> RiskReport:
     """Re-identification and attribute-disclosure risk of a release, against the original.

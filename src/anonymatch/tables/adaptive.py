@@ -35,7 +35,7 @@ from anonymatch.tables.methods.bmatching import (
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import Release, _check_k, _release_table, prepare
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, Schema
+from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, NAValues, Schema, missing_codes
 from anonymatch.tables.verify import AdaptiveVerificationReport, compatibility, verify_adaptive
 
 AGGLOMERATIVE_PARTITION = 1000  # records per partition of the O(n²·d) baseline
@@ -178,9 +178,9 @@ def starred_cells(enc: EncodedQI, stars: np.ndarray) -> GeneralizedQI:
     )
 
 
-def missing_cells(data: pd.DataFrame, enc: EncodedQI, na_values: Iterable[str]) -> np.ndarray:
+def missing_cells(data: pd.DataFrame, enc: EncodedQI, na_values: NAValues) -> np.ndarray:
     """Initial stars (footnote 4): categorical QI cells holding a missing-value token."""
-    na = list(set(na_values))
+    na = list(set(missing_codes(na_values).tokens))
     forced = np.zeros((enc.n, len(layout_names(enc))), bool)
     dn = len(enc.num_names)
     for a, name in enumerate(enc.cat_names):
@@ -218,7 +218,7 @@ def anonymize_adaptive(
     cell_weights: pd.DataFrame | None = None,
     epsilons: Sequence[float] = DEFAULT_EPSILONS,
     neighbours: int | None = None,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
     time_limit: float = 600.0,
     progress: Callable[[str], None] | None = None,
@@ -247,6 +247,7 @@ def anonymize_adaptive(
     extra_ids = [k_column] if k_column is not None else []
     schema = Schema.build(qi, numeric, sensitive, [*identifiers, *extra_ids], weights)
     data, enc, dropped = prepare(data, schema, na_values, drop_missing)
+    enc.require_complete(f"method {method!r}")
     n = enc.n
     delta = levels(data, k, k_column, n)
     forced = missing_cells(data, enc, na_values)
@@ -331,7 +332,7 @@ def verify_adaptive_release(
     original: pd.DataFrame,
     k_column: str,
     schema: Schema,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
 ) -> AdaptiveVerificationReport:
     """Verify a suppression release against the original table and its level column."""
@@ -350,7 +351,7 @@ def attack_release(
     k: int | None = None,
     k_column: str | None = None,
     seed: int | None = None,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
 ) -> AttackReport:
     """Attack analysis of any table release (suppression or generalization): the compatibility

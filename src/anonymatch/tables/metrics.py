@@ -64,21 +64,109 @@ def loss_from_sums(sums: np.ndarray, n: int, qi: EncodedQI) -> InformationLoss:
 
 
 def gcp_increase_weights(
-    qi: EncodedQI, lo: np.ndarray, hi: np.ndarray, member: list[np.ndarray]
+    qi: EncodedQI,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    member: list[np.ndarray],
+    num_star: np.ndarray | None = None,
+    cat_star: np.ndarray | None = None,
 ) -> np.ndarray:
     """Edge weights of Doka §5: w[i, j] = weighted GCP increase of recasting published record j
     (current bounds ``lo[j]``/``hi[j]``, categorical membership ``member[a][j, code]``) so that it
     also covers original i, summed over attributes. Returns an m × m float64 matrix for the m
     records of ``qi`` (one partition). O(m²·d) time, O(m²) memory (one numba pass, no
     temporaries: large temporaries cost page faults under allocators that return memory to the
-    OS eagerly, as Dask workers' do)."""
+    OS eagerly, as Dask workers' do).
+
+    With missing values (``qi.num_missing``/``cat_missing``; ``num_star``/``cat_star`` mark
+    the published records whose cell is already suppressed because they cover a missing value),
+    a missing value is a point at NCP distance 1 from everything: covering it turns j's cell
+    into ``*``, an increase from the cell's current NCP to 1, and a suppressed cell covers
+    anything at no further cost (docs/guarantees/missing.md)."""
     num_scale, cat_scale = qi.ncp_scales()
     widths = [mat.shape[1] for mat in member]
     offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
     stacked = np.hstack(member) if member else np.zeros((qi.n, 0), dtype=bool)
-    return _increase_weights(
-        qi.num, lo, hi, num_scale, qi.cat, np.ascontiguousarray(stacked), offsets, cat_scale
+    if not qi.has_missing:
+        return _increase_weights(
+            qi.num, lo, hi, num_scale, qi.cat, np.ascontiguousarray(stacked), offsets, cat_scale
+        )
+    m = qi.n
+    num_star = np.zeros(qi.num.shape, bool) if num_star is None else num_star
+    cat_star = np.zeros(qi.cat.shape, bool) if cat_star is None else cat_star
+    num_full, cat_full = qi.star_scales()
+    # current weighted NCP of every published record's cells
+    with np.errstate(invalid="ignore"):
+        num_now = np.where(num_star, num_full, (hi - lo) * num_scale)
+    cat_now = np.empty((m, len(member)))
+    for a, mat in enumerate(member):
+        cat_now[:, a] = np.where(
+            cat_star[:, a], cat_full[a], np.maximum(mat.sum(axis=1) - 1, 0) * cat_scale[a]
+        )
+    return _increase_weights_missing(
+        qi.num,
+        np.ascontiguousarray(qi.num_missing),
+        lo,
+        hi,
+        num_scale,
+        num_full,
+        np.ascontiguousarray(num_star),
+        np.ascontiguousarray(num_now),
+        qi.cat,
+        np.ascontiguousarray(qi.cat_missing),
+        np.ascontiguousarray(stacked),
+        offsets,
+        cat_scale,
+        cat_full,
+        np.ascontiguousarray(cat_star),
+        cat_now,
     )
+
+
+@njit(cache=True, nogil=True)
+def _increase_weights_missing(  # pragma: no cover - compiled
+    num,
+    num_na,
+    lo,
+    hi,
+    num_scale,
+    num_full,
+    num_star,
+    num_now,
+    cat,
+    cat_na,
+    member,
+    offsets,
+    cat_scale,
+    cat_full,
+    cat_star,
+    cat_now,
+):
+    """``_increase_weights`` with missing values: an attribute of a suppressed j adds nothing;
+    a missing value of i suppresses j's cell (increase: full NCP − current NCP)."""
+    m, dn, dc = num.shape[0], num.shape[1], cat.shape[1]
+    w = np.zeros((m, m))
+    for i in range(m):
+        for j in range(m):
+            s = 0.0
+            for a in range(dn):
+                if num_star[j, a]:
+                    continue
+                if num_na[i, a]:
+                    s += num_full[a] - num_now[j, a]
+                elif num_scale[a] != 0:
+                    v = num[i, a]
+                    grown = max(hi[j, a], v) - min(lo[j, a], v)
+                    s += (grown - (hi[j, a] - lo[j, a])) * num_scale[a]
+            for a in range(dc):
+                if cat_star[j, a]:
+                    continue
+                if cat_na[i, a]:
+                    s += cat_full[a] - cat_now[j, a]
+                elif cat_scale[a] != 0 and not member[j, offsets[a] + cat[i, a]]:
+                    s += cat_scale[a]
+            w[i, j] = s
+    return w
 
 
 @njit(cache=True, nogil=True)

@@ -13,18 +13,19 @@ from anonymatch.tables.schema import EncodedQI
 
 def attribute_cardinalities(qi: EncodedQI) -> np.ndarray:
     """Number of distinct values of each QI among these records, numeric first then categorical
-    (the column order of ``np.hstack([qi.num, qi.cat])``). O(n·d log n)."""
-    num = [len(np.unique(qi.num[:, a])) for a in range(qi.num.shape[1])]
-    cat = [len(np.unique(qi.cat[:, a])) for a in range(qi.cat.shape[1])]
-    return np.array(num + cat, dtype=np.int64)
+    (the column order of ``EncodedQI.keys``; "missing" counts as one value). O(n·d log n)."""
+    keys = qi.keys()
+    return np.array([len(np.unique(keys[:, a])) for a in range(keys.shape[1])], dtype=np.int64)
 
 
 def lexicographic_order(qi: EncodedQI) -> np.ndarray:
     """Permutation sorting the records lexicographically, lowest-cardinality attribute first;
-    ties keep input order (stable). O(n·d log n) time, O(n·d) memory."""
+    ties keep input order (stable). A missing value sorts as one value of its own (after the
+    numbers, before the labels: ``EncodedQI.keys``), so records missing the same attributes
+    lie together. O(n·d log n) time, O(n·d) memory."""
     if qi.n == 0:
         return np.empty(0, dtype=np.int64)
-    keys = np.hstack([qi.num, qi.cat.astype(np.float64)])
+    keys = qi.keys()
     card = attribute_cardinalities(qi)
     # np.lexsort uses the last key as the primary one; stable sort on equal cardinalities.
     priority = np.argsort(card, kind="stable")

@@ -71,6 +71,10 @@ def _widen(m: sp.csr_array, width: int) -> sp.csr_array:
 def recode(graph: GeneralizationGraph, qi: EncodedQI) -> GeneralizedQI:
     """Cells of every published record from the originals the graph maps to it.
 
+    A cell is suppressed (``*``) when one of those originals has a missing value in its
+    attribute (a missing value is compatible with ``*`` only; docs/guarantees/missing.md);
+    otherwise it is the range or set of their values.
+
     Complexity: O(E·d) time and O(E + n·d) memory for E graph edges.
     """
     members = graph.published_members()
@@ -81,16 +85,33 @@ def recode(graph: GeneralizationGraph, qi: EncodedQI) -> GeneralizedQI:
     dn, dc = qi.num.shape[1], qi.cat.shape[1]
     lo = np.empty((n, dn))
     hi = np.empty((n, dn))
+    num_star = np.zeros((n, dn), bool)
+    cat_star = np.zeros((n, dc), bool)
     for a in range(dn):
         vals = qi.num[idx, a]
+        gone = qi.num_missing[idx, a]
+        if n and gone.any():
+            num_star[:, a] = np.logical_or.reduceat(gone, starts)
+            # bounds of the present values; a suppressed cell keeps its placeholder bounds
+            lo[:, a] = np.minimum.reduceat(np.where(gone, np.inf, vals), starts)
+            hi[:, a] = np.maximum.reduceat(np.where(gone, -np.inf, vals), starts)
+            lo[num_star[:, a], a] = hi[num_star[:, a], a] = 0.0
+            continue
         lo[:, a] = np.minimum.reduceat(vals, starts) if n else vals[:0]
         hi[:, a] = np.maximum.reduceat(vals, starts) if n else vals[:0]
     rows = np.repeat(np.arange(n), np.diff(members.indptr))
     sets = []
     for a in range(dc):
         card = int(qi.cat_card[a])
-        m = sp.csr_array((np.ones(len(idx), np.int8), (rows, qi.cat[idx, a])), shape=(n, card))
+        gone = qi.cat_missing[idx, a]
+        if n and gone.any():
+            cat_star[:, a] = np.logical_or.reduceat(gone, starts)
+        keep = ~gone & ~cat_star[rows, a]  # a suppressed cell's set is empty
+        m = sp.csr_array(
+            (np.ones(int(keep.sum()), np.int8), (rows[keep], qi.cat[idx[keep], a])),
+            shape=(n, card),
+        )
         m.sum_duplicates()
         m.data[:] = 1
         sets.append(m)
-    return GeneralizedQI(lo, hi, np.zeros((n, dn), bool), tuple(sets), np.zeros((n, dc), bool))
+    return GeneralizedQI(lo, hi, num_star, tuple(sets), cat_star)
