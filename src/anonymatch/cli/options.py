@@ -199,6 +199,12 @@ def set_input_options(func: F) -> F:
             ),
             click.option("--id-column", default=None, help="Long format: record id column."),
             click.option("--item-column", default=None, help="Long format: item column."),
+            click.option(
+                "--dedupe",
+                is_flag=True,
+                help="Long format: drop repeated (record, item) rows (counted in the summary "
+                "and the manifest) instead of refusing the input.",
+            ),
         ],
     )
 
