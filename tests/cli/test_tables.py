@@ -270,3 +270,34 @@ def test_names_and_separator(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     )
     assert code == 0, err
     assert list(pd.read_csv(out).columns) == ["n0", "n1", "c0", "c1", "s"]
+
+
+def test_na_codes_and_suppression_limit_through_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = random_frame(120, 4).astype(str)
+    frame.loc[[2, 9, 30, 31], "n0"] = "-9"
+    frame.loc[[5, 40], "c0"] = "-8"
+    source = tmp_path / "t.csv"
+    frame.to_csv(source, index=False)
+    out, report = tmp_path / "o.csv", tmp_path / "o.json"
+    roles = ["--qi", QI, "--numeric", "n0,n1", "--na", "n0=-9,c0=-8|-7"]
+    code, stdout, err = run(
+        ["anonymize", str(source), "-o", str(out), "--report", str(report), "--k", "3",
+         "--suppression-limit", "0.02", "--seed", "2", *roles],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    manifest = json.loads(report.read_text())
+    assert manifest["parameters"]["na_codes"] == {"n0": ["-9"], "c0": ["-8", "-7"]}
+    assert manifest["parameters"]["suppression_limit"] == 0.02
+    suppressed = manifest["input"]["suppressed"]
+    assert manifest["input"]["records"] == 120 and manifest["input"]["dropped_missing"] == 0
+    assert len(pd.read_csv(out)) == 120 - suppressed == manifest["output"]["records"]
+    assert "missing QI values kept" in stdout
+    verify = ["verify", str(source), str(out), "--k", "3", *roles]
+    code, _, _ = run([*verify, "--manifest", str(report)], capsys)
+    assert code == 0
+    if suppressed:  # without the limit a shorter release fails
+        code, stdout, _ = run(verify, capsys)
+        assert code == 1 and "rows but the original has 120" in stdout

@@ -193,3 +193,35 @@ def test_streamed_path_keeps_missing_values(tmp_path: Path) -> None:
     assert verify_release(published.astype(str), data, 3, SCHEMA, CODES).passed
     check = verify_file(source, out, 3, SCHEMA, 5, na_values=CODES, executor="inline")
     assert check["passed"], check
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_u=st.integers(2, 7),
+    n_pub=st.integers(1, 6),
+    k=st.integers(1, 3),
+    seed=st.integers(0, 10_000),
+)
+def test_k_factor_subset_is_a_proof(n_u: int, n_pub: int, k: int, seed: int) -> None:
+    """Whatever the search returns is a k-factor between the chosen originals and every
+    published row (checked by the plain k-factor flow on the chosen sub-graph); and it finds one
+    whenever the planted release (some originals fitting no row) has one."""
+    import scipy.sparse as sp
+
+    from anonymatch.core.matching import has_k_factor, k_factor_subset
+
+    rng = np.random.default_rng(seed)
+    c = sp.csr_array((rng.random((n_u, n_pub)) < 0.6).astype(np.int8))
+    counts = rng.integers(1, 3, n_u)
+    size = min(n_pub, int(counts.sum()))
+    chosen, _ = k_factor_subset(c, counts, k, size)
+    if chosen is not None:
+        assert chosen.sum() == size and np.all(chosen <= counts)
+        keep = chosen > 0
+        assert has_k_factor(sp.csr_array(c[keep]), chosen[keep], k) == k * size
+    # planted: a complete block of `size` originals (k-regular whenever size ≥ k) plus
+    # outliers compatible with no row
+    if size >= k:
+        block = sp.csr_array(np.vstack([np.ones((1, size)), np.zeros((2, size))]).astype(np.int8))
+        found, _ = k_factor_subset(block, np.array([size, 1, 2]), k, size)
+        assert found is not None and found.tolist() == [size, 0, 0]

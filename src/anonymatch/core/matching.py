@@ -113,14 +113,16 @@ def k_factor_subset(
     proof: an integral flow in which every published row takes k units and every chosen
     original exactly k, on distinct rows — a k-factor of the chosen people × published rows.
 
-    The search: vectors with fewer than k compatible rows cannot be chosen; then a maximum flow
-    source → u (capacity k·m_u) → j (m_u) → sink (k) is computed with m = counts; a vector whose
-    flow is not a multiple of k has m_u lowered to ⌊flow/k⌋ and the flow is recomputed, until
-    every vector's flow is a multiple of k (found) or the flow falls short of k·size (None).
-    Choosing exactly which people to drop is a general-factor problem with gaps (hard in
-    general), so this is a heuristic: a found set is a proof, a None is not a proof that none
-    exists. At most Σ counts rounds of Dinic's algorithm on O(U + n + pairs) edges; in
-    practice a few, since suppressed outliers fit few published rows.
+    The search keeps m_u candidate originals per vector (m = counts, minus the vectors with
+    fewer than k compatible rows, which no chosen person can have) and repeats: a maximum flow
+    source → u (capacity k·m_u) → j (m_u) → sink (k); if it falls short of k·size, None; every
+    vector keeps ⌈flow_u / k⌉ candidates (an original the flow does not use at all is dropped);
+    if every flow_u is then a multiple of k, found; else the vector whose last original carries
+    the least flow loses it, and the flow is recomputed. Choosing exactly which people to leave
+    out is a general-factor problem with gaps (hard in general), so this is a heuristic: a found
+    set is a proof, a None is not a proof that none exists. At most Σ counts − size + 1 rounds
+    of Dinic's algorithm on O(U + n + pairs) edges; in practice a few, since suppressed outliers
+    fit fewer than k published rows or none of the flow.
 
     Returns (chosen or None, the last flow value).
     """
@@ -141,7 +143,9 @@ def k_factor_subset(
             return None, value
         first = sp.csr_array(result.flow)[[0], :].toarray().ravel()
         f = first[1 : 1 + n_u].astype(np.int64)
-        odd = f % k != 0
-        if not odd.any():
+        m = np.minimum(m, -(-f // k))  # originals the flow leaves unused are not published
+        partial = f % k
+        if not partial.any():
             return f // k, value
-        m[odd] = f[odd] // k
+        u = int(np.flatnonzero(partial)[np.argmin(partial[partial > 0])])
+        m[u] -= 1
