@@ -165,7 +165,14 @@ def test_suppression_release_verified_within_the_limit_only() -> None:
     too_small = verify_release(release.table, data, 5, SCHEMA, CODES, suppression_limit=0.01)
     assert not too_small.passed and "limit allows 2 fewer" in too_small.reason
     report = verify_release(release.table, data, 5, SCHEMA, CODES, suppression_limit=0.05)
-    assert report.passed and report.suppressed == dropped
+    assert report.passed and report.suppressed == dropped and report.n_original == 200
+    # the search for the published people (used when the suppression rule's people fail)
+    from anonymatch.tables.cells import parse_cells
+    from anonymatch.tables.verify import verify
+
+    _, enc, _ = prepare(data, SCHEMA, CODES)
+    searched = verify(parse_cells(release.table, enc), enc, 5, 0.05)
+    assert searched.passed and searched.suppressed == dropped
     # a release missing rows is not k-anonymous for lack of rows alone: k = 6 fails
     assert not verify_release(release.table, data, 40, SCHEMA, CODES, suppression_limit=0.05).passed
 

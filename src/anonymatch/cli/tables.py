@@ -345,13 +345,15 @@ def _manifest_partitions(path: str | None) -> int | None:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
 
 
-def _manifest_suppression_limit(path: str | None) -> float:
-    """The suppression limit recorded in a manifest (0 without one, or for older manifests)."""
+def _manifest_suppression(path: str | None) -> tuple[float, int | None]:
+    """The suppression limit and partition size recorded in a manifest (0 and None without
+    one, or for older manifests)."""
     if path is None:
-        return 0.0
+        return 0.0, None
     try:
-        manifest = json.loads(Path(path).read_text())
-        return float(manifest.get("parameters", {}).get("suppression_limit") or 0.0)
+        parameters = json.loads(Path(path).read_text()).get("parameters", {})
+        size = parameters.get("partition_size")
+        return float(parameters.get("suppression_limit") or 0.0), int(size) if size else None
     except (OSError, ValueError, TypeError, AttributeError) as exc:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
 
@@ -567,10 +569,17 @@ def verify(
             )
         sys.exit(0 if adaptive.passed else 1)
     assert k is not None
-    if suppression_limit is None:
-        suppression_limit = _manifest_suppression_limit(manifest)
+    recorded_limit, recorded_size = _manifest_suppression(manifest)
     report = verify_release(
-        pub, orig, k, schema, na_values, drop_missing, models, suppression_limit
+        pub,
+        orig,
+        k,
+        schema,
+        na_values,
+        drop_missing,
+        models,
+        recorded_limit if suppression_limit is None else suppression_limit,
+        recorded_size,
     )
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
