@@ -232,3 +232,15 @@ def test_k_factor_subset_is_a_proof(n_u: int, n_pub: int, k: int, seed: int) -> 
         block = sp.csr_array(np.vstack([np.ones((1, size)), np.zeros((2, size))]).astype(np.int8))
         found, _ = k_factor_subset(block, np.array([size, 1, 2]), k, size)
         assert found is not None and found.tolist() == [size, 0, 0]
+
+
+def test_suppression_with_a_sensitive_model_is_verified_on_the_kept_people() -> None:
+    from anonymatch.tables.sensitive import build_models
+
+    data = _frame(150, 21, missing=0.0)
+    release = anonymize(data, 3, QI, NUMERIC, ["s"], seed=5, l=2, suppression_limit=0.05)
+    dropped = release.report["input"]["suppressed"]  # type: ignore[index]
+    assert dropped > 0 and len(release.table) == 150 - dropped
+    models = build_models(("s",), 2, "distinct", None, None, ())
+    report = verify_release(release.table, data, 3, SCHEMA, models=models, suppression_limit=0.05)
+    assert report.passed and report.sensitive and report.suppressed == dropped
