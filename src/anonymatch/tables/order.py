@@ -20,13 +20,18 @@ def attribute_cardinalities(qi: EncodedQI) -> np.ndarray:
 
 def lexicographic_order(qi: EncodedQI) -> np.ndarray:
     """Permutation sorting the records lexicographically, lowest-cardinality attribute first;
-    ties keep input order (stable). A missing value sorts as one value of its own (after the
-    numbers, before the labels: ``EncodedQI.keys``), so records missing the same attributes
-    lie together. O(n·d log n) time, O(n·d) memory."""
+    ties keep input order (stable). Records are first grouped by which attributes they miss
+    (complete records first), so that records missing the same attributes lie together and
+    share partitions; within a group the usual order. O(n·d log n) time, O(n·d) memory."""
     if qi.n == 0:
         return np.empty(0, dtype=np.int64)
     keys = qi.keys()
     card = attribute_cardinalities(qi)
     # np.lexsort uses the last key as the primary one; stable sort on equal cardinalities.
     priority = np.argsort(card, kind="stable")
-    return np.lexsort(tuple(keys[:, a] for a in priority[::-1])).astype(np.int64)
+    sort_keys = [keys[:, a] for a in priority[::-1]]
+    # Records missing the same attributes first lie together whatever their other values: a
+    # missing value stars every row it is linked to, so they should share partitions and rows.
+    gone = np.hstack([qi.num_missing, qi.cat_missing])
+    sort_keys += [gone[:, a] for a in priority[::-1] if gone[:, a].any()]
+    return np.lexsort(tuple(sort_keys)).astype(np.int64)
