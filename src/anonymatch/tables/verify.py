@@ -27,8 +27,9 @@ from anonymatch.tables.schema import EncodedQI
 
 @dataclass(frozen=True)
 class VerificationReport:
-    """Outcome of ``verify``. ``passed`` iff the row counts agree and a k-factor exists (and,
-    when sensitive models were checked, every one of ``sensitive`` passed)."""
+    """Outcome of ``verify``. ``passed`` iff the row counts agree (or ``suppressed`` people, within
+    the suppression limit, are missing from the release) and a k-factor exists (and, when
+    sensitive models were checked, every one of ``sensitive`` passed)."""
 
     passed: bool
     k: int
@@ -41,6 +42,7 @@ class VerificationReport:
     compatible_pairs: int
     reason: str
     sensitive: tuple[dict[str, object], ...] = ()
+    suppressed: int = 0
 
     def to_dict(self) -> dict[str, object]:
         out = asdict(self)
@@ -137,14 +139,17 @@ def _grow(a, cap):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _matches(u, j, unum, ucat, lo, hi, num_star, cat_star, stamp, set_off):  # pragma: no cover
+    # A missing original value (numeric +inf, categorical code −1) matches only ``*``.
     for a in range(unum.shape[1]):
         if not num_star[j, a]:
             v = unum[u, a]
-            if v < lo[j, a] or v > hi[j, a]:
+            if v == np.inf or v < lo[j, a] or v > hi[j, a]:
                 return False
     for a in range(ucat.shape[1]):
-        if not cat_star[j, a] and stamp[set_off[a] + ucat[u, a]] != j:
-            return False
+        if not cat_star[j, a]:
+            code = ucat[u, a]
+            if code < 0 or stamp[set_off[a] + code] != j:
+                return False
     return True
 
 
@@ -155,7 +160,9 @@ def compatibility(
 
     Returns (C, counts, inverse): C is a U × n_published 0/1 CSR matrix over the U distinct
     original QI vectors, ``counts[u]`` their multiplicities and ``inverse[i]`` the unique vector
-    of original i. Time O(Σ_j |candidates(j)| · d) with candidates(j) the originals allowed by
+    of original i. A missing original value is compatible only with a suppressed cell
+    (docs/guarantees/missing.md); a present one with ``*`` or a cell containing it.
+    Time O(Σ_j |candidates(j)| · d) with candidates(j) the originals allowed by
     j's most selective cell; memory O(U·d + pairs).
     """
     from anonymatch.tables.reuse import cached, compatibility_key
@@ -170,7 +177,7 @@ def compatibility(
 def _compatibility(
     published: GeneralizedQI, original: EncodedQI
 ) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
-    keys = np.hstack([original.num, original.cat.astype(np.float64)])
+    keys = original.keys()  # missing: numeric +inf, categorical −1
     uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     dn = original.num.shape[1]
@@ -194,11 +201,15 @@ def _compatibility(
     card = original.cat_card.astype(np.int64)
     cat_off = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
     bucket_ptr = np.zeros(int(cat_off[-1]) + 1, np.int64)
-    members = []
+    members: list[np.ndarray] = []
+    listed = 0
     for a in range(dc):
-        sizes = np.bincount(ucat[:, a], minlength=int(card[a]))
-        bucket_ptr[cat_off[a] + 1 : cat_off[a + 1] + 1] = np.cumsum(sizes) + a * n_u
-        members.append(np.argsort(ucat[:, a], kind="stable"))
+        present = ucat[:, a] >= 0  # missing values sit in no bucket: they match only ``*``
+        sizes = np.bincount(ucat[present, a], minlength=int(card[a]))
+        bucket_ptr[cat_off[a] + 1 : cat_off[a + 1] + 1] = np.cumsum(sizes) + listed
+        listed += int(present.sum())
+        by_code = np.argsort(ucat[:, a], kind="stable")
+        members.append(by_code[present[by_code]])
     cat_members = np.concatenate(members) if members else np.empty(0, np.int64)
     u, j = _compatible_pairs(
         unum,
@@ -220,13 +231,29 @@ def _compatibility(
     return c, counts.astype(np.int64), inverse
 
 
-def verify(published: GeneralizedQI, original: EncodedQI, k: int) -> VerificationReport:
+def allowed_suppressed(n: int, suppression_limit: float) -> int:
+    """How many of n people a suppression limit (a share in [0, 1)) lets a release drop."""
+    return int(np.floor(suppression_limit * n + 1e-9))
+
+
+def verify(
+    published: GeneralizedQI, original: EncodedQI, k: int, suppression_limit: float = 0.0
+) -> VerificationReport:
     """Check the k-anonymity guarantee of a table release from published cells + original QIs.
 
     Passes iff the release has as many rows as the original and the compatibility graph has a
-    k-factor. Also reports the fewest matches of any original and of any published row."""
+    k-factor. Also reports the fewest matches of any original and of any published row.
+
+    With a ``suppression_limit`` s > 0, a release may have fewer rows, n − d with
+    d ≤ ⌊s·n⌋ people suppressed (dropped as outliers); it passes iff some n − d originals have a
+    k-factor to the published rows (``core.matching.k_factor_subset``: a pass is a proof; the
+    search for the published people is a heuristic, so a failure there is reported as such).
+    The guarantee then holds for the published people; the dropped ones are not in the release.
+    """
     n, n_pub = original.n, published.n
-    if n != n_pub:
+    allowed = allowed_suppressed(n, suppression_limit)
+    if n_pub != n and not (n_pub < n and n - n_pub <= allowed):
+        limit = f" (the suppression limit allows {allowed} fewer)" if allowed else ""
         return VerificationReport(
             False,
             k,
@@ -235,11 +262,13 @@ def verify(published: GeneralizedQI, original: EncodedQI, k: int) -> Verificatio
             0,
             0,
             0,
-            k * n,
+            k * n_pub,
             0,
-            f"the release has {n_pub} rows but the original has {n}",
+            f"the release has {n_pub} rows but the original has {n}{limit}",
         )
     c, counts, _ = compatibility(published, original)
+    if n_pub < n:
+        return _verify_suppressed(c, counts, k, n, n_pub)
     per_original = int(np.diff(c.indptr).min()) if n else 0
     per_published = int((counts @ c).min()) if n else 0
     flow = has_k_factor(c, counts, k) if n and min(per_original, per_published) >= k else 0
@@ -254,6 +283,43 @@ def verify(published: GeneralizedQI, original: EncodedQI, k: int) -> Verificatio
         reason = f"no k-factor: at most {flow} of the {k * n} required disjoint matches exist"
     return VerificationReport(
         passed, k, n, n_pub, per_original, per_published, flow, k * n, int(c.nnz), reason
+    )
+
+
+def _verify_suppressed(
+    c: sp.csr_array, counts: np.ndarray, k: int, n: int, n_pub: int
+) -> VerificationReport:
+    """``verify`` of a release with n_pub < n rows: a k-factor between the published rows and
+    n_pub of the originals (the published people)."""
+    from anonymatch.core.matching import k_factor_subset
+
+    per_published = int((counts @ c).min()) if n_pub else 0
+    chosen, flow = (None, 0) if per_published < k else k_factor_subset(c, counts, k, n_pub)
+    degree = np.diff(c.indptr)
+    if chosen is not None:
+        per_original = int(degree[chosen > 0].min()) if n_pub else 0
+        reason = "ok"
+    else:
+        per_original = int(degree.min()) if n else 0
+        if per_published < k:
+            reason = f"a published row matches only {per_published} original records (< k = {k})"
+        else:
+            reason = (
+                f"no {n_pub} originals found with a k-factor to the {n_pub} published rows "
+                f"(at most {flow} of the {k * n_pub} required disjoint matches)"
+            )
+    return VerificationReport(
+        chosen is not None,
+        k,
+        n,
+        n_pub,
+        per_original,
+        per_published,
+        flow,
+        k * n_pub,
+        int(c.nnz),
+        reason,
+        suppressed=n - n_pub,
     )
 
 
