@@ -117,7 +117,9 @@ def k_factor_subset(
     fewer than k compatible rows, which no chosen person can have) and repeats: a maximum flow
     source → u (capacity k·m_u) → j (m_u) → sink (k); if it falls short of k·size, None; every
     vector keeps ⌈flow_u / k⌉ candidates (an original the flow does not use at all is dropped);
-    if every flow_u is then a multiple of k, found; else the vector whose last original carries
+    if every flow_u is then a multiple of k and the flow ran with exactly those m_u = flow_u / k
+    (so that no edge carries more than the vector's chosen originals can take), found; if the
+    m_u shrank, the flow is recomputed with them; else the vector whose last original carries
     the least flow loses it, and the flow is recomputed. Choosing exactly which people to leave
     out is a general-factor problem with gaps (hard in general), so this is a heuristic: a found
     set is a proof, a None is not a proof that none exists. At most Σ counts − size + 1 rounds
@@ -143,9 +145,14 @@ def k_factor_subset(
             return None, value
         first = sp.csr_array(result.flow)[[0], :].toarray().ravel()
         f = first[1 : 1 + n_u].astype(np.int64)
-        m = np.minimum(m, -(-f // k))  # originals the flow leaves unused are not published
+        kept = np.minimum(m, -(-f // k))  # originals the flow leaves unused are not published
         partial = f % k
-        if not partial.any():
+        if not partial.any() and np.array_equal(kept, m):
+            # the flow ran with edge capacities m_u = f_u / k: a proof (``has_k_factor``)
             return f // k, value
-        u = int(np.flatnonzero(partial)[np.argmin(partial[partial > 0])])
-        m[u] -= 1
+        if partial.any():
+            u = int(np.flatnonzero(partial)[np.argmin(partial[partial > 0])])
+            kept[u] -= 1
+        # else: an edge may carry more than f_u / k units (the capacity was the larger m_u),
+        # which f_u / k originals cannot take on distinct rows: recompute with m_u = f_u / k
+        m = kept
