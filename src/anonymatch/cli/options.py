@@ -614,7 +614,8 @@ def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
         options["csv"] = csv_options(
             params.get("sep"), params.get("names"), params["quotechar"], params.get("fmt", "auto")
         )
-        options["na_values"] = na_tokens(params.get("na_values"))
+        na = params.get("na_values")  # a MissingCodes (tokens and --na codes) once parsed
+        options["na_values"] = na if isinstance(na, MissingCodes) else na_tokens(na)
     return options
 
 
