@@ -405,9 +405,9 @@ def categorical_distributions(
     weights = np.repeat(np.where(sizes > 0, 1.0 / np.maximum(sizes, 1), 0.0), sizes)
     weights[np.repeat(star, sizes)] = 0.0
     keep = sets.indices < card
-    release = np.bincount(sets.indices[keep], weights=weights[keep], minlength=card)[:card]
+    counts = np.bincount(sets.indices[keep], weights=weights[keep], minlength=card)[:card]
     spread = int(star.sum()) - min(int((~present).sum()), int(star.sum()))
-    release = release + spread / max(card, 1)
+    release = counts.astype(float) + spread / max(card, 1)
     order = np.argsort(-original, kind="stable")
     if card > top + 1:
         shown, rest = order[:top], order[top:]
