@@ -55,6 +55,7 @@ bench: install
 	$(BIN)/python benchmarks/adaptive_attack.py
 	$(BIN)/python benchmarks/adaptive_speed.py
 	$(BIN)/python benchmarks/scale_tables.py
+	$(BIN)/python benchmarks/speed_tables.py  # needs ../peers/Mondrian (see its docstring)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

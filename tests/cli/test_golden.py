@@ -138,7 +138,7 @@ CASES: dict[str, tuple[str, Callable[[Path], Path], str, str, list[str]]] = {
 
 DIGESTS: dict[str, str] = {
     "graphs": "1a65e979ec13344ab46c508ee35dbc713114b2a135c316a6eabc527cee97d4d3",
-    "sets-cahd": "9c698e334817bb038ffc1230066dbb0015673f29a28435b1f6be4cd10c2c9872",
+    "sets-cahd": "8f76319c1614ed3e7f0e8912cb69a8a66c5d5a132099d52184704b5888666e21",
     "sets-gray": "5bfb26c7c428f8133ca85b30538babb21c9ae2c823a3c4a7e0f9debcebfeba39",
     "sets-gray-tsp": "c424d42c412d6cb39e07087ffb17dd3ad41d176967c9618a488981907df724b3",
     "sets-km": "8c0ac2b9aac6a62bd9e99dfbe383412ef2bc30c689f8b3788a734e4f92262d3b",
@@ -150,15 +150,15 @@ DIGESTS: dict[str, str] = {
     "tables-agglomerative": "9543b193a93ed0983dca6259f8e2264621e1016abcb1eed2ef528632e5c6b042",
     "tables-bmatching": "e5d09fce67b351e9ba12172fe85dfa339460a245836b8e8f7f5ef4a0bbb3893d",
     "tables-bmatching-symmetric": "e5d09fce67b351e9ba12172fe85dfa339460a245836b8e8f7f5ef4a0bbb3893d",  # noqa: E501
-    "tables-greedy": "7e6d3447dbd1c8ed83b21235f00bf3d1678e8cbb20185b1120244b21c8a553b2",
-    "tables-hungarian": "b8a106dd059d772a7060a8baae9b08444687e2bd6857a2ab57d14298e9f6fce6",
+    "tables-greedy": "2acd729f0e8d0077e91a3216d3a69dbe1066b3f638dd36e39cdf7d39a8ca140b",
+    "tables-hungarian": "0871829db7ffd834fa8aa31eedc75d4a3f14d35b6c28df2725d1d12b800f5cac",
     "tables-kl": "fda1e6a5fb23ccff3818b7dfbef7b6caa9d4c8f60c5aaa87634308d9439f5af4",
-    "tables-mip": "8bd0045d6142c9ff8decc689c3f814aa51b7a350fd3f99aabcd854ac7fa1ec64",
-    "tables-mondrian": "1a8749b3629e3acc57d18069de9a39181a2e9b6c60e61e5f6eb8bb8b231041e7",
-    "tables-parquet": "eb3086ff7e8b8c9117297dd1ec63f5f46e9a13aa136f470fb19c6cb314a3c700",  # noqa: E501 - issue 14: typed kept columns
-    "tables-ring": "e1d4c194d76ee9adcee9bf08a48e26b0926df948a33b49b03923fe8b9a79c5e8",
+    "tables-mip": "6a7d058355422a7d89cda1ae3d84abcfca47d63b645f63a9ad3c1fbf90ded351",
+    "tables-mondrian": "be96415bf46fb6aea09349fbb313fcde21efbda86033f7d439880c1fe0f09a99",
+    "tables-parquet": "6a52524153bf7968908daade0689efdb4357a94bbb360cba051f215beb5728e9",  # noqa: E501 - typed kept columns (issue 14) and the JV solver (issue 17)
+    "tables-ring": "b7e51a33e9c9d68231f4e2004bf8eeda43e8255606d770eb1809728764c2ead3",
     "tables-sortgreedy": "772db38b4878893f872c27fe1ca2292f5ca75d381177c97187873ac93c9ab154",
-    "tables-streamed": "859eb2bcdc2edc75c9fcfcb1fbe00c1d9dfe9515ecff209b09a213af97ce9c7f",
+    "tables-streamed": "88bec54a7471853e6bc20bac3dfbd7900dd7e3971e59dcf707dcb8546ef2522e",
 }
 
 

@@ -14,7 +14,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.runner import run_partitions
 from anonymatch.sparse.methods.mondrian import mondrian_labels
 from anonymatch.sparse.methods.randomized_response import flip_probability, randomized_response
-from anonymatch.sparse.methods.smooth import cluster, opening_costs, split_large, vote
+from anonymatch.sparse.methods.smooth import _meyerson, cluster, opening_costs, split_large, vote
 from anonymatch.sparse.metrics import edge_metrics
 from anonymatch.sparse.order import minhash_chunks, minhash_signatures
 from anonymatch.sparse.pipeline import anonymize_sparse
@@ -268,3 +268,50 @@ def test_chunked_and_unchunked_paths_agree() -> None:
     assert j_whole - 0.15 < j_chunked <= j_whole + 0.05
     big = anonymize_sparse(x, 4, seed=2, chunk_rows=1000)
     assert (big.published != whole.published).nnz == 0  # one chunk = the unchunked algorithm
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), threads=st.integers(2, 4))
+def test_meyerson_runs_on_threads_equal_the_sequential_runs(seed: int, threads: int) -> None:
+    """The runs on a thread pool give the clustering of the runs one after another, and the
+    cheapest run is the one the sequential loop (draws in run order from one generator) finds."""
+    x = random_matrix(150, 25, 0.2, seed)
+    one = cluster(x, 4, runs=5, seed=seed, threads=1)
+    many = cluster(x, 4, runs=5, seed=seed, threads=threads)
+    assert np.array_equal(one.labels, many.labels)
+    assert one.facility_cost == many.facility_cost
+    rng = np.random.default_rng(seed)
+    xs = sp.csr_array(x)
+    csc = sp.csc_array(xs)
+    cost = opening_costs(xs, 4, 2.0)
+    deg = np.diff(xs.indptr).astype(np.int64)
+    totals = []
+    for _ in range(5):
+        order = rng.permutation(150).astype(np.int64)
+        _, _, total = _meyerson(
+            xs.indptr.astype(np.int64),
+            xs.indices.astype(np.int64),
+            csc.indptr.astype(np.int64),
+            deg,
+            cost,
+            order,
+            rng.random(150),
+        )
+        totals.append(total)
+    assert one.facility_cost == min(totals)
+
+
+def test_threads_must_be_positive() -> None:
+    with pytest.raises(InputError, match="threads"):
+        cluster(random_matrix(20, 5, 0.5, 0), 2, threads=0)
+
+
+def test_opening_costs_on_threads_equal_one_thread() -> None:
+    x = random_matrix(1500, 60, 0.08, 4)
+    one = opening_costs(x, 5, threads=1)
+    assert np.array_equal(opening_costs(x, 5, threads=3), one)
+    # brute force on a few rows: 2α/(1−α) · Σ distances to the ⌈βk⌉ nearest rows (self included)
+    d = dense(x).astype(np.int64)
+    for i in (0, 17, 1499):
+        dist = np.sort(np.abs(d - d[i]).sum(axis=1))[:10]
+        assert one[i] == pytest.approx(2.0 * dist.sum())

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import anonymatch
 from anonymatch.tables.cells import parse_cells
@@ -101,3 +103,102 @@ def test_suppressed_cells_match_everything() -> None:
     original = pd.DataFrame({"x": [1, 2], "c": ["a", "b"]})
     published = pd.DataFrame({"x": ["*", "*"], "c": ["*", "a|b"]})
     assert anonymatch.verify(original, published, k=2, qi="x,c", numeric="x").passed
+
+
+def _random_cell(rng: np.random.Generator, numeric: bool, values: list) -> str:
+    """A random published cell: ``*``, a range / value set (possibly with a label absent from
+    the original), or a single value."""
+    kind = rng.integers(0, 4)
+    if kind == 0:
+        return "*"
+    if numeric:
+        a, b = sorted(rng.integers(-2, 32, 2).tolist())
+        return f"{a}..{b}" if kind > 1 else str(a)
+    size = int(rng.integers(1, len(values) + 2))
+    pool = [*values, "absent"]
+    return "|".join(sorted(set(rng.choice(pool, size).tolist())))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 70),
+    card=st.integers(1, 6),
+    n_cat=st.integers(0, 3),
+    n_num=st.integers(0, 2),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_compatibility_equals_brute_force(
+    n: int, card: int, n_cat: int, n_num: int, seed: int
+) -> None:
+    """The indexed candidate search (single-cell index or the lexicographic prefix index, on a
+    thread pool) finds exactly the pairs a dense check of every cell finds."""
+    if n_cat + n_num == 0:
+        n_num = 1
+    frame = random_frame(n, seed % 10_000, n_num, n_cat, card)
+    qi = [c for c in frame.columns if c != "s"]
+    numeric = [c for c in qi if c.startswith("n")]
+    _, enc, _ = prepare(frame, Schema.build(qi, numeric))
+    rng = np.random.default_rng(seed)
+    domains = {c: sorted(set(frame[c].astype(str))) for c in qi}
+    published = pd.DataFrame(
+        {c: [_random_cell(rng, c in numeric, domains[c]) for _ in range(n)] for c in qi}
+    )
+    c, _, inverse = compatibility(parse_cells(published, enc), enc)
+    got = c.toarray()[inverse].astype(bool)
+    want = np.ones((n, n), dtype=bool)
+    for col in qi:
+        orig = frame[col].to_numpy()
+        for j, cell in enumerate(published[col]):
+            if cell == "*":
+                continue
+            if col in numeric:
+                a, _, b = cell.partition("..")
+                ok = (orig >= int(a)) & (orig <= int(b or a))
+            else:
+                ok = np.isin(orig.astype(str), cell.split("|"))
+            want[:, j] &= ok
+    assert np.array_equal(got, want)
+
+
+def test_compatibility_equals_brute_force_on_threads_and_overflowing_prefixes() -> None:
+    """Large enough for several thread slices, with wide domains so that the prefix index
+    overflows its 256 ranges (stars and wide sets on 40-value attributes)."""
+    n = 4500
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(
+        {
+            "n0": rng.integers(0, 200, n),
+            "c0": [f"v{x}" for x in rng.integers(0, 40, n)],
+            "c1": [f"w{x}" for x in rng.integers(0, 40, n)],
+            "n1": rng.integers(0, 30, n),
+        }
+    )
+    qi, numeric = ["n0", "c0", "c1", "n1"], ["n0", "n1"]
+    _, enc, _ = prepare(frame, Schema.build(qi, numeric))
+    cells: dict[str, list[str]] = {}
+    prefix = {"c0": "v", "c1": "w"}
+    want = np.ones((n, n), dtype=bool)
+    for col in qi:
+        if col in numeric:
+            orig = frame[col].to_numpy()
+        else:  # brute force on integer codes (fast), cells written as labels
+            orig = frame[col].str[1:].astype(int).to_numpy()
+        column = []
+        for j in range(n):
+            if rng.random() < 0.3:
+                column.append("*")
+                continue
+            if col in numeric:
+                a = int(rng.integers(0, 200))
+                b = a + int(rng.integers(0, 60))
+                column.append(f"{a}..{b}")
+                want[:, j] &= (orig >= a) & (orig <= b)
+            else:
+                codes = np.unique(rng.integers(0, 40, int(rng.integers(1, 30))))
+                column.append("|".join(sorted(f"{prefix[col]}{x}" for x in codes)))
+                member = np.zeros(40, dtype=bool)
+                member[codes] = True
+                want[:, j] &= member[orig]
+        cells[col] = column
+    c, _, inverse = compatibility(parse_cells(pd.DataFrame(cells), enc), enc)
+    assert np.array_equal(c.toarray()[inverse].astype(bool), want)

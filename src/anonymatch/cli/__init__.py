@@ -18,8 +18,63 @@ from anonymatch import __version__
 from anonymatch.core.errors import AnonymatchError
 from anonymatch.core.files import all_or_nothing
 
+# Command name → the module defining it. The modules import numpy, pandas, scipy and numba
+# (≈ 1–2 s), so they load only when one of their commands runs (or for --help):
+# ``anonymatch --version`` stays fast. tests/cli/test_lazy.py checks this table against the
+# modules' COMMANDS.
+LAZY_COMMANDS = {
+    **dict.fromkeys(
+        ("anonymize", "verify", "evaluate", "attack", "anonymize-kl", "check-kl", "risk"),
+        "tables",
+    ),
+    **dict.fromkeys(
+        ("anonymize-sets", "verify-sets", "evaluate-sets", "anonymize-km", "check-km"), "sets"
+    ),
+    **dict.fromkeys(("anonymize-sparse", "verify-sparse", "evaluate-sparse"), "sparse"),
+    **dict.fromkeys(("check-graph", "anonymize-graph"), "graphs"),
+    "generate-census": "synth",
+    "init": "config",
+    **dict.fromkeys(("report", "ui"), "report"),
+}
+# the data kind of each module whose commands read data: they all take --config job.toml
+CONFIG_KINDS = {"tables": "table", "sets": "transactions", "sparse": "sparse", "graphs": "graph"}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class _LazyGroup(click.Group):
+    """A group whose commands are imported on first use (see ``LAZY_COMMANDS``)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
+            load_commands(LAZY_COMMANDS[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+
+def load_commands(module: str) -> None:
+    """Import ``anonymatch.cli.<module>`` and register its commands; those reading data get
+    ``--config job.toml`` (flags given on the command line win)."""
+    import importlib
+
+    kind = CONFIG_KINDS.get(module)
+    for command in importlib.import_module(f"anonymatch.cli.{module}").COMMANDS:
+        if command.name not in cli.commands:
+            if kind is not None:
+                from anonymatch.cli.config import add_config_option
+
+                add_config_option(command, kind)
+            cli.add_command(command)
+
+
+def load_all_commands() -> click.Group:
+    """Register every command now (for tools and tests that walk ``cli.commands``)."""
+    for module in sorted(set(LAZY_COMMANDS.values())):
+        load_commands(module)
+    return cli
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="anonymatch")
 def cli() -> None:
     """Publish tables, set-valued data, sparse matrices and graphs under k-anonymity-type
@@ -66,15 +121,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> None:
     """Console-script entry point."""
     sys.exit(main())
-
-
-from anonymatch.cli import config, graphs, report, sets, sparse, synth, tables  # noqa: E402
-
-for _module in (tables, sets, sparse, graphs, synth, config, report):
-    for _command in _module.COMMANDS:
-        cli.add_command(_command)
-# every command reading data takes --config job.toml (flags given on the command line win)
-for _module, _kind in ((tables, "table"), (sets, "transactions"), (sparse, "sparse"),
-                       (graphs, "graph")):  # fmt: skip
-    for _command in _module.COMMANDS:
-        config.add_config_option(_command, _kind)

@@ -156,6 +156,20 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
     f"{ALL_PAIRS_MAX_N} rows, else max(20, 4·max δ)).",
 )
 @click.option(
+    "--patience",
+    type=int,
+    default=None,
+    help="b-matching: stop the ε sweep after this many ε values in a row without fewer stars "
+    "(default 2; 0 = sweep every ε).",
+)
+@click.option(
+    "--candidates",
+    type=int,
+    default=None,
+    help="b-matching: each record's cheapest records under every solve's own costs added to "
+    "its candidate pairs (default max(20, 4·max δ); 0 = the fixed neighbourhoods only).",
+)
+@click.option(
     "--cell-weights",
     default=None,
     help="b-matching/agglomerative: CSV with one column per QI and one row per record giving "
@@ -187,6 +201,8 @@ def anonymize(
     time_limit: float,
     epsilons: str | None,
     neighbours: int | None,
+    patience: int | None,
+    candidates: int | None,
     cell_weights: str | None,
     l: str | None,  # noqa: E741 - the model's own name
     diversity: str,
@@ -229,7 +245,16 @@ def anonymize(
     has_model = models["l"] is not None or models["t"] is not None
     if has_model and (method in SUPPRESSION_METHODS or k_column):
         raise InputError(f"--l/--t do not apply to the suppression method {method!r}")
-    streamed = _streamed_executor(input_path, output, csv, executor, scheduler, workers)
+    suppression = method in SUPPRESSION_METHODS or k_column is not None
+    if (patience is not None or candidates is not None) and not suppression:
+        raise InputError(
+            f"--patience and --candidates need --method {', '.join(SUPPRESSION_METHODS)}"
+        )
+    streamed = (
+        None
+        if suppression
+        else _streamed_executor(input_path, output, csv, executor, scheduler, workers)
+    )
     for path in (None if streamed else output, report_path):
         check_output_path(path, input_path)
     if streamed is not None:
@@ -287,7 +312,7 @@ def anonymize(
     if method in SUPPRESSION_METHODS:
         if suppression_limit:
             raise InputError(f"--suppression-limit does not apply to method {method!r}")
-        from anonymatch.tables.adaptive import anonymize_adaptive
+        from anonymatch.tables.adaptive import DEFAULT_PATIENCE, anonymize_adaptive
 
         if qi_types:
             raise InputError(
@@ -311,6 +336,12 @@ def anonymize(
             na_values=na_values,
             drop_missing=drop_missing,
             time_limit=time_limit,
+            partition_size=partition_size,
+            patience=DEFAULT_PATIENCE if patience is None else patience,
+            candidates=candidates,
+            executor=executor,
+            scheduler=scheduler,
+            workers=workers,
         )
     else:
         if k_column is not None or epsilons or neighbours is not None or cell_weights:
@@ -485,6 +516,11 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
     click.echo(
         f"stars: {loss['stars']} of {rows * len(report['parameters']['qi'])} cells"
         f" (utility {100 * loss['utility']:.2f}%)"
+        + (
+            f"; agglomerative baseline {loss['baseline_stars']}"
+            if loss.get("baseline_stars") is not None and report["method"] != "agglomerative"
+            else ""
+        )
     )
     click.echo(f"time: {report['seconds']['wall']:.1f} s")
 

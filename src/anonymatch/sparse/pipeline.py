@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.manifest import new_manifest, rename_keys
-from anonymatch.core.runner import EXECUTORS, run_partitions
+from anonymatch.core.runner import EXECUTORS, default_workers, run_partitions
 from anonymatch.sparse.methods.mondrian import mondrian_labels
 from anonymatch.sparse.methods.randomized_response import (
     LEVELS,
@@ -53,11 +53,12 @@ class SparseRelease:
 
 
 def _cluster_chunk(
-    job: tuple[sp.csr_array, int, float, int], seed: np.random.SeedSequence
+    job: tuple[sp.csr_array, int, float, int, int], seed: np.random.SeedSequence
 ) -> tuple[np.ndarray, dict[str, float]]:
-    """One chunk (a runner job): cluster labels local to the chunk, and its figures."""
-    x, k, beta, runs = job
-    c = cluster(x, k, beta=beta, runs=runs, seed=seed)
+    """One chunk (a runner job): cluster labels local to the chunk, and its figures; the
+    chunk's Meyerson runs on ``threads`` threads (the last field of the job)."""
+    x, k, beta, runs, threads = job
+    c = cluster(x, k, beta=beta, runs=runs, seed=seed, threads=threads)
     stats = {
         "facility_cost": c.facility_cost,
         "facilities_opened": c.facilities_opened,
@@ -175,7 +176,13 @@ def anonymize_sparse(
             )
             if executor is None:
                 executor = "inline" if len(chunks) == 1 and not scheduler else "dask"
-            jobs = [(x[ids], k, beta, runs) for ids in chunks]
+            # one chunk in this process: its Meyerson runs on all cores; several chunks: the
+            # chunks share the cores, one thread each
+            alone = executor == "inline" or (
+                len(chunks) == 1 and not scheduler and executor != "dask"
+            )
+            threads = (workers or default_workers()) if alone else 1
+            jobs = [(x[ids], k, beta, runs, threads) for ids in chunks]
             results = run_partitions(
                 _cluster_chunk,
                 jobs,

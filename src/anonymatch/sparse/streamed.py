@@ -47,7 +47,7 @@ import scipy.sparse as sp
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.runner import EXECUTORS, run_partitions, split_even
+from anonymatch.core.runner import EXECUTORS, default_workers, run_partitions, split_even
 from anonymatch.core.validation import check_dimensions
 from anonymatch.sparse.io import binary_csr, iter_parquet_edges, sparse_format
 from anonymatch.sparse.methods.smooth import cluster, vote
@@ -136,15 +136,16 @@ def stage_parquet(path: str | Path, directory: Path, shard_rows: int = SHARD_ROW
 
 
 def _chunk_job(
-    job: tuple[str, int, int, int, int, float, int, str], seed: np.random.SeedSequence
+    job: tuple[str, int, int, int, int, float, int, str, int], seed: np.random.SeedSequence
 ) -> dict[str, Any]:
-    """One chunk (a runner job): load it, cluster, vote, verify, write its Parquet part."""
-    directory, c, size, m, k, beta, runs, method = job
+    """One chunk (a runner job): load it, cluster (its Meyerson runs on ``threads`` threads,
+    the last field), vote, verify, write its Parquet part."""
+    directory, c, size, m, k, beta, runs, method, threads = job
     base = Path(directory)
     ids = np.load(base / f"chunk-{c:06d}.ids.npy")
     local, cols = _load_pairs(base / f"chunk-{c:06d}.raw")
     x = binary_csr(local, cols, (size, m))
-    clustering = cluster(x, k, beta=beta, runs=runs, seed=seed)
+    clustering = cluster(x, k, beta=beta, runs=runs, seed=seed, threads=threads)
     published = vote(x, clustering.labels, "majority" if method == "smooth" else "all")
     report = verify_sparse(published, x, k, "smooth" if method == "smooth" else "nonsmooth")
     rows = ids[np.repeat(np.arange(size, dtype=np.int64), np.diff(published.indptr))]
@@ -266,7 +267,12 @@ def anonymize_sparse_stream(
         t = time.perf_counter()
         if executor is None:
             executor = "inline" if len(sizes) == 1 and not scheduler else "dask"
-        jobs = [(str(work), c, size, m, k, beta, runs, method) for c, size in enumerate(sizes)]
+        # one chunk, or chunks one after another here: each chunk's Meyerson runs use all cores
+        alone = executor == "inline" or (len(sizes) == 1 and not scheduler and executor != "dask")
+        threads = (workers or default_workers()) if alone else 1
+        jobs = [
+            (str(work), c, size, m, k, beta, runs, method, threads) for c, size in enumerate(sizes)
+        ]
         results = run_partitions(
             _chunk_job,
             jobs,

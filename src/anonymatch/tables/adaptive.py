@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ import scipy.sparse as sp
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
+from anonymatch.core.runner import run_partitions
 from anonymatch.core.validation import check_k, check_seed, require_frame
 from anonymatch.tables.attack import AttackReport, simulate_attack
 from anonymatch.tables.cells import parse_cells
@@ -30,7 +32,6 @@ from anonymatch.tables.methods.bmatching import (
     BMatching,
     SuppressionProblem,
     lexicographic_codes_order,
-    stars_of,
     variational_bmatching,
 )
 from anonymatch.tables.metrics import information_loss
@@ -39,7 +40,8 @@ from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, NAValues, Schema
 from anonymatch.tables.verify import AdaptiveVerificationReport, compatibility, verify_adaptive
 
-AGGLOMERATIVE_PARTITION = 1000  # records per partition of the O(n²·d) baseline
+ADAPTIVE_PARTITION = 500  # records per partition of the suppression methods
+DEFAULT_PATIENCE = 2  # ε values without fewer stars before the sweep stops
 
 
 def discrete_codes(enc: EncodedQI) -> np.ndarray:
@@ -118,58 +120,152 @@ def solve(
     neighbours: int | None = None,
     time_limit: float = 600.0,
     progress: Callable[[str], None] | None = None,
+    *,
+    partition_size: int | None = None,
+    patience: int | None = None,
+    candidates: int | None = None,
+    executor: str = "auto",
+    scheduler: str | None = None,
+    workers: int | None = None,
 ) -> BMatching:
     """Run one suppression method. ``bmatching-symmetric`` is warm-started from Algorithm 1's
-    star pattern (§5). The agglomerative baseline runs on partitions of the lexicographic order
-    (AGGLOMERATIVE_PARTITION records, tail merged) since it is O(n²·d).
+    star pattern (§5).
+
+    Partitions: a table of at least 2 · ``partition_size`` records (default
+    ``adaptive_partition_size``) is cut along the lexicographic order of its codes into
+    ⌊n / size⌋ parts of nearly equal length, and each part is solved on its own — the baseline
+    and the b-matching alike — on ``executor`` (``auto``: worker processes when there are more
+    than two parts, else this process; ``inline``, ``threads``, ``processes``, ``dask`` with
+    ``scheduler``/``workers``; see ``core.runner``; the result does not depend on it). Each
+    part's graph satisfies the degree conditions on its own records and contains their
+    self-edges, so the union does on all records (and is symmetric, or keeps a
+    δ-factor, when every part's is): the guarantee of docs/guarantees/adaptive.md holds for the
+    whole release, which is verified as a whole in any case. A part's b-matching runs on
+    O(size · neighbours) candidate pairs whatever n, so the whole solve is linear in n.
+    ``patience``: see ``variational_bmatching`` (None: the full ε sweep); on partitioned tables
+    the δ-regular re-solve also becomes sticky (``regular_after_miss``).
 
     Departure: both b-matching algorithms also start from the baseline's solution when it has
     fewer stars than their first solve — its cliques of ≥ max δᵢ records are feasible for both
     (symmetric, degrees ≥ δᵢ, a δ-factor) — so they never return more stars than k-anonymity.
+    ``BMatching.baseline`` holds the baseline's star count.
     """
     if method not in SUPPRESSION_METHODS:
         raise InputError(f"unknown suppression method {method!r}")
-    baseline = _agglomerative_partitioned(problem)
-    if method == "agglomerative":
-        return baseline
-    first = variational_bmatching(
-        problem, False, epsilons, neighbours, progress=progress, incumbent=baseline
-    )
-    if method == "bmatching":
-        return first
-    return variational_bmatching(
-        problem,
-        True,
-        epsilons,
-        neighbours,
-        warm_start=first.stars,
-        time_limit=time_limit,
-        progress=progress,
-        incumbent=baseline,
-    )
-
-
-def _agglomerative_partitioned(problem: SuppressionProblem) -> BMatching:
     n = problem.n
     k = int(problem.delta.max()) if n else 1
-    size = max(AGGLOMERATIVE_PARTITION, 2 * k)
-    if n <= size:
-        return agglomerative(problem)
+    size = adaptive_partition_size(k) if partition_size is None else partition_size
+    if size < 2 * k:
+        raise InputError(f"--partition-size must be at least 2·max δ = {2 * k}, got {size}")
+    options = _PartOptions(method, k, tuple(epsilons), neighbours, time_limit, patience, candidates)
+    if n < 2 * size:  # a single part
+        return _solve_part((problem, options), progress)
     order = lexicographic_codes_order(problem.codes)
     parts = np.array_split(order, max(1, n // size))
-    rows, cols = [], []
-    for ids in parts:
-        sub = SuppressionProblem(
-            problem.codes[ids],
-            problem.forced[ids],
-            problem.utility[ids],
-            np.full(len(ids), k, np.int64),
+    jobs = [
+        (
+            SuppressionProblem(
+                problem.codes[ids], problem.forced[ids], problem.utility[ids], problem.delta[ids]
+            ),
+            replace(options, partitioned=True),
         )
-        res = agglomerative(sub)
-        rows.append(ids[res.rows])
-        cols.append(ids[res.cols])
-    r, c = np.concatenate(rows), np.concatenate(cols)
-    return BMatching(r, c, stars_of(problem, r, c))
+        for ids in parts
+    ]
+    if executor == "auto":
+        executor = "processes" if len(jobs) > 2 else "inline"
+    results = run_partitions(
+        _solve_part,
+        jobs,
+        executor=executor,  # type: ignore[arg-type]
+        scheduler=scheduler,
+        workers=workers,
+    )
+    rows = np.concatenate([ids[r.rows] for ids, r in zip(parts, results, strict=True)])
+    cols = np.concatenate([ids[r.cols] for ids, r in zip(parts, results, strict=True)])
+    stars = np.empty_like(problem.forced)
+    for ids, r in zip(parts, results, strict=True):
+        stars[ids] = r.stars
+    out = BMatching(rows, cols, stars, _merged_history(results, options.epsilons))
+    out.baseline = sum(r.baseline or 0 for r in results)
+    if progress is not None:
+        progress(f"{len(parts)} partitions: {out.star_total(problem):g} stars")
+    return out
+
+
+def adaptive_partition_size(k: int) -> int:
+    """Default records per partition of the suppression methods: ADAPTIVE_PARTITION, at least
+    2·max δ. Chosen on Adult at δ = 5 (docs/results.md, "Adaptive anonymity at scale"): parts of
+    500 records gave as few stars as parts of 1,000 for 0.6× the CPU time."""
+    return max(ADAPTIVE_PARTITION, 2 * k)
+
+
+@dataclass(frozen=True)
+class _PartOptions:
+    method: str
+    k: int  # the baseline's k = max δᵢ over the whole table
+    epsilons: tuple[float, ...]
+    neighbours: int | None
+    time_limit: float
+    patience: int | None
+    candidates: int | None
+    partitioned: bool = False
+
+
+def _solve_part(
+    job: tuple[SuppressionProblem, _PartOptions],
+    progress: Callable[[str], None] | None = None,
+) -> BMatching:
+    """Baseline, then (unless the method is the baseline) Algorithm 1, then Algorithm 2, on one
+    part (or the whole table). A worker-process entry point: module level, picklable job."""
+    problem, opt = job
+    baseline = agglomerative(
+        SuppressionProblem(
+            problem.codes, problem.forced, problem.utility, np.full(problem.n, opt.k, np.int64)
+        )
+    )
+    baseline_stars = int(baseline.stars.sum())
+    if opt.method == "agglomerative":
+        baseline.baseline = baseline_stars
+        return baseline
+    common = {
+        "epsilons": opt.epsilons,
+        "neighbours": opt.neighbours,
+        "progress": progress,
+        "incumbent": baseline,
+        "patience": opt.patience,
+        "regular_after_miss": opt.partitioned,
+        "candidates": opt.candidates,
+    }
+    result = variational_bmatching(problem, False, **common)  # type: ignore[arg-type]
+    if opt.method == "bmatching-symmetric":
+        result = variational_bmatching(
+            problem,
+            True,
+            warm_start=result.stars,
+            time_limit=opt.time_limit,
+            **common,  # type: ignore[arg-type]
+        )
+    result.baseline = baseline_stars
+    return result
+
+
+def _merged_history(
+    results: Sequence[BMatching], epsilons: Sequence[float]
+) -> list[tuple[float, int, float]]:
+    """One history for a partitioned solve: (ε, solves the parts ran at ε, Σ over parts of each
+    part's fewest stars so far) after the first solve (ε₀, 0, …) and after each ε swept by some
+    part; a part that stopped early counts with its final figure."""
+    if not results or any(not r.history for r in results):
+        return []  # the baseline keeps no history
+    rank = {e: i for i, e in enumerate(epsilons)}
+    out = [(float(epsilons[0]), 0, float(sum(r.history[0][2] for r in results)))]
+    for idx, eps in enumerate(epsilons):
+        solves = sum(1 for r in results for e, it, _ in r.history if it > 0 and e == eps)
+        if solves == 0:
+            break
+        total = sum(min(s for e, it, s in r.history if it == 0 or rank[e] <= idx) for r in results)
+        out.append((float(eps), solves, float(total)))
+    return out
 
 
 def starred_cells(enc: EncodedQI, stars: np.ndarray) -> GeneralizedQI:
@@ -223,14 +319,30 @@ def anonymize_adaptive(
     drop_missing: bool = False,
     time_limit: float = 600.0,
     progress: Callable[[str], None] | None = None,
+    partition_size: int | None = None,
+    patience: int | None = DEFAULT_PATIENCE,
+    candidates: int | None = None,
+    executor: str = "auto",
+    scheduler: str | None = None,
+    workers: int | None = None,
 ) -> Release:
     """Publish ``data`` with suppression so that every person i is compatible with at least δᵢ
     published rows and vice versa (δᵢ = ``k`` for all, or from ``k_column``).
 
+    Tables of at least 2 · ``partition_size`` records (default 500, at least 2 · max δ) are
+    solved part by part along the lexicographic order, on ``executor``/``workers`` (see
+    ``solve``). ``patience``: stop the ε sweep after that many ε values in a row that did not
+    lower the stars (None or 0: the full sweep of the paper). ``candidates``: each record's
+    cheapest records under every solve's own costs join its candidate pairs (None:
+    max(20, 4·max δ); 0: the fixed neighbourhoods only; see ``variational_bmatching``). The
+    report's ``loss.baseline_stars`` gives the stars of the agglomerative baseline
+    (k-anonymity with suppression, k = max δᵢ) on the same parts.
+
     Raises InputError (bad parameters or levels), InfeasibleError (a level above n, or no
     b-matching within the candidates) and VerificationError (should never happen).
     Complexity: see ``variational_bmatching`` (per ε and iteration one b-matching on
-    O(n · neighbours) candidate pairs) and ``verify_adaptive``.
+    O(size · neighbours) candidate pairs per part, so O(n) per iteration) and
+    ``verify_adaptive``.
     """
     started = time.perf_counter()
     require_frame(data)
@@ -249,6 +361,10 @@ def anonymize_adaptive(
         raise InputError("--epsilons must be positive numbers")
     if neighbours is not None and neighbours < 1:
         raise InputError(f"--neighbours must be at least 1, got {neighbours}")
+    if patience is not None and patience < 0:
+        raise InputError(f"--patience must be at least 0, got {patience}")
+    if candidates is not None and candidates < 0:
+        raise InputError(f"--candidates must be at least 0, got {candidates}")
     extra_ids = [k_column] if k_column is not None else []
     schema = Schema.build(qi, numeric, sensitive, [*identifiers, *extra_ids], weights)
     data, enc, dropped = prepare(data, schema, na_values, drop_missing)
@@ -259,7 +375,20 @@ def anonymize_adaptive(
     problem = build_problem(enc, delta, forced, weights_arr)
 
     t0 = time.perf_counter()
-    solution = solve(problem, method, epsilons, neighbours, time_limit, progress)
+    solution = solve(
+        problem,
+        method,
+        epsilons,
+        neighbours,
+        time_limit,
+        progress,
+        partition_size=partition_size,
+        patience=patience or None,
+        candidates=(max(20, 4 * int(delta.max())) if candidates is None else candidates) or None,
+        executor=executor,
+        scheduler=scheduler,
+        workers=workers,
+    )
     t_build = time.perf_counter() - t0
     rng = np.random.default_rng(seed)
     shuffle = rng.permutation(n)  # output position p shows the record shuffle[p]
@@ -287,6 +416,10 @@ def anonymize_adaptive(
             "epsilons": list(epsilons) if method != "agglomerative" else None,
             "neighbours": neighbours,
             "cell_weights": cell_weights is not None,
+            "partition_size": partition_size
+            or adaptive_partition_size(int(delta.max()) if n else 1),
+            "patience": patience if method != "agglomerative" else None,
+            "candidates": candidates if method != "agglomerative" else None,
         },
         guarantee={
             "model": "adaptive-anonymity",
@@ -303,6 +436,7 @@ def anonymize_adaptive(
             "stars": stars,
             "initial_stars": int(forced.sum()),
             "weighted_stars": solution.star_total(problem),
+            "baseline_stars": solution.baseline,
             "utility": 1.0 - stars / max(1, n * problem.d),
             "graph_edges": int(len(solution.rows) + n),
             **information_loss(cells, enc).to_dict(),

@@ -148,16 +148,35 @@ def _parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:
             lo[:, a], hi[:, a], num_star[:, a] = _parse_scaled_column(
                 frame[name], name, scaled[name]
             )
-        else:
-            lo[:, a], hi[:, a], num_star[:, a] = _parse_numeric_column(frame[name], name)
+            continue
+        uniq, codes, first = _distinct(frame[name])
+        lo_u, hi_u, star_u = _parse_numeric_column(uniq, name, first)
+        lo[:, a], hi[:, a], num_star[:, a] = lo_u[codes], hi_u[codes], star_u[codes]
     cat_star = np.zeros((n, dc), bool)
     sets = []
     for a, name in enumerate(qi.cat_names):
-        m, cat_star[:, a] = _parse_categorical_column(
-            frame[name], name, qi.cat_domains[a], qi.types.hierarchies.get(name)
+        uniq, codes, first = _distinct(frame[name])
+        m, star_u = _parse_categorical_column(
+            uniq, name, qi.cat_domains[a], qi.types.hierarchies.get(name), first
         )
-        sets.append(m)
+        cat_star[:, a] = star_u[codes]
+        sets.append(m if len(uniq) == n else sp.csr_array(m[codes]))
     return GeneralizedQI(lo, hi, num_star, tuple(sets), cat_star)
+
+
+def _distinct(column: pd.Series) -> tuple[pd.Series, np.ndarray, np.ndarray]:
+    """The distinct cells of a text column (each parsed once: cells repeat across rows), the
+    index of each row's cell among them and the first row of each. Typed (Parquet) columns are
+    returned as they are. O(n)."""
+    column = column.reset_index(drop=True)
+    first_cell = column.iloc[0] if len(column) else None
+    if first_cell is None or isinstance(first_cell, dict | list | np.ndarray):
+        rows = np.arange(len(column))
+        return column, rows, rows
+    codes, uniq = pd.factorize(column, use_na_sentinel=False)
+    first = np.empty(len(uniq), np.int64)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]
+    return pd.Series(uniq, dtype=object), codes, first
 
 
 def _exact_numbers(text: pd.Series) -> np.ndarray:
@@ -170,8 +189,10 @@ def _exact_numbers(text: pd.Series) -> np.ndarray:
 
 
 def _parse_numeric_column(
-    column: pd.Series, name: str
+    column: pd.Series, name: str, rows: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bounds and ``*`` mask of a numeric column; ``rows[u]`` is the release row of entry u
+    (for error messages; identity by default)."""
     first = column.iloc[0] if len(column) else None
     if isinstance(first, dict) or (
         first is None and column.dtype == object and column.isna().all()
@@ -190,9 +211,10 @@ def _parse_numeric_column(
     hi = _exact_numbers(right.where(~star, "nan"))
     bad = ~star & (np.isnan(lo) | np.isnan(hi) | (lo > hi))
     if bad.any():
-        row = int(bad.argmax())
+        at = int(bad.argmax())
+        row = at if rows is None else int(rows[at])
         raise InputError(
-            f"malformed numeric cell {text.iloc[row]!r} in column {name!r} (row {row + 1})"
+            f"malformed numeric cell {text.iloc[at]!r} in column {name!r} (row {row + 1})"
         )
     return np.where(star, -np.inf, lo), np.where(star, np.inf, hi), star
 
@@ -217,8 +239,14 @@ def _parse_scaled_column(
 
 
 def _parse_categorical_column(
-    column: pd.Series, name: str, domain: np.ndarray, tree: Hierarchy | None = None
+    column: pd.Series,
+    name: str,
+    domain: np.ndarray,
+    tree: Hierarchy | None = None,
+    rows: np.ndarray | None = None,
 ) -> tuple[sp.csr_array, np.ndarray]:
+    """Value-set matrix and ``*`` mask of a categorical column; ``rows[u]`` is the release row
+    of entry u (for error messages; identity by default)."""
     first = column.iloc[0] if len(column) else None
     if isinstance(first, dict):  # Parquet struct{node, values} of a hierarchy
         column = column.map(lambda c: None if c is None else c["values"])
@@ -255,14 +283,15 @@ def _parse_categorical_column(
         width = len(domain) + len(extra_labels)
     else:
         width = len(domain)
-    rows = exploded.index.to_numpy(dtype=np.int64)
+    entries = exploded.index.to_numpy(dtype=np.int64)
     present = np.zeros(len(column), bool)
-    present[rows] = True
+    present[entries] = True
     if np.any(~star & ~present):
-        row = int(np.flatnonzero(~star & ~present)[0])
+        at = int(np.flatnonzero(~star & ~present)[0])
+        row = at if rows is None else int(rows[at])
         raise InputError(f"empty value set in column {name!r} (row {row + 1})")
     m = sp.csr_array(
-        (np.ones(len(rows), np.int8), (rows, mapped.to_numpy(dtype=np.int64))),
+        (np.ones(len(entries), np.int8), (entries, mapped.to_numpy(dtype=np.int64))),
         shape=(len(column), width),
     )
     m.sum_duplicates()

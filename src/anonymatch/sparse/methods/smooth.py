@@ -34,6 +34,7 @@ holding item j; far less in practice for open facilities) and O(n + nnz) memory.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.runner import default_workers
 from anonymatch.sparse.io import as_binary_csr
 
 RULES = ("majority", "all")
@@ -63,12 +65,14 @@ class Clustering:
 
 
 @njit(cache=True, nogil=True)
-def _knn_cost(indptr, indices, cptr, crows, deg, mult, low_rows, kk):  # pragma: no cover
-    """Σ of the Hamming distances from every distinct row (with multiplicity ``mult``) to its kk
-    nearest rows (itself included; its own copies are at distance 0)."""
+def _knn_cost(
+    indptr, indices, cptr, crows, deg, mult, low_rows, kk, start, stop
+):  # pragma: no cover
+    """Σ of the Hamming distances from every distinct row i in [start, stop) (with multiplicity
+    ``mult``) to its kk nearest rows (itself included; its own copies are at distance 0)."""
     n = indptr.shape[0] - 1
-    out = np.zeros(n, np.float64)
-    if n == 0:
+    out = np.zeros(stop - start, np.float64)
+    if n == 0 or stop <= start:
         return out
     need = min(kk - 1, mult.sum() - 1)
     if need <= 0:
@@ -77,7 +81,7 @@ def _knn_cost(indptr, indices, cptr, crows, deg, mult, low_rows, kk):  # pragma:
     touched = np.empty(n, np.int32)
     maxdist = 2 * (deg.max() if n else 0) + 1
     hist = np.zeros(maxdist + 1, np.int64)
-    for i in range(n):
+    for i in range(start, stop):
         nt = 0
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
@@ -108,7 +112,7 @@ def _knn_cost(indptr, indices, cptr, crows, deg, mult, low_rows, kk):  # pragma:
                 total += c * d
                 taken += c
             d += 1
-        out[i] = total
+        out[i - start] = total
         hist[0] = 0
         for t in range(nt):
             r = touched[t]
@@ -291,10 +295,14 @@ def _distinct_rows(x: sp.csr_array) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return first, inverse, np.bincount(inverse, minlength=len(ids)).astype(np.int64)
 
 
-def opening_costs(x: sp.csr_array, k: int, beta: float = 2.0) -> np.ndarray:
+def opening_costs(
+    x: sp.csr_array, k: int, beta: float = 2.0, threads: int | None = None
+) -> np.ndarray:
     """Facility opening cost of every row (App. D): (2α/(1−α))·Σ of the Hamming distances to its
     ⌈βk⌉ nearest rows (itself included), α = 1/β. Identical rows are computed once (with their
-    multiplicity). O(Σ_j pop_j²) time over the distinct rows, O(n + nnz) memory."""
+    multiplicity). O(Σ_j pop_j²) time over the distinct rows, O(n + nnz) memory per thread.
+    Rows are independent: blocks of them run on ``threads`` threads (default: all cores; the
+    kernel releases the GIL), with the same result for any number of threads."""
     if beta <= 1:
         raise InputError(f"beta must be greater than 1, got {beta}")
     x = _csr(x)
@@ -305,7 +313,7 @@ def opening_costs(x: sp.csr_array, k: int, beta: float = 2.0) -> np.ndarray:
     deg = np.diff(u.indptr).astype(np.int64)
     csc = sp.csc_array(u)
     low = np.argsort(deg, kind="stable")[: kk + 1].astype(np.int64)
-    sums = _knn_cost(
+    arrays = (
         u.indptr.astype(np.int64),
         u.indices.astype(np.int64),
         csc.indptr.astype(np.int64),
@@ -314,7 +322,19 @@ def opening_costs(x: sp.csr_array, k: int, beta: float = 2.0) -> np.ndarray:
         mult,
         low,
         kk,
-    )[inverse]
+    )
+    nu = u.shape[0]
+    size = threads if threads is not None else default_workers()
+    if size <= 1 or nu < 1024:
+        sums = _knn_cost(*arrays, 0, nu)
+    else:
+        cuts = np.linspace(0, nu, 8 * size + 1).astype(np.int64)  # small blocks balance the load
+        with ThreadPoolExecutor(max_workers=size) as pool:
+            parts = list(
+                pool.map(lambda b: _knn_cost(*arrays, cuts[b], cuts[b + 1]), range(len(cuts) - 1))
+            )
+        sums = np.concatenate(parts)
+    sums = sums[inverse]
     alpha = 1.0 / beta
     return (2 * alpha / (1 - alpha)) * sums if n else sums
 
@@ -385,9 +405,17 @@ def cluster(
     beta: float = 2.0,
     runs: int = 10,
     seed: int | np.random.SeedSequence | None = None,
+    threads: int | None = None,
 ) -> Clustering:
     """Steps 1–5 of Alg₂ with App. D's details: clusters of k…2k−1 rows (all n rows in one
-    cluster if n < 2k). Raises InputError if k > n or beta ≤ 1 or runs < 1."""
+    cluster if n < 2k). Raises InputError if k > n or beta ≤ 1 or runs < 1.
+
+    The opening costs are computed on ``threads`` threads (``opening_costs``). The ``runs``
+    Meyerson runs are independent: their random orders and coins are drawn first,
+    in run order, from the one generator of ``seed``, and the runs then execute on ``threads``
+    threads (default: all cores; the compiled kernel releases the GIL). The cheapest run wins,
+    the earliest among equals, so the result depends on ``seed`` only — it is the same as
+    running them one after another (``threads=1``)."""
     x = _csr(x)
     n = x.shape[0]
     if k < 1:
@@ -396,22 +424,36 @@ def cluster(
         raise InputError(f"k = {k} is larger than the number of rows ({n})")
     if runs < 1:
         raise InputError(f"runs must be at least 1, got {runs}")
+    if threads is not None and threads < 1:
+        raise InputError(f"threads must be at least 1, got {threads}")
     rng = np.random.default_rng(seed)
     if n < 2 * k:
         return Clustering(np.zeros(n, np.int64), 1, 0.0, 1, 0, 0)
-    cost = opening_costs(x, k, beta)
+    cost = opening_costs(x, k, beta, threads)
     deg = np.diff(x.indptr).astype(np.int64)
     csc = sp.csc_array(x)
     indptr, indices = x.indptr.astype(np.int64), x.indices.astype(np.int64)
     cptr = csc.indptr.astype(np.int64)
-    best: tuple[float, np.ndarray] | None = None
-    opened = 0
+    draws = []
     for _ in range(runs):
         order = rng.permutation(n).astype(np.int64)
-        u = rng.random(n)
-        _, is_open, total = _meyerson(indptr, indices, cptr, deg, cost, order, u)
+        draws.append((order, rng.random(n)))
+
+    def run(draw: tuple[np.ndarray, np.ndarray]) -> tuple[float, np.ndarray]:
+        _, is_open, total = _meyerson(indptr, indices, cptr, deg, cost, draw[0], draw[1])
+        return float(total), is_open
+
+    size = min(runs, threads if threads is not None else default_workers())
+    if size <= 1:
+        results = [run(d) for d in draws]
+    else:
+        with ThreadPoolExecutor(max_workers=size) as pool:
+            results = list(pool.map(run, draws))
+    del draws
+    best: tuple[float, np.ndarray] | None = None
+    for total, is_open in results:  # in run order: the earliest of equal costs wins
         if best is None or total < best[0]:
-            best = (float(total), is_open)
+            best = (total, is_open)
     assert best is not None
     is_open = best[1].copy()
     opened = int(is_open.sum())

@@ -61,8 +61,13 @@ def freeform_partition_size(k: int) -> int:
 
 
 def registry() -> dict[str, Method]:
-    """All methods by name (imported lazily so that importing the package stays cheap)."""
-    from anonymatch.tables.methods import exact, freeform, mondrian, ring
+    """All methods by name (each method's module is imported on its first build, so that
+    importing the package, or running one method, stays cheap: ``exact`` alone pulls in
+    scipy's MILP solver)."""
+    exact = _Lazy("exact")
+    freeform = _Lazy("freeform")
+    mondrian = _Lazy("mondrian")
+    ring = _Lazy("ring")
 
     methods = [
         Method(
@@ -115,6 +120,26 @@ def registry() -> dict[str, Method]:
         ),
     ]
     return {m.name: m for m in methods}
+
+
+class _Lazy:
+    """``_Lazy("freeform").hungarian`` is a builder that imports
+    ``anonymatch.tables.methods.freeform`` when first called."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def __getattr__(self, name: str) -> Builder:
+        module = self.module
+
+        def build(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
+            import importlib
+
+            builder = getattr(importlib.import_module(f"anonymatch.tables.methods.{module}"), name)
+            return builder(qi, k, options)
+
+        build.__name__ = build.__qualname__ = name
+        return build
 
 
 METHOD_NAMES = ("hungarian", "sortgreedy", "greedy", "mip", "mondrian", "ring")

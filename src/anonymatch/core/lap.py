@@ -1,0 +1,236 @@
+"""Exact dense linear assignment (minimum-cost perfect matching) by Jonker–Volgenant (LAPJV).
+
+Reference: R. Jonker, A. Volgenant, "A shortest augmenting path algorithm for dense and sparse
+linear assignment problems", Computing 38 (1987) 325–340. The phases are the paper's: column
+reduction, reduction transfer, two passes of augmenting row reduction (each bounded to m steps per
+row processed, as in the ``lap`` package, against cycling on ties), then one shortest augmenting
+path (Dijkstra on reduced costs, scanning a whole layer of equal distances at once) per row left
+free. The result is an optimal assignment, as ``scipy.optimize.linear_sum_assignment``'s is; among
+several optimal assignments (ties) the two may choose different ones.
+
+Why not scipy or a package: on the GCP-increase matrices of the freeform methods (Adult, 1,000
+records, k = 50) this is about 2× faster than scipy's shortest-augmenting-path solver, which has no
+initialization phases, and it is compiled with ``nogil`` so that partitions solved on a thread
+pool use every core. The PyPI package ``lap`` (0.5) is about 1.5× faster on one core but holds the
+GIL during the solve, so two partitions cannot run at once, and on random low-rank matrices with
+many ties it was slower than scipy. Warm starts (the column prices of round r as the start of
+round r + 1) were tried and gave nothing: every row's previous column is forbidden in the next
+round and the weights of the published records change (measured: no faster than a cold start).
+
+Edges may be *forbidden* (``used``): ``forbid`` prices them above any assignment avoiding them, so
+they are never chosen when such an assignment exists.
+
+Complexity: O(m³) worst case, O(m²) per augmentation; in practice the initialization assigns most
+rows and few augmentations run. Memory O(m) besides the m × m matrix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+def forbid(w: np.ndarray, used: np.ndarray) -> float:
+    """Give the ``used`` entries of the finite cost matrix ``w`` (in place) a cost above that
+    of any assignment avoiding them: ``max + (max − min)·m + 1`` over the allowed entries.
+    Returns that cost. O(m²)."""
+    allowed = w[~used]
+    if allowed.size and not np.all(np.isfinite(allowed)):
+        raise ValueError("the cost matrix has non-finite allowed entries")
+    lo = float(allowed.min()) if allowed.size else 0.0
+    hi = float(allowed.max()) if allowed.size else 0.0
+    big = hi + (hi - lo) * w.shape[0] + 1.0
+    w[used] = big
+    return big
+
+
+def solve_dense(cost: np.ndarray, used: np.ndarray | None = None) -> np.ndarray:
+    """Minimum-cost perfect matching of the m × m cost matrix ``cost``, avoiding ``used`` edges.
+
+    Parameters
+    ----------
+    cost : (m, m) float array
+        Edge costs, finite where allowed (a copy is made when ``used`` is given).
+    used : (m, m) bool array, optional
+        Forbidden edges. A perfect matching avoiding them must exist (for the freeform methods
+        the unused edges form a regular bipartite graph, which has one by Hall's theorem);
+        otherwise ``ValueError``.
+
+    Returns
+    -------
+    match : (m,) int64 array
+        ``match[i]`` = the column assigned to row i.
+
+    Notes
+    -----
+    Time O(m³) worst case (O(m²) per shortest augmenting path), in practice far less; memory
+    O(m) besides the matrix. Runs without the GIL.
+    """
+    cost = np.asarray(cost, dtype=np.float64)
+    if cost.ndim != 2 or cost.shape[0] != cost.shape[1]:
+        raise ValueError(f"the cost matrix must be square, got shape {cost.shape}")
+    m = cost.shape[0]
+    if m == 0:
+        return np.empty(0, dtype=np.int64)
+    if used is not None:
+        used = np.asarray(used, dtype=np.bool_)
+        cost = cost.copy()
+        forbid(cost, used)
+    elif not np.all(np.isfinite(cost)):
+        raise ValueError("the cost matrix has non-finite entries")
+    match = lapjv(np.ascontiguousarray(cost))
+    if used is not None and used[np.arange(m), match].any():
+        raise ValueError("no perfect matching avoids the forbidden edges")
+    return match
+
+
+@njit(cache=True, nogil=True)
+def lapjv(cost):  # pragma: no cover - compiled
+    """The solver on a C-contiguous float64 m × m matrix with finite entries (m ≥ 1); returns
+    the column of each row. Callable from other nogil numba code."""
+    n = cost.shape[0]
+    x = np.full(n, -1, np.int64)  # row → column
+    y = np.zeros(n, np.int64)  # column → row (−1: free)
+    v = np.full(n, np.inf)  # column prices (duals)
+    # Column reduction, row by row (contiguous reads): v[j] = min_i cost[i, j].
+    for i in range(n):
+        for j in range(n):
+            c = cost[i, j]
+            if c < v[j]:
+                v[j] = c
+                y[j] = i
+    unique = np.ones(n, np.bool_)
+    for j in range(n - 1, -1, -1):
+        i = y[j]
+        if x[i] < 0:
+            x[i] = j
+        else:  # i already won a column: j stays free
+            unique[i] = False
+            y[j] = -1
+    # Reduction transfer: a row that won exactly one column j passes its slack to v[j].
+    free = np.empty(n, np.int64)
+    n_free = 0
+    for i in range(n):
+        if x[i] < 0:
+            free[n_free] = i
+            n_free += 1
+        elif unique[i] and n > 1:
+            j1 = x[i]
+            low = np.inf
+            for j in range(n):
+                if j != j1:
+                    h = cost[i, j] - v[j]
+                    if h < low:
+                        low = h
+            v[j1] -= low
+    # Augmenting row reduction, two passes.
+    for _ in range(2):
+        if n_free == 0:
+            break
+        current = 0
+        n_new = 0
+        steps = 0
+        while current < n_free:
+            steps += 1
+            i = free[current]
+            current += 1
+            j1 = 0
+            u1 = cost[i, 0] - v[0]
+            j2 = -1
+            u2 = np.inf
+            for j in range(1, n):
+                h = cost[i, j] - v[j]
+                if h < u2:
+                    if h >= u1:
+                        u2 = h
+                        j2 = j
+                    else:
+                        u2 = u1
+                        u1 = h
+                        j2 = j1
+                        j1 = j
+            i0 = y[j1]
+            lowered = v[j1] - (u2 - u1)
+            lowers = lowered < v[j1]
+            if steps < current * n:
+                if lowers:
+                    v[j1] = lowered
+                elif i0 >= 0 and j2 >= 0:
+                    j1 = j2
+                    i0 = y[j2]
+                if i0 >= 0:
+                    if lowers:  # the displaced row is reduced again at once
+                        current -= 1
+                        free[current] = i0
+                    else:
+                        free[n_new] = i0
+                        n_new += 1
+            elif i0 >= 0:
+                free[n_new] = i0
+                n_new += 1
+            x[i] = j1
+            y[j1] = i
+        n_free = n_new
+    # Augmentation: a shortest augmenting path from each row still free.
+    d = np.empty(n)
+    pred = np.empty(n, np.int64)
+    cols = np.empty(n, np.int64)  # [0, lo): done; [lo, hi): to scan (distance = layer); rest
+    for f in range(n_free):
+        start = free[f]
+        for j in range(n):
+            cols[j] = j
+            pred[j] = start
+            d[j] = cost[start, j] - v[j]
+        lo = 0
+        hi = 0
+        end = -1
+        ready = 0
+        layer = 0.0
+        while end < 0:
+            if lo == hi:  # collect the columns at the next smallest distance
+                ready = lo
+                hi = lo + 1
+                layer = d[cols[lo]]
+                for k in range(hi, n):
+                    j = cols[k]
+                    if d[j] <= layer:
+                        if d[j] < layer:
+                            hi = lo
+                            layer = d[j]
+                        cols[k] = cols[hi]
+                        cols[hi] = j
+                        hi += 1
+                for k in range(lo, hi):
+                    if y[cols[k]] < 0:
+                        end = cols[k]
+            while end < 0 and lo != hi:  # relax the edges of the rows behind the layer
+                j1 = cols[lo]
+                lo += 1
+                i = y[j1]
+                row = cost[i]
+                h = row[j1] - v[j1] - layer
+                for k in range(hi, n):
+                    j = cols[k]
+                    reduced = row[j] - v[j] - h
+                    if reduced < d[j]:
+                        d[j] = reduced
+                        pred[j] = i
+                        if reduced == layer:
+                            if y[j] < 0:
+                                end = j
+                                break
+                            cols[k] = cols[hi]
+                            cols[hi] = j
+                            hi += 1
+        for k in range(ready):  # price update of the columns settled before the last layer
+            j = cols[k]
+            v[j] += d[j] - layer
+        while True:  # flip the alternating path back to the start row
+            i = pred[end]
+            y[end] = i
+            j = x[i]
+            x[i] = end
+            end = j
+            if i == start:
+                break
+    return x

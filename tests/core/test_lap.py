@@ -1,0 +1,81 @@
+"""The dense LAPJV solver: optimal like scipy's, forbidden edges avoided, bad input refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linear_sum_assignment
+
+from anonymatch.core.lap import forbid, solve_dense
+
+
+def _matrix(kind: int, m: int, rng: np.random.Generator) -> np.ndarray:
+    if kind == 0:  # continuous
+        return rng.random((m, m))
+    if kind == 1:  # few distinct values: many ties and many optimal assignments
+        return rng.integers(0, 3, (m, m)).astype(float)
+    if kind == 2:  # all ties
+        return np.zeros((m, m))
+    # low rank, rounded: the shape of the GCP-increase matrices (ties within blocks)
+    return np.round(rng.random((m, 2)) @ rng.random((2, m)), 1) - 0.5
+
+
+def _forbidden(m: int, r: int, rng: np.random.Generator) -> np.ndarray:
+    """r disjoint perfect matchings (so the allowed edges form an (m − r)-regular graph)."""
+    used = np.zeros((m, m), dtype=bool)
+    p, q = rng.permutation(m), rng.permutation(m)
+    for s in range(r):
+        used[p, q[(np.arange(m) + s) % m]] = True
+    return used
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    m=st.integers(1, 45),
+    kind=st.integers(0, 3),
+    share=st.floats(0, 0.95),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_optimal_cost_equals_scipy_and_forbidden_edges_are_avoided(
+    m: int, kind: int, share: float, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    w = _matrix(kind, m, rng)
+    used = _forbidden(m, int(share * m), rng)
+    blocked = np.where(used, np.inf, w)
+    rows, cols = linear_sum_assignment(blocked)
+    match = solve_dense(w, used)
+    assert sorted(match.tolist()) == list(range(m))  # a permutation
+    assert not used[np.arange(m), match].any()
+    got = blocked[np.arange(m), match].sum()
+    assert got == pytest.approx(blocked[rows, cols].sum(), rel=1e-12, abs=1e-9)
+
+
+def test_larger_tie_heavy_matrices() -> None:
+    rng = np.random.default_rng(7)
+    for m in (120, 300):
+        w = _matrix(3, m, rng)
+        used = _forbidden(m, m // 3, rng)
+        blocked = np.where(used, np.inf, w)
+        rows, cols = linear_sum_assignment(blocked)
+        match = solve_dense(w, used)
+        assert blocked[np.arange(m), match].sum() == pytest.approx(blocked[rows, cols].sum())
+
+
+def test_forbid_prices_above_every_allowed_assignment() -> None:
+    w = np.array([[0.0, 5.0], [1.0, 2.0]])
+    used = np.array([[True, False], [False, False]])
+    big = forbid(w, used)
+    assert w[0, 0] == big and big > 5.0 + 2.0 + 1.0  # above the worst allowed assignment
+
+
+def test_empty_and_bad_input() -> None:
+    assert solve_dense(np.zeros((0, 0))).shape == (0,)
+    with pytest.raises(ValueError, match="square"):
+        solve_dense(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="non-finite"):
+        solve_dense(np.array([[0.0, np.inf], [1.0, 0.0]]))
+    with pytest.raises(ValueError, match="avoids"):  # every edge of row 0 forbidden
+        solve_dense(np.zeros((2, 2)), np.array([[True, True], [False, False]]))
