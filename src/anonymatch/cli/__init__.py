@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Sequence
 
 import click
 
 from anonymatch import __version__
+from anonymatch.core import lifecycle
 from anonymatch.core.errors import AnonymatchError
 
 
@@ -25,7 +27,28 @@ def cli() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: run the CLI and turn errors into one line and an exit code."""
+    """Entry point: run the CLI and turn errors into one line and an exit code.
+
+    The command runs in a worker thread while the main thread waits (``core.lifecycle``), so
+    that SIGINT and SIGTERM are handled at once: the run is cancelled (pools killed, temporary
+    files and anything already committed removed), one line is printed and the process exits
+    130 (SIGINT) or 143 (SIGTERM)."""
+    lifecycle.reset()
+    with lifecycle.handling_signals():
+        try:
+            code, message = lifecycle.run_interruptibly(_run, argv)
+        except lifecycle.Interrupted as exc:
+            click.echo(f"anonymatch: {lifecycle.INTERRUPTED_MESSAGE}", err=True)
+            if threading.current_thread() is threading.main_thread():
+                lifecycle.exit_now(exc.exit_code)  # a kernel may still run in the worker
+            return exc.exit_code  # pragma: no cover - only reached off the main thread
+    if message is not None:
+        click.echo(message, err=True)
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> tuple[int, str | None]:
+    """Run the command; returns the exit code and the one line to print (None: nothing)."""
     try:
         cli.main(
             args=list(argv) if argv is not None else None,
@@ -33,31 +56,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             standalone_mode=False,
         )
     except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
+        return int(exc.exit_code), None
     except click.ClickException as exc:
-        click.echo(f"anonymatch: error: {exc.format_message()}", err=True)
-        return exc.exit_code
+        return exc.exit_code, f"anonymatch: error: {exc.format_message()}"
     except click.Abort:
-        click.echo("anonymatch: interrupted; nothing written", err=True)
-        return 130
+        return 130, f"anonymatch: {lifecycle.INTERRUPTED_MESSAGE}"
     except AnonymatchError as exc:
-        click.echo(f"anonymatch: error: {exc}", err=True)
-        return exc.exit_code
+        return exc.exit_code, f"anonymatch: error: {exc}"
     except SystemExit as exc:
-        return int(exc.code or 0)
+        return int(exc.code or 0), None
+    except lifecycle.Interrupted as exc:
+        return exc.exit_code, f"anonymatch: {lifecycle.INTERRUPTED_MESSAGE}"
     except KeyboardInterrupt:
-        click.echo("anonymatch: interrupted; nothing written", err=True)
-        return 130
+        return 130, f"anonymatch: {lifecycle.INTERRUPTED_MESSAGE}"
     except Exception as exc:  # a bug: still one line, with a way to get the traceback
         if os.environ.get("ANONYMATCH_DEBUG"):
             raise
-        click.echo(
+        return 1, (
             f"anonymatch: internal error: {type(exc).__name__}: {exc}"
-            " (set ANONYMATCH_DEBUG=1 for a traceback)",
-            err=True,
+            " (set ANONYMATCH_DEBUG=1 for a traceback)"
         )
-        return 1
-    return 0
+    return 0, None
 
 
 def entry() -> None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from anonymatch.core import lifecycle
 from anonymatch.core.errors import InputError
 
 
@@ -22,13 +22,12 @@ def write_atomically(path: str | os.PathLike[str], writer: Callable[[Path], obje
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise InputError(f"output directory does not exist: {directory}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    os.close(fd)
+    tmp = lifecycle.hidden_temp(directory, f".{target.name}.")  # 0600, removed if cancelled
     try:
-        writer(Path(tmp))
-        os.replace(tmp, target)
+        writer(tmp)
+        lifecycle.commit(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        lifecycle.remove_temp(tmp)
         raise
 
 

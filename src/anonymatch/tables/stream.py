@@ -25,6 +25,7 @@ import pyarrow.csv as pacsv
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
+from anonymatch.core import lifecycle
 from anonymatch.core.errors import InputError
 from anonymatch.tables.io import (
     CsvOptions,
@@ -168,18 +169,23 @@ class ReleaseWriter:
             raise InputError(f"output directory does not exist: {parent}")
         if self.directory and self.target.exists() and not replace:
             raise InputError(f"output {self.target} already exists; remove it or pick a new name")
-        prefix = f".{self.target.name}."
-        if self.directory:
-            self.tmp = Path(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=parent))
-        else:
-            fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=parent)
-            os.close(fd)
-            self.tmp = Path(name)
+        self.parent = parent
+        self._tmp: Path | None = None  # created at the first write: nothing beside the target
         self.parquet = self.directory or is_parquet(self.target)
         self.sep = "\t" if str(self.target).lower().endswith((".tsv", ".tab")) else ","
         self._writer: pq.ParquetWriter | pacsv.CSVWriter | None = None
         self._parts = 0
         self.rows = 0
+
+    @property
+    def tmp(self) -> Path:
+        """The temporary output beside the target (``lifecycle.hidden_temp``: 0600/0700,
+        locked, removed on cancellation, swept by the next run if this one is killed)."""
+        if self._tmp is None:
+            self._tmp = lifecycle.hidden_temp(
+                self.parent, f".{self.target.name}.", directory=self.directory
+            )
+        return self._tmp
 
     def write(self, table: pa.Table) -> None:
         """Append a batch (all batches must share one schema)."""
@@ -198,28 +204,36 @@ class ReleaseWriter:
         self.rows += table.num_rows
 
     def commit(self) -> None:
-        """Close the output and rename it to the target."""
+        """Close the output and rename it to the target (``lifecycle.commit``: refused once
+        the run is cancelled)."""
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+        tmp = self.tmp
         if self.directory and self.target.is_dir():  # replace=True: swap the old one out
+            lifecycle.check()
             old = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", suffix=".old",
-                                        dir=self.tmp.parent))  # fmt: skip
+                                        dir=tmp.parent))  # fmt: skip
             os.replace(self.target, old / "release")
-            os.replace(self.tmp, self.target)
-            shutil.rmtree(old, ignore_errors=True)
-            return
-        os.replace(self.tmp, self.target)
+            try:
+                lifecycle.commit(tmp, self.target)
+            except BaseException:
+                os.replace(old / "release", self.target)  # put the old release back
+                raise
+            finally:
+                shutil.rmtree(old, ignore_errors=True)
+        else:
+            lifecycle.commit(tmp, self.target)
+        self._tmp = None
 
     def abort(self) -> None:
         if self._writer is not None:
             with contextlib.suppress(OSError, pa.ArrowException):
                 self._writer.close()
             self._writer = None
-        if self.tmp.is_dir():
-            shutil.rmtree(self.tmp, ignore_errors=True)
-        else:
-            self.tmp.unlink(missing_ok=True)
+        if self._tmp is not None:
+            lifecycle.remove_temp(self._tmp)
+            self._tmp = None
 
     def __enter__(self) -> ReleaseWriter:
         return self
@@ -230,5 +244,5 @@ class ReleaseWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if exc_type is not None or self.tmp.exists():
+        if exc_type is not None or self._tmp is not None:
             self.abort()
