@@ -117,13 +117,19 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
             "temporary-directory": str(scratch),
         }
         with dask.config.set(settings):
-            cluster = LocalCluster(
-                n_workers=workers or default_workers(),
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                local_directory=str(scratch),
-            )
+            try:
+                cluster = LocalCluster(
+                    n_workers=workers or default_workers(),
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    local_directory=str(scratch),
+                )
+            except (RuntimeError, OSError, TimeoutError) as exc:  # a worker died starting
+                lifecycle.check()
+                raise WorkerError(
+                    f"the local Dask cluster failed to start: {_first_line(exc)}"
+                ) from None
             client = Client(cluster)
             try:
                 yield client
