@@ -43,8 +43,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 lifecycle.exit_now(exc.exit_code)  # a kernel may still run in the worker
             return exc.exit_code  # pragma: no cover - only reached off the main thread
     if message is not None:
-        click.echo(message, err=True)
+        click.echo(one_line(message), err=True)
     return code
+
+
+def one_line(message: str) -> str:
+    """The message on one line: line breaks and other control characters (a hostile column
+    name, a cell quoted in an error) are shown escaped, never printed."""
+    return "".join(
+        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+        for ch in message
+    )
 
 
 def _run(argv: Sequence[str] | None) -> tuple[int, str | None]:
