@@ -67,6 +67,14 @@ class Run:
         assert self.proc.poll() is None, "finished before the signal: make the run longer"
         return list(self.ps.children(recursive=True))
 
+    def wait_for_release_temp(self, timeout: float = 90) -> None:
+        """Until the release's hidden temporary exists beside the output (chunks written)."""
+        deadline = time.monotonic() + timeout
+        while not list(self.out.glob(".release.csv.*.tmp")) and time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.proc.communicate()[1]
+            time.sleep(0.05)
+        assert self.proc.poll() is None, "finished before the signal: make the run longer"
+
     def signal(self, sig: int) -> tuple[int, float, str]:
         start = time.monotonic()
         self.proc.send_signal(sig)
@@ -102,7 +110,8 @@ def test_streamed_signal_stops_workers_and_cleans_up(
 ) -> None:
     args = ["anonymize", str(census_csv), "-o", "{out}/release.csv", "--k", "10", "-q"]
     run = Run(tmp_path, [*args, *SCHEMA, *STREAMED])
-    children = run.wait_for(workers=2, then=1.0)
+    children = run.wait_for(workers=2, then=0.0)
+    run.wait_for_release_temp()
     assert any(run.tmp.iterdir())  # the private spill directory exists
     rc, seconds, err = run.signal(sig)
     assert (rc, err.strip()) == (code, ONE_LINE)
@@ -116,7 +125,8 @@ def test_streamed_sigkill_leaves_no_worker_and_no_named_spill(
 ) -> None:
     args = ["anonymize", str(census_csv), "-o", "{out}/release.csv", "--k", "10", "-q"]
     run = Run(tmp_path, [*args, *SCHEMA, *STREAMED])
-    children = run.wait_for(workers=2, then=1.5)
+    children = run.wait_for(workers=2, then=0.0)
+    run.wait_for_release_temp()
     rc, _, _ = run.signal(signal.SIGKILL)
     assert rc == -signal.SIGKILL
     assert _left_alive(children) == []
@@ -126,7 +136,7 @@ def test_streamed_sigkill_leaves_no_worker_and_no_named_spill(
     # … and the next run sweeps it, with any hidden temporary beside the output
     stale = {p.name for p in run.tmp.iterdir()}
     assert {p.name for p in lifecycle.sweep_stale(run.tmp, "anonymatch-")} == stale
-    lifecycle.sweep_stale(run.out, ".release.csv.", ".tmp")
+    assert [p.name for p in lifecycle.sweep_stale(run.out, ".release.csv.", ".tmp")]
     assert _files(run.tmp) == [] and _files(run.out) == []
 
 

@@ -22,7 +22,7 @@ from anonymatch.core.runner import iter_partitions
 
 @pytest.fixture(autouse=True)
 def fresh_state() -> Iterator[None]:
-    lifecycle.reset()
+    lifecycle.reset(active=True)
     yield
     lifecycle.reset()
 

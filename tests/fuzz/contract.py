@@ -2,7 +2,7 @@
 
 Every run of a command must either succeed — and then whatever it published passes the
 independent verifier — or exit 2, 3, 4, 5 (or 130) with exactly one line on stderr (besides
-the ``--seed`` warning) and nothing at the output path, the report path, beside them or in
+warnings) and nothing at the output path, the report path, beside them or in
 the temporary directory. ``run`` runs the CLI in-process (``cli.main``) with a private
 ``$TMPDIR``; ``STATS`` counts the cases tried and the contract breaks per command; the
 session prints them (``conftest.py``) and, with ``ANONYMATCH_FUZZ_REPORT=path``, writes them
@@ -86,7 +86,7 @@ def run(argv: Sequence[str]) -> tuple[Outcome, list[str]]:
     lines = [
         line
         for line in err.getvalue().splitlines()
-        if line.strip() and "warning: --seed" not in line
+        if line.strip() and not line.startswith("anonymatch: warning:")
     ]
     return Outcome(code, out.getvalue(), lines), left
 
@@ -96,10 +96,12 @@ def check(
     argv: Sequence[str],
     written: Sequence[Path] = (),
     verify: Sequence[str] | None = None,
+    keep: bool = False,
 ) -> Outcome:
     """Run ``argv`` and hold it to the contract; ``written`` are the paths it may create
     (output, report), ``verify`` the command that must pass on a successful release. Records
-    the case in ``STATS`` and returns the outcome; a break is recorded, not raised (the tests
+    the case in ``STATS`` and returns the outcome (``keep``: a verified output stays, for
+    the commands that read releases); a break is recorded, not raised (the tests
     assert on ``STATS`` so that a soak counts every break)."""
     tally = STATS[command]
     tally.tried += 1
@@ -154,7 +156,7 @@ def check(
             raise AssertionError(f"contract broken: {tally.breaks[-1]}")
     else:
         tally.passed += outcome.code == 0
-    for path in written:
+    for path in [] if keep and outcome.code == 0 and not problems else written:
         if path.is_dir():
             import shutil
 

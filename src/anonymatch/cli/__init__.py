@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     that SIGINT and SIGTERM are handled at once: the run is cancelled (pools killed, temporary
     files and anything already committed removed), one line is printed and the process exits
     130 (SIGINT) or 143 (SIGTERM)."""
-    lifecycle.reset()
+    lifecycle.reset(active=True)
     with lifecycle.handling_signals():
         try:
             code, message = lifecycle.run_interruptibly(_run, argv)
@@ -42,6 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if threading.current_thread() is threading.main_thread():
                 lifecycle.exit_now(exc.exit_code)  # a kernel may still run in the worker
             return exc.exit_code  # pragma: no cover - only reached off the main thread
+        finally:
+            lifecycle.reset()
     if message is not None:
         click.echo(one_line(message), err=True)
     return code

@@ -79,17 +79,21 @@ class _State:
         self.committed: list[Path] = []
         self.pools: dict[int, Callable[[], None]] = {}
         self.locks: dict[Path, int] = {}
+        self.active = False
 
 
 _state = _State()
 
 
-def reset() -> None:
-    """Start a new run: forget a previous cancellation and the outputs it committed (the CLI
-    calls this at the start of every command; tests run many in one process)."""
+def reset(active: bool = False) -> None:
+    """Forget a previous cancellation and the outputs committed so far. ``active``: a run
+    starts, whose committed outputs are recorded (to be removed if it is cancelled); the CLI
+    calls ``reset(True)`` before a command and ``reset()`` after it, so that nothing is
+    recorded for library callers."""
     with _state.lock:
         _state.cancelled = None
         _state.committed.clear()
+        _state.active = active
 
 
 def cancelled() -> int | None:
@@ -142,7 +146,8 @@ def commit(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
         check()
         os.replace(tmp, target)
         _state.temps.pop(Path(tmp), None)
-        _state.committed.append(Path(target))
+        if _state.active:
+            _state.committed.append(Path(target))
         fd = _state.locks.pop(Path(tmp), None)
     if fd is not None:
         with contextlib.suppress(OSError):
