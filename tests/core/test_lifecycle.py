@@ -169,3 +169,32 @@ def _alive(pid: int) -> bool:
             return fh.read().split(") ")[1][0] != "Z"
     except (FileNotFoundError, ProcessLookupError):
         return False
+
+
+def test_a_signal_started_ignored_stays_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGINT of a background job (``cmd &`` in a script) or under nohup stays ignored."""
+    monkeypatch.setattr(lifecycle, "_original_handlers", {})
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with lifecycle.handling_signals():
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is lifecycle._raise_interrupted
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_signal_during_start_up_exits_at_once() -> None:
+    """SIGTERM while the CLI imports its commands: one line, 143, no traceback."""
+    code = (
+        "import os, signal, threading, time; from anonymatch.core import lifecycle; "
+        "done = lifecycle.guard_startup(); "
+        "threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM)).start(); "
+        "time.sleep(5); print('not reached')"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr.strip()) == (
+        143,
+        "",
+        f"anonymatch: {lifecycle.INTERRUPTED_MESSAGE}",
+    )

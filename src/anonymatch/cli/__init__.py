@@ -18,6 +18,8 @@ from anonymatch import __version__
 from anonymatch.core import lifecycle
 from anonymatch.core.errors import AnonymatchError
 
+_imported = lifecycle.guard_startup()  # a signal while the commands are imported: exit at once
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="anonymatch")
@@ -100,3 +102,4 @@ from anonymatch.cli import graphs, sets, sparse, synth, tables  # noqa: E402  (t
 for _module in (tables, sets, sparse, graphs, synth):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
+_imported()

@@ -343,16 +343,55 @@ def _raise_interrupted(signum: int, frame: object) -> None:
     raise Interrupted(signum)
 
 
+_original_handlers: dict[int, Any] = {}
+_importing = [False]
+
+
+def guard_startup() -> Callable[[], None]:
+    """Handle SIGINT and SIGTERM that arrive while the CLI imports its commands (a second or
+    two of start-up, before ``main`` can handle them; nothing is open or written yet): one line
+    and exit 130/143 at once. Call the returned function when the imports are done; from then
+    on the handler passes signals to the handlers that were there before (so importing the
+    CLI changes nothing for a program that never calls ``main``). A signal the process was
+    started ignoring stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    for s in EXIT_CODES:
+        _original_handlers.setdefault(s, signal.getsignal(s))
+
+    def early(signum: int, frame: Any) -> None:
+        handler = _original_handlers.get(signum, signal.SIG_DFL)
+        if _importing[0] and handler != signal.SIG_IGN:
+            os.write(2, f"anonymatch: {INTERRUPTED_MESSAGE}\n".encode())
+            os._exit(128 + signum)
+        if callable(handler):
+            handler(signum, frame)
+        elif handler == signal.SIG_DFL:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    for s in EXIT_CODES:
+        signal.signal(s, early)
+    _importing[0] = True
+
+    def done() -> None:
+        _importing[0] = False
+
+    return done
+
+
 @contextlib.contextmanager
 def handling_signals() -> Iterator[None]:
     """SIGINT and SIGTERM raise ``Interrupted`` in the main thread while the block runs (the
-    previous handlers are restored after). Outside the main thread it does nothing."""
+    previous handlers are restored after). A signal the process was started ignoring (SIGINT
+    of a background job, ``nohup``) stays ignored. Outside the main thread it does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {s: signal.getsignal(s) for s in EXIT_CODES}
     for s in EXIT_CODES:
-        signal.signal(s, _raise_interrupted)
+        if _original_handlers.get(s, previous[s]) != signal.SIG_IGN:
+            signal.signal(s, _raise_interrupted)
     try:
         yield
     finally:
