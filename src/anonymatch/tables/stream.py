@@ -126,15 +126,23 @@ def _csv_batches(path: Path, options: CsvOptions, batch_rows: int) -> Iterator[p
         names = _csv_header(path, sep, options)
         skip, first_line = 1, 2
     try:
+        # no names= here: with them pandas drops the extra fields of a longer row (a warning)
+        # where read_table refuses the row; the width is checked against the header instead
         reader = pd.read_csv(  # type: ignore[call-overload]
             path,
-            names=names,
             skiprows=skip,
             chunksize=batch_rows,
             **read_csv_options(options, sep),
         )
         rows = 0
         for chunk in reader:
+            if chunk.shape[1] != len(names):
+                more = "more" if chunk.shape[1] > len(names) else "fewer"
+                raise InputError(
+                    f"malformed CSV in {path}: line {rows + first_line} has {more} fields "
+                    "than the header"
+                )
+            chunk.columns = pd.Index(names)
             short = chunk.isna().any(axis=1).to_numpy()
             if short.any():
                 line = rows + int(short.argmax()) + first_line
