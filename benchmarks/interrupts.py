@@ -12,7 +12,7 @@
 Each run gets its own ``$TMPDIR``; the release goes to an empty directory, so anything left
 there is counted. Results: docs/results.md (section hardening-interrupts) and
 benchmarks/results/interrupts.json.
-Usage: python benchmarks/interrupts.py [--rows 100000] [--delays 5,10,20]
+Usage: python benchmarks/interrupts.py [--rows 100000] [--delays 4,8,12]
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def _run(args: list[str], sig: int, after: float, pool: int = 0) -> dict[str, ob
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--delays", default="5,10,20")
+    parser.add_argument("--delays", default="4,8,12")
     parser.add_argument("--steps", default="memory,streamed")
     opts = parser.parse_args()
     steps = opts.steps.split(",")

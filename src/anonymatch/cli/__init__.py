@@ -93,8 +93,12 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str | None]:
 
 
 def entry() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+    """Console-script entry point. Once the command has returned, its outcome stands: a signal
+    during the interpreter's shutdown (which can take a moment) no longer changes the exit
+    code of a run whose release is already written."""
+    code = main()
+    lifecycle.ignore_signals()
+    sys.exit(code)
 
 
 from anonymatch.cli import graphs, sets, sparse, synth, tables  # noqa: E402  (they import options)

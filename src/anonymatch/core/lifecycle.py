@@ -399,6 +399,13 @@ def handling_signals() -> Iterator[None]:
             signal.signal(s, handler)
 
 
+def ignore_signals() -> None:
+    """Ignore SIGINT and SIGTERM from now on (the CLI, once its command has returned)."""
+    if threading.current_thread() is threading.main_thread():
+        for s in EXIT_CODES:
+            signal.signal(s, signal.SIG_IGN)
+
+
 def run_interruptibly(fn: Callable[..., R], *args: Any, grace: float = 0.5) -> R:
     """Run ``fn(*args)`` in a worker thread while this (main) thread waits, so that a signal is
     handled here at once rather than inside compiled code. On ``KeyboardInterrupt`` /
