@@ -55,6 +55,7 @@ fuzz: install
 	mkdir -p out
 	ANONYMATCH_FUZZ_SOAK=1 ANONYMATCH_FUZZ_RANDOM=1 ANONYMATCH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
 		ANONYMATCH_FUZZ_REPORT=out/fuzz.json $(BIN)/pytest -q -p no:randomly tests/fuzz
+	$(BIN)/python benchmarks/fuzz_results.py out/fuzz.json $(FUZZ_EXAMPLES)
 
 bench: install
 	$(BIN)/python benchmarks/freeform_adult.py

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,6 +81,7 @@ def _run(args: list[str], sig: int, after: float, pool: int = 0) -> dict[str, ob
 
         result["swept_by_next_run"] = [p.name for p in sweep_stale(tmp, "anonymatch-")]
     print(result, flush=True)
+    shutil.rmtree(work, ignore_errors=True)
     return result
 
 

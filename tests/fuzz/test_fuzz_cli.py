@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -115,8 +117,20 @@ def _schema(qi: list[str], numeric: list[str], sensitive: list[str]) -> list[str
     return args
 
 
+_CASES: list[Path] = []
+
+
 def _dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="fuzz-case-"))
+    """A fresh directory for one example's files (removed after the test)."""
+    _CASES.append(Path(tempfile.mkdtemp(prefix="fuzz-case-")))
+    return _CASES[-1]
+
+
+@pytest.fixture(autouse=True)
+def _remove_case_dirs() -> Iterator[None]:
+    yield
+    while _CASES:
+        shutil.rmtree(_CASES.pop(), ignore_errors=True)
 
 
 @FUZZ
@@ -252,7 +266,9 @@ def test_fuzz_sets(data, k, m, method, l) -> None:  # type: ignore[no-untyped-de
         args = ["anonymize-km", src, "-o", out2, "--k", k, "--m", m, "-q"]
         check("anonymize-km", args, [out2], ["check-km", out2, "--k", k, "--m", m, "-q"])
         check("check-km", ["check-km", src, "--k", k, "--m", m, "-q"])
-    check("evaluate-sets", ["evaluate-sets", src, out if out.exists() else src, *fmt])
+    released = out if out.exists() else src
+    check("verify-sets", ["verify-sets", src, released, *model, *fmt, "-q"])
+    check("evaluate-sets", ["evaluate-sets", src, released, *fmt])
 
 
 @st.composite
@@ -290,6 +306,7 @@ def test_fuzz_sparse(text, k, method, adjacency) -> None:  # type: ignore[no-unt
     if method in ("nonsmooth", "mondrian"):
         verify += ["--rule", "nonsmooth"]
     check("anonymize-sparse", args, [out], None if method == "rr" else verify)
+    check("verify-sparse", ["verify-sparse", src, src, "--k", k, "--adjacency", adjacency, "-q"])
     check("evaluate-sparse", ["evaluate-sparse", src, src, "--adjacency", adjacency])
 
 
