@@ -48,4 +48,19 @@ __all__ = [
     "sparse",
     "tables",
     "verify",
+    "read_release",
+    "midpoints",
+    "mean_bounds",
+    "uniform_histogram",
 ]
+
+_RELEASE_READERS = ("read_release", "midpoints", "mean_bounds", "uniform_histogram")
+
+
+def __getattr__(name: str) -> object:
+    """``read_release`` and its helpers (``anonymatch.tables.release``), loaded on first use."""
+    if name in _RELEASE_READERS:
+        from anonymatch.tables import release
+
+        return getattr(release, name)
+    raise AttributeError(f"module 'anonymatch' has no attribute {name!r}")

@@ -155,7 +155,7 @@ DIGESTS: dict[str, str] = {
     "tables-kl": "fda1e6a5fb23ccff3818b7dfbef7b6caa9d4c8f60c5aaa87634308d9439f5af4",
     "tables-mip": "8bd0045d6142c9ff8decc689c3f814aa51b7a350fd3f99aabcd854ac7fa1ec64",
     "tables-mondrian": "1a8749b3629e3acc57d18069de9a39181a2e9b6c60e61e5f6eb8bb8b231041e7",
-    "tables-parquet": "7d4a6241fbbbb8fbbf3ed6a20e0e782163c8f7a38a8a49d65c4b859546613e25",
+    "tables-parquet": "eb3086ff7e8b8c9117297dd1ec63f5f46e9a13aa136f470fb19c6cb314a3c700",  # noqa: E501 - issue 14: typed kept columns
     "tables-ring": "e1d4c194d76ee9adcee9bf08a48e26b0926df948a33b49b03923fe8b9a79c5e8",
     "tables-sortgreedy": "772db38b4878893f872c27fe1ca2292f5ca75d381177c97187873ac93c9ab154",
     "tables-streamed": "859eb2bcdc2edc75c9fcfcb1fbe00c1d9dfe9515ecff209b09a213af97ce9c7f",

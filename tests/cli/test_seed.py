@@ -310,9 +310,9 @@ def test_seed_file_must_not_be_an_input_or_output(
     argv = _argv("anonymize", data, tmp_path / "a")
     out = argv[argv.index("-o") + 1]
     cases = {
-        out: "is also --output",
-        str(tmp_path / "m.json"): "is also --report",
-        data["table"]: "is also INPUT",
+        out: "is the same file as -o/--output",
+        str(tmp_path / "m.json"): "is the same file as --report",
+        data["table"]: "would overwrite the input",
         str(tmp_path / "a"): "is a directory",
         str(tmp_path / "nowhere" / "s.json"): "directory does not exist",
     }

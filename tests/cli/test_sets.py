@@ -100,7 +100,7 @@ def test_round_trip_k_and_l(
     code, stdout, _ = run(["verify-sets", str(dat), str(out), "--k", "4"], capsys)
     assert code == 0 and stdout.startswith("PASS")
     code, stdout, _ = run(["verify-sets", str(dat), str(out), "--k", "5"], capsys)
-    assert code == 1 and stdout.startswith("FAIL")
+    assert code == 4 and stdout.startswith("FAIL")
     # ℓ-diversity, ours and CAHD
     for method in ("gray-tsp", "cahd"):
         rel = tmp_path / f"l_{method}.jsonl"
@@ -143,9 +143,9 @@ def test_tampered_release_is_rejected(
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     code, stdout, _ = run(["verify-sets", str(dat), str(bad), "--k", "3"], capsys)
-    assert code == 1 and "FAIL" in stdout
+    assert code == 4 and "FAIL" in stdout
     bad.write_text("\n".join(json.dumps(x) for x in lines[1:]) + "\n")
-    assert run(["verify-sets", str(dat), str(bad), "--k", "3"], capsys)[0] == 1
+    assert run(["verify-sets", str(dat), str(bad), "--k", "3"], capsys)[0] == 4
 
 
 @pytest.mark.parametrize(

@@ -78,7 +78,7 @@ def test_round_trip_csv_and_parquet(
             ],
             capsys,
         )
-        assert code == 1 and json.loads(stdout)["passed"] is False
+        assert code == 4 and json.loads(stdout)["passed"] is False
         code, stdout, _ = run(
             ["evaluate", str(table), str(out), "--qi", QI, "--numeric", "n0,n1", "--json"], capsys
         )

@@ -206,7 +206,7 @@ def test_cli_graph(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["check-graph", str(slides), "--k", "3", "--decomposition"], capsys)
     assert code == 0 and out.startswith("PASS") and "classes (sizes 3, 3, 3, 3, 3)" in out
     code, out, _ = run(["check-graph", str(slides), "--k", "4", "--json"], capsys)
-    assert code == 1 and json.loads(out)["smallest_class"] == 3
+    assert code == 4 and json.loads(out)["smallest_class"] == 3
     src = tmp_path / "g.csv"
     write_graph(src, random_graph(5, 30, 0.3))
     with src.open("a") as fh:

@@ -267,7 +267,7 @@ def test_cli_kl_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     mixed_table(80, 3).to_csv(src, index=False)
     qi = ",".join(KL_QI)
     code, out, _ = run(["check-kl", str(src), "--k", "3", "--known", "2", "--qi", qi], capsys)
-    assert code == 1 and out.startswith("FAIL")
+    assert code == 4 and out.startswith("FAIL")
     rel, rep = tmp_path / "rel.csv", tmp_path / "rel.json"
     args = ["anonymize-kl", str(src), "-o", str(rel), "--k", "3", "--known", "2", "--qi", qi]
     args += ["--numeric", "age,hours", "--sensitive", "disease", "--seed", "2"]
@@ -319,7 +319,7 @@ def test_cli_km_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     ]
     dat.write_text("\n".join(lines) + "\n")
     code, out, _ = run(["check-km", str(dat), "--k", "4", "--m", "2"], capsys)
-    assert code == 1 and out.startswith("FAIL")
+    assert code == 4 and out.startswith("FAIL")
     rel = tmp_path / "rel.jsonl"
     code, out, err = run(
         ["anonymize-km", str(dat), "-o", str(rel), "--k", "4", "--m", "2", "--seed", "0", "-q"],

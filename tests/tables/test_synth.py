@@ -310,7 +310,7 @@ def test_cli_generates_from_a_saved_model(
     [
         (["--rows", "0"], "--rows must be at least 1"),
         (["--rows", "-5"], "--rows must be at least 1"),
-        (["-o", "OUT/x.txt"], "output must end in"),
+        (["-o", "OUT/x.txt"], "unsupported extension .txt; supported: .csv, .parquet"),
         (["-o", "OUT/missing/x.csv"], "output directory does not exist"),
         (["-o", "OUT/file.txt/x.csv"], "output directory does not exist"),
         (["-o", "OUT/dir.csv"], "dir.csv exists; pass --force to replace it"),

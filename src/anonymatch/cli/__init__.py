@@ -2,7 +2,8 @@
 options.
 
 Every error the library raises on purpose becomes one line on stderr and a documented exit code;
-nothing is written in that case.
+nothing is written in that case: every output of a run (release, report, seed file) is staged and
+committed together when the command succeeds (``core.files.all_or_nothing``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import click
 from anonymatch import __version__
 from anonymatch.core import lifecycle
 from anonymatch.core.errors import AnonymatchError
+from anonymatch.core.files import all_or_nothing
 
 _imported = lifecycle.guard_startup()  # a signal while the commands are imported: exit at once
 
@@ -63,11 +65,12 @@ def one_line(message: str) -> str:
 def _run(argv: Sequence[str] | None) -> tuple[int, str | None]:
     """Run the command; returns the exit code and the one line to print (None: nothing)."""
     try:
-        cli.main(
-            args=list(argv) if argv is not None else None,
-            prog_name="anonymatch",
-            standalone_mode=False,
-        )
+        with all_or_nothing():  # every output of the run is committed together, or none
+            cli.main(
+                args=list(argv) if argv is not None else None,
+                prog_name="anonymatch",
+                standalone_mode=False,
+            )
     except click.exceptions.Exit as exc:
         return int(exc.exit_code), None
     except click.ClickException as exc:
@@ -101,9 +104,14 @@ def entry() -> None:
     sys.exit(code)
 
 
-from anonymatch.cli import graphs, sets, sparse, synth, tables  # noqa: E402  (they import options)
+from anonymatch.cli import config, graphs, report, sets, sparse, synth, tables  # noqa: E402
 
-for _module in (tables, sets, sparse, graphs, synth):
+for _module in (tables, sets, sparse, graphs, synth, config, report):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
+# every command reading data takes --config job.toml (flags given on the command line win)
+for _module, _kind in ((tables, "table"), (sets, "transactions"), (sparse, "sparse"),
+                       (graphs, "graph")):  # fmt: skip
+    for _command in _module.COMMANDS:
+        config.add_config_option(_command, _kind)
 _imported()

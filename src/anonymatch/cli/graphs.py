@@ -4,7 +4,6 @@ Stokes NORDSEC 2013)."""
 from __future__ import annotations
 
 import json
-import sys
 import time
 from typing import Any
 
@@ -13,6 +12,7 @@ import numpy as np
 
 from anonymatch.cli.options import (
     check_output_path,
+    exit_verdict,
     format_option,
     json_default,
     output_options,
@@ -22,6 +22,7 @@ from anonymatch.cli.options import (
 )
 from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import finish_manifest, new_manifest, write_manifest
+from anonymatch.core.outputs import GRAPH_RELEASE_EXTENSIONS
 
 GRAPH_FORMATS = ("auto", "edges")
 GRAPH_FORMAT_HELP = "every input is an edge list: two vertex ids a line, CSV or whitespace"
@@ -101,12 +102,15 @@ def check_graph_cmd(
                 f"{d['maximal_modular_partition_sizes'][:20]}; classes read off the tree: "  # type: ignore[index]
                 f"{d['classes_from_tree']} (smallest {d['smallest_class_from_tree']})"  # type: ignore[index]
             )
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 @click.command("anonymize-graph")
 @click.argument("edges")
-@output_options("Edge list to write (CSV source,target).")
+@output_options(
+    "Edge list to write (CSV source,target: .csv, .txt or .edges).",
+    extensions=GRAPH_RELEASE_EXTENSIONS,
+)
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option("--closed", is_flag=True, help="Closed neighbourhoods: groups become cliques.")
 @click.option("--n", "n_vertices", type=int, default=None, help="Vertices are 0 … N−1.")

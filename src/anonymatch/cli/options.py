@@ -8,6 +8,7 @@ import inspect
 import json
 import logging
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -15,10 +16,11 @@ from typing import Any, TypeVar, cast
 import click
 import numpy as np
 
-from anonymatch.core.errors import InputError
+from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import private_seed_file, utc_now
-from anonymatch.tables.io import CsvOptions
+from anonymatch.core.outputs import JSON_EXTENSIONS, Output, check_outputs
+from anonymatch.tables.io import CsvOptions, check_quotechar
 from anonymatch.tables.schema import DEFAULT_NA_VALUES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -332,37 +334,59 @@ def seed_option(func: F) -> F:
 
 
 def _check_seed_file(path: str, ctx: click.Context, force: bool) -> None:
-    """Refuse a --seed-file that cannot or must not be written, before the command runs."""
-    p = Path(path)
-    if not path:
-        raise InputError("--seed-file needs a path")
-    if p.is_dir():
-        raise InputError(f"--seed-file is a directory: {path}")
-    if not p.parent.is_dir():
-        raise InputError(f"--seed-file directory does not exist: {p.parent}")
-    if not force and os.path.lexists(path):
-        fix = "pass --force to replace it" if "force" in ctx.params else "choose another path"
-        raise InputError(f"{path} exists; {fix}")
-    target = p.resolve()
-    output = ctx.params.get("output")
-    if output and target.parent.is_relative_to(Path(output).resolve()):  # published with it
-        raise InputError(f"--seed-file {path} is inside the output {output}; choose another path")
-    for param in ctx.command.params:
-        value = ctx.params.get(param.name or "")
-        if param.name == "seed_file" or value is None:
+    """Refuse a --seed-file that cannot or must not be written, before the command runs (the
+    shared output policy, :func:`claim_outputs`)."""
+    claim_outputs(ctx)
+
+
+OUTPUT_FLAGS = {
+    "output": "-o/--output",
+    "report_path": "--report",
+    "report_html": "--report-html",
+    "seed_file": "--seed-file",
+    "model_out": "--model-out",
+}
+"""The parameters naming a command's outputs, and how messages name them."""
+
+HTML_EXTENSIONS = (".html", ".htm")
+"""The HTML report (``--report-html``, ``anonymatch report``)."""
+
+
+def claim_outputs(
+    ctx: click.Context | None = None,
+    extensions: tuple[str, ...] | None = None,
+    directory: bool = False,
+) -> None:
+    """Check every output path of the current command up front (the shared output policy,
+    :func:`anonymatch.core.outputs.check_outputs`): supported extension (``extensions`` for
+    the release, ``.json`` for the side outputs), existing directory, no existing file without
+    ``--force``, no two outputs naming one file, no output naming an input (any other
+    parameter that names an existing path). Done once per command, by the outermost of
+    :func:`output_options` and :func:`seed_option`, or by a command itself."""
+    ctx = ctx or click.get_current_context()
+    if ctx.meta.get("anonymatch.outputs_claimed"):
+        return
+    ctx.meta["anonymatch.outputs_claimed"] = True
+    outputs = []
+    for name, flag in OUTPUT_FLAGS.items():
+        value = ctx.params.get(name)
+        if value is None:
+            continue
+        if name == "output":
+            outputs.append(Output(flag, str(value), extensions, directory))
+        elif name == "report_html":
+            outputs.append(Output(flag, str(value), HTML_EXTENSIONS))
+        else:
+            outputs.append(Output(flag, str(value), JSON_EXTENSIONS))
+    inputs: list[str] = []
+    for name, value in ctx.params.items():
+        if name in OUTPUT_FLAGS or value is None or isinstance(value, bool):
             continue
         for item in value if isinstance(value, list | tuple) else (value,):
-            try:
-                same = isinstance(item, str) and bool(item) and Path(item).resolve() == target
-            except (OSError, ValueError):
-                same = False
-            if same:
-                name = (
-                    max(param.opts, key=len)
-                    if isinstance(param, click.Option)
-                    else param.human_readable_name
-                )
-                raise InputError(f"--seed-file {path} is also {name}; choose another path")
+            if isinstance(item, str) and item:
+                inputs.append(item)
+    force = bool(ctx.params["force"]) if "force" in ctx.params else None
+    check_outputs(outputs, inputs, force)
 
 
 def _write_seed_file(path: str, seed: int, given: bool, ctx: click.Context, force: bool) -> None:
@@ -449,19 +473,41 @@ def verbosity_options(func: F) -> F:
     return cast(F, decorated)
 
 
-def output_options(output_help: str, report: bool = True) -> Callable[[F], F]:
-    """``-o/--output`` (required), ``--force``, ``--report`` (unless ``report`` is False),
-    ``-v``, ``-q``: every command that writes a release. Without --force an existing output or
-    report is never replaced."""
+def csv_safe_option(func: F) -> F:
+    """``--csv-safe/--no-csv-safe`` (parameter ``csv_safe``): neutralize formula-like text cells
+    of a CSV/TSV release (OWASP CSV injection; ``core.csvsafe``), on by default."""
+    return click.option(
+        "--csv-safe/--no-csv-safe",
+        "csv_safe",
+        default=True,
+        show_default=True,
+        help="CSV/TSV release: prefix text cells starting with = + - @ TAB CR (not numbers or "
+        "ranges) with ' so spreadsheets do not run them as formulas; read back exactly by "
+        "verify/risk/evaluate. Recorded in the manifest.",
+    )(func)
+
+
+def output_options(
+    output_help: str,
+    report: bool = True,
+    extensions: tuple[str, ...] | None = None,
+    directory: bool = False,
+) -> Callable[[F], F]:
+    """``-o/--output`` (required), ``--force``, ``--report`` and ``--report-html`` (unless
+    ``report`` is False), ``-v``, ``-q``: every command that writes a release. Every output
+    path is checked up front by the shared policy (:func:`claim_outputs`; ``extensions`` are
+    the release's supported extensions, ``directory`` allows a directory of Parquet parts):
+    without --force
+    an existing output or report is never replaced, and no two outputs or an output and an
+    input may be one file."""
 
     def decorate(func: F) -> F:
         @functools.wraps(func)
-        def wrapper(*args: Any, force: bool, **kwargs: Any) -> Any:
-            if not force:
-                for path in (kwargs.get("output"), kwargs.get("report_path")):
-                    if path is not None and os.path.lexists(path):
-                        raise InputError(f"{path} exists; pass --force to replace it")
-            return func(*args, **kwargs)
+        def wrapper(*args: Any, force: bool, report_html: str | None = None, **kwargs: Any) -> Any:
+            claim_outputs(click.get_current_context(), extensions, directory)
+            if report_html is None:
+                return func(*args, **kwargs)
+            return _with_html_report(func, args, kwargs, report_html)
 
         return verbosity_options(
             _apply(
@@ -479,7 +525,15 @@ def output_options(output_help: str, report: bool = True) -> Callable[[F], F]:
                             "report_path",
                             default=None,
                             help="Write the JSON audit manifest here.",
-                        )
+                        ),
+                        click.option(
+                            "--report-html",
+                            "report_html",
+                            default=None,
+                            metavar="PATH",
+                            help="Write the privacy officer's HTML report here (one "
+                            "self-contained file; see anonymatch report).",
+                        ),
                     ]
                     if report
                     else []
@@ -488,6 +542,57 @@ def output_options(output_help: str, report: bool = True) -> Callable[[F], F]:
         )
 
     return decorate
+
+
+def _with_html_report(
+    func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], path: str
+) -> Any:
+    """Run a release command, then render the HTML report of the release it wrote (from the
+    manifest it completed, the input and the output) and write it to ``path`` (checked up front
+    with the other outputs by :func:`claim_outputs`; committed with them by the CLI's
+    ``all_or_nothing``: a failed report leaves no release either)."""
+    import time
+
+    from anonymatch.core.files import current_path
+    from anonymatch.core.manifest import capture_manifests
+    from anonymatch.tables.reuse import reuse_parsed_release
+
+    source = kwargs.get("input_path") or kwargs.get("edges")
+    # the report measures risk on the cells just verified: the cells and their compatibility
+    # graph are computed once for both
+    with reuse_parsed_release():
+        with capture_manifests() as found:
+            result = func(*args, **kwargs)
+        if not found:  # pragma: no cover - every release command completes a manifest
+            raise InputError("the command made no manifest to report on")
+        from anonymatch.report import build_report, write_report
+
+        started = time.perf_counter()
+        html = build_report(
+            found[-1],
+            source,
+            current_path(kwargs["output"]),  # staged until the run commits its outputs
+            options=report_reading_options(kwargs),
+            check_digests=False,  # the files were just written and digested
+        )
+    write_report(path, html)
+    if not kwargs.get("quiet"):
+        click.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")
+    return result
+
+
+def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
+    """How the report reads the original, from a command's parameters (any data kind)."""
+    keys = ("fmt", "id_column", "item_column", "adjacency", "n_vertices", "drop_missing")
+    options = {key: params[key] for key in keys if params.get(key) is not None}
+    if params.get("item_sep"):
+        options["item_sep"] = params["item_sep"].encode().decode("unicode_escape")
+    if "quotechar" in params:  # a table command
+        options["csv"] = csv_options(
+            params.get("sep"), params.get("names"), params["quotechar"], params.get("fmt", "auto")
+        )
+        options["na_values"] = na_tokens(params.get("na_values"))
+    return options
 
 
 def csv_options(
@@ -499,6 +604,7 @@ def csv_options(
             raise InputError("--sep must not be empty")
         if fmt == "tsv" and sep != "\t":
             raise InputError("--format tsv reads tab-separated values; use --format csv --sep")
+    check_quotechar(quotechar, sep, "--quotechar")
     return CsvOptions(sep=sep, names=comma_list(names) or None, quotechar=quotechar, fmt=fmt)
 
 
@@ -534,6 +640,13 @@ def json_default(obj: object) -> object:
     raise TypeError(type(obj).__name__)
 
 
+def exit_verdict(passed: bool) -> None:
+    """End a check command (``verify*``, ``check-*``): exit 0 when the release passed, else
+    :attr:`VerificationError.exit_code` (4) — the code the README documents for a release that
+    fails its guarantee. Exit 1 stays reserved for internal errors (a crash)."""
+    sys.exit(0 if passed else VerificationError.exit_code)
+
+
 def echo_check_summary(report: Any, what: str, show: int) -> None:
     status = "PASS" if report.passed else "FAIL"
     click.echo(
@@ -553,3 +666,83 @@ def echo_check_summary(report: Any, what: str, show: int) -> None:
         click.echo(f"  {v.count}x  {combo}")
     if report.n_violations > show:
         click.echo(f"  … {report.n_violations - show} more (see --json)")
+
+
+def _pairs(flag: str, items: Sequence[str]) -> dict[str, str]:
+    """``col=value`` items of a repeatable option (each item exactly one pair)."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            raise InputError(f"{flag} expects column=value, got {item!r}")
+        if name in out:
+            raise InputError(f"{flag} names column {name!r} twice")
+        out[name] = value
+    return out
+
+
+def qi_type_options(func: F) -> F:
+    """``--ordinal col=a|b|c``, ``--date col=month``, ``--hierarchy col=FILE`` (each
+    repeatable) and ``--hierarchy-cells node|set``: typed quasi-identifiers
+    (``tables.qitypes``). The command gets them as one ``qi_types`` parameter."""
+
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,
+        ordinal: tuple[str, ...],
+        date: tuple[str, ...],
+        hierarchy: tuple[str, ...],
+        hierarchy_cells: str,
+        **kwargs: Any,
+    ) -> Any:
+        from anonymatch.tables.qitypes import build_types
+
+        dates: dict[str, str] = {}
+        for item in date:
+            dates.update(_pairs("--date", comma_list(item)))
+        kwargs["qi_types"] = build_types(
+            _pairs("--ordinal", ordinal),
+            dates,
+            _pairs("--hierarchy", hierarchy),
+            hierarchy_cells,
+        )
+        return func(*args, **kwargs)
+
+    return cast(
+        F,
+        _apply(
+            wrapper,
+            [
+                click.option(
+                    "--ordinal",
+                    multiple=True,
+                    metavar="COL=A|B|C",
+                    help="An ordinal QI and its values, lowest first (repeatable); published "
+                    "as ranges over the order (10+..1,000+).",
+                ),
+                click.option(
+                    "--date",
+                    multiple=True,
+                    metavar="COL=GRANULARITY",
+                    help="A date/datetime QI and its granularity (year, quarter, month, week, "
+                    "day, hour, minute, second; repeatable); published as date ranges.",
+                ),
+                click.option(
+                    "--hierarchy",
+                    multiple=True,
+                    metavar="COL=FILE",
+                    help="A generalization hierarchy of a categorical QI in ARX's format "
+                    "(value;level1;…;*, one line per value; repeatable).",
+                ),
+                click.option(
+                    "--hierarchy-cells",
+                    type=click.Choice(["node", "set"]),
+                    default="node",
+                    show_default=True,
+                    help="Publish the lowest hierarchy node covering a cell (~label), or the "
+                    "value set.",
+                ),
+            ],
+        ),
+    )

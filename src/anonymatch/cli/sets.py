@@ -7,7 +7,6 @@ not ℓ-eligible) or 4 (failed verification) through ``anonymatch.cli.main``; no
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from anonymatch.cli.options import (
     check_output_path,
     draw_seed,
     echo_check_summary,
+    exit_verdict,
     format_option,
     json_default,
     output_options,
@@ -29,6 +29,7 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
+from anonymatch.core.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.sets.io import Transactions, read_transactions
 from anonymatch.sets.km import KM_FORMATS
 
@@ -68,7 +69,9 @@ def _segment(value: str) -> tuple[int, int]:
 
 @click.command("anonymize-sets")
 @click.argument("input_path", metavar="INPUT")
-@output_options("Release file (JSON Lines).")
+@output_options(
+    "Release file (JSON Lines: .jsonl, .ndjson or .json).", extensions=SET_RELEASE_EXTENSIONS
+)
 @click.option("-k", "--k", "k", type=int, default=None, help="k-anonymity level.")
 @click.option("-l", "--l", "ell", type=int, default=None, help="ℓ-diversity level.")
 @set_sensitive_options
@@ -195,7 +198,7 @@ def verify_sets_cmd(
             f" published {report.min_matches_published}, factor flow"
             f" {report.factor_flow}/{report.factor_required}"
         )
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 @click.command("evaluate-sets")
@@ -273,12 +276,15 @@ def check_km_cmd(transactions: str, k: int, m: int, show: int, as_json: bool, fm
         click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
     else:
         echo_check_summary(report, f"k^m-anonymity with m = {report.level}", show)
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 @click.command("anonymize-km")
 @click.argument("input_path", metavar="TRANSACTIONS")
-@output_options("Release (JSON Lines, one {items} per line).")
+@output_options(
+    "Release (JSON Lines, one {items} per line: .jsonl, .ndjson or .json).",
+    extensions=SET_RELEASE_EXTENSIONS,
+)
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option("-m", "--m", "m", required=True, type=int, help="Items the adversary knows.")
 @seed_option

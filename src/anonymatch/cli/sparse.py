@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,12 +18,14 @@ from anonymatch.cli.options import (
     check_workers,
     draw_seed,
     executor_options,
+    exit_verdict,
     format_option,
     output_options,
     seed_option,
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
+from anonymatch.core.outputs import SPARSE_RELEASE_EXTENSIONS
 from anonymatch.sparse.io import FORMATS, read_sparse, sparse_format, write_sparse
 
 ADJACENCY = ("none", "directed", "undirected")
@@ -53,7 +54,10 @@ EXECUTOR_MEANING = (
 
 @click.command("anonymize-sparse")
 @click.argument("input_path", metavar="INPUT")
-@output_options("Release: .csv edge list, .parquet, .mtx.")
+@output_options(
+    "Release: .csv/.txt/.edges edge list, .parquet, .mtx/.mm, .dat.",
+    extensions=SPARSE_RELEASE_EXTENSIONS,
+)
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option(
     "--method",
@@ -276,7 +280,7 @@ def verify_sparse_cmd(
             f"{'PASS' if report.passed else 'FAIL'}: {report.reason}; k = {k}, {report.rows} rows,"
             f" {report.classes} classes, smallest {report.smallest_class}"
         )
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 def read_labels(path: str, rows: int) -> np.ndarray:

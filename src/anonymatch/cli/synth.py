@@ -10,6 +10,7 @@ import click
 
 from anonymatch.cli.options import output_options, seed_option
 from anonymatch.core.errors import InputError
+from anonymatch.core.files import current_path
 
 
 def _human_bytes(size: int) -> str:
@@ -33,7 +34,11 @@ def _check_writable(path: str, what: str) -> None:
 
 
 @click.command("generate-census")
-@output_options("Output table: .csv (with header) or .parquet.", report=False)
+@output_options(
+    "Output table: .csv (with header) or .parquet/.pq.",
+    report=False,
+    extensions=(".csv", ".parquet", ".pq"),
+)
 @click.option("--rows", type=int, required=True, help="Number of rows to generate (≥ 1).")
 @seed_option
 @click.option(
@@ -121,7 +126,7 @@ def generate_census_cmd(
     if model_out is not None:  # after the table, so an interrupted run writes nothing
         model.save(model_out)
     if not quiet:
-        size = Path(output).stat().st_size
+        size = current_path(output).stat().st_size  # staged until the run ends
         tree = ", ".join(f"{p}→{c}" for p, c, _ in model.edges)
         click.echo(
             f"{rows} synthetic rows × {len(model.columns)} columns -> {output}"

@@ -9,28 +9,32 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
+from anonymatch.cli.config import input_options_block, manifest_callback
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     check_output_path,
     check_workers,
+    claim_outputs,
     comma_list,
     csv_options,
+    csv_safe_option,
     draw_seed,
     echo_check_summary,
     executor_options,
+    exit_verdict,
     json_default,
     na_tokens,
     output_options,
     parse_weights,
     per_column,
+    qi_type_options,
     seed_option,
     sensitive_model_options,
     stage_bar,
@@ -38,8 +42,10 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
+from anonymatch.core.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, METHOD_NAMES, SUPPRESSION_METHODS
+from anonymatch.tables.qitypes import QITypes
 from anonymatch.tables.schema import Schema
 
 EXECUTOR_MEANING = (
@@ -54,6 +60,13 @@ VERIFY_EXECUTOR_MEANING = (
     "inline/processes/dask = stream both files partition by partition there; auto = processes "
     "(Dask with --workers or --scheduler)."
 )
+
+
+def read_release(path: str) -> Any:
+    """A table release as published (CSV formula guard undone; ``cells.read_release_text``)."""
+    from anonymatch.tables.cells import read_release_text as read
+
+    return read(path)
 
 
 def _chunk_rows_option(func: Any) -> Any:
@@ -83,7 +96,10 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
 @click.command()
 @click.argument("input_path", metavar="INPUT")
 @output_options(
-    "Release file (.csv, .tsv or .parquet; on the streamed path also a directory of Parquet parts)."
+    "Release file (.csv, .tsv or .parquet; on the streamed path also a directory of Parquet"
+    " parts).",
+    extensions=TABLE_RELEASE_EXTENSIONS,
+    directory=True,
 )
 @click.option("-k", "--k", "k", type=int, default=None, help="Anonymity level k ≥ 1 (for all).")
 @click.option(
@@ -137,8 +153,10 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
     "the cost of starring each cell.",
 )
 @sensitive_model_options
+@qi_type_options
 @executor_options(EXECUTOR_MEANING)
 @_chunk_rows_option
+@csv_safe_option
 @table_input_options
 def anonymize(
     input_path: str,
@@ -161,10 +179,12 @@ def anonymize(
     diversity: str,
     c: float | None,
     t: str | None,
+    qi_types: QITypes,
     executor: str,
     scheduler: str | None,
     workers: int | None,
     chunk_rows: int,
+    csv_safe: bool,
     report_path: str | None,
     quiet: bool,
     fmt: str,
@@ -218,6 +238,7 @@ def anonymize(
                 comma_list(sensitive),
                 comma_list(identifiers),
                 parse_weights(weights),
+                qi_types,
             ),
             method=method,
             partition_size=partition_size,
@@ -232,13 +253,25 @@ def anonymize(
             workers=workers,
             progress=not quiet,
             replace=True,  # output_options refused an existing output without --force
+            csv_safe=csv_safe,
             **models,
         )
+        report["parameters"] = {
+            **cast(dict[str, Any], report["parameters"]),
+            "input_options": input_options_block(
+                fmt, sep, names, quotechar, na_values, drop_missing
+            ),
+        }
         _finish(report, input_path, output, report_path, started, quiet)
         return
     frame = read_table(input_path, csv)
     if method in SUPPRESSION_METHODS:
         from anonymatch.tables.adaptive import anonymize_adaptive
+
+        if qi_types:
+            raise InputError(
+                f"--ordinal/--date/--hierarchy are not supported by the method {method!r}"
+            )
 
         release = anonymize_adaptive(
             frame,
@@ -281,10 +314,26 @@ def anonymize(
             drop_missing=drop_missing,
             time_limit=time_limit,
             progress=not quiet,
+            types=qi_types,
             **models,
         )
-    write_release(output, release.table, release.cells, release.qi)
-    _finish(dict(release.report), input_path, output, report_path, started, quiet)
+    write_release(output, release.table, release.cells, release.qi, csv_safe)
+    report = _note_csv_safe(release.report, output, csv_safe)
+    report["parameters"] = {
+        **cast(dict[str, Any], report["parameters"]),
+        "input_options": input_options_block(fmt, sep, names, quotechar, na_values, drop_missing),
+    }
+    _finish(report, input_path, output, report_path, started, quiet)
+
+
+def _note_csv_safe(report: Any, output: str, csv_safe: bool) -> dict[str, Any]:
+    """The manifest with ``output.csv_safe`` recorded for a CSV/TSV release."""
+    from anonymatch.tables.io import is_parquet
+
+    manifest = dict(report)
+    if not is_parquet(output):
+        manifest["output"] = {**manifest["output"], "csv_safe": csv_safe}
+    return manifest
 
 
 def _finish(
@@ -407,8 +456,11 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @click.option(
     "--manifest",
     default=None,
-    help="The release's JSON manifest (anonymize --report). A partitioned release (streamed "
-    "path) is then checked partition by partition, streaming both files.",
+    is_eager=True,
+    callback=manifest_callback,
+    help="The release's JSON manifest (anonymize --report): k, QIs, sensitive models and the "
+    "original's reading options are taken from it unless given. A partitioned release "
+    "(streamed path) is then checked partition by partition, streaming both files.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option(
@@ -421,6 +473,7 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @executor_options(VERIFY_EXECUTOR_MEANING)
 @_chunk_rows_option
 @verbosity_options
+@qi_type_options
 @table_input_options
 def verify(
     original: str,
@@ -436,6 +489,7 @@ def verify(
     diversity: str,
     c: float | None,
     t: str | None,
+    qi_types: QITypes,
     executor: str,
     workers: int | None,
     scheduler: str | None,
@@ -457,7 +511,9 @@ def verify(
     if (k is None) == (k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     check_workers(workers)
-    schema = Schema.build(comma_list(qi), comma_list(numeric), comma_list(sensitive))
+    schema = Schema.build(
+        comma_list(qi), comma_list(numeric), comma_list(sensitive), types=qi_types
+    )
     models = build_models(
         schema.sensitive,
         per_column("--l", l, int),
@@ -480,7 +536,7 @@ def verify(
             original,
             published,
             k,
-            Schema.build(comma_list(qi), comma_list(numeric)),
+            Schema.build(comma_list(qi), comma_list(numeric), types=qi_types),
             partitions,
             csv=csv_options(sep, names, quotechar, fmt),
             na_values=na_tokens(na_values),
@@ -499,12 +555,14 @@ def verify(
                 f" checked for a {k}-factor, fewest matches per original"
                 f" {result['min_matches_original']}"
             )
-        sys.exit(0 if result["passed"] else 1)
+        exit_verdict(bool(result["passed"]))
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
-    pub = read_table(published)
+    pub = read_release(published)
     if k_column is not None:
         from anonymatch.tables.adaptive import verify_adaptive_release
 
+        if qi_types:
+            raise InputError("--ordinal/--date/--hierarchy are not supported with --k-column")
         schema = Schema.build(comma_list(qi), comma_list(numeric), identifiers=[k_column])
         adaptive = verify_adaptive_release(
             pub, orig, k_column, schema, na_tokens(na_values), drop_missing
@@ -517,7 +575,7 @@ def verify(
                 f" {adaptive.n_original} originals, {adaptive.n_published} published rows,"
                 f" smallest surplus of matchable rows over the level {adaptive.min_slack}"
             )
-        sys.exit(0 if adaptive.passed else 1)
+        exit_verdict(adaptive.passed)
     assert k is not None
     report = verify_release(pub, orig, k, schema, na_tokens(na_values), drop_missing, models)
     if as_json:
@@ -533,7 +591,7 @@ def verify(
         )
         for check in report.sensitive:
             _echo_sensitive(check)
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 def _echo_sensitive(check: dict[str, Any]) -> None:
@@ -609,7 +667,7 @@ def attack(
     ids = [k_column] if k_column else []
     schema = Schema.build(comma_list(qi), comma_list(numeric), sensitive=[key], identifiers=ids)
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
-    pub = read_table(published)
+    pub = read_release(published)
     seed = draw_seed(seed)
     report = attack_release(
         pub, orig, schema, key, known, trials, k, k_column, seed, na_tokens(na_values), drop_missing
@@ -646,6 +704,7 @@ def attack(
 @click.option("--weights", default=None, help="Attribute weights, e.g. age=2,sex=0.5.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @verbosity_options
+@qi_type_options
 @table_input_options
 def evaluate(
     original: str,
@@ -654,6 +713,7 @@ def evaluate(
     numeric: str | None,
     weights: str | None,
     as_json: bool,
+    qi_types: QITypes,
     fmt: str,
     sep: str | None,
     names: str | None,
@@ -666,10 +726,12 @@ def evaluate(
     GCP and NCP per QI of one or more releases of ORIGINAL."""
     from anonymatch.tables.pipeline import evaluate_release
 
-    schema = Schema.build(comma_list(qi), comma_list(numeric), weights=parse_weights(weights))
+    schema = Schema.build(
+        comma_list(qi), comma_list(numeric), weights=parse_weights(weights), types=qi_types
+    )
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     results = {
-        p: evaluate_release(read_table(p), orig, schema, na_tokens(na_values), drop_missing)
+        p: evaluate_release(read_release(p), orig, schema, na_tokens(na_values), drop_missing)
         for p in published
     }
     if as_json:
@@ -741,12 +803,12 @@ def check_kl_cmd(
         click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
     else:
         echo_check_summary(report, f"(k,ℓ)-anonymity with ℓ = {report.level}", show)
-    sys.exit(0 if report.passed else 1)
+    exit_verdict(report.passed)
 
 
 @click.command("anonymize-kl")
 @click.argument("input_path", metavar="INPUT")
-@output_options("Release file (.csv, .tsv or .parquet).")
+@output_options("Release file (.csv, .tsv or .parquet).", extensions=TABLE_RELEASE_EXTENSIONS)
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
@@ -755,6 +817,7 @@ def check_kl_cmd(
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option("--weights", default=None, help="Attribute weights for GCP, e.g. age=2.")
 @seed_option
+@csv_safe_option
 @table_input_options
 def anonymize_kl_cmd(
     input_path: str,
@@ -767,6 +830,7 @@ def anonymize_kl_cmd(
     identifiers: str | None,
     weights: str | None,
     seed: int | None,
+    csv_safe: bool,
     report_path: str | None,
     quiet: bool,
     fmt: str,
@@ -803,11 +867,15 @@ def anonymize_kl_cmd(
         drop_missing=drop_missing,
     )
     bar.update()
-    write_release(output, release.table, release.cells, release.qi)
+    write_release(output, release.table, release.cells, release.qi, csv_safe)
     bar.update()
     bar.close()
     report = finish_manifest(
-        dict(release.report), input_path, output, started, command="anonymize-kl"
+        _note_csv_safe(release.report, output, csv_safe),
+        input_path,
+        output,
+        started,
+        command="anonymize-kl",
     )
     write_manifest(report_path, report)
     if not quiet:
@@ -865,6 +933,7 @@ COMMANDS = [anonymize, verify, evaluate, attack, anonymize_kl_cmd, check_kl_cmd]
 @click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
 @click.option("--force", is_flag=True, help="Replace an existing report.")
 @verbosity_options
+@qi_type_options
 @table_input_options
 def risk_cmd(
     original: str,
@@ -878,6 +947,7 @@ def risk_cmd(
     report_path: str | None,
     force: bool,
     quiet: bool,
+    qi_types: QITypes,
     fmt: str,
     sep: str | None,
     names: str | None,
@@ -900,13 +970,9 @@ def risk_cmd(
     threshold = check_threshold(threshold, "--threshold")
     if k is not None:
         check_k(k, "--k")
-    if report_path is not None:
-        for path in (original, release):
-            check_output_path(report_path, path)
-        if not force and os.path.lexists(report_path):
-            raise InputError(f"{report_path} exists; pass --force to replace it")
+    claim_outputs()  # --report: the shared output policy
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
-    pub = read_table(release)
+    pub = read_release(release)
     report = assess(
         orig,
         pub,
@@ -917,6 +983,7 @@ def risk_cmd(
         threshold=threshold,
         na_values=na_tokens(na_values),
         drop_missing=drop_missing,
+        types=qi_types,
     )
     figures = report.to_dict()
     document = {

@@ -1,17 +1,26 @@
 """The cell grammar shared by table and set-valued releases (DESIGN.md › Release formats).
 
 A categorical cell is a value set joined by ``|`` (a single value stays plain); ``\\``, ``|`` and
-``*`` inside a value are escaped by ``\\``; ``*`` alone is a suppressed cell. Numeric ranges
-(``lo..hi``) and typed Parquet cells are table-specific: ``tables.cells``.
+``*`` inside a value are escaped by ``\\``; ``*`` alone is a suppressed cell. A cell starting
+with an unescaped ``~`` is a hierarchy node (``~Government``, ``tables.hierarchy``), so a value
+starting with ``~`` is written ``\\~…``. Numeric ranges (``lo..hi``) and typed Parquet cells
+are table-specific: ``tables.cells``.
 """
 
 from __future__ import annotations
 
 STAR = "*"
+NODE_MARK = "~"
 
 
 def escape_label(label: str) -> str:
-    return label.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*")
+    out = label.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*")
+    return "\\" + out if out.startswith(NODE_MARK) else out
+
+
+def is_node_cell(cell: str) -> bool:
+    """Whether a categorical cell names a hierarchy node (starts with an unescaped ``~``)."""
+    return cell.startswith(NODE_MARK)
 
 
 def split_cell(cell: str) -> list[str]:

@@ -24,12 +24,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from anonymatch.core.files import sha256_file, write_atomically
+from anonymatch.core.files import current_path, sha256_file, write_atomically
 
 SCHEMA = "anonymatch-manifest/1"
 """The value of the manifest's ``schema`` key; bumped on any incompatible change."""
@@ -121,6 +120,32 @@ def private_seed_file(seed_given: bool) -> Iterator[None]:
         yield
     finally:
         _SEED_FILE.reset(token)
+
+
+_CAPTURED: ContextVar[list[dict[str, Any]] | None] = ContextVar(
+    "anonymatch_captured_manifests", default=None
+)
+"""Inside :func:`capture_manifests`: the manifests completed by :func:`finish_manifest`."""
+
+
+@contextmanager
+def capture_manifests() -> Iterator[list[dict[str, Any]]]:
+    """Collect every manifest that :func:`finish_manifest` completes within the block.
+
+    The CLI's ``--report-html`` uses it to render the report of the release a command just
+    wrote, whether or not the command writes its manifest (``--report``).
+
+    Yields
+    ------
+    list of dict
+        The completed manifests, in order (the same objects, not copies).
+    """
+    found: list[dict[str, Any]] = []
+    token = _CAPTURED.set(found)
+    try:
+        yield found
+    finally:
+        _CAPTURED.reset(token)
 
 
 def _note_seed_file(randomness: Mapping[str, Any]) -> dict[str, Any]:
@@ -239,7 +264,7 @@ def file_digest(path: str | os.PathLike[str]) -> str | dict[str, str]:
     str or dict
         The hex digest, or a mapping from each part's name to its hex digest (sorted by name).
     """
-    p = Path(path)
+    p = current_path(path)  # an output written but not yet committed: its staged file
     if p.is_dir():
         return {part.name: sha256_file(part) for part in sorted(p.iterdir()) if part.is_file()}
     return sha256_file(p)
@@ -287,6 +312,9 @@ def finish_manifest(
     manifest["created"] = utc_now()
     if started is not None:
         manifest["seconds"] = {**manifest["seconds"], "wall": time.perf_counter() - started}
+    captured = _CAPTURED.get()
+    if captured is not None:
+        captured.append(manifest)
     return manifest
 
 

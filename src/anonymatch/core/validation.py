@@ -1,9 +1,13 @@
 """Validation of the public fronts' arguments, done once at the boundary.
 
 The kind fronts (``anonymatch.tables``, ``sets``, ``sparse``, ``graphs``) call these helpers on
-what the user passed; the pipelines and kernels behind them trust their inputs. Wrong *types*
-raise ``TypeError`` naming the parameter (as Python itself does); wrong *values* raise
-``InputError`` (CLI exit code 2). Every helper is O(size of the argument).
+what the user passed, and so do the lower-level public functions (``tables.adaptive.
+anonymize_adaptive``, ``tables.kl.anonymize_kl``/``check_kl``, ``sets.km.anonymize_km``) and the
+table pipelines' common entry (``Schema.build``, ``tables.pipeline.prepare``); the kernels behind
+them trust their inputs. Wrong *types* raise ``ArgumentTypeError`` naming the parameter — an
+``InputError`` (CLI exit code 2) that is also a ``TypeError``, as Python itself would raise;
+wrong *values* raise ``InputError``. No argument reaches numpy unchecked, so the user never
+sees a numpy error from deep inside. Every helper is O(size of the argument).
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from anonymatch.core.errors import InputError
+from anonymatch.core.errors import ArgumentTypeError, InputError
 
 __all__ = [
+    "check_dimensions",
     "check_k",
     "check_optional_level",
     "check_positive_number",
@@ -45,14 +50,14 @@ def column_list(value: object, name: str) -> list[str]:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
     if isinstance(value, bytes | Mapping) or not isinstance(value, Iterable):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{name} must be a list of column names or a comma-separated string, "
             f"got {type_name(value)}"
         )
     out = list(value)
     for item in out:
         if not isinstance(item, str):
-            raise TypeError(f"{name} must hold column names (str), got {type_name(item)}")
+            raise ArgumentTypeError(f"{name} must hold column names (str), got {type_name(item)}")
     return out
 
 
@@ -61,7 +66,7 @@ def require_frame(value: object, name: str = "data") -> Any:
     import pandas as pd
 
     if not isinstance(value, pd.DataFrame):
-        raise TypeError(f"{name} must be a pandas DataFrame, got {type_name(value)}")
+        raise ArgumentTypeError(f"{name} must be a pandas DataFrame, got {type_name(value)}")
     return value
 
 
@@ -122,3 +127,42 @@ def check_weights(value: object, name: str = "weights") -> dict[str, float] | No
             raise InputError(f"{name}[{key!r}] must be finite and non-negative, got {weight!r}")
         out[key] = w
     return out
+
+
+DIMENSION_FLOOR = 1 << 24
+"""Rows/columns always allowed (an ``indptr`` of 128 MiB), whatever the number of edges."""
+
+IDS_PER_EDGE = 64
+"""Beyond the floor, at most this many rows (or columns) per edge read."""
+
+
+def dimension_limit(edges: int) -> int:
+    """The largest number of rows or columns accepted for ``edges`` edges (ones)."""
+    return max(DIMENSION_FLOOR, IDS_PER_EDGE * int(edges))
+
+
+def check_dimensions(n_rows: int, n_cols: int, edges: int, where: str) -> None:
+    """Refuse a shape out of proportion to the input before anything of that size is allocated.
+
+    Parameters
+    ----------
+    n_rows, n_cols : int
+        The matrix's shape (largest id + 1, or a declared shape).
+    edges : int
+        The number of edges (ones) read.
+    where : str
+        The input, for the message.
+
+    Raises
+    ------
+    InputError
+        If a dimension exceeds :func:`dimension_limit` of ``edges``. O(1).
+    """
+    limit = dimension_limit(edges)
+    for what, size in (("row", n_rows), ("column", n_cols)):
+        if size > limit:
+            raise InputError(
+                f"{where}: {what} id {size - 1} is out of proportion to the {edges} edges read "
+                f"(ids must stay below max(2^24, {IDS_PER_EDGE} x edges) = {limit}); relabel "
+                "the ids to 0 … n-1"
+            )

@@ -17,7 +17,7 @@ import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
-from anonymatch.core.errors import InputError, VerificationError
+from anonymatch.core.errors import ArgumentTypeError, InputError, VerificationError
 from anonymatch.core.front import keep_functions
 from anonymatch.core.validation import check_k, type_name
 
@@ -43,7 +43,7 @@ def _adjacency(value: object, name: str) -> Any:
     if sp.issparse(value) or (isinstance(value, np.ndarray) and value.ndim == 2):
         a = sp.csr_array(value)
     else:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{name} must be a scipy sparse matrix or a 2-D numpy array, got {type_name(value)}"
         )
     a.sum_duplicates()

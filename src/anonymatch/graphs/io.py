@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
+from anonymatch.core.validation import check_dimensions
 
 _SPLIT = re.compile(r"[,\t ]+")
 
@@ -99,6 +100,7 @@ def read_edge_list(path: str | os.PathLike[str], n_vertices: int | None = None) 
     if n_vertices is not None:
         if n_vertices < 0:
             raise InputError(f"the number of vertices must be non-negative, got {n_vertices}")
+        check_dimensions(n_vertices, n_vertices, len(raw), f"{path} (--n)")
         if len(raw) and (raw.min() < 0 or raw.max() >= n_vertices):
             raise InputError(f"a vertex id is outside 0 … {n_vertices - 1} (--n)")
         ids = np.arange(n_vertices, dtype=np.int64)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from anonymatch.core.errors import InputError
+from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.core.front import keep_functions
 from anonymatch.core.validation import check_k, check_optional_level, check_seed, type_name
 
@@ -40,12 +40,14 @@ def _transactions(value: object, labels: Sequence[object] | None, name: str) -> 
             return value.with_labels([str(x) for x in labels])
         return value
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{name} must be Transactions or a sequence of item collections, got {type_name(value)}"
         )
     for i, record in enumerate(value):
         if isinstance(record, str | bytes) or not hasattr(record, "__iter__"):
-            raise TypeError(f"{name}[{i}] must be a collection of items, got {type_name(record)}")
+            raise ArgumentTypeError(
+                f"{name}[{i}] must be a collection of items, got {type_name(record)}"
+            )
     if labels is not None and len(labels) != len(value):
         raise InputError(f"labels has {len(labels)} entries, {name} {len(value)} records")
     return from_sets([list(r) for r in value], labels, where=name)
@@ -58,7 +60,7 @@ def _release(value: object) -> SetRelease:
     if isinstance(value, SetAnonymization):
         return value.release
     if not isinstance(value, SetRelease):
-        raise TypeError(f"release must be a SetRelease, got {type_name(value)}")
+        raise ArgumentTypeError(f"release must be a SetRelease, got {type_name(value)}")
     return value
 
 

@@ -21,8 +21,9 @@ import scipy.sparse as sp
 
 from anonymatch.core.cells import split_cell
 from anonymatch.core.counting import check_k, check_km
-from anonymatch.core.errors import InputError, VerificationError
+from anonymatch.core.errors import ArgumentTypeError, InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
+from anonymatch.core.validation import check_seed, type_name
 from anonymatch.sets.methods.km import group_labels, item_ncp, km_anonymize, transactions_matrix
 
 # --------------------------------------------------------------------------------------------
@@ -95,6 +96,11 @@ def anonymize_km(
     Complexity: see ``methods.kl.km_anonymize``.
     """
     started = time.perf_counter()
+    if not sp.issparse(matrix) or matrix.ndim != 2:
+        raise ArgumentTypeError(
+            f"matrix must be a 2-D scipy sparse matrix, got {type_name(matrix)}"
+        )
+    seed = check_seed(seed)
     k = check_k(k)
     if isinstance(m, bool) or not isinstance(m, int | np.integer) or m < 1:
         raise InputError(f"m must be a positive integer, got {m!r}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numbers
 from typing import TYPE_CHECKING, Any
 
-from anonymatch.core.errors import InputError
+from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.core.front import keep_functions
 from anonymatch.core.validation import check_k, check_optional_level, check_seed, type_name
 
@@ -47,7 +47,7 @@ def _matrix(value: object, name: str) -> Any:
             raise InputError(f"{name} must be 2-D, got {value.ndim} dimension(s)")
         matrix = sp.csr_array(value)
     else:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{name} must be a scipy sparse matrix or a 2-D numpy array, got {type_name(value)}"
         )
     if matrix.nnz and not np.isin(matrix.data, (0, 1)).all():

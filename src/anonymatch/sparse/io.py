@@ -19,6 +19,11 @@ The shape of an edge list is (largest row id + 1, largest col id + 1) unless ``s
 given: rows without edges inside that range are users with no items. Releases keep the row ids
 of the original (row i of the release is user i), which is what the verifier and the downstream
 metrics need; the ids in the input should therefore be pseudonymous.
+
+Ids are bounded by the input's size: the matrix has a row (an ``indptr`` entry) for every id up
+to the largest, so a row or column id of 10¹² in a ten-line file would ask for terabytes. Every
+reader refuses (``InputError``) a dimension above ``max(2**24, 64 × edges)``
+(:func:`anonymatch.core.validation.check_dimensions`); relabel such ids to 0 … n−1 first.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
+from anonymatch.core.validation import check_dimensions
 
 Adjacency = Literal["none", "directed", "undirected"]
 FORMATS = ("auto", "edges", "parquet", "mtx", "dat")
@@ -181,6 +187,7 @@ def _read_mtx(path: Path) -> sp.csr_array:
         raise InputError(f"{path}: a binary matrix is expected (entries 0/1 only)")
     rows = coo.row[keep]
     cols = coo.col[keep]
+    check_dimensions(int(coo.shape[0]), int(coo.shape[1]), int(keep.sum()), str(path))
     return binary_csr(rows, cols, (int(coo.shape[0]), int(coo.shape[1])))
 
 
@@ -206,6 +213,7 @@ def _read_transactions(path: Path) -> sp.csr_array:
     cols = np.concatenate(items) if items else np.empty(0, np.int64)
     rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     n_cols = int(cols.max()) + 1 if cols.size else 0
+    check_dimensions(len(lengths), n_cols, cols.size, str(path))
     return binary_csr(rows, cols, (len(lengths), n_cols))
 
 
@@ -237,6 +245,12 @@ def read_sparse(
         if shape is None and adjacency == "none":
             return m
         shape = shape or (m.shape[0], m.shape[1])
+    top_row = int(rows.max()) + 1 if rows.size else 0
+    top_col = int(cols.max()) + 1 if cols.size else 0
+    check_dimensions(
+        max(top_row, shape[0] if shape else 0), max(top_col, shape[1] if shape else 0),
+        rows.size, str(p),
+    )  # fmt: skip
     if adjacency != "none":
         if adjacency not in ("directed", "undirected"):
             raise InputError(f"unknown adjacency mode {adjacency!r}")

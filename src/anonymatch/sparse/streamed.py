@@ -47,6 +47,7 @@ from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import new_manifest
 from anonymatch.core.runner import EXECUTORS, run_partitions, split_even
+from anonymatch.core.validation import check_dimensions
 from anonymatch.sparse.io import binary_csr, iter_parquet_edges, sparse_format
 from anonymatch.sparse.methods.smooth import cluster, vote
 from anonymatch.sparse.order import SHARD_ROWS, Shard, shard_order
@@ -110,14 +111,16 @@ class StagedMatrix:
 def stage_parquet(path: str | Path, directory: Path, shard_rows: int = SHARD_ROWS) -> StagedMatrix:
     """Pass over the Parquet edge list: route the edges to row-range shards on disk, then make
     each shard a canonical CSR. O(E log E) time, O(batch + shard) memory."""
-    n = m = 0
+    n = m = edges = 0
     for rows, cols in iter_parquet_edges(path):
         if rows.size == 0:
             continue
         n = max(n, int(rows.max()) + 1)
         m = max(m, int(cols.max()) + 1)
+        edges += rows.size
         for s, r, c in _split_by(rows // shard_rows, rows, cols):
             _append(directory / f"shard-{s:06d}.raw", r, c)
+    check_dimensions(n, m, edges, str(path))  # before n / shard_rows shards are made
     nnz = 0
     for s in range(max(1, math.ceil(n / shard_rows))):
         raw = directory / f"shard-{s:06d}.raw"

@@ -17,7 +17,8 @@ package is cheap.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.front import keep_functions
@@ -34,8 +35,10 @@ from anonymatch.core.validation import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from anonymatch.tables.hierarchy import Hierarchy
     from anonymatch.tables.metrics import InformationLoss
     from anonymatch.tables.pipeline import Release
+    from anonymatch.tables.qitypes import QITypes
     from anonymatch.tables.risk import RiskReport
     from anonymatch.tables.schema import Schema
     from anonymatch.tables.verify import VerificationReport
@@ -49,6 +52,7 @@ def _schema(
     sensitive: str | Iterable[str] | None = None,
     identifiers: str | Iterable[str] | None = None,
     weights: Mapping[str, float] | None = None,
+    types: QITypes | None = None,
 ) -> Schema:
     from anonymatch.tables.schema import Schema
 
@@ -58,6 +62,27 @@ def _schema(
         column_list(sensitive, "sensitive"),
         column_list(identifiers, "identifiers"),
         check_weights(weights),
+        types,
+    )
+
+
+def _types(
+    ordinal: Mapping[str, str | Sequence[str]] | None,
+    dates: Mapping[str, str] | None,
+    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None,
+    hierarchy_cells: str,
+) -> QITypes | None:
+    """Typed QIs (``tables.qitypes``) from the fronts' keyword arguments; None if none."""
+    if not (ordinal or dates or hierarchies):
+        return None
+    from anonymatch.tables.hierarchy import Hierarchy
+    from anonymatch.tables.qitypes import build_types
+
+    return build_types(
+        {a: v if isinstance(v, str) else list(v) for a, v in (ordinal or {}).items()},
+        dates,
+        {a: h if isinstance(h, Hierarchy) else str(h) for a, h in (hierarchies or {}).items()},
+        hierarchy_cells,
     )
 
 
@@ -99,6 +124,10 @@ def anonymize(
     diversity: str = "distinct",
     c: float | None = None,
     t: float | Mapping[str, float] | None = None,
+    ordinal: Mapping[str, str | Sequence[str]] | None = None,
+    dates: Mapping[str, str] | None = None,
+    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
+    hierarchy_cells: str = "node",
 ) -> Release:
     """Publish a table under k-anonymity by freeform generalization, verified.
 
@@ -154,6 +183,16 @@ def anonymize(
         The t of t-closeness, 0 < t ≤ 1: every person's candidates show a value distribution within
         earth mover's distance t of the table's (ordered distance for sensitive columns also
         listed in ``numeric``, equal distance otherwise).
+    ordinal : mapping of str to str or sequence of str, optional
+        Ordinal QIs and their values, lowest first (``{"Installs": "0+|1+|5+"}``): published
+        as ranges over the order (``1+..5+``), scored on ranks. See ``tables.qitypes``.
+    dates : mapping of str to str, optional
+        Date/datetime QIs and their granularity (``{"Last Updated": "month"}``): published as
+        date ranges (``2018-01..2018-06``).
+    hierarchies : mapping of str to path or Hierarchy, optional
+        Generalization hierarchies of categorical QIs, ARX's format (``tables.hierarchy``).
+    hierarchy_cells : {"node", "set"}, default "node"
+        Publish the lowest hierarchy node covering each cell (``~label``), or value sets.
 
     Returns
     -------
@@ -231,6 +270,7 @@ def anonymize(
         diversity=diversity,
         c=c,
         t=t,
+        types=_types(ordinal, dates, hierarchies, hierarchy_cells),
     )
 
 
@@ -248,6 +288,10 @@ def verify(
     diversity: str = "distinct",
     c: float | None = None,
     t: float | Mapping[str, float] | None = None,
+    ordinal: Mapping[str, str | Sequence[str]] | None = None,
+    dates: Mapping[str, str] | None = None,
+    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
+    hierarchy_cells: str = "node",
 ) -> VerificationReport:
     """Check that a published table is k-anonymous with respect to the original.
 
@@ -284,6 +328,15 @@ def verify(
         The c of recursive (c, ℓ)-diversity.
     t : float or mapping of str to float, optional
         The t of t-closeness to check, as in ``anonymize``.
+
+    ordinal : mapping of str to str or sequence of str, optional
+        Ordinal QIs and their orders, as in ``anonymize``.
+    dates : mapping of str to str, optional
+        Date QIs and their granularity, as in ``anonymize``.
+    hierarchies : mapping of str to path or Hierarchy, optional
+        Hierarchies of categorical QIs, as in ``anonymize`` (needed to read ``~node`` cells).
+    hierarchy_cells : {"node", "set"}, default "node"
+        As in ``anonymize``.
 
     Returns
     -------
@@ -328,7 +381,9 @@ def verify(
     published = _published(release)
     from anonymatch.tables.sensitive import build_models
 
-    schema = _schema(qi, numeric, sensitive)
+    schema = _schema(
+        qi, numeric, sensitive, types=_types(ordinal, dates, hierarchies, hierarchy_cells)
+    )
     models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
     return verify_release(
         published, original, check_k(k), schema, _na(na_values), drop_missing, models
@@ -344,6 +399,10 @@ def evaluate(
     weights: Mapping[str, float] | None = None,
     na_values: str | Iterable[str] | None = None,
     drop_missing: bool = False,
+    ordinal: Mapping[str, str | Sequence[str]] | None = None,
+    dates: Mapping[str, str] | None = None,
+    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
+    hierarchy_cells: str = "node",
 ) -> InformationLoss:
     """Information loss of a published table: GCP overall and mean NCP per QI.
 
@@ -367,6 +426,15 @@ def evaluate(
         Cell texts read as missing in the original.
     drop_missing : bool, default False
         Drop original rows with a missing QI, as ``anonymize`` did.
+
+    ordinal : mapping of str to str or sequence of str, optional
+        Ordinal QIs and their orders, as in ``anonymize``.
+    dates : mapping of str to str, optional
+        Date QIs and their granularity, as in ``anonymize``.
+    hierarchies : mapping of str to path or Hierarchy, optional
+        Hierarchies of categorical QIs, as in ``anonymize`` (needed to read ``~node`` cells).
+    hierarchy_cells : {"node", "set"}, default "node"
+        As in ``anonymize``.
 
     Returns
     -------
@@ -410,7 +478,9 @@ def evaluate(
 
     original = require_frame(original, "original")
     published = _published(release)
-    schema = _schema(qi, numeric, weights=weights)
+    schema = _schema(
+        qi, numeric, weights=weights, types=_types(ordinal, dates, hierarchies, hierarchy_cells)
+    )
     return evaluate_release(published, original, schema, _na(na_values), drop_missing)
 
 
@@ -425,6 +495,10 @@ def risk(
     threshold: float = 0.2,
     na_values: str | Iterable[str] | None = None,
     drop_missing: bool = False,
+    ordinal: Mapping[str, str | Sequence[str]] | None = None,
+    dates: Mapping[str, str] | None = None,
+    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
+    hierarchy_cells: str = "node",
 ) -> RiskReport:
     """Re-identification and attribute-disclosure risk of a release, against the original.
 
@@ -458,6 +532,15 @@ def risk(
         Cell texts read as missing in the original.
     drop_missing : bool, default False
         Drop original rows with a missing QI, as ``anonymize`` did.
+
+    ordinal : mapping of str to str or sequence of str, optional
+        Ordinal QIs and their orders, as in ``anonymize``.
+    dates : mapping of str to str, optional
+        Date QIs and their granularity, as in ``anonymize``.
+    hierarchies : mapping of str to path or Hierarchy, optional
+        Hierarchies of categorical QIs, as in ``anonymize`` (needed to read ``~node`` cells).
+    hierarchy_cells : {"node", "set"}, default "node"
+        As in ``anonymize``.
 
     Returns
     -------
@@ -528,6 +611,7 @@ def risk(
         threshold=check_threshold(threshold),
         na_values=_na(na_values),
         drop_missing=drop_missing,
+        types=_types(ordinal, dates, hierarchies, hierarchy_cells),
     )
 
 

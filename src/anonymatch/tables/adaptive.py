@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
+from anonymatch.core.validation import check_k, check_seed, require_frame
 from anonymatch.tables.attack import AttackReport, simulate_attack
 from anonymatch.tables.cells import parse_cells
 from anonymatch.tables.methods import SUPPRESSION_METHODS
@@ -232,6 +233,10 @@ def anonymize_adaptive(
     O(n · neighbours) candidate pairs) and ``verify_adaptive``.
     """
     started = time.perf_counter()
+    require_frame(data)
+    seed = check_seed(seed)
+    if k is not None:
+        k = check_k(k)
     if method not in SUPPRESSION_METHODS:
         raise InputError(
             f"unknown method {method!r}; choose one of: {', '.join(SUPPRESSION_METHODS)}"

@@ -4,11 +4,19 @@ CSV cells: a numeric QI is ``lo..hi`` (inclusive) or the plain value when lo = h
 QI is its sorted value set joined by ``|`` (a single value stays plain), with ``\\``, ``|`` and
 ``*`` inside values escaped by ``\\``; ``*`` alone is a suppressed cell. Parquet keeps types:
 a numeric QI is a struct ``{lo, hi}``, a categorical QI a list of strings, a suppressed cell null.
+
+Typed QIs (``tables.qitypes``): an ordinal or date QI is a range of labels, ``10+..1,000+`` or
+``2018-01..2018-06`` (Parquet: ``struct{lo, hi}`` of the two labels as text); a categorical QI
+with a hierarchy whose nodes are published is ``~label`` for a node (a leaf value stays plain,
+the root is ``*``; Parquet: ``struct{node, values}``, the node label — null for a leaf — and
+the leaves it covers). A ``~label`` cell is read back as the leaves under that node, so node
+labels that look like leaf values (``~Other`` beside a leaf ``Other``) are never confused.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,36 +24,72 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import scipy.sparse as sp
 
-from anonymatch.core.cells import STAR, escape_label, split_cell
+from anonymatch.core.cells import NODE_MARK, STAR, escape_label, split_cell
+from anonymatch.core.csvsafe import escape_frame, unescape_frame
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
-from anonymatch.tables.io import is_parquet
+from anonymatch.tables.hierarchy import Hierarchy
+from anonymatch.tables.io import is_parquet, read_table
+from anonymatch.tables.qitypes import DateScale, OrdinalScale
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import EncodedQI
+from anonymatch.tables.sidecar import (
+    kept_column_dtype,
+    release_schema,
+    typed_kept_column,
+    write_schema,
+)
+
+EXACT_INTEGER = float(2**53)
+"""Integral floats below this magnitude print as integers (every integer up to 2^53 is a
+float exactly); beyond it a float prints as its shortest exact ``repr`` (``1e+19``), never
+through an int64 cast that would overflow at 2^63."""
 
 
 def _number_text(values: np.ndarray, integral: bool) -> list[str]:
+    """The text of published numbers, read back by ``_exact_numbers`` as exactly the same
+    floats: integers for an integral column (up to 2^53), else the shortest ``repr``."""
+    out = [repr(v) for v in values.tolist()]  # shortest text that round-trips exactly
     if integral:
-        return [str(v) for v in values.astype(np.int64).tolist()]
-    return [repr(v) for v in values.tolist()]  # shortest text that round-trips exactly
+        small = np.abs(values) < EXACT_INTEGER
+        for i in np.flatnonzero(small).tolist():
+            out[i] = str(int(values[i]))
+    return out
+
+
+def integer_typed(values: np.ndarray, integral: bool) -> bool:
+    """Whether a numeric QI's Parquet cells are int64 (integral and every finite value below
+    2^53 in magnitude, so exact both ways) rather than float64."""
+    finite = values[np.isfinite(values)]
+    return integral and bool(np.all(np.abs(finite) < EXACT_INTEGER))
 
 
 def format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
     """CSV text of every published QI cell, by attribute name. O(n·d + Σ set sizes)."""
     out: dict[str, list[str]] = {}
+    scaled = qi.types.scaled
     for a, name in enumerate(qi.num_names):
         integral = bool(qi.num_integral[a])
-        lo = _number_text(cells.num_lo[:, a], integral)
-        hi = _number_text(cells.num_hi[:, a], integral)
         star = cells.num_star[:, a]
+        if name in scaled:
+            lo = scaled[name].text(np.where(star, 0, cells.num_lo[:, a]))
+            hi = scaled[name].text(np.where(star, 0, cells.num_hi[:, a]))
+        else:
+            lo = _number_text(cells.num_lo[:, a], integral)
+            hi = _number_text(cells.num_hi[:, a], integral)
         out[name] = [
             STAR if s else (x if x == y else f"{x}..{y}")
             for x, y, s in zip(lo, hi, star, strict=True)
         ]
+    trees = qi.cat_hierarchies()
     for a, name in enumerate(qi.cat_names):
         labels = np.array([escape_label(str(v)) for v in qi.cat_domains[a]], dtype=object)
         sets = cells.cat_sets[a]
         star = cells.cat_star[:, a]
+        tree = trees[a]
+        if tree is not None:
+            out[name] = _node_column(tree, sets, star, labels)
+            continue
         ptr, idx = sets.indptr, sets.indices
         col = []
         for j in range(cells.n):
@@ -59,10 +103,37 @@ def format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
     return out
 
 
+def _node_column(
+    tree: Hierarchy, sets: sp.csr_array, star: np.ndarray, labels: np.ndarray
+) -> list[str]:
+    """Text of hierarchy cells: a leaf, ``~node`` or ``*`` (lowest node covering each set)."""
+    live = np.flatnonzero(~star)
+    nodes = np.full(len(star), tree.root, np.int64)
+    nodes[live] = tree.lowest_nodes(sets[live]) if len(live) else nodes[live]
+    text: dict[int, str] = {}
+    for v in np.unique(nodes).tolist():
+        shown = tree.node_text(v)
+        if shown is None:
+            text[v] = str(labels[tree.node_leaves[[v]].indices[0]])
+        elif shown == STAR:
+            text[v] = STAR
+        else:
+            text[v] = NODE_MARK + escape_label(shown)
+    return [STAR if s else text[v] for v, s in zip(nodes.tolist(), star, strict=True)]
+
+
 def parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:
     """Published QI cells from a release table (CSV text or Parquet typed columns), with labels
     coded in the original's domain (labels the original never had get extra codes ≥ |A|).
-    Raises InputError on a missing column or a malformed cell."""
+    Raises InputError on a missing column or a malformed cell. Inside
+    ``tables.reuse.reuse_parsed_release`` the same text is parsed once (the result is shared:
+    do not change it)."""
+    from anonymatch.tables.reuse import cached, cells_key
+
+    return cached(lambda: cells_key(frame, qi), lambda: _parse_cells(frame, qi))
+
+
+def _parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:
     for name in qi.names:
         if name not in frame.columns:
             raise InputError(f"the release has no column {name!r}")
@@ -71,12 +142,20 @@ def parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:
     dn, dc = len(qi.num_names), len(qi.cat_names)
     lo, hi = np.empty((n, dn)), np.empty((n, dn))
     num_star = np.zeros((n, dn), bool)
+    scaled = qi.types.scaled
     for a, name in enumerate(qi.num_names):
-        lo[:, a], hi[:, a], num_star[:, a] = _parse_numeric_column(frame[name], name)
+        if name in scaled:
+            lo[:, a], hi[:, a], num_star[:, a] = _parse_scaled_column(
+                frame[name], name, scaled[name]
+            )
+        else:
+            lo[:, a], hi[:, a], num_star[:, a] = _parse_numeric_column(frame[name], name)
     cat_star = np.zeros((n, dc), bool)
     sets = []
     for a, name in enumerate(qi.cat_names):
-        m, cat_star[:, a] = _parse_categorical_column(frame[name], name, qi.cat_domains[a])
+        m, cat_star[:, a] = _parse_categorical_column(
+            frame[name], name, qi.cat_domains[a], qi.types.hierarchies.get(name)
+        )
         sets.append(m)
     return GeneralizedQI(lo, hi, num_star, tuple(sets), cat_star)
 
@@ -118,10 +197,32 @@ def _parse_numeric_column(
     return np.where(star, -np.inf, lo), np.where(star, np.inf, hi), star
 
 
+def _parse_scaled_column(
+    column: pd.Series, name: str, scale: OrdinalScale | DateScale
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ordinal / date range cells (text or Parquet struct{lo, hi} of labels) to numbers."""
+    star = column.isna().to_numpy()
+    text = pd.Series(
+        [
+            STAR if s else (f"{c['lo']}..{c['hi']}" if isinstance(c, dict) else str(c).strip())
+            for c, s in zip(column, star, strict=True)
+        ],
+        dtype=object,
+    )
+    star = (text == STAR).to_numpy()
+    lo, hi = np.full(len(text), -np.inf), np.full(len(text), np.inf)
+    if (~star).any():
+        lo[~star], hi[~star] = scale.parse(text[~star].reset_index(drop=True), name)
+    return lo, hi, star
+
+
 def _parse_categorical_column(
-    column: pd.Series, name: str, domain: np.ndarray
+    column: pd.Series, name: str, domain: np.ndarray, tree: Hierarchy | None = None
 ) -> tuple[sp.csr_array, np.ndarray]:
     first = column.iloc[0] if len(column) else None
+    if isinstance(first, dict):  # Parquet struct{node, values} of a hierarchy
+        column = column.map(lambda c: None if c is None else c["values"])
+        first = column.iloc[0]
     if first is None or isinstance(first, list | np.ndarray):  # Parquet list<string>
         star = column.isna().to_numpy()
         lists = column.where(~star, None)
@@ -130,6 +231,10 @@ def _parse_categorical_column(
         text = column.astype(str)
         star = (text == STAR).to_numpy()
         live = text[~star]
+        nodes = live.str.startswith(NODE_MARK)
+        if nodes.any():
+            node_cells = live[nodes]
+            live = live[~nodes]
         escaped = live.str.contains("\\", regex=False)
         plain = live[~escaped].str.split("|", regex=False).explode()
         tricky = pd.Series(
@@ -138,6 +243,8 @@ def _parse_categorical_column(
             dtype=object,
         ).explode()
         exploded = pd.concat([plain, tricky]) if len(tricky) else plain
+        if nodes.any():
+            exploded = pd.concat([exploded, _node_leaves(node_cells, name, tree)])
     codes = pd.Series(np.arange(len(domain)), index=pd.Index([str(v) for v in domain]))
     mapped = exploded.map(codes)
     unknown = mapped.isna().to_numpy()
@@ -164,12 +271,35 @@ def _parse_categorical_column(
     return m, star
 
 
+def _node_leaves(cells: pd.Series, name: str, tree: Hierarchy | None) -> pd.Series:
+    """Leaf labels under the ``~node`` cells (one row per leaf, index = the cell's row)."""
+    first = str(cells.iloc[0])
+    if tree is None:
+        raise InputError(
+            f"cell {first!r} in column {name!r} names a hierarchy node; give the hierarchy "
+            f"(--hierarchy {name}=FILE)"
+        )
+    leaves: dict[str, list[str]] = {}
+    for cell in pd.unique(cells):
+        parts = split_cell(str(cell)[1:])
+        if len(parts) != 1:
+            raise InputError(f"malformed node cell {cell!r} in column {name!r}")
+        node = tree.node(parts[0])
+        leaves[cell] = [str(v) for v in tree.leaves[tree.node_leaves[[node]].indices]]
+    return pd.Series([leaves[c] for c in cells], index=cells.index, dtype=object).explode()
+
+
 def release_arrow_table(frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI) -> pa.Table:
     """Typed Parquet layout of a release: QIs as struct{lo,hi} / list<string>, null = ``*``;
     the other columns as they are."""
     typed = typed_cells(cells, qi)
     arrays = [
-        typed[name] if name in typed else pa.array(frame[name].to_numpy(), from_pandas=True)
+        typed[name]
+        if name in typed
+        else pa.array(
+            typed_kept_column(frame[name], kept_column_dtype(frame[name])).to_numpy(),
+            from_pandas=True,
+        )
         for name in frame.columns
     ]
     return pa.Table.from_arrays(arrays, names=[str(name) for name in frame.columns])
@@ -178,33 +308,90 @@ def release_arrow_table(frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI
 def typed_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, pa.Array]:
     """Arrow arrays of the published QI cells by attribute name (the Parquet layout)."""
     out: dict[str, pa.Array] = {}
+    scaled = qi.types.scaled
+    text = format_cells(cells, qi) if qi.types else {}
     for a, name in enumerate(qi.num_names):
-        kind = pa.int64() if qi.num_integral[a] else pa.float64()
-        dtype = np.int64 if qi.num_integral[a] else float
-        lo = pa.array(cells.num_lo[:, a].astype(dtype), kind)
-        hi = pa.array(cells.num_hi[:, a].astype(dtype), kind)
+        if name in scaled:  # struct{lo, hi} of the end labels
+            star = cells.num_star[:, a]
+            ends = [
+                scaled[name].text(np.where(star, 0, bound[:, a]))
+                for bound in (cells.num_lo, cells.num_hi)
+            ]
+            out[name] = pa.StructArray.from_arrays(
+                [pa.array(e, pa.string()) for e in ends], names=["lo", "hi"], mask=pa.array(star)
+            )
+            continue
+        shown = ~cells.num_star[:, a]
+        ints = integer_typed(
+            np.concatenate([cells.num_lo[shown, a], cells.num_hi[shown, a]]),
+            bool(qi.num_integral[a]),
+        )
+        kind = pa.int64() if ints else pa.float64()
+        # a suppressed cell's bounds are ±inf: zeroed under the null mask for an int column
+        lo_values = np.where(shown, cells.num_lo[:, a], 0.0) if ints else cells.num_lo[:, a]
+        hi_values = np.where(shown, cells.num_hi[:, a], 0.0) if ints else cells.num_hi[:, a]
+        dtype = np.int64 if ints else float
+        lo = pa.array(lo_values.astype(dtype), kind)
+        hi = pa.array(hi_values.astype(dtype), kind)
         mask = pa.array(cells.num_star[:, a])
         out[name] = pa.StructArray.from_arrays([lo, hi], names=["lo", "hi"], mask=mask)
+    trees = qi.cat_hierarchies()
     for a, name in enumerate(qi.cat_names):
         sets = cells.cat_sets[a]
         labels = pa.array([str(v) for v in qi.cat_domains[a]], pa.string()).take(
             pa.array(sets.indices.astype(np.int64))
         )
-        mask = pa.array(cells.cat_star[:, a])
+        star = cells.cat_star[:, a]
+        if trees[a] is not None:  # struct{node, values}; the root is null like ``*``
+            shown_text = pd.Series(text[name], dtype=object)
+            star = star | (shown_text == STAR).to_numpy()
+            node = [
+                None if (s or not c.startswith(NODE_MARK)) else split_cell(c[1:])[0]
+                for c, s in zip(shown_text, star, strict=True)
+            ]
+            values = pa.ListArray.from_arrays(pa.array(sets.indptr.astype(np.int32)), labels)
+            out[name] = pa.StructArray.from_arrays(
+                [pa.array(node, pa.string()), values],
+                names=["node", "values"],
+                mask=pa.array(star),
+            )
+            continue
         out[name] = pa.ListArray.from_arrays(
-            pa.array(sets.indptr.astype(np.int32)), labels, mask=mask
+            pa.array(sets.indptr.astype(np.int32)), labels, mask=pa.array(star)
         )
     return out
 
 
 def write_release(
-    path: str | os.PathLike[str], frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI
+    path: str | os.PathLike[str],
+    frame: pd.DataFrame,
+    cells: GeneralizedQI,
+    qi: EncodedQI,
+    csv_safe: bool = True,
 ) -> None:
-    """Write a release table atomically: Parquet (typed) if the path ends in .parquet, else CSV
-    (tab-separated for .tsv) with the text cells already in ``frame``."""
+    """Write a release table atomically: Parquet (typed, kept columns as numbers where they are
+    numbers) if the path ends in .parquet, else CSV (tab-separated for .tsv) with the text cells
+    already in ``frame`` and its sidecar ``PATH.schema.json`` (:func:`release_schema`), written
+    first and removed again if the release cannot be written. ``csv_safe`` prefixes formula-like
+    text cells of a CSV/TSV release with ``'`` (``core.csvsafe``; numbers and ranges are never
+    touched); :func:`read_release_text` undoes it."""
     if is_parquet(path):
         table = release_arrow_table(frame, cells, qi)
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
-    else:
-        sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
-        write_atomically(path, lambda tmp: frame.to_csv(tmp, index=False, sep=sep))
+        return
+    sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
+    sidecar = write_schema(path, release_schema(frame, qi))
+    text = escape_frame(frame, csv_safe)
+    try:
+        write_atomically(path, lambda tmp: text.to_csv(tmp, index=False, sep=sep))
+    except BaseException:
+        Path(sidecar).unlink(missing_ok=True)
+        raise
+
+
+def read_release_text(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a table release (any tool's) as written: Parquet as is, CSV/TSV with every cell as
+    text and the formula guard of ``write_release`` undone (``core.csvsafe.unescape_frame``),
+    so the cells are exactly the published values. O(file size)."""
+    frame = read_table(path)
+    return frame if is_parquet(path) else unescape_frame(frame)

@@ -17,6 +17,15 @@ import pandas as pd
 from anonymatch.core.errors import InputError
 
 
+def check_quotechar(quotechar: object, sep: str | None = None, name: str = "quotechar") -> None:
+    """A CSV quote character is one character, not a line break and not the separator;
+    ``InputError`` naming ``name`` otherwise. O(1)."""
+    if not isinstance(quotechar, str) or len(quotechar) != 1 or quotechar in "\r\n":
+        raise InputError(f"{name} must be a single character, got {quotechar!r}")
+    if sep is not None and quotechar == sep:
+        raise InputError(f"{name} must differ from the separator, got {quotechar!r}")
+
+
 @dataclass(frozen=True)
 class CsvOptions:
     """How to read a CSV file. ``sep`` None means: tab for .tsv/.tab, else comma. ``names``
@@ -29,6 +38,9 @@ class CsvOptions:
     skip_initial_space: bool = True
     fmt: str = "auto"
 
+    def __post_init__(self) -> None:
+        check_quotechar(self.quotechar, self.sep)
+
     def reads_parquet(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` is read as Parquet (a directory of parts always is)."""
         if self.fmt == "auto":
@@ -40,10 +52,13 @@ def is_parquet(path: str | os.PathLike[str]) -> bool:
     return str(path).lower().endswith((".parquet", ".pq"))
 
 
-def read_table(path: str | os.PathLike[str], options: CsvOptions | None = None) -> pd.DataFrame:
+def read_table(
+    path: str | os.PathLike[str], options: CsvOptions | None = None, nrows: int | None = None
+) -> pd.DataFrame:
     """Read a CSV/TSV or Parquet table. Raises InputError (one line) on any unreadable input.
+    ``nrows`` reads only the first data rows (a sample).
 
-    Complexity: O(file size)."""
+    Complexity: O(file size), O(nrows) with ``nrows`` for CSV."""
     options = options or CsvOptions()
     p = Path(path)
     if not p.exists():
@@ -52,7 +67,11 @@ def read_table(path: str | os.PathLike[str], options: CsvOptions | None = None) 
         raise InputError(f"input is a directory, not a file: {path}")
     if not os.access(p, os.R_OK):
         raise InputError(f"input file is not readable: {path}")
-    frame = _read_parquet(p) if options.reads_parquet(p) else _read_csv(p, options)
+    if options.reads_parquet(p):
+        frame = _read_parquet(p)
+        frame = frame if nrows is None else frame.head(nrows)
+    else:
+        frame = _read_csv(p, options, nrows)
     if len(frame) == 0:
         raise InputError(f"input has no data rows: {path}")
     return frame
@@ -94,6 +113,7 @@ def check_header(fields: Sequence[str], path: Path) -> list[str]:
 
 def read_csv_options(options: CsvOptions, sep: str) -> dict[str, object]:
     """``pandas.read_csv`` keywords reading every cell as text, exactly as given."""
+    check_quotechar(options.quotechar, sep)
     return {
         "sep": sep,
         "header": None,
@@ -109,13 +129,14 @@ def read_csv_options(options: CsvOptions, sep: str) -> dict[str, object]:
     }
 
 
-def _read_csv(path: Path, options: CsvOptions) -> pd.DataFrame:
+def _read_csv(path: Path, options: CsvOptions, nrows: int | None = None) -> pd.DataFrame:
     sep = csv_separator(path, options)
     names = list(options.names) if options.names else None
     if names is not None:
         check_names(names)
+    limit = None if nrows is None else nrows + (names is None)  # the header is read as a row
     try:
-        frame = pd.read_csv(path, **read_csv_options(options, sep))  # type: ignore[call-overload]
+        frame = pd.read_csv(path, **read_csv_options(options, sep), nrows=limit)  # type: ignore[call-overload]
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"input is empty: {path}") from exc
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError, csv.Error) as exc:

@@ -25,6 +25,7 @@ from anonymatch.core.cells import STAR, canonical_cell
 from anonymatch.core.counting import AnonymityReport, check_k, check_kl_codes, check_level
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
+from anonymatch.core.validation import check_seed, column_list, require_frame
 from anonymatch.tables.cells import _parse_numeric_column, format_cells, parse_cells
 from anonymatch.tables.methods.kl import generalized_cells, kl_anonymize
 from anonymatch.tables.metrics import information_loss
@@ -66,6 +67,8 @@ def anonymize_kl(
     ``seed`` only fixes the row shuffle. Complexity: see ``methods.kl.kl_anonymize``.
     """
     started = time.perf_counter()
+    require_frame(data)
+    seed = check_seed(seed)
     k = check_k(k)
     schema = Schema.build(qi, numeric, sensitive, identifiers, weights)
     level = check_level(level, len(schema.qi))
@@ -239,6 +242,9 @@ def check_kl(
     Complexity: O(Σ_{s≤ℓ} C(d,s) · n log n) worst case, less with pruning.
     Reference: Stokes, "On computational anonymity", PSD 2012 (definition of (k,ℓ)-anonymity).
     """
+    require_frame(frame, "frame")
+    qi = column_list(qi, "qi")
+    numeric = column_list(numeric, "numeric")
     if not qi:
         raise InputError("at least one attribute is required (--qi)")
     if len(set(qi)) != len(qi):

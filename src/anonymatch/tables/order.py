@@ -21,10 +21,11 @@ def attribute_cardinalities(qi: EncodedQI) -> np.ndarray:
 
 def lexicographic_order(qi: EncodedQI) -> np.ndarray:
     """Permutation sorting the records lexicographically, lowest-cardinality attribute first;
-    ties keep input order (stable). O(n·d log n) time, O(n·d) memory."""
+    ties keep input order (stable). A categorical QI with a hierarchy is sorted depth first
+    along it (siblings together). O(n·d log n) time, O(n·d) memory."""
     if qi.n == 0:
         return np.empty(0, dtype=np.int64)
-    keys = np.hstack([qi.num, qi.cat.astype(np.float64)])
+    keys = np.hstack([qi.num, qi.cat_order_codes().astype(np.float64)])
     card = attribute_cardinalities(qi)
     # np.lexsort uses the last key as the primary one; stable sort on equal cardinalities.
     priority = np.argsort(card, kind="stable")

@@ -18,9 +18,11 @@ from anonymatch.core.assignment import choose_assignment
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
+from anonymatch.core.validation import require_frame
 from anonymatch.tables.cells import format_cells, parse_cells
 from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, build_graph, registry
 from anonymatch.tables.metrics import InformationLoss, information_loss
+from anonymatch.tables.qitypes import QITypes
 from anonymatch.tables.recode import GeneralizedQI, recode
 from anonymatch.tables.schema import (
     DEFAULT_NA_VALUES,
@@ -66,7 +68,9 @@ def prepare(
     drop_missing: bool = False,
 ) -> tuple[pd.DataFrame, EncodedQI, int]:
     """Check the schema against the table, drop rows with missing QIs if asked, encode the QIs.
-    Returns (rows kept, encoded QIs, number of rows dropped)."""
+    Returns (rows kept, encoded QIs, number of rows dropped). ``data`` must be a DataFrame
+    (``ArgumentTypeError`` otherwise): the common entry of every table pipeline."""
+    require_frame(data)
     schema.check_columns([str(c) for c in data.columns])
     na = tuple(na_values)
     dropped = 0
@@ -99,12 +103,14 @@ def anonymize(
     diversity: str = "distinct",
     c: float | None = None,
     t: float | Mapping[str, float] | None = None,
+    types: QITypes | None = None,
 ) -> Release:
     """Publish ``data`` under k-anonymity by generalization, verified.
 
     Parameters mirror the CLI. ``l``/``diversity``/``c``/``t`` put ℓ-diversity and/or
     t-closeness on the sensitive columns (``tables.sensitive``); the release is then made of
     classes that satisfy them (``methods.diverse``) and is checked from the release alone.
+    ``types`` declares ordinal and date QIs and hierarchies (``tables.qitypes``).
     ``seed`` None draws the privacy randomness from OS entropy; a fixed seed makes the release
     reproducible and lets anyone who knows the seed redo the random choice of the true assignment
     — use it only for tests and experiments.
@@ -127,7 +133,7 @@ def anonymize(
             raise InputError(
                 f"--partition-size must be at least 2k = {2 * k}, got {partition_size}"
             )
-    schema = Schema.build(qi, numeric, sensitive, identifiers, weights)
+    schema = Schema.build(qi, numeric, sensitive, identifiers, weights, types)
     models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
     if models and spec.name not in (*FREEFORM_METHODS, "mondrian"):
         raise InputError(

@@ -1,8 +1,9 @@
 """Published QI cells and the recoding of a generalization graph into them.
 
 Published record j covers the originals adjacent to it in the graph: a numeric QI becomes the
-range [min, max] of their values, a categorical QI the set of their labels (Doka §3). A
-suppressed cell (``*``) matches any value.
+range [min, max] of their values, a categorical QI the set of their labels (Doka §3) — or, for
+a QI whose hierarchy's nodes are published (``tables.hierarchy``), the leaves under the lowest
+node covering those labels. A suppressed cell (``*``) matches any value.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def _widen(m: sp.csr_array, width: int) -> sp.csr_array:
 def recode(graph: GeneralizationGraph, qi: EncodedQI) -> GeneralizedQI:
     """Cells of every published record from the originals the graph maps to it.
 
-    Complexity: O(E·d) time and O(E + n·d) memory for E graph edges.
+    Complexity: O(E·d) time and O(E + n·d) memory for E graph edges (plus O(nnz·L) per
+    hierarchy of L levels).
     """
     members = graph.published_members()
     starts, idx = members.indptr[:-1], members.indices
@@ -87,10 +89,11 @@ def recode(graph: GeneralizationGraph, qi: EncodedQI) -> GeneralizedQI:
         hi[:, a] = np.maximum.reduceat(vals, starts) if n else vals[:0]
     rows = np.repeat(np.arange(n), np.diff(members.indptr))
     sets = []
-    for a in range(dc):
+    for a, tree in enumerate(qi.cat_hierarchies()):
         card = int(qi.cat_card[a])
         m = sp.csr_array((np.ones(len(idx), np.int8), (rows, qi.cat[idx, a])), shape=(n, card))
         m.sum_duplicates()
         m.data[:] = 1
-        sets.append(m)
+        m.sort_indices()
+        sets.append(m if tree is None else tree.close(m))
     return GeneralizedQI(lo, hi, np.zeros((n, dn), bool), tuple(sets), np.zeros((n, dc), bool))

@@ -47,8 +47,9 @@ import scipy.sparse as sp
 from anonymatch.core.errors import InputError
 from anonymatch.tables.cells import parse_cells
 from anonymatch.tables.pipeline import prepare
+from anonymatch.tables.qitypes import QITypes
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import DEFAULT_NA_VALUES, Schema, missing_qi_mask
+from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, Schema, missing_qi_mask
 from anonymatch.tables.sensitive import (
     SensitiveModel,
     candidates,
@@ -277,10 +278,12 @@ def assess(
     threshold: float = DEFAULT_THRESHOLD,
     na_values: Iterable[str] = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
+    types: QITypes | None = None,
 ) -> RiskReport:
     """Risk figures of ``release`` (any table in the release cell format) against ``original``.
 
-    ``numeric`` names the numeric QIs and the ordered sensitive columns. Raises InputError on
+    ``numeric`` names the numeric QIs and the ordered sensitive columns; ``types`` the ordinal,
+    date and hierarchical QIs (``tables.qitypes``). Raises InputError on
     bad parameters, a missing or malformed column, or a release that cannot be a release of
     this original (another row count, no perfect matching of people to compatible rows, other
     sensitive values). Time O(pairs·√n + pairs log pairs + n·d log n), plus the max-flow of the
@@ -291,7 +294,7 @@ def assess(
         raise InputError(f"k must be a positive integer, got {k!r}")
     sens_names = tuple(sensitive)
     num = tuple(numeric)
-    schema = Schema.build(qi, num, sens_names)
+    schema = Schema.build(qi, num, sens_names, types=types)
     data, enc, dropped = prepare(original, schema, tuple(na_values), drop_missing)
     release = release.reset_index(drop=True)
     for name in sens_names:
@@ -307,6 +310,29 @@ def assess(
             f"the release does not match the original: it has {cells.n} rows, the original "
             f"{n}{hint}"
         )
+    return assess_cells(data, enc, cells, release, schema, k, threshold, dropped)
+
+
+def assess_cells(
+    data: pd.DataFrame,
+    enc: EncodedQI,
+    cells: GeneralizedQI,
+    release: pd.DataFrame,
+    schema: Schema,
+    k: int | None,
+    threshold: float,
+    dropped: int = 0,
+) -> RiskReport:
+    """:func:`assess` on an original already prepared (``pipeline.prepare``: rows kept,
+    encoded QIs) and a release already parsed (``cells``, as many rows as ``enc``), for callers
+    that need the cells too (the HTML report). ``release`` supplies the sensitive columns."""
+    n = enc.n
+    num = tuple(a for a in (*schema.qi, *schema.sensitive) if a in schema.numeric)
+    sens_names = schema.sensitive
+    release = release.reset_index(drop=True)
+    for name in sens_names:
+        if name not in release.columns:
+            raise InputError(f"the release has no column {name!r}")
     cand = candidates(cells, enc)
     if cand is None:
         raise InputError(
@@ -324,7 +350,11 @@ def assess(
     return RiskReport(
         people=n,
         qi=schema.qi,
-        numeric=tuple(a for a in (*schema.qi, *schema.sensitive) if a in schema.numeric),
+        numeric=tuple(
+            a
+            for a in (*schema.qi, *schema.sensitive)
+            if a in schema.numeric and a not in schema.types.scaled
+        ),
         dropped_missing=dropped,
         k=None if k is None else int(k),
         k_holds=k_holds,

@@ -26,7 +26,9 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from anonymatch.core import lifecycle
+from anonymatch.core.csvsafe import escape_table
 from anonymatch.core.errors import InputError
+from anonymatch.core.files import output_error, staging
 from anonymatch.tables.io import (
     CsvOptions,
     _first_line,
@@ -169,7 +171,10 @@ class ReleaseWriter:
     out at ``commit``). Used as a context manager, an exception or Ctrl-C before ``commit``
     removes the temporary output."""
 
-    def __init__(self, path: str | os.PathLike[str], replace: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], replace: bool = False, csv_safe: bool = True
+    ) -> None:
+        self.csv_safe = csv_safe  # CSV/TSV text: neutralize formula-like cells (core.csvsafe)
         self.target = Path(str(path).rstrip("/" + os.sep) or str(path))
         self.directory = is_directory_output(path)
         parent = self.target.parent if str(self.target.parent) else Path(".")
@@ -190,13 +195,23 @@ class ReleaseWriter:
         """The temporary output beside the target (``lifecycle.hidden_temp``: 0600/0700,
         locked, removed on cancellation, swept by the next run if this one is killed)."""
         if self._tmp is None:
-            self._tmp = lifecycle.hidden_temp(
-                self.parent, f".{self.target.name}.", directory=self.directory
-            )
+            try:
+                self._tmp = lifecycle.hidden_temp(
+                    self.parent, f".{self.target.name}.", directory=self.directory
+                )
+            except OSError as exc:
+                raise output_error(self.target, exc) from exc
         return self._tmp
 
     def write(self, table: pa.Table) -> None:
-        """Append a batch (all batches must share one schema)."""
+        """Append a batch (all batches must share one schema). A write the OS refuses (disk
+        full, ...) raises ``OutputError`` naming the release."""
+        try:
+            self._write(table)
+        except OSError as exc:
+            raise output_error(self.target, exc) from exc
+
+    def _write(self, table: pa.Table) -> None:
         if self.directory:
             pq.write_table(table, self.tmp / f"part-{self._parts:05d}.parquet")
             self._parts += 1
@@ -205,6 +220,7 @@ class ReleaseWriter:
                 self._writer = pq.ParquetWriter(self.tmp, table.schema)
             self._writer.write_table(table)
         else:
+            table = escape_table(table, self.csv_safe)
             if self._writer is None:
                 options = pacsv.WriteOptions(delimiter=self.sep, quoting_style="needed")
                 self._writer = pacsv.CSVWriter(str(self.tmp), table.schema, write_options=options)
@@ -212,11 +228,19 @@ class ReleaseWriter:
         self.rows += table.num_rows
 
     def commit(self) -> None:
-        """Close the output and rename it to the target (``lifecycle.commit``: refused once
-        the run is cancelled)."""
+        """Close the output and rename it to the target (inside ``core.files.all_or_nothing``:
+        stage it, renamed with the run's other outputs when the run ends)."""
         if self._writer is not None:
-            self._writer.close()
+            try:
+                self._writer.close()
+            except OSError as exc:
+                raise output_error(self.target, exc) from exc
             self._writer = None
+        outputs = staging()
+        if outputs is not None:
+            outputs.add(self.target, self.tmp)
+            self._handed_over = True
+            return
         tmp = self.tmp
         if self.directory and self.target.is_dir():  # replace=True: swap the old one out
             lifecycle.check()
@@ -252,5 +276,7 @@ class ReleaseWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if getattr(self, "_handed_over", False):
+            return  # staged: the enclosing all_or_nothing block owns it now
         if exc_type is not None or self._tmp is not None:
             self.abort()

@@ -47,6 +47,7 @@ import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -56,6 +57,7 @@ from tqdm import tqdm
 
 from anonymatch.core import lifecycle
 from anonymatch.core.assignment import choose_assignment
+from anonymatch.core.csvsafe import unescape_table
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
 from anonymatch.core.runner import (
@@ -92,6 +94,7 @@ from anonymatch.tables.sensitive import (
     describe_model,
     merge_checks,
 )
+from anonymatch.tables.sidecar import release_schema, write_schema
 from anonymatch.tables.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
 from anonymatch.tables.verify import verify
 
@@ -515,10 +518,13 @@ def anonymize_file(
     diversity: str = "distinct",
     c: float | None = None,
     t: float | Mapping[str, float] | None = None,
+    csv_safe: bool = True,
 ) -> dict[str, object]:
     """Anonymize a table file into a verified, partition-ordered release file (or directory of
     Parquet parts) without holding more than a few chunks of rows; returns the manifest.
     ``replace`` lets an existing directory of parts be replaced (at the end, atomically).
+    ``csv_safe`` neutralizes formula-like text cells of a CSV/TSV release (``core.csvsafe``;
+    recorded as ``output.csv_safe``).
 
     ``l`` (with ``diversity``, ``c``) and ``t`` put ℓ-diversity / t-closeness on the schema's
     sensitive columns (``sensitive.build_models``; a sensitive column also in ``numeric`` gets
@@ -552,7 +558,7 @@ def anonymize_file(
             f"{', '.join(FREEFORM_METHODS)}"
         )
     with (
-        ReleaseWriter(output, replace=replace) as writer,
+        ReleaseWriter(output, replace=replace, csv_safe=csv_safe) as writer,
         lifecycle.private_directory("anonymatch-spill-") as spill,
     ):
         t0 = time.perf_counter()
@@ -579,6 +585,7 @@ def anonymize_file(
             target,
         )
         checks: list[SensitiveCheck] = []
+        columns: list[str] = []  # of the release, for the sidecar of a CSV release
         executor = _effective(executor, scheduler, len(chunks))
         sums = np.zeros(len(qi.names))
         min_matches, pairs = np.iinfo(np.int64).max, 0
@@ -595,7 +602,9 @@ def anonymize_file(
                     raise VerificationError(
                         f"the release failed verification ({result.failure}); nothing written"
                     )
-                writer.write(_release_batch(result, table, order))
+                batch = _release_batch(result, table, order)
+                columns = batch.column_names
+                writer.write(batch)
                 sums += result.ncp_sums
                 min_matches = min(min_matches, result.min_matches)
                 pairs += result.compatible_pairs
@@ -605,7 +614,15 @@ def anonymize_file(
                     else list(result.sensitive)
                 )
                 bar.update(result.partitions)
-        writer.commit()
+        sidecar = None
+        if not writer.parquet:  # kept columns are text here: the batches never meet
+            sidecar = write_schema(output, release_schema(None, qi, columns))
+        try:
+            writer.commit()
+        except BaseException:
+            if sidecar is not None:
+                Path(sidecar).unlink(missing_ok=True)
+            raise
     loss = loss_from_sums(sums, n, qi)
     guarantee: dict[str, object] = {"model": "k-anonymity", "k": k}
     sensitive_checks: dict[str, object] = {}
@@ -645,7 +662,10 @@ def anonymize_file(
         input_records=n + table.dropped,
         output_records=n,
         input_extra={"dropped_missing": table.dropped},
-        output_extra={"layout": "partitioned"},
+        output_extra={
+            "layout": "partitioned",
+            **({} if writer.parquet else {"csv_safe": csv_safe}),
+        },
     )
 
 
@@ -746,6 +766,7 @@ def verify_file(
         pending: list[pa.Table] = []
         held = 0
         batches = iter_table_batches(published, CsvOptions(), chunk_rows)  # a release has a header
+        text_release = not CsvOptions().reads_parquet(published)  # CSV cells may be escaped
         for first, last in chunks:
             start, stop = int(bounds[first]), int(bounds[last])
             while held < stop - start:
@@ -755,7 +776,8 @@ def verify_file(
                 missing = [c for c in qi.names if c not in batch.column_names]
                 if missing:
                     raise InputError(f"the release has no column {missing[0]!r}")
-                pending.append(batch.select(list(qi.names)))
+                cells = batch.select(list(qi.names))
+                pending.append(unescape_table(cells) if text_release else cells)
                 held += batch.num_rows
             if held < stop - start:
                 state["rows"] = start + held

@@ -158,6 +158,18 @@ def compatibility(
     of original i. Time O(Σ_j |candidates(j)| · d) with candidates(j) the originals allowed by
     j's most selective cell; memory O(U·d + pairs).
     """
+    from anonymatch.tables.reuse import cached, compatibility_key
+
+    c, counts, inverse = cached(
+        lambda: compatibility_key(published, original),
+        lambda: _compatibility(published, original),
+    )
+    return c.copy(), counts.copy(), inverse.copy()  # callers may change theirs
+
+
+def _compatibility(
+    published: GeneralizedQI, original: EncodedQI
+) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
     keys = np.hstack([original.num, original.cat.astype(np.float64)])
     uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)

@@ -112,7 +112,8 @@ def relaxed_partition(qi: EncodedQI, k: int) -> Partition:
 def attribute_ranks(qi: EncodedQI) -> tuple[np.ndarray, np.ndarray]:
     """Dense ranks of every record in every attribute, numeric first then categorical, as an
     (n, d) int64 array, and the number of possible ranks per attribute. Categorical codes are
-    used as they are (already 0..|A|−1 in sorted label order). O(d·n log n)."""
+    used as they are (already 0..|A|−1 in sorted label order; in depth-first order of the
+    hierarchy for a QI that has one). O(d·n log n)."""
     ranks, modulus, _ = _ranks_and_levels(qi)
     return ranks, modulus
 
@@ -129,8 +130,9 @@ def _ranks_and_levels(qi: EncodedQI) -> tuple[np.ndarray, np.ndarray, list[np.nd
         ranks[:, a] = inv.reshape(-1)
         modulus[a] = max(len(uniq), 1)
         levels.append(uniq)
+    cat = qi.cat_order_codes()  # hierarchy leaves depth first: cuts fall between subtrees
     for b in range(dc):
-        ranks[:, dn + b] = qi.cat[:, b]
+        ranks[:, dn + b] = cat[:, b]
         modulus[dn + b] = max(int(qi.cat_card[b]), int(qi.cat[:, b].max(initial=-1)) + 1, 1)
     return ranks, modulus, levels
 

@@ -4,7 +4,8 @@ All three share one shell: start from the self-assignment (zero loss), then run 
 iterations, each adding one assignment disjoint from the previous ones that increases GCP as
 little as the inner routine can; edge weights are recomputed between iterations as the GCP
 increase of extending published record j to cover original i. The union of the k assignments
-is a k-regular generalization graph.
+is a k-regular generalization graph. With hierarchies whose nodes the release publishes, the
+weights are the increase of the hierarchy Loss metric (``metrics.gcp_increase_weights``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from anonymatch.core.errors import InfeasibleError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods._kernels import greedy_iteration, sortgreedy_iteration
-from anonymatch.tables.metrics import gcp_increase_weights
+from anonymatch.tables.metrics import TreeTables, gcp_increase_weights
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.schema import EncodedQI
 
@@ -64,10 +65,14 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
         mat[np.arange(m), codes] = True
         member.append(mat)
     local_qi = _with_local_codes(part, local)
+    # Attributes publishing hierarchy nodes: record j shows the node at level[j, a] above its
+    # own leaf (rep = part.cat), and the weights are the Loss metric's increase.
+    trees = TreeTables.build(part)
+    level = np.zeros(part.cat.shape, np.int64)
     used = np.eye(m, dtype=bool)
     rounds = [np.arange(m, dtype=np.int64)]
     for _ in range(k - 1):
-        w = gcp_increase_weights(local_qi, lo, hi, member)
+        w = gcp_increase_weights(local_qi, lo, hi, member, trees, part.cat, part.cat, level)
         match = step(w, used)
         rounds.append(match)
         used[np.arange(m), match] = True
@@ -76,6 +81,9 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
             np.maximum.at(hi, match, part.num)
         for mat, codes in zip(member, local, strict=True):
             mat[match, codes] = True
+        for a in np.flatnonzero(trees.is_tree).tolist():  # j = match[i] now covers i leaf
+            grown = trees.lca_levels(a, part.cat[:, a], part.cat[match, a], level[match, a])
+            level[match, a] = grown
     assignments = np.stack(rounds)
     # back to the caller's record numbering: local position p is record order[p]
     return GeneralizationGraph.from_assignments(_relabel(assignments, order))
@@ -95,6 +103,7 @@ def _with_local_codes(part: EncodedQI, local: list[np.ndarray]) -> EncodedQI:
         part.num_w,
         part.cat_w,
         part.num_integral,
+        part.types,
     )
 
 

@@ -1,0 +1,636 @@
+"""``--config job.toml`` for every command, ``verify --manifest``, and ``anonymatch init``.
+
+One mechanism fills a command's parameters from a job file (``anonymatch.core.job``): the
+eager ``--config`` option's callback maps the job to the command's parameter names
+(:func:`job_parameters`) and puts them in click's ``default_map``. Click then takes each
+parameter from the command line if given there, else from the job, else its own default — so
+flags always override the job, and the job can supply positional arguments (the input, the
+release) and required options (``--qi``) alike. ``verify --manifest m.json`` fills the same map
+from the manifest of the release (:func:`manifest_parameters`), below the job and the flags.
+
+Job keys whose engine support has not landed are refused in one place,
+:func:`feature_parameters`, with ``… is not supported yet``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from anonymatch.cli.options import comma_list, echo_stderr, verbosity_options
+from anonymatch.core.errors import InputError
+
+if TYPE_CHECKING:
+    from anonymatch.core.job import Job
+
+INPUT_PARAMS = ("input_path", "original", "table", "transactions", "edges")
+"""Positional parameters naming the data the job describes (``input.path``)."""
+RELEASE_PARAMS = ("published", "release")
+"""Positional parameters naming the release (``output.path``) of checking commands."""
+
+CONFIG_HELP = (
+    "TOML job file (see docs/jobs.md) giving the input, its format, the columns' roles and "
+    "types, the model, method, execution and output; options given on the command line win."
+)
+
+_META_CONFIG = "anonymatch.config"
+_META_MANIFEST = "anonymatch.manifest"
+
+
+_COMMAND_KINDS: dict[str, str] = {}
+"""The kind of data each command with ``--config`` reads (``table``, ``transactions``, …)."""
+
+
+def add_config_option(command: click.Command, kind: str) -> None:
+    """Give ``command`` (which reads data of ``kind``) the ``--config`` option (not passed to
+    the command's function)."""
+    _COMMAND_KINDS[command.name or ""] = kind
+    if any(p.name == "config" for p in command.params):
+        return
+    command.params.append(
+        click.Option(
+            ["--config"],
+            metavar="JOB.toml",
+            default=None,
+            is_eager=True,
+            expose_value=False,
+            callback=_config_callback,
+            help=CONFIG_HELP,
+        )
+    )
+
+
+def _config_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is None or ctx.resilient_parsing:
+        return
+    from anonymatch.core.job import load_job
+
+    job = load_job(value)
+    source = Path(value).name
+    wanted = _COMMAND_KINDS.get(ctx.command.name or "")
+    if wanted is not None and job.kind != wanted:
+        raise InputError(
+            f'{source}: kind: a job for kind = "{job.kind}"; anonymatch {ctx.command.name} '
+            f'reads kind = "{wanted}"'
+        )
+    values = job_parameters(job, ctx.command, source)
+    check_job_columns(job, source)
+    _merge(ctx, _META_CONFIG, values)
+
+
+def manifest_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Callback of ``verify --manifest``: the release's manifest supplies what it recorded."""
+    if value is None or ctx.resilient_parsing:
+        return value
+    _merge(ctx, _META_MANIFEST, manifest_parameters(value, ctx.command))
+    return value
+
+
+def _merge(ctx: click.Context, key: str, values: Mapping[str, Any]) -> None:
+    """Command line > job file > manifest: rebuild ``default_map`` from both sources."""
+    ctx.meta[key] = dict(values)
+    ctx.default_map = {
+        **(ctx.default_map or {}),
+        **ctx.meta.get(_META_MANIFEST, {}),
+        **ctx.meta.get(_META_CONFIG, {}),
+    }
+
+
+def _params(command: click.Command) -> dict[str, click.Parameter]:
+    return {p.name: p for p in command.params if p.name}
+
+
+def _csv(values: Any) -> str:
+    return ",".join(str(v) for v in values)
+
+
+class RoleFiltered:
+    """A job value that depends on the columns' roles, computed when click asks for it.
+
+    Flags override single options, so ``--qi a,b`` on the command line must not leave the
+    job's ``--numeric`` naming a column that is no longer a QI: the job's per-column values
+    (numeric columns, weights, ``l``/``t`` per sensitive column) are restricted to the columns
+    that have the role in this run — the command line's ``--qi``/``--sensitive`` if given
+    (click processes those first), else the job's.
+    """
+
+    def __init__(
+        self, values: Mapping[str, Any], roles: Mapping[str, list[str]], text: Any
+    ) -> None:
+        self.values = dict(values)
+        self.roles = roles
+        self.text = text
+
+    def __call__(self) -> Any:
+        ctx = click.get_current_context()
+        keep: set[str] = set()
+        for role, names in self.roles.items():
+            given = ctx.params.get(role) if role in ctx.params else None
+            keep.update(comma_list(given) if isinstance(given, str) else names)
+        kept = {name: value for name, value in self.values.items() if name in keep}
+        return self.text(kept) if kept else None
+
+    def __repr__(self) -> str:  # shown by --help as the default
+        return repr(self.text(self.values))
+
+
+def _per_column(value: Any) -> str:
+    """``--l``/``--t`` text: one number, or ``column=value,…``."""
+    if isinstance(value, Mapping):
+        return ",".join(f"{name}={v}" for name, v in value.items())
+    return str(value)
+
+
+def job_parameters(job: Job, command: click.Command, source: str = "job") -> dict[str, Any]:
+    """The parameters of ``command`` that ``job`` gives, by parameter name.
+
+    Parameters
+    ----------
+    job : Job
+        A resolved job (:func:`anonymatch.core.job.load_job`).
+    command : click.Command
+        The command being run; keys it has no parameter for are left out (e.g. ``k`` for
+        ``evaluate``).
+    source : str, default "job"
+        The job file's name, for error messages.
+
+    Returns
+    -------
+    dict
+        Parameter name → value as click would accept it from the command line.
+
+    Raises
+    ------
+    anonymatch.core.errors.InputError
+        If the job asks for something this command cannot do yet (:func:`feature_parameters`).
+    """
+    params = _params(command)
+    name = command.name or ""
+    given: dict[str, Any] = {}
+    inp, model, method, run, out = job.input, job.model, job.method, job.execution, job.output
+    for p in INPUT_PARAMS:
+        given[p] = inp.path
+    if out.path is not None:
+        given["output"] = out.path
+        for p in RELEASE_PARAMS:
+            given[p] = out.path
+        if name.startswith("check-"):  # check-kl/-km/-graph TABLE: the job's release
+            for p in INPUT_PARAMS:
+                given[p] = out.path
+    if out.report is not None:
+        if name.startswith("anonymize"):
+            given["report_path"] = out.report
+        if os.path.isfile(out.report):
+            given["manifest"] = out.report
+    given["fmt"] = inp.format
+    if inp.sep is not None:
+        given["sep"] = inp.sep
+    names = inp.names if inp.names is not None else list(job.columns)
+    if not inp.header and names:
+        given["names"] = _csv(names)
+    given["quotechar"] = inp.quotechar
+    if inp.na is not None:
+        given["na_values"] = _csv(inp.na)
+    given["drop_missing"] = inp.drop_missing
+    for key in ("item_sep", "id_column", "item_column", "sensitive_file", "adjacency"):
+        if getattr(inp, key) is not None:
+            given[key] = getattr(inp, key)
+    if inp.vertices is not None:
+        given["n_vertices"] = inp.vertices
+    qi_roles = {"qi": job.qi}
+    both = {"qi": job.qi, "sensitive": job.sensitive}
+    sensitive_roles = {"sensitive": job.sensitive}
+    if job.kind == "table":
+        given["qi"] = _csv(job.qi)
+        if job.numeric:
+            given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv)
+        if job.sensitive:
+            given["sensitive"] = _csv(job.sensitive)
+        if job.identifiers:
+            given["identifiers"] = _csv(job.identifiers)
+        weights = {n: c.weight for n, c in job.columns.items() if c.weight is not None}
+        if weights:
+            given["weights"] = RoleFiltered(weights, qi_roles, _per_column)
+    elif job.sensitive:
+        given["sensitive"] = job.sensitive[0]  # the label column of long CSV / JSONL
+    for key in ("k", "k_column", "diversity", "c", "m"):
+        if getattr(model, key) is not None:
+            given[key] = getattr(model, key)
+    for key in ("l", "t"):
+        value = getattr(model, key)
+        if isinstance(value, dict):
+            given[key] = RoleFiltered(value, sensitive_roles, _per_column)
+        elif value is not None:
+            given[key] = str(value)
+    if isinstance(model.l, int):
+        given["ell"] = model.l  # the set commands' -l
+    if model.known is not None:
+        given["level"] = model.known
+    if method.name is not None:
+        given["method"] = method.name
+    for key in (
+        "partition_size",
+        "time_limit",
+        "neighbours",
+        "cell_weights",
+        "epsilon",
+        "dp",
+        "beta",
+        "runs",
+        "lsh",
+        "closed",
+        "iterations",
+        "keep_ids",
+        "hierarchy_cells",
+    ):
+        if getattr(method, key) is not None:
+            given[key] = getattr(method, key)
+    if method.epsilons is not None:
+        given["epsilons"] = _csv(method.epsilons)
+    if method.segment is not None:
+        given["segment"] = _csv(method.segment)
+    for key in ("executor", "workers", "scheduler", "chunk_rows"):
+        if getattr(run, key) is not None:
+            given[key] = getattr(run, key)
+    values = {p: v for p, v in given.items() if p in params}
+    for p, param in params.items():  # nargs=-1 arguments take a list
+        if p in values and isinstance(param, click.Argument) and param.nargs == -1:
+            values[p] = [values[p]]
+    values.update(feature_parameters(job, command, source))
+    return values
+
+
+def feature_parameters(job: Job, command: click.Command, source: str = "job") -> dict[str, Any]:
+    """The job keys of the newer features, as parameters of ``command`` — or an error.
+
+    The one place that knows which job keys need which option: ordinal QIs (``--ordinal
+    col=a|b|c``), dates (``--date col=month``), hierarchies (``--hierarchy col=path``),
+    per-column missing codes (``--na col=-9|-8``), the suppression limit
+    (``--suppression-limit``) and ``--dedupe``. A command that reads what such a key describes
+    but has no such option refuses the job (``… is not supported yet``) rather than treat the
+    column as something it is not.
+
+    Parameters
+    ----------
+    job : Job
+        A resolved job.
+    command : click.Command
+        The command being run.
+    source : str, default "job"
+        The job file's name, for error messages.
+
+    Returns
+    -------
+    dict
+        Parameter name → value (a list for a repeatable option, else comma-joined text).
+
+    Raises
+    ------
+    anonymatch.core.errors.InputError
+        For a key this command needs but does not support yet.
+    """
+    from anonymatch.core.job import _loc_text
+
+    params = _params(command)
+    reads_table = job.kind == "table" and "qi" in params
+    publishes = reads_table and "output" in params
+    wanted: dict[str, tuple[list[str] | float | bool, str, str, bool]] = {}
+
+    def want(param: str, item: str, loc: str, what: str, applies: bool) -> None:
+        items, first_loc, first_what, _ = wanted.get(param, ([], loc, what, applies))
+        assert isinstance(items, list)
+        wanted[param] = ([*items, item], first_loc, first_what, applies)
+
+    for name, col in job.columns.items():
+        where = f"columns.{_loc_text([name])}"
+        if col.type == "ordinal" and col.role in ("qi", "sensitive") and col.order:
+            _representable(source, f"{where}.order", col.order, "|", "--ordinal")
+            order = "|".join(col.order)
+            want("ordinal", f"{name}={order}", f"{where}.type", "ordinal columns", reads_table)
+        if col.type in ("date", "datetime") and col.role == "qi":
+            unit = col.granularity or ("day" if col.type == "date" else "second")
+            want("date", f"{name}={unit}", f"{where}.type", f"{col.type} columns", reads_table)
+        if col.hierarchy is not None and col.role == "qi":
+            want(
+                "hierarchy",
+                f"{name}={col.hierarchy}",
+                f"{where}.hierarchy",
+                "hierarchies",
+                reads_table,
+            )
+        if col.na is not None:
+            _representable(source, f"{where}.na", col.na, "|,", "--na")
+            tokens = "|".join(col.na)
+            want("na", f"{name}={tokens}", f"{where}.na", "per-column missing codes", reads_table)
+    if job.model.suppression_limit is not None:
+        wanted["suppression_limit"] = (
+            job.model.suppression_limit,
+            "model.suppression_limit",
+            "a suppression limit",
+            publishes,
+        )
+    if job.input.dedupe:
+        wanted["dedupe"] = (True, "input.dedupe", "dedupe", "id_column" in params)
+    out: dict[str, Any] = {}
+    for param_name, (value, loc, what, applies) in wanted.items():
+        param = params.get(param_name)
+        if param is None:
+            if applies:
+                raise InputError(
+                    f"{source}: {loc}: {what} are not supported yet by anonymatch {command.name}"
+                    if what.endswith("s")
+                    else f"{source}: {loc}: {what} is not supported yet by anonymatch "
+                    f"{command.name}"
+                )
+            continue
+        if isinstance(value, list) and not getattr(param, "multiple", False):
+            out[param_name] = ",".join(value)
+        else:
+            out[param_name] = value
+    return out
+
+
+def _representable(source: str, loc: str, values: Sequence[str], forbidden: str, flag: str) -> None:
+    """InputError if a value cannot pass through ``flag`` (which splits on ``forbidden``)."""
+    for value in values:
+        bad = [ch for ch in forbidden if ch in value]
+        if bad or not value.strip():
+            why = f"contains {bad[0]!r}" if bad else "is blank"
+            raise InputError(f"{source}: {loc}: {value!r} {why}, which {flag} cannot pass")
+
+
+def check_job_columns(job: Job, source: str = "job") -> None:
+    """Every column the job names exists in its input (table jobs whose input is readable).
+
+    Raises InputError ``job.toml: columns.NAME: unknown column; the input has: …``, or, for a
+    file without header, when the job lists a different number of columns than the file has.
+    """
+    if job.kind != "table" or not job.columns or not os.path.isfile(job.input.path):
+        return
+    header = _input_columns(job)
+    if header is None:
+        return
+    from anonymatch.core.job import _loc_text
+
+    if not job.input.header and job.input.names is None:
+        if len(header) != len(job.columns):
+            raise InputError(
+                f"{source}: columns: {len(job.columns)} columns are listed but "
+                f"{Path(job.input.path).name} has {len(header)} fields a line; without a header "
+                "list every column in order (or give input.names)"
+            )
+        return
+    for name in job.columns:
+        if name not in header:
+            raise InputError(
+                f"{source}: columns.{_loc_text([name])}: unknown column; the input has: "
+                f"{', '.join(header)}"
+            )
+    model = job.model
+    if model.k_column is not None and model.k_column not in header:
+        raise InputError(
+            f"{source}: model.k_column: unknown column {model.k_column!r}; the input has: "
+            f"{', '.join(header)}"
+        )
+
+
+def _input_columns(job: Job) -> list[str] | None:
+    """The column names of the job's input (its header, ``names``, or the field count)."""
+    from anonymatch.tables.io import CsvOptions, csv_separator, is_parquet
+
+    path = Path(job.input.path)
+    if job.input.format == "parquet" or (job.input.format == "auto" and is_parquet(path)):
+        try:
+            import pyarrow.parquet as pq
+
+            return [str(n) for n in pq.read_schema(path).names]
+        except Exception:  # the command's own reader reports a bad file
+            return None
+    if job.input.names is not None:
+        return list(job.input.names)
+    import csv
+
+    sep = csv_separator(path, CsvOptions(sep=job.input.sep, fmt=job.input.format))
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            line = fh.readline()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(sep) != 1:
+        return None
+    fields = next(csv.reader([line], delimiter=sep, quotechar=job.input.quotechar,
+                             skipinitialspace=True), [])  # fmt: skip
+    if not job.input.header:
+        return [str(i) for i in range(len(fields))]
+    return [f.strip() for f in fields]
+
+
+# --------------------------------------------------------------------------- manifests
+
+
+def input_options_block(
+    fmt: str,
+    sep: str | None,
+    names: str | None,
+    quotechar: str,
+    na_values: Any,
+    drop_missing: bool,
+) -> dict[str, Any]:
+    """``parameters.input_options`` of a table manifest: how the original was read, so that
+    ``verify --manifest`` needs no reading options. ``na_values`` is the ``--na-values`` text,
+    or an object with ``tokens`` and per-column ``columns`` codes (``--na``)."""
+    block: dict[str, Any] = {
+        "format": fmt,
+        "sep": sep,
+        "names": comma_list(names) or None,
+        "quotechar": quotechar,
+        "na_values": None,
+        "drop_missing": drop_missing,
+    }
+    if isinstance(na_values, str):
+        block["na_values"] = [v.strip() for v in na_values.split(",")]
+    elif na_values is not None:
+        block["na_values"] = [str(v) for v in getattr(na_values, "tokens", ())]
+        columns = dict(getattr(na_values, "columns", {}) or {})
+        if columns:
+            block["na"] = {str(c): [str(v) for v in codes] for c, codes in columns.items()}
+    return block
+
+
+def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
+    """The parameters of ``verify`` that a release's manifest records.
+
+    Parameters
+    ----------
+    path : str
+        The manifest (``anonymize --report``).
+    command : click.Command
+        The command being run (its parameter names filter the result).
+
+    Returns
+    -------
+    dict
+        ``k`` or ``k_column``, ``qi``, ``numeric``, ``sensitive``, the sensitive models
+        (``l``, ``t``, ``diversity``, ``c``) and, for manifests that record them, the reading
+        options of the original (``fmt``, ``sep``, ``names``, ``quotechar``, ``na_values``,
+        ``drop_missing``).
+
+    Raises
+    ------
+    anonymatch.core.errors.InputError
+        If the manifest cannot be read or is not a table manifest this command can check.
+    """
+    try:
+        manifest = json.loads(Path(path).read_text())
+        parameters = manifest["parameters"]
+        guarantee = manifest["guarantee"]
+        if not isinstance(parameters, dict) or not isinstance(guarantee, dict):
+            raise TypeError("parameters/guarantee are not objects")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"cannot read the manifest {path}: {exc}") from None
+    if manifest.get("data_kind") not in (None, "table"):
+        raise InputError(f"{path} is the manifest of a {manifest['data_kind']} release")
+    values: dict[str, Any] = {}
+    model = guarantee.get("model")
+    if model == "k-anonymity":
+        values["k"] = guarantee.get("k")
+    elif model == "adaptive-anonymity":
+        column = (guarantee.get("levels") or {}).get("column")
+        if column:
+            values["k_column"] = column
+        else:
+            values["k"] = guarantee.get("k")
+    else:
+        raise InputError(f"{path}: a {model} release is checked by another command than verify")
+    for key in ("qi", "numeric", "sensitive"):
+        if parameters.get(key):
+            values[key] = _csv(parameters[key])
+    models = guarantee.get("sensitive") or []
+    ls = {m["column"]: m["l"] for m in models if m.get("l") is not None}
+    ts = {m["column"]: m["t"] for m in models if m.get("t") is not None}
+    if ls:
+        values["l"] = _per_column(ls)
+    if ts:
+        values["t"] = _per_column(ts)
+    for m in models:
+        if m.get("l") is not None:
+            values["diversity"] = m.get("diversity", "distinct")
+            if m.get("c") is not None:
+                values["c"] = m["c"]
+    read = parameters.get("input_options")
+    if isinstance(read, dict):
+        for key, param in (("format", "fmt"), ("sep", "sep"), ("quotechar", "quotechar")):
+            if read.get(key) is not None:
+                values[param] = read[key]
+        if read.get("names"):
+            values["names"] = _csv(read["names"])
+        if read.get("na_values") is not None:
+            values["na_values"] = _csv(read["na_values"])
+        values["drop_missing"] = bool(read.get("drop_missing"))
+        if isinstance(read.get("na"), dict) and read["na"]:
+            codes = [f"{c}={'|'.join(v)}" for c, v in read["na"].items()]
+            na_param = _params(command).get("na")
+            values["na"] = codes if getattr(na_param, "multiple", False) else ",".join(codes)
+    params = _params(command)
+    return {key: value for key, value in values.items() if key in params and value is not None}
+
+
+# --------------------------------------------------------------------------- init
+
+
+@click.command("init")
+@click.argument("data")
+@click.option(
+    "-o", "--output", default=None, help="Write the draft job file here (default: stdout)."
+)
+@click.option("--force", is_flag=True, help="Replace an existing output.")
+@click.option(
+    "--sep", default=None, help="CSV field separator (default: guessed from the first lines)."
+)
+@click.option(
+    "--names", default=None, help="Comma-separated column names for a CSV file without header."
+)
+@click.option(
+    "--header/--no-header",
+    default=None,
+    help="Whether the first line names the columns (default: guessed).",
+)
+@click.option("--quotechar", default='"', show_default=True, help="CSV quote character.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "csv", "tsv", "parquet"]),
+    default="auto",
+    show_default=True,
+    help="Input format; auto decides by the extension.",
+)
+@click.option(
+    "--sample-rows",
+    type=int,
+    default=20_000,
+    show_default=True,
+    help="Rows read to infer the types (the whole file when smaller).",
+)
+@click.option("-k", "--k", "k", type=int, default=10, show_default=True, help="k of the draft.")
+@verbosity_options
+def init_cmd(
+    data: str,
+    output: str | None,
+    force: bool,
+    sep: str | None,
+    names: str | None,
+    header: bool | None,
+    quotechar: str,
+    fmt: str,
+    sample_rows: int,
+    k: int,
+    quiet: bool,
+) -> None:
+    """Draft a job file from a table.
+
+    Reads a sample of DATA and writes a TOML job file: each column's type and cardinality,
+    likely identifiers, suggested quasi-identifiers, sensitive candidates, missing-value tokens;
+    with comments to review before the first release (see docs/jobs.md)."""
+    from anonymatch.core.files import write_atomically
+    from anonymatch.core.job import render_toml
+    from anonymatch.tables.infer import infer_job
+
+    if sample_rows < 1:
+        raise InputError(f"--sample-rows must be at least 1, got {sample_rows}")
+    if output is not None:
+        if not force and os.path.lexists(output):
+            raise InputError(f"{output} exists; pass --force to replace it")
+        if Path(output).is_dir():
+            raise InputError(f"output path is a directory: {output}")
+    if sep is not None:
+        sep = sep.encode().decode("unicode_escape")
+    job = infer_job(
+        data,
+        sep=sep,
+        names=comma_list(names) or None,
+        header=header,
+        quotechar=quotechar,
+        fmt=fmt,
+        sample_rows=sample_rows,
+        k=k,
+        job_dir=Path(output).resolve().parent if output else Path.cwd(),
+    )
+    text = render_toml(job)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    write_atomically(output, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    if not quiet:
+        echo_stderr(
+            f"wrote {output}: {len(job.columns)} columns, QIs {', '.join(job.qi)}"
+            + (f", identifiers {', '.join(job.identifiers)}" if job.identifiers else "")
+            + "; review it before the first release"
+        )
+
+
+COMMANDS = [init_cmd]

@@ -1,0 +1,151 @@
+"""``anonymatch report`` (the HTML report of a release) and ``anonymatch ui`` (the local web
+app)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from anonymatch.cli.options import (
+    HTML_EXTENSIONS,
+    SET_FORMATS,
+    TABLE_FORMATS,
+    claim_outputs,
+    report_reading_options,
+    verbosity_options,
+)
+from anonymatch.core.errors import InputError
+
+REPORT_FORMATS = tuple(dict.fromkeys((*TABLE_FORMATS, *SET_FORMATS, "edges", "mtx")))
+
+
+@click.command("report")
+@click.argument("original", required=False)
+@click.argument("release", required=False)
+@click.option(
+    "--manifest",
+    "manifest_path",
+    required=True,
+    help="The release's JSON manifest (--report of the anonymize* command).",
+)
+@click.option("-o", "--output", required=True, help="HTML file to write.")
+@click.option("--force", is_flag=True, help="Replace an existing report.")
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="Prosecutor risk above which a record is at risk, in (0, 1] (tables).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(REPORT_FORMATS)),
+    default="auto",
+    show_default=True,
+    help="Format of ORIGINAL (as for the command that made the release).",
+)
+@click.option("--sep", default=None, help="Tables: CSV field separator of ORIGINAL.")
+@click.option("--names", default=None, help="Tables: column names of a CSV without header.")
+@click.option("--quotechar", default='"', show_default=True, help="Tables: CSV quote character.")
+@click.option("--na-values", default=None, help="Tables: tokens meaning 'missing'.")
+@click.option(
+    "--drop-missing",
+    is_flag=True,
+    help="Tables: drop rows with a missing QI (implied when the manifest says rows were dropped).",
+)
+@click.option("--item-sep", default=None, help="Transactions: basket item separator.")
+@click.option("--id-column", default=None, help="Transactions, long format: record id column.")
+@click.option("--item-column", default=None, help="Transactions, long format: item column.")
+@click.option(
+    "--adjacency",
+    type=click.Choice(["none", "directed", "undirected"]),
+    default=None,
+    help="Sparse data: how ORIGINAL was read.",
+)
+@click.option("--n-vertices", type=int, default=None, help="Graphs: vertex count of ORIGINAL.")
+@verbosity_options
+def report_cmd(
+    original: str | None,
+    release: str | None,
+    manifest_path: str,
+    output: str,
+    force: bool,
+    threshold: float,
+    quiet: bool,
+    **reading: Any,
+) -> None:
+    """Write the privacy officer's HTML report of a release.
+
+    One self-contained HTML file (inline CSS and plots, nothing loaded from the network) from the
+    release's manifest and, when given, ORIGINAL and RELEASE (checked against the manifest's
+    SHA-256): what was published, the guarantee and its verification, risk, utility, parameters
+    and timings, and what the release does not protect against. Without ORIGINAL and RELEASE
+    the report holds what the manifest says."""
+    from anonymatch.report import build_report, write_report
+    from anonymatch.tables.risk import check_threshold
+
+    started = time.perf_counter()
+    threshold = check_threshold(threshold, "--threshold")
+    if (original is None) != (release is None):
+        raise InputError("give both ORIGINAL and RELEASE, or neither (manifest only)")
+    # the shared output policy: .html, directory exists, no replacing without --force, not
+    # one of the inputs
+    claim_outputs(click.get_current_context(), HTML_EXTENSIONS)
+    try:
+        manifest = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the manifest {manifest_path}: {exc}") from None
+    kind = manifest.get("data_kind") if isinstance(manifest, dict) else None
+    if kind == "table" and reading["fmt"] not in TABLE_FORMATS:
+        raise InputError(f"--format {reading['fmt']} does not read a table")
+    html = build_report(
+        manifest,
+        original,
+        release,
+        options=report_reading_options({k: v for k, v in reading.items()}),
+        threshold=threshold,
+    )
+    write_report(output, html)
+    if not quiet:
+        from anonymatch.core.files import current_path
+
+        size = current_path(output).stat().st_size  # staged until the run commits
+        click.echo(
+            f"report: {output} ({size / 1024:.0f} KiB, {time.perf_counter() - started:.1f} s)"
+        )
+
+
+COMMANDS = [report_cmd]
+
+
+@click.command("ui")
+@click.argument("data_dir", required=False)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=int, default=0, help="Port to bind (default: a free one).")
+@click.option("--open", "open_browser", is_flag=True, help="Open the app in the browser.")
+@verbosity_options
+def ui_cmd(data_dir: str | None, host: str, port: int, open_browser: bool) -> None:
+    """Run the local web app.
+
+    Upload or pick a table (from DATA_DIR), set each column's role, choose the model and the
+    method, run it with live progress, open the report and download the release, the manifest
+    and the job file. Prints the address to open, with its access token; Ctrl-C stops it and
+    removes every uploaded or released file."""
+    from anonymatch.ui import serve
+
+    if not 0 <= port <= 65535:
+        raise InputError(f"--port must be in 0..65535, got {port}")
+    code = serve(
+        host, port, data_dir, open_browser, echo=lambda line, err: click.echo(line, err=err)
+    )
+    if code:
+        click.echo("anonymatch: stopped; uploads and releases removed", err=True)
+        raise SystemExit(code)
+
+
+COMMANDS.append(ui_cmd)

@@ -1,0 +1,145 @@
+"""CSV formula injection: neutralize release cells a spreadsheet would evaluate.
+
+A spreadsheet opening a CSV file evaluates a cell that starts with ``=``, ``+``, ``-`` or ``@``
+(and, in some, tab or carriage return) as a formula — a published value such as
+``=HYPERLINK(...)`` or ``-2+3+cmd|' /C calc'!A0`` would run in the reader's spreadsheet. OWASP
+("CSV Injection") recommends prefixing such cells with a single quote, which spreadsheets show
+as text. Here:
+
+- **written** (``--csv-safe``, the default for CSV/TSV releases): a text cell that starts with
+  one of ``= + - @ TAB CR`` and is *not a number or a numeric range* gets a ``'`` prefix.
+  Numbers and ranges (``-5``, ``-1e+19``, ``-5..3``) are left alone: a spreadsheet reads them
+  as numbers, never as formulas, and the release grammar needs them as they are.
+- **always written**, safe mode or not: a cell that itself starts with ``'`` followed by one of
+  those characters or another ``'`` gets a ``'`` prefix too, so that reading back is
+  unambiguous.
+- **read** (:func:`unescape_frame`, :func:`unescape_table`, used by every reader of a CSV
+  release): a cell starting with ``'`` followed by one of ``= + - @ TAB CR '`` loses that first
+  ``'``. So ``escape`` then ``unescape`` is the identity on every cell, and the verifier sees
+  exactly the values that were published.
+
+Parquet releases are typed and are never escaped. Every function is O(total cell length).
+Reference: OWASP, "CSV Injection" (https://owasp.org/www-community/attacks/CSV_Injection).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+TRIGGERS = "=+-@\t\r"
+"""First characters that make a spreadsheet evaluate a cell."""
+
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+NUMBER_OR_RANGE = rf"^{_NUMBER}(?:\.\.{_NUMBER})?$"
+"""A plain number or a numeric range cell ``lo..hi``: never prefixed."""
+
+_TRIGGER_START = r"^[=+\-@\t\r]"
+_QUOTED = r"^'[=+\-@\t\r']"  # a cell that a reader would unescape: escaped in every mode
+
+
+def _needs_prefix_pandas(text: pd.Series, neutralize: bool) -> pd.Series:
+    quoted = text.str.contains(_QUOTED, regex=True, na=False)
+    if not neutralize:
+        return quoted
+    risky = text.str.contains(_TRIGGER_START, regex=True, na=False) & ~text.str.contains(
+        NUMBER_OR_RANGE, regex=True, na=False
+    )
+    return quoted | risky
+
+
+def escape_series(values: pd.Series, neutralize: bool = True) -> pd.Series:
+    """A column with its formula-like text cells prefixed by ``'`` (see the module docstring);
+    cells that are not strings are left as they are."""
+    is_text = values.map(lambda v: isinstance(v, str))
+    if not is_text.any():
+        return values
+    text = values.where(is_text, "").astype(str)
+    prefix = _needs_prefix_pandas(text, neutralize) & is_text
+    if not prefix.any():
+        return values
+    out = values.copy()
+    out[prefix] = "'" + text[prefix]
+    return out
+
+
+def unescape_series(values: pd.Series) -> pd.Series:
+    """The inverse of :func:`escape_series`: drop the ``'`` of ``'=…``, ``'+…``, ``''…`` …"""
+    is_text = values.map(lambda v: isinstance(v, str))
+    if not is_text.any():
+        return values
+    text = values.where(is_text, "").astype(str)
+    quoted = text.str.contains(_QUOTED, regex=True, na=False) & is_text
+    if not quoted.any():
+        return values
+    out = values.copy()
+    out[quoted] = text[quoted].str.slice(1)
+    return out
+
+
+def escape_frame(frame: pd.DataFrame, neutralize: bool = True) -> pd.DataFrame:
+    """:func:`escape_series` on every object/string column of ``frame`` (a copy when changed)."""
+    out = frame
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+            escaped = escape_series(column, neutralize)
+            if escaped is not column:
+                if out is frame:
+                    out = frame.copy()
+                out[name] = escaped
+    return out
+
+
+def unescape_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`unescape_series` on every object/string column (a copy when changed)."""
+    out = frame
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+            plain = unescape_series(column)
+            if plain is not column:
+                if out is frame:
+                    out = frame.copy()
+                out[name] = plain
+    return out
+
+
+def _is_string(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
+
+
+def escape_table(table: pa.Table, neutralize: bool = True) -> pa.Table:
+    """:func:`escape_series` on every string column of an Arrow table (the streamed writer)."""
+    for i, field in enumerate(table.schema):
+        if not _is_string(field.type):
+            continue
+        column = table.column(i)
+        need = pc.match_substring_regex(column, _QUOTED)
+        if neutralize:
+            risky = pc.and_(
+                pc.match_substring_regex(column, _TRIGGER_START),
+                pc.invert(pc.match_substring_regex(column, NUMBER_OR_RANGE)),
+            )
+            need = pc.or_(need, risky)
+        if not pc.any(need).as_py():
+            continue
+        prefixed = pc.replace_substring_regex(column, pattern="^", replacement="'",
+                                              max_replacements=1)  # fmt: skip
+        table = table.set_column(i, field, pc.if_else(need, prefixed, column))
+    return table
+
+
+def unescape_table(table: pa.Table) -> pa.Table:
+    """:func:`unescape_series` on every string column of an Arrow table (streamed readers)."""
+    for i, field in enumerate(table.schema):
+        if not _is_string(field.type):
+            continue
+        column = table.column(i)
+        quoted = pc.match_substring_regex(column, _QUOTED)
+        if not pc.any(quoted).as_py():
+            continue
+        table = table.set_column(i, field, pc.if_else(quoted, pc.utf8_slice_codeunits(column, 1),
+                                                      column))  # fmt: skip
+    return table

@@ -1,0 +1,826 @@
+"""Job files: a dataset and a release described once, in TOML (schema ``anonymatch-job/1``).
+
+A job file says where the data is and how to read it, what each column is (its role and type),
+the privacy model, the method, where the work runs and where the release goes. Every command
+given ``--config job.toml`` takes its arguments from it; flags given on the command line win
+(``anonymatch.cli.config``). ``anonymatch init DATA`` drafts one from the data
+(:func:`anonymatch.tables.infer.infer_job`). The format is documented in ``docs/jobs.md``; the
+JSON Schema generated from these models is ``docs/job.schema.json``.
+
+A minimal table job::
+
+    [input]
+    path = "${ANONYMATCH_DATA}/heart_statlog/heart.dat"
+    format = "csv"
+    sep = " "
+    header = false            # column names: the [columns] keys, in order
+
+    [columns]
+    age = { role = "qi", type = "numeric" }
+    sex = { role = "qi" }     # type = "categorical" is the default
+    disease = { role = "sensitive" }
+
+    [model]
+    k = 5
+    l = 2
+
+    [output]
+    path = "heart_k5.csv"
+
+Validation is done by pydantic models, never by hand: the first problem becomes one located
+line, ``job.toml: columns.age.type: expected one of numeric, categorical, …``
+(:func:`load_job` raises :class:`anonymatch.core.errors.InputError`, exit code 2). Paths may use
+environment variables (``${ANONYMATCH_DATA}``, ``$HOME``); relative paths are resolved against
+the job file's directory (:func:`resolve_paths`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
+
+from anonymatch.core.errors import InputError
+
+SCHEMA: Literal["anonymatch-job/1"] = "anonymatch-job/1"
+"""The value of a job file's ``schema`` key."""
+
+KINDS = ("table", "transactions", "sparse", "graph")
+ROLES = ("identifier", "qi", "sensitive", "other")
+TYPES = ("numeric", "categorical", "ordinal", "date", "datetime")
+GRANULARITIES = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
+FORMATS = {
+    "table": ("auto", "csv", "tsv", "parquet"),
+    "transactions": ("auto", "dat", "basket", "long", "jsonl"),
+    "sparse": ("auto", "edges", "parquet", "mtx", "dat"),
+    "graph": ("auto", "edges"),
+}
+METHODS = {
+    "table": (
+        "hungarian",
+        "sortgreedy",
+        "greedy",
+        "mip",
+        "mondrian",
+        "ring",
+        "bmatching",
+        "bmatching-symmetric",
+        "agglomerative",
+        "kl-hypergraph",
+    ),
+    "transactions": ("gray-tsp", "gray", "cahd", "km-hypergraph"),
+    "sparse": ("smooth", "nonsmooth", "mondrian", "rr"),
+    "graph": ("graph-kmeans-majority",),
+}
+"""Method names per data kind (``kl-hypergraph``: ``anonymize-kl``; ``km-hypergraph``:
+``anonymize-km``; these commands have no ``--method`` and ignore the key)."""
+
+
+def _token(value: Any) -> Any:
+    """A missing-value code or ordinal category: TOML numbers are taken as their text."""
+    if isinstance(value, bool):
+        return value  # rejected by the str type: true is no category
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+Token = Annotated[str, BeforeValidator(_token)]
+"""A value of the data as text; ``-9`` and ``"-9"`` are the same token."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Input(_Strict):
+    """``[input]``: the data and how to read it."""
+
+    path: str = Field(
+        description="The data file (or directory of Parquet parts); ${VAR} expanded, "
+        "relative to the job file's directory."
+    )
+    format: str = Field(
+        default="auto",
+        description="Reader: table auto|csv|tsv|parquet; transactions auto|dat|basket|long|"
+        "jsonl; sparse auto|edges|parquet|mtx|dat; graph auto|edges. auto decides by extension.",
+    )
+    sep: str | None = Field(
+        default=None,
+        min_length=1,
+        description="CSV field separator (default: tab for .tsv, else ',').",
+    )
+    header: bool = Field(
+        default=True,
+        description="Whether the CSV's first line names the columns; without one the names "
+        "are `names`, else the [columns] keys in order.",
+    )
+    names: list[str] | None = Field(
+        default=None, description="Column names of a CSV file without header (header = false)."
+    )
+    quotechar: str = Field(
+        default='"', min_length=1, max_length=1, description="CSV quote character."
+    )
+    na: list[Token] | None = Field(
+        default=None,
+        description="Tokens meaning 'missing' in every column (default: '', NA, N/A, NaN, nan, "
+        "null, NULL, ?).",
+    )
+    drop_missing: bool = Field(default=False, description="Drop rows with a missing QI value.")
+    item_sep: str | None = Field(
+        default=None, min_length=1, description="Transactions: basket separator."
+    )
+    id_column: str | None = Field(
+        default=None, description="Transactions, long format: record id column."
+    )
+    item_column: str | None = Field(
+        default=None, description="Transactions, long format: item column."
+    )
+    sensitive_file: str | None = Field(
+        default=None, description="Transactions: a file with one sensitive label per record."
+    )
+    dedupe: bool = Field(
+        default=False, description="Transactions, long format: drop repeated (record, item) rows."
+    )
+    adjacency: Literal["none", "directed", "undirected"] | None = Field(
+        default=None, description="Sparse: read an edge list as a square adjacency matrix."
+    )
+    vertices: int | None = Field(default=None, ge=1, description="Graphs: vertices are 0 … N−1.")
+
+    @model_validator(mode="after")
+    def _names_need_no_header(self) -> Input:
+        if self.names is not None and self.header:
+            raise _located(("names",), "given for a file with a header: set header = false")
+        if self.names is not None and len(set(self.names)) != len(self.names):
+            dup = next(x for x in self.names if self.names.count(x) > 1)
+            raise _located(("names",), f"column {dup!r} is listed twice")
+        return self
+
+
+class Column(_Strict):
+    """``[columns.NAME]``: one column's role and type."""
+
+    role: Literal["identifier", "qi", "sensitive", "other"] = Field(
+        default="other",
+        description="identifier (dropped), qi (quasi-identifier, generalized), sensitive "
+        "(kept, protected by the model's l/t) or other (kept as it is).",
+    )
+    type: Literal["numeric", "categorical", "ordinal", "date", "datetime"] = Field(
+        default="categorical",
+        description="numeric (ranges), categorical (value sets or hierarchy nodes), ordinal "
+        "(ranges over `order`), date/datetime (date ranges at `granularity`).",
+    )
+    order: list[Token] | None = Field(
+        default=None, description="Ordinal: every category, lowest first.", min_length=1
+    )
+    granularity: (
+        Literal["year", "quarter", "month", "week", "day", "hour", "minute", "second"] | None
+    ) = Field(default=None, description="Date/datetime: the unit of the published ranges.")
+    hierarchy: str | None = Field(
+        default=None,
+        description="Categorical: an ARX hierarchy file (value;level1;…;*, one row per leaf).",
+    )
+    na: list[Token] | None = Field(
+        default=None,
+        description="Tokens meaning 'missing' in this column (e.g. survey codes -9, -8).",
+    )
+    weight: float | None = Field(
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        description="QI weight in the information loss (GCP).",
+    )
+
+    @model_validator(mode="after")
+    def _fields_fit_type(self) -> Column:
+        if self.type == "ordinal" and self.order is None:
+            raise _located(("order",), 'type = "ordinal" needs order = [lowest, …, highest]')
+        if self.order is not None:
+            if self.type != "ordinal":
+                raise _located(
+                    ("order",), f'order is given for type = "{self.type}"; use type = "ordinal"'
+                )
+            seen: set[str] = set()
+            for value in self.order:
+                if value in seen:
+                    raise _located(("order",), f"lists {value!r} twice")
+                seen.add(value)
+        if self.granularity is not None and self.type not in ("date", "datetime"):
+            raise _located(
+                ("granularity",), f'given for type = "{self.type}"; it needs "date" or "datetime"'
+            )
+        if self.hierarchy is not None and self.type != "categorical":
+            raise _located(
+                ("hierarchy",), f'given for type = "{self.type}"; it needs "categorical"'
+            )
+        if self.weight is not None and self.role != "qi":
+            raise _located(("weight",), 'applies to quasi-identifiers only (role = "qi")')
+        return self
+
+
+PerColumnInt = int | dict[str, Annotated[int, Field(ge=1)]]
+PerColumnFloat = float | dict[str, Annotated[float, Field(gt=0, le=1)]]
+
+
+class PrivacyModel(_Strict):
+    """``[model]``: the guarantee."""
+
+    k: int | None = Field(default=None, ge=1, description="k-anonymity level for everyone.")
+    k_column: str | None = Field(
+        default=None, description="Adaptive anonymity: the column holding each person's own level."
+    )
+    l: PerColumnInt | None = Field(  # noqa: E741 - the model's own name
+        default=None,
+        description="l-diversity: one number for every sensitive column, or {column = l}.",
+    )
+    diversity: Literal["distinct", "entropy", "recursive"] | None = Field(
+        default=None, description="Which l-diversity (default distinct)."
+    )
+    c: float | None = Field(default=None, gt=0, description="c of recursive (c, l)-diversity.")
+    t: PerColumnFloat | None = Field(
+        default=None, description="t-closeness, 0 < t ≤ 1: one number, or {column = t}."
+    )
+    known: int | None = Field(
+        default=None, ge=1, description="(k,l)-anonymity: attributes the adversary may know."
+    )
+    m: int | None = Field(
+        default=None, ge=1, description="k^m-anonymity: items the adversary knows."
+    )
+    suppression_limit: float | None = Field(
+        default=None,
+        ge=0,
+        lt=1,
+        description="Share of records that may be dropped as outliers when it lowers the loss.",
+    )
+
+    @model_validator(mode="after")
+    def _levels(self) -> PrivacyModel:
+        if isinstance(self.l, int) and self.l < 1:
+            raise _located(("l",), f"must be at least 1, got {self.l}")
+        if isinstance(self.t, float) and not 0 < self.t <= 1:
+            raise _located(("t",), f"must be in (0, 1], got {self.t}")
+        if self.c is not None and self.diversity not in (None, "recursive"):
+            raise _located(("c",), 'c applies to diversity = "recursive" only')
+        return self
+
+
+class Method(_Strict):
+    """``[method]``: the algorithm and its settings."""
+
+    name: str | None = Field(default=None, description="The algorithm (default per command).")
+    partition_size: int | None = Field(
+        default=None, ge=2, description="Records per partition (≥ 2k)."
+    )
+    time_limit: float | None = Field(default=None, gt=0, description="Seconds per exact MIP solve.")
+    epsilons: list[Annotated[float, Field(gt=0)]] | None = Field(
+        default=None, description="b-matching: the ε values swept."
+    )
+    neighbours: int | None = Field(
+        default=None, ge=1, description="b-matching: candidate neighbours."
+    )
+    cell_weights: str | None = Field(
+        default=None, description="b-matching/agglomerative: CSV of the cost of starring each cell."
+    )
+    segment: tuple[Annotated[int, Field(ge=2)], Annotated[int, Field(ge=2)]] | None = Field(
+        default=None, description="Transactions, gray-tsp: segment sizes [min, max]."
+    )
+    epsilon: float | None = Field(
+        default=None, gt=0, description="Sparse rr: ε of randomized response."
+    )
+    dp: Literal["edge", "node"] | None = Field(default=None, description="Sparse rr: DP level.")
+    beta: float | None = Field(default=None, gt=1, description="Sparse smooth: β > 1.")
+    runs: int | None = Field(default=None, ge=1, description="Sparse smooth: Meyerson runs.")
+    lsh: Literal["support", "minhash"] | None = Field(
+        default=None, description="Sparse: chunk order."
+    )
+    closed: bool | None = Field(default=None, description="Graphs: closed neighbourhoods.")
+    iterations: int | None = Field(default=None, ge=1, description="Graphs: k-means rounds.")
+    keep_ids: bool | None = Field(default=None, description="Graphs: keep the input's vertex ids.")
+    hierarchy_cells: Literal["node", "set"] | None = Field(
+        default=None,
+        description="Tables with hierarchies: publish the lowest covering node, or value sets.",
+    )
+
+
+class Execution(_Strict):
+    """``[execution]``: where the work runs."""
+
+    executor: Literal["auto", "inline", "threads", "processes", "dask"] | None = None
+    workers: int | None = Field(default=None, ge=1)
+    scheduler: str | None = Field(
+        default=None, description="Address of a dask.distributed scheduler."
+    )
+    chunk_rows: int | None = Field(
+        default=None, ge=1, description="Rows per job of the streamed path."
+    )
+
+
+class Output(_Strict):
+    """``[output]``: where the release and its manifest go."""
+
+    path: str | None = Field(
+        default=None, description="The release file (.csv, .tsv, .parquet, …)."
+    )
+    report: str | None = Field(default=None, description="The audit manifest (JSON).")
+
+
+class Job(_Strict):
+    """A job file (``anonymatch-job/1``).
+
+    Examples
+    --------
+    >>> job = Job.model_validate({"input": {"path": "people.csv"},
+    ...                           "columns": {"age": {"role": "qi", "type": "numeric"}},
+    ...                           "model": {"k": 5}})
+    >>> job.qi, job.numeric
+    (['age'], ['age'])
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={"$id": "https://anonymatch.invalid/job.schema.json"},
+        title="anonymatch job file (anonymatch-job/1)",
+    )
+
+    schema_: Literal["anonymatch-job/1"] = Field(default=SCHEMA, alias="schema")
+    kind: Literal["table", "transactions", "sparse", "graph"] = "table"
+    input: Input
+    columns: dict[str, Column] = Field(default_factory=dict)
+    model: PrivacyModel = PrivacyModel()
+    method: Method = Method()
+    execution: Execution = Execution()
+    output: Output = Output()
+
+    _comments: dict[str, list[str]] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Job:
+        if self.input.format not in FORMATS[self.kind]:
+            raise _located(
+                ("input", "format"),
+                f"expected one of {', '.join(FORMATS[self.kind])} for kind = "
+                f'"{self.kind}", got {self.input.format!r}',
+            )
+        if self.method.name is not None and self.method.name not in METHODS[self.kind]:
+            raise _located(
+                ("method", "name"),
+                f"expected one of {', '.join(METHODS[self.kind])} for kind = "
+                f'"{self.kind}", got {self.method.name!r}',
+            )
+        for name in self.columns:  # the command line lists columns comma-separated
+            if "," in name:
+                raise _located(("columns", name), "a column name cannot contain ','")
+        for i, token in enumerate(self.input.na or ()):
+            if "," in token:
+                raise _located(("input", "na", str(i)), "a missing-value token cannot contain ','")
+        names = self.input.names
+        if names is not None:
+            for name in self.columns:
+                if name not in names:
+                    raise _located(
+                        ("columns", name), f"unknown column; input.names has: {', '.join(names)}"
+                    )
+        if self.kind != "table":
+            return self
+        if not self.qi:
+            raise _located(("columns",), 'no column has role = "qi" (a quasi-identifier)')
+        model = self.model
+        for key in ("l", "t"):
+            value = getattr(model, key)
+            if isinstance(value, dict):
+                for name in value:
+                    if name not in self.sensitive:
+                        raise _located(
+                            ("model", key, name),
+                            f'{name!r} is not a column with role = "sensitive"',
+                        )
+        if (model.l is not None or model.t is not None) and not self.sensitive:
+            raise _located(("model",), 'l and t need a column with role = "sensitive"')
+        if model.k_column is not None:
+            column = self.columns.get(model.k_column)
+            if column is not None and column.role in ("qi", "sensitive"):
+                raise _located(
+                    ("model", "k_column"),
+                    f"{model.k_column!r} has role = {column.role!r}; the level column must be "
+                    'an "identifier" or "other" column',
+                )
+        return self
+
+    @property
+    def qi(self) -> list[str]:
+        """Quasi-identifiers, in the order of ``[columns]``."""
+        return [name for name, c in self.columns.items() if c.role == "qi"]
+
+    @property
+    def numeric(self) -> list[str]:
+        """QIs and sensitive columns of type numeric (ranges; ordered t-closeness distance)."""
+        return [
+            name
+            for name, c in self.columns.items()
+            if c.type == "numeric" and c.role in ("qi", "sensitive")
+        ]
+
+    @property
+    def sensitive(self) -> list[str]:
+        return [name for name, c in self.columns.items() if c.role == "sensitive"]
+
+    @property
+    def identifiers(self) -> list[str]:
+        return [name for name, c in self.columns.items() if c.role == "identifier"]
+
+    @property
+    def comments(self) -> dict[str, list[str]]:
+        """Notes for :func:`render_toml`: dotted key path (``""`` = top, ``"input"``,
+        ``"columns.age"``) → comment lines. Set by :func:`anonymatch.tables.infer.infer_job`;
+        never read from a file."""
+        return self._comments
+
+
+class _LocatedError(ValueError):
+    """A cross-field problem with the exact key path it belongs to."""
+
+    def __init__(self, loc: tuple[str, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.message = message
+
+
+def _located(loc: tuple[str, ...], message: str) -> _LocatedError:
+    return _LocatedError(loc, message)
+
+
+def _loc_text(loc: Sequence[Any]) -> str:
+    parts = []
+    for item in loc:
+        text = str(item)
+        if item == "schema_":
+            text = "schema"
+        if re.fullmatch(r"[A-Za-z0-9_-]+", text):
+            parts.append(text)
+        else:
+            parts.append(json.dumps(text, ensure_ascii=False))
+    return ".".join(parts)
+
+
+def _known_keys(loc: Sequence[Any]) -> list[str]:
+    """The keys allowed at the table holding ``loc[-1]`` (for 'did you mean')."""
+    models: dict[tuple[str, ...], type[BaseModel]] = {
+        (): Job,
+        ("input",): Input,
+        ("model",): PrivacyModel,
+        ("method",): Method,
+        ("execution",): Execution,
+        ("output",): Output,
+    }
+    parent = tuple(str(x) for x in loc[:-1])
+    if len(parent) == 2 and parent[0] == "columns":
+        model: type[BaseModel] | None = Column
+    else:
+        model = models.get(parent)
+    if model is None:
+        return []
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def describe_error(error: Mapping[str, Any]) -> tuple[str, str]:
+    """One pydantic error as (dotted key path, message in plain words)."""
+    loc = list(error.get("loc", ()))
+    kind = error.get("type", "")
+    ctx = error.get("ctx") or {}
+    if kind == "value_error" and isinstance(ctx.get("error"), _LocatedError):
+        located = ctx["error"]
+        return _loc_text([*loc, *located.loc]), located.message
+    # a union (l = 3 or {col = 3}) reports each branch: the int/float branch tag is noise
+    loc = [x for x in loc if x not in ("int", "float", "dict[str,int]", "dict[str,float]")]
+    loc = [x for x in loc if not (isinstance(x, str) and x.startswith("dict["))]
+    given = error.get("input")
+    if kind == "literal_error":
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        return _loc_text(loc), f"expected one of {', '.join(expected)}, got {given!r}"
+    if kind == "extra_forbidden":
+        name = str(loc[-1]) if loc else ""
+        known = _known_keys(loc)
+        hint = difflib.get_close_matches(name, known, n=1)
+        tail = f"; did you mean {hint[0]!r}?" if hint else f"; known keys: {', '.join(known)}"
+        return _loc_text(loc), "unknown key" + (tail if known else "")
+    if kind == "missing":
+        return _loc_text(loc), "required key is missing"
+    message = str(error.get("msg", "invalid value"))
+    message = message.removeprefix("Value error, ")
+    if message and message[0].isupper() and not message[:2].isupper():
+        message = message[0].lower() + message[1:]
+    if kind not in ("value_error", "assertion_error") and "input" in error:
+        message += f", got {given!r}"
+    return _loc_text(loc), message
+
+
+def format_validation_error(source: str, exc: ValidationError) -> str:
+    """The first problem of a job file as one line: ``source: key.path: message``."""
+    errors = exc.errors()
+    # an unknown key first (a typo explains the missing key that follows from it); within a
+    # union (l = 3 or {col = 3}) the deepest error, i.e. the branch the value was written for
+    unknown = [e for e in errors if e.get("type") == "extra_forbidden"]
+    first = unknown[0] if unknown else errors[0]
+    top = tuple(first["loc"][:2])
+    same = [e for e in errors if tuple(e["loc"][:2]) == top]
+    if not unknown:
+        first = max(same, key=lambda e: len(e["loc"]))
+    located = errors
+    loc, message = describe_error(first)
+    more = len({tuple(e["loc"][:2]) for e in located}) - 1
+    where = f"{loc}: " if loc else ""
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
+    return f"{source}: {where}{message}{suffix}"
+
+
+def parse_job(data: Mapping[str, Any], source: str = "job") -> Job:
+    """Validate a job given as a mapping (e.g. parsed TOML, or built by a program).
+
+    Parameters
+    ----------
+    data : mapping
+        The job's keys (see ``docs/jobs.md``).
+    source : str, default "job"
+        Name used at the start of an error message (the file name).
+
+    Returns
+    -------
+    Job
+        The validated job (paths as written: see :func:`resolve_paths`).
+
+    Raises
+    ------
+    anonymatch.core.errors.InputError
+        One line ``source: key.path: message`` for the first problem.
+    """
+    try:
+        return Job.model_validate(dict(data))
+    except ValidationError as exc:
+        raise InputError(format_validation_error(source, exc)) from None
+
+
+def load_job(path: str | os.PathLike[str]) -> Job:
+    """Read, validate and resolve a TOML job file.
+
+    Parameters
+    ----------
+    path : path-like
+        The job file.
+
+    Returns
+    -------
+    Job
+        The job with environment variables expanded and relative paths made absolute against
+        the job file's directory (:func:`resolve_paths`).
+
+    Raises
+    ------
+    anonymatch.core.errors.InputError
+        If the file cannot be read, is not TOML, or does not validate (one located line).
+
+    Notes
+    -----
+    Time O(size of the file).
+    """
+    p = Path(path)
+    name = p.name or str(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"job file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the job file {path}: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{name}: not valid TOML: {exc}") from None
+    job = parse_job(data, name)
+    return resolve_paths(job, p.resolve().parent, name)
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+PATH_FIELDS: tuple[tuple[str, str], ...] = (
+    ("input", "path"),
+    ("input", "sensitive_file"),
+    ("method", "cell_weights"),
+    ("output", "path"),
+    ("output", "report"),
+)
+"""The path-valued keys outside ``[columns]`` (each column's ``hierarchy`` is one too)."""
+
+
+def expand_path(value: str, base: Path, where: str) -> str:
+    """``value`` with ``${VAR}``/``$VAR`` expanded and made absolute against ``base``.
+
+    Raises InputError (located by ``where``) for an unset variable."""
+
+    def replace(match: re.Match[str]) -> str:
+        var = match.group(1) or match.group(2)
+        if var not in os.environ:
+            raise InputError(f"{where}: environment variable {var} is not set")
+        return os.environ[var]
+
+    expanded = os.path.expanduser(_VAR.sub(replace, value))
+    return str(base / expanded) if not os.path.isabs(expanded) else expanded
+
+
+def resolve_paths(job: Job, base: str | os.PathLike[str], source: str = "job") -> Job:
+    """A copy of ``job`` whose paths are expanded and absolute.
+
+    Parameters
+    ----------
+    job : Job
+        A validated job.
+    base : path-like
+        The directory relative paths are taken from (the job file's).
+    source : str, default "job"
+        The job file's name, for error messages.
+
+    Returns
+    -------
+    Job
+        The same job with every path key (``input.path``, ``output.path``, ``output.report``,
+        ``input.sensitive_file``, ``method.cell_weights``, ``columns.*.hierarchy``) resolved.
+
+    Raises
+    ------
+    anonymatch.core.errors.InputError
+        If a path names an environment variable that is not set.
+    """
+    root = Path(base)
+    sections: dict[str, Any] = {}
+    for section, key in PATH_FIELDS:
+        value = getattr(getattr(job, section), key)
+        if value is not None:
+            resolved = expand_path(value, root, f"{source}: {section}.{key}")
+            sections.setdefault(section, {})[key] = resolved
+    update: dict[str, Any] = {
+        section: getattr(job, section).model_copy(update=keys) for section, keys in sections.items()
+    }
+    columns = {}
+    for name, column in job.columns.items():
+        if column.hierarchy is not None:
+            where = f"{source}: columns.{_loc_text([name])}.hierarchy"
+            column = column.model_copy(
+                update={"hierarchy": expand_path(column.hierarchy, root, where)}
+            )
+        columns[name] = column
+    update["columns"] = columns
+    resolved_job = job.model_copy(update=update)
+    resolved_job._comments = dict(job.comments)
+    return resolved_job
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of job files, generated from the pydantic models.
+
+    Returns
+    -------
+    dict
+        The schema written to ``docs/job.schema.json``.
+    """
+    schema = Job.model_json_schema(by_alias=True)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+# ------------------------------------------------------------------------------ writing TOML
+
+
+def toml_string(value: str) -> str:
+    """A TOML basic string (double quotes; control characters escaped)."""
+    out = ['"']
+    for ch in value:
+        code = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def toml_key(key: str) -> str:
+    """A TOML key: bare when possible, else quoted."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_string(key)
+
+
+def toml_value(value: Any) -> str:
+    """A TOML value of a str, bool, int, float, list or mapping (inline)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"cannot write {value} to a job file")
+        return repr(value)
+    if isinstance(value, str):
+        return toml_string(value)
+    if isinstance(value, Mapping):
+        inner = ", ".join(f"{toml_key(str(k))} = {toml_value(v)}" for k, v in value.items())
+        return "{ " + inner + " }" if inner else "{}"
+    if isinstance(value, Iterable):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _comment_lines(lines: Iterable[str]) -> list[str]:
+    out = []
+    for line in lines:
+        for part in str(line).splitlines() or [""]:
+            # a line starting with '#=' is a commented-out key: written as '# key = …'
+            out.append("#" + (" " + part if part else ""))
+    return out
+
+
+def render_toml(job: Job, comments: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The job as TOML text, with comments a steward can read and edit.
+
+    Parameters
+    ----------
+    job : Job
+        The job to write.
+    comments : mapping, optional
+        Dotted key path → comment lines placed above that table or key: ``""`` (the top of the
+        file), ``"input"``, ``"columns.age"``, ``"model"``, …; a path ending in ``.after``
+        (e.g. ``"columns.age.after"``) puts its lines after that table's keys (for
+        commented-out keys such as ``# na = ["-9"]``). Defaults to ``job.comments``.
+
+    Returns
+    -------
+    str
+        TOML that :func:`parse_job` reads back as ``job`` (checked by the tests).
+    """
+    notes: Mapping[str, Sequence[str]] = job.comments if comments is None else comments
+    lines: list[str] = _comment_lines(notes.get("", []))
+    lines.append(f"schema = {toml_string(SCHEMA)}")
+    lines.append(f"kind = {toml_string(job.kind)}")
+
+    def table(header: str, path: str, values: Mapping[str, Any]) -> None:
+        lines.append("")
+        lines.extend(_comment_lines(notes.get(path, [])))
+        lines.append(f"[{header}]")
+        for key, value in values.items():
+            if value is None:
+                continue
+            lines.extend(_comment_lines(notes.get(f"{path}.{key}", [])))
+            lines.append(f"{toml_key(key)} = {toml_value(value)}")
+        lines.extend(_comment_lines(notes.get(f"{path}.after", [])))
+
+    def fields(model: BaseModel) -> dict[str, Any]:
+        return model.model_dump(exclude_defaults=True, by_alias=True)
+
+    input_values = job.input.model_dump(exclude_defaults=True)
+    input_values = {"path": job.input.path, **input_values}
+    table("input", "input", input_values)
+    if notes.get("columns"):
+        lines.append("")
+        lines.extend(_comment_lines(notes["columns"]))
+    for name, column in job.columns.items():
+        values = column.model_dump(exclude_defaults=True)
+        values = {"role": column.role, **values}
+        if column.role in ("qi", "sensitive"):
+            values = {"role": column.role, "type": column.type, **values}
+        path = f"columns.{name}"
+        table(f"columns.{toml_key(name)}", path, values)
+    for section in ("model", "method", "execution", "output"):
+        values = fields(getattr(job, section))
+        if values or notes.get(section) or notes.get(f"{section}.after"):
+            table(section, section, values)
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:  # pragma: no cover - `python -m anonymatch.core.job > docs/job.schema.json`
+    print(json.dumps(json_schema(), indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,165 @@
+"""The output-path policy shared by every command that writes files.
+
+A run's outputs — the release (``-o``), the audit manifest (``--report``), the private seed file
+(``--seed-file``), a saved model (``--model-out``) — are declared up front and checked together
+by :func:`check_outputs` before any work is done:
+
+- each has a supported extension for what is written there (a ``.xlsx`` release is refused
+  rather than filled with CSV text);
+- its directory exists (else exit 2) and is writable (else exit 6, as a refused write);
+- an existing file is replaced only with ``--force``; a directory is never a file output;
+- no two outputs are the same file (``r.csv`` and ``./r.csv``, a symlink to it, a hard link),
+  and no output is one of the run's inputs, nor inside a directory output.
+
+Writing them is all-or-nothing: see :func:`anonymatch.core.files.all_or_nothing`. Together the
+two give: one clear line and nothing written when the paths are wrong, nothing left behind when
+a write fails.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from anonymatch.core.errors import InputError, OutputError
+
+TABLE_RELEASE_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq")
+"""Table releases: CSV text (tab-separated for .tsv/.tab) or typed Parquet."""
+
+SET_RELEASE_EXTENSIONS = (".jsonl", ".ndjson", ".json")
+"""Set-valued releases: JSON Lines."""
+
+SPARSE_RELEASE_EXTENSIONS = (".csv", ".txt", ".edges", ".parquet", ".mtx", ".mm", ".dat")
+"""Sparse releases: CSV edge list, Parquet edge list, Matrix Market, FIMI transactions."""
+
+GRAPH_RELEASE_EXTENSIONS = (".csv", ".txt", ".edges")
+"""Graph releases: CSV edge list ``source,target``."""
+
+JSON_EXTENSIONS = (".json",)
+"""Manifests, seed files and saved models."""
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output of a run.
+
+    Attributes
+    ----------
+    flag : str
+        How the user named it (``-o/--output``, ``--report``, ...), for messages.
+    path : str
+        The path as given.
+    extensions : tuple of str or None
+        Supported extensions (lower case, with the dot); None accepts any.
+    directory : bool
+        Whether a path without extension (or ending in a separator) names a directory output
+        (a directory of Parquet parts).
+    """
+
+    flag: str
+    path: str
+    extensions: tuple[str, ...] | None = None
+    directory: bool = False
+
+    @property
+    def names_directory(self) -> bool:
+        return self.directory and (self.path.endswith(("/", os.sep)) or not Path(self.path).suffix)
+
+
+def _identity(path: str) -> Path:
+    """The file a path names: absolute, symlinks followed as far as they exist."""
+    return Path(os.path.abspath(path.rstrip("/" + os.sep) or path)).resolve()
+
+
+def _same_file(a: str, b: str) -> bool:
+    if _identity(a) == _identity(b):
+        return True
+    try:
+        return os.path.samefile(a, b)  # hard links
+    except OSError:
+        return False
+
+
+def _inside(path: str, directory: str) -> bool:
+    return _identity(path).is_relative_to(_identity(directory))
+
+
+def check_outputs(
+    outputs: Sequence[Output], inputs: Iterable[str] = (), force: bool | None = False
+) -> None:
+    """Check every output path of a run before the run starts. O(outputs · (outputs + inputs)).
+
+    Parameters
+    ----------
+    outputs : sequence of Output
+        The run's outputs (None paths left out by the caller).
+    inputs : iterable of str
+        Paths the run reads; only those that exist are compared.
+    force : bool or None
+        Whether ``--force`` was given; None when the command has no ``--force`` (an existing
+        output is then always refused).
+
+    Raises
+    ------
+    InputError
+        Empty path, unsupported extension, missing directory, an existing output without
+        ``--force``, a directory where a file is written, two outputs naming one file, an
+        output naming an input.
+    OutputError
+        The output's directory is not writable.
+    """
+    for out in outputs:
+        if not out.path:
+            raise InputError(f"{out.flag} needs a path")
+    for i, a in enumerate(outputs):
+        for b in outputs[i + 1 :]:
+            if _same_file(a.path, b.path):
+                raise InputError(
+                    f"{b.flag} {b.path} is the same file as {a.flag} {a.path}; choose another path"
+                )
+            for inner, outer in ((a, b), (b, a)):
+                if outer.names_directory and _inside(inner.path, outer.path):
+                    raise InputError(
+                        f"{inner.flag} {inner.path} is inside the output directory "
+                        f"{outer.path}; choose another path"
+                    )
+    existing = [p for p in inputs if p and os.path.exists(p)]
+    for out in outputs:
+        for source in existing:
+            if _same_file(out.path, source):
+                raise InputError(
+                    f"{out.flag} {out.path} would overwrite the input {source}; choose another path"
+                )
+            if out.names_directory and _inside(source, out.path):
+                raise InputError(
+                    f"{out.flag} {out.path} would replace a directory holding the input "
+                    f"{source}; choose another path"
+                )
+    for out in outputs:
+        _check_one(out, force)
+
+
+def _check_one(out: Output, force: bool | None) -> None:
+    path = out.path
+    if not force and os.path.lexists(path):
+        fix = "pass --force to replace it" if force is not None else "choose another path"
+        raise InputError(f"{path} exists; {fix}")
+    if Path(path).is_dir() and not out.names_directory:
+        raise InputError(f"{out.flag} is a directory: {path}")
+    if out.extensions is not None and not out.names_directory:
+        suffix = Path(path).suffix.lower()
+        if suffix not in out.extensions:
+            also = "; or a path without extension for a directory of Parquet parts"
+            raise InputError(
+                f"{out.flag} {path}: unsupported extension {suffix or '(none)'!s}; supported: "
+                + ", ".join(out.extensions)
+                + (also if out.directory else "")
+            )
+    target = Path(path.rstrip("/" + os.sep) or path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"{out.flag} directory does not exist: {parent}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write {path}: directory {parent} is not writable")

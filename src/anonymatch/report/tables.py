@@ -1,0 +1,379 @@
+"""Report sections of a table release (k-anonymity, sensitive models, adaptive anonymity,
+(k,ℓ)-anonymity): columns by role, risk figures (``tables.risk.assess``), loss per attribute,
+suppressed cells and the original against the release per quasi-identifier.
+
+The release's distribution of a QI is the expectation an analyst gets by spreading every
+published cell uniformly over what it covers: a range ``lo..hi`` over its values (integers
+lo…hi for integral columns), a value set over its values, a suppressed cell over the whole
+domain. Cost: reading both files, O(n·d) for the cells and the distributions
+(O(n·bins) per numeric QI), plus the risk figures (O(pairs·√n), see ``tables.risk``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from anonymatch.core.errors import InputError
+from anonymatch.report import plots
+from anonymatch.report.model import Figure, Inputs, KindSections, Section, Table
+from anonymatch.tables.io import CsvOptions, read_table
+from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, Schema
+
+UNIQUE_FLAG_SHARE = 0.05
+"""A column released unchanged is flagged when at least this share of records hold a value
+no other record has: on its own it singles those people out."""
+
+MAX_ROWS = 500_000
+"""Above this many released rows (or for a release in parts) the report holds what the manifest
+says: the file-based figures (risk on the compatibility graph) would take longer than the
+release itself."""
+
+TOP_VALUES = 12
+"""Categorical values drawn one by one in a distribution plot; the rest are summed."""
+
+
+def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) -> KindSections:
+    """The table sections; without the original and the release only what the manifest says."""
+    params = manifest.get("parameters") or {}
+    guarantee = Section("guarantee-kind", "")
+    risk = Section("risk", "Re-identification and disclosure risk")
+    utility = Section("utility", "Utility: what the release keeps")
+    limits = _limits(manifest)
+    loss = manifest.get("loss") or {}
+    if "gcp" in loss:
+        utility.facts.append(("information loss (GCP)", f"{100 * float(loss['gcp']):.2f}%"))
+    if "stars" in loss:
+        utility.facts.append(("suppressed cells (stars)", loss["stars"]))
+    output = manifest.get("output") or {}
+    large = int(output.get("records") or 0) > MAX_ROWS or output.get("layout") == "partitioned"
+    if not inputs.complete or large:
+        note = (
+            f"not done for releases of more than {MAX_ROWS:,} rows or in parts"
+            if large
+            else "needs the original and the release (pass them to anonymatch report)"
+        )
+        risk.missing = note
+        utility.missing = f"the distributions and suppressed cells {note}"
+        ncp = loss.get("ncp") or {}
+        if ncp:
+            utility.figures.append(
+                Figure(
+                    "Loss per attribute (NCP)", plots.bars(list(ncp), list(ncp.values()), "NCP (%)")
+                )
+            )
+        return KindSections(published, guarantee, risk, utility, limits)
+
+    schema = Schema.build(
+        params.get("qi") or [],
+        params.get("numeric") or [],
+        params.get("sensitive") or [],
+        params.get("identifiers") or [],
+        params.get("weights") or {},
+    )
+    options = inputs.options
+    csv = options.get("csv") or CsvOptions()
+    na = tuple(options.get("na_values") or DEFAULT_NA_VALUES)
+    dropped = int((manifest.get("input") or {}).get("dropped_missing") or 0)
+    drop_missing = bool(options.get("drop_missing")) or dropped > 0
+    assert inputs.original is not None and inputs.release is not None
+    original = read_table(inputs.original, csv)
+    release = read_table(inputs.release)
+    from anonymatch.tables.cells import parse_cells
+    from anonymatch.tables.pipeline import prepare
+
+    data, enc, _ = prepare(original, schema, na, drop_missing)
+    cells = parse_cells(release, enc)
+    if cells.n != enc.n:
+        raise InputError(f"the release does not match the original: {cells.n} rows against {enc.n}")
+    level_column = params.get("k_column")
+    published.tables.append(_columns(original, release, schema, level_column))
+    flagged = published.tables[-1].flagged
+    if flagged:
+        names = [published.tables[-1].rows[i][0] for i in sorted(flagged)]
+        limits.insert(
+            0,
+            f"Columns released unchanged that single people out on their own ({', '.join(names)}): "
+            "anyone who knows such a value can find the person's row, whatever k. Drop them "
+            "(--identifiers) or declare them quasi-identifiers.",
+        )
+    _risk(risk, manifest, data, enc, cells, release, schema, inputs.threshold, limits)
+    _utility(utility, cells, enc, data, schema)
+    return KindSections(published, guarantee, risk, utility, limits)
+
+
+def _columns(
+    original: pd.DataFrame, release: pd.DataFrame, schema: Schema, level_column: str | None
+) -> Table:
+    """One row per input column: role, how it is published, distinct values, flag."""
+    rows: list[list[Any]] = []
+    flagged: set[int] = set()
+    n = max(len(original), 1)
+    for name in (str(c) for c in original.columns):
+        values = original[name].astype(str)
+        counts = values.value_counts()
+        distinct = len(counts)
+        unique_records = int((counts == 1).sum())
+        if name in schema.identifiers:
+            role, how = "identifier", "dropped"
+        elif name == level_column:
+            role, how = "privacy level", "dropped"
+        elif name in schema.qi:
+            numeric = name in schema.numeric
+            role = "quasi-identifier (numeric)" if numeric else "quasi-identifier (categorical)"
+            how = "generalized to ranges" if numeric else "generalized to value sets"
+        elif name in schema.sensitive:
+            role, how = "sensitive", "released unchanged, attached through the true match"
+        else:
+            role, how = "other", "released unchanged"
+        if name not in release.columns and how != "dropped":
+            how = "not in the release"
+        note = ""
+        if how.startswith("released unchanged") and unique_records >= UNIQUE_FLAG_SHARE * n:
+            note = f"{unique_records} records have a value of their own"
+            flagged.add(len(rows))
+        rows.append([name, role, how, distinct, note])
+    return Table(
+        ["column", "role", "published as", "distinct values", "flag"],
+        rows,
+        caption="Columns by role; flagged: released unchanged and identifying on its own.",
+        flagged=frozenset(flagged),
+    )
+
+
+def _risk(
+    section: Section,
+    manifest: Mapping[str, Any],
+    data: pd.DataFrame,
+    enc: EncodedQI,
+    cells: GeneralizedQI,
+    release: pd.DataFrame,
+    schema: Schema,
+    threshold: float,
+    limits: list[str],
+) -> None:
+    from anonymatch.tables.risk import assess_cells
+
+    g = manifest.get("guarantee") or {}
+    k = g.get("k") if isinstance(g.get("k"), int) else None
+    # the claimed k is verified already (the certificate); it is passed only for the
+    # mechanism-aware bound on sensitive values
+    report = assess_cells(
+        data, enc, cells, release, schema, k if schema.sensitive else None, threshold
+    )
+    cand, pr, base = report.candidates, report.prosecutor, report.original
+    people = report.people
+    section.paragraphs.append(
+        "A person's candidates are the published rows that can be theirs given everything "
+        "published: rows whose cells contain the person's values and that some way of pairing "
+        "everyone with their own row gives them. The attacker knows everyone's quasi-identifiers "
+        "and sees the whole release."
+    )
+    section.tables.append(
+        Table(
+            ["figure", "release", "original QIs published unchanged"],
+            [
+                ["candidates per person: min", cand.min, base.class_size.min],
+                ["candidates per person: median", f"{cand.median:g}",
+                 f"{base.class_size.median:g}"],
+                ["candidates per person: mean", f"{cand.mean:.2f}", f"{base.class_size.mean:.2f}"],
+                ["prosecutor risk: max", f"{pr.max:.4f}", f"{base.prosecutor.max:.4f}"],
+                ["prosecutor risk: mean", f"{pr.mean:.4f}", f"{base.prosecutor.mean:.4f}"],
+                [f"records above risk {threshold:g}", _share(pr.above, people),
+                 _share(base.prosecutor.above, people)],
+                ["unique records (1 candidate)", _share(cand.histogram.get(1, 0), people),
+                 _share(base.sample_uniques, people)],
+                ["identical QI rows (class k)", report.class_k, base.class_size.min],
+            ],
+            caption=f"{people} people; prosecutor risk = 1 / candidates.",
+        )
+    )  # fmt: skip
+    section.figures.append(
+        Figure(
+            "Candidates per person",
+            plots.count_histogram(cand.histogram, "candidate rows", mark=report.k),
+            "How many published rows could be each person's; the dashed line is k.",
+        )
+    )
+    rows = []
+    for s in report.sensitive:
+        rows.append(
+            [
+                s.column,
+                _share(s.homogeneous, people),
+                f"{s.posterior_max:.3f} / {s.posterior_mean:.3f}",
+                f"{s.prior_max:.3f}",
+                f"{s.distance_max:.3f}",
+                s.min_distinct,
+                "—" if s.mechanism_disclosed is None else _share(s.mechanism_disclosed, people),
+            ]
+        )
+        if s.homogeneous and not g.get("sensitive"):
+            limits.insert(
+                0,
+                f"Sensitive values: {s.homogeneous} people ({100 * s.homogeneous_share:.1f}%) "
+                f"show one {s.column} value on all their candidate rows, so it is disclosed "
+                "although they are hidden among k rows. Add --l or --t.",
+            )
+    if rows:
+        section.tables.append(
+            Table(
+                ["sensitive column", "homogeneous records", "largest posterior max / mean",
+                 "most common in the table", "distance to the table (max)", "fewest distinct",
+                 "bound min(1, c/k) at 1"],
+                rows,
+                caption="Homogeneous records: every candidate shows the same value, so the "
+                "attacker learns it.",
+            )
+        )  # fmt: skip
+    section.bullets += list(report.explanation)
+
+
+def _utility(
+    section: Section, cells: GeneralizedQI, enc: EncodedQI, data: pd.DataFrame, schema: Schema
+) -> None:
+    from anonymatch.tables.metrics import information_loss
+
+    loss = information_loss(cells, enc)
+    names = list(loss.ncp)
+    section.figures.append(
+        Figure(
+            "Loss per attribute (NCP)",
+            plots.bars(names, [loss.ncp[a] for a in names], "NCP (%)"),
+            "Normalized certainty penalty: 0% = published exactly, 100% = fully suppressed.",
+        )
+    )
+    n = cells.n
+    stars = []
+    for a, name in enumerate(enc.num_names):
+        stars.append((name, int(cells.num_star[:, a].sum())))
+    for a, name in enumerate(enc.cat_names):
+        stars.append((name, int(cells.cat_star[:, a].sum())))
+    order = {name: i for i, name in enumerate(enc.names)}
+    stars.sort(key=lambda item: order[item[0]])
+    total = sum(s for _, s in stars)
+    section.facts.append(("suppressed cells", f"{total} of {n * len(stars)}"))
+    section.tables.append(
+        Table(
+            ["quasi-identifier", "NCP", "suppressed cells"],
+            [[name, f"{100 * loss.ncp[name]:.2f}%", _share(s, n)] for name, s in stars],
+        )
+    )
+    for a, name in enumerate(enc.num_names):
+        edges, orig, rel = numeric_distributions(enc, cells, a)
+        section.figures.append(Figure(name, plots.compare_numeric(edges, orig, rel, name), ""))
+    for a, name in enumerate(enc.cat_names):
+        labels, orig, rel = categorical_distributions(enc, cells, a)
+        section.figures.append(Figure(name, plots.compare_categorical(labels, orig, rel, name), ""))
+    order_fig = {name: i for i, name in enumerate(enc.names)}
+    head = [f for f in section.figures if f.title not in order_fig]
+    tail = sorted((f for f in section.figures if f.title in order_fig),
+                  key=lambda f: order_fig[f.title])  # fmt: skip
+    section.figures[:] = head + tail
+
+
+def numeric_distributions(
+    enc: EncodedQI, cells: GeneralizedQI, a: int, max_bins: int = 40
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bins of numeric QI ``a``, the original's counts and the release's expected counts
+    (every range spread uniformly over it; a star over the whole domain). Integral columns of
+    a small span get one bin per integer. O(n·bins).
+
+    Returns
+    -------
+    edges, original, release : ndarray
+        ``len(edges) = bins + 1``; both count arrays sum to n.
+    """
+    values = enc.num[:, a]
+    star = cells.num_star[:, a]
+    shown_lo, shown_hi = cells.num_lo[~star, a], cells.num_hi[~star, a]
+    # the bins cover the original's values and every published range (another tool's ranges
+    # may reach beyond the values seen)
+    lo_v = float(min(values.min(), shown_lo.min(initial=np.inf)))
+    hi_v = float(max(values.max(), shown_hi.max(initial=-np.inf)))
+    integral = bool(enc.num_integral[a])
+    if integral and hi_v - lo_v + 1 <= max_bins:
+        edges = np.arange(lo_v, hi_v + 2)
+    elif integral:  # integer edges: each value's unit interval falls in one bin
+        edges = np.unique(np.linspace(lo_v, hi_v + 1, max_bins + 1).round())
+    elif hi_v > lo_v:
+        edges = np.linspace(lo_v, hi_v, max_bins + 1)
+    else:
+        edges = np.array([lo_v, lo_v + 1.0])
+    original, _ = np.histogram(values, bins=edges)
+    lo = np.where(star, values.min(), cells.num_lo[:, a])
+    hi = np.where(star, values.max(), cells.num_hi[:, a])
+    if integral:
+        hi = hi + 1.0  # integer values lo…hi = the interval [lo, hi + 1)
+    width = hi - lo
+    spread = width > 0
+    left = np.maximum(edges[None, :-1], lo[spread, None])
+    right = np.minimum(edges[None, 1:], hi[spread, None])
+    release = (np.clip(right - left, 0, None) / width[spread, None]).sum(axis=0)
+    points, _ = np.histogram(lo[~spread], bins=edges)
+    return edges, original.astype(float), release + points
+
+
+def categorical_distributions(
+    enc: EncodedQI, cells: GeneralizedQI, a: int, top: int = TOP_VALUES
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Labels of categorical QI ``a`` (the ``top`` most common, then the rest summed), the
+    original's counts and the release's expected counts (a value set spread uniformly over
+    its values; a star over the whole domain). O(n + Σ set sizes)."""
+    card = int(enc.cat_card[a])
+    domain = [str(v) for v in enc.cat_domains[a]]
+    original = np.bincount(enc.cat[:, a], minlength=card).astype(float)
+    sets = cells.cat_sets[a]
+    sizes = np.diff(sets.indptr)
+    star = cells.cat_star[:, a]
+    weights = np.repeat(np.where(sizes > 0, 1.0 / np.maximum(sizes, 1), 0.0), sizes)
+    weights[np.repeat(star, sizes)] = 0.0
+    keep = sets.indices < card
+    release = np.bincount(sets.indices[keep], weights=weights[keep], minlength=card)[:card]
+    release = release + star.sum() / card
+    order = np.argsort(-original, kind="stable")
+    if card > top + 1:
+        shown, rest = order[:top], order[top:]
+        labels = [domain[i] for i in shown] + [f"({len(rest)} others)"]
+        return (
+            labels,
+            np.append(original[shown], original[rest].sum()),
+            np.append(release[shown], release[rest].sum()),
+        )
+    return [domain[i] for i in order], original[order], release[order]
+
+
+def _limits(manifest: Mapping[str, Any]) -> list[str]:
+    g = manifest.get("guarantee") or {}
+    params = manifest.get("parameters") or {}
+    out = []
+    model = g.get("model")
+    if model == "(k,l)-anonymity":
+        out.append(
+            f"An attacker who knows more than {g.get('known')} attributes of a person is not "
+            "covered: combinations of more values may be rare."
+        )
+    if model == "adaptive-anonymity":
+        out.append(
+            "Each person is protected at their own level only: a person whose level is 1 is "
+            "not hidden at all."
+        )
+    if not g.get("sensitive") and params.get("sensitive"):
+        out.append(
+            "Sensitive columns are released as they are; without --l/--t nothing bounds what "
+            "an attacker learns about them from a person's candidate rows."
+        )
+    out.append(
+        "Attributes not declared as quasi-identifiers are not generalized: the guarantee holds "
+        "against an attacker who knows the listed quasi-identifiers "
+        f"({', '.join(params.get('qi') or [])}) only."
+    )
+    return out
+
+
+def _share(count: int, total: int) -> str:
+    return f"{count} ({100 * count / max(total, 1):.1f}%)"

@@ -1,0 +1,304 @@
+"""Generalization hierarchies of categorical quasi-identifiers, in ARX's file format.
+
+File format (ARX, Prasser et al.): one line per leaf, fields separated by ``;``, the leaf value
+first and then its ancestors from the most specific to the most general, usually ending in
+``*``::
+
+    Private;Non-Government;*
+    Self-emp-inc;Non-Government;*
+    Federal-gov;Government;*
+
+Every line has the same number of fields (one per level); a leaf is listed once; a label of
+level ℓ has one parent (the same label on two lines of the same level must be followed by the
+same ancestors). A node is identified by its level and label; the leaves under a node are the
+lines that name it. If the last level holds more than one label an implicit root ``*`` is added
+above it. A label that names two different sets of leaves at two levels is refused (a published
+node label must say which leaves it stands for). Surrounding whitespace of a field is ignored;
+the file is UTF-8 (a byte-order mark is skipped). Violations raise ``InputError`` with one
+located line, ``hierarchy FILE:LINE: …``.
+
+What the release publishes (``tables.cells``): a categorical cell of a QI with a hierarchy is
+the *lowest node covering* the values of the originals that the published row must cover (their
+lowest common ancestor, Doka §3 with a hierarchy instead of free value sets), written
+``~label`` — the ``~`` marker tells a node from a leaf value, which may have the same text (a
+leaf value starting with ``~`` is written ``\\~…``). A node with one leaf is written as the
+leaf; the root is written ``*`` (it covers every value, as a suppressed cell does). Its NCP is
+(leaves under the node − 1)/(|A| − 1) with |A| the number of leaves of the hierarchy, the Loss
+metric of ARX (Iyengar 2002); see ``tables.metrics``.
+
+Lowest common ancestors: all leaves sit at level 0 and every node at level ℓ has its parent at
+level ℓ + 1, so the lowest node covering a set S of leaves is ``anc[x, ℓ*]`` for any x in S,
+with ℓ* the lowest level at which all of S share their ancestor. O(|S|·L) for L levels.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from anonymatch.core.cells import NODE_MARK
+from anonymatch.core.errors import InputError
+
+ROOT_LABEL = "*"
+
+
+@dataclass(frozen=True, eq=False)
+class Hierarchy:
+    """A validated generalization hierarchy.
+
+    ``leaves`` are the leaf labels in sorted order: leaf code c (the categorical code of the
+    encoded QI) is ``leaves[c]``. Nodes are numbered with the leaves first (node c = leaf c,
+    level 0), then level by level. ``anc[c, ℓ]`` is the ancestor of leaf c at level ℓ
+    (``anc[:, 0]`` = c; the last level is the root). ``count[v]`` is the number of leaves under
+    node v, ``level[v]`` its level and ``labels[v]`` its label; ``node_leaves`` is a
+    (nodes × leaves) 0/1 CSR matrix of the leaves under each node; ``rank[c]`` is the position
+    of leaf c in a depth-first order of the tree (siblings next to each other), used to order
+    records and to cut them (Mondrian) along the hierarchy.
+    """
+
+    source: str
+    leaves: np.ndarray
+    anc: np.ndarray
+    level: np.ndarray
+    labels: tuple[str, ...]
+    count: np.ndarray
+    node_leaves: sp.csr_array
+    rank: np.ndarray
+    sha256: str
+    by_label: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_leaves(self) -> int:
+        return len(self.leaves)
+
+    @property
+    def height(self) -> int:
+        """Number of levels, leaves included (root at level ``height − 1``)."""
+        return int(self.anc.shape[1])
+
+    @property
+    def root(self) -> int:
+        return int(self.anc[0, -1]) if self.n_leaves else 0
+
+    def describe(self) -> dict[str, object]:
+        """JSON-ready summary for manifests: file name and path as given, SHA-256, leaves and
+        levels (enough to find and check the file again, e.g. for ``verify --manifest``)."""
+        return {
+            "file": Path(self.source).name,
+            "path": self.source,
+            "sha256": self.sha256,
+            "leaves": self.n_leaves,
+            "levels": self.height,
+        }
+
+    def node(self, label: str) -> int:
+        """Node id of a node label (a non-leaf node; ``InputError`` if there is none)."""
+        try:
+            return self.by_label[label]
+        except KeyError:
+            raise InputError(
+                f"{NODE_MARK}{label!r} is not a node of hierarchy {Path(self.source).name}"
+            ) from None
+
+    def codes(self, values: np.ndarray, column: str, row_offset: int = 0) -> np.ndarray:
+        """Leaf codes of data values; ``InputError`` naming the first value that is no leaf."""
+        values = np.asarray(values, dtype=str)
+        pos = np.searchsorted(self.leaves, values)
+        pos = np.minimum(pos, max(self.n_leaves - 1, 0))
+        bad = self.leaves[pos] != values if self.n_leaves else np.ones(len(values), bool)
+        if np.any(bad):
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"hierarchy {Path(self.source).name}: value {str(values[row])!r} of column "
+                f"{column!r} (row {row_offset + row + 1}) is not a leaf of the hierarchy"
+            )
+        return pos.astype(np.int64)
+
+    def lowest_nodes(self, sets: sp.csr_array) -> np.ndarray:
+        """Per row of ``sets`` (rows × ≥ leaves, 0/1, every row non-empty), the lowest node
+        covering its leaves. O(nnz·L)."""
+        ptr, idx = sets.indptr, sets.indices
+        n = len(ptr) - 1
+        out = np.full(n, self.root, np.int64)
+        if n == 0:
+            return out
+        if idx.size and int(idx.max()) >= self.n_leaves:
+            raise ValueError("a set holds a code outside the hierarchy's leaves")
+        starts = ptr[:-1]
+        done = np.zeros(n, bool)
+        for lvl in range(self.height):
+            a = self.anc[idx, lvl]
+            same = np.minimum.reduceat(a, starts) == np.maximum.reduceat(a, starts)
+            new = same & ~done
+            out[new] = a[starts[new]]
+            done |= same
+            if done.all():
+                break
+        return out
+
+    def close(self, sets: sp.csr_array) -> sp.csr_array:
+        """Replace each row's leaf set by the leaves under its lowest covering node."""
+        return self.leaf_sets(self.lowest_nodes(sets), int(sets.shape[1]))
+
+    def leaf_sets(self, nodes: np.ndarray, width: int | None = None) -> sp.csr_array:
+        """(len(nodes) × width) 0/1 CSR of the leaves under each node."""
+        m = self.node_leaves[nodes]
+        width = self.n_leaves if width is None else width
+        out = sp.csr_array((m.data, m.indices, m.indptr), shape=(len(nodes), width))
+        out.sort_indices()
+        return out
+
+    def node_text(self, node: int) -> str | None:
+        """The label a release shows for ``node``: None for a leaf or a one-leaf node (shown
+        as the leaf), ``*`` for the root or any node covering every leaf, else the node's label
+        (the caller adds the marker)."""
+        if self.count[node] == 1:
+            return None
+        if self.count[node] == self.n_leaves:  # the root, or a node as wide as it
+            return ROOT_LABEL
+        return self.labels[node]
+
+
+def _padded(fields: list[str], width: int) -> list[str]:
+    """A ragged line made ``width`` long by repeating its last label below the root (the hint
+    of the ragged-levels error)."""
+    body = fields[:-1] if len(fields) > 1 else fields
+    return body + [body[-1]] * (width - 1 - len(body)) + fields[-1:]
+
+
+def read_hierarchy(path: str | Path) -> Hierarchy:
+    """Load and validate an ARX hierarchy file (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        One located line: an unreadable file, an empty file or label, lines of different
+        lengths (ragged levels), a leaf listed twice, a label with two parents, a label naming
+        two different leaf sets.
+
+    Complexity: O(N·L) time and memory for N leaves and L levels.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"hierarchy {path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"hierarchy {path.name}: not UTF-8 text") from None
+    return parse_hierarchy(text, path.name, hashlib.sha256(raw).hexdigest(), str(path))
+
+
+def parse_hierarchy(
+    text: str, name: str = "<hierarchy>", sha256: str = "", source: str | None = None
+) -> Hierarchy:
+    """Validate the text of an ARX hierarchy (``read_hierarchy`` without the file)."""
+    rows: list[tuple[int, list[str]]] = []
+    for number, fields in enumerate(csv.reader(io.StringIO(text), delimiter=";"), start=1):
+        if not fields or all(not f.strip() for f in fields):
+            continue
+        rows.append((number, [f.strip() for f in fields]))
+    where = f"hierarchy {name}"
+    if not rows:
+        raise InputError(f"{where}: the file has no lines")
+    longest = max(rows, key=lambda r: len(r[1]))
+    width = len(longest[1])
+    for number, fields in rows:
+        if len(fields) != width:
+            raise InputError(
+                f"{where}:{number}: {len(fields)} levels where line {longest[0]} has {width} "
+                "(ragged levels; every leaf needs a label at every level: repeat one, e.g. "
+                f"{';'.join(_padded(fields, width))})"
+            )
+    if width < 2:
+        raise InputError(f"{where}:{rows[0][0]}: a line needs a leaf and at least one level")
+    seen_leaf: dict[str, int] = {}
+    parent: list[dict[str, tuple[str, int]]] = [{} for _ in range(width)]
+    for number, fields in rows:
+        for lvl, label in enumerate(fields):
+            if not label:
+                raise InputError(f"{where}:{number}: empty label at level {lvl}")
+        leaf = fields[0]
+        if leaf in seen_leaf:
+            raise InputError(
+                f"{where}:{number}: leaf {leaf!r} is listed twice (first on line {seen_leaf[leaf]})"
+            )
+        seen_leaf[leaf] = number
+        for lvl in range(1, width - 1):
+            label, up = fields[lvl], fields[lvl + 1]
+            known = parent[lvl].setdefault(label, (up, number))
+            if known[0] != up:
+                raise InputError(
+                    f"{where}:{number}: {label!r} (level {lvl}) has two parents: "
+                    f"{known[0]!r} (line {known[1]}) and {up!r}"
+                )
+    table = [fields for _, fields in rows]
+    lines = [number for number, _ in rows]
+    leaves = np.array(sorted(seen_leaf), dtype=str)
+    order = np.argsort(np.array([f[0] for f in table], dtype=str), kind="stable")
+    table = [table[i] for i in order]  # line of leaf code c is table[c]
+    lines = [lines[i] for i in order]
+    n = len(leaves)
+    top = {f[-1] for f in table}
+    levels = width + (1 if len(top) > 1 else 0)
+    anc = np.empty((n, levels), np.int64)
+    anc[:, 0] = np.arange(n)
+    labels = list(leaves.tolist())
+    level_of = [0] * n
+    first_line = [0] * n  # line order of first appearance, for the depth-first rank
+    next_id = n
+    for lvl in range(1, levels):
+        ids: dict[str, int] = {}
+        for c, fields in enumerate(table):
+            label = fields[lvl] if lvl < width else ROOT_LABEL
+            if label not in ids:
+                ids[label] = next_id
+                labels.append(label)
+                level_of.append(lvl)
+                first_line.append(lines[c])
+                next_id += 1
+            anc[c, lvl] = ids[label]
+    count = np.bincount(anc.ravel(), minlength=next_id).astype(np.int64)
+    node_leaves = sp.csr_array(
+        (np.ones(n * levels, np.int8), (anc.T.ravel(), np.tile(np.arange(n), levels))),
+        shape=(next_id, n),
+    )
+    node_leaves.sort_indices()
+    by_label: dict[str, int] = {}
+    for v in range(n, next_id):
+        label = labels[v]
+        other = by_label.get(label)
+        if other is None:
+            by_label[label] = v
+            continue
+        same = np.array_equal(node_leaves[[other]].indices, node_leaves[[v]].indices)
+        if not same:
+            raise InputError(
+                f"{where}:{first_line[v]}: label {label!r} names different groups of leaves at "
+                f"levels {level_of[other]} and {level_of[v]}"
+            )
+        # the same leaves under the same label: keep the lowest node (what releases show)
+    # depth-first rank: sort leaves by their ancestors from the root down, in file order
+    line_of = np.array([first_line[v] if v >= n else lines[v] for v in range(next_id)])
+    keys = tuple(line_of[anc[:, lvl]] for lvl in range(levels))  # lexsort: last key primary
+    rank = np.empty(n, np.int64)
+    rank[np.lexsort(keys)] = np.arange(n)
+    return Hierarchy(
+        source=source or name,
+        leaves=leaves,
+        anc=anc,
+        level=np.array(level_of, np.int64),
+        labels=tuple(labels),
+        count=count,
+        node_leaves=node_leaves,
+        rank=rank,
+        sha256=sha256,
+        by_label=by_label,
+    )

@@ -1,0 +1,521 @@
+"""Drafting a job file from a table: types, cardinalities, roles, missing-value tokens.
+
+:func:`infer_job` reads a sample of a table and proposes a :class:`anonymatch.core.job.Job`
+with comments for the data steward (``anonymatch init`` writes it; the web UI shows it). It
+guesses, and says so: every suggestion comes with the evidence (cardinality, examples, the rule
+that fired), and what cannot be inferred (the order of ordinal categories, missing-value codes
+such as ``-9``) is written as a commented-out line to check and enable.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from anonymatch.core.errors import InputError
+from anonymatch.core.job import Job, parse_job, toml_value
+from anonymatch.tables.io import CsvOptions, csv_separator, is_parquet, read_table
+from anonymatch.tables.schema import DEFAULT_NA_VALUES
+
+SEPARATORS = (",", ";", "\t", "|", " ")
+"""Field separators tried when none is given, in this order of preference."""
+
+IDENTIFIER_WORDS = ("id", "ssn", "name", "email", "mail", "phone", "tel", "address", "uuid")
+"""Column-name words of direct identifiers (whole words; ``…ID`` in upper case counts too)."""
+QI_PREFIXES = (
+    "age",
+    "sex",
+    "gender",
+    "race",
+    "ethnic",
+    "zip",
+    "postcode",
+    "postal",
+    "birth",
+    "dob",
+    "marital",
+    "marri",
+    "marry",
+    "educ",
+    "occupation",
+    "job",
+    "country",
+    "nationality",
+    "native",
+    "city",
+    "county",
+    "region",
+    "language",
+    "workclass",
+)
+"""Column-name word beginnings of demographic quasi-identifiers."""
+SENSITIVE_PREFIXES = (
+    "diagnos",
+    "disease",
+    "illness",
+    "icd",
+    "condition",
+    "income",
+    "salary",
+    "wage",
+    "health",
+    "medical",
+    "treatment",
+    "drug",
+    "hiv",
+    "religio",
+    "poverty",
+    "credit",
+    "debt",
+)
+"""Column-name word beginnings of likely sensitive attributes (suggested in a comment only)."""
+
+UNIQUE_SHARE = 0.8
+"""A text column with at least this share of distinct values (and > 100 of them) is free text
+or a key: a likely identifier, and useless as a categorical QI."""
+CODE_CARDINALITY = 10
+"""Numbers with at most this many distinct values are taken as category codes."""
+
+
+def _words(name: str) -> list[tuple[str, str]]:
+    """(original, lower-case) words of a column name: split at non-alphanumerics and camelCase."""
+    parts = re.split(r"[^A-Za-z0-9]+", name)
+    words = []
+    for part in parts:
+        for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", part) or [part]:
+            if w:
+                words.append((w, w.lower()))
+    return words
+
+
+def _is_identifier_name(name: str) -> bool:
+    for orig, low in _words(name):
+        if low in IDENTIFIER_WORDS:
+            return True
+        if orig.isupper() and orig.endswith("ID"):
+            return True
+    return False
+
+
+def _matches(name: str, prefixes: Sequence[str]) -> bool:
+    return any(low.startswith(p) for _, low in _words(name) for p in prefixes)
+
+
+@dataclass
+class ColumnProfile:
+    """What the sample shows of one column."""
+
+    name: str
+    rows: int
+    missing: dict[str, int]
+    cardinality: int
+    kind: str  # "numeric", "date", "datetime" or "text"
+    integral: bool = False
+    low: float | None = None
+    high: float | None = None
+    examples: list[str] = field(default_factory=list)
+    negative_codes: list[str] = field(default_factory=list)
+    ordered_hint: list[str] | None = None
+
+    @property
+    def present(self) -> int:
+        return self.rows - sum(self.missing.values())
+
+    @property
+    def unique_share(self) -> float:
+        return self.cardinality / self.present if self.present else 0.0
+
+
+def _leading_number(text: str) -> float | None:
+    match = re.search(r"-?\d[\d,]*(?:\.\d+)?", text)
+    if match is None:
+        return None
+    try:
+        return float(match.group().replace(",", ""))
+    except ValueError:
+        return None
+
+
+def profile_column(name: str, values: pd.Series, na: Sequence[str]) -> ColumnProfile:
+    """Profile one column of text cells (types, cardinality, missing tokens, codes).
+
+    Complexity: O(n log n) for n rows of the sample."""
+    text = values.astype(str).str.strip()
+    is_na = text.isin(list(na))
+    missing = {str(k): int(v) for k, v in text[is_na].value_counts().items()}
+    live = text[~is_na]
+    counts = live.value_counts()
+    profile = ColumnProfile(name, len(text), missing, int(len(counts)), "text")
+    profile.examples = [str(v) for v in counts.index[:5]]
+    if len(live) == 0:
+        return profile
+    numbers = pd.to_numeric(live, errors="coerce")
+    if numbers.notna().all() and np.isfinite(numbers.to_numpy(float)).all():
+        arr = numbers.to_numpy(float)
+        profile.kind = "numeric"
+        profile.integral = bool(np.all(arr == np.round(arr)))
+        profile.low, profile.high = float(arr.min()), float(arr.max())
+        negatives = np.unique(arr[arr < 0])
+        if (
+            profile.integral
+            and 0 < len(negatives) <= 5
+            and negatives.min() >= -99
+            and (arr >= 0).mean() >= 0.5
+        ):
+            profile.negative_codes = [str(int(v)) for v in negatives[::-1]]
+        return profile
+    if live.str.contains(r"\d").mean() > 0.95 and live.str.contains(r"[-/ ,:]").mean() > 0.95:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                dates = pd.to_datetime(live, errors="coerce", format="mixed")
+            except (ValueError, TypeError):
+                dates = pd.Series(pd.NaT, index=live.index)
+        if dates.notna().mean() >= 0.95:
+            ok = dates.dropna()
+            midnight = (ok.dt.hour == 0) & (ok.dt.minute == 0) & (ok.dt.second == 0)
+            profile.kind = "date" if bool(midnight.all()) else "datetime"
+            return profile
+    if profile.cardinality <= 50:
+        keys = {v: _leading_number(v) for v in counts.index}
+        if all(x is not None for x in keys.values()) and profile.cardinality > 2:
+            profile.ordered_hint = sorted(keys, key=lambda v: (keys[v], v))
+    return profile
+
+
+def _sniff_separator(lines: Sequence[str], quotechar: str) -> str:
+    """The separator giving the same number (> 1) of fields on every sampled line."""
+    best, best_fields = ",", 1
+    for sep in SEPARATORS:
+        counts = {
+            len(
+                next(
+                    csv.reader([line], delimiter=sep, quotechar=quotechar, skipinitialspace=True),
+                    [],
+                )
+            )  # fmt: skip
+            for line in lines
+            if line.strip()
+        }
+        if len(counts) == 1:
+            (fields,) = counts
+            if fields > best_fields:
+                best, best_fields = sep, fields
+    return best
+
+
+def _first_lines(path: Path, count: int = 50) -> list[str]:
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            return [line.rstrip("\r\n") for _, line in zip(range(count), fh, strict=False)]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+
+
+def _looks_like_header(rows: list[list[str]]) -> bool:
+    """A first line is a header unless one of its fields is a number or it repeats a field."""
+    if not rows:
+        return True
+    first = [x.strip() for x in rows[0]]
+    return not any(_is_number(x) for x in first) and len(set(first)) == len(first)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def infer_job(
+    path: str | os.PathLike[str],
+    *,
+    sep: str | None = None,
+    names: Sequence[str] | None = None,
+    header: bool | None = None,
+    quotechar: str = '"',
+    fmt: str = "auto",
+    sample_rows: int = 20_000,
+    k: int = 10,
+    job_dir: str | os.PathLike[str] | None = None,
+) -> Job:
+    """Draft a job file for a table from a sample of its rows.
+
+    Parameters
+    ----------
+    path : path-like
+        The table (CSV/TSV or Parquet).
+    sep : str, optional
+        The CSV separator; guessed from the first lines when None (``, ; tab | space``).
+    names : sequence of str, optional
+        Column names for a file without header.
+    header : bool, optional
+        Whether the first line holds the column names; guessed when None (a line with a number
+        in it is data).
+    quotechar : str, default '"'
+        CSV quote character.
+    fmt : {"auto", "csv", "tsv", "parquet"}, default "auto"
+        Input format; ``auto`` decides by the extension.
+    sample_rows : int, default 20000
+        Rows read (the first ones).
+    k : int, default 10
+        The k of the draft's model.
+    job_dir : path-like, optional
+        Where the job file will be written: the input path is written relative to it (or with
+        ``${ANONYMATCH_DATA}`` when the input lies under that directory). Default: absolute.
+
+    Returns
+    -------
+    Job
+        The draft, validated; ``job.comments`` holds the notes :func:`anonymatch.core.job.
+        render_toml` writes beside each key.
+
+    Raises
+    ------
+    anonymatch.core.errors.InputError
+        If the table cannot be read, or no column can serve as a quasi-identifier.
+
+    Notes
+    -----
+    The rules, in order, for each column: a name word such as ``id``, ``name``, ``ssn`` (or an
+    upper-case ``…ID``), or a text column of > 100 values with ≥ 80 % distinct, is an
+    identifier; a demographic name (age, sex, race, zip, birth, marital, education, …) is a QI;
+    numbers with more than 10 distinct values are numeric, fewer are category codes; text that
+    parses as dates for ≥ 95 % of the rows is a date; a sensitive-looking name (diagnosis,
+    disease, income, …) is suggested as sensitive in a comment only. Without a demographic name,
+    up to three columns of 2–100 values are suggested as QIs. Time O(n log n · d) for the n
+    sampled rows and d columns.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"input file not found: {path}")
+    parquet = fmt == "parquet" or (fmt == "auto" and is_parquet(p))
+    notes: dict[str, list[str]] = {}
+    input_keys: dict[str, Any] = {"format": "parquet" if parquet else "csv"}
+    if fmt == "tsv":
+        input_keys["format"] = "tsv"
+    if parquet:
+        frame = read_table(p, CsvOptions(fmt="parquet"), nrows=sample_rows)
+        frame = frame.astype(str).where(frame.notna(), "")
+    else:
+        lines = _first_lines(p)
+        if sep is None and fmt != "tsv":
+            sep = _sniff_separator(lines[:50], quotechar)
+            if sep != csv_separator(p, CsvOptions()):
+                input_keys["sep"] = sep
+        elif sep is not None:
+            input_keys["sep"] = sep
+        actual_sep = sep if sep is not None else csv_separator(p, CsvOptions(fmt=fmt))
+        rows = [
+            next(
+                csv.reader(
+                    [line], delimiter=actual_sep, quotechar=quotechar, skipinitialspace=True
+                ),
+                [],
+            )  # fmt: skip
+            for line in lines[:20]
+            if line.strip()
+        ]
+        if names is None:
+            if header is None:
+                header = _looks_like_header(rows)
+            if not header:
+                width = len(rows[0]) if rows else 0
+                names = [f"column_{i + 1}" for i in range(width)]
+                notes["input.header"] = [
+                    "no header line: the columns are named column_1 … in order; rename them",
+                    "(keep every column, in the file's order)",
+                ]
+        elif header:
+            raise InputError("--names is for a file without header; drop --header")
+        if names is not None:
+            input_keys["header"] = False
+        if quotechar != '"':
+            input_keys["quotechar"] = quotechar
+        options = CsvOptions(sep=sep, names=names, quotechar=quotechar, fmt=fmt)
+        frame = read_table(p, options, nrows=sample_rows)
+    columns_ordered = [str(c) for c in frame.columns]
+    na = list(DEFAULT_NA_VALUES)
+    profiles = [profile_column(c, frame[c], na) for c in columns_ordered]
+    n = len(frame)
+    # ---------------------------------------------------------------- roles and types
+    columns: dict[str, dict[str, Any]] = {}
+    qi_count = 0
+    for prof in profiles:
+        col: dict[str, Any] = {"role": "other"}
+        why: list[str] = [_evidence(prof)]
+        after: list[str] = []
+        demographic = _matches(prof.name, QI_PREFIXES)
+        if _is_identifier_name(prof.name):
+            col["role"] = "identifier"
+            why.append("identifier? the name looks like a key or a name: dropped from the release")
+        elif prof.kind == "text" and prof.cardinality > 100 and prof.unique_share >= UNIQUE_SHARE:
+            col["role"] = "identifier"
+            why.append(
+                f"identifier? {100 * prof.unique_share:.0f}% of the values are distinct: a key "
+                "or free text, dropped from the release"
+            )
+        elif prof.kind == "numeric" and prof.cardinality == prof.present and prof.present > 100:
+            why.append('every value is distinct: an identifier? (set role = "identifier")')
+        if col["role"] != "identifier" and demographic and prof.cardinality > 1:
+            col["role"] = "qi"
+            qi_count += 1
+            why.append("quasi-identifier: a demographic attribute an adversary may know")
+        if prof.kind == "numeric":
+            if prof.cardinality > CODE_CARDINALITY or _matches(prof.name, ("age",)):
+                col["type"] = "numeric"
+            else:
+                col["type"] = "categorical"
+            if col["type"] == "categorical" and col["role"] == "qi":
+                why.append(
+                    f"only {prof.cardinality} distinct numbers: taken as category codes "
+                    '(type = "numeric" would publish ranges)'
+                )
+        elif prof.kind in ("date", "datetime"):
+            col["type"] = prof.kind
+            col["granularity"] = "day" if prof.kind == "date" else "hour"
+            why.append(
+                f"parses as {'dates' if prof.kind == 'date' else 'date-times'}: published as "
+                "ranges at this granularity (year, quarter, month, week, day, …)"
+            )
+        else:
+            col["type"] = "categorical"
+        if prof.ordered_hint is not None and col.get("type") == "categorical":
+            after.append("the values look ordered (each holds a number); if they are, use")
+            after.append('type = "ordinal"')
+            after.append(f"order = {toml_value(prof.ordered_hint)}")
+        if prof.negative_codes:
+            after.append(
+                f"negative codes {', '.join(prof.negative_codes)} among non-negative values: "
+                "survey missing-value codes? then"
+            )
+            after.append(f"na = {toml_value(prof.negative_codes)}")
+        if _matches(prof.name, SENSITIVE_PREFIXES) and col["role"] == "other":
+            why.append('sensitive? set role = "sensitive" to protect it with model.l / model.t')
+        if col["role"] == "identifier":
+            col.pop("type", None)
+            col.pop("granularity", None)
+        columns[prof.name] = col
+        notes[f"columns.{prof.name}"] = why
+        if after:
+            notes[f"columns.{prof.name}.after"] = after
+    if qi_count == 0:
+        picked = [
+            prof
+            for prof in profiles
+            if columns[prof.name]["role"] == "other" and 2 <= prof.cardinality <= 100
+        ][:3]
+        if not picked:
+            raise InputError(
+                f"no column of {path} looks like a quasi-identifier (2-100 values); write the "
+                "job by hand (see docs/jobs.md)"
+            )
+        for prof in picked:
+            columns[prof.name]["role"] = "qi"
+            columns[prof.name].setdefault("type", "categorical")
+            notes[f"columns.{prof.name}"].append(
+                "quasi-identifier? no demographic column name was recognised: picked for its "
+                "few values; check"
+            )
+    # ---------------------------------------------------------------- missing values
+    seen: dict[str, int] = {}
+    for prof in profiles:
+        for token, count in prof.missing.items():
+            seen[token] = seen.get(token, 0) + count
+    if seen:
+        input_keys["na"] = sorted(seen)
+        notes["input.na"] = [
+            "missing-value tokens seen: "
+            + ", ".join(f"{t!r} in {c} cells" for t, c in sorted(seen.items()))
+        ]
+        numeric_missing = [
+            prof.name
+            for prof in profiles
+            if prof.missing
+            and columns[prof.name]["role"] == "qi"
+            and columns[prof.name].get("type") == "numeric"
+        ]
+        if numeric_missing:
+            input_keys["drop_missing"] = True
+            notes["input.drop_missing"] = [
+                f"numeric QIs with missing values ({', '.join(numeric_missing)}): such rows are "
+                "dropped (a missing categorical value is an ordinary value)"
+            ]
+    # ---------------------------------------------------------------- the rest
+    shown = _shown_path(p, job_dir)
+    data: dict[str, Any] = {
+        "schema": "anonymatch-job/1",
+        "kind": "table",
+        "input": {"path": shown, **input_keys},
+        "columns": columns,
+        "model": {"k": k},
+        "method": {"name": "hungarian"},
+        "output": {"path": f"{p.stem}_k{k}.csv", "report": f"{p.stem}_k{k}.json"},
+    }
+    sampled = f"the first {n:,} rows" if n >= sample_rows else f"all {n:,} rows"
+    notes[""] = [
+        f"anonymatch job file drafted by `anonymatch init` from {sampled} of {p.name}.",
+        "Every role and type below is a guess with its evidence: review them before releasing.",
+        "Roles: identifier (dropped), qi (generalized), sensitive (kept; model.l / model.t),",
+        "other (kept as is). Types: numeric, categorical, ordinal (order = [...]), date and",
+        "datetime (granularity = ...). Reference: docs/jobs.md; run it with",
+        "  anonymatch anonymize --config THIS_FILE",
+    ]
+    notes["input"] = ["paths: ${VAR} is expanded; a relative path is relative to this file"]
+    notes["model"] = [
+        "k: every person matches at least k published rows. With a sensitive column add",
+        "l = 2 (l-diversity) or t = 0.2 (t-closeness), one number or { column = value }.",
+    ]
+    notes["method"] = ["hungarian (default), sortgreedy, greedy, mip, mondrian, ring"]
+    notes["output"] = ["the release and its audit manifest"]
+    job = parse_job(data, p.name)
+    job._comments = notes
+    return job
+
+
+def _evidence(prof: ColumnProfile) -> str:
+    """One comment line: the kind of values, cardinality, range or examples, missing cells."""
+    parts = [f"{prof.cardinality} distinct"]
+    if prof.kind == "numeric":
+        lo, hi = prof.low, prof.high
+        fmt = (lambda v: str(int(v))) if prof.integral else (lambda v: f"{v:g}")
+        parts.append(f"numbers {fmt(lo)} … {fmt(hi)}" if lo is not None else "numbers")
+    elif prof.kind in ("date", "datetime"):
+        parts.append(f"{prof.kind}s, e.g. {', '.join(prof.examples[:2])}")
+    else:
+        shown = ", ".join(_short(v) for v in prof.examples[:4])
+        parts.append(f"e.g. {shown}")
+    if prof.missing:
+        parts.append(f"{sum(prof.missing.values())} missing")
+    return "; ".join(parts)
+
+
+def _short(value: str, width: int = 24) -> str:
+    return repr(value if len(value) <= width else value[: width - 1] + "…")
+
+
+def _shown_path(path: Path, job_dir: str | os.PathLike[str] | None) -> str:
+    """The input path as the job file should hold it: under ``$ANONYMATCH_DATA`` as
+    ``${ANONYMATCH_DATA}/…``, else relative to the job's directory when below it, else
+    absolute."""
+    absolute = path.resolve()
+    data = os.environ.get("ANONYMATCH_DATA")
+    if data:
+        root = Path(data).resolve()
+        if absolute.is_relative_to(root):
+            return "${ANONYMATCH_DATA}/" + absolute.relative_to(root).as_posix()
+    if job_dir is not None:
+        base = Path(job_dir).resolve()
+        if absolute.is_relative_to(base):
+            return absolute.relative_to(base).as_posix()
+    return str(absolute)

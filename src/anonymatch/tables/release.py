@@ -1,0 +1,342 @@
+"""Reading a table release for analysis: typed cells, without the original.
+
+:func:`read_release` turns a release (CSV with its ``.schema.json`` sidecar, typed Parquet, or
+a CSV described by its manifest) into a DataFrame whose quasi-identifier cells are values an
+analyst can compute with: a numeric range is a :class:`pandas.Interval` closed on both sides
+(or two columns ``NAME_lo``/``NAME_hi``), a categorical cell a ``frozenset`` of labels, a
+suppressed cell (``*``) NA; the kept columns get their types back. :func:`midpoints`,
+:func:`mean_bounds` and :func:`uniform_histogram` are the usual estimates on ranges. The format
+is documented in ``docs/release-format.md``; a worked example is ``docs/reading-releases.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from anonymatch.core.cells import STAR, split_cell
+from anonymatch.core.csvsafe import unescape_frame
+from anonymatch.core.errors import InputError
+from anonymatch.tables.cells import _parse_numeric_column
+from anonymatch.tables.io import CsvOptions, is_parquet, read_table
+from anonymatch.tables.sidecar import RELEASE_SCHEMA, schema_path, typed_kept_column
+
+
+def _sidecar(path: Path, manifest: str | os.PathLike[str] | None) -> list[dict[str, Any]] | None:
+    """The column descriptions of a CSV release: its sidecar, else its manifest, else None."""
+    side = Path(schema_path(path))
+    if side.is_file():
+        try:
+            doc = json.loads(side.read_text())
+            if doc.get("schema") != RELEASE_SCHEMA:
+                raise ValueError(f"schema {doc.get('schema')!r}, expected {RELEASE_SCHEMA!r}")
+            return list(doc["columns"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"cannot read the release schema {side}: {exc}") from None
+    if manifest is None:
+        return None
+    try:
+        parameters = json.loads(Path(manifest).read_text())["parameters"]
+        qi, numeric = list(parameters["qi"]), set(parameters.get("numeric") or ())
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"cannot read the manifest {manifest}: {exc}") from None
+    return [
+        {"name": name, "role": "qi", "cell": "range" if name in numeric else "set"} for name in qi
+    ]
+
+
+def read_release(
+    path: str | os.PathLike[str],
+    manifest: str | os.PathLike[str] | None = None,
+    *,
+    ranges: Literal["interval", "bounds"] = "interval",
+) -> pd.DataFrame:
+    """Read a table release with typed quasi-identifier cells.
+
+    Parameters
+    ----------
+    path : path-like
+        The release: ``.csv``/``.tsv`` (typed by its sidecar ``PATH.schema.json``, written with
+        every CSV release, or by ``manifest``), or ``.parquet`` (a file or a directory of parts;
+        typed by itself).
+    manifest : path-like, optional
+        The release's manifest (``anonymize --report``): names the QIs and the numeric ones of
+        a CSV release without sidecar (its kept columns then stay text).
+    ranges : {"interval", "bounds"}, default "interval"
+        A numeric QI as one column of :class:`pandas.Interval` (closed on both sides), or as two
+        float columns ``NAME_lo`` and ``NAME_hi`` in its place.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The release's rows and columns: numeric QIs as intervals (or bounds), categorical QIs as
+        ``frozenset`` of labels, NA for a suppressed cell; kept columns as int64/float64 when
+        every value is a number, else text. ``df.attrs["qi"]`` lists the QIs and
+        ``df.attrs["ranges"]`` the numeric ones.
+
+    Raises
+    ------
+    anonymatch.core.errors.InputError
+        If the file cannot be read, a cell is malformed, or a CSV release has neither sidecar
+        nor manifest.
+
+    Notes
+    -----
+    Time and memory O(n·d) for n rows and d columns (plus the labels of the value sets).
+
+    Examples
+    --------
+    >>> import anonymatch, pandas as pd, tempfile, os
+    >>> df = pd.DataFrame({"age": [30, 31, 32, 40, 41, 42], "sex": list("FMFMFM"),
+    ...                    "bp": [120, 130, 125, 140, 135, 128]})
+    >>> out = os.path.join(tempfile.mkdtemp(), "r.csv")
+    >>> from anonymatch.tables.cells import write_release
+    >>> r = anonymatch.anonymize(df, k=3, qi="age,sex", numeric="age", seed=1)
+    >>> write_release(out, r.release, r.cells, r.qi)
+    >>> typed = read_release(out)
+    >>> typed["age"].dtype
+    interval[int64, both]
+    >>> typed["bp"].dtype
+    dtype('int64')
+    >>> isinstance(typed["sex"].iloc[0], frozenset)
+    True
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"release not found: {path}")
+    if ranges not in ("interval", "bounds"):
+        raise InputError(f"ranges must be 'interval' or 'bounds', got {ranges!r}")
+    if p.is_dir() or is_parquet(p):
+        frame, columns = _read_parquet_release(p)
+    else:
+        described = _sidecar(p, manifest)
+        if described is None:
+            raise InputError(
+                f"{path} has no sidecar {Path(schema_path(p)).name}: pass the release's manifest "
+                "to tell its quasi-identifiers"
+            )
+        frame = unescape_frame(read_table(p, CsvOptions(skip_initial_space=False)))
+        columns = described
+    out: dict[str, Any] = {}
+    qi, numeric = [], []
+    known = {c["name"]: c for c in columns}
+    for name in frame.columns:
+        info = known.get(str(name), {"role": "kept", "dtype": "string"})
+        column = frame[name]
+        if info.get("role") == "qi" and info.get("cell") == "range":
+            qi.append(str(name))
+            numeric.append(str(name))
+            lo, hi, star = _bounds(column, str(name))
+            if ranges == "bounds":
+                out[f"{name}_lo"] = pd.Series(np.where(star, np.nan, lo))
+                out[f"{name}_hi"] = pd.Series(np.where(star, np.nan, hi))
+            else:
+                out[str(name)] = _intervals(lo, hi, star, info.get("values") == "integer")
+        elif info.get("role") == "qi":
+            qi.append(str(name))
+            out[str(name)] = _sets(column)
+        elif "dtype" in info and not pd.api.types.is_numeric_dtype(column.dtype):
+            out[str(name)] = typed_kept_column(column, str(info["dtype"])).reset_index(drop=True)
+        else:
+            out[str(name)] = column.reset_index(drop=True)
+    result = pd.DataFrame(out)
+    result.attrs["qi"] = qi
+    result.attrs["ranges"] = numeric
+    return result
+
+
+def _read_parquet_release(path: Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises many types for corrupt files
+        raise InputError(f"cannot read Parquet release {path}: {exc}") from None
+    columns: list[dict[str, Any]] = []
+    for fld in table.schema:
+        kind = fld.type
+        if pa.types.is_struct(kind) and {kind.field(i).name for i in range(kind.num_fields)} == {
+            "lo",
+            "hi",
+        }:
+            integral = pa.types.is_integer(kind.field("lo").type)
+            columns.append(
+                {
+                    "name": fld.name,
+                    "role": "qi",
+                    "cell": "range",
+                    "values": "integer" if integral else "float",
+                }
+            )
+        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            columns.append({"name": fld.name, "role": "qi", "cell": "set"})
+        else:
+            columns.append({"name": fld.name, "role": "kept"})
+    return table.to_pandas(), columns
+
+
+def _bounds(column: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lo, hi, star = _parse_numeric_column(column.reset_index(drop=True), name)
+    return lo, hi, star
+
+
+def _intervals(lo: np.ndarray, hi: np.ndarray, star: np.ndarray, integral: bool) -> pd.Series:
+    left, right = np.where(star, np.nan, lo), np.where(star, np.nan, hi)
+    if integral and not star.any():
+        left, right = left.astype(np.int64), right.astype(np.int64)
+    return pd.Series(pd.arrays.IntervalArray.from_arrays(left, right, closed="both"))
+
+
+def _sets(column: pd.Series) -> pd.Series:
+    values: list[Any] = []
+    for cell in column.reset_index(drop=True):
+        if cell is None or (isinstance(cell, float) and np.isnan(cell)):
+            values.append(pd.NA)
+        elif isinstance(cell, list | tuple | np.ndarray):
+            values.append(frozenset(str(v) for v in cell))
+        elif str(cell) == STAR:
+            values.append(pd.NA)
+        else:
+            values.append(frozenset(split_cell(str(cell))))
+    return pd.Series(values, dtype=object)
+
+
+def _range_arrays(release: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) float arrays of a numeric QI of a read release, NaN for suppressed cells."""
+    if column in release.columns:
+        values = release[column]
+        if isinstance(values.dtype, pd.IntervalDtype):
+            array = values.array
+            return np.asarray(array.left, float), np.asarray(array.right, float)
+        raise InputError(f"column {column!r} holds no ranges")
+    if f"{column}_lo" in release.columns and f"{column}_hi" in release.columns:
+        return (
+            release[f"{column}_lo"].to_numpy(float),
+            release[f"{column}_hi"].to_numpy(float),
+        )
+    raise InputError(f"the release has no column {column!r}")
+
+
+def midpoints(release: pd.DataFrame, column: str) -> pd.Series:
+    """The midpoint of every range of a numeric QI: the usual point estimate.
+
+    Parameters
+    ----------
+    release : pandas.DataFrame
+        A release from :func:`read_release` (either ``ranges`` layout).
+    column : str
+        A numeric quasi-identifier.
+
+    Returns
+    -------
+    pandas.Series
+        (lo + hi) / 2 per row, NaN for a suppressed cell.
+
+    Notes
+    -----
+    Time O(n).
+    """
+    lo, hi = _range_arrays(release, column)
+    return pd.Series((lo + hi) / 2, index=release.index, name=column)
+
+
+def mean_bounds(release: pd.DataFrame, column: str) -> tuple[float, float]:
+    """The smallest and largest mean of a numeric QI the release allows.
+
+    Every person's value lies in its range, so the mean over the rows lies between the mean of
+    the lower ends and the mean of the upper ends — tight: the original's mean is one of the
+    possible means, and both ends are reached by some table consistent with the release.
+
+    Parameters
+    ----------
+    release : pandas.DataFrame
+        A release from :func:`read_release`.
+    column : str
+        A numeric quasi-identifier.
+
+    Returns
+    -------
+    tuple of float
+        (lowest mean, highest mean) over the rows whose cell is not suppressed (NaN, NaN if
+        every cell is).
+
+    Notes
+    -----
+    Time O(n).
+    """
+    lo, hi = _range_arrays(release, column)
+    live = ~np.isnan(lo)
+    if not live.any():
+        return (float("nan"), float("nan"))
+    return (float(lo[live].mean()), float(hi[live].mean()))
+
+
+def uniform_histogram(
+    release: pd.DataFrame,
+    column: str,
+    bins: int | Sequence[float] = 10,
+    *,
+    integral: bool | None = None,
+) -> pd.Series:
+    """A histogram of a numeric QI that spreads each row uniformly over its range.
+
+    Parameters
+    ----------
+    release : pandas.DataFrame
+        A release from :func:`read_release`.
+    column : str
+        A numeric quasi-identifier.
+    bins : int or sequence of float, default 10
+        Number of equal-width bins over [min lo, max hi] (integers: [min lo, max hi + 1)), or
+        the bin edges.
+    integral : bool, optional
+        Whether the values are integers: a range ``40..45`` then spreads its row over the six
+        integers 40 … 45 (as the interval [40, 46)), a single value ``42`` over [42, 43).
+        Default: True when every bound is an integer.
+
+    Returns
+    -------
+    pandas.Series
+        Expected count per bin (floats summing to the number of non-suppressed rows whose range
+        lies within the edges), indexed by the bins (:class:`pandas.IntervalIndex`,
+        closed left).
+
+    Notes
+    -----
+    Time O(n · b) for n rows and b bins.
+    """
+    lo, hi = _range_arrays(release, column)
+    live = ~np.isnan(lo)
+    lo, hi = lo[live], hi[live]
+    if integral is None:
+        integral = bool(np.all(lo == np.round(lo)) and np.all(hi == np.round(hi)))
+    right = hi + 1.0 if integral else hi
+    if isinstance(bins, int):
+        if bins < 1:
+            raise InputError(f"bins must be at least 1, got {bins}")
+        start = float(lo.min()) if len(lo) else 0.0
+        stop = float(right.max()) if len(lo) else 1.0
+        edges = np.linspace(start, stop if stop > start else start + 1.0, bins + 1)
+    else:
+        edges = np.asarray(list(bins), float)
+        if len(edges) < 2 or np.any(np.diff(edges) <= 0):
+            raise InputError("bin edges must be at least two increasing numbers")
+    counts = np.zeros(len(edges) - 1)
+    width = right - lo
+    point = width <= 0
+    for b in range(len(edges) - 1):
+        a, z = edges[b], edges[b + 1]
+        overlap = np.clip(np.minimum(right, z) - np.maximum(lo, a), 0.0, None)
+        share = np.divide(overlap, width, out=np.zeros_like(overlap), where=~point)
+        last = b == len(edges) - 2
+        inside = (lo >= a) & ((lo <= z) if last else (lo < z))
+        counts[b] = share.sum() + np.count_nonzero(point & inside)
+    index = pd.IntervalIndex.from_breaks(edges, closed="left")
+    return pd.Series(counts, index=index, name=column)

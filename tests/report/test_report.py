@@ -1,0 +1,290 @@
+"""The HTML report: self-contained, every section, figures that agree with the library's,
+atomic and refused when it would be wrong; ``--report-html`` on every anonymize* command."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anonymatch.cli import main
+from anonymatch.report import build_report
+from anonymatch.report.tables import categorical_distributions, numeric_distributions
+from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.schema import Schema, encode_qi
+from tests.factories import planted, random_frame
+
+ROLES = ["--qi", "n0,n1,c0,c1", "--numeric", "n0,n1", "--sensitive", "s"]
+SECTIONS = ("published", "guarantee", "risk", "utility", "parameters", "limits")
+RESOURCE = re.compile(
+    r"""\b(?:src|href|xlink:href|action|srcset)\s*=\s*["']?\s*(?:https?:)?//""", re.I
+)
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_self_contained(html: str) -> None:
+    assert not RESOURCE.search(html), RESOURCE.search(html)
+    assert "@import" not in html and "url(" not in html.replace("data:", "")
+    assert "<script" not in html  # nothing to run, nothing to fetch
+
+
+@pytest.fixture()
+def table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path, Path, Path]:
+    """A table with an identifying 'other' column, released at k = 3 with an HTML report."""
+    frame = random_frame(60, 3)
+    frame["serial"] = np.arange(60) * 7  # released unchanged and unique: must be flagged
+    original = tmp_path / "people.csv"
+    frame.to_csv(original, index=False)
+    out, manifest, html = tmp_path / "rel.csv", tmp_path / "rel.json", tmp_path / "rel.html"
+    args = ["anonymize", str(original), "-o", str(out), "--k", "3", *ROLES, "--seed", "2"]
+    code, stdout, err = run([*args, "--report", str(manifest), "--report-html", str(html)], capsys)
+    assert code == 0, err
+    assert f"report: {html}" in stdout
+    return original, out, manifest, html
+
+
+def test_table_report_has_every_section_and_is_self_contained(
+    table: tuple[Path, Path, Path, Path],
+) -> None:
+    original, release, manifest_path, html_path = table
+    html = html_path.read_text()
+    manifest = json.loads(manifest_path.read_text())
+    for section in SECTIONS:
+        assert f'<section id="{section}">' in html
+    assert_self_contained(html)
+    assert "@media print" in html
+    assert manifest["input"]["sha256"] in html and manifest["output"]["sha256"] in html
+    assert html.count("data:image/svg+xml;base64,") >= 6  # candidates, NCP, 4 QIs, timings
+    # the unchanged unique column is flagged, the QIs are not
+    row = re.search(r'<tr class="flagged"><td>(\w+)</td>', html)
+    assert row is not None and row.group(1) == "serial"
+    assert html.count('class="flagged"') == 1
+
+
+def test_table_report_figures_agree_with_risk(table: tuple[Path, Path, Path, Path]) -> None:
+    import anonymatch
+
+    original, release, manifest_path, html_path = table
+    report = anonymatch.risk(
+        pd.read_csv(original), pd.read_csv(release), qi="n0,n1,c0,c1", numeric="n0,n1",
+        sensitive="s", k=3,
+    )  # fmt: skip
+    html = html_path.read_text()
+    cand = report.candidates
+    expected = f"<td>candidates per person: min</td><td>{cand.min}</td>"
+    assert expected in html
+    assert f"<td>prosecutor risk: max</td><td>{report.prosecutor.max:.4f}</td>" in html
+    homogeneous = report.sensitive[0].homogeneous
+    assert f"<td>s</td><td>{homogeneous} (" in html
+
+
+def test_report_command_checks_digests_and_writes_nothing_on_error(
+    table: tuple[Path, Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original, release, manifest, _ = table
+    other = tmp_path / "other.csv"
+    other.write_text(release.read_text().replace("s0", "s1", 1))
+    out = tmp_path / "r.html"
+    code, _, err = run(["report", str(original), str(other), "--manifest", str(manifest),
+                        "-o", str(out)], capsys)  # fmt: skip
+    assert code == 2 and err.count("\n") == 1 and "SHA-256 differs" in err
+    assert not out.exists() and not list(tmp_path.glob(".r.html.*"))
+    code, _, err = run(["report", str(original), "--manifest", str(manifest), "-o", str(out)],
+                       capsys)  # fmt: skip
+    assert code == 2 and "neither" in err and not out.exists()
+    code, _, err = run(["report", "--manifest", str(original), "-o", str(out)], capsys)
+    assert code == 2 and "cannot read the manifest" in err and not out.exists()
+    # manifest alone: the shared sections, risk marked as not computed
+    code, stdout, err = run(["report", "--manifest", str(manifest), "-o", str(out)], capsys)
+    assert code == 0, err
+    html = out.read_text()
+    assert "Not computed: needs the original and the release" in html
+    assert_self_contained(html)
+    # an existing report is kept without --force
+    code, _, err = run(["report", "--manifest", str(manifest), "-o", str(out)], capsys)
+    assert code == 2 and "exists" in err
+    code, _, err = run(["report", str(original), str(release), "--manifest", str(manifest),
+                        "-o", str(out), "--force", "-q"], capsys)  # fmt: skip
+    assert code == 0, err
+    assert '<section id="risk">' in out.read_text()
+
+
+def test_report_html_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original = tmp_path / "people.csv"
+    random_frame(30, 1).to_csv(original, index=False)
+    html = tmp_path / "r.html"
+    html.write_text("old")
+    out = tmp_path / "rel.csv"
+    args = ["anonymize", str(original), "-o", str(out), "--k", "3", *ROLES, "-q"]
+    code, _, err = run([*args, "--report-html", str(html)], capsys)
+    assert code == 2 and "exists" in err and not out.exists() and html.read_text() == "old"
+    code, _, err = run([*args, "--report-html", str(out)], capsys)
+    assert code == 2 and not out.exists()
+    code, _, err = run([*args, "--report-html", str(tmp_path / "none" / "r.html")], capsys)
+    assert code == 2 and "does not exist" in err and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["anonymize", "--k", "3", "--method", "bmatching", "--qi", "c0,c1"],
+        ["anonymize", "--k", "3", "--method", "mondrian", *ROLES, "--l", "2"],
+        ["anonymize-kl", "--k", "3", "--known", "1", "--qi", "c0,c1"],
+    ],
+    ids=["adaptive", "mondrian-l", "kl"],
+)
+def test_every_table_command(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original = tmp_path / "people.csv"
+    random_frame(40, 4).to_csv(original, index=False)
+    html = tmp_path / "r.html"
+    args = [command[0], str(original), "-o", str(tmp_path / "rel.csv"), *command[1:]]
+    code, _, err = run([*args, "--seed", "1", "-q", "--report-html", str(html)], capsys)
+    assert code == 0, err
+    text = html.read_text()
+    assert_self_contained(text)
+    for section in SECTIONS:
+        assert f'<section id="{section}">' in text
+    assert "Not computed" not in text
+
+
+def test_other_kinds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    x = planted(4, 8, 5, 0.05, 1)
+    dat = tmp_path / "t.dat"
+    dat.write_text(
+        "\n".join(" ".join(str(j) for j in x.indices[x.indptr[i] : x.indptr[i + 1]])
+                  for i in range(x.shape[0])) + "\n"
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    edges = tmp_path / "g.csv"
+    pairs = {tuple(sorted(rng.choice(30, 2, replace=False))) for _ in range(80)}
+    edges.write_text("source,target\n" + "".join(f"{a},{b}\n" for a, b in sorted(pairs)))
+    cases = {
+        "sets": ["anonymize-sets", str(dat), "-o", str(tmp_path / "s.jsonl"), "--k", "3"],
+        "km": ["anonymize-km", str(dat), "-o", str(tmp_path / "km.jsonl"), "--k", "3", "--m", "2"],
+        "sparse": ["anonymize-sparse", str(dat), "-o", str(tmp_path / "sp.csv"), "--k", "3"],
+        "graph": ["anonymize-graph", str(edges), "-o", str(tmp_path / "g2.csv"), "--k", "2"],
+    }
+    for name, args in cases.items():
+        html = tmp_path / f"{name}.html"
+        code, _, err = run([*args, "-q", "--report-html", str(html)], capsys)
+        assert code == 0, (name, err)
+        text = html.read_text()
+        assert_self_contained(text)
+        for section in SECTIONS:
+            assert f'<section id="{section}">' in text, (name, section)
+        if name != "km":
+            assert "Not computed" not in text, name
+            assert text.count("data:image/svg+xml;base64,") >= 2, name
+
+
+def test_build_report_rejects_bad_input() -> None:
+    from anonymatch.core.errors import InputError
+
+    with pytest.raises(InputError, match="not an anonymatch manifest"):
+        build_report({"schema": "x"})
+    with pytest.raises(InputError, match="unknown data kind"):
+        build_report({"guarantee": {"model": "k-anonymity"}, "data_kind": "video"})
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_distributions_keep_every_record(data: st.DataObject) -> None:
+    """The release's spread distribution of a QI has one unit of mass per record, whatever the
+    ranges, sets and stars; an exact release reproduces the original's counts."""
+    n = data.draw(st.integers(1, 30))
+    values = data.draw(st.lists(st.integers(0, 60), min_size=n, max_size=n))
+    labels = data.draw(st.lists(st.sampled_from("abcdefghijklmnopq"), min_size=n, max_size=n))
+    frame = pd.DataFrame({"x": values, "c": labels})
+    enc = encode_qi(frame, Schema.build(["x", "c"], ["x"]))
+    width = np.array(data.draw(st.lists(st.integers(0, 9), min_size=n, max_size=n)))
+    star = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    lo = enc.num[:, 0] - width
+    hi = enc.num[:, 0] + width // 2
+    import scipy.sparse as sp
+
+    card = int(enc.cat_card[0])
+    extra = (enc.cat[:, 0] + 1) % card
+    pairs = np.column_stack([enc.cat[:, 0], extra]).ravel()
+    sets = sp.csr_array((np.ones(2 * n), (np.repeat(np.arange(n), 2), pairs)), shape=(n, card))
+    sets.sum_duplicates()
+    sets.data[:] = 1
+    cells = GeneralizedQI(lo[:, None], hi[:, None], star[:, None], (sp.csr_array(sets),),
+                          star[:, None])  # fmt: skip
+    edges, orig, rel = numeric_distributions(enc, cells, 0)
+    assert orig.sum() == n and rel.sum() == pytest.approx(n)
+    _, corig, crel = categorical_distributions(enc, cells, 0)
+    assert corig.sum() == n and crel.sum() == pytest.approx(n)
+    own = sp.csr_array((np.ones(n), (np.arange(n), enc.cat[:, 0])), shape=(n, card))
+    none = np.zeros((n, 1), bool)
+    exact = GeneralizedQI(enc.num, enc.num, none, (own,), none)
+    _, orig2, rel2 = numeric_distributions(enc, exact, 0)
+    assert np.allclose(orig2, rel2)
+    _, c1, c2 = categorical_distributions(enc, exact, 0)
+    assert np.allclose(c1, c2)
+
+
+def test_reused_compatibility_is_the_same_graph() -> None:
+    """Within reuse_parsed_release the graph is computed once per content, and equals a fresh
+    computation; other content gets its own."""
+    import importlib
+
+    from anonymatch.tables.cells import parse_cells
+    from anonymatch.tables.pipeline import anonymize, prepare
+
+    verify = importlib.import_module("anonymatch.tables.verify")  # the package shadows it
+    frame = random_frame(30, 9)
+    schema = Schema.build(["n0", "c0"], ["n0"])
+    release = anonymize(frame, 3, ["n0", "c0"], ["n0"], seed=1).table
+    _, enc, _ = prepare(frame, schema)
+    cells = parse_cells(release, enc)
+    fresh = verify.compatibility(cells, enc)
+    calls = []
+    original = verify._compatibility
+    from anonymatch.tables.reuse import reuse_parsed_release
+
+    def counting(*args: object) -> object:
+        calls.append(1)
+        return original(*args)  # type: ignore[arg-type]
+
+    verify._compatibility = counting  # type: ignore[assignment]
+    try:
+        with reuse_parsed_release():
+            a = verify.compatibility(cells, enc)
+            a[0].data[:] = 0  # callers get copies
+            b = verify.compatibility(parse_cells(release, enc), enc)
+            other = verify.compatibility(cells.take(np.arange(29, -1, -1)), enc)
+    finally:
+        verify._compatibility = original  # type: ignore[assignment]
+    assert len(calls) == 2
+    assert (b[0] != fresh[0]).nnz == 0 and np.array_equal(b[1], fresh[1])
+    assert (other[0] != fresh[0][:, ::-1]).nnz == 0
+
+
+def test_partitioned_release_reports_the_manifest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original = tmp_path / "people.csv"
+    random_frame(40, 6).to_csv(original, index=False)
+    html = tmp_path / "r.html"
+    args = ["anonymize", str(original), "-o", f"{tmp_path / 'parts'}/", "--k", "3", *ROLES]
+    code, _, err = run([*args, "--executor", "inline", "-q", "--report-html", str(html)], capsys)
+    assert code == 0, err
+    text = html.read_text()
+    assert "not done for releases of more than" in text and "in parts" in text
+    assert '<section id="guarantee">' in text and "partition by partition" in text
+    assert_self_contained(text)

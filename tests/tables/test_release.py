@@ -1,0 +1,175 @@
+"""The release reader: typed cells from the release alone (CSV + sidecar, Parquet, manifest),
+and the estimates on ranges (midpoints, bounds of a mean, uniform histogram)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import anonymatch
+from anonymatch.core.errors import InputError
+from anonymatch.tables.cells import parse_cells, write_release
+from anonymatch.tables.sidecar import kept_column_dtype, schema_path
+from tests.factories import random_frame
+
+
+def release_of(frame: pd.DataFrame, path: Path, k: int = 3, seed: int = 1) -> object:
+    result = anonymatch.anonymize(frame, k=k, qi="n0,n1,c0,c1", numeric="n0,n1", seed=seed)
+    write_release(path, result.release, result.cells, result.qi)
+    return result
+
+
+def as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table as a CSV input is read: every cell text."""
+    return frame.astype(str)
+
+
+@pytest.mark.parametrize("name", ["rel.csv", "rel.tsv", "rel.parquet"])
+def test_cells_are_typed_as_published(tmp_path: Path, name: str) -> None:
+    frame = as_text(random_frame(30, 4)).assign(w=[f"{x / 4}" for x in range(30)])
+    path = tmp_path / name
+    result = release_of(frame, path)
+    assert Path(schema_path(path)).exists() == (not name.endswith(".parquet"))
+    typed = anonymatch.read_release(path)
+    assert typed.attrs["qi"] == ["n0", "n1", "c0", "c1"]
+    assert typed.attrs["ranges"] == ["n0", "n1"]
+    cells = result.cells  # type: ignore[attr-defined]
+    qi = result.qi  # type: ignore[attr-defined]
+    order = result.release.reset_index(drop=True)  # type: ignore[attr-defined]
+    expected = parse_cells(order, qi)
+    for a, col in enumerate(qi.num_names):
+        assert str(typed[col].dtype) == "interval[int64, both]"
+        assert np.array_equal(typed[col].array.left, expected.num_lo[:, a])
+        assert np.array_equal(typed[col].array.right, expected.num_hi[:, a])
+        assert np.array_equal(typed[col].array.left, cells.num_lo[:, a])
+    for a, col in enumerate(qi.cat_names):
+        domain = [str(v) for v in qi.cat_domains[a]]
+        sets = expected.cat_sets[a]
+        for j, cell in enumerate(typed[col]):
+            assert cell == frozenset(
+                domain[i] for i in sets.indices[sets.indptr[j] : sets.indptr[j + 1]]
+            )
+    # kept columns typed again: s is text, w (quarters written as text) floats
+    assert typed["s"].tolist() == order["s"].tolist()
+    assert typed["w"].dtype == np.float64
+    assert sorted(typed["w"]) == sorted(float(x) for x in frame["w"])
+
+
+def test_parquet_release_keeps_number_columns_as_numbers(tmp_path: Path) -> None:
+    frame = as_text(random_frame(24, 2)).assign(
+        code=["007"] * 24, count=[str(i) for i in range(24)]
+    )
+    path = tmp_path / "r.parquet"
+    release_of(frame, path)
+    schema = pq.read_schema(path)
+    assert str(schema.field("count").type) == "int64"
+    assert str(schema.field("code").type) == "string"  # 007 is not the text of a number
+    assert str(schema.field("s").type) == "string"
+
+
+def test_kept_column_dtype_only_for_exact_text() -> None:
+    assert kept_column_dtype(pd.Series(["1", "-20", "0"])) == "int64"
+    assert kept_column_dtype(pd.Series(["1.0", "2.4"])) == "float64"
+    for text in (["007"], ["1e3"], ["1", ""], ["1.50"], ["+1"], ["x"]):
+        assert kept_column_dtype(pd.Series(text)) == "string", text
+
+
+def test_bounds_layout_and_suppressed_cells(tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    pd.DataFrame(
+        {"age": ["30..35", "*", "40"], "job": ["a|b\\|c", "*", "d"], "x": ["1", "2", "3"]}
+    ).to_csv(path, index=False)
+    sidecar = {
+        "schema": "anonymatch-release/1",
+        "columns": [
+            {"name": "age", "role": "qi", "cell": "range", "values": "integer"},
+            {"name": "job", "role": "qi", "cell": "set"},
+            {"name": "x", "role": "kept", "dtype": "int64"},
+        ],
+    }
+    Path(schema_path(path)).write_text(json.dumps(sidecar))
+    typed = anonymatch.read_release(path)
+    assert typed["age"].isna().tolist() == [False, True, False]
+    assert typed["age"].iloc[0] == pd.Interval(30.0, 35.0, closed="both")
+    assert typed["job"].iloc[0] == frozenset({"a", "b|c"}) and typed["job"].isna().iloc[1]
+    bounds = anonymatch.read_release(path, ranges="bounds")
+    assert list(bounds.columns) == ["age_lo", "age_hi", "job", "x"]
+    assert bounds["age_hi"].tolist()[::2] == [35.0, 40.0] and np.isnan(bounds["age_lo"][1])
+    assert anonymatch.mean_bounds(bounds, "age") == (35.0, 37.5)
+    assert anonymatch.midpoints(typed, "age").tolist()[::2] == [32.5, 40.0]
+
+
+def test_manifest_instead_of_sidecar_and_neither(tmp_path: Path) -> None:
+    frame = as_text(random_frame(20, 3))
+    path = tmp_path / "r.csv"
+    result = release_of(frame, path)
+    Path(schema_path(path)).unlink()
+    with pytest.raises(InputError, match="no sidecar"):
+        anonymatch.read_release(path)
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps(result.report))  # type: ignore[attr-defined]
+    typed = anonymatch.read_release(path, manifest)
+    assert typed.attrs["ranges"] == ["n0", "n1"]
+    assert isinstance(typed["c0"].iloc[0], frozenset)
+    with pytest.raises(InputError, match="release not found"):
+        anonymatch.read_release(tmp_path / "none.csv")
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(2, 5))
+def test_mean_bounds_hold_the_original_mean(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, k: int
+) -> None:
+    frame = random_frame(25, seed)
+    path = tmp_path_factory.mktemp("r") / "r.csv"
+    release_of(as_text(frame), path, k=k, seed=seed)
+    typed = anonymatch.read_release(path)
+    for col in ("n0", "n1"):
+        low, high = anonymatch.mean_bounds(typed, col)
+        assert low <= frame[col].mean() <= high
+        mids = anonymatch.midpoints(typed, col)
+        assert low <= mids.mean() <= high
+        hist = anonymatch.uniform_histogram(typed, col, bins=7)
+        assert hist.sum() == pytest.approx(len(frame))
+        assert (hist >= 0).all()
+
+
+def test_uniform_histogram_spreads_ranges() -> None:
+    release = pd.DataFrame(
+        {"v": pd.arrays.IntervalArray.from_arrays([0, 4, 2], [3, 4, 5], closed="both")}
+    )
+    hist = anonymatch.uniform_histogram(release, "v", bins=[0, 2, 4, 6])
+    # 0..3 -> 1/2 + 1/2 over {0,1}|{2,3}; 4 -> bin [4,6); 2..5 -> 1/2 [2,4), 1/2 [4,6)
+    assert hist.tolist() == [0.5, 1.0, 1.5]
+    cont = anonymatch.uniform_histogram(release, "v", bins=[0, 2, 4, 6], integral=False)
+    assert cont.tolist() == pytest.approx([2 / 3, 1 / 3 + 2 / 3, 1 + 1 / 3])
+
+
+def test_parquet_input_keeps_its_column_types(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from anonymatch.cli import main
+
+    frame = random_frame(30, 9).assign(
+        count=np.arange(30, dtype=np.int64), w=np.linspace(0, 1, 30), flag=[True, False] * 15
+    )
+    source = tmp_path / "in.parquet"
+    frame.to_parquet(source)
+    out = tmp_path / "r.parquet"
+    code = main(["anonymize", str(source), "-o", str(out), "--k", "3", "--qi", "n0,c0",
+                 "--numeric", "n0", "--seed", "1", "-q"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    schema = pq.read_schema(out)
+    assert str(schema.field("count").type) == "int64"
+    assert str(schema.field("w").type) == "double"
+    assert str(schema.field("flag").type) == "bool"
+    typed = anonymatch.read_release(out)
+    assert sorted(typed["w"]) == pytest.approx(sorted(frame["w"]))
+    assert sorted(typed["count"]) == list(range(30))

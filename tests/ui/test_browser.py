@@ -1,0 +1,202 @@
+"""The web app and the report in a real browser: Debian's chromium driven by Playwright.
+
+The app is started as a user would (``anonymatch ui``, a child process); the tests go through
+upload → roles → run → report → downloads on heart_statlog, show a bad file's one-line error,
+are refused without the token, open the report with every network request blocked and print
+it to PDF. They skip, saying why, when Playwright or chromium is missing (CI installs chromium:
+.ci/run). Screenshots go to $ANONYMATCH_SCREENSHOTS when set (docs/img for the README).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
+)
+pytest.importorskip("starlette", reason="the ui extra (starlette, uvicorn) is not installed")
+CHROMIUM = os.environ.get("ANONYMATCH_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+if not Path(CHROMIUM).exists():
+    pytest.skip("chromium is not installed (apt-get install -y chromium)", allow_module_level=True)
+
+DATA = Path(os.environ.get("ANONYMATCH_DATA", Path(__file__).parents[3] / "shared" / "datasets"))
+HEART = DATA / "heart_statlog" / "heart.dat"
+HEART_NAMES = (
+    "age,sex,chest_pain,resting_bp,cholesterol,fasting_blood_sugar,resting_ecg,max_heart_rate,"
+    "exercise_angina,oldpeak,slope,major_vessels,thal,disease"
+)
+SRC = Path(__file__).parents[2] / "src"
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = os.environ.get("ANONYMATCH_SCREENSHOTS")
+    path = Path(where) if where else tmp_path_factory.mktemp("shots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``anonymatch ui --port 0`` in a child process; yields the address with the token; on
+    teardown SIGTERM must remove every file it kept."""
+    tmp = tmp_path_factory.mktemp("ui-tmp")
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH")) if p)
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from anonymatch.cli import entry; entry()", "ui", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    found = re.search(r"open (http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+    assert found, (line, process.stderr.read() if process.poll() is not None else "")
+    yield found.group(1)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(20) == 130
+    assert list(tmp.iterdir()) == []  # uploads, runs and releases are gone
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield instance
+        instance.close()
+
+
+def base(url: str) -> str:
+    return url.split("?")[0]
+
+
+@pytest.mark.skipif(not HEART.exists(), reason=f"heart_statlog not found at {HEART}")
+def test_round_trip_heart(server: str, browser: Any, shots: Path, tmp_path: Path) -> None:
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    started = time.perf_counter()
+    page.goto(server)
+    assert page.url == base(server)  # the token left the address for a cookie
+    page.screenshot(path=shots / "ui_upload.png", full_page=True)
+    page.set_input_files("#file", str(HEART))
+    page.uncheck("#upload input[name=header]")
+    page.fill("#upload input[name=names]", HEART_NAMES)
+    page.click("#upload-button")
+    page.wait_for_url("**/dataset")
+    assert "270 rows · 14 columns" in page.inner_text("#file-facts")
+    assert page.locator("#preview tbody tr").count() == 10
+    roles = {
+        "age": "qi",
+        "sex": "qi",
+        "chest_pain": "qi",
+        "resting_bp": "qi",
+        "disease": "sensitive",
+    }
+    for column in HEART_NAMES.split(","):
+        page.select_option(f"select[name='role:{column}']", roles.get(column, "other"))
+    for column in ("age", "resting_bp"):
+        page.select_option(f"select[name='type:{column}']", "numeric")
+    page.fill("input[name=k]", "5")
+    page.fill("input[name=l]", "2")
+    page.screenshot(path=shots / "ui_dataset.png", full_page=True)
+    page.click("#run-button")
+    page.wait_for_url("**/job")
+    page.screenshot(path=shots / "ui_job.png")
+    page.wait_for_url("**/result", timeout=120_000)
+    seconds = time.perf_counter() - started
+    print(f"\nUI round trip on heart_statlog: {seconds:.1f} s")
+    summary = page.inner_text("#summary")
+    assert "verified: PASS" in summary and "l = 2" in summary
+    page.screenshot(path=shots / "ui_result.png", full_page=True)
+    with page.expect_download() as download:
+        page.click("#download-release")
+    release = tmp_path / "release.csv"
+    download.value.save_as(release)
+    lines = release.read_text().splitlines()
+    assert lines[0].split(",") == HEART_NAMES.split(",") and len(lines) == 271
+    with page.expect_download() as download:
+        page.click("#download-manifest")
+    manifest = json.loads(Path(download.value.path()).read_text())
+    assert manifest["guarantee"]["k"] == 5 and manifest["verification"]["passed"] is True
+    with page.expect_download() as download:
+        page.click("#download-job")
+    job = Path(download.value.path()).read_text()
+    assert 'schema = "anonymatch-job/1"' in job and "l = 2" in job and "k = 5" in job
+    with context.expect_page() as popup:
+        page.click("#open-report")
+    report = popup.value
+    requests: list[str] = []
+    report.on("request", lambda r: requests.append(r.url))
+    report.wait_for_load_state()
+    report.reload()
+    assert report.locator("section#risk h2").inner_text().startswith("Re-identification")
+    assert report.locator("figure img").count() >= 5
+    assert all(u.startswith((base(server), "data:")) for u in requests), requests
+    report.set_viewport_size({"width": 1100, "height": 900})
+    report.screenshot(path=shots / "report.png", full_page=False)
+    context.close()
+
+
+def test_bad_file_shows_one_clear_line(server: str, browser: Any, tmp_path: Path) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(server)
+    bad = tmp_path / "scan.parquet"
+    bad.write_bytes(b"PAR1 this is not a parquet file")
+    page.set_input_files("#file", str(bad))
+    page.click("#upload-button")
+    page.wait_for_selector("#error")
+    error = page.inner_text("#error")
+    assert error.startswith("error: ") and "\n" not in error and "Traceback" not in page.content()
+    assert page.url == base(server)
+    context.close()
+
+
+def test_second_browser_without_token_is_refused(server: str, browser: Any) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    for path in ("", "dataset", "status", "download/release", "?token=guess"):
+        response = page.goto(base(server) + path)
+        assert response is not None and response.status == 403
+        assert "403 forbidden" in page.inner_text("body")
+    context.close()
+
+
+def test_report_opens_offline_and_prints(
+    browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from anonymatch.cli import main
+    from tests.factories import random_frame
+
+    original = tmp_path / "people.csv"
+    random_frame(40, 2).to_csv(original, index=False)
+    html = tmp_path / "report.html"
+    code = main(["anonymize", str(original), "-o", str(tmp_path / "rel.csv"), "--k", "3",
+                 "--qi", "n0,n1,c0", "--numeric", "n0,n1", "--sensitive", "s", "-q",
+                 "--report-html", str(html)])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    context = browser.new_context(offline=True)
+    page = context.new_page()
+    fetched: list[str] = []
+    page.route("**/*", lambda route: (fetched.append(route.request.url), route.continue_()))
+    page.goto(html.as_uri())
+    assert all(u.startswith(("file:", "data:")) for u in fetched), fetched
+    assert page.locator("figure img").evaluate_all("imgs => imgs.every(i => i.naturalWidth > 0)")
+    pdf = page.pdf(format="A4")
+    assert pdf.startswith(b"%PDF") and len(pdf) > 20_000
+    context.close()
