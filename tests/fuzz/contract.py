@@ -4,8 +4,9 @@ Every run of a command must either succeed — and then whatever it published pa
 independent verifier — or exit with a documented code (2, 3, 4, 5, 6; 130/143 for signals)
 with exactly one line on stderr (warnings aside) and nothing at the output path, the report
 path, beside them or in the temporary directory. For ``verify*``/``check-*`` exit 4 is the
-verdict "the release fails the check", printed on stdout (and silenced by ``-q``). ``run`` runs the CLI in-process (``cli.main``) with a private
-``$TMPDIR``; ``STATS`` counts the cases tried and the contract breaks per command; the
+verdict "the release fails the check", printed on stdout (and silenced by ``-q``).
+
+``run`` runs the CLI in-process (``cli.main``) with a private ``$TMPDIR``; ``STATS`` counts the cases tried and the contract breaks per command; the
 session prints them (``conftest.py``) and, with ``ANONYMATCH_FUZZ_REPORT=path``, writes them
 as JSON.
 """
