@@ -37,6 +37,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     that SIGINT and SIGTERM are handled at once: the run is cancelled (pools killed, temporary
     files and anything already committed removed), one line is printed and the process exits
     130 (SIGINT) or 143 (SIGTERM)."""
+    if _command_name(argv) in OWN_SIGNALS:  # runs in this thread and handles signals itself
+        code, message = _run(argv)
+        if message is not None:
+            click.echo(one_line(message), err=True)
+        return code
     lifecycle.reset(active=True)
     with lifecycle.handling_signals():
         try:
@@ -51,6 +56,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if message is not None:
         click.echo(one_line(message), err=True)
     return code
+
+
+OWN_SIGNALS = {"ui"}
+"""Commands that handle SIGINT/SIGTERM themselves and need the main thread for it (the web
+server stops cleanly on them, ``anonymatch.ui.serve``)."""
+
+
+def _command_name(argv: Sequence[str] | None) -> str | None:
+    """The command named in ``argv`` (the first argument that is not an option)."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    return next((a for a in args if not a.startswith("-")), None)
 
 
 def one_line(message: str) -> str:
