@@ -6,9 +6,9 @@ with exactly one line on stderr (warnings aside) and nothing at the output path,
 path, beside them or in the temporary directory. For ``verify*``/``check-*`` exit 4 is the
 verdict "the release fails the check", printed on stdout (and silenced by ``-q``).
 
-``run`` runs the CLI in-process (``cli.main``) with a private ``$TMPDIR``; ``STATS`` counts the cases tried and the contract breaks per command; the
-session prints them (``conftest.py``) and, with ``ANONYMATCH_FUZZ_REPORT=path``, writes them
-as JSON.
+``run`` runs the CLI in-process (``cli.main``) with a private ``$TMPDIR``; ``STATS`` counts
+the cases tried and the contract breaks per command; the session prints them (``conftest.py``)
+and, with ``ANONYMATCH_FUZZ_REPORT=path``, writes them as JSON.
 """
 
 from __future__ import annotations

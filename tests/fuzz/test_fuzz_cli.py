@@ -158,7 +158,11 @@ def test_fuzz_anonymize(case, k, method, executor, extra) -> None:  # type: igno
     verify = ["verify", src, out, "--k", k, "--qi", ",".join(qi), "-q"]
     verify += ["--numeric", ",".join(numeric)] if numeric else []
     verify += [o for o in opts if o != "--seed=7"]
-    check("anonymize", args, [out, report], verify)
+    outcome = check("anonymize", args, [out, report], verify, keep=True)
+    if outcome.code == 0 and report.exists():  # the officer's report of that release
+        html = work / "report.html"
+        audit = ["report", "--manifest", report, src, out, "-o", html, "-q"]
+        check("report", [*audit, *[o for o in opts if o != "--seed=7"]], [html])
 
 
 @FUZZ
@@ -205,6 +209,8 @@ def test_fuzz_table_readers(original, published, k) -> None:  # type: ignore[no-
     risk = ["risk", src, rel, *_schema(qi, numeric, sensitive), "--report", report, "-q"]
     check("risk", risk, [report])
     check("check-kl", ["check-kl", rel, "--k", k, "--known", 1, *schema, "-q"])
+    job = work / "job.toml"
+    check("init", ["init", src, "-o", job, "--k", max(k, 1), "-q"], [job])
 
 
 ITEM = st.one_of(
