@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import fcntl
 import os
 import shutil
 import signal
@@ -50,7 +49,38 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no locks, so nothing is ever swept
+    fcntl = None  # type: ignore[assignment]
+
 R = TypeVar("R")
+O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _lock(fd: int) -> bool:
+    """Take an exclusive ``flock`` on ``fd`` without waiting; False if another process holds
+    it (True where there is no ``flock``)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _open_lock(path: Path, directory: bool) -> int:
+    """A descriptor of ``path`` holding its lock for the life of the process (-1 where
+    directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | (O_DIRECTORY if directory else 0))
+    except OSError:  # pragma: no cover - Windows cannot open a directory
+        return -1
+    _lock(fd)
+    return fd
+
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 INTERRUPTED_MESSAGE = "interrupted; nothing written"
@@ -134,7 +164,7 @@ def remove_temp(path: str | os.PathLike[str]) -> None:
         _state.temps.pop(p, None)
         _remove(p)
         fd = _state.locks.pop(p, None)
-    if fd is not None:
+    if fd is not None and fd >= 0:
         with contextlib.suppress(OSError):
             os.close(fd)
 
@@ -149,7 +179,7 @@ def commit(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
         if _state.active:
             _state.committed.append(Path(target))
         fd = _state.locks.pop(Path(tmp), None)
-    if fd is not None:
+    if fd is not None and fd >= 0:
         with contextlib.suppress(OSError):
             os.close(fd)
 
@@ -173,8 +203,7 @@ def private_dir(prefix: str, base: str | os.PathLike[str] | None = None) -> Path
     where = Path(base) if base is not None else Path(tempfile.gettempdir())
     sweep_stale(where, prefix)
     path = Path(tempfile.mkdtemp(prefix=prefix, dir=where))
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    fd = _open_lock(path, directory=True)
     with _state.lock:
         _state.locks[path] = fd
     try:
@@ -204,11 +233,11 @@ def hidden_temp(parent: str | os.PathLike[str], prefix: str, directory: bool = F
     sweep_stale(where, prefix, suffix=".tmp")
     if directory:
         path = Path(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=where))
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        fd = _open_lock(path, directory=True)
     else:
         fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=where)
         path = Path(name)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _lock(fd)
     with _state.lock:
         _state.locks[path] = fd
     try:
@@ -242,15 +271,13 @@ def sweep_stale(base: Path, prefix: str, suffix: str = "") -> list[Path]:
                 continue
             if info.st_uid != os.getuid():
                 continue
-            flags = os.O_RDONLY | os.O_NOFOLLOW | (os.O_DIRECTORY if is_dir else 0)
+            flags = os.O_RDONLY | O_NOFOLLOW | (O_DIRECTORY if is_dir else 0)
             fd = os.open(entry.path, flags)
         except OSError:
             continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        if fcntl is None or not _lock(fd):
             os.close(fd)
-            continue  # a live run holds it
+            continue  # a live run holds it (or, without flock, it cannot be told)
         try:
             _remove(path)
             removed.append(path)
@@ -265,7 +292,7 @@ def anonymous_file(directory: str | os.PathLike[str], name: str) -> tuple[int, s
     and a path that reopens it (``/proc/self/fd/N`` on Linux; elsewhere the file keeps its
     name, inside the private directory, and is removed with it)."""
     path = os.path.join(directory, name)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, 0o600)
     proc = f"/proc/self/fd/{fd}"
     if sys.platform.startswith("linux") and os.path.exists(proc):
         os.unlink(path)
