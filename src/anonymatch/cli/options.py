@@ -244,8 +244,15 @@ def executor_options(meaning: str) -> Callable[[F], F]:
     that can run in parallel; ``meaning`` says what each choice does for the command."""
 
     def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, connect_timeout: float | None, **kwargs: Any) -> Any:
+            from anonymatch.core.runner import connect_timeout as bounded
+
+            with bounded(connect_timeout):
+                return func(*args, **kwargs)
+
         return _apply(
-            func,
+            wrapper,
             [
                 click.option(
                     "--executor",
@@ -267,6 +274,14 @@ def executor_options(meaning: str) -> Callable[[F], F]:
                     metavar="ADDRESS",
                     help="Address of an existing dask.distributed scheduler, e.g. "
                     "tcp://host:8786 (implies --executor dask).",
+                ),
+                click.option(
+                    "--connect-timeout",
+                    type=float,
+                    default=None,
+                    metavar="SECONDS",
+                    help="Give up on a --scheduler that does not complete Dask's handshake "
+                    "within this time (exit 2) [default: 10].",
                 ),
             ],
         )

@@ -42,8 +42,8 @@ on the executor.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,6 +55,7 @@ import pyarrow as pa
 import scipy.sparse as sp
 from tqdm import tqdm
 
+from anonymatch.core import lifecycle
 from anonymatch.core.assignment import choose_assignment
 from anonymatch.core.csvsafe import unescape_table
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
@@ -141,7 +142,8 @@ def scan_table(
     parts: list[EncodedQI] = []
     columns: list[str] = []
     writer: pa.ipc.RecordBatchFileWriter | None = None
-    spill = Path(spill_dir) / "others.arrow" if spill_dir is not None else None
+    sink: pa.NativeFile | None = None
+    fd, spill = -1, None
     read = dropped = 0
     try:
         for batch in iter_table_batches(path, csv, batch_rows):
@@ -169,21 +171,32 @@ def scan_table(
                     book.add(values.to_pandas(), rows)
             read += batch.num_rows
             others = [c for c in columns if c not in schema.qi]
-            if spill is not None and others:
+            if spill_dir is not None and others:
                 table = batch.select(others)
                 if keep is not None:
                     table = table.filter(pa.array(keep))
                 if writer is None:
-                    writer = pa.ipc.new_file(str(spill), table.schema)
+                    # the non-QI columns, sensitive ones included: 0600, unlinked at once
+                    fd, spill = lifecycle.anonymous_file(spill_dir, "others.arrow")
+                    sink = pa.OSFile(spill, "wb")
+                    writer = pa.ipc.new_file(sink, table.schema)
                 writer.write_table(table)
+        others_table = None
+        if writer is not None and sink is not None and spill is not None:
+            writer.close()
+            sink.close()
+            writer = sink = None
+            others_table = pa.ipc.open_file(pa.memory_map(spill)).read_all()
     finally:
         if writer is not None:
-            writer.close()
+            with contextlib.suppress(OSError, pa.ArrowException):
+                writer.close()
+        if sink is not None:
+            sink.close()
+        if fd >= 0:
+            os.close(fd)  # the memory map, if any, keeps the data
     if not parts:
         raise InputError("no rows left to anonymize" if dropped else "input has no data rows")
-    others_table = None
-    if writer is not None and spill is not None:
-        others_table = pa.ipc.open_file(pa.memory_map(str(spill))).read_all()
     qi = parts[0] if len(parts) == 1 else concat_encoded(parts)
     return ScannedTable(qi, columns, others_table, dropped, tuple(b.finish() for b in books))
 
@@ -552,7 +565,7 @@ def anonymize_file(
         )
     with (
         ReleaseWriter(output, replace=replace, csv_safe=csv_safe) as writer,
-        tempfile.TemporaryDirectory(prefix="anonymatch-spill-") as spill,
+        lifecycle.private_directory("anonymatch-spill-") as spill,
     ):
         t0 = time.perf_counter()
         table = scan_table(input_path, schema, csv, na_values, drop_missing, spill, models=models)
