@@ -9,7 +9,7 @@ ADULT_NAMES := age,workclass,fnlwgt,education,education-num,marital-status,occup
 ADULT_QI := age,workclass,education-num,marital-status,occupation,race,sex,native-country
 ADULT_OPTS := --names $(ADULT_NAMES) --qi $(ADULT_QI) --numeric age,education-num --na-values '?' --drop-missing
 
-.PHONY: install peers run test lint typecheck pytest bench clean
+.PHONY: install peers run test lint typecheck pytest bench fuzz clean
 
 $(BIN)/anonymatch: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,15 @@ typecheck:
 
 pytest:
 	$(BIN)/pytest -q
+
+## Fuzzing soak (issue 15): hostile inputs and options for every command, minutes; prints the
+## cases tried, refusals and contract breaks per command (tally also in out/fuzz.json).
+FUZZ_EXAMPLES ?= 150
+fuzz: install
+	mkdir -p out
+	ANONYMATCH_FUZZ_SOAK=1 ANONYMATCH_FUZZ_RANDOM=1 ANONYMATCH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+		ANONYMATCH_FUZZ_REPORT=out/fuzz.json $(BIN)/pytest -q -p no:randomly tests/fuzz
+	$(BIN)/python benchmarks/fuzz_results.py out/fuzz.json $(FUZZ_EXAMPLES)
 
 bench: install
 	$(BIN)/python benchmarks/freeform_adult.py

@@ -129,14 +129,17 @@ def test_missing_feature_is_refused_in_one_place(
         'c0 = { role = "qi" }', 'c0 = { role = "qi", type = "ordinal", order = ["v0", "v1"] }'
     )
     job.write_text(text)
-    params = {p.name for p in cli.commands["anonymize"].params}
-    if "ordinal" in params:
-        pytest.skip("ordinal QIs are supported: the gate is open")
-    code, _, err = run(["anonymize", "--config", str(job)], capsys)
+    # anonymize has --ordinal now; anonymize-kl still has not
+    command = next(
+        name
+        for name in ("anonymize", "anonymize-kl")
+        if "ordinal" not in {p.name for p in cli.commands[name].params}
+    )
+    code, _, err = run([command, "--config", str(job)], capsys)
     assert code == 2
     assert err.strip() == (
         "anonymatch: error: job.toml: columns.c0.type: ordinal columns are not supported yet "
-        "by anonymatch anonymize"
+        f"by anonymatch {command}"
     )
     assert not (job.parent / "release.csv").exists()
 
@@ -354,3 +357,71 @@ def test_feature_keys_map_to_the_agreed_options_once_a_command_has_them() -> Non
     )  # fmt: skip
     with pytest.raises(InputError, match=r"^job: columns.EDUCYEAR.na: 'a\|b' contains '\|'"):
         job_parameters(bad, fake)
+
+
+def test_missing_codes_suppression_and_dedupe_run_from_a_job(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The gate is open: a job's per-column ``na`` codes and ``model.suppression_limit`` reach
+    anonymize and verify (``--na``, ``--suppression-limit``), and ``input.dedupe`` reaches the
+    set commands (``--dedupe``), with the effects the flags have."""
+    import numpy as np
+
+    frame = random_frame(120, 9)
+    rng = np.random.default_rng(4)
+    frame.loc[rng.random(120) < 0.1, "n0"] = -9
+    frame.loc[rng.random(120) < 0.1, "c0"] = "-8"
+    frame.to_csv(tmp_path / "people.csv", index=False)
+    text = (
+        JOB.replace('n0 = { role = "qi", type = "numeric" }',
+                    'n0 = { role = "qi", type = "numeric", na = [-9] }')
+        .replace('c0 = { role = "qi" }', 'c0 = { role = "qi", na = ["-8"] }')
+        .replace("l = 2", "suppression_limit = 0.05")
+    )  # fmt: skip
+    job = tmp_path / "job.toml"
+    job.write_text(text)
+    code, out, err = run(["anonymize", "--config", str(job), "--seed", "1"], capsys)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "release.json").read_text())
+    assert manifest["parameters"]["na_codes"] == {"n0": ["-9"], "c0": ["-8"]}
+    assert manifest["parameters"]["suppression_limit"] == 0.05
+    assert manifest["parameters"]["input_options"]["na"] == {"n0": ["-9"], "c0": ["-8"]}
+    missing = int((frame["n0"] == -9).sum() + (frame["c0"] == "-8").sum())
+    assert 0 < manifest["input"]["missing_values"] <= missing  # those of the published people
+    suppressed = manifest["input"]["suppressed"]
+    assert 0 < suppressed <= 6 and manifest["output"]["records"] == 120 - suppressed
+    release = pd.read_csv(tmp_path / "release.csv", dtype=str, keep_default_na=False)
+    assert (release["n0"] == "*").any() and not release["n0"].str.contains("-9").any()
+    assert "missing QI values kept" in out
+    # verify from the job, and from the manifest alone (codes and limit recorded there)
+    code, out, err = run(["verify", "--config", str(job)], capsys)
+    assert code == 0 and "PASS" in out, err
+    data, published = tmp_path / "people.csv", tmp_path / "release.csv"
+    args = ["verify", str(data), str(published), "--manifest", str(tmp_path / "release.json")]
+    code, out, err = run(args, capsys)
+    assert code == 0 and f"({suppressed} people suppressed)" in out, err
+    # the job's limit is the only thing that lets the shorter release pass
+    job.write_text(text.replace("suppression_limit = 0.05", "suppression_limit = 0.0"))
+    code, out, _ = run(["verify", "--config", str(job)], capsys)
+    assert code == 4 and "rows but the original has 120" in out
+    # sets: input.dedupe → --dedupe
+    from tests.cli.test_sets import _long_with_repeats
+
+    _, repeats = _long_with_repeats(tmp_path / "long.csv")
+    sets_job = tmp_path / "sets.toml"
+    sets_text = (
+        'kind = "transactions"\n[input]\npath = "long.csv"\nformat = "long"\n'
+        'id_column = "person"\nitem_column = "code"\ndedupe = true\n[model]\nk = 3\n'
+        '[output]\npath = "r.jsonl"\nreport = "r.json"\n'
+    )
+    sets_job.write_text(sets_text)
+    code, out, err = run(["anonymize-sets", "--config", str(sets_job), "--seed", "1"], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "r.json").read_text())["input"]["duplicates_removed"] == repeats
+    code, _, err = run(["verify-sets", "--config", str(sets_job)], capsys)
+    assert code == 0, err
+    sets_job.write_text(sets_text.replace("dedupe = true\n", ""))
+    (tmp_path / "r.jsonl").unlink()
+    (tmp_path / "r.json").unlink()
+    code, _, err = run(["anonymize-sets", "--config", str(sets_job)], capsys)
+    assert code == 2 and "--dedupe" in err and not (tmp_path / "r.jsonl").exists()

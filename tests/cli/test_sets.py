@@ -196,3 +196,43 @@ def test_bad_input_one_line_nothing_written(
     assert got == code
     assert err.count("\n") == 1 and err.startswith("anonymatch: error:")
     assert not out.exists()
+
+
+def _long_with_repeats(path: Path) -> tuple[int, int]:
+    """A long file of 40 people with 2–4 codes each, some (person, code) rows repeated; returns
+    (rows written, repeats)."""
+    rng = np.random.default_rng(8)
+    rows, repeats = ["person,code,group"], 0
+    for p in range(40):
+        codes = rng.choice(30, rng.integers(2, 5), replace=False).tolist()
+        for c in codes:
+            rows.append(f"p{p},c{c},g{p % 3}")
+            if rng.random() < 0.3:
+                rows.append(f"p{p},c{c},g{p % 3}")
+                repeats += 1
+    path.write_text("\n".join(rows) + "\n")
+    return len(rows) - 1, repeats
+
+
+def test_dedupe_counts_repeated_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "long.csv"
+    _, repeats = _long_with_repeats(source)
+    assert repeats > 0
+    with pytest.raises(InputError, match="appears twice in record .*pass --dedupe"):
+        read_transactions(source, "long")
+    t = read_transactions(source, "long", label_column="group", dedupe=True)
+    assert t.duplicates_removed == repeats and t.n == 40
+    assert t.take(np.arange(5)).duplicates_removed == repeats  # kept through take/with_labels
+    out, report = tmp_path / "r.jsonl", tmp_path / "r.json"
+    args = ["anonymize-sets", str(source), "-o", str(out), "--format", "long", "--k", "3"]
+    code, _, err = run(args, capsys)
+    assert code == 2 and "--dedupe" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    code, stdout, err = run([*args, "--dedupe", "--report", str(report), "--seed", "1"], capsys)
+    assert code == 0, err
+    assert f"duplicate (record, item) rows removed: {repeats}" in stdout
+    assert json.loads(report.read_text())["input"]["duplicates_removed"] == repeats
+    code, _, err = run(
+        ["verify-sets", str(source), str(out), "--format", "long", "--k", "3", "--dedupe"], capsys
+    )
+    assert code == 0, err

@@ -143,9 +143,28 @@ def _bad_inputs(tmp: Path, table: Path) -> list[tuple[list[str], int, str]]:
             "non-numeric value 'x'",
         ),
         (
-            [str(missing_numeric), "--k", "1", "--qi", "n0,c0", "--numeric", "n0"],
+            [
+                str(missing_numeric),
+                "--k",
+                "1",
+                "--qi",
+                "n0,c0",
+                "--numeric",
+                "n0",
+                "--method",
+                "mip",
+            ],
             2,
-            "missing value",
+            "does not handle missing QI values",
+        ),  # fmt: skip
+        ([t, "--k", "2", *base, "--na", "n0"], 2, "--na expects COLUMN=CODE"),
+        ([t, "--k", "2", *base, "--na", "n0=1|"], 2, "--na expects COLUMN=CODE"),
+        ([t, "--k", "2", *base, "--na", "nope=-9"], 2, "unknown column 'nope'"),
+        ([t, "--k", "2", *base, "--suppression-limit", "1.5"], 2, "must be in [0, 1)"),
+        (
+            [t, "--k", "2", *base, "--suppression-limit", "0.1", "--executor", "inline"],
+            2,
+            "in memory only",
         ),
         ([str(empty), "--k", "1", "--qi", "n0"], 2, "empty"),
         ([str(header_only), "--k", "1", "--qi", "n0"], 2, "no data rows"),
@@ -200,8 +219,7 @@ def test_drop_missing_and_na_values(tmp_path: Path, capsys: pytest.CaptureFixtur
     )
     assert code == 0, err
     assert "(2 dropped" in stdout and len(pd.read_csv(out)) == 28
-    # without --drop-missing a categorical '?' is an ordinary value; numeric '?' is an error
-    frame.loc[3, "n0"] = "7"
+    # without --drop-missing a missing value is kept and published as '*'
     frame.to_csv(path, index=False)
     code, _, err = run(
         [
@@ -223,6 +241,9 @@ def test_drop_missing_and_na_values(tmp_path: Path, capsys: pytest.CaptureFixtur
         capsys,
     )
     assert code == 0, err
+    published = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert len(published) == 30  # nobody dropped; each missing value stars its k rows
+    assert (published["n0"] == "*").sum() >= 2 and (published["c0"] == "*").sum() >= 2
 
 
 def test_names_and_separator(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -249,3 +270,34 @@ def test_names_and_separator(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     )
     assert code == 0, err
     assert list(pd.read_csv(out).columns) == ["n0", "n1", "c0", "c1", "s"]
+
+
+def test_na_codes_and_suppression_limit_through_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = random_frame(120, 4).astype(str)
+    frame.loc[[2, 9, 30, 31], "n0"] = "-9"
+    frame.loc[[5, 40], "c0"] = "-8"
+    source = tmp_path / "t.csv"
+    frame.to_csv(source, index=False)
+    out, report = tmp_path / "o.csv", tmp_path / "o.json"
+    roles = ["--qi", QI, "--numeric", "n0,n1", "--na", "n0=-9,c0=-8|-7"]
+    code, stdout, err = run(
+        ["anonymize", str(source), "-o", str(out), "--report", str(report), "--k", "3",
+         "--suppression-limit", "0.02", "--seed", "2", *roles],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    manifest = json.loads(report.read_text())
+    assert manifest["parameters"]["na_codes"] == {"n0": ["-9"], "c0": ["-8", "-7"]}
+    assert manifest["parameters"]["suppression_limit"] == 0.02
+    suppressed = manifest["input"]["suppressed"]
+    assert manifest["input"]["records"] == 120 and manifest["input"]["dropped_missing"] == 0
+    assert len(pd.read_csv(out)) == 120 - suppressed == manifest["output"]["records"]
+    assert "missing QI values kept" in stdout
+    verify = ["verify", str(source), str(out), "--k", "3", *roles]
+    code, _, _ = run([*verify, "--manifest", str(report)], capsys)
+    assert code == 0
+    if suppressed:  # without the limit a shorter release fails
+        code, stdout, _ = run(verify, capsys)
+        assert code == 4 and "rows but the original has 120" in stdout

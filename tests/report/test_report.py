@@ -288,3 +288,53 @@ def test_partitioned_release_reports_the_manifest(
     assert "not done for releases of more than" in text and "in parts" in text
     assert '<section id="guarantee">' in text and "partition by partition" in text
     assert_self_contained(text)
+
+
+def test_missing_values_suppression_and_hierarchy_in_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--report-html`` on a release with per-column missing codes, suppressed records and a
+    hierarchy: the report reads the original as the release did (codes, published people,
+    ``~node`` cells), and its distributions leave the missing values out of both sides."""
+    from anonymatch.tables.cells import parse_cells
+    from anonymatch.tables.pipeline import anonymize
+    from anonymatch.tables.schema import MissingCodes
+
+    rng = np.random.default_rng(3)
+    n = 150
+    frame = pd.DataFrame(
+        {
+            "n0": rng.integers(0, 50, n),
+            "n1": rng.integers(0, 9, n),
+            "c0": rng.choice(list("abcd"), n),
+            "s": rng.choice(list("xy"), n),
+        }
+    )
+    frame.loc[rng.random(n) < 0.15, "n0"] = -9
+    frame.loc[rng.random(n) < 0.15, "c0"] = "-8"
+    original, tree = tmp_path / "t.csv", tmp_path / "c0.csv"
+    frame.to_csv(original, index=False)
+    tree.write_text("a;ab;*\nb;ab;*\nc;cd;*\nd;cd;*\n")
+    out, manifest, html = tmp_path / "r.csv", tmp_path / "r.json", tmp_path / "r.html"
+    args = ["anonymize", str(original), "-o", str(out), "--report", str(manifest),
+            "--report-html", str(html), "--k", "3", "--qi", "n0,n1,c0", "--numeric", "n0,n1",
+            "--na", "n0=-9", "--na", "c0=-8", "--hierarchy", f"c0={tree}",
+            "--suppression-limit", "0.05", "--seed", "1", "-q"]  # fmt: skip
+    code, _, err = run(args, capsys)
+    assert code == 0, err
+    report = json.loads(manifest.read_text())
+    assert report["input"]["suppressed"] > 0 and report["input"]["missing_values"] > 0
+    assert "Utility" in html.read_text()
+    # the distributions of a release with missing values: n − m on both sides
+    codes = MissingCodes(("",), {"n0": ("-9",), "c0": ("-8",)})
+    release = anonymize(frame.astype(str), 3, ["n0", "n1", "c0"], ["n0", "n1"], seed=2,
+                        na_values=codes)  # fmt: skip
+    enc = release.qi
+    cells = parse_cells(release.table, enc)
+    gone = int(enc.num_missing[:, 0].sum())
+    _, orig, rel = numeric_distributions(enc, cells, 0)
+    assert orig.sum() == n - gone and rel.sum() == pytest.approx(n - gone)
+    assert np.all(rel >= -1e-9)
+    gone = int(enc.cat_missing[:, 0].sum())
+    _, corig, crel = categorical_distributions(enc, cells, 0)
+    assert corig.sum() == n - gone and crel.sum() == pytest.approx(n - gone)

@@ -262,3 +262,20 @@ def test_cli_directory_of_parquet_parts_round_trip(small_csv: Path, tmp_path: Pa
     check += ["--numeric", ",".join(NUMERIC), "--manifest", str(manifest), "--executor", "inline"]
     assert main(check) == 0
     assert main([*check[:3], "--k", "60", *check[5:]]) == 4
+
+
+@pytest.mark.parametrize("text", ["sex,b\nu,1,2\nv,2\n", "sex,b\nu,1\nv,2,9\nu,3\n"])
+def test_a_row_with_another_number_of_fields_is_refused_as_in_memory(
+    tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the fuzzing suite: the streamed reader dropped the extra fields of a longer row
+    (a pandas warning) and published, while the in-memory reader and the verifier refuse it."""
+    src = tmp_path / "in.csv"
+    src.write_text(text)
+    for executor in ("inline", "threads"):
+        out = tmp_path / f"out-{executor}.csv"
+        code = main(["anonymize", str(src), "-o", str(out), "--k", "1", "--qi", "sex", "-q",
+                     "--executor", executor])  # fmt: skip
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and "malformed CSV" in err[0], err
+        assert not out.exists()

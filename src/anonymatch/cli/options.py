@@ -21,7 +21,7 @@ from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import private_seed_file, utc_now
 from anonymatch.core.outputs import JSON_EXTENSIONS, Output, check_outputs
 from anonymatch.tables.io import CsvOptions, check_quotechar
-from anonymatch.tables.schema import DEFAULT_NA_VALUES
+from anonymatch.tables.schema import DEFAULT_NA_VALUES, MissingCodes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -122,9 +122,16 @@ TABLE_FORMATS = ("auto", "csv", "tsv", "parquet")
 
 
 def table_input_options(func: F) -> F:
-    """Options describing how to read the original table (shared by all table commands)."""
+    """Options describing how to read the original table (shared by all table commands).
+    ``--na-values`` and ``--na`` reach the command as one ``MissingCodes`` (parameter
+    ``na_values``)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, na_values: str | None, na: tuple[str, ...], **kwargs: Any) -> Any:
+        return func(*args, na_values=missing_codes_option(na_values, na), **kwargs)
+
     return _apply(
-        func,
+        wrapper,
         [
             format_option(
                 TABLE_FORMATS,
@@ -150,9 +157,34 @@ def table_input_options(func: F) -> F:
                 help="Comma-separated tokens meaning 'missing' "
                 f"(default: {','.join(repr(v) for v in DEFAULT_NA_VALUES)}).",
             ),
+            click.option(
+                "--na",
+                multiple=True,
+                metavar="COL=V1|V2",
+                help="Codes meaning 'missing' in one column, besides --na-values, e.g. "
+                "EDUCYEAR=-1|-7|-8|-9 (repeatable; or comma-separated COL=…,COL=…). A missing QI "
+                "value is published as '*'.",
+            ),
             click.option("--drop-missing", is_flag=True, help="Drop rows with a missing QI value."),
         ],
     )
+
+
+def missing_codes_option(
+    na_values: str | MissingCodes | None, na: Sequence[str] = ()
+) -> MissingCodes:
+    """``--na-values`` (global tokens) and ``--na COL=V1|V2`` (per-column codes) as one
+    ``MissingCodes``. InputError on a malformed ``--na``."""
+    base = na_values if isinstance(na_values, MissingCodes) else MissingCodes(na_tokens(na_values))
+    columns = {name: list(codes) for name, codes in base.columns.items()}
+    for value in na:
+        for item in comma_list(value):
+            name, sep, codes = item.partition("=")
+            tokens = [c.strip() for c in codes.split("|")]
+            if not sep or not name.strip() or not codes.strip() or "" in tokens:
+                raise InputError(f"--na expects COLUMN=CODE|CODE|…, got {item!r}")
+            columns.setdefault(name.strip(), []).extend(tokens)
+    return MissingCodes(base.tokens, {c: tuple(v) for c, v in columns.items()})
 
 
 SET_FORMATS = ("auto", "dat", "basket", "long", "jsonl")
@@ -169,6 +201,12 @@ def set_input_options(func: F) -> F:
             ),
             click.option("--id-column", default=None, help="Long format: record id column."),
             click.option("--item-column", default=None, help="Long format: item column."),
+            click.option(
+                "--dedupe",
+                is_flag=True,
+                help="Long format: drop repeated (record, item) rows (counted in the summary "
+                "and the manifest) instead of refusing the input.",
+            ),
         ],
     )
 
@@ -206,8 +244,15 @@ def executor_options(meaning: str) -> Callable[[F], F]:
     that can run in parallel; ``meaning`` says what each choice does for the command."""
 
     def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, connect_timeout: float | None, **kwargs: Any) -> Any:
+            from anonymatch.core.runner import connect_timeout as bounded
+
+            with bounded(connect_timeout):
+                return func(*args, **kwargs)
+
         return _apply(
-            func,
+            wrapper,
             [
                 click.option(
                     "--executor",
@@ -229,6 +274,14 @@ def executor_options(meaning: str) -> Callable[[F], F]:
                     metavar="ADDRESS",
                     help="Address of an existing dask.distributed scheduler, e.g. "
                     "tcp://host:8786 (implies --executor dask).",
+                ),
+                click.option(
+                    "--connect-timeout",
+                    type=float,
+                    default=None,
+                    metavar="SECONDS",
+                    help="Give up on a --scheduler that does not complete Dask's handshake "
+                    "within this time (exit 2) [default: 10].",
                 ),
             ],
         )
@@ -576,7 +629,8 @@ def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
         options["csv"] = csv_options(
             params.get("sep"), params.get("names"), params["quotechar"], params.get("fmt", "auto")
         )
-        options["na_values"] = na_tokens(params.get("na_values"))
+        na = params.get("na_values")  # a MissingCodes (tokens and --na codes) once parsed
+        options["na_values"] = na if isinstance(na, MissingCodes) else na_tokens(na)
     return options
 
 
@@ -600,7 +654,11 @@ def stage_bar(stages: int, quiet: bool, desc: str) -> Any:
     return tqdm(total=stages, desc=desc, unit="stage", disable=quiet, delay=1.0, leave=False)
 
 
-def na_tokens(value: str | None) -> tuple[str, ...]:
+def na_tokens(value: str | MissingCodes | None) -> tuple[str, ...]:
+    """The global missing tokens of ``--na-values`` (a ``MissingCodes`` passes through
+    ``missing_codes_option``, which commands receive already)."""
+    if isinstance(value, MissingCodes):
+        return value.tokens
     return DEFAULT_NA_VALUES if value is None else tuple(v.strip() for v in value.split(","))
 
 

@@ -42,6 +42,7 @@ def _read(
     item_column: str | None,
     sensitive_file: str | None = None,
     sensitive: str | None = None,
+    dedupe: bool = False,
 ) -> Transactions:
     sep = item_sep.encode().decode("unicode_escape")
     if not sep:
@@ -54,6 +55,7 @@ def _read(
         label_column=sensitive,
         id_column=id_column,
         item_column=item_column,
+        dedupe=dedupe,
     )
 
 
@@ -102,6 +104,7 @@ def anonymize_sets_cmd(
     item_sep: str,
     id_column: str | None,
     item_column: str | None,
+    dedupe: bool,
 ) -> None:
     """Publish transactions k-anonymous or ℓ-diverse, verified.
 
@@ -118,7 +121,9 @@ def anonymize_sets_cmd(
         raise InputError("give exactly one of --k and --l")
     seg = _segment(segment)
     with stage_bar(3, quiet, "anonymize-sets") as bar:
-        t = _read(input_path, fmt, item_sep, id_column, item_column, sensitive_file, sensitive)
+        t = _read(
+            input_path, fmt, item_sep, id_column, item_column, sensitive_file, sensitive, dedupe
+        )
         bar.update()
         clock = time.perf_counter()
         result = anonymize_sets(t, k=k, ell=ell, method=method, segment=seg, seed=seed)
@@ -139,6 +144,8 @@ def anonymize_sets_cmd(
         v = result.verification
         level = f"k = {k}" if k is not None else f"ℓ = {ell}"
         click.echo(f"{method}, {level}, {t.n} records, {t.n_items} items -> {output}")
+        if t.duplicates_removed:
+            click.echo(f"duplicate (record, item) rows removed: {t.duplicates_removed}")
         if result.order_report is not None:
             o = result.order_report
             click.echo(
@@ -173,6 +180,7 @@ def verify_sets_cmd(
     item_sep: str,
     id_column: str | None,
     item_column: str | None,
+    dedupe: bool,
 ) -> None:
     """Check a set-valued release: k-anonymous or ℓ-diverse.
 
@@ -185,7 +193,7 @@ def verify_sets_cmd(
     level = k if k is not None else ell
     if level is not None and level < 1:
         raise InputError(f"the level must be at least 1, got {level}")
-    t = _read(original, fmt, item_sep, id_column, item_column)
+    t = _read(original, fmt, item_sep, id_column, item_column, dedupe=dedupe)
     release = read_set_release(published, t)
     report = verify_sets(release, t, k=k, ell=ell)
     if as_json:
@@ -223,6 +231,7 @@ def evaluate_sets_cmd(
     item_sep: str,
     id_column: str | None,
     item_column: str | None,
+    dedupe: bool,
 ) -> None:
     """Report the utility of set-valued releases.
 
@@ -237,7 +246,7 @@ def evaluate_sets_cmd(
 
     if queries < 1 or in_size < 1 or ex_size < 1:
         raise InputError("--queries, --in-size and --ex-size must be at least 1")
-    t = _read(original, fmt, item_sep, id_column, item_column)
+    t = _read(original, fmt, item_sep, id_column, item_column, dedupe=dedupe)
     seed = draw_seed(seed)
     results: dict[str, Any] = {}
     for path in published:

@@ -30,7 +30,6 @@ from anonymatch.cli.options import (
     executor_options,
     exit_verdict,
     json_default,
-    na_tokens,
     output_options,
     parse_weights,
     per_column,
@@ -46,7 +45,7 @@ from anonymatch.core.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, METHOD_NAMES, SUPPRESSION_METHODS
 from anonymatch.tables.qitypes import QITypes
-from anonymatch.tables.schema import Schema
+from anonymatch.tables.schema import MissingCodes, Schema
 
 EXECUTOR_MEANING = (
     "threads = in memory (one process; the solvers' own threads); inline = streamed, "
@@ -77,6 +76,16 @@ def _chunk_rows_option(func: Any) -> Any:
         show_default=True,
         help="Rows per job of the streamed path (whole partitions).",
     )(func)
+
+
+def _suppression_limit_option(help_text: str) -> Any:
+    return click.option(
+        "--suppression-limit",
+        type=float,
+        default=None,
+        metavar="SHARE",
+        help=help_text,
+    )
 
 
 def _epsilons(value: str | None) -> tuple[float, ...]:
@@ -168,6 +177,10 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
 )
 @sensitive_model_options
 @qi_type_options
+@_suppression_limit_option(
+    "Share of the records, in [0, 1), that may be dropped from the release as outliers when "
+    "that lowers the loss (ARX's suppression limit; default 0: none). In-memory path only."
+)
 @executor_options(EXECUTOR_MEANING)
 @_chunk_rows_option
 @csv_safe_option
@@ -196,6 +209,7 @@ def anonymize(
     c: float | None,
     t: str | None,
     qi_types: QITypes,
+    suppression_limit: float | None,
     executor: str,
     scheduler: str | None,
     workers: int | None,
@@ -207,7 +221,7 @@ def anonymize(
     sep: str | None,
     names: str | None,
     quotechar: str,
-    na_values: str | None,
+    na_values: MissingCodes,
     drop_missing: bool,
 ) -> None:
     """Publish a table k-anonymous, verified.
@@ -251,6 +265,11 @@ def anonymize(
             )
         if k is None:
             raise InputError("missing option --k")
+        if suppression_limit:
+            raise InputError(
+                "--suppression-limit runs in memory only (--executor threads); the streamed "
+                "path publishes every record"
+            )
         from anonymatch.tables.streamed import anonymize_file
 
         report = anonymize_file(
@@ -270,7 +289,7 @@ def anonymize(
             chunk_rows=chunk_rows,
             seed=seed,
             csv=csv,
-            na_values=na_tokens(na_values),
+            na_values=na_values,
             drop_missing=drop_missing,
             time_limit=time_limit,
             executor=streamed,
@@ -291,6 +310,8 @@ def anonymize(
         return
     frame = read_table(input_path, csv)
     if method in SUPPRESSION_METHODS:
+        if suppression_limit:
+            raise InputError(f"--suppression-limit does not apply to method {method!r}")
         from anonymatch.tables.adaptive import DEFAULT_PATIENCE, anonymize_adaptive
 
         if qi_types:
@@ -312,7 +333,7 @@ def anonymize(
             cell_weights=read_table(cell_weights) if cell_weights else None,
             epsilons=_epsilons(epsilons),
             neighbours=neighbours,
-            na_values=na_tokens(na_values),
+            na_values=na_values,
             drop_missing=drop_missing,
             time_limit=time_limit,
             partition_size=partition_size,
@@ -341,11 +362,12 @@ def anonymize(
             partition_size=partition_size,
             seed=seed,
             weights=parse_weights(weights),
-            na_values=na_tokens(na_values),
+            na_values=na_values,
             drop_missing=drop_missing,
             time_limit=time_limit,
             progress=not quiet,
             types=qi_types,
+            suppression_limit=suppression_limit or 0.0,
             **models,
         )
     write_release(output, release.table, release.cells, release.qi, csv_safe)
@@ -403,6 +425,19 @@ def _manifest_partitions(path: str | None) -> int | None:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
 
 
+def _manifest_suppression(path: str | None) -> tuple[float, int | None]:
+    """The suppression limit and partition size recorded in a manifest (0 and None without
+    one, or for older manifests)."""
+    if path is None:
+        return 0.0, None
+    try:
+        parameters = json.loads(Path(path).read_text()).get("parameters", {})
+        size = parameters.get("partition_size")
+        return float(parameters.get("suppression_limit") or 0.0), int(size) if size else None
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"cannot read the manifest {path}: {exc}") from None
+
+
 def _streamed_executor(
     input_path: str,
     output: str,
@@ -435,8 +470,15 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
     k, source = report["guarantee"]["k"], report["input"]
     click.echo(
         f"{report['method']}, k = {k}, {report['output']['records']} rows"
-        f" ({source['dropped_missing']} dropped for missing QIs) -> {output}"
+        f" ({source['dropped_missing']} dropped for missing QIs"
+        + (f", {source['suppressed']} suppressed as outliers" if source.get("suppressed") else "")
+        + f") -> {output}"
     )
+    if source.get("missing_values"):
+        click.echo(
+            f"missing QI values kept: {source['missing_values']}; cells published as '*':"
+            f" {loss.get('suppressed_cells', 0)}"
+        )
     if report["output"].get("layout") == "partitioned":
         click.echo(
             f"verified: PASS - each of the {v['partitions']} partitions has a {v['k']}-factor;"
@@ -453,6 +495,11 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
         _echo_sensitive(check)
     per = ", ".join(f"{a} {100 * x:.2f}%" for a, x in loss["ncp"].items())
     click.echo(f"information loss: GCP {100 * loss['gcp']:.2f}% ({per})")
+    if "gcp_with_suppressed" in loss:
+        click.echo(
+            f"GCP counting each suppressed record as a row of '*': "
+            f"{100 * loss['gcp_with_suppressed']:.2f}%"
+        )
     click.echo(f"time: {report['seconds']['wall']:.1f} s")
 
 
@@ -506,6 +553,10 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
     "shows on each person's candidate rows).",
 )
 @sensitive_model_options
+@_suppression_limit_option(
+    "The suppression limit the release was made with (default: the manifest's, else 0): a "
+    "release may then lack up to that share of the original's people."
+)
 @executor_options(VERIFY_EXECUTOR_MEANING)
 @_chunk_rows_option
 @verbosity_options
@@ -526,6 +577,7 @@ def verify(
     c: float | None,
     t: str | None,
     qi_types: QITypes,
+    suppression_limit: float | None,
     executor: str,
     workers: int | None,
     scheduler: str | None,
@@ -534,7 +586,7 @@ def verify(
     sep: str | None,
     names: str | None,
     quotechar: str,
-    na_values: str | None,
+    na_values: MissingCodes,
     drop_missing: bool,
 ) -> None:
     """Check that a table release is k-anonymous.
@@ -575,7 +627,7 @@ def verify(
             Schema.build(comma_list(qi), comma_list(numeric), types=qi_types),
             partitions,
             csv=csv_options(sep, names, quotechar, fmt),
-            na_values=na_tokens(na_values),
+            na_values=na_values,
             drop_missing=drop_missing,
             chunk_rows=chunk_rows,
             executor=streamed,  # type: ignore[arg-type]
@@ -600,9 +652,7 @@ def verify(
         if qi_types:
             raise InputError("--ordinal/--date/--hierarchy are not supported with --k-column")
         schema = Schema.build(comma_list(qi), comma_list(numeric), identifiers=[k_column])
-        adaptive = verify_adaptive_release(
-            pub, orig, k_column, schema, na_tokens(na_values), drop_missing
-        )
+        adaptive = verify_adaptive_release(pub, orig, k_column, schema, na_values, drop_missing)
         if as_json:
             click.echo(json.dumps(adaptive.to_dict(), indent=2))
         else:
@@ -613,14 +663,27 @@ def verify(
             )
         exit_verdict(adaptive.passed)
     assert k is not None
-    report = verify_release(pub, orig, k, schema, na_tokens(na_values), drop_missing, models)
+    recorded_limit, recorded_size = _manifest_suppression(manifest)
+    report = verify_release(
+        pub,
+        orig,
+        k,
+        schema,
+        na_values,
+        drop_missing,
+        models,
+        recorded_limit if suppression_limit is None else suppression_limit,
+        recorded_size,
+    )
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
         status = "PASS" if report.passed else "FAIL"
         click.echo(
             f"{status}: {report.reason}; k = {k}, {report.n_original} originals,"
-            f" {report.n_published} published rows, fewest matches per original"
+            f" {report.n_published} published rows"
+            + (f" ({report.suppressed} people suppressed)" if report.suppressed else "")
+            + ", fewest matches per original"
             f" {report.min_matches_original}, per published row"
             f" {report.min_matches_published}, k-factor flow"
             f" {report.k_factor_flow}/{report.k_factor_required}"
@@ -688,7 +751,7 @@ def attack(
     sep: str | None,
     names: str | None,
     quotechar: str,
-    na_values: str | None,
+    na_values: MissingCodes,
     drop_missing: bool,
 ) -> None:
     """Simulate an adversary who knows some true matches.
@@ -706,7 +769,7 @@ def attack(
     pub = read_release(published)
     seed = draw_seed(seed)
     report = attack_release(
-        pub, orig, schema, key, known, trials, k, k_column, seed, na_tokens(na_values), drop_missing
+        pub, orig, schema, key, known, trials, k, k_column, seed, na_values, drop_missing
     )
     if as_json:
         click.echo(json.dumps({**report.to_dict(), "seed": seed}, indent=2))
@@ -754,7 +817,7 @@ def evaluate(
     sep: str | None,
     names: str | None,
     quotechar: str,
-    na_values: str | None,
+    na_values: MissingCodes,
     drop_missing: bool,
 ) -> None:
     """Report the information loss of table releases.
@@ -767,7 +830,7 @@ def evaluate(
     )
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     results = {
-        p: evaluate_release(read_release(p), orig, schema, na_tokens(na_values), drop_missing)
+        p: evaluate_release(read_release(p), orig, schema, na_values, drop_missing)
         for p in published
     }
     if as_json:
@@ -819,7 +882,7 @@ def check_kl_cmd(
     sep: str | None,
     names: str | None,
     quotechar: str,
-    na_values: str | None,
+    na_values: MissingCodes,
     drop_missing: bool,
 ) -> None:
     """Check that a table is (k,ℓ)-anonymous.
@@ -833,7 +896,7 @@ def check_kl_cmd(
     if drop_missing:
         schema = Schema.build(attrs)
         schema.check_columns([str(c) for c in frame.columns])
-        frame = frame.loc[~missing_qi_mask(frame, schema, na_tokens(na_values))]
+        frame = frame.loc[~missing_qi_mask(frame, schema, na_values)]
     report = check_kl(frame, k, level, attrs, comma_list(numeric))
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
@@ -873,7 +936,7 @@ def anonymize_kl_cmd(
     sep: str | None,
     names: str | None,
     quotechar: str,
-    na_values: str | None,
+    na_values: MissingCodes,
     drop_missing: bool,
 ) -> None:
     """Publish a table (k,ℓ)-anonymous, verified.
@@ -899,7 +962,7 @@ def anonymize_kl_cmd(
         comma_list(identifiers),
         seed=seed,
         weights=parse_weights(weights),
-        na_values=na_tokens(na_values),
+        na_values=na_values,
         drop_missing=drop_missing,
     )
     bar.update()
@@ -988,7 +1051,7 @@ def risk_cmd(
     sep: str | None,
     names: str | None,
     quotechar: str,
-    na_values: str | None,
+    na_values: MissingCodes,
     drop_missing: bool,
 ) -> None:
     """Measure the re-identification risk of a table release.
@@ -1017,7 +1080,7 @@ def risk_cmd(
         sensitive=comma_list(sensitive),
         k=k,
         threshold=threshold,
-        na_values=na_tokens(na_values),
+        na_values=na_values,
         drop_missing=drop_missing,
         types=qi_types,
     )

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
+from anonymatch.core import lifecycle
 from anonymatch.core.errors import AnonymatchError, InputError, OutputError
 
 
@@ -66,7 +67,7 @@ class StagedOutputs:
         key = self._key(target)
         previous = self._staged.pop(key, None)
         if previous is not None:
-            _remove(previous[1])
+            lifecycle.remove_temp(previous[1])
         self._staged[key] = (Path(key), tmp)
 
     def lookup(self, path: str | os.PathLike[str]) -> Path | None:
@@ -95,7 +96,7 @@ class StagedOutputs:
     def abort(self) -> None:
         """Remove every staged temporary file."""
         for _, tmp in self._staged.values():
-            _remove(tmp)
+            lifecycle.remove_temp(tmp)
         self._staged.clear()
 
 
@@ -108,14 +109,22 @@ def _remove(path: Path) -> None:
 
 
 def _rename_into_place(tmp: Path, target: Path) -> None:
-    """``os.replace``; a directory replaces an existing directory by swapping it out."""
+    """``os.replace`` through ``lifecycle.commit`` (refused once the run is cancelled; a
+    committed output is removed if the run is cancelled later); a directory replaces an
+    existing directory by swapping it out."""
     if tmp.is_dir() and target.is_dir() and not target.is_symlink():
+        lifecycle.check()
         old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=tmp.parent))
         os.replace(target, old / "release")
-        os.replace(tmp, target)
-        shutil.rmtree(old, ignore_errors=True)
+        try:
+            lifecycle.commit(tmp, target)
+        except BaseException:
+            os.replace(old / "release", target)  # put the old release back
+            raise
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
         return
-    os.replace(tmp, target)
+    lifecycle.commit(tmp, target)
 
 
 _STAGING: ContextVar[StagedOutputs | None] = ContextVar("anonymatch_staging", default=None)
@@ -186,25 +195,24 @@ def write_atomically(path: str | os.PathLike[str], writer: Callable[[Path], obje
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise InputError(f"output directory does not exist: {directory}")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:  # 0600, locked, removed if the run is cancelled, swept after a SIGKILL
+        tmp = lifecycle.hidden_temp(directory, f".{target.name}.")
     except OSError as exc:
         raise output_error(path, exc) from exc
-    os.close(fd)
     try:
         try:
-            writer(Path(tmp))
+            writer(tmp)
             outputs = staging()
             if outputs is not None:
-                outputs.add(target, Path(tmp))
+                outputs.add(target, tmp)
                 return
-            os.replace(tmp, target)
+            lifecycle.commit(tmp, target)
         except AnonymatchError:
             raise
         except OSError as exc:
             raise output_error(path, exc) from exc
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        lifecycle.remove_temp(tmp)
         raise
 
 

@@ -123,3 +123,59 @@ def has_k_factor(
     size = sink + 1
     net = sp.csr_array((caps, (rows, cols)), shape=(size, size))
     return int(maximum_flow(net, src, sink, method="dinic").flow_value)
+
+
+def k_factor_subset(
+    c: sp.csr_array, counts: np.ndarray, k: int, size: int
+) -> tuple[np.ndarray | None, int]:
+    """Look for ``size`` originals with a k-factor to all the published rows: a release from
+    which some people were suppressed (dropped) shows fewer rows than the original has people.
+
+    Rows of ``c`` are unique original vectors with multiplicities ``counts``; the answer
+    ``chosen[u]`` (how many originals of vector u are published, Σ = ``size``) comes with a
+    proof: an integral flow in which every published row takes k units and every chosen
+    original exactly k, on distinct rows — a k-factor of the chosen people × published rows.
+
+    The search keeps m_u candidate originals per vector (m = counts, minus the vectors with
+    fewer than k compatible rows, which no chosen person can have) and repeats: a maximum flow
+    source → u (capacity k·m_u) → j (m_u) → sink (k); if it falls short of k·size, None; every
+    vector keeps ⌈flow_u / k⌉ candidates (an original the flow does not use at all is dropped);
+    if every flow_u is then a multiple of k and the flow ran with exactly those m_u = flow_u / k
+    (so that no edge carries more than the vector's chosen originals can take), found; if the
+    m_u shrank, the flow is recomputed with them; else the vector whose last original carries
+    the least flow loses it, and the flow is recomputed. Choosing exactly which people to leave
+    out is a general-factor problem with gaps (hard in general), so this is a heuristic: a found
+    set is a proof, a None is not a proof that none exists. At most Σ counts − size + 1 rounds
+    of Dinic's algorithm on O(U + n + pairs) edges; in practice a few, since suppressed outliers
+    fit fewer than k published rows or none of the flow.
+
+    Returns (chosen or None, the last flow value).
+    """
+    n_u, n_pub = c.shape
+    degree = np.diff(sp.csr_array(c).indptr)
+    m = np.where(degree >= k, counts, 0).astype(np.int64)
+    coo = c.tocoo()
+    src, sink = 0, 1 + n_u + n_pub
+    rows = np.concatenate([np.zeros(n_u, np.int64), 1 + coo.row, 1 + n_u + np.arange(n_pub)])
+    cols = np.concatenate([1 + np.arange(n_u), 1 + n_u + coo.col, np.full(n_pub, sink)])
+    value = 0
+    while True:
+        caps = np.concatenate([k * m, m[coo.row], np.full(n_pub, k)]).astype(np.int32)
+        net = sp.csr_array((caps, (rows, cols)), shape=(sink + 1, sink + 1))
+        result = maximum_flow(net, src, sink, method="dinic")
+        value = int(result.flow_value)
+        if value < k * size:
+            return None, value
+        first = sp.csr_array(result.flow)[[0], :].toarray().ravel()
+        f = first[1 : 1 + n_u].astype(np.int64)
+        kept = np.minimum(m, -(-f // k))  # originals the flow leaves unused are not published
+        partial = f % k
+        if not partial.any() and np.array_equal(kept, m):
+            # the flow ran with edge capacities m_u = f_u / k: a proof (``has_k_factor``)
+            return f // k, value
+        if partial.any():
+            u = int(np.flatnonzero(partial)[np.argmin(partial[partial > 0])])
+            kept[u] -= 1
+        # else: an edge may carry more than f_u / k units (the capacity was the larger m_u),
+        # which f_u / k originals cannot take on distinct rows: recompute with m_u = f_u / k
+        m = kept

@@ -17,6 +17,7 @@ all records.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections import deque
@@ -29,6 +30,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from tqdm import tqdm
 
+from anonymatch.core import lifecycle
 from anonymatch.core.errors import InputError, WorkerError
 
 R = TypeVar("R")
@@ -49,43 +51,117 @@ def child_seeds(seed: SeedLike | None, count: int) -> list[np.random.SeedSequenc
     return root.spawn(count)
 
 
+DEFAULT_CONNECT_TIMEOUT = 10.0
+_connect_timeout = [DEFAULT_CONNECT_TIMEOUT]
+
+
+@contextmanager
+def connect_timeout(seconds: float | None) -> Iterator[None]:
+    """Within the block, give up connecting to a Dask scheduler after ``seconds`` (None: the
+    default, 10 s); the CLI's ``--connect-timeout``."""
+    if seconds is not None and not seconds > 0:
+        raise InputError(f"--connect-timeout must be positive, got {seconds}")
+    previous = _connect_timeout[0]
+    _connect_timeout[0] = DEFAULT_CONNECT_TIMEOUT if seconds is None else float(seconds)
+    try:
+        yield
+    finally:
+        _connect_timeout[0] = previous
+
+
 @contextmanager
 def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` on ``scheduler`` (an address such as ``tcp://host:8786``), or on
     a fresh local cluster of ``workers`` single-threaded worker processes (default: all cores),
-    closed on exit."""
+    closed on exit.
+
+    A scheduler that does not complete Dask's handshake within the connect timeout (10 s;
+    ``connect_timeout``) — a peer that accepts and never answers, one that answers with other
+    bytes — is an InputError naming the address (exit 2), never a hang or a MemoryError. A
+    local cluster gets a private directory (``lifecycle.private_dir``: mode 0700, an
+    unpredictable name, removed at exit) as its ``local_directory`` and Dask's
+    ``temporary-directory``, instead of the predictable ``$TMPDIR/dask-scratch-space``, where
+    Dask opens lock files without refusing symbolic links."""
     try:
+        import dask
         from distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - a declared dependency
         raise InputError("the dask executor needs the 'distributed' package") from exc
     if scheduler:
+        timeout = _connect_timeout[0]
         try:
-            client = Client(scheduler, timeout=30)
+            _handshake(scheduler, timeout)
+            client = Client(scheduler, timeout=timeout)
         except (OSError, TimeoutError, ValueError) as exc:
-            raise InputError(f"cannot connect to the Dask scheduler {scheduler}: {exc}") from None
+            raise InputError(
+                f"cannot connect to the Dask scheduler {scheduler} within {timeout:g} s: "
+                f"{_first_line(exc) or type(exc).__name__}"
+            ) from None
+        except (MemoryError, EOFError, TypeError, KeyError) as exc:  # garbage for a frame
+            raise InputError(
+                f"{scheduler} did not answer as a Dask scheduler ({type(exc).__name__})"
+            ) from None
+        token = lifecycle.register_pool(client.close)
         try:
             yield client
         finally:
+            lifecycle.forget_pool(token)
             client.close()
         return
-    import dask
+    with lifecycle.private_directory("anonymatch-dask-") as scratch:
+        # Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, which disables glibc's adaptive
+        # mmap threshold: every array above 128 KiB is then mapped and unmapped on each use,
+        # and the partitions' O(P²) matrices ran ~2× slower than in plain worker processes.
+        settings = {
+            "distributed.nanny.pre-spawn-environ": {},
+            "temporary-directory": str(scratch),
+        }
+        with dask.config.set(settings):
+            try:
+                cluster = LocalCluster(
+                    n_workers=workers or default_workers(),
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    local_directory=str(scratch),
+                )
+            except (RuntimeError, OSError, TimeoutError) as exc:  # a worker died starting
+                lifecycle.check()
+                raise WorkerError(
+                    f"the local Dask cluster failed to start: {_first_line(exc)}"
+                ) from None
+            client = Client(cluster)
+            try:
+                yield client
+            finally:
+                client.close()
+                cluster.close()
 
-    # Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, which disables glibc's adaptive
-    # mmap threshold: every array above 128 KiB is then mapped and unmapped on each use, and
-    # the partitions' O(P²) matrices ran ~2× slower than in plain worker processes.
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": {}}):
-        cluster = LocalCluster(
-            n_workers=workers or default_workers(),
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-        )
-    client = Client(cluster)
+
+def _handshake(address: str, timeout: float) -> None:
+    """Open a comm to ``address`` and complete Dask's handshake within ``timeout`` seconds,
+    then close it. ``Client(timeout=…)`` bounds only the TCP connect: a peer that accepts and
+    never answers would hold it for ever. Raises TimeoutError, OSError or whatever reading a
+    non-Dask answer raises (MemoryError for a garbage frame length)."""
+    import asyncio
+
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    async def probe() -> None:
+        args = Security().get_connection_args("client")
+        comm = await asyncio.wait_for(connect(address, timeout=timeout, **args), timeout)
+        await comm.close()
+
     try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
+        asyncio.run(probe())
+    except TimeoutError:
+        raise TimeoutError("no Dask handshake") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
 
 
 def iter_partitions(
@@ -114,6 +190,7 @@ def iter_partitions(
         executor = "dask"
     if executor == "inline":
         for job in jobs:
+            lifecycle.check()
             yield fn(job)
         return
     if executor == "dask":
@@ -141,20 +218,41 @@ def iter_partitions(
 
 
 class _ProcessPools:
-    """A process pool that can be replaced after a worker died (``BrokenProcessPool``)."""
+    """A process pool that can be replaced after a worker died (``BrokenProcessPool``). Its
+    workers start with ``lifecycle.worker_init`` (they die with this process, even on
+    SIGKILL, and ignore Ctrl-C) and are killed at once if the run is cancelled."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.pool = ProcessPoolExecutor(max_workers=size)
+        self.pool = self._new()
+        self.token = lifecycle.register_pool(self.kill)
+
+    def _new(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=self.size, initializer=lifecycle.worker_init, initargs=(os.getpid(),)
+        )
 
     def submit(self, fn: Callable[[Any], R], job: Any) -> Future[R]:
         return self.pool.submit(fn, job)
 
     def restart(self) -> None:
+        lifecycle.check()  # a pool killed by a cancellation is not restarted
         self.pool.shutdown(wait=False, cancel_futures=True)
-        self.pool = ProcessPoolExecutor(max_workers=self.size)
+        self.pool = self._new()
+
+    def kill(self) -> None:
+        """Kill the workers now (a cancellation), without waiting for their jobs."""
+        processes = list((getattr(self.pool, "_processes", None) or {}).values())
+        for process in processes:
+            with contextlib.suppress(OSError, ValueError):
+                process.kill()
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
+        lifecycle.forget_pool(self.token)
+        if lifecycle.cancelled() is not None:
+            self.kill()
+            return
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -186,6 +284,7 @@ def _windowed(
     source = iter(jobs)
     exhausted = False
     while True:
+        lifecycle.check()  # a cancelled run submits nothing more
         while not exhausted and len(pending) < window:
             job = next(source, _DONE)
             if job is _DONE:

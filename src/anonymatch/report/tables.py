@@ -21,8 +21,15 @@ from anonymatch.core.errors import InputError
 from anonymatch.report import plots
 from anonymatch.report.model import Figure, Inputs, KindSections, Section, Table
 from anonymatch.tables.io import CsvOptions, read_table
+from anonymatch.tables.qitypes import QITypes
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, Schema
+from anonymatch.tables.schema import (
+    DEFAULT_NA_VALUES,
+    EncodedQI,
+    MissingCodes,
+    Schema,
+    missing_codes,
+)
 
 UNIQUE_FLAG_SHARE = 0.05
 """A column released unchanged is flagged when at least this share of records hold a value
@@ -74,10 +81,14 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         params.get("sensitive") or [],
         params.get("identifiers") or [],
         params.get("weights") or {},
+        _qi_types(params),
     )
     options = inputs.options
     csv = options.get("csv") or CsvOptions()
-    na = tuple(options.get("na_values") or DEFAULT_NA_VALUES)
+    na = missing_codes(options.get("na_values") or DEFAULT_NA_VALUES)
+    if not na.columns and isinstance(params.get("na_codes"), dict):  # --na, as recorded
+        codes = {str(c): tuple(str(v) for v in vs) for c, vs in params["na_codes"].items()}
+        na = MissingCodes(na.tokens, codes)
     dropped = int((manifest.get("input") or {}).get("dropped_missing") or 0)
     drop_missing = bool(options.get("drop_missing")) or dropped > 0
     assert inputs.original is not None and inputs.release is not None
@@ -88,6 +99,9 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
 
     data, enc, _ = prepare(original, schema, na, drop_missing)
     cells = parse_cells(release, enc)
+    kept = _published_people(manifest, enc, cells.n)
+    if kept is not None:  # records suppressed under the limit: report on the published people
+        data, enc = data.loc[kept].reset_index(drop=True), enc.take(np.flatnonzero(kept))
     if cells.n != enc.n:
         raise InputError(f"the release does not match the original: {cells.n} rows against {enc.n}")
     level_column = params.get("k_column")
@@ -104,6 +118,44 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     _risk(risk, manifest, data, enc, cells, release, schema, inputs.threshold, limits)
     _utility(utility, cells, enc, data, schema)
     return KindSections(published, guarantee, risk, utility, limits)
+
+
+def _qi_types(params: Mapping[str, Any]) -> QITypes | None:
+    """The ordinal, date and hierarchical QIs a table manifest records (``Schema.roles``), so
+    that ``~node`` cells and label ranges are read as the release meant them; hierarchies are
+    read again from the path recorded (as given to ``anonymize``)."""
+    ordinal, dates = params.get("ordinal") or {}, params.get("dates") or {}
+    trees = {
+        str(a): str(h["path"])
+        for a, h in (params.get("hierarchies") or {}).items()
+        if isinstance(h, Mapping) and h.get("path")
+    }
+    if not (ordinal or dates or trees):
+        return None
+    from anonymatch.tables.qitypes import build_types
+
+    return build_types(ordinal, dates, trees, str(params.get("hierarchy_cells") or "node"))
+
+
+def _published_people(
+    manifest: Mapping[str, Any], enc: EncodedQI, n_published: int
+) -> np.ndarray | None:
+    """For a release made under a suppression limit that dropped records
+    (``input.suppressed``), which originals it publishes: the records ``anonymize`` keeps,
+    recomputed by the same rule from the original's QIs (``tables.suppress``), as
+    ``verify --manifest`` does. None for a release without suppressed records, or when the
+    rule does not give ``n_published`` people (the row-count check then refuses it)."""
+    params = manifest.get("parameters") or {}
+    limit = float(params.get("suppression_limit") or 0.0)
+    suppressed = int((manifest.get("input") or {}).get("suppressed") or 0)
+    k = (manifest.get("guarantee") or {}).get("k")
+    if not (limit > 0 and suppressed and n_published < enc.n and isinstance(k, int)):
+        return None
+    from anonymatch.tables.suppress import choose_outliers
+
+    size = params.get("partition_size")
+    keep = ~choose_outliers(enc, k, limit, int(size) if size else None)
+    return keep if int(keep.sum()) == n_published else None
 
 
 def _columns(
@@ -283,13 +335,19 @@ def numeric_distributions(
     (every range spread uniformly over it; a star over the whole domain). Integral columns of
     a small span get one bin per integer. O(n·bins).
 
+    Missing values (``docs/guarantees/missing.md``) are left out of both: the m people
+    missing the attribute stand behind m of the release's stars, the other stars are spread.
+
     Returns
     -------
     edges, original, release : ndarray
-        ``len(edges) = bins + 1``; both count arrays sum to n.
+        ``len(edges) = bins + 1``; both count arrays sum to n − m.
     """
-    values = enc.num[:, a]
+    present = ~enc.num_missing[:, a]
+    values = enc.num[present, a]
     star = cells.num_star[:, a]
+    if not len(values):  # nothing but missing values: nothing to compare
+        return np.array([0.0, 1.0]), np.zeros(1), np.zeros(1)
     shown_lo, shown_hi = cells.num_lo[~star, a], cells.num_hi[~star, a]
     # the bins cover the original's values and every published range (another tool's ranges
     # may reach beyond the values seen)
@@ -315,7 +373,20 @@ def numeric_distributions(
     right = np.minimum(edges[None, 1:], hi[spread, None])
     release = (np.clip(right - left, 0, None) / width[spread, None]).sum(axis=0)
     points, _ = np.histogram(lo[~spread], bins=edges)
-    return edges, original.astype(float), release + points
+    release = release + points
+    gone = int((~present).sum())
+    if gone:  # m stars stand for the missing values: spread only the others
+        top = float(values.max()) + (1.0 if integral else 0.0)
+        release = release - min(gone, int(star.sum())) * _one_star(float(values.min()), top, edges)
+    return edges, original.astype(float), release
+
+
+def _one_star(lo: float, hi: float, edges: np.ndarray) -> np.ndarray:
+    """What one star adds to the bins: [lo, hi) spread uniformly (a point if empty)."""
+    if hi <= lo:
+        points, _ = np.histogram(np.full(1, lo), bins=edges)
+        return points.astype(float)
+    return np.clip(np.minimum(edges[1:], hi) - np.maximum(edges[:-1], lo), 0, None) / (hi - lo)
 
 
 def categorical_distributions(
@@ -326,15 +397,17 @@ def categorical_distributions(
     its values; a star over the whole domain). O(n + Σ set sizes)."""
     card = int(enc.cat_card[a])
     domain = [str(v) for v in enc.cat_domains[a]]
-    original = np.bincount(enc.cat[:, a], minlength=card).astype(float)
+    present = ~enc.cat_missing[:, a]  # missing values: left out, as numeric_distributions does
+    original = np.bincount(enc.cat[present, a], minlength=card).astype(float)
     sets = cells.cat_sets[a]
     sizes = np.diff(sets.indptr)
     star = cells.cat_star[:, a]
     weights = np.repeat(np.where(sizes > 0, 1.0 / np.maximum(sizes, 1), 0.0), sizes)
     weights[np.repeat(star, sizes)] = 0.0
     keep = sets.indices < card
-    release = np.bincount(sets.indices[keep], weights=weights[keep], minlength=card)[:card]
-    release = release + star.sum() / card
+    counts = np.bincount(sets.indices[keep], weights=weights[keep], minlength=card)[:card]
+    spread = int(star.sum()) - min(int((~present).sum()), int(star.sum()))
+    release = counts.astype(float) + spread / max(card, 1)
     order = np.argsort(-original, kind="stable")
     if card > top + 1:
         shown, rest = order[:top], order[top:]

@@ -21,6 +21,7 @@ Release (DESIGN.md › Release formats): JSON Lines, one object per published re
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 from collections.abc import Sequence
@@ -42,13 +43,16 @@ class Transactions:
     ``matrix``: n × b boolean CSR (sorted indices), row i = the items of record i;
     ``items``: the item tokens (column j ↔ ``items[j]``), as text;
     ``labels``: one sensitive label per record (text) or None;
-    ``integer_items``: True when every item token is an integer (written back as numbers).
+    ``integer_items``: True when every item token is an integer (written back as numbers);
+    ``duplicates_removed``: repeated (record, item) rows of a long-format input dropped on
+    reading (``dedupe``).
     """
 
     matrix: sp.csr_array
     items: list[str]
     labels: np.ndarray | None = None
     integer_items: bool = False
+    duplicates_removed: int = 0
     _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -74,13 +78,17 @@ class Transactions:
                 raise InputError(
                     f"the label file has {len(labels)} labels but the input has {self.n} records"
                 )
-        return Transactions(self.matrix, self.items, labels, self.integer_items)
+        return Transactions(
+            self.matrix, self.items, labels, self.integer_items, self.duplicates_removed
+        )
 
     def take(self, rows: np.ndarray) -> Transactions:
         labels = None if self.labels is None else self.labels[rows]
         m = self.matrix[rows]
         m.sort_indices()
-        return Transactions(sp.csr_array(m), self.items, labels, self.integer_items)
+        return Transactions(
+            sp.csr_array(m), self.items, labels, self.integer_items, self.duplicates_removed
+        )
 
 
 def from_sets(
@@ -214,10 +222,13 @@ def read_long(
     item_column: str | None = None,
     label_column: str | None = None,
     sep: str = ",",
+    dedupe: bool = False,
 ) -> Transactions:
     """Long format CSV with a header: one row per (record id, item); records in order of first
     appearance. Defaults: the first column is the id, the second the item. A repeated
-    (id, item) pair is an error; a label must be the same on every row of a record."""
+    (id, item) pair is an error, or with ``dedupe`` dropped and counted
+    (``Transactions.duplicates_removed``); a label must be the same on every row of a record
+    (a dropped duplicate row's label too). O(rows)."""
     p = _check_file(path)
     with p.open(newline="", encoding="utf-8") as fh:
         reader = csv.reader(fh, delimiter=sep)
@@ -244,6 +255,7 @@ def read_long(
         records: dict[str, list[str]] = {}
         labels: dict[str, str] = {}
         seen: set[tuple[str, str]] = set()
+        removed = 0
         for no, row in enumerate(reader, 2):
             if not row or all(not x.strip() for x in row):
                 continue
@@ -252,10 +264,17 @@ def read_long(
             rid, item = row[cols["id"]].strip(), row[cols["item"]].strip()
             if not item:
                 raise InputError(f"{p}:{no}: empty item")
-            if (rid, item) in seen:
-                raise InputError(f"{p}:{no}: item {item!r} appears twice in record {rid!r}")
-            seen.add((rid, item))
-            records.setdefault(rid, []).append(item)
+            duplicate = (rid, item) in seen
+            if duplicate and not dedupe:
+                raise InputError(
+                    f"{p}:{no}: item {item!r} appears twice in record {rid!r}; pass --dedupe "
+                    "to drop repeated (record, item) rows"
+                )
+            if duplicate:
+                removed += 1
+            else:
+                seen.add((rid, item))
+                records.setdefault(rid, []).append(item)
             if "label" in cols:
                 lab = row[cols["label"]].strip()
                 if labels.setdefault(rid, lab) != lab:
@@ -264,7 +283,8 @@ def read_long(
         raise InputError(f"input has no data rows: {p}")
     sets = list(records.values())
     lab_list = [labels[r] for r in records] if "label" in cols else None
-    return from_sets(sets, lab_list, where=str(p), check_duplicates=False)
+    t = from_sets(sets, lab_list, where=str(p), check_duplicates=False)
+    return dataclasses.replace(t, duplicates_removed=removed) if removed else t
 
 
 def read_jsonl(path: str | os.PathLike[str], label_column: str | None = None) -> Transactions:
@@ -323,9 +343,12 @@ def read_transactions(
     label_column: str | None = None,
     id_column: str | None = None,
     item_column: str | None = None,
+    dedupe: bool = False,
 ) -> Transactions:
     """Read a transaction file in any supported format, with optional labels (a column of a
-    long/JSONL file or a parallel label file). Raises InputError (one line) on bad input."""
+    long/JSONL file or a parallel label file). ``dedupe`` drops repeated (record, item) rows of
+    a long-format file (counted in ``duplicates_removed``) instead of refusing them. Raises
+    InputError (one line) on bad input."""
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")
     if fmt == "auto":
@@ -339,7 +362,7 @@ def read_transactions(
     elif fmt == "basket":
         t = read_basket(path, item_sep)
     elif fmt == "long":
-        t = read_long(path, id_column, item_column, label_column)
+        t = read_long(path, id_column, item_column, label_column, dedupe=dedupe)
     else:
         t = read_jsonl(path, label_column)
     if labels_path is not None:

@@ -170,7 +170,7 @@ def anonymize_sets(
         randomness_seeded=seed is not None,
         input_records=t.n,
         output_records=t.n,
-        input_extra={"items": t.n_items},
+        input_extra={"items": t.n_items, "duplicates_removed": t.duplicates_removed},
     )
     return SetAnonymization(
         release, graph, published_of, shuffle, order, order_report, report, manifest

@@ -32,8 +32,6 @@ path when ``scheduler`` is a remote cluster).
 from __future__ import annotations
 
 import math
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import scipy.sparse as sp
 
+from anonymatch.core import lifecycle
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import new_manifest
@@ -226,7 +225,8 @@ def anonymize_sparse_stream(
         raise InputError(f"output directory does not exist: {out_dir}")
     base = Path(workdir) if workdir else out_dir
     base.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".anonymatch-stream-", dir=base))
+    # private (0700, locked, removed on every exit path; swept by the next run after a SIGKILL)
+    work = lifecycle.private_dir(".anonymatch-stream-", base)
     root = np.random.SeedSequence(seed)
     lsh_seed, work_seed = root.spawn(2)
     seconds: dict[str, float] = {}
@@ -292,7 +292,7 @@ def anonymize_sparse_stream(
         write_atomically(output, lambda tmp: _write_parts(tmp, parts, out_fmt))
         seconds["write"] = time.perf_counter() - t
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        lifecycle.remove_temp(work)
     e = sum(r["edges_original"] for r in results)
     p = sum(r["edges_published"] for r in results)
     common = sum(r["edges_common"] for r in results)

@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     from anonymatch.tables.pipeline import Release
     from anonymatch.tables.qitypes import QITypes
     from anonymatch.tables.risk import RiskReport
-    from anonymatch.tables.schema import Schema
+    from anonymatch.tables.schema import MissingCodes, Schema
     from anonymatch.tables.verify import VerificationReport
+
 
 __all__ = ["anonymize", "evaluate", "risk", "verify"]
 
@@ -86,12 +87,17 @@ def _types(
     )
 
 
-def _na(na_values: str | Iterable[str] | None) -> tuple[str, ...]:
-    from anonymatch.tables.schema import DEFAULT_NA_VALUES
+def _na(
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None,
+) -> MissingCodes:
+    """``na_values`` of the API: tokens (a list or a comma-separated string) for every column,
+    a mapping column → codes (added to the default tokens, as pandas' ``na_values`` dict), or a
+    ``MissingCodes``."""
+    from anonymatch.tables.schema import MissingCodes, missing_codes
 
-    if na_values is None:
-        return tuple(DEFAULT_NA_VALUES)
-    return tuple(column_list(na_values, "na_values"))
+    if na_values is None or isinstance(na_values, MissingCodes | Mapping):
+        return missing_codes(na_values)
+    return MissingCodes(tuple(column_list(na_values, "na_values")))
 
 
 def _published(release: Any) -> pd.DataFrame:
@@ -115,7 +121,7 @@ def anonymize(
     partition_size: int | None = None,
     seed: int | None = None,
     weights: Mapping[str, float] | None = None,
-    na_values: str | Iterable[str] | None = None,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
     time_limit: float = 60.0,
     workers: int | None = None,
@@ -128,6 +134,7 @@ def anonymize(
     dates: Mapping[str, str] | None = None,
     hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
     hierarchy_cells: str = "node",
+    suppression_limit: float = 0.0,
 ) -> Release:
     """Publish a table under k-anonymity by freeform generalization, verified.
 
@@ -160,10 +167,13 @@ def anonymize(
         redo the choice of the true assignment — for tests and experiments only.
     weights : mapping of str to float, optional
         Per-QI weights of the information loss (finite, non-negative).
-    na_values : str or iterable of str, optional
-        Cell texts read as missing (default: the library's usual set).
+    na_values : str, iterable of str, mapping or MissingCodes, optional
+        Cell texts read as missing in every column (default: the library's usual set), or a
+        mapping column → codes (e.g. ``{"EDUCYEAR": [-1, -7, -8, -9]}``) added to the default
+        tokens. A missing QI value is kept and published as a suppressed cell ``*``
+        (``docs/guarantees/missing.md``).
     drop_missing : bool, default False
-        Drop rows with a missing QI instead of treating missing as a value.
+        Drop rows with a missing QI instead.
     time_limit : float, default 60.0
         Seconds allowed per partition for the exact ``mip`` method.
     workers : int, optional
@@ -193,6 +203,11 @@ def anonymize(
         Generalization hierarchies of categorical QIs, ARX's format (``tables.hierarchy``).
     hierarchy_cells : {"node", "set"}, default "node"
         Publish the lowest hierarchy node covering each cell (``~label``), or value sets.
+    suppression_limit : float, default 0.0
+        Share of the records, in [0, 1), that may be dropped from the release as outliers when
+        that lowers the loss (ARX's suppression limit; ``anonymatch.tables.suppress``). The
+        guarantee holds for the published people; ``report["input"]["suppressed"]`` counts the
+        others.
 
     Returns
     -------
@@ -271,6 +286,7 @@ def anonymize(
         c=c,
         t=t,
         types=_types(ordinal, dates, hierarchies, hierarchy_cells),
+        suppression_limit=suppression_limit,
     )
 
 
@@ -281,7 +297,7 @@ def verify(
     k: int,
     qi: str | Iterable[str],
     numeric: str | Iterable[str] | None = None,
-    na_values: str | Iterable[str] | None = None,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
     sensitive: str | Iterable[str] | None = None,
     l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
@@ -292,6 +308,7 @@ def verify(
     dates: Mapping[str, str] | None = None,
     hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
     hierarchy_cells: str = "node",
+    suppression_limit: float = 0.0,
 ) -> VerificationReport:
     """Check that a published table is k-anonymous with respect to the original.
 
@@ -328,7 +345,6 @@ def verify(
         The c of recursive (c, ℓ)-diversity.
     t : float or mapping of str to float, optional
         The t of t-closeness to check, as in ``anonymize``.
-
     ordinal : mapping of str to str or sequence of str, optional
         Ordinal QIs and their orders, as in ``anonymize``.
     dates : mapping of str to str, optional
@@ -337,6 +353,10 @@ def verify(
         Hierarchies of categorical QIs, as in ``anonymize`` (needed to read ``~node`` cells).
     hierarchy_cells : {"node", "set"}, default "node"
         As in ``anonymize``.
+    suppression_limit : float, default 0.0
+        The suppression limit the release was made with: a release with fewer rows than the
+        original passes only if at most ⌊limit·n⌋ people are missing from it and the others
+        have a k-factor to the published rows.
 
     Returns
     -------
@@ -386,7 +406,14 @@ def verify(
     )
     models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
     return verify_release(
-        published, original, check_k(k), schema, _na(na_values), drop_missing, models
+        published,
+        original,
+        check_k(k),
+        schema,
+        _na(na_values),
+        drop_missing,
+        models,
+        suppression_limit=suppression_limit,
     )
 
 
@@ -397,7 +424,7 @@ def evaluate(
     qi: str | Iterable[str],
     numeric: str | Iterable[str] | None = None,
     weights: Mapping[str, float] | None = None,
-    na_values: str | Iterable[str] | None = None,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
     ordinal: Mapping[str, str | Sequence[str]] | None = None,
     dates: Mapping[str, str] | None = None,
@@ -493,7 +520,7 @@ def risk(
     sensitive: str | Iterable[str] | None = None,
     k: int | None = None,
     threshold: float = 0.2,
-    na_values: str | Iterable[str] | None = None,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
     ordinal: Mapping[str, str | Sequence[str]] | None = None,
     dates: Mapping[str, str] | None = None,

@@ -37,7 +37,7 @@ from anonymatch.tables.methods.bmatching import (
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import Release, _check_k, _release_table, prepare
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, Schema
+from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, NAValues, Schema
 from anonymatch.tables.verify import AdaptiveVerificationReport, compatibility, verify_adaptive
 
 ADAPTIVE_PARTITION = 500  # records per partition of the suppression methods
@@ -46,9 +46,16 @@ DEFAULT_PATIENCE = 2  # ε values without fewer stars before the sweep stops
 
 def discrete_codes(enc: EncodedQI) -> np.ndarray:
     """n×d int64 codes in the order numeric QIs, categorical QIs (``enc`` layout); a numeric
-    value is a discrete value here (published exactly or starred)."""
-    cols = [np.unique(enc.num[:, a], return_inverse=True)[1] for a in range(enc.num.shape[1])]
-    cols += [enc.cat[:, a] for a in range(enc.cat.shape[1])]
+    value is a discrete value here (published exactly or starred). A missing value gets a code
+    of its own, shared with no other record, so any row covering it is starred there."""
+    keys = enc.keys()
+    gone = np.hstack([enc.num_missing, enc.cat_missing])
+    cols = []
+    for a in range(keys.shape[1]):
+        codes = np.unique(keys[:, a], return_inverse=True)[1].reshape(-1).astype(np.int64)
+        lost = np.flatnonzero(gone[:, a])
+        codes[lost] = codes.max(initial=-1) + 1 + np.arange(len(lost))
+        cols.append(codes)
     if not cols:
         return np.empty((enc.n, 0), np.int64)
     return np.ascontiguousarray(np.column_stack(cols), dtype=np.int64)
@@ -270,22 +277,15 @@ def starred_cells(enc: EncodedQI, stars: np.ndarray) -> GeneralizedQI:
         )
         for a in range(enc.cat.shape[1])
     )
+    values = np.where(enc.num_missing, 0.0, enc.num)  # a missing value's cell is starred
     return GeneralizedQI(
-        enc.num.copy(), enc.num.copy(), stars[:, :dn].copy(), sets, stars[:, dn:].copy()
+        values.copy(), values.copy(), stars[:, :dn].copy(), sets, stars[:, dn:].copy()
     )
 
 
-def missing_cells(data: pd.DataFrame, enc: EncodedQI, na_values: Iterable[str]) -> np.ndarray:
-    """Initial stars (footnote 4): categorical QI cells holding a missing-value token."""
-    na = list(set(na_values))
-    forced = np.zeros((enc.n, len(layout_names(enc))), bool)
-    dn = len(enc.num_names)
-    for a, name in enumerate(enc.cat_names):
-        column = data[name]
-        forced[:, dn + a] = (
-            column.isna().to_numpy() | column.astype(str).str.strip().isin(na).to_numpy()
-        )
-    return forced
+def missing_cells(enc: EncodedQI) -> np.ndarray:
+    """Initial stars (footnote 4): the QI cells holding a missing value (``enc`` layout)."""
+    return np.ascontiguousarray(np.hstack([enc.num_missing, enc.cat_missing]))
 
 
 def read_cell_weights(frame: pd.DataFrame, enc: EncodedQI) -> np.ndarray:
@@ -315,7 +315,7 @@ def anonymize_adaptive(
     cell_weights: pd.DataFrame | None = None,
     epsilons: Sequence[float] = DEFAULT_EPSILONS,
     neighbours: int | None = None,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
     time_limit: float = 600.0,
     progress: Callable[[str], None] | None = None,
@@ -370,7 +370,7 @@ def anonymize_adaptive(
     data, enc, dropped = prepare(data, schema, na_values, drop_missing)
     n = enc.n
     delta = levels(data, k, k_column, n)
-    forced = missing_cells(data, enc, na_values)
+    forced = missing_cells(enc)
     weights_arr = read_cell_weights(cell_weights, enc) if cell_weights is not None else None
     problem = build_problem(enc, delta, forced, weights_arr)
 
@@ -470,7 +470,7 @@ def verify_adaptive_release(
     original: pd.DataFrame,
     k_column: str,
     schema: Schema,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
 ) -> AdaptiveVerificationReport:
     """Verify a suppression release against the original table and its level column."""
@@ -489,7 +489,7 @@ def attack_release(
     k: int | None = None,
     k_column: str | None = None,
     seed: int | None = None,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
 ) -> AttackReport:
     """Attack analysis of any table release (suppression or generalization): the compatibility

@@ -31,7 +31,14 @@ from anonymatch.tables.methods.kl import generalized_cells, kl_anonymize
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, Schema
+from anonymatch.tables.schema import (
+    DEFAULT_NA_VALUES,
+    EncodedQI,
+    MissingCodes,
+    NAValues,
+    Schema,
+    encode_qi,
+)
 from anonymatch.tables.verify import verify
 
 
@@ -56,7 +63,7 @@ def anonymize_kl(
     identifiers: Iterable[str] = (),
     seed: int | None = None,
     weights: Mapping[str, float] | None = None,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> KLRelease:
@@ -73,6 +80,12 @@ def anonymize_kl(
     schema = Schema.build(qi, numeric, sensitive, identifiers, weights)
     level = check_level(level, len(schema.qi))
     data, enc, dropped = prepare(data, schema, na_values, drop_missing)
+    if enc.cat_missing.any() and not enc.num_missing.any():
+        # Global recoding publishes no '*': a categorical missing value stays a label of its
+        # own here (the adversary knows it), as before missing values were published as '*'.
+        labels = data.astype({name: str for name in enc.cat_names})
+        enc = encode_qi(labels, schema, MissingCodes(()))
+    enc.require_complete("(k,ℓ)-anonymization")
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     rec = kl_anonymize(enc, k, level, progress)

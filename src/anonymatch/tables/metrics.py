@@ -128,6 +128,8 @@ def gcp_increase_weights(
     leaf: np.ndarray | None = None,
     rep: np.ndarray | None = None,
     level: np.ndarray | None = None,
+    num_star: np.ndarray | None = None,
+    cat_star: np.ndarray | None = None,
 ) -> np.ndarray:
     """Edge weights of Doka §5: w[i, j] = weighted GCP increase of recasting published record j
     (current bounds ``lo[j]``/``hi[j]``, categorical membership ``member[a][j, code]``) so that it
@@ -140,7 +142,13 @@ def gcp_increase_weights(
     currently shows the node at ``level[j, a]`` above leaf ``rep[j, a]``, originals have leaves
     ``leaf[i, a]`` (hierarchy codes), and the increase is (leaves under the lowest common
     ancestor of the node and i's leaf − leaves under the node)/(|A| − 1), weighted: the Loss
-    metric's increase. O(m²·(d + H)) then."""
+    metric's increase. O(m²·(d + H)) then.
+
+    With missing values (``qi.num_missing``/``cat_missing``; ``num_star``/``cat_star`` mark
+    the published records whose cell is already suppressed because they cover a missing value),
+    a missing value is a point at NCP distance 1 from everything: covering it turns j's cell
+    into ``*``, an increase from the cell's current NCP (a hierarchy node's included) to 1,
+    and a suppressed cell covers anything at no further cost (docs/guarantees/missing.md)."""
     num_scale, cat_scale = qi.ncp_scales()
     widths = [mat.shape[1] for mat in member]
     offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
@@ -150,24 +158,136 @@ def gcp_increase_weights(
         if trees.any:
             raise ValueError("hierarchical attributes need leaf, rep and level")
     empty = np.zeros(qi.cat.shape, np.int64)
-    return _increase_weights(
+    leaf = np.ascontiguousarray(empty if leaf is None else leaf)
+    rep = np.ascontiguousarray(empty if rep is None else rep)
+    level = np.ascontiguousarray(empty if level is None else level)
+    if not qi.has_missing:
+        return _increase_weights(
+            qi.num,
+            lo,
+            hi,
+            num_scale,
+            qi.cat,
+            np.ascontiguousarray(stacked),
+            offsets,
+            cat_scale,
+            trees.is_tree,
+            trees.anc,
+            trees.leaf_off,
+            trees.count,
+            trees.node_off,
+            leaf,
+            rep,
+            level,
+        )
+    m = qi.n
+    num_star = np.zeros(qi.num.shape, bool) if num_star is None else num_star
+    cat_star = np.zeros(qi.cat.shape, bool) if cat_star is None else cat_star
+    num_full, cat_full = qi.star_scales()
+    # current weighted NCP of every published record's cells
+    with np.errstate(invalid="ignore"):
+        num_now = np.where(num_star, num_full, (hi - lo) * num_scale)
+    cat_now = np.empty((m, len(member)))
+    for a, mat in enumerate(member):
+        if trees.is_tree[a]:  # leaves under the node shown (a star's rep is a placeholder)
+            node = trees.anc[trees.leaf_off[a] + rep[:, a], level[:, a]]
+            values = trees.count[trees.node_off[a] + node]
+        else:
+            values = mat.sum(axis=1)
+        cat_now[:, a] = np.where(
+            cat_star[:, a], cat_full[a], np.maximum(values - 1, 0) * cat_scale[a]
+        )
+    return _increase_weights_missing(
         qi.num,
+        np.ascontiguousarray(qi.num_missing),
         lo,
         hi,
         num_scale,
+        num_full,
+        np.ascontiguousarray(num_star),
+        np.ascontiguousarray(num_now),
         qi.cat,
+        np.ascontiguousarray(qi.cat_missing),
         np.ascontiguousarray(stacked),
         offsets,
         cat_scale,
+        cat_full,
+        np.ascontiguousarray(cat_star),
+        cat_now,
         trees.is_tree,
         trees.anc,
         trees.leaf_off,
         trees.count,
         trees.node_off,
-        np.ascontiguousarray(empty if leaf is None else leaf),
-        np.ascontiguousarray(empty if rep is None else rep),
-        np.ascontiguousarray(empty if level is None else level),
+        leaf,
+        rep,
+        level,
     )
+
+
+@njit(cache=True, nogil=True)
+def _increase_weights_missing(  # pragma: no cover - compiled
+    num,
+    num_na,
+    lo,
+    hi,
+    num_scale,
+    num_full,
+    num_star,
+    num_now,
+    cat,
+    cat_na,
+    member,
+    offsets,
+    cat_scale,
+    cat_full,
+    cat_star,
+    cat_now,
+    is_tree,
+    anc,
+    leaf_off,
+    count,
+    node_off,
+    leaf,
+    rep,
+    level,
+):
+    """``_increase_weights`` with missing values: an attribute of a suppressed j adds nothing;
+    a missing value of i suppresses j's cell (increase: full NCP − current NCP)."""
+    m, dn, dc = num.shape[0], num.shape[1], cat.shape[1]
+    w = np.zeros((m, m))
+    for i in range(m):
+        for j in range(m):
+            s = 0.0
+            for a in range(dn):
+                if num_star[j, a]:
+                    continue
+                if num_na[i, a]:
+                    s += num_full[a] - num_now[j, a]
+                elif num_scale[a] != 0:
+                    v = num[i, a]
+                    grown = max(hi[j, a], v) - min(lo[j, a], v)
+                    s += (grown - (hi[j, a] - lo[j, a])) * num_scale[a]
+            for a in range(dc):
+                if cat_star[j, a]:
+                    continue
+                if cat_na[i, a]:
+                    s += cat_full[a] - cat_now[j, a]
+                elif cat_scale[a] == 0:
+                    continue
+                elif is_tree[a]:
+                    x = leaf_off[a] + leaf[i, a]
+                    r = leaf_off[a] + rep[j, a]
+                    now = anc[r, level[j, a]]
+                    lv = level[j, a]
+                    while anc[x, lv] != anc[r, lv]:
+                        lv += 1
+                    grown_n = count[node_off[a] + anc[r, lv]] - count[node_off[a] + now]
+                    s += grown_n * cat_scale[a]
+                elif not member[j, offsets[a] + cat[i, a]]:
+                    s += cat_scale[a]
+            w[i, j] = s
+    return w
 
 
 @njit(cache=True, nogil=True)

@@ -27,8 +27,11 @@ from anonymatch.tables.recode import GeneralizedQI, recode
 from anonymatch.tables.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,
+    NAValues,
     Schema,
+    check_missing_codes,
     encode_qi,
+    missing_codes,
     missing_qi_mask,
 )
 from anonymatch.tables.sensitive import (
@@ -38,6 +41,7 @@ from anonymatch.tables.sensitive import (
     check_release,
     encode_sensitive,
 )
+from anonymatch.tables.suppress import check_suppression_limit, choose_outliers
 from anonymatch.tables.verify import VerificationReport, verify
 
 
@@ -64,15 +68,17 @@ class Release:
 def prepare(
     data: pd.DataFrame,
     schema: Schema,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues | None = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
 ) -> tuple[pd.DataFrame, EncodedQI, int]:
-    """Check the schema against the table, drop rows with missing QIs if asked, encode the QIs.
-    Returns (rows kept, encoded QIs, number of rows dropped). ``data`` must be a DataFrame
-    (``ArgumentTypeError`` otherwise): the common entry of every table pipeline."""
+    """Check the schema against the table, drop rows with missing QIs if asked, encode the QIs
+    (missing values kept and marked otherwise). Returns (rows kept, encoded QIs, number of rows
+    dropped). ``data`` must be a DataFrame (``ArgumentTypeError`` otherwise): the common entry
+    of every table pipeline."""
     require_frame(data)
     schema.check_columns([str(c) for c in data.columns])
-    na = tuple(na_values)
+    check_missing_codes(na_values, [str(c) for c in data.columns])
+    na = missing_codes(na_values)
     dropped = 0
     if drop_missing:
         mask = missing_qi_mask(data, schema, na)
@@ -94,7 +100,7 @@ def anonymize(
     partition_size: int | None = None,
     seed: int | None = None,
     weights: Mapping[str, float] | None = None,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues | None = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
     time_limit: float = 60.0,
     workers: int | None = None,
@@ -104,8 +110,15 @@ def anonymize(
     c: float | None = None,
     t: float | Mapping[str, float] | None = None,
     types: QITypes | None = None,
+    suppression_limit: float = 0.0,
 ) -> Release:
     """Publish ``data`` under k-anonymity by generalization, verified.
+
+    Missing QI values (``na_values``: tokens, or a ``MissingCodes`` with per-column codes) are
+    kept and published as suppressed cells ``*`` (docs/guarantees/missing.md) unless
+    ``drop_missing``. ``suppression_limit`` s ∈ [0, 1) lets up to ⌊s·n⌋ outlier records be
+    dropped from the release when that lowers the loss (``tables.suppress``); the manifest
+    counts them (``input.suppressed``) and the guarantee covers the published people.
 
     Parameters mirror the CLI. ``l``/``diversity``/``c``/``t`` put ℓ-diversity and/or
     t-closeness on the sensitive columns (``tables.sensitive``); the release is then made of
@@ -140,10 +153,25 @@ def anonymize(
             f"method {spec.name!r} does not support --l/--t; use one of: "
             f"{', '.join((*FREEFORM_METHODS, 'mondrian'))}"
         )
+    limit = check_suppression_limit(suppression_limit)
     data, enc, dropped = prepare(data, schema, na_values, drop_missing)
+    if enc.has_missing:
+        if spec.name == "mip":
+            enc.require_complete("method 'mip'")
+        if models:
+            enc.require_complete("--l/--t (sensitive models)")
     n = enc.n
     if k > n:
         raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
+    suppressed = 0
+    if limit > 0:
+        size = (partition_size or spec.partition_size(k)) if spec.partitioned else None
+        drop = choose_outliers(enc, k, limit, size)
+        suppressed = int(drop.sum())
+        if suppressed:  # the kept records keep the whole table's spans and domains
+            data = data.loc[~drop].reset_index(drop=True)
+            enc = enc.take(np.flatnonzero(~drop))
+            n = enc.n
     target = sensitive_target(data, models)
     rng = np.random.default_rng(seed)
 
@@ -180,6 +208,7 @@ def anonymize(
     published_graph = GeneralizationGraph.from_edges(coo.row, position[coo.col], n)
     size = (partition_size or spec.partition_size(k)) if spec.partitioned else None
     report = _report(spec.name, schema, k, seed, n, dropped, n_parts, size, loss, check)
+    note_missing(report, na_values, enc, cells, limit, suppressed)
     if models:
         guarantee = report["guarantee"]
         verification = report["verification"]
@@ -262,22 +291,80 @@ def _report(
     )
 
 
+def note_missing(
+    report: dict[str, object],
+    na_values: NAValues | None,
+    enc: EncodedQI,
+    cells: GeneralizedQI,
+    limit: float,
+    suppressed: int,
+) -> None:
+    """Record missing values and suppression in a table manifest: per-column missing codes
+    (``parameters.na_codes``), the suppression limit (``parameters.suppression_limit``), the
+    records dropped as outliers (``input.suppressed``, also counted in ``input.records``), the
+    missing QI values kept (``input.missing_values``) and the cells published as ``*``
+    (``loss.suppressed_cells``); with suppressed records, ``loss.gcp_with_suppressed`` counts
+    each dropped record as a row of NCP 1, as ARX's loss does."""
+    parameters, source, loss = report["parameters"], report["input"], report["loss"]
+    assert isinstance(parameters, dict) and isinstance(source, dict) and isinstance(loss, dict)
+    codes = missing_codes(na_values)
+    if codes.columns:
+        parameters["na_codes"] = {c: list(v) for c, v in codes.columns.items()}
+    parameters["suppression_limit"] = limit
+    source["suppressed"] = suppressed
+    source["records"] = int(source["records"]) + suppressed
+    source["missing_values"] = int(enc.num_missing.sum() + enc.cat_missing.sum())
+    loss["suppressed_cells"] = int(cells.num_star.sum() + cells.cat_star.sum())
+    if suppressed:
+        n = cells.n
+        loss["gcp_with_suppressed"] = (float(loss["gcp"]) * n + suppressed) / (n + suppressed)
+    verification = report["verification"]
+    assert isinstance(verification, dict)
+    verification["suppressed"] = suppressed
+
+
 def verify_release(
     published: pd.DataFrame,
     original: pd.DataFrame,
     k: int,
     schema: Schema,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues | None = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
     models: Sequence[SensitiveModel] = (),
+    suppression_limit: float = 0.0,
+    partition_size: int | None = None,
 ) -> VerificationReport:
     """Verify a published table against the original table: k-anonymity from the QIs, and
     each sensitive model from the release's sensitive columns (``sensitive.check_release``).
-    Passes iff everything passes; the reason is the first failure's."""
+    Passes iff everything passes; the reason is the first failure's.
+
+    A release with fewer rows than the original passes only within ``suppression_limit``, if
+    some of the original's people — the published ones — have a k-factor to its rows. They are
+    first taken to be the people ``anonymize`` keeps under that limit (``suppress``'s rule,
+    with ``partition_size`` the method's partition size, default the freeform one; the rule
+    reads the original's QIs only, which the adversary is assumed to know, so recomputing it
+    reveals nothing); if those people have no k-factor, ``verify.verify`` searches for others
+    (docs/guarantees/missing.md). Either way a pass is a proof: the k-factor is checked."""
     k = _check_k(k)
+    limit = check_suppression_limit(suppression_limit)
     data, enc, _ = prepare(original, schema, na_values, drop_missing)
     cells = parse_cells(published, enc)
-    report = verify(cells, enc, k)
+    report = None
+    if limit > 0 and cells.n < enc.n:
+        keep = ~choose_outliers(enc, k, limit, partition_size)
+        if int(keep.sum()) == cells.n:
+            kept = verify(cells, enc.take(np.flatnonzero(keep)), k)
+            if kept.passed:
+                report = dataclasses.replace(kept, n_original=enc.n, suppressed=enc.n - cells.n)
+                data = data.loc[keep].reset_index(drop=True)
+                enc = enc.take(np.flatnonzero(keep))
+    if report is None:
+        report = verify(cells, enc, k, limit)
+        if models and report.passed and report.suppressed:
+            raise InputError(
+                "checking --l/--t on a release with suppressed records needs the published "
+                "people, which are not the ones anonymize keeps; verify the k-anonymity alone"
+            )
     if not models or not report.passed:
         return report
     checks = check_release(cells, enc, published, data, models)
@@ -294,7 +381,7 @@ def evaluate_release(
     published: pd.DataFrame,
     original: pd.DataFrame,
     schema: Schema,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues | None = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
 ) -> InformationLoss:
     """GCP and per-attribute NCP of a published table, normalised by the original's domains."""

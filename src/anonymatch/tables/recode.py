@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.tables.hierarchy import Hierarchy
 from anonymatch.tables.schema import EncodedQI
 
 
@@ -149,6 +150,11 @@ def _widen(m: sp.csr_array, width: int) -> sp.csr_array:
 def recode(graph: GeneralizationGraph, qi: EncodedQI) -> GeneralizedQI:
     """Cells of every published record from the originals the graph maps to it.
 
+    A cell is suppressed (``*``) when one of those originals has a missing value in its
+    attribute (a missing value is compatible with ``*`` only; docs/guarantees/missing.md);
+    otherwise it is the range or set of their values (closed under the hierarchy when its
+    nodes are published).
+
     Complexity: O(E·d) time and O(E + n·d) memory for E graph edges (plus O(nnz·L) per
     hierarchy of L levels).
     """
@@ -160,17 +166,50 @@ def recode(graph: GeneralizationGraph, qi: EncodedQI) -> GeneralizedQI:
     dn, dc = qi.num.shape[1], qi.cat.shape[1]
     lo = np.empty((n, dn))
     hi = np.empty((n, dn))
+    num_star = np.zeros((n, dn), bool)
+    cat_star = np.zeros((n, dc), bool)
     for a in range(dn):
         vals = qi.num[idx, a]
+        gone = qi.num_missing[idx, a]
+        if n and gone.any():
+            num_star[:, a] = np.logical_or.reduceat(gone, starts)
+            # bounds of the present values; a suppressed cell keeps its placeholder bounds
+            lo[:, a] = np.minimum.reduceat(np.where(gone, np.inf, vals), starts)
+            hi[:, a] = np.maximum.reduceat(np.where(gone, -np.inf, vals), starts)
+            lo[num_star[:, a], a] = hi[num_star[:, a], a] = 0.0
+            continue
         lo[:, a] = np.minimum.reduceat(vals, starts) if n else vals[:0]
         hi[:, a] = np.maximum.reduceat(vals, starts) if n else vals[:0]
     rows = np.repeat(np.arange(n), np.diff(members.indptr))
     sets = []
     for a, tree in enumerate(qi.cat_hierarchies()):
         card = int(qi.cat_card[a])
-        m = sp.csr_array((np.ones(len(idx), np.int8), (rows, qi.cat[idx, a])), shape=(n, card))
+        gone = qi.cat_missing[idx, a]
+        if n and gone.any():
+            cat_star[:, a] = np.logical_or.reduceat(gone, starts)
+        keep = ~gone & ~cat_star[rows, a]  # a suppressed cell's set is empty
+        m = sp.csr_array(
+            (np.ones(int(keep.sum()), np.int8), (rows[keep], qi.cat[idx[keep], a])),
+            shape=(n, card),
+        )
         m.sum_duplicates()
         m.data[:] = 1
         m.sort_indices()
-        sets.append(m if tree is None else tree.close(m))
-    return GeneralizedQI(lo, hi, np.zeros((n, dn), bool), tuple(sets), np.zeros((n, dc), bool))
+        sets.append(m if tree is None else _close(tree, m, cat_star[:, a]))
+    return GeneralizedQI(lo, hi, num_star, tuple(sets), cat_star)
+
+
+def _close(tree: Hierarchy, sets: sp.csr_array, star: np.ndarray) -> sp.csr_array:
+    """``tree.close`` on the cells that are not suppressed (a suppressed cell's set stays
+    empty: it has no lowest covering node). O(nnz·L)."""
+    if not star.any():
+        return tree.close(sets)
+    live = np.flatnonzero(~star)
+    width = int(sets.shape[1])
+    if not len(live):
+        return sp.csr_array((len(star), width), dtype=sets.dtype)
+    closed = tree.leaf_sets(tree.lowest_nodes(sets[live]), width)  # rows of the live cells
+    lengths = np.zeros(len(star), np.int64)
+    lengths[live] = np.diff(closed.indptr)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    return sp.csr_array((closed.data, closed.indices, indptr), shape=(len(star), width))

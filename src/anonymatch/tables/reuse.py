@@ -67,7 +67,14 @@ def _update(h: Any, array: Any) -> None:
 def _encoded(h: Any, original: EncodedQI) -> None:
     from pandas.util import hash_array
 
-    for array in (original.num, original.cat, original.cat_card, original.num_integral):
+    for array in (
+        original.num,
+        original.cat,
+        original.cat_card,
+        original.num_integral,
+        original.num_missing,
+        original.cat_missing,
+    ):
         _update(h, array)
     for domain in original.cat_domains:
         _update(h, hash_array(np.asarray(domain, dtype=object).astype(str)))

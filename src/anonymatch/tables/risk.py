@@ -49,7 +49,13 @@ from anonymatch.tables.cells import parse_cells
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.qitypes import QITypes
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, Schema, missing_qi_mask
+from anonymatch.tables.schema import (
+    DEFAULT_NA_VALUES,
+    EncodedQI,
+    NAValues,
+    Schema,
+    missing_qi_mask,
+)
 from anonymatch.tables.sensitive import (
     SensitiveModel,
     candidates,
@@ -276,7 +282,7 @@ def assess(
     sensitive: Iterable[str] = (),
     k: int | None = None,
     threshold: float = DEFAULT_THRESHOLD,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
     types: QITypes | None = None,
 ) -> RiskReport:
@@ -295,7 +301,7 @@ def assess(
     sens_names = tuple(sensitive)
     num = tuple(numeric)
     schema = Schema.build(qi, num, sens_names, types=types)
-    data, enc, dropped = prepare(original, schema, tuple(na_values), drop_missing)
+    data, enc, dropped = prepare(original, schema, na_values, drop_missing)
     release = release.reset_index(drop=True)
     for name in sens_names:
         if name not in release.columns:
@@ -304,7 +310,7 @@ def assess(
     n = enc.n
     if cells.n != n:
         hint = ""
-        if not drop_missing and missing_qi_mask(original, schema, tuple(na_values)).any():
+        if not drop_missing and missing_qi_mask(original, schema, na_values).any():
             hint = " (was it made with --drop-missing?)"
         raise InputError(
             f"the release does not match the original: it has {cells.n} rows, the original "
@@ -363,7 +369,7 @@ def assess_cells(
         class_k=class_k,
         identical_groups=groups,
         sensitive=sens,
-        original=_baseline(np.hstack([enc.num, enc.cat.astype(np.float64)]), threshold),
+        original=_baseline(enc.keys(), threshold),
         explanation=explain(candidate_dist.min, class_k, sens),
     )
 

@@ -9,8 +9,10 @@ on these arrays; pandas is only used at the edges.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Union
 
 import numpy as np
 import pandas as pd
@@ -18,9 +20,60 @@ import pandas as pd
 from anonymatch.core.errors import InputError
 from anonymatch.core.validation import check_weights, column_list
 from anonymatch.tables.hierarchy import Hierarchy
-from anonymatch.tables.qitypes import QITypes
+from anonymatch.tables.qitypes import OrdinalScale, QITypes, Scale
 
 DEFAULT_NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "?")
+
+
+@dataclass(frozen=True)
+class MissingCodes:
+    """What counts as a missing value: ``tokens`` in every column, plus per-column ``columns``
+    codes (survey codes such as ``-9``/``-8`` that mean "missing" in one column only).
+
+    A cell is missing if it is null, if its text (stripped) is one of the tokens or of its
+    column's codes, or — for a column read as numbers (Parquet) — if it equals one of the codes
+    that parse as numbers. Missing QI values are kept and published as suppressed cells
+    (``docs/guarantees/missing.md``)."""
+
+    tokens: tuple[str, ...] = DEFAULT_NA_VALUES
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def for_column(self, name: str) -> tuple[str, ...]:
+        """The tokens and codes meaning missing in column ``name``."""
+        return (*self.tokens, *self.columns.get(name, ()))
+
+    def describe(self) -> dict[str, object]:
+        """JSON-ready form (for manifests)."""
+        columns = {c: list(v) for c, v in self.columns.items()}
+        return {"tokens": list(self.tokens), "columns": columns}
+
+
+NAValues = Union[Iterable[str], MissingCodes]  # noqa: UP007 - a runtime alias
+"""Missing-value tokens: one list for every column, or a ``MissingCodes``."""
+
+
+def missing_codes(na_values: NAValues | Mapping[str, Iterable[object]] | None) -> MissingCodes:
+    """Normalize ``na_values``: None (the default tokens), an iterable of tokens (every
+    column), a mapping column → codes (the default tokens plus these codes, as pandas'
+    ``na_values`` dict), or a ``MissingCodes``."""
+    if na_values is None:
+        return MissingCodes()
+    if isinstance(na_values, MissingCodes):
+        return na_values
+    if isinstance(na_values, Mapping):
+        return MissingCodes(
+            DEFAULT_NA_VALUES,
+            {str(c): tuple(str(v).strip() for v in _codes(vals)) for c, vals in na_values.items()},
+        )
+    if isinstance(na_values, str):
+        raise TypeError("na_values must be an iterable of tokens, not one string")
+    return MissingCodes(tuple(str(v) for v in na_values))
+
+
+def _codes(values: object) -> list[object]:
+    if isinstance(values, str | int | float):
+        return [values]
+    return list(values)  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)
@@ -150,6 +203,12 @@ class EncodedQI:
     ``num_span`` is U−L per numeric attribute and ``cat_card`` the domain size |A| per categorical
     attribute, both taken from the whole input (Doka eq. 1–2), so a subset made by ``take`` keeps
     the normalisation of the full table. ``num_w``/``cat_w`` are attribute weights.
+
+    ``num_missing``/``cat_missing`` (same shapes, bool) mark missing values. A missing value has
+    no place in the domain: ``num`` holds NaN there and ``cat`` code 0 (a placeholder that must
+    not be read as a label), spans and domains are those of the present values, and a missing
+    value is compatible only with a suppressed cell (``docs/guarantees/missing.md``). Omitted,
+    they default to "nothing missing".
     """
 
     names: tuple[str, ...]
@@ -164,26 +223,54 @@ class EncodedQI:
     cat_w: np.ndarray
     num_integral: np.ndarray
     types: QITypes = field(default_factory=QITypes)
+    num_missing: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), bool))
+    cat_missing: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), bool))
+
+    def __post_init__(self) -> None:
+        for name, values in (("num_missing", self.num), ("cat_missing", self.cat)):
+            if getattr(self, name).shape != values.shape:
+                object.__setattr__(self, name, np.zeros(values.shape, bool))
 
     @property
     def n(self) -> int:
         return int(self.num.shape[0])
 
+    @property
+    def has_missing(self) -> bool:
+        """Whether some QI value is missing."""
+        return bool(self.num_missing.any() or self.cat_missing.any())
+
+    def missing_records(self) -> np.ndarray:
+        """Whether each record has a missing QI value (n bools)."""
+        return np.asarray(self.num_missing.any(axis=1) | self.cat_missing.any(axis=1))
+
+    def require_complete(self, what: str) -> None:
+        """Raise InputError if some QI value is missing: ``what`` cannot handle them."""
+        if self.has_missing:
+            count = int(self.missing_records().sum())
+            raise InputError(
+                f"{what} does not handle missing QI values ({count} records have one); "
+                "use --drop-missing, or method hungarian, sortgreedy, greedy, mondrian or ring"
+            )
+
+    def keys(self, ordered: bool = False) -> np.ndarray:
+        """(n, dn + dc) float64 identity keys, numeric QIs then categorical codes, with a
+        missing value as +inf (numeric) or −1 (categorical): two records have equal keys iff
+        they agree on every QI, missing included. ``ordered``: categorical codes of QIs with a
+        hierarchy in its depth-first order (``cat_order_codes``; the same equalities). O(n·d)."""
+        num = np.where(self.num_missing, np.inf, self.num)
+        codes = self.cat_order_codes() if ordered else self.cat
+        cat = np.where(self.cat_missing, -1, codes).astype(np.float64)
+        return np.hstack([num, cat])
+
     def take(self, rows: np.ndarray) -> EncodedQI:
         """The same attributes and normalisation, restricted to ``rows``."""
-        return EncodedQI(
-            self.names,
-            self.num_names,
-            self.cat_names,
-            self.num[rows],
-            self.cat[rows],
-            self.num_span,
-            self.cat_card,
-            self.cat_domains,
-            self.num_w,
-            self.cat_w,
-            self.num_integral,
-            self.types,
+        return dataclasses.replace(
+            self,
+            num=self.num[rows],
+            cat=self.cat[rows],
+            num_missing=self.num_missing[rows],
+            cat_missing=self.cat_missing[rows],
         )
 
     def cat_hierarchies(self) -> list[Hierarchy | None]:
@@ -212,87 +299,134 @@ class EncodedQI:
             cat = np.where(self.cat_card > 1, self.cat_w / (total * (self.cat_card - 1)), 0.0)
         return num.astype(np.float64), cat.astype(np.float64)
 
+    def star_scales(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-attribute weighted NCP of a suppressed cell (NCP 1): w / Σw, for every attribute
+        (a ``*`` costs 1 even where the present values have a one-value domain)."""
+        total = float(self.num_w.sum() + self.cat_w.sum())
+        if total <= 0:
+            return np.zeros(len(self.num_w)), np.zeros(len(self.cat_w))
+        return (self.num_w / total).astype(np.float64), (self.cat_w / total).astype(np.float64)
+
 
 def encode_qi(
     frame: pd.DataFrame,
     schema: Schema,
-    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues | None = DEFAULT_NA_VALUES,
     row_offset: int = 0,
 ) -> EncodedQI:
     """Encode the QI columns of ``frame`` (string or typed columns) once. ``row_offset`` is
     added to the row numbers of error messages (for a chunk of a larger input).
 
-    Numeric QIs must parse as finite numbers; a value in ``na_values`` is a missing value and an
-    input error (drop such rows first with ``drop_missing_rows``). A categorical value is kept
-    as its label, missing tokens included (a categorical missing value is an ordinary value).
+    A value that is null or listed in ``na_values`` (tokens, or a ``MissingCodes`` with
+    per-column codes) is missing: it is marked in ``num_missing``/``cat_missing`` and kept out
+    of the domains and spans. Every other numeric QI value must parse as a finite number.
 
     Complexity: O(n·d + Σ|A| log|A|) time, O(n·d) memory.
     """
-    na = set(na_values)
-    nums, cats, domains, integral = [], [], [], []
+    codes = missing_codes(na_values)
+    nums, cats, domains, integral, num_na, cat_na = [], [], [], [], [], []
     scaled, hierarchies = schema.types.scaled, schema.types.hierarchies
     for name in schema.qi:
         column = frame[name]
+        na = column_missing(column, codes.for_column(name))
         if name in scaled:  # ordinal ranks / date periods: numbers from here on
-            nums.append(scaled[name].encode(column, name, row_offset))
+            nums.append(_encode_present(column, na, scaled[name], name, row_offset))
+            num_na.append(na)
             integral.append(True)
         elif name in schema.numeric:
             values = _parse_numeric(name, column, na, row_offset)
             nums.append(values)
-            integral.append(bool(np.all(values == np.round(values))))
+            num_na.append(na)
+            present = values[~na]
+            integral.append(bool(np.all(present == np.round(present))))
         elif name in hierarchies:  # the domain is the hierarchy's leaves, used or not
             h = hierarchies[name]
-            cats.append(h.codes(column.astype(str).to_numpy(), name, row_offset))
+            labels = column.astype(str).to_numpy()
+            if na.any() and h.n_leaves:  # a leaf in place of a missing value, coded 0 below
+                labels = np.where(na, h.leaves[0], labels)
+            cats.append(np.where(na, 0, h.codes(labels, name, row_offset)))
+            cat_na.append(na)
             domains.append(h.leaves)
         else:
             labels = column.astype(str).to_numpy()
-            domain, codes = np.unique(labels, return_inverse=True)
-            cats.append(codes.astype(np.int64))
+            domain, inverse = np.unique(labels[~na], return_inverse=True)
+            codes_a = np.zeros(len(labels), np.int64)
+            codes_a[~na] = inverse.reshape(-1)
+            cats.append(codes_a)
+            cat_na.append(na)
             domains.append(domain)
     n = len(frame)
     num = np.column_stack(nums) if nums else np.empty((n, 0))
     cat = np.column_stack(cats) if cats else np.empty((n, 0), dtype=np.int64)
+    num_missing = np.column_stack(num_na) if num_na else np.zeros((n, 0), bool)
+    cat_missing = np.column_stack(cat_na) if cat_na else np.zeros((n, 0), bool)
     num_names = tuple(a for a in schema.qi if a in schema.numeric)
     cat_names = tuple(a for a in schema.qi if a not in schema.numeric)
-    span = numeric_spans(num, num_names, schema.types)
+    span = numeric_spans(num, num_names, schema.types, num_missing)
     return EncodedQI(
         names=schema.qi,
         num_names=num_names,
         cat_names=cat_names,
         num=np.ascontiguousarray(num, dtype=np.float64),
         cat=np.ascontiguousarray(cat, dtype=np.int64),
-        num_span=np.asarray(span, dtype=np.float64),
+        num_span=span,
         cat_card=np.array([len(d) for d in domains], dtype=np.int64),
         cat_domains=tuple(domains),
         num_w=np.array([schema.weights.get(a, 1.0) for a in num_names], dtype=np.float64),
         cat_w=np.array([schema.weights.get(a, 1.0) for a in cat_names], dtype=np.float64),
         num_integral=np.array(integral, dtype=bool),
         types=schema.types,
+        num_missing=num_missing,
+        cat_missing=cat_missing,
     )
 
 
-def _parse_numeric(name: str, column: pd.Series, na: set[str], offset: int = 0) -> np.ndarray:
+def _encode_present(
+    column: pd.Series, na: np.ndarray, scale: Scale, name: str, offset: int
+) -> np.ndarray:
+    """Ranks / periods of an ordinal or date column, NaN where ``na`` marks a missing value
+    (the missing cells are replaced by a valid value before encoding, so error messages keep
+    their row numbers). O(n)."""
+    if na.any():
+        if pd.api.types.is_datetime64_any_dtype(column.dtype):
+            filler: object = pd.Timestamp("1970-01-01", tz=getattr(column.dtype, "tz", None))
+            column = column.where(~na, filler)
+        else:
+            filler = scale.order[0] if isinstance(scale, OrdinalScale) else "1970-01-01"
+            column = column.astype(object).where(~na, filler)
+    return np.where(na, np.nan, scale.encode(column, name, offset))
+
+
+def column_missing(column: pd.Series, codes: Iterable[str]) -> np.ndarray:
+    """Which cells of ``column`` are missing: null, or (text stripped) one of ``codes``; in a
+    column read as numbers, also equal to a code that parses as a number. O(n)."""
+    tokens = set(codes)
+    mask = column.isna().to_numpy().copy()
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column):
+        parsed = pd.to_numeric(pd.Series(sorted(tokens), dtype=object), errors="coerce")
+        numbers = parsed[parsed.notna()].to_numpy(dtype=np.float64)
+        if len(numbers):
+            mask |= np.isin(column.to_numpy(dtype=np.float64, na_value=np.nan), numbers)
+        return np.asarray(mask, dtype=bool)
+    if tokens:
+        mask |= column.astype(str).str.strip().isin(tokens).to_numpy()
+    return np.asarray(mask, dtype=bool)
+
+
+def _parse_numeric(name: str, column: pd.Series, na: np.ndarray, offset: int = 0) -> np.ndarray:
+    """Numbers of a numeric QI column, NaN where ``na`` marks a missing value; InputError on
+    any other value that is not a finite number."""
     if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column):
         values = column.to_numpy(dtype=np.float64, na_value=np.nan)
         text = None
     else:
         text = column.astype(str).str.strip()
-        if text.isin(na).any():
-            row = int(np.flatnonzero(text.isin(na).to_numpy())[0])
-            raise InputError(
-                f"missing value in numeric quasi-identifier {name!r} (row {offset + row + 1}); "
-                "use --drop-missing to drop such rows"
-            )
-        values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(values)
+        values = pd.to_numeric(text.where(~na, "nan"), errors="coerce").to_numpy(dtype=np.float64)
+    values = np.where(na, np.nan, values)
+    bad = ~np.isfinite(values) & ~na
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         shown = column.iloc[row] if text is None else text.iloc[row]
-        if text is None and pd.isna(column.iloc[row]):
-            raise InputError(
-                f"missing value in numeric quasi-identifier {name!r} (row {offset + row + 1}); "
-                "use --drop-missing to drop such rows"
-            )
         what = (
             "non-finite" if np.isinf(values[row]) or str(shown).lower() == "nan" else "non-numeric"
         )
@@ -308,23 +442,29 @@ _EXACT = float(2**53)  # every integer of smaller magnitude is a float exactly
 
 
 def numeric_spans(
-    num: np.ndarray, names: Sequence[str], types: QITypes | None = None
+    num: np.ndarray,
+    names: Sequence[str],
+    types: QITypes | None = None,
+    missing: np.ndarray | None = None,
 ) -> np.ndarray:
-    """U − L of every numeric QI column (an ordinal QI's is its declared order's L − 1);
-    ``InputError`` when it overflows a float (values spread over more than ~1.8e308, e.g.
-    -1e308 and 1e308), where every loss figure would be meaningless. O(n·d)."""
-    if not len(num):
-        span = np.zeros(num.shape[1])
-    else:
-        with np.errstate(over="ignore"):
-            span = np.asarray(num.max(axis=0) - num.min(axis=0), dtype=np.float64)
+    """U − L of every numeric QI column over its present values (0 where none is present; an
+    ordinal QI's is its declared order's L − 1); ``missing`` (same shape as ``num``) marks the
+    missing values. ``InputError`` when a span overflows a float (values spread over more than
+    ~1.8e308, e.g. -1e308 and 1e308), where every loss figure would be meaningless. O(n·d)."""
+    if missing is None:
+        missing = np.zeros(num.shape, bool)
+    hi = np.where(missing, -np.inf, num).max(axis=0, initial=-np.inf)
+    lo = np.where(missing, np.inf, num).min(axis=0, initial=np.inf)
+    present = np.isfinite(hi) & np.isfinite(lo)
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = np.asarray(np.where(present, hi - lo, 0.0), dtype=np.float64)
     for a, name in enumerate(names):
         if types is not None and name in types.ordinal:
             span[a] = types.ordinal[name].span
     for a in np.flatnonzero(~np.isfinite(span)).tolist():
         raise InputError(
-            f"numeric quasi-identifier {names[a]!r} spans {num[:, a].min():g} … "
-            f"{num[:, a].max():g}, a range wider than the largest float; rescale it"
+            f"numeric quasi-identifier {names[a]!r} spans {lo[a]:g} … "
+            f"{hi[a]:g}, a range wider than the largest float; rescale it"
         )
     return span
 
@@ -356,43 +496,62 @@ def _check_exact_integers(name: str, column: pd.Series, values: np.ndarray, offs
 def concat_encoded(parts: Sequence[EncodedQI]) -> EncodedQI:
     """The encoding of the concatenated rows of ``parts`` (encoded separately, e.g. chunks of a
     streamed input): categorical domains are merged (sorted union) and codes remapped, numeric
-    spans taken over all parts — exactly what ``encode_qi`` gives on the whole table.
-    O(n·d + Σ|A| log|A|)."""
+    spans taken over all parts' present values — exactly what ``encode_qi`` gives on the whole
+    table. O(n·d + Σ|A| log|A|)."""
     first = parts[0]
     num = np.concatenate([p.num for p in parts])
+    num_missing = np.concatenate([p.num_missing for p in parts])
+    cat_missing = np.concatenate([p.cat_missing for p in parts])
     domains, cats = [], []
     for a in range(len(first.cat_names)):
         domain = np.unique(np.concatenate([p.cat_domains[a] for p in parts]))
-        cats.append(
-            np.concatenate([np.searchsorted(domain, p.cat_domains[a])[p.cat[:, a]] for p in parts])
-        )
+        remapped = []
+        for p in parts:
+            local = np.searchsorted(domain, p.cat_domains[a])
+            codes = np.zeros(p.n, np.int64)
+            present = ~p.cat_missing[:, a]
+            codes[present] = local[p.cat[present, a]]
+            remapped.append(codes)
+        cats.append(np.concatenate(remapped))
         domains.append(domain)
     n = num.shape[0]
     cat = np.column_stack(cats) if cats else np.empty((n, 0), dtype=np.int64)
-    span = numeric_spans(num, first.num_names, first.types)
+    span = numeric_spans(num, first.num_names, first.types, num_missing)
     return EncodedQI(
         names=first.names,
         num_names=first.num_names,
         cat_names=first.cat_names,
         num=np.ascontiguousarray(num, dtype=np.float64),
         cat=np.ascontiguousarray(cat, dtype=np.int64),
-        num_span=np.asarray(span, dtype=np.float64),
+        num_span=span,
         cat_card=np.array([len(d) for d in domains], dtype=np.int64),
         cat_domains=tuple(domains),
         num_w=first.num_w,
         cat_w=first.cat_w,
         num_integral=np.logical_and.reduce([p.num_integral for p in parts]),
         types=first.types,
+        num_missing=num_missing,
+        cat_missing=cat_missing,
     )
 
 
-def missing_qi_mask(frame: pd.DataFrame, schema: Schema, na_values: Iterable[str]) -> np.ndarray:
-    """Rows whose value in some QI is missing (a token of ``na_values`` or a null)."""
-    na = list(set(na_values))
+def missing_qi_mask(
+    frame: pd.DataFrame, schema: Schema, na_values: NAValues | None = DEFAULT_NA_VALUES
+) -> np.ndarray:
+    """Rows whose value in some QI is missing (null, a token or a code of its column)."""
+    codes = missing_codes(na_values)
     mask = np.zeros(len(frame), dtype=bool)
     for name in schema.qi:
-        column = frame[name]
-        mask |= column.isna().to_numpy()
-        if not pd.api.types.is_numeric_dtype(column.dtype):
-            mask |= column.astype(str).str.strip().isin(na).to_numpy()
+        mask |= column_missing(frame[name], codes.for_column(name))
     return mask
+
+
+def check_missing_codes(na_values: NAValues | None, columns: Sequence[str]) -> None:
+    """Raise InputError if per-column missing codes name a column the table does not have."""
+    codes = missing_codes(na_values)
+    for name in codes.columns:
+        if name not in columns:
+            raise InputError(
+                f"missing-value codes (--na) given for unknown column {name!r}; "
+                f"the input has: {', '.join(columns)}"
+            )

@@ -25,6 +25,7 @@ import pyarrow.csv as pacsv
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
+from anonymatch.core import lifecycle
 from anonymatch.core.csvsafe import escape_table
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import output_error, staging
@@ -127,15 +128,23 @@ def _csv_batches(path: Path, options: CsvOptions, batch_rows: int) -> Iterator[p
         names = _csv_header(path, sep, options)
         skip, first_line = 1, 2
     try:
+        # no names= here: with them pandas drops the extra fields of a longer row (a warning)
+        # where read_table refuses the row; the width is checked against the header instead
         reader = pd.read_csv(  # type: ignore[call-overload]
             path,
-            names=names,
             skiprows=skip,
             chunksize=batch_rows,
             **read_csv_options(options, sep),
         )
         rows = 0
         for chunk in reader:
+            if chunk.shape[1] != len(names):
+                more = "more" if chunk.shape[1] > len(names) else "fewer"
+                raise InputError(
+                    f"malformed CSV in {path}: line {rows + first_line} has {more} fields "
+                    "than the header"
+                )
+            chunk.columns = pd.Index(names)
             short = chunk.isna().any(axis=1).to_numpy()
             if short.any():
                 line = rows + int(short.argmax()) + first_line
@@ -173,18 +182,26 @@ class ReleaseWriter:
             raise InputError(f"output directory does not exist: {parent}")
         if self.directory and self.target.exists() and not replace:
             raise InputError(f"output {self.target} already exists; remove it or pick a new name")
-        prefix = f".{self.target.name}."
-        if self.directory:
-            self.tmp = Path(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=parent))
-        else:
-            fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=parent)
-            os.close(fd)
-            self.tmp = Path(name)
+        self.parent = parent
+        self._tmp: Path | None = None  # created at the first write: nothing beside the target
         self.parquet = self.directory or is_parquet(self.target)
         self.sep = "\t" if str(self.target).lower().endswith((".tsv", ".tab")) else ","
         self._writer: pq.ParquetWriter | pacsv.CSVWriter | None = None
         self._parts = 0
         self.rows = 0
+
+    @property
+    def tmp(self) -> Path:
+        """The temporary output beside the target (``lifecycle.hidden_temp``: 0600/0700,
+        locked, removed on cancellation, swept by the next run if this one is killed)."""
+        if self._tmp is None:
+            try:
+                self._tmp = lifecycle.hidden_temp(
+                    self.parent, f".{self.target.name}.", directory=self.directory
+                )
+            except OSError as exc:
+                raise output_error(self.target, exc) from exc
+        return self._tmp
 
     def write(self, table: pa.Table) -> None:
         """Append a batch (all batches must share one schema). A write the OS refuses (disk
@@ -224,24 +241,31 @@ class ReleaseWriter:
             outputs.add(self.target, self.tmp)
             self._handed_over = True
             return
+        tmp = self.tmp
         if self.directory and self.target.is_dir():  # replace=True: swap the old one out
+            lifecycle.check()
             old = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", suffix=".old",
-                                        dir=self.tmp.parent))  # fmt: skip
+                                        dir=tmp.parent))  # fmt: skip
             os.replace(self.target, old / "release")
-            os.replace(self.tmp, self.target)
-            shutil.rmtree(old, ignore_errors=True)
-            return
-        os.replace(self.tmp, self.target)
+            try:
+                lifecycle.commit(tmp, self.target)
+            except BaseException:
+                os.replace(old / "release", self.target)  # put the old release back
+                raise
+            finally:
+                shutil.rmtree(old, ignore_errors=True)
+        else:
+            lifecycle.commit(tmp, self.target)
+        self._tmp = None
 
     def abort(self) -> None:
         if self._writer is not None:
             with contextlib.suppress(OSError, pa.ArrowException):
                 self._writer.close()
             self._writer = None
-        if self.tmp.is_dir():
-            shutil.rmtree(self.tmp, ignore_errors=True)
-        else:
-            self.tmp.unlink(missing_ok=True)
+        if self._tmp is not None:
+            lifecycle.remove_temp(self._tmp)
+            self._tmp = None
 
     def __enter__(self) -> ReleaseWriter:
         return self
@@ -254,5 +278,5 @@ class ReleaseWriter:
     ) -> None:
         if getattr(self, "_handed_over", False):
             return  # staged: the enclosing all_or_nothing block owns it now
-        if exc_type is not None or self.tmp.exists():
+        if exc_type is not None or self._tmp is not None:
             self.abort()

@@ -42,8 +42,8 @@ on the executor.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,6 +55,7 @@ import pyarrow as pa
 import scipy.sparse as sp
 from tqdm import tqdm
 
+from anonymatch.core import lifecycle
 from anonymatch.core.assignment import choose_assignment
 from anonymatch.core.csvsafe import unescape_table
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
@@ -76,9 +77,12 @@ from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
 from anonymatch.tables.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,
+    NAValues,
     Schema,
+    check_missing_codes,
     concat_encoded,
     encode_qi,
+    missing_codes,
     missing_qi_mask,
 )
 from anonymatch.tables.sensitive import (
@@ -124,7 +128,7 @@ def scan_table(
     path: str | os.PathLike[str],
     schema: Schema,
     csv: CsvOptions | None = None,
-    na_values: Sequence[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
     spill_dir: str | os.PathLike[str] | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
@@ -138,12 +142,14 @@ def scan_table(
     parts: list[EncodedQI] = []
     columns: list[str] = []
     writer: pa.ipc.RecordBatchFileWriter | None = None
-    spill = Path(spill_dir) / "others.arrow" if spill_dir is not None else None
+    sink: pa.NativeFile | None = None
+    fd, spill = -1, None
     read = dropped = 0
     try:
         for batch in iter_table_batches(path, csv, batch_rows):
             if not columns:
                 schema.check_columns(batch.column_names)
+                check_missing_codes(na_values, batch.column_names)
                 columns = schema.output_columns(batch.column_names)
             frame = batch.select(list(schema.qi)).to_pandas()
             keep = None
@@ -165,21 +171,32 @@ def scan_table(
                     book.add(values.to_pandas(), rows)
             read += batch.num_rows
             others = [c for c in columns if c not in schema.qi]
-            if spill is not None and others:
+            if spill_dir is not None and others:
                 table = batch.select(others)
                 if keep is not None:
                     table = table.filter(pa.array(keep))
                 if writer is None:
-                    writer = pa.ipc.new_file(str(spill), table.schema)
+                    # the non-QI columns, sensitive ones included: 0600, unlinked at once
+                    fd, spill = lifecycle.anonymous_file(spill_dir, "others.arrow")
+                    sink = pa.OSFile(spill, "wb")
+                    writer = pa.ipc.new_file(sink, table.schema)
                 writer.write_table(table)
+        others_table = None
+        if writer is not None and sink is not None and spill is not None:
+            writer.close()
+            sink.close()
+            writer = sink = None
+            others_table = pa.ipc.open_file(pa.memory_map(spill)).read_all()
     finally:
         if writer is not None:
-            writer.close()
+            with contextlib.suppress(OSError, pa.ArrowException):
+                writer.close()
+        if sink is not None:
+            sink.close()
+        if fd >= 0:
+            os.close(fd)  # the memory map, if any, keeps the data
     if not parts:
         raise InputError("no rows left to anonymize" if dropped else "input has no data rows")
-    others_table = None
-    if writer is not None and spill is not None:
-        others_table = pa.ipc.open_file(pa.memory_map(str(spill))).read_all()
     qi = parts[0] if len(parts) == 1 else concat_encoded(parts)
     return ScannedTable(qi, columns, others_table, dropped, tuple(b.finish() for b in books))
 
@@ -228,6 +245,7 @@ class ChunkResult:
     compatible_pairs: int
     infeasible: str | None = None
     sensitive: tuple[SensitiveCheck, ...] = ()
+    stars: int = 0
 
 
 def anonymize_chunk(job: ChunkJob) -> ChunkResult:
@@ -291,6 +309,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
         min_matches,
         pairs,
         sensitive=checks,
+        stars=int(written.num_star.sum() + written.cat_star.sum()),
     )
 
 
@@ -493,7 +512,7 @@ def anonymize_file(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     seed: int | None = None,
     csv: CsvOptions | None = None,
-    na_values: Sequence[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
     time_limit: float = 60.0,
     executor: ExecutorName = "processes",
@@ -546,11 +565,15 @@ def anonymize_file(
         )
     with (
         ReleaseWriter(output, replace=replace, csv_safe=csv_safe) as writer,
-        tempfile.TemporaryDirectory(prefix="anonymatch-spill-") as spill,
+        lifecycle.private_directory("anonymatch-spill-") as spill,
     ):
         t0 = time.perf_counter()
         table = scan_table(input_path, schema, csv, na_values, drop_missing, spill, models=models)
         qi, n = table.qi, table.qi.n
+        if qi.has_missing and method == "mip":
+            qi.require_complete("method 'mip'")
+        if qi.has_missing and models:
+            qi.require_complete("--l/--t (sensitive models)")
         if k > n:
             raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
         target = _sensitive_target(table, models)
@@ -575,7 +598,7 @@ def anonymize_file(
         columns: list[str] = []  # of the release, for the sidecar of a CSV release
         executor = _effective(executor, scheduler, len(chunks))
         sums = np.zeros(len(qi.names))
-        min_matches, pairs = np.iinfo(np.int64).max, 0
+        min_matches, pairs, stars = np.iinfo(np.int64).max, 0, 0
         bar = tqdm(
             total=len(bounds) - 1, desc=f"{method} partitions", unit="part", disable=not progress
         )
@@ -595,6 +618,7 @@ def anonymize_file(
                 sums += result.ncp_sums
                 min_matches = min(min_matches, result.min_matches)
                 pairs += result.compatible_pairs
+                stars += result.stars
                 checks = (
                     [merge_checks(a, b) for a, b in zip(checks, result.sensitive, strict=True)]
                     if checks
@@ -611,6 +635,7 @@ def anonymize_file(
                 Path(sidecar).unlink(missing_ok=True)
             raise
     loss = loss_from_sums(sums, n, qi)
+    codes = missing_codes(na_values)
     guarantee: dict[str, object] = {"model": "k-anonymity", "k": k}
     sensitive_checks: dict[str, object] = {}
     if models:
@@ -626,6 +651,12 @@ def anonymize_file(
             "chunk_rows": chunk_rows,
             "executor": "dask" if scheduler else executor,
             "workers": workers,
+            "suppression_limit": 0.0,
+            **(
+                {"na_codes": {c: list(v) for c, v in codes.columns.items()}}
+                if codes.columns
+                else {}
+            ),
         },
         guarantee=guarantee,
         verification={
@@ -643,12 +674,16 @@ def anonymize_file(
             "compatible_pairs": int(pairs),
             **sensitive_checks,
         },
-        loss=loss.to_dict(),
+        loss={**loss.to_dict(), "suppressed_cells": stars},
         seconds={"scan_and_order": t_scan, "wall": time.perf_counter() - started},
         randomness_seeded=seed is not None,
         input_records=n + table.dropped,
         output_records=n,
-        input_extra={"dropped_missing": table.dropped},
+        input_extra={
+            "dropped_missing": table.dropped,
+            "suppressed": 0,
+            "missing_values": int(qi.num_missing.sum() + qi.cat_missing.sum()),
+        },
         output_extra={
             "layout": "partitioned",
             **({} if writer.parquet else {"csv_safe": csv_safe}),
@@ -722,7 +757,7 @@ def verify_file(
     partitions: int,
     *,
     csv: CsvOptions | None = None,
-    na_values: Sequence[str] = DEFAULT_NA_VALUES,
+    na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     executor: ExecutorName = "processes",

@@ -37,8 +37,9 @@ from anonymatch.tables.schema import EncodedQI
 
 @dataclass(frozen=True)
 class VerificationReport:
-    """Outcome of ``verify``. ``passed`` iff the row counts agree and a k-factor exists (and,
-    when sensitive models were checked, every one of ``sensitive`` passed)."""
+    """Outcome of ``verify``. ``passed`` iff the row counts agree (or ``suppressed`` people, within
+    the suppression limit, are missing from the release) and a k-factor exists (and, when
+    sensitive models were checked, every one of ``sensitive`` passed)."""
 
     passed: bool
     k: int
@@ -51,6 +52,7 @@ class VerificationReport:
     compatible_pairs: int
     reason: str
     sensitive: tuple[dict[str, object], ...] = ()
+    suppressed: int = 0
 
     def to_dict(self) -> dict[str, object]:
         out = asdict(self)
@@ -320,14 +322,17 @@ def _grow(a, cap):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _matches(u, j, unum, ucat, lo, hi, num_star, cat_star, stamp, set_off):  # pragma: no cover
+    # A missing original value (numeric +inf, categorical code −1) matches only ``*``.
     for a in range(unum.shape[1]):
         if not num_star[j, a]:
             v = unum[u, a]
-            if v < lo[j, a] or v > hi[j, a]:
+            if v == np.inf or v < lo[j, a] or v > hi[j, a]:
                 return False
     for a in range(ucat.shape[1]):
-        if not cat_star[j, a] and stamp[set_off[a] + ucat[u, a]] != j:
-            return False
+        if not cat_star[j, a]:
+            code = ucat[u, a]
+            if code < 0 or stamp[set_off[a] + code] != j:
+                return False
     return True
 
 
@@ -432,9 +437,11 @@ def compatibility(
 
     Returns (C, counts, inverse): C is a U × n_published 0/1 CSR matrix over the U distinct
     original QI vectors, ``counts[u]`` their multiplicities and ``inverse[i]`` the unique vector
-    of original i. Computed on distinct published rows (:func:`grouped_compatibility`), then
-    one column per published row. Time O(Σ_g |candidates(g)| · d + pairs) with candidates(g)
-    the originals allowed by g's most selective cell or prefix ranges; memory O(U·d + pairs).
+    of original i. A missing original value is compatible only with a suppressed cell
+    (docs/guarantees/missing.md); a present one with ``*`` or a cell containing it. Computed on
+    distinct published rows (:func:`grouped_compatibility`), then one column per published
+    row. Time O(Σ_g |candidates(g)| · d + pairs) with candidates(g) the originals allowed by
+    g's most selective cell or prefix ranges; memory O(U·d + pairs).
     """
     grouped = grouped_compatibility(published, original)
     return grouped.expanded(), grouped.counts.copy(), grouped.inverse.copy()
@@ -443,7 +450,7 @@ def compatibility(
 def _compatibility(
     published: GeneralizedQI, original: EncodedQI
 ) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
-    keys = np.hstack([original.num, original.cat.astype(np.float64)])
+    keys = original.keys()  # missing: numeric +inf, categorical −1
     uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     dn = original.num.shape[1]
@@ -467,11 +474,15 @@ def _compatibility(
     card = original.cat_card.astype(np.int64)
     cat_off = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
     bucket_ptr = np.zeros(int(cat_off[-1]) + 1, np.int64)
-    members = []
+    members: list[np.ndarray] = []
+    listed = 0
     for a in range(dc):
-        sizes = np.bincount(ucat[:, a], minlength=int(card[a]))
-        bucket_ptr[cat_off[a] + 1 : cat_off[a + 1] + 1] = np.cumsum(sizes) + a * n_u
-        members.append(np.argsort(ucat[:, a], kind="stable"))
+        present = ucat[:, a] >= 0  # missing values sit in no bucket: they match only ``*``
+        sizes = np.bincount(ucat[present, a], minlength=int(card[a]))
+        bucket_ptr[cat_off[a] + 1 : cat_off[a + 1] + 1] = np.cumsum(sizes) + listed
+        listed += int(present.sum())
+        by_code = np.argsort(ucat[:, a], kind="stable")
+        members.append(by_code[present[by_code]])
     cat_members = np.concatenate(members) if members else np.empty(0, np.int64)
     lo = np.ascontiguousarray(published.num_lo)
     hi = np.ascontiguousarray(published.num_hi)
@@ -509,13 +520,29 @@ def _compatibility(
     return c, counts.astype(np.int64), inverse
 
 
-def verify(published: GeneralizedQI, original: EncodedQI, k: int) -> VerificationReport:
+def allowed_suppressed(n: int, suppression_limit: float) -> int:
+    """How many of n people a suppression limit (a share in [0, 1)) lets a release drop."""
+    return int(np.floor(suppression_limit * n + 1e-9))
+
+
+def verify(
+    published: GeneralizedQI, original: EncodedQI, k: int, suppression_limit: float = 0.0
+) -> VerificationReport:
     """Check the k-anonymity guarantee of a table release from published cells + original QIs.
 
     Passes iff the release has as many rows as the original and the compatibility graph has a
-    k-factor. Also reports the fewest matches of any original and of any published row."""
+    k-factor. Also reports the fewest matches of any original and of any published row.
+
+    With a ``suppression_limit`` s > 0, a release may have fewer rows, n − d with
+    d ≤ ⌊s·n⌋ people suppressed (dropped as outliers); it passes iff some n − d originals have a
+    k-factor to the published rows (``core.matching.k_factor_subset``: a pass is a proof; the
+    search for the published people is a heuristic, so a failure there is reported as such).
+    The guarantee then holds for the published people; the dropped ones are not in the release.
+    """
     n, n_pub = original.n, published.n
-    if n != n_pub:
+    allowed = allowed_suppressed(n, suppression_limit)
+    if n_pub != n and not (n_pub < n and n - n_pub <= allowed):
+        limit = f" (the suppression limit allows {allowed} fewer)" if allowed else ""
         return VerificationReport(
             False,
             k,
@@ -524,11 +551,13 @@ def verify(published: GeneralizedQI, original: EncodedQI, k: int) -> Verificatio
             0,
             0,
             0,
-            k * n,
+            k * n_pub,
             0,
-            f"the release has {n_pub} rows but the original has {n}",
+            f"the release has {n_pub} rows but the original has {n}{limit}",
         )
     grouped = grouped_compatibility(published, original)
+    if n_pub < n:
+        return _verify_suppressed(grouped.expanded(), grouped.counts, k, n, n_pub)
     c, counts, mult = grouped.c, grouped.counts, grouped.mult
     # per group; every member of a group has its group's figures
     per_original = int((c @ mult).min()) if n else 0
@@ -546,6 +575,43 @@ def verify(published: GeneralizedQI, original: EncodedQI, k: int) -> Verificatio
         reason = f"no k-factor: at most {flow} of the {k * n} required disjoint matches exist"
     return VerificationReport(
         passed, k, n, n_pub, per_original, per_published, flow, k * n, grouped.pairs(), reason
+    )
+
+
+def _verify_suppressed(
+    c: sp.csr_array, counts: np.ndarray, k: int, n: int, n_pub: int
+) -> VerificationReport:
+    """``verify`` of a release with n_pub < n rows: a k-factor between the published rows and
+    n_pub of the originals (the published people)."""
+    from anonymatch.core.matching import k_factor_subset
+
+    per_published = int((counts @ c).min()) if n_pub else 0
+    chosen, flow = (None, 0) if per_published < k else k_factor_subset(c, counts, k, n_pub)
+    degree = np.diff(c.indptr)
+    if chosen is not None:
+        per_original = int(degree[chosen > 0].min()) if n_pub else 0
+        reason = "ok"
+    else:
+        per_original = int(degree.min()) if n else 0
+        if per_published < k:
+            reason = f"a published row matches only {per_published} original records (< k = {k})"
+        else:
+            reason = (
+                f"no {n_pub} originals found with a k-factor to the {n_pub} published rows "
+                f"(at most {flow} of the {k * n_pub} required disjoint matches)"
+            )
+    return VerificationReport(
+        chosen is not None,
+        k,
+        n,
+        n_pub,
+        per_original,
+        per_published,
+        flow,
+        k * n_pub,
+        int(c.nnz),
+        reason,
+        suppressed=n - n_pub,
     )
 
 

@@ -126,15 +126,25 @@ def _ranks_and_levels(qi: EncodedQI) -> tuple[np.ndarray, np.ndarray, list[np.nd
     modulus = np.empty(dn + dc, dtype=np.int64)
     levels = []
     for a in range(dn):
-        uniq, inv = np.unique(qi.num[:, a], return_inverse=True)
+        # a missing value (+inf in the keys) takes the last rank, level +inf
+        uniq, inv = np.unique(np.where(qi.num_missing[:, a], np.inf, qi.num[:, a]),
+                              return_inverse=True)  # fmt: skip
         ranks[:, a] = inv.reshape(-1)
         modulus[a] = max(len(uniq), 1)
         levels.append(uniq)
     cat = qi.cat_order_codes()  # hierarchy leaves depth first: cuts fall between subtrees
     for b in range(dc):
-        ranks[:, dn + b] = cat[:, b]
-        modulus[dn + b] = max(int(qi.cat_card[b]), int(qi.cat[:, b].max(initial=-1)) + 1, 1)
+        top = max(int(qi.cat_card[b]), int(qi.cat[:, b].max(initial=-1)) + 1, 1)
+        gone = qi.cat_missing[:, b]
+        ranks[:, dn + b] = np.where(gone, top, cat[:, b])  # missing: the rank after the codes
+        modulus[dn + b] = top + 1 if gone.any() else top
     return ranks, modulus, levels
+
+
+def _missing_ranks(qi: EncodedQI, modulus: np.ndarray) -> np.ndarray:
+    """The rank of "missing" per attribute (the last one), −1 where nothing is missing."""
+    gone = np.concatenate([qi.num_missing.any(axis=0), qi.cat_missing.any(axis=0)])
+    return np.where(gone, modulus - 1, -1)
 
 
 def segment_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -181,8 +191,10 @@ def _attribute_preference(
         lo = np.minimum.reduceat(block[:, :dn], starts, axis=0)
         hi = np.maximum.reduceat(block[:, :dn], starts, axis=0)
     for a in range(dn):
-        width = levels[a][hi[:, a]] - levels[a][lo[:, a]]
-        weighted[:, a] = width * num_scale[a]
+        with np.errstate(invalid="ignore"):
+            width = levels[a][hi[:, a]] - levels[a][lo[:, a]]  # inf: missing and present
+        width = np.where(np.isnan(width), 0.0, width)  # only missing values: one value
+        weighted[:, a] = width * num_scale[a] if num_scale[a] > 0 else 0.0
         plain[:, a] = width / qi.num_span[a] if qi.num_span[a] > 0 else 0.0
         varies[:, a] = width > 0
     for b in range(dc):
@@ -191,6 +203,17 @@ def _attribute_preference(
         weighted[:, dn + b] = extra * cat_scale[b]
         plain[:, dn + b] = extra / (card - 1) if card > 1 else 0.0
         varies[:, dn + b] = extra > 0
+    gone = _missing_ranks(qi, modulus)
+    if (gone >= 0).any():
+        # A group mixing missing and present values publishes ``*`` there (NCP 1): the
+        # widest possible range, so such regions are cut on that attribute first.
+        num_full, cat_full = qi.star_scales()
+        full = np.concatenate([num_full, cat_full])
+        top = np.maximum.reduceat(block, starts, axis=0)
+        for col in np.flatnonzero(gone >= 0):
+            mixed = (top[:, col] == gone[col]) & varies[:, col]
+            weighted[mixed, col] = full[col]
+            plain[mixed, col] = 1.0
     # np.lexsort: last key is the primary one; it is stable, so equal keys keep column order.
     pref = np.lexsort((-plain, -weighted, ~varies), axis=-1)
     return pref, np.take_along_axis(varies, pref, axis=1)

@@ -10,6 +10,7 @@ weights are the increase of the hierarchy Loss metric (``metrics.gcp_increase_we
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -58,7 +59,11 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
         raise InfeasibleError(f"k = {k} exceeds the {m} records to anonymize")
     order = lexicographic_order(qi)
     part = qi.take(order)
-    lo, hi = part.num.copy(), part.num.copy()
+    # Bounds of the present values; a missing value makes its published record's cell ``*``
+    # (``num_star``/``cat_star``), which the weights price at NCP 1 (docs/guarantees/missing.md).
+    lo = np.where(part.num_missing, np.inf, part.num)
+    hi = np.where(part.num_missing, -np.inf, part.num)
+    num_star, cat_star = part.num_missing.copy(), part.cat_missing.copy()
     # Categorical codes remapped to the values present here, so membership stays m × (≤ m).
     local = [np.unique(part.cat[:, a], return_inverse=True)[1] for a in range(part.cat.shape[1])]
     member = []
@@ -74,13 +79,18 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
     used = np.eye(m, dtype=bool)
     rounds = [np.arange(m, dtype=np.int64)]
     for _ in range(k - 1):
-        w = gcp_increase_weights(local_qi, lo, hi, member, trees, part.cat, part.cat, level)
+        w = gcp_increase_weights(
+            local_qi, lo, hi, member, trees, part.cat, part.cat, level, num_star, cat_star
+        )
         match = step(w, used)
         rounds.append(match)
         used[np.arange(m), match] = True
         if lo.shape[1]:
-            np.minimum.at(lo, match, part.num)
-            np.maximum.at(hi, match, part.num)
+            np.minimum.at(lo, match, np.where(part.num_missing, np.inf, part.num))
+            np.maximum.at(hi, match, np.where(part.num_missing, -np.inf, part.num))
+        if part.has_missing:
+            np.logical_or.at(num_star, match, part.num_missing)
+            np.logical_or.at(cat_star, match, part.cat_missing)
         for mat, codes in zip(member, local, strict=True):
             mat[match, codes] = True
         for a in np.flatnonzero(trees.is_tree).tolist():  # j = match[i] now covers i leaf
@@ -93,20 +103,7 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
 
 def _with_local_codes(part: EncodedQI, local: list[np.ndarray]) -> EncodedQI:
     cat = np.column_stack(local) if local else part.cat
-    return EncodedQI(
-        part.names,
-        part.num_names,
-        part.cat_names,
-        part.num,
-        cat.astype(np.int64),
-        part.num_span,
-        part.cat_card,
-        part.cat_domains,
-        part.num_w,
-        part.cat_w,
-        part.num_integral,
-        part.types,
-    )
+    return dataclasses.replace(part, cat=cat.astype(np.int64))
 
 
 def _relabel(assignments: np.ndarray, order: np.ndarray) -> np.ndarray:
