@@ -83,9 +83,10 @@ def write_markdown(results: dict) -> None:
         "",
         "*Before*: main (verification on the graph of n × class-size compatible pairs); "
         "*after*: identical published rows contracted into one node with a multiplicity "
-        "(docs/guarantees/freeform.md), CSV escaping once per distinct cell, no cyclic GC "
-        "during the command's imports. Same releases, same verification figures in the "
-        "manifest.",
+        "(docs/guarantees/freeform.md); cells recoded once per distinct member list and "
+        "formatted, CSV-escaped and typed for the sidecar once per distinct value; no cyclic "
+        "GC during the command's imports. Same releases byte for byte (with `--seed`), same "
+        "verification figures in the manifest.",
         "",
         "| k | before wall / CPU s | after wall / CPU s | peer wall / CPU s | before ÷ peer "
         "wall (CPU) | after ÷ peer wall (CPU) | GCP ours / peer |",
