@@ -10,7 +10,15 @@ from typing import Any
 import numpy as np
 
 from anonymatch.report import plots
-from anonymatch.report.model import Figure, Inputs, KindSections, Section, Table
+from anonymatch.report.model import (
+    NEEDS_FILES,
+    Figure,
+    Inputs,
+    KindSections,
+    Section,
+    Table,
+    kind_sections,
+)
 
 
 def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) -> KindSections:
@@ -30,8 +38,8 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
                   caption="Computed by the run on the original vertex ids.")
         )  # fmt: skip
     if not inputs.complete:
-        risk.missing = "needs the original and the release (pass them to anonymatch report)"
-        return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+        risk.missing = NEEDS_FILES
+        return kind_sections(published, risk, utility, limits)
     from anonymatch.graphs.io import read_edge_list
     from anonymatch.graphs.verify import neighbourhood_classes
 
@@ -69,4 +77,4 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
             ),
         )
     )  # fmt: skip
-    return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+    return kind_sections(published, risk, utility, limits)

@@ -11,7 +11,15 @@ from typing import Any
 import numpy as np
 
 from anonymatch.report import plots
-from anonymatch.report.model import Figure, Inputs, KindSections, Section, Table
+from anonymatch.report.model import (
+    NEEDS_FILES,
+    Figure,
+    Inputs,
+    KindSections,
+    Section,
+    Table,
+    kind_sections,
+)
 
 
 def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) -> KindSections:
@@ -37,10 +45,8 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         if key in loss:
             utility.facts.append((f"{label} (from the run)", f"{100 * float(loss[key]):.2f}%"))
     if not inputs.complete:
-        risk.missing = utility.missing = (
-            "needs the original and the release (pass them to anonymatch report)"
-        )
-        return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+        risk.missing = utility.missing = NEEDS_FILES
+        return kind_sections(published, risk, utility, limits)
     from anonymatch.sparse.io import read_sparse, sparse_format
     from anonymatch.sparse.metrics import edge_metrics
     from anonymatch.sparse.verify import row_classes
@@ -93,4 +99,4 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
             "Randomized response gives ε-differential privacy per entry; there are no classes "
             "to count."
         )
-    return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+    return kind_sections(published, risk, utility, limits)
