@@ -225,55 +225,6 @@ def gcp_increase_weights(
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _num_increase(num, lo, hi, num_scale, i, j, a):  # pragma: no cover - compiled
-    """Weighted growth of j's numeric interval on attribute a when row i joins it. O(1)."""
-    if num_scale[a] == 0:
-        return 0.0
-    v = num[i, a]
-    grown = max(hi[j, a], v) - min(lo[j, a], v)
-    return (grown - (hi[j, a] - lo[j, a])) * num_scale[a]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _cat_increase(  # pragma: no cover - compiled
-    cat,
-    member,
-    offsets,
-    cat_scale,
-    is_tree,
-    anc,
-    leaf_off,
-    count,
-    node_off,
-    leaf,
-    rep,
-    level,
-    i,
-    j,
-    a,
-):
-    """Weighted growth of j's categorical cell on attribute a when row i joins it.
-
-    A hierarchy attribute climbs j's node until it covers i's leaf (O(depth)); a flat one
-    adds the attribute's scale when i's value is not yet in j's set (O(1)).
-    """
-    if cat_scale[a] == 0:
-        return 0.0
-    if is_tree[a]:
-        x = leaf_off[a] + leaf[i, a]
-        r = leaf_off[a] + rep[j, a]
-        now = anc[r, level[j, a]]
-        lv = level[j, a]
-        while anc[x, lv] != anc[r, lv]:
-            lv += 1
-        grown_n = count[node_off[a] + anc[r, lv]] - count[node_off[a] + now]
-        return grown_n * cat_scale[a]
-    if not member[j, offsets[a] + cat[i, a]]:
-        return cat_scale[a]
-    return 0.0
-
-
 @njit(cache=True, nogil=True)
 def _increase_weights_missing(  # pragma: no cover - compiled
     num,
@@ -313,31 +264,28 @@ def _increase_weights_missing(  # pragma: no cover - compiled
                     continue
                 if num_na[i, a]:
                     s += num_full[a] - num_now[j, a]
-                else:
-                    s += _num_increase(num, lo, hi, num_scale, i, j, a)
+                elif num_scale[a] != 0:
+                    v = num[i, a]
+                    grown = max(hi[j, a], v) - min(lo[j, a], v)
+                    s += (grown - (hi[j, a] - lo[j, a])) * num_scale[a]
             for a in range(dc):
                 if cat_star[j, a]:
                     continue
                 if cat_na[i, a]:
                     s += cat_full[a] - cat_now[j, a]
-                else:
-                    s += _cat_increase(
-                        cat,
-                        member,
-                        offsets,
-                        cat_scale,
-                        is_tree,
-                        anc,
-                        leaf_off,
-                        count,
-                        node_off,
-                        leaf,
-                        rep,
-                        level,
-                        i,
-                        j,
-                        a,
-                    )
+                elif cat_scale[a] == 0:
+                    continue
+                elif is_tree[a]:
+                    x = leaf_off[a] + leaf[i, a]
+                    r = leaf_off[a] + rep[j, a]
+                    now = anc[r, level[j, a]]
+                    lv = level[j, a]
+                    while anc[x, lv] != anc[r, lv]:
+                        lv += 1
+                    grown_n = count[node_off[a] + anc[r, lv]] - count[node_off[a] + now]
+                    s += grown_n * cat_scale[a]
+                elif not member[j, offsets[a] + cat[i, a]]:
+                    s += cat_scale[a]
             w[i, j] = s
     return w
 
@@ -367,24 +315,23 @@ def _increase_weights(  # pragma: no cover - compiled
         for j in range(m):
             s = 0.0
             for a in range(dn):  # attributes in the same order and arithmetic as Doka eq. 1–2
-                s += _num_increase(num, lo, hi, num_scale, i, j, a)
+                if num_scale[a] != 0:
+                    v = num[i, a]
+                    grown = max(hi[j, a], v) - min(lo[j, a], v)
+                    s += (grown - (hi[j, a] - lo[j, a])) * num_scale[a]
             for a in range(dc):
-                s += _cat_increase(
-                    cat,
-                    member,
-                    offsets,
-                    cat_scale,
-                    is_tree,
-                    anc,
-                    leaf_off,
-                    count,
-                    node_off,
-                    leaf,
-                    rep,
-                    level,
-                    i,
-                    j,
-                    a,
-                )
+                if cat_scale[a] == 0:
+                    continue
+                if is_tree[a]:
+                    x = leaf_off[a] + leaf[i, a]
+                    r = leaf_off[a] + rep[j, a]
+                    now = anc[r, level[j, a]]
+                    lv = level[j, a]
+                    while anc[x, lv] != anc[r, lv]:
+                        lv += 1
+                    grown_n = count[node_off[a] + anc[r, lv]] - count[node_off[a] + now]
+                    s += grown_n * cat_scale[a]
+                elif not member[j, offsets[a] + cat[i, a]]:
+                    s += cat_scale[a]
             w[i, j] = s
     return w
