@@ -48,12 +48,18 @@ def machine() -> str:
     )
 
 
-def adult_path() -> str:
+def data_file(relative: str, name: str) -> str:
+    """``$ANONYMATCH_DATA/relative`` (default ``../shared/datasets``); exits naming ``name``
+    when the file is not there."""
     base = os.environ.get("ANONYMATCH_DATA", str(ROOT.parent / "shared" / "datasets"))
-    path = Path(base) / "adult" / "adult.data"
+    path = Path(base) / relative
     if not path.is_file():
-        sys.exit(f"Adult not found at {path}; set ANONYMATCH_DATA")
+        sys.exit(f"{name} not found at {path}; set ANONYMATCH_DATA")
     return str(path)
+
+
+def adult_path() -> str:
+    return data_file("adult/adult.data", "Adult")
 
 
 def run_cli(args: list[str], timeout: float | None = None) -> dict[str, float]:

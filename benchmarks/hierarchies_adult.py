@@ -33,35 +33,29 @@ import json
 import time
 
 import pandas as pd
-from _common import ADULT_NAMES, ROOT, adult_path, dump, machine, update_results
+from _common import ROOT, adult_path, dump, machine, update_results
 
 import anonymatch
 from anonymatch.tables.cells import parse_cells
+from anonymatch.tables.datasets import ADULT_NUMERIC, ADULT_QI
+from anonymatch.tables.datasets import load_adult as load_complete_adult
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import evaluate_release
 from anonymatch.tables.qitypes import build_types
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import Schema, encode_qi
 
-QI = [
-    "age",
-    "workclass",
-    "education-num",
-    "marital-status",
-    "occupation",
-    "race",
-    "sex",
-    "native-country",
-]
-NUMERIC = ["age", "education-num"]
+QI = list(ADULT_QI)
+NUMERIC = list(ADULT_NUMERIC)
 CATEGORICAL = [a for a in QI if a not in NUMERIC]
+# The columns pandas reads as integers from adult.data; the package loader reads text.
+INTEGER = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 
 
 def load_adult() -> pd.DataFrame:
-    frame = pd.read_csv(
-        adult_path(), names=ADULT_NAMES.split(","), skipinitialspace=True, na_values="?"
-    )
-    return frame.dropna(subset=QI).reset_index(drop=True).astype({"income": str})
+    """The 30,162 complete rows of Adult (the package's loader), the integer columns as int64
+    as this script always read them, the others as text."""
+    return load_complete_adult(adult_path()).astype(dict.fromkeys(INTEGER, "int64"))
 
 
 def as_nodes(release: pd.DataFrame, data: pd.DataFrame, schema: Schema) -> float:

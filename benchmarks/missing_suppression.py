@@ -14,12 +14,11 @@ saved JSON, without running)
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
 
-from _common import ADULT_CLI, ROOT, adult_path, dump, machine, run_cli, update_results
+from _common import ADULT_CLI, ROOT, adult_path, data_file, dump, machine, run_cli, update_results
 
 INFORMS_QI = "DOBMM,DOBYY,SEX,RACEX,EDUCYEAR,marry,income"
 INFORMS_NUMERIC = "DOBMM,DOBYY,EDUCYEAR,income"
@@ -28,11 +27,7 @@ K = 10
 
 
 def informs_path() -> str:
-    base = os.environ.get("ANONYMATCH_DATA", str(ROOT.parent / "shared" / "datasets"))
-    path = Path(base) / "informs" / "demographics05test.csv"
-    if not path.is_file():
-        sys.exit(f"INFORMS not found at {path}; set ANONYMATCH_DATA")
-    return str(path)
+    return data_file("informs/demographics05test.csv", "INFORMS")
 
 
 def release(name: str, source: str, args: list[str], verify_args: list[str], tmp: Path) -> dict:

@@ -36,6 +36,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from _common import ADULT_CLI, ROOT, adult_path, machine, update_results
 
@@ -420,6 +421,25 @@ def target_lines(results: dict) -> list[str]:
     return [*lines, ""]
 
 
+def _label_gcp(ax: Any, rows: list[dict], x: str) -> None:
+    """Label each point (x, wall) with the run's GCP."""
+    for r in rows:
+        ax.annotate(
+            f"{100 * r['gcp']:.1f}%",
+            (r[x], r["wall"]),
+            textcoords="offset points",
+            xytext=(3, 4),
+            fontsize=7,
+        )
+
+
+def _finish(fig: Any, ax: Any, path: Path) -> None:
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def plot(results: dict) -> None:
     import matplotlib
 
@@ -438,14 +458,7 @@ def plot(results: dict) -> None:
         for tool, label in names.items():
             rows = sorted((r for r in results["k"] if r["tool"] == tool), key=lambda r: r["k"])
             ax.plot([r["k"] for r in rows], [r["wall"] for r in rows], marker="o", label=label)
-            for r in rows:
-                ax.annotate(
-                    f"{100 * r['gcp']:.1f}%",
-                    (r["k"], r["wall"]),
-                    textcoords="offset points",
-                    xytext=(3, 4),
-                    fontsize=7,
-                )
+            _label_gcp(ax, rows, "k")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ks = sorted({r["k"] for r in results["k"]})
@@ -453,33 +466,20 @@ def plot(results: dict) -> None:
         ax.set_xlabel("k")
         ax.set_ylabel("wall time of the whole run (s)")
         ax.set_title("UCI Adult, 30,162 rows (labels: GCP)")
-        ax.grid(alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(img / "speed_vs_k.png", dpi=120)
+        _finish(fig, ax, img / "speed_vs_k.png")
     if "n" in results:
         fig, ax = plt.subplots(figsize=(6.5, 4))
         rows = [r for r in results["n"] if r["path"] in ("default", "in-memory") and r["rc"] == 0]
         rows.sort(key=lambda r: r["n"])
         ax.plot([r["n"] for r in rows], [r["wall"] for r in rows], marker="o", label="wall")
         ax.plot([r["n"] for r in rows], [r["cpu"] for r in rows], marker="s", label="CPU")
-        for r in rows:
-            ax.annotate(
-                f"{100 * r['gcp']:.1f}%",
-                (r["n"], r["wall"]),
-                textcoords="offset points",
-                xytext=(3, 4),
-                fontsize=7,
-            )
+        _label_gcp(ax, rows, "n")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("rows")
         ax.set_ylabel("seconds")
         ax.set_title("Synthetic census, hungarian k = 10 (labels: GCP)")
-        ax.grid(alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(img / "speed_vs_n.png", dpi=120)
+        _finish(fig, ax, img / "speed_vs_n.png")
 
 
 def main() -> None:

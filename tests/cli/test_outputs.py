@@ -61,6 +61,12 @@ COMMANDS = [
 ]
 
 
+@pytest.fixture(params=COMMANDS)
+def command(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[list[str], str]:
+    """One command of ``_commands``, over inputs in ``tmp_path``: (arguments, release name)."""
+    return _commands(tmp_path)[request.param]
+
+
 def _listing(d: Path) -> list[str]:
     return sorted(p.name for p in d.iterdir())
 
@@ -75,14 +81,13 @@ def _refused(
     assert _listing(d) == before  # nothing written, no temporary file left
 
 
-@pytest.mark.parametrize("command", COMMANDS)
 def test_report_equal_to_the_release_is_refused(
-    command: str,
+    command: tuple[list[str], str],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    args, name = _commands(tmp_path)[command]
+    args, name = command
     monkeypatch.chdir(tmp_path)
     for report in (name, f"./{name}", f"{tmp_path}/{name}"):
         _refused([*args, "-o", name, "--report", report], tmp_path, capsys, 2, "same file")
@@ -90,22 +95,20 @@ def test_report_equal_to_the_release_is_refused(
     _refused([*args, "-o", name, "--report", "link.json"], tmp_path, capsys, 2, "same file")
 
 
-@pytest.mark.parametrize("command", COMMANDS)
 def test_seed_file_equal_to_the_report_or_release_is_refused(
-    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    command: tuple[list[str], str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args, name = _commands(tmp_path)[command]
+    args, name = command
     rel, rep = str(tmp_path / name), str(tmp_path / "m.json")
     for seed_file in (rep, rel):
         argv = [*args, "-o", rel, "--report", rep, "--seed-file", seed_file]
         _refused(argv, tmp_path, capsys, 2, "same file")
 
 
-@pytest.mark.parametrize("command", COMMANDS)
 def test_no_output_may_be_the_input(
-    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    command: tuple[list[str], str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args, _ = _commands(tmp_path)[command]
+    args, _ = command
     source = Path(args[1])
     text = source.read_text()
     for flag in ("-o", "--report"):
@@ -115,12 +118,11 @@ def test_no_output_may_be_the_input(
     assert source.read_text() == text
 
 
-@pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("name", ["rel.xlsx", "rel.html"])
 def test_an_unsupported_release_extension_names_the_formats(
-    command: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    command: tuple[list[str], str], name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args, good = _commands(tmp_path)[command]
+    args, good = command
     _refused([*args, "-o", str(tmp_path / name)], tmp_path, capsys, 2, "unsupported extension")
     _, _, err = run([*args, "-o", str(tmp_path / name)], capsys)
     assert Path(good).suffix in err  # the supported formats are listed
@@ -148,14 +150,13 @@ def _fail_writes_to(monkeypatch: pytest.MonkeyPatch, prefix: str, code: int) -> 
     monkeypatch.setattr(Path, "write_text", write_text)
 
 
-@pytest.mark.parametrize("command", COMMANDS)
 def test_a_report_that_cannot_be_written_takes_the_release_with_it(
-    command: str,
+    command: tuple[list[str], str],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    args, name = _commands(tmp_path)[command]
+    args, name = command
     argv = [*args, "-o", str(tmp_path / name), "--report", str(tmp_path / "m.json"), "-q"]
     _fail_writes_to(monkeypatch, "m.json", errno.ENOSPC)
     _refused(argv, tmp_path, capsys, 6, "m.json: No space left on device")

@@ -10,16 +10,7 @@ import click
 
 from anonymatch.cli.options import output_options, seed_option
 from anonymatch.core.errors import InputError
-from anonymatch.core.files import current_path
-
-
-def _human_bytes(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError  # pragma: no cover
+from anonymatch.core.files import current_path, human_size
 
 
 def _check_writable(path: str, what: str) -> None:
@@ -130,7 +121,7 @@ def generate_census_cmd(
         tree = ", ".join(f"{p}→{c}" for p, c, _ in model.edges)
         click.echo(
             f"{rows} synthetic rows × {len(model.columns)} columns -> {output}"
-            f" ({_human_bytes(size)}); seed {seed}"
+            f" ({human_size(size, 'B')}); seed {seed}"
         )
         click.echo(
             f"model: Chow–Liu tree ({model.estimator} MI) fitted on {model.rows_fitted} rows"

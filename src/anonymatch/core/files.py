@@ -223,3 +223,14 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def human_size(size: int, byte_unit: str = "bytes") -> str:
+    """A byte count as ``812 bytes``, ``1.2 MiB`` … (binary units up to GiB); ``byte_unit``
+    names the smallest unit (``"B"`` for ``812 B``). O(1)."""
+    value = float(size)
+    for unit in (byte_unit, "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == byte_unit else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError  # pragma: no cover

@@ -195,6 +195,19 @@ def _remove(path: Path) -> None:
 # -- private directories and anonymous files --------------------------------------------------
 
 
+def _hold(path: Path, fd: int) -> Path:
+    """Keep ``fd`` (the ``flock`` on the new temporary ``path``) while this process lives and
+    register ``path`` for removal; a cancellation arriving meanwhile removes it and re-raises."""
+    with _state.lock:
+        _state.locks[path] = fd
+    try:
+        register_temp(path)
+    except Interrupted:
+        remove_temp(path)
+        raise
+    return path
+
+
 def private_dir(prefix: str, base: str | os.PathLike[str] | None = None) -> Path:
     """A new private directory ``base/prefix<random>`` (``tempfile.mkdtemp``: mode 0700, an
     unpredictable name; ``base`` defaults to ``$TMPDIR``), locked with ``flock`` while this
@@ -204,14 +217,7 @@ def private_dir(prefix: str, base: str | os.PathLike[str] | None = None) -> Path
     sweep_stale(where, prefix)
     path = Path(tempfile.mkdtemp(prefix=prefix, dir=where))
     fd = _open_lock(path, directory=True)
-    with _state.lock:
-        _state.locks[path] = fd
-    try:
-        register_temp(path)
-    except Interrupted:
-        remove_temp(path)
-        raise
-    return path
+    return _hold(path, fd)
 
 
 @contextlib.contextmanager
@@ -238,14 +244,7 @@ def hidden_temp(parent: str | os.PathLike[str], prefix: str, directory: bool = F
         fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=where)
         path = Path(name)
         _lock(fd)
-    with _state.lock:
-        _state.locks[path] = fd
-    try:
-        register_temp(path)
-    except Interrupted:
-        remove_temp(path)
-        raise
-    return path
+    return _hold(path, fd)
 
 
 def sweep_stale(base: Path, prefix: str, suffix: str = "") -> list[Path]:

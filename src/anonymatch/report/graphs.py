@@ -10,7 +10,16 @@ from typing import Any
 import numpy as np
 
 from anonymatch.report import plots
-from anonymatch.report.model import Figure, Inputs, KindSections, Section, Table
+from anonymatch.report.common import class_size_risk
+from anonymatch.report.model import (
+    NEEDS_FILES,
+    Figure,
+    Inputs,
+    KindSections,
+    Section,
+    Table,
+    kind_sections,
+)
 
 
 def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) -> KindSections:
@@ -30,8 +39,8 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
                   caption="Computed by the run on the original vertex ids.")
         )  # fmt: skip
     if not inputs.complete:
-        risk.missing = "needs the original and the release (pass them to anonymatch report)"
-        return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+        risk.missing = NEEDS_FILES
+        return kind_sections(published, risk, utility, limits)
     from anonymatch.graphs.io import read_edge_list
     from anonymatch.graphs.verify import neighbourhood_classes
 
@@ -49,24 +58,11 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     )
     closed = g.get("neighbourhoods") == "closed"
     classes = neighbourhood_classes(after.adjacency, closed)
-    size = np.bincount(classes)[classes]
-    keys, counts = np.unique(size, return_counts=True)
     risk.paragraphs.append(
         "Vertices with identical neighbourhoods in the published graph cannot be told apart by "
         "an attacker who knows a person's neighbours."
     )
-    risk.facts += [
-        ("vertices per class: min", int(size.min())),
-        ("mean", f"{size.mean():.2f}"),
-        ("vertices in classes smaller than k", int((size < (g.get("k") or 1)).sum())),
-    ]
-    risk.figures.append(
-        Figure(
-            "Class size per vertex",
-            plots.count_histogram(
-                {int(a): int(b) for a, b in zip(keys, counts, strict=True)},
-                "vertices with the same neighbourhood", "vertices", g.get("k"),
-            ),
-        )
-    )  # fmt: skip
-    return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+    class_size_risk(
+        risk, classes, g.get("k"), "vertex", "vertices", "vertices with the same neighbourhood"
+    )
+    return kind_sections(published, risk, utility, limits)

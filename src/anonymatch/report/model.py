@@ -71,3 +71,14 @@ class KindSections:
     risk: Section
     utility: Section
     limits: list[str] = field(default_factory=list)
+
+
+NEEDS_FILES = "needs the original and the release (pass them to anonymatch report)"
+"""What a risk or utility section says when the report was given the manifest alone."""
+
+
+def kind_sections(
+    published: Section, risk: Section, utility: Section, limits: list[str]
+) -> KindSections:
+    """A kind's contribution when it adds nothing to the shared guarantee section."""
+    return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)

@@ -119,6 +119,14 @@ def bars(labels: Sequence[str], values: Sequence[float], xlabel: str, percent: b
     return to_uri(fig)
 
 
+def _comparison(fig: Any, ax: Any, title: str) -> str:
+    """Finish an original-versus-release plot: title, records axis, legend top right."""
+    ax.set_title(title)
+    ax.set_ylabel("records")
+    ax.legend(frameon=False, loc="upper right")
+    return to_uri(fig)
+
+
 @_styled
 def compare_numeric(
     edges: np.ndarray, original: np.ndarray, release: np.ndarray, title: str
@@ -128,10 +136,7 @@ def compare_numeric(
     fig, ax = _figure()
     ax.stairs(original, edges, color=ORIGINAL, linewidth=1.5, label="original")
     ax.stairs(release, edges, color=RELEASE, linewidth=1.5, label="release (ranges spread)")
-    ax.set_title(title)
-    ax.set_ylabel("records")
-    ax.legend(frameon=False, loc="upper right")
-    return to_uri(fig)
+    return _comparison(fig, ax, title)
 
 
 @_styled
@@ -145,10 +150,7 @@ def compare_categorical(
     ax.bar(x - 0.2, original, width=0.4, color=ORIGINAL, label="original")
     ax.bar(x + 0.2, release, width=0.4, color=RELEASE, label="release (sets spread)")
     ax.set_xticks(x, labels=[_short(s) for s in labels], rotation=35, ha="right")
-    ax.set_title(title)
-    ax.set_ylabel("records")
-    ax.legend(frameon=False, loc="upper right")
-    return to_uri(fig)
+    return _comparison(fig, ax, title)
 
 
 @_styled

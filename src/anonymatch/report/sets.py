@@ -15,7 +15,15 @@ from typing import Any
 import numpy as np
 
 from anonymatch.report import plots
-from anonymatch.report.model import Figure, Inputs, KindSections, Section, Table
+from anonymatch.report.model import (
+    NEEDS_FILES,
+    Figure,
+    Inputs,
+    KindSections,
+    Section,
+    Table,
+    kind_sections,
+)
 
 
 def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) -> KindSections:
@@ -49,7 +57,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
             ("item groups", loss.get("item_groups")),
             ("merges", loss.get("merges")),
         ]
-        return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+        return kind_sections(published, risk, utility, limits)
     limits.append(
         "Sensitive labels without ℓ-diversity are released as they are: a label shown on all "
         "of a transaction's compatible records is disclosed."
@@ -62,10 +70,8 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     if "mean_max_errors" in loss:
         utility.facts.append(("mean threshold t", f"{loss['mean_max_errors']:.3f}"))
     if not inputs.complete:
-        risk.missing = utility.missing = (
-            "needs the original and the release (pass them to anonymatch report)"
-        )
-        return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+        risk.missing = utility.missing = NEEDS_FILES
+        return kind_sections(published, risk, utility, limits)
     from anonymatch.sets.io import read_set_release, read_transactions
     from anonymatch.sets.metrics import set_utility
     from anonymatch.sets.verify import set_compatibility
@@ -123,7 +129,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
                                  "items", "Items per record"),
         )
     )  # fmt: skip
-    return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+    return kind_sections(published, risk, utility, limits)
 
 
 def sp_csr(matrix: Any) -> Any:

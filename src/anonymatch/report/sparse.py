@@ -11,7 +11,16 @@ from typing import Any
 import numpy as np
 
 from anonymatch.report import plots
-from anonymatch.report.model import Figure, Inputs, KindSections, Section, Table
+from anonymatch.report.common import class_size_risk
+from anonymatch.report.model import (
+    NEEDS_FILES,
+    Figure,
+    Inputs,
+    KindSections,
+    Section,
+    Table,
+    kind_sections,
+)
 
 
 def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) -> KindSections:
@@ -37,10 +46,8 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         if key in loss:
             utility.facts.append((f"{label} (from the run)", f"{100 * float(loss[key]):.2f}%"))
     if not inputs.complete:
-        risk.missing = utility.missing = (
-            "needs the original and the release (pass them to anonymatch report)"
-        )
-        return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+        risk.missing = utility.missing = NEEDS_FILES
+        return kind_sections(published, risk, utility, limits)
     from anonymatch.sparse.io import read_sparse, sparse_format
     from anonymatch.sparse.metrics import edge_metrics
     from anonymatch.sparse.verify import row_classes
@@ -68,29 +75,16 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     )  # fmt: skip
     if not rr:
         classes = row_classes(p[: x.shape[0]])
-        size = np.bincount(classes)[classes]
-        keys, counts = np.unique(size, return_counts=True)
         risk.paragraphs.append(
             "Users whose published rows are identical cannot be told apart from the release: "
             "each user's class size is the number of rows an attacker must choose from."
         )
-        risk.facts += [
-            ("users per class: min", int(size.min())),
-            ("mean", f"{size.mean():.2f}"),
-            ("users in classes smaller than k", int((size < (g.get("k") or 1)).sum())),
-        ]
-        risk.figures.append(
-            Figure(
-                "Class size per user",
-                plots.count_histogram(
-                    {int(a): int(b) for a, b in zip(keys, counts, strict=True)},
-                    "users with the same published row", "users", g.get("k"),
-                ),
-            )
-        )  # fmt: skip
+        class_size_risk(
+            risk, classes, g.get("k"), "user", "users", "users with the same published row"
+        )
     else:
         risk.paragraphs.append(
             "Randomized response gives ε-differential privacy per entry; there are no classes "
             "to count."
         )
-    return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+    return kind_sections(published, risk, utility, limits)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from anonymatch.core.errors import InputError
 from anonymatch.report import plots
-from anonymatch.report.model import Figure, Inputs, KindSections, Section, Table
+from anonymatch.report.model import NEEDS_FILES, Figure, Inputs, KindSections, Section, Table
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.qitypes import QITypes
 from anonymatch.tables.recode import GeneralizedQI
@@ -62,7 +62,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         note = (
             f"not done for releases of more than {MAX_ROWS:,} rows or in parts"
             if large
-            else "needs the original and the release (pass them to anonymatch report)"
+            else NEEDS_FILES
         )
         risk.missing = note
         utility.missing = f"the distributions and suppressed cells {note}"

@@ -225,6 +225,8 @@ def gcp_increase_weights(
     )
 
 
+# The two kernels below repeat their per-cell arithmetic on purpose: moving it into shared njit
+# helpers made gcp_increase_weights ~100x slower (3.2 ms -> 336 ms on 600 Adult rows).
 @njit(cache=True, nogil=True)
 def _increase_weights_missing(  # pragma: no cover - compiled
     num,

@@ -64,12 +64,9 @@ class OrdinalScale:
         text = column.astype(str).str.strip()
         ranks = text.map({v: i for i, v in enumerate(self.order)})
         bad = ranks.isna().to_numpy()
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                f"value {text.iloc[row]!r} of ordinal quasi-identifier {name!r} "
-                f"(row {row_offset + row + 1}) is not in its order"
-            )
+        _refuse_first(
+            bad, text, f"ordinal quasi-identifier {name!r}", row_offset, "is not in its order"
+        )
         return ranks.to_numpy(dtype=np.float64)
 
     def text(self, values: np.ndarray) -> list[str]:
@@ -85,6 +82,17 @@ class OrdinalScale:
                 memo[cell] = _split_range(cell, index, name, p)
             lo[p], hi[p] = memo[cell]
         return lo, hi
+
+
+def _refuse_first(
+    bad: np.ndarray, text: pd.Series, what: str, row_offset: int, problem: str
+) -> None:
+    """``InputError`` naming the first value flagged in ``bad`` (its 1-based row), if any."""
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"value {text.iloc[row]!r} of {what} (row {row_offset + row + 1}) {problem}"
+        )
 
 
 def _split_range(cell: str, index: Mapping[str, int], name: str, row: int) -> tuple[int, int]:
@@ -122,12 +130,7 @@ class DateScale:
             text = column.astype(str).str.strip()
             stamps = _to_datetime(text)
             bad = stamps.isna().to_numpy()
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                f"value {text.iloc[row]!r} of date quasi-identifier {name!r} "
-                f"(row {row_offset + row + 1}) is not a date"
-            )
+        _refuse_first(bad, text, f"date quasi-identifier {name!r}", row_offset, "is not a date")
         return self.periods(pd.DatetimeIndex(stamps))
 
     def periods(self, stamps: pd.DatetimeIndex) -> np.ndarray:

@@ -25,12 +25,11 @@ freeform weights per partition), i.e. about the cost of one freeform iteration.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from anonymatch.core.errors import InputError
 from anonymatch.tables.methods import freeform_partition_size, partitions
+from anonymatch.tables.methods.freeform import singleton_cells
 from anonymatch.tables.metrics import TreeTables, gcp_increase_weights
 from anonymatch.tables.schema import EncodedQI
 
@@ -60,16 +59,7 @@ def outlier_scores(qi: EncodedQI, k: int, partition_size: int | None = None) -> 
 def _partition_scores(part: EncodedQI, k: int) -> np.ndarray:
     m = part.n
     # singleton cells: bounds = own value (present), membership = own label
-    lo = np.where(part.num_missing, np.inf, part.num)
-    hi = np.where(part.num_missing, -np.inf, part.num)
-    local = [np.unique(part.cat[:, a], return_inverse=True)[1] for a in range(part.cat.shape[1])]
-    member = []
-    for codes in local:
-        mat = np.zeros((m, int(codes.max()) + 1 if m else 0), dtype=bool)
-        mat[np.arange(m), codes] = True
-        member.append(mat)
-    cat = np.column_stack(local).astype(np.int64) if local else part.cat
-    local_qi = dataclasses.replace(part, cat=cat)
+    lo, hi, member, local_qi = singleton_cells(part)
     trees = TreeTables.build(part)  # a hierarchy's cell starts as the record's own leaf
     level = np.zeros(part.cat.shape, np.int64)
     w = gcp_increase_weights(

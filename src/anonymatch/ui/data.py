@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.files import human_size as human_size
 
 SEPARATORS = {"auto": None, "comma": ",", "semicolon": ";", "tab": "\t", "space": " ", "pipe": "|"}
 ROLES = ("qi", "sensitive", "identifier", "other")
@@ -61,16 +62,6 @@ class Dataset:
         if not self.header and self.names:
             argv += ["--names", ",".join(self.names)]
         return argv
-
-
-def human_size(size: int) -> str:
-    """``1.2 MiB`` style sizes."""
-    value = float(size)
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} bytes"  # pragma: no cover
 
 
 def sniff_separator(path: Path) -> str:

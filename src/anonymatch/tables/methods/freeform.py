@@ -59,19 +59,10 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
         raise InfeasibleError(f"k = {k} exceeds the {m} records to anonymize")
     order = lexicographic_order(qi)
     part = qi.take(order)
-    # Bounds of the present values; a missing value makes its published record's cell ``*``
-    # (``num_star``/``cat_star``), which the weights price at NCP 1 (docs/guarantees/missing.md).
-    lo = np.where(part.num_missing, np.inf, part.num)
-    hi = np.where(part.num_missing, -np.inf, part.num)
+    # A missing value makes its published record's cell ``*`` (``num_star``/``cat_star``),
+    # which the weights price at NCP 1 (docs/guarantees/missing.md).
+    lo, hi, member, local_qi = singleton_cells(part)
     num_star, cat_star = part.num_missing.copy(), part.cat_missing.copy()
-    # Categorical codes remapped to the values present here, so membership stays m × (≤ m).
-    local = [np.unique(part.cat[:, a], return_inverse=True)[1] for a in range(part.cat.shape[1])]
-    member = []
-    for codes in local:
-        mat = np.zeros((m, int(codes.max()) + 1 if m else 0), dtype=bool)
-        mat[np.arange(m), codes] = True
-        member.append(mat)
-    local_qi = _with_local_codes(part, local)
     # Attributes publishing hierarchy nodes: record j shows the node at level[j, a] above its
     # own leaf (rep = part.cat), and the weights are the Loss metric's increase.
     trees = TreeTables.build(part)
@@ -91,7 +82,7 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
         if part.has_missing:
             np.logical_or.at(num_star, match, part.num_missing)
             np.logical_or.at(cat_star, match, part.cat_missing)
-        for mat, codes in zip(member, local, strict=True):
+        for mat, codes in zip(member, local_qi.cat.T, strict=True):
             mat[match, codes] = True
         for a in np.flatnonzero(trees.is_tree).tolist():  # j = match[i] now covers i leaf
             grown = trees.lca_levels(a, part.cat[:, a], part.cat[match, a], level[match, a])
@@ -101,9 +92,36 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
     return GeneralizationGraph.from_assignments(_relabel(assignments, order))
 
 
-def _with_local_codes(part: EncodedQI, local: list[np.ndarray]) -> EncodedQI:
+def singleton_cells(
+    part: EncodedQI,
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], EncodedQI]:
+    """Every record of ``part`` as its own published cell, the start of the weight kernels.
+
+    Returns
+    -------
+    lo, hi : numpy.ndarray
+        (m, dn) bounds of the present numeric values (+inf / −inf where missing).
+    member : list of numpy.ndarray
+        Per categorical QI, the (m, values present) membership of each record's own value.
+    local_qi : EncodedQI
+        ``part`` with categorical codes remapped to the values present in it, so membership
+        stays m × (≤ m).
+
+    Notes
+    -----
+    Time and memory O(m² · dc) for m records and dc categorical QIs (the membership).
+    """
+    m = part.n
+    lo = np.where(part.num_missing, np.inf, part.num)
+    hi = np.where(part.num_missing, -np.inf, part.num)
+    local = [np.unique(part.cat[:, a], return_inverse=True)[1] for a in range(part.cat.shape[1])]
+    member = []
+    for codes in local:
+        mat = np.zeros((m, int(codes.max()) + 1 if m else 0), dtype=bool)
+        mat[np.arange(m), codes] = True
+        member.append(mat)
     cat = np.column_stack(local) if local else part.cat
-    return dataclasses.replace(part, cat=cat.astype(np.int64))
+    return lo, hi, member, dataclasses.replace(part, cat=cat.astype(np.int64))
 
 
 def _relabel(assignments: np.ndarray, order: np.ndarray) -> np.ndarray:
