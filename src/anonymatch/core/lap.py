@@ -33,14 +33,33 @@ from numba import njit
 def forbid(w: np.ndarray, used: np.ndarray) -> float:
     """Give the ``used`` entries of the finite cost matrix ``w`` (in place) a cost above that
     of any assignment avoiding them: ``max + (max − min)·m + 1`` over the allowed entries.
-    Returns that cost. O(m²)."""
-    allowed = w[~used]
-    if allowed.size and not np.all(np.isfinite(allowed)):
+    Returns that cost. O(m²), two passes without temporaries (``_forbid``)."""
+    big = _forbid(w, used)
+    if np.isnan(big):
         raise ValueError("the cost matrix has non-finite allowed entries")
-    lo = float(allowed.min()) if allowed.size else 0.0
-    hi = float(allowed.max()) if allowed.size else 0.0
+    return float(big)
+
+
+@njit(cache=True, nogil=True)
+def _forbid(w, used):  # pragma: no cover - compiled
+    """``forbid`` on a 2-d array; NaN if an allowed entry is not finite (``w`` left as is)."""
+    lo, hi, seen = np.inf, -np.inf, False
+    for i in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            if not used[i, j]:
+                c = w[i, j]
+                if not np.isfinite(c):
+                    return np.nan
+                lo = min(lo, c)
+                hi = max(hi, c)
+                seen = True
+    if not seen:
+        lo = hi = 0.0
     big = hi + (hi - lo) * w.shape[0] + 1.0
-    w[used] = big
+    for i in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            if used[i, j]:
+                w[i, j] = big
     return big
 
 

@@ -226,7 +226,12 @@ def gcp_increase_weights(
 
 
 # The two kernels below repeat their per-cell arithmetic on purpose: moving it into shared njit
-# helpers made gcp_increase_weights ~100x slower (3.2 ms -> 336 ms on 600 Adult rows).
+# helpers made gcp_increase_weights ~100x slower (3.2 ms -> 336 ms on 600 Adult rows). Both
+# fill one row of w at a time, attribute by attribute, over the published records j read from
+# attribute-major (transposed, contiguous) copies, so that the inner loop over j is branch-light
+# and SIMD-vectorized: 10x faster than a per-cell loop over attributes (8.6 -> 0.8 ms on 1,000
+# Adult rows). Each w[i, j] still adds its attributes' terms in the same order, numeric first, so
+# the weights are bitwise those of the per-cell loop.
 @njit(cache=True, nogil=True)
 def _increase_weights_missing(  # pragma: no cover - compiled
     num,
@@ -257,38 +262,53 @@ def _increase_weights_missing(  # pragma: no cover - compiled
     """``_increase_weights`` with missing values: an attribute of a suppressed j adds nothing;
     a missing value of i suppresses j's cell (increase: full NCP − current NCP)."""
     m, dn, dc = num.shape[0], num.shape[1], cat.shape[1]
+    lo_t, hi_t = np.ascontiguousarray(lo.T), np.ascontiguousarray(hi.T)
+    width_t = hi_t - lo_t
+    num_star_t, num_now_t = np.ascontiguousarray(num_star.T), np.ascontiguousarray(num_now.T)
+    cat_star_t, cat_now_t = np.ascontiguousarray(cat_star.T), np.ascontiguousarray(cat_now.T)
+    member_t = np.ascontiguousarray(member.T)
+    rep_t, level_t = np.ascontiguousarray(rep.T), np.ascontiguousarray(level.T)
     w = np.zeros((m, m))
     for i in range(m):
-        for j in range(m):
-            s = 0.0
-            for a in range(dn):
-                if num_star[j, a]:
-                    continue
-                if num_na[i, a]:
-                    s += num_full[a] - num_now[j, a]
-                elif num_scale[a] != 0:
-                    v = num[i, a]
-                    grown = max(hi[j, a], v) - min(lo[j, a], v)
-                    s += (grown - (hi[j, a] - lo[j, a])) * num_scale[a]
-            for a in range(dc):
-                if cat_star[j, a]:
-                    continue
-                if cat_na[i, a]:
-                    s += cat_full[a] - cat_now[j, a]
-                elif cat_scale[a] == 0:
-                    continue
-                elif is_tree[a]:
-                    x = leaf_off[a] + leaf[i, a]
-                    r = leaf_off[a] + rep[j, a]
-                    now = anc[r, level[j, a]]
-                    lv = level[j, a]
-                    while anc[x, lv] != anc[r, lv]:
-                        lv += 1
-                    grown_n = count[node_off[a] + anc[r, lv]] - count[node_off[a] + now]
-                    s += grown_n * cat_scale[a]
-                elif not member[j, offsets[a] + cat[i, a]]:
-                    s += cat_scale[a]
-            w[i, j] = s
+        row = w[i]
+        for a in range(dn):
+            star = num_star_t[a]
+            if num_na[i, a]:
+                full, now = num_full[a], num_now_t[a]
+                for j in range(m):
+                    if not star[j]:
+                        row[j] += full - now[j]
+            elif num_scale[a] != 0:
+                v, scale = num[i, a], num_scale[a]
+                low, high, width = lo_t[a], hi_t[a], width_t[a]
+                for j in range(m):
+                    if not star[j]:
+                        row[j] += ((max(high[j], v) - min(low[j], v)) - width[j]) * scale
+        for a in range(dc):
+            star = cat_star_t[a]
+            if cat_na[i, a]:
+                full, now = cat_full[a], cat_now_t[a]
+                for j in range(m):
+                    if not star[j]:
+                        row[j] += full - now[j]
+            elif cat_scale[a] == 0:
+                continue
+            elif is_tree[a]:
+                x = leaf_off[a] + leaf[i, a]
+                for j in range(m):
+                    if not star[j]:
+                        r = leaf_off[a] + rep_t[a, j]
+                        lv = level_t[a, j]
+                        now_node = anc[r, lv]
+                        while anc[x, lv] != anc[r, lv]:
+                            lv += 1
+                        grown = count[node_off[a] + anc[r, lv]] - count[node_off[a] + now_node]
+                        row[j] += grown * cat_scale[a]
+            else:
+                has, scale = member_t[offsets[a] + cat[i, a]], cat_scale[a]
+                for j in range(m):
+                    if not star[j] and not has[j]:
+                        row[j] += scale
     return w
 
 
@@ -312,28 +332,35 @@ def _increase_weights(  # pragma: no cover - compiled
     level,
 ):
     m, dn, dc = num.shape[0], num.shape[1], cat.shape[1]
+    lo_t, hi_t = np.ascontiguousarray(lo.T), np.ascontiguousarray(hi.T)
+    width_t = hi_t - lo_t
+    member_t = np.ascontiguousarray(member.T)
+    rep_t, level_t = np.ascontiguousarray(rep.T), np.ascontiguousarray(level.T)
     w = np.zeros((m, m))
     for i in range(m):
-        for j in range(m):
-            s = 0.0
-            for a in range(dn):  # attributes in the same order and arithmetic as Doka eq. 1–2
-                if num_scale[a] != 0:
-                    v = num[i, a]
-                    grown = max(hi[j, a], v) - min(lo[j, a], v)
-                    s += (grown - (hi[j, a] - lo[j, a])) * num_scale[a]
-            for a in range(dc):
-                if cat_scale[a] == 0:
-                    continue
-                if is_tree[a]:
-                    x = leaf_off[a] + leaf[i, a]
-                    r = leaf_off[a] + rep[j, a]
-                    now = anc[r, level[j, a]]
-                    lv = level[j, a]
+        row = w[i]
+        for a in range(dn):  # attributes in the same order and arithmetic as Doka eq. 1–2
+            if num_scale[a] != 0:
+                v, scale = num[i, a], num_scale[a]
+                low, high, width = lo_t[a], hi_t[a], width_t[a]
+                for j in range(m):
+                    row[j] += ((max(high[j], v) - min(low[j], v)) - width[j]) * scale
+        for a in range(dc):
+            if cat_scale[a] == 0:
+                continue
+            if is_tree[a]:
+                x = leaf_off[a] + leaf[i, a]
+                for j in range(m):
+                    r = leaf_off[a] + rep_t[a, j]
+                    lv = level_t[a, j]
+                    now = anc[r, lv]
                     while anc[x, lv] != anc[r, lv]:
                         lv += 1
-                    grown_n = count[node_off[a] + anc[r, lv]] - count[node_off[a] + now]
-                    s += grown_n * cat_scale[a]
-                elif not member[j, offsets[a] + cat[i, a]]:
-                    s += cat_scale[a]
-            w[i, j] = s
+                    grown = count[node_off[a] + anc[r, lv]] - count[node_off[a] + now]
+                    row[j] += grown * cat_scale[a]
+            else:
+                has, scale = member_t[offsets[a] + cat[i, a]], cat_scale[a]
+                for j in range(m):
+                    if not has[j]:
+                        row[j] += scale
     return w
