@@ -27,73 +27,176 @@ _CHUNK = 4096  # vertices per independent closed-walk job
 BICLIQUE_WALK_MAX = 1
 
 
-@njit(cache=True, nogil=True)
-def _pick_hop(
-    x, target, indptr, indices, inv, avail, traversed, visited, walk, rng
-):  # pragma: no cover
-    """Next hop from original x: a random untraversed, still available out-edge, chosen among
-    (1) edges to nodes this walk has not visited (Xue §4.2 (i)); else (2) the edge closing the
-    walk, if x has it; else (3) any, creating a deviant cycle. Never an edge already traversed
-    from x in this walk (§4.2 (ii)). Rule (2) is ours: the paper only says unvisited hops come
-    first; closing as soon as no unvisited hop is left avoids needless deviant cycles (the set
-    of possible cycles, and so the guarantee, is unchanged) and makes walks much shorter."""
-    fresh, any_, closing = 0, 0, -1
-    for e in range(indptr[x], indptr[x + 1]):
-        if avail[e] and traversed[e] != walk:
-            any_ += 1
-            if indices[e] == target:
-                closing = e
-            elif visited[inv[indices[e]]] != walk:
-                fresh += 1
-    if fresh == 0 and closing >= 0:
-        return closing
-    want_fresh = fresh > 0
-    r = rng.integers(0, fresh if want_fresh else any_)
-    for e in range(indptr[x], indptr[x + 1]):
-        if avail[e] and traversed[e] != walk:
-            if want_fresh and (indices[e] == target or visited[inv[indices[e]]] == walk):
-                continue
-            if r == 0:
-                return e
-            r -= 1
-    return -1  # unreachable on a balanced graph (Doka Lemma 2.1)
+# Uniform draws inside the kernels. ``rng.integers(0, m)`` in numba allocates a one-element array
+# per call and, like any call passing the Generator, updates its reference count atomically
+# (about 35 ns a draw, several times a hop). ``_below(_source(rng), m)`` computes the very same
+# value from the same bit-generator draws (numba's ``integers`` is ``random_bounded_uint64_fill``:
+# Lemire's rejection on 32-bit draws below 2³², on 64-bit draws above) on the bit generator
+# struct, which has no reference count, in ~2 ns. Those helpers are numba internals (numba ≥
+# 0.56); without them the kernels call ``rng.integers`` itself: the same stream, only slower.
+try:
+    from numba.np.random.generator_core import next_uint32 as _next_uint32
+    from numba.np.random.random_methods import (
+        bounded_lemire_uint64 as _lemire64,
+    )
+    from numba.np.random.random_methods import (
+        buffered_bounded_lemire_uint32 as _lemire32,
+    )
+except ImportError:  # pragma: no cover - a numba that moved them
+    _next_uint32 = None
+
+if _next_uint32 is not None:
+
+    @njit(cache=True, nogil=True, inline="always")
+    def _source(rng):  # pragma: no cover - compiled
+        return rng.bit_generator
+
+    @njit(cache=True, nogil=True, inline="always")
+    def _below(bitgen, m):  # pragma: no cover - compiled
+        """Uniform integer in [0, m), m ≥ 1: ``rng.integers(0, m)``, value and draws alike."""
+        r = m - 1
+        if r == 0:
+            return 0  # integers(0, 1) draws nothing
+        if r < 0xFFFFFFFF:
+            return np.int64(_lemire32(bitgen, r))
+        if r == 0xFFFFFFFF:
+            return np.int64(_next_uint32(bitgen))
+        return np.int64(_lemire64(bitgen, r))
+
+else:  # pragma: no cover
+
+    @njit(cache=True, nogil=True, inline="always")
+    def _source(rng):
+        return rng
+
+    @njit(cache=True, nogil=True, inline="always")
+    def _below(rng, m):
+        return rng.integers(0, m)
+
+
+# Rejection draws per hop before the exact scan (``_closed_walk_rounds``). Measured on Adult's
+# hungarian partitions (benchmarks/speed_walk.py): 4 to 8 are equally fast at k = 50 and 100;
+# fewer scan too often, more waste draws on the hops that end in the scan anyway.
+_TRIES = 4
 
 
 @njit(cache=True, nogil=True)
 def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no cover - compiled
+    """Xue Algorithm 1 on one chunk (CSR ``indptr``/``indices`` of original → published, every
+    vertex of in- = out-degree ``degree[x]``): ``n_rounds`` rounds, round r a perfect matching
+    of the edges left by rounds 0 … r − 1 over the vertices of degree > r; returns
+    ``out[r, x]`` = published match of x (−1 where degree[x] ≤ r).
+
+    Round r: while some original is uncovered, a walk starts at a uniformly random uncovered
+    original and hops until it reaches the published record the start is currently matched
+    to (``target``); its deviant cycles are erased and the closed walk left rotates the
+    current matching. **The hop rule** from original x: a uniformly random edge among x's
+    still available out-edges not traversed in this walk (Xue §4.2 (ii)), drawn from
+    (1) the *fresh* ones, to published records whose current preimage this walk has not
+    visited (Xue §4.2 (i)); else (2) the edge closing the walk, if x has it; else (3) any of
+    them, creating a deviant cycle. Rule (2) is ours: the paper only says unvisited hops come
+    first; closing as soon as no unvisited hop is left avoids needless deviant cycles (the set
+    of possible cycles, and so the guarantee, is unchanged) and makes walks much shorter.
+
+    **How a hop is drawn** (exactly the rule's distribution, more cheaply). First up to
+    ``_TRIES`` rejection draws, each a uniform slot among x's m available edges, accepted iff
+    its edge is fresh; then, if all were rejected, an exact scan collects the fresh edges F
+    and draws one uniformly, or applies rules (2)–(3) when F is empty. Each draw hits a given
+    f ∈ F with probability 1/m, and the chance that the draws before it were all rejected does
+    not depend on f, so P(hop = f) = Σₜ P(t draws rejected)·1/m + P(all rejected)·1/|F| is the
+    same for every f ∈ F; these sum to 1 over F, so each is 1/|F|: uniform over F, as the scan
+    alone would draw. When F is empty every draw is rejected and the scan decides as before.
+    On Adult's hungarian graphs most hops accept within the draws (the fresh share of a node's
+    edges is spread about evenly over [0, 1]); the scan is branch-free.
+
+    **Layout.** Edges are addressed by *slot*: x's available edges occupy slots indptr[x] …
+    indptr[x] + count[x] − 1 of ``head`` (their published ends). The slots stay fixed during a
+    round (``traversed``, ``next_edge``, ``match_edge`` hold slots); at the round's end each
+    matched edge is swap-removed from its node's slots, so hops see the D − r edges still
+    available, not all D. The hop is written inline: a call passing arrays (or the Generator)
+    costs numba atomic reference-count updates per argument, which were most of a hop's time.
+    Draws are ``_below`` on the bit generator (the same numbers as ``rng.integers``).
+
+    Time O(Σ walk lengths · (_TRIES + m·P(scan))) per round (the walks' lengths are the
+    paper's: O(n) each, O(n²) per round in the worst case); memory O(E + n), allocated once."""
     n = indptr.shape[0] - 1
     out = np.full((n_rounds, n), -1, np.int64)
-    avail = np.ones(indices.shape[0], np.bool_)
+    head = indices.copy()
+    count = np.empty(n, np.int64)
+    max_degree = 0
+    for x in range(n):
+        count[x] = indptr[x + 1] - indptr[x]
+        max_degree = max(max_degree, count[x])
+    buf = np.empty(max_degree, np.int64)
     traversed = np.zeros(indices.shape[0], np.int64)
     visited = np.zeros(n, np.int64)
     next_edge = np.full(n, -1, np.int64)
-    walk = 0
     cycle = np.empty(n, np.int64)
+    match = np.empty(n, np.int64)
+    inv = np.empty(n, np.int64)
+    match_edge = np.empty(n, np.int64)
+    pool = np.empty(n, np.int64)
+    where = np.empty(n, np.int64)
+    walk = 0
+    bits = _source(rng)
     for r in range(n_rounds):
         # Ar: current match of each original (identity, possibly invalid, until covered);
         # inv: current preimage of each published record. L: originals not yet covered.
-        match = np.arange(n)
-        inv = np.arange(n)
-        match_edge = np.full(n, -1, np.int64)
-        pool = np.empty(n, np.int64)
-        where = np.full(n, -1, np.int64)
         n_pool = 0
         for x in range(n):
+            match[x] = x
+            inv[x] = x
+            match_edge[x] = -1
+            where[x] = -1
             if degree[x] > r:
                 pool[n_pool] = x
                 where[x] = n_pool
                 n_pool += 1
         while n_pool > 0:
-            start = pool[rng.integers(0, n_pool)]
+            start = pool[_below(bits, n_pool)]
             walk += 1
             target = match[start]  # reaching this published record closes the walk
             x = start
             visited[x] = walk
             while True:
-                e = _pick_hop(x, target, indptr, indices, inv, avail, traversed, visited, walk, rng)
+                # The hop (rule and draws: see the docstring).
+                base = indptr[x]
+                m = count[x]
+                e = -1
+                for _ in range(_TRIES):
+                    p = base + _below(bits, m)
+                    y = head[p]
+                    if traversed[p] != walk and y != target and visited[inv[y]] != walk:
+                        e = p
+                        break
+                if e < 0:
+                    fresh, any_, closing = 0, 0, -1
+                    for p in range(base, base + m):
+                        y = head[p]
+                        open_ = traversed[p] != walk
+                        closes = y == target
+                        buf[fresh] = p
+                        fresh += open_ & (not closes) & (visited[inv[y]] != walk)
+                        any_ += open_
+                        if open_ & closes:
+                            closing = p
+                    if fresh > 0:
+                        e = buf[_below(bits, fresh)]
+                    elif closing >= 0:
+                        e = closing
+                    else:
+                        c = _below(bits, any_)
+                        for p in range(base, base + m):
+                            if traversed[p] != walk:
+                                if c == 0:
+                                    e = p
+                                    break
+                                c -= 1
+                if e < 0:
+                    raise ValueError("closed walk stuck: the graph is not balanced")
                 traversed[e] = walk
                 next_edge[x] = e
-                y = indices[e]
+                y = head[e]
                 if y == target:
                     break
                 x = inv[y]
@@ -104,15 +207,15 @@ def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no c
             while True:
                 cycle[length] = x
                 length += 1
-                y = indices[next_edge[x]]
+                y = head[next_edge[x]]
                 if y == target:
                     break
                 x = inv[y]
             for c in range(length):
                 x = cycle[c]
                 e = next_edge[x]
-                match[x] = indices[e]
-                inv[indices[e]] = x
+                match[x] = head[e]
+                inv[head[e]] = x
                 match_edge[x] = e
                 p = where[x]
                 if p >= 0:  # newly covered: remove x from the pool (swap with the last)
@@ -124,7 +227,11 @@ def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no c
         for x in range(n):
             if degree[x] > r:
                 out[r, x] = match[x]
-                avail[match_edge[x]] = False
+                # swap-remove the matched edge: the last available slot takes its place (its
+                # ``traversed`` stamp is from an earlier walk, so it need not move)
+                last = indptr[x] + count[x] - 1
+                head[match_edge[x]] = head[last]
+                count[x] -= 1
     return out
 
 
