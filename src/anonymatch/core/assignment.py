@@ -42,10 +42,12 @@ try:
     from numba.np.random.random_methods import (
         buffered_bounded_lemire_uint32 as _lemire32,
     )
-except ImportError:  # pragma: no cover - a numba that moved them
-    _next_uint32 = None
 
-if _next_uint32 is not None:
+    _BIT_DRAWS = True
+except ImportError:  # pragma: no cover - a numba that moved them
+    _BIT_DRAWS = False
+
+if _BIT_DRAWS:
 
     @njit(cache=True, nogil=True, inline="always")
     def _source(rng):  # pragma: no cover - compiled
