@@ -15,6 +15,7 @@
 
 Results: benchmarks/results/speed_walk.json and docs/results.md (section speed_walk).
 Usage: python benchmarks/speed_walk.py [--steps kernel,cli] [--repeats 3] [--base REV]
+(``--steps none`` only rewrites the docs/results.md section from the JSON.)
 """
 
 from __future__ import annotations
@@ -233,13 +234,16 @@ def render(results: dict) -> str:
             f"{cli['k']} --sensitive income`, the options of `make run`), warm caches, "
             f"{len(b)} interleaved pairs, medians (each run listed in the JSON):",
             "",
-            "| code | wall s | CPU s | GCP |",
+            "| code | wall s (median; each run) | CPU s (median; each run) | GCP |",
             "|---|---|---|---|",
-            f"| {cli['base']} (before) | {median([r['wall'] for r in b]):.1f} | "
-            f"{median([r['cpu'] for r in b]):.1f} | {b[0]['gcp']:.4%} |",
-            f"| this branch | {median([r['wall'] for r in t]):.1f} | "
-            f"{median([r['cpu'] for r in t]):.1f} | {t[0]['gcp']:.4%} |",
         ]
+        for label, runs in ((f"{cli['base']} (before)", b), ("this branch", t)):
+            walls = ", ".join(f"{r['wall']:.1f}" for r in runs)
+            cpus = ", ".join(f"{r['cpu']:.1f}" for r in runs)
+            lines.append(
+                f"| {label} | {median([r['wall'] for r in runs]):.1f} ({walls}) | "
+                f"{median([r['cpu'] for r in runs]):.1f} ({cpus}) | {runs[0]['gcp']:.4%} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -251,12 +255,13 @@ def main() -> None:
     args = parser.parse_args()
     steps = args.steps.split(",")
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    results.update(
-        machine=machine(),
-        when=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        load=os.getloadavg()[0],
-        repeats=args.repeats,
-    )
+    if {"kernel", "cli"} & set(steps):
+        results.update(
+            machine=machine(),
+            when=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            load=os.getloadavg()[0],
+            repeats=args.repeats,
+        )
     if "kernel" in steps:
         results["kernel"] = step_kernel(args.repeats)
         RESULTS.write_text(json.dumps(results, indent=2) + "\n")
