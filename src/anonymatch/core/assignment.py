@@ -76,9 +76,9 @@ else:  # pragma: no cover
         return rng.integers(0, m)
 
 
-# Rejection draws per hop before the exact scan (``_closed_walk_rounds``). Measured on Adult's
-# hungarian partitions (benchmarks/speed_walk.py): 4 to 8 are equally fast at k = 50 and 100;
-# fewer scan too often, more waste draws on the hops that end in the scan anyway.
+# Rejection draws per hop before the exact scan (``_closed_walk_rounds``). On Adult's hungarian
+# partitions (docs/results.md, speed_walk_notes) 4 was fastest at k = 50 and within 3 % of the
+# best at k = 10 and 100; fewer scan too often, more waste draws on hops that end in the scan.
 _TRIES = 4
 
 
@@ -119,8 +119,8 @@ def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no c
     costs numba atomic reference-count updates per argument, which were most of a hop's time.
     Draws are ``_below`` on the bit generator (the same numbers as ``rng.integers``).
 
-    Time O(Σ walk lengths · (_TRIES + m·P(scan))) per round (the walks' lengths are the
-    paper's: O(n) each, O(n²) per round in the worst case); memory O(E + n), allocated once."""
+    Time O(L·(_TRIES + m·P(scan))) for a walk of L hops (each edge at most once per walk, so
+    L ≤ the component's edges; L ≈ n on Adult's graphs); memory O(E + n), allocated once."""
     n = indptr.shape[0] - 1
     out = np.full((n_rounds, n), -1, np.int64)
     head = indices.copy()
