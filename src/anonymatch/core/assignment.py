@@ -77,7 +77,7 @@ else:  # pragma: no cover
 
 
 # Rejection draws per hop before the exact scan (``_closed_walk_rounds``). On Adult's hungarian
-# partitions (docs/results.md, speed_walk_notes) 4 was fastest at k = 50 and within 3 % of the
+# partitions (docs/results.md, speed_walk_notes) 4 was fastest at k = 50 and within 10 % of the
 # best at k = 10 and 100; fewer scan too often, more waste draws on hops that end in the scan.
 _TRIES = 4
 
