@@ -63,10 +63,14 @@ def adult_graphs(k: int, size: int, count: int = 3) -> list[GeneralizationGraph]
     return [hungarian(enc.take(parts[i]), k, BuildOptions()) for i in picks]
 
 
-def arrays(graph: GeneralizationGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def arrays(
+    graph: GeneralizationGraph, index: type = np.int64
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The kernels' arguments; ``index`` the dtype of ``indices`` (the old kernel got int64,
+    ``random_assignments`` now passes int32)."""
     m = graph.matrix
     degree = np.diff(m.indptr).astype(np.int64)
-    return m.indptr.astype(np.int64), m.indices.astype(np.int64), degree, int(degree.max())
+    return m.indptr.astype(np.int64), m.indices.astype(index), degree, int(degree.max())
 
 
 def cpu_seconds(fn, *args) -> float:
@@ -81,9 +85,9 @@ def step_kernel(repeats: int) -> list[dict]:
         graphs = adult_graphs(k, size)
         old, new = [], []
         for g, graph in enumerate(graphs):
-            a = arrays(graph)
+            a, a32 = arrays(graph), arrays(graph, np.int32)
             old_kernel(*a, np.random.default_rng(0))  # compile / load the caches
-            assignment._closed_walk_rounds(*a, np.random.default_rng(0))
+            assignment._closed_walk_rounds(*a32, np.random.default_rng(0))
             reps = 20 if k == 10 else 1  # small partitions: time 20 calls per sample
             o, n = [], []
             for r in range(repeats):
@@ -91,7 +95,7 @@ def step_kernel(repeats: int) -> list[dict]:
                 o.append(sum(cpu_seconds(old_kernel, *a, rng) for rng in seeds) / reps)
                 seeds = [np.random.default_rng(1000 * r + s) for s in range(reps)]
                 n.append(
-                    sum(cpu_seconds(assignment._closed_walk_rounds, *a, rng) for rng in seeds)
+                    sum(cpu_seconds(assignment._closed_walk_rounds, *a32, rng) for rng in seeds)
                     / reps
                 )
             old.append(float(np.median(o)))
@@ -191,8 +195,13 @@ def render(results: dict) -> str:
         "## Privacy step: the closed walk before and after (issue 17)",
         "",
         f"Command: `python benchmarks/speed_walk.py`. Machine: {results['machine']}. "
-        f"Run {results['when']}; the 2 cores were shared with other jobs (load average "
-        f"{results['load']:.1f} at the start): compare the ratios within the run.",
+        + "; ".join(
+            f"{step} step run {results[step + '_when']} (load average "
+            f"{results[step + '_load']:.1f} at its start)"
+            for step in ("kernel", "cli")
+            if step in results
+        )
+        + ". The 2 cores were shared with other jobs: compare the ratios within a step.",
         "",
     ]
     kernel = results.get("kernel")
@@ -255,18 +264,15 @@ def main() -> None:
     args = parser.parse_args()
     steps = args.steps.split(",")
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    if {"kernel", "cli"} & set(steps):
-        results.update(
-            machine=machine(),
-            when=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            load=os.getloadavg()[0],
-            repeats=args.repeats,
+    for step in ("kernel", "cli"):
+        if step not in steps:
+            continue
+        results.update(machine=machine(), repeats=args.repeats)
+        results[f"{step}_when"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        results[f"{step}_load"] = os.getloadavg()[0]
+        results[step] = (
+            step_kernel(args.repeats) if step == "kernel" else step_cli(args.base, args.repeats)
         )
-    if "kernel" in steps:
-        results["kernel"] = step_kernel(args.repeats)
-        RESULTS.write_text(json.dumps(results, indent=2) + "\n")
-    if "cli" in steps:
-        results["cli"] = step_cli(args.base, args.repeats)
         RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     update_results("speed_walk", render(results))
     print(render(results))
