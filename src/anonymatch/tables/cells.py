@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import scipy.sparse as sp
 
 from anonymatch.core.cells import NODE_MARK, STAR, escape_label, split_cell
-from anonymatch.core.csvsafe import escape_frame, unescape_frame
+from anonymatch.core.csvsafe import escape_frame, unescape_frame, write_text_csv
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
 from anonymatch.tables.hierarchy import Hierarchy
@@ -420,9 +420,13 @@ def write_release(
         return
     sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
     sidecar = write_schema(path, release_schema(frame, qi))
-    text = escape_frame(frame, csv_safe)
+
+    def write(tmp: Path) -> None:
+        if not write_text_csv(frame, tmp, sep, csv_safe):  # the same bytes as pandas', faster
+            escape_frame(frame, csv_safe).to_csv(tmp, index=False, sep=sep)
+
     try:
-        write_atomically(path, lambda tmp: text.to_csv(tmp, index=False, sep=sep))
+        write_atomically(path, write)
     except BaseException:
         Path(sidecar).unlink(missing_ok=True)
         raise
