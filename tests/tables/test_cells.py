@@ -58,7 +58,8 @@ def _reference_text(cells, enc) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for a, name in enumerate(enc.num_names):
         col = []
-        for lo, hi, star in zip(cells.num_lo[:, a], cells.num_hi[:, a], cells.num_star[:, a]):
+        bounds = zip(cells.num_lo[:, a], cells.num_hi[:, a], cells.num_star[:, a], strict=True)
+        for lo, hi, star in bounds:
             x, y = (
                 (str(int(v)) if enc.num_integral[a] and abs(v) < 2.0**53 else repr(float(v)))
                 for v in (lo, hi)
