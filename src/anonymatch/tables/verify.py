@@ -457,8 +457,7 @@ def _compatibility(
     published: GeneralizedQI, original: EncodedQI
 ) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
     keys = original.keys()  # missing: numeric +inf, categorical −1
-    uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
+    uniq, inverse, counts = unique_rows(keys)
     dn = original.num.shape[1]
     unum = np.ascontiguousarray(uniq[:, :dn])
     ucat = np.ascontiguousarray(uniq[:, dn:]).astype(np.int64)
@@ -524,6 +523,26 @@ def _compatibility(
     j = np.concatenate([p[1] for p in parts])
     c = sp.csr_array((np.ones(len(u), np.int8), (u, j)), shape=(n_u, n_pub))
     return c, counts.astype(np.int64), inverse
+
+
+def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(keys, axis=0, return_inverse=True, return_counts=True)`` of a 2-D float
+    array without NaN (the same rows, order, inverse and counts; rows equal under ``==``
+    merge, as there), by ``np.lexsort`` on the columns: ``np.unique`` sorts the rows as
+    structured values, 4x slower on Adult. O(n·d log n)."""
+    n, d = keys.shape
+    if n == 0 or d == 0:
+        uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        return uniq, inverse.reshape(-1), counts
+    order = np.lexsort(keys.T[::-1])  # the first column is the primary key
+    rows = keys[order]
+    new = np.empty(n, bool)
+    new[0] = True
+    np.any(rows[1:] != rows[:-1], axis=1, out=new[1:])
+    inverse = np.empty(n, np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    return rows[starts], inverse, np.diff(np.append(starts, n))
 
 
 def allowed_suppressed(n: int, suppression_limit: float) -> int:
