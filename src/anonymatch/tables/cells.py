@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 import scipy.sparse as sp
 
 from anonymatch.core.cells import NODE_MARK, STAR, escape_label, split_cell
@@ -435,6 +434,8 @@ def write_release(
     text cells of a CSV/TSV release with ``'`` (``core.csvsafe``; numbers and ranges are never
     touched); :func:`read_release_text` undoes it."""
     if is_parquet(path):
+        import pyarrow.parquet as pq  # here: a CSV release never needs it
+
         table = release_arrow_table(frame, cells, qi)
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
         return
