@@ -51,8 +51,11 @@ ENTRY = "import sys; from anonymatch.cli import entry; sys.argv[0] = 'anonymatch
 def timed(argv: list[str], env: dict[str, str] | None = None, limit: float | None = None) -> dict:
     """Run ``argv`` to completion (killed after ``limit`` s: rc −1); wall seconds, rc, output."""
     started = time.perf_counter()
+    # without PYTHONDONTWRITEBYTECODE (set in some sandboxes): an installed copy has its
+    # bytecode, and the cold step's warm runs need theirs written (speed_overhead.py)
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**base, **(env or {})}
     )
     try:
         out, err = proc.communicate(timeout=limit)
