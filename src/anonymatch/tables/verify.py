@@ -320,7 +320,8 @@ def _compatible_pairs(  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _grow(a, cap):  # pragma: no cover - compiled
-    b = np.empty(cap, a.dtype)
+    # np.int64 as in the caller's own allocations: one np.empty overload to compile, not two
+    b = np.empty(cap, np.int64)
     for i in range(a.shape[0]):
         b[i] = a[i]
     return b
