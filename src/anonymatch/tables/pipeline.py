@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from anonymatch.core.assignment import choose_assignment
+from anonymatch.core.classes import privacy_step
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
@@ -181,7 +181,7 @@ def anonymize(
     )
     t_build = time.perf_counter() - t0
     # Privacy step: published record j is true-matched to original truth_of[j].
-    assigned = choose_assignment(graph, rng)
+    assigned = privacy_step(graph, rng)
     truth_of = np.empty(n, dtype=np.int64)
     truth_of[assigned] = np.arange(n)
     shuffle = rng.permutation(n)  # output position p shows published record shuffle[p]
@@ -204,8 +204,7 @@ def anonymize(
             f"the release failed verification ({failed.reason}); nothing written"
         )
     loss = information_loss(cells, enc)
-    coo = graph.matrix.tocoo()
-    published_graph = GeneralizationGraph.from_edges(coo.row, position[coo.col], n)
+    published_graph = _published_graph(graph, shuffle, position)
     size = (partition_size or spec.partition_size(k)) if spec.partitioned else None
     report = _report(spec.name, schema, k, seed, n, dropped, n_parts, size, loss, check)
     note_missing(report, na_values, enc, cells, limit, suppressed)
@@ -221,6 +220,20 @@ def anonymize(
         "wall": time.perf_counter() - started,
     }
     return Release(table, cells, published_graph, enc, report)
+
+
+def _published_graph(
+    graph: GeneralizationGraph, shuffle: np.ndarray, position: np.ndarray
+) -> GeneralizationGraph:
+    """The graph with published record j moved to output row ``position[j]`` (``shuffle`` is
+    its inverse). A graph stored as classes stays one (its edges are not built). O(n) for
+    classes, O(E log E) otherwise."""
+    classes = graph.classes
+    if classes is not None:
+        rows, cols = classes
+        return GeneralizationGraph.from_classes(rows, cols[shuffle])
+    coo = graph.matrix.tocoo()
+    return GeneralizationGraph.from_edges(coo.row, position[coo.col], graph.n)
 
 
 def sensitive_target(
