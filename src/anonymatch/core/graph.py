@@ -163,6 +163,22 @@ class GeneralizationGraph:
         t.sort_indices()
         return t
 
+    def blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """Connected components of the bipartite view (original i and published record j are
+        distinct vertices): (block of each original, block of each published record), blocks
+        numbered 0 … B−1. A class graph's blocks are its classes. O(n + E)."""
+        if self._classes is not None:
+            return self._classes
+        from scipy.sparse.csgraph import connected_components
+
+        m, n = self.matrix, self.n
+        indptr = np.concatenate([m.indptr, np.full(n, m.indptr[-1])])
+        both = sp.csr_array(
+            (m.data, m.indices.astype(np.int64) + n, indptr.astype(np.int64)), shape=(2 * n, 2 * n)
+        )
+        _, labels = connected_components(both, directed=True, connection="weak")
+        return labels[:n].astype(np.int64), labels[n:].astype(np.int64)
+
     def __repr__(self) -> str:
         kind = "classes" if self._matrix is None else "edges"
         return f"GeneralizationGraph(n={self.n}, edges={self.n_edges}, stored as {kind})"

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from anonymatch.core.matching import has_k_factor
+from anonymatch.core.matching import has_k_factor, k_factor_in_blocks
 from anonymatch.core.runner import default_workers
 from anonymatch.tables.recode import GeneralizedQI, published_groups
 from anonymatch.tables.schema import EncodedQI
@@ -447,12 +447,32 @@ def compatibility(
     return grouped.expanded(), grouped.counts.copy(), grouped.inverse.copy()
 
 
+def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(keys, axis=0, return_inverse=True, return_counts=True)`` for a 2-D float
+    array without NaN, by a lexsort of the columns (3–4× faster than numpy's sort of the rows
+    as structured values): the distinct rows in lexicographic order, the distinct row of each
+    row, and the multiplicities. O(d·n log n)."""
+    n = len(keys)
+    if n == 0:
+        return keys[:0], np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if keys.shape[1] == 0:  # no attributes: every row is the same
+        return keys[:1], np.zeros(n, np.int64), np.array([n], np.int64)
+    order = np.lexsort(keys.T[::-1])
+    ordered = keys[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.any(ordered[1:] != ordered[:-1], axis=1, out=new[1:])
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    return ordered[starts], inverse, np.diff(np.append(starts, n))
+
+
 def _compatibility(
     published: GeneralizedQI, original: EncodedQI
 ) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
     keys = original.keys()  # missing: numeric +inf, categorical −1
-    uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
+    uniq, inverse, counts = unique_rows(keys)
     dn = original.num.shape[1]
     unum = np.ascontiguousarray(uniq[:, :dn])
     ucat = np.ascontiguousarray(uniq[:, dn:]).astype(np.int64)
@@ -526,7 +546,11 @@ def allowed_suppressed(n: int, suppression_limit: float) -> int:
 
 
 def verify(
-    published: GeneralizedQI, original: EncodedQI, k: int, suppression_limit: float = 0.0
+    published: GeneralizedQI,
+    original: EncodedQI,
+    k: int,
+    suppression_limit: float = 0.0,
+    blocks: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> VerificationReport:
     """Check the k-anonymity guarantee of a table release from published cells + original QIs.
 
@@ -538,6 +562,15 @@ def verify(
     k-factor to the published rows (``core.matching.k_factor_subset``: a pass is a proof; the
     search for the published people is a heuristic, so a failure there is reported as such).
     The guarantee then holds for the published people; the dropped ones are not in the release.
+
+    ``blocks`` (row_block, col_block), a block label per original and per published row, is an
+    optional hint where a k-factor may be found piece by piece (``anonymize`` passes the
+    components of its own graph): if the compatible pairs inside every block have a k-factor
+    (``core.matching.k_factor_in_blocks``), so does the whole graph, and the single global
+    max-flow is skipped; otherwise the global check runs as without the hint. The hint can
+    only save time: it never makes a release pass (a pass is still a k-factor of the graph
+    rebuilt from the cells) and never changes the report (min matches and compatible pairs are
+    counted on the whole graph; the flow of a pass is k·n either way).
     """
     n, n_pub = original.n, published.n
     allowed = allowed_suppressed(n, suppression_limit)
@@ -563,7 +596,14 @@ def verify(
     per_original = int((c @ mult).min()) if n else 0
     per_published = int((counts @ c).min()) if n else 0
     enough = n and min(per_original, per_published) >= k
-    flow = has_k_factor(c, counts, k, mult) if enough else 0
+    if (
+        enough
+        and blocks is not None
+        and k_factor_in_blocks(c, grouped.inverse, grouped.group, k, *blocks)
+    ):
+        flow = k * n  # the blocks' k-factors make one of the whole graph
+    else:
+        flow = has_k_factor(c, counts, k, mult) if enough else 0
     passed = flow == k * n
     if passed:
         reason = "ok"
