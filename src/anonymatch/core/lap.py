@@ -5,8 +5,10 @@ linear assignment problems", Computing 38 (1987) 325–340. The phases are the p
 reduction, reduction transfer, two passes of augmenting row reduction (each bounded to m steps per
 row processed, as in the ``lap`` package, against cycling on ties), then one shortest augmenting
 path (Dijkstra on reduced costs, scanning a whole layer of equal distances at once) per row left
-free. The result is an optimal assignment, as ``scipy.optimize.linear_sum_assignment``'s is; among
-several optimal assignments (ties) the two may choose different ones.
+free, each row relaxed over all columns in a branch-light loop that the compiler vectorizes (2–3×
+faster than relaxing only the unscanned columns through an index list). The result is an optimal
+assignment, as ``scipy.optimize.linear_sum_assignment``'s is; among several optimal assignments
+(ties) the two may choose different ones.
 
 Why not scipy or a package: on the GCP-increase matrices of the freeform methods (Adult, 1,000
 records, k = 50) this is about 2× faster than scipy's shortest-augmenting-path solver, which has no
@@ -190,60 +192,70 @@ def lapjv(cost):  # pragma: no cover - compiled
             x[i] = j1
             y[j1] = i
         n_free = n_new
-    # Augmentation: a shortest augmenting path from each row still free.
+    # Augmentation: a shortest augmenting path from each row still free (Dijkstra on reduced
+    # costs, a whole layer of equal distances at a time). A row is relaxed over every column, in
+    # index order with no indirection, so that the loop vectorizes; a settled column is taken
+    # out by a distance of −inf (its distance is kept in ``settled``), and a column already in
+    # the current layer has distance = layer, which no relaxation lowers (reduced costs ≥ 0).
     d = np.empty(n)
     pred = np.empty(n, np.int64)
-    cols = np.empty(n, np.int64)  # [0, lo): done; [lo, hi): to scan (distance = layer); rest
+    todo = np.empty(n, np.bool_)
+    queue = np.empty(n, np.int64)  # [0, lo): settled; [lo, hi): the layer left to scan
+    settled = np.empty(n)  # distance of queue[k] when it was settled
     for f in range(n_free):
         start = free[f]
+        row = cost[start]
         for j in range(n):
-            cols[j] = j
+            d[j] = row[j] - v[j]
             pred[j] = start
-            d[j] = cost[start, j] - v[j]
+            todo[j] = True
         lo = 0
         hi = 0
         end = -1
-        ready = 0
         layer = 0.0
         while end < 0:
-            if lo == hi:  # collect the columns at the next smallest distance
-                ready = lo
-                hi = lo + 1
-                layer = d[cols[lo]]
-                for k in range(hi, n):
-                    j = cols[k]
-                    if d[j] <= layer:
+            if lo == hi:  # the next layer: the TODO columns at the smallest distance
+                layer = np.inf
+                for j in range(n):
+                    if todo[j]:
                         if d[j] < layer:
-                            hi = lo
                             layer = d[j]
-                        cols[k] = cols[hi]
-                        cols[hi] = j
-                        hi += 1
-                for k in range(lo, hi):
-                    if y[cols[k]] < 0:
-                        end = cols[k]
-            while end < 0 and lo != hi:  # relax the edges of the rows behind the layer
-                j1 = cols[lo]
-                lo += 1
-                i = y[j1]
-                row = cost[i]
-                h = row[j1] - v[j1] - layer
-                for k in range(hi, n):
-                    j = cols[k]
-                    reduced = row[j] - v[j] - h
-                    if reduced < d[j]:
-                        d[j] = reduced
-                        pred[j] = i
-                        if reduced == layer:
-                            if y[j] < 0:
-                                end = j
-                                break
-                            cols[k] = cols[hi]
-                            cols[hi] = j
+                            hi = lo
+                        if d[j] == layer:
+                            queue[hi] = j
                             hi += 1
-        for k in range(ready):  # price update of the columns settled before the last layer
-            j = cols[k]
-            v[j] += d[j] - layer
+                for k in range(lo, hi):
+                    j = queue[k]
+                    todo[j] = False
+                    if y[j] < 0 and end < 0:
+                        end = j
+                if end >= 0:
+                    break
+            j1 = queue[lo]
+            settled[lo] = d[j1]
+            d[j1] = -np.inf  # a settled column is never relaxed again
+            lo += 1
+            i = y[j1]
+            row = cost[i]
+            h = row[j1] - v[j1] - layer
+            found = 0
+            for j in range(n):  # relax row i
+                reduced = row[j] - v[j] - h
+                if reduced < d[j]:
+                    d[j] = reduced
+                    pred[j] = i
+                    found += reduced == layer
+            if found:  # columns that joined the current layer
+                for j in range(n):
+                    if todo[j] and d[j] == layer:
+                        todo[j] = False
+                        queue[hi] = j
+                        hi += 1
+                        if y[j] < 0 and end < 0:
+                            end = j
+        for k in range(lo):  # price update of the settled columns
+            j = queue[k]
+            v[j] += settled[k] - layer
         while True:  # flip the alternating path back to the start row
             i = pred[end]
             y[end] = i
