@@ -19,7 +19,7 @@ from anonymatch.core.matching import k_factor_in_blocks
 from anonymatch.tables.cells import parse_cells
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.schema import Schema
-from anonymatch.tables.verify import grouped_compatibility, published_groups, unique_rows, verify
+from anonymatch.tables.verify import grouped_compatibility, published_groups, verify
 from tests.factories import random_frame
 
 
@@ -265,31 +265,6 @@ def test_recode_of_identical_member_lists_equals_row_by_row(
         assert np.array_equal(a, b)
     for a, b in zip(got.cat_sets, want.cat_sets, strict=True):
         assert np.array_equal(a.toarray(), b.toarray())
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    n=st.integers(0, 60),
-    d=st.integers(0, 4),
-    spread=st.integers(1, 4),
-    seed=st.integers(0, 10_000),
-)
-def test_unique_rows_equals_numpy_unique(n: int, d: int, spread: int, seed: int) -> None:
-    """The verifier's lexsort grouping of identical originals (missing values: +inf, −1)."""
-    rng = np.random.default_rng(seed)
-    keys = rng.integers(-1, spread, (n, d)).astype(np.float64)
-    keys[rng.random((n, d)) < 0.1] = np.inf
-    uniq, inverse, counts = unique_rows(keys)
-    if d == 0:
-        assert len(uniq) == min(n, 1) and counts.tolist() == ([n] if n else [])
-        assert inverse.tolist() == [0] * n
-        return
-    want, want_inverse, want_counts = np.unique(
-        keys, axis=0, return_inverse=True, return_counts=True
-    )
-    assert np.array_equal(uniq, want)
-    assert np.array_equal(inverse, want_inverse.reshape(-1))
-    assert np.array_equal(counts, want_counts)
 
 
 @pytest.mark.parametrize("method", ["hungarian", "greedy", "mondrian", "ring"])
