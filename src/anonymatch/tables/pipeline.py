@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -180,14 +181,19 @@ def anonymize(
         enc, k, spec, partition_size, BuildOptions(time_limit, target), workers, progress
     )
     t_build = time.perf_counter() - t0
-    # Privacy step: published record j is true-matched to original truth_of[j].
-    assigned = privacy_step(graph, rng)
+    # Privacy step: published record j is true-matched to original truth_of[j]. Recoding
+    # needs the graph only, not the privacy step's draws: it runs meanwhile in this thread
+    # (numpy/scipy, single-threaded) while the walks run on the pool (numba, nogil).
+    with ThreadPoolExecutor(max_workers=1) as side:
+        private = side.submit(privacy_step, graph, rng)
+        recoded = recode(graph, enc)
+        assigned = private.result()
     truth_of = np.empty(n, dtype=np.int64)
     truth_of[assigned] = np.arange(n)
     shuffle = rng.permutation(n)  # output position p shows published record shuffle[p]
     position = np.empty(n, dtype=np.int64)
     position[shuffle] = np.arange(n)
-    cells = recode(graph, enc).take(shuffle)
+    cells = recoded.take(shuffle)
     table = _release_table(data, schema, enc, cells, truth_of[shuffle])
 
     published_graph = _published_graph(graph, shuffle, position)
