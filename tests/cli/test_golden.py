@@ -151,11 +151,11 @@ DIGESTS: dict[str, str] = {
     "tables-bmatching": "e5d09fce67b351e9ba12172fe85dfa339460a245836b8e8f7f5ef4a0bbb3893d",
     "tables-bmatching-symmetric": "e5d09fce67b351e9ba12172fe85dfa339460a245836b8e8f7f5ef4a0bbb3893d",  # noqa: E501
     "tables-greedy": "2acd729f0e8d0077e91a3216d3a69dbe1066b3f638dd36e39cdf7d39a8ca140b",
-    "tables-hungarian": "0871829db7ffd834fa8aa31eedc75d4a3f14d35b6c28df2725d1d12b800f5cac",
+    "tables-hungarian": "db60dc1f82d9070b0d5ee54e34c5a16490521ba04cd1aab0cceb90e3741b178f",
     "tables-kl": "fda1e6a5fb23ccff3818b7dfbef7b6caa9d4c8f60c5aaa87634308d9439f5af4",
     "tables-mip": "6a7d058355422a7d89cda1ae3d84abcfca47d63b645f63a9ad3c1fbf90ded351",
     "tables-mondrian": "be96415bf46fb6aea09349fbb313fcde21efbda86033f7d439880c1fe0f09a99",
-    "tables-parquet": "6a52524153bf7968908daade0689efdb4357a94bbb360cba051f215beb5728e9",  # noqa: E501 - typed kept columns (issue 14) and the JV solver (issue 17)
+    "tables-parquet": "7cad952202d57ca04f41d9c667000e15f7729484b7daf0557b9ecdef5d396f7d",  # noqa: E501 - typed kept columns (issue 14) and the JV solver (issue 17)
     "tables-ring": "b7e51a33e9c9d68231f4e2004bf8eeda43e8255606d770eb1809728764c2ead3",
     "tables-sortgreedy": "772db38b4878893f872c27fe1ca2292f5ca75d381177c97187873ac93c9ab154",
     "tables-streamed": "88bec54a7471853e6bc20bac3dfbd7900dd7e3971e59dcf707dcb8546ef2522e",
