@@ -158,7 +158,7 @@ DIGESTS: dict[str, str] = {
     "tables-parquet": "7cad952202d57ca04f41d9c667000e15f7729484b7daf0557b9ecdef5d396f7d",  # noqa: E501 - typed kept columns (issue 14) and the JV solver (issue 17)
     "tables-ring": "b7e51a33e9c9d68231f4e2004bf8eeda43e8255606d770eb1809728764c2ead3",
     "tables-sortgreedy": "772db38b4878893f872c27fe1ca2292f5ca75d381177c97187873ac93c9ab154",
-    "tables-streamed": "88bec54a7471853e6bc20bac3dfbd7900dd7e3971e59dcf707dcb8546ef2522e",
+    "tables-streamed": "468c700e9a41d91dbd463fc68ce7bd7b459b1055f532eeb4c378626f21bb743a",
 }
 
 
