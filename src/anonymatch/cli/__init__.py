@@ -67,6 +67,7 @@ LAZY_COMMANDS = {
     **dict.fromkeys(("anonymize-sparse", "verify-sparse", "evaluate-sparse"), "sparse"),
     **dict.fromkeys(("check-graph", "anonymize-graph"), "graphs"),
     "generate-census": "synth",
+    "warmup": "warmup",
     "init": "config",
     **dict.fromkeys(("report", "ui"), "report"),
 }
