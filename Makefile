@@ -15,6 +15,7 @@ $(BIN)/anonymatch: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,bench,ui]'
+	$(BIN)/anonymatch warmup --quiet  # compile numba's kernels now, not in the first run
 	touch $@
 
 install: $(BIN)/anonymatch

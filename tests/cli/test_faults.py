@@ -144,9 +144,9 @@ def test_streamed_sigkill_leaves_no_worker_and_no_named_spill(
 def test_in_memory_signal_exits_within_two_seconds(
     census_csv: Path, tmp_path: Path, sig: int, code: int
 ) -> None:
-    # k = 25: about 3× the work of k = 10, whose whole run (≈ 5 s on an idle machine) could
-    # end before the signal
-    args = ["anonymize", str(census_csv), "-o", "{out}/release.csv", "--k", "25", "-q"]
+    # k = 50: the whole run must outlast the 5 s wait below; k = 10 (≈ 5 s on an idle machine
+    # before issue 17) and, since the cheaper closed walk, k = 25 could end before the signal
+    args = ["anonymize", str(census_csv), "-o", "{out}/release.csv", "--k", "50", "-q"]
     run = Run(tmp_path, [*args, *SCHEMA, "--report", "{out}/release.json"])
     run.wait_for(workers=0, then=5.0)  # imports done, numba kernels running
     rc, seconds, err = run.signal(sig)

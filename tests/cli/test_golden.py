@@ -151,14 +151,14 @@ DIGESTS: dict[str, str] = {
     "tables-bmatching": "e5d09fce67b351e9ba12172fe85dfa339460a245836b8e8f7f5ef4a0bbb3893d",
     "tables-bmatching-symmetric": "e5d09fce67b351e9ba12172fe85dfa339460a245836b8e8f7f5ef4a0bbb3893d",  # noqa: E501
     "tables-greedy": "bdf6aef96ae5dab0f6f6414684c8656100aad3a3b82063876d58222fe96f9a5a",
-    "tables-hungarian": "e407155091950e40a70d8ed60359725c10aba02cce194b4a367ed1dee2c927ae",
+    "tables-hungarian": "20ca09fd2258bb1b7848ac768ac42100a4ba4944906b8d0116d667a7f6b04d5a",
     "tables-kl": "fda1e6a5fb23ccff3818b7dfbef7b6caa9d4c8f60c5aaa87634308d9439f5af4",
     "tables-mip": "6a7d058355422a7d89cda1ae3d84abcfca47d63b645f63a9ad3c1fbf90ded351",
     "tables-mondrian": "be96415bf46fb6aea09349fbb313fcde21efbda86033f7d439880c1fe0f09a99",
-    "tables-parquet": "5549a44cd686528f3ae92dc57f73ef5ff874784095bbf121963a7856dbde059c",  # noqa: E501 - typed kept columns (issue 14), JV solver and closed-walk draws (issue 17)
+    "tables-parquet": "a6532b6c7f8a4006e1e9a952aed77b87388438727c827fce6d9bc676c1e70ec3",  # noqa: E501 - typed kept columns (issue 14), JV solver and closed-walk draws (issue 17)
     "tables-ring": "b7e51a33e9c9d68231f4e2004bf8eeda43e8255606d770eb1809728764c2ead3",
     "tables-sortgreedy": "40d76b0dbd1d46fc643a59883fbee8146a2fcea3a48964bc803a1a3af1de27b9",
-    "tables-streamed": "6ee2e7361a035e1ec5cbc620508c78e600ffe563eec2a3aa735c64d7cc7f0ca1",
+    "tables-streamed": "a8265eb7d938ccb42609fca739ab2607afaff54c4c82c392f12752c814ac4ca9",
 }
 
 

@@ -14,15 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import connected_components
 
+from anonymatch.core.classes import privacy_step
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.methods import Builder, BuildOptions
 from anonymatch.tables.methods._partition import relaxed_partition, strict_partition
-from anonymatch.tables.methods.mondrian import BICLIQUE_CAP, mondrian
+from anonymatch.tables.methods.mondrian import mondrian
 from anonymatch.tables.methods.ring import ring
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.recode import recode
+from anonymatch.tables.recode import GeneralizedQI, recode
 from anonymatch.tables.schema import EncodedQI, Schema, encode_qi
 from tests.factories import encode_frame, random_frame
 
@@ -169,6 +170,14 @@ def _components(graph: GeneralizationGraph) -> list[np.ndarray]:
     return [np.flatnonzero(labels == c) for c in range(labels.max() + 1)]
 
 
+def _assert_same_cells(a: GeneralizedQI, b: GeneralizedQI) -> None:
+    for x, y in ((a.num_lo, b.num_lo), (a.num_hi, b.num_hi), (a.num_star, b.num_star)):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(a.cat_star, b.cat_star)
+    for x, y in zip(a.cat_sets, b.cat_sets, strict=True):
+        assert x.shape == y.shape and (x != y).nnz == 0
+
+
 def _gcp(graph: GeneralizationGraph, qi: EncodedQI) -> float:
     return information_loss(recode(graph, qi), qi).gcp
 
@@ -265,16 +274,14 @@ def test_mondrian_properties(table: tuple[EncodedQI, int]) -> None:
         assert m >= k
         _assert_no_allowable_strict_cut(qi, group, k)
         _assert_group_cells(qi, graph, group)
-        block = dense[np.ix_(group, group)]
-        identical = all(np.all(v == v[0]) for v in _columns(qi, group))
-        if identical and m > BICLIQUE_CAP * k:  # k-regular inside the group
-            assert np.all(block.sum(axis=0) == k) and np.all(block.sum(axis=1) == k)
-        else:  # complete biclique
-            assert block.all()
+        assert dense[np.ix_(group, group)].all()  # a complete biclique
         covered[np.ix_(group, group)] = 1
     assert not np.any(dense & ~covered.astype(bool))  # no edge between groups
-    # Components of the graph never straddle groups and recode to identical cells.
+    # Stored as classes, recoded from them: the same cells as from its edges.
+    assert graph.classes is not None and graph.n_edges == int(dense.sum())
     cells = recode(graph, qi)
+    _assert_same_cells(cells, recode(GeneralizationGraph(graph.matrix), qi))
+    # Components of the graph never straddle groups and recode to identical cells.
     for comp in _components(graph):
         assert np.all(cells.num_lo[comp] == cells.num_lo[comp[0]])
         assert np.all(cells.num_hi[comp] == cells.num_hi[comp[0]])
@@ -321,16 +328,29 @@ def test_strict_falls_back_to_the_next_attribute() -> None:
         _assert_no_allowable_strict_cut(qi, np.array(sorted(group)), k)
 
 
-def test_mondrian_large_identical_group_is_a_ring() -> None:
+def test_mondrian_large_identical_group_is_a_biclique() -> None:
     k, m = 3, 40
     frame = pd.DataFrame(
         {"n0": [5] * m + [9] * k, "c0": ["a"] * m + ["b"] * k, "s": ["x"] * (m + k)}
     )
     qi = encode_frame(frame)
     graph = mondrian(qi, k, OPTS)
-    assert graph.n_edges == k * m + k * k  # a k-regular ring and a K_{k,k}
+    assert graph.n_edges == m * m + k * k  # K_{m,m} and K_{k,k}
+    assert graph.matrix.nnz == graph.n_edges
     assert graph.is_balanced() and graph.min_degree() == k
     assert _gcp(graph, qi) == 0.0
+
+
+def test_mondrian_huge_group_never_builds_its_edges() -> None:
+    """200,000 identical records form one class of 4·10^10 edges: the graph, its degrees, the
+    recoding and the privacy step work from the class (O(n)), never from the edges."""
+    m = 200_000
+    qi = encode_frame(pd.DataFrame({"n0": [5] * m, "c0": ["a"] * m, "s": ["x"] * m}))
+    graph = mondrian(qi, 2, OPTS)
+    assert graph.n_edges == m * m and graph.min_degree() == m and graph.is_balanced()
+    assert _gcp(graph, qi) == 0.0
+    truth = privacy_step(graph, np.random.default_rng(0))
+    assert np.array_equal(np.sort(truth), np.arange(m))  # a permutation of the one class
 
 
 def test_mondrian_large_mixed_group_keeps_its_biclique() -> None:

@@ -375,3 +375,17 @@ def test_typed_qis_with_missing_values_through_the_cli_and_streamed(tmp_path: Pa
         assert set(nodes) <= {"~ab", "~abc", "~de"}
         code = main(["verify", str(source), str(out), "--manifest", str(report), "-q", *typed])
         assert code == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="ab|\\é *?", max_size=4), max_size=30))
+def test_sorted_codes_is_numpy_unique(labels: list[str]) -> None:
+    """The categorical domain and codes of ``encode_qi`` (hashing, then sorting the distinct
+    labels only) are exactly ``np.unique``'s, dtype included."""
+    from anonymatch.tables.schema import sorted_codes
+
+    values = np.array(labels, dtype=object)
+    domain, codes = sorted_codes(values)
+    expected, inverse = np.unique(values, return_inverse=True)
+    assert domain.dtype == expected.dtype and domain.tolist() == expected.tolist()
+    assert np.array_equal(codes, inverse.reshape(-1))

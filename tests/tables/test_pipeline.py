@@ -206,3 +206,32 @@ def test_weights_change_the_objective() -> None:
     ncp_plain = plain.report["loss"]["ncp"]["n0"]  # type: ignore[index]
     ncp_heavy = heavy.report["loss"]["ncp"]["n0"]  # type: ignore[index]
     assert ncp_heavy < ncp_plain
+
+
+def test_release_table_attaches_other_columns_of_every_dtype() -> None:
+    """Other columns are taken through the true assignment with the dtypes the published
+    table always had: text columns (Arrow ``str``, missing cells included) by ``take``, the
+    others through numpy, as before."""
+    from anonymatch.core.graph import GeneralizationGraph
+    from anonymatch.tables.pipeline import _release_table
+
+    n = 6
+    data = pd.DataFrame(
+        {
+            "q": [str(v) for v in range(n)],
+            "text": pd.Series(["a", None, "c", "d", "e", "f"], dtype=str),
+            "obj": pd.Series(["x", 1, None, "y", 2.5, "z"], dtype=object),
+            "ints": np.arange(n) * 10,
+            "nullable": pd.array([1, None, 3, 4, 5, 6], dtype="Int64"),
+        }
+    )
+    schema = Schema.build(["q"], numeric=["q"])
+    _, enc, _ = prepare(data, schema)
+    graph = GeneralizationGraph.from_edges(np.arange(n), np.arange(n), n)
+    source = np.array([3, 1, 0, 5, 2, 4])
+    table = _release_table(data, schema, enc, recode(graph, enc), source)
+    for name in ("text", "obj", "ints", "nullable"):
+        expected = pd.DataFrame({name: data[name].to_numpy()[source]})[name]
+        assert table[name].dtype == expected.dtype, name
+        assert table[name].equals(expected), name
+    assert table["q"].tolist() == [str(v) for v in range(n)]

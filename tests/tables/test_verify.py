@@ -202,3 +202,21 @@ def test_compatibility_equals_brute_force_on_threads_and_overflowing_prefixes() 
         cells[col] = column
     c, _, inverse = compatibility(parse_cells(pd.DataFrame(cells), enc), enc)
     assert np.array_equal(c.toarray()[inverse].astype(bool), want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rows=st.lists(
+        st.lists(st.sampled_from([-0.0, 0.0, 1.5, -1.0, 2.0, np.inf]), min_size=3, max_size=3),
+        max_size=25,
+    )
+)
+def test_unique_rows_is_numpy_unique(rows: list[list[float]]) -> None:
+    """``unique_rows`` (lexsort) gives ``np.unique(axis=0)``'s rows, inverse and counts."""
+    from anonymatch.tables.verify import unique_rows
+
+    keys = np.array(rows, dtype=np.float64).reshape(-1, 3)
+    uniq, inverse, counts = unique_rows(keys)
+    expected, inv, cnt = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    assert np.array_equal(uniq, expected)  # == : a −0.0 row may stand for 0.0, as in numpy
+    assert np.array_equal(inverse, inv.reshape(-1)) and np.array_equal(counts, cnt)

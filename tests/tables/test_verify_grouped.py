@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import anonymatch
+from anonymatch.core.matching import k_factor_in_blocks
 from anonymatch.tables.cells import parse_cells
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.schema import Schema
@@ -94,6 +95,23 @@ def _check(frame: pd.DataFrame, published: pd.DataFrame, k: int) -> None:
     assert report.passed == (flow == k * len(frame))
     # the groups are groups of identical rows, each with one column of the expanded matrix
     grouped = grouped_compatibility(cells, enc)
+    # a block hint never changes the report, right or wrong; a True of the blocks is a proof
+    n = len(frame)
+    rng = np.random.default_rng(n * 31 + k)
+    hints = [(np.zeros(n, np.int64), np.zeros(n, np.int64))]  # one block: the global check
+    hints += [(rng.integers(0, 3, n), rng.integers(0, 3, n)) for _ in range(3)]
+    perm = rng.permutation(n)
+    hints.append((np.arange(n) % 2, perm % 2))
+    for i, (rows, cols) in enumerate(hints):
+        assert verify(cells, enc, k, blocks=(rows, cols)) == report
+        found = k_factor_in_blocks(grouped.c, grouped.inverse, grouped.group, k, rows, cols)
+        if i == 0:  # one block is exactly the global question
+            assert found == (flow == k * n)
+        elif found:
+            assert flow == k * n
+            for b in range(3):  # each block has a k-factor of its own
+                inside = dense[np.ix_(rows == b, cols == b)]
+                assert _max_flow_expanded(inside, k) == k * inside.shape[0]
     text = published[qi].astype(str).agg("\x1f".join, axis=1).to_numpy()
     for g in range(len(grouped.mult)):
         members = np.flatnonzero(grouped.group == g)
@@ -247,3 +265,22 @@ def test_recode_of_identical_member_lists_equals_row_by_row(
         assert np.array_equal(a, b)
     for a, b in zip(got.cat_sets, want.cat_sets, strict=True):
         assert np.array_equal(a.toarray(), b.toarray())
+
+
+@pytest.mark.parametrize("method", ["hungarian", "greedy", "mondrian", "ring"])
+def test_the_anonymizers_own_blocks_carry_a_k_factor(method: str) -> None:
+    """The hint ``anonymize`` gives its verifier (the components of its own graph, in the
+    published order) holds a k-factor block by block, so the global max-flow is skipped."""
+    frame = random_frame(240, 5, 2, 2, 4)
+    qi = [c for c in frame.columns if c != "s"]
+    numeric = [c for c in qi if c.startswith("n")]
+    size = {"hungarian": 60, "greedy": 60}.get(method)
+    release = anonymatch.anonymize(
+        frame, k=4, qi=qi, numeric=numeric, method=method, partition_size=size, seed=3
+    )
+    cells = parse_cells(release.table, release.qi)
+    grouped = grouped_compatibility(cells, release.qi)
+    rows, cols = release.graph.blocks()
+    assert len(set(rows.tolist())) > 1
+    assert k_factor_in_blocks(grouped.c, grouped.inverse, grouped.group, 4, rows, cols)
+    assert release.report["verification"]["k_factor_flow"] == 4 * 240

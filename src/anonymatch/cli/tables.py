@@ -228,10 +228,13 @@ def anonymize(
 
     INPUT is published k-anonymous (--k) or adaptively anonymous (--k-column, suppression
     methods); the release is verified before it is written."""
+    from anonymatch.cli import import_quietly
+
+    started = time.perf_counter()
+    import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.cells")
     from anonymatch.tables.cells import write_release
     from anonymatch.tables.pipeline import anonymize as run
 
-    started = time.perf_counter()
     check_workers(workers)
     if time_limit <= 0:
         raise InputError(f"--time-limit must be positive, got {time_limit}")
@@ -593,6 +596,9 @@ def verify(
 
     Is PUBLISHED k-anonymous w.r.t. ORIGINAL? Exit 0 iff it is. With --k-column instead of --k:
     adaptively anonymous, each person's level read from that column."""
+    from anonymatch.cli import import_quietly
+
+    import_quietly("anonymatch.tables.pipeline")
     from anonymatch.tables.pipeline import verify_release
     from anonymatch.tables.sensitive import build_models
 

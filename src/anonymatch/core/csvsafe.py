@@ -24,6 +24,13 @@ Reference: OWASP, "CSV Injection" (https://owasp.org/www-community/attacks/CSV_I
 
 from __future__ import annotations
 
+import csv
+import io
+import itertools
+import os
+from pathlib import Path
+
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -97,6 +104,73 @@ def escape_frame(frame: pd.DataFrame, neutralize: bool = True) -> pd.DataFrame:
                 if out is frame:
                     out = frame.copy()
                 out[name] = escaped
+    return out
+
+
+_ROWS_PER_WRITE = 65536
+
+
+def write_text_csv(
+    frame: pd.DataFrame, path: str | os.PathLike[str], sep: str, neutralize: bool = True
+) -> bool:
+    """Write ``escape_frame(frame, neutralize).to_csv(path, index=False, sep=sep)``, byte for
+    byte, when every cell of ``frame`` is text; return False (nothing written) otherwise.
+
+    A release repeats its cells (one text per class or range, a few thousand distinct values
+    per column), so each column's distinct values are escaped and CSV-quoted once (quoted by
+    the ``csv`` module itself, with pandas' dialect: ``QUOTE_MINIMAL``, ``"``, the platform
+    line end) and the rows are joined from them; pandas converts and quotes every cell. Not
+    taken (False) for fewer than two columns (``csv`` quotes a lone empty field), column names
+    that are not distinct strings, and any column with a missing or non-text cell, which
+    pandas formats itself (``na_rep``, numbers). Time O(n·d) plus O(Σ distinct log distinct);
+    memory O(n·d) references and one write buffer of ``_ROWS_PER_WRITE`` rows."""
+    names = list(frame.columns)
+    if len(names) < 2 or not all(isinstance(c, str) for c in names) or len(set(names)) < len(names):
+        return False
+    columns: list[list[str]] = []
+    for name in names:
+        column = frame[name]
+        if not (column.dtype == object or pd.api.types.is_string_dtype(column.dtype)):
+            return False
+        codes, uniques = pd.factorize(column, use_na_sentinel=True)
+        distinct = np.asarray(uniques, dtype=object)
+        if (codes < 0).any() or pd.api.types.infer_dtype(distinct, skipna=False) != "string":
+            return False
+        values = distinct.tolist()
+        joined = "\0" + "\0".join(values)  # a cell needing a prefix starts with one of these
+        if any("\0" + mark in joined for mark in TRIGGERS + "'"):
+            text = pd.Series(distinct, dtype=object)
+            prefix = _needs_prefix_pandas(text, neutralize).to_numpy(bool)
+            if prefix.any():
+                distinct[prefix] = ("'" + text[prefix]).to_numpy(dtype=object)
+                values = distinct.tolist()
+        columns.append(np.asarray(_csv_fields(values, sep), dtype=object)[codes].tolist())
+    end = os.linesep
+    with open(Path(path), "w", encoding="utf-8", newline="") as out:
+        out.write(sep.join(_csv_fields(names, sep)) + end)
+        rows = zip(*columns, strict=True)
+        while chunk := [sep.join(row) for row in itertools.islice(rows, _ROWS_PER_WRITE)]:
+            out.write(end.join(chunk) + end)
+    return True
+
+
+def _csv_fields(values: list[str], sep: str) -> list[str]:
+    """Each value as the ``csv`` module writes it inside a row of several fields (pandas'
+    dialect). A value without the separator, a quote or a line break is written as it is;
+    the others go through ``csv.writer`` one by one."""
+    special = (sep, '"', "\r", "\n")
+    if not any(mark in "\0".join(values) for mark in special):
+        return values
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=sep, lineterminator=os.linesep)
+    out = []
+    for value in values:
+        if any(mark in value for mark in special):
+            buffer.seek(0)
+            buffer.truncate()
+            writer.writerow((value, ""))  # two fields: a lone empty field would be quoted
+            value = buffer.getvalue()[: -len(sep) - len(os.linesep)]
+        out.append(value)
     return out
 
 

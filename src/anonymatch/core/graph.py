@@ -4,24 +4,32 @@ One representation for every method: a sparse n × n 0/1 matrix (scipy CSR), row
 record i, column j = published record j, an entry = "original i matches published j". Published
 record j is the generalization of original record j; every heuristic and baseline includes the
 self-edges, the exact MIP (Doka eq. 5/7/9) need not.
-Freeform and ring methods return k-regular graphs; Mondrian returns a union of m×m bicliques
-(m ≥ k; k-regular rings for large groups of identical records, whose cells are the same either
-way), in which every vertex has equal in- and out-degree, which is what the privacy step needs.
+Freeform and ring methods return k-regular graphs; Mondrian and the classes of the sensitive
+models return a union of m×m complete bicliques (m ≥ k), in which every vertex has equal in- and
+out-degree, which is what the privacy step needs.
+
+A union of complete bicliques is stored as its classes (``from_classes``: the class of each
+original and of each published record, O(n)) rather than its Σ m² edges; its matrix is built
+only when something asks for it (``matrix``, ``published_members``). The class-aware steps —
+the privacy step (``core.classes``) and recoding (``tables.recode``) — read the classes
+directly and never build it.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 
-@dataclass(frozen=True)
 class GeneralizationGraph:
-    """A bipartite original→published graph stored as a CSR matrix with sorted indices."""
+    """A bipartite original→published graph: a CSR matrix with sorted indices, or a union of
+    complete bicliques given by classes (``from_classes``), whose matrix is built on demand.
+    Immutable by convention (the attributes are read-only properties)."""
 
-    matrix: sp.csr_array
+    def __init__(self, matrix: sp.csr_array) -> None:
+        self._matrix: sp.csr_array | None = matrix
+        self._classes: tuple[np.ndarray, np.ndarray] | None = None
+        self._n = int(matrix.shape[0])
 
     @classmethod
     def from_assignments(cls, assignments: np.ndarray) -> GeneralizationGraph:
@@ -42,6 +50,41 @@ class GeneralizationGraph:
         return cls(m)
 
     @classmethod
+    def from_classes(
+        cls, row_class: np.ndarray, col_class: np.ndarray | None = None
+    ) -> GeneralizationGraph:
+        """Union of complete bicliques: original i matches published j iff
+        ``row_class[i] == col_class[j]`` (``col_class`` None: the same labels, i.e. published
+        record j generalizes original j and its class is j's own).
+
+        Labels are any non-negative integers; they are renumbered 0, 1, … in increasing order of
+        label (``classes`` returns the renumbered arrays). Every class must hold as many
+        originals as published records (so the graph is square and every vertex has in-degree =
+        out-degree = its class size). Raises ``ValueError`` otherwise. O(n + max label) time and
+        memory; the Σ m² edges are never stored unless ``matrix`` is read.
+        """
+        rows = np.asarray(row_class, dtype=np.int64).reshape(-1)
+        cols = rows if col_class is None else np.asarray(col_class, dtype=np.int64).reshape(-1)
+        if len(rows) != len(cols):
+            raise ValueError("row_class and col_class must have the same length")
+        if len(rows) and min(int(rows.min()), int(cols.min())) < 0:
+            raise ValueError("class labels must be non-negative")
+        top = int(max(rows.max(), cols.max())) + 1 if len(rows) else 0
+        count = np.bincount(rows, minlength=top)
+        if col_class is not None and not np.array_equal(count, np.bincount(cols, minlength=top)):
+            raise ValueError("every class needs as many originals as published records")
+        used = count > 0
+        if not used.all():  # renumber the labels in use 0, 1, …
+            rename = np.cumsum(used) - 1
+            rows = rename[rows]
+            cols = rows if col_class is None else rename[cols]
+        graph = cls.__new__(cls)
+        graph._matrix = None
+        graph._classes = (rows, cols)
+        graph._n = len(rows)
+        return graph
+
+    @classmethod
     def block_diagonal(
         cls, blocks: list[tuple[np.ndarray, GeneralizationGraph]], n: int
     ) -> GeneralizationGraph:
@@ -56,18 +99,45 @@ class GeneralizationGraph:
         return cls.from_edges(np.concatenate(rows), np.concatenate(cols), n)
 
     @property
+    def classes(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(class of each original, class of each published record), classes numbered 0 … G−1,
+        for a graph made by ``from_classes``; None for a graph given by its edges."""
+        return self._classes
+
+    @property
+    def matrix(self) -> sp.csr_array:
+        """The n × n 0/1 CSR matrix (int8, sorted indices). For a class graph it is built on
+        first use, in O(Σ m²) time and memory, and kept."""
+        if self._matrix is None:
+            assert self._classes is not None
+            self._matrix = _biclique_matrix(*self._classes)
+        return self._matrix
+
+    @property
     def n(self) -> int:
-        return int(self.matrix.shape[0])
+        return self._n
 
     @property
     def n_edges(self) -> int:
-        return int(self.matrix.nnz)
+        if self._matrix is None:
+            assert self._classes is not None
+            sizes = np.bincount(self._classes[0])
+            return int(np.dot(sizes, sizes))
+        return int(self._matrix.nnz)
 
     def out_degrees(self) -> np.ndarray:
-        return np.diff(self.matrix.indptr)
+        if self._matrix is None:
+            assert self._classes is not None
+            rows, cols = self._classes
+            return np.bincount(cols, minlength=_n_classes(rows))[rows]
+        return np.diff(self._matrix.indptr)
 
     def in_degrees(self) -> np.ndarray:
-        return np.bincount(self.matrix.indices, minlength=self.n)
+        if self._matrix is None:
+            assert self._classes is not None
+            rows, cols = self._classes
+            return np.bincount(rows, minlength=_n_classes(rows))[cols]
+        return np.bincount(self._matrix.indices, minlength=self.n)
 
     def is_regular(self, k: int) -> bool:
         """True iff every original and every published vertex has degree exactly k."""
@@ -85,6 +155,62 @@ class GeneralizationGraph:
 
     def published_members(self) -> sp.csr_array:
         """Transpose as CSR: row j lists the originals that published record j generalizes."""
-        t = self.matrix.T.tocsr()
+        if self._matrix is None:
+            assert self._classes is not None
+            rows, cols = self._classes
+            return _biclique_matrix(cols, rows)
+        t = self._matrix.T.tocsr()
         t.sort_indices()
         return t
+
+    def blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """Connected components of the bipartite view (original i and published record j are
+        distinct vertices): (block of each original, block of each published record), blocks
+        numbered 0 … B−1. A class graph's blocks are its classes. O(n + E)."""
+        if self._classes is not None:
+            return self._classes
+        from scipy.sparse.csgraph import connected_components
+
+        m, n = self.matrix, self.n
+        indptr = np.concatenate([m.indptr, np.full(n, m.indptr[-1])])
+        both = sp.csr_array(
+            (m.data, m.indices.astype(np.int64) + n, indptr.astype(np.int64)), shape=(2 * n, 2 * n)
+        )
+        _, labels = connected_components(both, directed=True, connection="weak")
+        return labels[:n].astype(np.int64), labels[n:].astype(np.int64)
+
+    def __repr__(self) -> str:
+        kind = "classes" if self._matrix is None else "edges"
+        return f"GeneralizationGraph(n={self.n}, edges={self.n_edges}, stored as {kind})"
+
+
+def _n_classes(labels: np.ndarray) -> int:
+    return int(labels.max()) + 1 if len(labels) else 0
+
+
+def class_members(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The records of each class, as (members, indptr): class c holds ``members[indptr[c] :
+    indptr[c + 1]]``, in increasing order. ``labels`` are 0 … G−1. O(n log n) (a stable sort)."""
+    members = np.argsort(labels, kind="stable")
+    sizes = np.bincount(labels, minlength=_n_classes(labels))
+    indptr = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    return members.astype(np.int64), indptr
+
+
+def _biclique_matrix(rows: np.ndarray, cols: np.ndarray) -> sp.csr_array:
+    """The CSR matrix (int8 ones, sorted indices) with an entry (i, j) iff rows[i] == cols[j].
+    O(n + Σ m²)."""
+    n = len(rows)
+    members, indptr = class_members(cols)
+    degree = np.diff(indptr)[rows]  # out-degree of each original
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(degree, out=ptr[1:])
+    offset = np.arange(ptr[-1], dtype=np.int64) - np.repeat(ptr[:-1] - indptr[:-1][rows], degree)
+    indices = members[offset]
+    index = np.int32 if max(n, int(ptr[-1])) < 2**31 else np.int64
+    matrix = sp.csr_array(
+        (np.ones(len(indices), np.int8), indices.astype(index), ptr.astype(index)), shape=(n, n)
+    )
+    matrix.has_sorted_indices = True
+    return matrix

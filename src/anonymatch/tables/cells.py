@@ -21,11 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 import scipy.sparse as sp
 
 from anonymatch.core.cells import NODE_MARK, STAR, escape_label, split_cell
-from anonymatch.core.csvsafe import escape_frame, unescape_frame
+from anonymatch.core.csvsafe import escape_frame, unescape_frame, write_text_csv
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
 from anonymatch.tables.hierarchy import Hierarchy
@@ -49,12 +48,20 @@ through an int64 cast that would overflow at 2^63."""
 def _number_text(values: np.ndarray, integral: bool) -> list[str]:
     """The text of published numbers, read back by ``_exact_numbers`` as exactly the same
     floats: integers for an integral column (up to 2^53), else the shortest ``repr``."""
-    out = [repr(v) for v in values.tolist()]  # shortest text that round-trips exactly
+    return _number_array(values, integral).tolist()
+
+
+def _number_array(values: np.ndarray, integral: bool) -> np.ndarray:
+    """``_number_text`` as an object array. Each distinct bit pattern is formatted once (a
+    column repeats its bounds). O(n + u) for u distinct values."""
+    codes, bits = pd.factorize(np.ascontiguousarray(values, dtype=np.float64).view(np.int64))
+    distinct = np.asarray(bits, dtype=np.int64).view(np.float64)
+    out = [repr(v) for v in distinct.tolist()]  # shortest text that round-trips exactly
     if integral:
-        small = np.abs(values) < EXACT_INTEGER
+        small = np.abs(distinct) < EXACT_INTEGER
         for i in np.flatnonzero(small).tolist():
-            out[i] = str(int(values[i]))
-    return out
+            out[i] = str(int(distinct[i]))
+    return np.asarray(out, dtype=object)[codes]
 
 
 def integer_typed(values: np.ndarray, integral: bool) -> bool:
@@ -68,6 +75,8 @@ def format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
     """CSV text of every published QI cell, by attribute name. Identical rows (a class
     release's members, ``recode.published_groups``) are formatted once. O(n·d + Σ set sizes)
     for the distinct rows, O(n·d) to copy their text to every row."""
+    if not qi.types:  # plain numbers and value sets: vectorized, grouping would cost more
+        return _format_cells(cells, qi)
     reps, group, _ = published_groups(cells)
     if len(reps) == cells.n:
         return _format_cells(cells, qi)
@@ -76,21 +85,23 @@ def format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
 
 
 def _format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
+    """Text of every cell, column by column with object-array operations: numeric bounds
+    through their distinct values (``_number_text``), value sets by concatenating
+    ``label|`` per stored label and summing each row's segment (``np.add.reduceat``). O(n·d +
+    Σ set sizes)."""
     out: dict[str, list[str]] = {}
     scaled = qi.types.scaled
     for a, name in enumerate(qi.num_names):
         integral = bool(qi.num_integral[a])
         star = cells.num_star[:, a]
         if name in scaled:
-            lo = scaled[name].text(np.where(star, 0, cells.num_lo[:, a]))
-            hi = scaled[name].text(np.where(star, 0, cells.num_hi[:, a]))
+            lo = np.asarray(scaled[name].text(np.where(star, 0, cells.num_lo[:, a])), object)
+            hi = np.asarray(scaled[name].text(np.where(star, 0, cells.num_hi[:, a])), object)
         else:
-            lo = _number_text(cells.num_lo[:, a], integral)
-            hi = _number_text(cells.num_hi[:, a], integral)
-        out[name] = [
-            STAR if s else (x if x == y else f"{x}..{y}")
-            for x, y, s in zip(lo, hi, star, strict=True)
-        ]
+            lo = _number_array(cells.num_lo[:, a], integral)
+            hi = _number_array(cells.num_hi[:, a], integral)
+        text = np.where(lo == hi, lo, lo + ".." + hi)
+        out[name] = np.where(star, STAR, text).tolist()
     trees = qi.cat_hierarchies()
     for a, name in enumerate(qi.cat_names):
         labels = np.array([escape_label(str(v)) for v in qi.cat_domains[a]], dtype=object)
@@ -100,17 +111,25 @@ def _format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
         if tree is not None:
             out[name] = _node_column(tree, sets, star, labels)
             continue
-        ptr, idx = sets.indptr, sets.indices
-        col = []
-        for j in range(cells.n):
-            if star[j]:
-                col.append(STAR)
-            elif ptr[j + 1] - ptr[j] == 1:
-                col.append(labels[idx[ptr[j]]])
-            else:
-                col.append("|".join(labels[idx[ptr[j] : ptr[j + 1]]]))
-        out[name] = col
+        out[name] = _set_text(sets.indptr, sets.indices, labels, star)
     return out
+
+
+def _set_text(ptr: np.ndarray, idx: np.ndarray, labels: np.ndarray, star: np.ndarray) -> list[str]:
+    """``"|".join`` of each row's labels (in stored order), ``*`` where ``star``: every stored
+    label but the first of its row is taken as ``|label``, and each non-empty row's segment is
+    summed (string concatenation inside one ufunc loop; a one-label row is its label). O(n +
+    Σ set sizes)."""
+    n = len(ptr) - 1
+    text = np.full(n, "", dtype=object)
+    if len(idx):
+        filled = np.flatnonzero(np.diff(ptr) > 0)
+        first = np.zeros(len(idx), bool)
+        first[ptr[filled]] = True
+        barred = np.array(["|" + str(v) for v in labels], dtype=object)
+        pieces = np.where(first, labels[idx], barred[idx])
+        text[filled] = np.add.reduceat(pieces, ptr[filled])
+    return np.where(star, STAR, text).tolist()
 
 
 def _node_column(
@@ -415,14 +434,20 @@ def write_release(
     text cells of a CSV/TSV release with ``'`` (``core.csvsafe``; numbers and ranges are never
     touched); :func:`read_release_text` undoes it."""
     if is_parquet(path):
+        import pyarrow.parquet as pq  # here: a CSV release never needs it
+
         table = release_arrow_table(frame, cells, qi)
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
         return
     sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
     sidecar = write_schema(path, release_schema(frame, qi))
-    text = escape_frame(frame, csv_safe)
+
+    def write(tmp: Path) -> None:
+        if not write_text_csv(frame, tmp, sep, csv_safe):  # the same bytes as pandas', faster
+            escape_frame(frame, csv_safe).to_csv(tmp, index=False, sep=sep)
+
     try:
-        write_atomically(path, lambda tmp: text.to_csv(tmp, index=False, sep=sep))
+        write_atomically(path, write)
     except BaseException:
         Path(sidecar).unlink(missing_ok=True)
         raise

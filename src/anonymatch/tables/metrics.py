@@ -130,6 +130,7 @@ def gcp_increase_weights(
     level: np.ndarray | None = None,
     num_star: np.ndarray | None = None,
     cat_star: np.ndarray | None = None,
+    forbidden: np.ndarray | None = None,
 ) -> np.ndarray:
     """Edge weights of Doka §5: w[i, j] = weighted GCP increase of recasting published record j
     (current bounds ``lo[j]``/``hi[j]``, categorical membership ``member[a][j, code]``) so that it
@@ -148,7 +149,12 @@ def gcp_increase_weights(
     the published records whose cell is already suppressed because they cover a missing value),
     a missing value is a point at NCP distance 1 from everything: covering it turns j's cell
     into ``*``, an increase from the cell's current NCP (a hierarchy node's included) to 1,
-    and a suppressed cell covers anything at no further cost (docs/guarantees/missing.md)."""
+    and a suppressed cell covers anything at no further cost (docs/guarantees/missing.md).
+
+    With ``forbidden`` (m × m bool), those entries get ``forbidden_cost(m)`` instead, above the
+    cost of any assignment avoiding them (a record's weighted NCP, and so any increase, is at
+    most 1), written while each row is in cache: an exact assignment on the result avoids them
+    whenever it can. ``ValueError`` if an allowed weight is not finite."""
     num_scale, cat_scale = qi.ncp_scales()
     widths = [mat.shape[1] for mat in member]
     offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
@@ -157,12 +163,15 @@ def gcp_increase_weights(
         trees = TreeTables.build(qi)
         if trees.any:
             raise ValueError("hierarchical attributes need leaf, rep and level")
+    big = forbidden_cost(qi.n)
+    if forbidden is None:
+        forbidden = np.zeros((0, 0), dtype=bool)
     empty = np.zeros(qi.cat.shape, np.int64)
     leaf = np.ascontiguousarray(empty if leaf is None else leaf)
     rep = np.ascontiguousarray(empty if rep is None else rep)
     level = np.ascontiguousarray(empty if level is None else level)
     if not qi.has_missing:
-        return _increase_weights(
+        w, bad = _increase_weights(
             qi.num,
             lo,
             hi,
@@ -179,7 +188,10 @@ def gcp_increase_weights(
             leaf,
             rep,
             level,
+            forbidden,
+            big,
         )
+        return _checked(w, bad)
     m = qi.n
     num_star = np.zeros(qi.num.shape, bool) if num_star is None else num_star
     cat_star = np.zeros(qi.cat.shape, bool) if cat_star is None else cat_star
@@ -197,7 +209,7 @@ def gcp_increase_weights(
         cat_now[:, a] = np.where(
             cat_star[:, a], cat_full[a], np.maximum(values - 1, 0) * cat_scale[a]
         )
-    return _increase_weights_missing(
+    w, bad = _increase_weights_missing(
         qi.num,
         np.ascontiguousarray(qi.num_missing),
         lo,
@@ -222,7 +234,22 @@ def gcp_increase_weights(
         leaf,
         rep,
         level,
+        forbidden,
+        big,
     )
+    return _checked(w, bad)
+
+
+def forbidden_cost(m: int) -> float:
+    """The price of a forbidden edge in an m-record partition: 2(m + 1) + 1, above m (the cost
+    of any assignment of weights ≤ 1) plus a margin for rounding."""
+    return 2.0 * (m + 1) + 1.0
+
+
+def _checked(w: np.ndarray, bad: bool) -> np.ndarray:
+    if bad:
+        raise ValueError("the cost matrix has non-finite allowed entries")
+    return w
 
 
 # The two kernels below repeat their per-cell arithmetic on purpose: moving it into shared njit
@@ -258,6 +285,8 @@ def _increase_weights_missing(  # pragma: no cover - compiled
     leaf,
     rep,
     level,
+    forbidden,
+    big,
 ):
     """``_increase_weights`` with missing values: an attribute of a suppressed j adds nothing;
     a missing value of i suppresses j's cell (increase: full NCP − current NCP)."""
@@ -269,6 +298,7 @@ def _increase_weights_missing(  # pragma: no cover - compiled
     member_t = np.ascontiguousarray(member.T)
     rep_t, level_t = np.ascontiguousarray(rep.T), np.ascontiguousarray(level.T)
     w = np.zeros((m, m))
+    bad = False
     for i in range(m):
         row = w[i]
         for a in range(dn):
@@ -309,7 +339,12 @@ def _increase_weights_missing(  # pragma: no cover - compiled
                 for j in range(m):
                     if not star[j] and not has[j]:
                         row[j] += scale
-    return w
+        if forbidden.shape[0]:  # price the forbidden entries while the row is in cache
+            no = forbidden[i]
+            for j in range(m):
+                bad |= not no[j] and not np.isfinite(row[j])
+                row[j] = big if no[j] else row[j]
+    return w, bad
 
 
 @njit(cache=True, nogil=True)
@@ -330,13 +365,17 @@ def _increase_weights(  # pragma: no cover - compiled
     leaf,
     rep,
     level,
+    forbidden,
+    big,
 ):
+    """Returns (w, whether an allowed weight is not finite)."""
     m, dn, dc = num.shape[0], num.shape[1], cat.shape[1]
     lo_t, hi_t = np.ascontiguousarray(lo.T), np.ascontiguousarray(hi.T)
     width_t = hi_t - lo_t
     member_t = np.ascontiguousarray(member.T)
     rep_t, level_t = np.ascontiguousarray(rep.T), np.ascontiguousarray(level.T)
     w = np.zeros((m, m))
+    bad = False
     for i in range(m):
         row = w[i]
         for a in range(dn):  # attributes in the same order and arithmetic as Doka eq. 1–2
@@ -363,4 +402,9 @@ def _increase_weights(  # pragma: no cover - compiled
                 for j in range(m):
                     if not has[j]:
                         row[j] += scale
-    return w
+        if forbidden.shape[0]:  # price the forbidden entries while the row is in cache
+            no = forbidden[i]
+            for j in range(m):
+                bad |= not no[j] and not np.isfinite(row[j])
+                row[j] = big if no[j] else row[j]
+    return w, bad

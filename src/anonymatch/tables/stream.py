@@ -18,12 +18,10 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.dataset as pads
-import pyarrow.parquet as pq
 
 from anonymatch.core import lifecycle
 from anonymatch.core.csvsafe import escape_table
@@ -38,6 +36,11 @@ from anonymatch.tables.io import (
     is_parquet,
     read_csv_options,
 )
+
+if TYPE_CHECKING:  # imported where used: ``anonymize`` of a small table never needs them
+    import pyarrow.csv as pacsv
+    import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
 
 DEFAULT_BATCH_ROWS = 100_000
 
@@ -84,6 +87,8 @@ def iter_table_batches(
 
 
 def _parquet_dataset(path: Path) -> pads.Dataset:
+    import pyarrow.dataset as pads
+
     try:
         return pads.dataset(str(path), format="parquet")
     except Exception as exc:  # pyarrow raises many types for corrupt files
@@ -93,6 +98,8 @@ def _parquet_dataset(path: Path) -> pads.Dataset:
 def _parquet_batches(path: Path, batch_rows: int) -> Iterator[pa.Table]:
     """Batches of a Parquet file, or of a directory's files in sorted path order (so that a
     directory of ``part-NNNNN.parquet`` files reads in part order)."""
+    import pyarrow.parquet as pq
+
     files = sorted(_parquet_dataset(path).files)
     rows = 0
     try:
@@ -212,6 +219,9 @@ class ReleaseWriter:
             raise output_error(self.target, exc) from exc
 
     def _write(self, table: pa.Table) -> None:
+        import pyarrow.csv as pacsv
+        import pyarrow.parquet as pq
+
         if self.directory:
             pq.write_table(table, self.tmp / f"part-{self._parts:05d}.parquet")
             self._parts += 1

@@ -56,7 +56,7 @@ import scipy.sparse as sp
 from tqdm import tqdm
 
 from anonymatch.core import lifecycle
-from anonymatch.core.assignment import choose_assignment
+from anonymatch.core.classes import privacy_step
 from anonymatch.core.csvsafe import unescape_table
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
@@ -287,7 +287,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
                     "--partition-size gives each more records to mix"
                 )
         rng = np.random.default_rng(seed)
-        assigned = choose_assignment(graph, rng, workers=1)
+        assigned = privacy_step(graph, rng, workers=1)
         truth_of = np.empty(qi.n, dtype=np.int64)
         truth_of[assigned] = np.arange(qi.n)
         shuffle = rng.permutation(qi.n)  # row r of the partition shows published record shuffle[r]

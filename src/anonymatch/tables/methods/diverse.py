@@ -38,7 +38,6 @@ from numba import njit
 from anonymatch.core.errors import InfeasibleError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.runner import split_even
-from anonymatch.tables.methods._partition import segment_ranges
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.schema import EncodedQI
 from anonymatch.tables.sensitive import SensitiveTarget, column_ok, describe_model, row_ok
@@ -182,20 +181,6 @@ def _cluster(
     return label
 
 
-def class_edges(labels: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Biclique edges (i, j) of every class: ``labels[p]`` (0..G−1) is the class of record
-    ``ids[p]``. O(Σ m²) for classes of m records."""
-    order = np.argsort(labels, kind="stable")
-    members = ids[order]
-    sizes = np.bincount(labels)
-    sizes = sizes[sizes > 0]
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    per_member = np.repeat(sizes, sizes)
-    rows = np.repeat(members, per_member)
-    cols = members[segment_ranges(np.repeat(starts, sizes), per_member)]
-    return rows, cols
-
-
 def diverse_clusters(
     qi: EncodedQI, k: int, target: SensitiveTarget, partition_size: int
 ) -> tuple[GeneralizationGraph, int]:
@@ -205,7 +190,8 @@ def diverse_clusters(
     before); a segment whose clustering fails likewise, and if the greedy fails on the whole
     table, the whole table is one class. Returns the biclique graph of the classes and the
     number of segments. Raises InfeasibleError if the whole table fails a model.
-    Time O(n·P·d) for segments of P records; memory O(P·(d + slots) + Σ m²)."""
+    Time O(n·P·d) for segments of P records; memory O(P·(d + slots) + n) (the graph is
+    stored as its classes, ``GeneralizationGraph.from_classes``)."""
     target.check_table()
     order = lexicographic_order(qi)
     segments = [order[part] for part in split_even(qi.n, partition_size)]
@@ -234,8 +220,7 @@ def diverse_clusters(
     for ids, local in done:
         labels[ids] = local + base
         base += int(local.max()) + 1
-    rows, cols = class_edges(labels, np.arange(qi.n, dtype=np.int64))
-    return GeneralizationGraph.from_edges(rows, cols, qi.n), len(done)
+    return GeneralizationGraph.from_classes(labels), len(done)
 
 
 def _merge_until(segments: list[np.ndarray], ok: Callable[[np.ndarray], bool]) -> list[np.ndarray]:

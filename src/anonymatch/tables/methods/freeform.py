@@ -17,7 +17,7 @@ import numpy as np
 
 from anonymatch.core.errors import InfeasibleError
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.core.lap import forbid, lapjv
+from anonymatch.core.lap import lapjv
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods._kernels import greedy_iteration, sortgreedy_iteration
 from anonymatch.tables.metrics import TreeTables, gcp_increase_weights
@@ -37,10 +37,9 @@ def _sortgreedy_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
 
 
 def _hungarian_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
-    # Forbidden (already used) edges cost more than any assignment avoiding them (``w`` is this
-    # round's fresh matrix, changed in place). The unused edges form an (m−t)-regular bipartite
-    # graph, so a perfect matching avoiding them exists and the optimum is one.
-    forbid(w, used)
+    # Forbidden (already used) edges already cost more than any assignment avoiding them
+    # (``gcp_increase_weights(forbidden=used)``). The unused edges form an (m−t)-regular
+    # bipartite graph, so a perfect matching avoiding them exists and the optimum is one.
     match = lapjv(w)
     if used[np.arange(len(match)), match].any():  # pragma: no cover - Hall's theorem
         raise AssertionError("the assignment used a forbidden edge")
@@ -71,7 +70,7 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
     rounds = [np.arange(m, dtype=np.int64)]
     for _ in range(k - 1):
         w = gcp_increase_weights(
-            local_qi, lo, hi, member, trees, part.cat, part.cat, level, num_star, cat_star
+            local_qi, lo, hi, member, trees, part.cat, part.cat, level, num_star, cat_star, used
         )
         match = step(w, used)
         rounds.append(match)

@@ -9,10 +9,11 @@ numeric attributes in the order of their codes (the sorted label order), while t
 cell is the set of values present in the group, not a code range.
 
 As a graph: each group of m records is a complete biclique K_{m,m} (every original of the group
-matches every published record of the group; one exception for large groups of identical records,
-see ``mondrian``), so ``recode`` returns exactly the group's cells.
+matches every published record of the group), so ``recode`` returns exactly the group's cells.
 The graph is m-regular within each group — not k-regular — which is all the privacy step needs
-(constant degree per connected component, self-edges present).
+(constant degree per connected component, self-edges present). It is stored as the group of
+each record (``GeneralizationGraph.from_classes``), O(n), not as its Σ m² edges: the privacy
+step (``core.classes``) and ``recode`` work on the groups directly.
 """
 
 from __future__ import annotations
@@ -22,13 +23,8 @@ import numpy as np
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.methods import BuildOptions
-from anonymatch.tables.methods._partition import Partition, segment_ranges, strict_partition
-from anonymatch.tables.methods.ring import ring_edges
+from anonymatch.tables.methods._partition import strict_partition
 from anonymatch.tables.schema import EncodedQI
-
-# A group of identical records larger than BICLIQUE_CAP·k is joined by a k-regular ring instead
-# of a biclique (see ``mondrian``).
-BICLIQUE_CAP = 4
 
 
 def mondrian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
@@ -37,20 +33,19 @@ def mondrian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGrap
     Parameters: ``qi`` the encoded QIs of the n records, ``k`` the anonymity parameter,
     ``options.sensitive`` the models a class must satisfy (cuts that break them are not
     allowable). Returns a graph in which each final group of m ≥ k records is a complete
-    biclique (in- and out-degree m within the group, self-edges included) — except a group of
-    more than ``BICLIQUE_CAP``·k records that are identical on every QI, which gets a k-regular
-    ring: its published cells are that one QI value whatever edges join it, so recoding is the
-    same as with the biclique, and the graph keeps O(k·m) instead of m² edges (a huge group of
-    duplicates is what strict Mondrian cannot cut). Departure from a plain biclique union; the
-    privacy step only needs a constant degree per component. A large group that is *not* all
-    identical keeps its biclique: any graph with constant degree D in the group that gives every
-    published record the group's full cells needs D ≥ m / (number of records carrying the
-    group's rarest value), i.e. the biclique when a value occurs once.
+    biclique (in- and out-degree m within the group, self-edges included), stored as classes:
+    group g is class g, numbered in the left-to-right order of the cuts.
+
+    Until issue 17 the graph was stored edge by edge, and a group of more than 4k records
+    identical on every QI got a k-regular ring instead of its biclique to bound the Σ m² edges
+    (same cells either way). As classes a group costs O(m) whatever its size, so every group is
+    its biclique again: each published record of such a group now has all m identical records
+    as equally likely preimages instead of k.
 
     Raises ``InfeasibleError`` if n < k, ``InputError`` if k < 1.
 
-    Complexity: O(d·n log n) per level of the cut tree (depth ≈ log2(n/k) for balanced cuts),
-    plus O(Σ m²) ≤ O(BICLIQUE_CAP·k·n) edges for the non-identical groups; memory O(n·d + Σ m²).
+    Complexity: O(d·n log n) per level of the cut tree (depth ≈ log2(n/k) for balanced cuts);
+    memory O(n·d).
     """
     n = qi.n
     if k < 1:
@@ -61,37 +56,6 @@ def mondrian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGrap
     if target is not None:
         target.check_table()
     part = strict_partition(qi, k, target)
-    identical = _identical_groups(part)
-    sizes = part.sizes
-    # With sensitive models every class stays a biclique (methods.diverse explains why).
-    as_ring = identical & (sizes > BICLIQUE_CAP * k) & (target is None)
-    rows, cols = _biclique_edges(part, ~as_ring)
-    if as_ring.any():
-        lens = sizes[as_ring]
-        members = part.order[segment_ranges(part.bounds[:-1][as_ring], lens)]
-        ring_rows, ring_cols = ring_edges(members, np.concatenate([[0], np.cumsum(lens)]), k)
-        rows, cols = np.concatenate([rows, ring_rows]), np.concatenate([cols, ring_cols])
-    return GeneralizationGraph.from_edges(rows, cols, n)
-
-
-def _identical_groups(part: Partition) -> np.ndarray:
-    """Whether all records of each group agree on every QI. O(n·d)."""
-    same = np.ones(part.n_groups, dtype=bool)
-    if not len(part.order):
-        return same
-    starts = part.bounds[:-1]
-    lo = np.minimum.reduceat(part.ranks, starts, axis=0)
-    hi = np.maximum.reduceat(part.ranks, starts, axis=0)
-    return np.all(lo == hi, axis=1)
-
-
-def _biclique_edges(part: Partition, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All pairs (i, j) of records in the same group, over the ``chosen`` groups. O(Σ m²)."""
-    lens = part.sizes[chosen]
-    starts = part.bounds[:-1][chosen]
-    pos = segment_ranges(starts, lens)  # positions of the chosen records in part.order
-    reps = np.repeat(lens, lens)  # each original is joined to its whole group
-    group_start = np.repeat(starts, lens)
-    rows = np.repeat(part.order[pos], reps)
-    cols = part.order[segment_ranges(group_start, reps)]
-    return rows, cols
+    group = np.empty(n, dtype=np.int64)
+    group[part.order] = part.group_of_position()
+    return GeneralizationGraph.from_classes(group)
