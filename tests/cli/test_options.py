@@ -13,7 +13,7 @@ from anonymatch.cli import cli, main
 
 COMMANDS = sorted(cli.commands)
 # commands that read an input file (all but the generator and the web app)
-READERS = [c for c in COMMANDS if c not in ("generate-census", "ui")]
+READERS = [c for c in COMMANDS if c not in ("generate-census", "ui", "warmup")]
 WRITERS = [c for c in COMMANDS if c.startswith("anonymize") or c == "generate-census"]
 
 

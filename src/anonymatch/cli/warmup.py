@@ -57,8 +57,10 @@ def warm_tables() -> None:
 @click.command("warmup")
 @verbosity_options
 def warmup_cmd(quiet: bool) -> None:
-    """Compile and cache the numba kernels of the table commands (run once after installing;
-    ``make install`` does)."""
+    """Compile and cache the numba kernels once.
+
+    Run once after installing (``make install`` does): the table commands then load their
+    kernels from numba's cache instead of compiling them in their first run."""
     started = time.perf_counter()
     warm_tables()
     if not quiet:
