@@ -86,6 +86,23 @@ def run_cli(args: list[str], timeout: float | None = None) -> dict[str, float]:
     return {"wall": wall, "peak_mib": int(match.group(1)) / 1024, "rc": proc.returncode}
 
 
+def timed_process(argv: list[str], env: dict[str, str]) -> dict[str, float]:
+    """Wall and CPU seconds (user + system of the process and its children) of one run of
+    ``argv``; exits with its stderr if it fails. Runs must be sequential (CPU is the growth of
+    ``RUSAGE_CHILDREN``)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed:\n{proc.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu}
+
+
 def _tree_rss_kib(root: int) -> int:
     """Resident memory (KiB) of process ``root`` and all its descendants, now."""
     parent: dict[int, int] = {}

@@ -30,15 +30,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import ADULT_CLI, ROOT, adult_path, machine
+from _common import ADULT_CLI, ROOT, adult_path, machine, timed_process
 
 PEER = Path(__file__).resolve().parent / "_mondrian_peer.py"
 OUT = ROOT / "benchmarks" / "results" / "speed_overhead.json"
@@ -52,28 +50,15 @@ def child_env(src: str | None, extra: dict[str, str] | None = None) -> dict[str,
     return {**env, **(extra or {})}
 
 
-def timed(argv: list[str], env: dict[str, str]) -> dict[str, float]:
-    """Wall and CPU seconds (user + system of the process and its children) of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(argv)} failed:\n{proc.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu}
-
-
 def anonymize(out: Path, src: str, extra: dict[str, str] | None = None) -> dict[str, float]:
     args = ["anonymize", adult_path(), "-o", str(out / "r.csv"), "--k", "10", "--force", "-q"]
     argv = [sys.executable, "-c", ENTRY, *args, "--sensitive", "income", *ADULT_CLI]
-    return timed(argv, child_env(src, extra))
+    return timed_process(argv, child_env(src, extra))
 
 
 def peer(out: Path) -> dict[str, float]:
     argv = [sys.executable, "-W", "ignore", str(PEER), "--k", "10", "--out", str(out / "p.csv")]
-    return timed([*argv, "--data", adult_path()], child_env(None))
+    return timed_process([*argv, "--data", adult_path()], child_env(None))
 
 
 def median(runs: list[dict[str, float]], key: str) -> float:
@@ -125,7 +110,7 @@ def step_version(variants: dict[str, str], runs: int) -> dict[str, object]:
     for _ in range(runs):
         for name, src in variants.items():
             argv = [sys.executable, "-c", ENTRY, "--version"]
-            results[name].append(timed(argv, child_env(src)))
+            results[name].append(timed_process(argv, child_env(src)))
     return {
         name: {"wall": median(r, "wall"), "cpu": median(r, "cpu")} for name, r in results.items()
     }

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -34,7 +33,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from _common import ADULT_CLI, ADULT_NAMES, ADULT_QI, ROOT, adult_path, machine, update_results
+from _common import (
+    ADULT_CLI,
+    ADULT_NAMES,
+    ADULT_QI,
+    ROOT,
+    adult_path,
+    machine,
+    timed_process,
+    update_results,
+)
 
 sys.path.insert(0, str(ROOT))  # tests.core.walk_reference: the kernel before issue 17
 
@@ -144,17 +152,9 @@ def cli_run(src: Path, out: Path, k: int) -> dict:
         "--k", str(k), "--method", "hungarian", "--sensitive", "income", "--report", str(report),
         "--force", "-q", *ADULT_CLI,
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.exit(f"run failed ({src}):\n{proc.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    measured = timed_process(argv, {**os.environ, "PYTHONPATH": str(src)})
     gcp = json.loads(report.read_text())["loss"]["gcp"]
-    return {"wall": wall, "cpu": cpu, "gcp": gcp}
+    return {**measured, "gcp": gcp}
 
 
 def step_cli(base: str, repeats: int, k: int = 50) -> dict:
