@@ -29,6 +29,7 @@ class GeneralizationGraph:
     def __init__(self, matrix: sp.csr_array) -> None:
         self._matrix: sp.csr_array | None = matrix
         self._classes: tuple[np.ndarray, np.ndarray] | None = None
+        self._parts: tuple[np.ndarray, np.ndarray] | None = None
         self._n = int(matrix.shape[0])
 
     @classmethod
@@ -81,6 +82,7 @@ class GeneralizationGraph:
         graph = cls.__new__(cls)
         graph._matrix = None
         graph._classes = (rows, cols)
+        graph._parts = None
         graph._n = len(rows)
         return graph
 
@@ -88,15 +90,36 @@ class GeneralizationGraph:
     def block_diagonal(
         cls, blocks: list[tuple[np.ndarray, GeneralizationGraph]], n: int
     ) -> GeneralizationGraph:
-        """Assemble per-partition graphs; ``blocks`` holds (global row ids, local graph)."""
+        """Assemble per-partition graphs; ``blocks`` holds (global row ids, local graph). The
+        graph remembers its parts (``blocks`` returns them: no edge crosses two parts)."""
         rows, cols = [], []
-        for ids, graph in blocks:
+        part = np.full(n, -1, dtype=np.int64)
+        for p, (ids, graph) in enumerate(blocks):
             coo = graph.matrix.tocoo()
             rows.append(ids[coo.row])
             cols.append(ids[coo.col])
+            part[ids] = p
         if not rows:
             return cls.from_edges(np.empty(0, np.int64), np.empty(0, np.int64), n)
-        return cls.from_edges(np.concatenate(rows), np.concatenate(cols), n)
+        assembled = cls.from_edges(np.concatenate(rows), np.concatenate(cols), n)
+        if not np.any(part < 0):
+            assembled._parts = (part, part)
+        return assembled
+
+    def with_published_order(self, position: np.ndarray) -> GeneralizationGraph:
+        """The same graph with published record j moved to position ``position[j]``. A graph
+        stored as classes stays one (its edges are not built) and assembled parts are kept.
+        O(n) for classes, O(E log E) otherwise."""
+        shuffle = np.empty_like(position)
+        shuffle[position] = np.arange(len(position))
+        if self._classes is not None:
+            rows, cols = self._classes
+            return GeneralizationGraph.from_classes(rows, cols[shuffle])
+        coo = self.matrix.tocoo()
+        moved = GeneralizationGraph.from_edges(coo.row, position[coo.col], self.n)
+        if self._parts is not None:
+            moved._parts = (self._parts[0], self._parts[1][shuffle])
+        return moved
 
     @property
     def classes(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -164,11 +187,14 @@ class GeneralizationGraph:
         return t
 
     def blocks(self) -> tuple[np.ndarray, np.ndarray]:
-        """Connected components of the bipartite view (original i and published record j are
-        distinct vertices): (block of each original, block of each published record), blocks
-        numbered 0 … B−1. A class graph's blocks are its classes. O(n + E)."""
+        """Blocks no edge crosses, in the bipartite view (original i and published record j are
+        distinct vertices): (block of each original, block of each published record), numbered
+        0 … B−1. A class graph's blocks are its classes, an assembled graph's its parts
+        (``block_diagonal``), any other graph's its connected components (O(n + E))."""
         if self._classes is not None:
             return self._classes
+        if self._parts is not None:
+            return self._parts
         from scipy.sparse.csgraph import connected_components
 
         m, n = self.matrix, self.n

@@ -196,7 +196,7 @@ def anonymize(
     cells = recoded.take(shuffle)
     table = _release_table(data, schema, enc, cells, truth_of[shuffle])
 
-    published_graph = _published_graph(graph, shuffle, position)
+    published_graph = graph.with_published_order(position)
 
     t0 = time.perf_counter()
     published = parse_cells(table, enc)  # what is written is what is verified
@@ -229,20 +229,6 @@ def anonymize(
         "wall": time.perf_counter() - started,
     }
     return Release(table, cells, published_graph, enc, report)
-
-
-def _published_graph(
-    graph: GeneralizationGraph, shuffle: np.ndarray, position: np.ndarray
-) -> GeneralizationGraph:
-    """The graph with published record j moved to output row ``position[j]`` (``shuffle`` is
-    its inverse). A graph stored as classes stays one (its edges are not built). O(n) for
-    classes, O(E log E) otherwise."""
-    classes = graph.classes
-    if classes is not None:
-        rows, cols = classes
-        return GeneralizationGraph.from_classes(rows, cols[shuffle])
-    coo = graph.matrix.tocoo()
-    return GeneralizationGraph.from_edges(coo.row, position[coo.col], graph.n)
 
 
 def sensitive_target(
