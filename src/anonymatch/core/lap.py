@@ -7,9 +7,9 @@ row processed, as in the ``lap`` package, against cycling on ties), then one sho
 path (Dijkstra on reduced costs, scanning a whole layer of equal distances at once) per row left
 free, each row relaxed over all columns in a branch-light loop that the compiler vectorizes (3–4×
 faster than relaxing only the unscanned columns through an index list, measured on the freeform
-matrices of Adult at k = 50 and 100). The result is an optimal
-assignment, as ``scipy.optimize.linear_sum_assignment``'s is; among several optimal assignments
-(ties) the two may choose different ones.
+matrices of Adult at k = 50 and 100). The result is an optimal assignment, as
+``scipy.optimize.linear_sum_assignment``'s is; among several optimal assignments (ties) the two
+may choose different ones.
 
 Why not scipy or a package: on the GCP-increase matrices of the freeform methods (Adult, 1,000
 records, k = 50) this is about 2× faster than scipy's shortest-augmenting-path solver, which has no
@@ -36,34 +36,15 @@ from numba import njit
 def forbid(w: np.ndarray, used: np.ndarray) -> float:
     """Give the ``used`` entries of the finite cost matrix ``w`` (in place) a cost above that
     of any assignment avoiding them: ``max + (max − min)·m + 1`` over the allowed entries.
-    Returns that cost. O(m²), two passes without temporaries (``_forbid``)."""
-    big = _forbid(w, used)
-    if np.isnan(big):
+    Returns that cost. O(m²). (The freeform methods price their forbidden edges inside the
+    weight kernel instead: ``tables.metrics.gcp_increase_weights(forbidden=...)``.)"""
+    allowed = w[~used]
+    if allowed.size and not np.all(np.isfinite(allowed)):
         raise ValueError("the cost matrix has non-finite allowed entries")
-    return float(big)
-
-
-@njit(cache=True, nogil=True)
-def _forbid(w, used):  # pragma: no cover - compiled
-    """``forbid`` on a 2-d array; NaN if an allowed entry is not finite (``w`` left as is).
-    Two branch-free (vectorized) passes."""
-    lo, hi, bad = np.inf, -np.inf, False
-    for i in range(w.shape[0]):
-        row, forbidden = w[i], used[i]
-        for j in range(w.shape[1]):
-            c, u = row[j], forbidden[j]
-            lo = min(lo, np.inf if u else c)
-            hi = max(hi, -np.inf if u else c)
-            bad |= not u and not np.isfinite(c)
-    if bad:
-        return np.nan
-    if lo > hi:  # every entry is forbidden
-        lo = hi = 0.0
+    lo = float(allowed.min()) if allowed.size else 0.0
+    hi = float(allowed.max()) if allowed.size else 0.0
     big = hi + (hi - lo) * w.shape[0] + 1.0
-    for i in range(w.shape[0]):
-        row, forbidden = w[i], used[i]
-        for j in range(w.shape[1]):
-            row[j] = big if forbidden[j] else row[j]
+    w[used] = big
     return big
 
 
