@@ -17,6 +17,7 @@ the items of B ∪ U are the other source. The smaller source is scanned.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -25,6 +26,7 @@ from numba import njit
 from scipy.sparse.csgraph import maximum_flow
 
 from anonymatch.core.matching import has_k_factor
+from anonymatch.core.runner import default_workers
 from anonymatch.sets.io import SetRelease, Transactions, extend_universe
 
 
@@ -50,16 +52,16 @@ class SetVerificationReport:
 
 
 @njit(cache=True, nogil=True)
-def _pairs(bp, bi, up, ui, t, xp, xi, post_ptr, post_idx, rare_ptr, rare_idx, b):  # noqa: E501
-    """Compatible (unique original, published) pairs from the cheaper candidate source."""
-    n_pub = bp.shape[0] - 1
+def _pairs(bp, bi, up, ui, t, xp, xi, post_ptr, post_idx, rare_ptr, rare_idx, b, j0, j1):  # noqa: E501
+    """Compatible (unique original, published j0 … j1 − 1) pairs from the cheaper candidate
+    source."""
     stamp_b = np.full(b, -1, np.int64)
     stamp_u = np.full(b, -1, np.int64)
     cap = 1024
     out_u = np.empty(cap, np.int64)
     out_j = np.empty(cap, np.int64)
     size = 0
-    for j in range(n_pub):
+    for j in range(j0, j1):
         for p in range(bp[j], bp[j + 1]):
             stamp_b[bi[p]] = j
         for p in range(up[j], up[j + 1]):
@@ -183,7 +185,7 @@ def set_compatibility(
     base, unc = sp.csr_array(release.base), sp.csr_array(release.uncertain)
     base.sort_indices()
     unc.sort_indices()
-    u, j = _pairs(
+    args = (
         base.indptr.astype(np.int64),
         base.indices.astype(np.int64),
         unc.indptr.astype(np.int64),
@@ -197,6 +199,14 @@ def set_compatibility(
         rare_order.astype(np.int64),
         b,
     )
+    # published records in contiguous chunks on a thread pool (the kernel is nogil)
+    workers = default_workers()
+    cuts = np.linspace(0, release.n, 4 * workers + 1).astype(np.int64)
+    chunks = [(int(a), int(z)) for a, z in zip(cuts[:-1], cuts[1:], strict=True) if z > a]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        found = list(pool.map(lambda c: _pairs(*args, c[0], c[1]), chunks))
+    u = np.concatenate([f[0] for f in found]) if found else np.zeros(0, np.int64)
+    j = np.concatenate([f[1] for f in found]) if found else np.zeros(0, np.int64)
     c = sp.csr_array((np.ones(len(u), np.int8), (u, j)), shape=(uniq.shape[0], release.n))
     c.sum_duplicates()
     return c, counts, inverse
