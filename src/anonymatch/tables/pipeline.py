@@ -200,8 +200,9 @@ def anonymize(
 
     t0 = time.perf_counter()
     published = parse_cells(table, enc)  # what is written is what is verified
-    # The components of our own graph only tell the verifier where a k-factor may be found
-    # piece by piece (faster); a pass is still proven on the graph rebuilt from the cells.
+    # The blocks of our own graph (its partitions, classes or components) only tell the
+    # verifier where a k-factor may be found piece by piece (faster); a pass is still proven on
+    # the graph rebuilt from the cells.
     check = verify(published, enc, k, blocks=published_graph.blocks())
     if not check.passed:
         raise VerificationError(
