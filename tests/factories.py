@@ -37,3 +37,23 @@ def planted(blocks: int, size: int, items: int, noise: float, seed: int) -> sp.c
         x[b * size : (b + 1) * size, b * items : (b + 1) * items] = 1
     flip = rng.random((n, m)) < noise
     return sp.csr_array(np.where(flip, 1 - x, x).astype(np.int8))
+
+
+def dense_compatibility(
+    frame: pd.DataFrame, published: pd.DataFrame, qi: list[str], numeric: list[str]
+) -> np.ndarray:
+    """Original i × published j compatibility, cell by cell, for integer ranges ``a..b``,
+    value sets ``a|b`` and ``*``: the brute force the verifier's indexed search is tested on."""
+    n, m = len(frame), len(published)
+    want = np.ones((n, m), dtype=bool)
+    for col in qi:
+        orig = frame[col].to_numpy()
+        for j, cell in enumerate(published[col]):
+            if cell == "*":
+                continue
+            if col in numeric:
+                a, _, b = cell.partition("..")
+                want[:, j] &= (orig >= int(a)) & (orig <= int(b or a))
+            else:
+                want[:, j] &= np.isin(orig.astype(str), cell.split("|"))
+    return want

@@ -20,24 +20,7 @@ from anonymatch.tables.cells import parse_cells
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.schema import Schema
 from anonymatch.tables.verify import grouped_compatibility, published_groups, verify
-from tests.factories import random_frame
-
-
-def _dense(frame: pd.DataFrame, published: pd.DataFrame, qi: list[str], numeric: list[str]):
-    """Original i × published j compatibility, cell by cell (cells of ``_cell``'s grammar)."""
-    n, m = len(frame), len(published)
-    want = np.ones((n, m), dtype=bool)
-    for col in qi:
-        orig = frame[col].to_numpy()
-        for j, cell in enumerate(published[col]):
-            if cell == "*":
-                continue
-            if col in numeric:
-                a, _, b = cell.partition("..")
-                want[:, j] &= (orig >= int(a)) & (orig <= int(b or a))
-            else:
-                want[:, j] &= np.isin(orig.astype(str), cell.split("|"))
-    return want
+from tests.factories import dense_compatibility, random_frame
 
 
 def _max_flow_expanded(dense: np.ndarray, k: int) -> int:
@@ -82,7 +65,7 @@ def _check(frame: pd.DataFrame, published: pd.DataFrame, k: int) -> None:
     _, enc, _ = prepare(frame, Schema.build(qi, numeric))
     cells = parse_cells(published, enc)
     report = verify(cells, enc, k)
-    dense = _dense(frame, published, qi, numeric)
+    dense = dense_compatibility(frame, published, qi, numeric)
     per_original, per_published = int(dense.sum(1).min()), int(dense.sum(0).min())
     assert report.min_matches_original == per_original
     assert report.min_matches_published == per_published
