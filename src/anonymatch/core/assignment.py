@@ -286,7 +286,17 @@ def random_assignments(
     seed, not on the number of workers). Time O(D·n·L) for walks of average length L (worst case
     O(D·n²) per component, as in the paper); memory O(E + n·D).
     """
-    labels, comp_degree = _component_degrees(graph)
+    return _walk_rounds(graph, *_component_degrees(graph), rng, workers)
+
+
+def _walk_rounds(
+    graph: GeneralizationGraph,
+    labels: np.ndarray,
+    comp_degree: np.ndarray,
+    rng: np.random.Generator,
+    workers: int | None,
+) -> np.ndarray:
+    """``random_assignments`` given the graph's ``_component_degrees``."""
     n = graph.n
     n_rounds = int(comp_degree.max()) if len(comp_degree) else 0
     out = np.full((n_rounds, n), -1, dtype=np.int64)
@@ -328,7 +338,7 @@ def choose_assignment(
     sizes = np.bincount(labels, minlength=len(comp_degree))
     big_biclique = (comp_degree == sizes) & (sizes > BICLIQUE_WALK_MAX)
     if not big_biclique.any():
-        rounds = random_assignments(graph, rng, workers)
+        rounds = _walk_rounds(graph, labels, comp_degree, rng, workers)
         pick = rng.integers(0, comp_degree)  # one uniform index per component
         return rounds[pick[labels], np.arange(graph.n)]
     # A complete biclique K_{m,m}: a uniformly random permutation of its m records makes every
