@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from anonymatch.tables import run_job
+from anonymatch.tables.job import TableJob
+from anonymatch.tables.pipeline import Release
 from anonymatch.tables.schema import EncodedQI, Schema, encode_qi
 
 
@@ -57,3 +62,45 @@ def dense_compatibility(
             else:
                 want[:, j] &= np.isin(orig.astype(str), cell.split("|"))
     return want
+
+
+def table_job(schema: Schema, k: int | None, **keywords: object) -> TableJob:
+    """The typed job of ``schema`` at level ``k`` (other parameters as keywords)."""
+    roles = schema.roles()
+    return TableJob.build(
+        qi=list(schema.qi),
+        numeric=roles["numeric"],
+        sensitive=list(schema.sensitive),
+        identifiers=list(schema.identifiers),
+        weights=dict(schema.weights) or None,
+        types=schema.types or None,
+        k=k,
+        **keywords,
+    )
+
+
+def anonymize_table(
+    data: pd.DataFrame,
+    k: int,
+    qi: Sequence[str],
+    numeric: Sequence[str] = (),
+    sensitive: Sequence[str] = (),
+    identifiers: Sequence[str] = (),
+    **keywords: object,
+) -> Release:
+    """The in-memory path on ``data`` (positional roles, as the tests write them)."""
+    schema = Schema.build(qi, numeric, sensitive, identifiers, types=keywords.pop("types", None))  # type: ignore[arg-type]
+    return run_job(data, table_job(schema, k, **keywords))
+
+
+def stream_file(
+    source: object, output: object, k: int, schema: Schema, **keywords: object
+) -> dict[str, object]:
+    """The streamed path from ``source`` to ``output`` (job parameters as keywords)."""
+    from anonymatch.tables.streamed import anonymize_file
+
+    csv = keywords.pop("csv", None)
+    replace = bool(keywords.pop("replace", False))
+    return anonymize_file(
+        source, output, table_job(schema, k, **keywords), csv=csv, replace=replace
+    )  # type: ignore[arg-type]

@@ -244,7 +244,8 @@ def test_reused_compatibility_is_the_same_graph() -> None:
     import importlib
 
     from anonymatch.tables.cells import parse_cells
-    from anonymatch.tables.pipeline import anonymize, prepare
+    from anonymatch.tables.pipeline import prepare
+    from tests.factories import anonymize_table as anonymize
 
     verify = importlib.import_module("anonymatch.tables.verify")  # the package shadows it
     frame = random_frame(30, 9)

@@ -19,10 +19,11 @@ from anonymatch.core.errors import InputError
 from anonymatch.tables.cells import format_cells, parse_cells, release_arrow_table
 from anonymatch.tables.hierarchy import Hierarchy, parse_hierarchy, read_hierarchy
 from anonymatch.tables.metrics import TreeTables, gcp_increase_weights, information_loss
-from anonymatch.tables.pipeline import anonymize, evaluate_release, verify_release
+from anonymatch.tables.pipeline import evaluate_release, verify_release
 from anonymatch.tables.qitypes import GRANULARITIES, DateScale, OrdinalScale, build_types
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import Schema, encode_qi
+from tests.factories import anonymize_table as anonymize
 
 WORK = """Private;Non-Government;*
 Self-emp-inc;Non-Government;*
@@ -412,7 +413,8 @@ def test_cli_round_trip_with_typed_qis(
 def test_streamed_path_with_typed_qis(tmp_path: Path) -> None:
     """Chunks encoded separately and merged (``concat_encoded``) keep the hierarchy domain, the
     ordinal span and the date periods; the partitioned release verifies globally and blocked."""
-    from anonymatch.tables.streamed import anonymize_file, verify_file
+    from anonymatch.tables.streamed import verify_file
+    from tests.factories import stream_file as anonymize_file
 
     rng = np.random.default_rng(5)
     n = 120

@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 import anonymatch
 from anonymatch.core.errors import InputError
-from anonymatch.tables.pipeline import anonymize, prepare, verify_release
+from anonymatch.tables.pipeline import prepare, verify_release
 from anonymatch.tables.schema import MissingCodes, Schema, encode_qi
 from anonymatch.tables.suppress import choose_outliers
+from tests.factories import anonymize_table as anonymize
 
 QI = ["age", "edu", "sex", "job"]
 NUMERIC = ["age", "edu"]
@@ -190,7 +191,8 @@ def test_suppression_limit_bad_values() -> None:
 
 
 def test_streamed_path_keeps_missing_values(tmp_path: Path) -> None:
-    from anonymatch.tables.streamed import anonymize_file, release_frame, verify_file
+    from anonymatch.tables.streamed import release_frame, verify_file
+    from tests.factories import stream_file as anonymize_file
 
     data = _frame(300, 8)
     source = tmp_path / "in.csv"

@@ -21,8 +21,9 @@ from anonymatch.core.runner import iter_partitions
 from anonymatch.tables import streamed as scale
 from anonymatch.tables.cells import parse_cells
 from anonymatch.tables.schema import Schema, encode_qi
-from anonymatch.tables.streamed import anonymize_file, release_frame, verify_file
+from anonymatch.tables.streamed import release_frame, verify_file
 from anonymatch.tables.verify import verify
+from tests.factories import stream_file
 
 QI = ["age", "workclass", "edu", "marital", "occupation", "race", "sex", "country"]
 NUMERIC = ["age", "edu"]
@@ -69,7 +70,7 @@ def small_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run(src: Path, out: Path, **kw: object) -> dict[str, object]:
     options: dict[str, object] = {"seed": 11, "chunk_rows": 700, "executor": "inline"}
     options.update(kw)
-    return anonymize_file(src, out, 5, SCHEMA, **options)  # type: ignore[arg-type]
+    return stream_file(src, out, 5, SCHEMA, **options)
 
 
 def test_same_seed_same_release_whatever_the_executor_and_chunking(

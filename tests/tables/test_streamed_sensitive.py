@@ -24,8 +24,8 @@ from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import Schema, encode_qi
 from anonymatch.tables.sensitive import SensitiveTarget, build_models, encode_sensitive
-from anonymatch.tables.streamed import anonymize_file, release_frame, scan_table
-from tests.factories import random_frame
+from anonymatch.tables.streamed import release_frame, scan_table
+from tests.factories import random_frame, stream_file
 
 QI = ["n0", "n1", "c0", "c1"]
 NUMERIC = ["n0", "n1"]
@@ -56,7 +56,7 @@ def run(src: Path, out: Path, **kw: object) -> dict[str, object]:
         "executor": "inline",
     }
     options.update(kw)
-    return anonymize_file(src, out, 3, SCHEMA, **options)
+    return stream_file(src, out, 3, SCHEMA, **options)
 
 
 def check(src: Path, out: Path, **model: object) -> tables.VerificationReport:
@@ -124,9 +124,7 @@ def test_ordered_t_closeness_on_a_numeric_sensitive_column(tmp_path: Path) -> No
     frame.to_csv(src, index=False)
     schema = Schema.build(QI, [*NUMERIC, "s"], sensitive=["s"])
     out = tmp_path / "r.csv"
-    manifest = anonymize_file(
-        src, out, 3, schema, seed=1, partition_size=50, executor="inline", t=0.3
-    )
+    manifest = stream_file(src, out, 3, schema, seed=1, partition_size=50, executor="inline", t=0.3)
     guarantee = manifest["guarantee"]
     assert isinstance(guarantee, dict)
     assert guarantee["sensitive"][0]["ground_distance"] == "ordered"
@@ -188,7 +186,7 @@ def test_models_refused_for_a_method_without_classes(
     with pytest.raises(InputError, match="does not support --l/--t"):
         run(table, tmp_path / "r.csv", l=2, method="ring")
     with pytest.raises(InputError, match="--sensitive"):
-        anonymize_file(table, tmp_path / "r.csv", 3, Schema.build(QI, NUMERIC), l=2)
+        stream_file(table, tmp_path / "r.csv", 3, Schema.build(QI, NUMERIC), l=2)
     assert list(tmp_path.iterdir()) == []
 
 

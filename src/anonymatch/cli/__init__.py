@@ -219,7 +219,9 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str | None]:
     except click.Abort:
         return 130, f"anonymatch: {lifecycle.INTERRUPTED_MESSAGE}"
     except AnonymatchError as exc:
-        return exc.exit_code, f"anonymatch: error: {exc}"
+        from anonymatch.cli.options import in_cli_words
+
+        return exc.exit_code, f"anonymatch: error: {in_cli_words(str(exc))}"
     except SystemExit as exc:
         return int(exc.code or 0), None
     except lifecycle.Interrupted as exc:

@@ -8,6 +8,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +25,37 @@ from anonymatch.tables.io import CsvOptions, check_quotechar
 from anonymatch.tables.schema import DEFAULT_NA_VALUES, MissingCodes
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+FLAGS: dict[str, str] = {
+    "na_values": "--na-values (or --na COLUMN=CODES)",
+    "dates": "--date",
+    "hierarchies": "--hierarchy",
+    "types": "--ordinal/--date/--hierarchy",
+    "progress": "--quiet",
+    "job": "--config",
+    "ell": "-l",
+}
+"""The one table from a library parameter to the flag that sets it, where the flag is not
+``--`` and the parameter's name with dashes (``partition_size`` → ``--partition-size``)."""
+
+_PARAMETER = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(\[[^`\]]*\])?`")
+
+
+def flag_of(name: str) -> str:
+    """The flag of a library parameter (``FLAGS``, else ``--name-with-dashes``)."""
+    return FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
+def in_cli_words(message: str) -> str:
+    """A library message in the command line's words: each parameter the library names between
+    backticks (```partition_size```, ```l['disease']```) becomes its flag (``--partition-size``,
+    ``--l for 'disease'``). O(len(message))."""
+
+    def flag(match: re.Match[str]) -> str:
+        name, key = match.group(1), match.group(2)
+        return flag_of(name) + (f" for {key[1:-1]}" if key else "")
+
+    return _PARAMETER.sub(flag, message)
 
 
 def comma_list(value: str | None) -> list[str]:

@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -43,9 +43,12 @@ from anonymatch.cli.options import (
 from anonymatch.core.errors import InputError
 from anonymatch.core.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.tables.io import CsvOptions, read_table
-from anonymatch.tables.methods import ALL_PAIRS_MAX_N, METHOD_NAMES, SUPPRESSION_METHODS
+from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
 from anonymatch.tables.qitypes import QITypes
 from anonymatch.tables.schema import MissingCodes, Schema
+
+if TYPE_CHECKING:
+    from anonymatch.tables.job import TableJob
 
 EXECUTOR_MEANING = (
     "threads = in memory (one process; the solvers' own threads); inline = streamed, "
@@ -88,18 +91,14 @@ def _suppression_limit_option(help_text: str) -> Any:
     )
 
 
-def _epsilons(value: str | None) -> tuple[float, ...]:
-    from anonymatch.tables.methods.bmatching import DEFAULT_EPSILONS
-
+def _epsilons(value: str | None) -> tuple[float, ...] | None:
+    """``--epsilons`` text as numbers (the job checks them); None when not given."""
     if not value:
-        return DEFAULT_EPSILONS
+        return None
     try:
-        eps = tuple(float(v) for v in comma_list(value))
+        return tuple(float(v) for v in comma_list(value))
     except ValueError:
         raise InputError(f"--epsilons expects comma-separated numbers, got {value!r}") from None
-    if not eps or any(not (e > 0 and e < float("inf")) for e in eps):
-        raise InputError(f"--epsilons must be positive numbers, got {value!r}")
-    return tuple(sorted(eps, reverse=True))
 
 
 @click.command()
@@ -124,7 +123,7 @@ def _epsilons(value: str | None) -> tuple[float, ...]:
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option(
     "--method",
-    type=click.Choice(METHOD_NAMES + SUPPRESSION_METHODS),
+    type=click.Choice(names()),
     default="hungarian",
     show_default=True,
 )
@@ -232,149 +231,61 @@ def anonymize(
 
     started = time.perf_counter()
     import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.cells")
+    from anonymatch.tables import run_job
     from anonymatch.tables.cells import write_release
-    from anonymatch.tables.pipeline import anonymize as run
+    from anonymatch.tables.job import TableJob
 
-    check_workers(workers)
-    if time_limit <= 0:
-        raise InputError(f"--time-limit must be positive, got {time_limit}")
     csv = csv_options(sep, names, quotechar, fmt)
-    models = {
-        "l": per_column("--l", l, int),
-        "diversity": diversity,
-        "c": c,
-        "t": per_column("--t", t, float),
-    }
-    has_model = models["l"] is not None or models["t"] is not None
-    if has_model and (method in SUPPRESSION_METHODS or k_column):
-        raise InputError(f"--l/--t do not apply to the suppression method {method!r}")
-    suppression = method in SUPPRESSION_METHODS or k_column is not None
-    if (patience is not None or candidates is not None) and not suppression:
-        raise InputError(
-            f"--patience and --candidates need --method {', '.join(SUPPRESSION_METHODS)}"
-        )
-    streamed = (
-        None
-        if suppression
-        else _streamed_executor(input_path, output, csv, executor, scheduler, workers)
+    job = TableJob.build(
+        qi=comma_list(qi),
+        numeric=comma_list(numeric),
+        sensitive=comma_list(sensitive),
+        identifiers=comma_list(identifiers),
+        weights=parse_weights(weights),
+        types=qi_types or None,
+        k=k,
+        k_column=k_column,
+        l=per_column("--l", l, int),
+        diversity=diversity,
+        c=c,
+        t=per_column("--t", t, float),
+        suppression_limit=suppression_limit or 0.0,
+        method=method,
+        partition_size=partition_size,
+        time_limit=time_limit,
+        epsilons=_epsilons(epsilons),
+        neighbours=neighbours,
+        patience=patience,
+        candidates=candidates,
+        cell_weights=read_table(cell_weights) if cell_weights else None,
+        na_values=na_values,
+        drop_missing=drop_missing,
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        chunk_rows=chunk_rows,
+        progress=not quiet,
+        seed=seed,
     )
+    streamed = None if job.method.levels else _streamed_executor(input_path, output, csv, job)
     for path in (None if streamed else output, report_path):
         check_output_path(path, input_path)
     if streamed is not None:
-        if method in SUPPRESSION_METHODS or k_column or epsilons or neighbours or cell_weights:
-            raise InputError(
-                "the streamed, partitioned path runs the freeform methods only "
-                "(hungarian, sortgreedy, greedy, mip)"
-            )
-        if k is None:
-            raise InputError("missing option --k")
-        if suppression_limit:
-            raise InputError(
-                "--suppression-limit runs in memory only (--executor threads); the streamed "
-                "path publishes every record"
-            )
         from anonymatch.tables.streamed import anonymize_file
 
         report = anonymize_file(
             input_path,
             output,
-            k,
-            Schema.build(
-                comma_list(qi),
-                comma_list(numeric),
-                comma_list(sensitive),
-                comma_list(identifiers),
-                parse_weights(weights),
-                qi_types,
-            ),
-            method=method,
-            partition_size=partition_size,
-            chunk_rows=chunk_rows,
-            seed=seed,
+            job,
             csv=csv,
-            na_values=na_values,
-            drop_missing=drop_missing,
-            time_limit=time_limit,
             executor=streamed,
-            scheduler=scheduler,
-            workers=workers,
-            progress=not quiet,
             replace=True,  # output_options refused an existing output without --force
             csv_safe=csv_safe,
-            **models,
-        )
-        report["parameters"] = {
-            **cast(dict[str, Any], report["parameters"]),
-            "input_options": input_options_block(
-                fmt, sep, names, quotechar, na_values, drop_missing
-            ),
-        }
-        _finish(report, input_path, output, report_path, started, quiet)
-        return
-    frame = read_table(input_path, csv)
-    if method in SUPPRESSION_METHODS:
-        if suppression_limit:
-            raise InputError(f"--suppression-limit does not apply to method {method!r}")
-        from anonymatch.tables.adaptive import DEFAULT_PATIENCE, anonymize_adaptive
-
-        if qi_types:
-            raise InputError(
-                f"--ordinal/--date/--hierarchy are not supported by the method {method!r}"
-            )
-
-        release = anonymize_adaptive(
-            frame,
-            comma_list(qi),
-            k,
-            k_column,
-            method,
-            comma_list(numeric),
-            comma_list(sensitive),
-            comma_list(identifiers),
-            seed=seed,
-            weights=parse_weights(weights),
-            cell_weights=read_table(cell_weights) if cell_weights else None,
-            epsilons=_epsilons(epsilons),
-            neighbours=neighbours,
-            na_values=na_values,
-            drop_missing=drop_missing,
-            time_limit=time_limit,
-            partition_size=partition_size,
-            patience=DEFAULT_PATIENCE if patience is None else patience,
-            candidates=candidates,
-            executor=executor,
-            scheduler=scheduler,
-            workers=workers,
         )
     else:
-        if k_column is not None or epsilons or neighbours is not None or cell_weights:
-            raise InputError(
-                "--k-column, --epsilons, --neighbours and --cell-weights need --method "
-                f"{', '.join(SUPPRESSION_METHODS)}"
-            )
-        if k is None:
-            raise InputError("missing option --k")
-        release = run(
-            frame,
-            k,
-            comma_list(qi),
-            comma_list(numeric),
-            comma_list(sensitive),
-            comma_list(identifiers),
-            method=method,
-            partition_size=partition_size,
-            seed=seed,
-            weights=parse_weights(weights),
-            na_values=na_values,
-            drop_missing=drop_missing,
-            time_limit=time_limit,
-            progress=not quiet,
-            types=qi_types,
-            suppression_limit=suppression_limit or 0.0,
-            **models,
-        )
-    write_release(output, release.table, release.cells, release.qi, csv_safe)
-    report = _note_csv_safe(release.report, output, csv_safe)
+        release = run_job(read_table(input_path, csv), job)
+        write_release(output, release.table, release.cells, release.qi, csv_safe)
+        report = _note_csv_safe(release.report, output, csv_safe)
     report["parameters"] = {
         **cast(dict[str, Any], report["parameters"]),
         "input_options": input_options_block(fmt, sep, names, quotechar, na_values, drop_missing),
@@ -441,25 +352,20 @@ def _manifest_suppression(path: str | None) -> tuple[float, int | None]:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
 
 
-def _streamed_executor(
-    input_path: str,
-    output: str,
-    csv: CsvOptions,
-    executor: str,
-    scheduler: str | None,
-    workers: int | None,
-) -> Any:
-    """The executor of the streamed path, or None for the in-memory path."""
+def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: TableJob) -> Any:
+    """The executor of the streamed path, or None for the in-memory path: threads keep the
+    run in memory; a scheduler, or ``auto`` with workers, means Dask; ``auto`` streams
+    a directory of Parquet parts, a directory output or an input of at least STREAM_MIN_ROWS
+    rows on processes."""
     from anonymatch.tables.stream import count_rows, is_directory_output
 
-    if executor == "threads":
-        if scheduler:
-            raise InputError("--scheduler needs --executor dask or auto")
+    run = job.execution
+    if run.executor == "threads":
         return None
-    if scheduler or (executor == "auto" and workers is not None):
+    if run.scheduler or (run.executor == "auto" and run.workers is not None):
         return "dask"
-    if executor != "auto":
-        return executor
+    if run.executor != "auto":
+        return run.executor
     source = Path(input_path)
     if is_directory_output(output) or (source.is_dir() and any(source.glob("*.parquet"))):
         return "processes"

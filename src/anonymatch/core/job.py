@@ -106,7 +106,9 @@ Token = Annotated[str, BeforeValidator(_token)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a TOML boolean or string is never taken as a number (k = true is refused, not
+    # read as k = 1), unknown keys are refused
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Input(_Strict):
@@ -234,7 +236,7 @@ class Column(_Strict):
         return self
 
 
-PerColumnInt = int | dict[str, Annotated[int, Field(ge=1)]]
+PerColumnInt = int | dict[str, Annotated[int, Field(ge=2)]]
 PerColumnFloat = float | dict[str, Annotated[float, Field(gt=0, le=1)]]
 
 
@@ -271,8 +273,8 @@ class PrivacyModel(_Strict):
 
     @model_validator(mode="after")
     def _levels(self) -> PrivacyModel:
-        if isinstance(self.l, int) and self.l < 1:
-            raise _located(("l",), f"must be at least 1, got {self.l}")
+        if isinstance(self.l, int) and self.l < 2:
+            raise _located(("l",), f"must be at least 2 (l = 1 protects nothing), got {self.l}")
         if isinstance(self.t, float) and not 0 < self.t <= 1:
             raise _located(("t",), f"must be in (0, 1], got {self.t}")
         if self.c is not None and self.diversity not in (None, "recursive"):
@@ -298,7 +300,9 @@ class Method(_Strict):
         default=None, description="b-matching/agglomerative: CSV of the cost of starring each cell."
     )
     segment: tuple[Annotated[int, Field(ge=2)], Annotated[int, Field(ge=2)]] | None = Field(
-        default=None, description="Transactions, gray-tsp: segment sizes [min, max]."
+        default=None,
+        strict=False,  # a TOML array; its items are still strict ints
+        description="Transactions, gray-tsp: segment sizes [min, max].",
     )
     epsilon: float | None = Field(
         default=None, gt=0, description="Sparse rr: ε of randomized response."
@@ -355,6 +359,7 @@ class Job(_Strict):
     model_config = ConfigDict(
         extra="forbid",
         frozen=True,
+        strict=True,
         json_schema_extra={"$id": "https://anonymatch.invalid/job.schema.json"},
         title="anonymatch job file (anonymatch-job/1)",
     )

@@ -25,8 +25,6 @@ from anonymatch.core.front import keep_functions
 from anonymatch.core.validation import (
     check_k,
     check_optional_level,
-    check_positive_number,
-    check_seed,
     check_weights,
     column_list,
     require_frame,
@@ -36,6 +34,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from anonymatch.tables.hierarchy import Hierarchy
+    from anonymatch.tables.job import TableJob
     from anonymatch.tables.metrics import InformationLoss
     from anonymatch.tables.pipeline import Release
     from anonymatch.tables.qitypes import QITypes
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
     from anonymatch.tables.verify import VerificationReport
 
 
-__all__ = ["anonymize", "evaluate", "risk", "verify"]
+__all__ = ["anonymize", "evaluate", "risk", "run_job", "verify"]
 
 
 def _schema(
@@ -65,39 +64,6 @@ def _schema(
         check_weights(weights),
         types,
     )
-
-
-def _types(
-    ordinal: Mapping[str, str | Sequence[str]] | None,
-    dates: Mapping[str, str] | None,
-    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None,
-    hierarchy_cells: str,
-) -> QITypes | None:
-    """Typed QIs (``tables.qitypes``) from the fronts' keyword arguments; None if none."""
-    if not (ordinal or dates or hierarchies):
-        return None
-    from anonymatch.tables.hierarchy import Hierarchy
-    from anonymatch.tables.qitypes import build_types
-
-    return build_types(
-        {a: v if isinstance(v, str) else list(v) for a, v in (ordinal or {}).items()},
-        dates,
-        {a: h if isinstance(h, Hierarchy) else str(h) for a, h in (hierarchies or {}).items()},
-        hierarchy_cells,
-    )
-
-
-def _na(
-    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None,
-) -> MissingCodes:
-    """``na_values`` of the API: tokens (a list or a comma-separated string) for every column,
-    a mapping column → codes (added to the default tokens, as pandas' ``na_values`` dict), or a
-    ``MissingCodes``."""
-    from anonymatch.tables.schema import MissingCodes, missing_codes
-
-    if na_values is None or isinstance(na_values, MissingCodes | Mapping):
-        return missing_codes(na_values)
-    return MissingCodes(tuple(column_list(na_values, "na_values")))
 
 
 def _published(release: Any) -> pd.DataFrame:
@@ -262,32 +228,35 @@ def anonymize(
     >>> list(result.release.columns)
     ['age', 'sex', 'disease']
     """
+    keywords = {name: value for name, value in locals().items() if name != "data"}
+    from anonymatch.tables.job import TableJob
+
+    return run_job(require_frame(data, "data"), TableJob.build(**keywords))
+
+
+def run_job(data: pd.DataFrame, job: TableJob) -> Release:
+    """Run a validated :class:`~anonymatch.tables.job.TableJob` on a DataFrame: the in-memory
+    path, or the adaptive path for a suppression method (``job.path``).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The original table.
+    job : TableJob
+        The run (``TableJob.build``).
+
+    Returns
+    -------
+    Release
+        As :func:`anonymize`.
+    """
+    if job.method.levels:
+        from anonymatch.tables.adaptive import anonymize_adaptive
+
+        return anonymize_adaptive(data, job=job)
     from anonymatch.tables.pipeline import anonymize as run
 
-    data = require_frame(data, "data")
-    return run(
-        data,
-        check_k(k),
-        column_list(qi, "qi"),
-        column_list(numeric, "numeric"),
-        column_list(sensitive, "sensitive"),
-        column_list(identifiers, "identifiers"),
-        method=method,
-        partition_size=check_optional_level(partition_size, "partition_size"),
-        seed=check_seed(seed),
-        weights=check_weights(weights),
-        na_values=_na(na_values),
-        drop_missing=drop_missing,
-        time_limit=check_positive_number(time_limit, "time_limit"),
-        workers=check_optional_level(workers, "workers"),
-        progress=progress,
-        l=l,
-        diversity=diversity,
-        c=c,
-        t=t,
-        types=_types(ordinal, dates, hierarchies, hierarchy_cells),
-        suppression_limit=suppression_limit,
-    )
+    return run(data, job)
 
 
 def verify(
@@ -395,6 +364,7 @@ def verify(
     >>> anonymatch.tables.verify(df, df, k=2, qi="age,sex", numeric="age").passed
     False
     """
+    from anonymatch.tables.job import missing, qi_types
     from anonymatch.tables.pipeline import verify_release
 
     original = require_frame(original, "original")
@@ -402,7 +372,7 @@ def verify(
     from anonymatch.tables.sensitive import build_models
 
     schema = _schema(
-        qi, numeric, sensitive, types=_types(ordinal, dates, hierarchies, hierarchy_cells)
+        qi, numeric, sensitive, types=qi_types(ordinal, dates, hierarchies, hierarchy_cells)
     )
     models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
     return verify_release(
@@ -410,7 +380,7 @@ def verify(
         original,
         check_k(k),
         schema,
-        _na(na_values),
+        missing(na_values),
         drop_missing,
         models,
         suppression_limit=suppression_limit,
@@ -501,14 +471,15 @@ def evaluate(
     >>> 0.0 < loss.gcp <= 1.0
     True
     """
+    from anonymatch.tables.job import missing, qi_types
     from anonymatch.tables.pipeline import evaluate_release
 
     original = require_frame(original, "original")
     published = _published(release)
     schema = _schema(
-        qi, numeric, weights=weights, types=_types(ordinal, dates, hierarchies, hierarchy_cells)
+        qi, numeric, weights=weights, types=qi_types(ordinal, dates, hierarchies, hierarchy_cells)
     )
-    return evaluate_release(published, original, schema, _na(na_values), drop_missing)
+    return evaluate_release(published, original, schema, missing(na_values), drop_missing)
 
 
 def risk(
@@ -624,6 +595,7 @@ def risk(
     >>> figures.candidates.min >= 2, figures.prosecutor.max <= 0.5
     (True, True)
     """
+    from anonymatch.tables.job import missing, qi_types
     from anonymatch.tables.risk import assess, check_threshold
 
     original = require_frame(original, "original")
@@ -636,9 +608,9 @@ def risk(
         sensitive=column_list(sensitive, "sensitive"),
         k=check_optional_level(k, "k"),
         threshold=check_threshold(threshold),
-        na_values=_na(na_values),
+        na_values=missing(na_values),
         drop_missing=drop_missing,
-        types=_types(ordinal, dates, hierarchies, hierarchy_cells),
+        types=qi_types(ordinal, dates, hierarchies, hierarchy_cells),
     )
 
 

@@ -11,8 +11,9 @@ person's δ discard the rows showing another level.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,11 +22,13 @@ import scipy.sparse as sp
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
+from anonymatch.core.params import integer, param
 from anonymatch.core.runner import run_partitions
-from anonymatch.core.validation import check_k, check_seed, require_frame
+from anonymatch.core.validation import require_frame
 from anonymatch.tables.attack import AttackReport, simulate_attack
 from anonymatch.tables.cells import parse_cells
-from anonymatch.tables.methods import SUPPRESSION_METHODS
+from anonymatch.tables.job import TableJob, plan
+from anonymatch.tables.methods import SUPPRESSION_METHODS, registry
 from anonymatch.tables.methods.agglomerative import agglomerative
 from anonymatch.tables.methods.bmatching import (
     DEFAULT_EPSILONS,
@@ -35,12 +38,12 @@ from anonymatch.tables.methods.bmatching import (
     variational_bmatching,
 )
 from anonymatch.tables.metrics import information_loss
-from anonymatch.tables.pipeline import Release, _check_k, _release_table, prepare
+from anonymatch.tables.pipeline import Release, _release_table, prepare
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, NAValues, Schema
 from anonymatch.tables.verify import AdaptiveVerificationReport, compatibility, verify_adaptive
 
-ADAPTIVE_PARTITION = 500  # records per partition of the suppression methods
+ADAPTIVE_TIME_LIMIT = 600.0  # seconds per b-matching integer program (Python default)
 DEFAULT_PATIENCE = 2  # ε values without fewer stars before the sweep stops
 
 
@@ -154,9 +157,8 @@ def solve(
         raise InputError(f"unknown suppression method {method!r}")
     n = problem.n
     k = int(problem.delta.max()) if n else 1
-    size = adaptive_partition_size(k) if partition_size is None else partition_size
-    if size < 2 * k:
-        raise InputError(f"--partition-size must be at least 2·max δ = {2 * k}, got {size}")
+    size = registry()[method].partition_size_for(k, partition_size)
+    assert size is not None
     options = _PartOptions(method, k, tuple(epsilons), neighbours, time_limit, patience, candidates)
     if n < 2 * size:  # a single part
         return _solve_part((problem, options), progress)
@@ -190,13 +192,6 @@ def solve(
     if progress is not None:
         progress(f"{len(parts)} partitions: {out.star_total(problem):g} stars")
     return out
-
-
-def adaptive_partition_size(k: int) -> int:
-    """Default records per partition of the suppression methods: ADAPTIVE_PARTITION, at least
-    2·max δ. Chosen on Adult at δ = 5 (docs/results.md, "Adaptive anonymity at scale"): parts of
-    500 records gave as few stars as parts of 1,000 for 0.6× the CPU time."""
-    return max(ADAPTIVE_PARTITION, 2 * k)
 
 
 @dataclass(frozen=True)
@@ -303,40 +298,48 @@ def read_cell_weights(frame: pd.DataFrame, enc: EncodedQI) -> np.ndarray:
 
 def anonymize_adaptive(
     data: pd.DataFrame,
-    qi: Sequence[str],
+    qi: Sequence[str] | str | None = None,
     k: int | None = None,
-    k_column: str | None = None,
-    method: str = "bmatching",
-    numeric: Iterable[str] = (),
-    sensitive: Iterable[str] = (),
-    identifiers: Iterable[str] = (),
-    seed: int | None = None,
-    weights: Mapping[str, float] | None = None,
-    cell_weights: pd.DataFrame | None = None,
-    epsilons: Sequence[float] = DEFAULT_EPSILONS,
-    neighbours: int | None = None,
-    na_values: NAValues = DEFAULT_NA_VALUES,
-    drop_missing: bool = False,
-    time_limit: float = 600.0,
+    *,
+    job: TableJob | None = None,
     progress: Callable[[str], None] | None = None,
-    partition_size: int | None = None,
-    patience: int | None = DEFAULT_PATIENCE,
-    candidates: int | None = None,
-    executor: str = "auto",
-    scheduler: str | None = None,
-    workers: int | None = None,
+    **keywords: Any,
 ) -> Release:
     """Publish ``data`` with suppression so that every person i is compatible with at least δᵢ
-    published rows and vice versa (δᵢ = ``k`` for all, or from ``k_column``).
+    published rows and vice versa (δᵢ = ``k`` for all, or from the column ``k_column``).
 
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The original table.
+    qi, k : optional
+        The quasi-identifiers and the level for everyone (or give ``k_column``).
+    job : TableJob, optional
+        A validated job of a suppression method (instead of ``qi``, ``k`` and ``keywords``).
+    progress : callable, optional
+        Called with one line per solve step.
+    **keywords
+        The other parameters of :meth:`TableJob.build <anonymatch.tables.job.TableJob.build>`:
+        ``k_column``, ``method`` (default ``bmatching``; ``bmatching-symmetric``,
+        ``agglomerative``), ``numeric``, ``sensitive``, ``identifiers``, ``seed``, ``weights``,
+        ``cell_weights``, ``epsilons``, ``neighbours``, ``na_values``, ``drop_missing``,
+        ``time_limit`` (default 600 s), ``partition_size``, ``patience``, ``candidates``,
+        ``executor``, ``scheduler``, ``workers``.
+
+    Returns
+    -------
+    Release
+
+    Notes
+    -----
     Tables of at least 2 · ``partition_size`` records (default 500, at least 2 · max δ) are
     solved part by part along the lexicographic order, on ``executor``/``workers`` (see
     ``solve``). ``patience``: stop the ε sweep after that many ε values in a row that did not
-    lower the stars (None or 0: the full sweep of the paper). ``candidates``: each record's
-    cheapest records under every solve's own costs join its candidate pairs (None:
-    max(20, 4·max δ); 0: the fixed neighbourhoods only; see ``variational_bmatching``). The
-    report's ``loss.baseline_stars`` gives the stars of the agglomerative baseline
-    (k-anonymity with suppression, k = max δᵢ) on the same parts.
+    lower the stars (0: the full sweep of the paper). ``candidates``: each record's cheapest
+    records under every solve's own costs join its candidate pairs (None: max(20, 4·max δ);
+    0: the fixed neighbourhoods only; see ``variational_bmatching``). The report's
+    ``loss.baseline_stars`` gives the stars of the agglomerative baseline (k-anonymity with
+    suppression, k = max δᵢ) on the same parts.
 
     Raises InputError (bad parameters or levels), InfeasibleError (a level above n, or no
     b-matching within the candidates) and VerificationError (should never happen).
@@ -346,48 +349,45 @@ def anonymize_adaptive(
     """
     started = time.perf_counter()
     require_frame(data)
-    seed = check_seed(seed)
-    if k is not None:
-        k = check_k(k)
-    if method not in SUPPRESSION_METHODS:
-        raise InputError(
-            f"unknown method {method!r}; choose one of: {', '.join(SUPPRESSION_METHODS)}"
+    if job is None:
+        job = TableJob.build(
+            qi=qi,
+            k=k,
+            **{"method": "bmatching", "time_limit": ADAPTIVE_TIME_LIMIT, **keywords},
         )
-    if (k is None) == (k_column is None):
-        raise InputError("give exactly one of --k and --k-column")
-    if k_column is not None and k_column in qi:
-        raise InputError(f"the level column {k_column!r} is also a quasi-identifier")
-    if not epsilons or any(not e > 0 for e in epsilons):
-        raise InputError("--epsilons must be positive numbers")
-    if neighbours is not None and neighbours < 1:
-        raise InputError(f"--neighbours must be at least 1, got {neighbours}")
-    if patience is not None and patience < 0:
-        raise InputError(f"--patience must be at least 0, got {patience}")
-    if candidates is not None and candidates < 0:
-        raise InputError(f"--candidates must be at least 0, got {candidates}")
-    extra_ids = [k_column] if k_column is not None else []
-    schema = Schema.build(qi, numeric, sensitive, [*identifiers, *extra_ids], weights)
-    data, enc, dropped = prepare(data, schema, na_values, drop_missing)
+    elif qi is not None or k is not None or keywords:
+        raise InputError(f"give {param('job')} or the parameters, not both")
+    if not job.method.levels:
+        raise InputError(
+            f"{param('method')} must be one of {', '.join(SUPPRESSION_METHODS)}, "
+            f"got {job.method.name!r}"
+        )
+    method, schema, options = job.method.name, job.schema, job.adaptive
+    k, k_column, seed = job.k, job.k_column, job.seed
+    epsilons, neighbours, cell_weights = options.epsilons, options.neighbours, options.cell_weights
+    data, enc, dropped = prepare(data, schema, job.na, job.drop_missing)
     n = enc.n
     delta = levels(data, k, k_column, n)
+    run = plan(job, rows=n, level=int(delta.max()) if n else 1)
     forced = missing_cells(enc)
     weights_arr = read_cell_weights(cell_weights, enc) if cell_weights is not None else None
     problem = build_problem(enc, delta, forced, weights_arr)
 
     t0 = time.perf_counter()
+    candidates = options.candidates
     solution = solve(
         problem,
         method,
         epsilons,
         neighbours,
-        time_limit,
+        job.time_limit,
         progress,
-        partition_size=partition_size,
-        patience=patience or None,
+        partition_size=run.partition_size,
+        patience=options.patience or None,
         candidates=(max(20, 4 * int(delta.max())) if candidates is None else candidates) or None,
-        executor=executor,
-        scheduler=scheduler,
-        workers=workers,
+        executor=job.execution.executor,
+        scheduler=job.execution.scheduler,
+        workers=job.execution.workers,
     )
     t_build = time.perf_counter() - t0
     rng = np.random.default_rng(seed)
@@ -416,9 +416,8 @@ def anonymize_adaptive(
             "epsilons": list(epsilons) if method != "agglomerative" else None,
             "neighbours": neighbours,
             "cell_weights": cell_weights is not None,
-            "partition_size": partition_size
-            or adaptive_partition_size(int(delta.max()) if n else 1),
-            "patience": patience if method != "agglomerative" else None,
+            "partition_size": run.partition_size,
+            "patience": options.patience if method != "agglomerative" else None,
             "candidates": candidates if method != "agglomerative" else None,
         },
         guarantee={
@@ -459,7 +458,7 @@ def levels(data: pd.DataFrame, k: int | None, k_column: str | None, n: int) -> n
     """δ for every row: from ``k_column`` (see ``parse_levels``) or ``k`` for all."""
     if k_column is not None:
         return parse_levels(data, k_column)
-    k = _check_k(k)
+    k = integer(k, "k")
     if k > n:
         raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
     return np.full(n, k, np.int64)

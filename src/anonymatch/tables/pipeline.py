@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -16,14 +16,15 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.classes import privacy_step
-from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
+from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
+from anonymatch.core.params import integer, number, param
 from anonymatch.core.validation import require_frame
 from anonymatch.tables.cells import format_cells, parse_cells
-from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, build_graph, registry
+from anonymatch.tables.job import TableJob, plan
+from anonymatch.tables.methods import BuildOptions, build_graph
 from anonymatch.tables.metrics import InformationLoss, information_loss
-from anonymatch.tables.qitypes import QITypes
 from anonymatch.tables.recode import GeneralizedQI, recode
 from anonymatch.tables.schema import (
     DEFAULT_NA_VALUES,
@@ -38,11 +39,10 @@ from anonymatch.tables.schema import (
 from anonymatch.tables.sensitive import (
     SensitiveModel,
     SensitiveTarget,
-    build_models,
     check_release,
     encode_sensitive,
 )
-from anonymatch.tables.suppress import check_suppression_limit, choose_outliers
+from anonymatch.tables.suppress import choose_outliers
 from anonymatch.tables.verify import VerificationReport, verify
 
 
@@ -90,95 +90,47 @@ def prepare(
     return data, encode_qi(data, schema, na), dropped
 
 
-def anonymize(
-    data: pd.DataFrame,
-    k: int,
-    qi: Sequence[str],
-    numeric: Iterable[str] = (),
-    sensitive: Iterable[str] = (),
-    identifiers: Iterable[str] = (),
-    method: str = "hungarian",
-    partition_size: int | None = None,
-    seed: int | None = None,
-    weights: Mapping[str, float] | None = None,
-    na_values: NAValues | None = DEFAULT_NA_VALUES,
-    drop_missing: bool = False,
-    time_limit: float = 60.0,
-    workers: int | None = None,
-    progress: bool = False,
-    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
-    diversity: str = "distinct",
-    c: float | None = None,
-    t: float | Mapping[str, float] | None = None,
-    types: QITypes | None = None,
-    suppression_limit: float = 0.0,
-) -> Release:
-    """Publish ``data`` under k-anonymity by generalization, verified.
+def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
+    """Publish ``data`` under k-anonymity by generalization, verified: the in-memory path of a
+    validated :class:`~anonymatch.tables.job.TableJob`.
 
-    Missing QI values (``na_values``: tokens, or a ``MissingCodes`` with per-column codes) are
-    kept and published as suppressed cells ``*`` (docs/guarantees/missing.md) unless
-    ``drop_missing``. ``suppression_limit`` s ∈ [0, 1) lets up to ⌊s·n⌋ outlier records be
-    dropped from the release when that lowers the loss (``tables.suppress``); the manifest
-    counts them (``input.suppressed``) and the guarantee covers the published people.
+    Missing QI values (``job.na``: tokens, and per-column codes) are kept and published as
+    suppressed cells ``*`` (docs/guarantees/missing.md) unless ``job.drop_missing``.
+    ``job.suppression_limit`` s ∈ [0, 1) lets up to ⌊s·n⌋ outlier records be dropped from the
+    release when that lowers the loss (``tables.suppress``); the manifest counts them
+    (``input.suppressed``) and the guarantee covers the published people. ``job.models`` put
+    ℓ-diversity and/or t-closeness on the sensitive columns (``tables.sensitive``); the release is
+    then made of classes that satisfy them (``methods.diverse``) and is checked from the release
+    alone. ``job.seed`` None draws the privacy randomness from OS entropy; a fixed seed makes
+    the release reproducible and lets anyone who knows the seed redo the random choice of the
+    true assignment — use it only for tests and experiments.
 
-    Parameters mirror the CLI. ``l``/``diversity``/``c``/``t`` put ℓ-diversity and/or
-    t-closeness on the sensitive columns (``tables.sensitive``); the release is then made of
-    classes that satisfy them (``methods.diverse``) and is checked from the release alone.
-    ``types`` declares ordinal and date QIs and hierarchies (``tables.qitypes``).
-    ``seed`` None draws the privacy randomness from OS entropy; a fixed seed makes the release
-    reproducible and lets anyone who knows the seed redo the random choice of the true assignment
-    — use it only for tests and experiments.
-
-    Raises InputError (bad parameters or data), InfeasibleError (k larger than the table) and
-    VerificationError (the release failed verification; should never happen).
+    Raises InputError (data the job cannot run on), InfeasibleError (k larger than the table)
+    and VerificationError (the release failed verification; should never happen).
     Complexity: that of the method (e.g. Hungarian O(k·P³) per partition of P records) plus
     O(n·k) for the privacy step and recoding and the verification cost (see ``verify``).
     """
     started = time.perf_counter()
-    methods = registry()
-    if method not in methods:
-        raise InputError(f"unknown method {method!r}; choose one of: {', '.join(methods)}")
-    spec = methods[method]
-    k = _check_k(k)
-    if partition_size is not None:
-        if not spec.partitioned:
-            raise InputError(f"method {method!r} does not use --partition-size")
-        if partition_size < 2 * k:
-            raise InputError(
-                f"--partition-size must be at least 2k = {2 * k}, got {partition_size}"
-            )
-    schema = Schema.build(qi, numeric, sensitive, identifiers, weights, types)
-    models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
-    if models and spec.name not in (*FREEFORM_METHODS, "mondrian"):
-        raise InputError(
-            f"method {spec.name!r} does not support --l/--t; use one of: "
-            f"{', '.join((*FREEFORM_METHODS, 'mondrian'))}"
-        )
-    limit = check_suppression_limit(suppression_limit)
-    data, enc, dropped = prepare(data, schema, na_values, drop_missing)
-    if enc.has_missing:
-        if spec.name == "mip":
-            enc.require_complete("method 'mip'")
-        if models:
-            enc.require_complete("--l/--t (sensitive models)")
+    assert job.k is not None and not job.method.levels, "the adaptive path runs this job"
+    k, spec, schema, models = job.k, job.method, job.schema, job.models
+    data, enc, dropped = prepare(data, schema, job.na, job.drop_missing)
     n = enc.n
-    if k > n:
-        raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
+    run = plan(job, rows=n, missing=int(enc.missing_records().sum()) if enc.has_missing else 0)
     suppressed = 0
-    if limit > 0:
-        size = (partition_size or spec.partition_size(k)) if spec.partitioned else None
-        drop = choose_outliers(enc, k, limit, size)
+    if job.suppression_limit > 0:
+        drop = choose_outliers(enc, k, job.suppression_limit, run.partition_size)
         suppressed = int(drop.sum())
         if suppressed:  # the kept records keep the whole table's spans and domains
             data = data.loc[~drop].reset_index(drop=True)
             enc = enc.take(np.flatnonzero(~drop))
             n = enc.n
     target = sensitive_target(data, models)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(job.seed)
+    workers, progress = job.execution.workers, job.execution.progress
 
     t0 = time.perf_counter()
     graph, n_parts = build_graph(
-        enc, k, spec, partition_size, BuildOptions(time_limit, target), workers, progress
+        enc, k, spec, run.partition_size, BuildOptions(job.time_limit, target), workers, progress
     )
     t_build = time.perf_counter() - t0
     # Privacy step: published record j is true-matched to original truth_of[j]. Recoding
@@ -215,9 +167,11 @@ def anonymize(
             f"the release failed verification ({failed.reason}); nothing written"
         )
     loss = information_loss(cells, enc)
-    size = (partition_size or spec.partition_size(k)) if spec.partitioned else None
-    report = _report(spec.name, schema, k, seed, n, dropped, n_parts, size, loss, check)
-    note_missing(report, na_values, enc, cells, limit, suppressed)
+    report = _report(
+        spec.name, schema, k, job.seed, n, dropped, n_parts, run.partition_size, loss, check
+    )
+    report["plan"] = run.to_dict()
+    note_missing(report, job.na, enc, cells, job.suppression_limit, suppressed)
     if models:
         guarantee = report["guarantee"]
         verification = report["verification"]
@@ -244,14 +198,6 @@ def sensitive_target(
     return SensitiveTarget.build(
         [e.original for e in encoded], [e.m for e in encoded], tuple(models)
     )
-
-
-def _check_k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer):
-        raise InputError(f"k must be an integer, got {k!r}")
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
-    return int(k)
 
 
 def _release_table(
@@ -362,8 +308,8 @@ def verify_release(
     reads the original's QIs only, which the adversary is assumed to know, so recomputing it
     reveals nothing); if those people have no k-factor, ``verify.verify`` searches for others
     (docs/guarantees/missing.md). Either way a pass is a proof: the k-factor is checked."""
-    k = _check_k(k)
-    limit = check_suppression_limit(suppression_limit)
+    k = integer(k, "k")
+    limit = number(suppression_limit, "suppression_limit", high=1.0, low_open=False, high_open=True)
     data, enc, _ = prepare(original, schema, na_values, drop_missing)
     cells = parse_cells(published, enc)
     report = None
@@ -379,7 +325,8 @@ def verify_release(
         report = verify(cells, enc, k, limit)
         if models and report.passed and report.suppressed:
             raise InputError(
-                "checking --l/--t on a release with suppressed records needs the published "
+                f"checking {param('l')}/{param('t')} on a release with suppressed records needs "
+                "the published "
                 "people, which are not the ones anonymize keeps; verify the k-anonymity alone"
             )
     if not models or not report.passed:

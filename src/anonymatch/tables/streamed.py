@@ -45,7 +45,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,7 +69,8 @@ from anonymatch.core.runner import (
 )
 from anonymatch.tables.cells import format_cells, parse_cells, typed_cells
 from anonymatch.tables.io import CsvOptions
-from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, registry
+from anonymatch.tables.job import TableJob, plan
+from anonymatch.tables.methods import BuildOptions, registry
 from anonymatch.tables.methods.diverse import diverse_clusters
 from anonymatch.tables.metrics import loss_from_sums, ncp_sums
 from anonymatch.tables.order import lexicographic_order
@@ -91,7 +92,6 @@ from anonymatch.tables.sensitive import (
     SensitiveCodebook,
     SensitiveModel,
     SensitiveTarget,
-    build_models,
     candidates,
     check_model,
     describe_model,
@@ -504,37 +504,44 @@ def _sensitive_target(
 def anonymize_file(
     input_path: str | os.PathLike[str],
     output: str | os.PathLike[str],
-    k: int,
-    schema: Schema,
+    job: TableJob,
     *,
-    method: str = "hungarian",
-    partition_size: int | None = None,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    seed: int | None = None,
     csv: CsvOptions | None = None,
-    na_values: NAValues = DEFAULT_NA_VALUES,
-    drop_missing: bool = False,
-    time_limit: float = 60.0,
-    executor: ExecutorName = "processes",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    progress: bool = False,
+    executor: ExecutorName | None = None,
     replace: bool = False,
-    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
-    diversity: str = "distinct",
-    c: float | None = None,
-    t: float | Mapping[str, float] | None = None,
     csv_safe: bool = True,
 ) -> dict[str, object]:
     """Anonymize a table file into a verified, partition-ordered release file (or directory of
     Parquet parts) without holding more than a few chunks of rows; returns the manifest.
-    ``replace`` lets an existing directory of parts be replaced (at the end, atomically).
-    ``csv_safe`` neutralizes formula-like text cells of a CSV/TSV release (``core.csvsafe``;
-    recorded as ``output.csv_safe``).
 
-    ``l`` (with ``diversity``, ``c``) and ``t`` put ℓ-diversity / t-closeness on the schema's
-    sensitive columns (``sensitive.build_models``; a sensitive column also in ``numeric`` gets
-    the ordered distance): each partition then publishes classes that satisfy the models
+    Parameters
+    ----------
+    input_path, output : path-like
+        The table file (or directory of Parquet parts) and the release.
+    job : TableJob
+        The validated run (``anonymatch.tables.job``): a method with the ``streamable``
+        capability, its k, models, partition size, rows per job (``execution.chunk_rows``,
+        default ``DEFAULT_CHUNK_ROWS``), workers and scheduler.
+    csv : CsvOptions, optional
+        How to read a CSV input.
+    executor : {"inline", "threads", "processes", "dask"}, optional
+        Where the partitions run; default the job's (``auto``: processes, or Dask with a
+        scheduler).
+    replace : bool
+        Let an existing directory of parts be replaced (at the end, atomically).
+    csv_safe : bool
+        Neutralize formula-like text cells of a CSV/TSV release (``core.csvsafe``; recorded as
+        ``output.csv_safe``).
+
+    Returns
+    -------
+    dict
+        The manifest (with the run's ``plan``).
+
+    Notes
+    -----
+    ``job.models`` (ℓ-diversity / t-closeness; a sensitive column also in ``numeric`` gets the
+    ordered distance): each partition then publishes classes that satisfy the models
     (``anonymize_chunk``), checked partition by partition (``check_sensitive_partitions``), and
     the manifest gets ``guarantee.sensitive`` and ``verification.sensitive`` as on the in-memory
     path. The sensitive values are coded during the scan, one int64 per row and model.
@@ -542,27 +549,23 @@ def anonymize_file(
     Raises InputError, InfeasibleError (k > rows; a model that the whole table — checked before
     any partition is anonymized — or one partition cannot satisfy) or VerificationError (a
     partition failed verification; nothing is written). Complexity: O(n·d log n) for the order
-    plus the method's cost per partition, spread over the workers."""
+    plus the method's cost per partition, spread over the workers.
+    """
     started = time.perf_counter()
-    spec = registry().get(method)
-    if spec is None or not spec.partitioned:
-        scalable = [m.name for m in registry().values() if m.partitioned]
-        raise InputError(
-            f"method {method!r} cannot run partitioned; choose one of: {', '.join(scalable)}"
-        )
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise InputError(f"k must be an integer ≥ 1, got {k!r}")
-    size = partition_size or max(spec.partition_size(k), 2 * k)
-    if size < 2 * k:
-        raise InputError(f"--partition-size must be at least 2k = {2 * k}, got {size}")
-    if chunk_rows < 1:
-        raise InputError(f"--chunk-rows must be at least 1, got {chunk_rows}")
-    models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
-    if models and method not in FREEFORM_METHODS:  # anonymize_chunk forms classes instead
-        raise InputError(
-            f"method {method!r} does not support --l/--t on the streamed path; use one of: "
-            f"{', '.join(FREEFORM_METHODS)}"
-        )
+    run = plan(job, streamed=True)
+    size = run.partition_size
+    assert job.k is not None and size is not None
+    k, method, schema, models, seed = job.k, job.method.name, job.schema, job.models, job.seed
+    na_values, drop_missing, time_limit = job.na, job.drop_missing, job.time_limit
+    chunk_rows = job.execution.chunk_rows or DEFAULT_CHUNK_ROWS
+    if executor is None:
+        asked = job.execution.executor
+        executor = "processes" if asked == "auto" else asked
+    scheduler, workers, progress = (
+        job.execution.scheduler,
+        job.execution.workers,
+        job.execution.progress,
+    )
     with (
         ReleaseWriter(output, replace=replace, csv_safe=csv_safe) as writer,
         lifecycle.private_directory("anonymatch-spill-") as spill,
@@ -570,12 +573,8 @@ def anonymize_file(
         t0 = time.perf_counter()
         table = scan_table(input_path, schema, csv, na_values, drop_missing, spill, models=models)
         qi, n = table.qi, table.qi.n
-        if qi.has_missing and method == "mip":
-            qi.require_complete("method 'mip'")
-        if qi.has_missing and models:
-            qi.require_complete("--l/--t (sensitive models)")
-        if k > n:
-            raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
+        missing = int(qi.missing_records().sum()) if qi.has_missing else 0
+        run = plan(job, rows=n, missing=missing, streamed=True)
         target = _sensitive_target(table, models)
         order = lexicographic_order(qi)
         bounds = partition_bounds(n, size)
@@ -641,7 +640,7 @@ def anonymize_file(
     if models:
         guarantee["sensitive"] = [m.describe() for m in models]
         sensitive_checks["sensitive"] = [check.to_dict() for check in checks]
-    return new_manifest(
+    manifest = new_manifest(
         data_kind="table",
         method=method,
         parameters={
@@ -689,6 +688,8 @@ def anonymize_file(
             **({} if writer.parquet else {"csv_safe": csv_safe}),
         },
     )
+    manifest["plan"] = run.to_dict()
+    return manifest
 
 
 def memory_bound(

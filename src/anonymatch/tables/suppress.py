@@ -27,21 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from anonymatch.core.errors import InputError
-from anonymatch.tables.methods import freeform_partition_size, partitions
+from anonymatch.tables.methods import partitions, registry
 from anonymatch.tables.methods.freeform import singleton_cells
 from anonymatch.tables.metrics import TreeTables, gcp_increase_weights
 from anonymatch.tables.schema import EncodedQI
-
-
-def check_suppression_limit(value: object) -> float:
-    """The limit as a float in [0, 1); InputError otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(f"suppression limit must be a number in [0, 1), got {value!r}")
-    limit = float(value)
-    if not (0.0 <= limit < 1.0):
-        raise InputError(f"suppression limit must be in [0, 1), got {value}")
-    return limit
 
 
 def outlier_scores(qi: EncodedQI, k: int, partition_size: int | None = None) -> np.ndarray:
@@ -50,7 +39,8 @@ def outlier_scores(qi: EncodedQI, k: int, partition_size: int | None = None) -> 
     scores = np.zeros(qi.n)
     if k <= 1 or qi.n < 2:
         return scores
-    size = max(partition_size or freeform_partition_size(k), 2 * k)
+    size = partition_size or registry()["hungarian"].partition_size_for(k)
+    assert size is not None
     for ids in partitions(qi, size):
         scores[ids] = _partition_scores(qi.take(ids), k)
     return scores

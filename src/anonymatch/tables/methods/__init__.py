@@ -1,9 +1,14 @@
-"""Method registry: every way of building a generalization graph for a table.
+"""Method registry: every way of publishing a table, with what each method can do.
 
 A builder takes the encoded QIs of the records it must anonymize, k and the build options, and
 returns a generalization graph over those records (published record j generalizes original j).
 ``partitioned`` builders run once per partition of the lexicographic order (Doka §8.1); the
-others see the whole table.
+others see the whole table. The suppression methods with per-record levels (Choromanski et al.)
+are registered too; they run on the adaptive path (``anonymatch.tables.adaptive``).
+
+Each method declares its capabilities (:class:`Method`); the command line's choices, the job
+file's enumeration, the typed job's checks (``anonymatch.tables.job``) and the tests'
+parametrizations are derived from the registry, never listed again.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import numpy as np
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.core.params import param
 from anonymatch.core.runner import run_partitions, split_even
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.schema import EncodedQI
@@ -39,16 +45,79 @@ Builder = Callable[[EncodedQI, int, BuildOptions], GeneralizationGraph]
 
 @dataclass(frozen=True)
 class Method:
-    """A registered method. ``regular``: the graph is k-regular (otherwise every vertex has equal
-    in- and out-degree ≥ k, as in Mondrian's bicliques). ``partition_size(k)`` is the default
-    partition size of a partitioned method."""
+    """A registered method and its capabilities.
+
+    Attributes
+    ----------
+    name, summary : str
+        The method's name (``--method``) and one line on what it does.
+    build : Builder or None
+        The graph builder (None for the suppression methods, run by ``tables.adaptive``).
+    partitioned : bool
+        Runs once per partition of the lexicographic order (``partition_size`` applies).
+    regular : bool
+        The graph is k-regular (otherwise every vertex has equal in- and out-degree ≥ k, as in
+        Mondrian's bicliques).
+    partition_size : callable
+        ``partition_size(k)``: the default partition size of a partitioned method (before the
+        floor of 2k that ``anonymatch.tables.job.effective_partition_size`` applies).
+    sensitive : bool
+        Supports ℓ-diversity and t-closeness on sensitive columns.
+    missing : bool
+        Accepts missing QI values (published as ``*``).
+    levels : bool
+        Per-record levels (``k_column``) and suppression: the adaptive path.
+    streamable : bool
+        Runs on the streamed, partitioned path (inputs larger than memory).
+    typed : bool
+        Supports ordinal and date QIs and hierarchies.
+    """
 
     name: str
-    build: Builder
+    build: Builder | None
     partitioned: bool
     regular: bool
     summary: str
     partition_size: Callable[[int], int] = field(default=lambda k: 0)
+    sensitive: bool = False
+    missing: bool = True
+    levels: bool = False
+    streamable: bool = False
+    typed: bool = True
+
+    def partition_size_for(self, k: int, given: int | None = None) -> int | None:
+        """The partition size a run of this method uses: the one formula of every path.
+
+        Parameters
+        ----------
+        k : int
+            The level (k, or max δᵢ on the adaptive path).
+        given : int, optional
+            The size the user asked for (``partition_size``).
+
+        Returns
+        -------
+        int or None
+            ``given``, else ``max(self.partition_size(k), 2k)``; None for a method that sees the
+            whole table.
+
+        Raises
+        ------
+        InputError
+            ``given`` for a method that is not partitioned, or below 2k (a partition must hold
+            two k-anonymous groups' worth of records). O(1).
+        """
+        if not self.partitioned:
+            if given is not None:
+                raise InputError(f"method {self.name!r} does not use {param('partition_size')}")
+            return None
+        if given is None:
+            return max(self.partition_size(k), 2 * k)
+        if given < 2 * k:
+            raise InputError(
+                f"{param('partition_size')} must be at least 2k = {2 * k}, got {given}"
+            )
+        return given
 
 
 def freeform_partition_size(k: int) -> int:
@@ -58,6 +127,16 @@ def freeform_partition_size(k: int) -> int:
     at k = 50 partitions of 6k records cost 1 point of GCP that P = 1000 recovers. The cost per
     partition grows as P² (weights) to P³ (Hungarian), so P is capped."""
     return min(max(300, 20 * k), 1000)
+
+
+ADAPTIVE_PARTITION = 500
+"""Records per part of the adaptive (b-matching) path, chosen by benchmark
+(benchmarks/adaptive_speed.py, docs/results.md)."""
+
+
+def adaptive_partition_size(k: int) -> int:
+    """Default part size of the suppression methods (before the 2·max δ floor)."""
+    return ADAPTIVE_PARTITION
 
 
 def registry() -> dict[str, Method]:
@@ -77,6 +156,8 @@ def registry() -> dict[str, Method]:
             True,
             "k−1 exact minimum-cost assignments on GCP-increase weights (Doka §7)",
             freeform_partition_size,
+            sensitive=True,
+            streamable=True,
         ),
         Method(
             "sortgreedy",
@@ -85,6 +166,8 @@ def registry() -> dict[str, Method]:
             True,
             "greedy assignments over edges sorted by weight (Doka §6, Algorithm 2)",
             freeform_partition_size,
+            sensitive=True,
+            streamable=True,
         ),
         Method(
             "greedy",
@@ -93,6 +176,8 @@ def registry() -> dict[str, Method]:
             True,
             "greedy assignments in lexicographic vertex order (Doka §5, Algorithm 1)",
             freeform_partition_size,
+            sensitive=True,
+            streamable=True,
         ),
         # HiGHS proves optimality within seconds up to ~8 records and hits a 60 s limit from 10
         # records on (k ≥ 3), hence partitions of max(8, 2k) records by default.
@@ -103,6 +188,9 @@ def registry() -> dict[str, Method]:
             True,
             "exact mixed-integer program of Doka §4 (HiGHS), small partitions only",
             lambda k: max(8, 2 * k),
+            sensitive=True,
+            missing=False,
+            streamable=True,
         ),
         Method(
             "mondrian",
@@ -110,6 +198,7 @@ def registry() -> dict[str, Method]:
             False,
             False,
             "strict multidimensional Mondrian (LeFevre et al. 2006), baseline",
+            sensitive=True,
         ),
         Method(
             "ring",
@@ -117,6 +206,26 @@ def registry() -> dict[str, Method]:
             False,
             True,
             "NH ring generalization over partitions of k…2k−1 records (Wong et al. 2010)",
+        ),
+        *(
+            Method(
+                name,
+                None,
+                True,
+                False,
+                summary,
+                adaptive_partition_size,
+                levels=True,
+                typed=False,
+            )
+            for name, summary in (
+                ("bmatching", "per-record levels by variational b-matching (Choromanski §4)"),
+                (
+                    "bmatching-symmetric",
+                    "symmetric b-matching by an integer program (Choromanski Algorithm 2)",
+                ),
+                ("agglomerative", "k-anonymity with suppression by agglomeration, baseline"),
+            )
         ),
     ]
     return {m.name: m for m in methods}
@@ -142,12 +251,23 @@ class _Lazy:
         return build
 
 
-METHOD_NAMES = ("hungarian", "sortgreedy", "greedy", "mip", "mondrian", "ring")
-# The freeform (nonreciprocal) methods of Doka et al.
-FREEFORM_METHODS = ("hungarian", "sortgreedy", "greedy", "mip")
-# Suppression methods with per-record levels (Choromanski et al.);
-# front: anonymatch.tables.adaptive.
-SUPPRESSION_METHODS = ("bmatching", "bmatching-symmetric", "agglomerative")
+def names(**capabilities: bool) -> tuple[str, ...]:
+    """Names of the registered methods with the given capabilities, in registry order
+    (``names(levels=False)``: the generalization methods; ``names(streamable=True)``: those
+    of the streamed path)."""
+    return tuple(
+        m.name
+        for m in registry().values()
+        if all(getattr(m, key) == value for key, value in capabilities.items())
+    )
+
+
+METHOD_NAMES = names(levels=False)
+"""The generalization methods (``anonymatch.tables.anonymize``)."""
+FREEFORM_METHODS = names(levels=False, streamable=True)
+"""The freeform (nonreciprocal) methods of Doka et al."""
+SUPPRESSION_METHODS = names(levels=True)
+"""Suppression methods with per-record levels (Choromanski et al.; ``tables.adaptive``)."""
 # Up to this many records the b-matching sees every pair (Algorithm 1: a min-cost flow on n² arcs
 # takes ~0.1 s at n = 400). Algorithm 2's integer program is far costlier per pair (bupa, n = 345,
 # δ = 10: 73 s on all pairs vs 16 s on 40 neighbours, with 1 % fewer stars on the neighbours).
@@ -166,33 +286,30 @@ def build_graph(
     qi: EncodedQI,
     k: int,
     method: Method,
-    partition_size: int | None,
+    size: int | None,
     options: BuildOptions,
     workers: int | None = None,
     progress: bool = False,
 ) -> tuple[GeneralizationGraph, int]:
     """Run ``method`` on the whole table or on its partitions; returns the graph and the number
-    of partitions. Memory: O(P²) per running partition of P records (never n²).
+    of partitions. ``size`` is the partition size of the run's plan
+    (:meth:`Method.partition_size_for`; None for a method that sees the whole table). Memory:
+    O(P²) per running partition of P records (never n²).
 
-    With ``options.sensitive`` the freeform methods form classes by ``diverse_clusters`` on
-    partitions of the same size, and Mondrian cuts only where both sides satisfy the models; the
-    other methods do not support sensitive models (InputError)."""
-    if options.sensitive is not None:
+    With ``options.sensitive`` the methods with the ``sensitive`` capability form classes that
+    satisfy the models: the freeform methods by ``diverse_clusters`` on partitions of the same
+    size, Mondrian by cutting only where both sides satisfy them (the typed job refuses the
+    models for the other methods)."""
+    if options.sensitive is not None and method.partitioned:
         from anonymatch.tables.methods.diverse import diverse_clusters
 
-        if method.name in FREEFORM_METHODS:
-            size = partition_size or method.partition_size(k) or qi.n
-            return diverse_clusters(qi, k, options.sensitive, max(size, 2 * k))
-        if method.name != "mondrian":
-            raise InputError(
-                f"method {method.name!r} does not support --l/--t; use one of: "
-                f"{', '.join((*FREEFORM_METHODS, 'mondrian'))}"
-            )
-    if not method.partitioned:
-        return method.build(qi, k, options), 1
-    size = partition_size or method.partition_size(k) or qi.n
+        return diverse_clusters(qi, k, options.sensitive, size or qi.n)
+    assert method.build is not None, f"{method.name} runs on the adaptive path"
+    build = method.build
+    if size is None:
+        return build(qi, k, options), 1
     parts = partitions(qi, size)
-    work: Callable[[np.ndarray], GeneralizationGraph] = lambda ids: method.build(  # noqa: E731
+    work: Callable[[np.ndarray], GeneralizationGraph] = lambda ids: build(  # noqa: E731
         qi.take(ids), k, options
     )
     graphs = run_partitions(

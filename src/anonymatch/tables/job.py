@@ -1,0 +1,522 @@
+"""The typed table job: one validated value describes a run, whoever asked for it.
+
+The Python front (``anonymatch.tables.anonymize``), the ``anonymize`` command (its flags, or a
+job file through ``--config``), the web app (which runs that command) and ``verify
+--manifest`` all build a :class:`TableJob`, in the spirit of ARX's ``ARXConfiguration`` and
+scikit-learn's split between parameter checks and data checks:
+
+- :meth:`TableJob.build` makes every check that needs only the parameters, once: types are
+  strict (a bool or a string is never a number), the columns' roles are consistent
+  (``Schema.build``), the sensitive models are well formed (``build_models``), and the method
+  can do what is asked of it — read from its capabilities in the registry
+  (``anonymatch.tables.methods``), never from a list of names kept elsewhere;
+- :func:`plan` makes every check that needs the data (k ≤ n, missing values against the
+  method's capabilities), picks the path — in memory, streamed or adaptive — and the partition
+  size by the one formula (:meth:`~anonymatch.tables.methods.Method.partition_size_for`), and
+  is recorded in the manifest (``plan``).
+
+Messages name the parameter as a Python caller writes it (```partition_size```); the command
+line prints its flag (``--partition-size``) instead (``anonymatch.cli.options.in_cli_words``).
+
+References
+----------
+.. [1] K. Doka, M. Xue, D. Tsoumakos, P. Karras, "k-Anonymization by freeform generalization",
+   ASIA CCS 2015 (the methods and their partitions).
+.. [2] K. Choromanski, T. Jebara, K. Tang, "Adaptive anonymity via b-matching", NIPS 2013 (the
+   adaptive path).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from anonymatch.core.errors import InfeasibleError, InputError
+from anonymatch.core.params import (
+    Execution,
+    choice,
+    flag,
+    integer,
+    number,
+    optional_integer,
+    param,
+)
+from anonymatch.core.validation import check_seed, check_weights, column_list
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from anonymatch.tables.hierarchy import Hierarchy
+    from anonymatch.tables.methods import Method
+    from anonymatch.tables.qitypes import QITypes
+    from anonymatch.tables.schema import MissingCodes, Schema
+    from anonymatch.tables.sensitive import SensitiveModel
+
+Path_ = Literal["memory", "streamed", "adaptive"]
+
+DEFAULT_TIME_LIMIT = 60.0
+"""Seconds per exact MIP solve (``mip``) or b-matching integer program."""
+
+
+@dataclass(frozen=True)
+class AdaptiveOptions:
+    """Settings of the suppression methods (the adaptive path; Choromanski et al.).
+
+    ``epsilons``: the ε values swept, largest first; ``neighbours``: candidate neighbours per
+    record (None: all pairs on small tables); ``patience``: ε values without fewer stars before
+    the sweep stops (0: the full sweep); ``candidates``: each record's cheapest records added to
+    its candidate pairs (None: max(20, 4·max δ)); ``cell_weights``: the cost of starring each
+    cell (one column per QI, one row per record), or None.
+    """
+
+    epsilons: tuple[float, ...]
+    neighbours: int | None = None
+    patience: int = 2
+    candidates: int | None = None
+    cell_weights: pd.DataFrame | None = field(default=None, compare=False)
+
+    @property
+    def given(self) -> bool:
+        """Whether any setting differs from the defaults (they need a suppression method)."""
+        from anonymatch.tables.methods.bmatching import DEFAULT_EPSILONS
+
+        return (
+            self.epsilons != DEFAULT_EPSILONS
+            or self.neighbours is not None
+            or self.patience != 2
+            or self.candidates is not None
+            or self.cell_weights is not None
+        )
+
+
+@dataclass(frozen=True)
+class TableJob:
+    """A validated table run: columns and roles, privacy models, method, execution, seed.
+
+    Build it with :meth:`build` (from keywords), never field by field: the fields are trusted
+    by every path. The value is frozen; :meth:`replace` makes a changed copy, validated again.
+
+    Attributes
+    ----------
+    schema : Schema
+        The columns' roles and types (``qi``, ``numeric``, ``sensitive``, ``identifiers``,
+        weights, ordinal/date/hierarchy types).
+    k : int or None
+        The level for everyone; None when each person's level is in ``k_column``.
+    k_column : str or None
+        Adaptive anonymity: the column holding each person's level δᵢ.
+    models : tuple of SensitiveModel
+        ℓ-diversity / t-closeness per sensitive column (empty: none).
+    suppression_limit : float
+        Share of records, in [0, 1), that may be dropped as outliers.
+    method : Method
+        The registered method (with its capabilities).
+    partition_size : int or None
+        Records per partition asked for (None: the method's default, see :func:`plan`).
+    time_limit : float
+        Seconds per exact solve.
+    adaptive : AdaptiveOptions
+        Settings of the suppression methods.
+    na : MissingCodes
+        What counts as missing, in every column and per column.
+    drop_missing : bool
+        Drop rows with a missing QI instead of publishing ``*``.
+    execution : Execution
+        Executor, workers, scheduler, rows per streamed job, progress.
+    seed : int or None
+        Seed of the privacy step (None: OS entropy).
+    """
+
+    schema: Schema
+    k: int | None
+    k_column: str | None
+    models: tuple[SensitiveModel, ...]
+    suppression_limit: float
+    method: Method
+    partition_size: int | None
+    time_limit: float
+    adaptive: AdaptiveOptions
+    na: MissingCodes
+    drop_missing: bool
+    execution: Execution
+    seed: int | None
+    keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def build(cls, **keywords: Any) -> TableJob:
+        """Validate a run's parameters (those of :func:`anonymatch.tables.anonymize`, plus
+        ``k_column``, ``epsilons``, ``neighbours``, ``patience``, ``candidates``,
+        ``cell_weights``, ``executor``, ``scheduler``, ``chunk_rows``).
+
+        Parameters
+        ----------
+        **keywords
+            The run's parameters by name; unknown names are refused.
+
+        Returns
+        -------
+        TableJob
+
+        Raises
+        ------
+        InputError
+            The first problem, naming the parameter (```k``` must be an integer ≥ 1, got
+            True). Types are strict: a bool or a string is never a number.
+
+        Notes
+        -----
+        O(number of columns + size of the hierarchies read).
+        """
+        unknown = sorted(set(keywords) - set(PARAMETERS))
+        if unknown:
+            raise InputError(
+                f"unknown parameter {param(unknown[0])}; known: {', '.join(sorted(PARAMETERS))}"
+            )
+        given = {**PARAMETERS, **keywords}
+        return _build(given, dict(keywords))
+
+    def replace(self, **keywords: Any) -> TableJob:
+        """A copy with some parameters changed, validated again."""
+        return TableJob.build(**{**self.keywords, **keywords})
+
+    @property
+    def path(self) -> Path_:
+        """``adaptive`` for a suppression method; ``memory`` or ``streamed`` is chosen by
+        :func:`plan` (a file input may be streamed)."""
+        return "adaptive" if self.method.levels else "memory"
+
+
+PARAMETERS: dict[str, Any] = {
+    "qi": None,
+    "numeric": None,
+    "sensitive": None,
+    "identifiers": None,
+    "weights": None,
+    "ordinal": None,
+    "dates": None,
+    "hierarchies": None,
+    "hierarchy_cells": "node",
+    "types": None,
+    "k": None,
+    "k_column": None,
+    "l": None,
+    "diversity": "distinct",
+    "c": None,
+    "t": None,
+    "suppression_limit": 0.0,
+    "method": "hungarian",
+    "partition_size": None,
+    "time_limit": DEFAULT_TIME_LIMIT,
+    "epsilons": None,
+    "neighbours": None,
+    "patience": None,
+    "candidates": None,
+    "cell_weights": None,
+    "na_values": None,
+    "drop_missing": False,
+    "executor": "auto",
+    "workers": None,
+    "scheduler": None,
+    "chunk_rows": None,
+    "progress": False,
+    "seed": None,
+}
+"""Every parameter of a table job and its default (``TableJob.build``'s keywords)."""
+
+
+def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
+    from anonymatch.tables.methods import registry
+    from anonymatch.tables.schema import Schema
+    from anonymatch.tables.sensitive import DIVERSITY_KINDS, build_models
+
+    methods = registry()
+    method = methods[choice(p["method"], "method", tuple(methods))]
+    k = optional_integer(p["k"], "k")
+    k_column = p["k_column"]
+    if k_column is not None and (not isinstance(k_column, str) or not k_column):
+        raise InputError(f"{param('k_column')} must be a column name, got {k_column!r}")
+    if method.levels:
+        if (k is None) == (k_column is None):
+            raise InputError(f"give exactly one of {param('k')} and {param('k_column')}")
+    else:
+        if k_column is not None:
+            raise InputError(
+                f"{param('k_column')} needs {param('method')} "
+                f"{' or '.join(_names(levels=True))} (per-record levels)"
+            )
+        if k is None:
+            raise InputError(f"missing {param('k')}")
+    types = qi_types(p["ordinal"], p["dates"], p["hierarchies"], p["hierarchy_cells"], p["types"])
+    if types and not method.typed:
+        raise InputError(
+            f"ordinal, date and hierarchy QIs are not supported by the method {method.name!r}"
+        )
+    identifiers = column_list(p["identifiers"], "identifiers")
+    qi = column_list(p["qi"], "qi")
+    if k_column is not None:
+        if k_column in qi:
+            raise InputError(f"the level column {k_column!r} is also a quasi-identifier")
+        identifiers = [*identifiers, k_column]
+    schema = Schema.build(
+        qi,
+        column_list(p["numeric"], "numeric"),
+        column_list(p["sensitive"], "sensitive"),
+        identifiers,
+        check_weights(p["weights"]),
+        types,
+    )
+    choice(p["diversity"], "diversity", DIVERSITY_KINDS)
+    _strict_levels(p["l"], "l", lambda v, n: integer(v, n, minimum=2))
+    _strict_levels(p["t"], "t", lambda v, n: number(v, n, high=1.0))
+    if p["c"] is not None:
+        number(p["c"], "c")
+    models = build_models(
+        schema.sensitive, p["l"], p["diversity"], p["c"], p["t"], schema.ordered_sensitive
+    )
+    if models and not method.sensitive:
+        raise InputError(
+            f"method {method.name!r} does not support {param('l')}/{param('t')}; use one of: "
+            f"{', '.join(_names(sensitive=True))}"
+        )
+    limit = number(p["suppression_limit"], "suppression_limit", high=1.0, low_open=False,
+                   high_open=True)  # fmt: skip
+    if limit and method.levels:
+        raise InputError(f"{param('suppression_limit')} does not apply to method {method.name!r}")
+    partition_size = optional_integer(p["partition_size"], "partition_size", minimum=2)
+    if k is not None:  # the levels of k_column are only known with the data (plan)
+        method.partition_size_for(k, partition_size)
+    elif partition_size is not None and not method.partitioned:
+        method.partition_size_for(1, partition_size)
+    adaptive = _adaptive(p)
+    if adaptive.given and not method.levels:
+        raise InputError(
+            f"{param('epsilons')}, {param('neighbours')}, {param('patience')}, "
+            f"{param('candidates')} and {param('cell_weights')} need {param('method')} "
+            f"{', '.join(_names(levels=True))}"
+        )
+    return TableJob(
+        schema=schema,
+        k=k,
+        k_column=k_column,
+        models=models,
+        suppression_limit=limit,
+        method=method,
+        partition_size=partition_size,
+        time_limit=number(p["time_limit"], "time_limit"),
+        adaptive=adaptive,
+        na=missing(p["na_values"]),
+        drop_missing=flag(p["drop_missing"], "drop_missing"),
+        execution=Execution.build(
+            p["executor"], p["workers"], p["scheduler"], p["chunk_rows"], p["progress"]
+        ),
+        seed=check_seed(p["seed"]),
+        keywords=keywords,
+    )
+
+
+def _names(**capabilities: bool) -> tuple[str, ...]:
+    from anonymatch.tables.methods import names
+
+    return names(**capabilities)
+
+
+def _strict_levels(value: object, name: str, check: Any) -> None:
+    """``l``/``t``: one value, or a mapping column → value; each checked by ``check``."""
+    if value is None:
+        return
+    if isinstance(value, Mapping):
+        for column, v in value.items():
+            if not isinstance(column, str):
+                raise InputError(f"{param(name)} must be keyed by column names, got {column!r}")
+            check(v, f"{name}[{column!r}]")
+        return
+    check(value, name)
+
+
+def qi_types(
+    ordinal: object = None,
+    dates: object = None,
+    hierarchies: object = None,
+    hierarchy_cells: object = "node",
+    types: object = None,
+) -> QITypes | None:
+    """Typed QIs (``tables.qitypes``) from ``types`` (a ``QITypes``) or the fronts' keywords
+    ``ordinal`` (column → order, lowest first), ``dates`` (column → granularity) and
+    ``hierarchies`` (column → ARX file or ``Hierarchy``); None if there are none. Hierarchy
+    files are read and checked here (O(size of the files))."""
+    from anonymatch.tables.qitypes import QITypes, build_types
+
+    typed = ordinal or dates or hierarchies
+    if types is not None:
+        if not isinstance(types, QITypes):
+            raise InputError(f"{param('types')} must be a QITypes, got {type(types).__name__}")
+        if typed:
+            raise InputError(
+                f"give {param('types')} or {param('ordinal')}/{param('dates')}/"
+                f"{param('hierarchies')}, not both"
+            )
+        return types or None
+    cells = choice(hierarchy_cells, "hierarchy_cells", ("node", "set"))
+    if not typed:
+        return None
+    for name, value in (("ordinal", ordinal), ("dates", dates), ("hierarchies", hierarchies)):
+        if value is not None and not isinstance(value, Mapping):
+            raise InputError(f"{param(name)} must map column names to values")
+    from anonymatch.tables.hierarchy import Hierarchy
+
+    orders: Mapping[str, str | Sequence[str]] = ordinal or {}  # type: ignore[assignment]
+    trees: Mapping[str, str | os.PathLike[str] | Hierarchy] = hierarchies or {}  # type: ignore[assignment]
+    return build_types(
+        {a: v if isinstance(v, str) else list(v) for a, v in orders.items()},
+        dates,  # type: ignore[arg-type]
+        {a: h if isinstance(h, Hierarchy) else str(h) for a, h in trees.items()},
+        cells,
+    )
+
+
+def missing(value: object) -> MissingCodes:
+    """``na_values``: tokens (a list or comma-separated text) for every column, a mapping
+    column → codes (added to the default tokens), or a ``MissingCodes``."""
+    from anonymatch.tables.schema import MissingCodes, missing_codes
+
+    if value is None or isinstance(value, MissingCodes | Mapping):
+        return missing_codes(value)  # type: ignore[arg-type]
+    if not isinstance(value, str | Iterable):
+        raise InputError(f"{param('na_values')} must be a list of tokens, got {value!r}")
+    return MissingCodes(tuple(column_list(value, "na_values")))
+
+
+def _adaptive(p: Mapping[str, Any]) -> AdaptiveOptions:
+    from anonymatch.tables.methods.bmatching import DEFAULT_EPSILONS
+
+    epsilons = p["epsilons"]
+    if epsilons is None:
+        eps = DEFAULT_EPSILONS
+    else:
+        if isinstance(epsilons, str | bytes) or not isinstance(epsilons, Iterable):
+            raise InputError(f"{param('epsilons')} must be a list of numbers, got {epsilons!r}")
+        eps = tuple(sorted((number(e, "epsilons") for e in epsilons), reverse=True))
+        if not eps:
+            raise InputError(f"{param('epsilons')} must be positive numbers")
+    patience = optional_integer(p["patience"], "patience", minimum=0)
+    cell_weights = p["cell_weights"]
+    if cell_weights is not None:
+        import pandas as pd
+
+        if not isinstance(cell_weights, pd.DataFrame):
+            raise InputError(
+                f"{param('cell_weights')} must be a DataFrame, got {type(cell_weights).__name__}"
+            )
+    return AdaptiveOptions(
+        eps,
+        optional_integer(p["neighbours"], "neighbours"),
+        2 if patience is None else patience,
+        optional_integer(p["candidates"], "candidates", minimum=0),
+        cell_weights,
+    )
+
+
+# ------------------------------------------------------------------------------ the plan
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a validated job runs on its data: the path and the partition size.
+
+    Attributes
+    ----------
+    path : {"memory", "streamed", "adaptive"}
+        In memory (a DataFrame), streamed (a file larger than memory, partition by partition)
+        or adaptive (per-record levels and suppression).
+    partition_size : int or None
+        Records per partition (None: the method sees the whole table).
+    rows : int or None
+        The number of records planned for (None until the streamed path has scanned them).
+    """
+
+    path: Path_
+    partition_size: int | None
+    rows: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The manifest's ``plan`` block."""
+        return {"path": self.path, "partition_size": self.partition_size}
+
+
+def plan(
+    job: TableJob,
+    *,
+    rows: int | None = None,
+    missing: int = 0,
+    streamed: bool = False,
+    level: int | None = None,
+) -> Plan:
+    """Check a job against its data and choose how it runs.
+
+    Parameters
+    ----------
+    job : TableJob
+        The validated job.
+    rows : int, optional
+        Records to publish (after dropping rows with missing QIs, if asked); None when not known
+        yet (the streamed path plans before its scan and again after it).
+    missing : int, default 0
+        Records with a missing QI value.
+    streamed : bool, default False
+        Run partition by partition from a file (the caller decided: the input's size, an
+        output directory, or the executor asked for).
+    level : int, optional
+        The largest per-record level (``k_column``), once the data is read.
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    InfeasibleError
+        k (or a per-record level) larger than the number of records: exit code 3 on every kind.
+    InputError
+        What the method cannot do with this data (missing values for ``mip`` or with sensitive
+        models; the streamed path for a method that does not stream or a suppression limit).
+
+    Notes
+    -----
+    O(1).
+    """
+    method = job.method
+    k = job.k if job.k is not None else level
+    if streamed:
+        if not method.streamable:
+            raise InputError(
+                "the streamed, partitioned path runs the methods "
+                f"{', '.join(_names(streamable=True))}; {method.name!r} runs in memory "
+                f"({param('executor')} threads)"
+            )
+        if job.suppression_limit:
+            raise InputError(
+                f"{param('suppression_limit')} runs in memory only ({param('executor')} "
+                "threads); the streamed path publishes every record"
+            )
+    if rows is not None and k is not None and k > rows:
+        what = "k" if job.k is not None else "the largest level"
+        raise InfeasibleError(
+            f"infeasible: {what} = {k} is larger than the number of rows ({rows})"
+        )
+    if missing:
+        what = None
+        if not method.missing:
+            what = f"method {method.name!r}"
+        elif job.models:
+            what = f"{param('l')}/{param('t')} (sensitive models)"
+        if what is not None:
+            raise InputError(
+                f"{what} does not handle missing QI values ({missing} records have one); use "
+                f"{param('drop_missing')}, or method "
+                f"{', '.join(_names(missing=True, levels=False))}"
+            )
+    size = method.partition_size_for(k, job.partition_size) if k is not None else None
+    path: Path_ = "adaptive" if method.levels else "streamed" if streamed else "memory"
+    return Plan(path, size, rows)
