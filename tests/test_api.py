@@ -93,15 +93,15 @@ def test_tables_front_validates() -> None:
         anonymatch.verify(frame.values, frame, k=2, qi="n0")
     with pytest.raises(TypeError, match="^qi must be"):
         anonymatch.anonymize(frame, k=2, qi=3)  # type: ignore[arg-type]
-    with pytest.raises(anonymatch.InputError, match="^k must be a positive integer"):
+    with pytest.raises(anonymatch.InputError, match="^`k` must be an integer ≥ 1"):
         anonymatch.anonymize(frame, k=0, qi="n0")
     with pytest.raises(anonymatch.InputError, match="^seed must"):
         anonymatch.anonymize(frame, k=2, qi="n0", seed=-1)
     with pytest.raises(anonymatch.InputError, match="weights"):
         anonymatch.anonymize(frame, k=2, qi="n0", weights={"n0": -1.0})
-    with pytest.raises(anonymatch.InputError, match="^partition_size must"):
+    with pytest.raises(anonymatch.InputError, match="^`partition_size` must"):
         anonymatch.anonymize(frame, k=2, qi="n0", partition_size=0)
-    with pytest.raises(anonymatch.InputError, match="^time_limit must"):
+    with pytest.raises(anonymatch.InputError, match="^`time_limit` must"):
         anonymatch.anonymize(frame, k=2, qi="n0", time_limit=-1)
     with pytest.raises(anonymatch.InfeasibleError):
         anonymatch.anonymize(frame, k=13, qi="n0")

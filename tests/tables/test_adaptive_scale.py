@@ -147,7 +147,7 @@ def test_parts_keep_every_record_in_its_own_part():
 
 def test_partition_size_below_twice_the_level_is_refused():
     p = _problem(np.zeros((40, 2), np.int64), 5)
-    with pytest.raises(InputError, match="2·max δ"):
+    with pytest.raises(InputError, match="at least 2k = 10"):
         solve(p, "bmatching", partition_size=9)
 
 

@@ -186,7 +186,7 @@ def test_suppression_release_verified_within_the_limit_only() -> None:
 def test_suppression_limit_bad_values() -> None:
     data = _frame(20, 1)
     for bad in (-0.1, 1.0, "0.1", True):
-        with pytest.raises(InputError, match="suppression limit"):
+        with pytest.raises(InputError, match="suppression_limit"):
             anonymize(data, 2, QI, NUMERIC, na_values=CODES, suppression_limit=bad)  # type: ignore[arg-type]
 
 

@@ -152,7 +152,7 @@ def test_freeform_release_has_k_candidates(method: str) -> None:
 def test_suppression_release_has_level_candidates(method: str) -> None:
     frame = random_frame(24, 6)
     release = anonymize_adaptive(
-        frame, QI.split(","), 3, None, method, NUMERIC.split(","), ["s"], seed=3
+        frame, QI.split(","), 3, method=method, numeric=NUMERIC, sensitive="s", seed=3
     )
     report = anonymatch.risk(frame, release.table, qi=QI, numeric=NUMERIC, sensitive="s", k=3)
     assert report.candidates.min >= 3 and report.prosecutor.max <= 1 / 3

@@ -183,7 +183,7 @@ def test_models_refused_for_a_method_without_classes(
     ring = registry["ring"]
     fake = {**registry, "ring": type(ring)(**{**ring.__dict__, "partitioned": True})}
     monkeypatch.setattr(scale, "registry", lambda: fake)
-    with pytest.raises(InputError, match="does not support --l/--t"):
+    with pytest.raises(InputError, match="does not support `l`/`t`"):
         run(table, tmp_path / "r.csv", l=2, method="ring")
     with pytest.raises(InputError, match="--sensitive"):
         stream_file(table, tmp_path / "r.csv", 3, Schema.build(QI, NUMERIC), l=2)

@@ -44,14 +44,14 @@ def _table(n: int, seed: int, missing: bool) -> pd.DataFrame:
 
 def warm_tables() -> None:
     """Run each table path once on small generated data (O(1) work besides compilation)."""
-    from anonymatch.tables.pipeline import anonymize
+    from anonymatch.tables import anonymize
 
     qi, numeric, sensitive = ["age", "hours", "job", "sex"], ["age", "hours"], ["disease"]
     for missing in (False, True):
         data = _table(60, 1, missing)
         for method in ("hungarian", "mondrian"):
-            anonymize(data, 3, qi, numeric, sensitive, method=method, seed=1)
-    anonymize(_table(60, 2, False), 3, qi, numeric, sensitive, seed=1, l=2)
+            anonymize(data, k=3, qi=qi, numeric=numeric, sensitive=sensitive, method=method, seed=1)
+    anonymize(_table(60, 2, False), k=3, qi=qi, numeric=numeric, sensitive=sensitive, seed=1, l=2)
 
 
 @click.command("warmup")

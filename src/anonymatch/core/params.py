@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from anonymatch.core.errors import InputError
+from anonymatch.core.errors import InfeasibleError, InputError
 
 EXECUTORS = ("auto", "inline", "threads", "processes", "dask")
 """Where the work runs: ``auto`` (in memory on threads for small inputs, else the streamed path
@@ -99,6 +99,15 @@ def text(value: object, name: str) -> str | None:
     return value
 
 
+def check_level_fits(level: int, n: int, name: str = "k", records: str = "rows") -> None:
+    """The one infeasibility check of every kind: a level above the number of records cannot be
+    met (``InfeasibleError``, CLI exit code 3, whatever the data kind). O(1)."""
+    if level > n:
+        raise InfeasibleError(
+            f"infeasible: {name} = {level} is larger than the number of {records} ({n})"
+        )
+
+
 @dataclass(frozen=True)
 class Execution:
     """Where a run's work goes (every kind): the executor, its workers, a Dask scheduler's
@@ -125,7 +134,7 @@ class Execution:
         """Validated execution settings (``InputError`` naming the parameter otherwise)."""
         name = choice(executor, "executor", EXECUTORS)
         address = text(scheduler, "scheduler")
-        if address is not None and name not in ("auto", "dask"):
+        if address is not None and name == "threads":  # threads keep the run in memory
             raise InputError(f"{param('scheduler')} needs {param('executor')} dask or auto")
         return cls(
             cast(Executor, name),

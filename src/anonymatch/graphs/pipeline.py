@@ -16,7 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from anonymatch.core.errors import InfeasibleError, InputError
+from anonymatch.core.errors import InputError
+from anonymatch.core.params import check_level_fits
 from anonymatch.graphs.metrics import graph_metrics
 
 if TYPE_CHECKING:
@@ -227,8 +228,7 @@ def anonymize_graph(
         raise InputError(f"k must be a positive integer, got {k!r}")
     adj = sp.csr_array(adjacency)
     n = adj.shape[0]
-    if k > n:
-        raise InfeasibleError(f"infeasible: k = {k} is larger than the number of vertices ({n})")
+    check_level_fits(k, n, records="vertices")
     groups = cluster_rows(adj, int(k), closed, iterations)
     out = graph_from_groups(adj, groups, closed)
     return GraphAnonymization(out, groups, graph_metrics(adj, out))

@@ -35,6 +35,7 @@ from anonymatch.core.assignment import choose_assignment
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import FACTOR_KEYS, new_manifest, rename_keys
+from anonymatch.core.params import check_level_fits
 from anonymatch.sets.io import SetRelease, Transactions
 from anonymatch.sets.methods.cahd import cahd_groups, group_graph
 from anonymatch.sets.methods.nonreciprocal import (
@@ -75,8 +76,7 @@ def _validate(t: Transactions, k: int | None, ell: int | None, method: str) -> i
     name = "k" if k is not None else "ℓ"
     if level < 1:
         raise InputError(f"{name} must be at least 1, got {level}")
-    if level > t.n:
-        raise InputError(f"{name} = {level} exceeds the {t.n} records")
+    check_level_fits(level, t.n, name, "records")
     if ell is not None and t.labels is None:
         raise InputError("ℓ-diversity needs sensitive labels (--sensitive-file or --sensitive)")
     if method == "cahd" and ell is None:

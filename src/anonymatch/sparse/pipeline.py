@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.manifest import new_manifest, rename_keys
+from anonymatch.core.params import check_level_fits
 from anonymatch.core.runner import EXECUTORS, default_workers, run_partitions
 from anonymatch.sparse.methods.mondrian import mondrian_labels
 from anonymatch.sparse.methods.randomized_response import (
@@ -104,8 +105,8 @@ def validate(
         raise InputError(f"runs must be at least 1, got {runs}")
     if chunk_rows < 2 * k:
         raise InputError(f"chunk rows must be at least 2k = {2 * k}, got {chunk_rows}")
-    if n >= 0 and k > n and method != "rr":
-        raise InputError(f"k = {k} is larger than the number of rows ({n})")
+    if n >= 0 and method != "rr":
+        check_level_fits(k, n)
 
 
 def anonymize_sparse(

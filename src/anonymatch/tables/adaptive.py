@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
+from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.params import integer, param
+from anonymatch.core.params import check_level_fits, integer, param
 from anonymatch.core.runner import run_partitions
 from anonymatch.core.validation import require_frame
 from anonymatch.tables.attack import AttackReport, simulate_attack
@@ -459,8 +459,7 @@ def levels(data: pd.DataFrame, k: int | None, k_column: str | None, n: int) -> n
     if k_column is not None:
         return parse_levels(data, k_column)
     k = integer(k, "k")
-    if k > n:
-        raise InfeasibleError(f"infeasible: k = {k} is larger than the number of rows ({n})")
+    check_level_fits(k, n)
     return np.full(n, k, np.int64)
 
 

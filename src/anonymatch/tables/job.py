@@ -33,9 +33,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from anonymatch.core.errors import InfeasibleError, InputError
+from anonymatch.core.errors import InputError
 from anonymatch.core.params import (
     Execution,
+    check_level_fits,
     choice,
     flag,
     integer,
@@ -382,7 +383,7 @@ def missing(value: object) -> MissingCodes:
     from anonymatch.tables.schema import MissingCodes, missing_codes
 
     if value is None or isinstance(value, MissingCodes | Mapping):
-        return missing_codes(value)  # type: ignore[arg-type]
+        return missing_codes(value)
     if not isinstance(value, str | Iterable):
         raise InputError(f"{param('na_values')} must be a list of tokens, got {value!r}")
     return MissingCodes(tuple(column_list(value, "na_values")))
@@ -500,13 +501,10 @@ def plan(
                 f"{param('suppression_limit')} runs in memory only ({param('executor')} "
                 "threads); the streamed path publishes every record"
             )
-    if rows is not None and k is not None and k > rows:
-        what = "k" if job.k is not None else "the largest level"
-        raise InfeasibleError(
-            f"infeasible: {what} = {k} is larger than the number of rows ({rows})"
-        )
+    if rows is not None and k is not None:
+        check_level_fits(k, rows, "k" if job.k is not None else "the largest level")
     if missing:
-        what = None
+        what: str | None = None
         if not method.missing:
             what = f"method {method.name!r}"
         elif job.models:

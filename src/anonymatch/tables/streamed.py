@@ -261,13 +261,14 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
     outcome, chunks could no longer run independently on the workers, and the partition
     boundaries — which fix the release's layout, its seeds and ``verify_file``'s blocks —
     would move. A larger ``--partition-size`` is the remedy."""
-    spec = registry()[job.method]
+    build = registry()[job.method].build
+    assert build is not None, "the streamed path runs graph builders only"
     parts, sources = [], []
     for p, seed in enumerate(job.seeds):
         lo, hi = int(job.bounds[p]), int(job.bounds[p + 1])
         qi = job.qi.take(np.arange(lo, hi))
         if job.sensitive is None:
-            graph = spec.build(qi, job.k, job.options)
+            graph = build(qi, job.k, job.options)
         else:
             target = job.sensitive.take(np.arange(lo, hi))
             unmet = target.first_unmet()

@@ -16,6 +16,7 @@ from numba import njit
 
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.core.params import check_level_fits
 
 
 def ring_graph(order: np.ndarray, k: int) -> GeneralizationGraph:
@@ -322,8 +323,7 @@ def greedy_assignments(
     O(ℓ n²). Memory O(ℓ n)."""
     n = matrix.shape[0]
     check_eligible(labels, ell)
-    if ell > n:
-        raise InputError(f"ℓ = {ell} exceeds the {n} records")
+    check_level_fits(ell, n, "ℓ", "records")
     _, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
     m = sp.csr_array(matrix)
     m.sort_indices()

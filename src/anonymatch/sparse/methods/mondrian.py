@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import check_level_fits
 from anonymatch.sparse.io import as_binary_csr
 
 
@@ -29,8 +30,7 @@ def mondrian_labels(x: sp.csr_array | sp.csr_matrix, k: int) -> np.ndarray:
     n = x.shape[0]
     if k < 1:
         raise InputError(f"k must be at least 1, got {k}")
-    if k > n:
-        raise InputError(f"k = {k} is larger than the number of rows ({n})")
+    check_level_fits(k, n)
     labels = np.empty(n, np.int64)
     stack = [np.arange(n, dtype=np.int64)]
     region = 0

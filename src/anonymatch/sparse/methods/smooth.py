@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import check_level_fits
 from anonymatch.core.runner import default_workers
 from anonymatch.sparse.io import as_binary_csr
 
@@ -420,8 +421,7 @@ def cluster(
     n = x.shape[0]
     if k < 1:
         raise InputError(f"k must be at least 1, got {k}")
-    if k > n:
-        raise InputError(f"k = {k} is larger than the number of rows ({n})")
+    check_level_fits(k, n)
     if runs < 1:
         raise InputError(f"runs must be at least 1, got {runs}")
     if threads is not None and threads < 1:
