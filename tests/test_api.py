@@ -93,7 +93,7 @@ def test_tables_front_validates() -> None:
         anonymatch.verify(frame.values, frame, k=2, qi="n0")
     with pytest.raises(TypeError, match="^qi must be"):
         anonymatch.anonymize(frame, k=2, qi=3)  # type: ignore[arg-type]
-    with pytest.raises(anonymatch.InputError, match="^`k` must be an integer ≥ 1"):
+    with pytest.raises(anonymatch.InputError, match="^`k` must be an integer of at least 1"):
         anonymatch.anonymize(frame, k=0, qi="n0")
     with pytest.raises(anonymatch.InputError, match="^seed must"):
         anonymatch.anonymize(frame, k=2, qi="n0", seed=-1)

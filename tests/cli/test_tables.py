@@ -135,7 +135,7 @@ def _bad_inputs(tmp: Path, table: Path) -> list[tuple[list[str], int, str]]:
         ([str(dup), "--k", "1", "--qi", "a"], 2, "appears twice"),
         ([t, "--k", "2", "--qi", "n0,nope"], 2, "unknown column 'nope'"),
         ([t, "--k", "2", "--qi", "n0,c0,n0"], 2, "listed twice"),
-        ([t, "--k", "0", *base], 2, "--k must be an integer ≥ 1, got 0"),
+        ([t, "--k", "0", *base], 2, "--k must be an integer of at least 1, got 0"),
         ([t, "--k", "41", *base], 3, "infeasible"),
         (
             [str(text_in_numeric), "--k", "1", "--qi", "n0,c0", "--numeric", "n0"],

@@ -68,7 +68,10 @@ def test_roles_in_column_order() -> None:
         ),
         ({"model": {"k": 0}}, "job.toml: model.k: input should be greater than or equal to 1"),
         ({"model": {"k": "five"}}, "job.toml: model.k: input should be a valid integer"),
-        ({"model": {"l": 0}}, "job.toml: model.l: must be at least 2 (l = 1 protects nothing), got 0"),
+        (
+            {"model": {"l": 0}},
+            "job.toml: model.l: must be at least 2 (l = 1 protects nothing), got 0",
+        ),
         ({"model": {"k": True}}, "job.toml: model.k: input should be a valid integer, got True"),
         ({"model": {"k": "10"}}, "job.toml: model.k: input should be a valid integer, got '10'"),
         (

@@ -41,10 +41,10 @@ def _is_int(value: object) -> bool:
 def integer(value: object, name: str, *, minimum: int = 1) -> int:
     """``value`` as an int ≥ ``minimum`` (numpy integers accepted; bools and strings refused)."""
     if not _is_int(value):
-        raise InputError(f"{param(name)} must be an integer ≥ {minimum}, got {value!r}")
+        raise InputError(f"{param(name)} must be an integer of at least {minimum}, got {value!r}")
     number = int(cast(int, value))
     if number < minimum:
-        raise InputError(f"{param(name)} must be an integer ≥ {minimum}, got {number}")
+        raise InputError(f"{param(name)} must be an integer of at least {minimum}, got {number}")
     return number
 
 

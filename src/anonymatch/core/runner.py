@@ -60,7 +60,7 @@ def connect_timeout(seconds: float | None) -> Iterator[None]:
     """Within the block, give up connecting to a Dask scheduler after ``seconds`` (None: the
     default, 10 s); the CLI's ``--connect-timeout``."""
     if seconds is not None and not seconds > 0:
-        raise InputError(f"--connect-timeout must be positive, got {seconds}")
+        raise InputError(f"`connect_timeout` must be positive, got {seconds}")
     previous = _connect_timeout[0]
     _connect_timeout[0] = DEFAULT_CONNECT_TIMEOUT if seconds is None else float(seconds)
     try:
@@ -277,7 +277,7 @@ def _windowed(
             if item[2] > retries + 1:
                 raise WorkerError(
                     f"a worker process died {retries + 1} times on the same job "
-                    "(out of memory? try a smaller --chunk-rows or fewer --workers)"
+                    "(out of memory? try a smaller `chunk_rows` or fewer `workers`)"
                 ) from None
             item[1] = submit(item[0])
 

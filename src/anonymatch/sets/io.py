@@ -267,7 +267,7 @@ def read_long(
             duplicate = (rid, item) in seen
             if duplicate and not dedupe:
                 raise InputError(
-                    f"{p}:{no}: item {item!r} appears twice in record {rid!r}; pass --dedupe "
+                    f"{p}:{no}: item {item!r} appears twice in record {rid!r}; pass `dedupe` "
                     "to drop repeated (record, item) rows"
                 )
             if duplicate:
@@ -354,9 +354,9 @@ def read_transactions(
     if fmt == "auto":
         fmt = detect_format(path)
     if label_column is not None and labels_path is not None:
-        raise InputError("give either --sensitive-file or --sensitive, not both")
+        raise InputError("give either `labels_path` or `sensitive`, not both")
     if label_column is not None and fmt not in ("long", "jsonl"):
-        raise InputError(f"--sensitive needs a long or JSONL input, not {fmt}")
+        raise InputError(f"`sensitive` needs a long or JSONL input, not {fmt}")
     if fmt == "dat":
         t = read_dat(path)
     elif fmt == "basket":

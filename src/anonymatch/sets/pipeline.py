@@ -78,7 +78,7 @@ def _validate(t: Transactions, k: int | None, ell: int | None, method: str) -> i
         raise InputError(f"{name} must be at least 1, got {level}")
     check_level_fits(level, t.n, name, "records")
     if ell is not None and t.labels is None:
-        raise InputError("ℓ-diversity needs sensitive labels (--sensitive-file or --sensitive)")
+        raise InputError("ℓ-diversity needs sensitive labels (`labels_path` or `sensitive`)")
     if method == "cahd" and ell is None:
         raise InputError("method cahd is an ℓ-diversity baseline: give --l")
     if ell is not None:

@@ -91,7 +91,7 @@ def validate(
         raise InputError(f"unknown method {method!r} (expected one of {SPARSE_METHODS})")
     if method == "rr":
         if epsilon is None:
-            raise InputError("method rr needs --epsilon")
+            raise InputError("method rr needs `epsilon`")
         flip_probability(epsilon, dp)
     elif epsilon is not None and not (epsilon > 0 and math.isfinite(epsilon)):
         raise InputError(f"epsilon must be a positive number, got {epsilon}")

@@ -78,9 +78,9 @@ def simulate_attack(
     truth = np.asarray(truth, np.int64)
     delta = np.asarray(delta, np.int64)
     if not 0 <= known < n:
-        raise InputError(f"--known must be between 0 and n − 1 = {n - 1}, got {known}")
+        raise InputError(f"`known` must be between 0 and n − 1 = {n - 1}, got {known}")
     if trials < 1:
-        raise InputError(f"--trials must be at least 1, got {trials}")
+        raise InputError(f"`trials` must be at least 1, got {trials}")
     dense_truth = sp.csr_array((np.ones(n, np.int8), (np.arange(n), truth)), shape=(n, n))
     if (sp.csr_array(c).multiply(dense_truth)).nnz != n:
         raise InputError("the true matching is not contained in the compatibility graph")

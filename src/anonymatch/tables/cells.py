@@ -335,7 +335,7 @@ def _node_leaves(cells: pd.Series, name: str, tree: Hierarchy | None) -> pd.Seri
     if tree is None:
         raise InputError(
             f"cell {first!r} in column {name!r} names a hierarchy node; give the hierarchy "
-            f"(--hierarchy {name}=FILE)"
+            f"(`hierarchies` {name}=FILE)"
         )
     leaves: dict[str, list[str]] = {}
     for cell in pd.unique(cells):

@@ -337,7 +337,7 @@ def infer_job(
                     "(keep every column, in the file's order)",
                 ]
         elif header:
-            raise InputError("--names is for a file without header; drop --header")
+            raise InputError("`names` is for a file without header; drop `header`")
         if names is not None:
             input_keys["header"] = False
         if quotechar != '"':

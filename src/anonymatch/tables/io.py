@@ -97,7 +97,7 @@ def check_names(names: Sequence[str]) -> None:
     """InputError if ``--names`` repeats a column."""
     if len(set(names)) != len(names):
         dup = next(x for x in names if list(names).count(x) > 1)
-        raise InputError(f"column {dup!r} is listed twice in --names")
+        raise InputError(f"column {dup!r} is listed twice in `names`")
 
 
 def check_header(fields: Sequence[str], path: Path) -> list[str]:
@@ -150,7 +150,7 @@ def _read_csv(path: Path, options: CsvOptions, nrows: int | None = None) -> pd.D
     else:
         if len(frame.columns) != len(names):
             raise InputError(
-                f"--names gives {len(names)} columns but {path} has {len(frame.columns)}"
+                f"`names` gives {len(names)} columns but {path} has {len(frame.columns)}"
             )
         frame.columns = pd.Index(names)
         first_data_line = 1

@@ -163,7 +163,7 @@ class TableJob:
         Raises
         ------
         InputError
-            The first problem, naming the parameter (```k``` must be an integer ≥ 1, got
+            The first problem, naming the parameter (```k``` must be an integer of at least 1, got
             True). Types are strict: a bool or a string is never a number.
 
         Notes

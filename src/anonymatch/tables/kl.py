@@ -259,9 +259,9 @@ def check_kl(
     qi = column_list(qi, "qi")
     numeric = column_list(numeric, "numeric")
     if not qi:
-        raise InputError("at least one attribute is required (--qi)")
+        raise InputError("at least one attribute is required (`qi`)")
     if len(set(qi)) != len(qi):
-        raise InputError("an attribute is listed twice in --qi")
+        raise InputError("an attribute is listed twice in `qi`")
     k = check_k(k)
     level = check_level(level, len(qi))
     codes, labels = encode_cells(frame, qi, numeric)

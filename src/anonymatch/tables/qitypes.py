@@ -242,7 +242,7 @@ class QITypes:
 
     def __post_init__(self) -> None:
         if self.hierarchy_cells not in ("node", "set"):
-            raise InputError(f"--hierarchy-cells must be node or set, got {self.hierarchy_cells!r}")
+            raise InputError(f"`hierarchy_cells` must be node or set, got {self.hierarchy_cells!r}")
         for name in set(self.ordinal) & set(self.dates):
             raise InputError(f"column {name!r} is both ordinal and a date")
         for name in set(self.hierarchies) & (set(self.ordinal) | set(self.dates)):

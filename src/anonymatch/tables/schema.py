@@ -109,7 +109,7 @@ class Schema:
         column names (a comma-separated string is split), weights finite numbers ≥ 0."""
         qi_t = tuple(column_list(qi, "qi"))
         if not qi_t:
-            raise InputError("at least one quasi-identifier is required (--qi)")
+            raise InputError("at least one quasi-identifier is required (`qi`)")
         _no_duplicates("quasi-identifier", qi_t)
         num = tuple(column_list(numeric, "numeric"))
         _no_duplicates("numeric attribute", num)
@@ -175,15 +175,15 @@ class Schema:
 def _check_types(types: QITypes, qi: tuple[str, ...], numeric: tuple[str, ...]) -> None:
     """Ordinal, date and hierarchy columns must be QIs and not also listed as numeric."""
     for flag, names in (
-        ("--ordinal", types.ordinal),
-        ("--date", types.dates),
-        ("--hierarchy", types.hierarchies),
+        ("`ordinal`", types.ordinal),
+        ("`dates`", types.dates),
+        ("`hierarchies`", types.hierarchies),
     ):
         for name in names:
             if name not in qi:
                 raise InputError(f"{flag} names {name!r}, which is not a quasi-identifier")
             if name in numeric:
-                raise InputError(f"column {name!r} is both --numeric and {flag}")
+                raise InputError(f"column {name!r} is both `numeric` and {flag}")
 
 
 def _no_duplicates(what: str, names: tuple[str, ...], where: str = "") -> None:
@@ -250,7 +250,7 @@ class EncodedQI:
             count = int(self.missing_records().sum())
             raise InputError(
                 f"{what} does not handle missing QI values ({count} records have one); "
-                "use --drop-missing, or method hungarian, sortgreedy, greedy, mondrian or ring"
+                "use `drop_missing`, or method hungarian, sortgreedy, greedy, mondrian or ring"
             )
 
     def keys(self, ordered: bool = False) -> np.ndarray:
@@ -564,6 +564,6 @@ def check_missing_codes(na_values: NAValues | None, columns: Sequence[str]) -> N
     for name in codes.columns:
         if name not in columns:
             raise InputError(
-                f"missing-value codes (--na) given for unknown column {name!r}; "
+                f"missing-value codes (`na_values`) given for unknown column {name!r}; "
                 f"the input has: {', '.join(columns)}"
             )

@@ -96,24 +96,24 @@ def build_models(
             f"unknown diversity {diversity!r}; choose one of: {', '.join(DIVERSITY_KINDS)}"
         )
     if (l is not None or t is not None) and not sensitive:
-        raise InputError("--l and --t protect a sensitive column: name it with --sensitive")
+        raise InputError("`l` and `t` protect a sensitive column: name it with `sensitive`")
     if l is None and (diversity != "distinct" or c is not None):
-        raise InputError("--diversity and --c need --l")
+        raise InputError("`diversity` and `c` need `l`")
     if diversity == "recursive":
         if c is None:
             raise InputError("recursive (c, l)-diversity needs --c")
         if not (math.isfinite(c) and c > 0):
-            raise InputError(f"--c must be a positive number, got {c}")
+            raise InputError(f"`c` must be a positive number, got {c}")
     elif c is not None:
-        raise InputError("--c applies to --diversity recursive only")
-    per_l = _per_column("--l", l, sensitive)
-    per_t = _per_column("--t", t, sensitive)
+        raise InputError("`c` applies to `diversity` recursive only")
+    per_l = _per_column("`l`", l, sensitive)
+    per_t = _per_column("`t`", t, sensitive)
     for name, value in per_l.items():
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 2:
-            raise InputError(f"--l must be an integer of at least 2, got {value} for {name!r}")
+            raise InputError(f"`l` must be an integer of at least 2, got {value} for {name!r}")
     for name, value in per_t.items():
         if not (isinstance(value, float | int) and 0 < value <= 1):
-            raise InputError(f"--t must be in (0, 1], got {value} for {name!r}")
+            raise InputError(f"`t` must be in (0, 1], got {value} for {name!r}")
     return tuple(
         SensitiveModel(
             column=name,
@@ -134,7 +134,7 @@ def _per_column(flag: str, value: object, sensitive: Sequence[str]) -> dict[str,
     if isinstance(value, Mapping):
         for name in value:
             if name not in sensitive:
-                raise InputError(f"{flag} names {name!r}, which is not a --sensitive column")
+                raise InputError(f"{flag} names {name!r}, which is not a `sensitive` column")
         return dict(value)
     return {name: value for name in sensitive}  # type: ignore[misc]
 

@@ -285,7 +285,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
                 return _infeasible(
                     f"{_partition_name(job, p)}: {reason}; partitions are anonymized "
                     "independently on the streamed path (never merged), so a larger "
-                    "--partition-size gives each more records to mix"
+                    "`partition_size` gives each more records to mix"
                 )
         rng = np.random.default_rng(seed)
         assigned = privacy_step(graph, rng, workers=1)

@@ -102,11 +102,11 @@ def solve_mip(qi: EncodedQI, k: int, time_limit: float) -> MipSolution:
         if res.status == _LIMIT_REACHED:
             raise InfeasibleError(
                 f"mip: no solution within the time limit of {time_limit:g} s on a partition of "
-                f"{n} records; use a smaller --partition-size or another method"
+                f"{n} records; use a smaller `partition_size` or another method"
             )
         raise InfeasibleError(
             f"mip: HiGHS found no solution on a partition of {n} records ({res.message}); "
-            "use a smaller --partition-size or another method"
+            "use a smaller `partition_size` or another method"
         )
     x = np.round(res.x[: n * n]).reshape(n, n) > 0.5
     rows, cols = np.nonzero(x)
