@@ -117,7 +117,7 @@ def test_ordered_closeness(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         (["--sensitive", "s", "--l", "zz=2"], 2, "not a --sensitive column"),
         (["--sensitive", "s", "--t", "zz=0.5"], 2, "not a --sensitive column"),
         (["--sensitive", "s", "--l", "2", "--method", "ring"], 2, "does not support"),
-        (["--sensitive", "s", "--l", "2", "--method", "bmatching"], 2, "do not apply"),
+        (["--sensitive", "s", "--l", "2", "--method", "bmatching"], 2, "does not support --l/--t"),
     ],
 )
 def test_bad_model_one_line_and_nothing_written(

@@ -155,8 +155,8 @@ def test_tampered_release_is_rejected(
         ("duplicate", 2),
         ("non_integer", 2),
         ("label_length", 2),
-        ("k_too_large", 2),
-        ("l_too_large", 2),
+        ("k_too_large", 3),  # infeasible, as for every kind
+        ("l_too_large", 3),
         ("both_levels", 2),
         ("not_eligible", 3),
         ("missing_input", 2),
@@ -218,7 +218,7 @@ def test_dedupe_counts_repeated_rows(tmp_path: Path, capsys: pytest.CaptureFixtu
     source = tmp_path / "long.csv"
     _, repeats = _long_with_repeats(source)
     assert repeats > 0
-    with pytest.raises(InputError, match="appears twice in record .*pass --dedupe"):
+    with pytest.raises(InputError, match="appears twice in record .*pass `dedupe`"):
         read_transactions(source, "long")
     t = read_transactions(source, "long", label_column="group", dedupe=True)
     assert t.duplicates_removed == repeats and t.n == 40

@@ -114,7 +114,6 @@ def test_bad_edge_lists(tmp_path: Path, case: str, capsys: pytest.CaptureFixture
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--k", "50"], "larger than the number of rows"),
         (["--k", "0"], "k must be at least 1"),
         (["--k", "2", "--method", "rr", "--epsilon", "0"], "epsilon"),
         (["--k", "2", "--method", "rr", "--epsilon", "-1"], "epsilon"),
@@ -138,6 +137,17 @@ def test_bad_parameters(
     )
     assert code == 2 and message in err and err.count("\n") == 1
     assert not out.exists() and not report.exists()
+
+
+def test_k_above_the_rows_is_infeasible(
+    tmp_path: Path, matrix: sp.csr_array, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "in.csv"
+    write_sparse(src, matrix)
+    out = tmp_path / "out.csv"
+    code, _, err = run(["anonymize-sparse", str(src), "-o", str(out), "--k", "50"], capsys)
+    assert code == 3 and "larger than the number of rows" in err  # exit 3 on every kind
+    assert not out.exists()
 
 
 def test_bad_matrix_market_and_missing_file(

@@ -298,8 +298,8 @@ def test_missing_values_suppression_and_hierarchy_in_the_report(
     hierarchy: the report reads the original as the release did (codes, published people,
     ``~node`` cells), and its distributions leave the missing values out of both sides."""
     from anonymatch.tables.cells import parse_cells
-    from anonymatch.tables.pipeline import anonymize
     from anonymatch.tables.schema import MissingCodes
+    from tests.factories import anonymize_table as anonymize
 
     rng = np.random.default_rng(3)
     n = 150

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from anonymatch.core.errors import InputError
+from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.runner import run_partitions
 from anonymatch.sparse.methods.mondrian import mondrian_labels
 from anonymatch.sparse.methods.randomized_response import flip_probability, randomized_response
@@ -128,11 +128,11 @@ def test_cluster_is_reproducible_and_seed_dependent() -> None:
 
 def test_k_larger_than_rows_and_bad_parameters() -> None:
     x = random_matrix(5, 4, 0.5, 0)
-    with pytest.raises(InputError, match="larger than the number of rows"):
+    with pytest.raises(InfeasibleError, match="larger than the number of rows"):
         cluster(x, 6)
     with pytest.raises(InputError, match="beta"):
         opening_costs(x, 2, beta=1.0)
-    with pytest.raises(InputError, match="larger than the number of rows"):
+    with pytest.raises(InfeasibleError, match="larger than the number of rows"):
         anonymize_sparse(x, 6)
     with pytest.raises(InputError, match="epsilon"):
         anonymize_sparse(x, 2, "rr", epsilon=0.0)

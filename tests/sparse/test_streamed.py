@@ -114,7 +114,7 @@ def test_stream_cli_and_bad_parquet(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert err.count("\n") == 1 and "negative" in err
     assert not out2.exists() and not list(tmp_path.glob(".anonymatch-stream-*"))
     # k larger than the rows, found after staging (--force: out.parquet exists)
-    assert main([*args[:-2], "--k", "500", "--force"]) == 2
+    assert main([*args[:-2], "--k", "500", "--force"]) == 3  # infeasible
     assert "larger than the number of rows" in capsys.readouterr().err
 
 

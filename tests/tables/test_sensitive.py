@@ -556,18 +556,18 @@ def test_infeasible_and_malformed_models() -> None:
     with pytest.raises(InfeasibleError):
         anonymatch.tables.anonymize(data, k=3, qi=QI, sensitive="s", l=4)  # 3 values only
     for bad_t in (0.0, 1.5, -0.1, float("nan")):
-        with pytest.raises(InputError, match="--t must be in"):
+        with pytest.raises(InputError, match="`t` must be in"):
             build_models(["s"], t=bad_t)
     for bad_l in (1, 0, 2.0, True, "2"):
-        with pytest.raises(InputError, match="--l must be an integer"):
+        with pytest.raises(InputError, match="`l` must be an integer"):
             build_models(["s"], l=bad_l)
-    with pytest.raises(InputError, match="--sensitive"):
+    with pytest.raises(InputError, match="`sensitive`"):
         build_models([], l=2)
     with pytest.raises(InputError, match="needs --c"):
         build_models(["s"], l=2, diversity="recursive")
-    with pytest.raises(InputError, match="--c must be a positive"):
+    with pytest.raises(InputError, match="`c` must be a positive"):
         build_models(["s"], l=2, diversity="recursive", c=0.0)
-    with pytest.raises(InputError, match="--c applies"):
+    with pytest.raises(InputError, match="`c` applies"):
         build_models(["s"], l=2, c=2.0)
     with pytest.raises(InputError, match="need --l"):
         build_models(["s"], t=0.5, diversity="entropy")

@@ -163,7 +163,7 @@ def test_infeasible_partition_names_it_and_writes_nothing(
             run(src, out, l=2, executor=executor, workers=2)
         message = str(error.value)
         assert message.startswith("infeasible: partition 1 (records 1–40 of the QI order)")
-        assert "--partition-size" in message and "\n" not in message
+        assert "`partition_size`" in message and "\n" not in message
         assert list(out.parent.iterdir()) == []
     args = ["anonymize", str(src), "-o", str(out), "--k", "3", "--qi", ",".join(QI)]
     args += ["--numeric", ",".join(NUMERIC), "--sensitive", "s", "--l", "2", "-q"]
@@ -185,7 +185,7 @@ def test_models_refused_for_a_method_without_classes(
     monkeypatch.setattr(scale, "registry", lambda: fake)
     with pytest.raises(InputError, match="does not support `l`/`t`"):
         run(table, tmp_path / "r.csv", l=2, method="ring")
-    with pytest.raises(InputError, match="--sensitive"):
+    with pytest.raises(InputError, match="`sensitive`"):
         stream_file(table, tmp_path / "r.csv", 3, Schema.build(QI, NUMERIC), l=2)
     assert list(tmp_path.iterdir()) == []
 
