@@ -563,13 +563,13 @@ def test_infeasible_and_malformed_models() -> None:
             build_models(["s"], l=bad_l)
     with pytest.raises(InputError, match="`sensitive`"):
         build_models([], l=2)
-    with pytest.raises(InputError, match="needs --c"):
+    with pytest.raises(InputError, match="needs `c`"):
         build_models(["s"], l=2, diversity="recursive")
     with pytest.raises(InputError, match="`c` must be a positive"):
         build_models(["s"], l=2, diversity="recursive", c=0.0)
     with pytest.raises(InputError, match="`c` applies"):
         build_models(["s"], l=2, c=2.0)
-    with pytest.raises(InputError, match="need --l"):
+    with pytest.raises(InputError, match="need `l`"):
         build_models(["s"], t=0.5, diversity="entropy")
     with pytest.raises(InputError, match="unknown diversity"):
         build_models(["s"], l=2, diversity="shannon")
