@@ -573,7 +573,7 @@ def test_infeasible_and_malformed_models() -> None:
         build_models(["s"], t=0.5, diversity="entropy")
     with pytest.raises(InputError, match="unknown diversity"):
         build_models(["s"], l=2, diversity="shannon")
-    with pytest.raises(InputError, match="not a --sensitive column"):
+    with pytest.raises(InputError, match="not a `sensitive` column"):
         build_models(["s"], l={"zz": 2})
     for method in ("ring",):
         with pytest.raises(InputError, match="does not support"):
