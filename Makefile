@@ -9,12 +9,12 @@ ADULT_NAMES := age,workclass,fnlwgt,education,education-num,marital-status,occup
 ADULT_QI := age,workclass,education-num,marital-status,occupation,race,sex,native-country
 ADULT_OPTS := --names $(ADULT_NAMES) --qi $(ADULT_QI) --numeric age,education-num --na-values '?' --drop-missing
 
-.PHONY: install peers run test lint typecheck pytest bench fuzz clean
+.PHONY: install peers run test lint typecheck pytest docs bench fuzz clean
 
 $(BIN)/anonymatch: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench,ui]'
+	$(BIN)/pip install --quiet -e '.[dev,bench,ui,docs]'
 	$(BIN)/anonymatch warmup --quiet  # compile numba's kernels now, not in the first run
 	touch $@
 
@@ -36,8 +36,8 @@ run: install
 	$(BIN)/anonymatch evaluate $(ADULT) out/adult_k10.csv out/adult_k10_mondrian.csv $(ADULT_OPTS)
 	$(BIN)/anonymatch risk $(ADULT) out/adult_k10.csv --k 10 --sensitive income $(ADULT_OPTS)
 
-## All checks: lint, types, tests.
-test: install lint typecheck pytest
+## All checks: lint, types, tests, the documentation site's strict build.
+test: install lint typecheck pytest docs
 
 lint:
 	$(BIN)/ruff check src tests benchmarks
@@ -48,6 +48,12 @@ typecheck:
 
 pytest:
 	$(BIN)/pytest -q
+
+## The documentation site (mkdocs.yml: Material, the API from the docstrings by mkdocstrings),
+## built strictly (any warning fails) into out/site; a few seconds. Not --quiet: it would hide the
+## warnings from --strict too (mkdocs 1.6).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d out/site
 
 ## Fuzzing soak (issue 15): hostile inputs and options for every command, minutes; prints the
 ## cases tried, refusals and contract breaks per command (tally also in out/fuzz.json).

@@ -1,4 +1,5 @@
-"""The public fronts are documented (numpydoc) and their examples run.
+"""The public fronts are documented (numpydoc) and their examples run; the documentation site
+(mkdocs.yml) covers every page of docs/ and builds strictly; README.md stays a front page.
 
 ``pytest`` collects the doctests of ``src/anonymatch`` (``--doctest-modules`` in pyproject); the
 examples of the fronts are run here as well so that ``pytest tests`` checks them too.
@@ -9,6 +10,8 @@ from __future__ import annotations
 import doctest
 import importlib
 import inspect
+import os
+from pathlib import Path
 
 import pytest
 from numpydoc.docscrape import FunctionDoc, get_doc_object
@@ -64,9 +67,6 @@ def test_examples_run(module: str) -> None:
 
 def test_reading_releases_page_runs_on_heart_statlog(monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/reading-releases.md: its code and the outputs shown, on the real data."""
-    import os
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[1]
     data = Path(os.environ.get("ANONYMATCH_DATA", root.parent / "shared" / "datasets"))
     if not (data / "heart_statlog" / "heart.dat").exists():
@@ -108,3 +108,78 @@ def test_release_readers_are_top_level() -> None:
         assert getattr(anonymatch, name) is getattr(release, name)
     with pytest.raises(AttributeError):
         anonymatch.no_such_function  # noqa: B018
+
+
+# --- the documentation site (mkdocs.yml) ----------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _nav_pages(node: object) -> list[str]:
+    """The page paths of a mkdocs nav (a list of pages, ``{title: page}`` and sections)."""
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, list):
+        return [page for item in node for page in _nav_pages(item)]
+    if isinstance(node, dict):
+        return [page for value in node.values() for page in _nav_pages(value)]
+    return []
+
+
+def test_every_docs_page_is_in_the_site_nav() -> None:
+    """Every docs/**/*.md is reachable from mkdocs.yml's nav, and every nav entry exists."""
+    yaml = pytest.importorskip("yaml")
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    nav = _nav_pages(config["nav"])
+    assert len(nav) == len(set(nav)), "a page is twice in the nav"
+    excluded = [e.strip() for e in config.get("exclude_docs", "").splitlines() if e.strip()]
+    docs = ROOT / "docs"
+    pages = {
+        p.relative_to(docs).as_posix()
+        for p in docs.rglob("*.md")
+        if not any(p.relative_to(docs).as_posix().startswith(e) for e in excluded)
+    }
+    assert sorted(pages - set(nav)) == [], "pages missing from mkdocs.yml's nav"
+    assert sorted(set(nav) - pages) == [], "nav entries without a page"
+
+
+def test_readme_is_a_front_page_whose_links_resolve() -> None:
+    """README.md stays short (the manual is docs/cli.md, docs/python.md, …); its links work."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.encode()) < 6 * 1024
+    for needle in ("make run", "make test", "make docs", "docs/cli.md", "docs/python.md"):
+        assert needle in text, needle
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if "://" not in target:
+            assert (ROOT / target).exists(), f"README.md links to missing {target}"
+
+
+def test_site_builds_strictly(tmp_path: Path) -> None:
+    """``mkdocs build --strict`` (what ``make docs`` runs): no warning, the fronts rendered.
+
+    Not ``--quiet``: mkdocs 1.6 then no longer counts the warnings, and a strict build passes.
+    """
+    import subprocess
+    import sys
+
+    for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"):
+        pytest.importorskip(module, reason=f"{module} not installed (pip install -e '.[docs]')")
+    site = tmp_path / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"]
+        + ["-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for module, name in FUNCTIONS:
+        page = (site / "api" / module.split(".")[1] / "index.html").read_text(encoding="utf-8")
+        assert f'id="{module}.{name}"' in page, f"{module}.{name} not on its API page"
+    errors = (site / "api" / "errors" / "index.html").read_text(encoding="utf-8")
+    assert 'id="anonymatch.core.errors.InputError"' in errors

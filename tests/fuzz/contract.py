@@ -38,7 +38,7 @@ settings.register_profile(
 FUZZ = settings.get_profile("fuzz")
 DOCUMENTED = {2, 3, 4, 5, 6, 130, 143}
 SOAK = os.environ.get("ANONYMATCH_FUZZ_SOAK") is not None  # record every break, raise none
-# commands whose exit 4 is their verdict "the release fails the check" (README, exit codes)
+# commands whose exit 4 is their verdict "the release fails the check" (docs/cli.md, exit codes)
 CHECKERS = {"verify", "check-kl", "check-km", "check-graph", "verify-sets", "verify-sparse"}
 
 

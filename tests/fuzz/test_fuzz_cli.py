@@ -377,7 +377,7 @@ def test_known_hardening_cases(variant: list[str], tmp_path: Path) -> None:
 
 
 def test_verify_exit_code_of_a_failing_release(tmp_path: Path) -> None:
-    """Item 5: a release that is not k-anonymous → exit 4 as the README says."""
+    """Item 5: a release that is not k-anonymous → exit 4 as docs/cli.md says."""
     src, rel = tmp_path / "in.csv", tmp_path / "rel.csv"
     pd.DataFrame({"a": [1, 2, 3, 4], "b": list("uvwx")}).to_csv(src, index=False)
     pd.DataFrame({"a": [1, 2, 3, 4], "b": list("uvwx")}).to_csv(rel, index=False)

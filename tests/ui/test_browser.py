@@ -4,7 +4,7 @@ The app is started as a user would (``anonymatch ui``, a child process); the tes
 upload → roles → run → report → downloads on heart_statlog, show a bad file's one-line error,
 are refused without the token, open the report with every network request blocked and print
 it to PDF. They skip, saying why, when Playwright or chromium is missing (CI installs chromium:
-.ci/run). Screenshots go to $ANONYMATCH_SCREENSHOTS when set (docs/img for the README).
+.ci/run). Screenshots go to $ANONYMATCH_SCREENSHOTS when set (docs/img, shown in docs/cli.md).
 """
 
 from __future__ import annotations
