@@ -24,7 +24,7 @@ import re
 import sys
 from pathlib import Path
 
-FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 
 def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:

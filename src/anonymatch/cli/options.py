@@ -33,7 +33,11 @@ FLAGS: dict[str, str] = {
     "types": "--ordinal/--date/--hierarchy",
     "progress": "--quiet",
     "job": "--config",
-    "ell": "-l",
+    "ell": "--l",
+    "labels": "--sensitive-file or --sensitive",
+    "n_vertices": "--n",
+    "labels_path": "--sensitive-file",
+    "label_column": "--sensitive",
 }
 """The one table from a library parameter to the flag that sets it, where the flag is not
 ``--`` and the parameter's name with dashes (``partition_size`` → ``--partition-size``)."""

@@ -102,7 +102,7 @@ def read_edge_list(path: str | os.PathLike[str], n_vertices: int | None = None) 
             raise InputError(f"the number of vertices must be non-negative, got {n_vertices}")
         check_dimensions(n_vertices, n_vertices, len(raw), f"{path} (--n)")
         if len(raw) and (raw.min() < 0 or raw.max() >= n_vertices):
-            raise InputError(f"a vertex id is outside 0 … {n_vertices - 1} (--n)")
+            raise InputError(f"a vertex id is outside 0 … {n_vertices - 1} (`n_vertices`)")
         ids = np.arange(n_vertices, dtype=np.int64)
         codes = raw
     else:

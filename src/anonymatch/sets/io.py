@@ -354,9 +354,9 @@ def read_transactions(
     if fmt == "auto":
         fmt = detect_format(path)
     if label_column is not None and labels_path is not None:
-        raise InputError("give either `labels_path` or `sensitive`, not both")
+        raise InputError("give either `labels_path` or `label_column`, not both")
     if label_column is not None and fmt not in ("long", "jsonl"):
-        raise InputError(f"`sensitive` needs a long or JSONL input, not {fmt}")
+        raise InputError(f"`label_column` needs a long or JSONL input, not {fmt}")
     if fmt == "dat":
         t = read_dat(path)
     elif fmt == "basket":

@@ -71,16 +71,16 @@ def _validate(t: Transactions, k: int | None, ell: int | None, method: str) -> i
     if method not in SET_METHODS:
         raise InputError(f"unknown method {method!r} (expected one of {', '.join(SET_METHODS)})")
     if (k is None) == (ell is None):
-        raise InputError("give exactly one of --k and --l")
+        raise InputError("give exactly one of `k` and `ell`")
     level = int(k if k is not None else ell)  # type: ignore[arg-type]
     name = "k" if k is not None else "ℓ"
     if level < 1:
         raise InputError(f"{name} must be at least 1, got {level}")
     check_level_fits(level, t.n, name, "records")
     if ell is not None and t.labels is None:
-        raise InputError("ℓ-diversity needs sensitive labels (`labels_path` or `sensitive`)")
+        raise InputError("ℓ-diversity needs sensitive labels (`labels`)")
     if method == "cahd" and ell is None:
-        raise InputError("method cahd is an ℓ-diversity baseline: give --l")
+        raise InputError("method cahd is an ℓ-diversity baseline: give `ell`")
     if ell is not None:
         check_eligible(t.labels, ell if method == "cahd" else 2 * ell - 1)  # type: ignore[arg-type]
     return level

@@ -101,7 +101,7 @@ def build_models(
         raise InputError("`diversity` and `c` need `l`")
     if diversity == "recursive":
         if c is None:
-            raise InputError("recursive (c, l)-diversity needs --c")
+            raise InputError("recursive (c, l)-diversity needs `c`")
         if not (math.isfinite(c) and c > 0):
             raise InputError(f"`c` must be a positive number, got {c}")
     elif c is not None:
