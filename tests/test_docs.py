@@ -86,10 +86,10 @@ READERS = [
     ("anonymatch.tables.release", f)
     for f in ("read_release", "midpoints", "mean_bounds", "uniform_histogram")
 ] + [
-    ("anonymatch.tables.infer", "infer_job"),
-    ("anonymatch.core.job", "load_job"),
-    ("anonymatch.core.job", "parse_job"),
-    ("anonymatch.core.job", "render_toml"),
+    ("anonymatch.app.infer", "infer_job"),
+    ("anonymatch.app.jobfile", "load_job"),
+    ("anonymatch.app.jobfile", "parse_job"),
+    ("anonymatch.app.jobfile", "render_toml"),
 ]
 
 

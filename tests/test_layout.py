@@ -3,8 +3,10 @@
 - no import circle between anonymatch's modules (module-level and deferred imports alike);
 - no module name carries a data kind as a suffix or prefix: the kind is the package;
 - core imports nothing but core (no data kind, no application layer, not the package root);
-  a data kind (tables, sets, sparse, graphs) imports only from core
-  and from itself; the exceptions are declared here with their reason;
+- app (job files, output paths, ``anonymatch init``'s drafting) is imported only by cli, ui and
+  report: no data kind and not core;
+- a data kind (tables, sets, sparse, graphs) imports only from core and from itself; the
+  exceptions are declared here with their reason;
 - the command modules of ``cli`` import nothing from each other but the shared ``options`` and
   ``config`` (``--config`` job files, ``verify --manifest``).
 """
@@ -98,12 +100,25 @@ def test_core_imports_only_core() -> None:
     # core is the bottom layer: no data kind, no application layer (app, cli, ui, report) and
     # not the package root (the version is core.version, re-exported by the root)
     assert [
-        (a, b) for a, b in GRAPH.edges if a.startswith("anonymatch.core") and not in_core(b)
+        (a, b)
+        for a, b in GRAPH.edges
+        if in_package(a, "anonymatch.core") and not in_package(b, "anonymatch.core")
     ] == []
 
 
-def in_core(name: str) -> bool:
-    return name == "anonymatch.core" or name.startswith("anonymatch.core.")
+def test_app_is_imported_only_by_the_front_ends() -> None:
+    # app (job files, output paths, drafting a job) sits above the kinds and core: only the
+    # command line, the web app and the report use it
+    front_ends = ("anonymatch.app", "anonymatch.cli", "anonymatch.ui", "anonymatch.report")
+    assert [
+        (a, b)
+        for a, b in GRAPH.edges
+        if in_package(b, "anonymatch.app") and not any(in_package(a, f) for f in front_ends)
+    ] == []
+
+
+def in_package(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
 
 
 def test_cli_modules_share_only_options() -> None:

@@ -16,10 +16,10 @@ from typing import Any, TypeVar, cast
 import click
 import numpy as np
 
+from anonymatch.app.outputs import JSON_EXTENSIONS, Output, check_outputs
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import private_seed_file, utc_now
-from anonymatch.core.outputs import JSON_EXTENSIONS, Output, check_outputs
 from anonymatch.tables.io import CsvOptions, check_quotechar
 from anonymatch.tables.schema import DEFAULT_NA_VALUES, MissingCodes
 
@@ -396,7 +396,7 @@ def claim_outputs(
     directory: bool = False,
 ) -> None:
     """Check every output path of the current command up front (the shared output policy,
-    :func:`anonymatch.core.outputs.check_outputs`): supported extension (``extensions`` for
+    :func:`anonymatch.app.outputs.check_outputs`): supported extension (``extensions`` for
     the release, ``.json`` for the side outputs), existing directory, no existing file without
     ``--force``, no two outputs naming one file, no output naming an input (any other
     parameter that names an existing path). Done once per command, by the outermost of

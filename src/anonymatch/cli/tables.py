@@ -16,6 +16,7 @@ from typing import Any, cast
 
 import click
 
+from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.cli.config import input_options_block, manifest_callback
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
@@ -41,7 +42,6 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
-from anonymatch.core.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, METHOD_NAMES, SUPPRESSION_METHODS
 from anonymatch.tables.qitypes import QITypes
