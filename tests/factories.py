@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from anonymatch.tables.schema import EncodedQI, Schema, encode_qi
+from anonymatch.tables.columns.schema import EncodedQI, Schema, encode_qi
 
 
 def random_frame(n: int, seed: int, n_num: int = 2, n_cat: int = 2, card: int = 4) -> pd.DataFrame:

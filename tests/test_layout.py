@@ -7,6 +7,7 @@
   report: no data kind and not core;
 - a data kind (tables, sets, sparse, graphs) imports only from core and from itself; the
   exceptions are declared here with their reason;
+- tables has at most 14 top-level modules and packages (``__init__`` aside);
 - the command modules of ``cli`` import nothing from each other but the shared ``options`` and
   ``config`` (``--config`` job files, ``verify --manifest``).
 """
@@ -119,6 +120,17 @@ def test_app_is_imported_only_by_the_front_ends() -> None:
 
 def in_package(name: str, package: str) -> bool:
     return name == package or name.startswith(package + ".")
+
+
+def test_tables_has_few_top_level_entries() -> None:
+    # tables reads like the other kinds: its modules are grouped into inner packages (columns,
+    # io, models, risk, methods) rather than piling up side by side
+    entries = [
+        p.name
+        for p in (SRC / "anonymatch" / "tables").iterdir()
+        if (p.suffix == ".py" and p.name != "__init__.py") or (p / "__init__.py").exists()
+    ]
+    assert len(entries) <= 14, sorted(entries)
 
 
 def test_cli_modules_share_only_options() -> None:

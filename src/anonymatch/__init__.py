@@ -57,9 +57,9 @@ _RELEASE_READERS = ("read_release", "midpoints", "mean_bounds", "uniform_histogr
 
 
 def __getattr__(name: str) -> object:
-    """``read_release`` and its helpers (``anonymatch.tables.release``), loaded on first use."""
+    """``read_release`` and its helpers (``anonymatch.tables.io.release``), loaded on first use."""
     if name in _RELEASE_READERS:
-        from anonymatch.tables import release
+        from anonymatch.tables.io import release
 
         return getattr(release, name)
     raise AttributeError(f"module 'anonymatch' has no attribute {name!r}")

@@ -24,8 +24,8 @@ import pandas as pd
 
 from anonymatch.app.jobfile import Job, parse_job, toml_value
 from anonymatch.core.errors import InputError
+from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES
 from anonymatch.tables.io import CsvOptions, csv_separator, is_parquet, read_table
-from anonymatch.tables.schema import DEFAULT_NA_VALUES
 
 SEPARATORS = (",", ";", "\t", "|", " ")
 """Field separators tried when none is given, in this order of preference."""

@@ -42,10 +42,10 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
+from anonymatch.tables.columns.qitypes import QITypes
+from anonymatch.tables.columns.schema import MissingCodes, Schema
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, METHOD_NAMES, SUPPRESSION_METHODS
-from anonymatch.tables.qitypes import QITypes
-from anonymatch.tables.schema import MissingCodes, Schema
 
 EXECUTOR_MEANING = (
     "threads = in memory (one process; the solvers' own threads); inline = streamed, "
@@ -63,7 +63,7 @@ VERIFY_EXECUTOR_MEANING = (
 
 def read_release(path: str) -> Any:
     """A table release as published (CSV formula guard undone; ``cells.read_release_text``)."""
-    from anonymatch.tables.cells import read_release_text as read
+    from anonymatch.tables.io.cells import read_release_text as read
 
     return read(path)
 
@@ -231,8 +231,8 @@ def anonymize(
     from anonymatch.cli import import_quietly
 
     started = time.perf_counter()
-    import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.cells")
-    from anonymatch.tables.cells import write_release
+    import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.io.cells")
+    from anonymatch.tables.io.cells import write_release
     from anonymatch.tables.pipeline import anonymize as run
 
     check_workers(workers)
@@ -315,7 +315,7 @@ def anonymize(
     if method in SUPPRESSION_METHODS:
         if suppression_limit:
             raise InputError(f"--suppression-limit does not apply to method {method!r}")
-        from anonymatch.tables.adaptive import DEFAULT_PATIENCE, anonymize_adaptive
+        from anonymatch.tables.models.adaptive import DEFAULT_PATIENCE, anonymize_adaptive
 
         if qi_types:
             raise InputError(
@@ -450,7 +450,7 @@ def _streamed_executor(
     workers: int | None,
 ) -> Any:
     """The executor of the streamed path, or None for the in-memory path."""
-    from anonymatch.tables.stream import count_rows, is_directory_output
+    from anonymatch.tables.io.stream import count_rows, is_directory_output
 
     if executor == "threads":
         if scheduler:
@@ -599,8 +599,8 @@ def verify(
     from anonymatch.cli import import_quietly
 
     import_quietly("anonymatch.tables.pipeline")
+    from anonymatch.tables.models.sensitive import build_models
     from anonymatch.tables.pipeline import verify_release
-    from anonymatch.tables.sensitive import build_models
 
     if (k is None) == (k_column is None):
         raise InputError("give exactly one of --k and --k-column")
@@ -653,7 +653,7 @@ def verify(
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     pub = read_release(published)
     if k_column is not None:
-        from anonymatch.tables.adaptive import verify_adaptive_release
+        from anonymatch.tables.models.adaptive import verify_adaptive_release
 
         if qi_types:
             raise InputError("--ordinal/--date/--hierarchy are not supported with --k-column")
@@ -765,7 +765,7 @@ def attack(
     The adversary knows --known true matches of PUBLISHED (a release of ORIGINAL): how many
     published rows can each other person still be (Choromanski et al. §4), and how often a random
     attack succeeds."""
-    from anonymatch.tables.adaptive import attack_release
+    from anonymatch.tables.models.adaptive import attack_release
 
     if (k is None) == (k_column is None):
         raise InputError("give exactly one of --k and --k-column")
@@ -894,8 +894,8 @@ def check_kl_cmd(
     """Check that a table is (k,ℓ)-anonymous.
 
     Is TABLE (an original or a release) (k,ℓ)-anonymous? Exit 0 iff it is."""
-    from anonymatch.tables.kl import check_kl
-    from anonymatch.tables.schema import Schema, missing_qi_mask
+    from anonymatch.tables.columns.schema import Schema, missing_qi_mask
+    from anonymatch.tables.models.kl import check_kl
 
     frame = read_table(table, csv_options(sep, names, quotechar, fmt))
     attrs = comma_list(qi)
@@ -949,8 +949,8 @@ def anonymize_kl_cmd(
 
     Global generalization of INPUT by the hypergraph algorithm; the release is verified."""
     from anonymatch.core.manifest import finish_manifest, write_manifest
-    from anonymatch.tables.cells import write_release
-    from anonymatch.tables.kl import anonymize_kl
+    from anonymatch.tables.io.cells import write_release
+    from anonymatch.tables.models.kl import anonymize_kl
 
     started = time.perf_counter()
     for path in (output, report_path):
@@ -1070,7 +1070,7 @@ def risk_cmd(
     from anonymatch import __version__
     from anonymatch.core.manifest import file_digest, utc_now, write_manifest
     from anonymatch.core.validation import check_k
-    from anonymatch.tables.risk import assess, check_threshold
+    from anonymatch.tables.risk.risk import assess, check_threshold
 
     threshold = check_threshold(threshold, "--threshold")
     if k is not None:

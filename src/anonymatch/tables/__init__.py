@@ -35,12 +35,12 @@ from anonymatch.core.validation import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from anonymatch.tables.hierarchy import Hierarchy
+    from anonymatch.tables.columns.hierarchy import Hierarchy
+    from anonymatch.tables.columns.qitypes import QITypes
+    from anonymatch.tables.columns.schema import MissingCodes, Schema
     from anonymatch.tables.metrics import InformationLoss
     from anonymatch.tables.pipeline import Release
-    from anonymatch.tables.qitypes import QITypes
-    from anonymatch.tables.risk import RiskReport
-    from anonymatch.tables.schema import MissingCodes, Schema
+    from anonymatch.tables.risk.risk import RiskReport
     from anonymatch.tables.verify import VerificationReport
 
 
@@ -55,7 +55,7 @@ def _schema(
     weights: Mapping[str, float] | None = None,
     types: QITypes | None = None,
 ) -> Schema:
-    from anonymatch.tables.schema import Schema
+    from anonymatch.tables.columns.schema import Schema
 
     return Schema.build(
         column_list(qi, "qi"),
@@ -73,11 +73,11 @@ def _types(
     hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None,
     hierarchy_cells: str,
 ) -> QITypes | None:
-    """Typed QIs (``tables.qitypes``) from the fronts' keyword arguments; None if none."""
+    """Typed QIs (``tables.columns.qitypes``) from the fronts' keyword arguments; None if none."""
     if not (ordinal or dates or hierarchies):
         return None
-    from anonymatch.tables.hierarchy import Hierarchy
-    from anonymatch.tables.qitypes import build_types
+    from anonymatch.tables.columns.hierarchy import Hierarchy
+    from anonymatch.tables.columns.qitypes import build_types
 
     return build_types(
         {a: v if isinstance(v, str) else list(v) for a, v in (ordinal or {}).items()},
@@ -93,7 +93,7 @@ def _na(
     """``na_values`` of the API: tokens (a list or a comma-separated string) for every column,
     a mapping column → codes (added to the default tokens, as pandas' ``na_values`` dict), or a
     ``MissingCodes``."""
-    from anonymatch.tables.schema import MissingCodes, missing_codes
+    from anonymatch.tables.columns.schema import MissingCodes, missing_codes
 
     if na_values is None or isinstance(na_values, MissingCodes | Mapping):
         return missing_codes(na_values)
@@ -195,17 +195,17 @@ def anonymize(
         listed in ``numeric``, equal distance otherwise).
     ordinal : mapping of str to str or sequence of str, optional
         Ordinal QIs and their values, lowest first (``{"Installs": "0+|1+|5+"}``): published
-        as ranges over the order (``1+..5+``), scored on ranks. See ``tables.qitypes``.
+        as ranges over the order (``1+..5+``), scored on ranks. See ``tables.columns.qitypes``.
     dates : mapping of str to str, optional
         Date/datetime QIs and their granularity (``{"Last Updated": "month"}``): published as
         date ranges (``2018-01..2018-06``).
     hierarchies : mapping of str to path or Hierarchy, optional
-        Generalization hierarchies of categorical QIs, ARX's format (``tables.hierarchy``).
+        Generalization hierarchies of categorical QIs, ARX's format (``tables.columns.hierarchy``).
     hierarchy_cells : {"node", "set"}, default "node"
         Publish the lowest hierarchy node covering each cell (``~label``), or value sets.
     suppression_limit : float, default 0.0
         Share of the records, in [0, 1), that may be dropped from the release as outliers when
-        that lowers the loss (ARX's suppression limit; ``anonymatch.tables.suppress``). The
+        that lowers the loss (ARX's suppression limit; ``anonymatch.tables.models.suppress``). The
         guarantee holds for the published people; ``report["input"]["suppressed"]`` counts the
         others.
 
@@ -232,7 +232,7 @@ def anonymize(
     --------
     verify : Check a release against the original.
     evaluate : Measure the utility of a release.
-    anonymatch.tables.adaptive.anonymize_adaptive : Per-record levels by b-matching.
+    anonymatch.tables.models.adaptive.anonymize_adaptive : Per-record levels by b-matching.
 
     Notes
     -----
@@ -399,7 +399,7 @@ def verify(
 
     original = require_frame(original, "original")
     published = _published(release)
-    from anonymatch.tables.sensitive import build_models
+    from anonymatch.tables.models.sensitive import build_models
 
     schema = _schema(
         qi, numeric, sensitive, types=_types(ordinal, dates, hierarchies, hierarchy_cells)
@@ -589,7 +589,7 @@ def risk(
     See Also
     --------
     verify : Check the k-anonymity a release claims.
-    anonymatch.tables.sensitive.candidates : The candidate matrix behind every figure.
+    anonymatch.tables.models.sensitive.candidates : The candidate matrix behind every figure.
 
     Notes
     -----
@@ -624,7 +624,7 @@ def risk(
     >>> figures.candidates.min >= 2, figures.prosecutor.max <= 0.5
     (True, True)
     """
-    from anonymatch.tables.risk import assess, check_threshold
+    from anonymatch.tables.risk.risk import assess, check_threshold
 
     original = require_frame(original, "original")
     published = _published(release)

@@ -20,12 +20,8 @@ from anonymatch.core.errors import InfeasibleError, InputError, VerificationErro
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
 from anonymatch.core.validation import require_frame
-from anonymatch.tables.cells import format_cells, parse_cells
-from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, build_graph, registry
-from anonymatch.tables.metrics import InformationLoss, information_loss
-from anonymatch.tables.qitypes import QITypes
-from anonymatch.tables.recode import GeneralizedQI, recode
-from anonymatch.tables.schema import (
+from anonymatch.tables.columns.qitypes import QITypes
+from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,
     NAValues,
@@ -35,14 +31,18 @@ from anonymatch.tables.schema import (
     missing_codes,
     missing_qi_mask,
 )
-from anonymatch.tables.sensitive import (
+from anonymatch.tables.io.cells import format_cells, parse_cells
+from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, build_graph, registry
+from anonymatch.tables.metrics import InformationLoss, information_loss
+from anonymatch.tables.models.sensitive import (
     SensitiveModel,
     SensitiveTarget,
     build_models,
     check_release,
     encode_sensitive,
 )
-from anonymatch.tables.suppress import check_suppression_limit, choose_outliers
+from anonymatch.tables.models.suppress import check_suppression_limit, choose_outliers
+from anonymatch.tables.recode import GeneralizedQI, recode
 from anonymatch.tables.verify import VerificationReport, verify
 
 
@@ -118,13 +118,13 @@ def anonymize(
     Missing QI values (``na_values``: tokens, or a ``MissingCodes`` with per-column codes) are
     kept and published as suppressed cells ``*`` (docs/guarantees/missing.md) unless
     ``drop_missing``. ``suppression_limit`` s ∈ [0, 1) lets up to ⌊s·n⌋ outlier records be
-    dropped from the release when that lowers the loss (``tables.suppress``); the manifest
+    dropped from the release when that lowers the loss (``tables.models.suppress``); the manifest
     counts them (``input.suppressed``) and the guarantee covers the published people.
 
     Parameters mirror the CLI. ``l``/``diversity``/``c``/``t`` put ℓ-diversity and/or
-    t-closeness on the sensitive columns (``tables.sensitive``); the release is then made of
+    t-closeness on the sensitive columns (``tables.models.sensitive``); the release is then made of
     classes that satisfy them (``methods.diverse``) and is checked from the release alone.
-    ``types`` declares ordinal and date QIs and hierarchies (``tables.qitypes``).
+    ``types`` declares ordinal and date QIs and hierarchies (``tables.columns.qitypes``).
     ``seed`` None draws the privacy randomness from OS entropy; a fixed seed makes the release
     reproducible and lets anyone who knows the seed redo the random choice of the true assignment
     — use it only for tests and experiments.

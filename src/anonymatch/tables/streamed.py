@@ -1,9 +1,9 @@
 """Tables of millions of rows: streamed, partitioned, anonymized on every core or on a Dask
 cluster, verified partition by partition, written atomically (Doka et al. §8.1 at scale).
 
-1. **Scan** — the input is read in batches (``tables.stream``); each batch's QIs are encoded and the
-   encodings merged (global domains, ``schema.concat_encoded``); the other published columns are
-   spilled to an Arrow IPC file on local disk and memory-mapped.
+1. **Scan** — the input is read in batches (``tables.io.stream``); each batch's QIs are encoded
+   and the encodings merged (global domains, ``schema.concat_encoded``); the other published
+   columns are spilled to an Arrow IPC file on local disk and memory-mapped.
 2. **Order** — the lexicographic order of the encoded QIs (``order.lexicographic_order``, the
    function the in-memory path and ``verify`` use), cut into ``partition_bounds`` partitions of
    about P records; consecutive partitions are grouped into chunks of about ``chunk_rows`` records.
@@ -15,7 +15,7 @@ cluster, verified partition by partition, written atomically (Doka et al. §8.1 
    and verified partition by partition: each partition's compatibility graph (its published
    rows against its originals) must have a k-factor.
 4. **Write** — in chunk order the driver attaches the other columns of each row's true
-   preimage and appends the batch to the release (``tables.stream.ReleaseWriter``, atomic).
+   preimage and appends the batch to the release (``tables.io.stream.ReleaseWriter``, atomic).
 
 With sensitive models (``--l``/``--t``) the scan also codes the sensitive columns through
 global dictionaries, each partition publishes classes that satisfy the models
@@ -67,14 +67,7 @@ from anonymatch.core.runner import (
     partition_bounds,
     partition_bounds_count,
 )
-from anonymatch.tables.cells import format_cells, parse_cells, typed_cells
-from anonymatch.tables.io import CsvOptions
-from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, registry
-from anonymatch.tables.methods.diverse import diverse_clusters
-from anonymatch.tables.metrics import loss_from_sums, ncp_sums
-from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
-from anonymatch.tables.schema import (
+from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,
     NAValues,
@@ -85,7 +78,14 @@ from anonymatch.tables.schema import (
     missing_codes,
     missing_qi_mask,
 )
-from anonymatch.tables.sensitive import (
+from anonymatch.tables.io import CsvOptions
+from anonymatch.tables.io.cells import format_cells, parse_cells, typed_cells
+from anonymatch.tables.io.sidecar import release_schema, write_schema
+from anonymatch.tables.io.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
+from anonymatch.tables.methods import FREEFORM_METHODS, BuildOptions, registry
+from anonymatch.tables.methods.diverse import diverse_clusters
+from anonymatch.tables.metrics import loss_from_sums, ncp_sums
+from anonymatch.tables.models.sensitive import (
     EncodedSensitive,
     SensitiveCheck,
     SensitiveCodebook,
@@ -97,8 +97,8 @@ from anonymatch.tables.sensitive import (
     describe_model,
     merge_checks,
 )
-from anonymatch.tables.sidecar import release_schema, write_schema
-from anonymatch.tables.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
+from anonymatch.tables.order import lexicographic_order
+from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
 from anonymatch.tables.verify import verify
 
 DEFAULT_CHUNK_ROWS = 50_000

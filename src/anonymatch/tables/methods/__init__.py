@@ -17,11 +17,11 @@ import numpy as np
 from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.runner import run_partitions, split_even
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.schema import EncodedQI
 
 if TYPE_CHECKING:
-    from anonymatch.tables.sensitive import SensitiveTarget
+    from anonymatch.tables.models.sensitive import SensitiveTarget
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ METHOD_NAMES = ("hungarian", "sortgreedy", "greedy", "mip", "mondrian", "ring")
 # The freeform (nonreciprocal) methods of Doka et al.
 FREEFORM_METHODS = ("hungarian", "sortgreedy", "greedy", "mip")
 # Suppression methods with per-record levels (Choromanski et al.);
-# front: anonymatch.tables.adaptive.
+# front: anonymatch.tables.models.adaptive.
 SUPPRESSION_METHODS = ("bmatching", "bmatching-symmetric", "agglomerative")
 # Up to this many records the b-matching sees every pair (Algorithm 1: a min-cost flow on n² arcs
 # takes ~0.1 s at n = 400). Algorithm 2's integer program is far costlier per pair (bupa, n = 345,

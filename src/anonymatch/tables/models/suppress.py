@@ -28,10 +28,10 @@ from __future__ import annotations
 import numpy as np
 
 from anonymatch.core.errors import InputError
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import freeform_partition_size, partitions
 from anonymatch.tables.methods.freeform import singleton_cells
 from anonymatch.tables.metrics import TreeTables, gcp_increase_weights
-from anonymatch.tables.schema import EncodedQI
 
 
 def check_suppression_limit(value: object) -> float:

@@ -23,8 +23,8 @@ from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
 from anonymatch.core.runner import run_partitions
 from anonymatch.core.validation import check_k, check_seed, require_frame
-from anonymatch.tables.attack import AttackReport, simulate_attack
-from anonymatch.tables.cells import parse_cells
+from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, EncodedQI, NAValues, Schema
+from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.methods import SUPPRESSION_METHODS
 from anonymatch.tables.methods.agglomerative import agglomerative
 from anonymatch.tables.methods.bmatching import (
@@ -37,7 +37,7 @@ from anonymatch.tables.methods.bmatching import (
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import Release, _check_k, _release_table, prepare
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, NAValues, Schema
+from anonymatch.tables.risk.attack import AttackReport, simulate_attack
 from anonymatch.tables.verify import AdaptiveVerificationReport, compatibility, verify_adaptive
 
 ADAPTIVE_PARTITION = 500  # records per partition of the suppression methods
