@@ -12,7 +12,7 @@ attribute the "equal distance" EMD, i.e. half the L1 distance). ℓ must be an i
 three take k too; here they run with the same k as the plain model.
 
 ``anjana_release`` feeds it the QI and sensitive columns, times the call alone, and rewrites the
-generalized QI cells into anonymatch's published-cell grammar (``anonymatch.tables.cells``) so
+generalized QI cells into anonymatch's published-cell grammar (``anonymatch.tables.io.cells``) so
 that ``verify_release`` and ``evaluate_release`` judge and score it like any of our releases:
 
 * a hierarchy node becomes the set of hierarchy *leaves* under it — for a categorical QI the
@@ -428,7 +428,7 @@ def verify_capped(
         Published and original tables.
     k : int
         k to verify.
-    schema : anonymatch.tables.schema.Schema
+    schema : anonymatch.tables.columns.schema.Schema
         Roles of the columns.
     limit_gib : float
         Address-space cap of the child, GiB.
@@ -454,9 +454,9 @@ def verify_capped(
 
 
 def _smoke() -> None:
+    from anonymatch.tables.columns.schema import Schema
     from anonymatch.tables.datasets import ADULT_NUMERIC, ADULT_QI, load_adult
     from anonymatch.tables.pipeline import evaluate_release
-    from anonymatch.tables.schema import Schema
 
     base = os.environ.get("ANONYMATCH_DATA", str(ROOT.parent / "shared" / "datasets"))
     data = load_adult(Path(base) / "adult" / "adult.data")

@@ -27,7 +27,7 @@ temporary directory holding a symlink to the Adult file used by our own runs.
 ``main`` is one whole peer process (``python benchmarks/_mondrian_peer.py --k K --out R.csv``):
 load with the peer's loader, run its ``mondrian(data, k)`` (strict), convert its cells to raw
 values with its own ``covert_to_raw``, then rewrite them in anonymatch's published-cell grammar
-(``anonymatch.tables.cells``) so that our verifier and our GCP judge it like our releases:
+(``anonymatch.tables.io.cells``) so that our verifier and our GCP judge it like our releases:
 ``lo~hi`` → ``lo..hi`` for numeric QIs, ``a~b~c`` → the value set ``a|b|c`` (each value
 escaped, sorted) for categorical ones; the income column is attached to each row. The rewrite
 and the CSV write are timed apart from the peer's own work (``seconds``: ``load``,

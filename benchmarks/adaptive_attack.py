@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _adaptive_data import Binarized, facebook, facebook_levels, uci  # noqa: E402
 from _common import ROOT, machine, update_results  # noqa: E402
 
-from anonymatch.tables.adaptive import solve
-from anonymatch.tables.attack import simulate_attack
+from anonymatch.tables.models.adaptive import solve
+from anonymatch.tables.risk.attack import simulate_attack
 
 METHODS = ("bmatching", "bmatching-symmetric", "agglomerative")
 KNOWN = (0, 1, 2, 4, 6, 8)
@@ -99,7 +99,7 @@ def _random_regular(n: int, delta: int, symmetric: bool, rng: np.random.Generato
 def small_graph_census(graphs: int = 2000) -> dict[str, float]:
     """Share of random 3-regular graphs on 6 or 8 vertices in which revealing one true pair
     leaves some person fewer than δ − 1 = 2 candidates (every choice of the known pair)."""
-    from anonymatch.tables.attack import candidate_counts
+    from anonymatch.tables.risk.attack import candidate_counts
 
     rng = np.random.default_rng(0)
     out = {}

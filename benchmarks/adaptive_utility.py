@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _adaptive_data import UCI_NAMES, Binarized, facebook, facebook_levels, uci  # noqa: E402
 from _common import ROOT, machine, update_results  # noqa: E402
 
-from anonymatch.tables.adaptive import solve
 from anonymatch.tables.methods.bmatching import stars_of
+from anonymatch.tables.models.adaptive import solve
 from anonymatch.tables.verify import verify_adaptive
 
 METHODS = ("bmatching", "bmatching-symmetric", "agglomerative")
@@ -34,8 +34,8 @@ IMG = ROOT / "docs" / "img" / "adaptive_utility.png"
 
 def _verified(data: Binarized, delta: np.ndarray, stars: np.ndarray) -> bool:
     """Verify the release the stars make, from the cells and the original values only."""
-    from anonymatch.tables.adaptive import starred_cells
-    from anonymatch.tables.schema import EncodedQI
+    from anonymatch.tables.columns.schema import EncodedQI
+    from anonymatch.tables.models.adaptive import starred_cells
 
     n, d = data.codes.shape
     codes = np.where(data.forced, -1, data.codes) + 1  # a missing value is its own value

@@ -36,14 +36,14 @@ import pandas as pd
 from _common import ROOT, adult_path, dump, machine, update_results
 
 import anonymatch
-from anonymatch.tables.cells import parse_cells
+from anonymatch.tables.columns.qitypes import build_types
+from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.datasets import ADULT_NUMERIC, ADULT_QI
 from anonymatch.tables.datasets import load_adult as load_complete_adult
+from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import evaluate_release
-from anonymatch.tables.qitypes import build_types
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import Schema, encode_qi
 
 QI = list(ADULT_QI)
 NUMERIC = list(ADULT_NUMERIC)

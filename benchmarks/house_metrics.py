@@ -54,10 +54,13 @@ def measure(root: Path) -> dict[str, object]:
                 many.append(f"{rel}:{node.lineno}:{node.name}({_params(node)})")
             if isinstance(node, ast.Raise) and _library(path, root):
                 for sub in ast.walk(node):
-                    if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                        if FLAG.search(sub.value):
-                            flags.append(f"{rel}:{sub.lineno}")
-                            break
+                    if (
+                        isinstance(sub, ast.Constant)
+                        and isinstance(sub.value, str)
+                        and FLAG.search(sub.value)
+                    ):
+                        flags.append(f"{rel}:{sub.lineno}")
+                        break
             if isinstance(node, ast.Call):
                 name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
                 if name in ("partition_size", "adaptive_partition_size", "freeform_partition_size"):

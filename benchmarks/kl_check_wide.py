@@ -15,7 +15,7 @@ import numpy as np
 from _common import ROOT, dump, machine, update_results
 
 from anonymatch.tables.datasets import load_adult
-from anonymatch.tables.kl import check_kl
+from anonymatch.tables.models.kl import check_kl
 
 
 def main() -> None:

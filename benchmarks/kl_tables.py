@@ -25,7 +25,7 @@ import pandas as pd
 from _common import ROOT, dump, machine, update_results
 
 from anonymatch.tables.datasets import ADULT_COLUMNS, load_adult
-from anonymatch.tables.kl import anonymize_kl
+from anonymatch.tables.models.kl import anonymize_kl
 from anonymatch.tables.pipeline import anonymize
 
 ADULT_NUMERIC = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]

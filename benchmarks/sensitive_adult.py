@@ -30,7 +30,12 @@ import pandas as pd
 from _common import ADULT_NAMES, ROOT, adult_path, dump, machine, update_results
 
 import anonymatch
-from anonymatch.tables.sensitive import build_models, candidates, encode_sensitive, person_stats
+from anonymatch.tables.models.sensitive import (
+    build_models,
+    candidates,
+    encode_sensitive,
+    person_stats,
+)
 
 QI7 = ["age", "workclass", "education-num", "marital-status", "race", "sex", "native-country"]
 QI8 = QI7[:4] + ["occupation"] + QI7[4:]
@@ -70,9 +75,9 @@ def load_heart() -> pd.DataFrame:
 
 def homogeneous_share(release: pd.DataFrame, data: pd.DataFrame, qi, numeric, column) -> float:
     """Share of people whose candidate rows all show one value of ``column``."""
-    from anonymatch.tables.cells import parse_cells
+    from anonymatch.tables.columns.schema import Schema
+    from anonymatch.tables.io.cells import parse_cells
     from anonymatch.tables.pipeline import prepare
-    from anonymatch.tables.schema import Schema
 
     _, enc, _ = prepare(data, Schema.build(qi, numeric))
     cand = candidates(parse_cells(release, enc), enc)

@@ -48,10 +48,10 @@ sys.path.insert(0, str(ROOT))  # tests.core.walk_reference: the kernel before is
 
 from anonymatch.core import assignment  # noqa: E402
 from anonymatch.core.graph import GeneralizationGraph  # noqa: E402
+from anonymatch.tables.columns.schema import Schema  # noqa: E402
 from anonymatch.tables.methods import BuildOptions, partitions  # noqa: E402
 from anonymatch.tables.methods.freeform import hungarian  # noqa: E402
 from anonymatch.tables.pipeline import prepare  # noqa: E402
-from anonymatch.tables.schema import Schema  # noqa: E402
 from tests.core.walk_reference import closed_walk_rounds as old_kernel  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "speed_walk.json"

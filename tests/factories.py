@@ -9,9 +9,9 @@ import pandas as pd
 import scipy.sparse as sp
 
 from anonymatch.tables import run_job
+from anonymatch.tables.columns.schema import EncodedQI, Schema, encode_qi
 from anonymatch.tables.job import TableJob
 from anonymatch.tables.pipeline import Release
-from anonymatch.tables.schema import EncodedQI, Schema, encode_qi
 
 
 def random_frame(n: int, seed: int, n_num: int = 2, n_cat: int = 2, card: int = 4) -> pd.DataFrame:

@@ -35,9 +35,9 @@ def test_front_functions_survive_importing_the_verify_submodules() -> None:
     import anonymatch.graphs.verify
     import anonymatch.sets.verify
     import anonymatch.sparse.verify
-    import anonymatch.tables.risk
+    import anonymatch.tables.risk.risk
     import anonymatch.tables.verify  # noqa: F401
-    from anonymatch.tables.risk import RiskReport
+    from anonymatch.tables.risk.risk import RiskReport
     from anonymatch.tables.verify import VerificationReport
 
     for kind in (anonymatch.tables, anonymatch.sets, anonymatch.sparse, anonymatch.graphs):

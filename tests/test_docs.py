@@ -83,13 +83,13 @@ def test_reading_releases_page_runs_on_heart_statlog(monkeypatch: pytest.MonkeyP
 
 
 READERS = [
-    ("anonymatch.tables.release", f)
+    ("anonymatch.tables.io.release", f)
     for f in ("read_release", "midpoints", "mean_bounds", "uniform_histogram")
 ] + [
-    ("anonymatch.tables.infer", "infer_job"),
-    ("anonymatch.core.job", "load_job"),
-    ("anonymatch.core.job", "parse_job"),
-    ("anonymatch.core.job", "render_toml"),
+    ("anonymatch.app.infer", "infer_job"),
+    ("anonymatch.app.jobfile", "load_job"),
+    ("anonymatch.app.jobfile", "parse_job"),
+    ("anonymatch.app.jobfile", "render_toml"),
 ]
 
 
@@ -102,7 +102,7 @@ def test_job_and_reader_functions_pass_numpydoc_validation(module: str, name: st
 
 def test_release_readers_are_top_level() -> None:
     import anonymatch
-    from anonymatch.tables import release
+    from anonymatch.tables.io import release
 
     for name in ("read_release", "midpoints", "mean_bounds", "uniform_histogram"):
         assert getattr(anonymatch, name) is getattr(release, name)

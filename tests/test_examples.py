@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from anonymatch.app.jobfile import load_job, parse_job
 from anonymatch.cli import main
-from anonymatch.core.job import load_job, parse_job
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("ANONYMATCH_DATA", ROOT.parent / "shared" / "datasets"))

@@ -21,17 +21,16 @@ Importing the package is cheap: the heavy modules load on the first call.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from anonymatch import graphs, sets, sparse, tables  # noqa: E402
-from anonymatch.core.errors import (  # noqa: E402
+from anonymatch import graphs, sets, sparse, tables
+from anonymatch.core.errors import (
     AnonymatchError,
     InfeasibleError,
     InputError,
     VerificationError,
     WorkerError,
 )
-from anonymatch.tables import anonymize, evaluate, risk, verify  # noqa: E402
+from anonymatch.core.version import __version__
+from anonymatch.tables import anonymize, evaluate, risk, verify
 
 __all__ = [
     "AnonymatchError",
@@ -58,9 +57,9 @@ _RELEASE_READERS = ("read_release", "midpoints", "mean_bounds", "uniform_histogr
 
 
 def __getattr__(name: str) -> object:
-    """``read_release`` and its helpers (``anonymatch.tables.release``), loaded on first use."""
+    """``read_release`` and its helpers (``anonymatch.tables.io.release``), loaded on first use."""
     if name in _RELEASE_READERS:
-        from anonymatch.tables import release
+        from anonymatch.tables.io import release
 
         return getattr(release, name)
     raise AttributeError(f"module 'anonymatch' has no attribute {name!r}")

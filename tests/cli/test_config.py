@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from anonymatch.app.jobfile import load_job, parse_job
 from anonymatch.cli import cli, main
 from anonymatch.core.errors import InputError
-from anonymatch.core.job import load_job, parse_job
 from tests.factories import random_frame
 
 

@@ -88,7 +88,7 @@ def test_no_csv_safe_writes_the_values_as_they_are(
 def test_the_other_columns_are_published_exactly(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from anonymatch.tables.cells import read_release_text as read_release
+    from anonymatch.tables.io.cells import read_release_text as read_release
 
     src = _hostile(tmp_path / "t.csv")
     out = tmp_path / "r.csv"

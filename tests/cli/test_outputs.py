@@ -186,7 +186,7 @@ def test_a_release_that_cannot_be_written(
     rel = str(tmp_path / name)
     monkeypatch.setattr(pd.DataFrame, "to_csv", full)
     # the text-only release writer (core.csvsafe.write_text_csv) fails the same way
-    monkeypatch.setattr("anonymatch.tables.cells.write_text_csv", full)
+    monkeypatch.setattr("anonymatch.tables.io.cells.write_text_csv", full)
     argv = [*args, "-o", rel, "--report", str(tmp_path / "m.json"), "-q"]
     _refused(argv, tmp_path, capsys, 6, f"cannot write {rel}: No space left on device")
 
@@ -194,7 +194,7 @@ def test_a_release_that_cannot_be_written(
 def test_a_streamed_release_that_cannot_be_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from anonymatch.tables.stream import ReleaseWriter
+    from anonymatch.tables.io.stream import ReleaseWriter
 
     def full(self: ReleaseWriter, table: object) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

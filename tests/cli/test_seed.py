@@ -266,12 +266,12 @@ def test_no_seed_file_when_interrupted(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import anonymatch.tables.cells
+    import anonymatch.tables.io.cells
 
     def interrupt(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(anonymatch.tables.cells, "write_release", interrupt)
+    monkeypatch.setattr(anonymatch.tables.io.cells, "write_release", interrupt)
     seed_file = tmp_path / "seed.json"
     argv = _argv("anonymize", data, tmp_path / "a")
     code, _, err = run([*argv, "--seed-file", str(seed_file), "-q"], capsys)

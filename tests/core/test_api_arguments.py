@@ -15,8 +15,8 @@ import scipy.sparse as sp
 from anonymatch import graphs, sets, sparse, tables
 from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.sets.km import anonymize_km
-from anonymatch.tables.adaptive import anonymize_adaptive
-from anonymatch.tables.kl import anonymize_kl, check_kl
+from anonymatch.tables.models.adaptive import anonymize_adaptive
+from anonymatch.tables.models.kl import anonymize_kl, check_kl
 
 DF = pd.DataFrame({"age": [20, 30, 40, 50, 60, 70], "sex": list("MFMFMF"), "s": list("abcabc")})
 M = sp.csr_array(np.eye(6, dtype=np.int8))

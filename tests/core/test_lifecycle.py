@@ -1,4 +1,5 @@
-"""core.lifecycle: the one signal and cleanup policy (issue 15, item 2)."""
+"""core.lifecycle: the one cancellation and cleanup policy (issue 15, item 2); the CLI's
+signal handling is tested in tests/cli/test_signals.py."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import signal
 import stat
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,29 +116,6 @@ def test_stale_output_temp_is_swept_by_the_next_writer(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["release.csv"]
 
 
-def test_run_interruptibly_returns_and_raises() -> None:
-    assert lifecycle.run_interruptibly(lambda a, b: a + b, 2, 3) == 5
-    with pytest.raises(ValueError, match="boom"):
-        lifecycle.run_interruptibly(_boom)
-
-
-def _boom() -> None:
-    raise ValueError("boom")
-
-
-def test_run_interruptibly_sees_a_signal_while_the_worker_is_busy() -> None:
-    release = threading.Event()
-    killer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM))
-    started = time.monotonic()
-    with lifecycle.handling_signals(), pytest.raises(lifecycle.Interrupted) as info:
-        killer.start()
-        lifecycle.run_interruptibly(release.wait, 30)
-    release.set()
-    assert info.value.signum == signal.SIGTERM and info.value.exit_code == 143
-    assert time.monotonic() - started < 3
-    assert lifecycle.cancelled() == signal.SIGTERM
-
-
 WORKER = """
 import os, sys, time
 from concurrent.futures import ProcessPoolExecutor
@@ -169,32 +146,3 @@ def _alive(pid: int) -> bool:
             return fh.read().split(") ")[1][0] != "Z"
     except (FileNotFoundError, ProcessLookupError):
         return False
-
-
-def test_a_signal_started_ignored_stays_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
-    """SIGINT of a background job (``cmd &`` in a script) or under nohup stays ignored."""
-    monkeypatch.setattr(lifecycle, "_original_handlers", {})
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        with lifecycle.handling_signals():
-            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-            assert signal.getsignal(signal.SIGTERM) is lifecycle._raise_interrupted
-        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def test_a_signal_during_start_up_exits_at_once() -> None:
-    """SIGTERM while the CLI imports its commands: one line, 143, no traceback."""
-    code = (
-        "import os, signal, threading, time; from anonymatch.core import lifecycle; "
-        "done = lifecycle.guard_startup(); "
-        "threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM)).start(); "
-        "time.sleep(5); print('not reached')"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert (proc.returncode, proc.stdout, proc.stderr.strip()) == (
-        143,
-        "",
-        f"anonymatch: {lifecycle.INTERRUPTED_MESSAGE}",
-    )

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from anonymatch.cli import main
 from anonymatch.report import build_report
 from anonymatch.report.tables import categorical_distributions, numeric_distributions
+from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import Schema, encode_qi
 from tests.factories import planted, random_frame
 
 ROLES = ["--qi", "n0,n1,c0,c1", "--numeric", "n0,n1", "--sensitive", "s"]
@@ -243,7 +243,7 @@ def test_reused_compatibility_is_the_same_graph() -> None:
     computation; other content gets its own."""
     import importlib
 
-    from anonymatch.tables.cells import parse_cells
+    from anonymatch.tables.io.cells import parse_cells
     from anonymatch.tables.pipeline import prepare
     from tests.factories import anonymize_table as anonymize
 
@@ -256,7 +256,7 @@ def test_reused_compatibility_is_the_same_graph() -> None:
     fresh = verify.compatibility(cells, enc)
     calls = []
     original = verify._compatibility
-    from anonymatch.tables.reuse import reuse_parsed_release
+    from anonymatch.tables.io.reuse import reuse_parsed_release
 
     def counting(*args: object) -> object:
         calls.append(1)
@@ -297,8 +297,8 @@ def test_missing_values_suppression_and_hierarchy_in_the_report(
     """``--report-html`` on a release with per-column missing codes, suppressed records and a
     hierarchy: the report reads the original as the release did (codes, published people,
     ``~node`` cells), and its distributions leave the missing values out of both sides."""
-    from anonymatch.tables.cells import parse_cells
-    from anonymatch.tables.schema import MissingCodes
+    from anonymatch.tables.columns.schema import MissingCodes
+    from anonymatch.tables.io.cells import parse_cells
     from tests.factories import anonymize_table as anonymize
 
     rng = np.random.default_rng(3)

@@ -15,9 +15,8 @@ from scipy.stats import chisquare
 
 from anonymatch.cli import main
 from anonymatch.core.matching import matchable_edges, perfect_matching
-from anonymatch.tables.adaptive import anonymize_adaptive, starred_cells
-from anonymatch.tables.attack import candidate_counts, simulate_attack
-from anonymatch.tables.cells import parse_cells
+from anonymatch.tables.columns.schema import Schema, encode_qi
+from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.methods.agglomerative import agglomerative
 from anonymatch.tables.methods.bmatching import (
     SuppressionProblem,
@@ -26,7 +25,8 @@ from anonymatch.tables.methods.bmatching import (
     symmetric_bmatching,
     variational_bmatching,
 )
-from anonymatch.tables.schema import Schema, encode_qi
+from anonymatch.tables.models.adaptive import anonymize_adaptive, starred_cells
+from anonymatch.tables.risk.attack import candidate_counts, simulate_attack
 from anonymatch.tables.verify import verify_adaptive
 
 # Figures 1 and 2 of the paper: 6 users, d = 4, δ = 2.

@@ -12,14 +12,14 @@ from scipy.sparse.csgraph import connected_components
 
 from anonymatch.cli import main
 from anonymatch.core.errors import InputError
-from anonymatch.tables.adaptive import anonymize_adaptive, solve
-from anonymatch.tables.cells import parse_cells
+from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.methods.bmatching import (
     SuppressionProblem,
     cheapest_candidates,
     stars_of,
     variational_bmatching,
 )
+from anonymatch.tables.models.adaptive import anonymize_adaptive, solve
 from anonymatch.tables.verify import verify_adaptive
 
 

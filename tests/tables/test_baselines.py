@@ -17,6 +17,7 @@ from scipy.sparse.csgraph import connected_components
 from anonymatch.core.classes import privacy_step
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.tables.columns.schema import EncodedQI, Schema, encode_qi
 from anonymatch.tables.methods import Builder, BuildOptions
 from anonymatch.tables.methods._partition import relaxed_partition, strict_partition
 from anonymatch.tables.methods.mondrian import mondrian
@@ -24,7 +25,6 @@ from anonymatch.tables.methods.ring import ring
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.recode import GeneralizedQI, recode
-from anonymatch.tables.schema import EncodedQI, Schema, encode_qi
 from tests.factories import encode_frame, random_frame
 
 OPTS = BuildOptions()

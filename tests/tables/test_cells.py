@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.tables.cells import escape_label, format_cells, parse_cells, split_cell
+from anonymatch.tables.columns.schema import Schema, encode_qi
+from anonymatch.tables.io.cells import escape_label, format_cells, parse_cells, split_cell
 from anonymatch.tables.recode import recode
-from anonymatch.tables.schema import Schema, encode_qi
 
 
 @given(st.lists(st.text(min_size=0, max_size=6), min_size=1, max_size=5, unique=True))

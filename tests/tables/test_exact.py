@@ -12,11 +12,11 @@ import pytest
 
 from anonymatch.core.errors import InfeasibleError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.tables.columns.schema import EncodedQI, Schema, encode_qi
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods.exact import mip, solve_mip
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.recode import recode
-from anonymatch.tables.schema import EncodedQI, Schema, encode_qi
 from tests.factories import encode_frame, random_frame
 
 OPTIONS = BuildOptions(time_limit=60.0)

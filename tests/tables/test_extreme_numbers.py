@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from anonymatch.cli import main
 from anonymatch.core.errors import InputError
 from anonymatch.tables import anonymize, verify
-from anonymatch.tables.cells import _number_text, write_release
 from anonymatch.tables.io import read_table
+from anonymatch.tables.io.cells import _number_text, write_release
 
 EXTREMES = [
     0.0,

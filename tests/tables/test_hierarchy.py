@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 
 from anonymatch.cli import main
 from anonymatch.core.errors import InputError
-from anonymatch.tables.cells import format_cells, parse_cells, release_arrow_table
-from anonymatch.tables.hierarchy import Hierarchy, parse_hierarchy, read_hierarchy
+from anonymatch.tables.columns.hierarchy import Hierarchy, parse_hierarchy, read_hierarchy
+from anonymatch.tables.columns.qitypes import GRANULARITIES, DateScale, OrdinalScale, build_types
+from anonymatch.tables.columns.schema import Schema, encode_qi
+from anonymatch.tables.io.cells import format_cells, parse_cells, release_arrow_table
 from anonymatch.tables.metrics import TreeTables, gcp_increase_weights, information_loss
 from anonymatch.tables.pipeline import evaluate_release, verify_release
-from anonymatch.tables.qitypes import GRANULARITIES, DateScale, OrdinalScale, build_types
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import Schema, encode_qi
 from tests.factories import anonymize_table as anonymize
 
 WORK = """Private;Non-Government;*

@@ -18,8 +18,8 @@ from anonymatch.core.counting import check_km
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.sets.km import anonymize_km, read_transactions, verify_item_generalization
 from anonymatch.sets.methods.km import km_anonymize, transactions_matrix
-from anonymatch.tables.cells import parse_cells
-from anonymatch.tables.kl import anonymize_kl, check_kl, verify_generalization
+from anonymatch.tables.io.cells import parse_cells
+from anonymatch.tables.models.kl import anonymize_kl, check_kl, verify_generalization
 from tests.tables.kl_examples import SLIDES_TABLE_1, SLIDES_TABLE_2
 
 

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import anonymatch
+from anonymatch.tables.columns.schema import EncodedQI, Schema, encode_qi
 from anonymatch.tables.methods.freeform import singleton_cells
 from anonymatch.tables.metrics import forbidden_cost, gcp_increase_weights
-from anonymatch.tables.schema import EncodedQI, Schema, encode_qi
 
 ORIGINAL = pd.DataFrame(
     {"age": [20, 30, 40, 60], "sex": ["F", "M", "F", "M"], "job": ["a", "b", "c", "d"]}

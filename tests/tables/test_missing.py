@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 import anonymatch
 from anonymatch.core.errors import InputError
+from anonymatch.tables.columns.schema import MissingCodes, Schema, encode_qi
+from anonymatch.tables.models.suppress import choose_outliers
 from anonymatch.tables.pipeline import prepare, verify_release
-from anonymatch.tables.schema import MissingCodes, Schema, encode_qi
-from anonymatch.tables.suppress import choose_outliers
 from tests.factories import anonymize_table as anonymize
 
 QI = ["age", "edu", "sex", "job"]
@@ -173,7 +173,7 @@ def test_suppression_release_verified_within_the_limit_only() -> None:
     report = verify_release(release.table, data, 5, SCHEMA, CODES, suppression_limit=0.05)
     assert report.passed and report.suppressed == dropped and report.n_original == 200
     # the search for the published people (used when the suppression rule's people fail)
-    from anonymatch.tables.cells import parse_cells
+    from anonymatch.tables.io.cells import parse_cells
     from anonymatch.tables.verify import verify
 
     _, enc, _ = prepare(data, SCHEMA, CODES)
@@ -242,7 +242,7 @@ def test_k_factor_subset_is_a_proof(n_u: int, n_pub: int, k: int, seed: int) -> 
 
 
 def test_suppression_with_a_sensitive_model_is_verified_on_the_kept_people() -> None:
-    from anonymatch.tables.sensitive import build_models
+    from anonymatch.tables.models.sensitive import build_models
 
     data = _frame(150, 21, missing=0.0)
     release = anonymize(data, 3, QI, NUMERIC, ["s"], seed=5, l=2, suppression_limit=0.05)
@@ -261,8 +261,8 @@ TYPED_QI = ["age", "size", "when", "job"]
 
 
 def _typed_schema(cells: str = "node") -> Schema:
-    from anonymatch.tables.hierarchy import parse_hierarchy
-    from anonymatch.tables.qitypes import build_types
+    from anonymatch.tables.columns.hierarchy import parse_hierarchy
+    from anonymatch.tables.columns.qitypes import build_types
 
     types = build_types(
         {"size": list(SIZES)}, {"when": "month"}, {"job": parse_hierarchy(JOB_TREE, "job.csv")},
@@ -307,7 +307,7 @@ def test_property_typed_qis_with_missing_values(
     """A hierarchy, an ordinal and a date QI with missing values: the release verifies, a cell
     is '*' exactly where a linked original misses that attribute (never a node or a range), and
     every other hierarchy cell is the lowest node covering its linked values."""
-    from anonymatch.tables.cells import parse_cells
+    from anonymatch.tables.io.cells import parse_cells
 
     schema = _typed_schema(cells)
     data = _typed_frame(n, seed, share)
@@ -384,7 +384,7 @@ def test_typed_qis_with_missing_values_through_the_cli_and_streamed(tmp_path: Pa
 def test_sorted_codes_is_numpy_unique(labels: list[str]) -> None:
     """The categorical domain and codes of ``encode_qi`` (hashing, then sorting the distinct
     labels only) are exactly ``np.unique``'s, dtype included."""
-    from anonymatch.tables.schema import sorted_codes
+    from anonymatch.tables.columns.schema import sorted_codes
 
     values = np.array(labels, dtype=object)
     domain, codes = sorted_codes(values)

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import anonymatch
+from anonymatch.tables.columns.schema import Schema
 from anonymatch.tables.methods import METHOD_NAMES, registry
 from anonymatch.tables.pipeline import Release, prepare
 from anonymatch.tables.recode import recode
-from anonymatch.tables.schema import Schema
 from anonymatch.tables.verify import compatibility
 from tests.factories import random_frame
 
@@ -67,7 +67,7 @@ def test_paper_table1_release_is_verified_with_the_papers_matches() -> None:
     )
     assert report.passed and report.min_matches_original == 3
     _, enc, _ = prepare(TABLE1, schema)
-    from anonymatch.tables.cells import parse_cells
+    from anonymatch.tables.io.cells import parse_cells
 
     c, counts, inverse = compatibility(parse_cells(TABLE1_RELEASE, enc), enc)
     assert (counts == 1).all()

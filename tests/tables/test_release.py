@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import anonymatch
 from anonymatch.core.errors import InputError
-from anonymatch.tables.cells import parse_cells, write_release
-from anonymatch.tables.sidecar import kept_column_dtype, schema_path
+from anonymatch.tables.io.cells import parse_cells, write_release
+from anonymatch.tables.io.sidecar import kept_column_dtype, schema_path
 from tests.factories import random_frame
 
 

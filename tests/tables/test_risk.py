@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 import anonymatch
 from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.tables.adaptive import anonymize_adaptive
-from anonymatch.tables.cells import format_cells
+from anonymatch.tables.columns.schema import Schema, encode_qi
+from anonymatch.tables.io.cells import format_cells
 from anonymatch.tables.methods import METHOD_NAMES, SUPPRESSION_METHODS
+from anonymatch.tables.models.adaptive import anonymize_adaptive
 from anonymatch.tables.recode import recode
-from anonymatch.tables.risk import Distribution, assess
-from anonymatch.tables.schema import Schema, encode_qi
+from anonymatch.tables.risk.risk import Distribution, assess
 from tests.factories import random_frame
 
 QI = "n0,n1,c0,c1"

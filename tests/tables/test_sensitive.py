@@ -17,10 +17,9 @@ from scipy.sparse.csgraph import connected_components
 import anonymatch
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.tables.cells import parse_cells
-from anonymatch.tables.pipeline import prepare
-from anonymatch.tables.schema import Schema
-from anonymatch.tables.sensitive import (
+from anonymatch.tables.columns.schema import Schema
+from anonymatch.tables.io.cells import parse_cells
+from anonymatch.tables.models.sensitive import (
     EncodedSensitive,
     SensitiveModel,
     SensitiveTarget,
@@ -32,6 +31,7 @@ from anonymatch.tables.sensitive import (
     failing,
     person_stats,
 )
+from anonymatch.tables.pipeline import prepare
 from tests.factories import random_frame
 
 QI = "n0,n1,c0,c1"

@@ -19,8 +19,8 @@ import pytest
 from anonymatch.cli import main
 from anonymatch.core.runner import iter_partitions
 from anonymatch.tables import streamed as scale
-from anonymatch.tables.cells import parse_cells
-from anonymatch.tables.schema import Schema, encode_qi
+from anonymatch.tables.columns.schema import Schema, encode_qi
+from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.streamed import release_frame, verify_file
 from anonymatch.tables.verify import verify
 from tests.factories import stream_file

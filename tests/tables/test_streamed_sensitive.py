@@ -18,12 +18,12 @@ import anonymatch.tables as tables
 from anonymatch.cli import main
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.tables import streamed as scale
-from anonymatch.tables.cells import parse_cells
+from anonymatch.tables.columns.schema import Schema, encode_qi
+from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.methods import BuildOptions
+from anonymatch.tables.models.sensitive import SensitiveTarget, build_models, encode_sensitive
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import Schema, encode_qi
-from anonymatch.tables.sensitive import SensitiveTarget, build_models, encode_sensitive
 from anonymatch.tables.streamed import release_frame, scan_table
 from tests.factories import random_frame, stream_file
 

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import anonymatch
-from anonymatch.tables.cells import parse_cells
+from anonymatch.tables.columns.schema import Schema
+from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.pipeline import Release, prepare
-from anonymatch.tables.schema import Schema
 from anonymatch.tables.verify import compatibility
 from tests.factories import dense_compatibility, random_frame
 

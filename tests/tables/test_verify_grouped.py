@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 import anonymatch
 from anonymatch.core.matching import k_factor_in_blocks
-from anonymatch.tables.cells import parse_cells
+from anonymatch.tables.columns.schema import Schema
+from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.pipeline import prepare
-from anonymatch.tables.schema import Schema
 from anonymatch.tables.verify import grouped_compatibility, published_groups, verify
 from tests.factories import dense_compatibility, random_frame
 

@@ -18,11 +18,12 @@ from collections.abc import Sequence
 import click
 
 from anonymatch import __version__
+from anonymatch.cli import signals
 from anonymatch.core import lifecycle
 from anonymatch.core.errors import AnonymatchError
 from anonymatch.core.files import all_or_nothing
 
-_imported = lifecycle.guard_startup()  # a signal while the CLI is imported: exit at once
+_imported = signals.guard_startup()  # a signal while the CLI is imported: exit at once
 
 _exit_code: int | None = None
 """The exit code of the finished command, once ``entry`` has it (None: not the console
@@ -158,7 +159,7 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run the CLI and turn errors into one line and an exit code.
 
-    The command runs in a worker thread while the main thread waits (``core.lifecycle``), so
+    The command runs in a worker thread while the main thread waits (``cli.signals``), so
     that SIGINT and SIGTERM are handled at once: the run is cancelled (pools killed, temporary
     files and anything already committed removed), one line is printed and the process exits
     130 (SIGINT) or 143 (SIGTERM)."""
@@ -168,13 +169,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             click.echo(one_line(message), err=True)
         return code
     lifecycle.reset(active=True)
-    with lifecycle.handling_signals():
+    with signals.handling_signals():
         try:
-            code, message = lifecycle.run_interruptibly(_run, argv)
+            code, message = signals.run_interruptibly(_run, argv)
         except lifecycle.Interrupted as exc:
-            click.echo(f"anonymatch: {lifecycle.INTERRUPTED_MESSAGE}", err=True)
+            click.echo(f"anonymatch: {signals.INTERRUPTED_MESSAGE}", err=True)
             if threading.current_thread() is threading.main_thread():
-                lifecycle.exit_now(exc.exit_code)  # a kernel may still run in the worker
+                signals.exit_now(exc.exit_code)  # a kernel may still run in the worker
             return exc.exit_code  # pragma: no cover - only reached off the main thread
         finally:
             lifecycle.reset()
@@ -217,7 +218,7 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str | None]:
     except click.ClickException as exc:
         return exc.exit_code, f"anonymatch: error: {exc.format_message()}"
     except click.Abort:
-        return 130, f"anonymatch: {lifecycle.INTERRUPTED_MESSAGE}"
+        return 130, f"anonymatch: {signals.INTERRUPTED_MESSAGE}"
     except AnonymatchError as exc:
         from anonymatch.cli.options import in_cli_words
 
@@ -225,9 +226,9 @@ def _run(argv: Sequence[str] | None) -> tuple[int, str | None]:
     except SystemExit as exc:
         return int(exc.code or 0), None
     except lifecycle.Interrupted as exc:
-        return exc.exit_code, f"anonymatch: {lifecycle.INTERRUPTED_MESSAGE}"
+        return exc.exit_code, f"anonymatch: {signals.INTERRUPTED_MESSAGE}"
     except KeyboardInterrupt:
-        return 130, f"anonymatch: {lifecycle.INTERRUPTED_MESSAGE}"
+        return 130, f"anonymatch: {signals.INTERRUPTED_MESSAGE}"
     except Exception as exc:  # a bug: still one line, with a way to get the traceback
         if os.environ.get("ANONYMATCH_DEBUG"):
             raise
@@ -244,7 +245,7 @@ def entry() -> None:
     code of a run whose release is already written."""
     global _exit_code
     code = main()
-    lifecycle.ignore_signals()
+    signals.ignore_signals()
     _exit_code = code  # the interpreter's teardown is skipped (``_skip_teardown``)
     sys.exit(code)
 

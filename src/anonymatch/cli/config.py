@@ -1,6 +1,6 @@
 """``--config job.toml`` for every command, ``verify --manifest``, and ``anonymatch init``.
 
-One mechanism fills a command's parameters from a job file (``anonymatch.core.job``): the
+One mechanism fills a command's parameters from a job file (``anonymatch.app.jobfile``): the
 eager ``--config`` option's callback maps the job to the command's parameter names
 (:func:`job_parameters`) and puts them in click's ``default_map``. Click then takes each
 parameter from the command line if given there, else from the job, else its own default — so
@@ -26,7 +26,7 @@ from anonymatch.cli.options import comma_list, echo_stderr, verbosity_options
 from anonymatch.core.errors import InputError
 
 if TYPE_CHECKING:
-    from anonymatch.core.job import Job
+    from anonymatch.app.jobfile import Job
 
 INPUT_PARAMS = ("input_path", "original", "table", "transactions", "edges")
 """Positional parameters naming the data the job describes (``input.path``)."""
@@ -68,7 +68,7 @@ def add_config_option(command: click.Command, kind: str) -> None:
 def _config_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     if value is None or ctx.resilient_parsing:
         return
-    from anonymatch.core.job import load_job
+    from anonymatch.app.jobfile import load_job
 
     job = load_job(value)
     source = Path(value).name
@@ -152,7 +152,7 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
     Parameters
     ----------
     job : Job
-        A resolved job (:func:`anonymatch.core.job.load_job`).
+        A resolved job (:func:`anonymatch.app.jobfile.load_job`).
     command : click.Command
         The command being run; keys it has no parameter for are left out (e.g. ``k`` for
         ``evaluate``).
@@ -294,7 +294,7 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
     anonymatch.core.errors.InputError
         For a key this command needs but does not support yet.
     """
-    from anonymatch.core.job import _loc_text
+    from anonymatch.app.jobfile import _loc_text
 
     params = _params(command)
     reads_table = job.kind == "table" and "qi" in params
@@ -375,7 +375,7 @@ def check_job_columns(job: Job, source: str = "job") -> None:
     header = _input_columns(job)
     if header is None:
         return
-    from anonymatch.core.job import _loc_text
+    from anonymatch.app.jobfile import _loc_text
 
     if not job.input.header and job.input.names is None:
         if len(header) != len(job.columns):
@@ -596,9 +596,9 @@ def init_cmd(
     Reads a sample of DATA and writes a TOML job file: each column's type and cardinality,
     likely identifiers, suggested quasi-identifiers, sensitive candidates, missing-value tokens;
     with comments to review before the first release (see docs/jobs.md)."""
+    from anonymatch.app.infer import infer_job
+    from anonymatch.app.jobfile import render_toml
     from anonymatch.core.files import write_atomically
-    from anonymatch.core.job import render_toml
-    from anonymatch.tables.infer import infer_job
 
     if sample_rows < 1:
         raise InputError(f"--sample-rows must be at least 1, got {sample_rows}")

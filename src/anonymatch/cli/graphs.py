@@ -10,6 +10,7 @@ from typing import Any
 import click
 import numpy as np
 
+from anonymatch.app.outputs import GRAPH_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
     check_output_path,
     exit_verdict,
@@ -22,7 +23,6 @@ from anonymatch.cli.options import (
 )
 from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import finish_manifest, new_manifest, write_manifest
-from anonymatch.core.outputs import GRAPH_RELEASE_EXTENSIONS
 
 GRAPH_FORMATS = ("auto", "edges")
 GRAPH_FORMAT_HELP = "every input is an edge list: two vertex ids a line, CSV or whitespace"

@@ -17,12 +17,12 @@ from typing import Any, TypeVar, cast
 import click
 import numpy as np
 
+from anonymatch.app.outputs import JSON_EXTENSIONS, Output, check_outputs
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import private_seed_file, utc_now
-from anonymatch.core.outputs import JSON_EXTENSIONS, Output, check_outputs
+from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, MissingCodes
 from anonymatch.tables.io import CsvOptions, check_quotechar
-from anonymatch.tables.schema import DEFAULT_NA_VALUES, MissingCodes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -432,7 +432,7 @@ def claim_outputs(
     directory: bool = False,
 ) -> None:
     """Check every output path of the current command up front (the shared output policy,
-    :func:`anonymatch.core.outputs.check_outputs`): supported extension (``extensions`` for
+    :func:`anonymatch.app.outputs.check_outputs`): supported extension (``extensions`` for
     the release, ``.json`` for the side outputs), existing directory, no existing file without
     ``--force``, no two outputs naming one file, no output naming an input (any other
     parameter that names an existing path). Done once per command, by the outermost of
@@ -629,7 +629,7 @@ def _with_html_report(
 
     from anonymatch.core.files import current_path
     from anonymatch.core.manifest import capture_manifests
-    from anonymatch.tables.reuse import reuse_parsed_release
+    from anonymatch.tables.io.reuse import reuse_parsed_release
 
     source = kwargs.get("input_path") or kwargs.get("edges")
     # the report measures risk on the cells just verified: the cells and their compatibility
@@ -764,7 +764,7 @@ def _pairs(flag: str, items: Sequence[str]) -> dict[str, str]:
 def qi_type_options(func: F) -> F:
     """``--ordinal col=a|b|c``, ``--date col=month``, ``--hierarchy col=FILE`` (each
     repeatable) and ``--hierarchy-cells node|set``: typed quasi-identifiers
-    (``tables.qitypes``). The command gets them as one ``qi_types`` parameter."""
+    (``tables.columns.qitypes``). The command gets them as one ``qi_types`` parameter."""
 
     @functools.wraps(func)
     def wrapper(
@@ -775,7 +775,7 @@ def qi_type_options(func: F) -> F:
         hierarchy_cells: str,
         **kwargs: Any,
     ) -> Any:
-        from anonymatch.tables.qitypes import build_types
+        from anonymatch.tables.columns.qitypes import build_types
 
         dates: dict[str, str] = {}
         for item in date:

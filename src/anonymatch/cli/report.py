@@ -87,7 +87,7 @@ def report_cmd(
     and timings, and what the release does not protect against. Without ORIGINAL and RELEASE
     the report holds what the manifest says."""
     from anonymatch.report import build_report, write_report
-    from anonymatch.tables.risk import check_threshold
+    from anonymatch.tables.risk.risk import check_threshold
 
     started = time.perf_counter()
     threshold = check_threshold(threshold, "--threshold")

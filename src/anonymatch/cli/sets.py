@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
     check_output_path,
     draw_seed,
@@ -29,7 +30,6 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
-from anonymatch.core.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.sets.io import Transactions, read_transactions
 from anonymatch.sets.km import KM_FORMATS
 

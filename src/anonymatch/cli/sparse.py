@@ -13,6 +13,7 @@ import click
 import numpy as np
 import scipy.sparse as sp
 
+from anonymatch.app.outputs import SPARSE_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
     check_output_path,
     check_workers,
@@ -25,7 +26,6 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
-from anonymatch.core.outputs import SPARSE_RELEASE_EXTENSIONS
 from anonymatch.sparse.io import FORMATS, read_sparse, sparse_format, write_sparse
 
 ADJACENCY = ("none", "directed", "undirected")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.cli.config import input_options_block, manifest_callback
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
@@ -41,11 +42,10 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
-from anonymatch.core.outputs import TABLE_RELEASE_EXTENSIONS
+from anonymatch.tables.columns.qitypes import QITypes
+from anonymatch.tables.columns.schema import MissingCodes, Schema
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
-from anonymatch.tables.qitypes import QITypes
-from anonymatch.tables.schema import MissingCodes, Schema
 
 if TYPE_CHECKING:
     from anonymatch.tables.job import TableJob
@@ -66,7 +66,7 @@ VERIFY_EXECUTOR_MEANING = (
 
 def read_release(path: str) -> Any:
     """A table release as published (CSV formula guard undone; ``cells.read_release_text``)."""
-    from anonymatch.tables.cells import read_release_text as read
+    from anonymatch.tables.io.cells import read_release_text as read
 
     return read(path)
 
@@ -230,9 +230,9 @@ def anonymize(
     from anonymatch.cli import import_quietly
 
     started = time.perf_counter()
-    import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.cells")
+    import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.io.cells")
     from anonymatch.tables import run_job
-    from anonymatch.tables.cells import write_release
+    from anonymatch.tables.io.cells import write_release
     from anonymatch.tables.job import TableJob
 
     csv = csv_options(sep, names, quotechar, fmt)
@@ -357,7 +357,7 @@ def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: Table
     run in memory; a scheduler, or ``auto`` with workers, means Dask; ``auto`` streams
     a directory of Parquet parts, a directory output or an input of at least STREAM_MIN_ROWS
     rows on processes."""
-    from anonymatch.tables.stream import count_rows, is_directory_output
+    from anonymatch.tables.io.stream import count_rows, is_directory_output
 
     run = job.execution
     if run.executor == "threads":
@@ -505,8 +505,8 @@ def verify(
     from anonymatch.cli import import_quietly
 
     import_quietly("anonymatch.tables.pipeline")
+    from anonymatch.tables.models.sensitive import build_models
     from anonymatch.tables.pipeline import verify_release
-    from anonymatch.tables.sensitive import build_models
 
     if (k is None) == (k_column is None):
         raise InputError("give exactly one of --k and --k-column")
@@ -559,7 +559,7 @@ def verify(
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
     pub = read_release(published)
     if k_column is not None:
-        from anonymatch.tables.adaptive import verify_adaptive_release
+        from anonymatch.tables.models.adaptive import verify_adaptive_release
 
         if qi_types:
             raise InputError("--ordinal/--date/--hierarchy are not supported with --k-column")
@@ -671,7 +671,7 @@ def attack(
     The adversary knows --known true matches of PUBLISHED (a release of ORIGINAL): how many
     published rows can each other person still be (Choromanski et al. §4), and how often a random
     attack succeeds."""
-    from anonymatch.tables.adaptive import attack_release
+    from anonymatch.tables.models.adaptive import attack_release
 
     if (k is None) == (k_column is None):
         raise InputError("give exactly one of --k and --k-column")
@@ -800,8 +800,8 @@ def check_kl_cmd(
     """Check that a table is (k,ℓ)-anonymous.
 
     Is TABLE (an original or a release) (k,ℓ)-anonymous? Exit 0 iff it is."""
-    from anonymatch.tables.kl import check_kl
-    from anonymatch.tables.schema import Schema, missing_qi_mask
+    from anonymatch.tables.columns.schema import Schema, missing_qi_mask
+    from anonymatch.tables.models.kl import check_kl
 
     frame = read_table(table, csv_options(sep, names, quotechar, fmt))
     attrs = comma_list(qi)
@@ -855,8 +855,8 @@ def anonymize_kl_cmd(
 
     Global generalization of INPUT by the hypergraph algorithm; the release is verified."""
     from anonymatch.core.manifest import finish_manifest, write_manifest
-    from anonymatch.tables.cells import write_release
-    from anonymatch.tables.kl import anonymize_kl
+    from anonymatch.tables.io.cells import write_release
+    from anonymatch.tables.models.kl import anonymize_kl
 
     started = time.perf_counter()
     for path in (output, report_path):
@@ -976,7 +976,7 @@ def risk_cmd(
     from anonymatch import __version__
     from anonymatch.core.manifest import file_digest, utc_now, write_manifest
     from anonymatch.core.validation import check_k
-    from anonymatch.tables.risk import assess, check_threshold
+    from anonymatch.tables.risk.risk import assess, check_threshold
 
     threshold = check_threshold(threshold, "--threshold")
     if k is not None:

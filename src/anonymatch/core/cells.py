@@ -2,9 +2,9 @@
 
 A categorical cell is a value set joined by ``|`` (a single value stays plain); ``\\``, ``|`` and
 ``*`` inside a value are escaped by ``\\``; ``*`` alone is a suppressed cell. A cell starting
-with an unescaped ``~`` is a hierarchy node (``~Government``, ``tables.hierarchy``), so a value
-starting with ``~`` is written ``\\~…``. Numeric ranges (``lo..hi``) and typed Parquet cells
-are table-specific: ``tables.cells``.
+with an unescaped ``~`` is a hierarchy node (``~Government``, ``tables.columns.hierarchy``), so
+a value starting with ``~`` is written ``\\~…``. Numeric ranges (``lo..hi``) and typed Parquet
+cells are table-specific: ``tables.io.cells``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ combination on S too, so it is left out of the counts for S and only the *minima
 combination on S share every sub-combination, so the counts of the records kept are exact.
 A table is (k,ℓ)-anonymous iff it has no minimal violation of size ≤ ℓ.
 
-The checkers work on integer codes; ``tables.kl.check_kl`` encodes a table or a release into
+The checkers work on integer codes; ``tables.models.kl.check_kl`` encodes a table or a release into
 them (a generalized cell — value set ``a|b``, range ``3..7``, ``*`` — counts as one value).
 """
 

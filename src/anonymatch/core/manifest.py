@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from anonymatch.core.files import current_path, sha256_file, write_atomically
+from anonymatch.core.version import __version__
 
 SCHEMA = "anonymatch-manifest/1"
 """The value of the manifest's ``schema`` key; bumped on any incompatible change."""
@@ -218,8 +219,6 @@ def new_manifest(
         If ``data_kind`` is unknown, ``verification`` has no ``passed`` key, ``guarantee`` no
         ``model`` key, or a block holds a ``seed`` key.
     """
-    from anonymatch import __version__
-
     if data_kind not in DATA_KINDS:
         raise ValueError(f"unknown data kind {data_kind!r}")
     if "passed" not in verification:

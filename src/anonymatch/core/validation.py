@@ -1,13 +1,14 @@
 """Validation of the public fronts' arguments, done once at the boundary.
 
-The kind fronts (``anonymatch.tables``, ``sets``, ``sparse``, ``graphs``) call these helpers on
-what the user passed, and so do the lower-level public functions (``tables.adaptive.
-anonymize_adaptive``, ``tables.kl.anonymize_kl``/``check_kl``, ``sets.km.anonymize_km``) and the
-table pipelines' common entry (``Schema.build``, ``tables.pipeline.prepare``); the kernels behind
-them trust their inputs. Wrong *types* raise ``ArgumentTypeError`` naming the parameter — an
-``InputError`` (CLI exit code 2) that is also a ``TypeError``, as Python itself would raise;
-wrong *values* raise ``InputError``. No argument reaches numpy unchecked, so the user never
-sees a numpy error from deep inside. Every helper is O(size of the argument).
+The kind fronts (``anonymatch.tables``, ``sets``, ``sparse``, ``graphs``) call these helpers on what
+the user passed, and so do the lower-level public functions
+(``tables.models.adaptive.anonymize_adaptive``, ``tables.models.kl.anonymize_kl``/``check_kl``,
+``sets.km.anonymize_km``) and the table pipelines' common entry (``Schema.build``,
+``tables.pipeline.prepare``); the kernels behind them trust their inputs. Wrong *types* raise
+``ArgumentTypeError`` naming the parameter — an ``InputError`` (CLI exit code 2) that is also a
+``TypeError``, as Python itself would raise; wrong *values* raise ``InputError``. No argument
+reaches numpy unchecked, so the user never sees a numpy error from deep inside. Every helper is
+O(size of the argument).
 """
 
 from __future__ import annotations

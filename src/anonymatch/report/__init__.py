@@ -13,7 +13,7 @@ clean PDF (print stylesheet). Shared machinery lives in ``common``, ``model`` an
 each data kind has a small section builder (``tables``, ``sets``, ``sparse``, ``graphs``).
 
 Cost: reading the files plus each kind's figures, e.g. the risk figures of a table
-(O(pairs·√n), ``anonymatch.tables.risk``); a few seconds on UCI Adult.
+(O(pairs·√n), ``anonymatch.tables.risk.risk``); a few seconds on UCI Adult.
 """
 
 from __future__ import annotations

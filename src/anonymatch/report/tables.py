@@ -1,12 +1,12 @@
 """Report sections of a table release (k-anonymity, sensitive models, adaptive anonymity,
-(k,ℓ)-anonymity): columns by role, risk figures (``tables.risk.assess``), loss per attribute,
+(k,ℓ)-anonymity): columns by role, risk figures (``tables.risk.risk.assess``), loss per attribute,
 suppressed cells and the original against the release per quasi-identifier.
 
 The release's distribution of a QI is the expectation an analyst gets by spreading every
 published cell uniformly over what it covers: a range ``lo..hi`` over its values (integers
 lo…hi for integral columns), a value set over its values, a suppressed cell over the whole
 domain. Cost: reading both files, O(n·d) for the cells and the distributions
-(O(n·bins) per numeric QI), plus the risk figures (O(pairs·√n), see ``tables.risk``).
+(O(n·bins) per numeric QI), plus the risk figures (O(pairs·√n), see ``tables.risk.risk``).
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ import pandas as pd
 from anonymatch.core.errors import InputError
 from anonymatch.report import plots
 from anonymatch.report.model import NEEDS_FILES, Figure, Inputs, KindSections, Section, Table
-from anonymatch.tables.io import CsvOptions, read_table
-from anonymatch.tables.qitypes import QITypes
-from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import (
+from anonymatch.tables.columns.qitypes import QITypes
+from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,
     MissingCodes,
     Schema,
     missing_codes,
 )
+from anonymatch.tables.io import CsvOptions, read_table
+from anonymatch.tables.recode import GeneralizedQI
 
 UNIQUE_FLAG_SHARE = 0.05
 """A column released unchanged is flagged when at least this share of records hold a value
@@ -94,7 +94,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     assert inputs.original is not None and inputs.release is not None
     original = read_table(inputs.original, csv)
     release = read_table(inputs.release)
-    from anonymatch.tables.cells import parse_cells
+    from anonymatch.tables.io.cells import parse_cells
     from anonymatch.tables.pipeline import prepare
 
     data, enc, _ = prepare(original, schema, na, drop_missing)
@@ -132,7 +132,7 @@ def _qi_types(params: Mapping[str, Any]) -> QITypes | None:
     }
     if not (ordinal or dates or trees):
         return None
-    from anonymatch.tables.qitypes import build_types
+    from anonymatch.tables.columns.qitypes import build_types
 
     return build_types(ordinal, dates, trees, str(params.get("hierarchy_cells") or "node"))
 
@@ -142,7 +142,7 @@ def _published_people(
 ) -> np.ndarray | None:
     """For a release made under a suppression limit that dropped records
     (``input.suppressed``), which originals it publishes: the records ``anonymize`` keeps,
-    recomputed by the same rule from the original's QIs (``tables.suppress``), as
+    recomputed by the same rule from the original's QIs (``tables.models.suppress``), as
     ``verify --manifest`` does. None for a release without suppressed records, or when the
     rule does not give ``n_published`` people (the row-count check then refuses it)."""
     params = manifest.get("parameters") or {}
@@ -151,7 +151,7 @@ def _published_people(
     k = (manifest.get("guarantee") or {}).get("k")
     if not (limit > 0 and suppressed and n_published < enc.n and isinstance(k, int)):
         return None
-    from anonymatch.tables.suppress import choose_outliers
+    from anonymatch.tables.models.suppress import choose_outliers
 
     size = params.get("partition_size")
     keep = ~choose_outliers(enc, k, limit, int(size) if size else None)
@@ -208,7 +208,7 @@ def _risk(
     threshold: float,
     limits: list[str],
 ) -> None:
-    from anonymatch.tables.risk import assess_cells
+    from anonymatch.tables.risk.risk import assess_cells
 
     g = manifest.get("guarantee") or {}
     k = g.get("k") if isinstance(g.get("k"), int) else None

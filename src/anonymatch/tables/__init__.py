@@ -33,13 +33,13 @@ from anonymatch.core.validation import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from anonymatch.tables.hierarchy import Hierarchy
+    from anonymatch.tables.columns.hierarchy import Hierarchy
+    from anonymatch.tables.columns.qitypes import QITypes
+    from anonymatch.tables.columns.schema import MissingCodes, Schema
     from anonymatch.tables.job import TableJob
     from anonymatch.tables.metrics import InformationLoss
     from anonymatch.tables.pipeline import Release
-    from anonymatch.tables.qitypes import QITypes
-    from anonymatch.tables.risk import RiskReport
-    from anonymatch.tables.schema import MissingCodes, Schema
+    from anonymatch.tables.risk.risk import RiskReport
     from anonymatch.tables.verify import VerificationReport
 
 
@@ -54,7 +54,7 @@ def _schema(
     weights: Mapping[str, float] | None = None,
     types: QITypes | None = None,
 ) -> Schema:
-    from anonymatch.tables.schema import Schema
+    from anonymatch.tables.columns.schema import Schema
 
     return Schema.build(
         column_list(qi, "qi"),
@@ -171,7 +171,7 @@ def anonymize(
         Publish the lowest hierarchy node covering each cell (``~label``), or value sets.
     suppression_limit : float, default 0.0
         Share of the records, in [0, 1), that may be dropped from the release as outliers when
-        that lowers the loss (ARX's suppression limit; ``anonymatch.tables.suppress``). The
+        that lowers the loss (ARX's suppression limit; ``anonymatch.tables.models.suppress``). The
         guarantee holds for the published people; ``report["input"]["suppressed"]`` counts the
         others.
 
@@ -198,7 +198,7 @@ def anonymize(
     --------
     verify : Check a release against the original.
     evaluate : Measure the utility of a release.
-    anonymatch.tables.adaptive.anonymize_adaptive : Per-record levels by b-matching.
+    anonymatch.tables.models.adaptive.anonymize_adaptive : Per-record levels by b-matching.
 
     Notes
     -----
@@ -251,7 +251,7 @@ def run_job(data: pd.DataFrame, job: TableJob) -> Release:
         As :func:`anonymize`.
     """
     if job.method.levels:
-        from anonymatch.tables.adaptive import anonymize_adaptive
+        from anonymatch.tables.models.adaptive import anonymize_adaptive
 
         return anonymize_adaptive(data, job=job)
     from anonymatch.tables.pipeline import anonymize as run
@@ -369,7 +369,7 @@ def verify(
 
     original = require_frame(original, "original")
     published = _published(release)
-    from anonymatch.tables.sensitive import build_models
+    from anonymatch.tables.models.sensitive import build_models
 
     schema = _schema(
         qi, numeric, sensitive, types=qi_types(ordinal, dates, hierarchies, hierarchy_cells)
@@ -560,7 +560,7 @@ def risk(
     See Also
     --------
     verify : Check the k-anonymity a release claims.
-    anonymatch.tables.sensitive.candidates : The candidate matrix behind every figure.
+    anonymatch.tables.models.sensitive.candidates : The candidate matrix behind every figure.
 
     Notes
     -----
@@ -596,7 +596,7 @@ def risk(
     (True, True)
     """
     from anonymatch.tables.job import missing, qi_types
-    from anonymatch.tables.risk import assess, check_threshold
+    from anonymatch.tables.risk.risk import assess, check_threshold
 
     original = require_frame(original, "original")
     published = _published(release)

@@ -49,11 +49,11 @@ from anonymatch.core.validation import check_seed, check_weights, column_list
 if TYPE_CHECKING:
     import pandas as pd
 
-    from anonymatch.tables.hierarchy import Hierarchy
+    from anonymatch.tables.columns.hierarchy import Hierarchy
+    from anonymatch.tables.columns.qitypes import QITypes
+    from anonymatch.tables.columns.schema import MissingCodes, Schema
     from anonymatch.tables.methods import Method
-    from anonymatch.tables.qitypes import QITypes
-    from anonymatch.tables.schema import MissingCodes, Schema
-    from anonymatch.tables.sensitive import SensitiveModel
+    from anonymatch.tables.models.sensitive import SensitiveModel
 
 Path_ = Literal["memory", "streamed", "adaptive"]
 
@@ -228,9 +228,9 @@ PARAMETERS: dict[str, Any] = {
 
 
 def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
+    from anonymatch.tables.columns.schema import Schema
     from anonymatch.tables.methods import registry
-    from anonymatch.tables.schema import Schema
-    from anonymatch.tables.sensitive import DIVERSITY_KINDS, build_models
+    from anonymatch.tables.models.sensitive import DIVERSITY_KINDS, build_models
 
     methods = registry()
     method = methods[choice(p["method"], "method", tuple(methods))]
@@ -347,7 +347,7 @@ def qi_types(
     ``ordinal`` (column → order, lowest first), ``dates`` (column → granularity) and
     ``hierarchies`` (column → ARX file or ``Hierarchy``); None if there are none. Hierarchy
     files are read and checked here (O(size of the files))."""
-    from anonymatch.tables.qitypes import QITypes, build_types
+    from anonymatch.tables.columns.qitypes import QITypes, build_types
 
     typed = ordinal or dates or hierarchies
     if types is not None:
@@ -365,7 +365,7 @@ def qi_types(
     for name, value in (("ordinal", ordinal), ("dates", dates), ("hierarchies", hierarchies)):
         if value is not None and not isinstance(value, Mapping):
             raise InputError(f"{param(name)} must map column names to values")
-    from anonymatch.tables.hierarchy import Hierarchy
+    from anonymatch.tables.columns.hierarchy import Hierarchy
 
     orders: Mapping[str, str | Sequence[str]] = ordinal or {}  # type: ignore[assignment]
     trees: Mapping[str, str | os.PathLike[str] | Hierarchy] = hierarchies or {}  # type: ignore[assignment]
@@ -380,7 +380,7 @@ def qi_types(
 def missing(value: object) -> MissingCodes:
     """``na_values``: tokens (a list or comma-separated text) for every column, a mapping
     column → codes (added to the default tokens), or a ``MissingCodes``."""
-    from anonymatch.tables.schema import MissingCodes, missing_codes
+    from anonymatch.tables.columns.schema import MissingCodes, missing_codes
 
     if value is None or isinstance(value, MissingCodes | Mapping):
         return missing_codes(value)

@@ -4,10 +4,11 @@ NCP of a numeric cell is (u − l)/(U − L); of a categorical cell (count − 1
 suppressed cell (``*``) counts 1. U, L and |A| come from the original data. GCP is the mean NCP
 over cells, optionally weighted per attribute (Σ w_a NCP_a / Σ w_a, averaged over rows).
 
-Typed QIs (``tables.qitypes``): an ordinal QI is scored on its ranks with U − L = (levels − 1)
-of its declared order, a date QI on its periods. A categorical QI with a hierarchy has |A| = the
-hierarchy's leaves, and a published node counts as the set of leaves under it, so its NCP is
-(leaves under the node − 1)/(|A| − 1): ARX's Loss metric (Iyengar, KDD 2002).
+Typed QIs (``tables.columns.qitypes``): an ordinal QI is scored on its ranks with
+U − L = (levels − 1) of its declared order, a date QI on its periods. A categorical QI with a
+hierarchy has |A| = the hierarchy's leaves, and a published node counts as the set of leaves
+under it, so its NCP is (leaves under the node − 1)/(|A| − 1): ARX's Loss metric (Iyengar, KDD
+2002).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import EncodedQI
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from anonymatch.tables.schema import EncodedQI
+from anonymatch.tables.columns.schema import EncodedQI
 
 
 def attribute_cardinalities(qi: EncodedQI) -> np.ndarray:

@@ -21,12 +21,7 @@ from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import integer, number, param
 from anonymatch.core.validation import require_frame
-from anonymatch.tables.cells import format_cells, parse_cells
-from anonymatch.tables.job import TableJob, plan
-from anonymatch.tables.methods import BuildOptions, build_graph
-from anonymatch.tables.metrics import InformationLoss, information_loss
-from anonymatch.tables.recode import GeneralizedQI, recode
-from anonymatch.tables.schema import (
+from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,
     NAValues,
@@ -36,13 +31,18 @@ from anonymatch.tables.schema import (
     missing_codes,
     missing_qi_mask,
 )
-from anonymatch.tables.sensitive import (
+from anonymatch.tables.io.cells import format_cells, parse_cells
+from anonymatch.tables.job import TableJob, plan
+from anonymatch.tables.methods import BuildOptions, build_graph
+from anonymatch.tables.metrics import InformationLoss, information_loss
+from anonymatch.tables.models.sensitive import (
     SensitiveModel,
     SensitiveTarget,
     check_release,
     encode_sensitive,
 )
-from anonymatch.tables.suppress import choose_outliers
+from anonymatch.tables.models.suppress import choose_outliers
+from anonymatch.tables.recode import GeneralizedQI, recode
 from anonymatch.tables.verify import VerificationReport, verify
 
 

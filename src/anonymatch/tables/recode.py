@@ -2,8 +2,8 @@
 
 Published record j covers the originals adjacent to it in the graph: a numeric QI becomes the
 range [min, max] of their values, a categorical QI the set of their labels (Doka §3) — or, for
-a QI whose hierarchy's nodes are published (``tables.hierarchy``), the leaves under the lowest
-node covering those labels. A suppressed cell (``*``) matches any value.
+a QI whose hierarchy's nodes are published (``tables.columns.hierarchy``), the leaves under the
+lowest node covering those labels. A suppressed cell (``*``) matches any value.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from anonymatch.core.graph import GeneralizationGraph, class_members
-from anonymatch.tables.hierarchy import Hierarchy
-from anonymatch.tables.schema import EncodedQI
+from anonymatch.tables.columns.hierarchy import Hierarchy
+from anonymatch.tables.columns.schema import EncodedQI
 
 
 @dataclass(frozen=True)

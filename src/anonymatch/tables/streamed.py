@@ -67,15 +67,7 @@ from anonymatch.core.runner import (
     partition_bounds,
     partition_bounds_count,
 )
-from anonymatch.tables.cells import format_cells, parse_cells, typed_cells
-from anonymatch.tables.io import CsvOptions
-from anonymatch.tables.job import TableJob, plan
-from anonymatch.tables.methods import BuildOptions, registry
-from anonymatch.tables.methods.diverse import diverse_clusters
-from anonymatch.tables.metrics import loss_from_sums, ncp_sums
-from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
-from anonymatch.tables.schema import (
+from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,
     NAValues,
@@ -86,7 +78,15 @@ from anonymatch.tables.schema import (
     missing_codes,
     missing_qi_mask,
 )
-from anonymatch.tables.sensitive import (
+from anonymatch.tables.io import CsvOptions
+from anonymatch.tables.io.cells import format_cells, parse_cells, typed_cells
+from anonymatch.tables.io.sidecar import release_schema, write_schema
+from anonymatch.tables.io.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
+from anonymatch.tables.job import TableJob, plan
+from anonymatch.tables.methods import BuildOptions, registry
+from anonymatch.tables.methods.diverse import diverse_clusters
+from anonymatch.tables.metrics import loss_from_sums, ncp_sums
+from anonymatch.tables.models.sensitive import (
     EncodedSensitive,
     SensitiveCheck,
     SensitiveCodebook,
@@ -97,8 +97,8 @@ from anonymatch.tables.sensitive import (
     describe_model,
     merge_checks,
 )
-from anonymatch.tables.sidecar import release_schema, write_schema
-from anonymatch.tables.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
+from anonymatch.tables.order import lexicographic_order
+from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
 from anonymatch.tables.verify import verify
 
 DEFAULT_CHUNK_ROWS = 50_000

@@ -31,8 +31,8 @@ from numba import njit
 
 from anonymatch.core.matching import has_k_factor, k_factor_in_blocks
 from anonymatch.core.runner import default_workers
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.recode import GeneralizedQI, published_groups
-from anonymatch.tables.schema import EncodedQI
 
 
 @dataclass(frozen=True)
@@ -426,7 +426,7 @@ def grouped_compatibility(published: GeneralizedQI, original: EncodedQI) -> Grou
     """Compatibility on groups of identical rows (:func:`published_groups`): the candidate
     search and the checks run once per distinct published row. O(Σ_g |candidates(g)| · d +
     n·d log n)."""
-    from anonymatch.tables.reuse import cached, compatibility_key
+    from anonymatch.tables.io.reuse import cached, compatibility_key
 
     def compute() -> GroupedCompatibility:
         reps, group, mult = published_groups(published)

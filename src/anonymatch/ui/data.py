@@ -116,9 +116,9 @@ def load(dataset: Dataset) -> Dataset:
 
 def infer_roles(dataset: Dataset, frame: Any) -> tuple[dict[str, str], dict[str, str], str]:
     """Each column's suggested role and type, from the job-file inference
-    (:func:`anonymatch.tables.infer.infer_job`, what ``anonymatch init`` drafts): a date is
+    (:func:`anonymatch.app.infer.infer_job`, what ``anonymatch init`` drafts): a date is
     offered as numeric (ranges), every other type as categorical."""
-    from anonymatch.tables.infer import infer_job
+    from anonymatch.app.infer import infer_job
 
     job = infer_job(
         dataset.path,
@@ -232,7 +232,7 @@ class Settings:
     def job_toml(self, dataset: Dataset) -> str:
         """The job file (TOML, ``anonymatch-job/1``) that reproduces the run: ``anonymatch
         anonymize --config JOB`` beside the table (paths relative to the job file)."""
-        from anonymatch.core.job import parse_job, render_toml
+        from anonymatch.app.jobfile import parse_job, render_toml
 
         sep = dataset.separator
         source: dict[str, Any] = {"path": dataset.name}

@@ -4,7 +4,7 @@ A builder takes the encoded QIs of the records it must anonymize, k and the buil
 returns a generalization graph over those records (published record j generalizes original j).
 ``partitioned`` builders run once per partition of the lexicographic order (Doka §8.1); the
 others see the whole table. The suppression methods with per-record levels (Choromanski et al.)
-are registered too; they run on the adaptive path (``anonymatch.tables.adaptive``).
+are registered too; they run on the adaptive path (``anonymatch.tables.models.adaptive``).
 
 Each method declares its capabilities (:class:`Method`); the command line's choices, the job
 file's enumeration, the typed job's checks (``anonymatch.tables.job``) and the tests'
@@ -23,11 +23,11 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.params import param
 from anonymatch.core.runner import run_partitions, split_even
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.schema import EncodedQI
 
 if TYPE_CHECKING:
-    from anonymatch.tables.sensitive import SensitiveTarget
+    from anonymatch.tables.models.sensitive import SensitiveTarget
 
 
 @dataclass(frozen=True)

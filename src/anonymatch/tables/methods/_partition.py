@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from anonymatch.tables.schema import EncodedQI
+from anonymatch.tables.columns.schema import EncodedQI
 
 if TYPE_CHECKING:
-    from anonymatch.tables.sensitive import SensitiveTarget
+    from anonymatch.tables.models.sensitive import SensitiveTarget
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ Both run on all pairs for small n and on candidate neighbourhoods beyond (see
 ``candidate_pairs``), optionally widened at every solve by each record's cheapest records under
 that solve's own costs (``cheapest_candidates``, the ``candidates`` option).
 
-Scale (issue 17; ``anonymatch.tables.adaptive.solve``): large tables are solved in parts of a
+Scale (issue 17; ``anonymatch.tables.models.adaptive.solve``): large tables are solved in parts of a
 few hundred records, so each min-cost flow has O(part · neighbours) arcs and the whole run is
 linear in n; the ε sweep may stop once the stars stop falling (``patience``). Profiled on Adult
 before this: OR-Tools' min-cost flow took 73 % of the samples on 5,000 rows (two solves per
@@ -456,7 +456,8 @@ def variational_bmatching(
     reweighting and solving until the star pattern repeats (or ``max_iter``), each ε starting
     from the best solution so far; return the solution with the fewest (weighted) stars.
     ``incumbent``: a feasible solution of the same family to start from if it is better than the
-    first solve (``anonymatch.tables.adaptive.solve`` passes the agglomerative baseline's cliques).
+    first solve (``anonymatch.tables.models.adaptive.solve`` passes the agglomerative baseline's
+    cliques).
     ``patience``: stop the sweep after this many ε values in a row that did not lower the
     stars (None: sweep every ε, as the paper). ``regular_after_miss`` (uniform δ): once a solve
     with degrees ≥ δ had no δ-factor and was re-solved δ-regular, solve δ-regular directly from

@@ -25,7 +25,7 @@ Two ways to form the classes:
   ``_partition`` with a predicate.
 
 The model check on a class's value counts is ``counts_ok`` (numba), the class-based definitions
-of ``tables.sensitive``.
+of ``tables.models.sensitive``.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from numba import njit
 from anonymatch.core.errors import InfeasibleError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.runner import split_even
+from anonymatch.tables.columns.schema import EncodedQI
+from anonymatch.tables.models.sensitive import SensitiveTarget, column_ok, describe_model, row_ok
 from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.schema import EncodedQI
-from anonymatch.tables.sensitive import SensitiveTarget, column_ok, describe_model, row_ok
 
 
 @njit(cache=True, nogil=True)

@@ -19,8 +19,8 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions
-from anonymatch.tables.schema import EncodedQI
 
 # scipy.optimize.milp status codes (HiGHS underneath).
 _OPTIMAL = 0

@@ -18,11 +18,11 @@ import numpy as np
 from anonymatch.core.errors import InfeasibleError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.lap import lapjv
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods._kernels import greedy_iteration, sortgreedy_iteration
 from anonymatch.tables.metrics import TreeTables, gcp_increase_weights
 from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.schema import EncodedQI
 
 Iteration = Callable[[np.ndarray, np.ndarray], np.ndarray]
 

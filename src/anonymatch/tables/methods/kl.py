@@ -47,9 +47,9 @@ import scipy.sparse as sp
 
 from anonymatch.core.counting import check_k, check_level, combo_ids
 from anonymatch.core.errors import InfeasibleError
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods._partition import segment_ranges
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import EncodedQI
 
 _log = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ import numpy as np
 
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods._partition import strict_partition
-from anonymatch.tables.schema import EncodedQI
 
 
 def mondrian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:

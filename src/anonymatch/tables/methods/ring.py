@@ -18,9 +18,9 @@ import numpy as np
 
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods._partition import Partition, relaxed_partition, segment_distinct
-from anonymatch.tables.schema import EncodedQI
 
 
 def ring(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:

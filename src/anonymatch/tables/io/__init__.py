@@ -2,6 +2,11 @@
 
 CSV cells are read as strings (no type guessing, no NA conversion) so that sensitive and other
 columns are published exactly as they were given; QIs are parsed later by ``schema.encode_qi``.
+
+The package also holds the release side: ``cells`` (the published cell format, written and
+parsed), ``release`` (reading a release back), ``sidecar`` (the release's schema file),
+``stream`` (batches in, an atomic release out) and ``reuse`` (a parsed release and its
+compatibility graph computed once per command).
 """
 
 from __future__ import annotations

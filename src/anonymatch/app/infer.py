@@ -1,6 +1,6 @@
 """Drafting a job file from a table: types, cardinalities, roles, missing-value tokens.
 
-:func:`infer_job` reads a sample of a table and proposes a :class:`anonymatch.core.job.Job`
+:func:`infer_job` reads a sample of a table and proposes a :class:`anonymatch.app.jobfile.Job`
 with comments for the data steward (``anonymatch init`` writes it; the web UI shows it). It
 guesses, and says so: every suggestion comes with the evidence (cardinality, examples, the rule
 that fired), and what cannot be inferred (the order of ordinal categories, missing-value codes
@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from anonymatch.app.jobfile import Job, parse_job, toml_value
 from anonymatch.core.errors import InputError
-from anonymatch.core.job import Job, parse_job, toml_value
+from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES
 from anonymatch.tables.io import CsvOptions, csv_separator, is_parquet, read_table
-from anonymatch.tables.schema import DEFAULT_NA_VALUES
 
 SEPARATORS = (",", ";", "\t", "|", " ")
 """Field separators tried when none is given, in this order of preference."""
@@ -277,7 +277,7 @@ def infer_job(
     Returns
     -------
     Job
-        The draft, validated; ``job.comments`` holds the notes :func:`anonymatch.core.job.
+        The draft, validated; ``job.comments`` holds the notes :func:`anonymatch.app.jobfile.
         render_toml` writes beside each key.
 
     Raises

@@ -41,8 +41,8 @@ from numba import njit
 
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.matching import grouped_perfect_matching, matchable_edges
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import EncodedQI
 
 DIVERSITY_KINDS = ("distinct", "entropy", "recursive")
 _KIND = {"distinct": 1, "entropy": 2, "recursive": 3}

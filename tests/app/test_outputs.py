@@ -1,4 +1,4 @@
-"""core.outputs: the one output-path policy of every writer (issue 15 items 1 and 10)."""
+"""app.outputs: the one output-path policy of every writer (issue 15 items 1 and 10)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from anonymatch.core.errors import InputError, OutputError
-from anonymatch.core.outputs import (
+from anonymatch.app.outputs import (
     JSON_EXTENSIONS,
     TABLE_RELEASE_EXTENSIONS,
     Output,
     check_outputs,
 )
+from anonymatch.core.errors import InputError, OutputError
 
 
 def _release(path: str | Path, directory: bool = False) -> Output:
@@ -107,7 +107,7 @@ def test_paths_that_cannot_be_outputs(tmp_path: Path, monkeypatch: pytest.Monkey
         check_outputs([_release(tmp_path / "nowhere" / "r.csv")])
     with pytest.raises(InputError, match="needs a path"):
         check_outputs([_release("")])
-    monkeypatch.setattr("anonymatch.core.outputs.os.access", lambda *a, **k: False)
+    monkeypatch.setattr("anonymatch.app.outputs.os.access", lambda *a, **k: False)
     with pytest.raises(OutputError, match="is not writable"):
         check_outputs([_release(tmp_path / "r.csv")])
 

@@ -19,8 +19,8 @@ import pandas as pd
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.validation import check_weights, column_list
-from anonymatch.tables.hierarchy import Hierarchy
-from anonymatch.tables.qitypes import OrdinalScale, QITypes, Scale
+from anonymatch.tables.columns.hierarchy import Hierarchy
+from anonymatch.tables.columns.qitypes import OrdinalScale, QITypes, Scale
 
 DEFAULT_NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "?")
 
@@ -85,7 +85,7 @@ class Schema:
     whose values are ordered numbers (t-closeness then uses the ordered distance). Columns that
     are neither identifiers, QIs nor sensitive are "other" and kept as they are.
     ``types`` holds ordinal and date QIs (``numeric`` includes them: the engine treats them as
-    numbers) and hierarchies of categorical QIs (``tables.qitypes``).
+    numbers) and hierarchies of categorical QIs (``tables.columns.qitypes``).
     """
 
     qi: tuple[str, ...]

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import partitions, registry
 from anonymatch.tables.methods.freeform import singleton_cells
 from anonymatch.tables.metrics import TreeTables, gcp_increase_weights
-from anonymatch.tables.schema import EncodedQI
 
 
 def outlier_scores(qi: EncodedQI, k: int, partition_size: int | None = None) -> np.ndarray:

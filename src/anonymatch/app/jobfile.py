@@ -4,7 +4,7 @@ A job file says where the data is and how to read it, what each column is (its r
 the privacy model, the method, where the work runs and where the release goes. Every command
 given ``--config job.toml`` takes its arguments from it; flags given on the command line win
 (``anonymatch.cli.config``). ``anonymatch init DATA`` drafts one from the data
-(:func:`anonymatch.tables.infer.infer_job`). The format is documented in ``docs/jobs.md``; the
+(:func:`anonymatch.app.infer.infer_job`). The format is documented in ``docs/jobs.md``; the
 JSON Schema generated from these models is ``docs/job.schema.json``.
 
 A minimal table job::
@@ -453,7 +453,7 @@ class Job(_Strict):
     @property
     def comments(self) -> dict[str, list[str]]:
         """Notes for :func:`render_toml`: dotted key path (``""`` = top, ``"input"``,
-        ``"columns.age"``) → comment lines. Set by :func:`anonymatch.tables.infer.infer_job`;
+        ``"columns.age"``) → comment lines. Set by :func:`anonymatch.app.infer.infer_job`;
         never read from a file."""
         return self._comments
 
@@ -823,7 +823,7 @@ def render_toml(job: Job, comments: Mapping[str, Sequence[str]] | None = None) -
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:  # pragma: no cover - `python -m anonymatch.core.job > docs/job.schema.json`
+def main() -> None:  # pragma: no cover - `python -m anonymatch.app.jobfile > docs/job.schema.json`
     print(json.dumps(json_schema(), indent=2, ensure_ascii=False))
 
 

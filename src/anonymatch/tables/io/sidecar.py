@@ -3,7 +3,7 @@ sidecar ``RELEASE.schema.json`` of a CSV release (``docs/release-format.md``).
 
 A CSV cell ``40`` may be a range of a numeric QI, a label of a categorical QI or a kept number:
 the sidecar says which, and :func:`kept_column_dtype` decides when a kept column is published
-(Parquet) or read back (:func:`anonymatch.tables.release.read_release`) as numbers.
+(Parquet) or read back (:func:`anonymatch.tables.io.release.read_release`) as numbers.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.files import write_atomically
-from anonymatch.tables.schema import EncodedQI
+from anonymatch.tables.columns.schema import EncodedQI
 
 RELEASE_SCHEMA = "anonymatch-release/1"
 """The ``schema`` of a CSV release's sidecar file (``release.csv.schema.json``)."""

@@ -25,8 +25,8 @@ from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import check_level_fits, integer, param
 from anonymatch.core.runner import run_partitions
 from anonymatch.core.validation import require_frame
-from anonymatch.tables.attack import AttackReport, simulate_attack
-from anonymatch.tables.cells import parse_cells
+from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, EncodedQI, NAValues, Schema
+from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.job import TableJob, plan
 from anonymatch.tables.methods import SUPPRESSION_METHODS, registry
 from anonymatch.tables.methods.agglomerative import agglomerative
@@ -40,7 +40,7 @@ from anonymatch.tables.methods.bmatching import (
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import Release, _release_table, prepare
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import DEFAULT_NA_VALUES, EncodedQI, NAValues, Schema
+from anonymatch.tables.risk.attack import AttackReport, simulate_attack
 from anonymatch.tables.verify import AdaptiveVerificationReport, compatibility, verify_adaptive
 
 ADAPTIVE_TIME_LIMIT = 600.0  # seconds per b-matching integer program (Python default)

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from anonymatch.app.jobfile import Job, json_schema, load_job, parse_job, render_toml
 from anonymatch.core.errors import InputError
-from anonymatch.core.job import Job, json_schema, load_job, parse_job, render_toml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -235,7 +235,7 @@ def test_committed_json_schema_is_current() -> None:
     committed = json.loads((ROOT / "docs" / "job.schema.json").read_text())
     assert committed == json_schema(), (
         "docs/job.schema.json is stale: regenerate it with "
-        "`python -m anonymatch.core.job > docs/job.schema.json`"
+        "`python -m anonymatch.app.jobfile > docs/job.schema.json`"
     )
 
 

@@ -5,12 +5,12 @@ QI is its sorted value set joined by ``|`` (a single value stays plain), with ``
 ``*`` inside values escaped by ``\\``; ``*`` alone is a suppressed cell. Parquet keeps types:
 a numeric QI is a struct ``{lo, hi}``, a categorical QI a list of strings, a suppressed cell null.
 
-Typed QIs (``tables.qitypes``): an ordinal or date QI is a range of labels, ``10+..1,000+`` or
-``2018-01..2018-06`` (Parquet: ``struct{lo, hi}`` of the two labels as text); a categorical QI
-with a hierarchy whose nodes are published is ``~label`` for a node (a leaf value stays plain,
-the root is ``*``; Parquet: ``struct{node, values}``, the node label — null for a leaf — and
-the leaves it covers). A ``~label`` cell is read back as the leaves under that node, so node
-labels that look like leaf values (``~Other`` beside a leaf ``Other``) are never confused.
+Typed QIs (``tables.columns.qitypes``): an ordinal or date QI is a range of labels, ``10+..1,000+``
+or ``2018-01..2018-06`` (Parquet: ``struct{lo, hi}`` of the two labels as text); a categorical QI
+with a hierarchy whose nodes are published is ``~label`` for a node (a leaf value stays plain, the
+root is ``*``; Parquet: ``struct{node, values}``, the node label — null for a leaf — and the leaves
+it covers). A ``~label`` cell is read back as the leaves under that node, so node labels that look
+like leaf values (``~Other`` beside a leaf ``Other``) are never confused.
 """
 
 from __future__ import annotations
@@ -27,17 +27,17 @@ from anonymatch.core.cells import NODE_MARK, STAR, escape_label, split_cell
 from anonymatch.core.csvsafe import escape_frame, unescape_frame, write_text_csv
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
-from anonymatch.tables.hierarchy import Hierarchy
+from anonymatch.tables.columns.hierarchy import Hierarchy
+from anonymatch.tables.columns.qitypes import DateScale, OrdinalScale
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io import is_parquet, read_table
-from anonymatch.tables.qitypes import DateScale, OrdinalScale
-from anonymatch.tables.recode import GeneralizedQI, published_groups
-from anonymatch.tables.schema import EncodedQI
-from anonymatch.tables.sidecar import (
+from anonymatch.tables.io.sidecar import (
     kept_column_dtype,
     release_schema,
     typed_kept_column,
     write_schema,
 )
+from anonymatch.tables.recode import GeneralizedQI, published_groups
 
 EXACT_INTEGER = float(2**53)
 """Integral floats below this magnitude print as integers (every integer up to 2^53 is a
@@ -155,9 +155,9 @@ def parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:
     """Published QI cells from a release table (CSV text or Parquet typed columns), with labels
     coded in the original's domain (labels the original never had get extra codes ≥ |A|).
     Raises InputError on a missing column or a malformed cell. Inside
-    ``tables.reuse.reuse_parsed_release`` the same text is parsed once (the result is shared:
+    ``tables.io.reuse.reuse_parsed_release`` the same text is parsed once (the result is shared:
     do not change it)."""
-    from anonymatch.tables.reuse import cached, cells_key
+    from anonymatch.tables.io.reuse import cached, cells_key
 
     return cached(lambda: cells_key(frame, qi), lambda: _parse_cells(frame, qi))
 

@@ -17,7 +17,7 @@ node label must say which leaves it stands for). Surrounding whitespace of a fie
 the file is UTF-8 (a byte-order mark is skipped). Violations raise ``InputError`` with one
 located line, ``hierarchy FILE:LINE: …``.
 
-What the release publishes (``tables.cells``): a categorical cell of a QI with a hierarchy is
+What the release publishes (``tables.io.cells``): a categorical cell of a QI with a hierarchy is
 the *lowest node covering* the values of the originals that the published row must cover (their
 lowest common ancestor, Doka §3 with a hierarchy instead of free value sets), written
 ``~label`` — the ``~`` marker tells a node from a leaf value, which may have the same text (a

@@ -13,7 +13,7 @@
   ``2018-01..2018-06`` (``2018``, ``2018Q1``, ``2018-W05``, ``2018-01-07``,
   ``2018-01-07T13``, ``2018-01-07T13:05``, ``2018-01-07T13:05:09``), scored like a numeric QI
   (width in periods over the data's span), read back by parsing the two ends.
-* **Hierarchy** (``--hierarchy workclass=workclass.csv``): see ``tables.hierarchy``;
+* **Hierarchy** (``--hierarchy workclass=workclass.csv``): see ``tables.columns.hierarchy``;
   ``--hierarchy-cells node`` (default) publishes lowest covering nodes, ``set`` the value sets
   as without a hierarchy (the hierarchy then only fixes the domain |A| and the record order).
 
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.errors import InputError
-from anonymatch.tables.hierarchy import Hierarchy
+from anonymatch.tables.columns.hierarchy import Hierarchy
 
 GRANULARITIES = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 _SECONDS = {"day": 86400, "hour": 3600, "minute": 60, "second": 1}
@@ -283,7 +283,7 @@ def build_types(
 ) -> QITypes:
     """``QITypes`` from plain values: an order as ``a|b|c`` text or a list, a granularity, a
     hierarchy file path (loaded and validated) or a loaded ``Hierarchy``."""
-    from anonymatch.tables.hierarchy import read_hierarchy
+    from anonymatch.tables.columns.hierarchy import read_hierarchy
 
     orders = {
         name: OrdinalScale(tuple(v.split("|")) if isinstance(v, str) else tuple(v))

@@ -20,8 +20,8 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
+    from anonymatch.tables.columns.schema import EncodedQI
     from anonymatch.tables.recode import GeneralizedQI
-    from anonymatch.tables.schema import EncodedQI
 
 T = TypeVar("T")
 

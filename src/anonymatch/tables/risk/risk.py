@@ -3,7 +3,7 @@
 The attacker of every figure knows each person's quasi-identifiers (QIs) and sees the whole
 release. Person i's **candidates** are the published rows that can be i's row in some world
 consistent with the release: the compatible rows (every published cell contains i's value) that
-lie in some perfect matching of the compatibility graph (``tables.sensitive.candidates``,
+lie in some perfect matching of the compatibility graph (``tables.models.sensitive.candidates``,
 Dulmage–Mendelsohn). This needs nothing but the published cells, so the figures hold for every
 method — freeform, Mondrian, b-matching — and for releases anonymatch did not make. On a release
 made of equivalence classes a person's candidates are their class, and every figure below is
@@ -45,23 +45,23 @@ import pandas as pd
 import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
-from anonymatch.tables.cells import parse_cells
-from anonymatch.tables.pipeline import prepare
-from anonymatch.tables.qitypes import QITypes
-from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import (
+from anonymatch.tables.columns.qitypes import QITypes
+from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,
     NAValues,
     Schema,
     missing_qi_mask,
 )
-from anonymatch.tables.sensitive import (
+from anonymatch.tables.io.cells import parse_cells
+from anonymatch.tables.models.sensitive import (
     SensitiveModel,
     candidates,
     encode_sensitive,
     person_stats,
 )
+from anonymatch.tables.pipeline import prepare
+from anonymatch.tables.recode import GeneralizedQI
 
 SCHEMA = "anonymatch-risk/1"
 """The ``schema`` key of a risk report's JSON."""
@@ -289,7 +289,7 @@ def assess(
     """Risk figures of ``release`` (any table in the release cell format) against ``original``.
 
     ``numeric`` names the numeric QIs and the ordered sensitive columns; ``types`` the ordinal,
-    date and hierarchical QIs (``tables.qitypes``). Raises InputError on
+    date and hierarchical QIs (``tables.columns.qitypes``). Raises InputError on
     bad parameters, a missing or malformed column, or a release that cannot be a release of
     this original (another row count, no perfect matching of people to compatible rows, other
     sensitive values). Time O(pairs·√n + pairs log pairs + n·d log n), plus the max-flow of the

@@ -23,9 +23,9 @@ import pandas as pd
 from anonymatch.core.cells import STAR, split_cell
 from anonymatch.core.csvsafe import unescape_frame
 from anonymatch.core.errors import InputError
-from anonymatch.tables.cells import _parse_numeric_column
 from anonymatch.tables.io import CsvOptions, is_parquet, read_table
-from anonymatch.tables.sidecar import RELEASE_SCHEMA, schema_path, typed_kept_column
+from anonymatch.tables.io.cells import _parse_numeric_column
+from anonymatch.tables.io.sidecar import RELEASE_SCHEMA, schema_path, typed_kept_column
 
 
 def _sidecar(path: Path, manifest: str | os.PathLike[str] | None) -> list[dict[str, Any]] | None:
@@ -96,7 +96,7 @@ def read_release(
     >>> df = pd.DataFrame({"age": [30, 31, 32, 40, 41, 42], "sex": list("FMFMFM"),
     ...                    "bp": [120, 130, 125, 140, 135, 128]})
     >>> out = os.path.join(tempfile.mkdtemp(), "r.csv")
-    >>> from anonymatch.tables.cells import write_release
+    >>> from anonymatch.tables.io.cells import write_release
     >>> r = anonymatch.anonymize(df, k=3, qi="age,sex", numeric="age", seed=1)
     >>> write_release(out, r.release, r.cells, r.qi)
     >>> typed = read_release(out)

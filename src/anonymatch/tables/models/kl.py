@@ -26,12 +26,7 @@ from anonymatch.core.counting import AnonymityReport, check_k, check_kl_codes, c
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
 from anonymatch.core.validation import check_seed, column_list, require_frame
-from anonymatch.tables.cells import _parse_numeric_column, format_cells, parse_cells
-from anonymatch.tables.methods.kl import generalized_cells, kl_anonymize
-from anonymatch.tables.metrics import information_loss
-from anonymatch.tables.pipeline import prepare
-from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.schema import (
+from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,
     MissingCodes,
@@ -39,6 +34,11 @@ from anonymatch.tables.schema import (
     Schema,
     encode_qi,
 )
+from anonymatch.tables.io.cells import _parse_numeric_column, format_cells, parse_cells
+from anonymatch.tables.methods.kl import generalized_cells, kl_anonymize
+from anonymatch.tables.metrics import information_loss
+from anonymatch.tables.pipeline import prepare
+from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.verify import verify
 
 

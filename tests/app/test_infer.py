@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from anonymatch.app.infer import infer_job, profile_column
+from anonymatch.app.jobfile import parse_job, render_toml
 from anonymatch.core.errors import InputError
-from anonymatch.core.job import parse_job, render_toml
-from anonymatch.tables.infer import infer_job, profile_column
 
 
 @settings(
