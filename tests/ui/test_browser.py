@@ -2,13 +2,16 @@
 
 The app is started as a user would (``anonymatch ui``, a child process); the tests go through
 upload → roles → run → report → downloads on heart_statlog, show a bad file's one-line error,
-are refused without the token, open the report with every network request blocked and print
-it to PDF. They skip, saying why, when Playwright or chromium is missing (CI installs chromium:
-.ci/run). Screenshots go to $ANONYMATCH_SCREENSHOTS when set (docs/img, shown in docs/cli.md).
+are refused without the token, refuse a hostile page served from another local port (forms and
+fetch() to /run and /upload change nothing), open the report with every network request
+blocked and print it to PDF. They skip, saying why, when Playwright or chromium is missing
+(CI installs chromium: .ci/run). Screenshots go to $ANONYMATCH_SCREENSHOTS when set (docs/img, shown
+in docs/cli.md).
 """
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
@@ -16,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,7 +73,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert found, (line, process.stderr.read() if process.poll() is not None else "")
     yield found.group(1)
     process.send_signal(signal.SIGTERM)
-    assert process.wait(20) == 130
+    assert process.wait(20) == 143  # 128 + SIGTERM
     assert list(tmp.iterdir()) == []  # uploads, runs and releases are gone
 
 
@@ -174,6 +178,84 @@ def test_second_browser_without_token_is_refused(server: str, browser: Any) -> N
         response = page.goto(base(server) + path)
         assert response is not None and response.status == 403
         assert "403 forbidden" in page.inner_text("body")
+    context.close()
+
+
+HOSTILE = """<!DOCTYPE html><html><body><h1>cat pictures</h1>
+<form id="run" action="APP/run" method="post" target="sink">
+  <input name="k" value="1"><input name="method" value="greedy">
+  <input name="role:age" value="qi"><input name="type:age" value="numeric">
+  <input name="role:sex" value="qi"><input name="role:zip" value="other">
+</form>
+<form id="read" action="APP/read" method="post" target="sink2">
+  <input name="sep" value="tab"><input name="header" value="on">
+</form>
+<iframe name="sink"></iframe><iframe name="sink2"></iframe>
+<script>
+const fd = new FormData();
+fd.append("header", "on");
+fd.append("file", new Blob(["name,diagnosis\\nann,flu\\nbob,cold\\n"]), "evil.csv");
+const k1 = new URLSearchParams({k: "1", method: "greedy", "role:age": "qi", "role:sex": "qi"});
+Promise.allSettled([
+  fetch("APP/upload", {method: "POST", body: fd, credentials: "include", mode: "no-cors"}),
+  fetch("APP/run", {method: "POST", body: k1, credentials: "include", mode: "no-cors"}),
+]).then(() => {
+  document.getElementById("run").submit();
+  document.getElementById("read").submit();
+  setTimeout(() => { document.title = "done"; }, 1500);
+});
+</script></body></html>"""
+
+
+@pytest.fixture()
+def hostile(server: str) -> Iterator[str]:
+    """A page on another 127.0.0.1 port (any local server, another app's dev server…) that
+    posts forms and fetch() requests to the app as soon as it is opened."""
+    page = HOSTILE.replace("APP", base(server).rstrip("/")).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_hostile_page_on_another_port_changes_nothing(
+    server: str, hostile: str, browser: Any, tmp_path: Path
+) -> None:
+    """Cookies are not scoped by port: a page on another local port is same-site, and the
+    browser sends the app's cookies with its requests. The Origin check and the CSRF token
+    refuse them: the steward's table and settings stay, no run starts."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(server)
+    table = tmp_path / "people.csv"
+    table.write_text("age,sex,zip\n31,F,1000\n42,M,1001\n35,F,1002\n")
+    page.set_input_files("#file", str(table))
+    page.click("#upload-button")
+    page.wait_for_url("**/dataset")
+    statuses: dict[str, list[int]] = {}
+    page.on("response", lambda r: statuses.setdefault(r.url.split("/")[-1], []).append(r.status))
+    page.goto(hostile)
+    page.wait_for_function("document.title === 'done'", timeout=20_000)
+    assert statuses.get("run") and set(statuses["run"]) == {403}, statuses
+    assert statuses.get("read") and set(statuses["read"]) == {403}, statuses
+    assert set(statuses.get("upload", [])) <= {403}, statuses
+    page.goto(base(server) + "status")
+    assert json.loads(page.inner_text("body")) == {"state": "none"}  # no run started
+    page.goto(base(server) + "dataset")
+    assert page.inner_text("h1") == "people.csv"  # the upload was not replaced
+    assert "3 rows · 3 columns" in page.inner_text("#file-facts")
     context.close()
 
 

@@ -128,8 +128,37 @@ COMMANDS = [report_cmd]
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", type=int, default=0, help="Port to bind (default: a free one).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the app in the browser.")
+@click.option(
+    "--max-upload-mb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=200,
+    show_default=True,
+    help="Largest upload (MiB); larger ones get 413 and nothing is kept.",
+)
+@click.option(
+    "--max-cells",
+    type=click.IntRange(min=1),
+    default=50_000_000,
+    show_default=True,
+    help="Largest table, rows x columns.",
+)
+@click.option(
+    "--max-table-mb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1024,
+    show_default=True,
+    help="Largest table once decompressed (MiB).",
+)
 @verbosity_options
-def ui_cmd(data_dir: str | None, host: str, port: int, open_browser: bool) -> None:
+def ui_cmd(
+    data_dir: str | None,
+    host: str,
+    port: int,
+    open_browser: bool,
+    max_upload_mb: float,
+    max_cells: int,
+    max_table_mb: float,
+) -> None:
     """Run the local web app.
 
     Upload or pick a table (from DATA_DIR), set each column's role, choose the model and the
@@ -137,11 +166,18 @@ def ui_cmd(data_dir: str | None, host: str, port: int, open_browser: bool) -> No
     and the job file. Prints the address to open, with its access token; Ctrl-C stops it and
     removes every uploaded or released file."""
     from anonymatch.ui import serve
+    from anonymatch.ui.data import Limits
 
     if not 0 <= port <= 65535:
         raise InputError(f"--port must be in 0..65535, got {port}")
+    limits = Limits(int(max_upload_mb * 2**20), max_cells, int(max_table_mb * 2**20))
     code = serve(
-        host, port, data_dir, open_browser, echo=lambda line, err: click.echo(line, err=err)
+        host,
+        port,
+        data_dir,
+        open_browser,
+        echo=lambda line, err: click.echo(line, err=err),
+        limits=limits,
     )
     if code:
         click.echo("anonymatch: stopped; uploads and releases removed", err=True)

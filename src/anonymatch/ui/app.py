@@ -1,26 +1,49 @@
-"""The web app's pages (Starlette, server-rendered Jinja2 templates, a few lines of JS that
-poll the progress of a run).
+"""The web app's pages (Starlette, server-rendered Jinja2 templates, a few lines of JS served
+from the app itself that poll the progress of a run).
 
-Access: every request needs the app's token, given once in the address (``/?token=…``, as
-Jupyter does), then kept in a cookie (HttpOnly, SameSite=Strict); anything else gets 403.
-Each browser gets its own session (a random cookie): its dataset, its run (one at a time) and a
-private directory under the app's own (mode 0700).
+Access (docs/webapp.md has the threat model). One pure-ASGI guard in front of every route:
+
+- **Host.** The ``Host`` header must be one this instance answers to (the bound address and
+  port): a page whose domain was rebound to 127.0.0.1 (DNS rebinding) gets 403.
+- **Origin.** A state-changing request (POST…) must come from the app's own origin (``Origin``,
+  else ``Referer``); a page on another local port is same-*site* for the browser (cookies are not
+  scoped by port, SameSite does not help), but never same-*origin*: 403.
+- **Token.** Every request needs the app's token, given once in the address (``/?token=…``, as
+  Jupyter does), then kept in a cookie; the cookie names carry this instance's random id, so two
+  instances in one browser never share or overwrite each other's cookies (HttpOnly,
+  SameSite=Strict, Path=/).
+- **CSRF token.** Each session has its own; every form carries it in a hidden field and every
+  POST handler reads its form through :func:`posted`, which compares it in constant time.
+- **Bounds.** A request body past the upload limit is refused with 413 before it is read (or as
+  soon as it passes the limit); other forms are bounded too.
+- **Headers.** Every response carries a Content-Security-Policy (``default-src 'self';
+  frame-ancestors 'none'``; the report's own, stricter one), X-Frame-Options DENY,
+  X-Content-Type-Options nosniff, a Referrer-Policy, Cross-Origin-Resource/Opener-Policy
+  same-origin and ``Cache-Control: no-store`` (pages and downloads hold personal data).
+
+Each browser gets its own session: its dataset, its run (one at a time, bound to its own copy of
+the dataset and settings) and a private directory under the app's own (mode 0700). Uploads are
+stored under generated names (the original is only shown); reading a table is done off the
+event loop.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import secrets
 import shutil
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData, Headers
 from starlette.requests import Request
 from starlette.responses import (
     FileResponse,
@@ -31,29 +54,73 @@ from starlette.responses import (
     Response,
 )
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from anonymatch.core.errors import AnonymatchError, InputError
 from anonymatch.ui import data
 from anonymatch.ui.runner import Run, quote_argv
 
-TOKEN_COOKIE = "anonymatch_token"
-SESSION_COOKIE = "anonymatch_session"
 FORBIDDEN = (
     "403 forbidden: open the address that `anonymatch ui` printed when it started "
     "(it carries the access token)\n"
 )
 UPLOAD_CHUNK = 1 << 20
+FORM_BYTES = 1 << 20
+"""The largest body of a form that is not an upload."""
+FORM_SLACK = 16 << 10
+"""An upload's request may exceed the file's limit by this much (the form's other fields)."""
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+CSP = (
+    "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; "
+    "object-src 'none'"
+)
+REPORT_CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; frame-ancestors 'none'; "
+    "base-uri 'none'; form-action 'none'; sandbox"
+)
+REFERRER_POLICY = "same-origin"
+"""Not ``no-referrer``: under it browsers send ``Origin: null`` with the app's own form posts
+(Fetch, "serializing a request origin"), which the origin check must refuse. ``same-origin``
+sends nothing to any other origin either."""
+SECURITY_HEADERS = {
+    "content-security-policy": CSP,
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": REFERRER_POLICY,
+    "cross-origin-resource-policy": "same-origin",
+    "cross-origin-opener-policy": "same-origin",
+    "cache-control": "no-store",
+}
+STATIC = {"app.css": "text/css", "job.js": "text/javascript", "upload.js": "text/javascript"}
+
+
+class Refused(Exception):
+    """A request refused with 403 (its message is the page's one line)."""
+
+
+class TooLarge(Exception):
+    """A request body past its bound (413)."""
+
+
+def same(given: str, expected: str) -> bool:
+    """Constant-time comparison of two secrets, any characters (``secrets.compare_digest``
+    refuses non-ASCII ``str``)."""
+    return secrets.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode())
 
 
 @dataclass
 class Session:
-    """One browser's work: a private directory, the dataset, the current or last run."""
+    """One browser's work: a private directory, the dataset, the current or last run (with the
+    dataset and settings it was started with: a new upload during a run relabels nothing)."""
 
     id: str
     directory: Path
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     dataset: data.Dataset | None = None
     settings: data.Settings | None = None
     run: Run | None = None
+    run_dataset: data.Dataset | None = None
+    run_settings: data.Settings | None = None
     error: str | None = None
 
     def run_dir(self) -> Path:
@@ -61,19 +128,46 @@ class Session:
         out.mkdir(mode=0o700, exist_ok=True)
         return out
 
+    def running(self) -> bool:
+        return self.run is not None and self.run.state == "running"
+
+    def tidy_uploads(self) -> None:
+        """Remove the uploads no longer in use (neither the dataset nor a running run's)."""
+        keep = {d.path for d in (self.dataset, self.run_dataset if self.running() else None) if d}
+        for path in self.directory.glob("upload-*"):
+            if path not in keep:
+                path.unlink(missing_ok=True)
+
 
 @dataclass
 class AppState:
-    """The app: its token, private directory, optional directory of files to pick from."""
+    """The app: its token, private directory, the origins it answers on (``http://host:port``;
+    their host:port are the only Host headers accepted), an optional directory of files to
+    pick from, its limits, and a random id that names its cookies."""
 
     token: str
     directory: Path
     data_dir: Path | None = None
+    origins: tuple[str, ...] = ()
+    limits: data.Limits = field(default_factory=data.Limits)
+    instance: str = field(default_factory=lambda: secrets.token_hex(6))
     sessions: dict[str, Session] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    @property
+    def token_cookie(self) -> str:
+        return f"anonymatch_{self.instance}_token"
+
+    @property
+    def session_cookie(self) -> str:
+        return f"anonymatch_{self.instance}_session"
+
+    @property
+    def hosts(self) -> frozenset[str]:
+        return frozenset(urlsplit(o).netloc.lower() for o in self.origins)
+
     def session(self, request: Request) -> Session:
-        sid = request.cookies.get(SESSION_COOKIE, "")
+        sid = request.cookies.get(self.session_cookie, "")
         with self.lock:
             if sid not in self.sessions:
                 raise InputError("no session: open the address printed at start again")
@@ -81,20 +175,26 @@ class AppState:
 
     def new_session(self) -> Session:
         sid = secrets.token_urlsafe(16)
-        directory = self.directory / f"session-{len(self.sessions)}"
-        directory.mkdir(mode=0o700)
         with self.lock:
+            directory = self.directory / f"session-{secrets.token_hex(6)}"
+            directory.mkdir(mode=0o700)
             self.sessions[sid] = Session(sid, directory)
-        return self.sessions[sid]
+            return self.sessions[sid]
 
-    def pickable(self) -> list[Path]:
-        """Tables in the data directory (CSV, TSV, DAT, Parquet), by name."""
+    def pickable(self) -> list[tuple[str, Path]]:
+        """Tables in the data directory (CSV, TSV, DAT, Parquet): their names and resolved
+        paths, by name; a symbolic link is followed only to a file inside the directory."""
         if self.data_dir is None:
             return []
-        suffixes = {".csv", ".tsv", ".txt", ".dat", ".data", ".parquet", ".pq"}
-        return sorted(
-            p for p in self.data_dir.iterdir() if p.is_file() and p.suffix.lower() in suffixes
-        )
+        root = self.data_dir.resolve()
+        found = []
+        for entry in sorted(os.scandir(root), key=lambda e: e.name):
+            if not entry.name.lower().endswith(data.TABLE_SUFFIXES):
+                continue
+            path = Path(entry.path).resolve()
+            if path.is_relative_to(root) and path.is_file():
+                found.append((entry.name, path))
+        return found
 
     def stop_all(self) -> None:
         """Stop every run and remove every session's files."""
@@ -104,34 +204,147 @@ class AppState:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-class TokenMiddleware(BaseHTTPMiddleware):
-    """403 without the token; ``?token=`` sets the cookies and redirects to a clean address."""
+class Guard:
+    """Host, origin, token and size checks on every request, security headers on every
+    response, and the error page of an unexpected exception (pure ASGI, outermost)."""
 
-    def __init__(self, app: Any, state: AppState) -> None:
-        super().__init__(app)
+    def __init__(
+        self, app: ASGIApp, state: AppState, error_page: Callable[[str, int], Response]
+    ) -> None:
+        assert state.origins, "the app needs the origins it answers on"
+        self.app = app
         self.state = state
+        self.error_page = error_page
 
-    async def dispatch(
-        self, request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        token = self.state.token
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_guarded(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                for name, value in SECURITY_HEADERS.items():
+                    if name.encode() not in present:
+                        headers.append((name.encode(), value.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        request = Request(scope)
+        response = self.check(request)
+        if response is not None:
+            await response(scope, receive, send_guarded)
+            return
+        bound = self.state.limits.max_upload_bytes + FORM_SLACK
+        bound = bound if scope["path"] == "/upload" else FORM_BYTES
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > bound:
+            await self.too_large(scope, receive, send_guarded)
+            return
+        seen = 0
+
+        async def receive_bounded() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > bound:
+                    raise TooLarge
+            return message
+
+        try:
+            await self.app(scope, receive_bounded, send_guarded)
+        except TooLarge:
+            if started:
+                raise
+            await self.too_large(scope, receive, send_guarded)
+        except Exception as exc:
+            if started:
+                raise
+            line = f"internal error: {type(exc).__name__}: {exc}"
+            await self.error_page(line, 500)(scope, receive, send_guarded)
+
+    async def too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        limit = data.human_size(self.state.limits.max_upload_bytes)
+        line = (
+            f"error: the upload is larger than the limit of {limit} (anonymatch ui --max-upload-mb)"
+            if scope["path"] == "/upload"
+            else "error: the form is too large"
+        )
+        await self.error_page(line, 413)(scope, receive, send)
+
+    def check(self, request: Request) -> Response | None:
+        """The refusal or redirect this request gets before any route sees it (None: none)."""
+        state = self.state
+        if request.headers.get("host", "").lower() not in state.hosts:
+            return PlainTextResponse(
+                "403 forbidden: this address is not the app's own (Host header)\n", 403
+            )
+        if request.method in UNSAFE_METHODS and not self.same_origin(request.headers):
+            return PlainTextResponse(
+                "403 forbidden: a request from another site (or another local port) is refused "
+                "(Origin check)\n",
+                403,
+            )
         given = request.query_params.get("token")
-        if given is not None and secrets.compare_digest(given, token):
-            response = RedirectResponse(request.url.remove_query_params("token"), 303)
-            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
-            if request.cookies.get(SESSION_COOKIE) not in self.state.sessions:
-                session = self.state.new_session()
-                response.set_cookie(SESSION_COOKIE, session.id, httponly=True, samesite="strict")
+        if given is not None:
+            if not same(given, state.token) or request.method != "GET":
+                return PlainTextResponse(FORBIDDEN, 403)
+            response: Response = RedirectResponse(request.url.remove_query_params("token"), 303)
+            set_cookie(response, state.token_cookie, state.token)
+            if request.cookies.get(state.session_cookie) not in state.sessions:
+                set_cookie(response, state.session_cookie, state.new_session().id)
             return response
-        cookie = request.cookies.get(TOKEN_COOKIE, "")
-        if not secrets.compare_digest(cookie, token):
+        if not same(request.cookies.get(state.token_cookie, ""), state.token):
             return PlainTextResponse(FORBIDDEN, 403)
-        if request.cookies.get(SESSION_COOKIE) not in self.state.sessions:
+        if request.cookies.get(state.session_cookie) not in state.sessions:
+            if request.method in UNSAFE_METHODS:
+                return PlainTextResponse("403 forbidden: no session; reload the page\n", 403)
             response = RedirectResponse(request.url, 303)
-            session = self.state.new_session()
-            response.set_cookie(SESSION_COOKIE, session.id, httponly=True, samesite="strict")
+            set_cookie(response, state.session_cookie, state.new_session().id)
             return response
-        return await call_next(request)
+        return None
+
+    def same_origin(self, headers: Headers) -> bool:
+        """Whether a state-changing request comes from one of the app's origins: its Origin
+        header, else its Referer's origin; neither (or ``Origin: null``) is refused."""
+        origin = headers.get("origin")
+        if origin is None:
+            referer = headers.get("referer")
+            if referer is None:
+                return False
+            parts = urlsplit(referer)
+            origin = f"{parts.scheme}://{parts.netloc}"
+        return origin.lower() in {o.lower() for o in self.state.origins}
+
+
+def set_cookie(response: Response, name: str, value: str) -> None:
+    response.set_cookie(name, value, httponly=True, samesite="strict", path="/")
+
+
+async def posted(
+    request: Request, session: Session, *, max_files: int = 0, max_fields: int = 20
+) -> FormData:
+    """The request's form, once its CSRF token is checked (constant time): every POST handler
+    reads its form through here. Raises ``Refused`` (403) on a missing or wrong token."""
+    form = await request.form(max_files=max_files, max_fields=max_fields)
+    given = form.get("csrf")
+    if not isinstance(given, str) or not same(given, session.csrf):
+        await form.close()
+        raise Refused("403 forbidden: the form's CSRF token is missing or wrong; reload the page")
+    return form
+
+
+def attachment(filename: str) -> str:
+    """A Content-Disposition for a download named ``filename`` (any characters: an ASCII
+    fallback and the UTF-8 name, RFC 6266)."""
+    fallback = "".join(ch if ch.isascii() and ch.isalnum() or ch in "._-" else "_"
+                       for ch in filename)  # fmt: skip
+    return f"attachment; filename=\"{fallback}\"; filename*=utf-8''{quote(filename, safe='')}"
 
 
 def create_app(state: AppState) -> Starlette:
@@ -144,9 +357,15 @@ def create_app(state: AppState) -> Starlette:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    limits = state.limits
 
     def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        session = context.get("session")
+        context.setdefault("csrf", session.csrf if session is not None else "")
         return HTMLResponse(env.get_template(name).render(**context), status)
+
+    def error_page(line: str, status: int) -> Response:
+        return page("error.html.j2", status, error=line)
 
     def shown(session: Session, text: str) -> str:
         """``text`` without the private directory's paths (file names are enough)."""
@@ -160,52 +379,61 @@ def create_app(state: AppState) -> Starlette:
     async def index(request: Request) -> Response:
         session = state.session(request)
         error, session.error = session.error, None
-        files = [(p.name, data.human_size(p.stat().st_size)) for p in state.pickable()]
+        files = [(name, data.human_size(p.stat().st_size)) for name, p in state.pickable()]
         return page("index.html.j2", session=session, files=files, error=error,
-                    separators=list(data.SEPARATORS))  # fmt: skip
+                    separators=list(data.SEPARATORS),
+                    max_upload=limits.max_upload_bytes,
+                    max_upload_shown=data.human_size(limits.max_upload_bytes))  # fmt: skip
 
-    def reading(form: Any, dataset: data.Dataset) -> data.Dataset:
+    async def reading(form: Any, dataset: data.Dataset, session: Session) -> data.Dataset:
         dataset.header = form.get("header") in ("on", "true", "1")
         sep = str(form.get("sep", "auto"))
         if sep not in data.SEPARATORS:
             raise InputError(f"unknown separator {sep!r}")
         dataset.sep = sep
         dataset.names = [n.strip() for n in str(form.get("names", "")).split(",") if n.strip()]
-        return data.load(dataset)
+        # parsing a table takes seconds on a large one: off the event loop
+        return await run_in_threadpool(data.load, dataset, limits, session.directory)
 
     async def upload(request: Request) -> Response:
         session = state.session(request)
-        form = await request.form(max_files=1, max_fields=20)
+        form = await posted(request, session, max_files=1)
+        target: Path | None = None
         try:
             item = form.get("file")
             if item is None or isinstance(item, str) or not item.filename:
                 raise InputError("choose a file to upload")
-            target = session.directory / data.safe_name(item.filename)
-            with open(target, "wb", opener=_private_opener) as fh:
+            name = data.shown_name(item.filename)
+            target = session.directory / data.stored_name(item.filename)
+            with open(target, "xb", opener=_private_opener) as fh:
                 while chunk := await item.read(UPLOAD_CHUNK):
                     fh.write(chunk)
-            await item.close()
             if target.stat().st_size == 0:
-                raise InputError(f"{item.filename} is empty")
-            dataset = data.Dataset(target, target.name, target.stat().st_size)
-            session.dataset = reading(form, dataset)
+                raise InputError(f"{name} is empty")
+            dataset = data.Dataset(target, name, target.stat().st_size)
+            session.dataset = await reading(form, dataset, session)
+            target = None  # kept: it is the dataset now
+            session.tidy_uploads()
         except AnonymatchError as exc:
             session.error = f"error: {exc}"
             return go("/")
         finally:
             await form.close()
+            if target is not None:
+                target.unlink(missing_ok=True)
         return go("/dataset")
 
     async def pick(request: Request) -> Response:
         session = state.session(request)
-        form = await request.form(max_files=0, max_fields=20)
+        form = await posted(request, session)
         name = str(form.get("name", ""))
         try:
-            chosen = next((p for p in state.pickable() if p.name == name), None)
+            chosen = dict(state.pickable()).get(name)
             if chosen is None:
                 raise InputError(f"no such file to pick: {name!r}")
-            dataset = data.Dataset(chosen, chosen.name, chosen.stat().st_size)
-            session.dataset = reading(form, dataset)
+            dataset = data.Dataset(chosen, name, chosen.stat().st_size)
+            session.dataset = await reading(form, dataset, session)
+            session.tidy_uploads()
         except AnonymatchError as exc:
             session.error = f"error: {exc}"
             return go("/")
@@ -213,11 +441,12 @@ def create_app(state: AppState) -> Starlette:
 
     async def reread(request: Request) -> Response:
         session = state.session(request)
+        form = await posted(request, session)
         if session.dataset is None:
             return go("/")
-        form = await request.form(max_files=0, max_fields=20)
         try:
-            reading(form, session.dataset)
+            # a copy: the dataset stays as it was if the new options cannot read it
+            session.dataset = await reading(form, copy.deepcopy(session.dataset), session)
         except AnonymatchError as exc:
             session.error = f"error: {exc}"
         return go("/dataset")
@@ -242,12 +471,13 @@ def create_app(state: AppState) -> Starlette:
 
     async def run(request: Request) -> Response:
         session = state.session(request)
+        columns = session.dataset.columns if session.dataset is not None else []
+        form = await posted(request, session, max_fields=4 * len(columns) + 20)
         if session.dataset is None:
             return go("/")
-        if session.run is not None and session.run.state == "running":
+        if session.running():
             session.error = "error: a run is already going on; wait for it to finish"
             return go("/job")
-        form = await request.form(max_files=0, max_fields=4 * len(session.dataset.columns) + 20)
         try:
             settings = data.Settings.from_form(form, session.dataset.columns)
         except AnonymatchError as exc:
@@ -262,7 +492,10 @@ def create_app(state: AppState) -> Starlette:
             "manifest": out / "manifest.json",
             "report": out / "report.html",
         }
-        session.run = Run(settings.argv(session.dataset, out, session.directory), outputs)
+        # the run keeps its own copies: an upload or new settings meanwhile relabel nothing
+        session.run_dataset = copy.deepcopy(session.dataset)
+        session.run_settings = copy.deepcopy(settings)
+        session.run = Run(settings.argv(session.run_dataset, out, session.directory), outputs)
         session.run.start(session.directory)
         return go("/job")
 
@@ -285,8 +518,9 @@ def create_app(state: AppState) -> Starlette:
         session = state.session(request)
         if session.run is None or session.run.state != "done":
             return go("/job" if session.run else "/")
-        assert session.dataset is not None and session.settings is not None
+        assert session.run_dataset is not None and session.run_settings is not None
         return page("result.html.j2", session=session, run=session.run,
+                    ds=session.run_dataset,
                     summary=shown(session, "\n".join(session.run.summary)),
                     command=shown(session, quote_argv(session.run.argv)))  # fmt: skip
 
@@ -294,29 +528,39 @@ def create_app(state: AppState) -> Starlette:
         session = state.session(request)
         if session.run is None or session.run.state != "done":
             return go("/")
-        return FileResponse(session.run.outputs["report"], media_type="text/html")
+        return FileResponse(session.run.outputs["report"], media_type="text/html",
+                            headers={"content-security-policy": REPORT_CSP})  # fmt: skip
 
     async def download(request: Request) -> Response:
         session = state.session(request)
         what = request.path_params["what"]
-        if session.run is None or session.run.state != "done" or session.dataset is None:
+        ran, settings = session.run_dataset, session.run_settings
+        if session.run is None or session.run.state != "done" or ran is None:
             return go("/")
-        stem = Path(session.dataset.name).stem
+        stem = Path(ran.name).stem
         if what == "job":
-            assert session.settings is not None
-            text = session.settings.job_toml(session.dataset)
-            return Response(text, media_type="application/toml", headers={
-                "Content-Disposition": f'attachment; filename="{stem}_job.toml"'})  # fmt: skip
+            assert settings is not None
+            disposition = {"content-disposition": attachment(f"{stem}_job.toml")}
+            return Response(settings.job_toml(ran), media_type="application/toml",
+                            headers=disposition)  # fmt: skip
         if what not in session.run.outputs:
             return PlainTextResponse("404 not found\n", 404)
         path = session.run.outputs[what]
-        return FileResponse(path, filename=f"{stem}_{what}{path.suffix}")
+        return FileResponse(path, headers={
+            "content-disposition": attachment(f"{stem}_{what}{path.suffix}")})  # fmt: skip
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC:
+            return PlainTextResponse("404 not found\n", 404)
+        text = resources.files("anonymatch.ui").joinpath("templates", name).read_text("utf-8")
+        return Response(text, media_type=STATIC[name])
+
+    async def refused(request: Request, exc: Exception) -> Response:
+        return PlainTextResponse(f"{exc}\n", 403)
 
     async def failure(request: Request, exc: Exception) -> Response:
-        line = f"error: {exc}" if isinstance(exc, AnonymatchError) else (
-            f"internal error: {type(exc).__name__}: {exc}")  # fmt: skip
-        return page("error.html.j2", 400 if isinstance(exc, AnonymatchError) else 500,
-                    error=line)  # fmt: skip
+        return error_page(f"error: {exc}", 400)
 
     routes = [
         Route("/", index),
@@ -330,13 +574,15 @@ def create_app(state: AppState) -> Starlette:
         Route("/result", result),
         Route("/report", report),
         Route("/download/{what}", download),
+        Route("/static/{name}", static),
     ]
-    return Starlette(
+    app = Starlette(
         routes=routes,
-        middleware=[Middleware(TokenMiddleware, state=state)],
-        exception_handlers={Exception: failure},
+        exception_handlers={Refused: refused, AnonymatchError: failure},
     )
+    app.add_middleware(Guard, state=state, error_page=error_page)
+    return app
 
 
 def _private_opener(path: str, flags: int) -> int:
-    return os.open(path, flags, 0o600)
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)

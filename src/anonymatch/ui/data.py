@@ -1,11 +1,18 @@
 """The web app's dataset: reading an uploaded or picked table, its preview, the inferred roles
-and types of its columns, the CLI arguments of a run and the job file that reproduces it."""
+and types of its columns, the CLI arguments of a run and the job file that reproduces it.
+
+Reading is bounded (:class:`Limits`): a table whose rows × columns or decompressed size (a
+Parquet file's footer says it before anything is decompressed) is past the budget is refused in
+one line, and the preview and the role inference read only the first rows (Parquet: record
+batches of the first row group, never the whole file).
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import os
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +25,26 @@ SEPARATORS = {"auto": None, "comma": ",", "semicolon": ";", "tab": "\t", "space"
 ROLES = ("qi", "sensitive", "identifier", "other")
 TYPES = ("numeric", "categorical")
 PREVIEW_ROWS = 10
+SAMPLE_ROWS = 20_000
+"""Rows read for the preview and the role inference of a table too large to read whole."""
+TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".dat", ".data", ".parquet", ".pq")
+MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The web app's bounds. ``max_upload_bytes``: the largest upload (larger requests are
+    refused with 413 before their body is read, or as soon as it passes the bound);
+    ``max_cells``: rows × columns of a table; ``max_table_bytes``: a table's size once
+    decompressed (a CSV's file size; a Parquet file's uncompressed size, from its footer);
+    ``exact_rows_bytes``: CSV files up to this size are read whole (exact row count), larger ones
+    are sampled and their lines counted."""
+
+    max_upload_bytes: int = 200 * MiB
+    max_cells: int = 50_000_000
+    max_table_bytes: int = 1024 * MiB
+    exact_rows_bytes: int = 64 * MiB
+
 
 METHODS = {
     "hungarian": "Freeform generalization with an exact assignment per step: the least "
@@ -41,6 +68,7 @@ class Dataset:
     names: list[str] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     rows: int = 0
+    rows_exact: bool = True
     preview: list[list[str]] = field(default_factory=list)
     roles: dict[str, str] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
@@ -49,9 +77,13 @@ class Dataset:
     @property
     def separator(self) -> str | None:
         """The separator character, guessed from the first lines when ``sep`` is auto."""
-        if self.path.suffix.lower() in (".parquet", ".pq"):
+        if self.parquet:
             return None
         return SEPARATORS.get(self.sep) or sniff_separator(self.path)
+
+    @property
+    def parquet(self) -> bool:
+        return self.path.suffix.lower() in (".parquet", ".pq")
 
     def reading_argv(self) -> list[str]:
         """The CLI options that read this file."""
@@ -69,10 +101,10 @@ def sniff_separator(path: Path) -> str:
     number (> 1) of fields; ``,`` when none does."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = [line.rstrip("\r\n") for _, line in zip(range(20), fh, strict=False)]
+            head = fh.read(1 << 16)  # the first lines, however long they are
     except OSError as exc:
         raise InputError(f"cannot read {path.name}: {exc.strerror}") from None
-    lines = [line for line in lines if line.strip()]
+    lines = [line for line in head.splitlines()[:20] if line.strip()]
     for sep in (",", ";", "\t", "|", " "):
         counts = {len(next(csv.reader(io.StringIO(line), delimiter=sep))) for line in lines}
         if len(counts) == 1 and counts.pop() > 1:
@@ -80,48 +112,127 @@ def sniff_separator(path: Path) -> str:
     return ","
 
 
-def load(dataset: Dataset) -> Dataset:
+def load(dataset: Dataset, limits: Limits | None = None, workdir: Path | None = None) -> Dataset:
     """Read the table with the dataset's options: columns, row count, preview, inferred roles.
+    Bounded by ``limits``: a table past the cell or decompressed-byte budget is refused, and a
+    large one is read only in part (its first :data:`SAMPLE_ROWS` rows; a CSV's rows are then
+    counted by lines, ``rows_exact`` False). ``workdir`` (default: the table's directory) holds
+    a Parquet sample for the inference for a moment.
 
     Raises
     ------
     anonymatch.core.errors.InputError
-        One line saying why the file cannot be read as a table.
+        One line saying why the file cannot be read as a table, or is past a budget.
     """
     from anonymatch.tables.io import CsvOptions, read_table
 
+    limits = limits or Limits()
     if not dataset.header and not dataset.names:
         raise InputError("the file has no header line: give the column names")
-    sep = dataset.separator
-    options = CsvOptions(
-        sep=sep,
-        names=None if dataset.header else list(dataset.names),
-        fmt="auto" if sep is None else "csv",
-    )
-    frame = read_table(dataset.path, options)
-    if frame.shape[1] < 2:
+    if dataset.parquet:
+        frame, rows, width = _parquet_sample(dataset, limits)
+        exact = True
+    else:
+        if dataset.size > limits.max_table_bytes:
+            raise InputError(_too_large(dataset.name, dataset.size, limits))
+        sep = dataset.separator
+        options = CsvOptions(
+            sep=sep, names=None if dataset.header else list(dataset.names), fmt="csv"
+        )
+        exact = dataset.size <= limits.exact_rows_bytes
+        frame = read_table(dataset.path, options, nrows=None if exact else SAMPLE_ROWS)
+        width = frame.shape[1]
+        rows = len(frame) if exact else _count_lines(dataset.path) - int(dataset.header)
+    if width < 2:
         raise InputError(
-            f"{dataset.name} has {frame.shape[1]} column; check the separator "
-            "(or the file is not a table)"
+            f"{dataset.name} has {width} column; check the separator (or the file is not a table)"
+        )
+    if rows * width > limits.max_cells:
+        raise InputError(
+            f"{dataset.name} has {rows:,} rows × {width} columns, more than the web app's "
+            f"budget of {limits.max_cells:,} cells (anonymatch ui --max-cells; or use the CLI, "
+            "which streams large tables)"
         )
     dataset.columns = [str(c) for c in frame.columns]
-    dataset.rows = len(frame)
+    dataset.rows, dataset.rows_exact = rows, exact
     dataset.preview = [
         [str(v) for v in row] for row in frame.head(PREVIEW_ROWS).itertuples(index=False)
     ]
-    roles, types, by = infer_roles(dataset, frame)
+    if dataset.parquet:  # the inference reads a sample file, never the whole table
+        where = workdir or dataset.path.parent
+        sample = where / f"sample-{secrets.token_hex(8)}.parquet"
+        try:
+            frame.to_parquet(sample, index=False)
+            os.chmod(sample, 0o600)
+            roles, types, by = infer_roles(dataset, frame, sample)
+        finally:
+            sample.unlink(missing_ok=True)
+    else:
+        roles, types, by = infer_roles(dataset, frame)
     dataset.roles, dataset.types, dataset.inferred_by = roles, types, by
     return dataset
 
 
-def infer_roles(dataset: Dataset, frame: Any) -> tuple[dict[str, str], dict[str, str], str]:
+def _too_large(name: str, size: int, limits: Limits) -> str:
+    return (
+        f"{name} takes {human_size(size)} once decompressed, more than the web app's budget of "
+        f"{human_size(limits.max_table_bytes)} (anonymatch ui --max-table-mb; or use the CLI, "
+        "which streams large tables)"
+    )
+
+
+def _parquet_sample(dataset: Dataset, limits: Limits) -> tuple[Any, int, int]:
+    """The first rows of a Parquet file, its row count and its width, checked against the
+    budgets from the footer before anything is decompressed."""
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(dataset.path)
+        meta = parquet.metadata
+        expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        if expanded > limits.max_table_bytes:
+            raise InputError(_too_large(dataset.name, expanded, limits))
+        if meta.num_rows * meta.num_columns > limits.max_cells:
+            raise InputError(
+                f"{dataset.name} has {meta.num_rows:,} rows × {meta.num_columns} columns, more "
+                f"than the web app's budget of {limits.max_cells:,} cells (anonymatch ui "
+                "--max-cells; or use the CLI, which streams large tables)"
+            )
+        batch = next(parquet.iter_batches(batch_size=SAMPLE_ROWS), None)
+        if batch is None or meta.num_rows == 0:
+            raise InputError(f"{dataset.name} has no data rows")
+        frame = batch.to_pandas()
+    except InputError:
+        raise
+    except Exception as exc:  # pyarrow raises many types for corrupt files
+        line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot read Parquet file {dataset.name}: {line}") from None
+    return frame, int(meta.num_rows), int(meta.num_columns)
+
+
+def _count_lines(path: Path) -> int:
+    """Lines of a text file, counted in binary chunks (a field with a line break inside
+    quotes counts twice: the row count of a large CSV is approximate)."""
+    count, last = 0, b"\n"
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 22):
+            count += chunk.count(b"\n")
+            last = chunk[-1:]
+    return count + (last != b"\n")
+
+
+def infer_roles(
+    dataset: Dataset, frame: Any, sample: Path | None = None
+) -> tuple[dict[str, str], dict[str, str], str]:
     """Each column's suggested role and type, from the job-file inference
-    (:func:`anonymatch.app.infer.infer_job`, what ``anonymatch init`` drafts): a date is
-    offered as numeric (ranges), every other type as categorical."""
+    (:func:`anonymatch.app.infer.infer_job`, what ``anonymatch init`` drafts, on its first
+    :data:`SAMPLE_ROWS` rows; ``sample``: a file of them to read instead of the table): a date
+    is offered as numeric (ranges), every other type as categorical."""
     from anonymatch.app.infer import infer_job
 
     job = infer_job(
-        dataset.path,
+        sample or dataset.path,
+        sample_rows=SAMPLE_ROWS,
         sep=dataset.separator,
         names=None if dataset.header else list(dataset.names),
         header=dataset.header,
@@ -198,7 +309,6 @@ class Settings:
         numeric = [c for c in self.of_role("qi") if self.types[c] == "numeric"]
         argv = [
             "anonymize",
-            shown(dataset.path),
             "-o",
             shown(outdir / "release.csv"),
             "--k",
@@ -227,7 +337,8 @@ class Settings:
             argv += ["--na-values", self.na_values]
         if self.drop_missing:
             argv.append("--drop-missing")
-        return argv
+        # the table last, after `--`: whatever its name, never read as an option
+        return [*argv, "--", shown(dataset.path)]
 
     def job_toml(self, dataset: Dataset) -> str:
         """The job file (TOML, ``anonymatch-job/1``) that reproduces the run: ``anonymatch
@@ -275,8 +386,18 @@ def _number(value: Any, kind: type, name: str) -> Any:
         raise InputError(f"{name} must be a number, got {value!r}") from None
 
 
-def safe_name(filename: str) -> str:
-    """A file name safe to create in the private directory (no path, no odd characters)."""
-    base = os.path.basename(filename.replace("\\", "/")) or "upload"
-    cleaned = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in base).lstrip(".")
-    return cleaned[:120] or "upload"
+def stored_name(filename: str) -> str:
+    """The name an upload is stored under: generated (``upload-`` and 16 random hex digits),
+    with the original's suffix when it is a table's (``.csv``, ``.parquet``…, lower-cased), so
+    nothing of a hostile name (``--help``, ``../x``, ``run``) reaches the file system or the
+    CLI; the original is kept only as the name shown."""
+    suffix = os.path.splitext(filename.replace("\\", "/").rsplit("/", 1)[-1])[1].lower()
+    return f"upload-{secrets.token_hex(8)}{suffix if suffix in TABLE_SUFFIXES else ''}"
+
+
+def shown_name(filename: str) -> str:
+    """An upload's name as shown: its last path component, control characters dropped, at
+    most 200 characters (escaped by the templates)."""
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    cleaned = "".join(ch for ch in base if ch.isprintable()).strip()
+    return cleaned[:200] or "upload"
