@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonymatch.cli import main
@@ -339,3 +339,161 @@ def test_missing_values_suppression_and_hierarchy_in_the_report(
     gone = int(enc.cat_missing[:, 0].sum())
     _, corig, crel = categorical_distributions(enc, cells, 0)
     assert corig.sum() == n - gone and crel.sum() == pytest.approx(n - gone)
+
+
+# --------------------------------------------- the report certifies only what it re-verified
+
+
+def _edited(manifest: Path, tmp_path: Path, name: str, edit: object) -> Path:
+    document = json.loads(manifest.read_text())
+    edit(document)  # type: ignore[operator]
+    out = tmp_path / name
+    out.write_text(json.dumps(document))
+    return out
+
+
+def _report(args: list[str], capsys: pytest.CaptureFixture[str], out: Path) -> tuple[int, str, str]:
+    code, stdout, err = run(["report", *args, "-o", str(out), "--force"], capsys)
+    return code, (out.read_text() if out.exists() else ""), err
+
+
+def test_honest_manifest_is_reported_as_checked(
+    table: tuple[Path, Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original, release, manifest, _ = table
+    code, html, err = _report([str(original), str(release), "--manifest", str(manifest)],
+                              capsys, tmp_path / "r.html")  # fmt: skip
+    assert code == 0, err
+    assert "checked: passed" in html and "re-computed from the files by this report" in html
+    assert "unchecked" not in html.split("<details>")[0] and "do not hold" not in html
+
+
+@pytest.mark.parametrize(
+    "name, edit",
+    [
+        ("k50", lambda m: m["guarantee"].update(k=50)),
+        ("flow", lambda m: m["verification"].update(passed=True, k_factor_flow=7)),
+        ("passed", lambda m: m["verification"].update(passed=False)),
+        ("k2", lambda m: m["guarantee"].update(k=2)),
+    ],
+)
+def test_tampered_claims_exit_4_and_say_so(
+    table: tuple[Path, Path, Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    edit: object,
+) -> None:
+    original, release, manifest, _ = table
+    tampered = _edited(manifest, tmp_path, f"{name}.json", edit)
+    code, html, err = _report([str(original), str(release), "--manifest", str(tampered)],
+                              capsys, tmp_path / "r.html")  # fmt: skip
+    assert code == 4, err
+    assert "claims do not hold" in err
+    assert "claims do not hold for these files" in html
+    assert "FAILED: the manifest" in html
+    assert "checked: passed" not in html
+
+
+def test_manifest_without_hashes_names_no_file(
+    table: tuple[Path, Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original, release, manifest, _ = table
+
+    def unhash(m: dict) -> None:  # type: ignore[type-arg]
+        del m["input"]["sha256"], m["output"]["sha256"]
+
+    bare = _edited(manifest, tmp_path, "bare.json", unhash)
+    code, html, err = _report([str(original), str(release), "--manifest", str(bare)],
+                              capsys, tmp_path / "r.html")  # fmt: skip
+    assert code == 0, err
+    assert "does not name them" in html and "its other claims are unchecked" in html
+    # another release of the same original (k = 2) presented under the manifest (k = 3)
+    other = tmp_path / "other.csv"
+    args = ["anonymize", str(original), "-o", str(other), "--k", "2", *ROLES, "--seed", "9"]
+    assert run(args, capsys)[0] == 0
+    code, html, err = _report([str(original), str(other), "--manifest", str(bare)],
+                              capsys, tmp_path / "s.html")  # fmt: skip
+    assert code == 4 and "do not hold" in html
+
+
+def test_manifest_alone_is_labelled_unchecked_everywhere(
+    table: tuple[Path, Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, _, manifest, _ = table
+    code, html, err = _report(["--manifest", str(manifest)], capsys, tmp_path / "r.html")
+    assert code == 0, err
+    body = html.split("<details>")[0]
+    assert "certificate" not in body.lower().replace("not a certificate", "")
+    assert "re-computed" not in body and "checked: passed" not in body
+    for label in ("Privacy model (unchecked", "k (unchecked", "Verification (unchecked",
+                  "<dt>verification — unchecked (from the manifest)</dt>",
+                  "<dt>k — unchecked (from the manifest)</dt>"):  # fmt: skip
+        assert label in body, label
+
+
+_EDITS = st.one_of(
+    st.tuples(st.just("guarantee"), st.sampled_from(["k", "model", "sensitive"])),
+    st.tuples(
+        st.just("verification"),
+        st.sampled_from(
+            [
+                "passed",
+                "k",
+                "n_original",
+                "n_published",
+                "min_matches_original",
+                "min_matches_published",
+                "k_factor_flow",
+                "k_factor_required",
+                "compatible_pairs",
+                "reason",
+                "sensitive",
+            ]
+        ),
+    ),  # fmt: skip
+)
+_VALUES = st.one_of(
+    st.integers(-3, 400), st.booleans(), st.none(), st.text(max_size=5),
+    st.sampled_from(["k-anonymity", "adaptive-anonymity", "(k,l)-anonymity"]),
+    st.just([]), st.just([{"column": "s", "l": 3, "diversity": "distinct"}]),
+)  # fmt: skip
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)  # the fixture's files are only read
+@given(edit=_EDITS, value=_VALUES, drop=st.booleans())
+def test_any_edit_of_the_guarantee_is_detected_or_unchecked(
+    table: tuple[Path, Path, Path, Path], edit: tuple[str, str], value: object, drop: bool
+) -> None:
+    from anonymatch.core.errors import InputError
+
+    original, release, manifest_path, _ = table
+    manifest = json.loads(manifest_path.read_text())
+    honest = json.loads(manifest_path.read_text())
+    block, key = edit
+    if (manifest[block].get(key, object()) == value and not drop) or (
+        drop and key not in manifest[block]
+    ):
+        return  # no edit
+    if drop:
+        manifest[block].pop(key, None)
+    else:
+        manifest[block][key] = value
+    try:
+        report = build_report(manifest, original, release, with_check=True)
+    except InputError:
+        return  # refused
+    check = report.check  # type: ignore[attr-defined]
+    head = str(report).split("<details>")[0]  # the report without the raw manifest
+    if check.status == "checked":
+        # only removing one of the verifier's own figures leaves nothing to contradict: the
+        # report shows the re-run's figure in its place
+        none_claimed = key == "sensitive" and not value and key not in honest[block]
+        assert (drop and block == "verification") or none_claimed, (edit, value)
+        assert "checked: passed" in head
+    else:
+        assert check.failed or check.status == "unchecked"
+        assert "do not hold" in head or "unchecked (from the manifest)" in head
+        assert "checked: passed" not in head

@@ -84,8 +84,10 @@ def report_cmd(
     One self-contained HTML file (inline CSS and plots, nothing loaded from the network) from the
     release's manifest and, when given, ORIGINAL and RELEASE (checked against the manifest's
     SHA-256): what was published, the guarantee and its verification, risk, utility, parameters
-    and timings, and what the release does not protect against. Without ORIGINAL and RELEASE
-    the report holds what the manifest says."""
+    and timings, and what the release does not protect against. With ORIGINAL and RELEASE the
+    guarantee is re-verified from the files (the verifier re-run with the manifest's k and
+    models); a figure of the manifest it does not give is reported and the command exits 4.
+    Without them the report holds what the manifest says, every claim labelled unchecked."""
     from anonymatch.report import build_report, write_report
     from anonymatch.tables.risk.risk import check_threshold
 
@@ -109,8 +111,10 @@ def report_cmd(
         release,
         options=report_reading_options({k: v for k, v in reading.items()}),
         threshold=threshold,
+        with_check=True,
     )
     write_report(output, html)
+    check = html.check  # type: ignore[attr-defined]
     if not quiet:
         from anonymatch.core.files import current_path
 
@@ -118,6 +122,24 @@ def report_cmd(
         click.echo(
             f"report: {output} ({size / 1024:.0f} KiB, {time.perf_counter() - started:.1f} s)"
         )
+        if check.status == "checked":
+            named = "" if check.named else " (the manifest holds no SHA-256: it does not name them)"
+            click.echo(f"claims: re-verified on the files{named}")
+        elif check.status == "unchecked":
+            click.echo(f"claims: unchecked (from the manifest): {check.why}")
+    if check.failed:
+        from anonymatch.core.errors import VerificationError
+        from anonymatch.core.files import staging
+
+        outputs = staging()
+        if outputs is not None:
+            outputs.commit()  # the report says why: keep it, then exit with the failure code
+        click.echo(
+            "anonymatch: the manifest's claims do not hold for these files: "
+            + "; ".join(check.problems),
+            err=True,
+        )
+        raise SystemExit(VerificationError.exit_code)
 
 
 COMMANDS = [report_cmd]

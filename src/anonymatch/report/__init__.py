@@ -25,9 +25,19 @@ from typing import Any
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
+from anonymatch.report.check import UNCHECKED, ClaimCheck
 from anonymatch.report.model import Figure, Inputs, KindSections, Section, Table
 
-__all__ = ["Figure", "Inputs", "Section", "Table", "build_report", "write_report"]
+__all__ = [
+    "CheckedReport",
+    "ClaimCheck",
+    "Figure",
+    "Inputs",
+    "Section",
+    "Table",
+    "build_report",
+    "write_report",
+]
 
 _BUILDERS = {
     "table": "anonymatch.report.tables",
@@ -45,8 +55,15 @@ def build_report(
     options: Mapping[str, Any] | None = None,
     threshold: float = 0.2,
     check_digests: bool = True,
+    with_check: bool = False,
 ) -> str:
     """The HTML report of a release.
+
+    The guarantee it shows (model, k, the verifier's verdict and certificate) is presented as
+    checked only when the report re-ran the verifier on ``original`` and ``release``
+    (``report.check``): a figure of the manifest that the re-run does not give is reported
+    prominently, and ``anonymatch report`` then exits 4. Given the manifest alone, or for a
+    kind it does not re-verify, every claim is labelled "unchecked (from the manifest)".
 
     Parameters
     ----------
@@ -63,7 +80,10 @@ def build_report(
     threshold : float, default 0.2
         Prosecutor risk above which a record counts as at risk (tables).
     check_digests : bool, default True
-        Refuse files whose SHA-256 differs from the manifest's.
+        Refuse files whose SHA-256 differs from the manifest's. A manifest without them does
+        not name the files: the report then says so, and certifies only what it re-verified.
+    with_check : bool, default False
+        Return a :class:`CheckedReport` (the HTML, with ``.check``: the :class:`ClaimCheck`).
 
     Returns
     -------
@@ -86,9 +106,10 @@ def build_report(
         raise InputError(f"the manifest has an unknown data kind {kind!r}")
     if (original is None) != (release is None):
         raise InputError("give both the original and the release, or neither")
+    named = False
     if original is not None and release is not None and check_digests:
-        _check_digest(manifest, "input", original)
-        _check_digest(manifest, "output", release)
+        named = _check_digest(manifest, "input", original)
+        named = _check_digest(manifest, "output", release) and named
     inputs = Inputs(
         None if original is None else os.fspath(original),
         None if release is None else os.fspath(release),
@@ -100,7 +121,9 @@ def build_report(
     published = common.published(manifest)
     builder = importlib.import_module(_BUILDERS[str(kind)])
     parts: KindSections = builder.sections(manifest, inputs, published)
-    guarantee = common.guarantee(manifest)
+    check = claim_check(manifest, inputs, parts.check, named)
+    published.facts.append(("files named by the manifest", _named_text(check, inputs)))
+    guarantee = common.guarantee(manifest, check)
     guarantee.bullets += parts.guarantee.bullets
     sections = [
         parts.published,
@@ -110,11 +133,56 @@ def build_report(
         common.parameters(manifest),
         common.limits(manifest, parts.limits),
     ]
-    return render(manifest, sections, inputs, time.perf_counter() - started)
+    html = render(manifest, sections, inputs, time.perf_counter() - started, check)
+    return CheckedReport(html, check) if with_check else html
+
+
+class CheckedReport(str):
+    """The HTML of :func:`build_report` (a ``str``) with ``check``, the :class:`ClaimCheck` of
+    the manifest's claims (``anonymatch report`` exits 4 when ``check.failed``)."""
+
+    check: ClaimCheck
+
+    def __new__(cls, html: str, check: ClaimCheck) -> CheckedReport:
+        out = super().__new__(cls, html)
+        out.check = check
+        return out
+
+
+def claim_check(
+    manifest: Mapping[str, Any], inputs: Inputs, rerun: ClaimCheck | None, named: bool
+) -> ClaimCheck:
+    """What the report may certify: the kind's re-verification (``rerun``), or unchecked."""
+    if not inputs.complete:
+        return ClaimCheck("unchecked", "the report was given the manifest alone")
+    if rerun is None:
+        kind = manifest.get("data_kind")
+        return ClaimCheck(
+            "unchecked",
+            f"this report does not re-verify {kind} releases (run the kind's verify or check "
+            "command on the files)",
+        )
+    rerun.named = named
+    return rerun
+
+
+def _named_text(check: ClaimCheck, inputs: Inputs) -> str:
+    if not inputs.complete:
+        return "no files given: every claim is unchecked (from the manifest)"
+    if check.named:
+        return "yes: the manifest's SHA-256 of the input and of the release match the files given"
+    return (
+        "no: the manifest does not hold the SHA-256 of both files, so it does not name them; "
+        "what it says about them (method, parameters, counts) is unchecked"
+    )
 
 
 def render(
-    manifest: Mapping[str, Any], sections: list[Section], inputs: Inputs, seconds: float
+    manifest: Mapping[str, Any],
+    sections: list[Section],
+    inputs: Inputs,
+    seconds: float,
+    check: ClaimCheck | None = None,
 ) -> str:
     """Render the sections through the Jinja2 templates (autoescaped)."""
     import json
@@ -130,15 +198,18 @@ def render(
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    check = check or ClaimCheck("unchecked", "not re-verified")
     g = manifest.get("guarantee") or {}
-    v = manifest.get("verification") or {}
+    v = check.verification if check.verification is not None else manifest.get("verification")
     model = str(g.get("model"))
     template = env.get_template("report.html.j2")
     return template.render(
         manifest=manifest,
         model=MODEL_NAMES.get(model, model),
         guarantee=g,
-        passed=v.get("passed"),
+        passed=(v or {}).get("passed") if isinstance(v, Mapping) else None,
+        check=check,
+        unchecked=UNCHECKED,
         sections=sections,
         complete=inputs.complete,
         generated=utc_now(),
@@ -156,14 +227,17 @@ def write_report(path: str | os.PathLike[str], html: str) -> None:
     write_atomically(path, write)
 
 
-def _check_digest(manifest: Mapping[str, Any], block: str, path: str | os.PathLike[str]) -> None:
+def _check_digest(manifest: Mapping[str, Any], block: str, path: str | os.PathLike[str]) -> bool:
+    """Whether the manifest names ``path`` by its SHA-256 (False: it holds none); InputError
+    if it names another file."""
     expected = (manifest.get(block) or {}).get("sha256")
     what = "original" if block == "input" else "release"
     if not os.path.exists(path):
         raise InputError(f"{what} not found: {path}")
     if not expected:
-        return
+        return False
     from anonymatch.core.manifest import file_digest
 
     if file_digest(path) != expected:
         raise InputError(f"{path} is not the {what} the manifest describes (its SHA-256 differs)")
+    return True

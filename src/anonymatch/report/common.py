@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from anonymatch.report import plots
+from anonymatch.report.check import UNCHECKED, ClaimCheck
 from anonymatch.report.model import Figure, Section, Table
 
 MODEL_NAMES = {
@@ -50,34 +51,74 @@ def published(manifest: Mapping[str, Any]) -> Section:
     return section
 
 
-def guarantee(manifest: Mapping[str, Any]) -> Section:
-    """The guarantee in plain language and the verifier's certificate."""
+def guarantee(manifest: Mapping[str, Any], check: ClaimCheck | None = None) -> Section:
+    """The guarantee in plain language and the verifier's certificate: re-computed from the
+    files when ``check`` re-ran the verifier, else every claim labelled unchecked."""
+    check = check or ClaimCheck("unchecked", "not re-verified")
     g = dict(manifest.get("guarantee") or {})
-    v = dict(manifest.get("verification") or {})
+    rerun = check.verification is not None
+    claimed = manifest.get("verification")
+    v = dict(
+        check.verification
+        if check.verification is not None
+        else (claimed if isinstance(claimed, Mapping) else {})
+    )
     model = str(g.get("model"))
+    tag = "" if rerun else f" — {UNCHECKED}"
     section = Section("guarantee", "The guarantee and its verification")
-    section.paragraphs.append(plain_guarantee(manifest))
+    shown = {**manifest, "verification": v}
+    if check.status == "mismatch":
+        section.paragraphs.append(
+            "THE MANIFEST'S CLAIMS DO NOT HOLD FOR THESE FILES. This report re-ran the verifier "
+            "on the original and the release: "
+            + "; ".join(check.problems)
+            + ". The figures below are the verifier's, not the manifest's."
+        )
+    elif not rerun:
+        section.paragraphs.append(
+            f"Unchecked: this report did not re-run the verifier ({check.why}). Everything in "
+            "this section is what the manifest claims."
+        )
+    elif not check.named:
+        section.paragraphs.append(
+            "Checked on the files given: this report re-ran the verifier on them. The manifest "
+            "holds no SHA-256 of the files, so it does not name them; its other claims "
+            "(method, parameters, timings) are unchecked."
+        )
+    text = plain_guarantee(shown)
+    if rerun and v.get("passed") is False:
+        text = f"Claimed, but the verifier finds that it does NOT hold: {text}"
+    section.paragraphs.append(text if rerun else f"The manifest claims: {text}")
     passed = v.get("passed")
     verdict = {True: "PASSED", False: "FAILED", None: "nothing to check (by construction)"}
-    section.facts.append(("model", MODEL_NAMES.get(model, model)))
+    section.facts.append((f"model{tag}", MODEL_NAMES.get(model, model)))
     for key, value in g.items():
         if key != "model" and not isinstance(value, list | dict):
-            section.facts.append((key, value))
-    section.facts.append(("independent verification", verdict.get(passed, str(passed))))
+            section.facts.append((f"{key}{tag}", value))
+    if rerun:
+        how = "re-verified from the files by this report"
+        section.facts.append(("verification", f"{verdict.get(passed, str(passed))} ({how})"))
+    else:
+        section.facts.append((f"verification{tag}", verdict.get(passed, str(passed))))
     if v.get("reason") and v.get("reason") != "ok":
-        section.facts.append(("verifier says", v["reason"]))
+        section.facts.append((f"verifier says{tag}", v["reason"]))
     rows = [(k, _value_text(x)) for k, x in v.items() if k not in ("passed", "reason")]
     if rows:
-        section.tables.append(
-            Table(["figure", "value"], rows, caption="Verification certificate (from the manifest)")
+        caption = (
+            "Verification certificate (re-computed from the files by this report)"
+            if rerun
+            else f"Verification figures: {UNCHECKED}, not a certificate"
         )
-    for model_entry in g.get("sensitive") or ():
-        section.bullets.append(f"sensitive model: {_value_text(model_entry)}")
+        section.tables.append(Table(["figure", "value"], rows, caption=caption))
+    entries = g.get("sensitive")
+    for model_entry in entries if isinstance(entries, list) else [entries] if entries else ():
+        section.bullets.append(f"sensitive model{tag}: {_value_text(model_entry)}")
     return section
 
 
 def plain_guarantee(manifest: Mapping[str, Any]) -> str:
-    """One paragraph: what the guarantee means for a person in the data."""
+    """One paragraph: what the guarantee means for a person in the data (the figures of
+    ``manifest``'s ``verification`` block: pass the re-run's to certify them)."""
     g = manifest.get("guarantee") or {}
     v = manifest.get("verification") or {}
     model, k = g.get("model"), g.get("k")

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from anonymatch.report.check import ClaimCheck
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -71,6 +73,9 @@ class KindSections:
     risk: Section
     utility: Section
     limits: list[str] = field(default_factory=list)
+    check: ClaimCheck | None = None
+    """The manifest's claims re-verified from the files (None: this kind's report does not
+    re-verify them; they are labelled unchecked)."""
 
 
 NEEDS_FILES = "needs the original and the release (pass them to anonymatch report)"

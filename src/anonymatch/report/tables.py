@@ -19,6 +19,7 @@ import pandas as pd
 
 from anonymatch.core.errors import InputError
 from anonymatch.report import plots
+from anonymatch.report.check import ClaimCheck, compare
 from anonymatch.report.model import NEEDS_FILES, Figure, Inputs, KindSections, Section, Table
 from anonymatch.tables.columns.qitypes import QITypes
 from anonymatch.tables.columns.schema import (
@@ -115,9 +116,86 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
             "anyone who knows such a value can find the person's row, whatever k. Drop them "
             "(--identifiers) or declare them quasi-identifiers.",
         )
+    check = _reverify(manifest, original, release, schema, na, drop_missing)
     _risk(risk, manifest, data, enc, cells, release, schema, inputs.threshold, limits)
     _utility(utility, cells, enc, data, schema)
-    return KindSections(published, guarantee, risk, utility, limits)
+    return KindSections(published, guarantee, risk, utility, limits, check)
+
+
+def _reverify(
+    manifest: Mapping[str, Any],
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    schema: Schema,
+    na: MissingCodes,
+    drop_missing: bool,
+) -> ClaimCheck:
+    """Re-run the verifier of the manifest's model on the files, with the claimed k (or the
+    levels column) and sensitive models, and compare its certificate with the manifest's
+    ``verification`` block (what ``verify --manifest`` checks). (k,ℓ)-anonymity is not
+    re-verified here (``anonymatch check-kl``): its claims stay unchecked."""
+    g = manifest.get("guarantee") or {}
+    v = manifest.get("verification") or {}
+    params = manifest.get("parameters") or {}
+    model = g.get("model")
+    if not isinstance(v, Mapping):
+        v = {}
+    try:
+        if model == "k-anonymity":
+            from anonymatch.tables.pipeline import verify_release
+
+            k = g.get("k")
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                return ClaimCheck(
+                    "mismatch", problems=[f"the manifest's k = {k!r} is not a positive integer"]
+                )
+            models = _sensitive_models(g.get("sensitive"), schema)
+            size = params.get("partition_size")
+            rerun = verify_release(
+                release, original, k, schema, na, drop_missing, models,
+                float(params.get("suppression_limit") or 0.0), int(size) if size else None,
+            ).to_dict()  # fmt: skip
+        elif model == "adaptive-anonymity" and params.get("k_column"):
+            from anonymatch.tables.models.adaptive import verify_adaptive_release
+
+            adaptive_schema = Schema.build(
+                schema.qi, schema.numeric, identifiers=[str(params["k_column"])]
+            )
+            rerun = verify_adaptive_release(
+                release, original, str(params["k_column"]), adaptive_schema, na, drop_missing
+            ).to_dict()
+        else:
+            return ClaimCheck("unchecked", f"this report does not re-verify {model} releases")
+    except InputError as exc:
+        return ClaimCheck("mismatch", problems=[f"the verifier cannot check the claim: {exc}"])
+    problems = compare(v, rerun)
+    return ClaimCheck("mismatch" if problems else "checked", verification=rerun, problems=problems)
+
+
+def _sensitive_models(entries: Any, schema: Schema) -> list[Any]:
+    """The sensitive models a manifest's guarantee lists (``SensitiveModel.describe``)."""
+    from anonymatch.tables.models.sensitive import SensitiveModel
+
+    if entries is not None and not isinstance(entries, list):
+        raise InputError(f"malformed sensitive models in the manifest: {entries!r}")
+    models = []
+    for e in entries or []:
+        if not isinstance(e, Mapping) or "column" not in e:
+            raise InputError(f"malformed sensitive model in the manifest: {e!r}")
+        column = str(e["column"])
+        t = e.get("t")
+        models.append(
+            SensitiveModel(
+                column,
+                l=None if e.get("l") is None else int(e["l"]),
+                diversity=str(e.get("diversity") or "distinct"),
+                c=None if e.get("c") is None else float(e["c"]),
+                t=None if t is None else float(t),
+                ordered=e.get("ground_distance") == "ordered"
+                or (t is not None and column in schema.numeric and "ground_distance" not in e),
+            )
+        )
+    return models
 
 
 def _qi_types(params: Mapping[str, Any]) -> QITypes | None:
@@ -211,7 +289,8 @@ def _risk(
     from anonymatch.tables.risk.risk import assess_cells
 
     g = manifest.get("guarantee") or {}
-    k = g.get("k") if isinstance(g.get("k"), int) else None
+    k = g.get("k")
+    k = k if isinstance(k, int) and not isinstance(k, bool) and k >= 1 else None
     # the claimed k is verified already (the certificate); it is passed only for the
     # mechanism-aware bound on sensitive values
     report = assess_cells(

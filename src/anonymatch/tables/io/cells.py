@@ -229,6 +229,16 @@ def _parse_numeric_column(
         star = column.isna().to_numpy()
         lo = np.array([np.nan if s else c["lo"] for c, s in zip(column, star, strict=True)], float)
         hi = np.array([np.nan if s else c["hi"] for c, s in zip(column, star, strict=True)], float)
+        bad = ~star & (np.isnan(lo) | np.isnan(hi) | (lo > hi))
+        if bad.any():  # a null bound (a suppressed cell is a null struct, not a null bound)
+            at = int(bad.argmax())
+            row = at if rows is None else int(rows[at])
+            cell = column.iloc[at]
+            raise InputError(
+                f"malformed numeric cell {cell['lo']}..{cell['hi']} in column {name!r} "
+                f"(row {row + 1}): "
+                + ("a null bound" if np.isnan(lo[at]) or np.isnan(hi[at]) else "lo > hi")
+            )
         return np.where(star, -np.inf, lo), np.where(star, np.inf, hi), star
     text = column.astype(str).str.strip()
     star = (text == STAR).to_numpy()
@@ -355,7 +365,7 @@ def release_arrow_table(frame: pd.DataFrame, cells: GeneralizedQI, qi: EncodedQI
         typed[name]
         if name in typed
         else pa.array(
-            typed_kept_column(frame[name], kept_column_dtype(frame[name])).to_numpy(),
+            typed_kept_column(frame[name], kept_column_dtype(frame[name]), name).to_numpy(),
             from_pandas=True,
         )
         for name in frame.columns

@@ -133,16 +133,20 @@ def read_release(
             qi.append(str(name))
             numeric.append(str(name))
             lo, hi, star = _bounds(column, str(name))
+            integral = info.get("values") == "integer"
+            if integral:  # exact int64 bounds, or InputError naming the cell
+                lo, hi = _integer_bounds(column, str(name), lo, hi, star)
             if ranges == "bounds":
                 out[f"{name}_lo"] = pd.Series(np.where(star, np.nan, lo))
                 out[f"{name}_hi"] = pd.Series(np.where(star, np.nan, hi))
             else:
-                out[str(name)] = _intervals(lo, hi, star, info.get("values") == "integer")
+                out[str(name)] = _intervals(lo, hi, star, integral)
         elif info.get("role") == "qi":
             qi.append(str(name))
             out[str(name)] = _sets(column)
         elif "dtype" in info and not pd.api.types.is_numeric_dtype(column.dtype):
-            out[str(name)] = typed_kept_column(column, str(info["dtype"])).reset_index(drop=True)
+            out[str(name)] = typed_kept_column(column, str(info["dtype"]), str(name))
+            out[str(name)] = out[str(name)].reset_index(drop=True)
         else:
             out[str(name)] = column.reset_index(drop=True)
     result = pd.DataFrame(out)
@@ -187,10 +191,62 @@ def _bounds(column: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray, np.nd
     return lo, hi, star
 
 
+_SAFE_INTEGER = 2.0**53
+"""Below this magnitude every integer is a float and float → int64 is exact."""
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _integer_bounds(
+    column: pd.Series, name: str, lo: np.ndarray, hi: np.ndarray, star: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The bounds of an integer range column as exact int64 (0 under ``*``): every bound must
+    be an integer within int64. Bounds the float parse may have rounded (magnitude ≥ 2⁵³) are
+    read again exactly from the cell; InputError naming the column and the row otherwise."""
+    out: list[np.ndarray] = []
+    cells = column.reset_index(drop=True)
+    for side, values in (("lo", lo), ("hi", hi)):
+        exact = np.where(star, 0.0, values)
+        suspect = ~star & ~(
+            (np.abs(exact) < _SAFE_INTEGER) & (exact == np.floor(np.nan_to_num(exact)))
+        )
+        ints = exact.astype(np.int64) if not suspect.any() else np.zeros(len(exact), np.int64)
+        if suspect.any():
+            ints[~suspect] = exact[~suspect].astype(np.int64)
+            for row in np.flatnonzero(suspect):
+                ints[row] = _exact_integer(cells.iloc[row], side, name, int(row))
+        out.append(ints)
+    return out[0], out[1]
+
+
+def _exact_integer(cell: Any, side: str, name: str, row: int) -> int:
+    """One bound of an integer range cell, exactly; InputError if it is not an int64."""
+    from decimal import Decimal, InvalidOperation
+
+    if isinstance(cell, dict):  # Parquet struct{lo, hi}
+        value: Any = cell.get(side)
+        shown = f"{cell.get('lo')}..{cell.get('hi')}"
+    else:
+        shown = str(cell).strip()
+        parts = shown.split("..", 1)
+        value = parts[0] if side == "lo" or len(parts) == 1 else parts[1]
+    try:
+        number = Decimal(value if isinstance(value, int) else str(value).strip())
+    except (InvalidOperation, ValueError, TypeError):
+        number = Decimal("NaN")
+    where = f"column {name!r} (row {row + 1})"
+    if not number.is_finite() or number != number.to_integral_value():
+        raise InputError(f"{shown!r} in {where} is not an integer range (its values are integers)")
+    if not _INT64_MIN <= int(number) <= _INT64_MAX:
+        raise InputError(f"{shown!r} in {where} is out of the int64 range")
+    return int(number)
+
+
 def _intervals(lo: np.ndarray, hi: np.ndarray, star: np.ndarray, integral: bool) -> pd.Series:
-    left, right = np.where(star, np.nan, lo), np.where(star, np.nan, hi)
     if integral and not star.any():
-        left, right = left.astype(np.int64), right.astype(np.int64)
+        left, right = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+        return pd.Series(pd.arrays.IntervalArray.from_arrays(left, right, closed="both"))
+    left, right = np.where(star, np.nan, lo), np.where(star, np.nan, hi)
     return pd.Series(pd.arrays.IntervalArray.from_arrays(left, right, closed="both"))
 
 

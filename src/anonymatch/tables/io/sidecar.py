@@ -12,10 +12,12 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
 from anonymatch.tables.columns.schema import EncodedQI
 
@@ -50,14 +52,59 @@ def kept_column_dtype(column: pd.Series) -> str:
     return "string"
 
 
-def typed_kept_column(column: pd.Series, dtype: str) -> pd.Series:
-    """``column`` converted to ``dtype`` (from :func:`kept_column_dtype`)."""
+_BOOLS = {"True": True, "False": False, "true": True, "false": False}
+
+
+def typed_kept_column(column: pd.Series, dtype: str, name: str = "") -> pd.Series:
+    """``column`` converted to ``dtype`` (from :func:`kept_column_dtype`), every conversion
+    checked: a ``bool`` cell must read True/False, an ``int64`` cell an integer within int64
+    (``1.5``, ``1e19`` or an empty cell are refused, not rounded or wrapped), a ``float64``
+    cell a number. InputError naming the column ``name`` and the first bad row otherwise.
+    Each distinct text is examined once. O(n) hashing + O(distinct) parsing."""
     if dtype == "string":
         return column.astype(str) if column.dtype != object else column
+    if dtype not in ("bool", "int64", "float64"):
+        raise InputError(f"column {name!r}: unknown dtype {dtype!r} in the release schema")
+    if pd.api.types.is_bool_dtype(column.dtype) or (
+        dtype != "bool" and pd.api.types.is_integer_dtype(column.dtype)
+    ):
+        return column.astype(np.dtype(dtype))
+    text = column.astype(object).where(column.notna(), None)
+    values: dict[Any, Any] = {}
+    for cell in pd.unique(text):
+        value = _typed(cell, dtype)
+        if value is None:
+            row = int(np.flatnonzero((text == cell) if cell is not None else text.isna())[0])
+            raise InputError(
+                f"cell {'' if cell is None else cell!r} in column {name!r} (row {row + 1}) is not "
+                + {"bool": "True or False", "int64": "an int64 integer"}.get(dtype, "a number")
+                + f" (the release schema says {dtype})"
+            )
+        values[cell] = value
+    return text.map(values).astype(np.dtype(dtype))
+
+
+def _typed(cell: Any, dtype: str) -> Any:
+    """One cell as ``dtype``, exactly, or None."""
+    from decimal import Decimal, InvalidOperation
+
+    if cell is None:
+        return None
     if dtype == "bool":
-        return column.astype(bool)
-    numbers = column if pd.api.types.is_numeric_dtype(column.dtype) else column.astype(str)
-    return pd.to_numeric(numbers).astype(np.dtype(dtype))
+        return _BOOLS.get(str(cell).strip())
+    if isinstance(cell, float) and dtype == "float64":
+        return cell
+    try:
+        number = Decimal(str(cell).strip())
+    except (InvalidOperation, ValueError):
+        return None
+    if not number.is_finite() and dtype == "int64":
+        return None
+    if dtype == "float64":
+        return float(number) if not number.is_nan() else None
+    if number != number.to_integral_value() or not -(2**63) <= int(number) < 2**63:
+        return None
+    return int(number)
 
 
 def release_schema(

@@ -258,6 +258,101 @@ def candidates(published: GeneralizedQI, original: EncodedQI) -> sp.csr_array | 
 
 
 @dataclass(frozen=True)
+class GroupedCandidates:
+    """Every person's candidates on groups of identical originals and identical published rows
+    (``verify.GroupedCompatibility``): ``c[u, g] = 1`` iff the published rows of group g are
+    candidates of the originals of group u — all of them of all of them, since compatibility
+    is a complete bipartite block between the two groups and permuting the members of a group
+    maps perfect matchings to perfect matchings. ``counts``/``inverse`` and ``mult``/``group``
+    as in ``GroupedCompatibility``. Memory O(n + pairs between groups)."""
+
+    c: sp.csr_array
+    counts: np.ndarray
+    inverse: np.ndarray
+    mult: np.ndarray
+    group: np.ndarray
+
+    def sizes(self) -> np.ndarray:
+        """Candidates per original group (int64; per person: ``sizes()[inverse]``)."""
+        return np.asarray(self.c @ self.mult, dtype=np.int64)
+
+    def per_row(self) -> np.ndarray:
+        """Candidate originals per published group (per published row: ``[group]``)."""
+        return np.asarray(self.counts @ self.c, dtype=np.int64)
+
+    def expanded(self) -> sp.csr_array:
+        """The person × published-row 0/1 matrix of :func:`candidates` (memory O(pairs))."""
+        c = sp.csr_array(self.c[self.inverse][:, self.group])
+        c.sort_indices()
+        return sp.csr_array(c.astype(np.int8))
+
+
+def grouped_candidates(published: GeneralizedQI, original: EncodedQI) -> GroupedCandidates | None:
+    """:func:`candidates` on groups, never expanding a group pair into its person × row block.
+
+    A perfect matching of the expanded graph is an integral flow source → u (``counts[u]``) →
+    g (unbounded) → sink (``mult[g]``) of value n on the contracted graph, and back (deal each
+    u's flow to its members, each g's to its rows: the blocks are complete); by the same
+    symmetry a pair (i, j) lies in some perfect matching iff some flow of value n puts flow on
+    (u(i), g(j)). Given one such flow f, a flow f' with f'(u, g) > 0 exists iff f(u, g) > 0 or
+    the residual graph of f has a cycle through u → g (f' − f is a circulation on it, avoiding
+    the saturated source and sink arcs), i.e. iff u and g lie in one strongly connected
+    component of the digraph with an arc u → g per compatible pair and g → u where f > 0 —
+    the Dulmage–Mendelsohn test of :func:`candidates` (``core.matching.matchable_edges``) on
+    the contracted graph. None if there is no perfect matching. Time: Dinic's algorithm on
+    O(U + G + pairs between groups) arcs; memory O(n + pairs between groups) (the expanded
+    matrix is O(n²) for a release of one class).
+    """
+    from scipy.sparse.csgraph import connected_components, maximum_flow
+
+    from anonymatch.tables.verify import grouped_compatibility
+
+    grouped = grouped_compatibility(published, original)
+    c = sp.csr_array(grouped.c, dtype=np.int8)
+    c.sum_duplicates()
+    c.eliminate_zeros()
+    c.sort_indices()
+    counts = np.asarray(grouped.counts, np.int64)
+    mult = np.asarray(grouped.mult, np.int64)
+    n_u, n_g = c.shape
+    n = int(counts.sum())
+    if n != int(mult.sum()):
+        return None
+    coo = sp.coo_array(c)
+    u, g = coo.row.astype(np.int64), coo.col.astype(np.int64)
+    if n:
+        src, sink = 0, 1 + n_u + n_g
+        net = sp.csr_array(
+            (
+                np.concatenate([counts, np.minimum(counts[u], mult[g]), mult]).astype(np.int32),
+                (
+                    np.concatenate([np.zeros(n_u, np.int64), 1 + u, 1 + n_u + np.arange(n_g)]),
+                    np.concatenate([1 + np.arange(n_u), 1 + n_u + g, np.full(n_g, sink)]),
+                ),
+            ),
+            shape=(sink + 1, sink + 1),
+        )
+        result = maximum_flow(net, src, sink, method="dinic")
+        if int(result.flow_value) != n:
+            return None
+        flow = sp.csr_array(result.flow)
+        used = np.asarray(flow[1 + u, 1 + n_u + g]).reshape(-1) > 0
+        # nodes 0..U−1 the original groups, U..U+G−1 the published groups
+        heads = np.concatenate([u, n_u + g[used]])
+        tails = np.concatenate([n_u + g, u[used]])
+        arcs = sp.csr_array(
+            (np.ones(len(heads), np.int8), (heads, tails)), shape=(n_u + n_g, n_u + n_g)
+        )
+        _, scc = connected_components(arcs, directed=True, connection="strong")
+        keep = scc[u] == scc[n_u + g]
+    else:
+        keep = np.zeros(0, bool)
+    cand = sp.csr_array((np.ones(int(keep.sum()), np.int8), (u[keep], g[keep])), shape=(n_u, n_g))
+    cand.sort_indices()
+    return GroupedCandidates(cand, counts, np.asarray(grouped.inverse), mult, grouped.group)
+
+
+@dataclass(frozen=True)
 class PersonStats:
     """Per-person statistics of the values shown on a person's candidates (arrays over people).
 
@@ -290,6 +385,46 @@ def person_stats(
     counts.sum_duplicates()
     counts.sort_indices()
     size = np.diff(cand.indptr).astype(np.int64)
+    return _stats_of_counts(counts, size, sens, model)
+
+
+def grouped_person_stats(
+    cand: GroupedCandidates, sens: EncodedSensitive, model: SensitiveModel | None = None
+) -> PersonStats:
+    """:func:`person_stats` of the expanded candidates, computed once per group of identical
+    originals and dealt to its members: the same arrays (each person's value counts are their
+    group's, summed in the same order). Time O(pairs between groups · values + n); memory
+    O(n + U·values shown)."""
+    g_rows = np.arange(len(cand.group))
+    by_value = sp.csr_array(
+        (np.ones(len(g_rows), np.int64), (cand.group, sens.published)),
+        shape=(len(cand.mult), sens.m),
+    )  # published rows of group g showing value v
+    by_value.sum_duplicates()
+    counts = sp.csr_array(sp.csr_array(cand.c, dtype=np.int64) @ by_value)
+    counts.sum_duplicates()
+    counts.eliminate_zeros()
+    counts.sort_indices()
+    stats = _stats_of_counts(counts, cand.sizes(), sens, model)
+    inv = cand.inverse
+    return PersonStats(
+        stats.size[inv],
+        stats.distinct[inv],
+        stats.top[inv],
+        stats.entropy[inv],
+        None if stats.emd is None else stats.emd[inv],
+        None if stats.recursive_margin is None else stats.recursive_margin[inv],
+    )
+
+
+def _stats_of_counts(
+    counts: sp.csr_array,
+    size: np.ndarray,
+    sens: EncodedSensitive,
+    model: SensitiveModel | None,
+) -> PersonStats:
+    """The statistics of rows of value counts (sorted CSR, rows × values) of ``size`` rows."""
+    n = counts.shape[0]
     r = np.repeat(np.arange(n), np.diff(counts.indptr))
     data = counts.data.astype(np.float64)
     distinct = np.diff(counts.indptr).astype(np.int64)

@@ -29,9 +29,15 @@ Figures (``assess``):
 * the original alone (the baseline of publishing the QIs unchanged): QI equivalence classes,
   sample uniques, class size per record, prosecutor risk and records above the threshold.
 
-Complexity: O(pairs·√n) for the candidates (Hopcroft–Karp) plus O(pairs log pairs) for the
-sensitive figures (pairs = compatible person-row pairs), O(n·d log n) for the classes, and a
-max-flow on the candidate graph when k is given.
+Every figure is computed on groups of identical original QI vectors and of identical published
+rows (``sensitive.grouped_candidates``, the contraction ``verify`` uses): two people with the
+same QIs have the same candidates, and candidate rows come in whole groups, so each group's
+figures are computed once and dealt to its members — the same numbers as person by person.
+
+Complexity: a max-flow on the contracted compatibility graph for the candidates plus O(pairs
+between groups × values shown) for the sensitive figures, O(n·d log n) for the classes, and a
+max-flow on the contracted candidate graph when k is given; memory O(n·d + pairs between
+groups), so a release of one class of n identical rows needs O(n), not n² pairs.
 """
 
 from __future__ import annotations
@@ -55,10 +61,11 @@ from anonymatch.tables.columns.schema import (
 )
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.models.sensitive import (
+    GroupedCandidates,
     SensitiveModel,
-    candidates,
     encode_sensitive,
-    person_stats,
+    grouped_candidates,
+    grouped_person_stats,
 )
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import GeneralizedQI
@@ -293,7 +300,8 @@ def assess(
     bad parameters, a missing or malformed column, or a release that cannot be a release of
     this original (another row count, no perfect matching of people to compatible rows, other
     sensitive values). Time O(pairs·√n + pairs log pairs + n·d log n), plus the max-flow of the
-    k-factor check when ``k`` is given; memory O(pairs + n·d).
+    k-factor check when ``k`` is given, all on groups of identical rows (module docstring);
+    memory O(n·d + pairs between groups).
     """
     threshold = check_threshold(threshold)
     if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1):
@@ -339,13 +347,13 @@ def assess_cells(
     for name in sens_names:
         if name not in release.columns:
             raise InputError(f"the release has no column {name!r}")
-    cand = candidates(cells, enc)
+    cand = grouped_candidates(cells, enc)
     if cand is None:
         raise InputError(
             "the release does not match the original: its rows cannot be paired one to one "
             "with the original's records they generalize"
         )
-    sizes = np.diff(cand.indptr).astype(np.int64)
+    sizes = cand.sizes()[cand.inverse]
     k_holds = None if k is None else _has_k_factor(cand, int(k))
     class_k, groups = _identical_rows(cells)
     sens = tuple(
@@ -375,7 +383,7 @@ def assess_cells(
 
 
 def _sensitive_risk(
-    cand: sp.csr_array,
+    cand: GroupedCandidates,
     column: str,
     published: pd.Series,
     original: pd.Series,
@@ -384,7 +392,7 @@ def _sensitive_risk(
 ) -> SensitiveRisk:
     """The figures of one sensitive column. O(pairs log pairs), plus O(n·m) when ordered."""
     enc = encode_sensitive(column, published, original, ordered)
-    stats = person_stats(cand, enc, SensitiveModel(column, t=1.0, ordered=ordered))
+    stats = grouped_person_stats(cand, enc, SensitiveModel(column, t=1.0, ordered=ordered))
     assert stats.emd is not None
     n = len(stats.size)
     posterior = stats.top / stats.size
@@ -414,18 +422,19 @@ def _sensitive_risk(
     )
 
 
-def _has_k_factor(cand: sp.csr_array, k: int) -> bool:
+def _has_k_factor(cand: GroupedCandidates, k: int) -> bool:
     """Whether the compatibility graph has a k-factor (what ``verify`` checks), decided on the
     candidate graph: a k-regular bipartite graph is a union of k disjoint perfect matchings
     (König), so every edge of a k-factor is a candidate edge and the two graphs have the same
-    k-factors. Saves a second pass over the compatible pairs. Max-flow on O(n + pairs) edges."""
+    k-factors. Saves a second pass over the compatible pairs. Max-flow on the contracted
+    candidate graph (``core.matching.has_k_factor``: the same value as on the expanded one),
+    O(U + G + pairs between groups) edges."""
     from anonymatch.core.matching import has_k_factor
 
-    n = cand.shape[0]
-    per_row = np.bincount(cand.indices, minlength=cand.shape[1])
-    if np.diff(cand.indptr).min() < k or per_row.min() < k:
+    n = int(cand.counts.sum())
+    if cand.sizes().min() < k or cand.per_row().min() < k:
         return False
-    return has_k_factor(cand, np.ones(n, np.int64), k) == k * n
+    return has_k_factor(cand.c, cand.counts, k, cand.mult) == k * n
 
 
 def _identical_rows(cells: GeneralizedQI) -> tuple[int, int]:
