@@ -41,7 +41,6 @@ import json
 import math
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -581,6 +580,10 @@ def parse_job(data: Mapping[str, Any], source: str = "job") -> Job:
         raise InputError(format_validation_error(source, exc)) from None
 
 
+MAX_JOB_BYTES = 1024 * 1024
+"""Largest job file read (1 MiB: a job describing thousands of columns is a few hundred KiB)."""
+
+
 def load_job(path: str | os.PathLike[str]) -> Job:
     """Read, validate and resolve a TOML job file.
 
@@ -598,24 +601,20 @@ def load_job(path: str | os.PathLike[str]) -> Job:
     Raises
     ------
     anonymatch.core.errors.InputError
-        If the file cannot be read, is not TOML, or does not validate (one located line).
+        If the file is missing, not a regular file, larger than :data:`MAX_JOB_BYTES`, cannot
+        be read, is not TOML, is nested more than ``MAX_DEPTH`` levels deep
+        (``anonymatch.tables.io.documents``), or does not validate (one located line).
 
     Notes
     -----
     Time O(size of the file).
     """
+    from anonymatch.tables.io.documents import parse_toml, read_document
+
     p = Path(path)
     name = p.name or str(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"job file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the job file {path}: {exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{name}: not valid TOML: {exc}") from None
+    # a regular file of at most MAX_JOB_BYTES, nested at most MAX_DEPTH levels: else one line
+    data = parse_toml(read_document(p, "job file", MAX_JOB_BYTES), name)
     job = parse_job(data, name)
     return resolve_paths(job, p.resolve().parent, name)
 

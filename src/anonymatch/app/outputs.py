@@ -1,15 +1,20 @@
 """The output-path policy shared by every command that writes files.
 
-A run's outputs — the release (``-o``), the audit manifest (``--report``), the private seed file
-(``--seed-file``), a saved model (``--model-out``) — are declared up front and checked together
-by :func:`check_outputs` before any work is done:
+A run's files are one set, declared up front and checked together by :func:`check_outputs`
+before any work is done: every file it writes — the release (``-o``) and, for a CSV table
+release, its sidecar ``RELEASE.schema.json`` (:attr:`Output.sidecar`), the audit manifest
+(``--report``), the HTML report (``--report-html``), the private seed file (``--seed-file``),
+a saved model (``--model-out``) — and every file it reads — the input, the ``--config`` job
+file, hierarchy files, cell weights, a manifest, and the sidecar of a CSV release it reads:
 
 - each has a supported extension for what is written there (a ``.xlsx`` release is refused
   rather than filled with CSV text);
 - its directory exists (else exit 2) and is writable (else exit 6, as a refused write);
 - an existing file is replaced only with ``--force``; a directory is never a file output;
 - no two outputs are the same file (``r.csv`` and ``./r.csv``, a symlink to it, a hard link),
-  and no output is one of the run's inputs, nor inside a directory output.
+  and no output is one of the run's inputs, nor inside a directory output;
+- an input that exists is a regular file or a directory (not ``/dev/zero``, a FIFO or a
+  socket, which a reader would never finish or would block on), and so is an output that exists.
 
 Writing them is all-or-nothing: see :func:`anonymatch.core.files.all_or_nothing`. Together the
 two give: one clear line and nothing written when the paths are wrong, nothing left behind when
@@ -56,16 +61,37 @@ class Output:
     directory : bool
         Whether a path without extension (or ending in a separator) names a directory output
         (a directory of Parquet parts).
+    sidecar : bool
+        Whether a CSV text file written there comes with its sidecar ``PATH.schema.json`` (a
+        table release, ``docs/release-format.md``): the sidecar is then an output of the run
+        too (:meth:`written`).
     """
 
     flag: str
     path: str
     extensions: tuple[str, ...] | None = None
     directory: bool = False
+    sidecar: bool = False
 
     @property
     def names_directory(self) -> bool:
         return self.directory and (self.path.endswith(("/", os.sep)) or not Path(self.path).suffix)
+
+    def written(self) -> list[Output]:
+        """This output and the files written with it: the sidecar of a CSV table release
+        (none for Parquet or a directory of parts)."""
+        if not self.sidecar or not self.path or self.names_directory:
+            return [self]
+        if Path(self.path).suffix.lower() in PARQUET_EXTENSIONS:
+            return [self]
+        sidecar = Output("the release's sidecar", self.path + SIDECAR_SUFFIX)
+        return [self, sidecar]
+
+
+PARQUET_EXTENSIONS = (".parquet", ".pq")
+SIDECAR_SUFFIX = ".schema.json"
+"""A CSV table release ``r.csv`` has its sidecar ``r.csv.schema.json``
+(``anonymatch.tables.io.sidecar.schema_path``)."""
 
 
 def _identity(path: str) -> Path:
@@ -105,14 +131,18 @@ def check_outputs(
     ------
     InputError
         Empty path, unsupported extension, missing directory, an existing output without
-        ``--force``, a directory where a file is written, two outputs naming one file, an
-        output naming an input.
+        ``--force``, a directory where a file is written, two outputs naming one file (a
+        release's sidecar included), an output naming an input, an input or existing output
+        that is neither a regular file nor a directory.
     OutputError
         The output's directory is not writable.
     """
     for out in outputs:
         if not out.path:
             raise InputError(f"{out.flag} needs a path")
+    outputs = [written for out in outputs for written in out.written()]
+    inputs = list(inputs)
+    check_inputs(inputs)
     for i, a in enumerate(outputs):
         for b in outputs[i + 1 :]:
             if _same_file(a.path, b.path):
@@ -141,8 +171,21 @@ def check_outputs(
         _check_one(out, force)
 
 
+def check_inputs(inputs: Iterable[str]) -> None:
+    """InputError for an input path that exists but is neither a regular file nor a directory
+    (``/dev/zero``, a FIFO, a socket). O(inputs)."""
+    from anonymatch.tables.io.documents import check_readable_path
+
+    for path in inputs:
+        if path:
+            check_readable_path(path)
+
+
 def _check_one(out: Output, force: bool | None) -> None:
     path = out.path
+    from anonymatch.tables.io.documents import check_readable_path
+
+    check_readable_path(path, out.flag)
     if not force and os.path.lexists(path):
         fix = "pass --force to replace it" if force is not None else "choose another path"
         raise InputError(f"{path} exists; {fix}")

@@ -14,7 +14,6 @@ Job keys whose engine support has not landed are refused in one place,
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,7 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from anonymatch.cli.options import comma_list, echo_stderr, verbosity_options
+from anonymatch.app.outputs import Output, check_outputs
+from anonymatch.cli.options import (
+    CONFIG_PATH,
+    comma_list,
+    echo_stderr,
+    parse_separator,
+    verbosity_options,
+)
 from anonymatch.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -80,7 +86,31 @@ def _config_callback(ctx: click.Context, param: click.Parameter, value: str | No
         )
     values = job_parameters(job, ctx.command, source)
     check_job_columns(job, source)
+    ctx.meta[CONFIG_PATH] = value  # an input of the run: no output may replace it
+    if "scheduler" in values:  # the table leaves this machine only when the command line says so
+        values["scheduler"] = UnconfirmedScheduler(str(values["scheduler"]), source)
     _merge(ctx, _META_CONFIG, values)
+
+
+class UnconfirmedScheduler:
+    """The default of ``--scheduler`` from a job's ``execution.scheduler``: click asks for it
+    only when ``--scheduler`` is not on the command line, and it then refuses the run, so a job
+    file never ships the table to an address the user did not confirm (``--scheduler ADDRESS``
+    on the command line, which wins over the job)."""
+
+    def __init__(self, address: str, source: str) -> None:
+        self.address = address
+        self.source = source
+
+    def __call__(self) -> str:
+        raise InputError(
+            f"{self.source}: execution.scheduler: the job would send the data to the Dask "
+            f"scheduler {self.address}; confirm it on the command line with --scheduler "
+            f"{self.address}"
+        )
+
+    def __repr__(self) -> str:  # shown by --help as the default
+        return repr(self.address)
 
 
 def manifest_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -485,13 +515,15 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     anonymatch.core.errors.InputError
         If the manifest cannot be read or is not a table manifest this command can check.
     """
+    from anonymatch.report.manifest import load_manifest
+
+    manifest = load_manifest(path)  # bounded, and every key read below has its type
     try:
-        manifest = json.loads(Path(path).read_text())
         parameters = manifest["parameters"]
         guarantee = manifest["guarantee"]
         if not isinstance(parameters, dict) or not isinstance(guarantee, dict):
             raise TypeError("parameters/guarantee are not objects")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (KeyError, TypeError) as exc:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
     if manifest.get("data_kind") not in (None, "table"):
         raise InputError(f"{path} is the manifest of a {manifest['data_kind']} release")
@@ -602,13 +634,14 @@ def init_cmd(
 
     if sample_rows < 1:
         raise InputError(f"--sample-rows must be at least 1, got {sample_rows}")
-    if output is not None:
-        if not force and os.path.lexists(output):
-            raise InputError(f"{output} exists; pass --force to replace it")
-        if Path(output).is_dir():
-            raise InputError(f"output path is a directory: {output}")
+    # the shared output policy: a .toml job file, not the table it describes, not replaced
+    # without --force; DATA a regular file (or a directory of Parquet parts)
+    outputs = [] if output is None else [Output("-o/--output", output, (".toml",))]
+    check_outputs(outputs, [data], force)
     if sep is not None:
-        sep = sep.encode().decode("unicode_escape")
+        sep = parse_separator(sep, "--sep")
+        if len(sep) != 1:  # the draft samples lines with the csv module: one character
+            raise InputError(f"--sep of anonymatch init is one character, got {sep!r}")
     job = infer_job(
         data,
         sep=sep,

@@ -17,7 +17,13 @@ from typing import Any, TypeVar, cast
 import click
 import numpy as np
 
-from anonymatch.app.outputs import JSON_EXTENSIONS, Output, check_outputs
+from anonymatch.app.outputs import (
+    JSON_EXTENSIONS,
+    SIDECAR_SUFFIX,
+    TABLE_RELEASE_EXTENSIONS,
+    Output,
+    check_outputs,
+)
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import private_seed_file, utc_now
@@ -431,11 +437,13 @@ def claim_outputs(
     extensions: tuple[str, ...] | None = None,
     directory: bool = False,
 ) -> None:
-    """Check every output path of the current command up front (the shared output policy,
+    """Check the current command's files up front, as one set (the shared output policy,
     :func:`anonymatch.app.outputs.check_outputs`): supported extension (``extensions`` for
     the release, ``.json`` for the side outputs), existing directory, no existing file without
-    ``--force``, no two outputs naming one file, no output naming an input (any other
-    parameter that names an existing path). Done once per command, by the outermost of
+    ``--force``, no two outputs naming one file, no output naming an input, no input or output
+    that is a device or FIFO. The outputs are every parameter of :data:`OUTPUT_FLAGS` and, for
+    a table release (``extensions`` are :data:`TABLE_RELEASE_EXTENSIONS`) in CSV text, its
+    sidecar; the inputs are :func:`run_inputs`. Done once per command, by the outermost of
     :func:`output_options` and :func:`seed_option`, or by a command itself."""
     ctx = ctx or click.get_current_context()
     if ctx.meta.get("anonymatch.outputs_claimed"):
@@ -447,11 +455,27 @@ def claim_outputs(
         if value is None:
             continue
         if name == "output":
-            outputs.append(Output(flag, str(value), extensions, directory))
+            sidecar = extensions == TABLE_RELEASE_EXTENSIONS  # CSV table releases have one
+            outputs.append(Output(flag, str(value), extensions, directory, sidecar))
         elif name == "report_html":
             outputs.append(Output(flag, str(value), HTML_EXTENSIONS))
         else:
             outputs.append(Output(flag, str(value), JSON_EXTENSIONS))
+    force = bool(ctx.params["force"]) if "force" in ctx.params else None
+    check_outputs(outputs, run_inputs(ctx), force)
+
+
+CONFIG_PATH = "anonymatch.config_path"
+"""``ctx.meta`` key of the ``--config`` job file's path (set by its callback, ``cli.config``):
+the job file is an input of the run."""
+
+
+def run_inputs(ctx: click.Context) -> list[str]:
+    """Every path the current command may read: each text parameter that is not an output
+    (positional inputs, ``--manifest``, ``--cell-weights``, ``--sensitive-file``, ``--model``,
+    …) and the FILE of ``COLUMN=FILE`` items (``--hierarchy``), the ``--config`` job file, and
+    the sidecar of each such path (a CSV release is read with it). Paths that do not exist are
+    kept: :func:`~anonymatch.app.outputs.check_outputs` compares only existing ones."""
     inputs: list[str] = []
     for name, value in ctx.params.items():
         if name in OUTPUT_FLAGS or value is None or isinstance(value, bool):
@@ -459,8 +483,14 @@ def claim_outputs(
         for item in value if isinstance(value, list | tuple) else (value,):
             if isinstance(item, str) and item:
                 inputs.append(item)
-    force = bool(ctx.params["force"]) if "force" in ctx.params else None
-    check_outputs(outputs, inputs, force)
+                _, sep, target = item.partition("=")
+                if sep and target.strip():
+                    inputs.append(target.strip())
+    config = ctx.meta.get(CONFIG_PATH)
+    if config:
+        inputs.append(str(config))
+    sidecars = [p + SIDECAR_SUFFIX for p in inputs if os.path.isfile(p)]
+    return inputs + [p for p in sidecars if os.path.isfile(p)]
 
 
 def _write_seed_file(path: str, seed: int, given: bool, ctx: click.Context, force: bool) -> None:
@@ -660,7 +690,7 @@ def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
     keys = ("fmt", "id_column", "item_column", "adjacency", "n_vertices", "drop_missing")
     options = {key: params[key] for key in keys if params.get(key) is not None}
     if params.get("item_sep"):
-        options["item_sep"] = params["item_sep"].encode().decode("unicode_escape")
+        options["item_sep"] = parse_separator(params["item_sep"], "--item-sep")
     if "quotechar" in params:  # a table command
         options["csv"] = csv_options(
             params.get("sep"), params.get("names"), params["quotechar"], params.get("fmt", "auto")
@@ -670,13 +700,56 @@ def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "\\": "\\", "0": "\0", "'": "'", '"': '"'}
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+
+
+def parse_separator(text: str, flag: str = "--sep") -> str:
+    """A separator given on the command line, its backslash escapes decoded (``\\t`` → tab,
+    ``\\x1f``, ``\\u00a6``, ``\\\\``); any other character stands for itself (``é``, ``|``).
+
+    Raises
+    ------
+    InputError
+        An empty separator, a trailing ``\\``, an unknown or truncated escape (``\\q``,
+        ``\\x4``).
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        code = text[i + 1 : i + 2]
+        if code in _ESCAPES:
+            out.append(_ESCAPES[code])
+            i += 2
+        elif code in _HEX_ESCAPES:
+            digits = text[i + 2 : i + 2 + _HEX_ESCAPES[code]]
+            if len(digits) != _HEX_ESCAPES[code] or not all(
+                c in "0123456789abcdefABCDEF" for c in digits
+            ):
+                raise InputError(f"{flag} {text!r}: \\{code} needs {_HEX_ESCAPES[code]} hex digits")
+            value = int(digits, 16)
+            if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
+                raise InputError(f"{flag} {text!r}: \\{code}{digits} is not a character")
+            out.append(chr(value))
+            i += 2 + len(digits)
+        else:
+            shown = "a trailing \\" if not code else f"unknown escape \\{code}"
+            raise InputError(f"{flag} {text!r}: {shown} (write \\\\ for a backslash)")
+    if not out:
+        raise InputError(f"{flag} must not be empty")
+    return "".join(out)
+
+
 def csv_options(
     sep: str | None, names: str | None, quotechar: str, fmt: str = "auto"
 ) -> CsvOptions:
     if sep is not None:
-        sep = sep.encode().decode("unicode_escape")  # allow --sep '\t'
-        if not sep:
-            raise InputError("--sep must not be empty")
+        sep = parse_separator(sep, "--sep")  # allow --sep '\t'
         if fmt == "tsv" and sep != "\t":
             raise InputError("--format tsv reads tab-separated values; use --format csv --sep")
     check_quotechar(quotechar, sep, "--quotechar")

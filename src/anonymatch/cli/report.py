@@ -3,9 +3,7 @@ app)."""
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -98,10 +96,9 @@ def report_cmd(
     # the shared output policy: .html, directory exists, no replacing without --force, not
     # one of the inputs
     claim_outputs(click.get_current_context(), HTML_EXTENSIONS)
-    try:
-        manifest = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read the manifest {manifest_path}: {exc}") from None
+    from anonymatch.report.manifest import load_manifest
+
+    manifest = load_manifest(manifest_path)  # bounded JSON of a manifest's shape, or exit 2
     kind = manifest.get("data_kind") if isinstance(manifest, dict) else None
     if kind == "table" and reading["fmt"] not in TABLE_FORMATS:
         raise InputError(f"--format {reading['fmt']} does not read a table")

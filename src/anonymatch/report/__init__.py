@@ -93,14 +93,18 @@ def build_report(
     Raises
     ------
     anonymatch.core.errors.InputError
-        An unknown manifest, only one of the two files, a file that is not the one the
+        An unknown or damaged manifest (``report.manifest.check_manifest``), only one of the
+        two files, a file that is not the one the
         manifest describes, or unreadable data.
     """
     import importlib
 
+    from anonymatch.report.manifest import check_manifest
+
     started = time.perf_counter()
     if not isinstance(manifest, Mapping) or "guarantee" not in manifest:
         raise InputError("not an anonymatch manifest (no 'guarantee' block)")
+    manifest = check_manifest(manifest)  # every key the sections read has its type
     kind = manifest.get("data_kind")
     if kind not in _BUILDERS:
         raise InputError(f"the manifest has an unknown data kind {kind!r}")

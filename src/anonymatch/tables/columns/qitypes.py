@@ -128,7 +128,9 @@ class DateScale:
             text = pd.Series(column).astype(str)
         else:
             text = column.astype(str).str.strip()
-            stamps = _to_datetime(text)
+            stamps = _to_datetime(text, name)
+            if _has_tz(stamps):  # one time zone throughout: its wall-clock times, as above
+                stamps = stamps.dt.tz_localize(None)
             bad = stamps.isna().to_numpy()
         _refuse_first(bad, text, f"date quasi-identifier {name!r}", row_offset, "is not a date")
         return self.periods(pd.DatetimeIndex(stamps))
@@ -221,11 +223,30 @@ def _has_tz(column: pd.Series) -> bool:
     return getattr(column.dtype, "tz", None) is not None
 
 
-def _to_datetime(text: pd.Series) -> pd.Series:
+def _to_datetime(text: pd.Series, name: str = "") -> pd.Series:
+    """The instants of date texts (NaT where unparsable). Values in different time zones
+    (``+01:00`` beside ``Z``) have no common calendar day: InputError naming two of them."""
     try:
-        return pd.to_datetime(text, errors="coerce", format="mixed")
-    except (ValueError, TypeError):
-        return pd.to_datetime(text, errors="coerce")
+        try:
+            return pd.to_datetime(text, errors="coerce", format="mixed")
+        except (ValueError, TypeError):
+            return pd.to_datetime(text, errors="coerce")
+    except (ValueError, TypeError) as exc:
+        zones: dict[str, str] = {}
+        for value in pd.unique(text):
+            try:
+                stamp = pd.Timestamp(value)
+            except (ValueError, TypeError, OverflowError):
+                continue
+            zone = str(stamp.utcoffset()) if stamp is not pd.NaT else "none"
+            zones.setdefault(zone, str(value))
+            if len(zones) > 1:
+                a, b = list(zones.values())[:2]
+                raise InputError(
+                    f"date quasi-identifier {name!r} mixes time zones ({a!r}, {b!r}); give "
+                    "every value in one time zone"
+                ) from None
+        raise InputError(f"date quasi-identifier {name!r}: {exc}") from None
 
 
 Scale = OrdinalScale | DateScale

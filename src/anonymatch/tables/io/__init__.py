@@ -66,7 +66,9 @@ def read_table(
     Complexity: O(file size), O(nrows) with ``nrows`` for CSV."""
     options = options or CsvOptions()
     p = Path(path)
-    if not p.exists():
+    from anonymatch.tables.io.documents import check_readable_path
+
+    if not check_readable_path(p):
         raise InputError(f"input file not found: {path}")
     if p.is_dir():
         raise InputError(f"input is a directory, not a file: {path}")

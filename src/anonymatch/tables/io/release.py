@@ -11,7 +11,6 @@ is documented in ``docs/release-format.md``; a worked example is ``docs/reading-
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from anonymatch.core.csvsafe import unescape_frame
 from anonymatch.core.errors import InputError
 from anonymatch.tables.io import CsvOptions, is_parquet, read_table
 from anonymatch.tables.io.cells import _parse_numeric_column
+from anonymatch.tables.io.documents import check_readable_path, load_json
 from anonymatch.tables.io.sidecar import RELEASE_SCHEMA, schema_path, typed_kept_column
 
 
@@ -32,23 +32,49 @@ def _sidecar(path: Path, manifest: str | os.PathLike[str] | None) -> list[dict[s
     """The column descriptions of a CSV release: its sidecar, else its manifest, else None."""
     side = Path(schema_path(path))
     if side.is_file():
+        doc = load_json(side, "release schema")
         try:
-            doc = json.loads(side.read_text())
-            if doc.get("schema") != RELEASE_SCHEMA:
-                raise ValueError(f"schema {doc.get('schema')!r}, expected {RELEASE_SCHEMA!r}")
-            return list(doc["columns"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            if not isinstance(doc, dict) or doc.get("schema") != RELEASE_SCHEMA:
+                found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+                raise ValueError(f"schema {found!r}, expected {RELEASE_SCHEMA!r}")
+            columns = doc["columns"]
+            if not isinstance(columns, list):
+                raise TypeError("columns is not a list")
+            for i, column in enumerate(columns):
+                _check_column(column, i)
+            return list(columns)
+        except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"cannot read the release schema {side}: {exc}") from None
     if manifest is None:
         return None
+    document = load_json(manifest, "manifest")
     try:
-        parameters = json.loads(Path(manifest).read_text())["parameters"]
+        parameters = document["parameters"]
         qi, numeric = list(parameters["qi"]), set(parameters.get("numeric") or ())
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        if not all(isinstance(name, str) for name in qi):
+            raise TypeError("parameters.qi is not a list of column names")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"cannot read the manifest {manifest}: {exc}") from None
     return [
         {"name": name, "role": "qi", "cell": "range" if name in numeric else "set"} for name in qi
     ]
+
+
+_COLUMN_KEYS = {"name": None, "role": ("qi", "kept"), "cell": ("range", "set"),
+                "values": ("integer", "float"), "dtype": None}  # fmt: skip
+
+
+def _check_column(column: object, i: int) -> None:
+    """TypeError/ValueError unless ``column`` is a sidecar column description: an object whose
+    ``name`` and other known keys are text (``role``, ``cell`` and ``values`` one of theirs)."""
+    if not isinstance(column, dict) or not isinstance(column.get("name"), str):
+        raise TypeError(f"columns[{i}] is not an object with a text name")
+    for key, allowed in _COLUMN_KEYS.items():
+        value = column.get(key)
+        if key in column and not isinstance(value, str):
+            raise TypeError(f"columns[{i}].{key} is not text")
+        if key in column and allowed is not None and value not in allowed:
+            raise ValueError(f"columns[{i}].{key} is {value!r}, not one of {', '.join(allowed)}")
 
 
 def read_release(
@@ -108,7 +134,7 @@ def read_release(
     True
     """
     p = Path(path)
-    if not p.exists():
+    if not check_readable_path(p, "release"):
         raise InputError(f"release not found: {path}")
     if ranges not in ("interval", "bounds"):
         raise InputError(f"ranges must be 'interval' or 'bounds', got {ranges!r}")
