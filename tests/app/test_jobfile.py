@@ -253,3 +253,41 @@ def test_job_is_frozen() -> None:
     with pytest.raises(Exception):  # noqa: B017 - pydantic's ValidationError on assignment
         job.kind = "graph"  # type: ignore[misc]
     assert isinstance(job, Job)
+
+
+# -- issue 24 item 7: loading limits --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested more than 64 levels"),
+        ("a = " + "{b = " * 70 + "1" + "}" * 70 + "\n", "nested more than 64 levels"),
+        ("a = 1\n\xff", "not UTF-8"),
+    ],
+    ids=["deep-array", "deep-table", "not-utf8"],
+)
+def test_a_damaged_job_file_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+    job = tmp_path / "job.toml"
+    job.write_bytes(text.encode("utf-8", "surrogateescape") if "\xff" not in text else
+                    text.replace("\xff", "").encode() + b"\xff")  # fmt: skip
+    with pytest.raises(InputError, match=message):
+        load_job(job)
+
+
+def test_a_job_file_is_a_small_regular_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from anonymatch.app import jobfile
+
+    fifo = tmp_path / "job.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="job file is not a regular file"):
+        load_job(fifo)
+    big = tmp_path / "big.toml"
+    big.write_text("# padding\n" * 200)
+    monkeypatch.setattr(jobfile, "MAX_JOB_BYTES", 1000)
+    with pytest.raises(InputError, match="larger than"):
+        load_job(big)

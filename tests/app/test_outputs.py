@@ -121,3 +121,38 @@ def test_a_read_only_directory_is_refused_up_front(tmp_path: Path) -> None:
             check_outputs([_release(locked / "r.csv")])
     finally:
         locked.chmod(0o755)
+
+
+# -- issue 24 item 2: the sidecar is one of the outputs; inputs and outputs are regular files ----
+
+
+def _table_release(path: str | Path) -> Output:
+    return Output("-o/--output", str(path), TABLE_RELEASE_EXTENSIONS, True, sidecar=True)
+
+
+def test_a_csv_release_claims_its_sidecar(tmp_path: Path) -> None:
+    rel, side = tmp_path / "r.csv", tmp_path / "r.csv.schema.json"
+    assert [o.path for o in _table_release(rel).written()] == [str(rel), str(side)]
+    assert _table_release(tmp_path / "r.parquet").written() == [
+        _table_release(tmp_path / "r.parquet")
+    ]
+    assert len(_table_release(tmp_path / "parts").written()) == 1  # a directory of parts
+    with pytest.raises(InputError, match="same file as the release's sidecar"):
+        check_outputs([_table_release(rel), _report(side)])
+    with pytest.raises(InputError, match="would overwrite the input"):
+        check_outputs([_table_release(rel)], [str(side)] if side.write_text("x") else [], True)
+    with pytest.raises(InputError, match="pass --force"):
+        check_outputs([_table_release(rel)], [], False)
+    check_outputs([_table_release(rel)], [], True)
+
+
+def test_devices_and_fifos_are_neither_inputs_nor_outputs(tmp_path: Path) -> None:
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=f"input is not a regular file: {fifo}"):
+        check_outputs([_report(tmp_path / "m.json")], [str(fifo)])
+    with pytest.raises(InputError, match="--report is not a regular file"):
+        check_outputs([_report(fifo)], [], True)
+    with pytest.raises(InputError, match="not a regular file: /dev/null"):
+        check_outputs([], ["/dev/null"])
+    check_outputs([], [str(tmp_path), "missing.csv"])  # a directory, a path that is not there

@@ -4,8 +4,10 @@ documented exit code and nothing at any output path."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -236,3 +238,155 @@ def test_a_successful_run_commits_release_report_and_seed_file(
     assert manifest["output"]["sha256"] == sha256_file(rel)  # the digest of the committed file
     assert json.loads(seed.read_text())["seed"] >= 0
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+# -- issue 24 item 2: one file set per run (sidecar, job file, hierarchies, init) ----------------
+
+
+def _anonymize(d: Path) -> list[str]:
+    return ["anonymize", str(_table(d / "t.csv")), "--k", "3", *TABLE, "-q"]
+
+
+def test_the_sidecar_is_an_output_of_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CSV release's RELEASE.schema.json is claimed with the other outputs: never an input
+    (not even with --force), never another output, never replaced without --force."""
+    args, rel = _anonymize(tmp_path), tmp_path / "r.csv"
+    sidecar = tmp_path / "r.csv.schema.json"
+    sidecar.write_text("precious,data\n1,2\n")  # an input that happens to bear the name
+    _refused([args[0], str(sidecar), *args[2:], "-o", str(rel), "--force"],
+             tmp_path, capsys, 2, "sidecar")  # fmt: skip
+    _refused([*args, "-o", str(rel)], tmp_path, capsys, 2, "pass --force")
+    assert sidecar.read_text() == "precious,data\n1,2\n"
+    sidecar.unlink()
+    for flag in ("--report", "--seed-file", "--report-html"):
+        _refused([*args, "-o", str(rel), flag, str(sidecar)], tmp_path, capsys, 2, "sidecar")
+    code, _, err = run([*args, "-o", str(tmp_path / "r.parquet"), "--report", str(sidecar)], capsys)
+    assert code == 0, err  # a Parquet release has no sidecar
+
+
+def test_risk_report_may_not_replace_the_sidecar_it_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args, rel = _anonymize(tmp_path), tmp_path / "r.csv"
+    assert run([*args, "-o", str(rel)], capsys)[0] == 0
+    sidecar = f"{rel}.schema.json"
+    argv = ["risk", args[1], str(rel), *TABLE, "--report", sidecar, "--force", "-q"]
+    _refused(argv, tmp_path, capsys, 2, "would overwrite the input")
+
+
+def test_no_output_may_replace_the_job_file_or_a_hierarchy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    table = _table(tmp_path / "t.csv")
+    job = tmp_path / "job.json"  # any name: the job file is an input of the run
+    job.write_text(
+        f'schema = "anonymatch-job/1"\nkind = "table"\n[input]\npath = "{table.name}"\n'
+        '[columns.age]\nrole = "qi"\ntype = "numeric"\n[columns.job]\nrole = "qi"\n'
+        '[model]\nk = 3\n[output]\npath = "r.csv"\nreport = "job.json"\n'
+    )
+    text = job.read_text()
+    _refused(["anonymize", "--config", str(job), "--force", "-q"], tmp_path, capsys, 2,
+             "would overwrite the input")  # fmt: skip
+    assert job.read_text() == text
+    tree = tmp_path / "h.csv"
+    tree.write_text("j0;j;*\nj1;j;*\nj2;j;*\n")
+    argv = [*_anonymize(tmp_path), "--hierarchy", f"job={tree}", "-o", str(tree), "--force"]
+    _refused(argv, tmp_path, capsys, 2, "would overwrite the input")
+
+
+def test_init_writes_a_toml_that_is_not_its_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = _table(tmp_path / "t.csv")
+    text = table.read_text()
+    _refused(["init", str(table), "-o", str(table), "--force"], tmp_path, capsys, 2,
+             "would overwrite the input")  # fmt: skip
+    assert table.read_text() == text
+    _refused(["init", str(table), "-o", str(tmp_path / "job.csv")], tmp_path, capsys, 2, ".toml")
+    code, _, err = run(["init", str(table), "-o", str(tmp_path / "job.toml"), "-q"], capsys)
+    assert code == 0, err
+
+
+def test_a_job_file_scheduler_needs_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 7: execution.scheduler alone never sends the table anywhere."""
+    monkeypatch.chdir(tmp_path)
+    table = _table(tmp_path / "t.csv")
+    job = tmp_path / "job.toml"
+    job.write_text(
+        f'schema = "anonymatch-job/1"\nkind = "table"\n[input]\npath = "{table.name}"\n'
+        '[columns.age]\nrole = "qi"\ntype = "numeric"\n[columns.job]\nrole = "qi"\n'
+        '[model]\nk = 3\n[execution]\nscheduler = "tcp://127.0.0.1:9"\n'
+        '[output]\npath = "r.csv"\n'
+    )
+    for command in (["anonymize"], ["verify", str(table), "r.csv"]):
+        _refused([*command, "--config", str(job), "-q"], tmp_path, capsys, 2,
+                 "--scheduler tcp://127.0.0.1:9")  # fmt: skip
+
+
+# -- issue 24 item 7: device files and FIFOs are refused before anything is read ------------------
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Iterator[Path]:
+    """A FIFO with a writer serving every open of it (so that the old code, which read it,
+    failed these tests instead of hanging)."""
+    import threading
+
+    path = tmp_path / "fifo.csv"
+    os.mkfifo(path)
+    done = threading.Event()
+
+    def feed() -> None:
+        while not done.is_set():
+            with contextlib.suppress(OSError), open(path, "w") as fh:
+                fh.write("age,job,sex\n1,a,F\n")
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    yield path
+    done.set()
+    with contextlib.suppress(OSError):  # release the writer waiting for a reader
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    writer.join(5)
+
+
+DEVICE_COMMANDS = [
+    ["anonymize", "{x}", "-o", "{d}/r.csv", "--k", "2", "--qi", "age"],
+    ["anonymize", "{t}", "-o", "{d}/r.csv", "--k", "2", "--qi", "age,job",
+     "--hierarchy", "job={x}"],
+    ["anonymize", "{t}", "-o", "{d}/r.csv", "--k", "2", "--qi", "age", "--config", "{x}"],
+    ["verify", "{x}", "{t}", "--k", "2", "--qi", "age"],
+    ["verify", "{t}", "{t}", "--manifest", "{x}"],
+    ["report", "--manifest", "{x}", "-o", "{d}/r.html"],
+    ["risk", "{x}", "{t}", "--qi", "age"],
+    ["init", "{x}"],
+    ["anonymize-sets", "{x}", "-o", "{d}/r.jsonl", "--k", "2"],
+    ["verify-sets", "{x}", "{x}", "--k", "2"],
+    ["check-km", "{x}", "--k", "2", "--m", "1"],
+    ["check-graph", "{x}", "--k", "2"],
+    ["anonymize-graph", "{x}", "-o", "{d}/r.csv", "--k", "2"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", DEVICE_COMMANDS, ids=lambda a: "-".join(a[:2]))
+@pytest.mark.parametrize("kind", ["fifo", "char-device"])
+def test_a_device_or_fifo_is_refused_in_one_line(
+    argv: list[str], kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+) -> None:  # fmt: skip
+    table = _table(tmp_path / "t.csv")
+    device = request.getfixturevalue("fifo") if kind == "fifo" else Path("/dev/null")
+    args = [a.format(x=device, t=table, d=tmp_path) for a in argv]
+    _refused(args, tmp_path, capsys, 2, f"not a regular file: {device}")
+
+
+def test_an_existing_device_output_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [*_anonymize(tmp_path), "-o", "/dev/null", "--force"]
+    _refused(argv, tmp_path, capsys, 2, "-o/--output is not a regular file: /dev/null")

@@ -22,6 +22,7 @@ from anonymatch.app.outputs import (
     SIDECAR_SUFFIX,
     TABLE_RELEASE_EXTENSIONS,
     Output,
+    check_inputs,
     check_outputs,
 )
 from anonymatch.core.errors import InputError, VerificationError
@@ -548,7 +549,9 @@ def setup_logging(verbose: bool, quiet: bool) -> None:
 
 def verbosity_options(func: F) -> F:
     """``-v/--verbose`` and ``-q/--quiet`` (every command). Sets up logging; the command gets
-    ``quiet`` only if it has such a parameter."""
+    ``quiet`` only if it has such a parameter. Refuses, before any work, a path parameter that
+    names a device, FIFO or socket (:func:`~anonymatch.app.outputs.check_inputs`): a reader
+    would never finish it or block on it."""
     wants_quiet = "quiet" in inspect.signature(func).parameters
 
     @functools.wraps(func)
@@ -556,6 +559,7 @@ def verbosity_options(func: F) -> F:
         if verbose and quiet:
             raise InputError("-v/--verbose and -q/--quiet exclude each other")
         setup_logging(verbose, quiet)
+        check_inputs(run_inputs(click.get_current_context()))  # no device or FIFO is read
         if wants_quiet:
             kwargs["quiet"] = quiet
         return func(*args, **kwargs)

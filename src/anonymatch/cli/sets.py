@@ -23,6 +23,7 @@ from anonymatch.cli.options import (
     format_option,
     json_default,
     output_options,
+    parse_separator,
     seed_option,
     set_input_options,
     set_sensitive_options,
@@ -44,9 +45,7 @@ def _read(
     sensitive: str | None = None,
     dedupe: bool = False,
 ) -> Transactions:
-    sep = item_sep.encode().decode("unicode_escape")
-    if not sep:
-        raise InputError("--item-sep must not be empty")
+    sep = parse_separator(item_sep, "--item-sep")  # escapes decoded; empty or bad: InputError
     return read_transactions(
         path,
         fmt,

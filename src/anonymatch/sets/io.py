@@ -299,6 +299,8 @@ def read_jsonl(path: str | os.PathLike[str], label_column: str | None = None) ->
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{p}:{no}: invalid JSON ({exc.msg})") from None
+        except RecursionError:  # [[[[…]]]]: Python's parser recurses
+            raise InputError(f"{p}:{no}: JSON nested too deeply") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("items"), list):
             raise InputError(f"{p}:{no}: expected an object with an 'items' list")
         if any(isinstance(x, dict | list) for x in obj["items"]):
@@ -446,6 +448,8 @@ def read_set_release(path: str | os.PathLike[str], universe: Transactions) -> Se
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{p}:{no}: invalid JSON ({exc.msg})") from None
+        except RecursionError:  # [[[[…]]]]: Python's parser recurses
+            raise InputError(f"{p}:{no}: JSON nested too deeply") from None
         if not isinstance(obj, dict):
             raise InputError(f"{p}:{no}: expected a JSON object")
         for key in ("items", "uncertain", "max_errors"):

@@ -65,7 +65,7 @@ def read_transactions(path: str, fmt: str = "auto") -> tuple[sp.csr_array, np.nd
                         items = obj["items"]
                         if not isinstance(items, list):
                             raise TypeError
-                    except (ValueError, KeyError, TypeError):
+                    except (ValueError, KeyError, TypeError, RecursionError):
                         raise InputError(
                             f"{path} line {number}: expected a JSON object with a list 'items'"
                         ) from None

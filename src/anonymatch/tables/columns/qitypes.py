@@ -195,6 +195,8 @@ class DateScale:
                 stamp = pd.Timestamp(text)
         except (ValueError, TypeError, OverflowError):
             return None
+        if stamp is pd.NaT or stamp.tzinfo is not None:  # labels carry no time zone
+            return None
         period = int(self.periods(pd.DatetimeIndex([stamp]))[0])
         return period if self.label(period) == text else None
 

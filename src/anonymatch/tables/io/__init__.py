@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,7 +123,9 @@ def read_csv_options(options: CsvOptions, sep: str) -> dict[str, object]:
     """``pandas.read_csv`` keywords reading every cell as text, exactly as given."""
     check_quotechar(options.quotechar, sep)
     return {
-        "sep": sep,
+        # pandas reads a separator of several characters as a regular expression: escaped, it
+        # is the literal text given (``--sep '(|'`` is no unterminated group)
+        "sep": sep if len(sep) == 1 else re.escape(sep),
         "header": None,
         "dtype": str,
         "keep_default_na": False,

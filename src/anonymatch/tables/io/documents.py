@@ -68,9 +68,8 @@ def read_document(path: str | os.PathLike[str], what: str, limit: int = MAX_DOCU
     except OSError as exc:
         raise InputError(f"cannot read the {what} {os.fspath(path)}: {exc.strerror}") from None
     if len(data) > limit:
-        raise InputError(
-            f"the {what} {os.fspath(path)} is larger than {limit // (1024 * 1024)} MiB"
-        )
+        size = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit} bytes"
+        raise InputError(f"the {what} {os.fspath(path)} is larger than {size}")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -96,7 +95,7 @@ def depth(value: Any) -> int:
 
 
 def _too_deep(what: str) -> InputError:
-    return InputError(f"the {what} is nested more than {MAX_DEPTH} levels deep")
+    return InputError(f"{what}: nested more than {MAX_DEPTH} levels deep")
 
 
 def parse_json(text: str, what: str) -> Any:

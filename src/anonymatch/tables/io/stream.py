@@ -115,6 +115,14 @@ def _parquet_batches(path: Path, batch_rows: int) -> Iterator[pa.Table]:
 
 
 def _csv_header(path: Path, sep: str, options: CsvOptions) -> list[str]:
+    if len(sep) != 1:  # the csv module splits on one character: pandas' reader for the rest
+        try:
+            first_row = pd.read_csv(path, nrows=1, **read_csv_options(options, sep))  # type: ignore[call-overload]
+        except pd.errors.EmptyDataError:
+            raise InputError(f"input is empty: {path}") from None
+        except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+            raise InputError(f"malformed CSV in {path}: {_first_line(exc)}") from exc
+        return check_header([str(x) for x in first_row.iloc[0]], path)
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             first = next(csv.reader(fh, delimiter=sep, quotechar=options.quotechar), None)

@@ -211,8 +211,8 @@ def _canonical_numeric(column: pd.Series, name: str) -> np.ndarray:
         if s:
             out[i] = STAR
         else:
-            x = str(int(a)) if a == int(a) else repr(a)
-            y = str(int(b)) if b == int(b) else repr(b)
+            x = str(int(a)) if np.isfinite(a) and a == int(a) else repr(a)  # inf: 1e400
+            y = str(int(b)) if np.isfinite(b) and b == int(b) else repr(b)
             out[i] = x if a == b else f"{x}..{y}"
     return out
 
