@@ -252,10 +252,12 @@ class CensusModel:
 
     @classmethod
     def from_json(cls, text: str) -> CensusModel:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid census model: not JSON ({exc})") from None
+        from anonymatch.tables.io.documents import parse_json
+
+        try:  # bounded: nested more than 64 levels is refused, never a RecursionError
+            data = parse_json(text, "model")
+        except InputError as exc:
+            raise InputError(f"invalid census model: {exc}") from None
         return cls.from_dict(data)
 
     def save(self, path: str | os.PathLike[str]) -> None:

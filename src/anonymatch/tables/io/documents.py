@@ -104,14 +104,14 @@ def parse_json(text: str, what: str) -> Any:
     Raises
     ------
     InputError
-        ``cannot read the {what}: reason`` for malformed JSON; too deep.
+        ``cannot read the {what}: not JSON (reason)``; too deep.
     """
     try:
         value = json.loads(text)
     except RecursionError:
         raise _too_deep(what) from None
     except ValueError as exc:
-        raise InputError(f"cannot read the {what}: {exc}") from None
+        raise InputError(f"cannot read the {what}: not JSON ({exc})") from None
     if depth(value) > MAX_DEPTH:
         raise _too_deep(what)
     return value
