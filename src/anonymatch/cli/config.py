@@ -40,6 +40,43 @@ CONFIG_HELP = (
 
 _META_CONFIG = "anonymatch.config"
 _META_MANIFEST = "anonymatch.manifest"
+_META_JOB = "anonymatch.job"
+
+TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
+    "qi": ("qi",),
+    "numeric": ("numeric",),
+    "sensitive": ("sensitive",),
+    "identifiers": ("identifiers",),
+    "weights": ("weights",),
+    "ordinal": ("ordinal",),
+    "dates": ("date",),
+    "hierarchies": ("hierarchy",),
+    "hierarchy_cells": ("hierarchy_cells",),
+    "na_values": ("na_values", "na"),
+    "drop_missing": ("drop_missing",),
+    "k": ("k",),
+    "k_column": ("k_column",),
+    "l": ("l",),
+    "diversity": ("diversity",),
+    "c": ("c",),
+    "t": ("t",),
+    "suppression_limit": ("suppression_limit",),
+    "method": ("method",),
+    "partition_size": ("partition_size",),
+    "time_limit": ("time_limit",),
+    "epsilons": ("epsilons",),
+    "neighbours": ("neighbours",),
+    "executor": ("executor",),
+    "workers": ("workers",),
+    "scheduler": ("scheduler",),
+    "chunk_rows": ("chunk_rows",),
+}
+"""``TableJob`` keyword → the ``anonymize`` parameters (click names) that set it. With
+``--config``, these come from the job file typed (``app.tablejob.job_file_keywords``), not
+through click's text; a parameter given on the command line wins."""
+
+TYPED_JOB_COMMANDS = ("anonymize",)
+"""Commands that build a typed job from a job file directly."""
 
 
 _COMMAND_KINDS: dict[str, str] = {}
@@ -80,7 +117,26 @@ def _config_callback(ctx: click.Context, param: click.Parameter, value: str | No
         )
     values = job_parameters(job, ctx.command, source)
     check_job_columns(job, source)
+    if ctx.command.name in TYPED_JOB_COMMANDS:
+        ctx.meta[_META_JOB] = job
+        typed = {p for params in TABLE_JOB_FLAGS.values() for p in params} - {"qi"}
+        values = {p: v for p, v in values.items() if p not in typed}  # qi: a required option
     _merge(ctx, _META_CONFIG, values)
+
+
+def given_job(ctx: click.Context) -> Job | None:
+    """The job file of this run (``--config``), if any."""
+    return ctx.meta.get(_META_JOB)
+
+
+def on_command_line(ctx: click.Context, keyword: str) -> bool:
+    """Whether the command line itself gave a flag that sets the ``TableJob`` ``keyword``."""
+    from click.core import ParameterSource
+
+    return any(
+        ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+        for name in TABLE_JOB_FLAGS[keyword]
+    )
 
 
 def manifest_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

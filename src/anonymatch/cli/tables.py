@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
-from anonymatch.cli.config import input_options_block, manifest_callback
+from anonymatch.cli.config import given_job, input_options_block, manifest_callback, on_command_line
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     check_output_path,
@@ -75,9 +75,8 @@ def _chunk_rows_option(func: Any) -> Any:
     return click.option(
         "--chunk-rows",
         type=int,
-        default=50_000,
-        show_default=True,
-        help="Rows per job of the streamed path (whole partitions).",
+        default=None,
+        help="Rows per job of the streamed path (whole partitions; default 50,000).",
     )(func)
 
 
@@ -212,7 +211,7 @@ def anonymize(
     executor: str,
     scheduler: str | None,
     workers: int | None,
-    chunk_rows: int,
+    chunk_rows: int | None,
     csv_safe: bool,
     report_path: str | None,
     quiet: bool,
@@ -236,34 +235,41 @@ def anonymize(
     from anonymatch.tables.job import TableJob
 
     csv = csv_options(sep, names, quotechar, fmt)
+    flags: dict[str, Any] = {
+        "qi": comma_list(qi),
+        "numeric": comma_list(numeric),
+        "sensitive": comma_list(sensitive),
+        "identifiers": comma_list(identifiers),
+        "weights": parse_weights(weights),
+        "ordinal": {a: list(s.order) for a, s in qi_types.ordinal.items()} or None,
+        "dates": {a: s.granularity for a, s in qi_types.dates.items()} or None,
+        "hierarchies": dict(qi_types.hierarchies) or None,
+        "hierarchy_cells": qi_types.hierarchy_cells,
+        "k": k,
+        "k_column": k_column,
+        "l": per_column("--l", l, int),
+        "diversity": diversity,
+        "c": c,
+        "t": per_column("--t", t, float),
+        "suppression_limit": suppression_limit or 0.0,
+        "method": method,
+        "partition_size": partition_size,
+        "time_limit": time_limit,
+        "epsilons": _epsilons(epsilons),
+        "neighbours": neighbours,
+        "na_values": na_values,
+        "drop_missing": drop_missing,
+        "executor": executor,
+        "workers": workers,
+        "scheduler": scheduler,
+        "chunk_rows": chunk_rows,
+    }
+    cell_table = read_table(cell_weights) if cell_weights else None
     job = TableJob.build(
-        qi=comma_list(qi),
-        numeric=comma_list(numeric),
-        sensitive=comma_list(sensitive),
-        identifiers=comma_list(identifiers),
-        weights=parse_weights(weights),
-        types=qi_types or None,
-        k=k,
-        k_column=k_column,
-        l=per_column("--l", l, int),
-        diversity=diversity,
-        c=c,
-        t=per_column("--t", t, float),
-        suppression_limit=suppression_limit or 0.0,
-        method=method,
-        partition_size=partition_size,
-        time_limit=time_limit,
-        epsilons=_epsilons(epsilons),
-        neighbours=neighbours,
+        **_with_job_file(flags),
         patience=patience,
         candidates=candidates,
-        cell_weights=read_table(cell_weights) if cell_weights else None,
-        na_values=na_values,
-        drop_missing=drop_missing,
-        executor=executor,
-        workers=workers,
-        scheduler=scheduler,
-        chunk_rows=chunk_rows,
+        cell_weights=cell_table,
         progress=not quiet,
         seed=seed,
     )
@@ -288,9 +294,26 @@ def anonymize(
         report = _note_csv_safe(release.report, output, csv_safe)
     report["parameters"] = {
         **cast(dict[str, Any], report["parameters"]),
-        "input_options": input_options_block(fmt, sep, names, quotechar, na_values, drop_missing),
+        "input_options": input_options_block(fmt, sep, names, quotechar, job.na, job.drop_missing),
     }
     _finish(report, input_path, output, report_path, started, quiet)
+
+
+def _with_job_file(flags: dict[str, Any]) -> dict[str, Any]:
+    """The run's ``TableJob`` keywords: each from the command line if given there, else from
+    the job file (``--config``; typed, straight from the file), else the flag's default."""
+    ctx = click.get_current_context()
+    job = given_job(ctx)
+    if job is None:
+        return flags
+    from anonymatch.app.tablejob import job_file_keywords
+
+    roles = {r: flags[r] if on_command_line(ctx, r) else None for r in ("qi", "sensitive")}
+    typed = job_file_keywords(job, roles["qi"], roles["sensitive"])
+    return {
+        name: value if on_command_line(ctx, name) or name not in typed else typed[name]
+        for name, value in flags.items()
+    }
 
 
 def _note_csv_safe(report: Any, output: str, csv_safe: bool) -> dict[str, Any]:
@@ -490,7 +513,7 @@ def verify(
     executor: str,
     workers: int | None,
     scheduler: str | None,
-    chunk_rows: int,
+    chunk_rows: int | None,
     fmt: str,
     sep: str | None,
     names: str | None,

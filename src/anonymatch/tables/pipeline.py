@@ -170,7 +170,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     report = _report(
         spec.name, schema, k, job.seed, n, dropped, n_parts, run.partition_size, loss, check
     )
-    report["plan"] = run.to_dict()
+    run.record(report, job)
     note_missing(report, job.na, enc, cells, job.suppression_limit, suppressed)
     if models:
         guarantee = report["guarantee"]

@@ -689,7 +689,7 @@ def anonymize_file(
             **({} if writer.parquet else {"csv_safe": csv_safe}),
         },
     )
-    manifest["plan"] = run.to_dict()
+    run.record(manifest, job)
     return manifest
 
 
@@ -761,7 +761,7 @@ def verify_file(
     csv: CsvOptions | None = None,
     na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    chunk_rows: int | None = None,
     executor: ExecutorName = "processes",
     scheduler: str | None = None,
     workers: int | None = None,
@@ -782,7 +782,7 @@ def verify_file(
         raise InputError(f"the manifest's partition count {partitions} does not fit {n} rows")
     order = lexicographic_order(qi)
     bounds = partition_bounds_count(n, partitions)
-    chunks = chunk_ranges(bounds, chunk_rows)
+    chunks = chunk_ranges(bounds, chunk_rows or DEFAULT_CHUNK_ROWS)
     state = {"rows": 0}
     executor = _effective(executor, scheduler, len(chunks))
 
