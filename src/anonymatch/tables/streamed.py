@@ -782,14 +782,15 @@ def verify_file(
         raise InputError(f"the manifest's partition count {partitions} does not fit {n} rows")
     order = lexicographic_order(qi)
     bounds = partition_bounds_count(n, partitions)
-    chunks = chunk_ranges(bounds, chunk_rows or DEFAULT_CHUNK_ROWS)
+    rows_per_job = chunk_rows or DEFAULT_CHUNK_ROWS
+    chunks = chunk_ranges(bounds, rows_per_job)
     state = {"rows": 0}
     executor = _effective(executor, scheduler, len(chunks))
 
     def jobs() -> Iterator[VerifyJob]:
         pending: list[pa.Table] = []
         held = 0
-        batches = iter_table_batches(published, CsvOptions(), chunk_rows)  # a release has a header
+        batches = iter_table_batches(published, CsvOptions(), rows_per_job)  # a release: header
         text_release = not CsvOptions().reads_parquet(published)  # CSV cells may be escaped
         for first, last in chunks:
             start, stop = int(bounds[first]), int(bounds[last])
