@@ -3,6 +3,7 @@ writes) and a release's manifest build the same ``TableJob`` (issue 23)."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -205,3 +206,20 @@ def test_a_job_file_never_coerces_a_level(
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_verify_reads_a_manifest_as_a_job_and_refuses_a_coerced_level(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, out, report = tmp_path / "people.csv", tmp_path / "r.csv", tmp_path / "r.json"
+    people().to_csv(data, index=False)
+    args = ["anonymize", str(data), "-o", str(out), "--report", str(report), "--k", "3"]
+    assert main([*args, "--qi", "age,zip", "--numeric", "age", "--seed", "1", "-q"]) == 0
+    assert main(["verify", str(data), str(out), "--manifest", str(report)]) == 0
+    manifest = json.loads(report.read_text())
+    manifest["guarantee"]["k"] = True  # would have been read as k = 1 by click
+    report.write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert main(["verify", str(data), str(out), "--manifest", str(report)]) == 2
+    err = capsys.readouterr().err
+    assert "does not describe a valid job" in err and "--k must be an integer" in err

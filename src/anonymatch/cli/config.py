@@ -518,6 +518,22 @@ def input_options_block(
     return block
 
 
+def _manifest_job(path: str, manifest: Mapping[str, Any]) -> Any:
+    """The typed job a manifest records (``app.tablejob.manifest_keywords``), validated as any
+    job: a level written as ``true`` or ``"10"`` is refused, never read as a number. The
+    manifest's typed QIs are left to the flags (their hierarchy files are not read here)."""
+    from anonymatch.app.tablejob import manifest_keywords
+    from anonymatch.tables.job import TableJob
+
+    try:
+        keywords = manifest_keywords(manifest)
+        for key in ("ordinal", "dates", "hierarchies", "hierarchy_cells"):
+            keywords.pop(key, None)
+        return TableJob.build(**keywords)
+    except (InputError, TypeError, AttributeError, KeyError) as exc:
+        raise InputError(f"{path}: the manifest does not describe a valid job: {exc}") from None
+
+
 def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     """The parameters of ``verify`` that a release's manifest records.
 
@@ -551,33 +567,29 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
     if manifest.get("data_kind") not in (None, "table"):
         raise InputError(f"{path} is the manifest of a {manifest['data_kind']} release")
-    values: dict[str, Any] = {}
     model = guarantee.get("model")
-    if model == "k-anonymity":
-        values["k"] = guarantee.get("k")
-    elif model == "adaptive-anonymity":
-        column = (guarantee.get("levels") or {}).get("column")
-        if column:
-            values["k_column"] = column
-        else:
-            values["k"] = guarantee.get("k")
-    else:
+    if model not in ("k-anonymity", "adaptive-anonymity"):
         raise InputError(f"{path}: a {model} release is checked by another command than verify")
+    job = _manifest_job(path, manifest)
+    values: dict[str, Any] = {}
+    if job.k_column is not None:
+        values["k_column"] = job.k_column
+    else:
+        values["k"] = job.k
+    roles = job.schema.roles()
     for key in ("qi", "numeric", "sensitive"):
-        if parameters.get(key):
-            values[key] = _csv(parameters[key])
-    models = guarantee.get("sensitive") or []
-    ls = {m["column"]: m["l"] for m in models if m.get("l") is not None}
-    ts = {m["column"]: m["t"] for m in models if m.get("t") is not None}
+        if roles[key]:
+            values[key] = _csv(roles[key])
+    ls = {m.column: m.l for m in job.models if m.l is not None}
+    ts = {m.column: m.t for m in job.models if m.t is not None}
     if ls:
         values["l"] = _per_column(ls)
+        first = next(m for m in job.models if m.l is not None)
+        values["diversity"] = first.diversity
+        if first.c is not None:
+            values["c"] = first.c
     if ts:
         values["t"] = _per_column(ts)
-    for m in models:
-        if m.get("l") is not None:
-            values["diversity"] = m.get("diversity", "distinct")
-            if m.get("c") is not None:
-                values["c"] = m["c"]
     read = parameters.get("input_options")
     if isinstance(read, dict):
         for key, param in (("format", "fmt"), ("sep", "sep"), ("quotechar", "quotechar")):
