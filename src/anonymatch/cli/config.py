@@ -14,15 +14,22 @@ Job keys whose engine support has not landed are refused in one place,
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from anonymatch.cli.options import comma_list, echo_stderr, verbosity_options
+from anonymatch.cli.options import (
+    comma_list,
+    echo_stderr,
+    parse_weights,
+    per_column,
+    verbosity_options,
+)
 from anonymatch.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -37,6 +44,8 @@ CONFIG_HELP = (
     "TOML job file (see docs/jobs.md) giving the input, its format, the columns' roles and "
     "types, the model, method, execution and output; options given on the command line win."
 )
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _META_CONFIG = "anonymatch.config"
 _META_MANIFEST = "anonymatch.manifest"
@@ -124,12 +133,7 @@ def _config_callback(ctx: click.Context, param: click.Parameter, value: str | No
     _merge(ctx, _META_CONFIG, values)
 
 
-def given_job(ctx: click.Context) -> Job | None:
-    """The job file of this run (``--config``), if any."""
-    return ctx.meta.get(_META_JOB)
-
-
-def on_command_line(ctx: click.Context, keyword: str) -> bool:
+def _on_command_line(ctx: click.Context, keyword: str) -> bool:
     """Whether the command line itself gave a flag that sets the ``TableJob`` ``keyword``."""
     from click.core import ParameterSource
 
@@ -137,6 +141,75 @@ def on_command_line(ctx: click.Context, keyword: str) -> bool:
         ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
         for name in TABLE_JOB_FLAGS[keyword]
     )
+
+
+def typed_table_job(func: F) -> F:
+    """Decorator (below a command's options) that turns the flags of a table run into one
+    validated ``TableJob``, passed to the command as ``job``.
+
+    Each ``TableJob`` keyword comes from the command line if a flag that sets it was given
+    there, else from the job file (``--config``; its typed values, straight from the file:
+    ``app.tablejob.job_file_keywords``, per-column values restricted to the run's roles), else
+    from the flag's default. The command keeps the other parameters (input, output, reading
+    options, ``quiet``)."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.tables.io import read_table
+        from anonymatch.tables.job import TableJob
+
+        types = params.pop("qi_types")
+        flags: dict[str, Any] = {
+            "qi": comma_list(params.pop("qi")),
+            "numeric": comma_list(params.pop("numeric")),
+            "sensitive": comma_list(params.pop("sensitive")),
+            "identifiers": comma_list(params.pop("identifiers")),
+            "weights": parse_weights(params.pop("weights")),
+            "ordinal": {a: list(s.order) for a, s in types.ordinal.items()} or None,
+            "dates": {a: s.granularity for a, s in types.dates.items()} or None,
+            "hierarchies": dict(types.hierarchies) or None,
+            "hierarchy_cells": types.hierarchy_cells,
+            "l": per_column("--l", params.pop("l"), int),
+            "t": per_column("--t", params.pop("t"), float),
+            "suppression_limit": params.pop("suppression_limit") or 0.0,
+            "epsilons": _epsilons(params.pop("epsilons")),
+        }
+        for name in TABLE_JOB_FLAGS:
+            if name not in flags:
+                flags[name] = params.pop(name)
+        ctx = click.get_current_context()
+        job = ctx.meta.get(_META_JOB)
+        if job is not None:
+            from anonymatch.app.tablejob import job_file_keywords
+
+            roles = {r: flags[r] if _on_command_line(ctx, r) else None for r in ("qi", "sensitive")}
+            typed = job_file_keywords(job, roles["qi"], roles["sensitive"])
+            flags = {
+                name: value if _on_command_line(ctx, name) or name not in typed else typed[name]
+                for name, value in flags.items()
+            }
+        cell_weights = params.pop("cell_weights")
+        params["job"] = TableJob.build(
+            **flags,
+            patience=params.pop("patience"),
+            candidates=params.pop("candidates"),
+            cell_weights=read_table(cell_weights) if cell_weights else None,
+            progress=not params["quiet"],
+            seed=params.pop("seed"),
+        )
+        return func(**params)
+
+    return cast(F, wrapper)
+
+
+def _epsilons(value: str | None) -> tuple[float, ...] | None:
+    """``--epsilons`` text as numbers (the job checks them); None when not given."""
+    if not value:
+        return None
+    try:
+        return tuple(float(v) for v in comma_list(value))
+    except ValueError:
+        raise InputError(f"--epsilons expects comma-separated numbers, got {value!r}") from None
 
 
 def manifest_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

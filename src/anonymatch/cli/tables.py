@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
-from anonymatch.cli.config import given_job, input_options_block, manifest_callback, on_command_line
+from anonymatch.cli.config import input_options_block, manifest_callback, typed_table_job
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     check_output_path,
@@ -88,16 +88,6 @@ def _suppression_limit_option(help_text: str) -> Any:
         metavar="SHARE",
         help=help_text,
     )
-
-
-def _epsilons(value: str | None) -> tuple[float, ...] | None:
-    """``--epsilons`` text as numbers (the job checks them); None when not given."""
-    if not value:
-        return None
-    try:
-        return tuple(float(v) for v in comma_list(value))
-    except ValueError:
-        raise InputError(f"--epsilons expects comma-separated numbers, got {value!r}") from None
 
 
 @click.command()
@@ -183,35 +173,11 @@ def _epsilons(value: str | None) -> tuple[float, ...] | None:
 @_chunk_rows_option
 @csv_safe_option
 @table_input_options
+@typed_table_job
 def anonymize(
     input_path: str,
     output: str,
-    k: int | None,
-    k_column: str | None,
-    qi: str,
-    numeric: str | None,
-    sensitive: str | None,
-    identifiers: str | None,
-    method: str,
-    partition_size: int | None,
-    seed: int | None,
-    weights: str | None,
-    time_limit: float,
-    epsilons: str | None,
-    neighbours: int | None,
-    patience: int | None,
-    candidates: int | None,
-    cell_weights: str | None,
-    l: str | None,  # noqa: E741 - the model's own name
-    diversity: str,
-    c: float | None,
-    t: str | None,
-    qi_types: QITypes,
-    suppression_limit: float | None,
-    executor: str,
-    scheduler: str | None,
-    workers: int | None,
-    chunk_rows: int | None,
+    job: TableJob,
     csv_safe: bool,
     report_path: str | None,
     quiet: bool,
@@ -219,8 +185,6 @@ def anonymize(
     sep: str | None,
     names: str | None,
     quotechar: str,
-    na_values: MissingCodes,
-    drop_missing: bool,
 ) -> None:
     """Publish a table k-anonymous, verified.
 
@@ -232,47 +196,8 @@ def anonymize(
     import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.io.cells")
     from anonymatch.tables import run_job
     from anonymatch.tables.io.cells import write_release
-    from anonymatch.tables.job import TableJob
 
     csv = csv_options(sep, names, quotechar, fmt)
-    flags: dict[str, Any] = {
-        "qi": comma_list(qi),
-        "numeric": comma_list(numeric),
-        "sensitive": comma_list(sensitive),
-        "identifiers": comma_list(identifiers),
-        "weights": parse_weights(weights),
-        "ordinal": {a: list(s.order) for a, s in qi_types.ordinal.items()} or None,
-        "dates": {a: s.granularity for a, s in qi_types.dates.items()} or None,
-        "hierarchies": dict(qi_types.hierarchies) or None,
-        "hierarchy_cells": qi_types.hierarchy_cells,
-        "k": k,
-        "k_column": k_column,
-        "l": per_column("--l", l, int),
-        "diversity": diversity,
-        "c": c,
-        "t": per_column("--t", t, float),
-        "suppression_limit": suppression_limit or 0.0,
-        "method": method,
-        "partition_size": partition_size,
-        "time_limit": time_limit,
-        "epsilons": _epsilons(epsilons),
-        "neighbours": neighbours,
-        "na_values": na_values,
-        "drop_missing": drop_missing,
-        "executor": executor,
-        "workers": workers,
-        "scheduler": scheduler,
-        "chunk_rows": chunk_rows,
-    }
-    cell_table = read_table(cell_weights) if cell_weights else None
-    job = TableJob.build(
-        **_with_job_file(flags),
-        patience=patience,
-        candidates=candidates,
-        cell_weights=cell_table,
-        progress=not quiet,
-        seed=seed,
-    )
     streamed = None if job.method.levels else _streamed_executor(input_path, output, csv, job)
     for path in (None if streamed else output, report_path):
         check_output_path(path, input_path)
@@ -297,23 +222,6 @@ def anonymize(
         "input_options": input_options_block(fmt, sep, names, quotechar, job.na, job.drop_missing),
     }
     _finish(report, input_path, output, report_path, started, quiet)
-
-
-def _with_job_file(flags: dict[str, Any]) -> dict[str, Any]:
-    """The run's ``TableJob`` keywords: each from the command line if given there, else from
-    the job file (``--config``; typed, straight from the file), else the flag's default."""
-    ctx = click.get_current_context()
-    job = given_job(ctx)
-    if job is None:
-        return flags
-    from anonymatch.app.tablejob import job_file_keywords
-
-    roles = {r: flags[r] if on_command_line(ctx, r) else None for r in ("qi", "sensitive")}
-    typed = job_file_keywords(job, roles["qi"], roles["sensitive"])
-    return {
-        name: value if on_command_line(ctx, name) or name not in typed else typed[name]
-        for name, value in flags.items()
-    }
 
 
 def _note_csv_safe(report: Any, output: str, csv_safe: bool) -> dict[str, Any]:
