@@ -20,6 +20,7 @@ from anonymatch.core.errors import InputError
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
+    from anonymatch.tables.job import TableJob
 
 ROLE_FILTERED = ("numeric", "weights", "ordinal", "dates", "hierarchies", "l", "t")
 """Per-column keywords restricted to the columns that have the role in the run (a flag such as
@@ -146,7 +147,11 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
     trees = parameters.get("hierarchies")
     if isinstance(trees, Mapping) and trees:
         out["hierarchies"] = {c: h.get("path") for c, h in trees.items() if isinstance(h, Mapping)}
-    sens = [m for m in guarantee.get("sensitive") or [] if isinstance(m, Mapping)]
+    sens = guarantee.get("sensitive") or []
+    if not isinstance(sens, list) or not all(
+        isinstance(m, Mapping) and isinstance(m.get("column"), str) for m in sens
+    ):
+        raise InputError(f"malformed sensitive models in the manifest: {sens!r}")
     if any(m.get("l") is not None for m in sens):
         out["l"] = {m["column"]: m["l"] for m in sens if m.get("l") is not None}
         first = next(m for m in sens if m.get("l") is not None)
@@ -181,3 +186,25 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
         )
         out["drop_missing"] = bool(read.get("drop_missing"))
     return out
+
+
+def manifest_job(manifest: Mapping[str, Any]) -> TableJob:
+    """The typed job a manifest records, validated as any job: a level written as ``true`` or
+    ``"10"`` is refused, never read as a number. The manifest's typed QIs (ordinal, dates,
+    hierarchies) are left out: a check takes them from its own options, and their hierarchy
+    files are not read here.
+
+    Raises
+    ------
+    InputError
+        ``the manifest does not describe a valid job: …`` with the first problem.
+    """
+    from anonymatch.tables.job import TableJob
+
+    try:
+        keywords = manifest_keywords(manifest)
+        for key in ("ordinal", "dates", "hierarchies", "hierarchy_cells"):
+            keywords.pop(key, None)
+        return TableJob.build(**keywords)
+    except (InputError, TypeError, AttributeError, KeyError) as exc:
+        raise InputError(f"the manifest does not describe a valid job: {exc}") from None

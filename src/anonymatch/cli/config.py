@@ -591,22 +591,6 @@ def input_options_block(
     return block
 
 
-def _manifest_job(path: str, manifest: Mapping[str, Any]) -> Any:
-    """The typed job a manifest records (``app.tablejob.manifest_keywords``), validated as any
-    job: a level written as ``true`` or ``"10"`` is refused, never read as a number. The
-    manifest's typed QIs are left to the flags (their hierarchy files are not read here)."""
-    from anonymatch.app.tablejob import manifest_keywords
-    from anonymatch.tables.job import TableJob
-
-    try:
-        keywords = manifest_keywords(manifest)
-        for key in ("ordinal", "dates", "hierarchies", "hierarchy_cells"):
-            keywords.pop(key, None)
-        return TableJob.build(**keywords)
-    except (InputError, TypeError, AttributeError, KeyError) as exc:
-        raise InputError(f"{path}: the manifest does not describe a valid job: {exc}") from None
-
-
 def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     """The parameters of ``verify`` that a release's manifest records.
 
@@ -643,7 +627,12 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     model = guarantee.get("model")
     if model not in ("k-anonymity", "adaptive-anonymity"):
         raise InputError(f"{path}: a {model} release is checked by another command than verify")
-    job = _manifest_job(path, manifest)
+    from anonymatch.app.tablejob import manifest_job
+
+    try:
+        job = manifest_job(manifest)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
     values: dict[str, Any] = {}
     if job.k_column is not None:
         values["k_column"] = job.k_column

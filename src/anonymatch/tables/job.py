@@ -446,12 +446,14 @@ class Plan:
         return {"path": self.path, "partition_size": self.partition_size}
 
     def record(self, manifest: dict[str, object], job: TableJob) -> None:
-        """Write the plan (``plan``) and how missing values were read
-        (``parameters.missing``: ``tokens``, per-column ``columns`` codes, ``drop``) into
-        ``manifest``: with the roles, level and models already there, the manifest is then
-        enough to rebuild the job (``anonymatch.app.tablejob.manifest_keywords``). O(columns)."""
+        """Write the plan (``plan``), the suppression limit (``parameters.suppression_limit``)
+        and how missing values were read (``parameters.missing``: ``tokens``, per-column
+        ``columns`` codes, ``drop``) into ``manifest``: with the roles, level and models already
+        there, the manifest is then enough to rebuild the job
+        (``anonymatch.app.tablejob.manifest_keywords``). O(columns)."""
         parameters = manifest["parameters"]
         assert isinstance(parameters, dict)
+        parameters["suppression_limit"] = job.suppression_limit
         parameters["missing"] = {**job.na.describe(), "drop": job.drop_missing}
         manifest["plan"] = self.to_dict()
 

@@ -171,7 +171,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         spec.name, schema, k, job.seed, n, dropped, n_parts, run.partition_size, loss, check
     )
     run.record(report, job)
-    note_missing(report, job.na, enc, cells, job.suppression_limit, suppressed)
+    note_missing(report, job.na, enc, cells, suppressed)
     if models:
         guarantee = report["guarantee"]
         verification = report["verification"]
@@ -259,21 +259,19 @@ def note_missing(
     na_values: NAValues | None,
     enc: EncodedQI,
     cells: GeneralizedQI,
-    limit: float,
     suppressed: int,
 ) -> None:
     """Record missing values and suppression in a table manifest: per-column missing codes
-    (``parameters.na_codes``), the suppression limit (``parameters.suppression_limit``), the
-    records dropped as outliers (``input.suppressed``, also counted in ``input.records``), the
-    missing QI values kept (``input.missing_values``) and the cells published as ``*``
-    (``loss.suppressed_cells``); with suppressed records, ``loss.gcp_with_suppressed`` counts
-    each dropped record as a row of NCP 1, as ARX's loss does."""
+    (``parameters.na_codes``), the records dropped as outliers (``input.suppressed``, also
+    counted in ``input.records``), the missing QI values kept (``input.missing_values``) and
+    the cells published as ``*`` (``loss.suppressed_cells``); with suppressed records,
+    ``loss.gcp_with_suppressed`` counts each dropped record as a row of NCP 1, as ARX's loss
+    does. The suppression limit itself is recorded with the plan (``Plan.record``)."""
     parameters, source, loss = report["parameters"], report["input"], report["loss"]
     assert isinstance(parameters, dict) and isinstance(source, dict) and isinstance(loss, dict)
     codes = missing_codes(na_values)
     if codes.columns:
         parameters["na_codes"] = {c: list(v) for c, v in codes.columns.items()}
-    parameters["suppression_limit"] = limit
     source["suppressed"] = suppressed
     source["records"] = int(source["records"]) + suppressed
     source["missing_values"] = int(enc.num_missing.sum() + enc.cat_missing.sum())

@@ -651,7 +651,6 @@ def anonymize_file(
             "chunk_rows": chunk_rows,
             "executor": "dask" if scheduler else executor,
             "workers": workers,
-            "suppression_limit": 0.0,
             **(
                 {"na_codes": {c: list(v) for c, v in codes.columns.items()}}
                 if codes.columns
