@@ -38,6 +38,7 @@ FLAGS: dict[str, str] = {
     "n_vertices": "--n",
     "labels_path": "--sensitive-file",
     "label_column": "--sensitive",
+    "refine": "--lsh",
 }
 """The one table from a library parameter to the flag that sets it, where the flag is not
 ``--`` and the parameter's name with dashes (``partition_size`` → ``--partition-size``)."""
