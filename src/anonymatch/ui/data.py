@@ -1,5 +1,7 @@
-"""The web app's dataset: reading an uploaded or picked table, its preview, the inferred roles
-and types of its columns, the CLI arguments of a run and the job file that reproduces it.
+"""The web app's dataset and job: reading an uploaded or picked table, its preview, the
+inferred roles and types of its columns; the form as a job file (:class:`Settings`, an
+``anonymatch.app.jobfile.Job``: what the run executes with ``anonymatch anonymize --config`` and
+what the steward downloads); the result's guarantee and risk headline.
 
 Reading is bounded (:class:`Limits`): a table whose rows × columns or decompressed size (a
 Parquet file's footer says it before anything is decompressed) is past the budget is refused in
