@@ -23,12 +23,11 @@ from tests.ui.test_app import TestClient, login, make_app, wait
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 from anonymatch.app.jobfile import parse_job  # noqa: E402
+from anonymatch.app.tablejob import job_file_keywords  # noqa: E402
 from anonymatch.cli import main  # noqa: E402
 from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, MissingCodes  # noqa: E402
 from anonymatch.tables.job import TableJob  # noqa: E402
-from anonymatch.tables.streamed import DEFAULT_CHUNK_ROWS  # noqa: E402
 from anonymatch.ui.app import AppState  # noqa: E402
-from anonymatch.ui.data import job_keywords  # noqa: E402
 
 EDU = ["low", "mid", "high", "top"]
 
@@ -164,9 +163,8 @@ def test_form_is_a_job_file(app: Any, tmp_path: Path, capsys: pytest.CaptureFixt
         partition_size=40, na_values=MissingCodes(("NA", "?"), {"zip": ("-9",)}),
         drop_missing=True,
     )  # fmt: skip
-    # the command line's --chunk-rows has a default of its own (TableJob.build's is None)
-    same_job(built[0], TableJob.build(**hand, chunk_rows=DEFAULT_CHUNK_ROWS))
-    same_job(TableJob.build(**job_keywords(expected)), TableJob.build(**hand))  # the app's risk
+    same_job(built[0], TableJob.build(**hand))  # the command line's job
+    same_job(TableJob.build(**job_file_keywords(expected)), TableJob.build(**hand))  # the app's
     manifest = json.loads(client.get("/download/manifest").text)
     assert manifest["parameters"]["ordinal"] == {"edu": EDU}
     assert manifest["parameters"]["suppression_limit"] == 0.05

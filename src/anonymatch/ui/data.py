@@ -506,7 +506,9 @@ class Settings:
         job = self._with_paths(
             str(dataset.path), {c: str(h.path) for c, h in self.hierarchies.items()}, None, None
         )
-        return TableJob.build(**job_keywords(job))
+        from anonymatch.app.tablejob import job_file_keywords
+
+        return TableJob.build(**job_file_keywords(job))
 
     def job_toml(self, dataset: Dataset) -> str:
         """The job file (TOML, ``anonymatch-job/1``) that reproduces the run: ``anonymatch
@@ -530,53 +532,6 @@ class Settings:
                 "output": self.job.output.model_copy(update={"path": output, "report": report}),
             }
         )
-
-
-def job_keywords(job: Job) -> dict[str, Any]:
-    """The :meth:`TableJob.build <anonymatch.tables.job.TableJob.build>` keywords of a table
-    job file, as ``anonymatch anonymize --config`` passes them (the tests check that both give
-    the same job)."""
-    from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, MissingCodes
-
-    cols = job.columns
-    qi = job.qi
-    tokens = tuple(job.input.na) if job.input.na is not None else DEFAULT_NA_VALUES
-    codes = {c: tuple(col.na) for c, col in cols.items() if col.na is not None}
-    keywords: dict[str, Any] = {
-        "qi": qi,
-        "numeric": job.numeric,
-        "sensitive": job.sensitive,
-        "identifiers": job.identifiers,
-        "weights": {c: cols[c].weight for c in qi if cols[c].weight is not None} or None,
-        "ordinal": {c: list(col.order) for c, col in cols.items()
-                    if col.type == "ordinal" and col.order and col.role in ("qi", "sensitive")}
-        or None,
-        "dates": {c: col.granularity or ("day" if col.type == "date" else "second")
-                  for c, col in cols.items() if col.type in ("date", "datetime") and c in qi}
-        or None,
-        "hierarchies": {c: cols[c].hierarchy for c in qi if cols[c].hierarchy is not None} or None,
-        "hierarchy_cells": job.method.hierarchy_cells or "node",
-        "k": job.model.k,
-        "k_column": job.model.k_column,
-        "l": job.model.l,
-        "diversity": job.model.diversity or "distinct",
-        "c": job.model.c,
-        "t": job.model.t,
-        "suppression_limit": job.model.suppression_limit or 0.0,
-        "method": job.method.name or "hungarian",
-        "partition_size": job.method.partition_size,
-        "na_values": MissingCodes(tokens, codes),
-        "drop_missing": job.input.drop_missing,
-    }  # fmt: skip
-    for key in ("time_limit", "neighbours"):
-        if getattr(job.method, key) is not None:
-            keywords[key] = getattr(job.method, key)
-    if job.method.epsilons is not None:
-        keywords["epsilons"] = list(job.method.epsilons)
-    for key in ("executor", "workers", "chunk_rows"):
-        if getattr(job.execution, key) is not None:
-            keywords[key] = getattr(job.execution, key)
-    return keywords
 
 
 def read_job_text(raw: bytes, name: str) -> Job:
