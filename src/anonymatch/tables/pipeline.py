@@ -32,7 +32,7 @@ from anonymatch.tables.columns.schema import (
     missing_qi_mask,
 )
 from anonymatch.tables.io.cells import format_cells, parse_cells
-from anonymatch.tables.job import TableJob, plan
+from anonymatch.tables.job import Plan, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, build_graph
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.models.sensitive import (
@@ -167,10 +167,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             f"the release failed verification ({failed.reason}); nothing written"
         )
     loss = information_loss(cells, enc)
-    report = _report(
-        spec.name, schema, k, job.seed, n, dropped, n_parts, run.partition_size, loss, check
-    )
-    run.record(report, job)
+    report = _report(job, run, n, dropped, n_parts, loss, check)
     note_missing(report, job.na, enc, cells, suppressed)
     if models:
         guarantee = report["guarantee"]
@@ -224,26 +221,24 @@ about 5 ms per column on Adult."""
 
 
 def _report(
-    method: str,
-    schema: Schema,
-    k: int,
-    seed: int | None,
+    job: TableJob,
+    run: Plan,
     n: int,
     dropped: int,
     n_parts: int,
-    partition_size: int | None,
     loss: InformationLoss,
     check: VerificationReport,
 ) -> dict[str, object]:
-    return new_manifest(
+    seed = job.seed
+    report = new_manifest(
         data_kind="table",
-        method=method,
+        method=job.method.name,
         parameters={
-            **schema.roles(),
-            "partition_size": partition_size,
+            **job.schema.roles(),
+            "partition_size": run.partition_size,
             "partitions": n_parts,
         },
-        guarantee={"model": "k-anonymity", "k": k},
+        guarantee={"model": "k-anonymity", "k": job.k},
         verification=check.to_dict(),
         loss=loss.to_dict(),
         seconds={},
@@ -252,6 +247,8 @@ def _report(
         output_records=n,
         input_extra={"dropped_missing": dropped},
     )
+    run.record(report, job)
+    return report
 
 
 def note_missing(
