@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError, InputError, VerificationError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.params import integer
 from anonymatch.core.validation import type_name
 
 if TYPE_CHECKING:
@@ -220,6 +219,7 @@ def verify(
     >>> anonymatch.graphs.verify(square, square, k=3).passed
     False
     """
+    from anonymatch.core.params import integer
     from anonymatch.graphs.verify import check_graph
 
     n = int(_adjacency(original, "original").shape[0])

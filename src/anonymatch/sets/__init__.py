@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.params import integer
 from anonymatch.core.validation import check_seed, type_name
 
 if TYPE_CHECKING:
@@ -291,6 +290,7 @@ def evaluate(
     >>> 0.0 <= figures.query_error_type1 <= 1.0
     True
     """
+    from anonymatch.core.params import integer
     from anonymatch.sets.metrics import set_utility
 
     published = _release(release)

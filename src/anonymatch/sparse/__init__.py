@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.params import choice, integer
 from anonymatch.core.validation import type_name
 
 if TYPE_CHECKING:
@@ -236,6 +235,7 @@ def verify(
     >>> anonymatch.sparse.verify(x, majority, k=2).passed
     True
     """
+    from anonymatch.core.params import choice, integer
     from anonymatch.sparse.methods import rules
     from anonymatch.sparse.verify import verify_sparse
 
