@@ -18,6 +18,8 @@ import pandas as pd
 import pytest
 
 from anonymatch.cli import main
+from anonymatch.sets.methods import names as set_methods
+from anonymatch.sparse.methods import names as sparse_methods
 
 
 def _table(path: Path, n: int = 48, seed: int = 7) -> Path:
@@ -105,7 +107,7 @@ CASES: dict[str, tuple[str, Callable[[Path], Path], str, str, list[str]]] = {
     "tables-kl": ("anonymize-kl", _table, "t.csv", "r.csv", ["--k", "3", "--known", "2", *TABLE]),
     **{
         f"sets-{m}": ("anonymize-sets", _dat, "t.dat", "r.jsonl", ["--k", "4", "--method", m])
-        for m in ("gray-tsp", "gray")
+        for m in set_methods(command="anonymize-sets", anonymity=True)
     },
     "sets-cahd": (
         "anonymize-sets",
@@ -117,7 +119,7 @@ CASES: dict[str, tuple[str, Callable[[Path], Path], str, str, list[str]]] = {
     "sets-km": ("anonymize-km", _dat, "t.dat", "r.jsonl", ["--k", "3", "--m", "2"]),
     **{
         f"sparse-{m}": ("anonymize-sparse", _edges, "e.csv", "r.csv", ["--k", "4", "--method", m])
-        for m in ("smooth", "nonsmooth", "mondrian")
+        for m in sparse_methods(verified=True)
     },
     "sparse-rr": (
         "anonymize-sparse",

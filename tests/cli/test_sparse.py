@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from anonymatch.cli import main
 from anonymatch.sparse.io import read_sparse, write_sparse
+from anonymatch.sparse.methods import names
 from tests.factories import planted
 
 
@@ -44,7 +45,7 @@ def test_edge_list_header_comments_and_adjacency(tmp_path: Path) -> None:
     assert read_sparse(path, adjacency="directed").shape == (3, 3)
 
 
-@pytest.mark.parametrize("method", ["smooth", "nonsmooth", "mondrian"])
+@pytest.mark.parametrize("method", names(verified=True))
 def test_anonymize_verify_evaluate(
     tmp_path: Path, matrix: sp.csr_array, method: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -114,12 +115,12 @@ def test_bad_edge_lists(tmp_path: Path, case: str, capsys: pytest.CaptureFixture
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--k", "0"], "k must be at least 1"),
+        (["--k", "0"], "--k must be an integer of at least 1, got 0"),
         (["--k", "2", "--method", "rr", "--epsilon", "0"], "epsilon"),
         (["--k", "2", "--method", "rr", "--epsilon", "-1"], "epsilon"),
         (["--k", "2", "--method", "rr"], "needs --epsilon"),
         (["--k", "2", "--beta", "1"], "beta"),
-        (["--k", "8", "--chunk-rows", "10"], "chunk rows"),
+        (["--k", "8", "--chunk-rows", "10"], "--chunk-rows must be at least 2k = 16"),
     ],
 )
 def test_bad_parameters(

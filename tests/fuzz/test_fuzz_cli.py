@@ -25,6 +25,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from anonymatch.sets.methods import names as set_methods
+from anonymatch.sparse.methods import names as sparse_methods
+from anonymatch.sparse.methods import registry as sparse_registry
 from tests.fuzz.contract import FUZZ, STATS, check, run
 
 ADULT = Path(os.environ.get("ANONYMATCH_DATA", "/nonexistent")) / "adult" / "adult.data"
@@ -247,7 +250,7 @@ def transactions(draw: st.DrawFn) -> tuple[str, str]:
     data=transactions(),
     k=st.integers(0, 4),
     m=st.integers(0, 3),
-    method=st.sampled_from(["gray-tsp", "gray", "cahd"]),
+    method=st.sampled_from(set_methods(command="anonymize-sets")),
     l=st.sampled_from([None, 0, 1, 2]),
 )
 def test_fuzz_sets(data, k, m, method, l) -> None:  # type: ignore[no-untyped-def]  # noqa: E741
@@ -297,20 +300,21 @@ def edge_lists(draw: st.DrawFn) -> str:
 @given(
     text=edge_lists(),
     k=st.integers(0, 5),
-    method=st.sampled_from(["smooth", "nonsmooth", "mondrian", "rr"]),
+    method=st.sampled_from(sparse_methods()),
     adjacency=st.sampled_from(["none", "undirected"]),
 )
 def test_fuzz_sparse(text, k, method, adjacency) -> None:  # type: ignore[no-untyped-def]
     work = _dir()
     src, out = work / "in.csv", work / "out.csv"
     src.write_text(text)
-    extra = ["--epsilon", "1.0"] if method == "rr" else []
+    capabilities = sparse_registry()[method]
+    extra = ["--epsilon", "1.0"] if capabilities.epsilon else []
     args = ["anonymize-sparse", src, "-o", out, "--k", k, "--method", method, *extra]
     args += ["--adjacency", adjacency, "-q"]
     verify = ["verify-sparse", src, out, "--k", k, "--adjacency", adjacency, "-q"]
-    if method in ("nonsmooth", "mondrian"):
-        verify += ["--rule", "nonsmooth"]
-    check("anonymize-sparse", args, [out], None if method == "rr" else verify)
+    if capabilities.rule is not None:
+        verify += ["--rule", capabilities.rule]
+    check("anonymize-sparse", args, [out], verify if capabilities.verified else None)
     check("verify-sparse", ["verify-sparse", src, src, "--k", k, "--adjacency", adjacency, "-q"])
     check("evaluate-sparse", ["evaluate-sparse", src, src, "--adjacency", adjacency])
 

@@ -48,7 +48,7 @@ def test_front_validates() -> None:
         anonymatch.graphs.anonymize(np.array([[0, 1], [0, 0]]), k=1)
     with pytest.raises(anonymatch.InputError, match="self-loops"):
         anonymatch.graphs.anonymize(np.eye(2), k=1)
-    with pytest.raises(anonymatch.InputError, match="^k must"):
+    with pytest.raises(anonymatch.InputError, match="^`k` must be an integer of at least 1"):
         anonymatch.graphs.anonymize(g, k=0)
     with pytest.raises(anonymatch.InfeasibleError):
         anonymatch.graphs.anonymize(g, k=9)

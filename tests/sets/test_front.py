@@ -49,11 +49,11 @@ def test_ell_diversity_with_labels() -> None:
 
 def test_front_validates() -> None:
     records = _records()
-    with pytest.raises(anonymatch.InputError, match="exactly one of k"):
+    with pytest.raises(anonymatch.InputError, match="exactly one of `k`"):
         anonymatch.sets.anonymize(records, seed=0)
-    with pytest.raises(anonymatch.InputError, match="exactly one of k"):
+    with pytest.raises(anonymatch.InputError, match="exactly one of `k`"):
         anonymatch.sets.verify(records, anonymatch.sets.anonymize(records, k=2), k=2, ell=2)
-    with pytest.raises(anonymatch.InputError, match="^k must"):
+    with pytest.raises(anonymatch.InputError, match="^`k` must be an integer of at least 1"):
         anonymatch.sets.anonymize(records, k=0)
     with pytest.raises(anonymatch.InputError, match="^seed must"):
         anonymatch.sets.anonymize(records, k=2, seed=True)

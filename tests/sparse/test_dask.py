@@ -9,6 +9,7 @@ import pytest
 
 from anonymatch.core.runner import run_partitions
 from anonymatch.sparse.io import read_sparse, write_sparse
+from anonymatch.sparse.job import SparseJob
 from anonymatch.sparse.pipeline import anonymize_sparse
 from anonymatch.sparse.streamed import anonymize_sparse_stream
 from tests.factories import planted
@@ -33,7 +34,8 @@ def test_chunks_run_as_dask_tasks_on_a_local_cluster(tmp_path: Path) -> None:
         on_dask = anonymize_sparse(x, 4, seed=7, chunk_rows=40, scheduler=address)
         drawn = run_partitions(_draw, list(range(6)), scheduler=address, seed=1)
         # the out-of-core path: chunk files read by the worker processes, parts written by them
-        streamed = anonymize_sparse_stream(src, out, 4, seed=7, chunk_rows=40, scheduler=address)
+        job = SparseJob.build(k=4, seed=7, chunk_rows=40, scheduler=address)
+        streamed = anonymize_sparse_stream(src, out, job)
     local = anonymize_sparse(x, 4, seed=7, chunk_rows=40, executor="inline")
     assert on_dask.report["parameters"]["chunks"] == 4
     assert on_dask.report["parameters"]["executor"] == "dask"

@@ -35,11 +35,11 @@ def test_front_validates() -> None:
         anonymatch.sparse.anonymize([[1, 0]], k=1)
     with pytest.raises(anonymatch.InputError, match="binary"):
         anonymatch.sparse.anonymize(np.array([[2, 0], [0, 1]]), k=1)
-    with pytest.raises(anonymatch.InputError, match="^k must"):
+    with pytest.raises(anonymatch.InputError, match="^`k` must be an integer of at least 1"):
         anonymatch.sparse.anonymize(x, k=1.5)  # type: ignore[arg-type]
     with pytest.raises(anonymatch.InputError, match="^seed must"):
         anonymatch.sparse.anonymize(x, k=2, seed=-3)
-    with pytest.raises(anonymatch.InputError, match="unknown rule"):
+    with pytest.raises(anonymatch.InputError, match="^`rule` must be one of smooth, nonsmooth"):
         anonymatch.sparse.verify(x, x, k=2, rule="majority")
     with pytest.raises(TypeError, match="^release must be"):
         anonymatch.sparse.evaluate(x, "x")

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from anonymatch.cli import main
 from anonymatch.sparse.io import binary_csr, read_sparse, write_sparse
+from anonymatch.sparse.job import SparseJob
 from anonymatch.sparse.order import memory_shards, minhash_chunks, shard_order
 from anonymatch.sparse.pipeline import anonymize_sparse
 from anonymatch.sparse.streamed import anonymize_sparse_stream
@@ -79,9 +80,8 @@ def test_streamed_release_equals_in_memory_release(tmp_path: Path, ext: str) -> 
     x = binary_csr(rows, cols, x.shape)
     pq.write_table(pa.table({"row": rows, "col": cols}), src, row_group_size=700)
     out = tmp_path / f"out.{ext}"
-    report = anonymize_sparse_stream(
-        src, out, 4, chunk_rows=60, executor="threads", workers=2, seed=9, workdir=tmp_path
-    )
+    job = SparseJob.build(k=4, chunk_rows=60, executor="threads", workers=2, seed=9)
+    report = anonymize_sparse_stream(src, out, job, workdir=tmp_path)
     memory = anonymize_sparse(x, 4, chunk_rows=60, executor="inline", seed=9)
     published = read_sparse(out)
     published.resize(x.shape)

@@ -42,6 +42,7 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -70,25 +71,31 @@ FORMATS = {
     "sparse": ("auto", "edges", "parquet", "mtx", "dat"),
     "graph": ("auto", "edges"),
 }
-METHODS = {
-    "table": (
-        "hungarian",
-        "sortgreedy",
-        "greedy",
-        "mip",
-        "mondrian",
-        "ring",
-        "bmatching",
-        "bmatching-symmetric",
-        "agglomerative",
-        "kl-hypergraph",
-    ),
-    "transactions": ("gray-tsp", "gray", "cahd", "km-hypergraph"),
-    "sparse": ("smooth", "nonsmooth", "mondrian", "rr"),
-    "graph": ("graph-kmeans-majority",),
-}
-"""Method names per data kind (``kl-hypergraph``: ``anonymize-kl``; ``km-hypergraph``:
-``anonymize-km``; these commands have no ``--method`` and ignore the key)."""
+
+
+@cache
+def methods() -> dict[str, tuple[str, ...]]:
+    """Method names per data kind, derived from the kinds' registries (``kl-hypergraph``:
+    ``anonymize-kl``; ``km-hypergraph``: ``anonymize-km``; these commands have no ``--method``
+    and ignore the key). Read on first use (the tables' registry imports numpy): also as
+    ``METHODS``."""
+    from anonymatch.graphs.methods import names as graph_methods
+    from anonymatch.sets.methods import names as set_methods
+    from anonymatch.sparse.methods import names as sparse_methods
+    from anonymatch.tables.methods import names as table_methods
+
+    return {
+        "table": (*table_methods(), "kl-hypergraph"),
+        "transactions": set_methods(),
+        "sparse": sparse_methods(),
+        "graph": graph_methods(),
+    }
+
+
+def __getattr__(name: str) -> Any:
+    if name == "METHODS":  # derived from the registries on first use
+        return methods()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _token(value: Any) -> Any:
@@ -382,10 +389,11 @@ class Job(_Strict):
                 f"expected one of {', '.join(FORMATS[self.kind])} for kind = "
                 f'"{self.kind}", got {self.input.format!r}',
             )
-        if self.method.name is not None and self.method.name not in METHODS[self.kind]:
+        known = methods()[self.kind]
+        if self.method.name is not None and self.method.name not in known:
             raise _located(
                 ("method", "name"),
-                f"expected one of {', '.join(METHODS[self.kind])} for kind = "
+                f"expected one of {', '.join(known)} for kind = "
                 f'"{self.kind}", got {self.method.name!r}',
             )
         for name in self.columns:  # the command line lists columns comma-separated

@@ -14,19 +14,23 @@ Job keys whose engine support has not landed are refused in one place,
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from anonymatch.app.outputs import Output, check_outputs
 from anonymatch.cli.options import (
     CONFIG_PATH,
+    JOB_SCHEDULER,
     comma_list,
     echo_stderr,
     parse_separator,
+    parse_weights,
+    per_column,
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
@@ -44,8 +48,47 @@ CONFIG_HELP = (
     "types, the model, method, execution and output; options given on the command line win."
 )
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 _META_CONFIG = "anonymatch.config"
 _META_MANIFEST = "anonymatch.manifest"
+_META_JOB = "anonymatch.job"
+
+TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
+    "qi": ("qi",),
+    "numeric": ("numeric",),
+    "sensitive": ("sensitive",),
+    "identifiers": ("identifiers",),
+    "weights": ("weights",),
+    "ordinal": ("ordinal",),
+    "dates": ("date",),
+    "hierarchies": ("hierarchy",),
+    "hierarchy_cells": ("hierarchy_cells",),
+    "na_values": ("na_values", "na"),
+    "drop_missing": ("drop_missing",),
+    "k": ("k",),
+    "k_column": ("k_column",),
+    "l": ("l",),
+    "diversity": ("diversity",),
+    "c": ("c",),
+    "t": ("t",),
+    "suppression_limit": ("suppression_limit",),
+    "method": ("method",),
+    "partition_size": ("partition_size",),
+    "time_limit": ("time_limit",),
+    "epsilons": ("epsilons",),
+    "neighbours": ("neighbours",),
+    "executor": ("executor",),
+    "workers": ("workers",),
+    "scheduler": ("scheduler",),
+    "chunk_rows": ("chunk_rows",),
+}
+"""``TableJob`` keyword → the ``anonymize`` parameters (click names) that set it. With
+``--config``, these come from the job file typed (``app.tablejob.job_file_keywords``), not
+through click's text; a parameter given on the command line wins."""
+
+TYPED_JOB_COMMANDS = ("anonymize",)
+"""Commands that build a typed job from a job file directly."""
 
 
 _COMMAND_KINDS: dict[str, str] = {}
@@ -87,30 +130,92 @@ def _config_callback(ctx: click.Context, param: click.Parameter, value: str | No
     values = job_parameters(job, ctx.command, source)
     check_job_columns(job, source)
     ctx.meta[CONFIG_PATH] = value  # an input of the run: no output may replace it
-    if "scheduler" in values:  # the table leaves this machine only when the command line says so
-        values["scheduler"] = UnconfirmedScheduler(str(values["scheduler"]), source)
+    if job.execution.scheduler is not None:  # confirmed on the command line, or refused
+        ctx.meta[JOB_SCHEDULER] = (job.execution.scheduler, source)
+    if ctx.command.name in TYPED_JOB_COMMANDS:
+        ctx.meta[_META_JOB] = job
+        typed = {p for params in TABLE_JOB_FLAGS.values() for p in params} - {"qi"}
+        values = {p: v for p, v in values.items() if p not in typed}  # qi: a required option
     _merge(ctx, _META_CONFIG, values)
 
 
-class UnconfirmedScheduler:
-    """The default of ``--scheduler`` from a job's ``execution.scheduler``: click asks for it
-    only when ``--scheduler`` is not on the command line, and it then refuses the run, so a job
-    file never ships the table to an address the user did not confirm (``--scheduler ADDRESS``
-    on the command line, which wins over the job)."""
+def _on_command_line(ctx: click.Context, keyword: str) -> bool:
+    """Whether the command line itself gave a flag that sets the ``TableJob`` ``keyword``."""
+    from click.core import ParameterSource
 
-    def __init__(self, address: str, source: str) -> None:
-        self.address = address
-        self.source = source
+    return any(
+        ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+        for name in TABLE_JOB_FLAGS[keyword]
+    )
 
-    def __call__(self) -> str:
-        raise InputError(
-            f"{self.source}: execution.scheduler: the job would send the data to the Dask "
-            f"scheduler {self.address}; confirm it on the command line with --scheduler "
-            f"{self.address}"
+
+def typed_table_job(func: F) -> F:
+    """Decorator (below a command's options) that turns the flags of a table run into one
+    validated ``TableJob``, passed to the command as ``job``.
+
+    Each ``TableJob`` keyword comes from the command line if a flag that sets it was given
+    there, else from the job file (``--config``; its typed values, straight from the file:
+    ``app.tablejob.job_file_keywords``, per-column values restricted to the run's roles), else
+    from the flag's default. The command keeps the other parameters (input, output, reading
+    options, ``quiet``)."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.tables.io import read_table
+        from anonymatch.tables.job import TableJob
+
+        types = params.pop("qi_types")
+        flags: dict[str, Any] = {
+            "qi": comma_list(params.pop("qi")),
+            "numeric": comma_list(params.pop("numeric")),
+            "sensitive": comma_list(params.pop("sensitive")),
+            "identifiers": comma_list(params.pop("identifiers")),
+            "weights": parse_weights(params.pop("weights")),
+            "ordinal": {a: list(s.order) for a, s in types.ordinal.items()} or None,
+            "dates": {a: s.granularity for a, s in types.dates.items()} or None,
+            "hierarchies": dict(types.hierarchies) or None,
+            "hierarchy_cells": types.hierarchy_cells,
+            "l": per_column("--l", params.pop("l"), int),
+            "t": per_column("--t", params.pop("t"), float),
+            "suppression_limit": params.pop("suppression_limit") or 0.0,
+            "epsilons": _epsilons(params.pop("epsilons")),
+        }
+        for name in TABLE_JOB_FLAGS:
+            if name not in flags:
+                flags[name] = params.pop(name)
+        ctx = click.get_current_context()
+        job = ctx.meta.get(_META_JOB)
+        if job is not None:
+            from anonymatch.app.tablejob import job_file_keywords
+
+            roles = {r: flags[r] if _on_command_line(ctx, r) else None for r in ("qi", "sensitive")}
+            typed = job_file_keywords(job, roles["qi"], roles["sensitive"])
+            flags = {
+                name: value if _on_command_line(ctx, name) or name not in typed else typed[name]
+                for name, value in flags.items()
+            }
+        cell_weights = params.pop("cell_weights")
+        params["job"] = TableJob.build(
+            **flags,
+            patience=params.pop("patience"),
+            candidates=params.pop("candidates"),
+            cell_weights=read_table(cell_weights) if cell_weights else None,
+            progress=not params["quiet"],
+            seed=params.pop("seed"),
         )
+        return func(**params)
 
-    def __repr__(self) -> str:  # shown by --help as the default
-        return repr(self.address)
+    return cast(F, wrapper)
+
+
+def _epsilons(value: str | None) -> tuple[float, ...] | None:
+    """``--epsilons`` text as numbers (the job checks them); None when not given."""
+    if not value:
+        return None
+    try:
+        return tuple(float(v) for v in comma_list(value))
+    except ValueError:
+        raise InputError(f"--epsilons expects comma-separated numbers, got {value!r}") from None
 
 
 def manifest_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -527,33 +632,34 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
     if manifest.get("data_kind") not in (None, "table"):
         raise InputError(f"{path} is the manifest of a {manifest['data_kind']} release")
-    values: dict[str, Any] = {}
     model = guarantee.get("model")
-    if model == "k-anonymity":
-        values["k"] = guarantee.get("k")
-    elif model == "adaptive-anonymity":
-        column = (guarantee.get("levels") or {}).get("column")
-        if column:
-            values["k_column"] = column
-        else:
-            values["k"] = guarantee.get("k")
-    else:
+    if model not in ("k-anonymity", "adaptive-anonymity"):
         raise InputError(f"{path}: a {model} release is checked by another command than verify")
+    from anonymatch.app.tablejob import manifest_job
+
+    try:
+        job = manifest_job(manifest)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    values: dict[str, Any] = {}
+    if job.k_column is not None:
+        values["k_column"] = job.k_column
+    else:
+        values["k"] = job.k
+    roles = job.schema.roles()
     for key in ("qi", "numeric", "sensitive"):
-        if parameters.get(key):
-            values[key] = _csv(parameters[key])
-    models = guarantee.get("sensitive") or []
-    ls = {m["column"]: m["l"] for m in models if m.get("l") is not None}
-    ts = {m["column"]: m["t"] for m in models if m.get("t") is not None}
+        if roles[key]:
+            values[key] = _csv(roles[key])
+    ls = {m.column: m.l for m in job.models if m.l is not None}
+    ts = {m.column: m.t for m in job.models if m.t is not None}
     if ls:
         values["l"] = _per_column(ls)
+        first = next(m for m in job.models if m.l is not None)
+        values["diversity"] = first.diversity
+        if first.c is not None:
+            values["c"] = first.c
     if ts:
         values["t"] = _per_column(ts)
-    for m in models:
-        if m.get("l") is not None:
-            values["diversity"] = m.get("diversity", "distinct")
-            if m.get("c") is not None:
-                values["c"] = m["c"]
     read = parameters.get("input_options")
     if isinstance(read, dict):
         for key, param in (("format", "fmt"), ("sep", "sep"), ("quotechar", "quotechar")):

@@ -21,7 +21,6 @@ from anonymatch.cli.options import (
     stage_bar,
     verbosity_options,
 )
-from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import finish_manifest, new_manifest, write_manifest
 
 GRAPH_FORMATS = ("auto", "edges")
@@ -144,18 +143,18 @@ def anonymize_graph_cmd(
 
     from anonymatch.core.errors import VerificationError
     from anonymatch.graphs.io import write_edge_list
-    from anonymatch.graphs.pipeline import anonymize_graph
+    from anonymatch.graphs.job import GraphJob
+    from anonymatch.graphs.pipeline import run_job
     from anonymatch.graphs.verify import check_graph
 
     for path in (output, report_path):
         check_output_path(path, edges)
-    if iterations < 0:
-        raise InputError(f"--iterations must be non-negative, got {iterations}")
+    job = GraphJob.build(k=k, closed=closed, iterations=iterations)
     started = time.perf_counter()
     bar = stage_bar(3, quiet, "anonymize-graph")
     graph = _read_graph(edges, n_vertices)
     bar.update()
-    result = anonymize_graph(graph.adjacency, k, closed, iterations)
+    result = run_job(graph.adjacency, job)
     bar.update()
     if keep_ids:
         adjacency, ids = result.adjacency, graph.ids
@@ -177,7 +176,7 @@ def anonymize_graph_cmd(
     verification = check.to_dict()
     report = new_manifest(
         data_kind="graph",
-        method="graph-kmeans-majority",
+        method=job.method.name,
         parameters={
             "closed": closed,
             "iterations": iterations,

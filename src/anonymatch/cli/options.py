@@ -45,6 +45,7 @@ FLAGS: dict[str, str] = {
     "n_vertices": "--n",
     "labels_path": "--sensitive-file",
     "label_column": "--sensitive",
+    "refine": "--lsh",
 }
 """The one table from a library parameter to the flag that sets it, where the flag is not
 ``--`` and the parameter's name with dashes (``partition_size`` → ``--partition-size``)."""
@@ -471,6 +472,28 @@ CONFIG_PATH = "anonymatch.config_path"
 the job file is an input of the run."""
 
 
+JOB_SCHEDULER = "anonymatch.job_scheduler"
+"""``ctx.meta`` key of a ``--config`` job's ``execution.scheduler``: (address, job file name)."""
+
+
+def check_job_scheduler(ctx: click.Context) -> None:
+    """A job file's ``execution.scheduler`` sends the table to another machine: it is used only
+    when the command line confirms it (``--scheduler ADDRESS``, which then wins over the job);
+    otherwise InputError before anything is read or sent. O(1)."""
+    from click.core import ParameterSource
+
+    found = ctx.meta.get(JOB_SCHEDULER)
+    if found is None or "scheduler" not in ctx.params:  # this command never uses one
+        return
+    if ctx.get_parameter_source("scheduler") == ParameterSource.COMMANDLINE:
+        return
+    address, source = found
+    raise InputError(
+        f"{source}: execution.scheduler: the job would send the data to the Dask scheduler "
+        f"{address}; confirm it on the command line with --scheduler {address}"
+    )
+
+
 def run_inputs(ctx: click.Context) -> list[str]:
     """Every path the current command may read: each text parameter that is not an output
     (positional inputs, ``--manifest``, ``--cell-weights``, ``--sensitive-file``, ``--model``,
@@ -559,7 +582,9 @@ def verbosity_options(func: F) -> F:
         if verbose and quiet:
             raise InputError("-v/--verbose and -q/--quiet exclude each other")
         setup_logging(verbose, quiet)
-        check_inputs(run_inputs(click.get_current_context()))  # no device or FIFO is read
+        ctx = click.get_current_context()
+        check_inputs(run_inputs(ctx))  # no device or FIFO is read
+        check_job_scheduler(ctx)  # the table leaves the machine only if the command line says so
         if wants_quiet:
             kwargs["quiet"] = quiet
         return func(*args, **kwargs)

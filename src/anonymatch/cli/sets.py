@@ -33,6 +33,7 @@ from anonymatch.cli.options import (
 from anonymatch.core.errors import InputError
 from anonymatch.sets.io import Transactions, read_transactions
 from anonymatch.sets.km import KM_FORMATS
+from anonymatch.sets.methods import names
 
 
 def _read(
@@ -78,8 +79,8 @@ def _segment(value: str) -> tuple[int, int]:
 @set_sensitive_options
 @click.option(
     "--method",
-    type=click.Choice(("gray-tsp", "gray", "cahd")),
-    default="gray-tsp",
+    type=click.Choice(names(command="anonymize-sets")),
+    default=names(command="anonymize-sets")[0],
     show_default=True,
 )
 @click.option(
@@ -111,21 +112,20 @@ def anonymize_sets_cmd(
     closed-walk assignment; the release is verified before it is written."""
     from anonymatch.core.manifest import finish_manifest, write_manifest
     from anonymatch.sets.io import write_set_release
-    from anonymatch.sets.pipeline import anonymize_sets
+    from anonymatch.sets.job import SetJob
+    from anonymatch.sets.pipeline import run_job
 
     started = time.perf_counter()
     for path in (output, report_path):
         check_output_path(path, input_path)
-    if (k is None) == (ell is None):
-        raise InputError("give exactly one of --k and --l")
-    seg = _segment(segment)
+    job = SetJob.build(k=k, ell=ell, method=method, segment=_segment(segment), seed=seed)
     with stage_bar(3, quiet, "anonymize-sets") as bar:
         t = _read(
             input_path, fmt, item_sep, id_column, item_column, sensitive_file, sensitive, dedupe
         )
         bar.update()
         clock = time.perf_counter()
-        result = anonymize_sets(t, k=k, ell=ell, method=method, segment=seg, seed=seed)
+        result = run_job(t, job)
         compute = time.perf_counter() - clock
         bar.update()
         clock = time.perf_counter()
@@ -185,13 +185,10 @@ def verify_sets_cmd(
 
     Is PUBLISHED (JSONL) k-anonymous / ℓ-diverse w.r.t. ORIGINAL? Exit 0 iff it is."""
     from anonymatch.sets.io import read_set_release
+    from anonymatch.sets.job import levels
     from anonymatch.sets.verify import verify_sets
 
-    if (k is None) == (ell is None):
-        raise InputError("give exactly one of --k and --l")
-    level = k if k is not None else ell
-    if level is not None and level < 1:
-        raise InputError(f"the level must be at least 1, got {level}")
+    k, ell = levels(k, ell)
     t = _read(original, fmt, item_sep, id_column, item_column, dedupe=dedupe)
     release = read_set_release(published, t)
     report = verify_sets(release, t, k=k, ell=ell)

@@ -27,6 +27,7 @@ from anonymatch.cli.options import (
 )
 from anonymatch.core.errors import InputError
 from anonymatch.sparse.io import FORMATS, read_sparse, sparse_format, write_sparse
+from anonymatch.sparse.methods import names, rules
 
 ADJACENCY = ("none", "directed", "undirected")
 
@@ -61,8 +62,8 @@ EXECUTOR_MEANING = (
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option(
     "--method",
-    type=click.Choice(["smooth", "nonsmooth", "mondrian", "rr"]),
-    default="smooth",
+    type=click.Choice(names()),
+    default=names()[0],
     show_default=True,
 )
 @click.option("--epsilon", type=float, default=None, help="ε of randomized response (rr).")
@@ -135,52 +136,21 @@ def anonymize_sparse_cmd(
     """Publish a binary matrix k-anonymous, verified.
 
     Smooth k-anonymity by default; row i of the release is user i of INPUT."""
-    from anonymatch.sparse.pipeline import anonymize_sparse, validate
-    from anonymatch.sparse.streamed import STREAM_METHODS, anonymize_sparse_stream
+    from anonymatch.sparse.job import SparseJob
+    from anonymatch.sparse.pipeline import run_job
+    from anonymatch.sparse.streamed import anonymize_sparse_stream
 
     started = time.perf_counter()
     for path in (output, report_path):
         check_output_path(path, input_path)
     check_workers(workers)
-    chunk_executor = None if executor == "auto" else executor
-    validate(-1, k, method, epsilon, dp, beta, runs, chunk_rows)  # before reading the data
-    stream = (
-        not in_memory
-        and method in STREAM_METHODS
-        and adjacency == "none"
-        and sparse_format(input_path, fmt) == "parquet"
-        and sparse_format(output) in ("parquet", "edges")
-    )
-    if stream:
-        # out of core: the Parquet edge list is staged, ordered and anonymized chunk by chunk;
-        # the release is verified chunk by chunk and written atomically (sparse.streamed)
-        report = anonymize_sparse_stream(
-            input_path,
-            output,
-            k,
-            method,
-            beta=beta,
-            runs=runs,
-            chunk_rows=chunk_rows,
-            executor=chunk_executor,
-            scheduler=scheduler,
-            workers=workers,
-            seed=seed,
-            refine=lsh == "support",
-            progress=not quiet,
-            workdir=workdir,
-        )
-        _finish(report, input_path, output, report_path, started, quiet)
-        return
-    x = _read_original(input_path, fmt, adjacency)
-    release = anonymize_sparse(
-        x,
-        k,
-        method,
+    job = SparseJob.build(  # before reading the data
+        k=k,
+        method=method,
         beta=beta,
         runs=runs,
         chunk_rows=chunk_rows,
-        executor=chunk_executor,
+        executor=executor,
         scheduler=scheduler,
         workers=workers,
         seed=seed,
@@ -189,6 +159,20 @@ def anonymize_sparse_cmd(
         refine=lsh == "support",
         progress=not quiet,
     )
+    stream = (
+        not in_memory
+        and job.method.streamable
+        and adjacency == "none"
+        and sparse_format(input_path, fmt) == "parquet"
+        and sparse_format(output) in ("parquet", "edges")
+    )
+    if stream:
+        # out of core: the Parquet edge list is staged, ordered and anonymized chunk by chunk;
+        # the release is verified chunk by chunk and written atomically (sparse.streamed)
+        report = anonymize_sparse_stream(input_path, output, job, workdir=workdir)
+        _finish(report, input_path, output, report_path, started, quiet)
+        return
+    release = run_job(_read_original(input_path, fmt, adjacency), job)
     write_sparse(output, release.published)
     _finish(dict(release.report), input_path, output, report_path, started, quiet)
 
@@ -237,8 +221,8 @@ def _summary(report: dict[str, Any], output: str) -> None:
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option(
     "--rule",
-    type=click.Choice(["smooth", "nonsmooth"]),
-    default="smooth",
+    type=click.Choice(rules()),
+    default=rules()[0],
     show_default=True,
     help="smooth: published ones held by ≥ half the class; nonsmooth: by all (suppression).",
 )
@@ -266,10 +250,10 @@ def verify_sparse_cmd(
     """Check that a sparse release is (smooth) k-anonymous.
 
     Is PUBLISHED (smooth) k-anonymous w.r.t. ORIGINAL? Exit 0 iff it is."""
+    from anonymatch.core.params import integer
     from anonymatch.sparse.verify import verify_sparse
 
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
+    integer(k, "k")
     x = _read_original(original, fmt, adjacency)
     p = _read_published(published, release_format, x.shape)
     report = verify_sparse(p, x, k, rule)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
-from anonymatch.cli.config import input_options_block, manifest_callback
+from anonymatch.cli.config import input_options_block, manifest_callback, typed_table_job
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     check_output_path,
@@ -75,9 +75,8 @@ def _chunk_rows_option(func: Any) -> Any:
     return click.option(
         "--chunk-rows",
         type=int,
-        default=50_000,
-        show_default=True,
-        help="Rows per job of the streamed path (whole partitions).",
+        default=None,
+        help="Rows per job of the streamed path (whole partitions; default 50,000).",
     )(func)
 
 
@@ -89,16 +88,6 @@ def _suppression_limit_option(help_text: str) -> Any:
         metavar="SHARE",
         help=help_text,
     )
-
-
-def _epsilons(value: str | None) -> tuple[float, ...] | None:
-    """``--epsilons`` text as numbers (the job checks them); None when not given."""
-    if not value:
-        return None
-    try:
-        return tuple(float(v) for v in comma_list(value))
-    except ValueError:
-        raise InputError(f"--epsilons expects comma-separated numbers, got {value!r}") from None
 
 
 @click.command()
@@ -184,35 +173,11 @@ def _epsilons(value: str | None) -> tuple[float, ...] | None:
 @_chunk_rows_option
 @csv_safe_option
 @table_input_options
+@typed_table_job
 def anonymize(
     input_path: str,
     output: str,
-    k: int | None,
-    k_column: str | None,
-    qi: str,
-    numeric: str | None,
-    sensitive: str | None,
-    identifiers: str | None,
-    method: str,
-    partition_size: int | None,
-    seed: int | None,
-    weights: str | None,
-    time_limit: float,
-    epsilons: str | None,
-    neighbours: int | None,
-    patience: int | None,
-    candidates: int | None,
-    cell_weights: str | None,
-    l: str | None,  # noqa: E741 - the model's own name
-    diversity: str,
-    c: float | None,
-    t: str | None,
-    qi_types: QITypes,
-    suppression_limit: float | None,
-    executor: str,
-    scheduler: str | None,
-    workers: int | None,
-    chunk_rows: int,
+    job: TableJob,
     csv_safe: bool,
     report_path: str | None,
     quiet: bool,
@@ -220,8 +185,6 @@ def anonymize(
     sep: str | None,
     names: str | None,
     quotechar: str,
-    na_values: MissingCodes,
-    drop_missing: bool,
 ) -> None:
     """Publish a table k-anonymous, verified.
 
@@ -233,40 +196,8 @@ def anonymize(
     import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.io.cells")
     from anonymatch.tables import run_job
     from anonymatch.tables.io.cells import write_release
-    from anonymatch.tables.job import TableJob
 
     csv = csv_options(sep, names, quotechar, fmt)
-    job = TableJob.build(
-        qi=comma_list(qi),
-        numeric=comma_list(numeric),
-        sensitive=comma_list(sensitive),
-        identifiers=comma_list(identifiers),
-        weights=parse_weights(weights),
-        types=qi_types or None,
-        k=k,
-        k_column=k_column,
-        l=per_column("--l", l, int),
-        diversity=diversity,
-        c=c,
-        t=per_column("--t", t, float),
-        suppression_limit=suppression_limit or 0.0,
-        method=method,
-        partition_size=partition_size,
-        time_limit=time_limit,
-        epsilons=_epsilons(epsilons),
-        neighbours=neighbours,
-        patience=patience,
-        candidates=candidates,
-        cell_weights=read_table(cell_weights) if cell_weights else None,
-        na_values=na_values,
-        drop_missing=drop_missing,
-        executor=executor,
-        workers=workers,
-        scheduler=scheduler,
-        chunk_rows=chunk_rows,
-        progress=not quiet,
-        seed=seed,
-    )
     streamed = None if job.method.levels else _streamed_executor(input_path, output, csv, job)
     for path in (None if streamed else output, report_path):
         check_output_path(path, input_path)
@@ -288,7 +219,7 @@ def anonymize(
         report = _note_csv_safe(release.report, output, csv_safe)
     report["parameters"] = {
         **cast(dict[str, Any], report["parameters"]),
-        "input_options": input_options_block(fmt, sep, names, quotechar, na_values, drop_missing),
+        "input_options": input_options_block(fmt, sep, names, quotechar, job.na, job.drop_missing),
     }
     _finish(report, input_path, output, report_path, started, quiet)
 
@@ -490,7 +421,7 @@ def verify(
     executor: str,
     workers: int | None,
     scheduler: str | None,
-    chunk_rows: int,
+    chunk_rows: int | None,
     fmt: str,
     sep: str | None,
     names: str | None,

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from anonymatch.core.errors import InfeasibleError, InputError
 
@@ -143,3 +143,14 @@ class Execution:
             optional_integer(chunk_rows, "chunk_rows"),
             flag(progress, "progress"),
         )
+
+
+def with_defaults(keywords: Mapping[str, Any], parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """A job's parameters: the defaults ``parameters`` updated by ``keywords`` (a typed job's
+    ``build``). An unknown keyword is refused, with the known ones. O(number of parameters)."""
+    unknown = sorted(set(keywords) - set(parameters))
+    if unknown:
+        raise InputError(
+            f"unknown parameter {param(unknown[0])}; known: {', '.join(sorted(parameters))}"
+        )
+    return {**parameters, **keywords}

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError, InputError, VerificationError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.validation import check_k, type_name
+from anonymatch.core.validation import type_name
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -133,25 +133,24 @@ def anonymize(
     >>> anonymatch.graphs.verify(star, result.release, k=2).passed
     True
     """
-    from anonymatch.graphs.pipeline import anonymize_graph
+    from anonymatch.graphs.job import GraphJob
+    from anonymatch.graphs.pipeline import run_job
     from anonymatch.graphs.verify import check_graph
 
     started = time.perf_counter()
     adj = _adjacency(data, "data")
-    k_ = check_k(k)
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0:
-        raise InputError(f"iterations must be a non-negative integer, got {iterations!r}")
-    result = anonymize_graph(adj, k_, closed, iterations)
-    check = check_graph(result.adjacency, k_, closed)
+    job = GraphJob.build(k=k, closed=closed, iterations=iterations)
+    result = run_job(adj, job)
+    check = check_graph(result.adjacency, job.k, job.closed)
     if not check.passed:
         raise VerificationError(f"the graph failed verification ({check.reason})")
     result.verification = check
     result.report = {
         "kind": "graphs",
-        "method": "graph-kmeans-majority",
-        "k": k_,
-        "closed": closed,
-        "iterations": iterations,
+        "method": job.method.name,
+        "k": job.k,
+        "closed": job.closed,
+        "iterations": job.iterations,
         "vertices": int(adj.shape[0]),
         "groups": int(result.groups.max()) + 1 if adj.shape[0] else 0,
         "metrics": result.metrics,
@@ -220,11 +219,12 @@ def verify(
     >>> anonymatch.graphs.verify(square, square, k=3).passed
     False
     """
+    from anonymatch.core.params import integer
     from anonymatch.graphs.verify import check_graph
 
     n = int(_adjacency(original, "original").shape[0])
     published = _adjacency(release, "release")
-    report = check_graph(published, check_k(k), closed)
+    report = check_graph(published, integer(k, "k"), closed)
     if published.shape[0] != n:
         reason = f"the release has {published.shape[0]} vertices, the original {n}"
         return dataclasses.replace(report, passed=False, reason=reason)

@@ -16,8 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from anonymatch.core.errors import InputError
 from anonymatch.core.params import check_level_fits
+from anonymatch.graphs.job import GraphJob
 from anonymatch.graphs.metrics import graph_metrics
 
 if TYPE_CHECKING:
@@ -219,16 +219,19 @@ def graph_from_groups(adj: sp.csr_array, groups: np.ndarray, closed: bool) -> sp
 def anonymize_graph(
     adjacency: sp.csr_array, k: int, closed: bool = False, iterations: int = 10
 ) -> GraphAnonymization:
+    """:func:`run_job` on ``GraphJob.build(k=k, closed=closed, iterations=iterations)``."""
+    return run_job(adjacency, GraphJob.build(k=k, closed=closed, iterations=iterations))
+
+
+def run_job(adjacency: sp.csr_array, job: GraphJob) -> GraphAnonymization:
     """A k-anonymous graph w.r.t. open (closed) neighbourhoods close to ``adjacency``: groups of
     ≥ k similar vertices (``cluster_rows``), joined by the majority rule (``graph_from_groups``).
     Every vertex of a group then has the same neighbourhood, so classes have ≥ k members.
-    Raises InputError if k < 1, InfeasibleError if k > n. Complexity: see ``cluster_rows``.
+    Raises InfeasibleError if k > n. Complexity: see ``cluster_rows``.
     """
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
     adj = sp.csr_array(adjacency)
     n = adj.shape[0]
-    check_level_fits(k, n, records="vertices")
-    groups = cluster_rows(adj, int(k), closed, iterations)
-    out = graph_from_groups(adj, groups, closed)
+    check_level_fits(job.k, n, records="vertices")
+    groups = cluster_rows(adj, job.k, job.closed, job.iterations)
+    out = graph_from_groups(adj, groups, job.closed)
     return GraphAnonymization(out, groups, graph_metrics(adj, out))

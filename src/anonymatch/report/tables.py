@@ -142,18 +142,14 @@ def _reverify(
         v = {}
     try:
         if model == "k-anonymity":
+            from anonymatch.app.tablejob import manifest_job
             from anonymatch.tables.pipeline import verify_release
 
-            k = g.get("k")
-            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-                return ClaimCheck(
-                    "mismatch", problems=[f"the manifest's k = {k!r} is not a positive integer"]
-                )
-            models = _sensitive_models(g.get("sensitive"), schema)
-            size = params.get("partition_size")
+            job = manifest_job(manifest)  # the claimed level and models, validated as a job
+            assert job.k is not None
             rerun = verify_release(
-                release, original, k, schema, na, drop_missing, models,
-                float(params.get("suppression_limit") or 0.0), int(size) if size else None,
+                release, original, job.k, schema, na, drop_missing, job.models,
+                job.suppression_limit, job.partition_size,
             ).to_dict()  # fmt: skip
         elif model == "adaptive-anonymity" and params.get("k_column"):
             from anonymatch.tables.models.adaptive import verify_adaptive_release
@@ -170,32 +166,6 @@ def _reverify(
         return ClaimCheck("mismatch", problems=[f"the verifier cannot check the claim: {exc}"])
     problems = compare(v, rerun)
     return ClaimCheck("mismatch" if problems else "checked", verification=rerun, problems=problems)
-
-
-def _sensitive_models(entries: Any, schema: Schema) -> list[Any]:
-    """The sensitive models a manifest's guarantee lists (``SensitiveModel.describe``)."""
-    from anonymatch.tables.models.sensitive import SensitiveModel
-
-    if entries is not None and not isinstance(entries, list):
-        raise InputError(f"malformed sensitive models in the manifest: {entries!r}")
-    models = []
-    for e in entries or []:
-        if not isinstance(e, Mapping) or "column" not in e:
-            raise InputError(f"malformed sensitive model in the manifest: {e!r}")
-        column = str(e["column"])
-        t = e.get("t")
-        models.append(
-            SensitiveModel(
-                column,
-                l=None if e.get("l") is None else int(e["l"]),
-                diversity=str(e.get("diversity") or "distinct"),
-                c=None if e.get("c") is None else float(e["c"]),
-                t=None if t is None else float(t),
-                ordered=e.get("ground_distance") == "ordered"
-                or (t is not None and column in schema.numeric and "ground_distance" not in e),
-            )
-        )
-    return models
 
 
 def _qi_types(params: Mapping[str, Any]) -> QITypes | None:

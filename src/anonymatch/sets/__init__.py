@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.validation import check_k, check_optional_level, check_seed, type_name
+from anonymatch.core.validation import check_seed, type_name
 
 if TYPE_CHECKING:
     from anonymatch.sets.io import SetRelease, Transactions
@@ -64,13 +64,6 @@ def _release(value: object) -> SetRelease:
     return value
 
 
-def _levels(k: object, ell: object) -> tuple[int | None, int | None]:
-    k_, ell_ = check_optional_level(k, "k"), check_optional_level(ell, "ell")
-    if (k_ is None) == (ell_ is None):
-        raise InputError("give exactly one of k (k-anonymity) and ell (ℓ-diversity)")
-    return k_, ell_
-
-
 def anonymize(
     data: Transactions | Sequence[Any],
     *,
@@ -101,7 +94,8 @@ def anonymize(
         One sensitive label per record (replaces the labels of a Transactions).
     method : str, default "gray-tsp"
         ``gray-tsp`` (Gray order improved by TSP), ``gray`` (Gray order only) or ``cahd``
-        (CAHD groups, an ℓ-diversity baseline).
+        (CAHD groups, an ℓ-diversity baseline): ``anonymatch.sets.methods.names(command=
+        "anonymize-sets")``.
     segment : tuple of int, default (300, 350)
         Segment length bounds of the TSP improvement.
     seed : int, optional
@@ -152,22 +146,11 @@ def anonymize(
     >>> result.release.n
     6
     """
-    from anonymatch.sets.pipeline import anonymize_sets
+    from anonymatch.sets.job import SetJob
+    from anonymatch.sets.pipeline import run_job
 
-    k_, ell_ = _levels(k, ell)
-    t = _transactions(data, labels, "data")
-    return anonymize_sets(t, k_, ell_, method, _segment(segment), check_seed(seed))
-
-
-def _segment(value: object) -> tuple[int, int]:
-    if (
-        not isinstance(value, tuple | list)
-        or len(value) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-        or not 1 <= value[0] <= value[1]
-    ):
-        raise InputError(f"segment must be two integers 1 ≤ low ≤ high, got {value!r}")
-    return int(value[0]), int(value[1])
+    job = SetJob.build(k=k, ell=ell, method=method, segment=segment, seed=seed)
+    return run_job(_transactions(data, labels, "data"), job)
 
 
 def verify(
@@ -231,9 +214,10 @@ def verify(
     >>> anonymatch.sets.verify(records, result.release, k=2).passed
     True
     """
+    from anonymatch.sets.job import levels
     from anonymatch.sets.verify import verify_sets
 
-    k_, ell_ = _levels(k, ell)
+    k_, ell_ = levels(k, ell)
     published = _release(release)
     return verify_sets(published, _transactions(original, labels, "original"), k=k_, ell=ell_)
 
@@ -306,13 +290,14 @@ def evaluate(
     >>> 0.0 <= figures.query_error_type1 <= 1.0
     True
     """
+    from anonymatch.core.params import integer
     from anonymatch.sets.metrics import set_utility
 
     published = _release(release)
     t = _transactions(original, None, "original")
     sizes = {"queries": queries, "in_size": in_size, "ex_size": ex_size}
     for name, value in sizes.items():
-        check_k(value, name)
+        integer(value, name)
     return set_utility(t, published, queries, in_size, ex_size, check_seed(seed))
 
 

@@ -28,27 +28,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from anonymatch.core.assignment import choose_assignment
-from anonymatch.core.errors import InputError, VerificationError
+from anonymatch.core.errors import VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import FACTOR_KEYS, new_manifest, rename_keys
-from anonymatch.core.params import check_level_fits
 from anonymatch.sets.io import SetRelease, Transactions
+from anonymatch.sets.job import SetJob, check_data
 from anonymatch.sets.methods.cahd import cahd_groups, group_graph
-from anonymatch.sets.methods.nonreciprocal import (
-    bit_vote,
-    check_eligible,
-    interleaved_order,
-    ring_graph,
-)
+from anonymatch.sets.methods.nonreciprocal import bit_vote, interleaved_order, ring_graph
 from anonymatch.sets.metrics import error_rate, total_hamming
 from anonymatch.sets.order import OrderReport, gray_tsp_order, ring_length
 from anonymatch.sets.verify import SetVerificationReport, verify_sets
-
-SET_METHODS = ("gray-tsp", "gray", "cahd")
 
 
 @dataclass
@@ -67,50 +61,32 @@ class SetAnonymization:
     report: dict[str, object] = field(default_factory=dict)
 
 
-def _validate(t: Transactions, k: int | None, ell: int | None, method: str) -> int:
-    if method not in SET_METHODS:
-        raise InputError(f"unknown method {method!r} (expected one of {', '.join(SET_METHODS)})")
-    if (k is None) == (ell is None):
-        raise InputError("give exactly one of `k` and `ell`")
-    level = int(k if k is not None else ell)  # type: ignore[arg-type]
-    name = "k" if k is not None else "ℓ"
-    if level < 1:
-        raise InputError(f"{name} must be at least 1, got {level}")
-    check_level_fits(level, t.n, name, "records")
-    if ell is not None and t.labels is None:
-        raise InputError("ℓ-diversity needs sensitive labels (`labels`)")
-    if method == "cahd" and ell is None:
-        raise InputError("method cahd is an ℓ-diversity baseline: give `ell`")
-    if ell is not None:
-        check_eligible(t.labels, ell if method == "cahd" else 2 * ell - 1)  # type: ignore[arg-type]
-    return level
+def anonymize_sets(t: Transactions, *, verify: bool = True, **keywords: Any) -> SetAnonymization:
+    """:func:`run_job` on a job built from ``keywords`` (``SetJob.build``: ``k``, ``ell``,
+    ``method``, ``segment``, ``seed``)."""
+    return run_job(t, SetJob.build(**keywords), verify=verify)
 
 
-def anonymize_sets(
-    t: Transactions,
-    k: int | None = None,
-    ell: int | None = None,
-    method: str = "gray-tsp",
-    segment: tuple[int, int] = (300, 350),
-    seed: int | None = None,
-    verify: bool = True,
-) -> SetAnonymization:
-    """Anonymize set-valued records for k-anonymity (``k``) or ℓ-diversity (``ell``).
+def run_job(t: Transactions, job: SetJob, *, verify: bool = True) -> SetAnonymization:
+    """Anonymize set-valued records for k-anonymity (``job.k``) or ℓ-diversity (``job.ell``).
 
-    Raises InputError (bad parameters), InfeasibleError (not ℓ-eligible), VerificationError
-    (the release fails the independent check — never expected). Randomness: OS entropy unless
-    ``seed`` (which lets anyone who knows it redo the choice of the true assignment)."""
-    level = _validate(t, k, ell, method)
+    Raises InputError (ℓ without labels), InfeasibleError (level above the number of records,
+    or not ℓ-eligible), VerificationError (the release fails the independent check — never
+    expected). Randomness: OS entropy unless ``job.seed`` (which lets anyone who knows it redo
+    the choice of the true assignment)."""
+    check_data(job, t)
+    k, ell, method, segment, seed = job.k, job.ell, job.method, job.segment, job.seed
+    level = job.level
     rng = np.random.default_rng(seed)
     seconds: dict[str, float] = {}
     clock = started = time.perf_counter()
     order, order_report, interleaved_length = None, None, None
-    if method == "cahd":
+    if not method.ordered:
         groups = cahd_groups(t.matrix, t.labels, level)  # type: ignore[arg-type]
         graph = group_graph(groups, t.n)
         seconds["order_and_graph"] = time.perf_counter() - clock
     else:
-        order, order_report = gray_tsp_order(t.matrix, segment, tsp=method == "gray-tsp")
+        order, order_report = gray_tsp_order(t.matrix, segment, tsp=method.tsp)
         seconds["order"] = time.perf_counter() - clock
         clock = time.perf_counter()
         if k is not None:
@@ -155,7 +131,7 @@ def anonymize_sets(
     )
     manifest = new_manifest(
         data_kind="transactions",
-        method=method,
+        method=method.name,
         parameters={"segment": list(segment), "labels": t.labels is not None},
         guarantee=guarantee,
         verification=rename_keys(report.to_dict(), FACTOR_KEYS),

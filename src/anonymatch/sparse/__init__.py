@@ -12,12 +12,11 @@ Heavy modules (numba kernels, Dask) are imported on first call.
 
 from __future__ import annotations
 
-import numbers
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.validation import check_k, check_optional_level, check_seed, type_name
+from anonymatch.core.validation import type_name
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -27,8 +26,6 @@ if TYPE_CHECKING:
     from anonymatch.sparse.verify import SparseVerificationReport
 
 __all__ = ["anonymize", "evaluate", "verify"]
-
-RULES = ("smooth", "nonsmooth")
 
 
 def _matrix(value: object, name: str) -> Any:
@@ -53,12 +50,6 @@ def _matrix(value: object, name: str) -> Any:
     if matrix.nnz and not np.isin(matrix.data, (0, 1)).all():
         raise InputError(f"{name} must be binary (0/1 entries)")
     return matrix
-
-
-def _number(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputError(f"{name} must be a number, got {value!r}")
-    return float(value)
 
 
 def anonymize(
@@ -94,7 +85,7 @@ def anonymize(
     method : str, default "smooth"
         ``smooth`` (majority vote: smooth k-anonymity), ``nonsmooth`` (intersection:
         k-anonymity by suppression), ``mondrian`` (binary Mondrian) or ``rr`` (randomized
-        response, ε-DP; nothing to verify from the data).
+        response, ε-DP; nothing to verify from the data): ``anonymatch.sparse.methods.names()``.
     beta : float, default 2.0
         Facility-location cost parameter (> 1).
     runs : int, default 10
@@ -111,7 +102,7 @@ def anonymize(
     seed : int, optional
         Seed of every random step; None draws OS entropy.
     epsilon : float, optional
-        Privacy budget of ``rr``.
+        Privacy budget of ``rr`` (needed by it, refused by the other methods).
     dp : str, default "edge"
         DP level of ``rr``: ``edge`` or ``node``.
     refine : bool, default True
@@ -162,25 +153,26 @@ def anonymize(
     >>> result.release.shape
     (6, 4)
     """
-    from anonymatch.sparse.pipeline import DEFAULT_CHUNK_ROWS, anonymize_sparse
+    from anonymatch.sparse.job import SparseJob
+    from anonymatch.sparse.pipeline import run_job
 
     x = _matrix(data, "data")
-    return anonymize_sparse(
-        x,
-        check_k(k),
-        method,
-        beta=_number(beta, "beta"),
-        runs=check_k(runs, "runs"),
-        chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else check_k(chunk_rows, "chunk_rows"),
+    job = SparseJob.build(
+        k=k,
+        method=method,
+        beta=beta,
+        runs=runs,
+        chunk_rows=chunk_rows,
         executor=executor,
         scheduler=scheduler,
-        workers=check_optional_level(workers, "workers"),
-        seed=check_seed(seed),
-        epsilon=None if epsilon is None else _number(epsilon, "epsilon"),
+        workers=workers,
+        seed=seed,
+        epsilon=epsilon,
         dp=dp,
         refine=refine,
         progress=progress,
     )
+    return run_job(x, job)
 
 
 def verify(
@@ -243,13 +235,14 @@ def verify(
     >>> anonymatch.sparse.verify(x, majority, k=2).passed
     True
     """
+    from anonymatch.core.params import choice, integer
+    from anonymatch.sparse.methods import rules
     from anonymatch.sparse.verify import verify_sparse
 
-    if rule not in RULES:
-        raise InputError(f"unknown rule {rule!r} (expected one of {', '.join(RULES)})")
+    choice(rule, "rule", rules())
     x = _matrix(original, "original")
     p = _matrix(release, "release")
-    return verify_sparse(p, x, check_k(k), rule)
+    return verify_sparse(p, x, integer(k, "k"), rule)
 
 
 def evaluate(

@@ -10,7 +10,6 @@ so there is nothing to verify from the data — DP is a property of the mechanis
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,23 +17,16 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from anonymatch.core.errors import InputError, VerificationError
+from anonymatch.core.errors import VerificationError
 from anonymatch.core.manifest import new_manifest, rename_keys
-from anonymatch.core.params import check_level_fits
-from anonymatch.core.runner import EXECUTORS, default_workers, run_partitions
+from anonymatch.core.runner import default_workers, run_partitions
+from anonymatch.sparse.job import SparseJob, check_rows
 from anonymatch.sparse.methods.mondrian import mondrian_labels
-from anonymatch.sparse.methods.randomized_response import (
-    LEVELS,
-    flip_probability,
-    randomized_response,
-)
+from anonymatch.sparse.methods.randomized_response import flip_probability, randomized_response
 from anonymatch.sparse.methods.smooth import cluster, vote
 from anonymatch.sparse.metrics import edge_metrics
 from anonymatch.sparse.order import minhash_chunks
 from anonymatch.sparse.verify import SparseVerificationReport, verify_sparse
-
-SPARSE_METHODS: tuple[str, ...] = ("smooth", "nonsmooth", "mondrian", "rr")
-DEFAULT_CHUNK_ROWS = 100_000
 
 
 @dataclass
@@ -69,94 +61,52 @@ def _cluster_chunk(
     return c.labels, stats
 
 
-def sparse_model(method: str) -> str:
-    """The manifest's ``guarantee.model`` of a sparse method."""
-    if method == "rr":
-        return "randomized-response"
-    return "smooth-k-anonymity" if method == "smooth" else "k-anonymity"
-
-
-def validate(
-    n: int,
-    k: int,
-    method: str,
-    epsilon: float | None,
-    dp: str,
-    beta: float,
-    runs: int,
-    chunk_rows: int,
-) -> None:
-    """Parameter checks shared by the API and the CLI; InputError on the first bad one."""
-    if method not in SPARSE_METHODS:
-        raise InputError(f"unknown method {method!r} (expected one of {SPARSE_METHODS})")
-    if method == "rr":
-        if epsilon is None:
-            raise InputError("method rr needs `epsilon`")
-        flip_probability(epsilon, dp)
-    elif epsilon is not None and not (epsilon > 0 and math.isfinite(epsilon)):
-        raise InputError(f"epsilon must be a positive number, got {epsilon}")
-    if dp not in LEVELS:
-        raise InputError(f"unknown DP level {dp!r} (expected one of {LEVELS})")
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
-    if not beta > 1:
-        raise InputError(f"beta must be greater than 1, got {beta}")
-    if runs < 1:
-        raise InputError(f"runs must be at least 1, got {runs}")
-    if chunk_rows < 2 * k:
-        raise InputError(f"chunk rows must be at least 2k = {2 * k}, got {chunk_rows}")
-    if n >= 0 and method != "rr":
-        check_level_fits(k, n)
-
-
 def anonymize_sparse(
-    x: sp.spmatrix | sp.sparray,
-    k: int,
-    method: str = "smooth",
-    *,
-    beta: float = 2.0,
-    runs: int = 10,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    executor: str | None = None,
-    scheduler: str | None = None,
-    workers: int | None = None,
-    seed: int | None = None,
-    epsilon: float | None = None,
-    dp: str = "edge",
-    refine: bool = True,
-    progress: bool = False,
+    x: sp.spmatrix | sp.sparray, k: int, method: str = "smooth", **keywords: Any
 ) -> SparseRelease:
-    """Anonymize a binary matrix and verify the result (VerificationError if it fails).
+    """:func:`run_job` on a job built from ``k``, ``method`` and ``keywords``
+    (``SparseJob.build``: ``beta``, ``runs``, ``chunk_rows``, ``executor``, ``scheduler``,
+    ``workers``, ``seed``, ``epsilon``, ``dp``, ``refine``, ``progress``)."""
+    return run_job(x, SparseJob.build(k=k, method=method, **keywords))
 
-    ``executor`` for the chunks: None = inline for one chunk, else a Dask cluster (a local one
-    unless ``scheduler``); or ``threads``/``processes``/``dask``/``inline``. Results depend on
-    ``seed`` only (OS entropy when None), not on the executor. ``refine``: the min-hash order
-    with the support refinement key (default) or the paper's plain order (``sparse.order``)."""
+
+def run_job(x: sp.spmatrix | sp.sparray, job: SparseJob) -> SparseRelease:
+    """Anonymize a binary matrix in memory by ``job`` and verify the result (VerificationError
+    if it fails).
+
+    The chunks run on ``job.execution``: ``auto`` = inline for one chunk, else a Dask cluster
+    (a local one unless a scheduler is given); or ``threads``/``processes``/``dask``/``inline``.
+    Results depend on the seed only (OS entropy when None), not on the executor. ``refine``: the
+    min-hash order with the support refinement key (default) or the paper's plain order
+    (``sparse.order``)."""
     x = sp.csr_array(x, dtype=np.int8, copy=True)
     x.sum_duplicates()
     x.eliminate_zeros()
     x.data[:] = 1
     x.sort_indices()
     n, m = x.shape
-    validate(n, k, method, epsilon, dp, beta, runs, chunk_rows)
-    if executor is not None and executor not in EXECUTORS:
-        raise InputError(f"unknown executor {executor!r} (expected one of {EXECUTORS})")
+    check_rows(job, n)
+    method, k, seed = job.method, job.k, job.seed
+    beta, runs, chunk_rows, refine = job.beta, job.runs, job.chunk_rows, job.refine
+    scheduler, workers = job.execution.scheduler, job.execution.workers
+    executor = None if job.execution.executor == "auto" else job.execution.executor
     root = np.random.SeedSequence(seed)
     lsh_seed, work_seed = root.spawn(2)
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     parameters: dict[str, Any] = {"columns": m}
-    guarantee: dict[str, Any] = {"model": sparse_model(method), "k": k}
+    guarantee: dict[str, Any] = {"model": method.model, "k": k}
     extra: dict[str, Any] = {}
     labels: np.ndarray | None = None
     verification: SparseVerificationReport | None = None
-    if method == "rr":
-        p = flip_probability(float(epsilon), dp, m)  # type: ignore[arg-type]
-        published = randomized_response(x, float(epsilon), dp, seed=work_seed)  # type: ignore[arg-type]
+    if method.epsilon:
+        epsilon, dp = float(job.epsilon), job.dp  # type: ignore[arg-type]
+        p = flip_probability(epsilon, dp, m)
+        published = randomized_response(x, epsilon, dp, seed=work_seed)
         seconds["anonymize"] = time.perf_counter() - started
         guarantee = {
-            "model": sparse_model(method),
-            "epsilon": epsilon,
+            "model": method.model,
+            "epsilon": job.epsilon,
             "dp_level": dp,
             "flip_probability": p,
         }
@@ -165,10 +115,9 @@ def anonymize_sparse(
             "reason": "randomized response is ε-DP by construction; nothing to check from data",
         }
     else:
-        if method == "mondrian":
+        if not method.partitioned:
             labels = mondrian_labels(x, k)
             parameters["chunks"] = 1
-            rule_vote, rule_check = "all", "nonsmooth"
         else:
             chunks = (
                 minhash_chunks(x, chunk_rows, seed=lsh_seed, refine=refine)
@@ -187,12 +136,12 @@ def anonymize_sparse(
             results = run_partitions(
                 _cluster_chunk,
                 jobs,
-                executor=executor,  # type: ignore[arg-type]
+                executor=executor,
                 scheduler=scheduler,
                 workers=workers,
                 seed=work_seed,
-                progress=progress,
-                desc=f"{method} chunks",
+                progress=job.execution.progress,
+                desc=f"{method.name} chunks",
             )
             del jobs
             labels = np.empty(n, np.int64)
@@ -213,14 +162,12 @@ def anonymize_sparse(
                 runs=runs,
             )
             extra["facility_location"] = totals
-            rule_vote = "majority" if method == "smooth" else "all"
-            rule_check = "smooth" if method == "smooth" else "nonsmooth"
         seconds["cluster"] = time.perf_counter() - started
         t = time.perf_counter()
-        published = vote(x, labels, rule_vote)
+        published = vote(x, labels, method.vote)  # type: ignore[arg-type]
         seconds["vote"] = time.perf_counter() - t
         t = time.perf_counter()
-        verification = verify_sparse(published, x, k, rule_check)
+        verification = verify_sparse(published, x, k, method.rule)  # type: ignore[arg-type]
         seconds["verify"] = time.perf_counter() - t
         extra["clusters"] = int(labels.max()) + 1 if n else 0
         checked = rename_keys(verification.to_dict(), {"rows": "records"})
@@ -228,7 +175,7 @@ def anonymize_sparse(
             raise VerificationError(f"the release failed verification: {verification.reason}")
     report = new_manifest(
         data_kind="sparse",
-        method=method,
+        method=method.name,
         parameters=parameters,
         guarantee=guarantee,
         verification=checked,

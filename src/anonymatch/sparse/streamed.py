@@ -46,14 +46,14 @@ from anonymatch.core import lifecycle
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.runner import EXECUTORS, default_workers, run_partitions, split_even
+from anonymatch.core.runner import default_workers, run_partitions, split_even
 from anonymatch.core.validation import check_dimensions
 from anonymatch.sparse.io import binary_csr, iter_parquet_edges, sparse_format
+from anonymatch.sparse.job import SparseJob, check_rows, check_streamable
 from anonymatch.sparse.methods.smooth import cluster, vote
 from anonymatch.sparse.order import SHARD_ROWS, Shard, shard_order
 from anonymatch.sparse.verify import verify_sparse
 
-STREAM_METHODS = ("smooth", "nonsmooth")
 _SCHEMA = pa.schema([("row", pa.int64()), ("col", pa.int64())])
 
 
@@ -135,18 +135,18 @@ def stage_parquet(path: str | Path, directory: Path, shard_rows: int = SHARD_ROW
 
 
 def _chunk_job(
-    job: tuple[str, int, int, int, int, float, int, str, int], seed: np.random.SeedSequence
+    job: tuple[str, int, int, int, int, float, int, str, str, int], seed: np.random.SeedSequence
 ) -> dict[str, Any]:
     """One chunk (a runner job): load it, cluster (its Meyerson runs on ``threads`` threads,
-    the last field), vote, verify, write its Parquet part."""
-    directory, c, size, m, k, beta, runs, method, threads = job
+    the last field), vote by the method's rule, verify by its rule, write its Parquet part."""
+    directory, c, size, m, k, beta, runs, rule_vote, rule_check, threads = job
     base = Path(directory)
     ids = np.load(base / f"chunk-{c:06d}.ids.npy")
     local, cols = _load_pairs(base / f"chunk-{c:06d}.raw")
     x = binary_csr(local, cols, (size, m))
     clustering = cluster(x, k, beta=beta, runs=runs, seed=seed, threads=threads)
-    published = vote(x, clustering.labels, "majority" if method == "smooth" else "all")
-    report = verify_sparse(published, x, k, "smooth" if method == "smooth" else "nonsmooth")
+    published = vote(x, clustering.labels, rule_vote)
+    report = verify_sparse(published, x, k, rule_check)
     rows = ids[np.repeat(np.arange(size, dtype=np.int64), np.diff(published.indptr))]
     order = np.lexsort((published.indices, rows))
     table = pa.table(
@@ -186,38 +186,26 @@ def _write_parts(tmp: Path, parts: list[Path], fmt: str) -> None:
 def anonymize_sparse_stream(
     input_path: str | Path,
     output: str | Path,
-    k: int,
-    method: str = "smooth",
+    job: SparseJob,
     *,
-    beta: float = 2.0,
-    runs: int = 10,
-    chunk_rows: int = 100_000,
-    executor: str | None = None,
-    scheduler: str | None = None,
-    workers: int | None = None,
-    seed: int | None = None,
-    refine: bool = True,
-    progress: bool = False,
     workdir: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Anonymize the Parquet edge list ``input_path`` out of core and write the verified release
-    to ``output`` (a Parquet or CSV edge list) atomically; returns the JSON report. Raises
-    InputError on bad input or parameters, VerificationError (nothing written) if a chunk fails
-    verification."""
-    from anonymatch.sparse.pipeline import sparse_model, validate
-
+    """Anonymize the Parquet edge list ``input_path`` out of core by ``job`` and write the
+    verified release to ``output`` (a Parquet or CSV edge list) atomically; returns the JSON
+    report. ``workdir``: the scratch directory (default: beside the output). Raises InputError
+    on bad input or a method that does not stream, InfeasibleError if k exceeds the rows,
+    VerificationError (nothing written) if a chunk fails verification."""
     started = time.perf_counter()
-
-    if method not in STREAM_METHODS:
-        raise InputError(f"the streaming path runs {STREAM_METHODS}, not {method!r}")
-    validate(-1, k, method, None, "edge", beta, runs, chunk_rows)
+    check_streamable(job)
+    method, k, seed = job.method, job.k, job.seed
+    beta, runs, chunk_rows, refine = job.beta, job.runs, job.chunk_rows, job.refine
+    scheduler, workers = job.execution.scheduler, job.execution.workers
+    executor = None if job.execution.executor == "auto" else job.execution.executor
     if sparse_format(input_path) != "parquet":
         raise InputError(f"the streaming path reads a Parquet edge list, not {input_path}")
     out_fmt = sparse_format(output)
     if out_fmt not in ("parquet", "edges"):
         raise InputError("the streaming path writes a Parquet or CSV edge list")
-    if executor is not None and executor not in EXECUTORS:
-        raise InputError(f"unknown executor {executor!r} (expected one of {EXECUTORS})")
     if not Path(input_path).is_file():
         raise InputError(f"input file not found: {input_path}")
     out_dir = Path(output).parent if str(Path(output).parent) else Path(".")
@@ -235,7 +223,7 @@ def anonymize_sparse_stream(
         staged = stage_parquet(input_path, work)
         n, m = staged.n, staged.m
         seconds["stage"] = time.perf_counter() - t
-        validate(n, k, method, None, "edge", beta, runs, chunk_rows)
+        check_rows(job, n)
         t = time.perf_counter()
         shards = staged.shards()
         if n >= 2 * chunk_rows:
@@ -271,17 +259,18 @@ def anonymize_sparse_stream(
         alone = executor == "inline" or (len(sizes) == 1 and not scheduler and executor != "dask")
         threads = (workers or default_workers()) if alone else 1
         jobs = [
-            (str(work), c, size, m, k, beta, runs, method, threads) for c, size in enumerate(sizes)
+            (str(work), c, size, m, k, beta, runs, method.vote, method.rule, threads)
+            for c, size in enumerate(sizes)
         ]
         results = run_partitions(
             _chunk_job,
             jobs,
-            executor=executor,  # type: ignore[arg-type]
+            executor=executor,
             scheduler=scheduler,
             workers=workers,
             seed=work_seed,
-            progress=progress,
-            desc=f"{method} chunks",
+            progress=job.execution.progress,
+            desc=f"{method.name} chunks",
         )
         seconds["anonymize"] = time.perf_counter() - t
         failed = [r["verification"] for r in results if not r["verification"]["passed"]]
@@ -300,7 +289,7 @@ def anonymize_sparse_stream(
     checks = [r["verification"] for r in results]
     return new_manifest(
         data_kind="sparse",
-        method=method,
+        method=method.name,
         parameters={
             "columns": m,
             "streamed": True,
@@ -312,7 +301,7 @@ def anonymize_sparse_stream(
             "alpha": 1 / beta,
             "runs": runs,
         },
-        guarantee={"model": sparse_model(method), "k": k},
+        guarantee={"model": method.model, "k": k},
         verification={
             "passed": True,
             "scope": "every chunk (sufficient for the whole release)",

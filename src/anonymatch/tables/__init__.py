@@ -236,7 +236,7 @@ def anonymize(
 
 def run_job(data: pd.DataFrame, job: TableJob) -> Release:
     """Run a validated :class:`~anonymatch.tables.job.TableJob` on a DataFrame: the in-memory
-    path, or the adaptive path for a suppression method (``job.path``).
+    path, or the adaptive path for a suppression method (``job.method.levels``).
 
     Parameters
     ----------

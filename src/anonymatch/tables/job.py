@@ -55,7 +55,8 @@ if TYPE_CHECKING:
     from anonymatch.tables.methods import Method
     from anonymatch.tables.models.sensitive import SensitiveModel
 
-Path_ = Literal["memory", "streamed", "adaptive"]
+RunPath = Literal["memory", "streamed", "adaptive"]
+"""Where a job runs: in memory, streamed from a file, or on the adaptive path."""
 
 DEFAULT_TIME_LIMIT = 60.0
 """Seconds per exact MIP solve (``mip``) or b-matching integer program."""
@@ -181,12 +182,6 @@ class TableJob:
     def replace(self, **keywords: Any) -> TableJob:
         """A copy with some parameters changed, validated again."""
         return TableJob.build(**{**self.keywords, **keywords})
-
-    @property
-    def path(self) -> Path_:
-        """``adaptive`` for a suppression method; ``memory`` or ``streamed`` is chosen by
-        :func:`plan` (a file input may be streamed)."""
-        return "adaptive" if self.method.levels else "memory"
 
 
 PARAMETERS: dict[str, Any] = {
@@ -437,13 +432,25 @@ class Plan:
         The number of records planned for (None until the streamed path has scanned them).
     """
 
-    path: Path_
+    path: RunPath
     partition_size: int | None
     rows: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The manifest's ``plan`` block."""
         return {"path": self.path, "partition_size": self.partition_size}
+
+    def record(self, manifest: dict[str, object], job: TableJob) -> None:
+        """Write the plan (``plan``), the suppression limit (``parameters.suppression_limit``)
+        and how missing values were read (``parameters.missing``: ``tokens``, per-column
+        ``columns`` codes, ``drop``) into ``manifest``: with the roles, level and models already
+        there, the manifest is then enough to rebuild the job
+        (``anonymatch.app.tablejob.manifest_keywords``). O(columns)."""
+        parameters = manifest["parameters"]
+        assert isinstance(parameters, dict)
+        parameters["suppression_limit"] = job.suppression_limit
+        parameters["missing"] = {**job.na.describe(), "drop": job.drop_missing}
+        manifest["plan"] = self.to_dict()
 
 
 def plan(
@@ -516,5 +523,5 @@ def plan(
                 f"{', '.join(_names(missing=True, levels=False))}"
             )
     size = method.partition_size_for(k, job.partition_size) if k is not None else None
-    path: Path_ = "adaptive" if method.levels else "streamed" if streamed else "memory"
+    path: RunPath = "adaptive" if method.levels else "streamed" if streamed else "memory"
     return Plan(path, size, rows)

@@ -32,7 +32,7 @@ from anonymatch.tables.columns.schema import (
     missing_qi_mask,
 )
 from anonymatch.tables.io.cells import format_cells, parse_cells
-from anonymatch.tables.job import TableJob, plan
+from anonymatch.tables.job import Plan, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, build_graph
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.models.sensitive import (
@@ -167,11 +167,8 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             f"the release failed verification ({failed.reason}); nothing written"
         )
     loss = information_loss(cells, enc)
-    report = _report(
-        spec.name, schema, k, job.seed, n, dropped, n_parts, run.partition_size, loss, check
-    )
-    report["plan"] = run.to_dict()
-    note_missing(report, job.na, enc, cells, job.suppression_limit, suppressed)
+    report = _report(job, run, n, dropped, n_parts, loss, check)
+    note_missing(report, job.na, enc, cells, suppressed)
     if models:
         guarantee = report["guarantee"]
         verification = report["verification"]
@@ -224,26 +221,24 @@ about 5 ms per column on Adult."""
 
 
 def _report(
-    method: str,
-    schema: Schema,
-    k: int,
-    seed: int | None,
+    job: TableJob,
+    run: Plan,
     n: int,
     dropped: int,
     n_parts: int,
-    partition_size: int | None,
     loss: InformationLoss,
     check: VerificationReport,
 ) -> dict[str, object]:
-    return new_manifest(
+    seed = job.seed
+    report = new_manifest(
         data_kind="table",
-        method=method,
+        method=job.method.name,
         parameters={
-            **schema.roles(),
-            "partition_size": partition_size,
+            **job.schema.roles(),
+            "partition_size": run.partition_size,
             "partitions": n_parts,
         },
-        guarantee={"model": "k-anonymity", "k": k},
+        guarantee={"model": "k-anonymity", "k": job.k},
         verification=check.to_dict(),
         loss=loss.to_dict(),
         seconds={},
@@ -252,6 +247,8 @@ def _report(
         output_records=n,
         input_extra={"dropped_missing": dropped},
     )
+    run.record(report, job)
+    return report
 
 
 def note_missing(
@@ -259,21 +256,19 @@ def note_missing(
     na_values: NAValues | None,
     enc: EncodedQI,
     cells: GeneralizedQI,
-    limit: float,
     suppressed: int,
 ) -> None:
     """Record missing values and suppression in a table manifest: per-column missing codes
-    (``parameters.na_codes``), the suppression limit (``parameters.suppression_limit``), the
-    records dropped as outliers (``input.suppressed``, also counted in ``input.records``), the
-    missing QI values kept (``input.missing_values``) and the cells published as ``*``
-    (``loss.suppressed_cells``); with suppressed records, ``loss.gcp_with_suppressed`` counts
-    each dropped record as a row of NCP 1, as ARX's loss does."""
+    (``parameters.na_codes``), the records dropped as outliers (``input.suppressed``, also
+    counted in ``input.records``), the missing QI values kept (``input.missing_values``) and
+    the cells published as ``*`` (``loss.suppressed_cells``); with suppressed records,
+    ``loss.gcp_with_suppressed`` counts each dropped record as a row of NCP 1, as ARX's loss
+    does. The suppression limit itself is recorded with the plan (``Plan.record``)."""
     parameters, source, loss = report["parameters"], report["input"], report["loss"]
     assert isinstance(parameters, dict) and isinstance(source, dict) and isinstance(loss, dict)
     codes = missing_codes(na_values)
     if codes.columns:
         parameters["na_codes"] = {c: list(v) for c, v in codes.columns.items()}
-    parameters["suppression_limit"] = limit
     source["suppressed"] = suppressed
     source["records"] = int(source["records"]) + suppressed
     source["missing_values"] = int(enc.num_missing.sum() + enc.cat_missing.sum())

@@ -651,7 +651,6 @@ def anonymize_file(
             "chunk_rows": chunk_rows,
             "executor": "dask" if scheduler else executor,
             "workers": workers,
-            "suppression_limit": 0.0,
             **(
                 {"na_codes": {c: list(v) for c, v in codes.columns.items()}}
                 if codes.columns
@@ -689,7 +688,7 @@ def anonymize_file(
             **({} if writer.parquet else {"csv_safe": csv_safe}),
         },
     )
-    manifest["plan"] = run.to_dict()
+    run.record(manifest, job)
     return manifest
 
 
@@ -761,7 +760,7 @@ def verify_file(
     csv: CsvOptions | None = None,
     na_values: NAValues = DEFAULT_NA_VALUES,
     drop_missing: bool = False,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    chunk_rows: int | None = None,
     executor: ExecutorName = "processes",
     scheduler: str | None = None,
     workers: int | None = None,
@@ -782,14 +781,15 @@ def verify_file(
         raise InputError(f"the manifest's partition count {partitions} does not fit {n} rows")
     order = lexicographic_order(qi)
     bounds = partition_bounds_count(n, partitions)
-    chunks = chunk_ranges(bounds, chunk_rows)
+    rows_per_job = chunk_rows or DEFAULT_CHUNK_ROWS
+    chunks = chunk_ranges(bounds, rows_per_job)
     state = {"rows": 0}
     executor = _effective(executor, scheduler, len(chunks))
 
     def jobs() -> Iterator[VerifyJob]:
         pending: list[pa.Table] = []
         held = 0
-        batches = iter_table_batches(published, CsvOptions(), chunk_rows)  # a release has a header
+        batches = iter_table_batches(published, CsvOptions(), rows_per_job)  # a release: header
         text_release = not CsvOptions().reads_parquet(published)  # CSV cells may be escaped
         for first, last in chunks:
             start, stop = int(bounds[first]), int(bounds[last])

@@ -30,11 +30,12 @@ event loop.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import secrets
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -56,6 +57,7 @@ from starlette.responses import (
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from anonymatch.app.jobfile import render_toml
 from anonymatch.core.errors import AnonymatchError, InputError
 from anonymatch.ui import data
 from anonymatch.ui.runner import Run, quote_argv
@@ -91,7 +93,15 @@ SECURITY_HEADERS = {
     "cross-origin-opener-policy": "same-origin",
     "cache-control": "no-store",
 }
-STATIC = {"app.css": "text/css", "job.js": "text/javascript", "upload.js": "text/javascript"}
+STATIC = {
+    "app.css": "text/css",
+    "job.js": "text/javascript",
+    "upload.js": "text/javascript",
+    "dataset.js": "text/javascript",
+}
+UPLOADS = frozenset({"/upload", "/run"})
+"""Requests that may carry files up to the upload limit (a table; the hierarchies of the run
+form); any other body is bounded by :data:`FORM_BYTES` (an opened job file too)."""
 
 
 class Refused(Exception):
@@ -122,6 +132,7 @@ class Session:
     run_dataset: data.Dataset | None = None
     run_settings: data.Settings | None = None
     error: str | None = None
+    notice: str | None = None
 
     def run_dir(self) -> Path:
         out = self.directory / "run"
@@ -131,12 +142,19 @@ class Session:
     def running(self) -> bool:
         return self.run is not None and self.run.state == "running"
 
-    def tidy_uploads(self) -> None:
-        """Remove the uploads no longer in use (neither the dataset nor a running run's)."""
-        keep = {d.path for d in (self.dataset, self.run_dataset if self.running() else None) if d}
-        for path in self.directory.glob("upload-*"):
-            if path not in keep:
-                path.unlink(missing_ok=True)
+    def tidy_uploads(self, pending: Iterable[Path] = ()) -> None:
+        """Remove the uploads (tables, hierarchies) no longer in use: neither the dataset's,
+        the settings', a running run's nor ``pending`` (those being checked)."""
+        running = self.running()
+        keep = {d.path for d in (self.dataset, self.run_dataset if running else None) if d}
+        for settings in (self.settings, self.run_settings if running else None):
+            if settings is not None:
+                keep.update(h.path for h in settings.hierarchies.values())
+        keep.update(pending)
+        for pattern in ("upload-*", "hierarchy-*"):
+            for path in self.directory.glob(pattern):
+                if path not in keep:
+                    path.unlink(missing_ok=True)
 
 
 @dataclass
@@ -240,7 +258,7 @@ class Guard:
             await response(scope, receive, send_guarded)
             return
         bound = self.state.limits.max_upload_bytes + FORM_SLACK
-        bound = bound if scope["path"] == "/upload" else FORM_BYTES
+        bound = bound if scope["path"] in UPLOADS else FORM_BYTES
         length = request.headers.get("content-length", "")
         if length.isdigit() and int(length) > bound:
             await self.too_large(scope, receive, send_guarded)
@@ -272,7 +290,7 @@ class Guard:
         limit = data.human_size(self.state.limits.max_upload_bytes)
         line = (
             f"error: the upload is larger than the limit of {limit} (anonymatch ui --max-upload-mb)"
-            if scope["path"] == "/upload"
+            if scope["path"] in UPLOADS
             else "error: the form is too large"
         )
         await self.error_page(line, 413)(scope, receive, send)
@@ -379,8 +397,9 @@ def create_app(state: AppState) -> Starlette:
     async def index(request: Request) -> Response:
         session = state.session(request)
         error, session.error = session.error, None
+        notice, session.notice = session.notice, None
         files = [(name, data.human_size(p.stat().st_size)) for name, p in state.pickable()]
-        return page("index.html.j2", session=session, files=files, error=error,
+        return page("index.html.j2", session=session, files=files, error=error, notice=notice,
                     separators=list(data.SEPARATORS),
                     max_upload=limits.max_upload_bytes,
                     max_upload_shown=data.human_size(limits.max_upload_bytes))  # fmt: skip
@@ -456,34 +475,79 @@ def create_app(state: AppState) -> Starlette:
         if session.dataset is None:
             return go("/")
         error, session.error = session.error, None
+        notice, session.notice = session.notice, None
+        ds = session.dataset
         return page(
             "dataset.html.j2",
             session=session,
-            ds=session.dataset,
-            size=data.human_size(session.dataset.size),
-            settings=session.settings,
-            methods=data.METHODS,
+            ds=ds,
+            size=data.human_size(ds.size),
+            view=data.form_view(ds, session.settings),
+            methods=data.methods(),
             roles=data.ROLES,
             types=data.TYPES,
+            granularities=data.GRANULARITIES,
+            diversities=data.DIVERSITIES,
             separators=list(data.SEPARATORS),
             error=error,
+            notice=notice,
         )
+
+    async def store_hierarchies(
+        form: FormData, session: Session, columns: list[str]
+    ) -> dict[str, data.HierarchyFile]:
+        """The run form's hierarchies: the settings' own, replaced by a new upload or removed
+        when asked; each new upload stored under a generated name and read (one line naming
+        the uploaded file if it is no ARX hierarchy)."""
+        kept = dict(session.settings.hierarchies) if session.settings is not None else {}
+        added: list[Path] = []
+        try:
+            for c in columns:
+                if form.get(f"hierarchy_clear:{c}") in ("on", "true", "1"):
+                    kept.pop(c, None)
+                item = form.get(f"hierarchy:{c}")
+                if item is None or isinstance(item, str) or not item.filename:
+                    continue
+                upload = data.HierarchyFile(
+                    session.directory / data.stored_hierarchy_name(), data.shown_name(item.filename)
+                )
+                added.append(upload.path)
+                with open(upload.path, "xb", opener=_private_opener) as fh:
+                    while chunk := await item.read(UPLOAD_CHUNK):
+                        fh.write(chunk)
+                await run_in_threadpool(data.check_hierarchy, upload)
+                kept[c] = upload
+        except BaseException:
+            for path in added:
+                path.unlink(missing_ok=True)
+            raise
+        return kept
 
     async def run(request: Request) -> Response:
         session = state.session(request)
         columns = session.dataset.columns if session.dataset is not None else []
-        form = await posted(request, session, max_fields=4 * len(columns) + 20)
-        if session.dataset is None:
-            return go("/")
-        if session.running():
-            session.error = "error: a run is already going on; wait for it to finish"
-            return go("/job")
+        form = await posted(request, session, max_files=len(columns),
+                            max_fields=10 * len(columns) + 30)  # fmt: skip
         try:
-            settings = data.Settings.from_form(form, session.dataset.columns)
-        except AnonymatchError as exc:
-            session.error = f"error: {exc}"
-            return go("/dataset")
+            if session.dataset is None:
+                return go("/")
+            if session.running():
+                session.error = "error: a run is already going on; wait for it to finish"
+                return go("/job")
+            ds = session.dataset
+            carried = session.settings.carried if session.settings is not None else {}
+            try:
+                trees = await store_hierarchies(form, session, columns)
+                settings = await run_in_threadpool(data.Settings.from_form, form, ds, trees,
+                                                   carried)  # fmt: skip
+            except AnonymatchError as exc:
+                session.error = f"error: {exc}"
+                session.tidy_uploads()
+                return go("/dataset")
+        finally:
+            await form.close()
         session.settings = settings
+        session.tidy_uploads()
         out = session.run_dir()
         for old in out.iterdir():
             old.unlink()
@@ -493,11 +557,105 @@ def create_app(state: AppState) -> Starlette:
             "report": out / "report.html",
         }
         # the run keeps its own copies: an upload or new settings meanwhile relabel nothing
-        session.run_dataset = copy.deepcopy(session.dataset)
-        session.run_settings = copy.deepcopy(settings)
-        session.run = Run(settings.argv(session.run_dataset, out, session.directory), outputs)
+        session.run_dataset = run_ds = copy.deepcopy(ds)
+        session.run_settings = run_settings = copy.deepcopy(settings)
+        job_file = session.directory / "job.toml"
+        job_file.unlink(missing_ok=True)
+        with open(job_file, "x", encoding="utf-8", opener=_private_opener) as fh:
+            fh.write(render_toml(run_settings.run_job(run_ds, session.directory)))
+
+        def measure() -> dict[str, Any]:
+            manifest = json.loads(outputs["manifest"].read_text("utf-8"))
+            found: dict[str, Any] = {"guarantee": data.guarantee(manifest)}
+            try:
+                found["risk"] = data.risk_headline(run_settings, run_ds, outputs["release"],
+                                                   manifest)  # fmt: skip
+            except Exception as exc:  # the release stands; the page says why
+                found["risk_error"] = str(exc).strip().splitlines()[0] if str(exc).strip() \
+                    else type(exc).__name__  # fmt: skip
+            return found
+
+        def relative(path: Path) -> str:  # a picked table stays where it is
+            inside = path.is_relative_to(session.directory)
+            return str(path.relative_to(session.directory)) if inside else str(path)
+
+        # the job says everything; the command line adds only where the app wants the outputs
+        # (relative paths: the manifest and the report name files, not the private directory)
+        # and the table (after `--`: whatever its name, never read as an option)
+        argv = ["anonymize", "--config", relative(job_file),
+                "-o", relative(outputs["release"]), "--report", relative(outputs["manifest"]),
+                "--report-html", relative(outputs["report"]), "--force",
+                "--", relative(run_ds.path)]  # fmt: skip
+        session.run = Run(argv, outputs, finish=measure)
         session.run.start(session.directory)
         return go("/job")
+
+    async def open_job(request: Request) -> Response:
+        """Open a job file: validated (one located line), its columns, model and method fill
+        the form. Its input is the current table, unless it names a table of the data
+        directory (that one is read, with the job's reading options); no other path is read."""
+        session = state.session(request)
+        form = await posted(request, session, max_files=1)
+        try:
+            item = form.get("job")
+            if item is None or isinstance(item, str) or not item.filename:
+                raise InputError("choose a job file (TOML) to open")
+            name = data.shown_name(item.filename)
+            job = data.read_job_text(await item.read(FORM_BYTES), name)
+            if job.kind != "table":
+                raise InputError(f"{name}: kind: the web app runs table jobs, not {job.kind!r}")
+            chosen = data.inside(job.input.path, state.data_dir)
+            pickable = {path: shown for shown, path in state.pickable()}
+            notes = []
+            if chosen is not None and chosen in pickable:
+                ds = data.Dataset(chosen, pickable[chosen], chosen.stat().st_size)
+                ds.header = job.input.header
+                ds.sep = data.separator_key(job.input.sep)
+                names = job.input.names or (None if job.input.header else list(job.columns))
+                ds.names = list(names or [])
+                ds = await run_in_threadpool(data.load, ds, limits, session.directory)
+            elif session.dataset is not None:
+                ds = session.dataset
+                notes.append(f"its input ({job.input.path}) is not a table of the data "
+                             f"directory: the job is applied to {ds.name}")  # fmt: skip
+            else:
+                raise InputError(
+                    f"{name}: input.path: {job.input.path} is not a table of the data directory; "
+                    "choose the table first, then open the job"
+                )
+            trees: dict[str, data.HierarchyFile] = {}
+            for c, column in job.columns.items():
+                if column.hierarchy is None or column.role != "qi":
+                    continue
+                found = data.inside(column.hierarchy, state.data_dir)
+                if found is None or found.stat().st_size > limits.max_upload_bytes:
+                    notes.append(f"columns.{c}.hierarchy ({column.hierarchy}) is not in the data "
+                                 "directory: upload it on the form")  # fmt: skip
+                    continue
+                stored = session.directory / data.stored_hierarchy_name()
+                with open(stored, "xb", opener=_private_opener) as fh:
+                    fh.write(found.read_bytes())
+                trees[c] = data.HierarchyFile(stored, found.name)
+                try:
+                    await run_in_threadpool(data.check_hierarchy, trees[c])
+                except AnonymatchError:
+                    stored.unlink(missing_ok=True)
+                    raise
+            try:
+                settings = data.Settings.from_job(job, ds, trees)
+            except AnonymatchError as exc:
+                for tree in trees.values():
+                    tree.path.unlink(missing_ok=True)
+                raise InputError(f"{name}: {exc}") from None
+            session.dataset, session.settings = ds, settings
+            session.tidy_uploads()
+            session.notice = f"opened {name}" + (f"; {'; '.join(notes)}" if notes else "")
+        except AnonymatchError as exc:
+            session.error = f"error: {exc}"
+            return go("/dataset" if session.dataset is not None else "/")
+        finally:
+            await form.close()
+        return go("/dataset")
 
     async def job(request: Request) -> Response:
         session = state.session(request)
@@ -519,8 +677,11 @@ def create_app(state: AppState) -> Starlette:
         if session.run is None or session.run.state != "done":
             return go("/job" if session.run else "/")
         assert session.run_dataset is not None and session.run_settings is not None
+        finished = session.run.finished or {}
         return page("result.html.j2", session=session, run=session.run,
-                    ds=session.run_dataset,
+                    ds=session.run_dataset, guarantee=finished.get("guarantee"),
+                    risk=finished.get("risk"),
+                    risk_error=finished.get("risk_error") or session.run.finish_error,
                     summary=shown(session, "\n".join(session.run.summary)),
                     command=shown(session, quote_argv(session.run.argv)))  # fmt: skip
 
@@ -569,6 +730,7 @@ def create_app(state: AppState) -> Starlette:
         Route("/read", reread, methods=["POST"]),
         Route("/dataset", dataset),
         Route("/run", run, methods=["POST"]),
+        Route("/open", open_job, methods=["POST"]),
         Route("/job", job),
         Route("/status", status),
         Route("/result", result),

@@ -1,5 +1,7 @@
-"""The web app's dataset: reading an uploaded or picked table, its preview, the inferred roles
-and types of its columns, the CLI arguments of a run and the job file that reproduces it.
+"""The web app's dataset and job: reading an uploaded or picked table, its preview, the
+inferred roles and types of its columns; the form as a job file (:class:`Settings`, an
+``anonymatch.app.jobfile.Job``: what the run executes with ``anonymatch anonymize --config`` and
+what the steward downloads); the result's guarantee and risk headline.
 
 Reading is bounded (:class:`Limits`): a table whose rows × columns or decompressed size (a
 Parquet file's footer says it before anything is decompressed) is past the budget is refused in
@@ -13,17 +15,22 @@ import csv
 import io
 import os
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import human_size as human_size
 
+if TYPE_CHECKING:
+    from anonymatch.app.jobfile import Job
+
 SEPARATORS = {"auto": None, "comma": ",", "semicolon": ";", "tab": "\t", "space": " ", "pipe": "|"}
 ROLES = ("qi", "sensitive", "identifier", "other")
-TYPES = ("numeric", "categorical")
+TYPES = ("numeric", "categorical", "ordinal", "date", "datetime")
+GRANULARITIES = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
+DIVERSITIES = ("distinct", "entropy", "recursive")
 PREVIEW_ROWS = 10
 SAMPLE_ROWS = 20_000
 """Rows read for the preview and the role inference of a table too large to read whole."""
@@ -46,16 +53,6 @@ class Limits:
     exact_rows_bytes: int = 64 * MiB
 
 
-METHODS = {
-    "hungarian": "Freeform generalization with an exact assignment per step: the least "
-    "information loss (default).",
-    "sortgreedy": "Freeform, sorted greedy assignment: faster, a little more loss.",
-    "greedy": "Freeform, plain greedy assignment: fastest freeform method.",
-    "mondrian": "Equivalence classes (groups of ≥ k identical rows), as ARX or sdcMicro make "
-    "them: for tools that need classes; more loss.",
-}
-
-
 @dataclass
 class Dataset:
     """A table the steward works on: where it is, how it is read and what it holds."""
@@ -72,6 +69,7 @@ class Dataset:
     preview: list[list[str]] = field(default_factory=list)
     roles: dict[str, str] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
+    granularities: dict[str, str] = field(default_factory=dict)
     inferred_by: str = ""
 
     @property
@@ -84,16 +82,6 @@ class Dataset:
     @property
     def parquet(self) -> bool:
         return self.path.suffix.lower() in (".parquet", ".pq")
-
-    def reading_argv(self) -> list[str]:
-        """The CLI options that read this file."""
-        argv: list[str] = []
-        sep = self.separator
-        if sep is not None:
-            argv += ["--format", "csv", "--sep", "\\t" if sep == "\t" else sep]
-        if not self.header and self.names:
-            argv += ["--names", ",".join(self.names)]
-        return argv
 
 
 def sniff_separator(path: Path) -> str:
@@ -226,8 +214,8 @@ def infer_roles(
 ) -> tuple[dict[str, str], dict[str, str], str]:
     """Each column's suggested role and type, from the job-file inference
     (:func:`anonymatch.app.infer.infer_job`, what ``anonymatch init`` drafts, on its first
-    :data:`SAMPLE_ROWS` rows; ``sample``: a file of them to read instead of the table): a date
-    is offered as numeric (ranges), every other type as categorical."""
+    :data:`SAMPLE_ROWS` rows; ``sample``: a file of them to read instead of the table); a date
+    column's suggested granularity goes to ``dataset.granularities``."""
     from anonymatch.app.infer import infer_job
 
     job = infer_job(
@@ -239,142 +227,442 @@ def infer_roles(
     )
     roles: dict[str, str] = {}
     types: dict[str, str] = {}
+    dataset.granularities = {}
     for c in dataset.columns:
         column = job.columns.get(c)
         roles[c] = column.role if column is not None else "other"
-        numeric = column is not None and column.type in ("numeric", "date", "datetime")
-        types[c] = "numeric" if numeric else "categorical"
+        types[c] = column.type if column is not None else "categorical"
+        if column is not None and column.granularity is not None:
+            dataset.granularities[c] = column.granularity
     return roles, types, "the job-file inference (anonymatch init)"
+
+
+# ------------------------------------------------------------------------------ the job
+
+
+def methods() -> dict[str, Any]:
+    """The table methods the form offers: the registry's (``anonymatch.tables.methods``), with
+    their summaries and capabilities (``sensitive``: ℓ/t; ``levels``: a level column and no
+    suppression limit; ``partitioned``: a partition size; ``typed``: ordinal, date and
+    hierarchy QIs)."""
+    from anonymatch.tables.methods import registry
+
+    return registry()
+
+
+@dataclass
+class HierarchyFile:
+    """An uploaded hierarchy (ARX CSV): stored under a generated name in the session's
+    directory; ``name`` is the uploaded file's name, as shown and as written in a downloaded
+    job file."""
+
+    path: Path
+    name: str
+
+
+def stored_hierarchy_name() -> str:
+    """The generated name a hierarchy upload is stored under."""
+    return f"hierarchy-{secrets.token_hex(8)}.csv"
+
+
+def check_hierarchy(upload: HierarchyFile) -> None:
+    """Read an uploaded hierarchy as a run would (``read_hierarchy``); InputError (one line,
+    naming the uploaded file, never the stored one) if it is not a valid ARX hierarchy."""
+    from anonymatch.tables.columns.hierarchy import read_hierarchy
+
+    try:
+        read_hierarchy(upload.path)
+    except InputError as exc:
+        raise InputError(str(exc).replace(str(upload.path), upload.name)
+                         .replace(upload.path.name, upload.name)) from None  # fmt: skip
+
+
+def _text(form: Mapping[str, Any], key: str) -> str:
+    value = form.get(key)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _tokens(text: str, sep: str = ",") -> list[str]:
+    return [v.strip() for v in text.split(sep) if v.strip()]
+
+
+def _levels(text: str, kind: type, name: str) -> Any:
+    """``l``/``t`` from the form: one number, or ``column=value,…`` per sensitive column."""
+    if not text:
+        return None
+    if "=" not in text:
+        return _number(text, kind, name)
+    out: dict[str, Any] = {}
+    for part in _tokens(text):
+        column, _, value = part.partition("=")
+        out[column.strip()] = _number(value, kind, name)
+    return out
+
+
+def dataset_input(dataset: Dataset, path: str) -> dict[str, Any]:
+    """The ``[input]`` keys that read ``dataset`` (its path given as ``path``)."""
+    source: dict[str, Any] = {"path": path}
+    sep = dataset.separator
+    if sep is not None:
+        source.update(format="csv", sep=sep)
+    if not dataset.header:
+        source.update(header=False, names=list(dataset.names))
+    return source
+
+
+CARRIED = {"method": ("time_limit", "epsilons", "neighbours"),
+           "execution": ("executor", "workers", "chunk_rows")}  # fmt: skip
+"""Keys of an opened job file that the form does not show but keeps (the scheduler address
+and file paths such as ``cell_weights`` are not kept)."""
 
 
 @dataclass
 class Settings:
-    """What the steward chose on the dataset page."""
+    """What the steward chose on the dataset page, as a validated job file
+    (:class:`anonymatch.app.jobfile.Job`): ``job`` reads the dataset (``input.path`` is its
+    name) and names each hierarchy by its uploaded file's name; ``hierarchies`` are the
+    uploaded files; ``carried`` the keys of an opened job the form does not show."""
 
-    roles: dict[str, str]
-    types: dict[str, str]
-    k: int
-    method: str
-    l: int | None = None  # noqa: E741 - the model's own name
-    t: float | None = None
-    na_values: str = ""
-    drop_missing: bool = False
+    job: Job
+    hierarchies: dict[str, HierarchyFile] = field(default_factory=dict)
+    carried: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def from_form(cls, form: Mapping[str, Any], columns: Sequence[str]) -> Settings:
-        """Parse the dataset page's form; InputError (one line) on a bad value."""
-        roles = {c: str(form.get(f"role:{c}", "other")) for c in columns}
-        types = {c: str(form.get(f"type:{c}", "categorical")) for c in columns}
-        for c in columns:
-            if roles[c] not in ROLES or types[c] not in TYPES:
-                raise InputError(f"column {c!r}: unknown role or type")
-        if not any(r == "qi" for r in roles.values()):
-            raise InputError("choose at least one quasi-identifier")
-        method = str(form.get("method", "hungarian"))
-        if method not in METHODS:
+    def from_form(
+        cls,
+        form: Mapping[str, Any],
+        dataset: Dataset,
+        hierarchies: Mapping[str, HierarchyFile] | None = None,
+        carried: Mapping[str, dict[str, Any]] | None = None,
+    ) -> Settings:
+        """The dataset page's form as a job, validated twice: by the job file's models
+        (:func:`~anonymatch.app.jobfile.parse_job`: the first problem as one located line,
+        ``the form: columns.edu.order: …``) and as the run's typed job
+        (:meth:`anonymatch.tables.job.TableJob.build`: what the method can do, the
+        hierarchies). InputError (one line) on a problem."""
+        hierarchies = dict(hierarchies or {})
+        method = _text(form, "method") or "hungarian"
+        known = methods()
+        if method not in known:
             raise InputError(f"unknown method {method!r}")
-        k = _number(form.get("k"), int, "k")
-        if k is None or k < 1:
-            raise InputError("k must be a whole number of at least 1")
-        l_value = _number(form.get("l"), int, "l")
-        t_value = _number(form.get("t"), float, "t")
-        if (l_value is not None or t_value is not None) and not any(
-            r == "sensitive" for r in roles.values()
-        ):
-            raise InputError("l-diversity and t-closeness need a sensitive column")
-        return cls(
-            roles,
-            types,
-            k,
-            method,
-            l_value,
-            t_value,
-            str(form.get("na_values", "")).strip(),
-            form.get("drop_missing") in ("on", "true", "1"),
+        capabilities = known[method]
+        columns: dict[str, dict[str, Any]] = {}
+        for c in dataset.columns:
+            role = _text(form, f"role:{c}") or "other"
+            column: dict[str, Any] = {"role": role}
+            if role in ("qi", "sensitive"):
+                kind = _text(form, f"type:{c}") or "categorical"
+                column["type"] = kind
+                if kind == "ordinal":
+                    order = _tokens(_text(form, f"order:{c}"), "|")
+                    if order:
+                        column["order"] = order
+                if kind in ("date", "datetime") and _text(form, f"granularity:{c}"):
+                    column["granularity"] = _text(form, f"granularity:{c}")
+                if role == "qi" and kind == "categorical" and c in hierarchies:
+                    column["hierarchy"] = hierarchies[c].name
+                weight = _number(form.get(f"weight:{c}"), float, f"the weight of {c!r}")
+                if role == "qi" and weight is not None:
+                    column["weight"] = weight
+            na = _tokens(_text(form, f"na:{c}"))
+            if na:
+                column["na"] = na
+            columns[c] = column
+        used = {c for c, col in columns.items() if "hierarchy" in col}
+        hierarchies = {c: h for c, h in hierarchies.items() if c in used}
+        model: dict[str, Any] = {}
+        k_column = _text(form, "k_column")
+        if capabilities.levels and k_column:
+            model["k_column"] = k_column
+        else:
+            k = _number(form.get("k"), int, "k")
+            if k is None or k < 1:
+                raise InputError("k must be a whole number of at least 1")
+            model["k"] = k
+        l_value = _levels(_text(form, "l"), int, "l")
+        t_value = _levels(_text(form, "t"), float, "t")
+        if l_value is not None:
+            model["l"] = l_value
+            diversity = _text(form, "diversity")
+            if diversity and diversity != "distinct":
+                model["diversity"] = diversity
+            c_value = _number(form.get("c"), float, "c")
+            if c_value is not None:
+                model["c"] = c_value
+        if t_value is not None:
+            model["t"] = t_value
+        limit = _number(form.get("suppression_limit"), float, "the suppression limit")
+        if limit:
+            model["suppression_limit"] = limit
+        method_keys: dict[str, Any] = {"name": method}
+        size = _number(form.get("partition_size"), int, "the partition size")
+        if size is not None:
+            method_keys["partition_size"] = size
+        if hierarchies and _text(form, "hierarchy_cells") == "set":
+            method_keys["hierarchy_cells"] = "set"
+        source = dataset_input(dataset, dataset.name)
+        na_values = _tokens(_text(form, "na_values"))
+        if na_values:
+            source["na"] = na_values
+        if form.get("drop_missing") in ("on", "true", "1"):
+            source["drop_missing"] = True
+        carried = {s: dict(v) for s, v in (carried or {}).items() if v}
+        mapping: dict[str, Any] = {
+            "input": source,
+            "columns": columns,
+            "model": model,
+            "method": {**carried.get("method", {}), **method_keys},
+            "output": {"path": "release.csv", "report": "manifest.json"},
+        }
+        if carried.get("execution"):
+            mapping["execution"] = carried["execution"]
+        from anonymatch.app.jobfile import parse_job
+
+        settings = cls(parse_job(mapping, "the form"), hierarchies, carried)
+        settings.table_job(dataset)  # the run's own checks, before the run
+        return settings
+
+    @classmethod
+    def from_job(
+        cls, job: Job, dataset: Dataset, hierarchies: Mapping[str, HierarchyFile] | None = None
+    ) -> Settings:
+        """An opened job file's columns, model and method on ``dataset`` (its input path and
+        reading options are the dataset's; its missing-value tokens are kept). A column of the
+        job the table lacks is refused (one located line); a column of the table the job does
+        not name is ``other``."""
+        from anonymatch.app.jobfile import _loc_text
+
+        if job.kind != "table":
+            raise InputError(f"kind: the web app runs table jobs, not {job.kind!r}")
+        for name in job.columns:
+            if name not in dataset.columns:
+                raise InputError(
+                    f"columns.{_loc_text([name])}: unknown column; {dataset.name} has: "
+                    f"{', '.join(dataset.columns)}"
+                )
+        hierarchies = dict(hierarchies or {})
+        columns = {}
+        for c in dataset.columns:
+            column = job.columns.get(c)
+            if column is None:
+                columns[c] = {"role": "other"}
+                continue
+            values = column.model_dump(exclude_defaults=True)
+            values["role"] = column.role
+            if column.hierarchy is not None:
+                if c in hierarchies:
+                    values["hierarchy"] = hierarchies[c].name
+                else:
+                    values.pop("hierarchy")
+            columns[c] = values
+        source = dataset_input(dataset, dataset.name)
+        if job.input.na is not None:
+            source["na"] = list(job.input.na)
+        if job.input.drop_missing:
+            source["drop_missing"] = True
+        carried: dict[str, dict[str, Any]] = {}
+        for section, keys in CARRIED.items():
+            given = getattr(job, section).model_dump(exclude_defaults=True)
+            kept = {key: given[key] for key in keys if key in given}
+            if kept:
+                carried[section] = kept
+        method = job.method.model_dump(exclude_defaults=True)
+        method = {key: method[key] for key in ("name", "partition_size", "hierarchy_cells")
+                  if key in method}  # fmt: skip
+        mapping: dict[str, Any] = {
+            "input": source,
+            "columns": columns,
+            "model": job.model.model_dump(exclude_defaults=True),
+            "method": {**carried.get("method", {}), **method},
+            "output": {"path": "release.csv", "report": "manifest.json"},
+        }
+        if carried.get("execution"):
+            mapping["execution"] = carried["execution"]
+        used = {c for c, col in columns.items() if "hierarchy" in col}
+        from anonymatch.app.jobfile import parse_job
+
+        return cls(parse_job(mapping, "the job"), {c: h for c, h in hierarchies.items()
+                                                   if c in used}, carried)  # fmt: skip
+
+    def run_job(self, dataset: Dataset, directory: Path) -> Job:
+        """The job a run executes: paths relative to ``directory`` (the session's, where the
+        job file is written): the stored upload and hierarchies, outputs in ``run/``."""
+
+        def relative(path: Path) -> str:
+            return str(path.relative_to(directory)) if path.is_relative_to(directory) else str(path)
+
+        return self._with_paths(
+            relative(dataset.path),
+            {c: relative(h.path) for c, h in self.hierarchies.items()},
+            "run/release.csv",
+            "run/manifest.json",
         )
 
-    def of_role(self, role: str) -> list[str]:
-        return [c for c, r in self.roles.items() if r == role]
+    def table_job(self, dataset: Dataset) -> Any:
+        """The run's :class:`~anonymatch.tables.job.TableJob` (built from the job as the CLI's
+        ``--config`` does; the hierarchies read from their stored files)."""
+        from anonymatch.tables.job import TableJob
 
-    def argv(self, dataset: Dataset, outdir: Path, cwd: Path | None = None) -> list[str]:
-        """The ``anonymatch anonymize`` arguments of this run (outputs in ``outdir``; paths
-        under ``cwd``, the run's working directory, are given relative to it, so the manifest
-        and the report name the files, not the app's private directory)."""
+        job = self._with_paths(
+            str(dataset.path), {c: str(h.path) for c, h in self.hierarchies.items()}, None, None
+        )
+        from anonymatch.app.tablejob import job_file_keywords
 
-        def shown(path: Path) -> str:
-            if cwd is not None and path.is_relative_to(cwd):
-                return str(path.relative_to(cwd))
-            return str(path)
-
-        numeric = [c for c in self.of_role("qi") if self.types[c] == "numeric"]
-        argv = [
-            "anonymize",
-            "-o",
-            shown(outdir / "release.csv"),
-            "--k",
-            str(self.k),
-            "--qi",
-            ",".join(self.of_role("qi")),
-            "--method",
-            self.method,
-            "--report",
-            shown(outdir / "manifest.json"),
-            "--report-html",
-            shown(outdir / "report.html"),
-            "--force",
-            *dataset.reading_argv(),
-        ]
-        if numeric:
-            argv += ["--numeric", ",".join(numeric)]
-        for flag, role in (("--sensitive", "sensitive"), ("--identifiers", "identifier")):
-            if self.of_role(role):
-                argv += [flag, ",".join(self.of_role(role))]
-        if self.l is not None:
-            argv += ["--l", str(self.l)]
-        if self.t is not None:
-            argv += ["--t", repr(self.t)]
-        if self.na_values:
-            argv += ["--na-values", self.na_values]
-        if self.drop_missing:
-            argv.append("--drop-missing")
-        # the table last, after `--`: whatever its name, never read as an option
-        return [*argv, "--", shown(dataset.path)]
+        return TableJob.build(**job_file_keywords(job))
 
     def job_toml(self, dataset: Dataset) -> str:
         """The job file (TOML, ``anonymatch-job/1``) that reproduces the run: ``anonymatch
-        anonymize --config JOB`` beside the table (paths relative to the job file)."""
-        from anonymatch.app.jobfile import parse_job, render_toml
+        anonymize --config JOB`` beside the table and the hierarchy files (paths relative to
+        the job file, as uploaded)."""
+        from anonymatch.app.jobfile import render_toml
 
-        sep = dataset.separator
-        source: dict[str, Any] = {"path": dataset.name}
-        if sep is not None:
-            source.update(format="csv", sep=sep)
-        if not dataset.header:
-            source.update(header=False, names=list(dataset.names))
-        if self.na_values:
-            source["na"] = [v.strip() for v in self.na_values.split(",")]
-        if self.drop_missing:
-            source["drop_missing"] = True
+        return render_toml(self.job)
+
+    def _with_paths(
+        self, input_path: str, trees: Mapping[str, str], output: str | None, report: str | None
+    ) -> Job:
         columns = {
-            c: {"role": r, "type": self.types[c]} if r == "qi" else {"role": r}
-            for c, r in self.roles.items()
+            c: col.model_copy(update={"hierarchy": trees[c]}) if c in trees else col
+            for c, col in self.job.columns.items()
         }
-        model: dict[str, Any] = {"k": self.k}
-        if self.l is not None:
-            model["l"] = self.l
-        if self.t is not None:
-            model["t"] = self.t
-        job = parse_job(
-            {
-                "input": source,
+        return self.job.model_copy(
+            update={
+                "input": self.job.input.model_copy(update={"path": input_path}),
                 "columns": columns,
-                "model": model,
-                "method": {"name": self.method},
-                "output": {"path": "release.csv", "report": "manifest.json"},
-            },
-            "the web app's job",
+                "output": self.job.output.model_copy(update={"path": output, "report": report}),
+            }
         )
-        return render_toml(job)
+
+
+def read_job_text(raw: bytes, name: str) -> Job:
+    """An uploaded job file, validated (``name: key.path: message`` on the first problem)."""
+    import tomllib
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{name}: not UTF-8 text") from None
+    try:
+        mapping = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{name}: not valid TOML: {exc}") from None
+    from anonymatch.app.jobfile import parse_job
+
+    return parse_job(mapping, name)
+
+
+def inside(value: str, root: Path | None) -> Path | None:
+    """A job's path (``${VAR}`` expanded, relative to ``root``) resolved, if it is a file inside
+    ``root``; None otherwise (nothing is read)."""
+    from anonymatch.app.jobfile import expand_path
+
+    if root is None:
+        return None
+    try:
+        path = Path(expand_path(value, root, "path")).resolve()
+    except (InputError, OSError, ValueError):
+        return None
+    base = root.resolve()
+    return path if path.is_relative_to(base) and path.is_file() else None
+
+
+def separator_key(sep: str | None) -> str:
+    """The reading form's separator choice of a job's ``sep`` (InputError if it has none)."""
+    if sep is None:
+        return "auto"
+    for key, char in SEPARATORS.items():
+        if char == sep:
+            return key
+    raise InputError(f"input.sep: the web app reads , ; tab space or |, got {sep!r}")
+
+
+# ------------------------------------------------------------------------------ the result
+
+
+def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """What a finished run guarantees, from its manifest: the model, k (or the per-record
+    levels), ℓ/t per sensitive column, the suppression, the plan (path, partition size) and
+    whether the release was verified."""
+    g = manifest.get("guarantee") or {}
+    plan = manifest.get("plan") or {}
+    verification = manifest.get("verification") or {}
+    inputs = manifest.get("input") or {}
+    sensitive = []
+    for entry in g.get("sensitive") or []:
+        parts = []
+        if entry.get("l") is not None:
+            kind = entry.get("diversity") or "distinct"
+            c = f", c = {entry['c']:g}" if entry.get("c") is not None else ""
+            parts.append(f"{kind} ℓ-diversity, ℓ = {entry['l']}{c}")
+        if entry.get("t") is not None:
+            parts.append(f"t-closeness, t = {entry['t']:g}")
+        sensitive.append((str(entry.get("column", "")), "; ".join(parts) or "kept as is"))
+    levels = g.get("levels") or g.get("k_column")
+    return {
+        "model": g.get("model", "?"),
+        "k": g.get("k"),
+        "levels": levels,
+        "sensitive": sensitive,
+        "path": plan.get("path"),
+        "partition_size": plan.get("partition_size"),
+        "passed": verification.get("passed"),
+        "records": inputs.get("records"),
+        "suppressed": int(inputs.get("suppressed") or 0),
+        "dropped": int(inputs.get("dropped_missing") or 0),
+        "suppression_limit": (manifest.get("parameters") or {}).get("suppression_limit"),
+    }
+
+
+def risk_headline(settings: Settings, dataset: Dataset, release: Path,
+                  manifest: Mapping[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """The release's re-identification risk headline (``anonymatch.tables.risk``, as the
+    report computes it): max and mean prosecutor risk (1 / candidates per person) and the share
+    of records at the top risk, beside publishing the QIs unchanged. Records suppressed under a
+    limit are not published: the figures are over the published people, chosen by the run's
+    own rule. Raises InputError when the figures cannot be computed."""
+    import numpy as np
+
+    from anonymatch.report.tables import MAX_ROWS
+    from anonymatch.tables.io import CsvOptions, read_table
+    from anonymatch.tables.io.cells import parse_cells
+    from anonymatch.tables.models.suppress import choose_outliers
+    from anonymatch.tables.pipeline import prepare
+    from anonymatch.tables.risk.risk import DEFAULT_THRESHOLD, assess_cells
+
+    records = int((manifest.get("output") or {}).get("records") or 0)
+    if records > MAX_ROWS:
+        raise InputError(f"not measured on releases of more than {MAX_ROWS:,} rows")
+    job = settings.table_job(dataset)
+    options = CsvOptions(sep=dataset.separator, fmt="auto" if dataset.parquet else "csv",
+                         names=None if dataset.header else list(dataset.names))  # fmt: skip
+    original = read_table(dataset.path, options)
+    published = read_table(release)
+    data, enc, dropped = prepare(original, job.schema, job.na, job.drop_missing)
+    cells = parse_cells(published, enc)
+    k = (manifest.get("guarantee") or {}).get("k")
+    if cells.n < enc.n and job.suppression_limit and isinstance(k, int):
+        size = (manifest.get("plan") or {}).get("partition_size")
+        keep = ~choose_outliers(enc, k, job.suppression_limit, size)
+        data, enc = data.loc[keep].reset_index(drop=True), enc.take(np.flatnonzero(keep))
+    if cells.n != enc.n:
+        raise InputError(f"the release has {cells.n} rows against {enc.n} published people")
+    report = assess_cells(data, enc, cells, published, job.schema, None, DEFAULT_THRESHOLD,
+                          dropped)  # fmt: skip
+    cand, pr, base = report.candidates, report.prosecutor, report.original
+    top = cand.histogram.get(cand.min, 0)
+    return {
+        "people": report.people,
+        "max": pr.max,
+        "mean": pr.mean,
+        "fewest": cand.min,
+        "top": top,
+        "top_share": top / report.people if report.people else 0.0,
+        "threshold": pr.threshold,
+        "above": pr.above,
+        "base_max": base.prosecutor.max,
+        "base_mean": base.prosecutor.mean,
+        "base_uniques": base.sample_uniques,
+    }
 
 
 def _number(value: Any, kind: type, name: str) -> Any:
@@ -401,3 +689,61 @@ def shown_name(filename: str) -> str:
     base = filename.replace("\\", "/").rsplit("/", 1)[-1]
     cleaned = "".join(ch for ch in base if ch.isprintable()).strip()
     return cleaned[:200] or "upload"
+
+
+def form_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
+    """What the dataset page's form shows: the settings' job, else the inferred roles and
+    types (k = 5, the default method)."""
+    columns: dict[str, dict[str, Any]] = {}
+    job = settings.job if settings is not None else None
+    for c in dataset.columns:
+        col = job.columns.get(c) if job is not None else None
+        if col is None:
+            columns[c] = {"role": dataset.roles.get(c, "other"),
+                          "type": dataset.types.get(c, "categorical"), "order": "",
+                          "granularity": dataset.granularities.get(c, ""), "na": "",
+                          "weight": "", "hierarchy": ""}  # fmt: skip
+            continue
+        tree = settings.hierarchies.get(c) if settings is not None else None
+        columns[c] = {
+            "role": col.role,
+            "type": col.type,
+            "order": "|".join(col.order or ()),
+            "granularity": col.granularity or "",
+            "na": ",".join(col.na or ()),
+            "weight": "" if col.weight is None else f"{col.weight:g}",
+            "hierarchy": tree.name if tree is not None else "",
+        }
+
+    def levels(value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, Mapping):
+            return ",".join(f"{c}={v:g}" for c, v in value.items())
+        return f"{value:g}"
+
+    if job is None:
+        return {"columns": columns, "k": 5, "k_column": "", "l": "", "diversity": "distinct",
+                "c": "", "t": "", "suppression_limit": "", "method": "hungarian",
+                "partition_size": "", "hierarchy_cells": "node", "na_values": "",
+                "drop_missing": False, "carried": ""}  # fmt: skip
+    model, method = job.model, job.method
+    carried = "; ".join(f"{section}.{key} = {value}" for section, keys in
+                        (settings.carried if settings else {}).items()
+                        for key, value in keys.items())  # fmt: skip
+    return {
+        "columns": columns,
+        "k": "" if model.k is None else model.k,
+        "k_column": model.k_column or "",
+        "l": levels(model.l),
+        "diversity": model.diversity or "distinct",
+        "c": "" if model.c is None else f"{model.c:g}",
+        "t": levels(model.t),
+        "suppression_limit": f"{model.suppression_limit:g}" if model.suppression_limit else "",
+        "method": method.name or "hungarian",
+        "partition_size": method.partition_size or "",
+        "hierarchy_cells": method.hierarchy_cells or "node",
+        "na_values": ",".join(job.input.na or ()),
+        "drop_missing": job.input.drop_missing,
+        "carried": carried,
+    }

@@ -14,9 +14,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 _PERCENT = re.compile(r"(?:^|\s)(\d{1,3})%\|")
 _STAGE = re.compile(r"^([^:|]{1,60}):\s*\d{1,3}%")
@@ -43,11 +44,18 @@ def child_env(tmpdir: Path) -> dict[str, str]:
 @dataclass
 class Run:
     """A run of the CLI: ``state`` is ``running``, ``done`` or ``failed``; ``progress`` in
-    [0, 1] (None while unknown), ``stage`` the current bar's name, ``error`` the CLI's error
-    line, ``summary`` its stdout lines, ``seconds`` the wall time."""
+    [0, 1] (None while unknown), ``stage`` the current bar's name (``failed`` once failed),
+    ``error`` the CLI's error line, ``exit_code`` its exit status, ``summary`` its stdout lines,
+    ``seconds`` the wall time. ``finish``, if given, runs once the CLI has succeeded (on the
+    watching thread, before the run is ``done``): its value is ``finished``, or its one-line
+    error ``finish_error`` (the release stands either way)."""
 
     argv: list[str]
     outputs: dict[str, Path]
+    finish: Callable[[], Any] | None = None
+    finished: Any = None
+    finish_error: str | None = None
+    exit_code: int | None = None
     state: str = "running"
     progress: float | None = None
     stage: str = "starting"
@@ -109,13 +117,26 @@ class Run:
         out = self._process.stdout.read().decode("utf-8", "replace")
         code = self._process.wait()
         time.sleep(0.05)  # let the stderr reader finish its last lines
+        if code == 0 and self.finish is not None:
+            with self._lock:
+                self.stage, self.progress = "measuring the risk", None
+            try:
+                value = self.finish()
+            except Exception as exc:  # the headline is extra: the release stands
+                line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                with self._lock:
+                    self.finish_error = line or type(exc).__name__
+            else:
+                with self._lock:
+                    self.finished = value
         with self._lock:
             self.seconds = time.monotonic() - self.started
             self.summary = [line for line in out.splitlines() if line.strip()]
+            self.exit_code = code
             if code == 0:
                 self.state, self.progress, self.stage = "done", 1.0, "done"
             else:
-                self.state = "failed"
+                self.state, self.stage = "failed", "failed"
                 message = getattr(self, "_last_message", None)
                 if code < 0:
                     message = "the run was stopped"
@@ -129,6 +150,7 @@ class Run:
                 "progress": self.progress,
                 "stage": self.stage,
                 "error": self.error,
+                "exit_code": self.exit_code,
                 "seconds": round(
                     self.seconds if self.seconds is not None else time.monotonic() - self.started,
                     1,

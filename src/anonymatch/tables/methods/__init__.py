@@ -13,6 +13,7 @@ parametrizations are derived from the registry, never listed again.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -139,10 +140,12 @@ def adaptive_partition_size(k: int) -> int:
     return ADAPTIVE_PARTITION
 
 
+@functools.cache
 def registry() -> dict[str, Method]:
-    """All methods by name (each method's module is imported on its first build, so that
-    importing the package, or running one method, stays cheap: ``exact`` alone pulls in
-    scipy's MILP solver)."""
+    """All methods by name, built once (the same ``Method`` values for every caller, so two jobs
+    naming one method compare equal). Each method's module is imported on its first build, so
+    importing the package, or running one method, stays cheap: ``exact`` alone pulls in scipy's
+    MILP solver. Do not mutate the returned mapping."""
     exact = _Lazy("exact")
     freeform = _Lazy("freeform")
     mondrian = _Lazy("mondrian")

@@ -17,8 +17,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from anonymatch.core.errors import InfeasibleError, InputError
+from anonymatch.core.errors import InfeasibleError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.core.params import check_level_fits
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions
 
@@ -76,10 +77,7 @@ def solve_mip(qi: EncodedQI, k: int, time_limit: float) -> MipSolution:
     ``objective / n`` (equal whenever the chosen graph contains every self-edge).
     """
     n = qi.n
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
-    if k > n:
-        raise InfeasibleError(f"mip: k = {k} exceeds the {n} records of the partition")
+    check_level_fits(k, n, records="records of the partition")  # k ≥ 1: the job checked it
     ids = np.arange(n, dtype=np.int64)
     if k == 1:
         # The identity is k-regular and loses nothing: objective 0.

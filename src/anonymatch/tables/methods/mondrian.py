@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.core.params import check_level_fits
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods._partition import strict_partition
@@ -48,10 +48,7 @@ def mondrian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGrap
     memory O(n·d).
     """
     n = qi.n
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
-    if n < k:
-        raise InfeasibleError(f"k = {k} exceeds the {n} records to anonymize")
+    check_level_fits(k, n, records="records to anonymize")  # k ≥ 1: the job checked it
     target = options.sensitive
     if target is not None:
         target.check_table()

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.core.params import check_level_fits
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods._partition import Partition, relaxed_partition, segment_distinct
@@ -34,10 +34,7 @@ def ring(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
     groups, O(k·n) edges; memory O(n·(d + k)).
     """
     n = qi.n
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
-    if n < k:
-        raise InfeasibleError(f"k = {k} exceeds the {n} records to anonymize")
+    check_level_fits(k, n, records="records to anonymize")  # k ≥ 1: the job checked it
     part = relaxed_partition(qi, k)
     members = lexicographic_within_groups(part)
     rows, cols = ring_edges(members, part.bounds, k)

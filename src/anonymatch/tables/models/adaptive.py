@@ -451,7 +451,7 @@ def anonymize_adaptive(
         output_records=n,
         input_extra={"dropped_missing": dropped},
     )
-    report["plan"] = run.to_dict()
+    run.record(report, job)
     return Release(table, cells, graph, enc, report)
 
 

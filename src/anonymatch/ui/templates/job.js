@@ -12,10 +12,12 @@
         bar.firstElementChild.style.width = Math.round(100 * s.progress) + "%";
       }
       document.getElementById("stage").textContent = s.stage + " · " + s.seconds + " s";
+      bar.classList.toggle("unknown", s.progress === null && s.state === "running");
       if (s.state === "done") { location.href = "/result"; return; }
       if (s.state === "failed") {
         document.getElementById("title").textContent = "The run failed";
-        const e = document.getElementById("run-error"); e.textContent = s.error; e.hidden = false;
+        const e = document.getElementById("run-error"); e.hidden = false;
+        e.textContent = s.error + (s.exit_code ? " (exit code " + s.exit_code + ")" : "");
         const link = document.createElement("a");
         link.className = "button"; link.href = "/dataset"; link.textContent = "Change the settings";
         document.getElementById("links").replaceChildren(link);

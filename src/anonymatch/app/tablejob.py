@@ -1,0 +1,210 @@
+"""The typed table job from a job file or from a release's manifest, typed all the way.
+
+Every entry point builds the same :class:`~anonymatch.tables.job.TableJob`: the Python front
+from its keywords, the ``anonymize`` command from its flags, and — here — a job file
+(:func:`job_file_keywords`, used by ``anonymize --config``; flags given on the command line
+win) and a manifest (:func:`manifest_keywords`, what a release says it was made with). The
+values go from the job file's or the manifest's typed form straight to ``TableJob.build``: a
+number stays a number, a list stays a list, nothing is turned into command-line text and parsed
+again. ``tests/app/test_tablejob.py`` checks that the five sources build equal jobs.
+
+Both functions are O(number of columns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from anonymatch.core.errors import InputError
+
+if TYPE_CHECKING:
+    from anonymatch.app.jobfile import Job
+    from anonymatch.tables.job import TableJob
+
+ROLE_FILTERED = ("numeric", "weights", "ordinal", "dates", "hierarchies", "l", "t")
+"""Per-column keywords restricted to the columns that have the role in the run (a flag such as
+``--qi a,b`` on the command line overrides the job's QIs; the job's per-column values for other
+columns then no longer apply)."""
+
+
+def job_file_keywords(
+    job: Job, qi: Iterable[str] | None = None, sensitive: Iterable[str] | None = None
+) -> dict[str, Any]:
+    """The ``TableJob.build`` keywords a table job file gives.
+
+    Parameters
+    ----------
+    job : Job
+        A validated, resolved job file of kind ``table`` (``anonymatch.app.jobfile``).
+    qi, sensitive : iterable of str, optional
+        The run's QIs and sensitive columns when the command line overrides the job's: the
+        per-column values (``ROLE_FILTERED``) are kept for those columns only.
+
+    Returns
+    -------
+    dict
+        Keyword → typed value, only for what the job says (defaults are ``TableJob``'s).
+    """
+    from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, MissingCodes
+
+    if job.kind != "table":
+        raise InputError(f'a job of kind = "{job.kind}" is not a table job')
+    quasi = list(job.qi) if qi is None else list(qi)
+    sens = list(job.sensitive) if sensitive is None else list(sensitive)
+    columns, model, method, run = job.columns, job.model, job.method, job.execution
+    out: dict[str, Any] = {
+        "qi": quasi,
+        "numeric": [n for n in job.numeric if n in quasi or n in sens],
+        "sensitive": sens,
+        "identifiers": list(job.identifiers),
+        "weights": {n: c.weight for n, c in columns.items() if c.weight is not None and n in quasi}
+        or None,
+        "ordinal": {
+            n: list(c.order)
+            for n, c in columns.items()
+            if c.type == "ordinal" and c.order and (n in quasi or n in sens)
+        }
+        or None,
+        "dates": {
+            n: c.granularity or ("day" if c.type == "date" else "second")
+            for n, c in columns.items()
+            if c.type in ("date", "datetime") and n in quasi
+        }
+        or None,
+        "hierarchies": {
+            n: c.hierarchy for n, c in columns.items() if c.hierarchy is not None and n in quasi
+        }
+        or None,
+        "drop_missing": job.input.drop_missing,
+    }
+    codes = {n: tuple(c.na) for n, c in columns.items() if c.na is not None}
+    tokens = tuple(job.input.na) if job.input.na is not None else DEFAULT_NA_VALUES
+    if codes or job.input.na is not None:
+        out["na_values"] = MissingCodes(tokens, codes)
+    for key in ("k", "k_column", "diversity", "c", "suppression_limit"):
+        if getattr(model, key) is not None:
+            out[key] = getattr(model, key)
+    for key in ("l", "t"):
+        value = getattr(model, key)
+        if isinstance(value, Mapping):
+            value = {n: v for n, v in value.items() if n in sens} or None
+        if value is not None:
+            out[key] = value
+    if method.name is not None:
+        out["method"] = method.name
+    for key in ("partition_size", "time_limit", "neighbours", "hierarchy_cells"):
+        if getattr(method, key) is not None:
+            out[key] = getattr(method, key)
+    if method.epsilons is not None:
+        out["epsilons"] = tuple(method.epsilons)
+    for key in ("executor", "workers", "scheduler", "chunk_rows"):
+        if getattr(run, key) is not None:
+            out[key] = getattr(run, key)
+    return out
+
+
+def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``TableJob.build`` keywords a table release's manifest records.
+
+    The manifest holds what is needed to check the release again — roles, level, sensitive
+    models, method, partition size, suppression limit, missing-value codes — but not how the
+    work ran (executor, workers) nor the seed, which is never written.
+
+    Parameters
+    ----------
+    manifest : mapping
+        A manifest (``docs/manifest.md``) of ``anonymize`` on a table.
+
+    Returns
+    -------
+    dict
+        Keyword → value.
+
+    Raises
+    ------
+    InputError
+        Not a table manifest, or a block of the wrong type.
+    """
+    parameters, guarantee = manifest.get("parameters"), manifest.get("guarantee")
+    if not isinstance(parameters, Mapping) or not isinstance(guarantee, Mapping):
+        raise InputError("the manifest has no parameters/guarantee objects")
+    if manifest.get("data_kind") not in (None, "table"):
+        raise InputError(f"a manifest of a {manifest.get('data_kind')} release is not a table job")
+    out: dict[str, Any] = {"method": manifest.get("method")}
+    for key in ("qi", "numeric", "sensitive", "identifiers"):
+        out[key] = list(parameters.get(key) or [])
+    levels = guarantee.get("levels")
+    if isinstance(levels, Mapping) and levels.get("column"):
+        out["k_column"] = levels["column"]
+        out["identifiers"] = [c for c in out["identifiers"] if c != levels["column"]]
+    else:
+        out["k"] = guarantee.get("k")
+    out["weights"] = dict(parameters.get("weights") or {}) or None
+    for key in ("ordinal", "dates", "hierarchy_cells"):
+        if parameters.get(key):
+            out[key] = parameters[key]
+    trees = parameters.get("hierarchies")
+    if isinstance(trees, Mapping) and trees:
+        out["hierarchies"] = {c: h.get("path") for c, h in trees.items() if isinstance(h, Mapping)}
+    sens = guarantee.get("sensitive") or []
+    if not isinstance(sens, list) or not all(
+        isinstance(m, Mapping) and isinstance(m.get("column"), str) for m in sens
+    ):
+        raise InputError(f"malformed sensitive models in the manifest: {sens!r}")
+    if any(m.get("l") is not None for m in sens):
+        out["l"] = {m["column"]: m["l"] for m in sens if m.get("l") is not None}
+        first = next(m for m in sens if m.get("l") is not None)
+        out["diversity"] = first.get("diversity", "distinct")
+        if first.get("c") is not None:
+            out["c"] = first["c"]
+    if any(m.get("t") is not None for m in sens):
+        out["t"] = {m["column"]: m["t"] for m in sens if m.get("t") is not None}
+    if parameters.get("suppression_limit"):
+        out["suppression_limit"] = parameters["suppression_limit"]
+    plan = manifest.get("plan")
+    if isinstance(plan, Mapping) and plan.get("partition_size") is not None:
+        out["partition_size"] = plan["partition_size"]
+    missing = parameters.get("missing")
+    read = parameters.get("input_options")
+    if isinstance(missing, Mapping):
+        from anonymatch.tables.columns.schema import MissingCodes
+
+        columns = missing.get("columns") or {}
+        out["na_values"] = MissingCodes(
+            tuple(missing.get("tokens") or ()), {c: tuple(v) for c, v in columns.items()}
+        )
+        out["drop_missing"] = bool(missing.get("drop"))
+    elif isinstance(read, Mapping):  # a manifest written before parameters.missing
+        from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, MissingCodes
+
+        tokens = read.get("na_values")
+        codes = read.get("na") or {}
+        out["na_values"] = MissingCodes(
+            tuple(tokens) if tokens is not None else DEFAULT_NA_VALUES,
+            {c: tuple(v) for c, v in codes.items()},
+        )
+        out["drop_missing"] = bool(read.get("drop_missing"))
+    return out
+
+
+def manifest_job(manifest: Mapping[str, Any]) -> TableJob:
+    """The typed job a manifest records, validated as any job: a level written as ``true`` or
+    ``"10"`` is refused, never read as a number. The manifest's typed QIs (ordinal, dates,
+    hierarchies) are left out: a check takes them from its own options, and their hierarchy
+    files are not read here.
+
+    Raises
+    ------
+    InputError
+        ``the manifest does not describe a valid job: …`` with the first problem.
+    """
+    from anonymatch.tables.job import TableJob
+
+    try:
+        keywords = manifest_keywords(manifest)
+        for key in ("ordinal", "dates", "hierarchies", "hierarchy_cells"):
+            keywords.pop(key, None)
+        return TableJob.build(**keywords)
+    except (InputError, TypeError, AttributeError, KeyError) as exc:
+        raise InputError(f"the manifest does not describe a valid job: {exc}") from None

@@ -1,0 +1,74 @@
+"""The shape of every data kind's method registry: a method's name, summary and capabilities.
+
+Each kind registers its methods once (``anonymatch.sets.methods.registry``,
+``anonymatch.sparse.methods.registry``, ``anonymatch.graphs.methods.registry``; the tables'
+``anonymatch.tables.methods.Method`` carries the same fields): the command line's ``--method``
+choices, the job file's enumeration (``anonymatch.app.jobfile.METHODS``), the typed jobs'
+capability checks and the tests' parametrizations are derived from the registry with
+:func:`names`, never listed again.
+
+A kind extends :class:`Method` with its own capabilities (keyword-only fields with defaults, so
+that a subclass may add fields of its own). Every helper is O(number of methods).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from anonymatch.core.params import choice
+
+
+@dataclass(frozen=True, kw_only=True)
+class Method:
+    """A registered method and the capabilities every kind shares.
+
+    Attributes
+    ----------
+    name, summary : str
+        The method's name (``--method``) and one line on what it does.
+    partitioned : bool
+        Runs once per part of the records (partitions, chunks) rather than on all at once.
+    sensitive : bool
+        Protects sensitive values (ℓ-diversity, t-closeness).
+    streamable : bool
+        Runs on the streamed path (inputs larger than memory).
+    verified : bool
+        Its release is checked from the data by an independent verifier before it is returned
+        (False for a mechanism whose guarantee is a property of the randomness, as randomized
+        response's ε-DP).
+    """
+
+    name: str
+    summary: str
+    partitioned: bool = False
+    sensitive: bool = False
+    streamable: bool = False
+    verified: bool = True
+
+
+M = TypeVar("M", bound=Method)
+
+
+def registry_of(*methods: M) -> dict[str, M]:
+    """Methods by name, in the order given (a name registered twice is a programming error)."""
+    table = {m.name: m for m in methods}
+    assert len(table) == len(methods), "a method name is registered twice"
+    return table
+
+
+def names(registry: Mapping[str, Method], **capabilities: object) -> tuple[str, ...]:
+    """Names of the registered methods whose capabilities have the given values, in registry
+    order (``names(SETS, sensitive=True)``: the methods that do ℓ-diversity)."""
+    return tuple(
+        m.name
+        for m in registry.values()
+        if all(getattr(m, key) == value for key, value in capabilities.items())
+    )
+
+
+def lookup(registry: Mapping[str, M], value: object, name: str = "method") -> M:
+    """The registered method called ``value`` (``InputError`` naming the parameter and the
+    known methods otherwise)."""
+    return registry[choice(value, name, tuple(registry))]
