@@ -16,6 +16,7 @@ Each test runs ``ANONYMATCH_FUZZ_EXAMPLES`` examples (6 by default, derandomized
 
 from __future__ import annotations
 
+import atexit
 import copy
 import hashlib
 import json
@@ -69,6 +70,7 @@ def _base() -> Path:
     file with its release and manifest: made once per session, copied into each case."""
     if "dir" not in _BASE:
         d = Path(tempfile.mkdtemp(prefix="fuzz-base-"))
+        atexit.register(shutil.rmtree, d, True)
         _table(d / "in.csv")
         args = ["anonymize", d / "in.csv", "-o", d / "rel.csv", "--report", d / "m.json"]
         outcome, _ = run([*args, "--k", 3, "--qi", "age,sex,zip", "--numeric", "age", "-q"])
