@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.fuzz.contract import STATS
+from tests.fuzz.contract import STATS, remove_case_dirs
+
+
+@pytest.fixture(autouse=True)
+def _remove_case_dirs() -> Iterator[None]:
+    yield
+    remove_case_dirs()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

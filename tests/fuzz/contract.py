@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -172,3 +173,18 @@ def check(
 
 def breaks(command: str) -> list[str]:
     return list(STATS[command].breaks)
+
+
+_CASES: list[Path] = []
+
+
+def case_dir(prefix: str = "fuzz-case-") -> Path:
+    """A fresh directory for one example's files, removed after the test (conftest.py)."""
+    _CASES.append(Path(tempfile.mkdtemp(prefix=prefix)))
+    return _CASES[-1]
+
+
+def remove_case_dirs() -> None:
+    """Remove the directories :func:`case_dir` made."""
+    while _CASES:
+        shutil.rmtree(_CASES.pop(), ignore_errors=True)

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -28,7 +25,7 @@ from hypothesis import strategies as st
 from anonymatch.sets.methods import names as set_methods
 from anonymatch.sparse.methods import names as sparse_methods
 from anonymatch.sparse.methods import registry as sparse_registry
-from tests.fuzz.contract import FUZZ, STATS, check, run
+from tests.fuzz.contract import FUZZ, STATS, case_dir, check, run
 
 ADULT = Path(os.environ.get("ANONYMATCH_DATA", "/nonexistent")) / "adult" / "adult.data"
 
@@ -119,22 +116,6 @@ def _schema(qi: list[str], numeric: list[str], sensitive: list[str]) -> list[str
     return args
 
 
-_CASES: list[Path] = []
-
-
-def _dir() -> Path:
-    """A fresh directory for one example's files (removed after the test)."""
-    _CASES.append(Path(tempfile.mkdtemp(prefix="fuzz-case-")))
-    return _CASES[-1]
-
-
-@pytest.fixture(autouse=True)
-def _remove_case_dirs() -> Iterator[None]:
-    yield
-    while _CASES:
-        shutil.rmtree(_CASES.pop(), ignore_errors=True)
-
-
 @FUZZ
 @given(
     case=table_case(),
@@ -148,7 +129,7 @@ def _remove_case_dirs() -> Iterator[None]:
 )
 def test_fuzz_anonymize(case, k, method, executor, extra) -> None:  # type: ignore[no-untyped-def]
     frame, raw, qi, numeric, sensitive = case
-    work = _dir()
+    work = case_dir()
     suffix = ".tsv" if "--tsv" in extra else ".csv"
     src, out, report = work / "in.csv", work / f"out{suffix}", work / "report.json"
     write_table(frame, src, raw)
@@ -176,7 +157,7 @@ def test_fuzz_anonymize(case, k, method, executor, extra) -> None:  # type: igno
 )
 def test_fuzz_anonymize_kl(case, k, known) -> None:  # type: ignore[no-untyped-def]
     frame, raw, qi, numeric, sensitive = case
-    work = _dir()
+    work = case_dir()
     src, out = work / "in.csv", work / "out.csv"
     write_table(frame, src, raw)
     schema = _schema(qi, numeric, sensitive)
@@ -196,7 +177,7 @@ def test_fuzz_table_readers(original, published, k) -> None:  # type: ignore[no-
     """verify, evaluate, attack, risk and check-kl on an original and a "release": an arbitrary
     table, or (None) the original itself (a release of k = 1, deeper into the checks)."""
     frame, raw, qi, numeric, sensitive = original
-    work = _dir()
+    work = case_dir()
     src, rel, report = work / "in.csv", work / "rel.csv", work / "risk.json"
     write_table(frame, src, raw)
     write_table(frame if published is None else published, rel, raw and published is None)
@@ -255,7 +236,7 @@ def transactions(draw: st.DrawFn) -> tuple[str, str]:
 )
 def test_fuzz_sets(data, k, m, method, l) -> None:  # type: ignore[no-untyped-def]  # noqa: E741
     ext, text = data
-    work = _dir()
+    work = case_dir()
     src, out, report = work / f"t.{ext}", work / "out.jsonl", work / "r.json"
     src.write_text(text, encoding="utf-8")
     fmt = (
@@ -304,7 +285,7 @@ def edge_lists(draw: st.DrawFn) -> str:
     adjacency=st.sampled_from(["none", "undirected"]),
 )
 def test_fuzz_sparse(text, k, method, adjacency) -> None:  # type: ignore[no-untyped-def]
-    work = _dir()
+    work = case_dir()
     src, out = work / "in.csv", work / "out.csv"
     src.write_text(text)
     capabilities = sparse_registry()[method]
@@ -322,7 +303,7 @@ def test_fuzz_sparse(text, k, method, adjacency) -> None:  # type: ignore[no-unt
 @FUZZ
 @given(text=edge_lists(), k=st.integers(0, 4), closed=st.booleans(), keep=st.booleans())
 def test_fuzz_graph(text, k, closed, keep) -> None:  # type: ignore[no-untyped-def]
-    work = _dir()
+    work = case_dir()
     src, out = work / "in.csv", work / "out.csv"
     src.write_text(text)
     flags = ["--closed"] if closed else []
@@ -340,7 +321,7 @@ def test_fuzz_graph(text, k, closed, keep) -> None:  # type: ignore[no-untyped-d
 )
 @pytest.mark.skipif(not ADULT.is_file(), reason="generate-census fits on UCI Adult")
 def test_fuzz_generate_census(rows, chunk, ext) -> None:  # type: ignore[no-untyped-def]
-    work = _dir()
+    work = case_dir()
     out = work / f"census.{ext}"
     args = ["generate-census", "-o", out, "--rows", rows, "--seed", 1, "-q"]
     args += ["--chunk-rows", chunk] if chunk is not None else []

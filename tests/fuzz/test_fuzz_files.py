@@ -23,31 +23,15 @@ import json
 import math
 import shutil
 import tempfile
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tests.fuzz.contract import FUZZ, check, run
-
-_CASES: list[Path] = []
-
-
-def _dir() -> Path:
-    _CASES.append(Path(tempfile.mkdtemp(prefix="fuzz-files-")))
-    return _CASES[-1]
-
-
-@pytest.fixture(autouse=True)
-def _remove_case_dirs() -> Iterator[None]:
-    yield
-    while _CASES:
-        shutil.rmtree(_CASES.pop(), ignore_errors=True)
+from tests.fuzz.contract import FUZZ, case_dir, check, run
 
 
 def _table(path: Path, n: int = 24) -> Path:
@@ -84,7 +68,7 @@ def _base() -> Path:
 
 
 def _case() -> Path:
-    work = _dir()
+    work = case_dir("fuzz-files-")
     for path in _base().iterdir():
         shutil.copy(path, work / path.name)
     return work
@@ -369,7 +353,7 @@ def test_fuzz_the_file_set(names, existing, force, config) -> None:  # type: ign
     """A run given any assignment of a few names to its files either refuses and changes no
     file, or changes only files it was told to write (never an input, never a file it was not
     given, never an existing one without --force)."""
-    work = _dir()
+    work = case_dir("fuzz-files-")
     for name in {names["input"], *existing}:
         _table(work / name)
     tree = names["tree"]
@@ -446,7 +430,7 @@ ZONES = st.sampled_from(["", "Z", "+01:00", "-05:00", "+00:00", "+05:30"])
     granularity="day",
 )
 def test_fuzz_date_time_zones(stamps, granularity) -> None:  # type: ignore[no-untyped-def]
-    work = _dir()
+    work = case_dir("fuzz-files-")
     src, out = work / "d.csv", work / "o.csv"
     text = [f"{d.isoformat(sep=s, timespec='seconds')}{z}" for d, z, s in stamps]
     pd.DataFrame({"d": text, "s": ["FM"[i % 2] for i in range(len(text))]}).to_csv(src, index=False)

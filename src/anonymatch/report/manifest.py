@@ -88,12 +88,31 @@ SHAPE: dict[str, Any] = {
         },
     },
     "verification": {"": OBJECT, "passed": BOOL, "reason": TEXT},
-    "loss": {"": OBJECT, "gcp": NUMBER, "ncp": {"": OBJECT, "*": NUMBER}},
+    "loss": {
+        "": OBJECT,
+        "ncp": {"": OBJECT, "*": NUMBER},
+        **dict.fromkeys(
+            (
+                "gcp",
+                "gcp_with_suppressed",
+                "stars",
+                "suppressed_cells",
+                "error_rate",
+                "mean_max_errors",
+                "item_ncp",
+                "jaccard",
+                "suppressed",
+                "created",
+            ),
+            NUMBER,
+        ),
+    },
     "seconds": {"": OBJECT, "*": NUMBER},
     "plan": {"": OBJECT},
 }
 """What the readers of a manifest rely on: for each key its type (``""`` is the value itself,
-``"*"`` each item of a list or each value of an object). Null is accepted everywhere."""
+``"*"`` each item of a list or each value of an object). A named key may be null (not given);
+an item or a value under ``"*"`` may not."""
 
 
 def _is(value: Any, kind: str) -> bool:
@@ -116,8 +135,10 @@ def _where(path: list[str]) -> str:
     return ".".join(path) or "(the document)"
 
 
-def _check(value: Any, shape: Any, path: list[str]) -> None:
+def _check(value: Any, shape: Any, path: list[str], item: bool = False) -> None:
     if value is None:
+        if item:  # a key may be null (not given); an item of a list or a column's value not
+            raise InputError(f"{_where(path)} is null")
         return
     kind = shape if isinstance(shape, str) else shape[""]
     if not _is(value, kind):
@@ -131,13 +152,14 @@ def _check(value: Any, shape: Any, path: list[str]) -> None:
     if isinstance(value, list):
         if "*" in shape:
             for i, item in enumerate(value):
-                _check(item, shape["*"], [*path[:-1], f"{path[-1] if path else ''}[{i}]"])
+                where = [*path[:-1], f"{path[-1] if path else ''}[{i}]"]
+                _check(item, shape["*"], where, item=True)
         return
     for key, item in value.items():
         if key in shape and key not in ("", "*"):
             _check(item, shape[key], [*path, str(key)])
         elif "*" in shape:
-            _check(item, shape["*"], [*path, str(key)])
+            _check(item, shape["*"], [*path, str(key)], item=True)
 
 
 def check_manifest(manifest: Any, source: str = "the manifest") -> dict[str, Any]:

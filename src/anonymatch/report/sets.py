@@ -54,7 +54,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
                 )
             )  # fmt: skip
         utility.facts += [
-            ("item NCP", f"{100 * float(loss.get('item_ncp', 0)):.2f}%"),
+            ("item NCP", f"{100 * float(loss.get('item_ncp') or 0):.2f}%"),
             ("item groups", loss.get("item_groups")),
             ("merges", loss.get("merges")),
         ]
@@ -66,9 +66,9 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         else "ℓ-diversity bounds the label posterior to 1/ℓ per transaction; the frequency of "
         "labels in the whole data is still published."
     )
-    if "error_rate" in loss:
+    if loss.get("error_rate") is not None:
         utility.facts.append(("error rate (exact, from the run)", f"{loss['error_rate']:.4f}"))
-    if "mean_max_errors" in loss:
+    if loss.get("mean_max_errors") is not None:
         utility.facts.append(("mean threshold t", f"{loss['mean_max_errors']:.3f}"))
     if not inputs.complete:
         risk.missing = utility.missing = NEEDS_FILES

@@ -43,7 +43,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     )
     for key, label in (("jaccard", "Jaccard similarity"), ("suppressed", "ones suppressed"),
                        ("created", "ones created")):  # fmt: skip
-        if key in loss:
+        if loss.get(key) is not None:
             utility.facts.append((f"{label} (from the run)", f"{100 * float(loss[key]):.2f}%"))
     if not inputs.complete:
         risk.missing = utility.missing = NEEDS_FILES

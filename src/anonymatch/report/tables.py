@@ -53,9 +53,9 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     utility = Section("utility", "Utility: what the release keeps")
     limits = _limits(manifest)
     loss = manifest.get("loss") or {}
-    if "gcp" in loss:
+    if loss.get("gcp") is not None:
         utility.facts.append(("information loss (GCP)", f"{100 * float(loss['gcp']):.2f}%"))
-    if "stars" in loss:
+    if loss.get("stars") is not None:
         utility.facts.append(("suppressed cells (stars)", loss["stars"]))
     output = manifest.get("output") or {}
     large = int(output.get("records") or 0) > MAX_ROWS or output.get("layout") == "partitioned"
