@@ -140,6 +140,9 @@ def check_outputs(
     for out in outputs:
         if not out.path:
             raise InputError(f"{out.flag} needs a path")
+    # a database release (-o postgresql://…) is claimed by its command against the server
+    # (anonymatch.tables.io.sql.check_output_table): no file, nothing to compare here
+    outputs = [out for out in outputs if not _is_database_url(out.path)]
     outputs = [written for out in outputs for written in out.written()]
     inputs = list(inputs)
     check_inputs(inputs)
@@ -206,3 +209,11 @@ def _check_one(out: Output, force: bool | None) -> None:
         raise InputError(f"{out.flag} directory does not exist: {parent}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write {path}: directory {parent} is not writable")
+
+
+def _is_database_url(path: str) -> bool:
+    if "://" not in path:  # a file path: no need to import the SQL module
+        return False
+    from anonymatch.tables.io.sql import is_database_url
+
+    return is_database_url(path)

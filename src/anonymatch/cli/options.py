@@ -164,6 +164,10 @@ def format_option(choices: tuple[str, ...], help: str) -> Callable[[F], F]:
 
 TABLE_FORMATS = ("auto", "csv", "tsv", "parquet")
 
+SQL_SOURCE = "anonymatch.sql_source"
+"""``ctx.meta`` key of a database input's ``(--table, --query)`` (set by
+:func:`table_input_options`, read by :func:`csv_options`)."""
+
 
 def table_input_options(func: F) -> F:
     """Options describing how to read the original table (shared by all table commands).
@@ -171,7 +175,17 @@ def table_input_options(func: F) -> F:
     ``na_values``)."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, na_values: str | None, na: tuple[str, ...], **kwargs: Any) -> Any:
+    def wrapper(
+        *args: Any,
+        na_values: str | None,
+        na: tuple[str, ...],
+        table: str | None = None,
+        query: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        if table is not None and query is not None:
+            raise InputError("give either --table or --query, not both")
+        click.get_current_context().meta[SQL_SOURCE] = (table, query)
         return func(*args, na_values=missing_codes_option(na_values, na), **kwargs)
 
     return _apply(
@@ -210,6 +224,18 @@ def table_input_options(func: F) -> F:
                 "value is published as '*'.",
             ),
             click.option("--drop-missing", is_flag=True, help="Drop rows with a missing QI value."),
+            click.option(
+                "--table",
+                default=None,
+                help="Database input (INPUT a URL such as postgresql://user@host/db or "
+                "sqlite:///file.db): the table read. The password comes from the URL, "
+                "PGPASSWORD or ~/.pgpass and is never recorded.",
+            ),
+            click.option(
+                "--query",
+                default=None,
+                help="Database input: the SELECT whose rows are read (instead of --table).",
+            ),
         ],
     )
 
@@ -782,7 +808,16 @@ def csv_options(
         if fmt == "tsv" and sep != "\t":
             raise InputError("--format tsv reads tab-separated values; use --format csv --sep")
     check_quotechar(quotechar, sep, "--quotechar")
-    return CsvOptions(sep=sep, names=comma_list(names) or None, quotechar=quotechar, fmt=fmt)
+    ctx = click.get_current_context(silent=True)
+    table, query = ctx.meta.get(SQL_SOURCE, (None, None)) if ctx is not None else (None, None)
+    return CsvOptions(
+        sep=sep,
+        names=comma_list(names) or None,
+        quotechar=quotechar,
+        fmt=fmt,
+        table=table,
+        query=query,
+    )
 
 
 def stage_bar(stages: int, quiet: bool, desc: str) -> Any:

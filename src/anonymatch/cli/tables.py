@@ -172,6 +172,12 @@ def _suppression_limit_option(help_text: str) -> Any:
 @executor_options(EXECUTOR_MEANING)
 @_chunk_rows_option
 @csv_safe_option
+@click.option(
+    "--output-table",
+    default=None,
+    help="Database release (-o a URL such as postgresql://user@host/db or sqlite:///file.db): "
+    "the table created, in one transaction (an existing one only with --force).",
+)
 @table_input_options
 @typed_table_job
 def anonymize(
@@ -185,6 +191,7 @@ def anonymize(
     sep: str | None,
     names: str | None,
     quotechar: str,
+    output_table: str | None = None,
 ) -> None:
     """Publish a table k-anonymous, verified.
 
@@ -197,10 +204,41 @@ def anonymize(
     from anonymatch.tables import run_job
     from anonymatch.tables.io.cells import write_release
 
+    from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
+
     csv = csv_options(sep, names, quotechar, fmt)
+    db_in, db_out = is_database_url(input_path), is_database_url(output)
+    if output_table is not None and not db_out:
+        raise InputError("--output-table writes to a database URL given as -o")
+    if db_out:
+        force = bool(click.get_current_context().params.get("force"))
+        check_output_table(output, output_table, force)
     streamed = None if job.method.levels else _streamed_executor(input_path, output, csv, job)
-    for path in (None if streamed else output, report_path):
-        check_output_path(path, input_path)
+    if streamed is not None and (db_in or db_out):
+        raise InputError("a database input or release is read and written on the in-memory path")
+    for path in (None if streamed or db_out else output, report_path):
+        check_output_path(path, "" if db_in else input_path)
+    if db_in or db_out:
+        release = run_job(read_table(input_path, csv), job)
+        if db_out:
+            assert output_table is not None
+            write_sql_release(output, output_table, release.table, replace=True)
+        else:
+            write_release(output, release.table, release.cells, release.qi, csv_safe)
+        report = release.report if db_out else _note_csv_safe(release.report, output, csv_safe)
+        report["parameters"] = {
+            **cast(dict[str, Any], report["parameters"]),
+            "input_options": input_options_block(
+                fmt, sep, names, quotechar, job.na, job.drop_missing
+            ),
+        }
+        _finish_database(report, input_path, output, csv, output_table, report_path, started)
+        if not quiet:
+            adaptive = report["guarantee"]["model"] == "adaptive-anonymity"
+            (_print_adaptive_summary if adaptive else _print_summary)(
+                report, report["output"]["path"]
+            )
+        return
     if streamed is not None:
         from anonymatch.tables.streamed import anonymize_file
 
@@ -255,6 +293,36 @@ def _finish(
         _print_summary(report, output)
 
 
+def _finish_database(
+    report: dict[str, Any],
+    input_path: str,
+    output: str,
+    csv: CsvOptions,
+    output_table: str | None,
+    report_path: str | None,
+    started: float,
+) -> None:
+    """``_finish`` for a database input or release: the URL is recorded without its password
+    (with the table or query read, the table written) and a file side keeps its digest."""
+    from anonymatch.core.manifest import finish_manifest, write_manifest
+    from anonymatch.tables.io.sql import is_database_url, redact_url
+
+    db_in, db_out = is_database_url(input_path), is_database_url(output)
+    finish_manifest(
+        report,
+        None if db_in else input_path,
+        None if db_out else output,
+        started,
+        command="anonymize",
+    )
+    if db_in:
+        source = {"table": csv.table} if csv.table is not None else {"query": csv.query}
+        report["input"] = {**report["input"], "path": redact_url(input_path), **source}
+    if db_out:
+        report["output"] = {**report["output"], "path": redact_url(output), "table": output_table}
+    write_manifest(report_path, report)
+
+
 def _manifest_partitions(path: str | None) -> int | None:
     """The partition count of a partitioned release's manifest (None for other layouts)."""
     if path is None:
@@ -297,6 +365,10 @@ def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: Table
         return "dask"
     if run.executor != "auto":
         return run.executor
+    from anonymatch.tables.io.sql import is_database_url
+
+    if is_database_url(input_path) or is_database_url(output):
+        return None  # a database is read and written in memory
     source = Path(input_path)
     if is_directory_output(output) or (source.is_dir() and any(source.glob("*.parquet"))):
         return "processes"

@@ -43,6 +43,8 @@ class CsvOptions:
     quotechar: str = '"'
     skip_initial_space: bool = True
     fmt: str = "auto"
+    table: str | None = None
+    query: str | None = None
 
     def __post_init__(self) -> None:
         check_quotechar(self.quotechar, self.sep)
@@ -61,11 +63,18 @@ def is_parquet(path: str | os.PathLike[str]) -> bool:
 def read_table(
     path: str | os.PathLike[str], options: CsvOptions | None = None, nrows: int | None = None
 ) -> pd.DataFrame:
-    """Read a CSV/TSV or Parquet table. Raises InputError (one line) on any unreadable input.
-    ``nrows`` reads only the first data rows (a sample).
+    """Read a CSV/TSV or Parquet table, or a database table or query (``path`` a database
+    URL, ``options.table``/``options.query``). Raises InputError (one line) on any unreadable
+    input. ``nrows`` reads only the first data rows (a sample).
 
     Complexity: O(file size), O(nrows) with ``nrows`` for CSV."""
     options = options or CsvOptions()
+    from anonymatch.tables.io.sql import is_database_url, read_sql_source
+
+    if is_database_url(path):
+        return read_sql_source(str(path), options.table, options.query, nrows)
+    if options.table is not None or options.query is not None:
+        raise InputError("--table and --query read a database URL (postgresql://…, sqlite:///…)")
     p = Path(path)
     from anonymatch.tables.io.documents import check_readable_path
 
