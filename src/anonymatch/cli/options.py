@@ -179,13 +179,13 @@ def table_input_options(func: F) -> F:
         *args: Any,
         na_values: str | None,
         na: tuple[str, ...],
-        table: str | None = None,
-        query: str | None = None,
+        sql_table: str | None = None,
+        sql_query: str | None = None,
         **kwargs: Any,
     ) -> Any:
-        if table is not None and query is not None:
+        if sql_table is not None and sql_query is not None:
             raise InputError("give either --table or --query, not both")
-        click.get_current_context().meta[SQL_SOURCE] = (table, query)
+        click.get_current_context().meta[SQL_SOURCE] = (sql_table, sql_query)
         return func(*args, na_values=missing_codes_option(na_values, na), **kwargs)
 
     return _apply(
@@ -226,6 +226,7 @@ def table_input_options(func: F) -> F:
             click.option("--drop-missing", is_flag=True, help="Drop rows with a missing QI value."),
             click.option(
                 "--table",
+                "sql_table",
                 default=None,
                 help="Database input (INPUT a URL such as postgresql://user@host/db or "
                 "sqlite:///file.db): the table read. The password comes from the URL, "
@@ -233,6 +234,7 @@ def table_input_options(func: F) -> F:
             ),
             click.option(
                 "--query",
+                "sql_query",
                 default=None,
                 help="Database input: the SELECT whose rows are read (instead of --table).",
             ),

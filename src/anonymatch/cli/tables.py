@@ -203,7 +203,6 @@ def anonymize(
     import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.io.cells")
     from anonymatch.tables import run_job
     from anonymatch.tables.io.cells import write_release
-
     from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
 
     csv = csv_options(sep, names, quotechar, fmt)
@@ -225,18 +224,20 @@ def anonymize(
             write_sql_release(output, output_table, release.table, replace=True)
         else:
             write_release(output, release.table, release.cells, release.qi, csv_safe)
-        report = release.report if db_out else _note_csv_safe(release.report, output, csv_safe)
-        report["parameters"] = {
-            **cast(dict[str, Any], report["parameters"]),
+        manifest: dict[str, Any] = (
+            dict(release.report) if db_out else _note_csv_safe(release.report, output, csv_safe)
+        )
+        manifest["parameters"] = {
+            **cast(dict[str, Any], manifest["parameters"]),
             "input_options": input_options_block(
                 fmt, sep, names, quotechar, job.na, job.drop_missing
             ),
         }
-        _finish_database(report, input_path, output, csv, output_table, report_path, started)
+        _finish_database(manifest, input_path, output, csv, output_table, report_path, started)
         if not quiet:
-            adaptive = report["guarantee"]["model"] == "adaptive-anonymity"
+            adaptive = manifest["guarantee"]["model"] == "adaptive-anonymity"
             (_print_adaptive_summary if adaptive else _print_summary)(
-                report, report["output"]["path"]
+                manifest, manifest["output"]["path"]
             )
         return
     if streamed is not None:

@@ -81,7 +81,24 @@ def _engine(text: str) -> Any:
     args: dict[str, Any] = {}
     if url.drivername.startswith("postgresql"):
         args["connect_timeout"] = 10
-    return create_engine(url, connect_args=args, poolclass=_null_pool()), url
+    engine = create_engine(url, connect_args=args, poolclass=_null_pool())
+    if url.drivername.startswith("sqlite"):
+        _transactional_sqlite(engine)
+    return engine, url
+
+
+def _transactional_sqlite(engine: Any) -> None:
+    """Make SQLite's DDL part of the transaction (Python's sqlite3 commits before a CREATE or
+    DROP by default), so that a release table appears only when the whole write commits."""
+    from sqlalchemy import event
+
+    @event.listens_for(engine, "connect")
+    def _no_implicit_commit(dbapi_connection: Any, record: Any) -> None:
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN")
 
 
 def _null_pool() -> Any:
@@ -113,7 +130,8 @@ def read_sql_source(
     as a missing value. InputError (one line, no password) on an unreachable server, wrong
     credentials, a missing table, a failing query or no rows. O(rows)."""
     from sqlalchemy import exc as sa_exc
-    from sqlalchemy import inspect, text as sql_text
+    from sqlalchemy import inspect
+    from sqlalchemy import text as sql_text
 
     if (table is None) == (query is None):
         raise InputError("a database input needs exactly one of --table and --query")
@@ -138,10 +156,11 @@ def read_sql_source(
                 statement = f"SELECT * FROM ({statement}) AS sample LIMIT {int(nrows)}"  # noqa: S608
             try:
                 frame = pd.read_sql(sql_text(statement), connection)
-            except sa_exc.SQLAlchemyError as exc:
+            except (sa_exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
                 what = f"table {table!r}" if table is not None else "the query"
+                cause = getattr(exc, "orig", None) or exc.__cause__ or exc
                 raise InputError(
-                    f"cannot read {what} from {where}: {_scrub(str(exc.orig or exc), text, url)}"
+                    f"cannot read {what} from {where}: {_scrub(str(cause), text, url)}"
                 ) from None
     finally:
         engine.dispose()
