@@ -5,12 +5,8 @@ password never recorded nor printed."""
 
 from __future__ import annotations
 
-import glob
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -20,6 +16,7 @@ import pytest
 
 from anonymatch.cli import main
 from anonymatch.tables.io.sql import is_database_url, redact_url
+from tests import pgserver
 
 sqlalchemy = pytest.importorskip("sqlalchemy", reason="the sql extra (sqlalchemy) is missing")
 pytest.importorskip("psycopg", reason="the sql extra (psycopg) is missing")
@@ -29,104 +26,22 @@ DATA = Path(
 )
 HEART = DATA / "heart_statlog" / "heart.dat"
 HEART_COLUMNS = "age sex cp trestbps chol fbs restecg thalach exang oldpeak slope ca thal target"
-PASSWORD = "s3cret-Pa55"
+PASSWORD = pgserver.PASSWORD
 QI = ["--qi", "age,sex,cp", "--numeric", "age", "--sensitive", "target", "-k", "5"]
-
-
-def _pg_bin() -> Path | None:
-    """The directory of PostgreSQL's server binaries (initdb, pg_ctl), or None."""
-    for candidate in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
-        if (Path(candidate) / "initdb").exists() and (Path(candidate) / "pg_ctl").exists():
-            return Path(candidate)
-    found = shutil.which("initdb")
-    if found and shutil.which("pg_ctl"):
-        return Path(found).parent
-    return None
-
-
-def _as_server_user(args: list[str]) -> list[str]:
-    """``args`` run as the ``postgres`` system user when we are root (initdb refuses root)."""
-    if os.geteuid() != 0:
-        return args
-    return ["runuser", "-u", "postgres", "--", *args]
 
 
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[str]:
-    """A PostgreSQL server of its own, password authentication on a private Unix socket; yields
-    the socket directory. Stopped and removed at the end."""
-    bindir = _pg_bin()
-    if bindir is None:
-        pytest.skip(
-            "PostgreSQL server binaries (initdb, pg_ctl) not found: apt-get install postgresql"
-        )
-    if os.geteuid() == 0 and shutil.which("runuser") is None:
-        pytest.skip("running as root without runuser: cannot start PostgreSQL as another user")
-    root = Path(tempfile.mkdtemp(prefix="anonymatch-pg-"))
-    data, sockets, pwfile = root / "data", root / "sock", root / "pw"
-    sockets.mkdir()
-    pwfile.write_text(PASSWORD + "\n")
-    if os.geteuid() == 0:
-        shutil.chown(root, "postgres")
-        shutil.chown(sockets, "postgres")
-        shutil.chown(pwfile, "postgres")
-    os.chmod(root, 0o700)
-    os.chmod(sockets, 0o700)
-    run = {"check": True, "capture_output": True, "text": True}
-    subprocess.run(
-        _as_server_user(
-            [
-                str(bindir / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "steward",
-                "--auth=scram-sha-256",
-                f"--pwfile={pwfile}",
-                "-E",
-                "UTF8",
-                "--locale=C",
-            ]
-        ),
-        **run,  # type: ignore[call-overload]
-    )
-    options = f"-c listen_addresses='' -c unix_socket_directories={sockets} -c fsync=off"
-    subprocess.run(
-        _as_server_user(
-            [
-                str(bindir / "pg_ctl"),
-                "-D",
-                str(data),
-                "-o",
-                options,
-                "-w",
-                "-l",
-                str(root / "log"),
-                "start",
-            ]
-        ),
-        **run,  # type: ignore[call-overload]
-    )
-    try:
-        engine = sqlalchemy.create_engine(_url(str(sockets), "postgres"))
-        with engine.connect() as c:
-            c.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(
-                "CREATE DATABASE hospital"
-            )
-        engine.dispose()
-        yield str(sockets)
-    finally:
-        subprocess.run(
-            _as_server_user([str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
-            capture_output=True,
-        )
-        shutil.rmtree(root, ignore_errors=True)
+    """A PostgreSQL server of its own (``tests.pgserver``); yields its socket directory."""
+    reason = pgserver.unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    with pgserver.postgres_server() as sockets:
+        yield sockets
 
 
 def _url(sockets: str, db: str = "hospital", password: str | None = PASSWORD) -> str:
-    auth = "steward" + (f":{quote(password, safe='')}" if password else "")
-    driver = "postgresql+psycopg" if password == PASSWORD and db == "postgres" else "postgresql"
-    return f"{driver}://{auth}@/{db}?host={quote(sockets, safe='')}"
+    return pgserver.url(sockets, db, password)
 
 
 def _heart() -> pd.DataFrame:
