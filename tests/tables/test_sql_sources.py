@@ -318,3 +318,52 @@ def test_verify_and_risk_read_a_database(
         capsys,
     )
     assert code == 0, err + out
+
+
+def test_other_table_commands_read_a_database(
+    postgres: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """risk, evaluate and anonymize-kl read ORIGINAL from a database too; their manifests name
+    it without the password."""
+    heart = _heart()
+    url = _url(postgres)
+    _load(url, "heart", heart)
+    release = tmp_path / "r.csv"
+    qi = ["--qi", "age,sex,cp", "--numeric", "age"]
+    code, _, err = run(
+        ["anonymize", url, "--table", "heart", "-o", str(release), "-k", "5", *qi], capsys
+    )
+    assert code == 0, err
+    risk = tmp_path / "risk.json"
+    code, out, err = run(
+        ["risk", url, str(release), "--table", "heart", *qi, "--report", str(risk)], capsys
+    )
+    assert code == 0, err
+    original = json.loads(risk.read_text())["input"]["original"]
+    assert original == {"path": redact_url(url), "sha256": None, "table": "heart"}
+    code, out, err = run(["evaluate", url, str(release), "--table", "heart", *qi], capsys)
+    assert code == 0, err
+    kl = tmp_path / "kl.json"
+    code, out, err = run(
+        [
+            "anonymize-kl",
+            url,
+            "--query",
+            "select age, sex, cp from heart",
+            "-k",
+            "3",
+            "--known",
+            "2",
+            "--qi",
+            "age,sex,cp",
+            "-o",
+            str(tmp_path / "kl.csv"),
+            "--report",
+            str(kl),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert json.loads(kl.read_text())["input"]["query"] == "select age, sex, cp from heart"
+    for text in (risk.read_text(), kl.read_text(), out, err):
+        assert PASSWORD not in text

@@ -317,11 +317,22 @@ def _finish_database(
         command="anonymize",
     )
     if db_in:
-        source = {"table": csv.table} if csv.table is not None else {"query": csv.query}
-        report["input"] = {**report["input"], "path": redact_url(input_path), **source}
+        report["input"] = {**report["input"], **_input_block(input_path, csv)}
     if db_out:
         report["output"] = {**report["output"], "path": redact_url(output), "table": output_table}
     write_manifest(report_path, report)
+
+
+def _input_block(path: str, csv: CsvOptions) -> dict[str, Any]:
+    """How a manifest names an input: a file's path and SHA-256, or a database URL without its
+    password and the table or query read (no digest: the data lives on the server)."""
+    from anonymatch.core.manifest import file_digest
+    from anonymatch.tables.io.sql import is_database_url, redact_url
+
+    if not is_database_url(path):
+        return {"path": path, "sha256": file_digest(path)}
+    source = {"table": csv.table} if csv.table is not None else {"query": csv.query}
+    return {"path": redact_url(path), "sha256": None, **source}
 
 
 def _manifest_partitions(path: str | None) -> int | None:
@@ -866,7 +877,8 @@ def anonymize_kl_cmd(
     for path in (output, report_path):
         check_output_path(path, input_path)
     bar = stage_bar(3, quiet, "anonymize-kl")  # read, anonymize, write
-    frame = read_table(input_path, csv_options(sep, names, quotechar, fmt))
+    csv = csv_options(sep, names, quotechar, fmt)
+    frame = read_table(input_path, csv)
     bar.update()
     release = anonymize_kl(
         frame,
@@ -885,13 +897,18 @@ def anonymize_kl_cmd(
     write_release(output, release.table, release.cells, release.qi, csv_safe)
     bar.update()
     bar.close()
+    from anonymatch.tables.io.sql import is_database_url
+
+    db_in = is_database_url(input_path)
     report = finish_manifest(
         _note_csv_safe(release.report, output, csv_safe),
-        input_path,
+        None if db_in else input_path,
         output,
         started,
         command="anonymize-kl",
     )
+    if db_in:
+        report["input"] = {**report["input"], **_input_block(input_path, csv)}
     write_manifest(report_path, report)
     if not quiet:
         loss = report["loss"]
@@ -986,7 +1003,8 @@ def risk_cmd(
     if k is not None:
         check_k(k, "--k")
     claim_outputs()  # --report: the shared output policy
-    orig = read_table(original, csv_options(sep, names, quotechar, fmt))
+    csv = csv_options(sep, names, quotechar, fmt)
+    orig = read_table(original, csv)
     pub = read_release(release)
     report = assess(
         orig,
@@ -1006,7 +1024,7 @@ def risk_cmd(
         "tool": {"name": "anonymatch", "version": __version__},
         "created": utc_now(),
         "input": {
-            "original": {"path": original, "sha256": file_digest(original)},
+            "original": _input_block(original, csv),
             "release": {"path": release, "sha256": file_digest(release)},
         },
         **figures,
