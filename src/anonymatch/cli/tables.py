@@ -213,8 +213,12 @@ def anonymize(
         force = bool(click.get_current_context().params.get("force"))
         check_output_table(output, output_table, force)
     streamed = None if job.method.levels else _streamed_executor(input_path, output, csv, job)
-    if streamed is not None and (db_in or db_out):
-        raise InputError("a database input or release is read and written on the in-memory path")
+    from anonymatch.tables.io.stats import is_stats_file
+
+    if streamed is not None and (db_in or db_out or is_stats_file(input_path)):
+        raise InputError(
+            "a database or an SPSS/Stata/SAS file is read and written on the in-memory path"
+        )
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
     if db_in or db_out:
@@ -253,9 +257,13 @@ def anonymize(
             csv_safe=csv_safe,
         )
     else:
-        release = run_job(read_table(input_path, csv), job)
+        frame = read_table(input_path, csv)
+        release = run_job(frame, job)
         write_release(output, release.table, release.cells, release.qi, csv_safe)
         report = _note_csv_safe(release.report, output, csv_safe)
+        labels = frame.attrs.get("variable_labels")
+        if labels:  # an SPSS/Stata/SAS file's variable labels (tables.io.stats)
+            report["input"] = {**cast(dict[str, Any], report["input"]), "variable_labels": labels}
     report["parameters"] = {
         **cast(dict[str, Any], report["parameters"]),
         "input_options": input_options_block(fmt, sep, names, quotechar, job.na, job.drop_missing),
@@ -378,9 +386,10 @@ def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: Table
     if run.executor != "auto":
         return run.executor
     from anonymatch.tables.io.sql import is_database_url
+    from anonymatch.tables.io.stats import is_stats_file
 
-    if is_database_url(input_path) or is_database_url(output):
-        return None  # a database is read and written in memory
+    if is_database_url(input_path) or is_database_url(output) or is_stats_file(input_path):
+        return None  # a database or a statistical package's file is read in memory
     source = Path(input_path)
     if is_directory_output(output) or (source.is_dir() and any(source.glob("*.parquet"))):
         return "processes"

@@ -63,7 +63,8 @@ def is_parquet(path: str | os.PathLike[str]) -> bool:
 def read_table(
     path: str | os.PathLike[str], options: CsvOptions | None = None, nrows: int | None = None
 ) -> pd.DataFrame:
-    """Read a CSV/TSV or Parquet table, or a database table or query (``path`` a database
+    """Read a CSV/TSV or Parquet table, an SPSS/Stata/SAS file (``tables.io.stats``: value
+    labels applied), or a database table or query (``path`` a database
     URL, ``options.table``/``options.query``). Raises InputError (one line) on any unreadable
     input. ``nrows`` reads only the first data rows (a sample).
 
@@ -84,7 +85,11 @@ def read_table(
         raise InputError(f"input is a directory, not a file: {path}")
     if not os.access(p, os.R_OK):
         raise InputError(f"input file is not readable: {path}")
-    if options.reads_parquet(p):
+    from anonymatch.tables.io.stats import is_stats_file, read_stats_file
+
+    if options.fmt == "auto" and is_stats_file(p):
+        frame = read_stats_file(p, nrows)
+    elif options.reads_parquet(p):
         frame = _read_parquet(p)
         frame = frame if nrows is None else frame.head(nrows)
     else:
