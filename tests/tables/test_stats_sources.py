@@ -103,3 +103,22 @@ def test_damaged_file_is_one_line_exit_2(
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "bad.sav" in err
     assert not (tmp_path / "r.csv").exists()
+
+
+@pytest.mark.parametrize("suffix", [".sav", ".zsav", ".dta"])
+def test_release_written_as_spss_or_stata_with_labels(
+    tmp_path: Path, suffix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A .sav/.zsav/.dta release: published cells as text, the value labels shown, the variable
+    labels carried over as column labels, no sidecar; verify reads it back."""
+    source = _write(tmp_path / "survey.sav")
+    release = tmp_path / f"r{suffix}"
+    code = main(["anonymize", str(source), "-o", str(release), "-k", "4", *QI, "-q"])
+    assert code == 0, capsys.readouterr().err
+    reader = pyreadstat.read_dta if suffix == ".dta" else pyreadstat.read_sav
+    frame, meta = reader(str(release))
+    assert len(frame) == 60 and "female" in "".join(frame["sex"])
+    assert all(".." in c or c.replace(".", "").isdigit() for c in frame["age"].astype(str))
+    assert {k: v for k, v in meta.column_names_to_labels.items() if v} == LABELS
+    assert not Path(str(release) + ".schema.json").exists()
+    assert main(["verify", str(source), str(release), "-k", "4", *QI]) == 0

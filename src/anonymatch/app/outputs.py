@@ -30,8 +30,12 @@ from pathlib import Path
 
 from anonymatch.core.errors import InputError, OutputError
 
-TABLE_RELEASE_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq")
-"""Table releases: CSV text (tab-separated for .tsv/.tab) or typed Parquet."""
+STATS_RELEASE_EXTENSIONS = (".sav", ".zsav", ".dta")
+"""Table releases in a statistical package's format (SPSS, Stata; ``tables.io.stats``)."""
+
+TABLE_RELEASE_EXTENSIONS: tuple[str, ...] = (".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq")
+TABLE_RELEASE_EXTENSIONS += STATS_RELEASE_EXTENSIONS
+"""Table releases: CSV text (tab-separated for .tsv/.tab), typed Parquet, SPSS or Stata."""
 
 SET_RELEASE_EXTENSIONS = (".jsonl", ".ndjson", ".json")
 """Set-valued releases: JSON Lines."""
@@ -82,7 +86,7 @@ class Output:
         (none for Parquet or a directory of parts)."""
         if not self.sidecar or not self.path or self.names_directory:
             return [self]
-        if Path(self.path).suffix.lower() in PARQUET_EXTENSIONS:
+        if Path(self.path).suffix.lower() in PARQUET_EXTENSIONS + STATS_RELEASE_EXTENSIONS:
             return [self]
         sidecar = Output("the release's sidecar", self.path + SIDECAR_SUFFIX)
         return [self, sidecar]

@@ -215,7 +215,9 @@ def anonymize(
     streamed = None if job.method.levels else _streamed_executor(input_path, output, csv, job)
     from anonymatch.tables.io.stats import is_stats_file
 
-    if streamed is not None and (db_in or db_out or is_stats_file(input_path)):
+    if streamed is not None and (
+        db_in or db_out or is_stats_file(input_path) or is_stats_file(output)
+    ):
         raise InputError(
             "a database or an SPSS/Stata/SAS file is read and written on the in-memory path"
         )
@@ -259,6 +261,7 @@ def anonymize(
     else:
         frame = read_table(input_path, csv)
         release = run_job(frame, job)
+        release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
         write_release(output, release.table, release.cells, release.qi, csv_safe)
         report = _note_csv_safe(release.report, output, csv_safe)
         labels = frame.attrs.get("variable_labels")
@@ -274,9 +277,10 @@ def anonymize(
 def _note_csv_safe(report: Any, output: str, csv_safe: bool) -> dict[str, Any]:
     """The manifest with ``output.csv_safe`` recorded for a CSV/TSV release."""
     from anonymatch.tables.io import is_parquet
+    from anonymatch.tables.io.stats import is_stats_release
 
     manifest = dict(report)
-    if not is_parquet(output):
+    if not is_parquet(output) and not is_stats_release(output):
         manifest["output"] = {**manifest["output"], "csv_safe": csv_safe}
     return manifest
 
@@ -388,8 +392,10 @@ def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: Table
     from anonymatch.tables.io.sql import is_database_url
     from anonymatch.tables.io.stats import is_stats_file
 
-    if is_database_url(input_path) or is_database_url(output) or is_stats_file(input_path):
+    if any((is_database_url(input_path), is_database_url(output), is_stats_file(input_path))):
         return None  # a database or a statistical package's file is read in memory
+    if is_stats_file(output):
+        return None
     source = Path(input_path)
     if is_directory_output(output) or (source.is_dir() and any(source.glob("*.parquet"))):
         return "processes"

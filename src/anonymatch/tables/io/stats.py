@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from anonymatch.core.errors import InputError
+from anonymatch.core.errors import InputError, OutputError
 
 STATS_EXTENSIONS = {
     ".sav": "read_sav",
@@ -27,6 +27,9 @@ STATS_EXTENSIONS = {
     ".xpt": "read_xport",
 }
 """Extension → pyreadstat reader."""
+
+WRITERS = {".sav": "write_sav", ".zsav": "write_sav", ".dta": "write_dta"}
+"""Release extension → pyreadstat writer."""
 
 _LABELLED = ("read_sav", "read_dta")  # readers that apply value labels themselves
 
@@ -64,3 +67,53 @@ def read_stats_file(path: Path, nrows: int | None = None) -> pd.DataFrame:
     }
     frame.attrs["variable_labels"] = labels
     return frame
+
+
+def is_stats_release(path: str | os.PathLike[str]) -> bool:
+    """Whether a release written to ``path`` is an SPSS or Stata file. O(1)."""
+    return Path(str(path)).suffix.lower() in WRITERS
+
+
+def write_stats_release(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:
+    """Write a release as an SPSS (``.sav``, compressed ``.zsav``) or Stata (``.dta``) file,
+    atomically: the published cells as text, numbers as numbers, the variable labels of
+    ``frame.attrs["variable_labels"]`` as the file's column labels (the value labels were
+    applied on reading: the cells show them). OutputError (one line) on failure."""
+    from anonymatch.core.files import write_atomically
+
+    try:
+        import pyreadstat
+    except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+        raise InputError(
+            "writing .sav/.dta releases needs the stats extra: pip install 'anonymatch[stats]'"
+        ) from exc
+    suffix = Path(str(path)).suffix.lower()
+    out = frame.copy()
+    for column in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[column]) or pd.api.types.is_bool_dtype(
+            out[column]
+        ):
+            out[column] = out[column].map(lambda v: "" if _missing(v) else str(v)).astype(object)
+    labels = dict(frame.attrs.get("variable_labels") or {})
+    column_labels = [labels.get(str(c)) for c in out.columns] if labels else None
+    options: dict[str, Any] = {"column_labels": column_labels}
+    if suffix == ".zsav":
+        options["compress"] = True
+
+    def write(tmp: Path) -> None:
+        getattr(pyreadstat, WRITERS[suffix])(out, str(tmp), **options)
+
+    try:
+        write_atomically(path, write)
+    except (OSError, InputError, OutputError):
+        raise
+    except Exception as exc:  # PyreadstatError, ReadstatError: a name or value the format refuses
+        text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise OutputError(f"cannot write {path}: {text}") from exc
+
+
+def _missing(value: object) -> bool:
+    try:
+        return bool(pd.isna(value))  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return False
