@@ -165,7 +165,8 @@ def format_option(choices: tuple[str, ...], help: str) -> Callable[[F], F]:
 TABLE_FORMATS = ("auto", "csv", "tsv", "parquet")
 
 SQL_SOURCE = "anonymatch.sql_source"
-"""``ctx.meta`` key of a database input's ``(--table, --query)`` (set by
+"""``ctx.meta`` key of a database input's ``(--table, --query)`` and an Excel input's
+``--sheet`` (set by
 :func:`table_input_options`, read by :func:`csv_options`)."""
 
 
@@ -181,11 +182,12 @@ def table_input_options(func: F) -> F:
         na: tuple[str, ...],
         sql_table: str | None = None,
         sql_query: str | None = None,
+        sheet: str | None = None,
         **kwargs: Any,
     ) -> Any:
         if sql_table is not None and sql_query is not None:
             raise InputError("give either --table or --query, not both")
-        click.get_current_context().meta[SQL_SOURCE] = (sql_table, sql_query)
+        click.get_current_context().meta[SQL_SOURCE] = (sql_table, sql_query, sheet)
         return func(*args, na_values=missing_codes_option(na_values, na), **kwargs)
 
     return _apply(
@@ -237,6 +239,11 @@ def table_input_options(func: F) -> F:
                 "sql_query",
                 default=None,
                 help="Database input: the SELECT whose rows are read (instead of --table).",
+            ),
+            click.option(
+                "--sheet",
+                default=None,
+                help="Excel input (.xlsx): the worksheet read (default: the first).",
             ),
         ],
     )
@@ -811,7 +818,7 @@ def csv_options(
             raise InputError("--format tsv reads tab-separated values; use --format csv --sep")
     check_quotechar(quotechar, sep, "--quotechar")
     ctx = click.get_current_context(silent=True)
-    table, query = ctx.meta.get(SQL_SOURCE, (None, None)) if ctx is not None else (None, None)
+    table, query, sheet = ctx.meta.get(SQL_SOURCE, (None,) * 3) if ctx is not None else (None,) * 3
     return CsvOptions(
         sep=sep,
         names=comma_list(names) or None,
@@ -819,6 +826,7 @@ def csv_options(
         fmt=fmt,
         table=table,
         query=query,
+        sheet=sheet,
     )
 
 

@@ -213,13 +213,14 @@ def anonymize(
         force = bool(click.get_current_context().params.get("force"))
         check_output_table(output, output_table, force)
     streamed = None if job.method.levels else _streamed_executor(input_path, output, csv, job)
+    from anonymatch.tables.io import is_excel
     from anonymatch.tables.io.stats import is_stats_file
 
-    if streamed is not None and (
-        db_in or db_out or is_stats_file(input_path) or is_stats_file(output)
-    ):
+    special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path))
+    if streamed is not None and (db_in or db_out or any(special)):
         raise InputError(
-            "a database or an SPSS/Stata/SAS file is read and written on the in-memory path"
+            "a database, an SPSS/Stata/SAS or an Excel file is read and written on the in-memory"
+            " path"
         )
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
@@ -389,10 +390,12 @@ def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: Table
         return "dask"
     if run.executor != "auto":
         return run.executor
+    from anonymatch.tables.io import is_excel
     from anonymatch.tables.io.sql import is_database_url
     from anonymatch.tables.io.stats import is_stats_file
 
-    if any((is_database_url(input_path), is_database_url(output), is_stats_file(input_path))):
+    in_memory = (is_database_url(input_path), is_database_url(output), is_excel(input_path))
+    if any(in_memory) or is_stats_file(input_path):
         return None  # a database or a statistical package's file is read in memory
     if is_stats_file(output):
         return None

@@ -45,6 +45,7 @@ class CsvOptions:
     fmt: str = "auto"
     table: str | None = None
     query: str | None = None
+    sheet: str | None = None
 
     def __post_init__(self) -> None:
         check_quotechar(self.quotechar, self.sep)
@@ -87,8 +88,12 @@ def read_table(
         raise InputError(f"input file is not readable: {path}")
     from anonymatch.tables.io.stats import is_stats_file, read_stats_file
 
+    if options.sheet is not None and not is_excel(p):
+        raise InputError("--sheet reads an Excel file (.xlsx)")
     if options.fmt == "auto" and is_stats_file(p):
         frame = read_stats_file(p, nrows)
+    elif options.fmt == "auto" and is_excel(p):
+        frame = _read_excel(p, options.sheet, nrows)
     elif options.reads_parquet(p):
         frame = _read_parquet(p)
         frame = frame if nrows is None else frame.head(nrows)
@@ -97,6 +102,58 @@ def read_table(
     if len(frame) == 0:
         raise InputError(f"input has no data rows: {path}")
     return frame
+
+
+def is_excel(path: str | os.PathLike[str]) -> bool:
+    return str(path).lower().endswith((".xlsx", ".xlsm"))
+
+
+def _read_excel(path: Path, sheet: str | None, nrows: int | None) -> pd.DataFrame:
+    """One worksheet of an Excel file (openpyxl, the ``excel`` extra), every cell as text like
+    a CSV file's: the first row is the header, an empty cell is an empty string."""
+    try:
+        import openpyxl
+    except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+        raise InputError(
+            "reading .xlsx files needs the excel extra: pip install 'anonymatch[excel]'"
+        ) from exc
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # InvalidFileException, BadZipFile, KeyError, …
+        raise InputError(f"cannot read Excel file {path}: {_first_line(exc)}") from exc
+    try:
+        names = list(book.sheetnames)
+        if sheet is not None and sheet not in names:
+            raise InputError(f"no sheet {sheet!r} in {path} (sheets: {', '.join(names)})")
+        rows = book[sheet if sheet is not None else names[0]].iter_rows(values_only=True)
+        header = next(rows, None)
+        if header is None:
+            raise InputError(f"input is empty: {path}")
+        columns = check_header(["" if v is None else str(v) for v in header], path)
+        data: list[list[str]] = []
+        for row in rows:
+            if nrows is not None and len(data) >= nrows:
+                break
+            cells = ["" if v is None else _excel_text(v) for v in row]
+            if not any(cells):
+                continue  # a blank row (formatting left behind)
+            if len(cells) > len(columns) and any(cells[len(columns) :]):
+                raise InputError(f"{path}: row {len(data) + 2} has more cells than the header")
+            data.append((cells + [""] * len(columns))[: len(columns)])
+    finally:
+        book.close()
+    return pd.DataFrame(data, columns=pd.Index(columns), dtype=object)
+
+
+def _excel_text(value: object) -> str:
+    """An Excel cell as text: whole numbers without ``.0`` (Excel stores every number as a
+    float), dates in ISO form."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if hasattr(value, "isoformat"):
+        text = value.isoformat()
+        return str(text).removesuffix("T00:00:00")
+    return str(value)
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
