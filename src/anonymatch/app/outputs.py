@@ -30,8 +30,12 @@ from pathlib import Path
 
 from anonymatch.core.errors import InputError, OutputError
 
-TABLE_RELEASE_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq")
-"""Table releases: CSV text (tab-separated for .tsv/.tab) or typed Parquet."""
+STATS_RELEASE_EXTENSIONS = (".sav", ".zsav", ".dta")
+"""Table releases in a statistical package's format (SPSS, Stata; ``tables.io.stats``)."""
+
+TABLE_RELEASE_EXTENSIONS: tuple[str, ...] = (".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq")
+TABLE_RELEASE_EXTENSIONS += STATS_RELEASE_EXTENSIONS
+"""Table releases: CSV text (tab-separated for .tsv/.tab), typed Parquet, SPSS or Stata."""
 
 SET_RELEASE_EXTENSIONS = (".jsonl", ".ndjson", ".json")
 """Set-valued releases: JSON Lines."""
@@ -82,7 +86,7 @@ class Output:
         (none for Parquet or a directory of parts)."""
         if not self.sidecar or not self.path or self.names_directory:
             return [self]
-        if Path(self.path).suffix.lower() in PARQUET_EXTENSIONS:
+        if Path(self.path).suffix.lower() in PARQUET_EXTENSIONS + STATS_RELEASE_EXTENSIONS:
             return [self]
         sidecar = Output("the release's sidecar", self.path + SIDECAR_SUFFIX)
         return [self, sidecar]
@@ -140,6 +144,9 @@ def check_outputs(
     for out in outputs:
         if not out.path:
             raise InputError(f"{out.flag} needs a path")
+    # a database release (-o postgresql://…) is claimed by its command against the server
+    # (anonymatch.tables.io.sql.check_output_table): no file, nothing to compare here
+    outputs = [out for out in outputs if not _is_database_url(out.path)]
     outputs = [written for out in outputs for written in out.written()]
     inputs = list(inputs)
     check_inputs(inputs)
@@ -206,3 +213,11 @@ def _check_one(out: Output, force: bool | None) -> None:
         raise InputError(f"{out.flag} directory does not exist: {parent}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write {path}: directory {parent} is not writable")
+
+
+def _is_database_url(path: str) -> bool:
+    if "://" not in path:  # a file path: no need to import the SQL module
+        return False
+    from anonymatch.tables.io.sql import is_database_url
+
+    return is_database_url(path)

@@ -164,6 +164,11 @@ def format_option(choices: tuple[str, ...], help: str) -> Callable[[F], F]:
 
 TABLE_FORMATS = ("auto", "csv", "tsv", "parquet")
 
+SQL_SOURCE = "anonymatch.sql_source"
+"""``ctx.meta`` key of a database input's ``(--table, --query)`` and an Excel input's
+``--sheet`` (set by
+:func:`table_input_options`, read by :func:`csv_options`)."""
+
 
 def table_input_options(func: F) -> F:
     """Options describing how to read the original table (shared by all table commands).
@@ -171,7 +176,18 @@ def table_input_options(func: F) -> F:
     ``na_values``)."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, na_values: str | None, na: tuple[str, ...], **kwargs: Any) -> Any:
+    def wrapper(
+        *args: Any,
+        na_values: str | None,
+        na: tuple[str, ...],
+        sql_table: str | None = None,
+        sql_query: str | None = None,
+        sheet: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        if sql_table is not None and sql_query is not None:
+            raise InputError("give either --table or --query, not both")
+        click.get_current_context().meta[SQL_SOURCE] = (sql_table, sql_query, sheet)
         return func(*args, na_values=missing_codes_option(na_values, na), **kwargs)
 
     return _apply(
@@ -210,6 +226,25 @@ def table_input_options(func: F) -> F:
                 "value is published as '*'.",
             ),
             click.option("--drop-missing", is_flag=True, help="Drop rows with a missing QI value."),
+            click.option(
+                "--table",
+                "sql_table",
+                default=None,
+                help="Database input (INPUT a URL such as postgresql://user@host/db or "
+                "sqlite:///file.db): the table read. The password comes from the URL, "
+                "PGPASSWORD or ~/.pgpass and is never recorded.",
+            ),
+            click.option(
+                "--query",
+                "sql_query",
+                default=None,
+                help="Database input: the SELECT whose rows are read (instead of --table).",
+            ),
+            click.option(
+                "--sheet",
+                default=None,
+                help="Excel input (.xlsx): the worksheet read (default: the first).",
+            ),
         ],
     )
 
@@ -782,7 +817,17 @@ def csv_options(
         if fmt == "tsv" and sep != "\t":
             raise InputError("--format tsv reads tab-separated values; use --format csv --sep")
     check_quotechar(quotechar, sep, "--quotechar")
-    return CsvOptions(sep=sep, names=comma_list(names) or None, quotechar=quotechar, fmt=fmt)
+    ctx = click.get_current_context(silent=True)
+    table, query, sheet = ctx.meta.get(SQL_SOURCE, (None,) * 3) if ctx is not None else (None,) * 3
+    return CsvOptions(
+        sep=sep,
+        names=comma_list(names) or None,
+        quotechar=quotechar,
+        fmt=fmt,
+        table=table,
+        query=query,
+        sheet=sheet,
+    )
 
 
 def stage_bar(stages: int, quiet: bool, desc: str) -> Any:

@@ -172,6 +172,12 @@ def _suppression_limit_option(help_text: str) -> Any:
 @executor_options(EXECUTOR_MEANING)
 @_chunk_rows_option
 @csv_safe_option
+@click.option(
+    "--output-table",
+    default=None,
+    help="Database release (-o a URL such as postgresql://user@host/db or sqlite:///file.db): "
+    "the table created, in one transaction (an existing one only with --force).",
+)
 @table_input_options
 @typed_table_job
 def anonymize(
@@ -185,6 +191,7 @@ def anonymize(
     sep: str | None,
     names: str | None,
     quotechar: str,
+    output_table: str | None = None,
 ) -> None:
     """Publish a table k-anonymous, verified.
 
@@ -196,11 +203,50 @@ def anonymize(
     import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.io.cells")
     from anonymatch.tables import run_job
     from anonymatch.tables.io.cells import write_release
+    from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
 
     csv = csv_options(sep, names, quotechar, fmt)
+    db_in, db_out = is_database_url(input_path), is_database_url(output)
+    if output_table is not None and not db_out:
+        raise InputError("--output-table writes to a database URL given as -o")
+    if db_out:
+        force = bool(click.get_current_context().params.get("force"))
+        check_output_table(output, output_table, force)
     streamed = None if job.method.levels else _streamed_executor(input_path, output, csv, job)
-    for path in (None if streamed else output, report_path):
-        check_output_path(path, input_path)
+    from anonymatch.tables.io import is_excel
+    from anonymatch.tables.io.stats import is_stats_file
+
+    special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path))
+    if streamed is not None and (db_in or db_out or any(special)):
+        raise InputError(
+            "a database, an SPSS/Stata/SAS or an Excel file is read and written on the in-memory"
+            " path"
+        )
+    for path in (None if streamed or db_out else output, report_path):
+        check_output_path(path, "" if db_in else input_path)
+    if db_in or db_out:
+        release = run_job(read_table(input_path, csv), job)
+        if db_out:
+            assert output_table is not None
+            write_sql_release(output, output_table, release.table, replace=True)
+        else:
+            write_release(output, release.table, release.cells, release.qi, csv_safe)
+        manifest: dict[str, Any] = (
+            dict(release.report) if db_out else _note_csv_safe(release.report, output, csv_safe)
+        )
+        manifest["parameters"] = {
+            **cast(dict[str, Any], manifest["parameters"]),
+            "input_options": input_options_block(
+                fmt, sep, names, quotechar, job.na, job.drop_missing
+            ),
+        }
+        _finish_database(manifest, input_path, output, csv, output_table, report_path, started)
+        if not quiet:
+            adaptive = manifest["guarantee"]["model"] == "adaptive-anonymity"
+            (_print_adaptive_summary if adaptive else _print_summary)(
+                manifest, manifest["output"]["path"]
+            )
+        return
     if streamed is not None:
         from anonymatch.tables.streamed import anonymize_file
 
@@ -214,9 +260,14 @@ def anonymize(
             csv_safe=csv_safe,
         )
     else:
-        release = run_job(read_table(input_path, csv), job)
+        frame = read_table(input_path, csv)
+        release = run_job(frame, job)
+        release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
         write_release(output, release.table, release.cells, release.qi, csv_safe)
         report = _note_csv_safe(release.report, output, csv_safe)
+        labels = frame.attrs.get("variable_labels")
+        if labels:  # an SPSS/Stata/SAS file's variable labels (tables.io.stats)
+            report["input"] = {**cast(dict[str, Any], report["input"]), "variable_labels": labels}
     report["parameters"] = {
         **cast(dict[str, Any], report["parameters"]),
         "input_options": input_options_block(fmt, sep, names, quotechar, job.na, job.drop_missing),
@@ -227,9 +278,10 @@ def anonymize(
 def _note_csv_safe(report: Any, output: str, csv_safe: bool) -> dict[str, Any]:
     """The manifest with ``output.csv_safe`` recorded for a CSV/TSV release."""
     from anonymatch.tables.io import is_parquet
+    from anonymatch.tables.io.stats import is_stats_release
 
     manifest = dict(report)
-    if not is_parquet(output):
+    if not is_parquet(output) and not is_stats_release(output):
         manifest["output"] = {**manifest["output"], "csv_safe": csv_safe}
     return manifest
 
@@ -253,6 +305,47 @@ def _finish(
         _print_adaptive_summary(report, output)
     else:
         _print_summary(report, output)
+
+
+def _finish_database(
+    report: dict[str, Any],
+    input_path: str,
+    output: str,
+    csv: CsvOptions,
+    output_table: str | None,
+    report_path: str | None,
+    started: float,
+) -> None:
+    """``_finish`` for a database input or release: the URL is recorded without its password
+    (with the table or query read, the table written) and a file side keeps its digest."""
+    from anonymatch.core.manifest import finish_manifest, write_manifest
+    from anonymatch.tables.io.sql import is_database_url, redact_url
+
+    db_in, db_out = is_database_url(input_path), is_database_url(output)
+    finish_manifest(
+        report,
+        None if db_in else input_path,
+        None if db_out else output,
+        started,
+        command="anonymize",
+    )
+    if db_in:
+        report["input"] = {**report["input"], **_input_block(input_path, csv)}
+    if db_out:
+        report["output"] = {**report["output"], "path": redact_url(output), "table": output_table}
+    write_manifest(report_path, report)
+
+
+def _input_block(path: str, csv: CsvOptions) -> dict[str, Any]:
+    """How a manifest names an input: a file's path and SHA-256, or a database URL without its
+    password and the table or query read (no digest: the data lives on the server)."""
+    from anonymatch.core.manifest import file_digest
+    from anonymatch.tables.io.sql import is_database_url, redact_url
+
+    if not is_database_url(path):
+        return {"path": path, "sha256": file_digest(path)}
+    source = {"table": csv.table} if csv.table is not None else {"query": csv.query}
+    return {"path": redact_url(path), "sha256": None, **source}
 
 
 def _manifest_partitions(path: str | None) -> int | None:
@@ -297,6 +390,15 @@ def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: Table
         return "dask"
     if run.executor != "auto":
         return run.executor
+    from anonymatch.tables.io import is_excel
+    from anonymatch.tables.io.sql import is_database_url
+    from anonymatch.tables.io.stats import is_stats_file
+
+    in_memory = (is_database_url(input_path), is_database_url(output), is_excel(input_path))
+    if any(in_memory) or is_stats_file(input_path):
+        return None  # a database or a statistical package's file is read in memory
+    if is_stats_file(output):
+        return None
     source = Path(input_path)
     if is_directory_output(output) or (source.is_dir() and any(source.glob("*.parquet"))):
         return "processes"
@@ -793,7 +895,8 @@ def anonymize_kl_cmd(
     for path in (output, report_path):
         check_output_path(path, input_path)
     bar = stage_bar(3, quiet, "anonymize-kl")  # read, anonymize, write
-    frame = read_table(input_path, csv_options(sep, names, quotechar, fmt))
+    csv = csv_options(sep, names, quotechar, fmt)
+    frame = read_table(input_path, csv)
     bar.update()
     release = anonymize_kl(
         frame,
@@ -812,13 +915,18 @@ def anonymize_kl_cmd(
     write_release(output, release.table, release.cells, release.qi, csv_safe)
     bar.update()
     bar.close()
+    from anonymatch.tables.io.sql import is_database_url
+
+    db_in = is_database_url(input_path)
     report = finish_manifest(
         _note_csv_safe(release.report, output, csv_safe),
-        input_path,
+        None if db_in else input_path,
         output,
         started,
         command="anonymize-kl",
     )
+    if db_in:
+        report["input"] = {**report["input"], **_input_block(input_path, csv)}
     write_manifest(report_path, report)
     if not quiet:
         loss = report["loss"]
@@ -913,7 +1021,8 @@ def risk_cmd(
     if k is not None:
         check_k(k, "--k")
     claim_outputs()  # --report: the shared output policy
-    orig = read_table(original, csv_options(sep, names, quotechar, fmt))
+    csv = csv_options(sep, names, quotechar, fmt)
+    orig = read_table(original, csv)
     pub = read_release(release)
     report = assess(
         orig,
@@ -933,7 +1042,7 @@ def risk_cmd(
         "tool": {"name": "anonymatch", "version": __version__},
         "created": utc_now(),
         "input": {
-            "original": {"path": original, "sha256": file_digest(original)},
+            "original": _input_block(original, csv),
             "release": {"path": release, "sha256": file_digest(release)},
         },
         **figures,

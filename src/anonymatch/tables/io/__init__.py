@@ -43,6 +43,9 @@ class CsvOptions:
     quotechar: str = '"'
     skip_initial_space: bool = True
     fmt: str = "auto"
+    table: str | None = None
+    query: str | None = None
+    sheet: str | None = None
 
     def __post_init__(self) -> None:
         check_quotechar(self.quotechar, self.sep)
@@ -61,11 +64,19 @@ def is_parquet(path: str | os.PathLike[str]) -> bool:
 def read_table(
     path: str | os.PathLike[str], options: CsvOptions | None = None, nrows: int | None = None
 ) -> pd.DataFrame:
-    """Read a CSV/TSV or Parquet table. Raises InputError (one line) on any unreadable input.
-    ``nrows`` reads only the first data rows (a sample).
+    """Read a CSV/TSV or Parquet table, an SPSS/Stata/SAS file (``tables.io.stats``: value
+    labels applied), or a database table or query (``path`` a database
+    URL, ``options.table``/``options.query``). Raises InputError (one line) on any unreadable
+    input. ``nrows`` reads only the first data rows (a sample).
 
     Complexity: O(file size), O(nrows) with ``nrows`` for CSV."""
     options = options or CsvOptions()
+    from anonymatch.tables.io.sql import is_database_url, read_sql_source
+
+    if is_database_url(path):
+        return read_sql_source(str(path), options.table, options.query, nrows)
+    if options.table is not None or options.query is not None:
+        raise InputError("--table and --query read a database URL (postgresql://…, sqlite:///…)")
     p = Path(path)
     from anonymatch.tables.io.documents import check_readable_path
 
@@ -75,7 +86,15 @@ def read_table(
         raise InputError(f"input is a directory, not a file: {path}")
     if not os.access(p, os.R_OK):
         raise InputError(f"input file is not readable: {path}")
-    if options.reads_parquet(p):
+    from anonymatch.tables.io.stats import is_stats_file, read_stats_file
+
+    if options.sheet is not None and not is_excel(p):
+        raise InputError("--sheet reads an Excel file (.xlsx)")
+    if options.fmt == "auto" and is_stats_file(p):
+        frame = read_stats_file(p, nrows)
+    elif options.fmt == "auto" and is_excel(p):
+        frame = _read_excel(p, options.sheet, nrows)
+    elif options.reads_parquet(p):
         frame = _read_parquet(p)
         frame = frame if nrows is None else frame.head(nrows)
     else:
@@ -83,6 +102,58 @@ def read_table(
     if len(frame) == 0:
         raise InputError(f"input has no data rows: {path}")
     return frame
+
+
+def is_excel(path: str | os.PathLike[str]) -> bool:
+    return str(path).lower().endswith((".xlsx", ".xlsm"))
+
+
+def _read_excel(path: Path, sheet: str | None, nrows: int | None) -> pd.DataFrame:
+    """One worksheet of an Excel file (openpyxl, the ``excel`` extra), every cell as text like
+    a CSV file's: the first row is the header, an empty cell is an empty string."""
+    try:
+        import openpyxl
+    except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+        raise InputError(
+            "reading .xlsx files needs the excel extra: pip install 'anonymatch[excel]'"
+        ) from exc
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # InvalidFileException, BadZipFile, KeyError, …
+        raise InputError(f"cannot read Excel file {path}: {_first_line(exc)}") from exc
+    try:
+        names = list(book.sheetnames)
+        if sheet is not None and sheet not in names:
+            raise InputError(f"no sheet {sheet!r} in {path} (sheets: {', '.join(names)})")
+        rows = book[sheet if sheet is not None else names[0]].iter_rows(values_only=True)
+        header = next(rows, None)
+        if header is None:
+            raise InputError(f"input is empty: {path}")
+        columns = check_header(["" if v is None else str(v) for v in header], path)
+        data: list[list[str]] = []
+        for row in rows:
+            if nrows is not None and len(data) >= nrows:
+                break
+            cells = ["" if v is None else _excel_text(v) for v in row]
+            if not any(cells):
+                continue  # a blank row (formatting left behind)
+            if len(cells) > len(columns) and any(cells[len(columns) :]):
+                raise InputError(f"{path}: row {len(data) + 2} has more cells than the header")
+            data.append((cells + [""] * len(columns))[: len(columns)])
+    finally:
+        book.close()
+    return pd.DataFrame(data, columns=pd.Index(columns), dtype=object)
+
+
+def _excel_text(value: object) -> str:
+    """An Excel cell as text: whole numbers without ``.0`` (Excel stores every number as a
+    float), dates in ISO form."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if hasattr(value, "isoformat"):
+        text = value.isoformat()
+        return str(text).removesuffix("T00:00:00")
+    return str(value)
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:

@@ -437,12 +437,18 @@ def write_release(
     qi: EncodedQI,
     csv_safe: bool = True,
 ) -> None:
-    """Write a release table atomically: Parquet (typed, kept columns as numbers where they are
+    """Write a release table atomically: SPSS/Stata for .sav/.zsav/.dta (``tables.io.stats``),
+    Parquet (typed, kept columns as numbers where they are
     numbers) if the path ends in .parquet, else CSV (tab-separated for .tsv) with the text cells
     already in ``frame`` and its sidecar ``PATH.schema.json`` (:func:`release_schema`), written
     first and removed again if the release cannot be written. ``csv_safe`` prefixes formula-like
     text cells of a CSV/TSV release with ``'`` (``core.csvsafe``; numbers and ranges are never
     touched); :func:`read_release_text` undoes it."""
+    from anonymatch.tables.io.stats import is_stats_release, write_stats_release
+
+    if is_stats_release(path):
+        write_stats_release(path, frame)
+        return
     if is_parquet(path):
         import pyarrow.parquet as pq  # here: a CSV release never needs it
 

@@ -1,0 +1,73 @@
+"""Excel workbooks as table sources (issue 30 item 3): a chosen worksheet (``--sheet``), cells
+read as text like a CSV file's, ``verify`` reading the same sheet, one line and exit 2 for a
+missing sheet, a damaged file or ``--sheet`` on another format."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from anonymatch.cli import main
+from anonymatch.tables.io import CsvOptions, read_table
+
+openpyxl = pytest.importorskip("openpyxl", reason="the excel extra (openpyxl) is missing")
+
+QI = ["--qi", "age,sex", "--numeric", "age"]
+
+
+def _book(path: Path) -> Path:
+    book = openpyxl.Workbook()
+    cover = book.active
+    cover.title = "About"
+    cover.append(["note"])
+    cover.append(["survey 2024"])
+    sheet = book.create_sheet("People")
+    sheet.append(["age", "sex", "seen", "score"])
+    for i in range(40):
+        sheet.append([20 + i % 30, "F" if i % 2 else "M", dt.date(2024, 1, 1 + i % 28), 0.5 * i])
+    sheet.append([None, None, None, None])  # a blank row left by formatting
+    book.save(path)
+    return path
+
+
+def test_sheet_read_as_text(tmp_path: Path) -> None:
+    path = _book(tmp_path / "s.xlsx")
+    frame = read_table(path, CsvOptions(sheet="People"))
+    assert list(frame.columns) == ["age", "sex", "seen", "score"] and len(frame) == 40
+    assert frame.loc[0].tolist() == ["20", "M", "2024-01-01", "0"]
+    assert frame.loc[3, "score"] == "1.5"
+    assert list(read_table(path).columns) == ["note"]  # default: the first sheet
+    assert len(read_table(path, CsvOptions(sheet="People"), nrows=5)) == 5
+
+
+def test_anonymize_and_verify_a_sheet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _book(tmp_path / "s.xlsx")
+    release = tmp_path / "r.csv"
+    args = ["anonymize", str(path), "--sheet", "People", "-o", str(release), "-k", "4", *QI]
+    assert main([*args, "-q"]) == 0, capsys.readouterr().err
+    assert len(pd.read_csv(release)) == 40
+    assert main(["verify", str(path), str(release), "--sheet", "People", "-k", "4", *QI]) == 0
+
+
+@pytest.mark.parametrize("case", ["missing sheet", "damaged", "sheet of a csv"])
+def test_refusals_one_line_exit_2(
+    tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _book(tmp_path / "s.xlsx")
+    if case == "damaged":
+        path = tmp_path / "bad.xlsx"
+        path.write_bytes(b"PK\x03\x04 not a workbook")
+        extra: list[str] = []
+    elif case == "missing sheet":
+        extra = ["--sheet", "Nope"]
+    else:
+        path = tmp_path / "t.csv"
+        path.write_text("age,sex\n1,F\n")
+        extra = ["--sheet", "People"]
+    code = main(["anonymize", str(path), *extra, "-o", str(tmp_path / "r.csv"), "-k", "2", *QI])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "r.csv").exists()
