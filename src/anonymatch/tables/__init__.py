@@ -618,6 +618,7 @@ def risk(
 # name -> module under anonymatch.tables.
 _LAZY = {
     "ReleaseFeatures": "models.features",
+    "learn": "models.learn",
 }
 
 
