@@ -619,6 +619,11 @@ def risk(
 _LAZY = {
     "ReleaseFeatures": "models.features",
     "learn": "models.learn",
+    "draw_microdata": "models.imputation",
+    "rubin_combine": "models.imputation",
+    "rubin_mean": "models.imputation",
+    "rubin_proportion": "models.imputation",
+    "rubin_coefficient": "models.imputation",
 }
 
 
