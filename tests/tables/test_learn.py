@@ -48,3 +48,24 @@ def test_errors() -> None:
 
 def test_front_name() -> None:
     assert anonymatch.tables.learn is learn
+
+
+def test_html_report_shows_the_accuracy_given_a_test_table(tmp_path) -> None:
+    import json
+
+    from anonymatch.cli import main
+    from anonymatch.report import build_report
+
+    frame(120, 3).to_csv(tmp_path / "o.csv", index=False)
+    frame(60, 4).to_csv(tmp_path / "t.csv", index=False)
+    out, manifest = tmp_path / "r.csv", tmp_path / "r.json"
+    args = ["anonymize", str(tmp_path / "o.csv"), "-o", str(out), "--k", "3", "--qi", "age,sex"]
+    assert main([*args, "--numeric", "age", "--seed", "1", "-q", "--report", str(manifest)]) == 0
+    html = build_report(
+        json.loads(manifest.read_text()),
+        tmp_path / "o.csv",
+        out,
+        options={"test": tmp_path / "t.csv", "classify": "y"},
+    )
+    assert "Accuracy predicting &#39;y&#39; on the 60 original rows" in html
+    assert "trained on the release" in html
