@@ -201,7 +201,8 @@ def write(
         f"Command: `python benchmarks/analyst_adult.py --ks {args.ks} --methods {args.methods} "
         f"--repeats {args.repeats}`. Machine: {machine()}. Whole run {total / 60:.1f} min.",
         "Train on a release of adult.data (30,162 complete rows, the 8 QIs of the GCP table",
-        "above),test on the 15,060 complete original rows of adult.test. Features: the release's",
+        "above), test on the 15,060 complete original rows of adult.test. Features: the",
+        "release's",
         "columns but `income` and `education` (the exact text twin of the QI education-num),",
         "featurized by `ReleaseFeatures` (ranges → midpoint and width, value sets → fractional",
         "one-hot); test rows featurized the same way as exact values.",
@@ -280,9 +281,24 @@ def write(
         "",
         f"Target: intervals covering the original's value in ≥ 90 % of releases: "
         f"**{'met' if bool((cov >= 0.9).all()) else 'not met'}** (lowest {100 * cov.min():.0f} %)."
-        " The intervals include the sampling variance of a 30,162-row table, which dwarfs the",
-        "generalization's at k = 10, so coverage of the original's own value is an easy test; the",
-        "share >50K is of a kept (exact) column, so its between-imputation variance is 0.",
+        "",
+        "",
+        "Reading (hand-written with the run; the figures above are generated): at k ≤ 20 the",
+        "two methods are indistinguishable downstream (within 0.15 point, below the noise of",
+        "one test set); freeform pulls ahead only at k = 50, where mondrian's boxes get coarse.",
+        "Gradient boosting on hungarian stays within 0.5 point of the original's; on mondrian",
+        "it drops 1.1 points at k = 50. The mean age",
+        "fails the coverage target outright: a freeform release's ranges are not placed at",
+        "random around the values (at the young end of a skewed column they can only extend",
+        "upward), so drawing uniformly inside them biases the mean by about +0.3 years and",
+        "drawing from the release's marginal by about −0.2, several standard errors of a",
+        "30,162-row mean (the iterated marginal, Turnbull's NPMLE, tried by hand on one release,",
+        "gives 38.16: no better). Rubin's intervals carry the sampling and between-draw variance,",
+        "not this imputation-model bias; `mean_bounds` gives sure (wide) bounds instead. The",
+        "regression coefficient is covered with uniform draws and badly biased with marginal",
+        "ones; the share >50K is of a kept (exact) column, so its between-imputation variance",
+        "is 0. Not run: k = 100, sortgreedy, the public Mondrian, ANJANA, ℓ/t models, and",
+        "other tables (heart, FARS).",
     ]
     update_results("analyst_adult", "\n".join(lines))
 
