@@ -671,7 +671,13 @@ def attack(
     show_default=True,
     help="Held-out share of ORIGINAL without --test.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seeds split and models.")
+@click.option(
+    "--split-seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seeds the held-out split and the models (not a release's secret seed).",
+)
 @verbosity_options
 @qi_type_options
 @table_input_options
@@ -686,7 +692,7 @@ def evaluate(
     regress: str | None,
     test_path: str | None,
     test_size: float,
-    seed: int,
+    split_seed: int,
     qi_types: QITypes,
     fmt: str,
     sep: str | None,
@@ -715,7 +721,7 @@ def evaluate(
             regress,
             test_path,
             test_size,
-            seed,
+            split_seed,
             as_json,
             fmt,
             sep,
