@@ -701,7 +701,7 @@ def evaluate(
     na_values: MissingCodes,
     drop_missing: bool,
 ) -> None:
-    """Report the information loss of table releases, or what a model learns from them.
+    """Report information loss, or what models learn from releases.
 
     GCP and NCP per QI of one or more releases of ORIGINAL. With --classify LABEL (or
     --regress COLUMN): accuracy (R²) of a logistic (ridge) regression and a gradient-boosted
