@@ -48,6 +48,8 @@ from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from anonymatch.tables.job import TableJob
 
 EXECUTOR_MEANING = (
@@ -747,6 +749,37 @@ def attack(
 @click.option("--numeric", default=None, help="Numeric QIs (published as ranges).")
 @click.option("--weights", default=None, help="Attribute weights, e.g. age=2,sex=0.5.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option(
+    "--classify",
+    "label",
+    default=None,
+    help="Train classifiers on each release to predict this kept column; report accuracy.",
+)
+@click.option(
+    "--regress",
+    default=None,
+    help="Train regressors on each release to predict this kept column; report R².",
+)
+@click.option(
+    "--test",
+    "test_path",
+    default=None,
+    help="Original rows to test on (same format as ORIGINAL); default a held-out part.",
+)
+@click.option(
+    "--test-size",
+    type=float,
+    default=0.3,
+    show_default=True,
+    help="Held-out share of ORIGINAL without --test.",
+)
+@click.option(
+    "--split-seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seeds the held-out split and the models (not a release's secret seed).",
+)
 @verbosity_options
 @qi_type_options
 @table_input_options
@@ -757,6 +790,11 @@ def evaluate(
     numeric: str | None,
     weights: str | None,
     as_json: bool,
+    label: str | None,
+    regress: str | None,
+    test_path: str | None,
+    test_size: float,
+    split_seed: int,
     qi_types: QITypes,
     fmt: str,
     sep: str | None,
@@ -765,15 +803,34 @@ def evaluate(
     na_values: MissingCodes,
     drop_missing: bool,
 ) -> None:
-    """Report the information loss of table releases.
+    """Report information loss, or what models learn from releases.
 
-    GCP and NCP per QI of one or more releases of ORIGINAL."""
+    GCP and NCP per QI of one or more releases of ORIGINAL. With --classify LABEL (or
+    --regress COLUMN): accuracy (R²) of a logistic (ridge) regression and a gradient-boosted
+    model trained on each release and tested on original rows (--test, or a held-out part of
+    ORIGINAL), beside the same models trained on the original and the majority class (mean)."""
     from anonymatch.tables.pipeline import evaluate_release
 
     schema = Schema.build(
         comma_list(qi), comma_list(numeric), weights=parse_weights(weights), types=qi_types
     )
     orig = read_table(original, csv_options(sep, names, quotechar, fmt))
+    if label is not None or regress is not None:
+        _learn(
+            orig,
+            published,
+            label,
+            regress,
+            test_path,
+            test_size,
+            split_seed,
+            as_json,
+            fmt,
+            sep,
+            names,
+            quotechar,
+        )
+        return
     results = {
         p: evaluate_release(read_release(p), orig, schema, na_values, drop_missing)
         for p in published
@@ -792,6 +849,72 @@ def evaluate(
             f"  {attr}".ljust(16)
             + "".join(f"{100 * r.ncp[attr]:.2f}%".rjust(width + 2) for r in results.values())
         )
+
+
+def _learn(
+    orig: pd.DataFrame,
+    published: Sequence[str],
+    label: str | None,
+    regress: str | None,
+    test_path: str | None,
+    test_size: float,
+    seed: int,
+    as_json: bool,
+    fmt: str,
+    sep: str | None,
+    names: str | None,
+    quotechar: str,
+) -> None:
+    """``evaluate --classify/--regress``: train on each release, test on original rows."""
+    from anonymatch.tables.io.release import read_release as read_typed
+    from anonymatch.tables.models.learn import learn
+
+    if label is not None and regress is not None:
+        raise InputError("give one of --classify and --regress")
+    task, target = ("classify", label) if label is not None else ("regress", regress)
+    assert target is not None
+    test = None
+    if test_path is not None:
+        test = read_table(test_path, csv_options(sep, names, quotechar, fmt))
+        if target not in test.columns:
+            raise InputError(f"the test table {test_path} has no column {target!r}")
+    if target not in orig.columns:
+        raise InputError(f"the original has no column {target!r}")
+    report = learn(
+        orig,
+        [read_typed(p) for p in published],
+        target=target,
+        task=task,
+        test=test,
+        names=list(published),
+        test_size=test_size,
+        seed=seed,
+    )
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    metric = "accuracy" if task == "classify" else "R²"
+    models = list(report.original)
+    width = max(18, *(len(Path(p).name) for p in published))
+    click.echo(
+        f"{metric} predicting {target!r} on {report.test_rows} original rows ({report.test_source})"
+    )
+    click.echo("trained on".ljust(width + 2) + "".join(m.rjust(20) for m in models))
+    for r in report.releases:
+        click.echo(
+            Path(r["path"]).name.ljust(width + 2)
+            + "".join(_figure(task, r["scores"][m]).rjust(20) for m in models)
+        )
+    click.echo(
+        "original".ljust(width + 2)
+        + "".join(_figure(task, report.original[m]).rjust(20) for m in models)
+    )
+    floor = "majority class" if task == "classify" else "mean"
+    click.echo(floor.ljust(width + 2) + _figure(task, report.floor).rjust(20))
+
+
+def _figure(task: str, value: float) -> str:
+    return f"{100 * value:.2f}%" if task == "classify" else f"{value:.4f}"
 
 
 # (k,ℓ)-anonymity: ℓ is the number of attributes the adversary may know (--known; --l means

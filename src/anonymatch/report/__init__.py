@@ -76,7 +76,10 @@ def build_report(
         How to read the original: for tables ``csv`` (a ``tables.io.CsvOptions``),
         ``na_values``, ``drop_missing``; for transactions ``fmt``, ``item_sep``,
         ``id_column``, ``item_column``; for sparse data ``fmt``, ``adjacency``; for graphs
-        ``n_vertices``.
+        ``n_vertices``. Tables also: ``test`` (a table of original rows, read like the
+        original) with ``classify`` (a kept column): the utility section then shows the
+        accuracy of models trained on the release and on the original, tested on those rows
+        (``anonymatch.tables.learn``).
     threshold : float, default 0.2
         Prosecutor risk above which a record counts as at risk (tables).
     check_digests : bool, default True

@@ -119,7 +119,40 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     check = _reverify(manifest, original, release, schema, na, drop_missing)
     _risk(risk, manifest, data, enc, cells, release, schema, inputs.threshold, limits)
     _utility(utility, cells, enc, data, schema)
+    if options.get("test") is not None and options.get("classify"):
+        _learning(utility, original, inputs.release, options, csv)
     return KindSections(published, guarantee, risk, utility, limits, check)
+
+
+def _learning(
+    section: Section,
+    original: pd.DataFrame,
+    release_path: Any,
+    options: Mapping[str, Any],
+    csv: CsvOptions,
+) -> None:
+    """Accuracy of models trained on the release and on the original, tested on the original
+    rows of ``options["test"]`` (``options["classify"]`` names the label): issue 27."""
+    from anonymatch.tables.io.release import read_release
+    from anonymatch.tables.models.learn import learn
+
+    label = str(options["classify"])
+    test = read_table(options["test"], csv)
+    report = learn(original, [read_release(release_path)], target=label, test=test)
+    scores = report.releases[0]["scores"]
+    rows = [
+        [model, f"{100 * scores[model]:.2f}%", f"{100 * report.original[model]:.2f}%"]
+        for model in scores
+    ]
+    rows.append(["majority class", f"{100 * report.floor:.2f}%", f"{100 * report.floor:.2f}%"])
+    section.tables.append(
+        Table(
+            ["model", "trained on the release", "trained on the original"],
+            rows,
+            f"Accuracy predicting {label!r} on the {report.test_rows} original rows of the test "
+            "table (anonymatch evaluate --classify).",
+        )
+    )
 
 
 def _reverify(

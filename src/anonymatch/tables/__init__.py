@@ -614,4 +614,25 @@ def risk(
     )
 
 
+# The analyst's side (issue 27), imported on first use so that ``import anonymatch`` stays cheap:
+# name -> module under anonymatch.tables.
+_LAZY = {
+    "ReleaseFeatures": "models.features",
+    "learn": "models.learn",
+    "draw_microdata": "models.imputation",
+    "rubin_combine": "models.imputation",
+    "rubin_mean": "models.imputation",
+    "rubin_proportion": "models.imputation",
+    "rubin_coefficient": "models.imputation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"anonymatch.tables.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 keep_functions(__name__, __all__)  # ``verify`` is also a submodule name

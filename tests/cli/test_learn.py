@@ -1,0 +1,94 @@
+"""``evaluate --classify/--regress``: train on releases, test on original rows (issue 27)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anonymatch.cli import main
+
+
+def frame(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.integers(20, 70, n)
+    edu = rng.choice(["hs", "ba", "ms"], n)
+    hours = rng.integers(20, 60, n)
+    score = age / 10 + 2 * (edu == "ms") + rng.normal(0, 1, n)
+    return pd.DataFrame(
+        {"age": age, "edu": edu, "hours": hours, "label": np.where(score > 6, "hi", "lo")}
+    )
+
+
+@pytest.fixture()
+def files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Path]:
+    orig, test = tmp_path / "o.csv", tmp_path / "t.csv"
+    frame(240, 0).to_csv(orig, index=False)
+    frame(100, 1).to_csv(test, index=False)
+    out = {"orig": orig, "test": test}
+    for method in ("hungarian", "mondrian"):
+        rel = tmp_path / f"{method}.csv"
+        args = ["anonymize", str(orig), "-o", str(rel), "--k", "4", "--qi", "age,edu"]
+        args += ["--numeric", "age", "--method", method, "--seed", "3", "-q"]
+        assert main(args) == 0
+        out[method] = rel
+    capsys.readouterr()
+    return out
+
+
+def test_classify_json(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["evaluate", str(files["orig"]), str(files["hungarian"]), str(files["mondrian"])]
+    args += ["--qi", "age,edu", "--numeric", "age", "--classify", "label"]
+    assert main([*args, "--test", str(files["test"]), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["path"] for r in data["releases"]] == [
+        str(files["hungarian"]),
+        str(files["mondrian"]),
+    ]
+    for r in data["releases"]:
+        assert set(r["classify"]) == {"logistic", "gradient_boosting"}
+        assert 0.6 <= r["classify"]["logistic"] <= 1
+    assert data["original"]["classify"]["logistic"] > data["majority"]
+    assert data["test"]["rows"] == 100
+    assert main(args) == 0  # a held-out part of the original, as text
+    text = capsys.readouterr().out
+    assert "held-out 30%" in text and "majority class" in text
+
+
+def test_regress(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["evaluate", str(files["orig"]), str(files["hungarian"]), "--qi", "age,edu"]
+    assert main([*args, "--regress", "hours", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data["releases"][0]["regress"]) == {"linear", "gradient_boosting"}
+    assert "mean" in data
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--classify", "nope"], "no column 'nope'"),
+        (["--classify", "age"], "generalized"),
+        (["--classify", "label", "--regress", "hours"], "one of --classify and --regress"),
+        (["--classify", "label", "--test-size", "1.5"], "test_size"),
+    ],
+)
+def test_errors(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    args = ["evaluate", str(files["orig"]), str(files["hungarian"]), "--qi", "age,edu"]
+    assert main([*args, *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_label_not_in_test(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bare = tmp_path / "bare.csv"
+    frame(50, 2).drop(columns="label").to_csv(bare, index=False)
+    args = ["evaluate", str(files["orig"]), str(files["hungarian"]), "--qi", "age,edu"]
+    assert main([*args, "--classify", "label", "--test", str(bare)]) == 2
+    assert "has no column 'label'" in capsys.readouterr().err
