@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import param
 
 
 def check_quotechar(quotechar: object, sep: str | None = None, name: str = "quotechar") -> None:
@@ -76,7 +77,10 @@ def read_table(
     if is_database_url(path):
         return read_sql_source(str(path), options.table, options.query, nrows)
     if options.table is not None or options.query is not None:
-        raise InputError("--table and --query read a database URL (postgresql://…, sqlite:///…)")
+        raise InputError(
+            f"{param('table')} and {param('query')} read a database URL "
+            "(postgresql://…, sqlite:///…)"
+        )
     p = Path(path)
     from anonymatch.tables.io.documents import check_readable_path
 
@@ -89,7 +93,7 @@ def read_table(
     from anonymatch.tables.io.stats import is_stats_file, read_stats_file
 
     if options.sheet is not None and not is_excel(p):
-        raise InputError("--sheet reads an Excel file (.xlsx)")
+        raise InputError(f"{param('sheet')} reads an Excel file (.xlsx)")
     if options.fmt == "auto" and is_stats_file(p):
         frame = read_stats_file(p, nrows)
     elif options.fmt == "auto" and is_excel(p):

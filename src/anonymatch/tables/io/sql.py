@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from anonymatch.core.errors import InputError, OutputError
+from anonymatch.core.params import param
 
 _URL = re.compile(r"^[a-z][a-z0-9+]*://", re.IGNORECASE)
 _SCHEMES = ("postgresql", "postgres", "sqlite")
@@ -134,7 +135,9 @@ def read_sql_source(
     from sqlalchemy import text as sql_text
 
     if (table is None) == (query is None):
-        raise InputError("a database input needs exactly one of --table and --query")
+        raise InputError(
+            f"a database input needs exactly one of {param('table')} and {param('query')}"
+        )
     engine, url = _engine(text)
     where = redact_url(text)
     try:
@@ -144,7 +147,7 @@ def read_sql_source(
             raise _connect_error(exc, text, url) from None
         with connection:
             if table is not None:
-                schema, name = _split(check_identifier(table, "--table"))
+                schema, name = _split(check_identifier(table, param("table")))
                 if not inspect(connection).has_table(name, schema=schema):
                     raise InputError(f"no table {table!r} in {where}")
                 quoted = connection.dialect.identifier_preparer.quote
@@ -180,8 +183,8 @@ def check_output_table(text: str, table: str | None, force: bool) -> None:
     from sqlalchemy import inspect
 
     if not table:
-        raise InputError(f"-o {redact_url(text)} needs --output-table")
-    schema, name = _split(check_identifier(table, "--output-table"))
+        raise InputError(f"the database output {redact_url(text)} needs {param('output_table')}")
+    schema, name = _split(check_identifier(table, param("output_table")))
     engine, url = _engine(text)
     try:
         try:
@@ -193,7 +196,8 @@ def check_output_table(text: str, table: str | None, force: bool) -> None:
         engine.dispose()
     if exists and not force:
         raise InputError(
-            f"table {table!r} already exists in {redact_url(text)} (use --force to replace it)"
+            f"table {table!r} already exists in {redact_url(text)} "
+            f"(use {param('force')} to replace it)"
         )
 
 
@@ -204,7 +208,7 @@ def write_sql_release(text: str, table: str, frame: pd.DataFrame, replace: bool)
     from sqlalchemy import exc as sa_exc
     from sqlalchemy import inspect
 
-    schema, name = _split(check_identifier(table, "--output-table"))
+    schema, name = _split(check_identifier(table, param("output_table")))
     engine, url = _engine(text)
     try:
         try:
@@ -213,7 +217,7 @@ def write_sql_release(text: str, table: str, frame: pd.DataFrame, replace: bool)
                     if not replace:
                         raise InputError(
                             f"table {table!r} already exists in {redact_url(text)} "
-                            "(use --force to replace it)"
+                            f"(use {param('force')} to replace it)"
                         )
                     quoted = connection.dialect.identifier_preparer.quote
                     source = ".".join(quoted(p) for p in (schema, name) if p)
