@@ -43,6 +43,7 @@ from anonymatch.core.params import (
     number,
     optional_integer,
     param,
+    with_defaults,
 )
 from anonymatch.core.validation import check_seed, check_weights, column_list
 
@@ -171,13 +172,7 @@ class TableJob:
         -----
         O(number of columns + size of the hierarchies read).
         """
-        unknown = sorted(set(keywords) - set(PARAMETERS))
-        if unknown:
-            raise InputError(
-                f"unknown parameter {param(unknown[0])}; known: {', '.join(sorted(PARAMETERS))}"
-            )
-        given = {**PARAMETERS, **keywords}
-        return _build(given, dict(keywords))
+        return _build(with_defaults(keywords, PARAMETERS), dict(keywords))
 
     def replace(self, **keywords: Any) -> TableJob:
         """A copy with some parameters changed, validated again."""
