@@ -3,6 +3,7 @@ manifest writing, progress."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
@@ -968,6 +969,111 @@ def qi_type_options(func: F) -> F:
                     show_default=True,
                     help="Publish the lowest hierarchy node covering a cell (~label), or the "
                     "value set.",
+                ),
+            ],
+        ),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class TestTable:
+    """``--test FILE`` of ``evaluate`` and ``report`` and how to read it: its own
+    ``--test-sep``/``--test-names``/``--test-header``/``--test-format``, each defaulting to
+    ORIGINAL's; never ORIGINAL's database source (``--table``/``--query``/``--sheet``)."""
+
+    __test__ = False  # not a pytest class
+
+    path: str
+    sep: str | None = None
+    names: str | None = None
+    header: bool = False
+    fmt: str | None = None
+
+    def csv(self, original: CsvOptions) -> CsvOptions:
+        """TEST's reading options: its own where given, else ORIGINAL's. O(1)."""
+        sep = parse_separator(self.sep, "--test-sep") if self.sep is not None else original.sep
+        fmt = self.fmt if self.fmt is not None else original.fmt
+        if self.fmt is not None and self.sep is None and original.fmt != self.fmt:
+            sep = None  # a format of its own: its own separator too
+        if fmt == "tsv" and sep not in (None, "\t"):
+            raise InputError("--test-format tsv reads tab-separated values; use --test-sep")
+        names: Sequence[str] | None = original.names
+        if self.header:
+            names = None
+        elif self.names is not None:
+            names = comma_list(self.names) or None
+        return CsvOptions(sep=sep, names=names, quotechar=original.quotechar, fmt=fmt)
+
+    def read(self, original: CsvOptions) -> Any:
+        """The test table (a DataFrame), read with :meth:`csv`. O(n·d)."""
+        from anonymatch.tables.io import read_table
+
+        return read_table(self.path, self.csv(original))
+
+
+def test_table_options(func: F) -> F:
+    """``--test FILE`` with ``--test-sep``, ``--test-names``, ``--test-header`` and
+    ``--test-format``: original rows to test models on, read with their own CSV options (each
+    defaulting to ORIGINAL's). The command gets them as one ``test`` parameter, a
+    :class:`TestTable` or None."""
+
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,
+        test_path: str | None,
+        test_sep: str | None,
+        test_names: str | None,
+        test_header: bool,
+        test_format: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        given = test_sep is not None or test_names is not None or test_header or test_format
+        if test_path is None and given:
+            raise InputError(
+                "--test-sep, --test-names, --test-header and --test-format need --test"
+            )
+        if test_header and test_names is not None:
+            raise InputError("give one of --test-header and --test-names")
+        kwargs["test"] = (
+            None
+            if test_path is None
+            else TestTable(test_path, test_sep, test_names, test_header, test_format)
+        )
+        return func(*args, **kwargs)
+
+    return cast(
+        F,
+        _apply(
+            wrapper,
+            [
+                click.option(
+                    "--test",
+                    "test_path",
+                    default=None,
+                    metavar="FILE",
+                    help="Original rows to test models on (read like ORIGINAL unless the "
+                    "--test-* options say otherwise).",
+                ),
+                click.option(
+                    "--test-sep",
+                    default=None,
+                    help="CSV field separator of TEST (default ORIGINAL's).",
+                ),
+                click.option(
+                    "--test-names",
+                    default=None,
+                    help="Column names of TEST, a CSV without header (default ORIGINAL's).",
+                ),
+                click.option(
+                    "--test-header",
+                    is_flag=True,
+                    help="TEST's first line names its columns (whatever ORIGINAL's --names).",
+                ),
+                click.option(
+                    "--test-format",
+                    default=None,
+                    type=click.Choice(list(TABLE_FORMATS)),
+                    help="Format of TEST (default ORIGINAL's).",
                 ),
             ],
         ),

@@ -12,8 +12,10 @@ from anonymatch.cli.options import (
     HTML_EXTENSIONS,
     SET_FORMATS,
     TABLE_FORMATS,
+    TestTable,
     claim_outputs,
     report_reading_options,
+    test_table_options,
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
@@ -66,6 +68,14 @@ REPORT_FORMATS = tuple(dict.fromkeys((*TABLE_FORMATS, *SET_FORMATS, "edges", "mt
     help="Sparse data: how ORIGINAL was read.",
 )
 @click.option("--n-vertices", type=int, default=None, help="Graphs: vertex count of ORIGINAL.")
+@click.option(
+    "--classify",
+    "label",
+    default=None,
+    help="Tables, with --test: show the accuracy of models trained on the release to predict "
+    "this kept column, tested on TEST's original rows.",
+)
+@test_table_options
 @verbosity_options
 def report_cmd(
     original: str | None,
@@ -75,6 +85,8 @@ def report_cmd(
     force: bool,
     threshold: float,
     quiet: bool,
+    label: str | None,
+    test: TestTable | None,
     **reading: Any,
 ) -> None:
     """Write the privacy officer's HTML report of a release.
@@ -85,7 +97,10 @@ def report_cmd(
     and timings, and what the release does not protect against. With ORIGINAL and RELEASE the
     guarantee is re-verified from the files (the verifier re-run with the manifest's k and
     models); a figure of the manifest it does not give is reported and the command exits 4.
-    Without them the report holds what the manifest says, every claim labelled unchecked."""
+    Without them the report holds what the manifest says, every claim labelled unchecked.
+    With --test TEST --classify LABEL (tables) the utility section also shows the accuracy of a
+    logistic regression and a gradient-boosted model trained on the release and on ORIGINAL,
+    tested on TEST's original rows (as ``evaluate --classify``)."""
     from anonymatch.report import build_report, write_report
     from anonymatch.tables.risk.risk import check_threshold
 
@@ -102,11 +117,20 @@ def report_cmd(
     kind = manifest.get("data_kind") if isinstance(manifest, dict) else None
     if kind == "table" and reading["fmt"] not in TABLE_FORMATS:
         raise InputError(f"--format {reading['fmt']} does not read a table")
+    options = report_reading_options({k: v for k, v in reading.items()})
+    if (test is None) != (label is None):
+        raise InputError("give --test and --classify together")
+    if test is not None:
+        if kind != "table":
+            raise InputError("--test and --classify are for table releases")
+        if original is None:
+            raise InputError("--test needs ORIGINAL and RELEASE (models train on them)")
+        options.update(test=test.path, test_csv=test.csv(options["csv"]), classify=label)
     html = build_report(
         manifest,
         original,
         release,
-        options=report_reading_options({k: v for k, v in reading.items()}),
+        options=options,
         threshold=threshold,
         with_check=True,
     )

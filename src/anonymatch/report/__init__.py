@@ -77,7 +77,8 @@ def build_report(
         ``na_values``, ``drop_missing``; for transactions ``fmt``, ``item_sep``,
         ``id_column``, ``item_column``; for sparse data ``fmt``, ``adjacency``; for graphs
         ``n_vertices``. Tables also: ``test`` (a table of original rows, read like the
-        original) with ``classify`` (a kept column): the utility section then shows the
+        original unless ``test_csv`` gives its own ``CsvOptions``) with ``classify`` (a kept
+        column): the utility section then shows the
         accuracy of models trained on the release and on the original, tested on those rows
         (``anonymatch.tables.learn``).
     threshold : float, default 0.2

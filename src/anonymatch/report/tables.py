@@ -132,12 +132,13 @@ def _learning(
     csv: CsvOptions,
 ) -> None:
     """Accuracy of models trained on the release and on the original, tested on the original
-    rows of ``options["test"]`` (``options["classify"]`` names the label): issue 27."""
+    rows of ``options["test"]``, read with ``options["test_csv"]`` (default the original's
+    options; ``options["classify"]`` names the label): issue 27."""
     from anonymatch.tables.io.release import read_release
     from anonymatch.tables.models.learn import learn
 
     label = str(options["classify"])
-    test = read_table(options["test"], csv)
+    test = read_table(options["test"], options.get("test_csv") or csv)
     report = learn(original, [read_release(release_path)], target=label, test=test)
     scores = report.releases[0]["scores"]
     rows = [
