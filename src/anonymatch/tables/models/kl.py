@@ -76,7 +76,7 @@ def anonymize_kl(
     if unknown:
         raise TypeError(f"anonymize_kl() got an unexpected keyword argument {min(unknown)!r}")
     require_frame(data)
-    check = ReleaseCheck.build(k=check_k(k), qi=qi, **columns)
+    check = ReleaseCheck.build(k=k, qi=qi, **columns)
     return kl_release(data, check, level, seed=check_seed(seed), progress=progress)
 
 
