@@ -116,3 +116,17 @@ def test_report_shows_accuracy_on_a_test_table_read_with_its_own_options(
     ]:
         assert main([*base, "--force", *extra]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_evaluate_reads_test_with_its_own_options(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    test = tmp_path / "test.tsv"  # tab-separated, no header: ORIGINAL is a CSV with a header
+    frame(60, 6).to_csv(test, index=False, header=False, sep="\t")
+    args = ["evaluate", str(files["orig"]), str(files["hungarian"]), "--qi", "age,edu"]
+    args += ["--numeric", "age", "--classify", "label", "--json", "--test", str(test)]
+    own = ["--test-format", "tsv", "--test-names", "age,edu,hours,label"]
+    assert main([*args, *own]) == 0
+    assert json.loads(capsys.readouterr().out)["test"]["rows"] == 60
+    assert main(args) == 2  # read like ORIGINAL (comma, a header line): no column 'label'
+    assert "has no column 'label'" in capsys.readouterr().err

@@ -28,6 +28,7 @@ from anonymatch.cli.config import (
 )
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
+    TestTable,
     check_output_path,
     claim_outputs,
     csv_safe_option,
@@ -43,6 +44,7 @@ from anonymatch.cli.options import (
     sensitive_model_options,
     stage_bar,
     table_input_options,
+    test_table_options,
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
@@ -704,19 +706,20 @@ class Learning:
 
     task: str
     target: str
-    test_path: str | None
+    test: TestTable | None
     test_size: float
     seed: int
 
 
 def _learning(func: F) -> F:
-    """``--classify``/``--regress``, ``--test``, ``--test-size``, ``--split-seed`` as one
-    ``Learning`` (parameter ``learning``; None without ``--classify``/``--regress``)."""
+    """``--classify``/``--regress``, ``--test`` (a ``TestTable``, from
+    ``test_table_options``), ``--test-size``, ``--split-seed`` as one ``Learning`` (parameter
+    ``learning``; None without ``--classify``/``--regress``)."""
 
     @functools.wraps(func)
     def wrapper(**params: Any) -> Any:
         label, regress = params.pop("label"), params.pop("regress")
-        rest = (params.pop("test_path"), params.pop("test_size"), params.pop("split_seed"))
+        rest = (params.pop("test"), params.pop("test_size"), params.pop("split_seed"))
         if label is not None and regress is not None:
             raise InputError("give one of --classify and --regress")
         learning = None
@@ -748,12 +751,6 @@ def _learning(func: F) -> F:
     help="Train regressors on each release to predict this kept column; report R².",
 )
 @click.option(
-    "--test",
-    "test_path",
-    default=None,
-    help="Original rows to test on (same format as ORIGINAL); default a held-out part.",
-)
-@click.option(
     "--test-size",
     type=float,
     default=0.3,
@@ -771,6 +768,7 @@ def _learning(func: F) -> F:
 @qi_type_options
 @table_input_options
 @release_check
+@test_table_options
 @_learning
 def evaluate(
     original: str,
@@ -822,10 +820,10 @@ def _learn(
 
     task, target = learning.task, learning.target
     test = None
-    if learning.test_path is not None:
-        test = read_table(learning.test_path, csv)
+    if learning.test is not None:  # its own --test-* options, else ORIGINAL's
+        test = learning.test.read(csv)
         if target not in test.columns:
-            raise InputError(f"the test table {learning.test_path} has no column {target!r}")
+            raise InputError(f"the test table {learning.test.path} has no column {target!r}")
     if target not in orig.columns:
         raise InputError(f"the original has no column {target!r}")
     report = learn(
