@@ -223,6 +223,7 @@ def part_accuracy(args: argparse.Namespace, out: Path, qi_only: bool) -> dict[st
                 rel, wall = ours(train, ADULT, k, method, out)
             scores, ceiling, floor = score(train, rel, test, ADULT, exclude)
             rows.append({"k": k, "method": method, "anonymize_s": wall, **scores})
+            progress(f"{'qi' if qi_only else 'full'}", rows, ceiling, floor)
             print(
                 "qi" if qi_only else "full",
                 k,
@@ -233,6 +234,13 @@ def part_accuracy(args: argparse.Namespace, out: Path, qi_only: bool) -> dict[st
                 flush=True,
             )
     return {"rows": rows, "original": ceiling, "majority": floor}
+
+
+def progress(part: str, rows: list[dict[str, object]], ceiling: object, floor: float) -> None:
+    """What a part has done so far (benchmarks/results/analyst_adult.PART.partial.json): a run
+    stopped midway keeps its finished releases."""
+    data = {"rows": rows, "original": ceiling, "majority": floor}
+    dump(f"analyst_adult.{part}.partial", data)
 
 
 def part_models(args: argparse.Namespace, out: Path) -> dict[str, object]:
@@ -249,6 +257,7 @@ def part_models(args: argparse.Namespace, out: Path) -> dict[str, object]:
                 rel, wall = ours(train, ADULT, 10, method, out, model=model)
             scores, ceiling, floor = score(train, rel, test, ADULT, ["education"])
             rows.append({"model": name, "method": method, "anonymize_s": wall, **scores})
+            progress("models", rows, ceiling, floor)
             print("models", name, method, scores, file=sys.stderr, flush=True)
     return {"rows": rows, "original": ceiling, "majority": floor}
 
@@ -310,6 +319,7 @@ def part_tables(args: argparse.Namespace, out: Path) -> dict[str, object]:
                 rel, wall = ours(train, spec, k, method, out)
                 scores, ceiling, floor = score(train, rel, test, spec, [])
                 rows.append({"table": table, "k": k, "method": method, **scores})
+                progress("tables", rows, ceiling, floor)
                 print(table, k, method, scores, file=sys.stderr, flush=True)
         result[table] = {
             "original": ceiling,
@@ -604,9 +614,9 @@ def rubin_lines(part: dict[str, object], halves: bool) -> list[str]:
         "",
         f"Rubin's rules over {repeats} hungarian releases at k = 10 (seeds 1–{repeats}), m = {m}"
         " draws inside the cells each; 95 % intervals with Barnard–Rubin df. The seed only draws",
-        "which of the k assignments is published: the 20 releases have the same multiset of QI",
-        "cells (only the pairing of cells with the kept columns changes), so coverage over them",
-        "is close to all-or-nothing; the halves below vary the cells too. Weights: uniform,",
+        f"which of the k assignments is published: the {repeats} releases have the same multiset",
+        "of QI cells (only the pairing of cells with the kept columns changes), so coverage over",
+        "them is close to all-or-nothing; the halves below vary the cells too. Weights: uniform,",
         'the release\'s marginal, and anchored (`draw_microdata(weights="anchored", degree=10)`:',
         "each end of a range is a neighbour's value, taken with probability 1/10; the interior",
         "drawn from the column's self-consistent distribution raised to γ ~ U(0, 1), refitted on",
