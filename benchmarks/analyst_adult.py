@@ -415,7 +415,11 @@ def main() -> None:
     args = parser.parse_args()
     saved_path = ROOT / "benchmarks" / "results" / "analyst_adult.json"
     if args.from_json:
-        saved = json.loads(saved_path.read_text())
+        saved = json.loads(saved_path.read_text()) if saved_path.exists() else {}
+        for part in PARTS:  # a part stopped midway: the releases it finished
+            partial = saved_path.with_name(f"analyst_adult.{part}.partial.json")
+            if part not in saved and partial.exists():
+                saved[part] = {**json.loads(partial.read_text()), "partial": True}
         write(saved)
         return
     parts = args.parts.split(",")
@@ -506,7 +510,7 @@ def write(saved: dict[str, object]) -> None:
     lines = [
         "## The analyst's side on UCI Adult: models trained on releases, Rubin's estimates",
         "",
-        "Commands (two processes, in parallel): "
+        "Commands (run in parallel): "
         + "; ".join(
             sorted(
                 {f"`{saved[p]['command']}`" for p in PARTS if p in saved and "command" in saved[p]}
@@ -514,8 +518,18 @@ def write(saved: dict[str, object]) -> None:
         )
         + f". Machine: {saved.get('machine', machine())}, loaded by other jobs (load ≈ 10)."
         + " Minutes per part: "
-        + ", ".join(f"{p} {float(saved[p]['seconds']) / 60:.1f}" for p in PARTS if p in saved)
-        + ".",
+        + ", ".join(
+            f"{p} {float(saved[p]['seconds']) / 60:.1f}"
+            for p in PARTS
+            if p in saved and "seconds" in saved[p]
+        )
+        + "."
+        + "".join(
+            f" Part {p} was stopped by the session's deadline: its tables show the releases it"
+            " finished."
+            for p in PARTS
+            if p in saved and saved[p].get("partial")
+        ),
         "Train on a release of adult.data (30,162 complete rows, the 8 QIs of the GCP table",
         "above), test on the 15,060 complete original rows of adult.test; test rows are",
         "featurized like the release's cells by `ReleaseFeatures` (ranges → midpoint and width,",
