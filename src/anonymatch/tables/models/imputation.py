@@ -227,10 +227,12 @@ def draw_microdata(
     years, several standard errors), and their Rubin intervals do not cover the original's
     value. ``anchored`` uses the two facts the release does give (each end is a neighbour's
     value; each neighbour is the row's person with probability 1/d) and leaves the rest to
-    γ, whose spread enters the between-imputation variance; its intervals are wider and, on
-    Adult, cover (docs/results.md, "The analyst's side"). They still rest on a model: for
-    bounds that hold whatever the cells' interior, use
-    :func:`~anonymatch.tables.io.release.mean_bounds`.
+    γ, whose spread enters the between-imputation variance; its intervals are wider (Adult's
+    mean age: ±0.38 years against ±0.16) and, on Adult at k = 10, covered the mean age and a
+    regression coefficient in every release measured (docs/results.md, "The analyst's
+    side"). They still rest on a model — interior neighbours spread between flat (γ = 0) and
+    the column's distribution (γ = 1) — and are not a guarantee: for bounds that hold
+    whatever the cells' interior, use :func:`~anonymatch.tables.io.release.mean_bounds`.
 
     Examples
     --------
