@@ -297,9 +297,9 @@ TABLES = {
     "fars": (
         {
             "name": "fars",
-            "qi": ["iage", "irace", "isex", "ihispanic", "istatenum"],
+            "qi": ["iage", "isex", "istatenum"],
             "numeric": ["iage"],
-            "label": "fatal",
+            "label": "iinjury",
         },
         fars,
         [5, 10, 20, 50, 100],
