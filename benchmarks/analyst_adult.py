@@ -680,9 +680,9 @@ Reading (hand-written with the run; the figures above are generated).
   = 20 the freeform release buys nothing an analyst would notice. ANJANA's global recoding over
   ARX's hierarchies costs 1.6 points (logistic) and 5.9 points (gradient boosting) against the
   original already at k = 10 and reaches the same lattice node at k = 50 and 100 (identical
-  figures). k = 5 (first run of the same command, stopped by the machine's load): hungarian
-  84.55 / 86.63 %, sortgreedy 84.61 / 86.68 %, mondrian 84.51 / 86.49 %. sortgreedy at k = 100
-  was not run (at k = 50 it took 347 s on the loaded machine).
+  figures). k = 5 (a first run of the same command, stopped to fit the session): hungarian 84.55
+  / 86.63 %, sortgreedy 84.61 / 86.68 %, mondrian 84.51 / 86.49 %. sortgreedy at k = 100 was not
+  run (at k = 50 it took 347 s on the loaded machine).
 - **QIs only** (k = 50, the public Mondrian's terms): hungarian loses 0.3 point against the
   original's QI-only ceiling, our mondrian 5.3, the public Mondrian 11.2 (its categorical ranges
   over first-appearance order mix unrelated values) and ANJANA 1.5. ANJANA's gradient boosting
@@ -700,21 +700,23 @@ Reading (hand-written with the run; the figures above are generated).
   20 (logistic; gradient boosting, weaker on so few rows, is closer). **FARS** is a task the
   freeform release does *not* win, and no release does: age, sex and state barely predict the
   injury class (the original's models: 42.83 % and 41.31 %, against 42.24 % for the majority
-  class), and every release scores at or below the majority — models trained on cells fit their
-  positions and widths, which mean nothing on exact test rows; hungarian's gradient boosting
-  drops to 27.5 % at k = 20, mondrian's stays near the majority by predicting it.
+  class), and no model, on the original or on a release, beats the majority by more than 0.6
+  point; hungarian's gradient boosting drops to 27.5 % at k = 20 (models trained on cells fit
+  positions and widths that mean nothing on exact test rows), mondrian's stays near the majority
+  by predicting it.
 - **Rubin's intervals.** Uniform draws miss the original's mean age in every release (+0.31
   years on the whole of adult.data, +0.37 on the halves) and marginal draws in every release
   (−0.21); anchored draws cover it in every release measured — 5 releases of adult.data and 20
   of random halves — with an error of +0.07 / +0.08 years. The price is width: ±0.38 years
   (halves: ±0.42) against ±0.16 (±0.23) for uniform draws, λ ≈ 0.8 (most of the variance is the
   interior's unknown shape γ, which the release does not identify). Measured against the
-  original, Adult's interior sits at γ ≈ 0.65–0.8, inside the prior's range; a method whose
-  neighbours spread inside the cells flatter than uniformly or more peaked than the column's
-  distribution could break coverage, so the intervals are a model's, not a guarantee
-  (`mean_bounds` is the guarantee: 34.5 to 43.0 years). The coefficient is covered by uniform
-  and anchored draws, not by marginal ones; the share >50K is of a kept (exact) column, so every
-  method covers it trivially."""
+  original (one release, its graph known), the interior neighbours' mean sits 65–80 % of the way
+  from the flat model's (γ = 0) to the column's distribution's (γ = 1), inside the prior's
+  range; a method whose neighbours spread inside the cells flatter than uniformly or more peaked
+  than the column's distribution could break coverage, so the intervals are a model's, not a
+  guarantee (`mean_bounds` is the guarantee: 34.5 to 43.0 years). The coefficient is covered by
+  uniform and anchored draws, not by marginal ones; the share >50K is of a kept (exact) column,
+  so every method covers it trivially."""
 
 
 if __name__ == "__main__":
