@@ -35,10 +35,11 @@ if TYPE_CHECKING:
     from anonymatch.relational.io import People
     from anonymatch.tables.columns.schema import Schema
 
-DEFAULT_ITEM_WEIGHT = 0.02
+DEFAULT_ITEM_WEIGHT = 0.005
 """λ, the price of one uncertain item in GCP units (a record's GCP is in [0, 1]): chosen on
 INFORMS (benchmarks/relational_informs.py, docs/results.md) so that at k = 10 the relational GCP
-stays within 1.5× of the table-only release while the uncertain items drop."""
+stays within 1.5× of the table-only release while the uncertain items drop (0.005: 1.25×
+and 11 % fewer uncertain items than λ = 0; 0.01: 1.46× and 19 % fewer)."""
 
 PARAMETERS: dict[str, Any] = {
     "k": None,

@@ -122,9 +122,10 @@ def cover_vote(
     row = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
     full = counts.data == size[row]
     shape = counts.shape
-    base = sp.csr_array((full, counts.indices, counts.indptr), shape=shape)
+    # (eliminate_zeros compacts data and indices in place: each matrix gets its own arrays)
+    base = sp.csr_array((full.copy(), counts.indices.copy(), counts.indptr.copy()), shape=shape)
     base.eliminate_zeros()
-    unc = sp.csr_array((~full, counts.indices, counts.indptr), shape=shape)
+    unc = sp.csr_array((~full, counts.indices.copy(), counts.indptr.copy()), shape=shape)
     unc.eliminate_zeros()
     held = np.diff(x.indptr)
     # every preimage holds the certain items: its distance to the base is |x| − |base|
