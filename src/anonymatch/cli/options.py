@@ -46,6 +46,7 @@ FLAGS: dict[str, str] = {
     "labels_path": "--sensitive-file",
     "label_column": "--sensitive",
     "refine": "--lsh",
+    "id_column": "--id",
 }
 """The one table from a library parameter to the flag that sets it, where the flag is not
 ``--`` and the parameter's name with dashes (``partition_size`` → ``--partition-size``)."""
