@@ -110,9 +110,7 @@ def _constant_attributes(long: pd.DataFrame, id_column: str, item_column: str) -
     return head
 
 
-def _item_matrix(
-    person: np.ndarray, codes: pd.Series, n: int
-) -> tuple[Transactions, int]:
+def _item_matrix(person: np.ndarray, codes: pd.Series, n: int) -> tuple[Transactions, int]:
     """The n × b CSR of (person, item code) pairs (duplicates merged, how many)."""
     text = codes.astype(str).to_numpy()
     universe = sorted(set(text.tolist()))
@@ -215,9 +213,7 @@ def from_frames(
     person = index.get_indexer(_ids(kept[id_column]))
     if np.any(person < 0):
         stranger = _ids(kept[id_column]).iloc[int(np.flatnonzero(person < 0)[0])]
-        raise InputError(
-            f"the items table names id {stranger!r}, which is not in the people table"
-        )
+        raise InputError(f"the items table names id {stranger!r}, which is not in the people table")
     if len(kept) == 0:
         raise InputError(
             "every person's item set is empty (all item codes are missing): nothing to publish "

@@ -1,13 +1,14 @@
 """The joint order and partitions of relational-transaction data.
 
-The freeform builders see one partition of P people at a time (memory O(P²)), so the partitions
-must hold people who are similar on both parts: the order is the tables' lexicographic order of
-the QIs (Doka §5, lowest cardinality first) refined by the set part as a leading key of low cardinality — by default only whether a person
-holds any item (people without items first: one such person covered by a record makes every
-item of the record's other preimages uncertain) — and cut into even segments
-(``core.runner.split_even``). Finer keys (the bucket of the person's most frequent item,
-``groups`` > 2) cost QI locality: on INFORMS at k = 10 and λ = 0.005, 4 groups raise the
-relational GCP from 0.059 to 0.070 for 4 % fewer uncertain items (docs/results.md).
+The freeform builders see one partition of P people at a time (memory O(P²)), so the
+partitions must hold people who are similar on both parts. The order is the tables'
+lexicographic order of the QIs (Doka §5, lowest cardinality first) refined by the set part as
+a leading key of low cardinality — by default only whether a person holds any item (people
+without items first: one such person covered by a record makes every item of the record's
+other preimages uncertain) — and cut into even segments (``core.runner.split_even``). Finer
+keys (the bucket of the person's most frequent item, ``groups`` > 2) cost QI locality: on
+INFORMS at k = 10 and λ = 0.005, 4 groups raise the relational GCP from 0.059 to 0.070 for
+4 % fewer uncertain items (docs/results.md).
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from anonymatch.core.manifest import new_manifest
 from anonymatch.core.runner import run_partitions
 from anonymatch.relational.io import People, RelationalRelease
 from anonymatch.relational.job import RelationalJob, check_data
-from anonymatch.relational.metrics import mean_uncertain
 from anonymatch.relational.methods.joint import classes, cover_vote, freeform
+from anonymatch.relational.metrics import mean_uncertain
 from anonymatch.relational.order import joint_partitions
 from anonymatch.relational.verify import RelationalVerificationReport, verify_relational
 from anonymatch.sets.io import SetRelease
@@ -69,9 +69,9 @@ def encode(people: People, schema: Schema) -> EncodedQI:
     return enc
 
 
-def build_graph(enc: EncodedQI, items: sp.csr_array, job: RelationalJob) -> tuple[
-    GeneralizationGraph, int
-]:
+def build_graph(
+    enc: EncodedQI, items: sp.csr_array, job: RelationalJob
+) -> tuple[GeneralizationGraph, int]:
     """The generalization graph of the job's method and its number of partitions: freeform on
     the joint cost per partition of the joint order (threads), or the baseline's classes.
     Memory O(P² ) per running partition of P people."""
@@ -156,7 +156,9 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
     check = verify_relational(release, people, enc, k, blocks=published_graph.blocks())
     seconds["verify"] = time.perf_counter() - clock
     if not check.passed:
-        raise VerificationError(f"the release failed verification ({check.reason}); nothing written")
+        raise VerificationError(
+            f"the release failed verification ({check.reason}); nothing written"
+        )
     loss = information_loss(shown, enc)
     report = new_manifest(
         data_kind="relational",

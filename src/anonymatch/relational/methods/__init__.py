@@ -54,8 +54,7 @@ def registry() -> dict[str, RelationalMethod]:
         ),
         RelationalMethod(
             name="classes",
-            summary="Mondrian classes, items held by all certain and the rest uncertain "
-            "(baseline)",
+            summary="Mondrian classes, items held by all certain and the rest uncertain (baseline)",
             classes=True,
         ),
     )

@@ -54,7 +54,8 @@ class UncertainItems:
         self.weight = weight
 
     def weights(self) -> np.ndarray:
-        """w[i, j] = λ·(|x_i ∖ U_j| + |A_j ∖ x_i|) = λ·(|x_i| + |A_j| − |x_i ∩ U_j| − |x_i ∩ A_j|)."""
+        """w[i, j] = λ·(|x_i ∖ U_j| + |A_j ∖ x_i|)
+        = λ·(|x_i| + |A_j| − |x_i ∩ U_j| − |x_i ∩ A_j|)."""
         both = (self.union.astype(np.float64) + self.inter).T
         overlap = np.asarray(self.x @ both)
         delta = self.size[:, None] + self.inter.sum(axis=1)[None, :] - overlap
