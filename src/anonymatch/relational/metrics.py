@@ -9,8 +9,12 @@
   item c"). The answer on the original counts the people; the estimate on the release sums,
   over published records, the probability that the record satisfies the query under the usual
   uniformity assumption: the share of a range cell (integers counted for integral attributes)
-  or of a value-set cell inside the predicate, times 1 for a certain item, 1/2 for an uncertain
-  one and 0 otherwise. The relative error is |estimate − answer| / max(answer, s) with the
+  or of a value-set cell inside the predicate, times the probability that the record holds the
+  item: 1 for an item of the base that is not uncertain, 0 for an item outside base and
+  uncertain items, and for an uncertain item f_j = min(1/2, (t_j / 2) / |uncertain_j|) — the
+  record's true set differs from its base in at most t_j = ``max_errors`` items, taken here to
+  be t_j / 2 flips spread evenly over its uncertain items — if it is outside the base, 1 − f_j
+  if it is in it. The relative error is |estimate − answer| / max(answer, s) with the
   sanity bound s = 0.1 % of the people (LeFevre et al., "Workload-aware anonymization", 2006).
   Each query is drawn around a random person holding an item, so every answer is ≥ 1.
 """
@@ -29,8 +33,14 @@ from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.recode import GeneralizedQI
 
-UNCERTAIN_PROBABILITY = 0.5
-"""The probability an estimate gives an uncertain item (a certain one counts 1)."""
+
+def flip_probability(sets: SetRelease) -> np.ndarray:
+    """Per published record, f_j = min(1/2, (t_j / 2) / |uncertain_j|): the probability the
+    estimates give each uncertain item of differing from the base. O(n)."""
+    size = np.diff(sp.csr_array(sets.uncertain).indptr).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.where(size > 0, 0.5 * sets.max_errors / size, 0.0)
+    return np.minimum(f, 0.5)
 
 
 def mean_uncertain(sets: SetRelease) -> float:
@@ -93,14 +103,16 @@ def _true_count(query: Query, enc: EncodedQI, items: sp.csc_array) -> int:
     return int(ok.sum())
 
 
-def _estimate(query: Query, cells: GeneralizedQI, enc: EncodedQI, sets: SetRelease) -> float:
+def _estimate(
+    query: Query, cells: GeneralizedQI, enc: EncodedQI, sets: SetRelease, flip: np.ndarray
+) -> float:
+    """Σ_j P(record j satisfies the query); ``sets`` in CSC (columns = items). O(n·d)."""
     n = cells.n
     p = np.zeros(n)
-    base = sets.base.tocsc() if not isinstance(sets.base, sp.csc_array) else sets.base
-    unc = sets.uncertain
+    base, unc = sets.base, sets.uncertain
     p[base.indices[base.indptr[query.item] : base.indptr[query.item + 1]]] = 1.0
     unc_rows = unc.indices[unc.indptr[query.item] : unc.indptr[query.item + 1]]
-    p[unc_rows] = UNCERTAIN_PROBABILITY
+    p[unc_rows] = np.abs(p[unc_rows] - flip[unc_rows])  # in base: 1 − f, else f
     for a, lo, hi in query.numeric:
         present = enc.num[~enc.num_missing[:, a], a]
         low = np.where(cells.num_star[:, a], present.min(), cells.num_lo[:, a])
@@ -186,9 +198,10 @@ def relational_utility(
         sets.items, sets.integer_items,
     )  # fmt: skip
     bound = max(1.0, 0.001 * people.n)
+    flip = flip_probability(release.sets)
     errors = np.array(
         [
-            abs(_estimate(q, cells, enc, sets) - (truth := _true_count(q, enc, by_item)))
+            abs(_estimate(q, cells, enc, sets, flip) - (truth := _true_count(q, enc, by_item)))
             / max(truth, bound)
             for q in work
         ]
