@@ -76,6 +76,8 @@ def main() -> None:
             "max_errors": u.mean_max_errors,
             "query_error": u.query_error,
             "query_error_median": u.query_error_median,
+            "min_candidates": u.min_candidates,
+            "median_candidates": u.median_candidates,
         }
 
     rows = []
@@ -152,13 +154,14 @@ def write(rows: list[dict], sweep: list[dict]) -> None:  # type: ignore[type-arg
         "Time and peak memory: the whole command in a fresh process (read, build, privacy",
         "step, verification, write). Query error: mean |estimate − answer| / max(answer, 34)",
         "over 1,000 count queries, each two attribute predicates and one item (seed 0).",
+        "Candidates: the records a person matches on the joint compatibility graph.",
         "The sets alone: `anonymize-sets` (Gray-TSP) on the 26,854 people holding an item.",
         "",
         "![INFORMS relational](img/relational_informs.png)",
         "",
         "| k | method | relational GCP | uncertain / record | max_errors | query error"
-        " (mean / median) | time | peak memory |",
-        "|---|---|---|---|---|---|---|---|",
+        " (mean / median) | candidates (min / median) | time | peak memory |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         for name in ("freeform", "classes"):
@@ -166,16 +169,17 @@ def write(rows: list[dict], sweep: list[dict]) -> None:  # type: ignore[type-arg
             lines.append(
                 f"| {r['k']} | {'freeform (hungarian)' if name == 'freeform' else 'classes'} |"
                 f" {100 * f['gcp']:.2f} % | {f['uncertain']:.2f} | {f['max_errors']:.2f} |"
-                f" {f['query_error']:.3f} / {f['query_error_median']:.3f} | {f['wall']:.1f} s |"
+                f" {f['query_error']:.3f} / {f['query_error_median']:.3f} |"
+                f" {f['min_candidates']} / {f['median_candidates']:.0f} | {f['wall']:.1f} s |"
                 f" {f['peak_mib']:.0f} MiB |"
             )
         t, s = r["table"], r["sets"]
         lines.append(
-            f"| {r['k']} | table alone (`anonymize`) | {100 * t['gcp']:.2f} % | – | – | – |"
+            f"| {r['k']} | table alone (`anonymize`) | {100 * t['gcp']:.2f} % | – | – | – | – |"
             f" {t['wall']:.1f} s | {t['peak_mib']:.0f} MiB |"
         )
         lines.append(
-            f"| {r['k']} | sets alone (`anonymize-sets`) | – | {s['uncertain']:.2f} | – | – |"
+            f"| {r['k']} | sets alone (`anonymize-sets`) | – | {s['uncertain']:.2f} | – | – | – |"
             f" {s['wall']:.1f} s | {s['peak_mib']:.0f} MiB |"
         )
     ten = next(r for r in rows if r["k"] == 10)

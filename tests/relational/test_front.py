@@ -175,6 +175,7 @@ def test_evaluate_figures_and_baseline_comparison() -> None:
     f = evaluate(people, free, qi=QI, numeric=NUM, queries=200)
     b = evaluate(people, base, qi=QI, numeric=NUM, queries=200)
     assert 0.0 <= f.relational_gcp <= 1.0 and f.queries == 200
+    assert f.min_candidates >= 5 and b.min_candidates >= 5
     assert f.mean_uncertain < b.mean_uncertain
     # the true record of a person is exact on a query about that person alone: errors finite
     assert np.isfinite(f.query_error) and np.isfinite(b.query_error)

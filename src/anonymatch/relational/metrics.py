@@ -17,6 +17,11 @@
   if it is in it. The relative error is |estimate − answer| / max(answer, s) with the
   sanity bound s = 0.1 % of the people (LeFevre et al., "Workload-aware anonymization", 2006).
   Each query is drawn around a random person holding an item, so every answer is ≥ 1.
+- **Candidates per person**: the number of published records a person matches on the joint
+  compatibility graph (``anonymatch.relational.verify.joint_compatibility``), the adversary's
+  choice when they know the person's row and whole set (its minimum is ≥ k in a k-anonymous
+  release; 1 / candidates bounds the prosecutor risk of a person whose record is chosen
+  uniformly among their matches).
 """
 
 from __future__ import annotations
@@ -144,6 +149,8 @@ class RelationalUtility:
     query_error: float
     query_error_median: float
     queries: int
+    min_candidates: int
+    median_candidates: float
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -180,8 +187,13 @@ def relational_utility(
 
     Notes
     -----
-    Time O(queries · n · (d + set sizes)), memory O(n·d).
+    Time O(queries · n · (d + set sizes)) plus the joint compatibility of the verifier,
+    memory O(n·d + pairs).
     """
+    from anonymatch.relational.verify import joint_compatibility
+
+    joint, _, inverse = joint_compatibility(release, people, enc)
+    candidates = np.diff(joint.indptr)[inverse]
     cells = parse_cells(release.table, enc)
     loss = information_loss(cells, enc)
     work = random_workload(enc, people.items.matrix, queries, attributes, seed)
@@ -214,4 +226,6 @@ def relational_utility(
         float(errors.mean()) if len(errors) else 0.0,
         float(np.median(errors)) if len(errors) else 0.0,
         len(work),
+        int(candidates.min()) if len(candidates) else 0,
+        float(np.median(candidates)) if len(candidates) else 0.0,
     )
