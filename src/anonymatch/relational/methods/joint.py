@@ -52,19 +52,27 @@ class UncertainItems:
         self.inter = self.dense.copy()
         self.size = np.diff(x.indptr).astype(np.float64)
         self.weight = weight
+        self._refresh()
+
+    def _refresh(self) -> None:
+        # (U + A)ᵀ, contiguous for the sparse product, and |A_j|: once per assignment
+        self.both_t = np.ascontiguousarray((self.union.astype(np.float64) + self.inter).T)
+        self.inter_size = self.inter.sum(axis=1).astype(np.float64)
 
     def weights(self) -> np.ndarray:
         """w[i, j] = λ·(|x_i ∖ U_j| + |A_j ∖ x_i|)
         = λ·(|x_i| + |A_j| − |x_i ∩ U_j| − |x_i ∩ A_j|)."""
-        both = (self.union.astype(np.float64) + self.inter).T
-        overlap = np.asarray(self.x @ both)
-        delta = self.size[:, None] + self.inter.sum(axis=1)[None, :] - overlap
-        return self.weight * delta
+        delta = np.asarray(self.x @ self.both_t)
+        np.subtract(self.size[:, None], delta, out=delta)
+        delta += self.inter_size[None, :]
+        delta *= self.weight
+        return delta
 
     def grow(self, match: np.ndarray) -> None:
         """Published ``match[i]`` now covers original i (match is a permutation)."""
         self.union[match] |= self.dense
         self.inter[match] &= self.dense
+        self._refresh()
 
 
 def freeform(
