@@ -94,7 +94,7 @@ def anonymize(
         ``hungarian`` or ``sortgreedy`` (freeform on the joint cost) or ``classes`` (Mondrian
         classes, the baseline): ``anonymatch.relational.methods.names()``.
     item_weight : float, optional
-        λ ≥ 0, the price of one uncertain item in GCP units (default
+        The price λ ≥ 0 of one uncertain item in GCP units (default
         ``anonymatch.relational.job.DEFAULT_ITEM_WEIGHT``).
     partition_size : int, optional
         People per partition (default 20·k within [300, 1000]).
@@ -119,7 +119,8 @@ def anonymize(
 
     See Also
     --------
-    verify, evaluate
+    verify : Check a release against the original people.
+    evaluate : Measure the utility of a release.
 
     Notes
     -----
@@ -182,18 +183,36 @@ def verify(
         The published records.
     k : int
         The level to check.
-    qi, numeric : sequence of str
-        The QI columns and which are numeric (as given to ``anonymize``).
+    qi : sequence of str
+        The QI columns (as given to ``anonymize``).
+    numeric : sequence of str, default ()
+        The QIs published as ranges (as given to ``anonymize``).
 
     Returns
     -------
     RelationalVerificationReport
         ``passed``, the flow figures and a ``reason``.
 
+    Raises
+    ------
+    TypeError
+        ``original`` is not People or ``release`` not a RelationalRelease.
+    InputError
+        A bad level or column.
+
+    See Also
+    --------
+    anonymize : Publish a verified release.
+
     Notes
     -----
-    Time: the tables' and the sets' candidate searches, their intersection and a max-flow;
-    memory O(pairs). Reference: Doka et al., ASIACCS 2015 §2.
+    Time: the tables' candidate search, the set rule on the QI-compatible pairs and a
+    max-flow; memory O(pairs).
+
+    References
+    ----------
+    .. [1] K. Doka, M. Xue, D. Tsoumakos, P. Karras, "k-Anonymization by freeform
+       generalization", ASIACCS 2015, §2.
 
     Examples
     --------
@@ -228,9 +247,11 @@ def evaluate(
     attributes: int = 2,
     seed: int | None = 0,
 ) -> RelationalUtility:
-    """Utility of a relational-transaction release: relational GCP, uncertain items per record
-    and the relative error of a workload of count queries mixing attribute ranges and item
-    predicates (``anonymatch.relational.metrics``).
+    """Utility of a relational-transaction release, measured from the files.
+
+    The relational GCP, the uncertain items per record, the relative error of a workload of
+    count queries mixing attribute ranges and item predicates, and the candidates per person on
+    the joint compatibility graph (``anonymatch.relational.metrics``).
 
     Parameters
     ----------
@@ -238,8 +259,10 @@ def evaluate(
         The original people.
     release : RelationalRelease or RelationalAnonymization
         The published records.
-    qi, numeric : sequence of str
-        The QI columns and which are numeric.
+    qi : sequence of str
+        The QI columns (as given to ``anonymize``).
+    numeric : sequence of str, default ()
+        The QIs published as ranges (as given to ``anonymize``).
     queries : int, default 1000
         Count queries of the workload.
     attributes : int, default 2
@@ -250,11 +273,31 @@ def evaluate(
     Returns
     -------
     RelationalUtility
+        ``relational_gcp``, ``ncp``, ``mean_uncertain``, ``mean_max_errors``,
+        ``query_error`` (mean, and ``query_error_median``), ``min_candidates``,
+        ``median_candidates``; ``to_dict()`` for JSON.
+
+    Raises
+    ------
+    TypeError
+        ``original`` is not People or ``release`` not a RelationalRelease.
+    InputError
+        ``queries`` or ``attributes`` < 1, a negative seed or a bad column.
+
+    See Also
+    --------
+    anonymize : Publish a verified release.
 
     Notes
     -----
-    Time O(queries · n · d). Reference: LeFevre et al., "Workload-aware anonymization", KDD
-    2006 (relative error with a sanity bound).
+    Time O(queries · n · d) plus the joint compatibility of ``verify``.
+
+    References
+    ----------
+    .. [1] K. LeFevre, D. J. DeWitt, R. Ramakrishnan, "Workload-aware anonymization", KDD
+       2006 (relative error with a sanity bound).
+    .. [2] G. Poulis, G. Loukides, A. Gkoulalas-Divanis, S. Skiadopoulos, "Anonymizing data
+       with relational and transaction attributes", ECML PKDD 2013.
 
     Examples
     --------
