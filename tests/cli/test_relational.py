@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pandas as pd
 import pytest
 
@@ -47,6 +48,8 @@ def test_anonymize_verify_evaluate(
     assert len(lines) == 12 and "pid" not in lines[0] and "items" in lines[0]
     manifest = json.loads(report.read_text())
     assert manifest["data_kind"] == "relational" and manifest["verification"]["passed"]
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "manifest.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(manifest)
     assert main(["verify-rt", str(people), str(out), *args(items), "-k", "3"]) == 0
     assert main(["verify-rt", str(people), str(out), *args(items), "-k", "12"]) == 4
     capsys.readouterr()
