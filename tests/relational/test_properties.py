@@ -27,7 +27,7 @@ def inputs(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame, int, str]:
     return table, pd.DataFrame(rows, columns=["id", "code"]), k, method
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(inputs(), st.sampled_from([0.0, 0.01, 1.0]))
 def test_releases_pass_the_verifier(
     data: tuple[pd.DataFrame, pd.DataFrame, int, str], weight: float
