@@ -70,3 +70,17 @@ def test_errors_are_one_line(
     assert len(err) == 1 and "--id" in err[0]
     assert main(["anonymize-rt", str(people), *args(items), "-k", "13", "-o", str(out)]) == 3
     assert not out.exists()
+
+
+def test_l_diversity_from_the_command_line(files: tuple[Path, Path], tmp_path: Path) -> None:
+    people, items = files
+    frame = pd.read_csv(people)
+    frame["disease"] = ["flu", "cold", "hiv"] * 4
+    frame.to_csv(people, index=False)
+    out = tmp_path / "r.jsonl"
+    model = ["--sensitive", "disease", "--l", "2"]
+    code = main(
+        ["anonymize-rt", str(people), *args(items), *model, "-k", "2", "-o", str(out), "-q"]
+    )
+    assert code == 0
+    assert main(["verify-rt", str(people), str(out), *args(items), *model, "-k", "2"]) == 0

@@ -66,8 +66,8 @@ def test_every_method_passes_the_verifier(method: str) -> None:
 
 def test_item_weight_trades_cells_for_items() -> None:
     people = small_people(120, seed=3)
-    plain = anonymize(people, k=4, qi=QI, numeric=NUM, item_weight=0.0, seed=0)
-    joint = anonymize(people, k=4, qi=QI, numeric=NUM, item_weight=1.0, seed=0)
+    plain = anonymize(people, k=4, qi=QI, numeric=NUM, options={"item_weight": 0.0}, seed=0)
+    joint = anonymize(people, k=4, qi=QI, numeric=NUM, options={"item_weight": 1.0}, seed=0)
     assert joint.report["loss"]["mean_uncertain"] < plain.report["loss"]["mean_uncertain"]
 
 
@@ -170,7 +170,7 @@ def test_job_checks() -> None:
 
 def test_evaluate_figures_and_baseline_comparison() -> None:
     people = small_people(150, seed=5)
-    free = anonymize(people, k=5, qi=QI, numeric=NUM, item_weight=0.05, seed=0)
+    free = anonymize(people, k=5, qi=QI, numeric=NUM, options={"item_weight": 0.05}, seed=0)
     base = anonymize(people, k=5, qi=QI, numeric=NUM, method="classes", seed=0)
     f = evaluate(people, free, qi=QI, numeric=NUM, queries=200)
     b = evaluate(people, base, qi=QI, numeric=NUM, queries=200)
@@ -220,3 +220,21 @@ def test_joint_compatibility_is_the_rule(method: str) -> None:
     c, _, inverse = joint_compatibility(result.release, people, enc)
     got = c.toarray()[inverse] > 0
     assert np.array_equal(got, brute_force_matches(people, result.release, QI))
+
+
+@pytest.mark.parametrize("method", names(sensitive=True))
+def test_l_diversity_on_the_joint_graph(method: str) -> None:
+    rng = np.random.default_rng(11)
+    people = small_people(60, seed=11)
+    table = people.table.assign(disease=rng.choice(["flu", "cold", "hiv", "none"], people.n))
+    people = dataclasses.replace(people, table=table)
+    models = {"sensitive": ["disease"], "l": 3}
+    result = anonymize(people, k=3, qi=QI, numeric=NUM, method=method, seed=0, options=models)
+    assert result.verification.passed and result.verification.sensitive
+    assert result.report["guarantee"]["sensitive"][0]["l"] == 3
+    assert verify(people, result, k=3, qi=QI, numeric=NUM, models=models).passed
+    # the disease values moved to other records break it
+    shuffled = result.release.table.copy()
+    shuffled["disease"] = np.sort(shuffled["disease"].to_numpy())
+    bad = dataclasses.replace(result.release, table=shuffled)
+    assert not verify(people, bad, k=3, qi=QI, numeric=NUM, models=models).passed

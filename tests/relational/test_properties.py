@@ -35,7 +35,8 @@ def test_releases_pass_the_verifier(
     table, items, k, method = data
     people = from_frames(table, items, "id", "code")
     result = anonymize(
-        people, k=k, qi=["age", "colour"], numeric=["age"], method=method, item_weight=weight,
+        people, k=k, qi=["age", "colour"], numeric=["age"], method=method,
+        options={"item_weight": weight},
         seed=0,
     )  # fmt: skip
     report = verify(people, result.release, k=k, qi=["age", "colour"], numeric=["age"])

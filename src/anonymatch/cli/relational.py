@@ -23,7 +23,9 @@ from anonymatch.cli.options import (
     json_default,
     missing_codes_option,
     output_options,
+    per_column,
     seed_option,
+    sensitive_model_options,
     verbosity_options,
 )
 from anonymatch.relational.methods import names
@@ -61,6 +63,33 @@ def people_options(func: F) -> F:
     return func
 
 
+def sensitive_options(func: F) -> F:
+    """``--sensitive`` and the models ``--l``, ``--diversity``, ``--c``, ``--t``."""
+    func = sensitive_model_options(func)
+    return click.option(
+        "--sensitive",
+        default=None,
+        help="Sensitive columns (attached by the true match; --l/--t protect them).",
+    )(func)
+
+
+def _models(
+    sensitive: str | None,
+    l: str | None,  # noqa: E741 - the flag's name
+    diversity: str,
+    c: float | None,
+    t: str | None,
+) -> dict[str, Any]:
+    """The sensitive-model keywords of a relational job, from the command line."""
+    return {
+        "sensitive": comma_list(sensitive),
+        "l": per_column("--l", l, int),
+        "diversity": diversity,
+        "c": c,
+        "t": per_column("--t", t, float),
+    }
+
+
 def _read(
     people_path: str, items_path: str | None, id_column: str, item_column: str, na: Sequence[str]
 ) -> Any:
@@ -87,6 +116,7 @@ def _read(
     help="Price of one uncertain item in GCP units (default 0.005).",
 )
 @click.option("--partition-size", type=int, default=None, help="People per partition.")
+@sensitive_options
 @seed_option
 def anonymize_rt_cmd(
     people_path: str,
@@ -103,6 +133,11 @@ def anonymize_rt_cmd(
     method: str,
     item_weight: float | None,
     partition_size: int | None,
+    sensitive: str | None,
+    l: str | None,  # noqa: E741
+    diversity: str,
+    c: float | None,
+    t: str | None,
     seed: int | None,
 ) -> None:
     """Publish people with a row and a set of items k-anonymous, verified.
@@ -124,6 +159,7 @@ def anonymize_rt_cmd(
         item_weight=DEFAULT_ITEM_WEIGHT if item_weight is None else item_weight,
         partition_size=partition_size,
         seed=seed,
+        **_models(sensitive, l, diversity, c, t),
     )
     people = _read(people_path, items_path, id_column, item_column, na)
     result = run_job(people, job)
@@ -153,6 +189,7 @@ def anonymize_rt_cmd(
 @click.argument("published")
 @people_options
 @click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
+@sensitive_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
 def verify_rt_cmd(
@@ -165,22 +202,33 @@ def verify_rt_cmd(
     qi: str,
     numeric: str,
     k: int,
+    sensitive: str | None,
+    l: str | None,  # noqa: E741
+    diversity: str,
+    c: float | None,
+    t: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
     """Check a relational-transaction release: k-anonymous over the joint compatibility.
 
     Is PUBLISHED (JSONL) k-anonymous w.r.t. PEOPLE (and --items)? Exit 0 iff it is, 4 if not."""
-    from anonymatch.core.params import integer
     from anonymatch.relational.io import read_release
+    from anonymatch.relational.job import RelationalJob
     from anonymatch.relational.pipeline import encode
     from anonymatch.relational.verify import verify_relational
-    from anonymatch.tables.columns.schema import Schema
 
-    schema = Schema.build(comma_list(qi), comma_list(numeric))
+    job = RelationalJob.build(
+        k=k,
+        qi=comma_list(qi),
+        numeric=comma_list(numeric),
+        **_models(sensitive, l, diversity, c, t),
+    )
     people = _read(people_path, items_path, id_column, item_column, na)
-    release = read_release(published, people, schema.qi)
-    report = verify_relational(release, people, encode(people, schema), integer(k, "k"))
+    release = read_release(published, people, job.schema.qi)
+    report = verify_relational(
+        release, people, encode(people, job.schema), job.k, models=job.models
+    )
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     elif not quiet:

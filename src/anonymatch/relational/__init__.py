@@ -18,7 +18,7 @@ docs/guarantees/relational.md; release format: docs/release-format.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError
 from anonymatch.core.front import keep_functions
@@ -61,11 +61,9 @@ def anonymize(
     k: int,
     qi: Sequence[str],
     numeric: Sequence[str] = (),
-    weights: Mapping[str, float] | None = None,
     method: str = "hungarian",
-    item_weight: float | None = None,
-    partition_size: int | None = None,
     seed: int | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> RelationalAnonymization:
     """Publish people with a row and a set of items under freeform k-anonymity, verified.
 
@@ -88,18 +86,18 @@ def anonymize(
         The quasi-identifier columns of the people table.
     numeric : sequence of str, default ()
         The QIs published as ranges (the others as value sets).
-    weights : mapping, optional
-        Attribute weights of the GCP.
     method : str, default "hungarian"
         ``hungarian`` or ``sortgreedy`` (freeform on the joint cost) or ``classes`` (Mondrian
         classes, the baseline): ``anonymatch.relational.methods.names()``.
-    item_weight : float, optional
-        The price λ ≥ 0 of one uncertain item in GCP units (default
-        ``anonymatch.relational.job.DEFAULT_ITEM_WEIGHT``).
-    partition_size : int, optional
-        People per partition (default 20·k within [300, 1000]).
     seed : int, optional
         Seed of the privacy step; None draws OS entropy.
+    options : mapping, optional
+        Further keywords of the typed job (``anonymatch.relational.job.PARAMETERS``):
+        ``item_weight`` (λ ≥ 0, the price of one uncertain item in GCP units, default
+        ``DEFAULT_ITEM_WEIGHT``), ``partition_size`` (people per partition, default 20·k within
+        [300, 1000]), ``weights`` (attribute weights of the GCP), ``workers``, and the sensitive
+        models: ``sensitive`` (columns), ``l``, ``diversity``, ``c``, ``t`` as for tables — the
+        release is then made of classes that satisfy them, checked on the joint graph.
 
     Returns
     -------
@@ -146,19 +144,11 @@ def anonymize(
     >>> result.verification.passed
     True
     """
-    from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, RelationalJob
+    from anonymatch.relational.job import RelationalJob
     from anonymatch.relational.pipeline import run_job
 
-    job = RelationalJob.build(
-        k=k,
-        qi=qi,
-        numeric=numeric,
-        weights=weights,
-        method=method,
-        item_weight=DEFAULT_ITEM_WEIGHT if item_weight is None else item_weight,
-        partition_size=partition_size,
-        seed=seed,
-    )
+    extra = dict(options or {})
+    job = RelationalJob.build(k=k, qi=qi, numeric=numeric, method=method, seed=seed, **extra)
     return run_job(_people(people, "people"), job)
 
 
@@ -169,6 +159,7 @@ def verify(
     k: int,
     qi: Sequence[str],
     numeric: Sequence[str] = (),
+    models: Mapping[str, Any] | None = None,
 ) -> RelationalVerificationReport:
     """Check a relational-transaction release for k-anonymity against the original people.
 
@@ -187,6 +178,9 @@ def verify(
         The QI columns (as given to ``anonymize``).
     numeric : sequence of str, default ()
         The QIs published as ranges (as given to ``anonymize``).
+    models : mapping, optional
+        The sensitive models to check on the joint graph: ``sensitive`` (columns), ``l``,
+        ``diversity``, ``c``, ``t`` (as in ``anonymize``'s ``options``).
 
     Returns
     -------
@@ -226,15 +220,15 @@ def verify(
     >>> verify(people, result, k=2, qi=["age"], numeric=["age"]).passed
     True
     """
-    from anonymatch.core.params import integer
+    from anonymatch.relational.job import RelationalJob
     from anonymatch.relational.pipeline import encode
     from anonymatch.relational.verify import verify_relational
-    from anonymatch.tables.columns.schema import Schema
 
     people = _people(original, "original")
     published = _release(release)
-    enc = encode(people, Schema.build(qi, numeric))
-    return verify_relational(published, people, enc, integer(k, "k"))
+    job = RelationalJob.build(k=k, qi=qi, numeric=numeric, **dict(models or {}))
+    enc = encode(people, job.schema)
+    return verify_relational(published, people, enc, job.k, models=job.models)
 
 
 def evaluate(

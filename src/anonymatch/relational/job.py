@@ -34,6 +34,7 @@ from anonymatch.relational.methods import RelationalMethod, registry
 if TYPE_CHECKING:
     from anonymatch.relational.io import People
     from anonymatch.tables.columns.schema import Schema
+    from anonymatch.tables.models.sensitive import SensitiveModel
 
 DEFAULT_ITEM_WEIGHT = 0.005
 """λ, the price of one uncertain item in GCP units (a record's GCP is in [0, 1]): chosen on
@@ -46,6 +47,11 @@ PARAMETERS: dict[str, Any] = {
     "qi": (),
     "numeric": (),
     "weights": None,
+    "sensitive": (),
+    "l": None,
+    "diversity": "distinct",
+    "c": None,
+    "t": None,
     "method": "hungarian",
     "item_weight": DEFAULT_ITEM_WEIGHT,
     "partition_size": None,
@@ -67,7 +73,12 @@ class RelationalJob:
     k : int
         Level of k-anonymity over the joint compatibility graph.
     schema : Schema
-        The QIs (``qi``), which of them are numeric (``numeric``) and their weights.
+        The QIs (``qi``), which of them are numeric (``numeric``), their weights and the
+        sensitive columns (``sensitive``).
+    models : tuple of SensitiveModel
+        ℓ-diversity and/or t-closeness on sensitive columns (``l``, ``diversity``, ``c``,
+        ``t``: ``anonymatch.tables.models.sensitive.build_models``); the release is then made of
+        classes that satisfy them.
     method : RelationalMethod
         The registered method.
     item_weight : float
@@ -83,6 +94,7 @@ class RelationalJob:
 
     k: int
     schema: Schema
+    models: tuple[SensitiveModel, ...]
     method: RelationalMethod
     item_weight: float
     partition_size: int | None
@@ -102,11 +114,15 @@ class RelationalJob:
             below 2k or given to a method that does not partition.
         """
         from anonymatch.tables.columns.schema import Schema
+        from anonymatch.tables.models.sensitive import build_models
 
         p = with_defaults(keywords, PARAMETERS)
         k = integer(p["k"], "k")
         method = lookup(registry(), p["method"])
-        schema = Schema.build(p["qi"], p["numeric"], weights=p["weights"])
+        schema = Schema.build(p["qi"], p["numeric"], sensitive=p["sensitive"], weights=p["weights"])
+        models = build_models(
+            schema.sensitive, p["l"], p["diversity"], p["c"], p["t"], schema.ordered_sensitive
+        )
         weight = number(p["item_weight"], "item_weight", low_open=False)
         size = optional_integer(p["partition_size"], "partition_size")
         if size is not None and not method.partitioned:
@@ -116,6 +132,7 @@ class RelationalJob:
         return cls(
             k,
             schema,
+            models,
             method,
             weight,
             size,

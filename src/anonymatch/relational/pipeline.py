@@ -70,12 +70,21 @@ def encode(people: People, schema: Schema) -> EncodedQI:
 
 
 def build_graph(
-    enc: EncodedQI, items: sp.csr_array, job: RelationalJob
+    enc: EncodedQI, people: People, job: RelationalJob
 ) -> tuple[GeneralizationGraph, int]:
     """The generalization graph of the job's method and its number of partitions: freeform on
-    the joint cost per partition of the joint order (threads), or the baseline's classes.
-    Memory O(P² ) per running partition of P people."""
+    the joint cost per partition of the joint order (threads), or the baseline's classes; with
+    sensitive models, classes that satisfy them (the tables' ``diverse_clusters``, as for the
+    tables' freeform methods). Memory O(P²) per running partition of P people."""
     method = job.method
+    items = people.items.matrix
+    if job.models:
+        from anonymatch.tables.methods.diverse import diverse_clusters
+        from anonymatch.tables.pipeline import sensitive_target
+
+        target = sensitive_target(people.table, job.models)
+        assert target is not None
+        return diverse_clusters(enc, job.k, target, job.size_for(enc.n))
     if method.classes:
         return classes(enc, job.k), 1
     parts = joint_partitions(enc, items, job.size_for(enc.n))
@@ -124,14 +133,14 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
     rng = np.random.default_rng(job.seed)
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
-    graph, n_parts = build_graph(enc, people.items.matrix, job)
+    graph, n_parts = build_graph(enc, people, job)
     seconds["build"] = time.perf_counter() - clock
     clock = time.perf_counter()
     assigned = privacy_step(graph, rng, job.workers)
     truth_of = np.empty(n, np.int64)
     truth_of[assigned] = np.arange(n)
     cells = recode(graph, enc)
-    if job.method.classes:
+    if job.method.classes or graph.classes is not None:
         base, unc, t = cover_vote(people.items.matrix, graph)
     else:
         base, unc, t = bit_vote(people.items.matrix, graph)
@@ -153,7 +162,9 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
     published_graph = graph.with_published_order(position)
     seconds["publish"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    check = verify_relational(release, people, enc, k, blocks=published_graph.blocks())
+    check = verify_relational(
+        release, people, enc, k, blocks=published_graph.blocks(), models=job.models
+    )
     seconds["verify"] = time.perf_counter() - clock
     if not check.passed:
         raise VerificationError(
@@ -171,7 +182,12 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
             "partition_size": None if job.method.classes else job.size_for(n),
             "partitions": n_parts,
         },
-        guarantee={"model": "k-anonymity", "k": k, "over": "joint compatibility"},
+        guarantee={
+            "model": "k-anonymity",
+            "k": k,
+            "over": "joint compatibility",
+            **({"sensitive": [m.describe() for m in job.models]} if job.models else {}),
+        },
         verification=check.to_dict(),
         loss={
             **loss.to_dict(),

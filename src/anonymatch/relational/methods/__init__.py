@@ -22,7 +22,9 @@ class RelationalMethod(core.Method):
     Attributes
     ----------
     name, summary, partitioned, sensitive, streamable, verified
-        As :class:`anonymatch.core.registry.Method`.
+        As :class:`anonymatch.core.registry.Method` (``sensitive``: ℓ-diversity and
+        t-closeness, by classes that satisfy the models — the tables' ``diverse_clusters`` —
+        for every method, as the tables' freeform methods do).
     step : str
         For a freeform method, the tables' inner assignment routine it runs on the joint cost
         (``hungarian``, ``sortgreedy``, ``greedy``: ``anonymatch.tables.methods.freeform``);
@@ -44,17 +46,20 @@ def registry() -> dict[str, RelationalMethod]:
             name="hungarian",
             summary="freeform k-anonymity by exact assignments on the joint cost (Doka §7)",
             partitioned=True,
+            sensitive=True,
             step="hungarian",
         ),
         RelationalMethod(
             name="sortgreedy",
             summary="freeform k-anonymity by sorted greedy assignments on the joint cost",
             partitioned=True,
+            sensitive=True,
             step="sortgreedy",
         ),
         RelationalMethod(
             name="classes",
             summary="Mondrian classes, items held by all certain and the rest uncertain (baseline)",
+            sensitive=True,
             classes=True,
         ),
     )
