@@ -4,6 +4,7 @@ tampered release, the class baseline, the JSONL round trip and the utility figur
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -232,9 +233,23 @@ def test_l_diversity_on_the_joint_graph(method: str) -> None:
     result = anonymize(people, k=3, qi=QI, numeric=NUM, method=method, seed=0, options=models)
     assert result.verification.passed and result.verification.sensitive
     assert result.report["guarantee"]["sensitive"][0]["l"] == 3
-    assert verify(people, result, k=3, qi=QI, numeric=NUM, models=models).passed
+    assert verify(people, result, k=3, qi=QI, numeric=NUM, options=models).passed
     # the disease values moved to other records break it
     shuffled = result.release.table.copy()
     shuffled["disease"] = np.sort(shuffled["disease"].to_numpy())
     bad = dataclasses.replace(result.release, table=shuffled)
-    assert not verify(people, bad, k=3, qi=QI, numeric=NUM, models=models).passed
+    assert not verify(people, bad, k=3, qi=QI, numeric=NUM, options=models).passed
+
+
+def test_hierarchy_nodes_in_the_release(tmp_path: Path) -> None:
+    from anonymatch.tables.columns.qitypes import build_types
+
+    tree = tmp_path / "sex.csv"
+    tree.write_text("F;person;*\nM;person;*\n")
+    types = build_types({}, {}, {"sex": str(tree)}, "node")
+    people = small_people(30, seed=9)
+    options = {"types": types}
+    result = anonymize(people, k=4, qi=QI, numeric=NUM, seed=0, options=options)
+    assert result.verification.passed
+    assert set(result.release.table["sex"]) <= {"F", "M", "~person"}
+    assert verify(people, result, k=4, qi=QI, numeric=NUM, options=options).passed

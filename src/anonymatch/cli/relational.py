@@ -24,6 +24,7 @@ from anonymatch.cli.options import (
     missing_codes_option,
     output_options,
     per_column,
+    qi_type_options,
     seed_option,
     sensitive_model_options,
     verbosity_options,
@@ -107,6 +108,7 @@ def _read(
                 extensions=SET_RELEASE_EXTENSIONS)  # fmt: skip
 @click.option("--report", "report_path", default=None, help="Write the JSON audit manifest here.")
 @people_options
+@qi_type_options
 @click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @click.option("--method", type=click.Choice(names()), default=names()[0], show_default=True)
 @click.option(
@@ -129,6 +131,7 @@ def anonymize_rt_cmd(
     na: Sequence[str],
     qi: str,
     numeric: str,
+    qi_types: Any,
     k: int,
     method: str,
     item_weight: float | None,
@@ -159,6 +162,7 @@ def anonymize_rt_cmd(
         item_weight=DEFAULT_ITEM_WEIGHT if item_weight is None else item_weight,
         partition_size=partition_size,
         seed=seed,
+        types=qi_types or None,
         **_models(sensitive, l, diversity, c, t),
     )
     people = _read(people_path, items_path, id_column, item_column, na)
@@ -188,6 +192,7 @@ def anonymize_rt_cmd(
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
 @people_options
+@qi_type_options
 @click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @sensitive_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -201,6 +206,7 @@ def verify_rt_cmd(
     na: Sequence[str],
     qi: str,
     numeric: str,
+    qi_types: Any,
     k: int,
     sensitive: str | None,
     l: str | None,  # noqa: E741
@@ -222,6 +228,7 @@ def verify_rt_cmd(
         k=k,
         qi=comma_list(qi),
         numeric=comma_list(numeric),
+        types=qi_types or None,
         **_models(sensitive, l, diversity, c, t),
     )
     people = _read(people_path, items_path, id_column, item_column, na)
@@ -244,6 +251,7 @@ def verify_rt_cmd(
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
 @people_options
+@qi_type_options
 @click.option("--queries", type=int, default=1000, show_default=True, help="Count queries.")
 @click.option(
     "--attributes", type=int, default=2, show_default=True, help="Attribute predicates per query."
@@ -258,6 +266,7 @@ def evaluate_rt_cmd(
     na: Sequence[str],
     qi: str,
     numeric: str,
+    qi_types: Any,
     queries: int,
     attributes: int,
     quiet: bool,
@@ -270,7 +279,7 @@ def evaluate_rt_cmd(
     from anonymatch.relational.pipeline import encode
     from anonymatch.tables.columns.schema import Schema
 
-    schema = Schema.build(comma_list(qi), comma_list(numeric))
+    schema = Schema.build(comma_list(qi), comma_list(numeric), types=qi_types or None)
     people = _read(people_path, items_path, id_column, item_column, na)
     release = read_release(published, people, schema.qi)
     figures = relational_utility(

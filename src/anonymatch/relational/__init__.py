@@ -95,7 +95,8 @@ def anonymize(
         Further keywords of the typed job (``anonymatch.relational.job.PARAMETERS``):
         ``item_weight`` (λ ≥ 0, the price of one uncertain item in GCP units, default
         ``DEFAULT_ITEM_WEIGHT``), ``partition_size`` (people per partition, default 20·k within
-        [300, 1000]), ``weights`` (attribute weights of the GCP), ``workers``, and the sensitive
+        [300, 1000]), ``weights`` (attribute weights of the GCP), ``workers``, ``types`` (a
+        ``QITypes`` of ordinal, date and hierarchy QIs, as for tables), and the sensitive
         models: ``sensitive`` (columns), ``l``, ``diversity``, ``c``, ``t`` as for tables — the
         release is then made of classes that satisfy them, checked on the joint graph.
 
@@ -159,7 +160,7 @@ def verify(
     k: int,
     qi: Sequence[str],
     numeric: Sequence[str] = (),
-    models: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> RelationalVerificationReport:
     """Check a relational-transaction release for k-anonymity against the original people.
 
@@ -178,9 +179,9 @@ def verify(
         The QI columns (as given to ``anonymize``).
     numeric : sequence of str, default ()
         The QIs published as ranges (as given to ``anonymize``).
-    models : mapping, optional
-        The sensitive models to check on the joint graph: ``sensitive`` (columns), ``l``,
-        ``diversity``, ``c``, ``t`` (as in ``anonymize``'s ``options``).
+    options : mapping, optional
+        The QI ``types`` and the sensitive models to check on the joint graph: ``sensitive``
+        (columns), ``l``, ``diversity``, ``c``, ``t`` (as in ``anonymize``'s ``options``).
 
     Returns
     -------
@@ -226,7 +227,7 @@ def verify(
 
     people = _people(original, "original")
     published = _release(release)
-    job = RelationalJob.build(k=k, qi=qi, numeric=numeric, **dict(models or {}))
+    job = RelationalJob.build(k=k, qi=qi, numeric=numeric, **dict(options or {}))
     enc = encode(people, job.schema)
     return verify_relational(published, people, enc, job.k, models=job.models)
 

@@ -47,6 +47,7 @@ PARAMETERS: dict[str, Any] = {
     "qi": (),
     "numeric": (),
     "weights": None,
+    "types": None,
     "sensitive": (),
     "l": None,
     "diversity": "distinct",
@@ -73,8 +74,9 @@ class RelationalJob:
     k : int
         Level of k-anonymity over the joint compatibility graph.
     schema : Schema
-        The QIs (``qi``), which of them are numeric (``numeric``), their weights and the
-        sensitive columns (``sensitive``).
+        The QIs (``qi``), which of them are numeric (``numeric``), their weights, their types
+        (``types``: a ``tables.columns.qitypes.QITypes`` of ordinal, date and hierarchy QIs, as
+        for tables) and the sensitive columns (``sensitive``).
     models : tuple of SensitiveModel
         ℓ-diversity and/or t-closeness on sensitive columns (``l``, ``diversity``, ``c``,
         ``t``: ``anonymatch.tables.models.sensitive.build_models``); the release is then made of
@@ -119,7 +121,15 @@ class RelationalJob:
         p = with_defaults(keywords, PARAMETERS)
         k = integer(p["k"], "k")
         method = lookup(registry(), p["method"])
-        schema = Schema.build(p["qi"], p["numeric"], sensitive=p["sensitive"], weights=p["weights"])
+        from anonymatch.tables.job import qi_types
+
+        schema = Schema.build(
+            p["qi"],
+            p["numeric"],
+            sensitive=p["sensitive"],
+            weights=p["weights"],
+            types=qi_types(types=p["types"]),
+        )
         models = build_models(
             schema.sensitive, p["l"], p["diversity"], p["c"], p["t"], schema.ordered_sensitive
         )
