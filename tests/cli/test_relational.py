@@ -84,3 +84,13 @@ def test_l_diversity_from_the_command_line(files: tuple[Path, Path], tmp_path: P
     )
     assert code == 0
     assert main(["verify-rt", str(people), str(out), *args(items), *model, "-k", "2"]) == 0
+
+
+def test_missing_qi_codes(files: tuple[Path, Path], tmp_path: Path) -> None:
+    people, items = files
+    out = tmp_path / "r.jsonl"
+    na = [*args(items), "--na", "age=31"]
+    assert main(["anonymize-rt", str(people), *na, "-k", "3", "-o", str(out), "-q"]) == 0
+    cells = [json.loads(x)["age"] for x in out.read_text().splitlines()]
+    assert cells.count("*") >= 3  # the person of age 31 and the records covering them
+    assert main(["verify-rt", str(people), str(out), *na, "-k", "3"]) == 0

@@ -54,7 +54,8 @@ def people_options(func: F) -> F:
                 "na",
                 multiple=True,
                 metavar="COLUMN=CODE|CODE",
-                help="Codes of the item column meaning 'no item' (e.g. ICD9CODX=-1).",
+                help="Missing codes: of the item column, 'no item' (e.g. ICD9CODX=-1); of a QI, a "
+                "missing value (published as *). Repeatable.",
             ),
             click.option("--qi", required=True, help="Quasi-identifier columns (comma list)."),
             click.option("--numeric", default="", help="QIs published as ranges (comma list)."),
@@ -100,6 +101,15 @@ def _read(
     return read_relational(
         people_path, items_path, id_column, item_column, codes.for_column(item_column)
     )
+
+
+def _qi_codes(na: Sequence[str], item_column: str) -> Any:
+    """The ``--na`` codes of the people's columns (the item column's mean "no item")."""
+    from anonymatch.tables.columns.schema import MissingCodes
+
+    codes = missing_codes_option(None, na)
+    columns = {c: v for c, v in codes.columns.items() if c != item_column}
+    return MissingCodes(codes.tokens, columns)
 
 
 @click.command("anonymize-rt")
@@ -163,6 +173,7 @@ def anonymize_rt_cmd(
         partition_size=partition_size,
         seed=seed,
         types=qi_types or None,
+        na_values=_qi_codes(na, item_column),
         **_models(sensitive, l, diversity, c, t),
     )
     people = _read(people_path, items_path, id_column, item_column, na)
@@ -229,12 +240,13 @@ def verify_rt_cmd(
         qi=comma_list(qi),
         numeric=comma_list(numeric),
         types=qi_types or None,
+        na_values=_qi_codes(na, item_column),
         **_models(sensitive, l, diversity, c, t),
     )
     people = _read(people_path, items_path, id_column, item_column, na)
     release = read_release(published, people, job.schema.qi)
     report = verify_relational(
-        release, people, encode(people, job.schema), job.k, models=job.models
+        release, people, encode(people, job.schema, job.na), job.k, models=job.models
     )
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
@@ -285,7 +297,7 @@ def evaluate_rt_cmd(
     figures = relational_utility(
         people,
         release,
-        encode(people, schema),
+        encode(people, schema, _qi_codes(na, item_column)),
         integer(queries, "queries"),
         integer(attributes, "attributes"),
     )

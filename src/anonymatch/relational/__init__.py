@@ -228,7 +228,7 @@ def verify(
     people = _people(original, "original")
     published = _release(release)
     job = RelationalJob.build(k=k, qi=qi, numeric=numeric, **dict(options or {}))
-    enc = encode(people, job.schema)
+    enc = encode(people, job.schema, job.na)
     return verify_relational(published, people, enc, job.k, models=job.models)
 
 

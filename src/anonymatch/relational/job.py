@@ -33,7 +33,7 @@ from anonymatch.relational.methods import RelationalMethod, registry
 
 if TYPE_CHECKING:
     from anonymatch.relational.io import People
-    from anonymatch.tables.columns.schema import Schema
+    from anonymatch.tables.columns.schema import MissingCodes, Schema
     from anonymatch.tables.models.sensitive import SensitiveModel
 
 DEFAULT_ITEM_WEIGHT = 0.005
@@ -48,6 +48,7 @@ PARAMETERS: dict[str, Any] = {
     "numeric": (),
     "weights": None,
     "types": None,
+    "na_values": None,
     "sensitive": (),
     "l": None,
     "diversity": "distinct",
@@ -85,6 +86,9 @@ class RelationalJob:
         The registered method.
     item_weight : float
         λ ≥ 0, the price of one uncertain item in GCP units (freeform methods).
+    na : MissingCodes
+        Missing-value tokens and per-column codes of the QIs (``na_values``, as for tables;
+        a missing QI value is published as ``*``).
     partition_size : int or None
         People per partition of the joint order (None: the tables' freeform default, 20·k
         within [300, 1000]).
@@ -99,6 +103,7 @@ class RelationalJob:
     models: tuple[SensitiveModel, ...]
     method: RelationalMethod
     item_weight: float
+    na: MissingCodes
     partition_size: int | None
     seed: int | None
     workers: int | None
@@ -121,7 +126,7 @@ class RelationalJob:
         p = with_defaults(keywords, PARAMETERS)
         k = integer(p["k"], "k")
         method = lookup(registry(), p["method"])
-        from anonymatch.tables.job import qi_types
+        from anonymatch.tables.job import missing, qi_types
 
         schema = Schema.build(
             p["qi"],
@@ -145,6 +150,7 @@ class RelationalJob:
             models,
             method,
             weight,
+            missing(p["na_values"]),
             size,
             check_seed(p["seed"]),
             optional_integer(p["workers"], "workers"),

@@ -31,7 +31,7 @@ from anonymatch.relational.order import joint_partitions
 from anonymatch.relational.verify import RelationalVerificationReport, verify_relational
 from anonymatch.sets.io import SetRelease
 from anonymatch.sets.methods.nonreciprocal import bit_vote
-from anonymatch.tables.columns.schema import EncodedQI, Schema
+from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, EncodedQI, MissingCodes, Schema
 from anonymatch.tables.io.cells import format_cells
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import prepare
@@ -55,8 +55,9 @@ class RelationalAnonymization:
     report: dict[str, object] = field(default_factory=dict)
 
 
-def encode(people: People, schema: Schema) -> EncodedQI:
-    """The people's QIs encoded by the tables' ``prepare`` (the id column never published)."""
+def encode(people: People, schema: Schema, na: MissingCodes | None = None) -> EncodedQI:
+    """The people's QIs encoded by the tables' ``prepare`` (the id column never published;
+    ``na`` the missing-value tokens and per-column codes, default the tables')."""
     full = Schema(
         schema.qi,
         schema.numeric,
@@ -65,7 +66,7 @@ def encode(people: People, schema: Schema) -> EncodedQI:
         schema.weights,
         schema.types,
     )
-    _, enc, _ = prepare(people.table, full)
+    _, enc, _ = prepare(people.table, full, DEFAULT_NA_VALUES if na is None else na)
     return enc
 
 
@@ -128,7 +129,7 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
     """
     started = time.perf_counter()
     check_data(job, people)
-    enc = encode(people, job.schema)
+    enc = encode(people, job.schema, job.na)
     n, k = enc.n, job.k
     rng = np.random.default_rng(job.seed)
     seconds: dict[str, float] = {}
