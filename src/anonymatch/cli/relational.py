@@ -1,6 +1,10 @@
 """Command line for relational-transaction data (people with a row and a set):
 ``anonymize-rt``, ``verify-rt``, ``evaluate-rt``.
 
+Option groups reach the commands as one value each, as in the other kinds' modules: how to read
+the people as a :class:`PeopleSource`, the run as one validated
+``anonymatch.relational.job.RelationalJob`` (parameter ``job``).
+
 Errors raised on purpose become one line on stderr and exit 2 (bad input: unknown id column, a
 person with conflicting attributes, item ids absent from the people table, no item at all),
 3 (k larger than the number of people) or 4 (failed verification) through
@@ -9,10 +13,12 @@ person with conflicting attributes, item ids absent from the people table, no it
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -31,12 +37,63 @@ from anonymatch.cli.options import (
 )
 from anonymatch.relational.methods import names
 
+if TYPE_CHECKING:
+    from anonymatch.relational.io import People
+    from anonymatch.relational.job import RelationalJob
+    from anonymatch.tables.columns.schema import MissingCodes
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+@dataclass(frozen=True)
+class PeopleSource:
+    """How to read the people: the items table (``--items``; None: one long table), the id
+    and item columns (``--id``, ``--item-column``) and the ``--na`` codes (those of the item
+    column mean "no item", the others missing QI values)."""
+
+    items_path: str | None
+    id_column: str
+    item_column: str
+    na: tuple[str, ...] = ()
+
+    def read(self, people_path: str) -> People:
+        """The people of ``people_path`` (and the items table)."""
+        from anonymatch.relational.io import read_relational
+
+        codes = missing_codes_option(None, self.na)
+        return read_relational(
+            people_path,
+            self.items_path,
+            self.id_column,
+            self.item_column,
+            codes.for_column(self.item_column),
+        )
+
+    def qi_codes(self) -> MissingCodes:
+        """The ``--na`` codes of the people's columns (without the item column's)."""
+        from anonymatch.tables.columns.schema import MissingCodes
+
+        codes = missing_codes_option(None, self.na)
+        columns = {c: v for c, v in codes.columns.items() if c != self.item_column}
+        return MissingCodes(codes.tokens, columns)
+
+
 def people_options(func: F) -> F:
-    """How to read the people: ``--items``, ``--id``, ``--item-column``, ``--na``, and the
-    roles ``--qi`` and ``--numeric`` (every relational command)."""
+    """``--items``, ``--id``, ``--item-column``, ``--na`` as one :class:`PeopleSource`
+    (parameter ``source``), and the roles ``--qi``, ``--numeric`` with the typed QIs
+    (``--ordinal``, ``--date``, ``--hierarchy``) left to the command's job decorator."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        source = PeopleSource(
+            kwargs.pop("items_path"),
+            kwargs.pop("id_column"),
+            kwargs.pop("item_column"),
+            tuple(kwargs.pop("na")),
+        )
+        return func(*args, source=source, **kwargs)
+
+    decorated: Any = qi_type_options(wrapper)
     for option in reversed(
         [
             click.option(
@@ -61,8 +118,8 @@ def people_options(func: F) -> F:
             click.option("--numeric", default="", help="QIs published as ranges (comma list)."),
         ]
     ):
-        func = option(func)
-    return func
+        decorated = option(decorated)
+    return cast(F, decorated)
 
 
 def sensitive_options(func: F) -> F:
@@ -75,41 +132,40 @@ def sensitive_options(func: F) -> F:
     )(func)
 
 
-def _models(
-    sensitive: str | None,
-    l: str | None,  # noqa: E741 - the flag's name
-    diversity: str,
-    c: float | None,
-    t: str | None,
-) -> dict[str, Any]:
-    """The sensitive-model keywords of a relational job, from the command line."""
-    return {
-        "sensitive": comma_list(sensitive),
-        "l": per_column("--l", l, int),
-        "diversity": diversity,
-        "c": c,
-        "t": per_column("--t", t, float),
-    }
+def _relational_job(func: F) -> F:
+    """The run's options as one validated ``RelationalJob`` (parameter ``job``): ``--k``,
+    ``--qi``, ``--numeric``, the typed QIs, the QIs' ``--na`` codes, the sensitive models and,
+    where the command has them, ``--method``, ``--item-weight``, ``--partition-size`` and the
+    seed."""
 
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, RelationalJob
 
-def _read(
-    people_path: str, items_path: str | None, id_column: str, item_column: str, na: Sequence[str]
-) -> Any:
-    from anonymatch.relational.io import read_relational
+        source: PeopleSource = params["source"]
+        weight = params.pop("item_weight", None)
+        keywords = {
+            name: params.pop(name)
+            for name in ("method", "partition_size", "seed")
+            if name in params
+        }
+        job = RelationalJob.build(
+            k=params.pop("k"),
+            qi=comma_list(params.pop("qi")),
+            numeric=comma_list(params.pop("numeric")),
+            types=params.pop("qi_types") or None,
+            na_values=source.qi_codes(),
+            sensitive=comma_list(params.pop("sensitive")),
+            l=per_column("--l", params.pop("l"), int),
+            diversity=params.pop("diversity"),
+            c=params.pop("c"),
+            t=per_column("--t", params.pop("t"), float),
+            item_weight=DEFAULT_ITEM_WEIGHT if weight is None else weight,
+            **keywords,
+        )
+        return func(job=job, **params)
 
-    codes = missing_codes_option(None, na)
-    return read_relational(
-        people_path, items_path, id_column, item_column, codes.for_column(item_column)
-    )
-
-
-def _qi_codes(na: Sequence[str], item_column: str) -> Any:
-    """The ``--na`` codes of the people's columns (the item column's mean "no item")."""
-    from anonymatch.tables.columns.schema import MissingCodes
-
-    codes = missing_codes_option(None, na)
-    columns = {c: v for c, v in codes.columns.items() if c != item_column}
-    return MissingCodes(codes.tokens, columns)
+    return cast(F, wrapper)
 
 
 @click.command("anonymize-rt")
@@ -117,8 +173,6 @@ def _qi_codes(na: Sequence[str], item_column: str) -> Any:
 @output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).", report=False,
                 extensions=SET_RELEASE_EXTENSIONS)  # fmt: skip
 @click.option("--report", "report_path", default=None, help="Write the JSON audit manifest here.")
-@people_options
-@qi_type_options
 @click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @click.option("--method", type=click.Choice(names()), default=names()[0], show_default=True)
 @click.option(
@@ -130,28 +184,15 @@ def _qi_codes(na: Sequence[str], item_column: str) -> Any:
 @click.option("--partition-size", type=int, default=None, help="People per partition.")
 @sensitive_options
 @seed_option
+@people_options
+@_relational_job
 def anonymize_rt_cmd(
     people_path: str,
     output: str,
     quiet: bool,
     report_path: str | None,
-    items_path: str | None,
-    id_column: str,
-    item_column: str,
-    na: Sequence[str],
-    qi: str,
-    numeric: str,
-    qi_types: Any,
-    k: int,
-    method: str,
-    item_weight: float | None,
-    partition_size: int | None,
-    sensitive: str | None,
-    l: str | None,  # noqa: E741
-    diversity: str,
-    c: float | None,
-    t: str | None,
-    seed: int | None,
+    job: RelationalJob,
+    source: PeopleSource,
 ) -> None:
     """Publish people with a row and a set of items k-anonymous, verified.
 
@@ -160,23 +201,10 @@ def anonymize_rt_cmd(
     uniformly at random. The release is verified before it is written."""
     from anonymatch.core.manifest import finish_manifest, write_manifest
     from anonymatch.relational.io import write_release
-    from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, RelationalJob
     from anonymatch.relational.pipeline import run_job
 
     started = time.perf_counter()
-    job = RelationalJob.build(
-        k=k,
-        qi=comma_list(qi),
-        numeric=comma_list(numeric),
-        method=method,
-        item_weight=DEFAULT_ITEM_WEIGHT if item_weight is None else item_weight,
-        partition_size=partition_size,
-        seed=seed,
-        types=qi_types or None,
-        na_values=_qi_codes(na, item_column),
-        **_models(sensitive, l, diversity, c, t),
-    )
-    people = _read(people_path, items_path, id_column, item_column, na)
+    people = source.read(people_path)
     result = run_job(people, job)
     clock = time.perf_counter()
     write_release(output, result.release)
@@ -187,7 +215,8 @@ def anonymize_rt_cmd(
     if not quiet:
         v, loss = result.verification, report["loss"]
         click.echo(
-            f"{method}, k = {k}, {people.n} people, {people.items.n_items} items -> {output}"
+            f"{job.method.name}, k = {job.k}, {people.n} people, {people.items.n_items} items"
+            f" -> {output}"
         )
         click.echo(
             f"verified: {'PASS' if v.passed else 'FAIL'} - {v.factor_flow}/{v.factor_required}"
@@ -202,28 +231,17 @@ def anonymize_rt_cmd(
 @click.command("verify-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
-@people_options
-@qi_type_options
 @click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @sensitive_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
+@people_options
+@_relational_job
 def verify_rt_cmd(
     people_path: str,
     published: str,
-    items_path: str | None,
-    id_column: str,
-    item_column: str,
-    na: Sequence[str],
-    qi: str,
-    numeric: str,
-    qi_types: Any,
-    k: int,
-    sensitive: str | None,
-    l: str | None,  # noqa: E741
-    diversity: str,
-    c: float | None,
-    t: str | None,
+    job: RelationalJob,
+    source: PeopleSource,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -231,25 +249,15 @@ def verify_rt_cmd(
 
     Is PUBLISHED (JSONL) k-anonymous w.r.t. PEOPLE (and --items)? Exit 0 iff it is, 4 if not."""
     from anonymatch.relational.io import read_release
-    from anonymatch.relational.job import RelationalJob
     from anonymatch.relational.pipeline import encode
     from anonymatch.relational.verify import verify_relational
 
-    job = RelationalJob.build(
-        k=k,
-        qi=comma_list(qi),
-        numeric=comma_list(numeric),
-        types=qi_types or None,
-        na_values=_qi_codes(na, item_column),
-        **_models(sensitive, l, diversity, c, t),
-    )
-    people = _read(people_path, items_path, id_column, item_column, na)
+    people = source.read(people_path)
     release = read_release(published, people, job.schema.qi)
-    report = verify_relational(
-        release, people, encode(people, job.schema, job.na), job.k, models=job.models
-    )
+    enc = encode(people, job.schema, job.na)
+    report = verify_relational(release, people, enc, job.k, models=job.models)
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
     elif not quiet:
         click.echo(
             f"{'PASS' if report.passed else 'FAIL'}: {report.reason}; k = {report.k}, "
@@ -262,29 +270,25 @@ def verify_rt_cmd(
 @click.command("evaluate-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
-@people_options
-@qi_type_options
 @click.option("--queries", type=int, default=1000, show_default=True, help="Count queries.")
 @click.option(
     "--attributes", type=int, default=2, show_default=True, help="Attribute predicates per query."
 )
 @verbosity_options
+@people_options
 def evaluate_rt_cmd(
     people_path: str,
     published: str,
-    items_path: str | None,
-    id_column: str,
-    item_column: str,
-    na: Sequence[str],
+    source: PeopleSource,
     qi: str,
     numeric: str,
     qi_types: Any,
     queries: int,
     attributes: int,
-    quiet: bool,
 ) -> None:
     """Utility of a relational-transaction release (JSON on stdout): relational GCP, uncertain
-    items per record, relative error of count queries mixing attribute ranges and items."""
+    items per record, relative error of count queries mixing attribute ranges and items,
+    candidates per person on the joint graph."""
     from anonymatch.core.params import integer
     from anonymatch.relational.io import read_release
     from anonymatch.relational.metrics import relational_utility
@@ -292,12 +296,12 @@ def evaluate_rt_cmd(
     from anonymatch.tables.columns.schema import Schema
 
     schema = Schema.build(comma_list(qi), comma_list(numeric), types=qi_types or None)
-    people = _read(people_path, items_path, id_column, item_column, na)
+    people = source.read(people_path)
     release = read_release(published, people, schema.qi)
     figures = relational_utility(
         people,
         release,
-        encode(people, schema, _qi_codes(na, item_column)),
+        encode(people, schema, source.qi_codes()),
         integer(queries, "queries"),
         integer(attributes, "attributes"),
     )
