@@ -67,8 +67,8 @@ def test_every_method_passes_the_verifier(method: str) -> None:
 
 def test_item_weight_trades_cells_for_items() -> None:
     people = small_people(120, seed=3)
-    plain = anonymize(people, k=4, qi=QI, numeric=NUM, options={"item_weight": 0.0}, seed=0)
-    joint = anonymize(people, k=4, qi=QI, numeric=NUM, options={"item_weight": 1.0}, seed=0)
+    plain = anonymize(people, k=4, qi=QI, numeric=NUM, item_weight=0.0, seed=0)
+    joint = anonymize(people, k=4, qi=QI, numeric=NUM, item_weight=1.0, seed=0)
     assert joint.report["loss"]["mean_uncertain"] < plain.report["loss"]["mean_uncertain"]
 
 
@@ -171,7 +171,7 @@ def test_job_checks() -> None:
 
 def test_evaluate_figures_and_baseline_comparison() -> None:
     people = small_people(150, seed=5)
-    free = anonymize(people, k=5, qi=QI, numeric=NUM, options={"item_weight": 0.05}, seed=0)
+    free = anonymize(people, k=5, qi=QI, numeric=NUM, item_weight=0.05, seed=0)
     base = anonymize(people, k=5, qi=QI, numeric=NUM, method="classes", seed=0)
     f = evaluate(people, free, qi=QI, numeric=NUM, queries=200)
     b = evaluate(people, base, qi=QI, numeric=NUM, queries=200)
@@ -230,15 +230,15 @@ def test_l_diversity_on_the_joint_graph(method: str) -> None:
     table = people.table.assign(disease=rng.choice(["flu", "cold", "hiv", "none"], people.n))
     people = dataclasses.replace(people, table=table)
     models = {"sensitive": ["disease"], "l": 3}
-    result = anonymize(people, k=3, qi=QI, numeric=NUM, method=method, seed=0, options=models)
+    result = anonymize(people, k=3, qi=QI, numeric=NUM, method=method, seed=0, **models)
     assert result.verification.passed and result.verification.sensitive
     assert result.report["guarantee"]["sensitive"][0]["l"] == 3
-    assert verify(people, result, k=3, qi=QI, numeric=NUM, options=models).passed
+    assert verify(people, result, k=3, qi=QI, numeric=NUM, **models).passed
     # the disease values moved to other records break it
     shuffled = result.release.table.copy()
     shuffled["disease"] = np.sort(shuffled["disease"].to_numpy())
     bad = dataclasses.replace(result.release, table=shuffled)
-    assert not verify(people, bad, k=3, qi=QI, numeric=NUM, options=models).passed
+    assert not verify(people, bad, k=3, qi=QI, numeric=NUM, **models).passed
 
 
 def test_hierarchy_nodes_in_the_release(tmp_path: Path) -> None:
@@ -249,7 +249,17 @@ def test_hierarchy_nodes_in_the_release(tmp_path: Path) -> None:
     types = build_types({}, {}, {"sex": str(tree)}, "node")
     people = small_people(30, seed=9)
     options = {"types": types}
-    result = anonymize(people, k=4, qi=QI, numeric=NUM, seed=0, options=options)
+    result = anonymize(people, k=4, qi=QI, numeric=NUM, seed=0, **options)
     assert result.verification.passed
     assert set(result.release.table["sex"]) <= {"F", "M", "~person"}
-    assert verify(people, result, k=4, qi=QI, numeric=NUM, options=options).passed
+    assert verify(people, result, k=4, qi=QI, numeric=NUM, **options).passed
+
+
+def test_front_refuses_unknown_or_missing_keywords() -> None:
+    people = small_people(6)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        anonymize(people, k=2, qi=QI, colour="red")
+    with pytest.raises(TypeError, match="missing required"):
+        anonymize(people, qi=QI)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        verify(people, anonymize(people, k=2, qi=QI, seed=0), k=2, qi=QI, method="classes")

@@ -36,7 +36,7 @@ def test_releases_pass_the_verifier(
     people = from_frames(table, items, "id", "code")
     result = anonymize(
         people, k=k, qi=["age", "colour"], numeric=["age"], method=method,
-        options={"item_weight": weight},
+        item_weight=weight,
         seed=0,
     )  # fmt: skip
     report = verify(people, result.release, k=k, qi=["age", "colour"], numeric=["age"])

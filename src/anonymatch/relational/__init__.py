@@ -17,11 +17,12 @@ docs/guarantees/relational.md; release format: docs/release-format.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError
 from anonymatch.core.front import keep_functions
+from anonymatch.core.params import accept_keywords
 from anonymatch.core.validation import type_name
 
 if TYPE_CHECKING:
@@ -55,16 +56,7 @@ def _release(value: object) -> RelationalRelease:
     return value
 
 
-def anonymize(
-    people: People,
-    *,
-    k: int,
-    qi: Sequence[str],
-    numeric: Sequence[str] = (),
-    method: str = "hungarian",
-    seed: int | None = None,
-    options: Mapping[str, Any] | None = None,
-) -> RelationalAnonymization:
+def anonymize(people: People, /, **keywords: Any) -> RelationalAnonymization:
     """Publish people with a row and a set of items under freeform k-anonymity, verified.
 
     People are put in a joint order (QIs lexicographically, refined by their items) and cut
@@ -79,6 +71,17 @@ def anonymize(
     ----------
     people : People
         The original people (row + item set each).
+    **keywords
+        The parameters below, by name (see Other Parameters); they build the run's typed
+        value, which checks them (``anonymatch.relational.job.RelationalJob``).
+
+    Returns
+    -------
+    RelationalAnonymization
+        ``release`` (RelationalRelease), ``report`` (manifest), ``verification``.
+
+    Other Parameters
+    ----------------
     k : int
         Level of k-anonymity: every person matches ≥ k records through k disjoint
         assignments.
@@ -89,21 +92,27 @@ def anonymize(
     method : str, default "hungarian"
         ``hungarian`` or ``sortgreedy`` (freeform on the joint cost) or ``classes`` (Mondrian
         classes, the baseline): ``anonymatch.relational.methods.names()``.
+    item_weight : float, default 0.005
+        The price λ ≥ 0 of one uncertain item in GCP units
+        (``anonymatch.relational.job.DEFAULT_ITEM_WEIGHT``).
+    partition_size : int, optional
+        People per partition (default 20·k within [300, 1000]).
     seed : int, optional
         Seed of the privacy step; None draws OS entropy.
-    options : mapping, optional
-        Further keywords of the typed job (``anonymatch.relational.job.PARAMETERS``):
-        ``item_weight`` (λ ≥ 0, the price of one uncertain item in GCP units, default
-        ``DEFAULT_ITEM_WEIGHT``), ``partition_size`` (people per partition, default 20·k within
-        [300, 1000]), ``weights`` (attribute weights of the GCP), ``workers``, ``types`` (a
-        ``QITypes`` of ordinal, date and hierarchy QIs, as for tables), and the sensitive
-        models: ``sensitive`` (columns), ``l``, ``diversity``, ``c``, ``t`` as for tables — the
+    weights : mapping of str to float, optional
+        Per-QI weights of the GCP.
+    types : QITypes, optional
+        Ordinal, date and hierarchy QIs (``anonymatch.tables.columns.qitypes``), as for
+        tables.
+    na_values : str, iterable of str, mapping or MissingCodes, optional
+        Missing-value tokens, or per-column codes, of the QIs (published as ``*``).
+    sensitive : sequence of str, optional
+        Sensitive columns, attached through the chosen assignment.
+    l, diversity, c, t : optional
+        The ℓ-diversity and t-closeness parameters of the sensitive columns, as for tables: the
         release is then made of classes that satisfy them, checked on the joint graph.
-
-    Returns
-    -------
-    RelationalAnonymization
-        ``release`` (RelationalRelease), ``report`` (manifest), ``verification``.
+    workers : int, optional
+        Threads building partitions (None: one per core).
 
     Raises
     ------
@@ -145,22 +154,15 @@ def anonymize(
     >>> result.verification.passed
     True
     """
-    from anonymatch.relational.job import RelationalJob
+    from anonymatch.relational.job import PARAMETERS, RelationalJob
     from anonymatch.relational.pipeline import run_job
 
-    extra = dict(options or {})
-    job = RelationalJob.build(k=k, qi=qi, numeric=numeric, method=method, seed=seed, **extra)
-    return run_job(_people(people, "people"), job)
+    accept_keywords("anonymize", keywords, tuple(PARAMETERS), ("k", "qi"))
+    return run_job(_people(people, "people"), RelationalJob.build(**keywords))
 
 
 def verify(
-    original: People,
-    release: RelationalRelease | RelationalAnonymization,
-    *,
-    k: int,
-    qi: Sequence[str],
-    numeric: Sequence[str] = (),
-    options: Mapping[str, Any] | None = None,
+    original: People, release: RelationalRelease | RelationalAnonymization, /, **keywords: Any
 ) -> RelationalVerificationReport:
     """Check a relational-transaction release for k-anonymity against the original people.
 
@@ -173,20 +175,26 @@ def verify(
         The original people.
     release : RelationalRelease or RelationalAnonymization
         The published records.
-    k : int
-        The level to check.
-    qi : sequence of str
-        The QI columns (as given to ``anonymize``).
-    numeric : sequence of str, default ()
-        The QIs published as ranges (as given to ``anonymize``).
-    options : mapping, optional
-        The QI ``types`` and the sensitive models to check on the joint graph: ``sensitive``
-        (columns), ``l``, ``diversity``, ``c``, ``t`` (as in ``anonymize``'s ``options``).
+    **keywords
+        The parameters below, by name (see Other Parameters).
 
     Returns
     -------
     RelationalVerificationReport
         ``passed``, the flow figures and a ``reason``.
+
+    Other Parameters
+    ----------------
+    k : int
+        The level to check.
+    qi : sequence of str
+        The QI columns (as given to ``anonymize``).
+    numeric : sequence of str, default ()
+        The QIs published as ranges.
+    types, na_values : optional
+        Typed QIs and missing-value codes, as given to ``anonymize``.
+    sensitive, l, diversity, c, t : optional
+        The sensitive models to check on the joint graph, as given to ``anonymize``.
 
     Raises
     ------
@@ -227,7 +235,9 @@ def verify(
 
     people = _people(original, "original")
     published = _release(release)
-    job = RelationalJob.build(k=k, qi=qi, numeric=numeric, **dict(options or {}))
+    known = ("k", "qi", "numeric", "types", "na_values", "sensitive", "l", "diversity", "c", "t")
+    accept_keywords("verify", keywords, known, ("k", "qi"))
+    job = RelationalJob.build(**keywords)
     enc = encode(people, job.schema, job.na)
     return verify_relational(published, people, enc, job.k, models=job.models)
 
