@@ -98,6 +98,10 @@ CASES: dict[str, Argv] = {
     ),
     "evaluate-sparse": lambda d, o: ["evaluate-sparse", d["edges"], d["sparse_release"], "--json"],
     "anonymize-graph": lambda d, o: ["anonymize-graph", d["graph"], "-o", f"{o}/r.csv", "--k", "3"],
+    "anonymize-rt": lambda d, o: (
+        ["anonymize-rt", d["table"], "-o", f"{o}/r.jsonl", "--id", "key", "--item-column"]
+        + ["job", "--qi", "age,sex", "--numeric", "age", "--k", "3"]
+    ),
     "generate-census": lambda d, o: (
         ["generate-census", "-o", f"{o}/r.csv", "--rows", "50"] + ["--model", d["model"]]
     ),

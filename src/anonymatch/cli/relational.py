@@ -24,8 +24,10 @@ import click
 
 from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
+    TABLE_FORMATS,
     comma_list,
     exit_verdict,
+    format_option,
     json_default,
     missing_codes_option,
     output_options,
@@ -55,10 +57,12 @@ class PeopleSource:
     id_column: str
     item_column: str
     na: tuple[str, ...] = ()
+    fmt: str = "auto"
 
     def read(self, people_path: str) -> People:
-        """The people of ``people_path`` (and the items table)."""
+        """The people of ``people_path`` (and the items table), both read with ``--format``."""
         from anonymatch.relational.io import read_relational
+        from anonymatch.tables.io import CsvOptions
 
         codes = missing_codes_option(None, self.na)
         return read_relational(
@@ -67,6 +71,7 @@ class PeopleSource:
             self.id_column,
             self.item_column,
             codes.for_column(self.item_column),
+            CsvOptions(fmt=self.fmt),
         )
 
     def qi_codes(self) -> MissingCodes:
@@ -79,7 +84,8 @@ class PeopleSource:
 
 
 def people_options(func: F) -> F:
-    """``--items``, ``--id``, ``--item-column``, ``--na`` as one :class:`PeopleSource`
+    """``--format``, ``--items``, ``--id``, ``--item-column``, ``--na`` as one
+    :class:`PeopleSource`
     (parameter ``source``), and the roles ``--qi``, ``--numeric`` with the typed QIs
     (``--ordinal``, ``--date``, ``--hierarchy``) left to the command's job decorator."""
 
@@ -90,12 +96,14 @@ def people_options(func: F) -> F:
             kwargs.pop("id_column"),
             kwargs.pop("item_column"),
             tuple(kwargs.pop("na")),
+            kwargs.pop("fmt"),
         )
         return func(*args, source=source, **kwargs)
 
     decorated: Any = qi_type_options(wrapper)
     for option in reversed(
         [
+            format_option(TABLE_FORMATS, "by extension: .parquet Parquet, .tsv TSV, else CSV"),
             click.option(
                 "--items",
                 "items_path",
@@ -194,7 +202,7 @@ def anonymize_rt_cmd(
     job: RelationalJob,
     source: PeopleSource,
 ) -> None:
-    """Publish people with a row and a set of items k-anonymous, verified.
+    """Publish people with a row and a set, k-anonymous, verified.
 
     Freeform k-anonymity over the joint compatibility graph: every person matches at least k
     published records (QI cells and set part) through k disjoint assignments, one chosen
@@ -245,7 +253,7 @@ def verify_rt_cmd(
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Check a relational-transaction release: k-anonymous over the joint compatibility.
+    """Check a relational release: k-anonymous on both parts.
 
     Is PUBLISHED (JSONL) k-anonymous w.r.t. PEOPLE (and --items)? Exit 0 iff it is, 4 if not."""
     from anonymatch.relational.io import read_release
@@ -286,9 +294,10 @@ def evaluate_rt_cmd(
     queries: int,
     attributes: int,
 ) -> None:
-    """Utility of a relational-transaction release (JSON on stdout): relational GCP, uncertain
-    items per record, relative error of count queries mixing attribute ranges and items,
-    candidates per person on the joint graph."""
+    """Report the utility of a relational-transaction release.
+
+    JSON on stdout: relational GCP, uncertain items per record, relative error of count queries
+    mixing attribute ranges and items, candidates per person on the joint graph."""
     from anonymatch.core.params import integer
     from anonymatch.relational.io import read_release
     from anonymatch.relational.metrics import relational_utility
