@@ -550,9 +550,7 @@ def risk(
     >>> figures.candidates.min >= 2, figures.prosecutor.max <= 0.5
     (True, True)
     """
-    keywords = {
-        n: v for n, v in locals().items() if n not in ("original", "release", "threshold")
-    }
+    keywords = {n: v for n, v in locals().items() if n not in ("original", "release", "threshold")}
     from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.risk.risk import assess
 
