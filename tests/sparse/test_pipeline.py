@@ -250,7 +250,12 @@ def test_run_partitions_order_and_seed_not_executor() -> None:
     assert [int(v) for v in inline] == [j * j for j in jobs]
     assert run_partitions(_square_plus_draw, jobs, placement=Placement("inline"), seed=4) != inline
     with pytest.raises(InputError):
-        run_partitions(_square_plus_draw, jobs, executor="bogus", seed=1)  # type: ignore[arg-type]
+        run_partitions(
+            _square_plus_draw,
+            jobs,
+            placement=Placement("bogus"),  # type: ignore[arg-type]
+            seed=1,
+        )
 
 
 def test_chunked_and_unchunked_paths_agree() -> None:
