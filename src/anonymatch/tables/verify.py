@@ -85,18 +85,21 @@ def _upper(col, s, e, x):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _prefix_ranges(j, prefix, cells, ranges, scratch):  # pragma: no cover - compiled
+def _prefix_ranges(j, levels, ranks, stars, sets, ranges, scratch):  # pragma: no cover
     """Ranges of the lexicographically sorted unique originals that agree with published row j
     on the first attributes of the level order (an index over all attributes at once, like a
     trie): level by level, every range is split into the values j's cell allows; a numeric level
     whose split would exceed the buffers narrows each range to the allowed interval instead and
     ends the descent, as does any other overflowing level (its ranges are then kept unsplit).
-    ``prefix`` is the index of ``_prefix_index``, ``cells`` the published cells (as in
-    ``_compatible_pairs``), ``ranges`` = (rs, re) the buffers of range starts/ends and
-    ``scratch`` = (bs, be) working buffers of the same size. Returns the number of ranges,
-    held in ``rs``/``re``. O(ranges · log U) per level."""
-    lvl, lvl_kind, lvl_attr, lvl_perm, rank_lo, rank_hi = prefix
-    lo, hi, num_star, cat_star, set_ptr, set_idx, set_off = cells
+    ``levels`` = (lvl, lvl_kind, lvl_attr) and ``ranks`` = (rank_lo, rank_hi) are parts of the
+    index of ``_prefix_index``; ``stars`` = (num_star, cat_star) and ``sets`` = (set_ptr,
+    set_idx) parts of the published cells (as in ``_compatible_pairs``); ``ranges`` = (rs, re)
+    the buffers of range starts/ends and ``scratch`` = (bs, be) working buffers of the same
+    size. Returns the number of ranges, held in ``rs``/``re``. O(ranges · log U) per level."""
+    lvl, lvl_kind, lvl_attr = levels
+    rank_lo, rank_hi = ranks
+    num_star, cat_star = stars
+    set_ptr, set_idx = sets
     rs, re = ranges
     bs, be = scratch
     cap = rs.shape[0]
@@ -214,6 +217,10 @@ def _compatible_pairs(j0, j1, originals, cells, attr_index, prefix):  # pragma: 
     bs = np.empty(n_cap, np.int64)
     be = np.empty(n_cap, np.int64)
     ranges, scratch = (rs, re), (bs, be)
+    # The hot callees get narrow groups holding only what they read: passing them the whole
+    # ``cells``/``prefix`` tuples made this kernel 13% slower (CPU time on Adult, k = 10).
+    bounds, stars = (lo, hi), (num_star, cat_star)
+    levels, ranks, sets = (lvl, lvl_kind, lvl_attr), (rank_lo, rank_hi), (set_ptr, set_idx)
     for j in range(j0, j1):
         # mark the labels of j's categorical cells
         for a in range(dc):
@@ -241,7 +248,7 @@ def _compatible_pairs(j0, j1, originals, cells, attr_index, prefix):  # pragma: 
                 best_kind, best_a, best_count = 1, a, c
         if best_kind == -1:
             best_count = n_u
-        n_r = _prefix_ranges(j, prefix, cells, ranges, scratch)
+        n_r = _prefix_ranges(j, levels, ranks, stars, sets, ranges, scratch)
         total = 0
         for r in range(n_r):
             total += re[r] - rs[r]
@@ -253,7 +260,7 @@ def _compatible_pairs(j0, j1, originals, cells, attr_index, prefix):  # pragma: 
             for r in range(n_r):
                 for p in range(rs[r], re[r]):
                     u = lvl_perm[p]
-                    if _matches(u, j, originals, cells, stamp):
+                    if _matches(u, j, originals, bounds, stars, stamp, set_off):
                         out_u[size] = u
                         out_j[size] = j
                         size += 1
@@ -271,14 +278,14 @@ def _compatible_pairs(j0, j1, originals, cells, attr_index, prefix):  # pragma: 
                 base = cat_off[a] + code
                 for q in range(cat_ptr[base], cat_ptr[base + 1]):
                     u = cat_members[q]
-                    if _matches(u, j, originals, cells, stamp):
+                    if _matches(u, j, originals, bounds, stars, stamp, set_off):
                         out_u[size] = u
                         out_j[size] = j
                         size += 1
         else:
             for q in range(best_count):
                 u = num_order[best_a, best_lo + q] if best_kind == 0 else q
-                if _matches(u, j, originals, cells, stamp):
+                if _matches(u, j, originals, bounds, stars, stamp, set_off):
                     out_u[size] = u
                     out_j[size] = j
                     size += 1
@@ -295,11 +302,13 @@ def _grow(a, cap):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _matches(u, j, originals, cells, stamp):  # pragma: no cover - compiled
+def _matches(u, j, originals, bounds, stars, stamp, set_off):  # pragma: no cover - compiled
     # A missing original value (numeric +inf, categorical code −1) matches only ``*``.
-    # ``originals`` and ``cells`` as in ``_compatible_pairs``; ``stamp`` marks j's labels.
+    # ``originals`` = (unum, ucat), ``bounds`` = (lo, hi) and ``stars`` = (num_star, cat_star)
+    # as in ``_compatible_pairs``; ``stamp[set_off[a] + code]`` is j where j's cell holds code.
     unum, ucat = originals
-    lo, hi, num_star, cat_star, set_ptr, set_idx, set_off = cells
+    lo, hi = bounds
+    num_star, cat_star = stars
     for a in range(unum.shape[1]):
         if not num_star[j, a]:
             v = unum[u, a]
