@@ -229,6 +229,7 @@ def _greedy_rounds(order, xp, xi, lab, n_rounds, rng, scan):  # pragma: no cover
     walk = 0
     steps = 0
     tour, records = (order, rank), (xp, xi, lab)
+    walk_state = (head, head_walk, link, link_y, pub_seen)  # rebuilt when link grows
     for r in range(n_rounds):
         match = np.arange(n)
         inv = np.arange(n)
@@ -242,7 +243,6 @@ def _greedy_rounds(order, xp, xi, lab, n_rounds, rng, scan):  # pragma: no cover
             x = start
             n_links = 0
             while True:
-                walk_state = (head, head_walk, link, link_y, pub_seen)  # link grows below
                 y = _greedy_pick(x, r, tour, records, prev, walk_state, walk, scan)
                 if y < 0:
                     return prev, -1
@@ -254,6 +254,7 @@ def _greedy_rounds(order, xp, xi, lab, n_rounds, rng, scan):  # pragma: no cover
                     new_link[:n_links] = link[:n_links]
                     new_y[:n_links] = link_y[:n_links]
                     link, link_y = new_link, new_y
+                    walk_state = (head, head_walk, link, link_y, pub_seen)
                 if head_walk[x] != walk:
                     head_walk[x] = walk
                     head[x] = -1
