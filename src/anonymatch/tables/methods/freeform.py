@@ -22,7 +22,12 @@ from anonymatch.core.lap import lapjv
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods._kernels import greedy_iteration, sortgreedy_iteration
-from anonymatch.tables.metrics import TreeTables, forbidden_cost, gcp_increase_weights
+from anonymatch.tables.metrics import (
+    PublishedCells,
+    TreeTables,
+    forbidden_cost,
+    gcp_increase_weights,
+)
 from anonymatch.tables.order import lexicographic_order
 
 Iteration = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -95,9 +100,8 @@ def build_freeform(
     rounds = [np.arange(m, dtype=np.int64)]
     joint = None if extra is None else extra(order)
     for _ in range(k - 1):
-        w = gcp_increase_weights(
-            local_qi, lo, hi, member, trees, part.cat, part.cat, level, num_star, cat_star, used
-        )
+        cells = PublishedCells(lo, hi, member, part.cat, level, num_star, cat_star)
+        w = gcp_increase_weights(local_qi, cells, trees, part.cat, used)
         if joint is not None:
             w += joint.weights()
             w[used] = m * float(w[~used].max()) + forbidden_cost(m)
