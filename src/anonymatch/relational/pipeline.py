@@ -22,7 +22,7 @@ from anonymatch.core.classes import privacy_step
 from anonymatch.core.errors import VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.runner import run_partitions
+from anonymatch.core.runner import Placement, run_partitions
 from anonymatch.relational.io import People, RelationalRelease
 from anonymatch.relational.job import RelationalJob, check_data
 from anonymatch.relational.methods.joint import classes, cover_vote, freeform
@@ -94,7 +94,10 @@ def build_graph(
         enc.take(ids), sp.csr_array(x[ids]), job.k, method.step, job.item_weight
     )
     graphs = run_partitions(
-        work, parts, executor="threads", workers=job.workers, desc=f"{method.name} partitions"
+        work,
+        parts,
+        placement=Placement("threads", workers=job.workers),
+        desc=f"{method.name} partitions",
     )
     return GeneralizationGraph.block_diagonal(list(zip(parts, graphs, strict=True)), enc.n), len(
         parts
