@@ -17,12 +17,11 @@ docs/guarantees/relational.md; release format: docs/release-format.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.params import accept_keywords
 from anonymatch.core.validation import type_name
 
 if TYPE_CHECKING:
@@ -56,7 +55,17 @@ def _release(value: object) -> RelationalRelease:
     return value
 
 
-def anonymize(people: People, /, **keywords: Any) -> RelationalAnonymization:
+def anonymize(
+    people: People,
+    *,
+    k: int,
+    qi: Sequence[str],
+    numeric: Sequence[str] = (),
+    method: str = "hungarian",
+    item_weight: float | None = None,
+    seed: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> RelationalAnonymization:
     """Publish people with a row and a set of items under freeform k-anonymity, verified.
 
     People are put in a joint order (QIs lexicographically, refined by their items) and cut
@@ -71,17 +80,6 @@ def anonymize(people: People, /, **keywords: Any) -> RelationalAnonymization:
     ----------
     people : People
         The original people (row + item set each).
-    **keywords
-        The parameters below, by name (see Other Parameters); they build the run's typed
-        value, which checks them (``anonymatch.relational.job.RelationalJob``).
-
-    Returns
-    -------
-    RelationalAnonymization
-        ``release`` (RelationalRelease), ``report`` (manifest), ``verification``.
-
-    Other Parameters
-    ----------------
     k : int
         Level of k-anonymity: every person matches ≥ k records through k disjoint
         assignments.
@@ -92,27 +90,25 @@ def anonymize(people: People, /, **keywords: Any) -> RelationalAnonymization:
     method : str, default "hungarian"
         ``hungarian`` or ``sortgreedy`` (freeform on the joint cost) or ``classes`` (Mondrian
         classes, the baseline): ``anonymatch.relational.methods.names()``.
-    item_weight : float, default 0.005
-        The price λ ≥ 0 of one uncertain item in GCP units
-        (``anonymatch.relational.job.DEFAULT_ITEM_WEIGHT``).
-    partition_size : int, optional
-        People per partition (default 20·k within [300, 1000]).
+    item_weight : float, optional
+        The price λ ≥ 0 of one uncertain item in GCP units (default
+        ``anonymatch.relational.job.DEFAULT_ITEM_WEIGHT``, 0.005).
     seed : int, optional
         Seed of the privacy step; None draws OS entropy.
-    weights : mapping of str to float, optional
-        Per-QI weights of the GCP.
-    types : QITypes, optional
-        Ordinal, date and hierarchy QIs (``anonymatch.tables.columns.qitypes``), as for
-        tables.
-    na_values : str, iterable of str, mapping or MissingCodes, optional
-        Missing-value tokens, or per-column codes, of the QIs (published as ``*``).
-    sensitive : sequence of str, optional
-        Sensitive columns, attached through the chosen assignment.
-    l, diversity, c, t : optional
-        The ℓ-diversity and t-closeness parameters of the sensitive columns, as for tables: the
-        release is then made of classes that satisfy them, checked on the joint graph.
-    workers : int, optional
-        Threads building partitions (None: one per core).
+    options : mapping, optional
+        Further keywords of the typed job (``anonymatch.relational.job.PARAMETERS``):
+        ``partition_size`` (people per partition, default 20·k within [300, 1000]),
+        ``weights`` (per-QI weights of the GCP), ``types`` (a ``QITypes`` of ordinal, date and
+        hierarchy QIs, as for tables), ``na_values`` (missing-value tokens or per-column codes
+        of the QIs, published as ``*``), ``workers`` (threads building partitions), and the
+        sensitive models ``sensitive`` (columns), ``l``, ``diversity``, ``c``, ``t`` as for
+        tables — the release is then made of classes that satisfy them, checked on the joint
+        graph.
+
+    Returns
+    -------
+    RelationalAnonymization
+        ``release`` (RelationalRelease), ``report`` (manifest), ``verification``.
 
     Raises
     ------
@@ -154,15 +150,31 @@ def anonymize(people: People, /, **keywords: Any) -> RelationalAnonymization:
     >>> result.verification.passed
     True
     """
-    from anonymatch.relational.job import PARAMETERS, RelationalJob
+    from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, RelationalJob
     from anonymatch.relational.pipeline import run_job
 
-    accept_keywords("anonymize", keywords, tuple(PARAMETERS), ("k", "qi"))
-    return run_job(_people(people, "people"), RelationalJob.build(**keywords))
+    job = RelationalJob.build(
+        **{
+            **dict(options or {}),
+            "k": k,
+            "qi": qi,
+            "numeric": numeric,
+            "method": method,
+            "item_weight": DEFAULT_ITEM_WEIGHT if item_weight is None else item_weight,
+            "seed": seed,
+        }
+    )
+    return run_job(_people(people, "people"), job)
 
 
 def verify(
-    original: People, release: RelationalRelease | RelationalAnonymization, /, **keywords: Any
+    original: People,
+    release: RelationalRelease | RelationalAnonymization,
+    *,
+    k: int,
+    qi: Sequence[str],
+    numeric: Sequence[str] = (),
+    options: Mapping[str, Any] | None = None,
 ) -> RelationalVerificationReport:
     """Check a relational-transaction release for k-anonymity against the original people.
 
@@ -175,26 +187,20 @@ def verify(
         The original people.
     release : RelationalRelease or RelationalAnonymization
         The published records.
-    **keywords
-        The parameters below, by name (see Other Parameters).
-
-    Returns
-    -------
-    RelationalVerificationReport
-        ``passed``, the flow figures and a ``reason``.
-
-    Other Parameters
-    ----------------
     k : int
         The level to check.
     qi : sequence of str
         The QI columns (as given to ``anonymize``).
     numeric : sequence of str, default ()
         The QIs published as ranges.
-    types, na_values : optional
-        Typed QIs and missing-value codes, as given to ``anonymize``.
-    sensitive, l, diversity, c, t : optional
-        The sensitive models to check on the joint graph, as given to ``anonymize``.
+    options : mapping, optional
+        As given to ``anonymize``: the QIs' ``types`` and ``na_values``, and the sensitive
+        models ``sensitive``, ``l``, ``diversity``, ``c``, ``t`` to check on the joint graph.
+
+    Returns
+    -------
+    RelationalVerificationReport
+        ``passed``, the flow figures and a ``reason``.
 
     Raises
     ------
@@ -235,9 +241,14 @@ def verify(
 
     people = _people(original, "original")
     published = _release(release)
-    known = ("k", "qi", "numeric", "types", "na_values", "sensitive", "l", "diversity", "c", "t")
-    accept_keywords("verify", keywords, known, ("k", "qi"))
-    job = RelationalJob.build(**keywords)
+    extra = dict(options or {})
+    known = ("types", "na_values", "sensitive", "l", "diversity", "c", "t")
+    for name in extra:
+        if name not in known:
+            raise TypeError(
+                f"verify() got an unexpected option {name!r}; known: {', '.join(known)}"
+            )
+    job = RelationalJob.build(**extra, k=k, qi=qi, numeric=numeric)
     enc = encode(people, job.schema, job.na)
     return verify_relational(published, people, enc, job.k, models=job.models)
 
