@@ -158,11 +158,14 @@ class RelationalJob:
         )
 
     def size_for(self, n: int) -> int:
-        """The partition size of a run on n people: the one given, else 20·k within
-        [300, 1000] (the tables' freeform default), at least 2k and at most n."""
-        from anonymatch.tables.methods import freeform_partition_size
+        """The partition size of a run on n people: the tables' one formula for the freeform
+        step the method runs (``tables.methods.Method.partition_size_for``: the one given,
+        else 20·k within [300, 1000], at least 2k), at most n."""
+        from anonymatch.tables.methods import registry as table_methods
 
-        size = self.partition_size or max(freeform_partition_size(self.k), 2 * self.k)
+        step = table_methods()[self.method.step or "hungarian"]
+        size = step.partition_size_for(self.k, self.partition_size)
+        assert size is not None  # the freeform steps are partitioned
         return min(size, n)
 
     def replace(self, **keywords: Any) -> RelationalJob:
