@@ -219,14 +219,14 @@ def anonymize(
     from anonymatch.tables.io.stats import is_stats_file
 
     special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path))
-    if streamed is not None and (db_in or db_out or any(special)):
+    if streamed is not None and (db_out or any(special)):
         raise InputError(
-            "a database, an SPSS/Stata/SAS or an Excel file is read and written on the in-memory"
-            " path"
+            "a database release, an SPSS/Stata/SAS or an Excel file is read and written on the"
+            " in-memory path"
         )
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
-    if db_in or db_out:
+    if (db_in and streamed is None) or db_out:
         release = run_job(read_table(input_path, csv), job)
         if db_out:
             assert output_table is not None
@@ -274,6 +274,11 @@ def anonymize(
         **cast(dict[str, Any], report["parameters"]),
         "input_options": input_options_block(fmt, sep, names, quotechar, job.na, job.drop_missing),
     }
+    if db_in:  # streamed from a server-side cursor (tables.io.sql.iter_sql_batches)
+        _finish_database(report, input_path, output, csv, None, report_path, started)
+        if not quiet:
+            _print_summary(report, output)
+        return
     _finish(report, input_path, output, report_path, started, quiet)
 
 
@@ -396,14 +401,14 @@ def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: Table
     from anonymatch.tables.io.sql import is_database_url
     from anonymatch.tables.io.stats import is_stats_file
 
-    in_memory = (is_database_url(input_path), is_database_url(output), is_excel(input_path))
+    in_memory = (is_database_url(output), is_excel(input_path), is_stats_file(output))
     if any(in_memory) or is_stats_file(input_path):
-        return None  # a database or a statistical package's file is read in memory
-    if is_stats_file(output):
-        return None
+        return None  # a database release or a statistical package's file: in memory
     source = Path(input_path)
     if is_directory_output(output) or (source.is_dir() and any(source.glob("*.parquet"))):
         return "processes"
+    if is_database_url(input_path):  # streamed from a server-side cursor when large
+        return "processes" if count_rows(input_path, csv) >= STREAM_MIN_ROWS else None
     if os.path.isfile(input_path) and count_rows(input_path, csv) >= STREAM_MIN_ROWS:
         return "processes"
     return None

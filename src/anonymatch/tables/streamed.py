@@ -151,7 +151,9 @@ def scan_table(
                 schema.check_columns(batch.column_names)
                 check_missing_codes(na_values, batch.column_names)
                 columns = schema.output_columns(batch.column_names)
-            frame = batch.select(list(schema.qi)).to_pandas()
+            # integers stay integers when a batch holds a NULL (not float64): a category's
+            # text, "100" not "100.0", is the same whichever batch a row falls in
+            frame = batch.select(list(schema.qi)).to_pandas(types_mapper=_nullable_integers)
             keep = None
             if drop_missing:
                 missing = missing_qi_mask(frame, schema, na_values)
@@ -199,6 +201,15 @@ def scan_table(
         raise InputError("no rows left to anonymize" if dropped else "input has no data rows")
     qi = parts[0] if len(parts) == 1 else concat_encoded(parts)
     return ScannedTable(qi, columns, others_table, dropped, tuple(b.finish() for b in books))
+
+
+def _nullable_integers(kind: pa.DataType) -> object:
+    """pandas' nullable integer dtypes for Arrow's integers (``to_pandas`` types_mapper)."""
+    if pa.types.is_signed_integer(kind):
+        return pd.Int64Dtype()
+    if pa.types.is_unsigned_integer(kind):
+        return pd.UInt64Dtype()
+    return None
 
 
 def chunk_ranges(bounds: np.ndarray, chunk_rows: int) -> list[tuple[int, int]]:
