@@ -337,6 +337,11 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
             given[key] = getattr(inp, key)
     if inp.vertices is not None:
         given["n_vertices"] = inp.vertices
+    for key, param in (("table", "sql_table"), ("query", "sql_query"), ("sheet", "sheet")):
+        if getattr(inp, key) is not None:
+            given[param] = getattr(inp, key)
+    if out.table is not None and name.startswith("anonymize"):
+        given["output_table"] = out.table
     qi_roles = {"qi": job.qi}
     both = {"qi": job.qi, "sensitive": job.sensitive}
     sensitive_roles = {"sensitive": job.sensitive}
@@ -674,6 +679,11 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
             codes = [f"{c}={'|'.join(v)}" for c, v in read["na"].items()]
             na_param = _params(command).get("na")
             values["na"] = codes if getattr(na_param, "multiple", False) else ",".join(codes)
+    source = manifest.get("input")
+    if isinstance(source, dict):  # a database original: the table or query read (no password)
+        for key, param in (("table", "sql_table"), ("query", "sql_query")):
+            if isinstance(source.get(key), str):
+                values[param] = source[key]
     params = _params(command)
     return {key: value for key, value in values.items() if key in params and value is not None}
 
