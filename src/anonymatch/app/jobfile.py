@@ -180,8 +180,7 @@ class Input(_Strict):
     query: str | None = Field(
         default=None,
         min_length=1,
-        description="Tables, a database path: the SELECT whose rows are read (instead of "
-        "`table`).",
+        description="Tables, a database path: the SELECT whose rows are read (instead of `table`).",
     )
     sheet: str | None = Field(
         default=None,

@@ -95,8 +95,8 @@ def _suppression_limit_option(help_text: str) -> Any:
 @click.command()
 @click.argument("input_path", metavar="INPUT")
 @output_options(
-    "Release file (.csv, .tsv or .parquet; on the streamed path also a directory of Parquet"
-    " parts).",
+    "Release file (.csv, .tsv, .parquet, .xlsx, .sav or .dta; on the streamed path also a"
+    " directory of Parquet parts).",
     extensions=TABLE_RELEASE_EXTENSIONS,
     directory=True,
 )
@@ -219,6 +219,7 @@ def anonymize(
     from anonymatch.tables.io.stats import is_stats_file
 
     special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path))
+    special += (is_excel(output),)
     if streamed is not None and (db_out or any(special)):
         raise InputError(
             "a database release, an SPSS/Stata/SAS or an Excel file is read and written on the"
@@ -402,6 +403,7 @@ def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: Table
     from anonymatch.tables.io.stats import is_stats_file
 
     in_memory = (is_database_url(output), is_excel(input_path), is_stats_file(output))
+    in_memory += (is_excel(output),)
     if any(in_memory) or is_stats_file(input_path):
         return None  # a database release or a statistical package's file: in memory
     source = Path(input_path)
