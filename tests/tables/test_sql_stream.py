@@ -253,3 +253,36 @@ def test_job_file_database_keys_are_checked(
     job = _job(tmp_path, input_keys, output_keys)
     code, _, err = run(["anonymize", "--config", str(job)], capsys)
     assert code == 2 and message in err, err
+
+
+def test_duckdb_file_in_and_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A DuckDB file (duckdb-engine) works like SQLite: read whole or streamed, the release
+    written to a table in one transaction, an existing one refused without --force."""
+    pytest.importorskip("duckdb_engine", reason="the sql extra (duckdb-engine) is missing")
+    url = f"duckdb:///{tmp_path / 'people.duckdb'}"
+    frame = _people(600, seed=3)
+    _load(url, "people", frame)
+    args = ["anonymize", url, "--table", "people", "-o", url, "--output-table", "rel", *QI]
+    code, _, err = run([*args, "--executor", "threads", "-q"], capsys)
+    assert code == 0, err
+    engine = _engine(url)
+    release = pd.read_sql("SELECT * FROM rel", engine)  # no reflection: duckdb-engine lacks it
+    engine.dispose()
+    assert len(release) == 600 and list(release.columns) == list(frame.columns)
+    code, _, err = run([*args, "-q"], capsys)
+    assert code == 2 and "already exists" in err
+    out = tmp_path / "streamed.csv"
+    code, _, err = run(
+        ["anonymize", url, "--query", "SELECT * FROM people ORDER BY id", "-o", str(out)]
+        + [*QI, *STREAMED],
+        capsys,
+    )
+    assert code == 0, err
+    frame.to_parquet(tmp_path / "people.parquet", index=False)
+    code, _, err = run(
+        ["anonymize", str(tmp_path / "people.parquet"), "-o", str(tmp_path / "pq.csv")]
+        + [*QI, *STREAMED],
+        capsys,
+    )
+    assert code == 0, err
+    assert out.read_text() == (tmp_path / "pq.csv").read_text()

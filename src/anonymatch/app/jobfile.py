@@ -710,7 +710,8 @@ def expand_path(value: str, base: Path, where: str) -> str:
 
     if is_database_url(expanded):  # a server's URL as it is; a SQLite file by the job file
         head, _, rest = expanded.partition(":///")
-        if head.split("+", 1)[0].lower() == "sqlite" and rest and not rest.startswith("/"):
+        local = head.split("+", 1)[0].lower() in ("sqlite", "duckdb")
+        if local and rest and not rest.startswith("/") and rest != ":memory:":
             return f"{head}:///{base / os.path.expanduser(rest)}"
         return expanded
     expanded = os.path.expanduser(expanded)

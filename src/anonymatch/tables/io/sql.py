@@ -1,6 +1,7 @@
 """SQL databases as table sources and release targets, through SQLAlchemy (the ``sql`` extra).
 
-A source is a database URL (``postgresql://user@host/db``, ``sqlite:///file.db``) with a
+A source is a database URL (``postgresql://user@host/db``, ``sqlite:///file.db``,
+``duckdb:///file.duckdb`` through duckdb-engine) with a
 ``table`` or a ``query``. Credentials come from the URL or the environment (``PGPASSWORD``,
 ``~/.pgpass`` / ``PGPASSFILE``: libpq reads them); they are never recorded or printed —
 :func:`redact_url` is what manifests and messages show, and every message raised here has the
@@ -26,12 +27,12 @@ from anonymatch.core.errors import InputError, OutputError
 from anonymatch.core.params import param
 
 _URL = re.compile(r"^[a-z][a-z0-9+]*://", re.IGNORECASE)
-_SCHEMES = ("postgresql", "postgres", "sqlite")
+_SCHEMES = ("postgresql", "postgres", "sqlite", "duckdb")
 
 
 def is_database_url(text: object) -> bool:
-    """Whether ``text`` names a database (``postgresql://…``, ``sqlite:///…``) rather than a
-    file. O(len(text))."""
+    """Whether ``text`` names a database (``postgresql://…``, ``sqlite:///…``,
+    ``duckdb:///…``) rather than a file. O(len(text))."""
     if not isinstance(text, str) or not _URL.match(text):
         return False
     scheme = text.split("://", 1)[0].split("+", 1)[0].lower()
