@@ -74,7 +74,7 @@ def anonymize_kl(
     ``seed`` only fixes the row shuffle. Complexity: see ``methods.kl.kl_anonymize``.
     """
     started = time.perf_counter()
-    require_frame(data)
+    data = require_frame(data)
     seed = check_seed(seed)
     k = check_k(k)
     schema = Schema.build(qi, numeric, sensitive, identifiers, weights)
@@ -255,7 +255,7 @@ def check_kl(
     Complexity: O(Σ_{s≤ℓ} C(d,s) · n log n) worst case, less with pruning.
     Reference: Stokes, "On computational anonymity", PSD 2012 (definition of (k,ℓ)-anonymity).
     """
-    require_frame(frame, "frame")
+    frame = require_frame(frame, "frame")
     qi = column_list(qi, "qi")
     numeric = column_list(numeric, "numeric")
     if not qi:
