@@ -337,9 +337,9 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
             given[key] = getattr(inp, key)
     if inp.vertices is not None:
         given["n_vertices"] = inp.vertices
-    for key, param in (("table", "sql_table"), ("query", "sql_query"), ("sheet", "sheet")):
+    for key, flag in (("table", "sql_table"), ("query", "sql_query"), ("sheet", "sheet")):
         if getattr(inp, key) is not None:
-            given[param] = getattr(inp, key)
+            given[flag] = getattr(inp, key)
     if out.table is not None and name.startswith("anonymize"):
         given["output_table"] = out.table
     qi_roles = {"qi": job.qi}

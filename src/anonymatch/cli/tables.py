@@ -218,8 +218,8 @@ def anonymize(
     from anonymatch.tables.io import is_excel
     from anonymatch.tables.io.stats import is_stats_file
 
-    special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path))
-    special += (is_excel(output),)
+    special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path),
+               is_excel(output))  # fmt: skip
     if streamed is not None and (db_out or any(special)):
         raise InputError(
             "a database release, an SPSS/Stata/SAS or an Excel file is read and written on the"
@@ -402,8 +402,8 @@ def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: Table
     from anonymatch.tables.io.sql import is_database_url
     from anonymatch.tables.io.stats import is_stats_file
 
-    in_memory = (is_database_url(output), is_excel(input_path), is_stats_file(output))
-    in_memory += (is_excel(output),)
+    in_memory = (is_database_url(output), is_excel(input_path), is_stats_file(output),
+                 is_excel(output))  # fmt: skip
     if any(in_memory) or is_stats_file(input_path):
         return None  # a database release or a statistical package's file: in memory
     source = Path(input_path)

@@ -76,14 +76,15 @@ def require_frame(value: object, name: str = "data") -> Any:
         return value
     library = type(value).__module__.split(".", 1)[0]
     kind = type(value).__name__
+    source: Any = value  # a frame of another library, told by its type's module
     converted: object = None
     if library == "polars" and kind in ("DataFrame", "LazyFrame"):
-        frame = value.collect() if kind == "LazyFrame" else value  # type: ignore[attr-defined]
+        frame = source.collect() if kind == "LazyFrame" else source
         converted = frame.to_arrow().to_pandas()
     elif library == "pyarrow" and kind in ("Table", "RecordBatch"):
-        converted = value.to_pandas()  # type: ignore[attr-defined]
+        converted = source.to_pandas()
     elif library in ("dask", "dask_expr") and kind == "DataFrame":
-        converted = value.compute()  # type: ignore[attr-defined]
+        converted = source.compute()
     if not isinstance(converted, pd.DataFrame):
         raise ArgumentTypeError(f"{name} must be a pandas DataFrame, got {kind}")
     converted.columns = pd.Index([str(c) for c in converted.columns])
