@@ -25,6 +25,7 @@ Usage: python benchmarks/sources_stream.py [--rows 1000000] [--repeats 2]
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -82,6 +83,7 @@ def main() -> None:
     data.mkdir(parents=True, exist_ok=True)
     parquet = generate(data, args.rows)
     runs: dict[str, list[dict[str, float]]] = {"parquet": [], "postgresql": []}
+    loads = [os.getloadavg()[0]]
     with pgserver.postgres_server() as sockets:
         url = pgserver.url(sockets)
         load_s = load(url, parquet)
@@ -93,6 +95,7 @@ def main() -> None:
                 if run["rc"] != 0:
                     sys.exit(f"anonymize from {name} failed")
                 print(f"{name} run {attempt}: {run['wall']:.1f} s, {run['peak_mib']:.0f} MiB")
+                loads.append(os.getloadavg()[0])
                 if attempt:
                     runs[name].append({"wall": run["wall"], "peak_mib": run["peak_mib"]})
     figures = {
@@ -114,6 +117,7 @@ def main() -> None:
             **figures,
             "time_ratio": time_ratio,
             "memory_ratio": memory_ratio,
+            "load_average": loads,
             "machine": machine(),
         },
     )
@@ -141,7 +145,9 @@ def main() -> None:
             f"({'met' if time_ratio <= 1.5 else 'not met'}), the same memory "
             f"({memory_ratio:.2f} ×).",
             "",
-            f"Machine: {machine()}; 2 cores shared with other jobs.",
+            f"Machine: {machine()}; 2 cores shared with other jobs (1-minute load average "
+            f"{min(loads):.1f}–{max(loads):.1f} between the runs: compare the two sources "
+            "with each other, not with the idle-machine timings of other sections).",
         ]
     )
     update_results("sources_stream", body)
