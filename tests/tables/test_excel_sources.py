@@ -116,3 +116,16 @@ def test_xlsx_release_beyond_excel_limits_is_refused(
     err = capsys.readouterr().err
     assert code == 2 and "more than an Excel cell holds" in err, err
     assert not out.exists() and not (tmp_path / "r.xlsx.schema.json").exists()
+
+
+def test_init_drafts_a_job_from_a_workbook(tmp_path: Path) -> None:
+    """``infer_job`` reads a workbook by its format (no separator sniffing): the draft reads
+    the first sheet with ``format = "auto"`` and finds the QIs."""
+    from anonymatch.app.infer import infer_job
+
+    path = tmp_path / "people.xlsx"
+    pd.DataFrame({"age": [20 + i for i in range(30)], "sex": ["F", "M"] * 15}).to_excel(
+        path, index=False
+    )
+    job = infer_job(path, k=3)
+    assert job.input.format == "auto" and set(job.qi) == {"age", "sex"}

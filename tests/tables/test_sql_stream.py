@@ -286,3 +286,24 @@ def test_duckdb_file_in_and_out(tmp_path: Path, capsys: pytest.CaptureFixture[st
     )
     assert code == 0, err
     assert out.read_text() == (tmp_path / "pq.csv").read_text()
+
+
+def test_init_drafts_a_job_from_a_database_and_runs_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``infer_job(SqlSource(...))``: a sample read with LIMIT; the draft names the URL
+    without its password and the table, validates, and runs with ``--config``."""
+    from anonymatch.app.infer import infer_job
+    from anonymatch.app.jobfile import render_toml
+    from anonymatch.tables.io.sql import SqlSource, without_password
+
+    assert without_password("postgresql://ann:pw@h/db?password=x") == "postgresql://ann@h/db"
+    url = f"sqlite:///{tmp_path / 'people.db'}"
+    _load(url, "people", _people(200, seed=4).drop(columns="id"))
+    job = infer_job(SqlSource(url, table="people"), k=4, job_dir=tmp_path)
+    assert job.input.path == url and job.input.table == "people"
+    assert "age" in job.qi and "sex" in job.qi
+    (tmp_path / "job.toml").write_text(render_toml(job))
+    code, _, err = run(["anonymize", "--config", str(tmp_path / "job.toml"), "-q"], capsys)
+    assert code == 0, err
+    assert (tmp_path / "people_k4.csv").exists()

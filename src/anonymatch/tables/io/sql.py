@@ -71,6 +71,24 @@ def redact_url(text: str) -> str:
     return f"{head}://{netloc}{slash}{path}"
 
 
+def without_password(text: str) -> str:
+    """``text`` with no password at all (``postgresql://ann@host/db``): a URL to write in a
+    job file, where libpq then takes the password from ``PGPASSWORD`` or ``~/.pgpass``.
+    O(len(text))."""
+    head, sep, rest = text.partition("://")
+    if not sep:
+        return text
+    netloc, slash, path = rest.partition("/")
+    userinfo, at, host = netloc.rpartition("@")
+    if at:
+        userinfo = userinfo.split(":", 1)[0]
+    netloc = f"{userinfo}@{host}" if at else host
+    path = re.sub(r"(?i)[?&]password=[^&]*", "", path)
+    if "?" not in path and "&" in path:
+        path = path.replace("&", "?", 1)
+    return f"{head}://{netloc}{slash}{path}"
+
+
 def _scrub(message: str, text: str, url: Any) -> str:
     """One line of ``message`` with the password of ``text``/``url`` replaced by ``***``."""
     line = (message.strip().splitlines() or [""])[0]
