@@ -307,3 +307,57 @@ def test_init_drafts_a_job_from_a_database_and_runs_it(
     code, _, err = run(["anonymize", "--config", str(tmp_path / "job.toml"), "-q"], capsys)
     assert code == 0, err
     assert (tmp_path / "people_k4.csv").exists()
+
+
+def test_streamed_release_into_a_table_in_one_transaction(
+    postgres: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The streamed path writes ``--output-table`` batch by batch in one transaction: the
+    same rows as the streamed CSV release; a failure after some batches were inserted leaves
+    no table (and an existing one as it was)."""
+    from anonymatch.tables.io import sql
+
+    url = pgserver.url(postgres)
+    _load(url, "people5", _people(1_500, seed=5))
+    query = ["--query", "SELECT * FROM people5 ORDER BY id"]
+    manifest = tmp_path / "m.json"
+    code, out, err = run(
+        ["anonymize", url, *query, "-o", url, "--output-table", "rel5", *QI, *STREAMED]
+        + ["--report", str(manifest)],
+        capsys,
+    )
+    assert code == 0, err
+    code, _, err = run(
+        ["anonymize", url, *query, "-o", str(tmp_path / "r.csv"), *QI, *STREAMED], capsys
+    )
+    assert code == 0, err
+    engine = _engine(url)
+    table = pd.read_sql("SELECT * FROM rel5", engine).astype(str)
+    from_csv = pd.read_csv(tmp_path / "r.csv", dtype=str, keep_default_na=False)
+    pd.testing.assert_frame_equal(table.replace("None", ""), from_csv, check_dtype=False)
+    m = json.loads(manifest.read_text())
+    assert m["output"]["table"] == "rel5" and m["output"]["layout"] == "partitioned"
+    assert pgserver.PASSWORD not in manifest.read_text() + out + err
+    calls = {"n": 0}
+    real = sql.SqlReleaseWriter.write
+
+    def failing(self: sql.SqlReleaseWriter, batch: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError("disk full")
+        real(self, batch)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sql.SqlReleaseWriter, "write", failing)
+    for target, force in (("fresh5", []), ("rel5", ["--force"])):
+        calls["n"] = 0
+        code, _, err = run(
+            ["anonymize", url, *query, "-o", url, "--output-table", target, *QI, *STREAMED] + force,
+            capsys,
+        )
+        assert code != 0 and calls["n"] == 2, err
+    assert not sqlalchemy.inspect(engine).has_table("fresh5")
+    assert len(pd.read_sql("SELECT * FROM rel5", engine)) == 1_500  # the old release, whole
+    engine.dispose()

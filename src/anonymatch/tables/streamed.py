@@ -522,9 +522,11 @@ def anonymize_file(
     executor: ExecutorName | None = None,
     replace: bool = False,
     csv_safe: bool = True,
+    output_table: str | None = None,
 ) -> dict[str, object]:
     """Anonymize a table file into a verified, partition-ordered release file (or directory of
-    Parquet parts) without holding more than a few chunks of rows; returns the manifest.
+    Parquet parts, or database table) without holding more than a few chunks of rows; returns
+    the manifest.
 
     Parameters
     ----------
@@ -544,6 +546,10 @@ def anonymize_file(
     csv_safe : bool
         Neutralize formula-like text cells of a CSV/TSV release (``core.csvsafe``; recorded as
         ``output.csv_safe``).
+    output_table : str, optional
+        With ``output`` a database URL: the release table, written batch by batch in one
+        transaction (``tables.io.sql.SqlReleaseWriter``; ``replace`` drops an existing one in
+        that transaction).
 
     Returns
     -------
@@ -578,10 +584,15 @@ def anonymize_file(
         job.execution.workers,
         job.execution.progress,
     )
-    with (
-        ReleaseWriter(output, replace=replace, csv_safe=csv_safe) as writer,
-        lifecycle.private_directory("anonymatch-spill-") as spill,
-    ):
+    if output_table is not None:
+        from anonymatch.tables.io.sql import SqlReleaseWriter
+
+        release: ReleaseWriter | SqlReleaseWriter = SqlReleaseWriter(
+            str(output), output_table, replace
+        )
+    else:
+        release = ReleaseWriter(output, replace=replace, csv_safe=csv_safe)
+    with release as writer, lifecycle.private_directory("anonymatch-spill-") as spill:
         t0 = time.perf_counter()
         table = scan_table(input_path, schema, csv, na_values, drop_missing, spill, models=models)
         qi, n = table.qi, table.qi.n
@@ -637,7 +648,7 @@ def anonymize_file(
                 )
                 bar.update(result.partitions)
         sidecar = None
-        if not writer.parquet:  # kept columns are text here: the batches never meet
+        if writer.sidecar:  # kept columns are text here: the batches never meet
             sidecar = write_schema(output, release_schema(None, qi, columns))
         try:
             writer.commit()
@@ -696,7 +707,7 @@ def anonymize_file(
         },
         output_extra={
             "layout": "partitioned",
-            **({} if writer.parquet else {"csv_safe": csv_safe}),
+            **({"csv_safe": csv_safe} if writer.sidecar else {}),
         },
     )
     run.record(manifest, job)

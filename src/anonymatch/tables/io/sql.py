@@ -14,6 +14,7 @@ interrupt the transaction is rolled back and nothing is visible.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -417,3 +418,103 @@ def write_sql_release(text: str, table: str, frame: pd.DataFrame, replace: bool)
             ) from None
     finally:
         engine.dispose()
+
+
+class SqlReleaseWriter:
+    """Write a release to a database table batch by batch, in **one transaction** — the
+    streamed path's counterpart of :func:`write_sql_release` (``tables.io.stream``'s
+    ``ReleaseWriter`` interface: ``write``, ``commit``, ``abort``, a context manager).
+
+    The first batch opens the connection and the transaction, drops an existing table when
+    ``replace`` (else refuses it) and creates the table; every batch is inserted in that
+    transaction; ``commit`` commits it. An exception or interrupt before ``commit`` rolls it
+    back: nothing is visible. Cells are stored as text like :func:`write_sql_release`'s (no
+    CSV formula guard: a database has no formulas). Memory O(one batch)."""
+
+    parquet = False  # the published cells as text, as in a CSV release
+    sidecar = False  # no file beside a table
+
+    def __init__(self, text: str, table: str, replace: bool = False) -> None:
+        self.text, self.table, self.replace = text, table, replace
+        self.schema, self.name = _split(check_identifier(table, param("output_table")))
+        self.rows = 0
+        self._engine: Any = None
+        self._url: Any = None
+        self._connection: Any = None
+        self._transaction: Any = None
+
+    def _failed(self, exc: BaseException) -> OutputError:
+        cause = getattr(exc, "orig", None) or exc
+        return OutputError(
+            f"cannot write table {self.table!r} to {redact_url(self.text)}: "
+            f"{_scrub(str(cause), self.text, self._url)}"
+        )
+
+    def _open(self) -> None:
+        from sqlalchemy import exc as sa_exc
+        from sqlalchemy import inspect
+
+        self._engine, self._url = _engine(self.text)
+        try:
+            self._connection = self._engine.connect()
+            self._transaction = self._connection.begin()
+            if inspect(self._connection).has_table(self.name, schema=self.schema):
+                if not self.replace:
+                    raise InputError(
+                        f"table {self.table!r} already exists in {redact_url(self.text)} "
+                        f"(use {param('force')} to replace it)"
+                    )
+                quoted = self._connection.dialect.identifier_preparer.quote
+                source = ".".join(quoted(p) for p in (self.schema, self.name) if p)
+                self._connection.exec_driver_sql(f"DROP TABLE {source}")
+        except sa_exc.SQLAlchemyError as exc:
+            raise self._failed(exc) from None
+
+    def write(self, table: pa.Table) -> None:
+        """Insert a batch (all batches share one schema) in the run's transaction."""
+        from sqlalchemy import exc as sa_exc
+
+        if self._connection is None:
+            self._open()
+        frame = table.to_pandas()
+        try:
+            frame.to_sql(self.name, self._connection, schema=self.schema, index=False,
+                         if_exists="append")  # fmt: skip
+        except (sa_exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
+            raise self._failed(exc) from None
+        self.rows += table.num_rows
+
+    def commit(self) -> None:
+        """Commit the transaction: the table appears whole, or not at all."""
+        from sqlalchemy import exc as sa_exc
+
+        if self._connection is None:  # no batch: an empty release is never written
+            raise OutputError(f"no rows to write to table {self.table!r}")
+        try:
+            self._transaction.commit()
+        except sa_exc.SQLAlchemyError as exc:
+            raise self._failed(exc) from None
+        finally:
+            self._close()
+
+    def abort(self) -> None:
+        """Roll the transaction back (nothing was visible) and close the connection."""
+        if self._transaction is not None and self._transaction.is_active:
+            with contextlib.suppress(Exception):
+                self._transaction.rollback()
+        self._close()
+
+    def _close(self) -> None:
+        if self._connection is not None:
+            with contextlib.suppress(Exception):
+                self._connection.close()
+        if self._engine is not None:
+            self._engine.dispose()
+        self._connection = self._transaction = self._engine = None
+
+    def __enter__(self) -> SqlReleaseWriter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self._connection is not None:
+            self.abort()

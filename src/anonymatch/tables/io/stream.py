@@ -219,6 +219,11 @@ class ReleaseWriter:
         self.rows = 0
 
     @property
+    def sidecar(self) -> bool:
+        """Whether the release gets a sidecar ``PATH.schema.json`` (CSV/TSV text)."""
+        return not self.parquet
+
+    @property
     def tmp(self) -> Path:
         """The temporary output beside the target (``lifecycle.hidden_temp``: 0600/0700,
         locked, removed on cancellation, swept by the next run if this one is killed)."""
