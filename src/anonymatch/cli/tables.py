@@ -278,7 +278,7 @@ def anonymize(
     if db_in or db_out:  # streamed from a server-side cursor, or to a table in one transaction
         _finish_database(report, input_path, output, csv, output_table, report_path, started)
         if not quiet:
-            _print_summary(report, report["output"]["path"])
+            _print_summary(report, cast(dict[str, Any], report["output"])["path"])
         return
     _finish(report, input_path, output, report_path, started, quiet)
 
