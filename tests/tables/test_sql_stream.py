@@ -361,3 +361,23 @@ def test_streamed_release_into_a_table_in_one_transaction(
     assert not sqlalchemy.inspect(engine).has_table("fresh5")
     assert len(pd.read_sql("SELECT * FROM rel5", engine)) == 1_500  # the old release, whole
     engine.dispose()
+
+
+def test_init_command_reads_a_database(
+    postgres: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``anonymatch init URL --table T``: the draft holds the URL without its password; the
+    job runs with the password from PGPASSWORD. --table with a file, or a URL alone, is one
+    line and exit 2."""
+    url = pgserver.url(postgres)
+    _load(url, "people6", _people(120, seed=6).drop(columns="id"))
+    job = tmp_path / "job.toml"
+    code, _, err = run(["init", url, "--table", "people6", "-k", "4", "-o", str(job)], capsys)
+    assert code == 0, err
+    text = job.read_text()
+    assert pgserver.PASSWORD not in text + err and 'table = "people6"' in text
+    code, _, err = run(["init", url, "-o", str(tmp_path / "j2.toml")], capsys)
+    assert code == 2 and "--table" in err and "--query" in err, err
+    (tmp_path / "t.csv").write_text("a,b\n1,2\n")
+    code, _, err = run(["init", str(tmp_path / "t.csv"), "--table", "x"], capsys)
+    assert code == 2 and "database URL" in err, err
