@@ -188,7 +188,7 @@ def table_input_options(func: F) -> F:
         **kwargs: Any,
     ) -> Any:
         if sql_table is not None and sql_query is not None:
-            raise InputError("give either --table or --query, not both")
+            sql_table, sql_query = _one_sql_source(sql_table, sql_query)
         click.get_current_context().meta[SQL_SOURCE] = (sql_table, sql_query, sheet)
         reading = [kwargs.pop(name) for name in ("sep", "names", "quotechar", "fmt")]
         return func(
@@ -253,6 +253,23 @@ def table_input_options(func: F) -> F:
             ),
         ],
     )
+
+
+def _one_sql_source(table: str, query: str) -> tuple[str | None, str | None]:
+    """``--table`` and ``--query`` both set: the one given on the command line wins over the
+    other taken from ``--config`` or ``--manifest``; both on the command line are refused."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    given = [
+        ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+        for name in ("sql_table", "sql_query")
+    ]
+    if given == [True, False]:
+        return table, None
+    if given == [False, True]:
+        return None, query
+    raise InputError("give either --table or --query, not both")
 
 
 def missing_codes_option(

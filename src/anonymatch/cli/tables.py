@@ -102,8 +102,8 @@ def _suppression_limit_option(help_text: str) -> Any:
 @click.command()
 @click.argument("input_path", metavar="INPUT")
 @output_options(
-    "Release file (.csv, .tsv or .parquet; on the streamed path also a directory of Parquet"
-    " parts).",
+    "Release file (.csv, .tsv, .parquet, .xlsx, .sav or .dta; on the streamed path also a"
+    " directory of Parquet parts).",
     extensions=TABLE_RELEASE_EXTENSIONS,
     directory=True,
 )
@@ -221,15 +221,15 @@ def anonymize(
     from anonymatch.tables.io import is_excel
     from anonymatch.tables.io.stats import is_stats_file
 
-    special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path))
-    if streamed is not None and (db_in or db_out or any(special)):
+    special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path),
+               is_excel(output))  # fmt: skip
+    if streamed is not None and any(special):
         raise InputError(
-            "a database, an SPSS/Stata/SAS or an Excel file is read and written on the in-memory"
-            " path"
+            "an SPSS/Stata/SAS or an Excel file is read and written on the in-memory path"
         )
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
-    if db_in or db_out:
+    if streamed is None and (db_in or db_out):
         release = run_job(read_table(input_path, csv), job)
         if db_out:
             assert output_table is not None
@@ -261,6 +261,7 @@ def anonymize(
             executor=streamed,
             replace=True,  # output_options refused an existing output without --force
             csv_safe=csv_safe,
+            output_table=output_table if db_out else None,  # one transaction, batch by batch
         )
     else:
         frame = read_table(input_path, csv)
@@ -275,6 +276,11 @@ def anonymize(
         **cast(dict[str, Any], report["parameters"]),
         "input_options": input_options_block(csv, job.na, job.drop_missing),
     }
+    if db_in or db_out:  # streamed from a server-side cursor, or to a table in one transaction
+        _finish_database(report, input_path, output, csv, output_table, report_path, started)
+        if not quiet:
+            _print_summary(report, cast(dict[str, Any], report["output"])["path"])
+        return
     _finish(report, input_path, output, report_path, started, quiet)
 
 
@@ -397,13 +403,15 @@ def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: Table
     from anonymatch.tables.io.sql import is_database_url
     from anonymatch.tables.io.stats import is_stats_file
 
-    in_memory = (is_database_url(input_path), is_database_url(output), is_excel(input_path))
+    in_memory = (is_excel(input_path), is_stats_file(output), is_excel(output))
     if any(in_memory) or is_stats_file(input_path):
-        return None  # a database or a statistical package's file is read in memory
-    if is_stats_file(output):
-        return None
+        return None  # a statistical package's file or a workbook: in memory
     source = Path(input_path)
-    if is_directory_output(output) or (source.is_dir() and any(source.glob("*.parquet"))):
+    if not is_database_url(output) and is_directory_output(output):
+        return "processes"
+    if is_database_url(input_path):  # streamed from a server-side cursor when large
+        return "processes" if count_rows(input_path, csv) >= STREAM_MIN_ROWS else None
+    if source.is_dir() and any(source.glob("*.parquet")):
         return "processes"
     if os.path.isfile(input_path) and count_rows(input_path, csv) >= STREAM_MIN_ROWS:
         return "processes"

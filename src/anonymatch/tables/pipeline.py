@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -45,6 +46,9 @@ from anonymatch.tables.models.suppress import choose_outliers
 from anonymatch.tables.recode import GeneralizedQI, recode
 from anonymatch.tables.verify import VerificationReport, verify
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 
 @dataclass
 class Release:
@@ -65,6 +69,23 @@ class Release:
         """The published table (the same object as ``table``); every kind's result has it."""
         return self.table
 
+    def to_arrow(self) -> pa.Table:
+        """The release as a typed Arrow table, the layout of a Parquet release: numeric QIs
+        as ``struct<lo, hi>``, categorical QIs as ``list<string>``, null for ``*``, the other
+        columns as they are (``tables.io.cells.release_arrow_table``). O(cells)."""
+        from anonymatch.tables.io.cells import release_arrow_table
+
+        return release_arrow_table(self.table, self.cells, self.qi)
+
+    def to_polars(self) -> Any:
+        """The release as a Polars DataFrame (the typed layout of :meth:`to_arrow`); needs
+        polars installed. O(cells)."""
+        try:
+            import polars as pl
+        except ImportError as exc:
+            raise InputError("Release.to_polars needs polars: pip install polars") from exc
+        return pl.from_arrow(self.to_arrow())
+
 
 def prepare(
     data: pd.DataFrame,
@@ -76,7 +97,7 @@ def prepare(
     (missing values kept and marked otherwise). Returns (rows kept, encoded QIs, number of rows
     dropped). ``data`` must be a DataFrame (``ArgumentTypeError`` otherwise): the common entry
     of every table pipeline."""
-    require_frame(data)
+    data = require_frame(data)
     schema.check_columns([str(c) for c in data.columns])
     check_missing_codes(na_values, [str(c) for c in data.columns])
     na = missing_codes(na_values)
