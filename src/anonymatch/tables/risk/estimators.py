@@ -12,9 +12,9 @@ f, so N₁ / N also estimates the share of the sample's records that are populat
 * **Zayatz** (1991): P(population unique | sample unique) from the hypergeometric chance of
   drawing one record of a class, the sample's class sizes standing in for the population's;
   N₁ = c₁ · that probability / f.
-* **SNB** (Chen & McNulty 1994; the "slide negative binomial"): population class sizes are
-  1 + NegBin(α, β); (α, β) solve the expected numbers of sample classes of size 1 and 2 for K,
-  the number of non-empty population classes; N₁ = K · β^α.
+* **SNB** (Chen & Keller-McNulty 1998; the "slide negative binomial"): population class
+  sizes are 1 + NegBin(α, β) over K non-empty classes; (K, α, β) solve the expected numbers
+  of sample classes, of size 1 and of size 2; N₁ = K · β^α.
 * **Dankar** (Dankar, El Emam, Neisa, Roffey 2012), as ARX implements it: f ≤ 0.1 → Pitman
   (Zayatz if Pitman does not converge); f > 0.1 → the smaller of Zayatz and SNB (Zayatz if SNB
   does not converge).
@@ -185,14 +185,17 @@ def snb(hist: Histogram) -> float | None:
     """The slide-negative-binomial estimate of N₁ (None if its equations have no solution).
 
     Population class sizes are 1 + G, G ~ NegBin(α, β); a class is sampled binomially with
-    probability f, so with d = (1−f)(1−β) the expected numbers of sample classes of size 1 and
-    2 among K non-empty population classes are K·f·(β/(1−d))^α·(1 + αd/(1−d)) and
-    K·α·β^α·f²·(1−β)/2·(2 − (1−α)d)/(1−d)^(α+2). They are set to c₁ and c₂ and solved for
-    (α, β) from several starts; K is estimated from the histogram as ARX does. N₁ = K·β^α.
-    O(distinct sizes + solver iterations).
+    probability f, so with d = (1−f)(1−β) and β' = β/(1−d), among K non-empty population
+    classes the expected numbers of sample classes of size 1 and 2 are K·f·β'^α·(1 + αd/(1−d))
+    and K·α·β^α·f²·(1−β)/2·(2 − (1−α)d)/(1−d)^(α+2), and of non-empty sample classes
+    K·(1 − (1−f)·β'^α). The three are set to c₁, c₂ and u and solved for (K, α, β) (K
+    eliminated by the third; α = e^x, β = expit(y) keep every Newton step in the domain);
+    N₁ = K·β^α. O(solver iterations).
 
-    ARX's ``ModelSNB`` multiplies by (1−d)^(α+2) in the second equation; the derivation above
-    divides (the sample is thinner than the population), which is what is implemented here.
+    Two departures from ARX's ``ModelSNB``: K comes from the model's own third moment, not
+    from ARX's closed-form estimate of the non-empty classes (which, on synthetic censuses,
+    was a third to a half of the true K, and the equations then had no solution); and the
+    second equation divides by (1−d)^(α+2) as the derivation gives (ARX multiplies).
 
     References: G. Chen, S. Keller-McNulty, "Estimation of identification disclosure risk in
     microdata", J. Official Statistics 14(1), 1998; ARX ``ModelSNB``.
@@ -203,43 +206,28 @@ def snb(hist: Histogram) -> float | None:
     f = hist.fraction
     if f >= 1:
         return c1
-    x = hist.sizes.astype(float)
-    cnt = hist.counts.astype(float)
-    val2 = (1 - f) ** x * cnt
-    var1 = float((x * f * f * (1 - f * f) ** (x - 1) * cnt).sum())
-    var2 = float((val2 * (1 + f) ** x - 1).sum())
-    var3 = float(val2.sum())
-    var4 = float((x * f * (1 - f) ** (x - 1) * cnt).sum())
-    k = hist.classes + c1 * (var1 / var2) * (var3 / var4) ** 2
-    if not math.isfinite(k) or k <= 0:
-        return None
+    u = float(hist.classes)
 
-    def equations(p: np.ndarray) -> np.ndarray:
-        # α = exp(p₀) > 0 and β = expit(p₁) in (0, 1): every start stays in the domain
+    def solve(p: np.ndarray) -> tuple[np.ndarray, float, float]:
         a = np.float64(math.exp(min(float(p[0]), 50.0)))
         b = np.float64(special.expit(p[1]))
         d = (1 - f) * (1 - b)
-        e1 = k * f * (b / (1 - d)) ** a * (a * d / (1 - d) + 1) - c1
+        shrunk = (b / (1 - d)) ** a
+        k = u / (1 - (1 - f) * shrunk)
+        e1 = k * f * shrunk * (a * d / (1 - d) + 1) - c1
         e2 = k * a * b**a * f * f * (1 - b) / 2 * (2 - (1 - a) * d) / (1 - d) ** (a + 2) - c2
-        return np.array([e1 / c1, e2 / max(c2, 1.0)])
+        return np.array([e1 / c1, e2 / max(c2, 1.0)]), float(k), float(b**a)
 
-    best = None
-    for a0 in (0.1, 0.5, 1.0, 2.0, 5.0):
-        for b0 in (0.1, 0.3, 0.5, 0.7, 0.9):
-            start = [math.log(a0), float(special.logit(b0))]
-            with np.errstate(all="ignore"):
-                sol = optimize.root(equations, start, method="hybr")
-                ok = sol.success and np.all(np.isfinite(sol.x))
-                ok = ok and bool(np.abs(equations(sol.x)).max() < 1e-6)
-            if ok:
-                a, b = math.exp(float(sol.x[0])), float(special.expit(sol.x[1]))
-                best = k * b**a
-                break
-        if best is not None:
-            break
-    if best is None or not math.isfinite(best) or best > hist.population:
-        return None
-    return best
+    for a0, b0 in ((1.0, 0.5), (0.1, 0.1), (5.0, 0.9), (0.5, 0.3)):
+        start = [math.log(a0), float(special.logit(b0))]
+        with np.errstate(all="ignore"):
+            sol = optimize.root(lambda p: solve(p)[0], start, method="hybr")
+            residual, k, unique_share = solve(sol.x)
+        if sol.success and np.all(np.isfinite(residual)) and np.abs(residual).max() < 1e-6:
+            value = k * unique_share
+            if math.isfinite(value) and 0 <= value <= hist.population:
+                return value
+    return None
 
 
 def dankar(hist: Histogram) -> UniquenessEstimate:

@@ -267,9 +267,7 @@ def population_risk(
     presence = None
     if subset:
         share = small_f / np.maximum(big_f, 1)
-        presence = Presence(
-            float(share.min()), float(share.max()), int(pop_count[~covered].sum())
-        )
+        presence = Presence(float(share.min()), float(share.max()), int(pop_count[~covered].sum()))
     sample_sizes = sample_count[inverse[:n]]
     pop_sizes = pop_count[inverse[:n]]
     uniques = Uniques(
@@ -539,7 +537,6 @@ def _count_kernel(  # pragma: no cover - compiled
         out_a[j - j0] = sa
         out_b[j - j0] = sb
     return out_a, out_b, covered
-
 
 
 @dataclass(frozen=True)
