@@ -327,93 +327,144 @@ def compatible_counts(
     ``weights`` are two arrays over the U distinct combinations of ``original.keys()`` (in the
     order of ``verify.unique_rows``), e.g. their multiplicities in the population and in the
     sample. Returns (first sums, second sums) per published row and a U-bool ``covered``: the
-    combinations compatible with some published row. The candidates of each row come from the
-    verifier's indexes and are checked on every cell (``verify._matches``): the same
-    compatibility as ``verify``. Rows are processed in slices on a thread pool (the kernel is
-    nogil). Time O(U·d log U + Σ_j |candidates(j)|·d); memory O(U·(d + threads)).
+    combinations compatible with some published row. :meth:`CountIndex.counts` on a new
+    index; build the index once to count several releases. Time O(U·d log U + Σ_j
+    |candidates(j)|·d); memory O(U·(d + threads)).
     """
-    args, n_u = _index(published, original)
-    first, second = (np.ascontiguousarray(w, dtype=np.int64) for w in weights)
-    n_pub = published.n
-    workers = default_workers()
-    bounds = np.linspace(0, n_pub, min(4 * workers, max(1, n_pub // 2048)) + 1)
-    slices = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-
-    def run(ab: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return _count_kernel(ab[0], ab[1], first, second, *args)
-
-    if len(slices) == 1:
-        parts = [run(slices[0])]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(run, slices))
-    out_a = np.zeros(n_pub, np.int64)
-    out_b = np.zeros(n_pub, np.int64)
-    covered = np.zeros(n_u, bool)
-    for (a, b), (sa, sb, cov) in zip(slices, parts, strict=True):
-        out_a[a:b] = sa
-        out_b[a:b] = sb
-        covered |= cov
-    return out_a, out_b, covered
+    return CountIndex.build(original).counts(published, weights)
 
 
-def _index(published: GeneralizedQI, original: EncodedQI) -> tuple[tuple[np.ndarray, ...], int]:
-    """The arrays of the verifier's candidate indexes over the distinct combinations of
-    ``original`` (as ``verify._compatibility`` builds them). O(U·d log U + n·d log U)."""
-    keys = original.keys()  # missing: numeric +inf, categorical −1
-    uniq, _, _ = unique_rows(keys)
-    dn = original.num.shape[1]
-    unum = np.ascontiguousarray(uniq[:, :dn])
-    ucat = np.ascontiguousarray(uniq[:, dn:]).astype(np.int64)
-    n_u, n_pub = len(uniq), published.n
-    dc = ucat.shape[1]
-    set_ptr = np.zeros((dc, n_pub + 1), np.int64)
-    widths, flat, base = [], [], 0
-    for a, sets in enumerate(published.cat_sets):
-        set_ptr[a] = sets.indptr + base
-        flat.append(sets.indices.astype(np.int64))
-        base += len(sets.indices)
-        widths.append(max(int(sets.shape[1]), int(original.cat_card[a])))
-    set_idx = np.concatenate(flat) if flat else np.empty(0, np.int64)
-    set_off = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
-    num_order = np.argsort(unum, axis=0, kind="stable").T.copy()
-    num_sorted = np.take_along_axis(unum, num_order.T, axis=0).T.copy()
-    card = original.cat_card.astype(np.int64)
-    cat_off = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
-    bucket_ptr = np.zeros(int(cat_off[-1]) + 1, np.int64)
-    members: list[np.ndarray] = []
-    listed = 0
-    for a in range(dc):
-        present = ucat[:, a] >= 0
-        sizes = np.bincount(ucat[present, a], minlength=int(card[a]))
-        bucket_ptr[cat_off[a] + 1 : cat_off[a + 1] + 1] = np.cumsum(sizes) + listed
-        listed += int(present.sum())
-        by_code = np.argsort(ucat[:, a], kind="stable")
-        members.append(by_code[present[by_code]])
-    cat_members = np.concatenate(members).astype(np.int64) if members else np.empty(0, np.int64)
-    lo = np.ascontiguousarray(published.num_lo)
-    hi = np.ascontiguousarray(published.num_hi)
-    num_star = np.ascontiguousarray(published.num_star)
-    cat_star = np.ascontiguousarray(published.cat_star)
-    index = _prefix_index(unum, ucat, card, lo, hi, num_star)
-    args = (
-        unum,
-        ucat,
-        lo,
-        hi,
-        num_star,
-        cat_star,
-        set_ptr,
-        set_idx,
-        set_off,
-        num_order,
-        num_sorted,
-        bucket_ptr,
-        cat_members,
-        cat_off,
-        *index,
-    )
-    return args, n_u
+class CountIndex:
+    """The verifier's candidate indexes over the U distinct QI combinations of an encoded
+    table (sorted values per numeric QI, buckets per label, the lexicographic prefix order,
+    as ``verify._compatibility`` builds them), built once and reused for every release whose
+    compatible weights are counted (:meth:`counts`). O(U·d log U) to build, O(U·d) memory."""
+
+    def __init__(self, original: EncodedQI, parts: tuple[np.ndarray, ...]) -> None:
+        self.original = original
+        (
+            self.unum,
+            self.ucat,
+            self.num_order,
+            self.num_sorted,
+            self.bucket_ptr,
+            self.cat_members,
+            self.cat_off,
+            self.card,
+            self.lvl,
+            self.lvl_kind,
+            self.lvl_attr,
+            self.lvl_perm,
+        ) = parts
+        self.values = [np.unique(self.unum[:, a]) for a in range(self.unum.shape[1])]
+
+    @property
+    def size(self) -> int:
+        return int(self.unum.shape[0])
+
+    @classmethod
+    def build(cls, original: EncodedQI) -> CountIndex:
+        """The index of ``original`` (keys as ``EncodedQI.keys``: missing numeric +inf,
+        missing categorical −1)."""
+        uniq, _, _ = unique_rows(original.keys())
+        dn = original.num.shape[1]
+        unum = np.ascontiguousarray(uniq[:, :dn])
+        ucat = np.ascontiguousarray(uniq[:, dn:]).astype(np.int64)
+        dc = ucat.shape[1]
+        num_order = np.argsort(unum, axis=0, kind="stable").T.copy()
+        num_sorted = np.take_along_axis(unum, num_order.T, axis=0).T.copy()
+        card = original.cat_card.astype(np.int64)
+        cat_off = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
+        bucket_ptr = np.zeros(int(cat_off[-1]) + 1, np.int64)
+        members: list[np.ndarray] = []
+        listed = 0
+        for a in range(dc):
+            present = ucat[:, a] >= 0  # a missing value sits in no bucket: it matches only *
+            sizes = np.bincount(ucat[present, a], minlength=int(card[a]))
+            bucket_ptr[cat_off[a] + 1 : cat_off[a + 1] + 1] = np.cumsum(sizes) + listed
+            listed += int(present.sum())
+            by_code = np.argsort(ucat[:, a], kind="stable")
+            members.append(by_code[present[by_code]])
+        cat_members = np.concatenate(members).astype(np.int64) if members else np.empty(0, np.int64)
+        # the prefix order of verify._prefix_index, without its per-release rank intervals
+        no_rows = np.zeros((0, dn))
+        lvl, lvl_kind, lvl_attr, perm, _, _ = _prefix_index(
+            unum, ucat, card, no_rows, no_rows, np.zeros((0, dn), bool)
+        )
+        parts = (unum, ucat, num_order, num_sorted, bucket_ptr, cat_members, cat_off, card)
+        return cls(original, (*parts, lvl, lvl_kind, lvl_attr, perm))
+
+    def counts(
+        self, published: GeneralizedQI, weights: tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`compatible_counts` of ``published`` on this index. Rows are processed in
+        slices on a thread pool (the kernel is nogil). O(n·d log U + Σ_j |candidates(j)|·d)."""
+        n_pub = published.n
+        dn, dc = self.unum.shape[1], self.ucat.shape[1]
+        set_ptr = np.zeros((dc, n_pub + 1), np.int64)
+        widths, flat, base = [], [], 0
+        for a, sets in enumerate(published.cat_sets):
+            set_ptr[a] = sets.indptr + base
+            flat.append(sets.indices.astype(np.int64))
+            base += len(sets.indices)
+            widths.append(max(int(sets.shape[1]), int(self.card[a])))
+        set_idx = np.concatenate(flat) if flat else np.empty(0, np.int64)
+        set_off = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+        lo = np.ascontiguousarray(published.num_lo)
+        hi = np.ascontiguousarray(published.num_hi)
+        num_star = np.ascontiguousarray(published.num_star)
+        cat_star = np.ascontiguousarray(published.cat_star)
+        rank_lo = np.zeros((n_pub, dn), np.int64)
+        rank_hi = np.zeros((n_pub, dn), np.int64)
+        for a, values in enumerate(self.values):
+            with np.errstate(invalid="ignore"):
+                rank_lo[:, a] = np.searchsorted(values, lo[:, a], side="left")
+                rank_hi[:, a] = np.searchsorted(values, hi[:, a], side="right") - 1
+            rank_lo[num_star[:, a], a] = 0
+            rank_hi[num_star[:, a], a] = len(values) - 1
+        args = (
+            self.unum,
+            self.ucat,
+            lo,
+            hi,
+            num_star,
+            cat_star,
+            set_ptr,
+            set_idx,
+            set_off,
+            self.num_order,
+            self.num_sorted,
+            self.bucket_ptr,
+            self.cat_members,
+            self.cat_off,
+            self.lvl,
+            self.lvl_kind,
+            self.lvl_attr,
+            self.lvl_perm,
+            rank_lo,
+            rank_hi,
+        )
+        first, second = (np.ascontiguousarray(w, dtype=np.int64) for w in weights)
+        workers = default_workers()
+        bounds = np.linspace(0, n_pub, min(4 * workers, max(1, n_pub // 2048)) + 1)
+        slices = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+        def run(ab: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return _count_kernel(ab[0], ab[1], first, second, *args)
+
+        if len(slices) == 1:
+            parts = [run(slices[0])]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                parts = list(pool.map(run, slices))
+        out_a = np.zeros(n_pub, np.int64)
+        out_b = np.zeros(n_pub, np.int64)
+        covered = np.zeros(self.size, bool)
+        for (a, b), (sa, sb, cov) in zip(slices, parts, strict=True):
+            out_a[a:b] = sa
+            out_b[a:b] = sb
+            covered |= cov
+        return out_a, out_b, covered
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,52 @@
+"""k-map repair: every published row ends compatible with ≥ K population records, the release
+stays k-anonymous (checked by the verifier from the cells), rows already at K are untouched."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import anonymatch
+from anonymatch.core.errors import InfeasibleError, InputError
+from anonymatch.tables.models.kmap import enforce_kmap
+from anonymatch.tables.risk.population import PopulationInput, population_risk
+from tests.factories import random_frame
+
+QI = ["n0", "n1", "c0", "c1"]
+NUMERIC = ["n0", "n1"]
+OPTIONS = PopulationInput(qi=tuple(QI), numeric=tuple(NUMERIC))
+
+
+@pytest.mark.parametrize("method", ["hungarian", "mondrian"])
+@pytest.mark.parametrize("kmap", [8, 25])
+def test_repair_meets_kmap_and_keeps_k(method: str, kmap: int) -> None:
+    sample = random_frame(80, 21)
+    population = pd.concat([sample, random_frame(220, 22)], ignore_index=True)
+    release = anonymatch.anonymize(
+        sample, k=2, qi=QI, numeric=NUMERIC, method=method, seed=3
+    ).release
+    before = population_risk(sample, release, population, OPTIONS)
+    out, report = enforce_kmap(sample, release, population, kmap, OPTIONS, k=2)
+    after = population_risk(sample, out, population, OPTIONS)
+    assert after.kmap >= kmap == report.kmap and report.achieved == after.kmap
+    assert report.before == before.kmap
+    assert anonymatch.verify(sample, out, k=2, qi=QI, numeric=NUMERIC).passed
+    kept = before.population_per_row >= kmap
+    assert out.loc[kept, QI].equals(release.loc[kept, QI])  # rows at K are not touched
+    assert report.widened_rows == int((out[QI] != release[QI]).any(axis=1).sum())
+    assert list(out.columns) == list(release.columns)
+
+
+def test_already_met_is_unchanged_and_too_large_is_infeasible() -> None:
+    sample = random_frame(40, 5)
+    release = anonymatch.anonymize(sample, k=2, qi=QI, numeric=NUMERIC, seed=1).release
+    out, report = enforce_kmap(sample, release, sample, 2, OPTIONS, k=2)
+    assert report.rounds == 0 and out.equals(release)
+    with pytest.raises(InfeasibleError, match="only 40 records"):
+        enforce_kmap(sample, release, sample, 41, OPTIONS)
+    with pytest.raises(InputError, match="kmap must be a positive integer"):
+        enforce_kmap(sample, release, sample, 0, OPTIONS)
+    # K = N: every row must match the whole population
+    out, report = enforce_kmap(sample, release, sample, 40, OPTIONS, k=2)
+    assert np.all(population_risk(sample, out, sample, OPTIONS).population_per_row == 40)
