@@ -1,0 +1,234 @@
+"""Risk beyond the sample (issue 28): estimators against exact population figures, the time of
+``risk --population`` on a million population rows, and k-map releases against plain k.
+
+1. **Estimators** — the share of a sample's records that are unique in the population (on the
+   original QIs), estimated from the sample alone by Pitman, Zayatz, SNB and Dankar's rule
+   (``tables.risk.estimators``) and counted exactly against the population
+   (``tables.risk.population``): on 10 % samples of UCI Adult (the 30,162 complete rows as the
+   population; 8 QIs) and on 1 %, 5 % and 20 % samples of a synthetic census of 1,000,000 people
+   (``tables.synth.fit_adult``, seed 1; the 8 QIs). Each cell is the mean over ``--repeats``
+   samples of estimate − exact (percentage points), with the mean absolute error beside it. The
+   sdcMicro individual risk (weights 1/f) is compared with its target, the mean of 1/F_k over
+   the sample records (F_k the record's QI combination's population count).
+2. **Time** — ``anonymatch risk SAMPLE RELEASE --population CENSUS`` on the 1 M-row census, a
+   5 % sample released at k = 10 (hungarian): the whole CLI in a fresh process (read, encode,
+   count), and ``risk`` without ``--population`` beside it.
+3. **k-map** — on the 5 % sample: plain k = 10 releases against k = 2 releases repaired to
+   k-map K = 10 (``anonymize --k 2 --kmap 10 --population CENSUS``), hungarian and mondrian:
+   GCP and wall time of the whole CLI.
+
+Usage: ``python benchmarks/population_risk.py [--repeats 5] [--skip-cli]`` (needs
+$ANONYMATCH_DATA/adult/adult.data); writes docs/results.md (section ``population_risk``) and
+benchmarks/results/population_risk.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from _common import ADULT_CLI, adult_path, dump, machine, run_cli, update_results
+
+QI = ADULT_CLI[ADULT_CLI.index("--qi") + 1].split(",")
+NUMERIC = ["age", "education-num"]
+MODELS = ("pitman", "zayatz", "snb", "dankar")
+CENSUS_ROWS = 1_000_000
+
+
+def _counts(frame: pd.DataFrame) -> pd.Series:
+    """Population count of each row's QI combination, aligned with the rows."""
+    return frame.groupby(QI, sort=False)[QI[0]].transform("size")
+
+
+def estimator_errors(
+    population: pd.DataFrame, fraction: float, repeats: int, seed: int
+) -> dict[str, object]:
+    """Exact population-unique share of ``repeats`` samples beside every estimate."""
+    from anonymatch.tables.columns.schema import Schema, encode_qi
+    from anonymatch.tables.risk.estimators import sample_estimates
+
+    rng = np.random.default_rng(seed)
+    big_f = _counts(population).to_numpy()
+    schema = Schema.build(QI, NUMERIC)
+    rows: list[dict[str, float | None]] = []
+    for _ in range(repeats):
+        pick = rng.choice(len(population), int(round(fraction * len(population))), replace=False)
+        sample = population.iloc[pick].reset_index(drop=True)
+        f = len(sample) / len(population)
+        started = time.perf_counter()
+        est = sample_estimates(encode_qi(sample, schema).keys(), fraction=f)
+        elapsed = time.perf_counter() - started
+        row: dict[str, float | None] = {
+            "exact": float((big_f[pick] == 1).mean()),
+            "sample_unique": est.sample_uniques / est.records,
+            "individual_mean": float(est.individual.mean()),
+            "exact_mean_1_over_f": float((1 / big_f[pick]).mean()),
+            "seconds": elapsed,
+        }
+        for e in est.estimates:
+            row[e.name] = e.share
+        row["dankar_model"] = {"pitman": 0, "zayatz": 1, "snb": 2}.get(est.estimates[3].model or "")
+        rows.append(row)
+    out: dict[str, object] = {"fraction": fraction, "runs": rows}
+    exact = np.array([r["exact"] for r in rows], float)
+    out["exact"] = float(exact.mean())
+    out["sample_unique"] = float(np.mean([r["sample_unique"] for r in rows]))
+    for name in MODELS:
+        values = [r[name] for r in rows]
+        ok = [v is not None for v in values]
+        if not any(ok):
+            out[name] = None
+            continue
+        diff = np.array([v - e for v, e, o in zip(values, exact, ok, strict=True) if o], float)
+        out[name] = {
+            "bias_pp": float(100 * diff.mean()),
+            "mae_pp": float(100 * np.abs(diff).mean()),
+            "converged": int(sum(ok)),
+            "of": len(rows),
+        }
+    out["individual_mean"] = float(np.mean([r["individual_mean"] for r in rows]))
+    out["exact_mean_1_over_f"] = float(np.mean([r["exact_mean_1_over_f"] for r in rows]))
+    out["dankar_models"] = sorted(
+        {MODELS[int(r["dankar_model"])] for r in rows if r["dankar_model"] is not None}
+    )
+    return out
+
+
+def _cell(entry: object) -> str:
+    if entry is None:
+        return "no solution"
+    e = dict(entry)  # type: ignore[call-overload]
+    note = "" if e["converged"] == e["of"] else f" ({e['converged']}/{e['of']} solved)"
+    return f"{e['bias_pp']:+.1f} ({e['mae_pp']:.1f}){note}"
+
+
+def cli_runs(census: pd.DataFrame, tmp: Path) -> dict[str, object]:
+    """Time of ``risk --population`` and the k-map releases, whole CLI in fresh processes."""
+    rng = np.random.default_rng(7)
+    sample = census.iloc[rng.choice(len(census), len(census) // 20, replace=False)]
+    census_path, sample_path = tmp / "census.csv", tmp / "sample.csv"
+    census[QI].to_csv(census_path, index=False)
+    sample[QI].to_csv(sample_path, index=False)
+    opts = ["--qi", ",".join(QI), "--numeric", ",".join(NUMERIC)]
+    out: dict[str, object] = {"sample_rows": len(sample), "population_rows": len(census)}
+    runs: dict[str, object] = {}
+    releases: dict[str, Path] = {}
+    for method in ("hungarian", "mondrian"):
+        for label, extra in (
+            ("k = 10", ["--k", "10"]),
+            ("k = 2 + k-map 10", ["--k", "2", "--kmap", "10", "--population", str(census_path)]),
+        ):
+            path = tmp / f"{method}-{label.replace(' ', '')}.csv"
+            args = ["anonymize", str(sample_path), *opts, *extra, "--method", method]
+            args += ["-o", str(path), "--seed", "1", "--force", "-q"]
+            run = run_cli(args)
+            releases[f"{method} {label}"] = path
+            runs[f"anonymize {method}, {label}"] = run
+    for name, path in releases.items():
+        figures = run_cli(["risk", str(sample_path), str(path), *opts, "--json",
+                           "--population", str(census_path)])  # fmt: skip
+        runs[f"risk --population ({name})"] = figures
+    runs["risk, no population (hungarian k = 10)"] = run_cli(
+        ["risk", str(sample_path), str(releases["hungarian k = 10"]), *opts, "--json"]
+    )
+    out["runs"] = runs
+    out["loss"] = {name: _gcp(sample, path) for name, path in releases.items()}
+    out["kmap"] = {name: _kmap(sample, path, census) for name, path in releases.items()}
+    return out
+
+
+def _gcp(sample: pd.DataFrame, path: Path) -> float:
+    import anonymatch
+
+    release = pd.read_csv(path, dtype=str, keep_default_na=False)
+    return float(anonymatch.evaluate(sample[QI], release, qi=QI, numeric=NUMERIC).gcp)
+
+
+def _kmap(sample: pd.DataFrame, path: Path, census: pd.DataFrame) -> int:
+    from anonymatch.tables.risk.population import PopulationInput, population_risk
+
+    release = pd.read_csv(path, dtype=str, keep_default_na=False)
+    options = PopulationInput(tuple(QI), tuple(NUMERIC))
+    return population_risk(sample[QI].astype(str), release, census[QI].astype(str), options).kmap
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--skip-cli", action="store_true")
+    args = parser.parse_args()
+    from anonymatch.tables.datasets import load_adult
+    from anonymatch.tables.synth import fit_adult
+
+    adult = load_adult(adult_path(), complete=True)[QI].reset_index(drop=True)
+    census = fit_adult(adult_path()).sample(CENSUS_ROWS, seed=1)[QI]
+    results: dict[str, object] = {"machine": machine(), "repeats": args.repeats}
+    table = {"Adult, 10 %": estimator_errors(adult, 0.10, args.repeats, 0)}
+    for fraction in (0.01, 0.05, 0.20):
+        table[f"census 1 M, {fraction * 100:g} %"] = estimator_errors(
+            census, fraction, args.repeats, 1
+        )
+    results["estimators"] = table
+    if not args.skip_cli:
+        with tempfile.TemporaryDirectory() as tmp:
+            results["cli"] = cli_runs(census, Path(tmp))
+    dump("population_risk", results)
+    update_results("population_risk", render(results))
+    print(json.dumps(results, indent=2, default=str)[:4000])
+
+
+def render(results: dict[str, object]) -> str:
+    """The docs/results.md section."""
+    table = dict(results["estimators"])  # type: ignore[call-overload]
+    lines = [
+        "### Risk beyond the sample: estimators, `risk --population`, k-map (issue 28)",
+        "",
+        f"{results['machine']}; 2 cores shared with other jobs. Command: "
+        f"`python benchmarks/population_risk.py --repeats {results['repeats']}`.",
+        "",
+        "**Population uniqueness estimated from the sample alone vs counted in the population.** "
+        "The exact figure is the share of the sample's records whose 8-QI combination is "
+        "unique in the population; each estimator cell is its mean error in percentage points "
+        f"over {results['repeats']} samples (mean absolute error in parentheses). The Adult "
+        "population is its 30,162 complete rows; the census is 1,000,000 synthetic people "
+        "(`fit_adult`, seed 1).",
+        "",
+        "| sample | exact | sample uniques | Pitman | Zayatz | SNB | Dankar (chose) | "
+        "individual risk: mean r_k vs mean 1/F_k |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, e in table.items():
+        cells = [_cell(e[m]) for m in MODELS]
+        cells[3] += f", {', '.join(e['dankar_models'])}"
+        lines.append(
+            f"| {name} | {100 * e['exact']:.1f} % | {100 * e['sample_unique']:.1f} % | "
+            + " | ".join(cells)
+            + f" | {e['individual_mean']:.4f} vs {e['exact_mean_1_over_f']:.4f} |"
+        )
+    cli = results.get("cli")
+    if cli:
+        c = dict(cli)  # type: ignore[call-overload]
+        lines += [
+            "",
+            f"**`risk --population` and k-map releases** on a 5 % sample ({c['sample_rows']:,} "
+            f"rows) of the census ({c['population_rows']:,} population rows); each run is the "
+            "whole CLI in a fresh process (wall seconds, peak memory).",
+            "",
+            "| run | wall (s) | peak (MiB) |",
+            "|---|---|---|",
+        ]
+        for name, run in dict(c["runs"]).items():
+            lines.append(f"| `{name}` | {run['wall']:.1f} | {run['peak_mib']:.0f} |")
+        lines += ["", "| release | GCP | k-map against the census |", "|---|---|---|"]
+        for name, gcp in dict(c["loss"]).items():
+            lines.append(f"| {name} | {gcp:.4f} | {dict(c['kmap'])[name]} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
