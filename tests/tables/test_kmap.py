@@ -50,3 +50,33 @@ def test_already_met_is_unchanged_and_too_large_is_infeasible() -> None:
     # K = N: every row must match the whole population
     out, report = enforce_kmap(sample, release, sample, 40, OPTIONS, k=2)
     assert np.all(population_risk(sample, out, sample, OPTIONS).population_per_row == 40)
+
+
+def test_typed_job_runs_kmap_and_records_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from anonymatch.tables.job import TableJob, plan
+    from tests.factories import anonymize_table
+
+    sample = random_frame(80, 31)
+    population = pd.concat([sample, random_frame(200, 32)], ignore_index=True)
+    path = tmp_path / "population.csv"
+    population.to_csv(path, index=False)
+    for source in (population, str(path)):
+        made = anonymize_table(sample, 2, QI, NUMERIC, kmap=20, population=source, seed=4)
+        assert population_risk(sample, made.table, population, OPTIONS).kmap >= 20
+        assert anonymatch.verify(sample, made.table, k=2, qi=QI, numeric=NUMERIC).passed
+        block = made.report["guarantee"]["kmap"]  # type: ignore[index]
+        assert block["k"] == 20 and block["achieved"] >= 20
+        assert block["population"] == (None if source is population else str(path))
+    with pytest.raises(InputError, match="`kmap` needs `population`"):
+        TableJob.build(qi=QI, k=2, kmap=5)
+    with pytest.raises(InputError, match="`population` is only read with `kmap`"):
+        TableJob.build(qi=QI, k=2, population=str(path))
+    with pytest.raises(InputError, match="`kmap` must be an integer"):
+        TableJob.build(qi=QI, k=2, kmap=True, population=str(path))
+    with pytest.raises(InputError, match="does not apply to method"):
+        TableJob.build(qi=QI, k_column="d", method="bmatching", kmap=5, population=str(path))
+    job = TableJob.build(qi=QI, k=2, kmap=5, population=str(path))
+    with pytest.raises(InputError, match="`kmap` runs in memory only"):
+        plan(job, rows=80, streamed=True)
+    with pytest.raises(InfeasibleError):
+        anonymize_table(sample, 2, QI, NUMERIC, kmap=10_000, population=population)

@@ -130,6 +130,8 @@ class TableJob:
         Executor, workers, scheduler, rows per streamed job, progress.
     seed : int or None
         Seed of the privacy step (None: OS entropy).
+    kmap : KMap or None
+        k-map against a population table (``tables.models.kmap``), or None.
     """
 
     schema: Schema
@@ -146,6 +148,7 @@ class TableJob:
     execution: Execution
     seed: int | None
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    kmap: KMap | None = None
 
     @classmethod
     def build(cls, **keywords: Any) -> TableJob:
@@ -213,6 +216,8 @@ PARAMETERS: dict[str, Any] = {
     "chunk_rows": None,
     "progress": False,
     "seed": None,
+    "kmap": None,
+    "population": None,
 }
 """Every parameter of a table job and its default (``TableJob.build``'s keywords)."""
 
@@ -304,7 +309,47 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
         ),
         seed=check_seed(p["seed"]),
         keywords=keywords,
+        kmap=_kmap(p, method),
     )
+
+
+@dataclass(frozen=True)
+class KMap:
+    """k-map: every published row compatible with at least ``k`` records of ``population``
+    (a table file's path, or a DataFrame), enforced after the method and verified
+    (``tables.models.kmap``)."""
+
+    k: int
+    population: str | os.PathLike[str] | pd.DataFrame = field(compare=False)
+
+    def describe(self) -> dict[str, object]:
+        """The manifest's ``guarantee.kmap`` block (the population by path when it has one)."""
+        source = self.population
+        named = source if isinstance(source, str | os.PathLike) else None
+        return {"k": self.k, "population": None if named is None else os.fspath(named)}
+
+
+def _kmap(p: Mapping[str, Any], method: Method) -> KMap | None:
+    """``kmap`` and ``population`` checked together: both or neither, a positive integer and
+    a path or DataFrame, a method with one level for everybody."""
+    import pandas as pd
+
+    kmap, population = p["kmap"], p["population"]
+    if kmap is None and population is None:
+        return None
+    if kmap is None:
+        raise InputError(f"{param('population')} is only read with {param('kmap')}")
+    level = integer(kmap, "kmap")
+    if population is None:
+        raise InputError(f"{param('kmap')} needs {param('population')} (a table of the population)")
+    if not isinstance(population, str | os.PathLike | pd.DataFrame):
+        raise InputError(
+            f"{param('population')} must be a file path or a DataFrame, got "
+            f"{type(population).__name__}"
+        )
+    if method.levels:
+        raise InputError(f"{param('kmap')} does not apply to method {method.name!r}")
+    return KMap(level, population)
 
 
 def _names(**capabilities: bool) -> tuple[str, ...]:
@@ -503,6 +548,8 @@ def plan(
                 f"{param('suppression_limit')} runs in memory only ({param('executor')} "
                 "threads); the streamed path publishes every record"
             )
+        if job.kmap is not None:
+            raise InputError(f"{param('kmap')} runs in memory only ({param('executor')} threads)")
     if rows is not None and k is not None:
         check_level_fits(k, rows, "k" if job.k is not None else "the largest level")
     if missing:

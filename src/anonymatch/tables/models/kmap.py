@@ -21,6 +21,7 @@ population, so K ≤ N can always be met; K > N raises InfeasibleError (exit 3).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,9 @@ from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.risk.population import CountIndex, PopulationInput, _joint
 from anonymatch.tables.verify import unique_rows
+
+if TYPE_CHECKING:
+    from anonymatch.tables.job import TableJob
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ class KMapReport:
             "widened_rows": self.widened_rows,
             "widened_cells": self.widened_cells,
             "rounds": self.rounds,
-            "population": self.population,
+            "population_records": self.population,
         }
 
 
@@ -294,3 +298,26 @@ def _check(
     achieved = population_risk(original, release, population, options).kmap
     if achieved < kmap:
         raise VerificationError(f"the k-map release has k-map {achieved} < {kmap}")
+
+
+def apply_kmap(
+    data: pd.DataFrame, table: pd.DataFrame, job: TableJob
+) -> tuple[pd.DataFrame, KMapReport]:
+    """:func:`enforce_kmap` for a job's release: ``data`` the records published (after missing
+    values and outliers were dropped), ``table`` their verified release, the population read
+    from ``job.kmap.population`` (a path: ``tables.io.read_table`` with default options).
+    O(that of :func:`enforce_kmap` + reading the population)."""
+    from anonymatch.tables.io import read_table
+
+    assert job.kmap is not None and job.k is not None
+    source = job.kmap.population
+    population = source if isinstance(source, pd.DataFrame) else read_table(source)
+    schema = job.schema
+    options = PopulationInput(
+        qi=schema.qi,
+        numeric=tuple(a for a in schema.qi if a in schema.numeric),
+        types=schema.types,
+        na_values=job.na,
+        drop_missing=job.drop_missing,
+    )
+    return enforce_kmap(data, table, population, job.kmap.k, options, k=job.k)
