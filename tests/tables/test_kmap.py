@@ -80,3 +80,30 @@ def test_typed_job_runs_kmap_and_records_it(tmp_path) -> None:  # type: ignore[n
         plan(job, rows=80, streamed=True)
     with pytest.raises(InfeasibleError):
         anonymize_table(sample, 2, QI, NUMERIC, kmap=10_000, population=population)
+
+
+def test_job_file_and_manifest_carry_kmap(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from anonymatch.app.jobfile import load_job
+    from anonymatch.app.tablejob import job_file_keywords, manifest_keywords
+    from anonymatch.tables.job import TableJob
+
+    (tmp_path / "register.csv").write_text("n0,c0\n1,a\n")
+    job_path = tmp_path / "job.toml"
+    job_path.write_text(
+        '[input]\npath = "people.csv"\n[columns]\nn0 = { role = "qi", type = "numeric" }\n'
+        'c0 = { role = "qi" }\n[model]\nk = 2\nkmap = 10\npopulation = "register.csv"\n'
+        '[output]\npath = "out.csv"\n'
+    )
+    keywords = job_file_keywords(load_job(job_path))
+    assert keywords["kmap"] == 10
+    assert keywords["population"] == str(tmp_path / "register.csv")  # relative to the job file
+    job = TableJob.build(**keywords)
+    assert job.kmap is not None and job.kmap.k == 10
+    manifest = {
+        "data_kind": "table",
+        "method": "hungarian",
+        "parameters": {"qi": ["n0", "c0"], "numeric": ["n0"]},
+        "guarantee": {"model": "k-anonymity", "k": 2, **{"kmap": job.kmap.describe()}},
+    }
+    again = manifest_keywords(manifest)
+    assert (again["kmap"], again["population"]) == (10, str(tmp_path / "register.csv"))
