@@ -423,34 +423,18 @@ class CountIndex:
             rank_lo[num_star[:, a], a] = 0
             rank_hi[num_star[:, a], a] = len(values) - 1
         args = (
-            self.unum,
-            self.ucat,
-            lo,
-            hi,
-            num_star,
-            cat_star,
-            set_ptr,
-            set_idx,
-            set_off,
-            self.num_order,
-            self.num_sorted,
-            self.bucket_ptr,
-            self.cat_members,
-            self.cat_off,
-            self.lvl,
-            self.lvl_kind,
-            self.lvl_attr,
-            self.lvl_perm,
-            rank_lo,
-            rank_hi,
+            (self.unum, self.ucat),
+            (lo, hi, num_star, cat_star, set_ptr, set_idx, set_off),
+            (self.num_order, self.num_sorted, self.bucket_ptr, self.cat_members, self.cat_off),
+            (self.lvl, self.lvl_kind, self.lvl_attr, self.lvl_perm, rank_lo, rank_hi),
         )
-        first, second = (np.ascontiguousarray(w, dtype=np.int64) for w in weights)
+        pair = tuple(np.ascontiguousarray(w, dtype=np.int64) for w in weights)
         workers = default_workers()
         bounds = np.linspace(0, n_pub, min(4 * workers, max(1, n_pub // 2048)) + 1)
         slices = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
         def run(ab: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            return _count_kernel(ab[0], ab[1], first, second, *args)
+            return _count_kernel(ab[0], ab[1], pair, *args)
 
         if len(slices) == 1:
             parts = [run(slices[0])]
@@ -468,36 +452,17 @@ class CountIndex:
 
 
 @njit(cache=True, nogil=True)
-def _count_kernel(  # pragma: no cover - compiled
-    j0,
-    j1,
-    wa,
-    wb,
-    unum,
-    ucat,
-    lo,
-    hi,
-    num_star,
-    cat_star,
-    set_ptr,
-    set_idx,
-    set_off,
-    num_order,
-    num_sorted,
-    cat_ptr,
-    cat_members,
-    cat_off,
-    lvl,
-    lvl_kind,
-    lvl_attr,
-    lvl_perm,
-    rank_lo,
-    rank_hi,
-):
-    """Σ wa[u] and Σ wb[u] over the combinations u compatible with each published row j in
-    [j0, j1), and the combinations compatible with any of them. The candidate search of
-    ``verify._compatible_pairs`` (the smaller of the most selective cell's originals and the
-    prefix ranges), accumulating instead of listing pairs."""
+def _count_kernel(j0, j1, weights, originals, cells, attr_index, prefix):  # pragma: no cover
+    """Σ wa[u] and Σ wb[u] (``weights`` = (wa, wb)) over the combinations u compatible with each
+    published row j in [j0, j1), and the combinations compatible with any of them. The
+    candidate search of ``verify._compatible_pairs`` (the smaller of the most selective cell's
+    originals and the prefix ranges), accumulating instead of listing pairs; ``originals``,
+    ``cells``, ``attr_index`` and ``prefix`` are its groups of arrays."""
+    wa, wb = weights
+    unum, ucat = originals
+    lo, hi, num_star, cat_star, set_ptr, set_idx, set_off = cells
+    num_order, num_sorted, cat_ptr, cat_members, cat_off = attr_index
+    lvl, lvl_kind, lvl_attr, lvl_perm, rank_lo, rank_hi = prefix
     n_u, dn = unum.shape
     dc = ucat.shape[1]
     stamp = np.empty(set_off[-1], np.int64)
