@@ -41,6 +41,7 @@ from anonymatch.cli.options import (
     table_input_options,
     verbosity_options,
 )
+from anonymatch.cli.population import PopulationFlags, population_options
 from anonymatch.core.errors import InputError
 from anonymatch.tables.columns.qitypes import QITypes
 from anonymatch.tables.columns.schema import MissingCodes, Schema
@@ -164,6 +165,18 @@ def _suppression_limit_option(help_text: str) -> Any:
     default=None,
     help="b-matching/agglomerative: CSV with one column per QI and one row per record giving "
     "the cost of starring each cell.",
+)
+@click.option(
+    "--kmap",
+    type=int,
+    default=None,
+    help="k-map: every published row compatible with at least this many records of "
+    "--population (cells of rows below it are widened, then verified; in-memory path).",
+)
+@click.option(
+    "--population",
+    default=None,
+    help="The population table for --kmap (CSV/TSV or Parquet with the QI columns).",
 )
 @sensitive_model_options
 @qi_type_options
@@ -1105,6 +1118,7 @@ COMMANDS = [anonymize, verify, evaluate, attack, anonymize_kl_cmd, check_kl_cmd]
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
 @click.option("--force", is_flag=True, help="Replace an existing report.")
+@population_options
 @verbosity_options
 @qi_type_options
 @table_input_options
@@ -1127,6 +1141,7 @@ def risk_cmd(
     quotechar: str,
     na_values: MissingCodes,
     drop_missing: bool,
+    population: PopulationFlags,
 ) -> None:
     """Measure the re-identification risk of a table release.
 
@@ -1134,7 +1149,10 @@ def risk_cmd(
     against ORIGINAL: candidate rows per person, prosecutor risk, and per --sensitive column
     homogeneity, posterior, distance to the table and l; the same for ORIGINAL's QIs published
     unchanged as a baseline. Exit 0 with the figures; 2 on bad input or a RELEASE that cannot be
-    a release of ORIGINAL."""
+    a release of ORIGINAL. --population FILE adds the figures against the population the
+    original was sampled from (k-map, journalist and marketer risk, population uniques,
+    delta-presence); --sampling-fraction or --weights estimate population uniqueness from the
+    sample alone."""
     from anonymatch import __version__
     from anonymatch.core.manifest import file_digest, utc_now, write_manifest
     from anonymatch.core.validation import check_k
@@ -1160,14 +1178,32 @@ def risk_cmd(
         types=qi_types,
     )
     figures = report.to_dict()
+    inputs = {
+        "original": _input_block(original, csv),
+        "release": {"path": release, "sha256": file_digest(release)},
+    }
+    beyond = None
+    if population.given:
+        from anonymatch.cli.population import population_figures
+        from anonymatch.tables.risk.population import PopulationInput
+
+        options = PopulationInput(
+            report.qi,
+            tuple(a for a in report.qi if a in comma_list(numeric)),
+            qi_types,
+            na_values,
+            drop_missing,
+            threshold,
+        )
+        beyond = population_figures(orig, pub, population, options, csv)
+        figures["population"] = beyond.to_dict()
+        if population.population is not None:
+            inputs["population"] = _input_block(population.population, csv)
     document = {
         "schema": figures.pop("schema"),
         "tool": {"name": "anonymatch", "version": __version__},
         "created": utc_now(),
-        "input": {
-            "original": _input_block(original, csv),
-            "release": {"path": release, "sha256": file_digest(release)},
-        },
+        "input": inputs,
         **figures,
     }
     write_manifest(report_path, document)  # atomic JSON; nothing when report_path is None
@@ -1175,6 +1211,10 @@ def risk_cmd(
         click.echo(json.dumps(document, indent=2, default=json_default))
     else:
         _print_risk(report, quiet)
+        if beyond is not None:
+            from anonymatch.cli.population import print_population
+
+            print_population(beyond)
 
 
 def _print_risk(report: Any, quiet: bool) -> None:

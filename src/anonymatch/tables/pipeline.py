@@ -178,7 +178,14 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     if kmap is not None:
         guarantee = report["guarantee"]
         assert isinstance(guarantee, dict) and job.kmap is not None
-        guarantee["kmap"] = {**job.kmap.describe(), **kmap.to_dict()}
+        block = {**job.kmap.describe(), **kmap.to_dict()}
+        del block["kmap"]  # the level is "k" of the block
+        source = block["population"]
+        if isinstance(source, str):
+            from anonymatch.core.manifest import file_digest
+
+            block["population_sha256"] = file_digest(source)
+        guarantee["kmap"] = block
     if models:
         guarantee = report["guarantee"]
         verification = report["verification"]

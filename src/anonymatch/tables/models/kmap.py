@@ -138,7 +138,7 @@ def enforce_kmap(
     big_n = joint.n - n
     if kmap > big_n:
         raise InfeasibleError(
-            f"kmap = {kmap} cannot be met: the population has only {big_n} records"
+            f"`kmap` = {kmap} cannot be met: the population has only {big_n} records"
         )
     release = release.reset_index(drop=True)
     cells = parse_cells(release, joint)

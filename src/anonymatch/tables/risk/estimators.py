@@ -335,17 +335,18 @@ def check_fraction(value: object, name: str = "sampling_fraction") -> float:
 
 
 def check_weights(values: np.ndarray, name: str) -> np.ndarray:
-    """Survey weights as floats, each finite and > 0; InputError naming column ``name``."""
-    try:
-        w = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"the weights in column {name!r} must be numbers") from None
+    """Survey weights as floats, each a finite number > 0; InputError naming column ``name``
+    and the first bad row otherwise. O(n)."""
+    import pandas as pd
+
+    raw = pd.Series(np.asarray(values, dtype=object))
+    w = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(w) | (w <= 0)
     if bad.any():
         at = int(bad.argmax())
         raise InputError(
             f"the weights in column {name!r} must be positive numbers; row {at + 1} has "
-            f"{values[at]!r}"
+            f"{str(raw.iloc[at])!r}"
         )
     return w
 

@@ -640,8 +640,8 @@ def assess_population(
     if source.weights is not None:
         if source.weights not in original.columns:
             raise InputError(f"the original has no weights column {source.weights!r}")
-        values = pd.to_numeric(kept[source.weights], errors="coerce").to_numpy()
-        weights = WeightColumn(source.weights, check_weights(values, source.weights))
+        values = check_weights(kept[source.weights].to_numpy(), source.weights)
+        weights = WeightColumn(source.weights, values)
     exact = None
     if source.table is not None:
         exact = population_risk(original, release, source.table, options)
