@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -972,3 +973,61 @@ def qi_type_options(func: F) -> F:
             ],
         ),
     )
+
+
+# ------------------------------------------------------------ population (risk, issue 28)
+
+
+@dataclass(frozen=True)
+class PopulationFlags:
+    """``--population`` (a table file), ``--sampling-fraction`` and ``--weights`` (a column of
+    the original) as given; :attr:`given` when any is."""
+
+    population: str | None = None
+    sampling_fraction: float | None = None
+    weights: str | None = None
+
+    @property
+    def given(self) -> bool:
+        return (
+            self.population is not None
+            or self.sampling_fraction is not None
+            or self.weights is not None
+        )
+
+
+def population_options(func: F) -> F:
+    """Decorator: the three population flags, passed to the command as one
+    :class:`PopulationFlags` named ``population``."""
+
+    @click.option(
+        "--population",
+        "population_path",
+        default=None,
+        help="A table of the population the original was sampled from (its QI columns): "
+        "k-map, journalist and marketer risk, population uniques, delta-presence.",
+    )
+    @click.option(
+        "--sampling-fraction",
+        type=float,
+        default=None,
+        help="Share of the population in the original, in (0, 1]: population uniqueness "
+        "estimated from the sample (Pitman, Zayatz, SNB, Dankar) and individual risk.",
+    )
+    @click.option(
+        "--weights",
+        "weights_column",
+        default=None,
+        help="A column of the original holding survey weights (each > 0), instead of "
+        "--sampling-fraction.",
+    )
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        params["population"] = PopulationFlags(
+            params.pop("population_path"),
+            params.pop("sampling_fraction"),
+            params.pop("weights_column"),
+        )
+        return func(**params)
+
+    return wrapper  # type: ignore[return-value]

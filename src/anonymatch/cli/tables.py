@@ -20,6 +20,7 @@ from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.cli.config import input_options_block, manifest_callback, typed_table_job
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
+    PopulationFlags,
     check_output_path,
     check_workers,
     claim_outputs,
@@ -34,6 +35,7 @@ from anonymatch.cli.options import (
     output_options,
     parse_weights,
     per_column,
+    population_options,
     qi_type_options,
     seed_option,
     sensitive_model_options,
@@ -41,7 +43,6 @@ from anonymatch.cli.options import (
     table_input_options,
     verbosity_options,
 )
-from anonymatch.cli.population import PopulationFlags, population_options
 from anonymatch.core.errors import InputError
 from anonymatch.tables.columns.qitypes import QITypes
 from anonymatch.tables.columns.schema import MissingCodes, Schema
@@ -1184,7 +1185,6 @@ def risk_cmd(
     }
     beyond = None
     if population.given:
-        from anonymatch.cli.population import population_figures
         from anonymatch.tables.risk.population import PopulationInput
 
         options = PopulationInput(
@@ -1212,8 +1212,6 @@ def risk_cmd(
     else:
         _print_risk(report, quiet)
         if beyond is not None:
-            from anonymatch.cli.population import print_population
-
             print_population(beyond)
 
 
@@ -1268,6 +1266,68 @@ def _print_risk(report: Any, quiet: bool) -> None:
         click.echo("")
         for line in report.explanation:
             click.echo(textwrap.fill(line, width=100, subsequent_indent="  "))
+
+
+def population_figures(
+    original: Any, release: Any, flags: PopulationFlags, options: Any, csv: Any
+) -> Any:
+    """The ``population`` section (``PopulationReport``) of a risk report: ``options`` is the
+    library's ``PopulationInput``, ``csv`` how to read the population file (as the original).
+    Raises InputError (one line, exit 2) on a bad fraction, weight or population."""
+    from anonymatch.core.errors import InputError
+    from anonymatch.tables.io import read_table
+    from anonymatch.tables.risk.estimators import check_fraction
+    from anonymatch.tables.risk.population import PopulationSource, assess_population
+
+    if flags.sampling_fraction is not None:
+        check_fraction(flags.sampling_fraction, "--sampling-fraction")
+    if flags.sampling_fraction is not None and flags.weights is not None:
+        raise InputError("give --sampling-fraction or --weights, not both")
+    table = None if flags.population is None else read_table(flags.population, csv)
+    source = PopulationSource(table, flags.sampling_fraction, flags.weights)
+    return assess_population(original, release, options, source)
+
+
+def print_population(report: Any) -> None:
+    """The population figures, one line each (``risk`` without ``--json``)."""
+    exact = report.exact
+    if exact is not None:
+        u = exact.uniques
+        click.echo(f"population: {exact.population} records")
+        click.echo(f"  k-map (fewest population records per published row)  {exact.kmap}")
+        click.echo(
+            f"  journalist risk  max {exact.journalist_max:.4f}, mean {exact.journalist_mean:.4f}"
+        )
+        click.echo(f"  marketer risk    {exact.marketer:.4f}")
+        click.echo(
+            f"  original QIs: unique in the sample {u.sample_uniques}, in the population "
+            f"{u.population_uniques} ({100 * u.population_uniques / u.records:.2f}%)"
+        )
+        if exact.presence is not None:
+            p = exact.presence
+            click.echo(
+                f"  delta-presence   {p.min:.4f} .. {p.max:.4f}; {p.outside} population records "
+                "fit no published row"
+            )
+        else:
+            click.echo(
+                f"  delta-presence   not computed: {u.not_in_population} sample records are "
+                "not in the population"
+            )
+    est = report.estimates
+    parts = []
+    for e in est.estimates:
+        value = "n/a" if e.share is None else f"{100 * e.share:.2f}%"
+        parts.append(f"{e.name} {value}" + (f" ({e.model})" if e.name == "dankar" else ""))
+    click.echo(
+        f"population uniques estimated from the sample (f = {est.fraction:.4g}): "
+        + ", ".join(parts)
+    )
+    ind = est.individual
+    click.echo(
+        f"individual risk (sdcMicro): max {ind.max():.4f}, mean {ind.mean():.4f}, expected "
+        f"re-identifications {ind.sum():.1f}"
+    )
 
 
 def _share(count: int, total: int) -> str:

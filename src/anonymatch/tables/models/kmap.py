@@ -285,13 +285,12 @@ def _check(
 ) -> None:
     """Verify the repaired release from its cells: k-anonymity against the original (when
     ``k`` is given) and k-map against the population. VerificationError otherwise."""
-    from anonymatch.tables.pipeline import prepare
-    from anonymatch.tables.risk.population import population_risk
+    from anonymatch.tables.risk.population import encode_sample, population_risk
     from anonymatch.tables.verify import verify
 
     if k is not None:
         schema = Schema.build(options.qi, options.numeric, (), types=options.types)
-        _, enc, _ = prepare(original, schema, options.na_values, options.drop_missing)
+        enc = encode_sample(original, schema, options)
         report = verify(parse_cells(release, enc), enc, int(k))
         if not report.passed:
             raise VerificationError(f"the k-map release fails k-anonymity: {report.reason}")

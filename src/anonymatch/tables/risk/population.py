@@ -57,7 +57,6 @@ from anonymatch.tables.columns.schema import (
     missing_qi_mask,
 )
 from anonymatch.tables.io.cells import parse_cells
-from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import GeneralizedQI, published_groups
 from anonymatch.tables.risk.estimators import (
     SampleEstimates,
@@ -66,7 +65,6 @@ from anonymatch.tables.risk.estimators import (
     check_weights,
     sample_estimates,
 )
-from anonymatch.tables.risk.risk import DEFAULT_THRESHOLD, check_threshold
 from anonymatch.tables.verify import (
     _lower,
     _matches,
@@ -77,6 +75,11 @@ from anonymatch.tables.verify import (
 )
 
 _EPS = 1e-12
+
+DEFAULT_THRESHOLD = 0.2
+"""Journalist risk above which a published row is counted: ``risk.DEFAULT_THRESHOLD`` (kept
+here, not imported: ``risk.risk`` imports the pipeline, which runs k-map through this
+module)."""
 
 
 @dataclass(frozen=True)
@@ -236,7 +239,7 @@ def population_risk(
     >>> round(r.presence.min, 4), r.presence.max, r.presence.outside
     (0.6667, 1.0, 1)
     """
-    threshold = check_threshold(options.threshold)
+    threshold = check_fraction(options.threshold, "threshold")
     schema = Schema.build(options.qi, options.numeric, (), types=options.types)
     for name in schema.qi:
         if name not in population.columns:
@@ -648,6 +651,17 @@ def assess_population(
         if fraction is None and weights is None:
             fraction = min(1.0, exact.uniques.records / exact.population)
     schema = Schema.build(options.qi, options.numeric, (), types=options.types)
-    _, enc, _ = prepare(original, schema, options.na_values, options.drop_missing)
-    estimates = sample_estimates(enc.keys(), fraction, weights)
+    estimates = sample_estimates(encode_sample(original, schema, options).keys(), fraction, weights)
     return PopulationReport(exact, estimates)
+
+
+def encode_sample(frame: pd.DataFrame, schema: Schema, options: PopulationInput) -> EncodedQI:
+    """The QIs of ``frame`` encoded, rows with a missing QI dropped when
+    ``options.drop_missing`` (what ``pipeline.prepare`` does, without importing the
+    pipeline). O(n·d)."""
+    schema.check_columns([str(c) for c in frame.columns])
+    if options.drop_missing:
+        frame = frame.loc[~missing_qi_mask(frame, schema, options.na_values)]
+    if len(frame) == 0:
+        raise InputError("the original has no data rows")
+    return encode_qi(frame.reset_index(drop=True), schema, options.na_values)
