@@ -161,11 +161,23 @@ def _kmap(sample: pd.DataFrame, release: pd.DataFrame, census: pd.DataFrame) -> 
     return population_risk(sample, release, census, options).kmap
 
 
+def rerender() -> None:
+    """Rewrite the docs/results.md section from benchmarks/results/population_risk.json."""
+    from _common import ROOT
+
+    data = json.loads((ROOT / "benchmarks" / "results" / "population_risk.json").read_text())
+    update_results("population_risk", render(data))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip-cli", action="store_true")
+    parser.add_argument("--render", action="store_true", help="only rewrite docs/results.md")
     args = parser.parse_args()
+    if args.render:
+        rerender()
+        return
     from anonymatch.tables.datasets import load_adult
     from anonymatch.tables.synth import fit_adult
 
@@ -219,6 +231,19 @@ def render(results: dict[str, object]) -> str:
             + " | ".join(cells)
             + f" | {e['individual_mean']:.4f} vs {e['exact_mean_1_over_f']:.4f} |"
         )
+    census = [e for n, e in table.items() if n.startswith("census")]
+    worst = max(abs(e["pitman"]["bias_pp"]) for e in table.values() if e["pitman"])
+    lines += [
+        "",
+        f"Pitman's estimate is within {worst:.1f} percentage points of the truth in every row, "
+        "and Dankar's rule follows it at f ≤ 10 %; Zayatz and SNB overestimate badly at 1–5 % "
+        "and are close at 20 %. The sample uniques overstate the population uniques "
+        f"{min(e['sample_unique'] / e['exact'] for e in census):.1f}–"
+        f"{max(e['sample_unique'] / e['exact'] for e in census):.1f}× on the census. sdcMicro's "
+        "individual risk (weights 1/f) is well below its target, the mean of 1/F_k, on these "
+        "data (its negative-binomial posterior spreads a sample unique's class over many "
+        "population records): read it as a lower bound here.",
+    ]
     lines += [
         "",
         f"**k-map releases** on a 5 % sample ({results['sample_rows']:,} rows) of the census "
@@ -235,6 +260,21 @@ def render(results: dict[str, object]) -> str:
         lines.append(
             f"| {name} | {run['gcp']:.4f} | {run['kmap']} | {widened} | {run['wall']:.1f} |"
         )
+    runs = dict(results["kmap"])  # type: ignore[call-overload]
+    saved = [
+        1 - runs[f"{m}, k = 2 + k-map 10"]["gcp"] / runs[f"{m}, k = 10"]["gcp"]
+        for m in ("hungarian", "mondrian")
+    ]
+    lines += [
+        "",
+        "Against the census, the k = 10 releases over-protect (k-map "
+        f"{runs['hungarian, k = 10']['kmap']} and {runs['mondrian, k = 10']['kmap']}); "
+        "a k = 2 release repaired to k-map 10 loses "
+        f"{100 * saved[0]:.0f} % (hungarian) and {100 * saved[1]:.0f} % (mondrian) less "
+        "information and still has every published row fit at least 10 people of the "
+        "population. The repair (widening rows below K, re-verifying k-anonymity and k-map) "
+        "dominates its time.",
+    ]
     cli = results.get("cli")
     if cli:
         lines += [
