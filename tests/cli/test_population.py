@@ -120,6 +120,15 @@ def test_anonymize_kmap(files: tuple[Path, Path, Path], tmp_path: Path, capsys) 
     assert block["k"] == 15 and block["achieved"] >= 15 and block["population_sha256"]
     code, _, err = run(["verify", str(sample), str(out), "--k", "2", *ROLES], capsys)
     assert code == 0, err
+    # the verifier checks k-map from the release and the population alone
+    checked = ["verify", str(sample), str(out), "--k", "2", *ROLES, "--population"]
+    code, text, err = run([*checked, str(population), "--kmap", "15"], capsys)
+    assert code == 0 and "k-map: PASS" in text, err
+    code, text, _ = run([*checked, str(population), "--kmap", "10000", "--json"], capsys)
+    figures = json.loads(text)
+    assert code == 4 and not figures["passed"] and figures["kmap"]["achieved"] >= 15
+    code, _, err = run([*checked, str(population)], capsys)
+    assert code == 2 and "give --kmap and --population together" in err
     code, text, _ = run(
         ["risk", str(sample), str(out), *ROLES, "--population", str(population), "--json"],
         capsys,

@@ -1084,3 +1084,43 @@ def population_options(func: F) -> F:
         return func(**params)
 
     return wrapper  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class KMapFlags:
+    """``verify --kmap K --population FILE``: the k-map to check against a population table
+    (``k`` None: not asked)."""
+
+    k: int | None = None
+    population: str | None = None
+
+
+def kmap_check_options(func: F) -> F:
+    """Decorator: ``--kmap`` and ``--population`` passed to the command as one
+    :class:`KMapFlags` named ``kmap``."""
+
+    @click.option(
+        "--kmap",
+        "kmap_level",
+        type=int,
+        default=None,
+        help="Also check k-map: every published row compatible with at least this many records "
+        "of --population.",
+    )
+    @click.option(
+        "--population",
+        "kmap_population",
+        default=None,
+        help="The population table for --kmap (its QI columns).",
+    )
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        level, population = params.pop("kmap_level"), params.pop("kmap_population")
+        if (level is None) != (population is None):
+            raise InputError("give --kmap and --population together")
+        if level is not None and level < 1:
+            raise InputError(f"--kmap must be an integer of at least 1, got {level}")
+        params["kmap"] = KMapFlags(level, population)
+        return func(**params)
+
+    return wrapper  # type: ignore[return-value]

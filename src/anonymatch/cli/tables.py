@@ -28,6 +28,7 @@ from anonymatch.cli.config import (
 )
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
+    KMapFlags,
     PopulationFlags,
     check_output_path,
     claim_outputs,
@@ -38,6 +39,7 @@ from anonymatch.cli.options import (
     executor_options,
     exit_verdict,
     json_default,
+    kmap_check_options,
     output_options,
     population_options,
     qi_type_options,
@@ -518,6 +520,7 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 )
 @executor_options(VERIFY_EXECUTOR_MEANING)
 @_chunk_rows_option
+@kmap_check_options
 @verbosity_options
 @qi_type_options
 @table_input_options
@@ -531,11 +534,13 @@ def verify(
     as_json: bool,
     execution: Execution,
     csv: CsvOptions,
+    kmap: KMapFlags,
 ) -> None:
     """Check that a table release is k-anonymous.
 
     Is PUBLISHED k-anonymous w.r.t. ORIGINAL? Exit 0 iff it is. With --k-column instead of --k:
-    adaptively anonymous, each person's level read from that column."""
+    adaptively anonymous, each person's level read from that column. With --kmap K
+    --population FILE, also that every published row fits at least K population records."""
     from anonymatch.cli import import_quietly
 
     import_quietly("anonymatch.tables.pipeline")
@@ -544,7 +549,7 @@ def verify(
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     partitions = _manifest_partitions(manifest)
-    if check.models:  # sensitive models need the whole release's candidates
+    if check.models or kmap.k is not None:  # need the whole release (candidates, population)
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
         from anonymatch.tables.streamed import verify_file
@@ -590,8 +595,14 @@ def verify(
             partition_size=recorded_size,
         )  # fmt: skip
     report = verify_release(pub, orig, check)
+    kmap_figures = _check_kmap(orig, pub, check, kmap, csv)
+    passed = report.passed and (kmap_figures is None or bool(kmap_figures["passed"]))
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        figures = report.to_dict()
+        if kmap_figures is not None:
+            figures["kmap"] = kmap_figures
+            figures["passed"] = passed
+        click.echo(json.dumps(figures, indent=2))
     else:
         status = "PASS" if report.passed else "FAIL"
         click.echo(
@@ -605,7 +616,40 @@ def verify(
         )
         for check_ in report.sensitive:
             _echo_sensitive(check_)
-    exit_verdict(report.passed)
+        if kmap_figures is not None:
+            click.echo(
+                f"k-map: {'PASS' if kmap_figures['passed'] else 'FAIL'} - every published row "
+                f"fits at least {kmap_figures['achieved']} of the "
+                f"{kmap_figures['population_records']} population records (required "
+                f"{kmap_figures['k']})"
+            )
+    exit_verdict(passed)
+
+
+def _check_kmap(
+    original: Any, release: Any, check: ReleaseCheck, kmap: KMapFlags, csv: CsvOptions
+) -> dict[str, object] | None:
+    """k-map of ``release`` against ``kmap.population`` (read like the original), from the
+    release and the population alone (``tables.risk.population``); None when not asked."""
+    if kmap.k is None or kmap.population is None:
+        return None
+    from anonymatch.tables.risk.population import PopulationInput, population_risk
+
+    schema = check.schema
+    options = PopulationInput(
+        schema.qi,
+        tuple(a for a in schema.qi if a in schema.numeric),
+        schema.types,
+        check.na,
+        check.drop_missing,
+    )
+    figures = population_risk(original, release, read_table(kmap.population, csv), options)
+    return {
+        "k": kmap.k,
+        "achieved": figures.kmap,
+        "passed": figures.kmap >= kmap.k,
+        "population_records": figures.population,
+    }
 
 
 def _echo_sensitive(check: dict[str, Any]) -> None:
