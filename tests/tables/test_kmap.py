@@ -107,3 +107,13 @@ def test_job_file_and_manifest_carry_kmap(tmp_path) -> None:  # type: ignore[no-
     }
     again = manifest_keywords(manifest)
     assert (again["kmap"], again["population"]) == (10, str(tmp_path / "register.csv"))
+
+
+def test_python_front_takes_kmap() -> None:
+    sample = random_frame(50, 41)
+    population = pd.concat([sample, random_frame(150, 42)], ignore_index=True)
+    made = anonymatch.tables.anonymize(
+        sample, k=2, qi=QI, numeric=NUMERIC, kmap=12, population=population, seed=1
+    )
+    assert population_risk(sample, made.release, population, OPTIONS).kmap >= 12
+    assert made.report["guarantee"]["kmap"]["population"] is None  # type: ignore[index]

@@ -42,6 +42,7 @@ _MODELS = ("sensitive", "l", "diversity", "c", "t")
 ANONYMIZE_KEYWORDS = (
     "k", "qi", "numeric", "identifiers", "method", "partition_size", "seed", "weights",
     "time_limit", "workers", "progress", "suppression_limit", *_MODELS, *_MISSING, *_TYPES,
+    "kmap", "population",
 )  # fmt: skip
 """The keywords of :func:`anonymize` (a subset of ``TableJob.build``'s)."""
 VERIFY_KEYWORDS = ("k", "qi", "numeric", "suppression_limit", *_MODELS, *_MISSING, *_TYPES)
@@ -140,6 +141,13 @@ def anonymize(data: pd.DataFrame, /, **keywords: Any) -> Release:
         that lowers the loss (ARX's suppression limit; ``anonymatch.tables.models.suppress``). The
         guarantee holds for the published people; ``report["input"]["suppressed"]`` counts the
         others.
+    kmap : int, optional
+        k-map: every published row compatible with at least this many records of
+        ``population`` (rows below it are widened after the method, then k-anonymity and k-map
+        are verified; ``anonymatch.tables.models.kmap``). InfeasibleError when larger than the
+        population.
+    population : DataFrame or path, optional
+        The population table for ``kmap`` (its QI columns; a path is read as CSV/Parquet).
 
     Returns
     -------
