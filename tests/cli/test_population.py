@@ -141,3 +141,21 @@ def test_anonymize_kmap(files: tuple[Path, Path, Path], tmp_path: Path, capsys) 
     args[args.index(str(manifest))] = str(tmp_path / "none.json")
     code, _, err = run(args, capsys)
     assert code == 3 and "--kmap = 301 cannot be met" in err and not other.exists()
+
+
+def test_anonymize_journalist_risk(
+    files: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample, _, population = files
+    out = tmp_path / "avg.csv"
+    args = ["anonymize", str(sample), "-o", str(out), "--k", "2", *ROLES, "-q"]
+    code, _, err = run([*args, "--journalist-risk", "0.1", "--population", str(population)], capsys)
+    assert code == 0, err
+    code, text, _ = run(
+        ["risk", str(sample), str(out), *ROLES, "--population", str(population), "--json"],
+        capsys,
+    )
+    assert json.loads(text)["population"]["journalist_risk"]["mean"] <= 0.1
+    args[args.index(str(out))] = str(tmp_path / "none.csv")
+    code, _, err = run([*args, "--journalist-risk", "1.5", "--population", str(population)], capsys)
+    assert code == 2 and "--journalist-risk" in err and err.count("\n") == 1

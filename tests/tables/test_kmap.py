@@ -117,3 +117,22 @@ def test_python_front_takes_kmap() -> None:
     )
     assert population_risk(sample, made.release, population, OPTIONS).kmap >= 12
     assert made.report["guarantee"]["kmap"]["population"] is None  # type: ignore[index]
+
+
+@pytest.mark.parametrize("method", ["hungarian", "mondrian"])
+def test_average_journalist_risk_bound(method: str) -> None:
+    sample = random_frame(80, 51)
+    population = pd.concat([sample, random_frame(220, 52)], ignore_index=True)
+    made = anonymatch.tables.anonymize(
+        sample, k=2, qi=QI, numeric=NUMERIC, method=method, seed=2,
+        journalist_risk=0.08, population=population,
+    )  # fmt: skip
+    figures = population_risk(sample, made.release, population, OPTIONS)
+    assert figures.journalist_mean <= 0.08
+    block = made.report["guarantee"]["kmap"]  # type: ignore[index]
+    assert block["journalist_risk"] == 0.08 and block["mean_risk"] <= 0.08
+    assert anonymatch.verify(sample, made.release, k=2, qi=QI, numeric=NUMERIC).passed
+    with pytest.raises(InfeasibleError, match="`journalist_risk` = 0.001 cannot be met"):
+        enforce_kmap(sample, made.release, population, 1, OPTIONS, k=2, mean_risk=0.001)
+    with pytest.raises(InputError, match="`journalist_risk` needs `population`"):
+        anonymatch.tables.anonymize(sample, k=2, qi=QI, journalist_risk=0.1)

@@ -282,6 +282,12 @@ class PrivacyModel(_Strict):
         description="k-map: every published row compatible with at least this many records of "
         "the population table.",
     )
+    journalist_risk: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="A bound on the average journalist risk against the population table.",
+    )
     population: str | None = Field(
         default=None,
         description="k-map: the population table (CSV/TSV or Parquet with the QI columns), "

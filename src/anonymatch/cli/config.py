@@ -84,6 +84,7 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
     "scheduler": ("scheduler",),
     "chunk_rows": ("chunk_rows",),
     "kmap": ("kmap",),
+    "journalist_risk": ("journalist_risk",),
     "population": ("population",),
 }
 """``TableJob`` keyword → the ``anonymize`` parameters (click names) that set it. With

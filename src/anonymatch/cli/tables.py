@@ -184,6 +184,13 @@ def _suppression_limit_option(help_text: str) -> Any:
     "--population (cells of rows below it are widened, then verified; in-memory path).",
 )
 @click.option(
+    "--journalist-risk",
+    type=float,
+    default=None,
+    help="A bound in (0, 1] on the average journalist risk against --population (rows are "
+    "widened as for --kmap, raising its floor, until the average is below it).",
+)
+@click.option(
     "--population",
     default=None,
     help="The population table for --kmap (CSV/TSV or Parquet with the QI columns).",

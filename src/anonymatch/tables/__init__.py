@@ -42,7 +42,7 @@ _MODELS = ("sensitive", "l", "diversity", "c", "t")
 ANONYMIZE_KEYWORDS = (
     "k", "qi", "numeric", "identifiers", "method", "partition_size", "seed", "weights",
     "time_limit", "workers", "progress", "suppression_limit", *_MODELS, *_MISSING, *_TYPES,
-    "kmap", "population",
+    "kmap", "journalist_risk", "population",
 )  # fmt: skip
 """The keywords of :func:`anonymize` (a subset of ``TableJob.build``'s)."""
 VERIFY_KEYWORDS = ("k", "qi", "numeric", "suppression_limit", *_MODELS, *_MISSING, *_TYPES)
@@ -146,6 +146,9 @@ def anonymize(data: pd.DataFrame, /, **keywords: Any) -> Release:
         ``population`` (rows below it are widened after the method, then k-anonymity and k-map
         are verified; ``anonymatch.tables.models.kmap``). InfeasibleError when larger than the
         population.
+    journalist_risk : float, optional
+        A bound in (0, 1] on the average journalist risk against ``population`` (ARX's
+        average), enforced like ``kmap`` by raising its floor.
     population : DataFrame or path, optional
         The population table for ``kmap`` (its QI columns; a path is read as CSV/Parquet).
 

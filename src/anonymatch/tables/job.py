@@ -340,6 +340,7 @@ PARAMETERS: dict[str, Any] = {
     "progress": False,
     "seed": None,
     "kmap": None,
+    "journalist_risk": None,
     "population": None,
 }
 """Every parameter of a table job and its default (``TableJob.build``'s keywords)."""
@@ -427,12 +428,17 @@ class KMap:
 
     k: int
     population: str | os.PathLike[str] | pd.DataFrame = field(compare=False)
+    mean_risk: float | None = None
 
     def describe(self) -> dict[str, object]:
         """The manifest's ``guarantee.kmap`` block (the population by path when it has one)."""
         source = self.population
         named = source if isinstance(source, str | os.PathLike) else None
-        return {"k": self.k, "population": None if named is None else os.fspath(named)}
+        out: dict[str, object] = {"k": self.k}
+        if self.mean_risk is not None:
+            out["journalist_risk"] = self.mean_risk
+        out["population"] = None if named is None else os.fspath(named)
+        return out
 
 
 def _kmap(p: Mapping[str, Any], method: Method) -> KMap | None:
@@ -440,14 +446,18 @@ def _kmap(p: Mapping[str, Any], method: Method) -> KMap | None:
     a path or DataFrame, a method with one level for everybody."""
     import pandas as pd
 
-    kmap, population = p["kmap"], p["population"]
-    if kmap is None and population is None:
+    kmap, population, risk = p["kmap"], p["population"], p["journalist_risk"]
+    if kmap is None and population is None and risk is None:
         return None
-    if kmap is None:
-        raise InputError(f"{param('population')} is only read with {param('kmap')}")
-    level = integer(kmap, "kmap")
+    if kmap is None and risk is None:
+        raise InputError(
+            f"{param('population')} is only read with {param('kmap')} or {param('journalist_risk')}"
+        )
+    level = 1 if kmap is None else integer(kmap, "kmap")
+    mean_risk = None if risk is None else number(risk, "journalist_risk", high=1.0)
     if population is None:
-        raise InputError(f"{param('kmap')} needs {param('population')} (a table of the population)")
+        what = param("kmap") if kmap is not None else param("journalist_risk")
+        raise InputError(f"{what} needs {param('population')} (a table of the population)")
     if not isinstance(population, str | os.PathLike | pd.DataFrame):
         raise InputError(
             f"{param('population')} must be a file path or a DataFrame, got "
@@ -455,7 +465,7 @@ def _kmap(p: Mapping[str, Any], method: Method) -> KMap | None:
         )
     if method.levels:
         raise InputError(f"{param('kmap')} does not apply to method {method.name!r}")
-    return KMap(level, population)
+    return KMap(level, population, mean_risk)
 
 
 def _schema(p: Mapping[str, Any], k_column: str | None) -> Schema:

@@ -51,9 +51,11 @@ class KMapReport:
     widened_cells: int
     rounds: int
     population: int
+    mean_risk: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "mean_risk": self.mean_risk,
             "kmap": self.kmap,
             "achieved": self.achieved,
             "before": self.before,
@@ -71,9 +73,11 @@ def enforce_kmap(
     kmap: int,
     options: PopulationInput,
     k: int | None = None,
+    mean_risk: float | None = None,
 ) -> tuple[pd.DataFrame, KMapReport]:
     """Widen the cells of ``release`` until every row is compatible with ≥ ``kmap`` records of
-    ``population``; verify k-anonymity (when ``k`` is given) and k-map from the cells.
+    ``population`` (and, with ``mean_risk``, until the average journalist risk is at most
+    that); verify k-anonymity (when ``k`` is given), k-map and the average risk from the cells.
 
     Parameters
     ----------
@@ -89,6 +93,10 @@ def enforce_kmap(
         QI names and types, missing values.
     k : int or None
         The k-anonymity the release claims; checked again after the widening.
+    mean_risk : float or None
+        A bound in (0, 1] on the average journalist risk (ARX's: max(G / Σ F, mean 1 / F) over
+        the G groups of identical rows): the floor K is raised by steps of a quarter, the
+        widening continuing from the cells reached, until the average is below the bound.
 
     Returns
     -------
@@ -154,17 +162,27 @@ def enforce_kmap(
     before = int(big_f.min())
     widened = np.zeros((n, len(joint.num_names) + len(joint.cat_names)), bool)
     rounds = 0
-    while (big_f < kmap).any():
-        rounds += 1
-        low = np.flatnonzero(big_f < kmap)
-        cells, big_f, changed = _widen_round(cells, big_f, low, index, (joint, weights, kmap))
-        widened[low] |= changed
+    floor = int(kmap)
+    while True:
+        while (big_f < floor).any():
+            rounds += 1
+            low = np.flatnonzero(big_f < floor)
+            cells, big_f, changed = _widen_round(cells, big_f, low, index, (joint, weights, floor))
+            widened[low] |= changed
+        if mean_risk is None or journalist_mean(cells, big_f) <= mean_risk + 1e-12:
+            break
+        if floor >= big_n:  # every row fits the whole population: the risk cannot go lower
+            raise InfeasibleError(
+                f"`journalist_risk` = {mean_risk:g} cannot be met: the population has only "
+                f"{big_n} records"
+            )
+        floor = min(big_n, max(floor + 1, -(-5 * floor // 4)))
     out = release.copy()
     if rounds:
         text = format_cells(cells, joint)
         for name in joint.names:
             out[name] = text[name]
-    _check(original, out, population, kmap, options, k)
+    _check(original, out, population, (kmap, mean_risk), options, k)
     report = KMapReport(
         kmap=int(kmap),
         achieved=int(big_f.min()),
@@ -173,8 +191,20 @@ def enforce_kmap(
         widened_cells=int(widened.sum()),
         rounds=rounds,
         population=big_n,
+        mean_risk=None if mean_risk is None else journalist_mean(cells, big_f),
     )
     return out, report
+
+
+def journalist_mean(cells: GeneralizedQI, big_f: np.ndarray) -> float:
+    """ARX's average journalist risk of a release: max(G / Σ_g F_g, (1/n) Σ_j 1 / F_j) over
+    the G groups of identical published rows (``recode.published_groups``). O(n·d)."""
+    from anonymatch.tables.recode import published_groups
+
+    reps, _, _ = published_groups(cells)
+    risk = 1.0 / np.maximum(big_f, 1)
+    total = float(big_f[reps].sum())
+    return max(len(reps) / total, float(risk.mean())) if total > 0 else 1.0
 
 
 def _widen_round(
@@ -279,12 +309,14 @@ def _check(
     original: pd.DataFrame,
     release: pd.DataFrame,
     population: pd.DataFrame,
-    kmap: int,
+    targets: tuple[int, float | None],
     options: PopulationInput,
     k: int | None,
 ) -> None:
     """Verify the repaired release from its cells: k-anonymity against the original (when
-    ``k`` is given) and k-map against the population. VerificationError otherwise."""
+    ``k`` is given), k-map and the average journalist risk (``targets``) against the
+    population. VerificationError otherwise."""
+    kmap, mean_risk = targets
     from anonymatch.tables.risk.population import encode_sample, population_risk
     from anonymatch.tables.verify import verify
 
@@ -294,9 +326,14 @@ def _check(
         report = verify(parse_cells(release, enc), enc, int(k))
         if not report.passed:
             raise VerificationError(f"the k-map release fails k-anonymity: {report.reason}")
-    achieved = population_risk(original, release, population, options).kmap
-    if achieved < kmap:
-        raise VerificationError(f"the k-map release has k-map {achieved} < {kmap}")
+    figures = population_risk(original, release, population, options)
+    if figures.kmap < kmap:
+        raise VerificationError(f"the k-map release has k-map {figures.kmap} < {kmap}")
+    if mean_risk is not None and figures.journalist_mean > mean_risk + 1e-12:
+        raise VerificationError(
+            f"the release has an average journalist risk {figures.journalist_mean:g} > "
+            f"{mean_risk:g}"
+        )
 
 
 def apply_kmap(
@@ -319,4 +356,6 @@ def apply_kmap(
         na_values=job.na,
         drop_missing=job.drop_missing,
     )
-    return enforce_kmap(data, table, population, job.kmap.k, options, k=job.k)
+    return enforce_kmap(
+        data, table, population, job.kmap.k, options, k=job.k, mean_risk=job.kmap.mean_risk
+    )
