@@ -1033,9 +1033,11 @@ def qi_type_options(func: F) -> F:
 
 @dataclass(frozen=True)
 class PopulationFlags:
-    """``--population`` (a table file), ``--sampling-fraction`` and ``--weights`` (a column of
-    the original) as given; :attr:`given` when any is."""
+    """What ``risk`` measures against: its ``--threshold`` (as given), ``--population`` (a
+    table file), ``--sampling-fraction`` and ``--weights`` (a column of the original);
+    :attr:`given` when any population flag is."""
 
+    threshold: float = 0.2
     population: str | None = None
     sampling_fraction: float | None = None
     weights: str | None = None
@@ -1050,8 +1052,8 @@ class PopulationFlags:
 
 
 def population_options(func: F) -> F:
-    """Decorator: the three population flags, passed to the command as one
-    :class:`PopulationFlags` named ``population``."""
+    """Decorator: ``--threshold`` (the command's own option) and the three population flags,
+    passed to the command as one :class:`PopulationFlags` named ``population``."""
 
     @click.option(
         "--population",
@@ -1077,6 +1079,7 @@ def population_options(func: F) -> F:
     @functools.wraps(func)
     def wrapper(**params: Any) -> Any:
         params["population"] = PopulationFlags(
+            params.pop("threshold"),
             params.pop("population_path"),
             params.pop("sampling_fraction"),
             params.pop("weights_column"),

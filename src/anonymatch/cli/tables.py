@@ -1109,7 +1109,6 @@ def risk_cmd(
     original: str,
     release: str,
     check: ReleaseCheck,
-    threshold: float,
     as_json: bool,
     report_path: str | None,
     quiet: bool,
@@ -1130,7 +1129,7 @@ def risk_cmd(
     from anonymatch.core.manifest import file_digest, utc_now, write_manifest
     from anonymatch.tables.risk.risk import assess, check_threshold
 
-    threshold = check_threshold(threshold, "--threshold")
+    threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
     pub = read_release(release)
     report = assess(orig, pub, check, threshold)
