@@ -234,6 +234,17 @@ class ChunkJob:
 
 
 @dataclass(frozen=True)
+class ChunkBuild:
+    """What every chunk builds (the same for all chunks of a run): the level ``k``, the
+    ``method`` and its ``options``, and whether the release is ``typed`` (Parquet)."""
+
+    k: int
+    method: str
+    options: BuildOptions
+    typed: bool
+
+
+@dataclass(frozen=True)
 class ChunkResult:
     """A chunk of the release: its QI columns as they are written, the order position of the
     true preimage of each row, per-attribute NCP sums, and the verification outcome."""
@@ -466,12 +477,12 @@ def _chunk_jobs(
     bounds: np.ndarray,
     chunks: list[tuple[int, int]],
     seeds: list[np.random.SeedSequence],
-    k: int,
-    method: str,
-    options: BuildOptions,
-    typed: bool,
+    build: ChunkBuild,
     target: SensitiveTarget | None = None,
 ) -> Iterator[ChunkJob]:
+    """One ``ChunkJob`` per (first, last) partition range of ``chunks``: the records
+    ``order[bounds[first]:bounds[last]]`` with their seeds, what to ``build``, and their slice
+    of ``target``'s sensitive codes."""
     for first, last in chunks:
         start, stop = int(bounds[first]), int(bounds[last])
         yield ChunkJob(
@@ -479,10 +490,10 @@ def _chunk_jobs(
             qi.take(order[start:stop]),
             bounds[first : last + 1] - start,
             seeds[first:last],
-            k,
-            method,
-            options,
-            typed,
+            build.k,
+            build.method,
+            build.options,
+            build.typed,
             None if target is None else target.take(order[start:stop]),
             first,
         )
@@ -590,10 +601,7 @@ def anonymize_file(
             bounds,
             chunks,
             seeds,
-            k,
-            method,
-            BuildOptions(time_limit),
-            writer.parquet,
+            ChunkBuild(k, method, BuildOptions(time_limit), writer.parquet),
             target,
         )
         checks: list[SensitiveCheck] = []

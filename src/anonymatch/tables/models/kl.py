@@ -26,7 +26,7 @@ from anonymatch.core.cells import STAR, canonical_cell
 from anonymatch.core.counting import AnonymityReport, check_k, check_kl_codes, check_level
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.params import param
+from anonymatch.core.params import accept_keywords, param
 from anonymatch.core.validation import check_seed, column_list, require_frame
 from anonymatch.tables.columns.schema import (
     EncodedQI,
@@ -72,9 +72,7 @@ def anonymize_kl(
     never happen). ``seed`` only fixes the row shuffle. Complexity: see
     ``methods.kl.kl_anonymize``.
     """
-    unknown = set(columns) - set(KL_COLUMNS)
-    if unknown:
-        raise TypeError(f"anonymize_kl() got an unexpected keyword argument {min(unknown)!r}")
+    accept_keywords("anonymize_kl", columns, KL_COLUMNS)
     require_frame(data)
     check = ReleaseCheck.build(k=k, qi=qi, **columns)
     return kl_release(data, check, level, seed=check_seed(seed), progress=progress)
