@@ -65,7 +65,14 @@ from anonymatch.tables.risk.estimators import (
     check_weights,
     sample_estimates,
 )
-from anonymatch.tables.verify import _lower, _prefix_index, _upper, unique_rows
+from anonymatch.tables.verify import (
+    _lower,
+    _matches,
+    _prefix_index,
+    _prefix_ranges,
+    _upper,
+    unique_rows,
+)
 
 _EPS = 1e-12
 
@@ -500,7 +507,7 @@ def _count_kernel(j0, j1, weights, originals, cells, attr_index, prefix):  # pra
                 best_kind, best_a, best_count = 1, a, c
         if best_kind == -1:
             best_count = n_u
-        n_r = _ranges(j, levels, ranks, stars, sets, ranges, scratch)
+        n_r = _prefix_ranges(j, levels, ranks, stars, sets, ranges, scratch)
         total = 0
         for r in range(n_r):
             total += re[r] - rs[r]
@@ -510,7 +517,7 @@ def _count_kernel(j0, j1, weights, originals, cells, attr_index, prefix):  # pra
             for r in range(n_r):
                 for p in range(rs[r], re[r]):
                     u = lvl_perm[p]
-                    if _fits(u, j, originals, bounds, stars, stamp, set_off):
+                    if _matches(u, j, originals, bounds, stars, stamp, set_off):
                         sa += wa[u]
                         sb += wb[u]
                         covered[u] = True
@@ -523,14 +530,14 @@ def _count_kernel(j0, j1, weights, originals, cells, attr_index, prefix):  # pra
                 base = cat_off[a] + code
                 for q in range(cat_ptr[base], cat_ptr[base + 1]):
                     u = cat_members[q]
-                    if _fits(u, j, originals, bounds, stars, stamp, set_off):
+                    if _matches(u, j, originals, bounds, stars, stamp, set_off):
                         sa += wa[u]
                         sb += wb[u]
                         covered[u] = True
         else:
             for q in range(best_count):
                 u = num_order[best_a, best_lo + q] if best_kind == 0 else q
-                if _fits(u, j, originals, bounds, stars, stamp, set_off):
+                if _matches(u, j, originals, bounds, stars, stamp, set_off):
                     sa += wa[u]
                     sb += wb[u]
                     covered[u] = True
@@ -646,124 +653,3 @@ def encode_sample(frame: pd.DataFrame, schema: Schema, options: PopulationInput)
     if len(frame) == 0:
         raise InputError("the original has no data rows")
     return encode_qi(frame.reset_index(drop=True), schema, options.na_values)
-
-
-@njit(cache=True, nogil=True)
-def _ranges(j, levels, ranks, stars, sets, ranges, scratch):  # pragma: no cover - compiled
-    """``verify._prefix_ranges`` with its arrays grouped (at most 8 parameters; verify's own
-    signature is being regrouped on another branch, so this module keeps its copy). Ranges of
-    the lexicographically sorted unique originals that agree with published row j
-    on the first attributes of the level order (an index over all attributes at once, like a
-    trie): level by level, every range is split into the values j's cell allows; a numeric level
-    whose split would exceed the buffers narrows each range to the allowed interval instead and
-    ends the descent, as does any other overflowing level (its ranges are then kept unsplit).
-    ``levels`` = (lvl, lvl_kind, lvl_attr) and ``ranks`` = (rank_lo, rank_hi) are parts of the
-    index of ``_prefix_index``; ``stars`` = (num_star, cat_star) and ``sets`` = (set_ptr,
-    set_idx) parts of the published cells (as in ``_compatible_pairs``); ``ranges`` = (rs, re)
-    the buffers of range starts/ends and ``scratch`` = (bs, be) working buffers of the same
-    size. Returns the number of ranges, held in ``rs``/``re``. O(ranges · log U) per level."""
-    lvl, lvl_kind, lvl_attr = levels
-    rank_lo, rank_hi = ranks
-    num_star, cat_star = stars
-    set_ptr, set_idx = sets
-    rs, re = ranges
-    bs, be = scratch
-    cap = rs.shape[0]
-    n_r = 1
-    rs[0] = 0
-    re[0] = lvl.shape[1]
-    for t in range(lvl.shape[0]):
-        col = lvl[t]
-        a = lvl_attr[t]
-        m = 0
-        overflow = False
-        if lvl_kind[t] == 0:
-            star = num_star[j, a]
-            a_lo = rank_lo[j, a]
-            a_hi = rank_hi[j, a]
-            for r in range(n_r):
-                p = rs[r] if star else _lower(col, rs[r], re[r], a_lo)
-                e = re[r]
-                while p < e and (star or col[p] <= a_hi):
-                    q = _upper(col, p, e, col[p])
-                    if m == cap:
-                        overflow = True
-                        break
-                    bs[m] = p
-                    be[m] = q
-                    m += 1
-                    p = q
-                if overflow:
-                    break
-            if overflow:  # one contiguous interval per range; no further descent
-                if star:
-                    return n_r
-                m = 0
-                for r in range(n_r):
-                    p = _lower(col, rs[r], re[r], a_lo)
-                    q = _upper(col, p, re[r], a_hi)
-                    if q > p:
-                        rs[m] = p
-                        re[m] = q
-                        m += 1
-                return m
-        else:
-            star = cat_star[j, a]
-            for r in range(n_r):
-                s, e = rs[r], re[r]
-                if star:
-                    p = s
-                    while p < e:
-                        q = _upper(col, p, e, col[p])
-                        if m == cap:
-                            overflow = True
-                            break
-                        bs[m] = p
-                        be[m] = q
-                        m += 1
-                        p = q
-                else:
-                    for x in range(set_ptr[a, j], set_ptr[a, j + 1]):
-                        code = set_idx[x]
-                        p = _lower(col, s, e, code)
-                        q = _upper(col, p, e, code)
-                        if q > p:
-                            if m == cap:
-                                overflow = True
-                                break
-                            bs[m] = p
-                            be[m] = q
-                            m += 1
-                if overflow:
-                    break
-            if overflow:
-                return n_r
-        for r in range(m):
-            rs[r] = bs[r]
-            re[r] = be[r]
-        n_r = m
-        if n_r == 0:
-            return 0
-    return n_r
-
-
-@njit(cache=True, nogil=True)
-def _fits(u, j, originals, bounds, stars, stamp, set_off):  # pragma: no cover - compiled
-    # ``verify._matches`` with its arrays grouped (see ``_ranges``).
-    # A missing original value (numeric +inf, categorical code −1) matches only ``*``.
-    # ``originals`` = (unum, ucat), ``bounds`` = (lo, hi) and ``stars`` = (num_star, cat_star)
-    # as in ``_compatible_pairs``; ``stamp[set_off[a] + code]`` is j where j's cell holds code.
-    unum, ucat = originals
-    lo, hi = bounds
-    num_star, cat_star = stars
-    for a in range(unum.shape[1]):
-        if not num_star[j, a]:
-            v = unum[u, a]
-            if v == np.inf or v < lo[j, a] or v > hi[j, a]:
-                return False
-    for a in range(ucat.shape[1]):
-        if not cat_star[j, a]:
-            code = ucat[u, a]
-            if code < 0 or stamp[set_off[a] + code] != j:
-                return False
-    return True
