@@ -84,6 +84,9 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
     "workers": ("workers",),
     "scheduler": ("scheduler",),
     "chunk_rows": ("chunk_rows",),
+    "kmap": ("kmap",),
+    "journalist_risk": ("journalist_risk",),
+    "population": ("population",),
 }
 """``TableJob`` keyword → the ``anonymize`` parameters (click names) that set it. With
 ``--config``, these come from the job file typed (``app.tablejob.job_file_keywords``), not

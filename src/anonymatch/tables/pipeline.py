@@ -187,9 +187,26 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         raise VerificationError(
             f"the release failed verification ({failed.reason}); nothing written"
         )
+    kmap = None
+    if job.kmap is not None:  # widen the rows below K; k-anonymity and k-map verified again
+        from anonymatch.tables.models.kmap import apply_kmap
+
+        table, kmap = apply_kmap(data, table, job)
+        cells = parse_cells(table, enc)
     loss = information_loss(cells, enc)
     report = _report(job, run, n, dropped, n_parts, loss, check)
     note_missing(report, job.na, enc, cells, suppressed)
+    if kmap is not None:
+        guarantee = report["guarantee"]
+        assert isinstance(guarantee, dict) and job.kmap is not None
+        block = {**job.kmap.describe(), **kmap.to_dict()}
+        del block["kmap"]  # the level is "k" of the block
+        source = block["population"]
+        if isinstance(source, str):
+            from anonymatch.core.manifest import file_digest
+
+            block["population_sha256"] = file_digest(source)
+        guarantee["kmap"] = block
     if models:
         guarantee = report["guarantee"]
         verification = report["verification"]
