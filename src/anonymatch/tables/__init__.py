@@ -74,6 +74,9 @@ def anonymize(
     hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
     hierarchy_cells: str = "node",
     suppression_limit: float = 0.0,
+    kmap: int | None = None,
+    journalist_risk: float | None = None,
+    population: pd.DataFrame | str | os.PathLike[str] | None = None,
 ) -> Release:
     """Publish a table under k-anonymity by freeform generalization, verified.
 
@@ -147,6 +150,16 @@ def anonymize(
         that lowers the loss (ARX's suppression limit; ``anonymatch.tables.models.suppress``). The
         guarantee holds for the published people; ``report["input"]["suppressed"]`` counts the
         others.
+    kmap : int, optional
+        The k of k-map: every published row compatible with at least this many records of
+        ``population`` (rows below it are widened after the method, then k-anonymity and k-map
+        are verified; ``anonymatch.tables.models.kmap``). InfeasibleError when larger than the
+        population.
+    journalist_risk : float, optional
+        A bound in (0, 1] on the average journalist risk against ``population`` (ARX's
+        average), enforced like ``kmap`` by raising its floor.
+    population : DataFrame or path, optional
+        The population table for ``kmap`` (its QI columns; a path is read as CSV/Parquet).
 
     Returns
     -------

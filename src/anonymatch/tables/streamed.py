@@ -153,7 +153,9 @@ def scan_table(
                 schema.check_columns(batch.column_names)
                 check_missing_codes(na_values, batch.column_names)
                 columns = schema.output_columns(batch.column_names)
-            frame = batch.select(list(schema.qi)).to_pandas()
+            # integers stay integers when a batch holds a NULL (not float64): a category's
+            # text, "100" not "100.0", is the same whichever batch a row falls in
+            frame = batch.select(list(schema.qi)).to_pandas(types_mapper=_nullable_integers)
             keep = None
             if drop_missing:
                 missing = missing_qi_mask(frame, schema, na_values)
@@ -201,6 +203,15 @@ def scan_table(
         raise InputError("no rows left to anonymize" if dropped else "input has no data rows")
     qi = parts[0] if len(parts) == 1 else concat_encoded(parts)
     return ScannedTable(qi, columns, others_table, dropped, tuple(b.finish() for b in books))
+
+
+def _nullable_integers(kind: pa.DataType) -> object:
+    """pandas' nullable integer dtypes for Arrow's integers (``to_pandas`` types_mapper)."""
+    if pa.types.is_signed_integer(kind):
+        return pd.Int64Dtype()
+    if pa.types.is_unsigned_integer(kind):
+        return pd.UInt64Dtype()
+    return None
 
 
 def chunk_ranges(bounds: np.ndarray, chunk_rows: int) -> list[tuple[int, int]]:
@@ -524,9 +535,11 @@ def anonymize_file(
     executor: ExecutorName | None = None,
     replace: bool = False,
     csv_safe: bool = True,
+    output_table: str | None = None,
 ) -> dict[str, object]:
     """Anonymize a table file into a verified, partition-ordered release file (or directory of
-    Parquet parts) without holding more than a few chunks of rows; returns the manifest.
+    Parquet parts, or database table) without holding more than a few chunks of rows; returns
+    the manifest.
 
     Parameters
     ----------
@@ -546,6 +559,10 @@ def anonymize_file(
     csv_safe : bool
         Neutralize formula-like text cells of a CSV/TSV release (``core.csvsafe``; recorded as
         ``output.csv_safe``).
+    output_table : str, optional
+        With ``output`` a database URL: the release table, written batch by batch in one
+        transaction (``tables.io.sql.SqlReleaseWriter``; ``replace`` drops an existing one in
+        that transaction).
 
     Returns
     -------
@@ -580,10 +597,15 @@ def anonymize_file(
         job.execution.workers,
         job.execution.progress,
     )
-    with (
-        ReleaseWriter(output, replace=replace, csv_safe=csv_safe) as writer,
-        lifecycle.private_directory("anonymatch-spill-") as spill,
-    ):
+    if output_table is not None:
+        from anonymatch.tables.io.sql import SqlReleaseWriter
+
+        release: ReleaseWriter | SqlReleaseWriter = SqlReleaseWriter(
+            str(output), output_table, replace
+        )
+    else:
+        release = ReleaseWriter(output, replace=replace, csv_safe=csv_safe)
+    with release as writer, lifecycle.private_directory("anonymatch-spill-") as spill:
         t0 = time.perf_counter()
         table = scan_table(input_path, schema, csv, na_values, drop_missing, spill, models=models)
         qi, n = table.qi, table.qi.n
@@ -636,7 +658,7 @@ def anonymize_file(
                 )
                 bar.update(result.partitions)
         sidecar = None
-        if not writer.parquet:  # kept columns are text here: the batches never meet
+        if writer.sidecar:  # kept columns are text here: the batches never meet
             sidecar = write_schema(output, release_schema(None, qi, columns))
         try:
             writer.commit()
@@ -695,7 +717,7 @@ def anonymize_file(
         },
         output_extra={
             "layout": "partitioned",
-            **({} if writer.parquet else {"csv_safe": csv_safe}),
+            **({"csv_safe": csv_safe} if writer.sidecar else {}),
         },
     )
     run.record(manifest, job)

@@ -346,7 +346,7 @@ def anonymize_adaptive(
     ``verify_adaptive``.
     """
     started = time.perf_counter()
-    require_frame(data)
+    data = require_frame(data)
     if job is None:
         job = TableJob.build(
             qi=qi,

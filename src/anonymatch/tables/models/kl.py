@@ -73,7 +73,7 @@ def anonymize_kl(
     ``methods.kl.kl_anonymize``.
     """
     accept_keywords("anonymize_kl", columns, KL_COLUMNS)
-    require_frame(data)
+    data = require_frame(data)
     check = ReleaseCheck.build(k=k, qi=qi, **columns)
     return kl_release(data, check, level, seed=check_seed(seed), progress=progress)
 
@@ -270,7 +270,7 @@ def check_kl(
     Complexity: O(Σ_{s≤ℓ} C(d,s) · n log n) worst case, less with pruning.
     Reference: Stokes, "On computational anonymity", PSD 2012 (definition of (k,ℓ)-anonymity).
     """
-    require_frame(frame, "frame")
+    frame = require_frame(frame, "frame")
     qi = column_list(qi, "qi")
     numeric = column_list(numeric, "numeric")
     if not qi:
