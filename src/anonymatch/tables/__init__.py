@@ -278,6 +278,7 @@ def verify(
     hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
     hierarchy_cells: str = "node",
     suppression_limit: float = 0.0,
+    certificate: Mapping[str, object] | None = None,
 ) -> VerificationReport:
     """Check that a published table is k-anonymous with respect to the original.
 
@@ -326,6 +327,11 @@ def verify(
         The suppression limit the release was made with: a release with fewer rows than the
         original passes only if at most ⌊limit·n⌋ people are missing from it and the others
         have a k-factor to the published rows.
+    certificate : mapping, optional
+        The ring certificate of a release made of sensitive rings (its manifest's
+        ``guarantee.certificate``; taken from ``release.report`` when ``release`` is a
+        ``Release``): the models are then checked for every draw of the privacy step
+        (``docs/guarantees/sensitive.md`` §6).
 
     Returns
     -------
@@ -365,7 +371,7 @@ def verify(
     False
     """
     from anonymatch.tables.job import missing, qi_types
-    from anonymatch.tables.pipeline import verify_release
+    from anonymatch.tables.pipeline import Release, verify_release
 
     original = require_frame(original, "original")
     published = _published(release)
@@ -375,6 +381,10 @@ def verify(
         qi, numeric, sensitive, types=qi_types(ordinal, dates, hierarchies, hierarchy_cells)
     )
     models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
+    if certificate is None and isinstance(release, Release):
+        guarantee = release.report.get("guarantee")
+        if isinstance(guarantee, dict):
+            certificate = guarantee.get("certificate")
     return verify_release(
         published,
         original,
@@ -384,6 +394,7 @@ def verify(
         drop_missing,
         models,
         suppression_limit=suppression_limit,
+        certificate=certificate,
     )
 
 

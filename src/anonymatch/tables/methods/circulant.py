@@ -48,6 +48,12 @@ def windows_ok(codes: np.ndarray, k: int, target: SensitiveTarget) -> bool:
     return bool(target.ok(counts).all())
 
 
+REPAIR_SHARE = 10
+"""``ring_order`` repairs a nearest-neighbour ring only if it left at most 1/REPAIR_SHARE of the
+records (or 2k) unplaced: the repair costs O(k²) window checks per record and place, and a
+ring that needs more is seldom cheaper than the classes (docs/results.md)."""
+
+
 @dataclass(frozen=True)
 class RingRelease:
     """The graph of a sensitive-interleaved build, with what the privacy step and the
@@ -62,11 +68,14 @@ class RingRelease:
     k: int
 
 
-def sensitive_build(qi: EncodedQI, k: int, target: SensitiveTarget, size: int) -> RingRelease:
+def sensitive_build(
+    qi: EncodedQI, k: int, target: SensitiveTarget, size: int, prefer_rings: bool = False
+) -> RingRelease:
     """Per partition of the lexicographic order (``size`` records, as plain k), the cheaper
-    (GCP) of a sensitive ring (``ring_order``) and greedy classes (``diverse``); partitions
-    that neither serves on its own go to ``diverse_clusters`` together. Raises
-    InfeasibleError if the table itself fails a model.
+    (GCP) of a sensitive ring (``ring_order``) and greedy classes (``diverse``) — the ring
+    wherever it exists if ``prefer_rings`` (tests, measurements); partitions that neither
+    serves on its own go to ``diverse_clusters`` together. Raises InfeasibleError if the
+    table itself fails a model.
 
     Time O(P²·(d + slots)) per partition of P records for the ring (plus the repair) and the
     class construction's O(P²·d); memory O(P²) per partition (the distances), O(n·k) for the
@@ -85,7 +94,7 @@ def sensitive_build(qi: EncodedQI, k: int, target: SensitiveTarget, size: int) -
         local, local_target = qi.take(ids), target.take(ids)
         order = ring_order(local, k, local_target)
         labels = _cluster_segment(local, k, local_target)
-        if order is not None and labels is not None:
+        if order is not None and labels is not None and not prefer_rings:
             ring_gcp = information_loss(recode(_ring_graph(order, k), local), local).gcp
             class_graph = GeneralizationGraph.from_classes(labels)
             if information_loss(recode(class_graph, local), local).gcp <= ring_gcp:
@@ -109,9 +118,9 @@ def sensitive_build(qi: EncodedQI, k: int, target: SensitiveTarget, size: int) -
             graph, n_parts = diverse_clusters(qi, k, target, size)
             return RingRelease(graph, (), _labels_of(graph), n_parts, k)
         classes[ids] = _labels_of(graph) + base
-    return RingRelease(
-        _assemble(rings, classes, k, qi.n), tuple(rings), classes, len(parts), k
-    )
+    if not rings:  # the class construction everywhere: a class graph, as diverse_clusters'
+        return RingRelease(GeneralizationGraph.from_classes(classes), (), classes, len(parts), k)
+    return RingRelease(_assemble(rings, classes, k, qi.n), tuple(rings), classes, len(parts), k)
 
 
 def ring_order(qi: EncodedQI, k: int, target: SensitiveTarget) -> np.ndarray | None:
@@ -126,6 +135,8 @@ def ring_order(qi: EncodedQI, k: int, target: SensitiveTarget) -> np.ndarray | N
     codes = np.ascontiguousarray(target.codes)
     model = (target.offsets, target.kinds, target.ls, target.cs, target.ts, target.ordered)
     order, placed = _nearest_ring(near, codes, k, *model, target.q)
+    if qi.n - placed > max(2 * k, qi.n // REPAIR_SHARE):  # too many left: not worth it
+        return None
     if placed < qi.n or not windows_ok(codes[order], k, target):
         order, ok = _repair(dist, codes, k, order, placed, *model, target.q)
         if not ok:
