@@ -167,7 +167,9 @@ def test_malformed_certificate(cert):
 
 def test_pipeline_ring_release_is_certified(monkeypatch):
     monkeypatch.setattr(
-        circulant, "sensitive_build", functools.partial(circulant.sensitive_build, prefer_rings=True)
+        circulant,
+        "sensitive_build",
+        functools.partial(circulant.sensitive_build, prefer_rings=True),
     )
     data = _frame(200, 5, 3)
     kw = {"k": 4, "qi": "age,zip", "numeric": "age", "sensitive": "s", "l": 3}

@@ -142,7 +142,13 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         graph, n_parts = rings.graph, rings.parts
     else:
         graph, n_parts = build_graph(
-            enc, k, spec, run.partition_size, BuildOptions(job.time_limit, target), workers, progress
+            enc,
+            k,
+            spec,
+            run.partition_size,
+            BuildOptions(job.time_limit, target),
+            workers,
+            progress,
         )
     t_build = time.perf_counter() - t0
     # Privacy step: published record j is true-matched to original truth_of[j]. Recoding

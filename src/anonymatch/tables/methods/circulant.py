@@ -35,6 +35,7 @@ from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods.ring import ring_edges
 from anonymatch.tables.models.sensitive import SensitiveTarget, row_ok
 
+
 def windows_ok(codes: np.ndarray, k: int, target: SensitiveTarget) -> bool:
     """Whether every cyclic window of k consecutive entries of ``codes`` (ring order, one column
     per model as in ``target.codes``) satisfies ``target``'s models. O(m·(k·s + slots))."""
@@ -44,7 +45,9 @@ def windows_ok(codes: np.ndarray, k: int, target: SensitiveTarget) -> bool:
     idx = (np.arange(m)[:, None] + np.arange(k)[None, :]) % m
     counts = np.zeros((m, int(target.offsets[-1])), np.int64)
     for c in range(codes.shape[1]):
-        np.add.at(counts, (np.repeat(np.arange(m), k), target.offsets[c] + codes[idx, c].ravel()), 1)
+        np.add.at(
+            counts, (np.repeat(np.arange(m), k), target.offsets[c] + codes[idx, c].ravel()), 1
+        )
     return bool(target.ok(counts).all())
 
 
@@ -174,9 +177,7 @@ def _labels_of(graph: GeneralizationGraph) -> np.ndarray:
     return np.asarray(classes[0], np.int64)
 
 
-def _assemble(
-    rings: list[np.ndarray], classes: np.ndarray, k: int, n: int
-) -> GeneralizationGraph:
+def _assemble(rings: list[np.ndarray], classes: np.ndarray, k: int, n: int) -> GeneralizationGraph:
     """One graph: the ring edges and a complete biclique per class. O(n·k + Σ class²)."""
     rows, cols = [], []
     if rings:
@@ -219,7 +220,6 @@ def shift_assignment(release: RingRelease, rng: np.random.Generator) -> np.ndarr
     return out
 
 
-
 @njit(cache=True, nogil=True)
 def _completable(counts, free, offsets, kinds, ls, cs, ts, ordered, q, scratch):  # noqa: PLR0913  # pragma: no cover
     """Whether a window holding ``counts`` and ``free`` more records can plausibly satisfy
@@ -236,10 +236,7 @@ def _completable(counts, free, offsets, kinds, ls, cs, ts, ordered, q, scratch):
                 total += scratch[v]
             best, pick = np.inf, a
             for v in range(a, b):
-                if ts[c] >= 0:
-                    key = scratch[v] - q[v] * (total + 1)
-                else:
-                    key = float(scratch[v])
+                key = scratch[v] - q[v] * (total + 1) if ts[c] >= 0 else float(scratch[v])
                 if key < best:
                     best, pick = key, v
             scratch[pick] += 1
@@ -370,8 +367,19 @@ def _repair(dist, codes, k, order, placed, offsets, kinds, ls, cs, ts, ordered, 
                 for j in range(k):  # windows containing position p + 1
                     start = (p + 1 - j) % (length + 1)
                     if not _window_ok_at(
-                        tmp, length + 1, start, k, codes, window,
-                        offsets, kinds, ls, cs, ts, ordered, q,
+                        tmp,
+                        length + 1,
+                        start,
+                        k,
+                        codes,
+                        window,
+                        offsets,
+                        kinds,
+                        ls,
+                        cs,
+                        ts,
+                        ordered,
+                        q,
                     ):
                         fine = False
                         break
@@ -388,6 +396,8 @@ def _repair(dist, codes, k, order, placed, offsets, kinds, ls, cs, ts, ordered, 
         length += 1
         used[x] = True
     for start in range(m):
-        if not _window_ok_at(seq, m, start, k, codes, window, offsets, kinds, ls, cs, ts, ordered, q):
+        if not _window_ok_at(
+            seq, m, start, k, codes, window, offsets, kinds, ls, cs, ts, ordered, q
+        ):
             return seq[:m], False
     return seq[:m], True

@@ -54,7 +54,9 @@ def ring_certificate(k: int, rings: Sequence[np.ndarray]) -> dict[str, object]:
     return {"k": int(k), "rings": [[int(r) for r in ring] for ring in rings]}
 
 
-def parse_certificate(certificate: Mapping[str, object], n_rows: int) -> tuple[int, list[np.ndarray]]:
+def parse_certificate(
+    certificate: Mapping[str, object], n_rows: int
+) -> tuple[int, list[np.ndarray]]:
     """``k`` and the rings of a certificate. Raises InputError naming ``certificate`` if it is
     malformed: k not a positive integer, a ring shorter than k, a row out of range or in two
     rings. O(n)."""
@@ -151,7 +153,10 @@ def structure_exists(
     scol.append(slot + np.arange(len(outside)))
     need = np.concatenate([np.full(slot, k), np.ones(len(outside))]).astype(np.int32)
     slots = sp.csr_array(
-        (np.ones(len(np.concatenate(srow)), np.int32), (np.concatenate(srow), np.concatenate(scol))),
+        (
+            np.ones(len(np.concatenate(srow)), np.int32),
+            (np.concatenate(srow), np.concatenate(scol)),
+        ),
         shape=(n, slot + len(outside)),
     )
     hits = (c @ slots).tocoo()  # unique people × slots: how many required rows are compatible
