@@ -206,3 +206,33 @@ def test_candidates_of_a_ring_include_the_neighbours():
     assert cand is not None and cand.sum() == 64  # one class of 8 in effect: all rows
     sens = encode_sensitive("s", published["s"], data["s"], False)
     assert check_model(cand, sens, build_models(["s"], 3)[0]).passed
+
+
+def test_cli_verify_reads_the_certificate_from_the_manifest(tmp_path, monkeypatch, capsys):
+    import json
+
+    from anonymatch.cli import main
+
+    monkeypatch.setattr(
+        circulant,
+        "sensitive_build",
+        functools.partial(circulant.sensitive_build, prefer_rings=True),
+    )
+    data = tmp_path / "people.csv"
+    _frame(120, 5, 4).to_csv(data, index=False)
+    release, report = tmp_path / "rel.csv", tmp_path / "rel.json"
+    args = ["--k", "3", "--qi", "age,zip", "--numeric", "age", "--sensitive", "s"]
+    code = main(["anonymize", str(data), "-o", str(release), "--report", str(report), "--l", "2"]
+                + args + ["--seed", "1"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    manifest = json.loads(report.read_text())
+    assert manifest["guarantee"]["construction"] == "rings"
+    capsys.readouterr()
+    assert main(["verify", str(data), str(release), "--manifest", str(report)]) == 0
+    # a certificate whose ring order does not fit the release fails the check
+    rings = manifest["guarantee"]["certificate"]["rings"]
+    rings[0] = rings[0][::2] + rings[0][1::2]
+    report.write_text(json.dumps(manifest))
+    code = main(["verify", str(data), str(release), "--manifest", str(report)])
+    out = capsys.readouterr().out
+    assert code != 0 and "FAIL" in out

@@ -378,6 +378,17 @@ def _manifest_suppression(path: str | None) -> tuple[float, int | None]:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
 
 
+def _manifest_certificate(path: str | None) -> dict[str, object] | None:
+    """The ring certificate a manifest records (``guarantee.certificate``), or None."""
+    if path is None:
+        return None
+    try:
+        certificate = json.loads(Path(path).read_text()).get("guarantee", {}).get("certificate")
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"cannot read the manifest {path}: {exc}") from None
+    return certificate if isinstance(certificate, dict) else None
+
+
 def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: TableJob) -> Any:
     """The executor of the streamed path, or None for the in-memory path: threads keep the
     run in memory; a scheduler, or ``auto`` with workers, means Dask; ``auto`` streams
@@ -621,6 +632,7 @@ def verify(
         models,
         recorded_limit if suppression_limit is None else suppression_limit,
         recorded_size,
+        _manifest_certificate(manifest) if models else None,
     )
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))

@@ -180,9 +180,11 @@ def _reverify(
 
             job = manifest_job(manifest)  # the claimed level and models, validated as a job
             assert job.k is not None
+            certificate = g.get("certificate") if job.models else None
             rerun = verify_release(
                 release, original, job.k, schema, na, drop_missing, job.models,
                 job.suppression_limit, job.partition_size,
+                certificate if isinstance(certificate, Mapping) else None,
             ).to_dict()  # fmt: skip
         elif model == "adaptive-anonymity" and params.get("k_column"):
             from anonymatch.tables.models.adaptive import verify_adaptive_release
