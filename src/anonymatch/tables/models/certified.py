@@ -128,12 +128,12 @@ def structure_exists(
 ) -> bool:
     """Whether the certified graph exists on these people: a perfect matching of people to
     slots (ring positions, whose person must be compatible with the k rows p, p−1, …, p−k+1,
-    and rows in no ring). O(pairs·k) for the slot graph, O(pairs·√n) for the matching."""
-    from scipy.sparse.csgraph import maximum_bipartite_matching
-
+    and rows in no ring). O(pairs·k) for the slot graph, a maximum flow (Dinic) on the groups of identical
+    QIs for the matching."""
+    from anonymatch.core.matching import grouped_perfect_matching
     from anonymatch.tables.verify import compatibility
 
-    c_unique, _, inverse = compatibility(published, original)
+    c_unique, counts, inverse = compatibility(published, original)
     c = sp.csr_array(c_unique, dtype=np.int32)
     n = published.n
     # slot matrix: row j → slots it constrains; slot of ring position p needs rows p − a
@@ -165,9 +165,9 @@ def structure_exists(
         (np.ones(int(keep.sum()), np.int8), (hits.row[keep], hits.col[keep])),
         shape=(c.shape[0], slots.shape[1]),
     )
-    graph = sp.csr_array(fit[inverse])  # every person, by their group of identical QIs
-    match = maximum_bipartite_matching(graph, perm_type="column")
-    return bool(np.all(match >= 0))
+    # a flow on the groups of identical QIs: Hopcroft–Karp on every person is very slow on
+    # the bicliques of a class part (``core.matching.grouped_perfect_matching``)
+    return grouped_perfect_matching(fit, np.asarray(counts, np.int64), inverse) is not None
 
 
 def check_certified(
