@@ -12,14 +12,23 @@ draw — and the condition reads the same on the published rows (their values ar
 values rotated by t), which is what the verifier checks from the release and the ring order
 of the manifest (``tables.models.certified``; docs/guarantees/sensitive.md §6).
 
-Construction (ours; the window idea is Xue et al.'s for transactions, the interleaving is
-after the "ℓ-diverse ordering" of Ghinita et al., TODS 2009 §5): within each partition of the
-lexicographic order (the partitions of plain k), ``_interleave`` walks the partition's records
-in order and places, at each step, the first not-yet-placed record among the next ``lookahead``
-whose placement keeps the window just completed within the model; the last k−1 windows wrap
-around and are checked at the end. A partition where this fails, or where the class
-construction (``diverse._cluster_segment``) costs less GCP, gets classes instead; partitions
-that neither can serve on their own are left to ``diverse.diverse_clusters`` together.
+Construction (ours; the window idea is Xue et al.'s for transactions): within each partition
+of the lexicographic order (the partitions of plain k), ``_nearest_ring`` walks from the first
+record to the nearest unplaced one (``distances``: the NCP of generalizing one record to cover
+the other) among those whose placement keeps the window just completed within the model and the
+next window completable (``_completable``); ``_repair`` drops the records of any window that
+fails across the seam and inserts the records left at the cheapest place where the windows
+stay within the model. A partition where this fails, or where the class construction
+(``diverse._cluster_segment``) costs no more GCP, gets classes instead; partitions that neither
+can serve on their own are left to ``diverse.diverse_clusters`` together. Tried and dropped
+(docs/results.md): scanning the lexicographic order with a look-ahead, placing the most
+abundant value first, merging the values in proportion — all far costlier.
+
+References: K. Doka, M. Xue, D. Tsoumakos, P. Karras, "k-Anonymization by freeform
+generalization", ASIA CCS 2015 (the graph, Theorem 2.3: 1/k per edge for any decomposition);
+M. Xue, P. Karras, C. Raïssi, J. Vaidya, K.-L. Tan, "Anonymizing set-valued data by
+nonreciprocal recoding", KDD 2012 (rings, windows); Machanavajjhala et al., TKDD 2007 and Li
+et al., ICDE 2007 (the models).
 """
 
 from __future__ import annotations
@@ -59,7 +68,7 @@ ring that needs more is seldom cheaper than the classes (docs/results.md)."""
 
 @dataclass(frozen=True)
 class RingRelease:
-    """The graph of a sensitive-interleaved build, with what the privacy step and the
+    """The graph of a sensitive build, with what the privacy step and the
     certificate need: ``rings`` (each the original record ids in ring order; published record
     ``rings[r][p]`` generalizes originals ``rings[r][p … p+k−1]``), ``classes`` (the other
     records' class label, −1 on ring records) and the number of partitions."""
