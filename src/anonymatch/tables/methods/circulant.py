@@ -18,9 +18,9 @@ record to the nearest unplaced one (``distances``: the NCP of generalizing one r
 the other) among those whose placement keeps the window just completed within the model and the
 next window completable (``_completable``); ``_repair`` drops the records of any window that
 fails across the seam and inserts the records left at the cheapest place where the windows
-stay within the model. A partition where this fails, or where the class construction
-(``diverse._cluster_segment``) costs no more GCP, gets classes instead; partitions that neither
-can serve on their own are left to ``diverse.diverse_clusters`` together. Tried and dropped
+stay within the model. The classes of ``diverse.diverse_clusters`` are built first; a
+partition that they did not merge with a neighbour gets the ring instead where the ring costs
+less GCP. Tried and dropped
 (docs/results.md): scanning the lexicographic order with a look-ahead, placing the most
 abundant value first, merging the values in proportion — all far costlier.
 
@@ -38,7 +38,6 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from anonymatch.core.errors import InfeasibleError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods.ring import ring_edges
@@ -83,56 +82,44 @@ class RingRelease:
 def sensitive_build(
     qi: EncodedQI, k: int, target: SensitiveTarget, size: int, prefer_rings: bool = False
 ) -> RingRelease:
-    """Per partition of the lexicographic order (``size`` records, as plain k), the cheaper
-    (GCP) of a sensitive ring (``ring_order``) and greedy classes (``diverse``) — the ring
-    wherever it exists if ``prefer_rings`` (tests, measurements); partitions that neither
-    serves on its own go to ``diverse_clusters`` together. Raises InfeasibleError if the
-    table itself fails a model.
+    """The class construction (``diverse.diverse_clusters``, partitions of ``size`` records of
+    the lexicographic order, merged where a partition cannot satisfy the models alone), then,
+    in every partition that it did not merge (its records are a union of its classes), a
+    sensitive ring (``ring_order``) instead of the classes where the ring costs less GCP — or
+    wherever one exists if ``prefer_rings`` (tests, measurements). GCP is a sum over records
+    of their rows' loss, and a partition's rows generalize its own records only, so the result
+    never loses more than the classes. Raises InfeasibleError if the table itself fails a model.
 
-    Time O(P²·(d + slots)) per partition of P records for the ring (plus the repair) and the
-    class construction's O(P²·d); memory O(P²) per partition (the distances), O(n·k) for the
+    Time: the class construction's O(n·P·d) plus O(P²·(d + slots)) per partition of P records
+    for the ring (and its repair); memory O(P²) per partition (the distances), O(n·k) for the
     graph."""
     from anonymatch.tables.methods import partitions
-    from anonymatch.tables.methods.diverse import _cluster_segment, diverse_clusters
+    from anonymatch.tables.methods.diverse import diverse_clusters
     from anonymatch.tables.metrics import information_loss
     from anonymatch.tables.recode import recode
 
-    target.check_table()
-    parts = partitions(qi, size)
+    class_graph, n_parts = diverse_clusters(qi, k, target, size)
+    classes = _labels_of(class_graph)
     rings: list[np.ndarray] = []
-    class_blocks: list[tuple[np.ndarray, np.ndarray]] = []
-    rest: list[np.ndarray] = []
-    for ids in parts:
-        local, local_target = qi.take(ids), target.take(ids)
-        order = ring_order(local, k, local_target)
-        labels = _cluster_segment(local, k, local_target)
-        if order is not None and labels is not None and not prefer_rings:
+    sizes = np.bincount(classes)
+    for ids in partitions(qi, size):
+        labels = classes[ids]
+        if np.bincount(labels, minlength=len(sizes))[labels].sum() != sizes[labels].sum():
+            continue  # merged with a neighbour: its classes reach outside the partition
+        local = qi.take(ids)
+        order = ring_order(local, k, target.take(ids))
+        if order is None:
+            continue
+        if not prefer_rings:
             ring_gcp = information_loss(recode(_ring_graph(order, k), local), local).gcp
-            class_graph = GeneralizationGraph.from_classes(labels)
-            if information_loss(recode(class_graph, local), local).gcp <= ring_gcp:
-                order = None
-        if order is not None:
-            rings.append(ids[order])
-        elif labels is not None:
-            class_blocks.append((ids, labels))
-        else:
-            rest.append(ids)
-    classes = np.full(qi.n, -1, np.int64)
-    base = 0
-    for ids, labels in class_blocks:
-        classes[ids] = labels + base
-        base += int(labels.max()) + 1
-    if rest:
-        ids = np.concatenate(rest)
-        try:
-            graph, _ = diverse_clusters(qi.take(ids), k, target.take(ids), size)
-        except InfeasibleError:  # the rest cannot form classes alone: classes for all
-            graph, n_parts = diverse_clusters(qi, k, target, size)
-            return RingRelease(graph, (), _labels_of(graph), n_parts, k)
-        classes[ids] = _labels_of(graph) + base
-    if not rings:  # the class construction everywhere: a class graph, as diverse_clusters'
-        return RingRelease(GeneralizationGraph.from_classes(classes), (), classes, len(parts), k)
-    return RingRelease(_assemble(rings, classes, k, qi.n), tuple(rings), classes, len(parts), k)
+            own = GeneralizationGraph.from_classes(np.unique(labels, return_inverse=True)[1])
+            if information_loss(recode(own, local), local).gcp <= ring_gcp:
+                continue
+        rings.append(ids[order])
+        classes[ids] = -1
+    if not rings:  # the class construction everywhere: its own class graph
+        return RingRelease(class_graph, (), _labels_of(class_graph), n_parts, k)
+    return RingRelease(_assemble(rings, classes, k, qi.n), tuple(rings), classes, n_parts, k)
 
 
 def ring_order(qi: EncodedQI, k: int, target: SensitiveTarget) -> np.ndarray | None:

@@ -128,8 +128,8 @@ def structure_exists(
 ) -> bool:
     """Whether the certified graph exists on these people: a perfect matching of people to
     slots (ring positions, whose person must be compatible with the k rows p, p−1, …, p−k+1,
-    and rows in no ring). O(pairs·k) for the slot graph, a maximum flow (Dinic) on the groups of identical
-    QIs for the matching."""
+    and rows in no ring). O(pairs·k) for the slot graph, a maximum flow (Dinic) on the groups
+    of identical QIs for the matching."""
     from anonymatch.core.matching import grouped_perfect_matching
     from anonymatch.tables.verify import compatibility
 
