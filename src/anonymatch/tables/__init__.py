@@ -22,20 +22,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.front import keep_functions
-from anonymatch.core.validation import (
-    check_k,
-    check_optional_level,
-    check_weights,
-    column_list,
-    require_frame,
-)
+from anonymatch.core.validation import require_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from anonymatch.tables.columns.hierarchy import Hierarchy
-    from anonymatch.tables.columns.qitypes import QITypes
-    from anonymatch.tables.columns.schema import MissingCodes, Schema
+    from anonymatch.tables.columns.schema import MissingCodes
     from anonymatch.tables.job import TableJob
     from anonymatch.tables.metrics import InformationLoss
     from anonymatch.tables.pipeline import Release
@@ -44,26 +37,6 @@ if TYPE_CHECKING:
 
 
 __all__ = ["anonymize", "evaluate", "risk", "run_job", "verify"]
-
-
-def _schema(
-    qi: str | Iterable[str],
-    numeric: str | Iterable[str] | None,
-    sensitive: str | Iterable[str] | None = None,
-    identifiers: str | Iterable[str] | None = None,
-    weights: Mapping[str, float] | None = None,
-    types: QITypes | None = None,
-) -> Schema:
-    from anonymatch.tables.columns.schema import Schema
-
-    return Schema.build(
-        column_list(qi, "qi"),
-        column_list(numeric, "numeric"),
-        column_list(sensitive, "sensitive"),
-        column_list(identifiers, "identifiers"),
-        check_weights(weights),
-        types,
-    )
 
 
 def _published(release: Any) -> pd.DataFrame:
@@ -370,32 +343,16 @@ def verify(
     >>> anonymatch.tables.verify(df, df, k=2, qi="age,sex", numeric="age").passed
     False
     """
-    from anonymatch.tables.job import missing, qi_types
+    keywords = {n: v for n, v in locals().items() if n not in ("original", "release")}
+    from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import Release, verify_release
 
-    original = require_frame(original, "original")
-    published = _published(release)
-    from anonymatch.tables.models.sensitive import build_models
-
-    schema = _schema(
-        qi, numeric, sensitive, types=qi_types(ordinal, dates, hierarchies, hierarchy_cells)
-    )
-    models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
-    if certificate is None and isinstance(release, Release):
+    if certificate is None and isinstance(release, Release):  # a ring release's own (§6)
         guarantee = release.report.get("guarantee")
         if isinstance(guarantee, dict):
-            certificate = guarantee.get("certificate")
-    return verify_release(
-        published,
-        original,
-        check_k(k),
-        schema,
-        missing(na_values),
-        drop_missing,
-        models,
-        suppression_limit=suppression_limit,
-        certificate=certificate,
-    )
+            keywords["certificate"] = guarantee.get("certificate")
+    check = ReleaseCheck.build(**keywords)
+    return verify_release(_published(release), require_frame(original, "original"), check)
 
 
 def evaluate(
@@ -482,15 +439,12 @@ def evaluate(
     >>> 0.0 < loss.gcp <= 1.0
     True
     """
-    from anonymatch.tables.job import missing, qi_types
+    keywords = {n: v for n, v in locals().items() if n not in ("original", "release")}
+    from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import evaluate_release
 
-    original = require_frame(original, "original")
-    published = _published(release)
-    schema = _schema(
-        qi, numeric, weights=weights, types=qi_types(ordinal, dates, hierarchies, hierarchy_cells)
-    )
-    return evaluate_release(published, original, schema, missing(na_values), drop_missing)
+    check = ReleaseCheck.build(**keywords)
+    return evaluate_release(_published(release), require_frame(original, "original"), check)
 
 
 def risk(
@@ -606,23 +560,12 @@ def risk(
     >>> figures.candidates.min >= 2, figures.prosecutor.max <= 0.5
     (True, True)
     """
-    from anonymatch.tables.job import missing, qi_types
-    from anonymatch.tables.risk.risk import assess, check_threshold
+    keywords = {n: v for n, v in locals().items() if n not in ("original", "release", "threshold")}
+    from anonymatch.tables.job import ReleaseCheck
+    from anonymatch.tables.risk.risk import assess
 
-    original = require_frame(original, "original")
-    published = _published(release)
-    return assess(
-        original,
-        published,
-        qi=column_list(qi, "qi"),
-        numeric=column_list(numeric, "numeric"),
-        sensitive=column_list(sensitive, "sensitive"),
-        k=check_optional_level(k, "k"),
-        threshold=check_threshold(threshold),
-        na_values=missing(na_values),
-        drop_missing=drop_missing,
-        types=qi_types(ordinal, dates, hierarchies, hierarchy_cells),
-    )
+    check = ReleaseCheck.build(**keywords)
+    return assess(require_frame(original, "original"), _published(release), check, threshold)
 
 
 # The analyst's side (issue 27), imported on first use so that ``import anonymatch`` stays cheap:
