@@ -132,12 +132,20 @@ def ring_order(qi: EncodedQI, k: int, target: SensitiveTarget) -> np.ndarray | N
     dist = distances(qi)
     near = np.argsort(dist, axis=1, kind="stable")
     codes = np.ascontiguousarray(target.codes)
-    model = (target.offsets, target.kinds, target.ls, target.cs, target.ts, target.ordered)
-    order, placed = _nearest_ring(near, codes, k, *model, target.q)
+    models = (
+        target.offsets,
+        target.kinds,
+        target.ls,
+        target.cs,
+        target.ts,
+        target.ordered,
+        target.q,
+    )
+    order, placed = _nearest_ring(near, codes, k, models)
     if qi.n - placed > max(2 * k, qi.n // REPAIR_SHARE):  # too many left: not worth it
         return None
     if placed < qi.n or not windows_ok(codes[order], k, target):
-        order, ok = _repair(dist, codes, k, order, placed, *model, target.q)
+        order, ok = _repair(dist, codes, k, order, placed, models)
         if not ok:
             return None
     return order
@@ -217,12 +225,15 @@ def shift_assignment(release: RingRelease, rng: np.random.Generator) -> np.ndarr
 
 
 @njit(cache=True, nogil=True)
-def _completable(counts, free, offsets, kinds, ls, cs, ts, ordered, q, scratch):  # noqa: PLR0913  # pragma: no cover
+def _completable(counts, free, models, scratch):  # pragma: no cover - compiled
     """Whether a window holding ``counts`` and ``free`` more records can plausibly satisfy
     the models: each column gets ``free`` greedy additions — to the value furthest below its
     table share (t-closeness) or to the rarest value (ℓ-diversity: water-filling, which
     maximizes distinct values and entropy) — and the result is checked. A pruning heuristic:
-    the exact check is made on every complete window. O(free·slots)."""
+    the exact check is made on every complete window. ``models`` = (offsets, kinds, ls, cs, ts,
+    ordered, q), the packed models of ``SensitiveTarget`` (as in ``diverse._cluster``).
+    O(free·slots)."""
+    offsets, kinds, ls, cs, ts, ordered, q = models
     scratch[:] = counts
     for c in range(offsets.shape[0] - 1):
         a, b = offsets[c], offsets[c + 1]
@@ -240,13 +251,14 @@ def _completable(counts, free, offsets, kinds, ls, cs, ts, ordered, q, scratch):
 
 
 @njit(cache=True, nogil=True)
-def _nearest_ring(near, codes, k, offsets, kinds, ls, cs, ts, ordered, q):  # noqa: PLR0913  # pragma: no cover
+def _nearest_ring(near, codes, k, models):  # pragma: no cover - compiled
     """Constrained nearest-neighbour ring: start at record 0; at each step place the unplaced
     record nearest to the last one placed (``near[i]``: all records by distance from i) whose
     placement keeps the window just completed within the models and leaves the next window
     completable (``_completable``; before the first window is complete, that it can still be
     completed). Returns (order, placed): the first ``placed`` entries are valid; the rest is
     left to ``_repair``. O(m²·slots) time in the worst case, O(m + slots) memory."""
+    offsets, kinds, ls, cs, ts, ordered, q = models
     m, s = codes.shape[0], codes.shape[1]
     slots = offsets[-1]
     order = np.empty(m, np.int64)
@@ -271,11 +283,9 @@ def _nearest_ring(near, codes, k, offsets, kinds, ls, cs, ts, ordered, q):  # no
                 old = order[step + 1 - k]
                 for c in range(s):
                     trial[offsets[c] + codes[old, c]] -= 1
-                if not _completable(trial, 1, offsets, kinds, ls, cs, ts, ordered, q, scratch):
+                if not _completable(trial, 1, models, scratch):
                     continue
-            elif not _completable(
-                trial, k - step - 1, offsets, kinds, ls, cs, ts, ordered, q, scratch
-            ):
+            elif not _completable(trial, k - step - 1, models, scratch):
                 continue
             choice = r
             break
@@ -294,9 +304,10 @@ def _nearest_ring(near, codes, k, offsets, kinds, ls, cs, ts, ordered, q):  # no
 
 
 @njit(cache=True, nogil=True)
-def _window_ok_at(seq, length, start, k, codes, window, offsets, kinds, ls, cs, ts, ordered, q):  # noqa: PLR0913  # pragma: no cover
+def _window_ok_at(seq, length, start, k, codes, window, models):  # pragma: no cover
     """Whether the cyclic window of k entries of ``seq[:length]`` from ``start`` is within
     the models (``window``: scratch counts). O(k·s + slots)."""
+    offsets, kinds, ls, cs, ts, ordered, q = models
     window[:] = 0
     for a in range(k):
         rec = seq[(start + a) % length]
@@ -306,11 +317,12 @@ def _window_ok_at(seq, length, start, k, codes, window, offsets, kinds, ls, cs, 
 
 
 @njit(cache=True, nogil=True)
-def _repair(dist, codes, k, order, placed, offsets, kinds, ls, cs, ts, ordered, q):  # noqa: PLR0913  # pragma: no cover
+def _repair(dist, codes, k, order, placed, models):  # pragma: no cover - compiled
     """Insert the records ``_nearest_ring`` left unplaced (those not in ``order[:placed]``)
     one by one at the cheapest place of the ring (distance added) where the k windows that
     contain them are within the models, then check every cyclic window. Returns (order, ok).
     O(T·m·k·(k·s + slots)) for T records to insert."""
+    offsets, kinds, ls, cs, ts, ordered, q = models
     m = codes.shape[0]
     slots = offsets[-1]
     window = np.zeros(slots, np.int64)
@@ -326,9 +338,7 @@ def _repair(dist, codes, k, order, placed, offsets, kinds, ls, cs, ts, ordered, 
     while changed and length >= k:
         changed = False
         for start in range(length):
-            if not _window_ok_at(
-                seq, length, start, k, codes, window, offsets, kinds, ls, cs, ts, ordered, q
-            ):
+            if not _window_ok_at(seq, length, start, k, codes, window, models):
                 for a in range(k):
                     used[seq[(start + a) % length]] = False
                 keep = 0
@@ -362,21 +372,7 @@ def _repair(dist, codes, k, order, placed, offsets, kinds, ls, cs, ts, ordered, 
                 tmp[p + 2 : length + 1] = seq[p + 1 : length]
                 for j in range(k):  # windows containing position p + 1
                     start = (p + 1 - j) % (length + 1)
-                    if not _window_ok_at(
-                        tmp,
-                        length + 1,
-                        start,
-                        k,
-                        codes,
-                        window,
-                        offsets,
-                        kinds,
-                        ls,
-                        cs,
-                        ts,
-                        ordered,
-                        q,
-                    ):
+                    if not _window_ok_at(tmp, length + 1, start, k, codes, window, models):
                         fine = False
                         break
                 if not fine:
@@ -392,8 +388,6 @@ def _repair(dist, codes, k, order, placed, offsets, kinds, ls, cs, ts, ordered, 
         length += 1
         used[x] = True
     for start in range(m):
-        if not _window_ok_at(
-            seq, m, start, k, codes, window, offsets, kinds, ls, cs, ts, ordered, q
-        ):
+        if not _window_ok_at(seq, m, start, k, codes, window, models):
             return seq[:m], False
     return seq[:m], True
