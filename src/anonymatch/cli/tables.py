@@ -408,6 +408,17 @@ def _manifest_suppression(path: str | None) -> tuple[float, int | None]:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
 
 
+def _manifest_certificate(path: str | None) -> dict[str, object] | None:
+    """The ring certificate a manifest records (``guarantee.certificate``), or None."""
+    if path is None:
+        return None
+    try:
+        certificate = json.loads(Path(path).read_text()).get("guarantee", {}).get("certificate")
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"cannot read the manifest {path}: {exc}") from None
+    return certificate if isinstance(certificate, dict) else None
+
+
 def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: TableJob) -> Any:
     """The executor of the streamed path, or None for the in-memory path: threads keep the
     run in memory; a scheduler, or ``auto`` with workers, means Dask; ``auto`` streams
@@ -609,6 +620,8 @@ def verify(
                                      low_open=False, high_open=True),
             partition_size=recorded_size,
         )  # fmt: skip
+    if check.models and check.certificate is None:  # a ring release: every draw (§6)
+        check = check.replace(certificate=_manifest_certificate(manifest))
     report = verify_release(pub, orig, check)
     kmap_figures = _check_kmap(orig, pub, check, kmap, csv)
     passed = report.passed and (kmap_figures is None or bool(kmap_figures["passed"]))

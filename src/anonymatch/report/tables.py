@@ -186,7 +186,13 @@ def _reverify(
 
             job = manifest_job(manifest)  # the claimed level and models, validated as a job
             assert job.k is not None
-            check = job.check.replace(schema=schema, na=na, drop_missing=drop_missing)
+            certificate = g.get("certificate") if job.models else None
+            check = job.check.replace(
+                schema=schema,
+                na=na,
+                drop_missing=drop_missing,
+                certificate=certificate if isinstance(certificate, Mapping) else None,
+            )
             rerun = verify_release(release, original, check).to_dict()
         elif model == "adaptive-anonymity" and params.get("k_column"):
             from anonymatch.tables.job import ReleaseCheck
