@@ -301,12 +301,22 @@ def _finish(
 
     finish_manifest(report, input_path, output, started, command="anonymize")
     write_manifest(report_path, report)
+    _warn_honestly(report)
     if quiet:
         return
     if report["guarantee"]["model"] == "adaptive-anonymity":
         _print_adaptive_summary(report, output)
     else:
         _print_summary(report, output)
+
+
+def _warn_honestly(report: dict[str, Any]) -> None:
+    """Warn on stderr about kept columns that leak QIs and about a release that keeps little
+    (``app.honest``; even with --quiet: they are about what was published)."""
+    from anonymatch.app.honest import warnings_of
+
+    for line in warnings_of(report):
+        click.echo(f"warning: {line}", err=True)
 
 
 def _finish_database(
@@ -439,6 +449,11 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
         _echo_sensitive(check)
     per = ", ".join(f"{a} {100 * x:.2f}%" for a, x in loss["ncp"].items())
     click.echo(f"information loss: GCP {100 * loss['gcp']:.2f}% ({per})")
+    from anonymatch.app.honest import headline_text
+
+    kept = headline_text(report)
+    if kept is not None:
+        click.echo(f"what the release keeps: {kept}")
     if "gcp_with_suppressed" in loss:
         click.echo(
             f"GCP counting each suppressed record as a row of '*': "

@@ -175,10 +175,14 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         assert isinstance(guarantee, dict) and isinstance(verification, dict)
         guarantee["sensitive"] = [m.describe() for m in models]
         verification["sensitive"] = [s.to_dict() for s in sensitive_checks]
+    from anonymatch.tables.risk.headline import headline
     from anonymatch.tables.risk.leakage import check_leakage
 
     t0 = time.perf_counter()
     report["leakage"] = check_leakage(data, enc, published, table, schema).to_dict()
+    loss_block = report["loss"]
+    assert isinstance(loss_block, dict)
+    loss_block["headline"] = headline(published, enc).to_dict()
     report["seconds"] = {
         "build": t_build,
         "verify": t_verify,

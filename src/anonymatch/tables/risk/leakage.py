@@ -49,6 +49,10 @@ from anonymatch.tables.recode import GeneralizedQI
 SCHEMA = "anonymatch-leakage/1"
 """The ``schema`` key of a leakage report's JSON."""
 
+RECODES = 0.99
+"""A kept column whose values give a QI's value in at least this share of the rows (its
+commonest value per kept value) recodes that QI: dropping it loses nothing the QI keeps."""
+
 _CONTACT = re.compile(
     r"^\s*(?:[^@\s]+@[^@\s]+\.[A-Za-z]{2,}|https?://\S+|www\.\S+|\+?[\d ()./-]{7,})\s*$"
 )
@@ -88,7 +92,10 @@ class QILeak:
     most ``narrow_factor`` of its values, ``pinned`` of them to one value (exact), out of
     ``generalized`` rows whose cell covers more than one value; ``rules`` kept values with a
     rule narrower than the domain; ``determined`` rows whose kept value leaves one value of the
-    whole domain (published exactly or not: what the kept column tells on its own)."""
+    whole domain (published exactly or not: what the kept column tells on its own);
+    ``predicted`` the share of original rows whose QI value is the commonest among the rows
+    sharing their kept value, counting only kept values with support (1: the kept column
+    recodes the QI)."""
 
     qi: str
     rules: int
@@ -96,6 +103,7 @@ class QILeak:
     narrowed: int
     pinned: int
     determined: int = 0
+    predicted: float = 0.0
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -105,6 +113,7 @@ class QILeak:
             "narrowed_rows": self.narrowed,
             "pinned_rows": self.pinned,
             "determined_rows": self.determined,
+            "predicted_share": self.predicted,
         }
 
 
@@ -318,9 +327,11 @@ def _column(
         inside = width - _count_in_sets(leak.keys, published, sets, m, star)
         by_qi.append(_tally(attr, leak, width, inside, published, options, leaked, pinned))
     reasons: list[str] = []
+    copies = [q.qi for q in by_qi if q.predicted >= RECODES]
     leaked_rows, pinned_rows = int(leaked.sum()), int(pinned.sum())
     if leaked_rows and leaked_rows >= options.flag_share * n:
         worst = sorted((q for q in by_qi if q.narrowed), key=lambda q: -q.narrowed)
+        worst = [q for i, q in enumerate(worst) if i == 0 or q.narrowed >= options.flag_share * n]
         parts = [
             f"{q.qi!r} in {_share(q.narrowed, n)}"
             + (f", exactly in {q.pinned:,}" if q.pinned else "")
@@ -331,6 +342,8 @@ def _column(
         reasons.append(f"{_share(unique_rows, n)} have a value of their own")
     if free_text is not None:
         reasons.append(free_text)
+    if reasons and copies:
+        reasons.append(f"it recodes {', '.join(map(repr, copies))}: dropping it loses nothing")
     role = "sensitive" if name in schema.sensitive else "other"
     return ColumnLeak(
         name,
@@ -353,6 +366,7 @@ class _Rules:
     keys: np.ndarray
     size: np.ndarray
     m: int
+    predicted: float = 0.0  # share of rows whose QI value is their kept value's commonest
 
 
 def _rules(
@@ -368,6 +382,9 @@ def _rules(
     u, r = len(support), len(kept)
     if r == 0 or m == 0:
         return _Rules(np.zeros(0, np.int64), np.full(u, m, np.int64), m)
+    pair, count = np.unique(kept * m + qi, return_counts=True)
+    best = np.zeros(u, np.int64)
+    np.maximum.at(best, pair // m, count)
     total = np.bincount(kept, minlength=u).astype(np.float64)
     freq = np.bincount(qi, minlength=m).astype(np.float64)
     by_freq = np.argsort(-freq, kind="stable")  # most frequent first
@@ -380,7 +397,6 @@ def _rules(
         np.cumsum(frequent[owners]) - frequent[owners], frequent[owners]
     )
     cand_a = by_freq[offsets]
-    pair, count = np.unique(kept * m + qi, return_counts=True)
     cand = cand_v * m + cand_a
     pos = np.minimum(np.searchsorted(pair, cand), len(pair) - 1)
     seen = np.where(pair[pos] == cand, count[pos], 0)
@@ -388,7 +404,7 @@ def _rules(
     out = seen <= options.tolerance * expected + 1e-9
     keys = np.sort(cand[out])
     size = m - np.bincount(cand_v[out], minlength=u)
-    return _Rules(keys, size.astype(np.int64), m)
+    return _Rules(keys, size.astype(np.int64), m, float(best[support].sum() / r))
 
 
 def _count_in_range(
@@ -465,6 +481,7 @@ def _tally(
         int(narrowed.sum()),
         int(exact.sum()),
         int((has_rule & (rules.size[np.maximum(published, 0)] == 1)).sum()),
+        rules.predicted,
     )
 
 
