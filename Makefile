@@ -6,8 +6,12 @@ export ANONYMATCH_DATA ?= $(abspath ../shared/datasets)
 
 ADULT := $(ANONYMATCH_DATA)/adult/adult.data
 ADULT_NAMES := age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,race,sex,capital-gain,capital-loss,hours-per-week,native-country,income
-ADULT_QI := age,workclass,education-num,marital-status,occupation,race,sex,native-country
-ADULT_OPTS := --names $(ADULT_NAMES) --qi $(ADULT_QI) --numeric age,education-num --na-values '?' --drop-missing
+## Roles: no column released unchanged gives a QI away (issue 25, `anonymatch.tables.risk.leakage`):
+## education recodes education-num and fnlwgt is unique on its own (both dropped); relationship
+## reveals marital-status and sex (a QI). The remaining kept columns leak < 1 % of the rows.
+ADULT_QI := age,workclass,education-num,marital-status,occupation,relationship,race,sex,native-country
+ADULT_IDS := fnlwgt,education
+ADULT_OPTS := --names $(ADULT_NAMES) --qi $(ADULT_QI) --identifiers $(ADULT_IDS) --numeric age,education-num --na-values '?' --drop-missing
 
 .PHONY: install peers run test lint typecheck pytest docs bench fuzz clean
 

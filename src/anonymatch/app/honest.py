@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from anonymatch.tables.risk.headline import USELESS_LOSS, WARN_LOSS
+from anonymatch.tables.risk.leakage import RECODES
 
 LEAK_EXIT_HINT = (
     "declare the flagged columns quasi-identifiers (--qi) or identifiers (--identifiers), or "
@@ -34,11 +35,12 @@ def leakage_lines(manifest: Mapping[str, Any]) -> list[str]:
     for column in block.get("columns") or ():
         if not isinstance(column, Mapping) or not column.get("flagged"):
             continue
-        role = "an identifier" if _proposed(column) == "identifier" else "a quasi-identifier"
+        role = (
+            "an identifier (dropped)" if _proposed(column) == "identifier" else "a quasi-identifier"
+        )
         reasons = "; ".join(str(r) for r in column.get("reasons") or ())
         lines.append(
-            f"column {column.get('column')!r} is released unchanged but {reasons} "
-            f"(make it {role})"
+            f"column {column.get('column')!r} is released unchanged but {reasons} (make it {role})"
         )
     return lines
 
@@ -49,6 +51,9 @@ def _proposed(column: Mapping[str, Any]) -> str:
         return "identifier"
     if column.get("unique_rows") and not column.get("leaked_rows"):
         return "identifier"
+    for q in column.get("by_qi") or ():
+        if isinstance(q, Mapping) and float(q.get("predicted_share") or 0) >= RECODES:
+            return "identifier"
     return "qi"
 
 

@@ -137,9 +137,12 @@ class ColumnLeak:
 
     @property
     def proposed_role(self) -> str:
-        """What ``init`` proposes for a flagged column: ``identifier`` for a key or free text
-        (dropped), ``qi`` for a column that gives QIs away (generalized with them)."""
+        """What ``init`` proposes for a flagged column: ``identifier`` for a key, free text or a
+        recoding of a QI (dropped), ``qi`` for a column that gives QIs away (generalized with
+        them)."""
         if self.free_text is not None or (self.unique_rows and not self.leaked_rows):
+            return "identifier"
+        if any(q.predicted >= RECODES for q in self.by_qi):  # a recoding of a QI: drop it
             return "identifier"
         return "qi"
 
