@@ -427,6 +427,7 @@ def infer_job(
                 "quasi-identifier? no demographic column name was recognised: picked for its "
                 "few values; check"
             )
+    _propose_leaking(frame, profiles, columns, notes)
     # ---------------------------------------------------------------- missing values
     seen: dict[str, int] = {}
     for prof in profiles:
@@ -481,6 +482,56 @@ def infer_job(
     job = parse_job(data, p.name)
     job._comments = notes
     return job
+
+
+def _propose_leaking(
+    frame: pd.DataFrame,
+    profiles: Sequence[ColumnProfile],
+    columns: dict[str, dict[str, Any]],
+    notes: dict[str, list[str]],
+) -> None:
+    """Propose as QIs or identifiers the columns the draft keeps unchanged that would give its
+    QIs away (``tables.risk.leakage`` on the sample, every QI cell taken as fully generalized:
+    the worst case of any release), with the figures as evidence. Columns the check cannot
+    encode (a numeric QI that does not parse) leave the draft as it is. O(leakage check)."""
+    from anonymatch.tables.columns.schema import Schema, encode_qi
+    from anonymatch.tables.recode import GeneralizedQI
+    from anonymatch.tables.risk.leakage import check_leakage
+
+    qi = [p.name for p in profiles if columns[p.name]["role"] == "qi"]
+    kept = [p.name for p in profiles if columns[p.name]["role"] == "other"]
+    if not qi or not kept or len(frame) == 0:
+        return
+    numeric = [a for a in qi if columns[a].get("type") == "numeric"]
+    try:
+        schema = Schema.build(qi, numeric)
+        enc = encode_qi(frame[qi + kept], schema, list(DEFAULT_NA_VALUES))
+    except InputError:
+        return
+    n = enc.n
+    dn, dc = len(enc.num_names), len(enc.cat_names)
+    import scipy.sparse as sp
+
+    stars = GeneralizedQI(
+        np.zeros((n, dn)),
+        np.zeros((n, dn)),
+        np.ones((n, dn), bool),
+        tuple(sp.csr_array((n, int(m))) for m in enc.cat_card),
+        np.ones((n, dc), bool),
+    )
+    report = check_leakage(frame, enc, stars, frame[qi + kept], schema)
+    for column in report.flagged:
+        role = column.proposed_role
+        col = columns[column.column]
+        col["role"] = role
+        if role == "identifier":
+            col.pop("type", None)
+            col.pop("granularity", None)
+        why = notes.setdefault(f"columns.{column.column}", [])
+        why.append(
+            f"{'identifier' if role == 'identifier' else 'quasi-identifier'}? kept unchanged, "
+            f"{'; '.join(column.reasons)} (were those QIs fully generalized)"
+        )
 
 
 def _evidence(prof: ColumnProfile) -> str:

@@ -313,7 +313,9 @@ def _column(
     for a, attr in enumerate(enc.num_names):
         miss = enc.num_missing[:, a]
         vals, ranks = np.unique(enc.num[~miss, a], return_inverse=True)
-        leak = _rules(codes[~miss], ranks.reshape(-1), len(vals), support, options)
+        ranks = ranks.reshape(-1)
+        bins = _frequency_bins(ranks, len(vals))
+        leak = _rules(codes[~miss], ranks, len(vals), support, options, bins)
         star = cells.num_star[:, a]
         lo = np.searchsorted(vals, cells.num_lo[:, a], side="left")
         hi = np.searchsorted(vals, cells.num_hi[:, a], side="right") - 1
@@ -323,9 +325,16 @@ def _column(
         by_qi.append(_tally(attr, leak, width, inside, published, options, leaked, pinned))
     for a, attr in enumerate(enc.cat_names):
         miss = enc.cat_missing[:, a]
-        m = int(enc.cat_card[a])
-        leak = _rules(codes[~miss], enc.cat[~miss, a], m, support, options)
-        sets, star = cells.cat_sets[a], cells.cat_star[:, a]
+        # the labels present in the original, numbered 0..m-1 (a hierarchy's other leaves and
+        # a release's foreign labels cover nobody)
+        present = np.unique(enc.cat[~miss, a])
+        m = len(present)
+        compact = np.full(max(int(enc.cat_card[a]), int(present[-1]) + 1 if m else 0), -1)
+        compact[present] = np.arange(m)
+        tree = enc.types.hierarchies.get(attr)
+        bins = _level_bins(tree.anc[present] if tree is not None else None)
+        leak = _rules(codes[~miss], compact[enc.cat[~miss, a]], m, support, options, bins)
+        sets, star = _compact_sets(cells.cat_sets[a], compact), cells.cat_star[:, a]
         width = _set_sizes(sets, m, star)
         inside = width - _count_in_sets(leak.keys, published, sets, m, star)
         by_qi.append(_tally(attr, leak, width, inside, published, options, leaked, pinned))
@@ -373,13 +382,21 @@ class _Rules:
 
 
 def _rules(
-    kept: np.ndarray, qi: np.ndarray, m: int, support: np.ndarray, options: LeakageOptions
+    kept: np.ndarray,
+    qi: np.ndarray,
+    m: int,
+    support: np.ndarray,
+    options: LeakageOptions,
+    bins: np.ndarray | None = None,
 ) -> _Rules:
     """The values each kept value with support rules out: those its rows would show at least
     ``min_expected`` times were the two independent, and show at most ``tolerance`` times
-    that often. Only values with freq ≥ min_expected · r / total(v) can qualify, at most
-    total(v) / min_expected of them per kept value: O(r log r + r / min_expected) in all for
-    r rows."""
+    that often — value by value, and bin by bin when ``bins`` (the bin of each of the m QI
+    values: equal-frequency ranges of a numeric QI, a hierarchy's level) group values too
+    rare one by one (a state rules out the ZIP codes of other states). Only values with
+    freq ≥ min_expected · r / total(v) can qualify, at most total(v) / min_expected per kept
+    value; a bin's values are expanded within a budget of 16·r pairs (beyond, the bins are
+    not used: fewer leaks claimed, never more). O(r log r) for r rows."""
     ok = kept >= 0
     kept, qi = kept[ok].astype(np.int64), qi[ok].astype(np.int64)
     u, r = len(support), len(kept)
@@ -389,6 +406,33 @@ def _rules(
     best = np.zeros(u, np.int64)
     np.maximum.at(best, pair // m, count)
     total = np.bincount(kept, minlength=u).astype(np.float64)
+    keys = _excluded(kept, qi, m, total, support, options)
+    if bins is not None and len(bins) == m:
+        nb = int(bins.max()) + 1 if m else 0
+        by_bin = _excluded(kept, bins[qi], nb, total, support, options)
+        ev, eb = by_bin // max(nb, 1), by_bin % max(nb, 1)
+        order = np.argsort(bins, kind="stable")
+        start = np.searchsorted(bins[order], np.arange(nb + 1))
+        sizes = start[eb + 1] - start[eb]
+        if int(sizes.sum()) <= 16 * r:
+            offsets = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            values = order[np.repeat(start[eb], sizes) + offsets]
+            keys = np.union1d(keys, np.repeat(ev, sizes) * m + values)
+    size = m - np.bincount(keys // m, minlength=u)
+    return _Rules(keys, size.astype(np.int64), m, float(best[support].sum() / r))
+
+
+def _excluded(
+    kept: np.ndarray,
+    qi: np.ndarray,
+    m: int,
+    total: np.ndarray,
+    support: np.ndarray,
+    options: LeakageOptions,
+) -> np.ndarray:
+    """Sorted keys ``v · m + a`` of the QI values a each kept value v rules out (see
+    ``_rules``). O(r log r + r / min_expected)."""
+    r = len(kept)
     freq = np.bincount(qi, minlength=m).astype(np.float64)
     by_freq = np.argsort(-freq, kind="stable")  # most frequent first
     limit = options.min_expected * r / np.maximum(total, 1.0)
@@ -400,14 +444,15 @@ def _rules(
         np.cumsum(frequent[owners]) - frequent[owners], frequent[owners]
     )
     cand_a = by_freq[offsets]
+    pair, count = np.unique(kept * m + qi, return_counts=True)
     cand = cand_v * m + cand_a
+    if len(pair) == 0:
+        return np.zeros(0, np.int64)
     pos = np.minimum(np.searchsorted(pair, cand), len(pair) - 1)
     seen = np.where(pair[pos] == cand, count[pos], 0)
     expected = total[cand_v] * freq[cand_a] / r
     out = seen <= options.tolerance * expected + 1e-9
-    keys = np.sort(cand[out])
-    size = m - np.bincount(cand_v[out], minlength=u)
-    return _Rules(keys, size.astype(np.int64), m, float(best[support].sum() / r))
+    return np.sort(cand[out])
 
 
 def _count_in_range(
@@ -440,6 +485,48 @@ def _count_in_sets(
         last = np.searchsorted(keys, v * m + m, side="left")
         out = np.where(star, last - first, out)
     return np.where(published >= 0, out, 0).astype(np.int64)
+
+
+MAX_BINS = 20
+"""Bins of a QI's values for the rules of kept values (equal-frequency ranges of a numeric QI,
+the finest hierarchy level with at most this many nodes)."""
+
+
+def _frequency_bins(ranks: np.ndarray, m: int) -> np.ndarray | None:
+    """Equal-frequency bins of the m distinct values of a numeric QI (contiguous ranges of
+    values, ``MAX_BINS`` at most; a value is never split), None when m ≤ ``MAX_BINS``. O(r)."""
+    if m <= MAX_BINS:
+        return None
+    counts = np.bincount(ranks, minlength=m)
+    before = np.cumsum(counts) - counts
+    return np.minimum(before * MAX_BINS // max(len(ranks), 1), MAX_BINS - 1).astype(np.int64)
+
+
+def _level_bins(anc: np.ndarray | None) -> np.ndarray | None:
+    """The bins of a hierarchy's present leaves (their ancestors ``anc``): the nodes of the
+    finest level above the leaves with at most ``MAX_BINS`` of them and more than one,
+    renumbered 0..; None without a hierarchy or such a level. O(m·levels)."""
+    if anc is None or len(anc) == 0:
+        return None
+    for level in range(1, anc.shape[1]):
+        nodes, bins = np.unique(anc[:, level], return_inverse=True)
+        if 1 < len(nodes) <= MAX_BINS:
+            return bins.reshape(-1).astype(np.int64)
+    return None
+
+
+def _compact_sets(sets: sp.csr_array, compact: np.ndarray) -> sp.csr_array:
+    """``sets`` with its labels renumbered by ``compact`` (−1, or beyond it: dropped). O(nnz)."""
+    idx = np.asarray(sets.indices, np.int64)
+    inside = idx < len(compact)
+    new = np.full(len(idx), -1, np.int64)
+    new[inside] = compact[idx[inside]]
+    keep = new >= 0
+    n = sets.shape[0]
+    rows = np.repeat(np.arange(n), np.diff(np.asarray(sets.indptr, np.int64)))[keep]
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
+    width = int(compact.max()) + 1 if len(compact) and compact.max() >= 0 else 0
+    return sp.csr_array((np.ones(int(keep.sum()), np.int8), new[keep], ptr), shape=(n, width))
 
 
 def _set_sizes(sets: sp.csr_array, m: int, star: np.ndarray) -> np.ndarray:
