@@ -1,0 +1,210 @@
+"""Honest releases (issue 25): what kept columns leak, before and after the roles are fixed,
+and the utility headline of each release.
+
+Three jobs, each run twice through the Python API (``anonymatch.anonymize``, hungarian, fixed
+seed), with the roles *before* and *after* this issue:
+
+* Adult (30,162 complete rows), k = 10, sensitive income: before, ``make run``'s old roles
+  (QIs age, workclass, education-num, marital-status, occupation, race, sex, native-country;
+  every other column kept); after, the Makefile's new roles (relationship a QI, education and
+  fnlwgt dropped as identifiers).
+* fars_subset (10,093 rows) and cup_subset (6,344 rows), k = 5: before, the roles of
+  ``anonymatch init``'s draft on main before this issue (fars: QIs iage, irace, ideathmon;
+  cup: QIs ZIP, AGE, GENDER; the rest kept); after, the roles of ``init``'s draft now (it
+  proposes the kept columns that give QIs away as QIs or identifiers).
+
+For each release: leaked rows per kept column (``anonymatch.tables.risk.leakage``: rows whose
+QI cell the kept value narrows to at most half its values), the flagged columns, GCP and the
+utility headline (``anonymatch.tables.risk.headline``), and the time of the leakage check.
+Writes docs/results.md (section honest_releases) and benchmarks/results/honest_releases.json.
+
+Usage: ANONYMATCH_DATA=/work/shared/datasets python benchmarks/honest_releases.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import pandas as pd
+from _common import data_file, dump, machine, update_results
+
+import anonymatch
+from anonymatch.app.infer import infer_job
+from anonymatch.tables.io import CsvOptions, read_table
+
+ADULT_NAMES = (
+    "age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,race,"
+    "sex,capital-gain,capital-loss,hours-per-week,native-country,income"
+).split(",")
+ADULT_BEFORE = "age,workclass,education-num,marital-status,occupation,race,sex,native-country"
+ADULT_AFTER = (
+    "age,workclass,education-num,marital-status,occupation,relationship,race,sex,native-country"
+)
+
+
+def _init_roles(path: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """QIs, numeric QIs, sensitive and identifier columns of ``anonymatch init``'s draft."""
+    job = infer_job(path)
+    return list(job.qi), list(job.numeric), list(job.sensitive), list(job.identifiers)
+
+
+def jobs() -> list[dict[str, Any]]:
+    adult = read_table(data_file("adult/adult.data", "adult"), CsvOptions(names=ADULT_NAMES))
+    common = {"k": 10, "sensitive": ["income"], "na_values": ["?"], "drop_missing": True}
+    out: list[dict[str, Any]] = [
+        {
+            "data": "Adult",
+            "roles": "before",
+            "frame": adult,
+            "args": {**common, "qi": ADULT_BEFORE.split(","), "numeric": ["age", "education-num"]},
+        },
+        {
+            "data": "Adult",
+            "roles": "after",
+            "frame": adult,
+            "args": {
+                **common,
+                "qi": ADULT_AFTER.split(","),
+                "numeric": ["age", "education-num"],
+                "identifiers": ["fnlwgt", "education"],
+            },
+        },
+    ]
+    before = {
+        "fars_subset": (["iage", "irace", "ideathmon"], ["iage"]),
+        "cup_subset": (["ZIP", "AGE", "GENDER"], ["ZIP", "AGE"]),
+    }
+    for name, rel in (
+        ("fars_subset", "arx_fars/fars_subset.csv"),
+        ("cup_subset", "arx_cup/cup_subset.csv"),
+    ):
+        path = data_file(rel, name)
+        frame = read_table(path, CsvOptions(sep=";"))
+        qi, numeric = before[name]
+        out.append(
+            {
+                "data": name,
+                "roles": "before",
+                "frame": frame,
+                "args": {"k": 5, "qi": qi, "numeric": numeric},
+            }
+        )
+        qi, numeric, sensitive, ids = _init_roles(path)
+        out.append(
+            {
+                "data": name,
+                "roles": "after",
+                "frame": frame,
+                "args": {
+                    "k": 5,
+                    "qi": qi,
+                    "numeric": numeric,
+                    "sensitive": sensitive,
+                    "identifiers": ids,
+                },
+            }
+        )
+    return out
+
+
+def run(job: dict[str, Any]) -> dict[str, Any]:
+    frame: pd.DataFrame = job["frame"]
+    started = time.perf_counter()
+    release = anonymatch.anonymize(frame, seed=1, method="hungarian", **job["args"])
+    wall = time.perf_counter() - started
+    report = release.report
+    leakage = report["leakage"]
+    return {
+        "data": job["data"],
+        "roles": job["roles"],
+        "qi": job["args"]["qi"],
+        "identifiers": job["args"].get("identifiers", []),
+        "rows": leakage["rows"],
+        "leaked": {c["column"]: c["leaked_rows"] for c in leakage["columns"]},
+        "pinned": {c["column"]: c["pinned_rows"] for c in leakage["columns"]},
+        "unique": {c["column"]: c["unique_rows"] for c in leakage["columns"]},
+        "flagged": leakage["flagged"],
+        "gcp": report["loss"]["gcp"],
+        "headline": report["loss"]["headline"],
+        "seconds": wall,
+        "leakage_seconds": report["seconds"]["leakage"],
+    }
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def render(results: list[dict[str, Any]]) -> str:
+    lines = [
+        "## Honest releases (issue 25): what kept columns leak, what a release keeps",
+        "",
+        f"Machine: {machine()} (2 cores, shared, Python 3.11). Command: "
+        "`ANONYMATCH_DATA=/work/shared/datasets python benchmarks/honest_releases.py`; "
+        "hungarian, seed 1, through `anonymatch.anonymize`.",
+        "",
+        "**Leaked rows per kept column**, before → after the roles were fixed (Adult: `make "
+        "run`'s roles; fars/cup: `anonymatch init`'s draft before and after this issue). A row "
+        "leaks when its kept value narrows one of its published QI cells to at most half its "
+        "values (`anonymatch.tables.risk.leakage`, docs/guarantees/leakage.md); in brackets the "
+        "rows pinned to one value; *unique*: rows whose value no other row has; **bold**: "
+        "flagged (≥ 1 % of the rows leak, ≥ 5 % unique, or free text). A column the new roles "
+        "generalize (QI) or drop (identifier) reads *QI* / *dropped*.",
+        "",
+        "| data | kept column | before: leaked (pinned) | before: unique | after |",
+        "|---|---|---:|---:|---|",
+    ]
+    by = {(r["data"], r["roles"]): r for r in results}
+    for data in dict.fromkeys(r["data"] for r in results):
+        b, a = by[(data, "before")], by[(data, "after")]
+        for col in b["leaked"]:
+            mark = "**" if col in b["flagged"] else ""
+            if col in a["leaked"]:
+                am = "**" if col in a["flagged"] else ""
+                after = f"{am}{a['leaked'][col]:,} ({a['pinned'][col]:,}){am}"
+            elif col in a["qi"]:
+                after = "*QI*"
+            else:
+                after = "*dropped*"
+            lines.append(
+                f"| {data} | {mark}{col}{mark} | {b['leaked'][col]:,} ({b['pinned'][col]:,}) "
+                f"| {b['unique'][col]:,} | {after} |"
+            )
+    lines += [
+        "",
+        "**Utility headline** of the same releases (`anonymatch.tables.risk.headline`): exact "
+        "cells, rows whose every QI cell covers all values present, distinct values never "
+        "published alone, the loss counted on the values present (GCP counts declared "
+        "domains), the verdict (useless from 90 %, poor from 50 %), and the seconds of the run "
+        "and of the leakage check.",
+        "",
+        "| data | roles | QIs | GCP | exact cells | rows fully generalized | codes merged "
+        "| loss on values present | verdict | flagged | run s | leakage s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|",
+    ]
+    for r in results:
+        h = r["headline"]
+        lines.append(
+            f"| {r['data']} | {r['roles']} | {len(r['qi'])} | {_pct(r['gcp'])} "
+            f"| {_pct(h['exact_cells'])} | {_pct(h['rows_fully_generalized'])} "
+            f"| {_pct(h['codes_merged'])} of {h['codes']:,} | {_pct(h['loss_present'])} "
+            f"| {h['verdict']} | {', '.join(r['flagged']) or '—'} | {r['seconds']:.1f} "
+            f"| {r['leakage_seconds']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.parse_args()
+    results = [run(job) for job in jobs()]
+    for r in results:
+        print(r["data"], r["roles"], r["flagged"], r["leaked"], f"{r['seconds']:.1f}s")
+    dump("honest_releases", results)
+    update_results("honest_releases", render(results))
+
+
+if __name__ == "__main__":
+    main()
