@@ -31,6 +31,8 @@ from anonymatch.tables.columns.schema import (
 )
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.risk.headline import Headline
+from anonymatch.tables.risk.leakage import LeakageReport
 
 UNIQUE_FLAG_SHARE = 0.05
 """A column released unchanged is flagged when at least this share of records hold a value
@@ -106,22 +108,26 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     if cells.n != enc.n:
         raise InputError(f"the release does not match the original: {cells.n} rows against {enc.n}")
     level_column = params.get("k_column")
-    published.tables.append(_columns(original, release, schema, level_column))
-    flagged = published.tables[-1].flagged
-    if flagged:
-        names = [published.tables[-1].rows[i][0] for i in sorted(flagged)]
+    from anonymatch.tables.risk.headline import headline
+    from anonymatch.tables.risk.leakage import check_leakage
+
+    leakage = check_leakage(data, enc, cells, release, schema)
+    published.tables.append(_columns(original, release, schema, level_column, leakage))
+    for line in reversed(leakage.lines()):
         limits.insert(
             0,
-            f"Columns released unchanged that single people out on their own ({', '.join(names)}): "
-            "anyone who knows such a value can find the person's row, whatever k. Drop them "
-            "(--identifiers) or declare them quasi-identifiers.",
+            f"Leak: {line[0].upper()}{line[1:]}. Whatever k, the attacker reads the kept value "
+            "beside the generalized cells.",
         )
     check = _reverify(manifest, original, release, schema, na, drop_missing)
     _risk(risk, manifest, data, enc, cells, release, schema, inputs.threshold, limits)
+    _leakage_table(risk, leakage)
+    kept = headline(cells, enc)
     _utility(utility, cells, enc, data, schema)
+    _headline_facts(utility, kept)
     if options.get("test") is not None and options.get("classify"):
         _learning(utility, original, inputs.release, options, csv)
-    return KindSections(published, guarantee, risk, utility, limits, check)
+    return KindSections(published, guarantee, risk, utility, limits, check, kept.to_dict())
 
 
 def _learning(
@@ -239,10 +245,67 @@ def _published_people(
     return keep if int(keep.sum()) == n_published else None
 
 
+def _leakage_table(section: Section, leakage: LeakageReport) -> None:
+    """The columns released unchanged against the QIs (``tables.risk.leakage``)."""
+    if not leakage.columns:
+        return
+    n = leakage.rows
+    rows, flagged = [], set()
+    for i, c in enumerate(leakage.columns):
+        worst = c.worst()
+        rows.append(
+            [
+                c.column,
+                c.role,
+                _share(c.leaked_rows, n),
+                _share(c.pinned_rows, n),
+                f"{worst.qi} ({worst.narrowed:,})" if worst else "—",
+                _share(c.unique_rows, n),
+                c.free_text or "—",
+            ]
+        )
+        if c.flagged:
+            flagged.add(i)
+    section.tables.append(
+        Table(
+            ["column released unchanged", "role", "rows it narrows a QI cell in",
+             "pinned to one value", "QI most narrowed (rows)", "rows with a value of their own",
+             "free text"],
+            rows,
+            caption="What the columns released unchanged give away about the quasi-identifiers: "
+            "a row counts when its kept value leaves at most half the values of one of its "
+            "published QI cells (rules learnt from the original: values the kept value's rows "
+            "never or almost never show although they would be expected to). Flagged: at least "
+            f"{100 * leakage.options.flag_share:g}% of the rows narrowed, "
+            f"{100 * leakage.options.unique_share:g}% unique, or free text.",
+            flagged=frozenset(flagged),
+        )
+    )  # fmt: skip
+
+
+def _headline_facts(section: Section, kept: Headline) -> None:
+    """The utility headline (``tables.risk.headline``) first among the utility facts."""
+    facts = [
+        ("utility", kept.verdict),
+        ("cells published exactly", f"{100 * kept.exact_cells:.1f}%"),
+        ("rows fully generalized", f"{100 * kept.rows_fully_generalized:.1f}%"),
+        ("distinct values never published alone",
+         f"{100 * kept.codes_merged:.1f}% of {kept.codes:,}"),
+        ("loss on the values present", f"{100 * kept.loss_present:.2f}%"),
+    ]  # fmt: skip
+    section.facts[:0] = facts
+
+
 def _columns(
-    original: pd.DataFrame, release: pd.DataFrame, schema: Schema, level_column: str | None
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    schema: Schema,
+    level_column: str | None,
+    leakage: LeakageReport | None = None,
 ) -> Table:
-    """One row per input column: role, how it is published, distinct values, flag."""
+    """One row per input column: role, how it is published, distinct values, flag (a kept
+    column the leakage check flags, with its reasons)."""
+    reasons = {c.column: c.reasons for c in leakage.flagged} if leakage is not None else {}
     rows: list[list[Any]] = []
     flagged: set[int] = set()
     n = max(len(original), 1)
@@ -266,14 +329,18 @@ def _columns(
         if name not in release.columns and how != "dropped":
             how = "not in the release"
         note = ""
-        if how.startswith("released unchanged") and unique_records >= UNIQUE_FLAG_SHARE * n:
+        if how.startswith("released unchanged") and name in reasons:
+            note = "; ".join(reasons[name])
+            flagged.add(len(rows))
+        elif how.startswith("released unchanged") and unique_records >= UNIQUE_FLAG_SHARE * n:
             note = f"{unique_records} records have a value of their own"
             flagged.add(len(rows))
         rows.append([name, role, how, distinct, note])
     return Table(
         ["column", "role", "published as", "distinct values", "flag"],
         rows,
-        caption="Columns by role; flagged: released unchanged and identifying on its own.",
+        caption="Columns by role; flagged: released unchanged and identifying on its own or "
+        "giving quasi-identifiers away (the risk section has the figures).",
         flagged=frozenset(flagged),
     )
 
@@ -339,11 +406,11 @@ def _risk(
             [
                 s.column,
                 _share(s.homogeneous, people),
-                f"{s.posterior_max:.3f} / {s.posterior_mean:.3f}",
+                _posterior_text(s.posterior_max, s.posterior_mean, s.prior_max),
                 f"{s.prior_max:.3f}",
                 f"{s.distance_max:.3f}",
                 s.min_distinct,
-                "—" if s.mechanism_disclosed is None else _share(s.mechanism_disclosed, people),
+                _bound_text(s.mechanism_disclosed, people),
             ]
         )
         if s.homogeneous and not g.get("sensitive"):
@@ -365,6 +432,26 @@ def _risk(
             )
         )  # fmt: skip
     section.bullets += list(report.explanation)
+
+
+def _posterior_text(post_max: float, post_mean: float, prior: float) -> str:
+    """The largest posterior (max / mean), called what it is when it equals the table's most
+    common share: the candidates teach nothing beyond the table's distribution (which is also
+    what a release that generalizes everything gives)."""
+    text = f"{post_max:.3f} / {post_mean:.3f}"
+    if abs(post_max - prior) <= 1e-9:
+        return f"{text} (= the table's frequency: nothing learnt beyond it)"
+    return text
+
+
+def _bound_text(disclosed: int | None, people: int) -> str:
+    """The share of people whose mechanism bound min(1, c/k) is 1; when it is everybody the
+    bound proves nothing and says so rather than a bare 100 %."""
+    if disclosed is None:
+        return "—"
+    if people and disclosed >= people:
+        return "everyone: the bound is 1, it proves nothing here"
+    return _share(disclosed, people)
 
 
 def _utility(
