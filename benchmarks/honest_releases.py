@@ -34,10 +34,11 @@ import anonymatch
 from anonymatch.app.infer import infer_job
 from anonymatch.tables.io import CsvOptions, read_table
 
-ADULT_NAMES = (
-    "age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,race,"
-    "sex,capital-gain,capital-loss,hours-per-week,native-country,income"
-).split(",")
+ADULT_NAMES = [
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
+    "native-country", "income",
+]  # fmt: skip
 ADULT_BEFORE = "age,workclass,education-num,marital-status,occupation,race,sex,native-country"
 ADULT_AFTER = (
     "age,workclass,education-num,marital-status,occupation,relationship,race,sex,native-country"

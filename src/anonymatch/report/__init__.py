@@ -140,9 +140,7 @@ def build_report(
         common.parameters(manifest),
         common.limits(manifest, parts.limits),
     ]
-    html = render(
-        manifest, sections, inputs, time.perf_counter() - started, check, parts.headline
-    )
+    html = render(manifest, sections, inputs, time.perf_counter() - started, check, parts.headline)
     return CheckedReport(html, check) if with_check else html
 
 

@@ -122,12 +122,12 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     check = _reverify(manifest, original, release, schema, na, drop_missing)
     _risk(risk, manifest, data, enc, cells, release, schema, inputs.threshold, limits)
     _leakage_table(risk, leakage)
-    kept = headline(cells, enc)
+    keeps = headline(cells, enc)
     _utility(utility, cells, enc, data, schema)
-    _headline_facts(utility, kept)
+    _headline_facts(utility, keeps)
     if options.get("test") is not None and options.get("classify"):
         _learning(utility, original, inputs.release, options, csv)
-    return KindSections(published, guarantee, risk, utility, limits, check, kept.to_dict())
+    return KindSections(published, guarantee, risk, utility, limits, check, keeps.to_dict())
 
 
 def _learning(

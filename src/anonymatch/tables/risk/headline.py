@@ -136,7 +136,7 @@ def headline(cells: GeneralizedQI, qi: EncodedQI) -> Headline:
         m = int(qi.cat_card[a])
         sets, star = cells.cat_sets[a], cells.cat_star[:, a]
         idx = np.asarray(sets.indices, np.int64)
-        rows = np.repeat(np.arange(n), np.diff(np.asarray(sets.indptr, np.int64)))
+        rows = np.repeat(np.arange(n), np.diff(np.asarray(sets.indptr, np.int64)).astype(np.int64))
         inside = idx < m
         covered = np.bincount(rows[inside], minlength=n)
         size = np.diff(np.asarray(sets.indptr, np.int64))

@@ -523,7 +523,9 @@ def _compact_sets(sets: sp.csr_array, compact: np.ndarray) -> sp.csr_array:
     new[inside] = compact[idx[inside]]
     keep = new >= 0
     n = sets.shape[0]
-    rows = np.repeat(np.arange(n), np.diff(np.asarray(sets.indptr, np.int64)))[keep]
+    rows = np.repeat(np.arange(n), np.diff(np.asarray(sets.indptr, np.int64)).astype(np.int64))[
+        keep
+    ]
     ptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
     width = int(compact.max()) + 1 if len(compact) and compact.max() >= 0 else 0
     return sp.csr_array((np.ones(int(keep.sum()), np.int8), new[keep], ptr), shape=(n, width))
