@@ -90,10 +90,9 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
     weights = rng.integers(1, 2**62, max([m.shape[1] for m in sets] + [1]))
     for m in sets:
         sizes = np.diff(m.indptr)
-        rows = np.repeat(np.arange(n), sizes)
-        hashed = np.zeros(n, np.int64)
-        with np.errstate(over="ignore"):
-            np.add.at(hashed, rows, weights[m.indices])
+        with np.errstate(over="ignore"):  # per-row sums by a running sum (np.add.at is slow)
+            run = np.concatenate([[0], np.cumsum(weights[m.indices])])
+            hashed = run[m.indptr[1:]] - run[m.indptr[:-1]]
         columns.append(np.stack([sizes, hashed], axis=1))
     if n == 0:
         return np.arange(0), np.arange(0), np.ones(0, np.int64)
@@ -107,11 +106,12 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
     same = (key == key[rep]).all(axis=1)  # exact: a collision leaves the row on its own
     for m in sets:  # exact check of every row's label sets against its group's first row
         sizes = np.diff(m.indptr)  # equal to the first row's (part of the key)
-        offset = np.arange(len(m.indices)) - np.repeat(m.indptr[:-1], sizes)
-        mine = m.indices
-        theirs = m.indices[np.repeat(m.indptr[rep], sizes) + offset]
-        bad = np.repeat(np.arange(n), sizes)[mine != theirs]
-        same[bad] = False
+        ptr = np.asarray(m.indptr, np.int64)
+        shift = np.repeat(ptr[rep] - ptr[:-1], sizes)  # from each label to the first row's
+        shift += np.arange(len(m.indices))
+        differs = m.indices[shift] != m.indices
+        if differs.any():
+            same[np.searchsorted(ptr, np.flatnonzero(differs), side="right") - 1] = False
     group = inverse.copy()
     loners = np.flatnonzero(~same)
     group[loners] = len(first) + np.arange(len(loners))

@@ -31,6 +31,7 @@ import numpy as np
 
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.risk.leakage import distinct_rows
 
 USELESS_LOSS = 0.9
 """``loss_present`` at or above which a release is called useless (its cells keep less than a
@@ -133,22 +134,26 @@ def headline(cells: GeneralizedQI, qi: EncodedQI) -> Headline:
         merged += len(vals) - int(np.isin(vals, alone).sum())
         codes += len(vals)
     for a, name in enumerate(qi.cat_names):
-        m = int(qi.cat_card[a])
+        present = np.unique(qi.cat[~qi.cat_missing[:, a], a])
+        m = len(present)
         sets, star = cells.cat_sets[a], cells.cat_star[:, a]
-        idx = np.asarray(sets.indices, np.int64)
-        rows = np.repeat(np.arange(n), np.diff(np.asarray(sets.indptr, np.int64)).astype(np.int64))
-        inside = idx < m
-        covered = np.bincount(rows[inside], minlength=n)
-        size = np.diff(np.asarray(sets.indptr, np.int64))
-        one = ~star & (size == 1)
+        # distinct cells first: a release of hierarchy nodes has few, but rows × leaves labels
+        reps, group = distinct_rows(sets)
+        rep_sets = sets[reps]
+        idx = np.asarray(rep_sets.indices, np.int64)
+        ptr = np.asarray(rep_sets.indptr, np.int64)
+        rows = np.repeat(np.arange(len(reps)), np.diff(ptr).astype(np.int64))
+        inside = np.isin(idx, present)
+        covered = np.bincount(rows[inside], minlength=len(reps))[group]
+        one = ~star & (np.diff(ptr)[group] == 1)
         exact += one
         full &= star | (covered >= m)
         covered = np.where(star, m, covered)
         losses[name] = _loss(covered, star, m)
-        alone_rows = one[rows] & inside
-        values = len(np.unique(qi.cat[~qi.cat_missing[:, a], a]))
-        merged += values - len(np.unique(idx[alone_rows]))
-        codes += values
+        alone = np.unique(group[one])  # distinct cells of one label that some row publishes
+        single = idx[np.isin(rows, alone) & inside]
+        merged += m - len(np.unique(single))
+        codes += m
     by_qi = {name: float(losses[name].mean()) for name in qi.names}
     weights = dict(zip(qi.num_names, qi.num_w.tolist(), strict=True))
     weights.update(zip(qi.cat_names, qi.cat_w.tolist(), strict=True))

@@ -277,11 +277,77 @@ def check_leakage(
     n = cells.n
     out: list[ColumnLeak] = []
     qi = set(schema.qi)
+    views = [_cat_view(enc, cells, a) for a in range(len(enc.cat_names))]
     for name in (str(c) for c in release.columns):
         if name in qi or name not in data.columns:
             continue
-        out.append(_column(name, data, enc, cells, release, schema, options))
+        out.append(_column(name, data, enc, cells, release, schema, options, views))
     return LeakageReport(n, tuple(out), options)
+
+
+@dataclass(frozen=True)
+class _CatView:
+    """A categorical QI's published cells over the labels present in the original (numbered
+    0..m−1), computed once for every kept column: the distinct cells (``group`` of each row,
+    their sets ``reps`` as a G × m CSR, ``dense`` as a G × m bool array when small enough),
+    ``width`` per row (the whole domain for ``*``) and the ``bins`` of its labels."""
+
+    m: int
+    compact: np.ndarray
+    bins: np.ndarray | None
+    group: np.ndarray
+    reps: sp.csr_array
+    dense: np.ndarray | None
+    star: np.ndarray
+    width: np.ndarray
+
+
+_DENSE_CELLS = 20_000_000
+"""Largest distinct cells × labels held as a dense bool array (else the row-by-row count)."""
+
+
+def _cat_view(enc: EncodedQI, cells: GeneralizedQI, a: int) -> _CatView:
+    """The view of categorical QI ``a`` (see :class:`_CatView`). Distinct cells are found by
+    two random 62-bit weight sums of their labels (with the set size): O(nnz) cheap
+    arithmetic, then only the G distinct sets are read label by label — a release of
+    hierarchy nodes holds few distinct cells but up to rows × leaves labels."""
+    miss = enc.cat_missing[:, a]
+    present = np.unique(enc.cat[~miss, a])
+    m = len(present)
+    compact = np.full(max(int(enc.cat_card[a]), int(present[-1]) + 1 if m else 0), -1)
+    compact[present] = np.arange(m)
+    tree = enc.types.hierarchies.get(enc.cat_names[a])
+    bins = _level_bins(tree.anc[present] if tree is not None else None)
+    sets, star = cells.cat_sets[a], cells.cat_star[:, a]
+    reps, group = distinct_rows(sets)
+    rep_sets = _compact_sets(sets[reps], compact)
+    g = len(reps)
+    dense = rep_sets.toarray().astype(bool) if g * m <= _DENSE_CELLS else None
+    width = np.where(star, m, np.diff(rep_sets.indptr)[group]).astype(np.int64)
+    return _CatView(m, compact, bins, group, rep_sets, dense, star, width)
+
+
+def distinct_rows(sets: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
+    """(reps, group): the first row of each distinct set and each row's set number. Keyed by
+    the set size and two sums of random 62-bit label weights (wrapping): two different sets
+    share a key with probability about 2^-124. O(nnz + n log n)."""
+    n = sets.shape[0]
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    ptr = np.asarray(sets.indptr, np.int64)
+    idx = np.asarray(sets.indices, np.int64)
+    size = np.diff(ptr)
+    rng = np.random.default_rng()
+    keys = [size]
+    width = max(int(sets.shape[1]), 1)
+    for _ in range(2):
+        w = rng.integers(1, 2**62, width)
+        with np.errstate(over="ignore"):
+            cum = np.concatenate([[0], np.cumsum(w[idx])])
+            keys.append(cum[ptr[1:]] - cum[ptr[:-1]])
+    _, reps, group = np.unique(np.stack(keys, axis=1), axis=0, return_index=True,
+                               return_inverse=True)  # fmt: skip
+    return reps.astype(np.int64), group.reshape(-1).astype(np.int64)
 
 
 def _column(
@@ -292,6 +358,7 @@ def _column(
     release: pd.DataFrame,
     schema: Schema,
     options: LeakageOptions,
+    views: list[_CatView],
 ) -> ColumnLeak:
     n = cells.n
     original = data[name]
@@ -324,20 +391,11 @@ def _column(
         inside = width - _count_in_range(leak.keys, published, lo, hi, len(vals))
         by_qi.append(_tally(attr, leak, width, inside, published, options, leaked, pinned))
     for a, attr in enumerate(enc.cat_names):
-        miss = enc.cat_missing[:, a]
-        # the labels present in the original, numbered 0..m-1 (a hierarchy's other leaves and
-        # a release's foreign labels cover nobody)
-        present = np.unique(enc.cat[~miss, a])
-        m = len(present)
-        compact = np.full(max(int(enc.cat_card[a]), int(present[-1]) + 1 if m else 0), -1)
-        compact[present] = np.arange(m)
-        tree = enc.types.hierarchies.get(attr)
-        bins = _level_bins(tree.anc[present] if tree is not None else None)
-        leak = _rules(codes[~miss], compact[enc.cat[~miss, a]], m, support, options, bins)
-        sets, star = _compact_sets(cells.cat_sets[a], compact), cells.cat_star[:, a]
-        width = _set_sizes(sets, m, star)
-        inside = width - _count_in_sets(leak.keys, published, sets, m, star)
-        by_qi.append(_tally(attr, leak, width, inside, published, options, leaked, pinned))
+        miss, view = enc.cat_missing[:, a], views[a]
+        m = view.m
+        leak = _rules(codes[~miss], view.compact[enc.cat[~miss, a]], m, support, options, view.bins)
+        inside = view.width - _ruled_out_in_cells(leak.keys, published, view)
+        by_qi.append(_tally(attr, leak, view.width, inside, published, options, leaked, pinned))
     reasons: list[str] = []
     copies = [q.qi for q in by_qi if q.predicted >= RECODES]
     leaked_rows, pinned_rows = int(leaked.sum()), int(pinned.sum())
@@ -531,13 +589,30 @@ def _compact_sets(sets: sp.csr_array, compact: np.ndarray) -> sp.csr_array:
     return sp.csr_array((np.ones(int(keep.sum()), np.int8), new[keep], ptr), shape=(n, width))
 
 
-def _set_sizes(sets: sp.csr_array, m: int, star: np.ndarray) -> np.ndarray:
-    """Per row, the labels of the original its set covers (the domain for a star). O(nnz)."""
-    n = sets.shape[0]
-    ptr = np.asarray(sets.indptr, np.int64)
-    rows = np.repeat(np.arange(n), np.diff(ptr))
-    width = np.bincount(rows[np.asarray(sets.indices) < m], minlength=n)
-    return np.where(star, m, width).astype(np.int64)
+def _ruled_out_in_cells(keys: np.ndarray, published: np.ndarray, view: _CatView) -> np.ndarray:
+    """Per row, the labels of its cell that the rule of its kept value rules out, counted once
+    per distinct (cell, kept value) pair over the rule's labels (``keys``, sorted by value)
+    when the cells fit a dense array, else label by label over the rows' sets. O(pairs ·
+    rule size) or O(nnz log r)."""
+    m, n = view.m, len(published)
+    if view.dense is None or m == 0:
+        sets = view.reps[view.group]
+        return _count_in_sets(keys, published, sets, m, view.star)
+    v = np.maximum(published, 0).astype(np.int64)
+    pair = view.group * (int(v.max()) + 1 if n else 1) + v
+    upairs, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    pg, pv = view.group[first], v[first]
+    lo = np.searchsorted(keys, pv * m, side="left")
+    hi = np.searchsorted(keys, pv * m + m, side="left")
+    sizes = hi - lo
+    rows = np.repeat(np.arange(len(upairs)), sizes)
+    offsets = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    labels = keys[np.repeat(lo, sizes) + offsets] % m
+    hits = view.dense[pg[rows], labels]
+    per_pair = np.bincount(rows[hits], minlength=len(upairs))
+    out = per_pair[inverse.reshape(-1)]
+    out = np.where(view.star, sizes[inverse.reshape(-1)], out)
+    return np.where(published >= 0, out, 0).astype(np.int64)
 
 
 def _member(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
