@@ -210,8 +210,9 @@ def test_init_drafts_a_job_that_runs(tmp_path: Path, capsys: pytest.CaptureFixtu
             "zip": [f"{1000 + i % 7}" for i in range(60)],
             "diagnosis": [f"d{i % 5}" for i in range(60)],
             "EDUCYEAR": [-9 if i % 11 == 0 else 8 + i % 9 for i in range(60)],
-            "installs": [f"{10 ** (i % 4):,}+" for i in range(60)],
-            "visit": [f"2018-0{1 + i % 9}-1{i % 10}" for i in range(60)],
+            # independent of the QIs (a kept column that recodes one is proposed as one)
+            "installs": [f"{10 ** (i // 15 % 4):,}+" for i in range(60)],
+            "visit": [f"2018-0{1 + i % 9}-1{i % 3}" for i in range(60)],
             "note": ["?" if i % 10 == 0 else f"n{i % 3}" for i in range(60)],
         }
     )

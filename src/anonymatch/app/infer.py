@@ -57,8 +57,53 @@ QI_PREFIXES = (
     "region",
     "language",
     "workclass",
+    "state",
+    "province",
+    "hispan",
+    "fips",
 )
-"""Column-name word beginnings of demographic quasi-identifiers."""
+"""Column-name word beginnings of demographic quasi-identifiers. A word also matches after one
+leading letter of the survey prefixes ``NAME_STEMS`` (FARS' ``isex``, ``istatenum``)."""
+NAME_STEMS = ("i", "r", "x")
+"""One-letter prefixes that survey files put before a variable's stem (imputed, recoded):
+``isex`` is read as ``sex`` when the stem is a demographic word."""
+CODE_WORDS = ("zip", "postcode", "postal", "plz", "fips", "icd", "naics", "code")
+"""Column-name word beginnings of codes: digits that are labels, never numbers (``01852``)."""
+US_STATES = frozenset(
+    [
+        "al", "ak", "az", "ar", "ca", "co", "ct", "de", "dc", "fl", "ga", "hi", "id", "il", "in",
+        "ia", "ks", "ky", "la", "me", "md", "ma", "mi", "mn", "ms", "mo", "mt", "ne", "nv", "nh",
+        "nj", "nm", "ny", "nc", "nd", "oh", "ok", "or", "pa", "ri", "sc", "sd", "tn", "tx", "ut",
+        "vt", "va", "wa", "wv", "wi", "wy", "pr", "gu", "vi", "as", "mp", "alabama", "alaska",
+        "arizona", "arkansas", "california", "colorado", "connecticut", "delaware", "florida",
+        "georgia", "hawaii", "idaho", "illinois", "indiana", "iowa", "kansas", "kentucky",
+        "louisiana", "maine", "maryland", "massachusetts", "michigan", "minnesota", "mississippi",
+        "missouri", "montana", "nebraska", "nevada", "ohio", "oklahoma", "oregon", "pennsylvania",
+        "tennessee", "texas", "utah", "vermont", "virginia", "washington", "wisconsin", "wyoming",
+        "new hampshire", "new jersey", "new mexico", "new york", "north carolina", "north dakota",
+        "rhode island", "south carolina", "south dakota", "west virginia", "dist of columbia",
+        "district of columbia", "puerto rico", "guam", "virgin islands",
+    ]
+)  # fmt: skip
+CODE_DICTIONARIES: dict[str, frozenset[str]] = {
+    "sex": frozenset(["male", "female", "m", "f", "man", "woman", "unknown", "u", "other"]),
+    "US state": US_STATES,
+    "Hispanic origin": frozenset(
+        ["hispanic", "non-hispanic", "not hispanic", "mexican", "puerto rican", "cuban",
+         "unknown", "other/unk hisp", "central/so amer", "no specified/oth", "not a fatal(n/a)"]
+    ),
+    "race": frozenset(
+        ["white", "black", "asian", "american indian", "amer-indian-eskimo",
+         "asian-pac-islander", "pacific islander", "other", "unknown", "hispanic"]
+    ),
+}  # fmt: skip
+"""Values of common demographic codes (lower case): a text column whose values are mostly one
+of these is proposed as a quasi-identifier whatever its name."""
+DICTIONARY_SHARE = 0.8
+"""Share of a column's distinct values that must belong to a dictionary of ``CODE_DICTIONARIES``."""
+NINES = (9, 99, 999, 9999)
+"""All-nines values that surveys use for "unknown": flagged as candidate missing codes when
+they stand apart (a spike or a gap above the other values)."""
 SENSITIVE_PREFIXES = (
     "diagnos",
     "disease",
@@ -108,7 +153,26 @@ def _is_identifier_name(name: str) -> bool:
 
 
 def _matches(name: str, prefixes: Sequence[str]) -> bool:
-    return any(low.startswith(p) for _, low in _words(name) for p in prefixes)
+    """Whether a word of ``name`` starts with one of ``prefixes``, also after one leading
+    letter of ``NAME_STEMS`` (``isex``, ``istatenum``; the stem must be 3+ letters)."""
+    for _, low in _words(name):
+        stems = [low]
+        if len(low) > 3 and low[0] in NAME_STEMS:
+            stems.append(low[1:])
+        if any(stem.startswith(p) for stem in stems for p in prefixes):
+            return True
+    return False
+
+
+def _dictionary(values: Sequence[str]) -> str | None:
+    """The name of the code dictionary most of ``values`` (distinct) belong to, else None."""
+    low = {v.strip().lower() for v in values}
+    if len(low) < 2:
+        return None
+    for name, words in CODE_DICTIONARIES.items():
+        if len(low & words) >= DICTIONARY_SHARE * len(low):
+            return name
+    return None
 
 
 @dataclass
@@ -126,6 +190,9 @@ class ColumnProfile:
     examples: list[str] = field(default_factory=list)
     negative_codes: list[str] = field(default_factory=list)
     ordered_hint: list[str] | None = None
+    code_text: str | None = None  # why digits are kept as text (leading zeros, a code name)
+    nines: list[str] = field(default_factory=list)  # candidate all-nines missing codes
+    dictionary: str | None = None  # the code dictionary its values belong to
 
     @property
     def present(self) -> int:
@@ -159,6 +226,16 @@ def profile_column(name: str, values: pd.Series, na: Sequence[str]) -> ColumnPro
     profile.examples = [str(v) for v in counts.index[:5]]
     if len(live) == 0:
         return profile
+    digits = live.str.fullmatch(r"\d+")
+    if bool(digits.all()):
+        zeros = live[live.str.len() > 1].str.startswith("0")
+        if bool(zeros.any()):
+            example = str(live[live.str.len().gt(1) & live.str.startswith("0")].iloc[0])
+            profile.code_text = f"digits with leading zeros (e.g. {example!r}): a code"
+        elif _matches(name, CODE_WORDS) and live.str.len().nunique() == 1:
+            profile.code_text = "fixed-width digits named like a code"
+        if profile.code_text is not None:  # labels, never numbers: ZIP 01852 stays 01852
+            return profile
     numbers = pd.to_numeric(live, errors="coerce")
     if numbers.notna().all() and np.isfinite(numbers.to_numpy(float)).all():
         arr = numbers.to_numpy(float)
@@ -173,6 +250,8 @@ def profile_column(name: str, values: pd.Series, na: Sequence[str]) -> ColumnPro
             and (arr >= 0).mean() >= 0.5
         ):
             profile.negative_codes = [str(int(v)) for v in negatives[::-1]]
+        if profile.integral:
+            profile.nines = _nines(arr)
         return profile
     if live.str.contains(r"\d").mean() > 0.95 and live.str.contains(r"[-/ ,:]").mean() > 0.95:
         with warnings.catch_warnings():
@@ -186,11 +265,25 @@ def profile_column(name: str, values: pd.Series, na: Sequence[str]) -> ColumnPro
             midnight = (ok.dt.hour == 0) & (ok.dt.minute == 0) & (ok.dt.second == 0)
             profile.kind = "date" if bool(midnight.all()) else "datetime"
             return profile
+    profile.dictionary = _dictionary([str(v) for v in counts.index[:200]])
     if profile.cardinality <= 50:
         keys = {v: _leading_number(v) for v in counts.index}
         if all(x is not None for x in keys.values()) and profile.cardinality > 2:
             profile.ordered_hint = sorted(keys, key=lambda v: (keys[v], v))
     return profile
+
+
+def _nines(values: np.ndarray) -> list[str]:
+    """The all-nines maximum (9, 99, 999, 9999) of integral ``values`` when it stands apart
+    from the others: at least 3× as frequent as the median of the five values below it (a
+    spike), or more than 1.5× the next value (a gap). O(n log n)."""
+    keys, counts = np.unique(values, return_counts=True)
+    if len(keys) < 3 or int(keys[-1]) not in NINES:
+        return []
+    below = counts[-6:-1]
+    spike = counts[-1] >= 3 * max(float(np.median(below)), 1.0)
+    gap = keys[-2] > 0 and keys[-1] > 1.5 * keys[-2]
+    return [str(int(keys[-1]))] if spike or gap else []
 
 
 def _sniff_separator(lines: Sequence[str], quotechar: str) -> str:
@@ -371,6 +464,15 @@ def infer_job(
             col["role"] = "qi"
             qi_count += 1
             why.append("quasi-identifier: a demographic attribute an adversary may know")
+        elif col["role"] == "other" and prof.dictionary is not None:
+            col["role"] = "qi"
+            qi_count += 1
+            why.append(
+                f"quasi-identifier: its values are {prof.dictionary} codes, a demographic "
+                "attribute an adversary may know"
+            )
+        if prof.code_text is not None:
+            why.append(f"{prof.code_text}, kept as text (a number would lose its zeros)")
         if prof.kind == "numeric":
             if prof.cardinality > CODE_CARDINALITY or _matches(prof.name, ("age",)):
                 col["type"] = "numeric"
@@ -394,6 +496,12 @@ def infer_job(
             after.append("the values look ordered (each holds a number); if they are, use")
             after.append('type = "ordinal"')
             after.append(f"order = {toml_value(prof.ordered_hint)}")
+        if prof.nines:
+            after.append(
+                f"{prof.nines[0]} stands apart from the other values: a survey code for "
+                "'unknown'? then"
+            )
+            after.append(f"na = {toml_value(prof.nines)}")
         if prof.negative_codes:
             after.append(
                 f"negative codes {', '.join(prof.negative_codes)} among non-negative values: "

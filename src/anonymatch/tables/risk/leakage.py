@@ -54,9 +54,11 @@ RECODES = 0.99
 commonest value per kept value) recodes that QI: dropping it loses nothing the QI keeps."""
 
 _CONTACT = re.compile(
-    r"^\s*(?:[^@\s]+@[^@\s]+\.[A-Za-z]{2,}|https?://\S+|www\.\S+|\+?[\d ()./-]{7,})\s*$"
+    r"^\s*(?:[^@\s]+@[^@\s]+\.[A-Za-z]{2,}|https?://\S+|www\.\S+"
+    r"|\+?(?=(?:\D*\d){9})[\d ()./-]{9,})\s*$"
 )
-"""E-mail addresses, URLs and phone-number-like strings (seven or more digits and separators)."""
+"""E-mail addresses, URLs and phone-number-like strings (nine or more digits among separators:
+a date's eight digits are not a phone number)."""
 
 
 @dataclass(frozen=True)
