@@ -109,3 +109,33 @@ def test_nines_only_when_they_stand_apart() -> None:
     assert profile_column("age", spike, []).nines == ["99"]
     gap = pd.Series([str(x) for x in range(1, 32)] * 3 + ["99"])
     assert profile_column("day", gap, []).nines == ["99"]
+
+
+def test_hierarchies_matched_by_name_then_by_values(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "zip": rng.choice(["01852", "01853", "02139"], n),
+            "sex": rng.choice(["F", "M"], n),
+            "score": rng.integers(0, 1000, n),
+        }
+    )
+    data = tmp_path / "t.csv"
+    frame.to_csv(data, index=False)
+    trees = tmp_path / "trees"
+    trees.mkdir()
+    (trees / "h_zip.csv").write_text("01852;0185*;*\n01853;0185*;*\n02139;0213*;*\n")
+    (trees / "gender.csv").write_text("F;*\nM;*\n")  # matched by its leaves
+    (trees / "h_score.csv").write_text("1;*\n")  # score is not a QI: not attached
+    job = infer_job(data, hierarchies=trees)
+    assert job.columns["zip"].hierarchy is not None and job.columns["zip"].hierarchy.endswith(
+        "h_zip.csv"
+    )
+    assert job.columns["sex"].hierarchy is not None
+    assert job.columns["sex"].hierarchy.endswith("gender.csv")
+    assert job.columns["score"].hierarchy is None
+    with pytest.raises(InputError, match="unknown option"):
+        infer_job(data, colour="red")
+    with pytest.raises(InputError, match="not a directory"):
+        infer_job(data, hierarchies=tmp_path / "nowhere")

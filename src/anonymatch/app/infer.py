@@ -10,6 +10,7 @@ such as ``-9``) is written as a commented-out line to check and enable.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import os
 import re
@@ -330,17 +331,31 @@ def _is_number(text: str) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class InferOptions:
+    """How :func:`infer_job` reads the table and what it drafts (every field optional).
+
+    ``sep``, ``names``, ``header``, ``quotechar``, ``fmt``: the CSV reading options (guessed
+    when None); ``sample_rows``: rows read; ``k``: the draft's k; ``hierarchies``: a directory
+    of ARX hierarchy files (``value;level1;…;*``) matched to the columns by file name, else by
+    their values."""
+
+    sep: str | None = None
+    names: Sequence[str] | None = None
+    header: bool | None = None
+    quotechar: str = '"'
+    fmt: str = "auto"
+    sample_rows: int = 20_000
+    k: int = 10
+    hierarchies: str | os.PathLike[str] | None = None
+
+
 def infer_job(
     path: str | os.PathLike[str],
+    options: InferOptions | None = None,
     *,
-    sep: str | None = None,
-    names: Sequence[str] | None = None,
-    header: bool | None = None,
-    quotechar: str = '"',
-    fmt: str = "auto",
-    sample_rows: int = 20_000,
-    k: int = 10,
     job_dir: str | os.PathLike[str] | None = None,
+    **keywords: Any,
 ) -> Job:
     """Draft a job file for a table from a sample of its rows.
 
@@ -348,6 +363,17 @@ def infer_job(
     ----------
     path : path-like
         The table (CSV/TSV or Parquet).
+    options : InferOptions, optional
+        The reading options and the draft's k (defaults: guessed, k = 10); the fields below
+        may also be given as keywords (``infer_job(path, sep=";")``).
+    job_dir : path-like, optional
+        Where the job file will be written: the input path is written relative to it (or with
+        ``${ANONYMATCH_DATA}`` when the input lies under that directory). Default: absolute.
+    **keywords
+        Fields of :class:`InferOptions`, overriding ``options``.
+
+    Other Parameters
+    ----------------
     sep : str, optional
         The CSV separator; guessed from the first lines when None (``, ; tab | space``).
     names : sequence of str, optional
@@ -363,9 +389,11 @@ def infer_job(
         Rows read (the first ones).
     k : int, default 10
         The k of the draft's model.
-    job_dir : path-like, optional
-        Where the job file will be written: the input path is written relative to it (or with
-        ``${ANONYMATCH_DATA}`` when the input lies under that directory). Default: absolute.
+    hierarchies : path-like, optional
+        A directory of ARX hierarchy files: each categorical or code column gets the file whose
+        name holds the column's name (``cup_hierarchy_ZIP.csv``), else the one whose leaves
+        hold ≥ 95 % of its values; a QI is then published as the hierarchy's nodes (for
+        another column the match is a commented suggestion).
 
     Returns
     -------
@@ -389,6 +417,13 @@ def infer_job(
     up to three columns of 2–100 values are suggested as QIs. Time O(n log n · d) for the n
     sampled rows and d columns.
     """
+    try:
+        opts = dataclasses.replace(options or InferOptions(), **keywords)
+    except TypeError:
+        unknown = sorted(set(keywords) - {f.name for f in dataclasses.fields(InferOptions)})
+        raise InputError(f"unknown option(s) of infer_job: {', '.join(unknown)}") from None
+    sep, names, header, quotechar = opts.sep, opts.names, opts.header, opts.quotechar
+    fmt, sample_rows, k = opts.fmt, opts.sample_rows, opts.k
     p = Path(path)
     if not p.exists():
         raise InputError(f"input file not found: {path}")
@@ -435,8 +470,8 @@ def infer_job(
             input_keys["header"] = False
         if quotechar != '"':
             input_keys["quotechar"] = quotechar
-        options = CsvOptions(sep=sep, names=names, quotechar=quotechar, fmt=fmt)
-        frame = read_table(p, options, nrows=sample_rows)
+        csv_options = CsvOptions(sep=sep, names=names, quotechar=quotechar, fmt=fmt)
+        frame = read_table(p, csv_options, nrows=sample_rows)
     columns_ordered = [str(c) for c in frame.columns]
     na = list(DEFAULT_NA_VALUES)
     profiles = [profile_column(c, frame[c], na) for c in columns_ordered]
@@ -536,6 +571,8 @@ def infer_job(
                 "few values; check"
             )
     _propose_leaking(frame, profiles, columns, notes)
+    if opts.hierarchies is not None:
+        _attach_hierarchies(Path(opts.hierarchies), frame, profiles, columns, notes, job_dir)
     # ---------------------------------------------------------------- missing values
     seen: dict[str, int] = {}
     for prof in profiles:
@@ -590,6 +627,83 @@ def infer_job(
     job = parse_job(data, p.name)
     job._comments = notes
     return job
+
+
+HIERARCHY_COVER = 0.95
+"""Share of a column's distinct values that must be leaves of a hierarchy file matched by its
+values (not its name)."""
+
+
+def _attach_hierarchies(
+    directory: Path,
+    frame: pd.DataFrame,
+    profiles: Sequence[ColumnProfile],
+    columns: dict[str, dict[str, Any]],
+    notes: dict[str, list[str]],
+    job_dir: str | os.PathLike[str] | None,
+) -> None:
+    """Give each column its ARX hierarchy file from ``directory``: the file whose name holds
+    the column's name as a word (``cup_hierarchy_ZIP.csv``, case-insensitive), else the file
+    whose leaves (first field) hold ≥ ``HIERARCHY_COVER`` of the column's values. A matched QI
+    becomes categorical, published as hierarchy nodes; another column gets the match as a
+    commented suggestion. O(files · leaves)."""
+    if not directory.is_dir():
+        raise InputError(f"`hierarchies`: {directory} is not a directory")
+    files = sorted(
+        f for f in directory.iterdir() if f.is_file() and f.suffix.lower() in (".csv", ".txt")
+    )
+    leaves: dict[Path, set[str]] = {}
+
+    def leaf_set(f: Path) -> set[str]:
+        if f not in leaves:
+            with open(f, encoding="utf-8-sig", errors="replace") as fh:
+                leaves[f] = {line.split(";", 1)[0].strip() for line in fh if line.strip()}
+        return leaves[f]
+
+    taken: set[Path] = set()
+    for prof in profiles:
+        col = columns[prof.name]
+        if col["role"] == "identifier":
+            continue
+        values = set(frame[prof.name].astype(str).str.strip()) - set(prof.missing)
+        low = prof.name.lower()
+        by_name = [
+            f for f in files if low in re.split(r"[^a-z0-9]+", f.stem.lower()) and f not in taken
+        ]
+        match, why = (by_name[0], "its name") if by_name else (None, "")
+        if match is None:
+            for f in files:
+                if (
+                    f not in taken
+                    and values
+                    and len(values & leaf_set(f)) >= HIERARCHY_COVER * len(values)
+                ):
+                    match, why = f, "its leaves (the column's values)"
+                    break
+        if match is None:
+            continue
+        shown = _shown_path(match, job_dir)
+        if not values <= leaf_set(match):
+            notes.setdefault(f"columns.{prof.name}", []).append(
+                f"hierarchy {match.name} matched by {why} lacks some of the values: not used"
+            )
+            continue
+        taken.add(match)
+        if col["role"] != "qi":  # a hierarchy is for a QI: suggest it, do not change the role
+            notes.setdefault(f"columns.{prof.name}.after", []).extend(
+                [
+                    f"hierarchy {match.name} matches (by {why}); as a QI published as its nodes:",
+                    'role = "qi"',
+                    'type = "categorical"',
+                    f"hierarchy = {toml_value(shown)}",
+                ]
+            )
+            continue
+        col.update({"type": "categorical", "hierarchy": shown})
+        col.pop("granularity", None)
+        notes.setdefault(f"columns.{prof.name}", []).append(
+            f"hierarchy {match.name} (matched by {why}): published as its nodes"
+        )
 
 
 def _propose_leaking(
