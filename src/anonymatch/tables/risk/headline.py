@@ -30,8 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from anonymatch.tables.columns.schema import EncodedQI
-from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.risk.leakage import distinct_rows
+from anonymatch.tables.recode import GeneralizedQI, distinct_rows
 
 USELESS_LOSS = 0.9
 """``loss_present`` at or above which a release is called useless (its cells keep less than a

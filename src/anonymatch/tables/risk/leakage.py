@@ -44,7 +44,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from anonymatch.tables.columns.schema import EncodedQI, Schema
-from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.recode import GeneralizedQI, distinct_rows
 
 SCHEMA = "anonymatch-leakage/1"
 """The ``schema`` key of a leakage report's JSON."""
@@ -327,29 +327,6 @@ def _cat_view(enc: EncodedQI, cells: GeneralizedQI, a: int) -> _CatView:
     dense = rep_sets.toarray().astype(bool) if g * m <= _DENSE_CELLS else None
     width = np.where(star, m, np.diff(rep_sets.indptr)[group]).astype(np.int64)
     return _CatView(m, compact, bins, group, rep_sets, dense, star, width)
-
-
-def distinct_rows(sets: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
-    """(reps, group): the first row of each distinct set and each row's set number. Keyed by
-    the set size and two sums of random 62-bit label weights (wrapping): two different sets
-    share a key with probability about 2^-124. O(nnz + n log n)."""
-    n = sets.shape[0]
-    if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    ptr = np.asarray(sets.indptr, np.int64)
-    idx = np.asarray(sets.indices, np.int64)
-    size = np.diff(ptr)
-    rng = np.random.default_rng()
-    keys = [size]
-    width = max(int(sets.shape[1]), 1)
-    for _ in range(2):
-        w = rng.integers(1, 2**62, width)
-        with np.errstate(over="ignore"):
-            cum = np.concatenate([[0], np.cumsum(w[idx])])
-            keys.append(cum[ptr[1:]] - cum[ptr[:-1]])
-    _, reps, group = np.unique(np.stack(keys, axis=1), axis=0, return_index=True,
-                               return_inverse=True)  # fmt: skip
-    return reps.astype(np.int64), group.reshape(-1).astype(np.int64)
 
 
 def _column(
