@@ -18,13 +18,28 @@ QI cell the kept value narrows to at most half its values), the flagged columns,
 utility headline (``anonymatch.tables.risk.headline``), and the time of the leakage check.
 Writes docs/results.md (section honest_releases) and benchmarks/results/honest_releases.json.
 
+With ``--speed``: the time of ``anonymatch anonymize`` on cup_subset at k = 5 with ARX's
+hierarchies for ZIP (100,000 leaves), AGE, GENDER and STATE (the QIs of ``init --hierarchies``'s
+draft), whole CLI process, wall and CPU seconds and the manifest's stage seconds, for this tree
+and for the tree given by ``--before SRC`` (e.g. main's ``src``), alternating, ``--repeat``
+times each (the median is reported).
+
 Usage: ANONYMATCH_DATA=/work/shared/datasets python benchmarks/honest_releases.py
+       [--speed [--before ../main/src] [--repeat 3]]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -197,9 +212,88 @@ def render(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+CUP_QI = ["ZIP", "AGE", "GENDER", "STATE"]
+
+
+def _cup_cli(src: str, out: Path) -> dict[str, Any]:
+    """One CLI run of cup_subset at k = 5 with ARX's hierarchies, PYTHONPATH=src."""
+    data = data_file("arx_cup/cup_subset.csv", "cup_subset")
+    trees = Path(data).parent / "hierarchies"
+    cli = str(Path(sys.executable).parent / "anonymatch")
+    argv = [cli, "anonymize", data, "-o", str(out / "r.csv"), "--force", "--k", "5",
+            "--sep", ";", "--qi", ",".join(CUP_QI), "--seed", "1",
+            "--report", str(out / "r.json"), "--quiet"]  # fmt: skip
+    for q in CUP_QI:
+        argv += ["--hierarchy", f"{q}={trees / f'cup_hierarchy_{q}.csv'}"]
+    env = {**os.environ, "PYTHONPATH": src}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, capture_output=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    manifest = json.loads((out / "r.json").read_text())
+    return {"wall": wall, "cpu": cpu, "stages": manifest["seconds"]}
+
+
+def speed(before: str | None, repeat: int) -> dict[str, Any]:
+    trees = {"this branch": str(Path(__file__).resolve().parents[1] / "src")}
+    if before:
+        trees = {"before (" + before + ")": str(Path(before).resolve()), **trees}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(repeat):
+            for name, src in trees.items():
+                runs[name].append(_cup_cli(src, Path(tmp)))
+    out = {}
+    for name, rs in runs.items():
+        out[name] = {
+            "wall": statistics.median(r["wall"] for r in rs),
+            "cpu": statistics.median(r["cpu"] for r in rs),
+            "walls": [r["wall"] for r in rs],
+            "stages": {
+                k: statistics.median(r["stages"].get(k, 0.0) for r in rs) for k in rs[0]["stages"]
+            },
+        }
+    return out
+
+
+def render_speed(figures: dict[str, Any]) -> str:
+    load = os.getloadavg()[0]
+    lines = [
+        "### cup_subset at k = 5 with ARX's hierarchies (ZIP: 100,000 leaves)",
+        "",
+        f"`anonymatch anonymize` (hungarian, seed 1), QIs {', '.join(CUP_QI)} each with its "
+        "ARX hierarchy, whole CLI process; median of the runs (alternating trees). Command: "
+        "`python benchmarks/honest_releases.py --speed --before ../main/src`. The machine was "
+        f"shared (load average {load:.1f} on 2 cores at the end of the runs): wall times are "
+        "inflated and noisy, CPU seconds (user + system of the process) compare better.",
+        "",
+        "| tree | wall s (runs) | CPU s | build s | verify s | leakage s | pipeline wall s |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, f in figures.items():
+        st = f["stages"]
+        walls = ", ".join(f"{w:.1f}" for w in f["walls"])
+        lines.append(
+            f"| {name} | {f['wall']:.1f} ({walls}) | {f['cpu']:.1f} | {st.get('build', 0):.2f} "
+            f"| {st.get('verify', 0):.2f} | {st.get('leakage', 0):.2f} | {st.get('wall', 0):.2f} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.parse_args()
+    parser.add_argument("--speed", action="store_true")
+    parser.add_argument("--before", default=None)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    if args.speed:
+        figures = speed(args.before, args.repeat)
+        print(json.dumps(figures, indent=2))
+        dump("honest_releases_speed", figures)
+        update_results("honest_releases_speed", render_speed(figures))
+        return
     results = [run(job) for job in jobs()]
     for r in results:
         print(r["data"], r["roles"], r["flagged"], r["leaked"], f"{r['seconds']:.1f}s")
