@@ -442,3 +442,21 @@ def test_streamed_path_with_typed_qis(tmp_path: Path) -> None:
     assert verify_file(table, out, 3, schema, parts, executor="inline")["passed"]  # type: ignore[arg-type]
     loss = evaluate_release(release, original, schema)
     assert loss.gcp == pytest.approx(report["loss"]["gcp"])  # type: ignore[index]
+
+
+def test_arx_exports_without_node_marks_verify(tmp_path: Path) -> None:
+    """Issue 25: a release written by ARX shows its nodes' labels without ``~``; given the
+    hierarchy, the verifier reads them as nodes (a leaf label stays the leaf)."""
+    tree = tmp_path / "work.csv"
+    tree.write_text(WORK)
+    rng = np.random.default_rng(2)
+    leaves = [line.split(";")[0] for line in WORK.splitlines()]
+    frame = pd.DataFrame({"work": rng.choice(leaves, 60), "age": rng.integers(20, 60, 60)})
+    types = build_types(hierarchies={"work": tree})
+    schema = Schema.build(["work", "age"], ["age"], types=types)
+    release = anonymize(frame, 4, ["work", "age"], ["age"], types=types, seed=3).table
+    assert release["work"].str.startswith("~").any()
+    arx = release.assign(work=release["work"].str.replace("~", "", regex=False))
+    assert verify_release(arx, frame, 4, schema).passed
+    plain = Schema.build(["work", "age"], ["age"])  # without the hierarchy: a hint, not a pass
+    assert not verify_release(arx, frame, 4, plain).passed

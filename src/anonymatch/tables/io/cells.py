@@ -305,6 +305,8 @@ def _parse_categorical_column(
     else:
         text = column.astype(str)
         star = (text == STAR).to_numpy()
+        if tree is not None:
+            text = _marked_nodes(text, star, domain, tree)
         live = text[~star]
         nodes = live.str.startswith(NODE_MARK)
         if nodes.any():
@@ -345,6 +347,26 @@ def _parse_categorical_column(
     m.data[:] = 1
     m.sort_indices()
     return m, star
+
+
+def _marked_nodes(
+    text: pd.Series, star: np.ndarray, domain: np.ndarray, tree: Hierarchy
+) -> pd.Series:
+    """A hierarchy column as another tool writes it (ARX exports its nodes' labels without
+    ``~``): a plain cell that is no leaf of the domain but a node label of the hierarchy is
+    read as that node. A label that is both stays the leaf (as ``~`` cells are for). O(u) for
+    u distinct cells."""
+    live = text[~star]
+    plain = live[~live.str.startswith(NODE_MARK) & ~live.str.contains("|", regex=False)]
+    if plain.empty:
+        return text
+    uniq = np.asarray(plain.drop_duplicates().tolist(), dtype=object)
+    known = np.isin(uniq, np.asarray([str(v) for v in domain], dtype=object))
+    nodes = {u: NODE_MARK + escape_label(u) for u, k in zip(uniq, known, strict=True)
+             if not k and u in tree.by_label}  # fmt: skip
+    if not nodes:
+        return text
+    return text.where(~text.isin(list(nodes)), text.map(nodes))
 
 
 def _node_leaves(cells: pd.Series, name: str, tree: Hierarchy | None) -> pd.Series:
