@@ -456,6 +456,7 @@ def verify_capped(
 def _smoke() -> None:
     from anonymatch.tables.columns.schema import Schema
     from anonymatch.tables.datasets import ADULT_NUMERIC, ADULT_QI, load_adult
+    from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import evaluate_release
 
     base = os.environ.get("ANONYMATCH_DATA", str(ROOT.parent / "shared" / "datasets"))
@@ -474,11 +475,11 @@ def _smoke() -> None:
     for model, qi, sensitive, value, supp in runs:
         release, seconds = anjana_release(data, qi, numeric, sensitive, k, model, value, supp)
         schema = Schema.build(qi, numeric, [sensitive])
-        gcp = evaluate_release(release, data, schema).gcp
+        gcp = evaluate_release(release, data, ReleaseCheck.of(schema)).gcp
         clipped, _ = anjana_release(
             data, qi, numeric, sensitive, k, model, value, supp, clip_to_domain=True
         )
-        gcp_clip = evaluate_release(clipped, data, schema).gcp
+        gcp_clip = evaluate_release(clipped, data, ReleaseCheck.of(schema)).gcp
         verified = verify_capped(release, data, k, schema)
         smallest, truthful = class_check(release, data, qi, numeric)
         print(

@@ -41,6 +41,7 @@ from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.datasets import ADULT_NUMERIC, ADULT_QI
 from anonymatch.tables.datasets import load_adult as load_complete_adult
 from anonymatch.tables.io.cells import parse_cells
+from anonymatch.tables.job import ReleaseCheck
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import evaluate_release
 from anonymatch.tables.recode import GeneralizedQI
@@ -103,13 +104,13 @@ def run_anjana(data: pd.DataFrame, k: int, schema: Schema) -> dict[str, object]:
     from _anjana import anjana_release, class_check
 
     release, seconds = anjana_release(data, QI, NUMERIC, "income", k, "k", 0.0)
-    loss = evaluate_release(release, data, schema)
+    loss = evaluate_release(release, data, ReleaseCheck.of(schema))
     clipped, _ = anjana_release(data, QI, NUMERIC, "income", k, "k", 0.0, clip_to_domain=True)
     smallest, truthful = class_check(release, data, QI, NUMERIC)
     return {
         "gcp": loss.gcp,
         "ncp": loss.ncp,
-        "gcp_clipped": evaluate_release(clipped, data, schema).gcp,
+        "gcp_clipped": evaluate_release(clipped, data, ReleaseCheck.of(schema)).gcp,
         "seconds": seconds,
         "verified": bool(truthful and smallest >= k),
         "smallest_class": smallest,

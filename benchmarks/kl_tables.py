@@ -95,7 +95,16 @@ def main() -> None:
                 if (name, k, method_name(level, qi)) in done:
                     continue
                 t0 = time.perf_counter()
-                rel = anonymize_kl(frame, k, level, qi, numeric, sensitive, ids, seed=0)
+                rel = anonymize_kl(
+                    frame,
+                    k,
+                    level,
+                    qi,
+                    numeric=numeric,
+                    sensitive=sensitive,
+                    identifiers=ids,
+                    seed=0,
+                )
                 row = {
                     "dataset": name,
                     "rows": len(frame),

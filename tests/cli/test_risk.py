@@ -123,7 +123,7 @@ def test_numeric_sensitive_is_ordered(tmp_path: Path, capsys: pytest.CaptureFixt
         (["--threshold", "0"], "--threshold must be in (0, 1], got 0.0"),
         (["--threshold", "1.5"], "--threshold must be in (0, 1], got 1.5"),
         (["--threshold", "nan"], "--threshold must be in (0, 1]"),
-        (["--k", "0"], "--k must be a positive integer, got 0"),
+        (["--k", "0"], "--k must be an integer of at least 1, got 0"),
         (["--sensitive", "nope"], "unknown column 'nope'"),
         (["--numeric", "n0,n1,zz"], "neither a quasi-identifier nor sensitive"),
     ],

@@ -16,10 +16,12 @@ from hypothesis import strategies as st
 
 from anonymatch.cli import main
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import Execution
 from anonymatch.tables.columns.hierarchy import Hierarchy, parse_hierarchy, read_hierarchy
 from anonymatch.tables.columns.qitypes import GRANULARITIES, DateScale, OrdinalScale, build_types
 from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import format_cells, parse_cells, release_arrow_table
+from anonymatch.tables.job import ReleaseCheck
 from anonymatch.tables.metrics import TreeTables, gcp_increase_weights, information_loss
 from anonymatch.tables.pipeline import evaluate_release, verify_release
 from anonymatch.tables.recode import GeneralizedQI
@@ -33,6 +35,8 @@ Local-gov;Government;*
 State-gov;Government;*
 Without-pay;Unemployed;*
 """
+
+INLINE = Execution("inline")
 
 
 # ------------------------------------------------------------------ loader
@@ -327,8 +331,8 @@ def test_every_method_release_verifies(method: str, text: str, data: st.DataObje
         time_limit=2.0,
     )
     schema = Schema.build(qi, ["x"], ["s"], types=types)
-    assert verify_release(release.table, frame, k, schema).passed
-    assert evaluate_release(release.table, frame, schema).gcp == pytest.approx(
+    assert verify_release(release.table, frame, ReleaseCheck.of(schema, k=k)).passed
+    assert evaluate_release(release.table, frame, ReleaseCheck.of(schema)).gcp == pytest.approx(
         release.report["loss"]["gcp"]  # type: ignore[index]
     )
     shown = release.table["w"].astype(str)
@@ -438,9 +442,9 @@ def test_streamed_path_with_typed_qis(tmp_path: Path) -> None:
     release = pd.read_csv(out, dtype=str)
     assert release["d"].str.match(r"^2019Q\d(\.\.2019Q\d)?$").all()
     original = pd.read_csv(table, dtype=str)
-    assert verify_release(release, original, 3, schema).passed
-    assert verify_file(table, out, 3, schema, parts, executor="inline")["passed"]  # type: ignore[arg-type]
-    loss = evaluate_release(release, original, schema)
+    assert verify_release(release, original, ReleaseCheck.of(schema, k=3)).passed
+    assert verify_file(table, out, ReleaseCheck.of(schema, k=3), parts, execution=INLINE)["passed"]  # type: ignore[arg-type]
+    loss = evaluate_release(release, original, ReleaseCheck.of(schema))
     assert loss.gcp == pytest.approx(report["loss"]["gcp"])  # type: ignore[index]
 
 

@@ -292,7 +292,7 @@ def test_cli_kl_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     [
         (["--known", "0"], "ℓ must be at least 1"),
         (["--known", "7"], "exceeds the number of attributes"),
-        (["--known", "1", "--k", "0"], "k must be at least 1"),
+        (["--known", "1", "--k", "0"], "--k must be an integer of at least 1"),
     ],
 )
 def test_cli_kl_bad_input(

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 import anonymatch
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import Execution
 from anonymatch.tables.columns.schema import MissingCodes, Schema, encode_qi
+from anonymatch.tables.job import ReleaseCheck
 from anonymatch.tables.models.suppress import choose_outliers
 from anonymatch.tables.pipeline import prepare, verify_release
 from tests.factories import anonymize_table as anonymize
@@ -21,6 +23,13 @@ QI = ["age", "edu", "sex", "job"]
 NUMERIC = ["age", "edu"]
 SCHEMA = Schema.build(QI, NUMERIC, ["s"])
 CODES = MissingCodes(("", "?"), {"edu": ("-9", "-8")})
+
+
+def _check(k: int, **keywords: object) -> ReleaseCheck:
+    """What a release of SCHEMA read with CODES claims at level ``k``."""
+    return ReleaseCheck.of(SCHEMA, k=k, na_values=CODES, **keywords)
+
+
 METHODS = ["hungarian", "sortgreedy", "greedy", "mondrian", "ring"]
 
 
@@ -67,7 +76,7 @@ def test_missing_values_kept_starred_and_verified(method: str) -> None:
     release = anonymize(data, 3, QI, NUMERIC, ["s"], method=method, seed=1, na_values=CODES)
     assert len(release.table) == 60  # nobody dropped for a missing value
     _expected_stars(release, data)
-    assert verify_release(release.table, data, 3, SCHEMA, CODES).passed
+    assert verify_release(release.table, data, _check(3)).passed
     enc = encode_qi(data, SCHEMA, CODES)
     report = release.report
     assert report["input"]["missing_values"] == enc.num_missing.sum() + enc.cat_missing.sum()  # type: ignore[index]
@@ -90,7 +99,7 @@ def test_property_small_tables_with_nans(
     data.loc[data["age"] == "", "age"] = None  # a null is missing too
     release = anonymize(data, k, QI, NUMERIC, ["s"], method=method, seed=seed, na_values=CODES)
     _expected_stars(release, data)
-    assert verify_release(release.table, data, k, SCHEMA, CODES).passed
+    assert verify_release(release.table, data, _check(k)).passed
 
 
 def test_verifier_missing_matches_only_star() -> None:
@@ -100,19 +109,19 @@ def test_verifier_missing_matches_only_star() -> None:
     # missing: the rows of those people show ranges, which a missing value cannot be in
     code = data.loc[~data["edu"].isin(["-9", "-8"]), "edu"].iloc[0]
     stricter = MissingCodes(CODES.tokens, {"edu": ("-9", "-8", code)})
-    report = verify_release(release.table, data, 2, SCHEMA, stricter)
+    report = verify_release(release.table, data, ReleaseCheck.of(SCHEMA, k=2, na_values=stricter))
     assert not report.passed and "matches only" in report.reason
     # a release showing a present value where the original is missing fails too
     table = release.table.copy()
     starred = np.flatnonzero(table["edu"].to_numpy() == "*")
     table.loc[starred, "edu"] = "1..15"  # covers every present value, not a missing one
-    assert not verify_release(table, data, 2, SCHEMA, CODES).passed
+    assert not verify_release(table, data, _check(2)).passed
     # '*' stays compatible with any value: the release passes against a complete original
     filled = data.copy()
     filled.loc[filled["edu"].isin(["-9", "-8"]), "edu"] = "5"
     filled.loc[filled["age"] == "", "age"] = "40"
     filled.loc[filled["job"] == "?", "job"] = "a"
-    assert verify_release(release.table, filled, 2, SCHEMA, CODES).passed
+    assert verify_release(release.table, filled, _check(2)).passed
 
 
 def test_per_column_codes_numeric_dtype_and_mapping() -> None:
@@ -167,10 +176,10 @@ def test_suppression_release_verified_within_the_limit_only() -> None:
     assert release.report["input"]["records"] == 200  # type: ignore[index]
     assert release.report["loss"]["gcp"] < plain.report["loss"]["gcp"]  # type: ignore[index]
     # the independent verifier: fewer rows pass only within the limit
-    assert not verify_release(release.table, data, 5, SCHEMA, CODES).passed
-    too_small = verify_release(release.table, data, 5, SCHEMA, CODES, suppression_limit=0.01)
+    assert not verify_release(release.table, data, _check(5)).passed
+    too_small = verify_release(release.table, data, _check(5, suppression_limit=0.01))
     assert not too_small.passed and "limit allows 2 fewer" in too_small.reason
-    report = verify_release(release.table, data, 5, SCHEMA, CODES, suppression_limit=0.05)
+    report = verify_release(release.table, data, _check(5, suppression_limit=0.05))
     assert report.passed and report.suppressed == dropped and report.n_original == 200
     # the search for the published people (used when the suppression rule's people fail)
     from anonymatch.tables.io.cells import parse_cells
@@ -180,7 +189,7 @@ def test_suppression_release_verified_within_the_limit_only() -> None:
     searched = verify(parse_cells(release.table, enc), enc, 5, 0.05)
     assert searched.passed and searched.suppressed == dropped
     # a release missing rows is not k-anonymous for lack of rows alone: k = 6 fails
-    assert not verify_release(release.table, data, 40, SCHEMA, CODES, suppression_limit=0.05).passed
+    assert not verify_release(release.table, data, _check(40, suppression_limit=0.05)).passed
 
 
 def test_suppression_limit_bad_values() -> None:
@@ -204,8 +213,8 @@ def test_streamed_path_keeps_missing_values(tmp_path: Path) -> None:
     published = release_frame(out)
     assert len(published) == 300 and report["input"]["missing_values"] > 0  # type: ignore[index]
     assert report["loss"]["suppressed_cells"] > 0  # type: ignore[index]
-    assert verify_release(published.astype(str), data, 3, SCHEMA, CODES).passed
-    check = verify_file(source, out, 3, SCHEMA, 5, na_values=CODES, executor="inline")
+    assert verify_release(published.astype(str), data, _check(3)).passed
+    check = verify_file(source, out, _check(3), 5, execution=Execution("inline"))
     assert check["passed"], check
 
 
@@ -249,7 +258,11 @@ def test_suppression_with_a_sensitive_model_is_verified_on_the_kept_people() -> 
     dropped = release.report["input"]["suppressed"]  # type: ignore[index]
     assert dropped > 0 and len(release.table) == 150 - dropped
     models = build_models(("s",), 2, "distinct", None, None, ())
-    report = verify_release(release.table, data, 3, SCHEMA, models=models, suppression_limit=0.05)
+    report = verify_release(
+        release.table,
+        data,
+        ReleaseCheck.of(SCHEMA, k=3, suppression_limit=0.05).replace(models=models),
+    )
     assert report.passed and report.sensitive and report.suppressed == dropped
 
 
@@ -345,7 +358,9 @@ def test_property_typed_qis_with_missing_values(
     shown = (release.table["job"] == "*").to_numpy()
     assert np.array_equal(shown, want | (full if cells == "node" else False))
     assert np.array_equal(parsed.cat_star[:, j], shown)
-    assert verify_release(release.table, data, k, schema, TYPED_CODES).passed
+    assert verify_release(
+        release.table, data, ReleaseCheck.of(schema, k=k, na_values=TYPED_CODES)
+    ).passed
 
 
 def test_typed_qis_with_missing_values_through_the_cli_and_streamed(tmp_path: Path) -> None:

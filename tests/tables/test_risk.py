@@ -17,6 +17,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import format_cells
+from anonymatch.tables.job import ReleaseCheck
 from anonymatch.tables.methods import METHOD_NAMES, SUPPRESSION_METHODS
 from anonymatch.tables.models.adaptive import anonymize_adaptive
 from anonymatch.tables.recode import recode
@@ -91,7 +92,7 @@ def test_hand_made_release_exact_figures() -> None:
 
 def test_threshold_is_strict() -> None:
     original, release = _hand_made()
-    report = assess(original, release, qi=["age", "sex"], numeric=["age"], threshold=0.5)
+    report = assess(original, release, ReleaseCheck.build(qi=["age", "sex"], numeric=["age"]), 0.5)
     assert report.prosecutor.above == 1  # risk 1 (person 2); 0.5 is not above 0.5
     assert report.to_dict()["release"]["prosecutor"]["above_threshold"] == 1  # type: ignore[index]
 
@@ -180,7 +181,7 @@ def test_drop_missing_and_row_count_hint() -> None:
     result = anonymatch.anonymize(frame, k=2, qi=QI, numeric=NUMERIC, drop_missing=True, seed=1)
     report = anonymatch.risk(frame, result, qi=QI, numeric=NUMERIC, drop_missing=True)
     assert report.people == 19 and report.to_dict()["parameters"]["dropped_missing"] == 1  # type: ignore[index]
-    with pytest.raises(InputError, match="19 rows, the original 20.*--drop-missing"):
+    with pytest.raises(InputError, match="19 rows, the original 20.*`drop_missing`"):
         anonymatch.risk(frame, result, qi=QI, numeric=NUMERIC)
 
 
@@ -192,7 +193,7 @@ def test_drop_missing_and_row_count_hint() -> None:
         ({"threshold": float("nan")}, InputError, "threshold must be in"),
         ({"threshold": True}, InputError, "threshold must be a number"),
         ({"threshold": "0.2"}, InputError, "threshold must be a number"),
-        ({"k": 0}, InputError, "^k must be a positive integer"),
+        ({"k": 0}, InputError, "^`k` must be an integer of at least 1"),
         ({"qi": 3}, TypeError, "^qi must be"),
         ({"sensitive": "nope"}, InputError, "unknown column 'nope'"),
         ({"numeric": "age,disease"}, InputError, "sensitive column 'disease' has the non-number"),

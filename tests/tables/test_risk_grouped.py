@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import format_cells, parse_cells
+from anonymatch.tables.job import ReleaseCheck
 from anonymatch.tables.models.sensitive import (
     GroupedCandidates,
     SensitiveModel,
@@ -115,10 +116,10 @@ def test_grouped_risk_is_the_person_level_risk(
             assert (a is None and b is None) or np.array_equal(a, b), f.name
     # the whole report: the same JSON as with the person-level candidates
     kwargs = dict(qi=QI, numeric=[*NUMERIC, "v"], sensitive=["s", "v"], k=k)
-    report = assess(original, release, **kwargs)  # type: ignore[arg-type]
+    report = assess(original, release, ReleaseCheck.build(**kwargs))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sys.modules[assess.__module__], "grouped_candidates", _singletons)
-        reference = assess(original, release, **kwargs)  # type: ignore[arg-type]
+        reference = assess(original, release, ReleaseCheck.build(**kwargs))
     assert report.to_dict() == reference.to_dict()
 
 
@@ -136,7 +137,9 @@ def test_one_class_release_in_linear_memory() -> None:
     release["s"] = original["s"].to_numpy()[rng.permutation(n)]
     tracemalloc.start()
     try:
-        report = assess(original, release, qi=QI, numeric=NUMERIC, sensitive=["s"], k=n)
+        report = assess(
+            original, release, ReleaseCheck.build(qi=QI, numeric=NUMERIC, sensitive=["s"], k=n)
+        )
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -21,6 +21,7 @@ from anonymatch.core.runner import iter_partitions
 from anonymatch.tables import streamed as scale
 from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import parse_cells
+from anonymatch.tables.job import ReleaseCheck
 from anonymatch.tables.streamed import release_frame, verify_file
 from anonymatch.tables.verify import verify
 from tests.factories import stream_file
@@ -103,7 +104,9 @@ def test_partitioned_release_passes_the_global_and_the_blocked_verification(
     enc = encode_qi(original, SCHEMA)
     # the whole compatibility graph has a k-factor (the in-memory verifier, no partitions)
     assert verify(parse_cells(published, enc), enc, 5).passed
-    blocked = verify_file(small_csv, out, 5, SCHEMA, report["parameters"]["partitions"])  # type: ignore[index]
+    blocked = verify_file(
+        small_csv, out, ReleaseCheck.of(SCHEMA, k=5), report["parameters"]["partitions"]
+    )  # type: ignore[index]
     assert blocked["passed"] and blocked["min_matches_original"] >= 5
     # rows are neither lost nor duplicated: the sensitive and other columns are a permutation
     assert Counter(zip(published["income"], published["hours"], strict=True)) == Counter(
@@ -120,11 +123,11 @@ def test_tampered_partitioned_release_is_rejected(small_csv: Path, tmp_path: Pat
     first, last = rows[1], rows[-1]  # rows of the first and the last partition
     swapped = tmp_path / "swapped.csv"
     swapped.write_text("\n".join([rows[0], last, *rows[2:-1], first]) + "\n")
-    report = verify_file(small_csv, swapped, 5, SCHEMA, parts)  # type: ignore[arg-type]
+    report = verify_file(small_csv, swapped, ReleaseCheck.of(SCHEMA, k=5), parts)  # type: ignore[arg-type]
     assert not report["passed"] and "partition of rows 1–" in str(report["reason"])
     short = tmp_path / "short.csv"
     short.write_text("\n".join(rows[:-1]) + "\n")
-    report = verify_file(small_csv, short, 5, SCHEMA, parts)  # type: ignore[arg-type]
+    report = verify_file(small_csv, short, ReleaseCheck.of(SCHEMA, k=5), parts)  # type: ignore[arg-type]
     assert not report["passed"]
 
 

@@ -37,6 +37,7 @@ from anonymatch.core.errors import InputError
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
+    from anonymatch.tables.io import CsvOptions
 
 INPUT_PARAMS = ("input_path", "original", "table", "transactions", "edges")
 """Positional parameters naming the data the job describes (``input.path``)."""
@@ -204,6 +205,49 @@ def typed_table_job(func: F) -> F:
             seed=params.pop("seed"),
         )
         return func(**params)
+
+    return cast(F, wrapper)
+
+
+_CHECK_TEXT: dict[str, Callable[[Any], Any]] = {
+    "qi": comma_list,
+    "numeric": comma_list,
+    "sensitive": comma_list,
+    "identifiers": comma_list,
+    "weights": parse_weights,
+    "l": lambda text: per_column("--l", text, int),
+    "t": lambda text: per_column("--t", text, float),
+    "qi_types": lambda types: types or None,
+}
+"""How a checking command's flag text becomes a ``ReleaseCheck`` keyword."""
+_CHECK_FLAGS = (
+    *_CHECK_TEXT, "k", "k_column", "diversity", "c", "suppression_limit", "na_values",
+    "drop_missing",
+)  # fmt: skip
+
+
+def release_check(func: F) -> F:
+    """Decorator (below a checking command's options) that turns the flags describing a
+    release — columns and roles, QI types, k or ``--k-column``, sensitive models, suppression
+    limit, missing values — into one validated ``ReleaseCheck`` (``tables.job``), passed to
+    the command as ``check``: the same value, and the same checks, as the Python fronts
+    ``verify``/``evaluate``/``risk`` build. A flag the command lacks, or left unset (None),
+    takes the check's default."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.tables.job import ReleaseCheck
+
+        keywords: dict[str, Any] = {}
+        for name in _CHECK_FLAGS:
+            if name not in params:
+                continue
+            value = params.pop(name)
+            if name in _CHECK_TEXT:
+                value = _CHECK_TEXT[name](value)
+            if value is not None:
+                keywords["types" if name == "qi_types" else name] = value
+        return func(check=ReleaseCheck.build(**keywords), **params)
 
     return cast(F, wrapper)
 
@@ -568,22 +612,16 @@ def _input_columns(job: Job) -> list[str] | None:
 # --------------------------------------------------------------------------- manifests
 
 
-def input_options_block(
-    fmt: str,
-    sep: str | None,
-    names: str | None,
-    quotechar: str,
-    na_values: Any,
-    drop_missing: bool,
-) -> dict[str, Any]:
-    """``parameters.input_options`` of a table manifest: how the original was read, so that
-    ``verify --manifest`` needs no reading options. ``na_values`` is the ``--na-values`` text,
-    or an object with ``tokens`` and per-column ``columns`` codes (``--na``)."""
+def input_options_block(csv: CsvOptions, na_values: Any, drop_missing: bool) -> dict[str, Any]:
+    """``parameters.input_options`` of a table manifest: how the original was read (``csv``),
+    so that ``verify --manifest`` needs no reading options. ``na_values`` is the
+    ``--na-values`` text, or an object with ``tokens`` and per-column ``columns`` codes
+    (``--na``). The separator is written as ``--sep`` reads it (a backslash doubled)."""
     block: dict[str, Any] = {
-        "format": fmt,
-        "sep": sep,
-        "names": comma_list(names) or None,
-        "quotechar": quotechar,
+        "format": csv.fmt,
+        "sep": None if csv.sep is None else csv.sep.replace("\\", "\\\\"),
+        "names": list(csv.names) if csv.names else None,
+        "quotechar": csv.quotechar,
         "na_values": None,
         "drop_missing": drop_missing,
     }

@@ -3,9 +3,11 @@ Stokes NORDSEC 2013)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 import numpy as np
@@ -22,6 +24,11 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.manifest import finish_manifest, new_manifest, write_manifest
+
+if TYPE_CHECKING:
+    from anonymatch.graphs.job import GraphJob
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 GRAPH_FORMATS = ("auto", "edges")
 GRAPH_FORMAT_HELP = "every input is an edge list: two vertex ids a line, CSV or whitespace"
@@ -104,6 +111,21 @@ def check_graph_cmd(
     exit_verdict(report.passed)
 
 
+def _graph_job(func: F) -> F:
+    """``--k``, ``--closed`` and ``--iterations`` as one validated ``GraphJob`` (parameter
+    ``job``); ``--format`` names the one input format (an edge list) and is not passed on."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.graphs.job import GraphJob
+
+        params.pop("fmt")
+        keywords = {name: params.pop(name) for name in ("k", "closed", "iterations")}
+        return func(job=GraphJob.build(**keywords), **params)
+
+    return cast(F, wrapper)
+
+
 @click.command("anonymize-graph")
 @click.argument("edges")
 @output_options(
@@ -122,16 +144,14 @@ def check_graph_cmd(
 )
 @seed_option
 @format_option(GRAPH_FORMATS, GRAPH_FORMAT_HELP)
+@_graph_job
 def anonymize_graph_cmd(
     edges: str,
     output: str,
-    k: int,
-    closed: bool,
+    job: GraphJob,
     n_vertices: int | None,
-    iterations: int,
     keep_ids: bool,
     seed: int | None,
-    fmt: str,
     report_path: str | None,
     quiet: bool,
 ) -> None:
@@ -143,13 +163,12 @@ def anonymize_graph_cmd(
 
     from anonymatch.core.errors import VerificationError
     from anonymatch.graphs.io import write_edge_list
-    from anonymatch.graphs.job import GraphJob
     from anonymatch.graphs.pipeline import run_job
     from anonymatch.graphs.verify import check_graph
 
     for path in (output, report_path):
         check_output_path(path, edges)
-    job = GraphJob.build(k=k, closed=closed, iterations=iterations)
+    k, closed, iterations = job.k, job.closed, job.iterations
     started = time.perf_counter()
     bar = stage_bar(3, quiet, "anonymize-graph")
     graph = _read_graph(edges, n_vertices)

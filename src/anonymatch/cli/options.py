@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -172,8 +173,9 @@ SQL_SOURCE = "anonymatch.sql_source"
 
 def table_input_options(func: F) -> F:
     """Options describing how to read the original table (shared by all table commands).
-    ``--na-values`` and ``--na`` reach the command as one ``MissingCodes`` (parameter
-    ``na_values``)."""
+    ``--format``, ``--sep``, ``--names``, ``--quotechar`` and the database or sheet source reach
+    the command as one ``CsvOptions`` (parameter ``csv``); ``--na-values`` and ``--na`` as one
+    ``MissingCodes`` (parameter ``na_values``)."""
 
     @functools.wraps(func)
     def wrapper(
@@ -188,7 +190,11 @@ def table_input_options(func: F) -> F:
         if sql_table is not None and sql_query is not None:
             raise InputError("give either --table or --query, not both")
         click.get_current_context().meta[SQL_SOURCE] = (sql_table, sql_query, sheet)
-        return func(*args, na_values=missing_codes_option(na_values, na), **kwargs)
+        reading = [kwargs.pop(name) for name in ("sep", "names", "quotechar", "fmt")]
+        return func(
+            *args, csv=csv_options(*reading), na_values=missing_codes_option(na_values, na),
+            **kwargs,
+        )  # fmt: skip
 
     return _apply(
         wrapper,
@@ -269,10 +275,41 @@ def missing_codes_option(
 SET_FORMATS = ("auto", "dat", "basket", "long", "jsonl")
 
 
+@dataclass(frozen=True)
+class SetSource:
+    """How to read original transactions: ``--format``, ``--item-sep`` (as typed),
+    ``--id-column``/``--item-column`` of the long format, ``--dedupe``, and where the sensitive
+    labels come from (``--sensitive`` column or key, ``--sensitive-file``)."""
+
+    fmt: str = "auto"
+    item_sep: str = ","
+    id_column: str | None = None
+    item_column: str | None = None
+    dedupe: bool = False
+    label_column: str | None = None
+    labels_path: str | None = None
+
+
 def set_input_options(func: F) -> F:
-    """Options describing how to read original transactions (shared by the set commands)."""
+    """Options describing how to read original transactions (shared by the set commands),
+    passed to the command as one :class:`SetSource` (parameter ``source``), with
+    ``--sensitive``/``--sensitive-file`` when the command has them."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        source = SetSource(
+            kwargs.pop("fmt"),
+            kwargs.pop("item_sep"),
+            kwargs.pop("id_column"),
+            kwargs.pop("item_column"),
+            kwargs.pop("dedupe"),
+            kwargs.pop("sensitive", None),
+            kwargs.pop("sensitive_file", None),
+        )
+        return func(*args, source=source, **kwargs)
+
     return _apply(
-        func,
+        wrapper,
         [
             format_option(SET_FORMATS, ".dat FIMI, .jsonl JSON Lines, else basket CSV"),
             click.option(
@@ -366,6 +403,23 @@ def executor_options(meaning: str) -> Callable[[F], F]:
         )
 
     return decorate
+
+
+def execution_group(func: F) -> F:
+    """Decorator (below :func:`executor_options` and ``--chunk-rows``) that passes
+    ``--executor``, ``--workers``, ``--scheduler`` and ``--chunk-rows`` (those the command has)
+    to the command as one validated ``Execution`` (parameter ``execution``)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from anonymatch.core.params import Execution
+
+        names = ("executor", "workers", "scheduler", "chunk_rows")
+        given = {name: kwargs.pop(name) for name in names if name in kwargs}
+        check_workers(given.get("workers"))
+        return func(*args, execution=Execution.build(**given), **kwargs)
+
+    return cast(F, wrapper)
 
 
 def check_workers(workers: int | None) -> None:

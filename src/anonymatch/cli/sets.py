@@ -6,16 +6,18 @@ not ℓ-eligible) or 4 (failed verification) through ``anonymatch.cli.main``; no
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
+    SetSource,
     check_output_path,
     draw_seed,
     echo_check_summary,
@@ -35,28 +37,44 @@ from anonymatch.sets.io import Transactions, read_transactions
 from anonymatch.sets.km import KM_FORMATS
 from anonymatch.sets.methods import names
 
+if TYPE_CHECKING:
+    from anonymatch.sets.job import SetJob
 
-def _read(
-    path: str,
-    fmt: str,
-    item_sep: str,
-    id_column: str | None,
-    item_column: str | None,
-    sensitive_file: str | None = None,
-    sensitive: str | None = None,
-    dedupe: bool = False,
-) -> Transactions:
-    sep = parse_separator(item_sep, "--item-sep")  # escapes decoded; empty or bad: InputError
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _read(path: str, source: SetSource) -> Transactions:
+    sep = parse_separator(source.item_sep, "--item-sep")  # escapes decoded; empty: InputError
     return read_transactions(
         path,
-        fmt,
+        source.fmt,
         item_sep=sep,
-        labels_path=sensitive_file,
-        label_column=sensitive,
-        id_column=id_column,
-        item_column=item_column,
-        dedupe=dedupe,
+        labels_path=source.labels_path,
+        label_column=source.label_column,
+        id_column=source.id_column,
+        item_column=source.item_column,
+        dedupe=source.dedupe,
     )
+
+
+def _set_job(func: F) -> F:
+    """``--k``/``--l``, ``--method``, ``--segment`` and the seed as one validated ``SetJob``
+    (parameter ``job``)."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.sets.job import SetJob
+
+        job = SetJob.build(
+            k=params.pop("k"),
+            ell=params.pop("ell"),
+            method=params.pop("method"),
+            segment=_segment(params.pop("segment")),
+            seed=params.pop("seed"),
+        )
+        return func(job=job, **params)
+
+    return cast(F, wrapper)
 
 
 def _segment(value: str) -> tuple[int, int]:
@@ -88,23 +106,14 @@ def _segment(value: str) -> tuple[int, int]:
 )
 @seed_option
 @set_input_options
+@_set_job
 def anonymize_sets_cmd(
     input_path: str,
     output: str,
-    k: int | None,
-    ell: int | None,
-    sensitive: str | None,
-    sensitive_file: str | None,
-    method: str,
-    segment: str,
-    seed: int | None,
+    job: SetJob,
     report_path: str | None,
     quiet: bool,
-    fmt: str,
-    item_sep: str,
-    id_column: str | None,
-    item_column: str | None,
-    dedupe: bool,
+    source: SetSource,
 ) -> None:
     """Publish transactions k-anonymous or ℓ-diverse, verified.
 
@@ -112,17 +121,13 @@ def anonymize_sets_cmd(
     closed-walk assignment; the release is verified before it is written."""
     from anonymatch.core.manifest import finish_manifest, write_manifest
     from anonymatch.sets.io import write_set_release
-    from anonymatch.sets.job import SetJob
     from anonymatch.sets.pipeline import run_job
 
     started = time.perf_counter()
     for path in (output, report_path):
         check_output_path(path, input_path)
-    job = SetJob.build(k=k, ell=ell, method=method, segment=_segment(segment), seed=seed)
     with stage_bar(3, quiet, "anonymize-sets") as bar:
-        t = _read(
-            input_path, fmt, item_sep, id_column, item_column, sensitive_file, sensitive, dedupe
-        )
+        t = _read(input_path, source)
         bar.update()
         clock = time.perf_counter()
         result = run_job(t, job)
@@ -141,8 +146,8 @@ def anonymize_sets_cmd(
     write_manifest(report_path, report)
     if not quiet:
         v = result.verification
-        level = f"k = {k}" if k is not None else f"ℓ = {ell}"
-        click.echo(f"{method}, {level}, {t.n} records, {t.n_items} items -> {output}")
+        level = f"k = {job.k}" if job.k is not None else f"ℓ = {job.ell}"
+        click.echo(f"{job.method.name}, {level}, {t.n} records, {t.n_items} items -> {output}")
         if t.duplicates_removed:
             click.echo(f"duplicate (record, item) rows removed: {t.duplicates_removed}")
         if result.order_report is not None:
@@ -175,11 +180,7 @@ def verify_sets_cmd(
     k: int | None,
     ell: int | None,
     as_json: bool,
-    fmt: str,
-    item_sep: str,
-    id_column: str | None,
-    item_column: str | None,
-    dedupe: bool,
+    source: SetSource,
 ) -> None:
     """Check a set-valued release: k-anonymous or ℓ-diverse.
 
@@ -189,7 +190,7 @@ def verify_sets_cmd(
     from anonymatch.sets.verify import verify_sets
 
     k, ell = levels(k, ell)
-    t = _read(original, fmt, item_sep, id_column, item_column, dedupe=dedupe)
+    t = _read(original, source)
     release = read_set_release(published, t)
     report = verify_sets(release, t, k=k, ell=ell)
     if as_json:
@@ -223,11 +224,7 @@ def evaluate_sets_cmd(
     ex_size: int,
     seed: int | None,
     as_json: bool,
-    fmt: str,
-    item_sep: str,
-    id_column: str | None,
-    item_column: str | None,
-    dedupe: bool,
+    source: SetSource,
 ) -> None:
     """Report the utility of set-valued releases.
 
@@ -242,7 +239,7 @@ def evaluate_sets_cmd(
 
     if queries < 1 or in_size < 1 or ex_size < 1:
         raise InputError("--queries, --in-size and --ex-size must be at least 1")
-    t = _read(original, fmt, item_sep, id_column, item_column, dedupe=dedupe)
+    t = _read(original, source)
     seed = draw_seed(seed)
     results: dict[str, Any] = {}
     for path in published:

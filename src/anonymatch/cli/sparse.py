@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 import click
 import numpy as np
@@ -29,6 +30,11 @@ from anonymatch.core.errors import InputError
 from anonymatch.sparse.io import FORMATS, read_sparse, sparse_format, write_sparse
 from anonymatch.sparse.methods import names, rules
 
+if TYPE_CHECKING:
+    from anonymatch.sparse.job import SparseJob
+
+F = TypeVar("F", bound=Callable[..., Any])
+
 ADJACENCY = ("none", "directed", "undirected")
 
 
@@ -43,6 +49,65 @@ def _read_published(path: str, fmt: str, original_shape: tuple[int, int]) -> sp.
     rows = max(p.shape[0], original_shape[0]) if sparse_format(path, fmt) != "mtx" else p.shape[0]
     p.resize((rows, max(p.shape[1], original_shape[1])))
     return p
+
+
+class SparseSource(NamedTuple):
+    """How to read the original matrix: ``--format`` and ``--adjacency``."""
+
+    fmt: str
+    adjacency: str
+
+
+class Accuracy(NamedTuple):
+    """``evaluate-sparse --accuracy``: the label file, the test split (``--test`` and
+    ``--test-labels``, or ``--test-fraction`` held out) and the MLPs trained (``--nets``)."""
+
+    labels_path: str | None
+    test_path: str | None
+    test_labels_path: str | None
+    test_fraction: float
+    nets: int
+
+
+def _sparse_source(func: F) -> F:
+    """``--format`` and ``--adjacency`` as one ``SparseSource`` (parameter ``source``)."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        return func(source=SparseSource(params.pop("fmt"), params.pop("adjacency")), **params)
+
+    return cast(F, wrapper)
+
+
+def _accuracy(func: F) -> F:
+    """The ``--accuracy`` options as one ``Accuracy`` (parameter ``accuracy``)."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        names = ("labels_path", "test_path", "test_labels_path", "test_fraction", "nets")
+        return func(accuracy=Accuracy(*(params.pop(n) for n in names)), **params)
+
+    return cast(F, wrapper)
+
+
+def _sparse_job(func: F) -> F:
+    """``--k``, ``--method`` and its settings, the execution options and the seed as one
+    validated ``SparseJob`` (parameter ``job``), built before the data is read."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.sparse.job import SparseJob
+
+        check_workers(params["workers"])
+        names = ("k", "method", "epsilon", "dp", "beta", "runs", "chunk_rows", "executor",
+                 "workers", "scheduler", "seed")  # fmt: skip
+        keywords = {name: params.pop(name) for name in names}
+        job = SparseJob.build(
+            **keywords, refine=params.pop("lsh") == "support", progress=not params["quiet"]
+        )
+        return func(job=job, **params)
+
+    return cast(F, wrapper)
 
 
 FORMAT_HELP = ".parquet Parquet edge list, .mtx Matrix Market, .dat FIMI, else CSV edge list"
@@ -111,59 +176,32 @@ EXECUTOR_MEANING = (
     help="Read an edge list as a square (directed/undirected) adjacency matrix.",
 )
 @seed_option
+@_sparse_source
+@_sparse_job
 def anonymize_sparse_cmd(
     input_path: str,
     output: str,
-    k: int,
-    method: str,
-    epsilon: float | None,
-    dp: str,
-    beta: float,
-    runs: int,
-    chunk_rows: int,
-    executor: str,
-    workers: int | None,
-    scheduler: str | None,
-    lsh: str,
+    job: SparseJob,
     in_memory: bool,
     workdir: str | None,
-    fmt: str,
-    adjacency: str,
-    seed: int | None,
+    source: SparseSource,
     report_path: str | None,
     quiet: bool,
 ) -> None:
     """Publish a binary matrix k-anonymous, verified.
 
     Smooth k-anonymity by default; row i of the release is user i of INPUT."""
-    from anonymatch.sparse.job import SparseJob
     from anonymatch.sparse.pipeline import run_job
     from anonymatch.sparse.streamed import anonymize_sparse_stream
 
     started = time.perf_counter()
     for path in (output, report_path):
         check_output_path(path, input_path)
-    check_workers(workers)
-    job = SparseJob.build(  # before reading the data
-        k=k,
-        method=method,
-        beta=beta,
-        runs=runs,
-        chunk_rows=chunk_rows,
-        executor=executor,
-        scheduler=scheduler,
-        workers=workers,
-        seed=seed,
-        epsilon=epsilon,
-        dp=dp,
-        refine=lsh == "support",
-        progress=not quiet,
-    )
     stream = (
         not in_memory
         and job.method.streamable
-        and adjacency == "none"
-        and sparse_format(input_path, fmt) == "parquet"
+        and source.adjacency == "none"
+        and sparse_format(input_path, source.fmt) == "parquet"
         and sparse_format(output) in ("parquet", "edges")
     )
     if stream:
@@ -172,7 +210,7 @@ def anonymize_sparse_cmd(
         report = anonymize_sparse_stream(input_path, output, job, workdir=workdir)
         _finish(report, input_path, output, report_path, started, quiet)
         return
-    release = run_job(_read_original(input_path, fmt, adjacency), job)
+    release = run_job(_read_original(input_path, source.fmt, source.adjacency), job)
     write_sparse(output, release.published)
     _finish(dict(release.report), input_path, output, report_path, started, quiet)
 
@@ -286,16 +324,13 @@ def read_labels(path: str, rows: int) -> np.ndarray:
 
 
 def _accuracy_setup(
-    x: sp.csr_array,
-    labels_path: str,
-    test_path: str | None,
-    test_labels_path: str | None,
-    test_fraction: float,
-    seed: int,
+    x: sp.csr_array, accuracy: Accuracy, seed: int
 ) -> tuple[np.ndarray, np.ndarray, sp.csr_array, np.ndarray]:
     """(training rows, their labels, test features, test labels): the given test split, or
     ``test_fraction`` of the rows held out at random (trained on the release's other rows,
     tested on the held-out rows' original features)."""
+    labels_path, test_path, test_labels_path, test_fraction, _ = accuracy
+    assert labels_path is not None
     y = read_labels(labels_path, x.shape[0])
     if test_path is not None:
         if test_labels_path is None:
@@ -338,16 +373,13 @@ def _accuracy_setup(
 @seed_option
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @verbosity_options
+@_sparse_source
+@_accuracy
 def evaluate_sparse_cmd(
     original: str,
     published: Sequence[str],
-    fmt: str,
-    adjacency: str,
-    labels_path: str | None,
-    test_path: str | None,
-    test_labels_path: str | None,
-    test_fraction: float,
-    nets: int,
+    source: SparseSource,
+    accuracy: Accuracy,
     seed: int | None,
     as_json: bool,
 ) -> None:
@@ -358,24 +390,22 @@ def evaluate_sparse_cmd(
     baselines)."""
     from anonymatch.sparse.metrics import downstream_accuracy, edge_metrics, majority_accuracy
 
-    if nets < 1:
-        raise InputError(f"--nets must be at least 1, got {nets}")
+    if accuracy.nets < 1:
+        raise InputError(f"--nets must be at least 1, got {accuracy.nets}")
     seed = draw_seed(seed)
-    x = _read_original(original, fmt, adjacency)
+    x = _read_original(original, source.fmt, source.adjacency)
     releases = {p: _read_published(p, "auto", x.shape) for p in published}
     results: dict[str, dict[str, Any]] = {
         p: edge_metrics(x, r).to_dict() for p, r in releases.items()
     }
     baselines: dict[str, float] = {}
-    if labels_path is not None:
-        train, y, test, ty = _accuracy_setup(
-            x, labels_path, test_path, test_labels_path, test_fraction, seed
-        )
+    if accuracy.labels_path is not None:
+        train, y, test, ty = _accuracy_setup(x, accuracy, seed)
 
         def acc(features: sp.csr_array) -> float:
             runs = [
                 downstream_accuracy(features[train], y, test, ty, seed=seed + i)
-                for i in range(nets)
+                for i in range(accuracy.nets)
             ]
             return float(np.mean(runs))
 

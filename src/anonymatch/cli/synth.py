@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple, TypeVar, cast
 
 import click
 
 from anonymatch.cli.options import output_options, seed_option
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import current_path, human_size
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _check_writable(path: str, what: str) -> None:
@@ -22,6 +27,31 @@ def _check_writable(path: str, what: str) -> None:
         raise InputError(f"{what} directory does not exist: {parent}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"{what} directory is not writable: {parent}")
+
+
+class Fitting(NamedTuple):
+    """Where the census model comes from: fitted on Adult (``--source``, ``--estimator``;
+    saved to ``--model-out`` if given) or loaded from ``--model``."""
+
+    source: str | None
+    estimator: str | None
+    model_out: str | None
+    model_path: str | None
+
+
+def _model_options(func: F) -> F:
+    """``--source``, ``--estimator``, ``--model-out``, ``--model`` as one ``Fitting``
+    (parameter ``fitting``), refused when ``--model`` is combined with the others."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        names = ("source", "estimator", "model_out", "model_path")
+        fitting = Fitting(*(params.pop(name) for name in names))
+        if fitting.model_path is not None and any(x is not None for x in fitting[:3]):
+            raise InputError("--model cannot be combined with --source, --estimator or --model-out")
+        return func(fitting=fitting, **params)
+
+    return cast(F, wrapper)
 
 
 @click.command("generate-census")
@@ -57,14 +87,12 @@ def _check_writable(path: str, what: str) -> None:
     default=None,
     help="Rows per write batch / Parquet row group (the data does not depend on it).",
 )
+@_model_options
 def generate_census_cmd(
     output: str,
     rows: int,
     seed: int | None,
-    source: str | None,
-    estimator: str | None,
-    model_out: str | None,
-    model_path: str | None,
+    fitting: Fitting,
     chunk_rows: int | None,
     quiet: bool,
 ) -> None:
@@ -90,10 +118,7 @@ def generate_census_cmd(
         raise InputError(f"--chunk-rows must be at least 1, got {chunk_rows}")
     if seed is not None and seed < 0:
         raise InputError(f"--seed must be a non-negative integer, got {seed}")
-    if model_path is not None and (
-        model_out is not None or source is not None or estimator is not None
-    ):
-        raise InputError("--model cannot be combined with --source, --estimator or --model-out")
+    source, estimator, model_out, model_path = fitting
     output_kind(output)
     _check_writable(output, "output")
     if model_out is not None:

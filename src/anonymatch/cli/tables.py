@@ -7,33 +7,37 @@ in that case.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
-from anonymatch.cli.config import input_options_block, manifest_callback, typed_table_job
+from anonymatch.cli.config import (
+    input_options_block,
+    manifest_callback,
+    release_check,
+    typed_table_job,
+)
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     check_output_path,
-    check_workers,
     claim_outputs,
-    comma_list,
-    csv_options,
     csv_safe_option,
     draw_seed,
     echo_check_summary,
+    execution_group,
     executor_options,
     exit_verdict,
     json_default,
     output_options,
-    parse_weights,
-    per_column,
     qi_type_options,
     seed_option,
     sensitive_model_options,
@@ -42,15 +46,18 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
-from anonymatch.tables.columns.qitypes import QITypes
-from anonymatch.tables.columns.schema import MissingCodes, Schema
+from anonymatch.core.params import number
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from anonymatch.tables.job import TableJob
+    from anonymatch.core.params import Execution
+    from anonymatch.tables.job import ReleaseCheck, TableJob
+    from anonymatch.tables.risk.attack import Adversary
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 EXECUTOR_MEANING = (
     "threads = in memory (one process; the solvers' own threads); inline = streamed, "
@@ -189,10 +196,7 @@ def anonymize(
     csv_safe: bool,
     report_path: str | None,
     quiet: bool,
-    fmt: str,
-    sep: str | None,
-    names: str | None,
-    quotechar: str,
+    csv: CsvOptions,
     output_table: str | None = None,
 ) -> None:
     """Publish a table k-anonymous, verified.
@@ -207,7 +211,6 @@ def anonymize(
     from anonymatch.tables.io.cells import write_release
     from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
 
-    csv = csv_options(sep, names, quotechar, fmt)
     db_in, db_out = is_database_url(input_path), is_database_url(output)
     if output_table is not None and not db_out:
         raise InputError("--output-table writes to a database URL given as -o")
@@ -238,9 +241,7 @@ def anonymize(
         )
         manifest["parameters"] = {
             **cast(dict[str, Any], manifest["parameters"]),
-            "input_options": input_options_block(
-                fmt, sep, names, quotechar, job.na, job.drop_missing
-            ),
+            "input_options": input_options_block(csv, job.na, job.drop_missing),
         }
         _finish_database(manifest, input_path, output, csv, output_table, report_path, started)
         if not quiet:
@@ -272,7 +273,7 @@ def anonymize(
             report["input"] = {**cast(dict[str, Any], report["input"]), "variable_labels": labels}
     report["parameters"] = {
         **cast(dict[str, Any], report["parameters"]),
-        "input_options": input_options_block(fmt, sep, names, quotechar, job.na, job.drop_missing),
+        "input_options": input_options_block(csv, job.na, job.drop_missing),
     }
     _finish(report, input_path, output, report_path, started, quiet)
 
@@ -521,32 +522,16 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @verbosity_options
 @qi_type_options
 @table_input_options
+@execution_group
+@release_check
 def verify(
     original: str,
     published: str,
-    k: int | None,
-    k_column: str | None,
-    qi: str,
-    numeric: str | None,
+    check: ReleaseCheck,
     manifest: str | None,
     as_json: bool,
-    sensitive: str | None,
-    l: str | None,  # noqa: E741 - the model's own name
-    diversity: str,
-    c: float | None,
-    t: str | None,
-    qi_types: QITypes,
-    suppression_limit: float | None,
-    executor: str,
-    workers: int | None,
-    scheduler: str | None,
-    chunk_rows: int | None,
-    fmt: str,
-    sep: str | None,
-    names: str | None,
-    quotechar: str,
-    na_values: MissingCodes,
-    drop_missing: bool,
+    execution: Execution,
+    csv: CsvOptions,
 ) -> None:
     """Check that a table release is k-anonymous.
 
@@ -555,66 +540,40 @@ def verify(
     from anonymatch.cli import import_quietly
 
     import_quietly("anonymatch.tables.pipeline")
-    from anonymatch.tables.models.sensitive import build_models
     from anonymatch.tables.pipeline import verify_release
 
-    if (k is None) == (k_column is None):
+    if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
-    check_workers(workers)
-    schema = Schema.build(
-        comma_list(qi), comma_list(numeric), comma_list(sensitive), types=qi_types
-    )
-    models = build_models(
-        schema.sensitive,
-        per_column("--l", l, int),
-        diversity,
-        c,
-        per_column("--t", t, float),
-        schema.ordered_sensitive,
-    )
-    if models and k_column is not None:
-        raise InputError("--l/--t are checked with --k, not --k-column")
     partitions = _manifest_partitions(manifest)
-    if models:  # sensitive models need the whole release's candidates
+    if check.models:  # sensitive models need the whole release's candidates
         partitions = None
-    if partitions is not None and k is not None and executor != "threads":
+    if partitions is not None and check.k is not None and execution.executor != "threads":
         from anonymatch.tables.streamed import verify_file
 
-        dask = scheduler or (executor == "auto" and workers is not None)
-        streamed = "dask" if dask else ("processes" if executor == "auto" else executor)
-        result = verify_file(
-            original,
-            published,
-            k,
-            Schema.build(comma_list(qi), comma_list(numeric), types=qi_types),
-            partitions,
-            csv=csv_options(sep, names, quotechar, fmt),
-            na_values=na_values,
-            drop_missing=drop_missing,
-            chunk_rows=chunk_rows,
-            executor=streamed,  # type: ignore[arg-type]
-            scheduler=scheduler,
-            workers=workers,
+        dask = execution.scheduler or (
+            execution.executor == "auto" and execution.workers is not None
         )
+        name = "processes" if execution.executor == "auto" else execution.executor
+        streamed = dataclasses.replace(execution, executor="dask" if dask else name)
+        result = verify_file(original, published, check, partitions, csv=csv, execution=streamed)
         if as_json:
             click.echo(json.dumps(result, indent=2))
         else:
             click.echo(
-                f"{'PASS' if result['passed'] else 'FAIL'}: {result['reason']}; k = {k},"
+                f"{'PASS' if result['passed'] else 'FAIL'}: {result['reason']}; k = {check.k},"
                 f" {result['n_original']} originals, {result['partitions']} partitions each"
-                f" checked for a {k}-factor, fewest matches per original"
+                f" checked for a {check.k}-factor, fewest matches per original"
                 f" {result['min_matches_original']}"
             )
         exit_verdict(bool(result["passed"]))
-    orig = read_table(original, csv_options(sep, names, quotechar, fmt))
+    orig = read_table(original, csv)
     pub = read_release(published)
-    if k_column is not None:
+    if check.k_column is not None:
         from anonymatch.tables.models.adaptive import verify_adaptive_release
 
-        if qi_types:
+        if check.schema.types:
             raise InputError("--ordinal/--date/--hierarchy are not supported with --k-column")
-        schema = Schema.build(comma_list(qi), comma_list(numeric), identifiers=[k_column])
-        adaptive = verify_adaptive_release(pub, orig, k_column, schema, na_values, drop_missing)
+        adaptive = verify_adaptive_release(pub, orig, check)
         if as_json:
             click.echo(json.dumps(adaptive.to_dict(), indent=2))
         else:
@@ -624,25 +583,20 @@ def verify(
                 f" smallest surplus of matchable rows over the level {adaptive.min_slack}"
             )
         exit_verdict(adaptive.passed)
-    assert k is not None
-    recorded_limit, recorded_size = _manifest_suppression(manifest)
-    report = verify_release(
-        pub,
-        orig,
-        k,
-        schema,
-        na_values,
-        drop_missing,
-        models,
-        recorded_limit if suppression_limit is None else suppression_limit,
-        recorded_size,
-    )
+    if click.get_current_context().params.get("suppression_limit") is None:
+        recorded_limit, recorded_size = _manifest_suppression(manifest)
+        check = check.replace(
+            suppression_limit=number(recorded_limit, "suppression_limit", high=1.0,
+                                     low_open=False, high_open=True),
+            partition_size=recorded_size,
+        )  # fmt: skip
+    report = verify_release(pub, orig, check)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
         status = "PASS" if report.passed else "FAIL"
         click.echo(
-            f"{status}: {report.reason}; k = {k}, {report.n_original} originals,"
+            f"{status}: {report.reason}; k = {check.k}, {report.n_original} originals,"
             f" {report.n_published} published rows"
             + (f" ({report.suppressed} people suppressed)" if report.suppressed else "")
             + ", fewest matches per original"
@@ -650,8 +604,8 @@ def verify(
             f" {report.min_matches_published}, k-factor flow"
             f" {report.k_factor_flow}/{report.k_factor_required}"
         )
-        for check in report.sensitive:
-            _echo_sensitive(check)
+        for check_ in report.sensitive:
+            _echo_sensitive(check_)
     exit_verdict(report.passed)
 
 
@@ -678,6 +632,19 @@ def _echo_sensitive(check: dict[str, Any]) -> None:
     )
 
 
+def _adversary(func: F) -> F:
+    """``--key``, ``--known``, ``--trials`` as one ``Adversary`` (parameter ``adversary``)."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.tables.risk.attack import Adversary
+
+        fields = (params.pop("key"), params.pop("known"), params.pop("trials"))
+        return func(adversary=Adversary(*fields), **params)
+
+    return cast(F, wrapper)
+
+
 @click.command()
 @click.argument("original")
 @click.argument("published")
@@ -697,24 +664,16 @@ def _echo_sensitive(check: dict[str, Any]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
 @table_input_options
+@release_check
+@_adversary
 def attack(
     original: str,
     published: str,
-    known: int,
-    trials: int,
-    key: str,
-    k: int | None,
-    k_column: str | None,
-    qi: str,
-    numeric: str | None,
+    check: ReleaseCheck,
+    adversary: Adversary,
     seed: int | None,
     as_json: bool,
-    fmt: str,
-    sep: str | None,
-    names: str | None,
-    quotechar: str,
-    na_values: MissingCodes,
-    drop_missing: bool,
+    csv: CsvOptions,
 ) -> None:
     """Simulate an adversary who knows some true matches.
 
@@ -723,16 +682,12 @@ def attack(
     attack succeeds."""
     from anonymatch.tables.models.adaptive import attack_release
 
-    if (k is None) == (k_column is None):
+    if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
-    ids = [k_column] if k_column else []
-    schema = Schema.build(comma_list(qi), comma_list(numeric), sensitive=[key], identifiers=ids)
-    orig = read_table(original, csv_options(sep, names, quotechar, fmt))
+    orig = read_table(original, csv)
     pub = read_release(published)
     seed = draw_seed(seed)
-    report = attack_release(
-        pub, orig, schema, key, known, trials, k, k_column, seed, na_values, drop_missing
-    )
+    report = attack_release(pub, orig, check, adversary, seed)
     if as_json:
         click.echo(json.dumps({**report.to_dict(), "seed": seed}, indent=2))
         return
@@ -755,6 +710,38 @@ def attack(
         f"random attack success probability: {report.success_probability:.4f}"
         f" (worst trial {report.worst_trial_success_probability:.4f}); seed {seed}"
     )
+
+
+@dataclass(frozen=True)
+class Learning:
+    """``evaluate --classify/--regress``: the task, its target column, where to test (a file,
+    or a held-out share of the original) and the seed of the split and the models."""
+
+    task: str
+    target: str
+    test_path: str | None
+    test_size: float
+    seed: int
+
+
+def _learning(func: F) -> F:
+    """``--classify``/``--regress``, ``--test``, ``--test-size``, ``--split-seed`` as one
+    ``Learning`` (parameter ``learning``; None without ``--classify``/``--regress``)."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        label, regress = params.pop("label"), params.pop("regress")
+        rest = (params.pop("test_path"), params.pop("test_size"), params.pop("split_seed"))
+        if label is not None and regress is not None:
+            raise InputError("give one of --classify and --regress")
+        learning = None
+        if label is not None:
+            learning = Learning("classify", label, *rest)
+        elif regress is not None:
+            learning = Learning("regress", regress, *rest)
+        return func(learning=learning, **params)
+
+    return cast(F, wrapper)
 
 
 @click.command()
@@ -798,25 +785,15 @@ def attack(
 @verbosity_options
 @qi_type_options
 @table_input_options
+@release_check
+@_learning
 def evaluate(
     original: str,
     published: Sequence[str],
-    qi: str,
-    numeric: str | None,
-    weights: str | None,
+    check: ReleaseCheck,
     as_json: bool,
-    label: str | None,
-    regress: str | None,
-    test_path: str | None,
-    test_size: float,
-    split_seed: int,
-    qi_types: QITypes,
-    fmt: str,
-    sep: str | None,
-    names: str | None,
-    quotechar: str,
-    na_values: MissingCodes,
-    drop_missing: bool,
+    learning: Learning | None,
+    csv: CsvOptions,
 ) -> None:
     """Report information loss, or what models learn from releases.
 
@@ -826,30 +803,11 @@ def evaluate(
     ORIGINAL), beside the same models trained on the original and the majority class (mean)."""
     from anonymatch.tables.pipeline import evaluate_release
 
-    schema = Schema.build(
-        comma_list(qi), comma_list(numeric), weights=parse_weights(weights), types=qi_types
-    )
-    orig = read_table(original, csv_options(sep, names, quotechar, fmt))
-    if label is not None or regress is not None:
-        _learn(
-            orig,
-            published,
-            label,
-            regress,
-            test_path,
-            test_size,
-            split_seed,
-            as_json,
-            fmt,
-            sep,
-            names,
-            quotechar,
-        )
+    orig = read_table(original, csv)
+    if learning is not None:
+        _learn(orig, published, learning, as_json, csv)
         return
-    results = {
-        p: evaluate_release(read_release(p), orig, schema, na_values, drop_missing)
-        for p in published
-    }
+    results = {p: evaluate_release(read_release(p), orig, check) for p in published}
     if as_json:
         click.echo(json.dumps({p: r.to_dict() for p, r in results.items()}, indent=2))
         return
@@ -859,7 +817,7 @@ def evaluate(
     click.echo(
         "GCP".ljust(16) + "".join(f"{100 * r.gcp:.2f}%".rjust(width + 2) for r in results.values())
     )
-    for attr in schema.qi:
+    for attr in check.schema.qi:
         click.echo(
             f"  {attr}".ljust(16)
             + "".join(f"{100 * r.ncp[attr]:.2f}%".rjust(width + 2) for r in results.values())
@@ -869,30 +827,20 @@ def evaluate(
 def _learn(
     orig: pd.DataFrame,
     published: Sequence[str],
-    label: str | None,
-    regress: str | None,
-    test_path: str | None,
-    test_size: float,
-    seed: int,
+    learning: Learning,
     as_json: bool,
-    fmt: str,
-    sep: str | None,
-    names: str | None,
-    quotechar: str,
+    csv: CsvOptions,
 ) -> None:
     """``evaluate --classify/--regress``: train on each release, test on original rows."""
     from anonymatch.tables.io.release import read_release as read_typed
     from anonymatch.tables.models.learn import learn
 
-    if label is not None and regress is not None:
-        raise InputError("give one of --classify and --regress")
-    task, target = ("classify", label) if label is not None else ("regress", regress)
-    assert target is not None
+    task, target = learning.task, learning.target
     test = None
-    if test_path is not None:
-        test = read_table(test_path, csv_options(sep, names, quotechar, fmt))
+    if learning.test_path is not None:
+        test = read_table(learning.test_path, csv)
         if target not in test.columns:
-            raise InputError(f"the test table {test_path} has no column {target!r}")
+            raise InputError(f"the test table {learning.test_path} has no column {target!r}")
     if target not in orig.columns:
         raise InputError(f"the original has no column {target!r}")
     report = learn(
@@ -902,8 +850,8 @@ def _learn(
         task=task,
         test=test,
         names=list(published),
-        test_size=test_size,
-        seed=seed,
+        test_size=learning.test_size,
+        seed=learning.seed,
     )
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
@@ -953,34 +901,24 @@ known_option = click.option(
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
 @table_input_options
+@release_check
 def check_kl_cmd(
-    table: str,
-    k: int,
-    level: int,
-    qi: str,
-    numeric: str | None,
-    show: int,
-    as_json: bool,
-    fmt: str,
-    sep: str | None,
-    names: str | None,
-    quotechar: str,
-    na_values: MissingCodes,
-    drop_missing: bool,
+    table: str, check: ReleaseCheck, level: int, show: int, as_json: bool, csv: CsvOptions
 ) -> None:
     """Check that a table is (k,ℓ)-anonymous.
 
     Is TABLE (an original or a release) (k,ℓ)-anonymous? Exit 0 iff it is."""
-    from anonymatch.tables.columns.schema import Schema, missing_qi_mask
+    from anonymatch.tables.columns.schema import missing_qi_mask
     from anonymatch.tables.models.kl import check_kl
 
-    frame = read_table(table, csv_options(sep, names, quotechar, fmt))
-    attrs = comma_list(qi)
-    if drop_missing:
-        schema = Schema.build(attrs)
+    frame = read_table(table, csv)
+    schema = check.schema
+    if check.drop_missing:
         schema.check_columns([str(c) for c in frame.columns])
-        frame = frame.loc[~missing_qi_mask(frame, schema, na_values)]
-    report = check_kl(frame, k, level, attrs, comma_list(numeric))
+        frame = frame.loc[~missing_qi_mask(frame, schema, check.na)]
+    assert check.k is not None  # a required option
+    numeric = [a for a in schema.qi if a in schema.numeric]
+    report = check_kl(frame, check.k, level, list(schema.qi), numeric)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
     else:
@@ -1001,54 +939,32 @@ def check_kl_cmd(
 @seed_option
 @csv_safe_option
 @table_input_options
+@release_check
 def anonymize_kl_cmd(
     input_path: str,
     output: str,
-    k: int,
+    check: ReleaseCheck,
     level: int,
-    qi: str,
-    numeric: str | None,
-    sensitive: str | None,
-    identifiers: str | None,
-    weights: str | None,
     seed: int | None,
     csv_safe: bool,
     report_path: str | None,
     quiet: bool,
-    fmt: str,
-    sep: str | None,
-    names: str | None,
-    quotechar: str,
-    na_values: MissingCodes,
-    drop_missing: bool,
+    csv: CsvOptions,
 ) -> None:
     """Publish a table (k,ℓ)-anonymous, verified.
 
     Global generalization of INPUT by the hypergraph algorithm; the release is verified."""
     from anonymatch.core.manifest import finish_manifest, write_manifest
     from anonymatch.tables.io.cells import write_release
-    from anonymatch.tables.models.kl import anonymize_kl
+    from anonymatch.tables.models.kl import kl_release
 
     started = time.perf_counter()
     for path in (output, report_path):
         check_output_path(path, input_path)
     bar = stage_bar(3, quiet, "anonymize-kl")  # read, anonymize, write
-    csv = csv_options(sep, names, quotechar, fmt)
     frame = read_table(input_path, csv)
     bar.update()
-    release = anonymize_kl(
-        frame,
-        k,
-        level,
-        comma_list(qi),
-        comma_list(numeric),
-        comma_list(sensitive),
-        comma_list(identifiers),
-        seed=seed,
-        weights=parse_weights(weights),
-        na_values=na_values,
-        drop_missing=drop_missing,
-    )
+    release = kl_release(frame, check, level, seed=seed)
     bar.update()
     write_release(output, release.table, release.cells, release.qi, csv_safe)
     bar.update()
@@ -1069,7 +985,7 @@ def anonymize_kl_cmd(
     if not quiet:
         loss = report["loss"]
         click.echo(
-            f"(k,ℓ) = ({k}, {level}), {report['output']['records']} rows,"
+            f"(k,ℓ) = ({check.k}, {level}), {report['output']['records']} rows,"
             f" {loss['merges']} merges -> {output}"
         )
         click.echo("verified: PASS (truthful generalization; no rare combination of ≤ ℓ values)")
@@ -1086,6 +1002,19 @@ COMMANDS = [anonymize, verify, evaluate, attack, anonymize_kl_cmd, check_kl_cmd]
 
 
 # ---------------------------------------------------------------------------- risk
+
+
+def _claimed(func: F) -> F:
+    """Claim the command's outputs by the shared policy (``claim_outputs``, which reads
+    ``--force``) before it runs; ``--force`` then concerns the command no further."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        claim_outputs()
+        params.pop("force")
+        return func(**params)
+
+    return cast(F, wrapper)
 
 
 @click.command("risk")
@@ -1123,25 +1052,17 @@ COMMANDS = [anonymize, verify, evaluate, attack, anonymize_kl_cmd, check_kl_cmd]
 @verbosity_options
 @qi_type_options
 @table_input_options
+@release_check
+@_claimed
 def risk_cmd(
     original: str,
     release: str,
-    qi: str,
-    numeric: str | None,
-    sensitive: str | None,
-    k: int | None,
+    check: ReleaseCheck,
     threshold: float,
     as_json: bool,
     report_path: str | None,
-    force: bool,
     quiet: bool,
-    qi_types: QITypes,
-    fmt: str,
-    sep: str | None,
-    names: str | None,
-    quotechar: str,
-    na_values: MissingCodes,
-    drop_missing: bool,
+    csv: CsvOptions,
 ) -> None:
     """Measure the re-identification risk of a table release.
 
@@ -1152,28 +1073,12 @@ def risk_cmd(
     a release of ORIGINAL."""
     from anonymatch import __version__
     from anonymatch.core.manifest import file_digest, utc_now, write_manifest
-    from anonymatch.core.validation import check_k
     from anonymatch.tables.risk.risk import assess, check_threshold
 
     threshold = check_threshold(threshold, "--threshold")
-    if k is not None:
-        check_k(k, "--k")
-    claim_outputs()  # --report: the shared output policy
-    csv = csv_options(sep, names, quotechar, fmt)
     orig = read_table(original, csv)
     pub = read_release(release)
-    report = assess(
-        orig,
-        pub,
-        qi=comma_list(qi),
-        numeric=comma_list(numeric),
-        sensitive=comma_list(sensitive),
-        k=k,
-        threshold=threshold,
-        na_values=na_values,
-        drop_missing=drop_missing,
-        types=qi_types,
-    )
+    report = assess(orig, pub, check, threshold)
     figures = report.to_dict()
     document = {
         "schema": figures.pop("schema"),

@@ -145,6 +145,20 @@ class Execution:
         )
 
 
+def accept_keywords(
+    front: str, keywords: Mapping[str, Any], known: Sequence[str], required: Sequence[str] = ()
+) -> None:
+    """Refuse, as Python refuses a bad call, a keyword the function ``front`` does not take or
+    a missing required one (TypeError): for fronts that pass their keywords to a typed job,
+    whose ``build`` then checks the values. O(number of keywords)."""
+    for name in keywords:
+        if name not in known:
+            raise TypeError(f"{front}() got an unexpected keyword argument {name!r}")
+    for name in required:
+        if name not in keywords:
+            raise TypeError(f"{front}() missing required keyword argument: {name!r}")
+
+
 def with_defaults(keywords: Mapping[str, Any], parameters: Mapping[str, Any]) -> dict[str, Any]:
     """A job's parameters: the defaults ``parameters`` updated by ``keywords`` (a typed job's
     ``build``). An unknown keyword is refused, with the known ones. O(number of parameters)."""

@@ -33,6 +33,7 @@ from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.risk.headline import Headline
 from anonymatch.tables.risk.leakage import LeakageReport
+from anonymatch.tables.risk.risk import RiskReport, assess_cells
 
 UNIQUE_FLAG_SHARE = 0.05
 """A column released unchanged is flagged when at least this share of records hold a value
@@ -120,7 +121,11 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
             "beside the generalized cells.",
         )
     check = _reverify(manifest, original, release, schema, na, drop_missing)
-    _risk(risk, manifest, data, enc, cells, release, schema, inputs.threshold, limits)
+    # the claimed k is verified already (the certificate); it is passed only for the
+    # mechanism-aware bound on sensitive values
+    k = _claimed_k(manifest) if schema.sensitive else None
+    figures = assess_cells(data, enc, cells, release, schema, k, inputs.threshold)
+    _risk(risk, figures, limits, bool((manifest.get("guarantee") or {}).get("sensitive")))
     _leakage_table(risk, leakage)
     keeps = headline(cells, enc)
     _utility(utility, cells, enc, data, schema)
@@ -186,19 +191,16 @@ def _reverify(
 
             job = manifest_job(manifest)  # the claimed level and models, validated as a job
             assert job.k is not None
-            rerun = verify_release(
-                release, original, job.k, schema, na, drop_missing, job.models,
-                job.suppression_limit, job.partition_size,
-            ).to_dict()  # fmt: skip
+            check = job.check.replace(schema=schema, na=na, drop_missing=drop_missing)
+            rerun = verify_release(release, original, check).to_dict()
         elif model == "adaptive-anonymity" and params.get("k_column"):
+            from anonymatch.tables.job import ReleaseCheck
             from anonymatch.tables.models.adaptive import verify_adaptive_release
 
-            adaptive_schema = Schema.build(
-                schema.qi, schema.numeric, identifiers=[str(params["k_column"])]
-            )
-            rerun = verify_adaptive_release(
-                release, original, str(params["k_column"]), adaptive_schema, na, drop_missing
-            ).to_dict()
+            column = str(params["k_column"])
+            adaptive_schema = Schema.build(schema.qi, schema.numeric, identifiers=[column])
+            adaptive = ReleaseCheck(adaptive_schema, None, column, (), 0.0, na, drop_missing, None)
+            rerun = verify_adaptive_release(release, original, adaptive).to_dict()
         else:
             return ClaimCheck("unchecked", f"this report does not re-verify {model} releases")
     except InputError as exc:
@@ -345,27 +347,16 @@ def _columns(
     )
 
 
-def _risk(
-    section: Section,
-    manifest: Mapping[str, Any],
-    data: pd.DataFrame,
-    enc: EncodedQI,
-    cells: GeneralizedQI,
-    release: pd.DataFrame,
-    schema: Schema,
-    threshold: float,
-    limits: list[str],
-) -> None:
-    from anonymatch.tables.risk.risk import assess_cells
+def _claimed_k(manifest: Mapping[str, Any]) -> int | None:
+    """The k a manifest's guarantee claims (None: none, or not a level)."""
+    k = (manifest.get("guarantee") or {}).get("k")
+    return k if isinstance(k, int) and not isinstance(k, bool) and k >= 1 else None
 
-    g = manifest.get("guarantee") or {}
-    k = g.get("k")
-    k = k if isinstance(k, int) and not isinstance(k, bool) and k >= 1 else None
-    # the claimed k is verified already (the certificate); it is passed only for the
-    # mechanism-aware bound on sensitive values
-    report = assess_cells(
-        data, enc, cells, release, schema, k if schema.sensitive else None, threshold
-    )
+
+def _risk(section: Section, report: RiskReport, limits: list[str], modelled: bool) -> None:
+    """The risk section from the figures of ``tables.risk`` (``assess_cells``); ``modelled``:
+    the release claims sensitive models (no advice to add them)."""
+    threshold = report.threshold
     cand, pr, base = report.candidates, report.prosecutor, report.original
     people = report.people
     section.paragraphs.append(
@@ -413,7 +404,7 @@ def _risk(
                 _bound_text(s.mechanism_disclosed, people),
             ]
         )
-        if s.homogeneous and not g.get("sensitive"):
+        if s.homogeneous and not modelled:
             limits.insert(
                 0,
                 f"Sensitive values: {s.homogeneous} people ({100 * s.homogeneous_share:.1f}%) "

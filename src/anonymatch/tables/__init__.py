@@ -17,25 +17,15 @@ package is cheap.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.front import keep_functions
-from anonymatch.core.validation import (
-    check_k,
-    check_optional_level,
-    check_weights,
-    column_list,
-    require_frame,
-)
+from anonymatch.core.params import accept_keywords
+from anonymatch.core.validation import require_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from anonymatch.tables.columns.hierarchy import Hierarchy
-    from anonymatch.tables.columns.qitypes import QITypes
-    from anonymatch.tables.columns.schema import MissingCodes, Schema
     from anonymatch.tables.job import TableJob
     from anonymatch.tables.metrics import InformationLoss
     from anonymatch.tables.pipeline import Release
@@ -46,24 +36,20 @@ if TYPE_CHECKING:
 __all__ = ["anonymize", "evaluate", "risk", "run_job", "verify"]
 
 
-def _schema(
-    qi: str | Iterable[str],
-    numeric: str | Iterable[str] | None,
-    sensitive: str | Iterable[str] | None = None,
-    identifiers: str | Iterable[str] | None = None,
-    weights: Mapping[str, float] | None = None,
-    types: QITypes | None = None,
-) -> Schema:
-    from anonymatch.tables.columns.schema import Schema
-
-    return Schema.build(
-        column_list(qi, "qi"),
-        column_list(numeric, "numeric"),
-        column_list(sensitive, "sensitive"),
-        column_list(identifiers, "identifiers"),
-        check_weights(weights),
-        types,
-    )
+_TYPES = ("ordinal", "dates", "hierarchies", "hierarchy_cells")
+_MISSING = ("na_values", "drop_missing")
+_MODELS = ("sensitive", "l", "diversity", "c", "t")
+ANONYMIZE_KEYWORDS = (
+    "k", "qi", "numeric", "identifiers", "method", "partition_size", "seed", "weights",
+    "time_limit", "workers", "progress", "suppression_limit", *_MODELS, *_MISSING, *_TYPES,
+)  # fmt: skip
+"""The keywords of :func:`anonymize` (a subset of ``TableJob.build``'s)."""
+VERIFY_KEYWORDS = ("k", "qi", "numeric", "suppression_limit", *_MODELS, *_MISSING, *_TYPES)
+"""The keywords of :func:`verify` (a subset of ``ReleaseCheck.build``'s)."""
+EVALUATE_KEYWORDS = ("qi", "numeric", "weights", *_MISSING, *_TYPES)
+"""The keywords of :func:`evaluate`."""
+RISK_KEYWORDS = ("qi", "numeric", "sensitive", "k", *_MISSING, *_TYPES)
+"""The keywords of :func:`risk` (besides ``threshold``)."""
 
 
 def _published(release: Any) -> pd.DataFrame:
@@ -75,33 +61,7 @@ def _published(release: Any) -> pd.DataFrame:
     return require_frame(release, "release")
 
 
-def anonymize(
-    data: pd.DataFrame,
-    *,
-    k: int,
-    qi: str | Iterable[str],
-    numeric: str | Iterable[str] | None = None,
-    sensitive: str | Iterable[str] | None = None,
-    identifiers: str | Iterable[str] | None = None,
-    method: str = "hungarian",
-    partition_size: int | None = None,
-    seed: int | None = None,
-    weights: Mapping[str, float] | None = None,
-    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
-    drop_missing: bool = False,
-    time_limit: float = 60.0,
-    workers: int | None = None,
-    progress: bool = False,
-    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
-    diversity: str = "distinct",
-    c: float | None = None,
-    t: float | Mapping[str, float] | None = None,
-    ordinal: Mapping[str, str | Sequence[str]] | None = None,
-    dates: Mapping[str, str] | None = None,
-    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
-    hierarchy_cells: str = "node",
-    suppression_limit: float = 0.0,
-) -> Release:
+def anonymize(data: pd.DataFrame, /, **keywords: Any) -> Release:
     """Publish a table under k-anonymity by freeform generalization, verified.
 
     Every original record becomes compatible with exactly k published rows (a k-regular
@@ -113,6 +73,12 @@ def anonymize(
     ----------
     data : pandas.DataFrame
         The original table, one row per person.
+    **keywords
+        The parameters below, by name (see Other Parameters); they build the run's typed
+        value, which checks them (``anonymatch.tables.job``).
+
+    Other Parameters
+    ----------------
     k : int
         Anonymity level, 1 ≤ k ≤ number of rows.
     qi : str or iterable of str
@@ -228,9 +194,9 @@ def anonymize(
     >>> list(result.release.columns)
     ['age', 'sex', 'disease']
     """
-    keywords = {name: value for name, value in locals().items() if name != "data"}
     from anonymatch.tables.job import TableJob
 
+    accept_keywords("anonymize", keywords, ANONYMIZE_KEYWORDS, ("k", "qi"))
     return run_job(require_frame(data, "data"), TableJob.build(**keywords))
 
 
@@ -260,24 +226,7 @@ def run_job(data: pd.DataFrame, job: TableJob) -> Release:
 
 
 def verify(
-    original: pd.DataFrame,
-    release: pd.DataFrame | Release,
-    *,
-    k: int,
-    qi: str | Iterable[str],
-    numeric: str | Iterable[str] | None = None,
-    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
-    drop_missing: bool = False,
-    sensitive: str | Iterable[str] | None = None,
-    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
-    diversity: str = "distinct",
-    c: float | None = None,
-    t: float | Mapping[str, float] | None = None,
-    ordinal: Mapping[str, str | Sequence[str]] | None = None,
-    dates: Mapping[str, str] | None = None,
-    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
-    hierarchy_cells: str = "node",
-    suppression_limit: float = 0.0,
+    original: pd.DataFrame, release: pd.DataFrame | Release, /, **keywords: Any
 ) -> VerificationReport:
     """Check that a published table is k-anonymous with respect to the original.
 
@@ -292,6 +241,12 @@ def verify(
         The original table (only its QI columns are read).
     release : pandas.DataFrame or Release
         The published table, or the result of ``anonymize``.
+    **keywords
+        The parameters below, by name (see Other Parameters); they build the run's typed
+        value, which checks them (``anonymatch.tables.job``).
+
+    Other Parameters
+    ----------------
     k : int
         Anonymity level to check.
     qi : str or iterable of str
@@ -364,42 +319,16 @@ def verify(
     >>> anonymatch.tables.verify(df, df, k=2, qi="age,sex", numeric="age").passed
     False
     """
-    from anonymatch.tables.job import missing, qi_types
+    from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import verify_release
 
-    original = require_frame(original, "original")
-    published = _published(release)
-    from anonymatch.tables.models.sensitive import build_models
-
-    schema = _schema(
-        qi, numeric, sensitive, types=qi_types(ordinal, dates, hierarchies, hierarchy_cells)
-    )
-    models = build_models(schema.sensitive, l, diversity, c, t, schema.ordered_sensitive)
-    return verify_release(
-        published,
-        original,
-        check_k(k),
-        schema,
-        missing(na_values),
-        drop_missing,
-        models,
-        suppression_limit=suppression_limit,
-    )
+    accept_keywords("verify", keywords, VERIFY_KEYWORDS, ("k", "qi"))
+    check = ReleaseCheck.build(**keywords)
+    return verify_release(_published(release), require_frame(original, "original"), check)
 
 
 def evaluate(
-    original: pd.DataFrame,
-    release: pd.DataFrame | Release,
-    *,
-    qi: str | Iterable[str],
-    numeric: str | Iterable[str] | None = None,
-    weights: Mapping[str, float] | None = None,
-    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
-    drop_missing: bool = False,
-    ordinal: Mapping[str, str | Sequence[str]] | None = None,
-    dates: Mapping[str, str] | None = None,
-    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
-    hierarchy_cells: str = "node",
+    original: pd.DataFrame, release: pd.DataFrame | Release, /, **keywords: Any
 ) -> InformationLoss:
     """Information loss of a published table: GCP overall and mean NCP per QI.
 
@@ -413,6 +342,12 @@ def evaluate(
         The original table (its QI domains normalise the loss).
     release : pandas.DataFrame or Release
         The published table, or the result of ``anonymize``.
+    **keywords
+        The parameters below, by name (see Other Parameters); they build the run's typed
+        value, which checks them (``anonymatch.tables.job``).
+
+    Other Parameters
+    ----------------
     qi : str or iterable of str
         Quasi-identifier columns; a string is a comma-separated list.
     numeric : str or iterable of str, optional
@@ -471,32 +406,21 @@ def evaluate(
     >>> 0.0 < loss.gcp <= 1.0
     True
     """
-    from anonymatch.tables.job import missing, qi_types
+    from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import evaluate_release
 
-    original = require_frame(original, "original")
-    published = _published(release)
-    schema = _schema(
-        qi, numeric, weights=weights, types=qi_types(ordinal, dates, hierarchies, hierarchy_cells)
-    )
-    return evaluate_release(published, original, schema, missing(na_values), drop_missing)
+    accept_keywords("evaluate", keywords, EVALUATE_KEYWORDS, ("qi",))
+    check = ReleaseCheck.build(**keywords)
+    return evaluate_release(_published(release), require_frame(original, "original"), check)
 
 
 def risk(
     original: pd.DataFrame,
     release: pd.DataFrame | Release,
+    /,
     *,
-    qi: str | Iterable[str],
-    numeric: str | Iterable[str] | None = None,
-    sensitive: str | Iterable[str] | None = None,
-    k: int | None = None,
     threshold: float = 0.2,
-    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
-    drop_missing: bool = False,
-    ordinal: Mapping[str, str | Sequence[str]] | None = None,
-    dates: Mapping[str, str] | None = None,
-    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
-    hierarchy_cells: str = "node",
+    **keywords: Any,
 ) -> RiskReport:
     """Re-identification and attribute-disclosure risk of a release, against the original.
 
@@ -512,6 +436,12 @@ def risk(
         The original table (its QI and sensitive columns are read).
     release : pandas.DataFrame or Release
         The published table (cells ``lo..hi``, ``a|b``, ``*``), or the result of ``anonymize``.
+    **keywords
+        The parameters below, by name (see Other Parameters); they build the run's typed
+        value, which checks them (``anonymatch.tables.job``).
+
+    Other Parameters
+    ----------------
     qi : str or iterable of str
         Quasi-identifier columns; a string is a comma-separated list.
     numeric : str or iterable of str, optional
@@ -595,23 +525,12 @@ def risk(
     >>> figures.candidates.min >= 2, figures.prosecutor.max <= 0.5
     (True, True)
     """
-    from anonymatch.tables.job import missing, qi_types
-    from anonymatch.tables.risk.risk import assess, check_threshold
+    from anonymatch.tables.job import ReleaseCheck
+    from anonymatch.tables.risk.risk import assess
 
-    original = require_frame(original, "original")
-    published = _published(release)
-    return assess(
-        original,
-        published,
-        qi=column_list(qi, "qi"),
-        numeric=column_list(numeric, "numeric"),
-        sensitive=column_list(sensitive, "sensitive"),
-        k=check_optional_level(k, "k"),
-        threshold=check_threshold(threshold),
-        na_values=missing(na_values),
-        drop_missing=drop_missing,
-        types=qi_types(ordinal, dates, hierarchies, hierarchy_cells),
-    )
+    accept_keywords("risk", keywords, RISK_KEYWORDS, ("qi",))
+    check = ReleaseCheck.build(**keywords)
+    return assess(require_frame(original, "original"), _published(release), check, threshold)
 
 
 # The analyst's side (issue 27), imported on first use so that ``import anonymatch`` stays cheap:

@@ -29,7 +29,7 @@ References
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -178,6 +178,129 @@ class TableJob:
         """A copy with some parameters changed, validated again."""
         return TableJob.build(**{**self.keywords, **keywords})
 
+    @property
+    def check(self) -> ReleaseCheck:
+        """What this job's releases claim, to check them against (``verify_release``)."""
+        return ReleaseCheck(
+            self.schema,
+            self.k,
+            self.k_column,
+            self.models,
+            self.suppression_limit,
+            self.na,
+            self.drop_missing,
+            self.partition_size,
+        )
+
+
+@dataclass(frozen=True)
+class ReleaseCheck:
+    """What a release claims and how its original is read: the value every command and
+    function that reads a release against its original builds (``verify``, ``evaluate``,
+    ``risk``, ``attack``, the report), from the same keywords as :class:`TableJob`.
+
+    Build it with :meth:`build`; a job gives its own as :attr:`TableJob.check`.
+
+    Attributes
+    ----------
+    schema : Schema
+        The columns' roles and types.
+    k : int or None
+        The level claimed for everyone (None: not claimed, or per-record levels).
+    k_column : str or None
+        Adaptive anonymity: the original's column holding each person's level.
+    models : tuple of SensitiveModel
+        ℓ-diversity / t-closeness claimed per sensitive column.
+    suppression_limit : float
+        Share of the original's people the release may lack, in [0, 1).
+    na : MissingCodes
+        What counts as missing in the original.
+    drop_missing : bool
+        Rows with a missing QI were dropped before publishing.
+    partition_size : int or None
+        The method's partition size (the suppression rule's; None: the freeform default).
+    """
+
+    schema: Schema
+    k: int | None
+    k_column: str | None
+    models: tuple[SensitiveModel, ...]
+    suppression_limit: float
+    na: MissingCodes
+    drop_missing: bool
+    partition_size: int | None
+
+    @classmethod
+    def build(cls, **keywords: Any) -> ReleaseCheck:
+        """Validate a check's parameters: those of :meth:`TableJob.build` that describe a
+        release (``qi``, ``numeric``, ``sensitive``, ``identifiers``, ``weights``, the QI
+        types, ``k`` or ``k_column``, ``l``/``diversity``/``c``/``t``,
+        ``suppression_limit``, ``partition_size``, ``na_values``, ``drop_missing``), checked
+        the same way.
+
+        Parameters
+        ----------
+        **keywords
+            The parameters by name; unknown names are refused.
+
+        Returns
+        -------
+        ReleaseCheck
+
+        Raises
+        ------
+        InputError
+            The first problem, naming the parameter.
+
+        Notes
+        -----
+        O(number of columns + size of the hierarchies read).
+        """
+        p = with_defaults(keywords, {n: PARAMETERS[n] for n in CHECK_PARAMETERS})
+        return cls._validated(p, lambda k_column: _schema(p, k_column))
+
+    @classmethod
+    def of(cls, schema: Schema, **keywords: Any) -> ReleaseCheck:
+        """A check on columns already described by ``schema`` (``Schema.build``): the
+        keywords of :meth:`build` but the columns' roles and types. O(1)."""
+        roles = {"qi", "numeric", "sensitive", "identifiers", "weights", "ordinal", "dates",
+                 "hierarchies", "hierarchy_cells", "types"}  # fmt: skip
+        known = {n: PARAMETERS[n] for n in CHECK_PARAMETERS if n not in roles}
+        return cls._validated(with_defaults(keywords, known), lambda k_column: schema)
+
+    @classmethod
+    def _validated(
+        cls, p: Mapping[str, Any], columns: Callable[[str | None], Schema]
+    ) -> ReleaseCheck:
+        k = optional_integer(p["k"], "k")
+        k_column = p["k_column"]
+        if k_column is not None and (not isinstance(k_column, str) or not k_column):
+            raise InputError(f"{param('k_column')} must be a column name, got {k_column!r}")
+        if k is not None and k_column is not None:
+            raise InputError(f"give exactly one of {param('k')} and {param('k_column')}")
+        schema = columns(k_column)
+        models = _models(p, schema)
+        if models and k_column is not None:
+            raise InputError(
+                f"{param('l')}/{param('t')} are checked with {param('k')}, not {param('k_column')}"
+            )
+        return cls(
+            schema,
+            k,
+            k_column,
+            models,
+            _limit(p),
+            missing(p["na_values"]),
+            flag(p["drop_missing"], "drop_missing"),
+            optional_integer(p["partition_size"], "partition_size", minimum=2),
+        )
+
+    def replace(self, **changes: Any) -> ReleaseCheck:
+        """A copy with some fields changed (fields, not keywords: already validated)."""
+        import dataclasses
+
+        return dataclasses.replace(self, **changes)
+
 
 PARAMETERS: dict[str, Any] = {
     "qi": None,
@@ -216,11 +339,16 @@ PARAMETERS: dict[str, Any] = {
 }
 """Every parameter of a table job and its default (``TableJob.build``'s keywords)."""
 
+CHECK_PARAMETERS = (
+    "qi", "numeric", "sensitive", "identifiers", "weights", "ordinal", "dates", "hierarchies",
+    "hierarchy_cells", "types", "k", "k_column", "l", "diversity", "c", "t",
+    "suppression_limit", "partition_size", "na_values", "drop_missing",
+)  # fmt: skip
+"""The parameters of a :class:`ReleaseCheck` (a subset of :data:`PARAMETERS`)."""
+
 
 def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
-    from anonymatch.tables.columns.schema import Schema
     from anonymatch.tables.methods import registry
-    from anonymatch.tables.models.sensitive import DIVERSITY_KINDS, build_models
 
     methods = registry()
     method = methods[choice(p["method"], "method", tuple(methods))]
@@ -239,40 +367,18 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
             )
         if k is None:
             raise InputError(f"missing {param('k')}")
-    types = qi_types(p["ordinal"], p["dates"], p["hierarchies"], p["hierarchy_cells"], p["types"])
-    if types and not method.typed:
+    schema = _schema(p, k_column)
+    if schema.types and not method.typed:
         raise InputError(
             f"ordinal, date and hierarchy QIs are not supported by the method {method.name!r}"
         )
-    identifiers = column_list(p["identifiers"], "identifiers")
-    qi = column_list(p["qi"], "qi")
-    if k_column is not None:
-        if k_column in qi:
-            raise InputError(f"the level column {k_column!r} is also a quasi-identifier")
-        identifiers = [*identifiers, k_column]
-    schema = Schema.build(
-        qi,
-        column_list(p["numeric"], "numeric"),
-        column_list(p["sensitive"], "sensitive"),
-        identifiers,
-        check_weights(p["weights"]),
-        types,
-    )
-    choice(p["diversity"], "diversity", DIVERSITY_KINDS)
-    _strict_levels(p["l"], "l", lambda v, n: integer(v, n, minimum=2))
-    _strict_levels(p["t"], "t", lambda v, n: number(v, n, high=1.0))
-    if p["c"] is not None:
-        number(p["c"], "c")
-    models = build_models(
-        schema.sensitive, p["l"], p["diversity"], p["c"], p["t"], schema.ordered_sensitive
-    )
+    models = _models(p, schema)
     if models and not method.sensitive:
         raise InputError(
             f"method {method.name!r} does not support {param('l')}/{param('t')}; use one of: "
             f"{', '.join(_names(sensitive=True))}"
         )
-    limit = number(p["suppression_limit"], "suppression_limit", high=1.0, low_open=False,
-                   high_open=True)  # fmt: skip
+    limit = _limit(p)
     if limit and method.levels:
         raise InputError(f"{param('suppression_limit')} does not apply to method {method.name!r}")
     partition_size = optional_integer(p["partition_size"], "partition_size", minimum=2)
@@ -305,6 +411,49 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
         seed=check_seed(p["seed"]),
         keywords=keywords,
     )
+
+
+def _schema(p: Mapping[str, Any], k_column: str | None) -> Schema:
+    """The columns' roles and types from a job's keywords (the level column is an
+    identifier)."""
+    from anonymatch.tables.columns.schema import Schema
+
+    types = qi_types(p["ordinal"], p["dates"], p["hierarchies"], p["hierarchy_cells"], p["types"])
+    identifiers = column_list(p["identifiers"], "identifiers")
+    qi = column_list(p["qi"], "qi")
+    if k_column is not None:
+        if k_column in qi:
+            raise InputError(f"the level column {k_column!r} is also a quasi-identifier")
+        identifiers = [*identifiers, k_column]
+    return Schema.build(
+        qi,
+        column_list(p["numeric"], "numeric"),
+        column_list(p["sensitive"], "sensitive"),
+        identifiers,
+        check_weights(p["weights"]),
+        types,
+    )
+
+
+def _models(p: Mapping[str, Any], schema: Schema) -> tuple[SensitiveModel, ...]:
+    """The sensitive models (ℓ-diversity, t-closeness) of a job's keywords, strictly typed."""
+    from anonymatch.tables.models.sensitive import DIVERSITY_KINDS, build_models
+
+    choice(p["diversity"], "diversity", DIVERSITY_KINDS)
+    _strict_levels(p["l"], "l", lambda v, n: integer(v, n, minimum=2))
+    _strict_levels(p["t"], "t", lambda v, n: number(v, n, high=1.0))
+    if p["c"] is not None:
+        number(p["c"], "c")
+    return tuple(
+        build_models(
+            schema.sensitive, p["l"], p["diversity"], p["c"], p["t"], schema.ordered_sensitive
+        )
+    )
+
+
+def _limit(p: Mapping[str, Any]) -> float:
+    return number(p["suppression_limit"], "suppression_limit", high=1.0, low_open=False,
+                  high_open=True)  # fmt: skip
 
 
 def _names(**capabilities: bool) -> tuple[str, ...]:

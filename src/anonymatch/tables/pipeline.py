@@ -19,7 +19,7 @@ from anonymatch.core.classes import privacy_step
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.params import integer, number, param
+from anonymatch.core.params import param
 from anonymatch.core.validation import require_frame
 from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
@@ -32,7 +32,7 @@ from anonymatch.tables.columns.schema import (
     missing_qi_mask,
 )
 from anonymatch.tables.io.cells import format_cells, parse_cells
-from anonymatch.tables.job import Plan, TableJob, plan
+from anonymatch.tables.job import Plan, ReleaseCheck, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, build_graph
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.models.sensitive import (
@@ -291,34 +291,28 @@ def note_missing(
 
 
 def verify_release(
-    published: pd.DataFrame,
-    original: pd.DataFrame,
-    k: int,
-    schema: Schema,
-    na_values: NAValues | None = DEFAULT_NA_VALUES,
-    drop_missing: bool = False,
-    models: Sequence[SensitiveModel] = (),
-    suppression_limit: float = 0.0,
-    partition_size: int | None = None,
+    published: pd.DataFrame, original: pd.DataFrame, check: ReleaseCheck
 ) -> VerificationReport:
     """Verify a published table against the original table: k-anonymity from the QIs, and
-    each sensitive model from the release's sensitive columns (``sensitive.check_release``).
-    Passes iff everything passes; the reason is the first failure's.
+    each sensitive model from the release's sensitive columns (``sensitive.check_release``),
+    as ``check`` claims them. Passes iff everything passes; the reason is the first failure's.
 
-    A release with fewer rows than the original passes only within ``suppression_limit``, if
-    some of the original's people — the published ones — have a k-factor to its rows. They are
+    A release with fewer rows than the original passes only within the check's
+    ``suppression_limit``, if some of the original's people — the published ones — have a
+    k-factor to its rows. They are
     first taken to be the people ``anonymize`` keeps under that limit (``suppress``'s rule,
-    with ``partition_size`` the method's partition size, default the freeform one; the rule
+    with the check's ``partition_size``, default the freeform one; the rule
     reads the original's QIs only, which the adversary is assumed to know, so recomputing it
     reveals nothing); if those people have no k-factor, ``verify.verify`` searches for others
     (docs/guarantees/missing.md). Either way a pass is a proof: the k-factor is checked."""
-    k = integer(k, "k")
-    limit = number(suppression_limit, "suppression_limit", high=1.0, low_open=False, high_open=True)
-    data, enc, _ = prepare(original, schema, na_values, drop_missing)
+    if check.k is None:
+        raise InputError(f"missing {param('k')}")
+    k, limit, models = check.k, check.suppression_limit, check.models
+    data, enc, _ = prepare(original, check.schema, check.na, check.drop_missing)
     cells = parse_cells(published, enc)
     report = None
     if limit > 0 and cells.n < enc.n:
-        keep = ~choose_outliers(enc, k, limit, partition_size)
+        keep = ~choose_outliers(enc, k, limit, check.partition_size)
         if int(keep.sum()) == cells.n:
             kept = verify(cells, enc.take(np.flatnonzero(keep)), k)
             if kept.passed:
@@ -346,12 +340,9 @@ def verify_release(
 
 
 def evaluate_release(
-    published: pd.DataFrame,
-    original: pd.DataFrame,
-    schema: Schema,
-    na_values: NAValues | None = DEFAULT_NA_VALUES,
-    drop_missing: bool = False,
+    published: pd.DataFrame, original: pd.DataFrame, check: ReleaseCheck
 ) -> InformationLoss:
-    """GCP and per-attribute NCP of a published table, normalised by the original's domains."""
-    _, enc, _ = prepare(original, schema, na_values, drop_missing)
+    """GCP and per-attribute NCP of a published table, normalised by the original's domains
+    (the check's columns, weights and missing values)."""
+    _, enc, _ = prepare(original, check.schema, check.na, check.drop_missing)
     return information_loss(parse_cells(published, enc), enc)

@@ -48,6 +48,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -60,6 +61,7 @@ from anonymatch.core.classes import privacy_step
 from anonymatch.core.csvsafe import unescape_table
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
+from anonymatch.core.params import Execution, param
 from anonymatch.core.runner import (
     ExecutorName,
     child_seeds,
@@ -82,7 +84,7 @@ from anonymatch.tables.io import CsvOptions
 from anonymatch.tables.io.cells import format_cells, parse_cells, typed_cells
 from anonymatch.tables.io.sidecar import release_schema, write_schema
 from anonymatch.tables.io.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
-from anonymatch.tables.job import TableJob, plan
+from anonymatch.tables.job import ReleaseCheck, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, registry
 from anonymatch.tables.methods.diverse import diverse_clusters
 from anonymatch.tables.metrics import loss_from_sums, ncp_sums
@@ -753,18 +755,11 @@ def verify_chunk(job: VerifyJob) -> tuple[str | None, int, int]:
 def verify_file(
     original: str | os.PathLike[str],
     published: str | os.PathLike[str],
-    k: int,
-    schema: Schema,
+    check: ReleaseCheck,
     partitions: int,
     *,
     csv: CsvOptions | None = None,
-    na_values: NAValues = DEFAULT_NA_VALUES,
-    drop_missing: bool = False,
-    chunk_rows: int | None = None,
-    executor: ExecutorName = "processes",
-    scheduler: str | None = None,
-    workers: int | None = None,
-    progress: bool = False,
+    execution: Execution | None = None,
 ) -> dict[str, object]:
     """Verify a partition-ordered release (``layout = "partitioned"``) partition by partition,
     streaming both files: partition p holds the published rows at positions
@@ -773,18 +768,24 @@ def verify_file(
     whole compatibility graph, so passing proves the release's guarantee; a release whose rows
     are not laid out so fails (verify it with the global check instead).
 
-    Returns a report dict (``passed``, ``reason``, counts). Memory O(n·d) for the original's
-    codes plus a few chunks."""
-    table = scan_table(original, schema, csv, na_values, drop_missing)
+    ``check`` gives the level, the QIs and how the original's missing values are read;
+    ``execution`` the executor (default: processes), workers, scheduler, rows per job and
+    progress. Returns a report dict (``passed``, ``reason``, counts). Memory O(n·d) for the
+    original's codes plus a few chunks."""
+    run = execution or Execution("processes")
+    if check.k is None:
+        raise InputError(f"missing {param('k')}")
+    k, schema = check.k, check.schema
+    table = scan_table(original, schema, csv, check.na, check.drop_missing)
     qi, n = table.qi, table.qi.n
     if partitions < 1 or partitions > n:
         raise InputError(f"the manifest's partition count {partitions} does not fit {n} rows")
     order = lexicographic_order(qi)
     bounds = partition_bounds_count(n, partitions)
-    rows_per_job = chunk_rows or DEFAULT_CHUNK_ROWS
+    rows_per_job = run.chunk_rows or DEFAULT_CHUNK_ROWS
     chunks = chunk_ranges(bounds, rows_per_job)
     state = {"rows": 0}
-    executor = _effective(executor, scheduler, len(chunks))
+    executor = _effective(cast(ExecutorName, run.executor), run.scheduler, len(chunks))
 
     def jobs() -> Iterator[VerifyJob]:
         pending: list[pa.Table] = []
@@ -819,9 +820,9 @@ def verify_file(
         state["rows"] = n + held + sum(b.num_rows for b in batches)
 
     failure, min_matches, pairs = None, np.iinfo(np.int64).max, 0
-    with tqdm(total=len(chunks), desc="verify", unit="chunk", disable=not progress) as bar:
+    with tqdm(total=len(chunks), desc="verify", unit="chunk", disable=not run.progress) as bar:
         for result in iter_partitions(
-            verify_chunk, jobs(), executor=executor, scheduler=scheduler, workers=workers
+            verify_chunk, jobs(), executor=executor, scheduler=run.scheduler, workers=run.workers
         ):
             bar.update()
             min_matches, pairs = min(min_matches, result[1]), pairs + result[2]

@@ -25,9 +25,9 @@ from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import check_level_fits, integer, param
 from anonymatch.core.runner import run_partitions
 from anonymatch.core.validation import require_frame
-from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, EncodedQI, NAValues, Schema
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io.cells import parse_cells
-from anonymatch.tables.job import TableJob, plan
+from anonymatch.tables.job import ReleaseCheck, TableJob, plan
 from anonymatch.tables.methods import SUPPRESSION_METHODS, registry
 from anonymatch.tables.methods.agglomerative import agglomerative
 from anonymatch.tables.methods.bmatching import (
@@ -40,7 +40,7 @@ from anonymatch.tables.methods.bmatching import (
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import Release, _release_table, prepare
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.risk.attack import AttackReport, simulate_attack
+from anonymatch.tables.risk.attack import Adversary, AttackReport, simulate_attack
 from anonymatch.tables.verify import AdaptiveVerificationReport, compatibility, verify_adaptive
 
 ADAPTIVE_TIME_LIMIT = 600.0  # seconds per b-matching integer program (Python default)
@@ -465,37 +465,33 @@ def levels(data: pd.DataFrame, k: int | None, k_column: str | None, n: int) -> n
 
 
 def verify_adaptive_release(
-    published: pd.DataFrame,
-    original: pd.DataFrame,
-    k_column: str,
-    schema: Schema,
-    na_values: NAValues = DEFAULT_NA_VALUES,
-    drop_missing: bool = False,
+    published: pd.DataFrame, original: pd.DataFrame, check: ReleaseCheck
 ) -> AdaptiveVerificationReport:
-    """Verify a suppression release against the original table and its level column."""
-    data, enc, _ = prepare(original, schema, na_values, drop_missing)
-    delta = parse_levels(data, k_column)
+    """Verify a suppression release against the original table and its level column
+    (``check.k_column``)."""
+    if check.k_column is None:
+        raise InputError(f"missing {param('k_column')}")
+    data, enc, _ = prepare(original, check.schema, check.na, check.drop_missing)
+    delta = parse_levels(data, check.k_column)
     return verify_adaptive(parse_cells(published, enc), enc, delta)
 
 
 def attack_release(
     published: pd.DataFrame,
     original: pd.DataFrame,
-    schema: Schema,
-    key: str,
-    known: int,
-    trials: int,
-    k: int | None = None,
-    k_column: str | None = None,
+    check: ReleaseCheck,
+    adversary: Adversary,
     seed: int | None = None,
-    na_values: NAValues = DEFAULT_NA_VALUES,
-    drop_missing: bool = False,
 ) -> AttackReport:
     """Attack analysis of any table release (suppression or generalization): the compatibility
-    graph from published cells + original QIs, the true matching from the ``key`` column (a
+    graph from published cells + original QIs (``check``: the columns, the level ``k`` or
+    ``k_column``, missing values), the true matching from the adversary's ``key`` column (a
     unique value per person carried into the release), ``known`` true pairs revealed at random
     in each of ``trials`` trials. See ``attack.simulate_attack``."""
-    data, enc, _ = prepare(original, schema, na_values, drop_missing)
+    key, known, trials = adversary
+    if key not in original.columns:
+        raise InputError(f"the original has no key column {key!r}")
+    data, enc, _ = prepare(original, check.schema, check.na, check.drop_missing)
     n = enc.n
     if key not in published.columns:
         raise InputError(f"the release has no key column {key!r}")
@@ -507,7 +503,7 @@ def attack_release(
         raise InputError(f"key column {key!r} does not pair the release with the original")
     position = {v: p for p, v in enumerate(pub_key)}
     truth = np.array([position[v] for v in orig_key], np.int64)
-    delta = levels(data, k, k_column, n)
+    delta = levels(data, check.k, check.k_column, n)
     c_unique, _, inverse = compatibility(parse_cells(published, enc), enc)
     c = sp.csr_array(c_unique[inverse])
     return simulate_attack(c, truth, delta, known, trials, np.random.default_rng(seed))

@@ -14,8 +14,9 @@ and every published row carries its own record's sensitive and other columns.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,16 +26,15 @@ from anonymatch.core.cells import STAR, canonical_cell
 from anonymatch.core.counting import AnonymityReport, check_k, check_kl_codes, check_level
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
+from anonymatch.core.params import param
 from anonymatch.core.validation import check_seed, column_list, require_frame
 from anonymatch.tables.columns.schema import (
-    DEFAULT_NA_VALUES,
     EncodedQI,
     MissingCodes,
-    NAValues,
-    Schema,
     encode_qi,
 )
 from anonymatch.tables.io.cells import _parse_numeric_column, format_cells, parse_cells
+from anonymatch.tables.job import ReleaseCheck
 from anonymatch.tables.methods.kl import generalized_cells, kl_anonymize
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import prepare
@@ -57,29 +57,48 @@ def anonymize_kl(
     data: pd.DataFrame,
     k: int,
     level: int,
-    qi: Sequence[str],
-    numeric: Iterable[str] = (),
-    sensitive: Iterable[str] = (),
-    identifiers: Iterable[str] = (),
+    qi: str | Sequence[str],
+    *,
     seed: int | None = None,
-    weights: Mapping[str, float] | None = None,
-    na_values: NAValues = DEFAULT_NA_VALUES,
-    drop_missing: bool = False,
     progress: Callable[[str], None] | None = None,
+    **columns: Any,
 ) -> KLRelease:
     """Publish ``data`` (k,ℓ)-anonymous by global generalization (``methods.kl``), verified.
 
-    Raises InputError (bad parameters: k < 1, ℓ < 1 or ℓ > number of QIs, …), InfeasibleError
-    (k > n), VerificationError (the release failed verification; should never happen).
-    ``seed`` only fixes the row shuffle. Complexity: see ``methods.kl.kl_anonymize``.
+    ``columns``: the other roles and reading options, as ``tables.anonymize`` takes them
+    (``numeric``, ``sensitive``, ``identifiers``, ``weights``, ``na_values``,
+    ``drop_missing``). Raises InputError (bad parameters: k < 1, ℓ < 1 or ℓ > number of QIs,
+    …), InfeasibleError (k > n), VerificationError (the release failed verification; should
+    never happen). ``seed`` only fixes the row shuffle. Complexity: see
+    ``methods.kl.kl_anonymize``.
     """
-    started = time.perf_counter()
+    unknown = set(columns) - set(KL_COLUMNS)
+    if unknown:
+        raise TypeError(f"anonymize_kl() got an unexpected keyword argument {min(unknown)!r}")
     require_frame(data)
-    seed = check_seed(seed)
-    k = check_k(k)
-    schema = Schema.build(qi, numeric, sensitive, identifiers, weights)
+    check = ReleaseCheck.build(k=k, qi=qi, **columns)
+    return kl_release(data, check, level, seed=check_seed(seed), progress=progress)
+
+
+KL_COLUMNS = ("numeric", "sensitive", "identifiers", "weights", "na_values", "drop_missing")
+"""The keywords of :func:`anonymize_kl` beyond k, ℓ and the QIs."""
+
+
+def kl_release(
+    data: pd.DataFrame,
+    check: ReleaseCheck,
+    level: int,
+    *,
+    seed: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> KLRelease:
+    """:func:`anonymize_kl` for a validated ``check`` (its k, columns and missing values)."""
+    started = time.perf_counter()
+    if check.k is None:
+        raise InputError(f"missing {param('k')}")
+    k, schema = check.k, check.schema
     level = check_level(level, len(schema.qi))
-    data, enc, dropped = prepare(data, schema, na_values, drop_missing)
+    data, enc, dropped = prepare(data, schema, check.na, check.drop_missing)
     if enc.cat_missing.any() and not enc.num_missing.any():
         # Global recoding publishes no '*': a categorical missing value stays a label of its
         # own here (the adversary knows it), as before missing values were published as '*'.
@@ -99,12 +118,10 @@ def anonymize_kl(
     table = pd.DataFrame(columns)
     t0 = time.perf_counter()
     truthful, how = verify_generalization(parse_cells(table, enc), enc)
-    check = check_kl(
-        table, k, level, list(schema.qi), [a for a in schema.qi if a in schema.numeric]
-    )
+    kl = check_kl(table, k, level, list(schema.qi), [a for a in schema.qi if a in schema.numeric])
     t_verify = time.perf_counter() - t0
-    if not truthful or not check.passed:
-        why = how if not truthful else f"{check.n_violations} rare combinations"
+    if not truthful or not kl.passed:
+        why = how if not truthful else f"{kl.n_violations} rare combinations"
         raise VerificationError(f"the release failed verification ({why}); nothing written")
     loss = information_loss(cells, enc)
     report = new_manifest(
@@ -112,7 +129,7 @@ def anonymize_kl(
         method="kl-hypergraph",
         parameters=schema.roles(),
         guarantee={"model": "(k,l)-anonymity", "k": k, "known": level},
-        verification={"passed": True, "truthful": how, "kl": check.to_dict()},
+        verification={"passed": True, "truthful": how, "kl": kl.to_dict()},
         loss={
             **loss.to_dict(),
             "merges": rec.merges,

@@ -17,12 +17,23 @@ perfect matching (``matching.matchable_edges``). O(trials · (n + pairs)).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.matching import matchable_degrees
+
+
+class Adversary(NamedTuple):
+    """What the simulated adversary knows: ``known`` true (person, row) pairs, drawn afresh in
+    each of ``trials`` trials; ``key`` is a column with a unique value per person, kept in the
+    release, that gives the true pairing to score the attack against."""
+
+    key: str
+    known: int
+    trials: int = 100
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ groups), so a release of one class of n identical rows needs O(n), not n² pairs
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,15 +51,14 @@ import pandas as pd
 import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
-from anonymatch.tables.columns.qitypes import QITypes
+from anonymatch.core.params import param
 from anonymatch.tables.columns.schema import (
-    DEFAULT_NA_VALUES,
     EncodedQI,
-    NAValues,
     Schema,
     missing_qi_mask,
 )
 from anonymatch.tables.io.cells import parse_cells
+from anonymatch.tables.job import ReleaseCheck
 from anonymatch.tables.models.sensitive import (
     GroupedCandidates,
     SensitiveModel,
@@ -283,20 +282,14 @@ def check_threshold(value: object, name: str = "threshold") -> float:
 def assess(
     original: pd.DataFrame,
     release: pd.DataFrame,
-    *,
-    qi: Sequence[str],
-    numeric: Iterable[str] = (),
-    sensitive: Iterable[str] = (),
-    k: int | None = None,
+    check: ReleaseCheck,
     threshold: float = DEFAULT_THRESHOLD,
-    na_values: NAValues = DEFAULT_NA_VALUES,
-    drop_missing: bool = False,
-    types: QITypes | None = None,
 ) -> RiskReport:
     """Risk figures of ``release`` (any table in the release cell format) against ``original``.
 
-    ``numeric`` names the numeric QIs and the ordered sensitive columns; ``types`` the ordinal,
-    date and hierarchical QIs (``tables.columns.qitypes``). Raises InputError on
+    ``check`` (``tables.job.ReleaseCheck``) gives the columns (numeric QIs and ordered
+    sensitive columns, ordinal, date and hierarchical QIs), the missing values and the level
+    ``k`` the release claims (optional). Raises InputError on
     bad parameters, a missing or malformed column, or a release that cannot be a release of
     this original (another row count, no perfect matching of people to compatible rows, other
     sensitive values). Time O(pairs·√n + pairs log pairs + n·d log n), plus the max-flow of the
@@ -304,22 +297,18 @@ def assess(
     memory O(n·d + pairs between groups).
     """
     threshold = check_threshold(threshold)
-    if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1):
-        raise InputError(f"k must be a positive integer, got {k!r}")
-    sens_names = tuple(sensitive)
-    num = tuple(numeric)
-    schema = Schema.build(qi, num, sens_names, types=types)
-    data, enc, dropped = prepare(original, schema, na_values, drop_missing)
+    schema, k = check.schema, check.k
+    data, enc, dropped = prepare(original, schema, check.na, check.drop_missing)
     release = release.reset_index(drop=True)
-    for name in sens_names:
+    for name in schema.sensitive:
         if name not in release.columns:
             raise InputError(f"the release has no column {name!r}")
     cells = parse_cells(release, enc)
     n = enc.n
     if cells.n != n:
         hint = ""
-        if not drop_missing and missing_qi_mask(original, schema, na_values).any():
-            hint = " (was it made with --drop-missing?)"
+        if not check.drop_missing and missing_qi_mask(original, schema, check.na).any():
+            hint = f" (was it made with {param('drop_missing')}?)"
         raise InputError(
             f"the release does not match the original: it has {cells.n} rows, the original "
             f"{n}{hint}"
