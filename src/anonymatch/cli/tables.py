@@ -99,6 +99,23 @@ def _suppression_limit_option(help_text: str) -> Any:
     )
 
 
+def _strict_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--strict``: refuse a release whose kept columns leak (read by the command from the
+    click context, like ``--force``: the command's signature keeps its groups)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, strict: bool, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return click.option(
+        "--strict",
+        is_flag=True,
+        help="Refuse (exit 2, nothing written) a release whose columns released unchanged give "
+        "QIs away, single people out or hold free text (docs/guarantees/leakage.md); without "
+        "it they are warned about on stderr.",
+    )(wrapper)
+
+
 @click.command()
 @click.argument("input_path", metavar="INPUT")
 @output_options(
@@ -187,6 +204,7 @@ def _suppression_limit_option(help_text: str) -> Any:
     help="Database release (-o a URL such as postgresql://user@host/db or sqlite:///file.db): "
     "the table created, in one transaction (an existing one only with --force).",
 )
+@_strict_option
 @table_input_options
 @typed_table_job
 def anonymize(
@@ -212,6 +230,7 @@ def anonymize(
     from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
 
     db_in, db_out = is_database_url(input_path), is_database_url(output)
+    strict = bool(click.get_current_context().params.get("strict"))
     if output_table is not None and not db_out:
         raise InputError("--output-table writes to a database URL given as -o")
     if db_out:
@@ -229,8 +248,15 @@ def anonymize(
         )
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
+    if strict and streamed is not None:
+        raise InputError(
+            "--strict checks the release's kept columns in memory: drop --chunk-rows/--executor "
+            "(the streamed path has no leakage check)"
+        )
     if db_in or db_out:
         release = run_job(read_table(input_path, csv), job)
+        if strict:
+            _refuse_leaks(release.report)
         if db_out:
             assert output_table is not None
             write_sql_release(output, output_table, release.table, replace=True)
@@ -265,6 +291,8 @@ def anonymize(
     else:
         frame = read_table(input_path, csv)
         release = run_job(frame, job)
+        if strict:
+            _refuse_leaks(release.report)
         release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
         write_release(output, release.table, release.cells, release.qi, csv_safe)
         report = _note_csv_safe(release.report, output, csv_safe)
@@ -309,6 +337,17 @@ def _finish(
         _print_adaptive_summary(report, output)
     else:
         _print_summary(report, output)
+
+
+def _refuse_leaks(report: Any) -> None:
+    """InputError (exit 2) naming the flagged kept columns of a release, before any writing."""
+    from anonymatch.app.honest import LEAK_EXIT_HINT, leakage_lines
+
+    lines = leakage_lines(report)
+    if lines:
+        raise InputError(
+            f"refused (--strict): {'; '.join(lines)}; {LEAK_EXIT_HINT}; nothing written"
+        )
 
 
 def _warn_honestly(report: dict[str, Any]) -> None:
