@@ -719,6 +719,21 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
 # --------------------------------------------------------------------------- init
 
 
+def _read_from_context(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Drop the option ``name`` from the command's keywords: the command reads it from the
+    click context (its signature keeps its shape)."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            kwargs.pop(name, None)
+            return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
 @click.command("init")
 @click.argument("data")
 @click.option(
@@ -753,6 +768,15 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     help="Rows read to infer the types (the whole file when smaller).",
 )
 @click.option("-k", "--k", "k", type=int, default=10, show_default=True, help="k of the draft.")
+@click.option(
+    "--hierarchies",
+    "hierarchies",
+    default=None,
+    metavar="DIR",
+    help="Directory of ARX hierarchy files (value;level1;…;*): each QI gets the file named "
+    "after it (cup_hierarchy_ZIP.csv), else the one whose leaves hold its values.",
+)
+@_read_from_context("hierarchies")
 @verbosity_options
 def init_cmd(
     data: str,
@@ -786,8 +810,10 @@ def init_cmd(
         sep = parse_separator(sep, "--sep")
         if len(sep) != 1:  # the draft samples lines with the csv module: one character
             raise InputError(f"--sep of anonymatch init is one character, got {sep!r}")
+    hierarchies = click.get_current_context().params.get("hierarchies")
     job = infer_job(
         data,
+        hierarchies=hierarchies,
         sep=sep,
         names=comma_list(names) or None,
         header=header,
