@@ -364,36 +364,22 @@ def infer_job(
     path : path-like
         The table (CSV/TSV or Parquet).
     options : InferOptions, optional
-        The reading options and the draft's k (defaults: guessed, k = 10); the fields below
-        may also be given as keywords (``infer_job(path, sep=";")``).
+        The reading options and the draft's k (defaults: guessed, k = 10); its fields may
+        also be given as keywords (``infer_job(path, sep=";")``).
     job_dir : path-like, optional
         Where the job file will be written: the input path is written relative to it (or with
         ``${ANONYMATCH_DATA}`` when the input lies under that directory). Default: absolute.
-    **keywords
-        Fields of :class:`InferOptions`, overriding ``options``.
-
-    Other Parameters
-    ----------------
-    sep : str, optional
-        The CSV separator; guessed from the first lines when None (``, ; tab | space``).
-    names : sequence of str, optional
-        Column names for a file without header.
-    header : bool, optional
-        Whether the first line holds the column names; guessed when None (a line with a number
-        in it is data).
-    quotechar : str, default '"'
-        CSV quote character.
-    fmt : {"auto", "csv", "tsv", "parquet"}, default "auto"
-        Input format; ``auto`` decides by the extension.
-    sample_rows : int, default 20000
-        Rows read (the first ones).
-    k : int, default 10
-        The k of the draft's model.
-    hierarchies : path-like, optional
-        A directory of ARX hierarchy files: each categorical or code column gets the file whose
-        name holds the column's name (``cup_hierarchy_ZIP.csv``), else the one whose leaves
-        hold ≥ 95 % of its values; a QI is then published as the hierarchy's nodes (for
-        another column the match is a commented suggestion).
+    **keywords : object
+        Fields of :class:`InferOptions`, overriding ``options``: ``sep`` (the CSV separator,
+        guessed from the first lines when None: ``, ; tab | space``), ``names`` (column names
+        for a file without header), ``header`` (whether the first line holds the column names;
+        guessed when None: a line with a number in it is data), ``quotechar`` (default ``"``),
+        ``fmt`` (``auto``, ``csv``, ``tsv`` or ``parquet``; ``auto`` decides by the
+        extension), ``sample_rows`` (rows read, the first ones; 20,000), ``k`` (the draft's k;
+        10) and ``hierarchies`` (a directory of ARX hierarchy files: each categorical or code
+        column gets the file whose name holds the column's name, ``cup_hierarchy_ZIP.csv``,
+        else the one whose leaves hold ≥ 95 % of its values; a QI is then published as the
+        hierarchy's nodes, another column gets the match as a commented suggestion).
 
     Returns
     -------
