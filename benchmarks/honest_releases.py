@@ -24,8 +24,12 @@ draft), whole CLI process, wall and CPU seconds and the manifest's stage seconds
 and for the tree given by ``--before SRC`` (e.g. main's ``src``), alternating, ``--repeat``
 times each (the median is reported).
 
+With ``--useless``: the issue's useless release — fars_subset at k = 5 and t = 0.2 on iinjury
+(QIs iage, irace, ideathmon, ideathday, isex, ihispanic, istatenum; about 3.5 minutes): its
+GCP, utility headline and verdict, and the kept columns flagged.
+
 Usage: ANONYMATCH_DATA=/work/shared/datasets python benchmarks/honest_releases.py
-       [--speed [--before ../main/src] [--repeat 3]]
+       [--speed [--before ../main/src] [--repeat 3]] [--useless]
 """
 
 from __future__ import annotations
@@ -282,12 +286,67 @@ def render_speed(figures: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+FARS_QI = ["iage", "irace", "ideathmon", "ideathday", "isex", "ihispanic", "istatenum"]
+
+
+def useless() -> dict[str, Any]:
+    frame = read_table(data_file("arx_fars/fars_subset.csv", "fars_subset"), CsvOptions(sep=";"))
+    started = time.perf_counter()
+    release = anonymatch.anonymize(
+        frame, k=5, qi=FARS_QI, numeric=["iage", "ideathday"], sensitive=["iinjury"], t=0.2,
+        seed=1,
+    )  # fmt: skip
+    report = release.report
+    sensitive = next(c for c in report["leakage"]["columns"] if c["column"] == "iinjury")
+    return {
+        "seconds": time.perf_counter() - started,
+        "gcp": report["loss"]["gcp"],
+        "headline": report["loss"]["headline"],
+        "flagged": report["leakage"]["flagged"],
+        "iinjury": sensitive,
+    }
+
+
+def render_useless(r: dict[str, Any]) -> str:
+    h = r["headline"]
+    worst = max(r["iinjury"]["by_qi"], key=lambda q: q["narrowed_rows"], default=None)
+    leak = (
+        f"; its sensitive column `iinjury` still narrows the published `{worst['qi']}` cell in "
+        f"{worst['narrowed_rows']:,} rows ({worst['pinned_rows']:,} to one value) although "
+        "every QI cell is `*`"
+        if worst
+        else ""
+    )
+    return "\n".join(
+        [
+            "### The useless release of the issue: fars_subset, k = 5, t = 0.2",
+            "",
+            "`python benchmarks/honest_releases.py --useless` (QIs "
+            f"{', '.join(FARS_QI)}; sensitive iinjury; hungarian with t-closeness, seed 1): "
+            f"{r['seconds']:.0f} s. GCP {100 * r['gcp']:.1f}%, exact cells "
+            f"{100 * h['exact_cells']:.1f}%, rows fully generalized "
+            f"{100 * h['rows_fully_generalized']:.1f}%, codes merged "
+            f"{100 * h['codes_merged']:.1f}% of {h['codes']}, loss on the values present "
+            f"{100 * h['loss_present']:.1f}%: verdict **{h['verdict']}** — the CLI warns, the "
+            "report's Utility card reads *useless* and its verification card adds \"but the "
+            f'release is useless"{leak}. Flagged: {", ".join(r["flagged"]) or "none"}.',
+        ]
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--speed", action="store_true")
     parser.add_argument("--before", default=None)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--useless", action="store_true")
     args = parser.parse_args()
+    if args.useless:
+        figures = useless()
+        print(json.dumps(figures, indent=2))
+        dump("honest_releases_useless", figures)
+        update_results("honest_releases_useless", render_useless(figures))
+        return
     if args.speed:
         figures = speed(args.before, args.repeat)
         print(json.dumps(figures, indent=2))
