@@ -461,9 +461,9 @@ def test_arx_exports_without_node_marks_verify(tmp_path: Path) -> None:
     release = anonymize(frame, 4, ["work", "age"], ["age"], types=types, seed=3).table
     assert release["work"].str.startswith("~").any()
     arx = release.assign(work=release["work"].str.replace("~", "", regex=False))
-    assert verify_release(arx, frame, 4, schema).passed
+    assert verify_release(arx, frame, ReleaseCheck.of(schema, k=4)).passed
     plain = Schema.build(["work", "age"], ["age"])  # without the hierarchy: a hint, not a pass
-    assert not verify_release(arx, frame, 4, plain).passed
+    assert not verify_release(arx, frame, ReleaseCheck.of(plain, k=4)).passed
 
 
 def test_read_release_gives_node_leaves_or_node_objects(
