@@ -146,6 +146,12 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         "pinned": {c["column"]: c["pinned_rows"] for c in leakage["columns"]},
         "unique": {c["column"]: c["unique_rows"] for c in leakage["columns"]},
         "flagged": leakage["flagged"],
+        "determined": [
+            [c["column"], q["qi"], q["determined_rows"], q["narrowed_rows"]]
+            for c in leakage["columns"]
+            for q in c["by_qi"]
+            if q["determined_rows"] >= 0.01 * leakage["rows"]
+        ],
         "gcp": report["loss"]["gcp"],
         "headline": report["loss"]["headline"],
         "seconds": wall,
@@ -192,6 +198,19 @@ def render(results: list[dict[str, Any]]) -> str:
                 f"| {data} | {mark}{col}{mark} | {b['leaked'][col]:,} ({b['pinned'][col]:,}) "
                 f"| {b['unique'][col]:,} | {after} |"
             )
+    told = [
+        f"{r['data']} ({r['roles']}): {col} → {qi} in {det:,} rows ({nar:,} of them narrowed)"
+        for r in results
+        for col, qi, det, nar in r["determined"]
+    ]
+    lines += [
+        "",
+        "What a kept column tells on its own — rows whose kept value leaves one value of a QI, "
+        "published exactly or not (≥ 1 % of the rows): " + ("; ".join(told) or "none") + ". "
+        "A QI published exactly loses nothing to it (Adult's `sex` is never generalized at "
+        "k = 10, so `relationship` leaks no row of it although it determines it), which is why "
+        "the leak counts narrowed rows.",
+    ]
     lines += [
         "",
         "**Utility headline** of the same releases (`anonymatch.tables.risk.headline`): exact "
