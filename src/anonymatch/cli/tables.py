@@ -356,7 +356,7 @@ def _warn_honestly(report: dict[str, Any]) -> None:
     from anonymatch.app.honest import warnings_of
 
     for line in warnings_of(report):
-        click.echo(f"warning: {line}", err=True)
+        click.echo(f"anonymatch: warning: {line}", err=True)
 
 
 def _finish_database(
