@@ -12,6 +12,7 @@ domain. Cost: reading both files, O(n·d) for the cells and the distributions
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -324,6 +325,11 @@ def _columns(
             numeric = name in schema.numeric
             role = "quasi-identifier (numeric)" if numeric else "quasi-identifier (categorical)"
             how = "generalized to ranges" if numeric else "generalized to value sets"
+            tree = schema.types.hierarchies.get(name)
+            if tree is not None and not numeric:  # no machine path: the file's name
+                how = f"generalized to nodes of the hierarchy {Path(tree.source).name}"
+            elif name in schema.types.scaled:
+                how = "generalized to ranges of its labels"
         elif name in schema.sensitive:
             role, how = "sensitive", "released unchanged, attached through the true match"
         else:
