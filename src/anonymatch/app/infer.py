@@ -425,7 +425,7 @@ def infer_job(
         lines = _first_lines(p)
         if sep is None and fmt != "tsv":
             sep = _sniff_separator(lines[:50], quotechar)
-            if sep != csv_separator(p, CsvOptions()):
+            if sep != ("\t" if p.suffix.lower() in (".tsv", ".tab") else ","):  # explicit
                 input_keys["sep"] = sep
         elif sep is not None:
             input_keys["sep"] = sep

@@ -231,6 +231,8 @@ def anonymize(
 
     db_in, db_out = is_database_url(input_path), is_database_url(output)
     strict = bool(click.get_current_context().params.get("strict"))
+    if not quiet and not db_in:
+        _say_sniffed(input_path, csv)
     if output_table is not None and not db_out:
         raise InputError("--output-table writes to a database URL given as -o")
     if db_out:
@@ -337,6 +339,26 @@ def _finish(
         _print_adaptive_summary(report, output)
     else:
         _print_summary(report, output)
+
+
+def _say_sniffed(path: str, csv: CsvOptions) -> None:
+    """One line on stderr when the separator was taken from the file's first lines (no
+    ``--sep``, a ``.csv`` or other text file whose lines show ``;`` or tabs)."""
+    from anonymatch.tables.io import csv_separator, is_parquet, sniff_separator
+
+    p = Path(path)
+    if csv.sep is not None or csv.fmt != "auto" or not p.is_file() or is_parquet(p):
+        return
+    if p.suffix.lower() in (".tsv", ".tab", ".xlsx", ".xls", ".sav", ".dta", ".sas7bdat"):
+        return
+    sniffed = sniff_separator(p)
+    if sniffed is not None and csv_separator(p, csv) == sniffed:
+        shown = "tab" if sniffed == "\t" else repr(sniffed)
+        click.echo(
+            f"anonymatch: reading {p.name} with separator {shown} (what its first lines show; "
+            "--sep to choose)",
+            err=True,
+        )
 
 
 def _refuse_leaks(report: Any) -> None:
