@@ -521,3 +521,30 @@ def test_useless_release_is_called_useless_beside_the_pass(
     assert "but the release is useless" in text
     assert '<div class="label">Utility</div><div class="value fail">useless</div>' in text
     assert "column released unchanged" in text
+
+
+def test_table_report_shows_population_figures(
+    table: tuple[Path, Path, Path, Path], tmp_path: Path
+) -> None:
+    """With a population table (issue 28) the risk section shows k-map, journalist and
+    marketer risk and the estimates, the same figures as ``population_risk``."""
+    from anonymatch.report import build_report
+    from anonymatch.tables.risk.population import PopulationInput, population_risk
+
+    original, release, manifest_path, _ = table
+    people = pd.read_csv(original)
+    population = pd.concat([people, random_frame(140, 8)], ignore_index=True)
+    population_path = tmp_path / "register.csv"
+    population.to_csv(population_path, index=False)
+    manifest = json.loads(manifest_path.read_text())
+    html = build_report(manifest, original, release, options={"population": population_path})
+    exact = population_risk(
+        people, pd.read_csv(release), population,
+        PopulationInput(("n0", "n1", "c0", "c1"), ("n0", "n1")),
+    )  # fmt: skip
+    assert f"<td>k-map: fewest population records a published row fits</td><td>{exact.kmap}<" in (
+        html
+    )
+    assert f"{exact.marketer:.4f}" in html and "population uniques estimated" in html
+    plain = build_report(manifest, original, release)
+    assert "k-map: fewest" not in plain

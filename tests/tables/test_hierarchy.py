@@ -22,7 +22,12 @@ from anonymatch.tables.columns.qitypes import GRANULARITIES, DateScale, OrdinalS
 from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import format_cells, parse_cells, release_arrow_table
 from anonymatch.tables.job import ReleaseCheck
-from anonymatch.tables.metrics import TreeTables, gcp_increase_weights, information_loss
+from anonymatch.tables.metrics import (
+    PublishedCells,
+    TreeTables,
+    gcp_increase_weights,
+    information_loss,
+)
 from anonymatch.tables.pipeline import evaluate_release, verify_release
 from anonymatch.tables.recode import GeneralizedQI
 from tests.factories import anonymize_table as anonymize
@@ -270,9 +275,8 @@ def test_tree_weights_are_the_loss_increase() -> None:
     trees = TreeTables.build(enc)
     level = np.array([[0], [1], [0], [0]])  # record 1 shows ~Non-Government (3 leaves)
     member = [np.eye(4, dtype=bool)]
-    w = gcp_increase_weights(
-        enc, np.empty((4, 0)), np.empty((4, 0)), member, trees, enc.cat, enc.cat, level
-    )
+    cells = PublishedCells(np.empty((4, 0)), np.empty((4, 0)), member, enc.cat, level)
+    w = gcp_increase_weights(enc, cells, trees, enc.cat)
     shown = [1, 3, 1, 1]
     for i in range(4):
         for j in range(4):

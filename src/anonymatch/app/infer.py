@@ -26,7 +26,9 @@ import pandas as pd
 from anonymatch.app.jobfile import Job, parse_job, toml_value
 from anonymatch.core.errors import InputError
 from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES
-from anonymatch.tables.io import CsvOptions, csv_separator, is_parquet, read_table
+from anonymatch.tables.io import CsvOptions, csv_separator, is_excel, is_parquet, read_table
+from anonymatch.tables.io.sql import SqlSource, without_password
+from anonymatch.tables.io.stats import is_stats_file
 
 SEPARATORS = (",", ";", "\t", "|", " ")
 """Field separators tried when none is given, in this order of preference."""
@@ -351,7 +353,7 @@ class InferOptions:
 
 
 def infer_job(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | SqlSource,
     options: InferOptions | None = None,
     *,
     job_dir: str | os.PathLike[str] | None = None,
@@ -361,8 +363,11 @@ def infer_job(
 
     Parameters
     ----------
-    path : path-like
-        The table (CSV/TSV or Parquet).
+    path : path-like or SqlSource
+        The table: CSV/TSV, Parquet, an SPSS/Stata/SAS file or an Excel workbook (its first
+        sheet), or a database table or query (:class:`anonymatch.tables.io.sql.SqlSource`: the
+        draft's ``input.path`` is the URL without its password, with ``input.table`` or
+        ``input.query``).
     options : InferOptions, optional
         The reading options and the draft's k (defaults: guessed, k = 10); its fields may
         also be given as keywords (``infer_job(path, sep=";")``).
@@ -410,15 +415,27 @@ def infer_job(
         raise InputError(f"unknown option(s) of infer_job: {', '.join(unknown)}") from None
     sep, names, header, quotechar = opts.sep, opts.names, opts.header, opts.quotechar
     fmt, sample_rows, k = opts.fmt, opts.sample_rows, opts.k
-    p = Path(path)
-    if not p.exists():
+    database = path if isinstance(path, SqlSource) else None
+    p = Path(database.table or "query") if database is not None else Path(path)  # type: ignore[arg-type]
+    if database is None and not p.exists():
         raise InputError(f"input file not found: {path}")
     parquet = fmt == "parquet" or (fmt == "auto" and is_parquet(p))
+    typed = database is not None or (fmt == "auto" and (is_stats_file(p) or is_excel(p)))
     notes: dict[str, list[str]] = {}
     input_keys: dict[str, Any] = {"format": "parquet" if parquet else "csv"}
     if fmt == "tsv":
         input_keys["format"] = "tsv"
-    if parquet:
+    if typed:  # read by their format (value labels applied), or from the server (LIMIT)
+        input_keys = {"format": "auto"}
+        if database is not None:
+            input_keys.update(table=database.table, query=database.query)
+            input_keys = {k: v for k, v in input_keys.items() if v is not None}
+            source = CsvOptions(table=database.table, query=database.query)
+            frame = read_table(database.text, source, nrows=sample_rows)
+        else:
+            frame = read_table(p, CsvOptions(), nrows=sample_rows)
+        frame = frame.astype(str).where(frame.notna(), "")
+    elif parquet:
         frame = read_table(p, CsvOptions(fmt="parquet"), nrows=sample_rows)
         frame = frame.astype(str).where(frame.notna(), "")
     else:
@@ -584,7 +601,7 @@ def infer_job(
                 "dropped (a missing categorical value is an ordinary value)"
             ]
     # ---------------------------------------------------------------- the rest
-    shown = _shown_path(p, job_dir)
+    shown = _shown_path(p, job_dir) if database is None else without_password(database.text)
     data: dict[str, Any] = {
         "schema": "anonymatch-job/1",
         "kind": "table",

@@ -127,6 +127,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     k = _claimed_k(manifest) if schema.sensitive else None
     figures = assess_cells(data, enc, cells, release, schema, k, inputs.threshold)
     _risk(risk, figures, limits, bool((manifest.get("guarantee") or {}).get("sensitive")))
+    _population(risk, manifest, (data, release), schema, options, (na, drop_missing))
     _leakage_table(risk, leakage)
     keeps = headline(cells, enc)
     _utility(utility, cells, enc, data, schema)
@@ -449,6 +450,84 @@ def _bound_text(disclosed: int | None, people: int) -> str:
     if people and disclosed >= people:
         return "everyone: the bound is 1, it proves nothing here"
     return _share(disclosed, people)
+
+
+def _population(
+    section: Section,
+    manifest: Mapping[str, Any],
+    tables: tuple[pd.DataFrame, pd.DataFrame],
+    schema: Schema,
+    options: Mapping[str, Any],
+    missing: tuple[MissingCodes, bool],
+) -> None:
+    """Figures against a population (``tables.risk.population``) when one is known: the
+    ``population`` option (a path or DataFrame), else a k-map release's population (by path in
+    the manifest); the sampling fraction (``sampling_fraction``) or survey weights
+    (``weights``) for the estimates. Nothing without either. O(that of
+    ``assess_population``)."""
+    from anonymatch.tables.risk.population import (
+        PopulationInput,
+        PopulationSource,
+        assess_population,
+    )
+
+    kmap = (manifest.get("guarantee") or {}).get("kmap") or {}
+    source = options.get("population") or kmap.get("population")
+    fraction, weights = options.get("sampling_fraction"), options.get("weights")
+    if source is None and fraction is None and weights is None:
+        return
+    table = source if source is None or isinstance(source, pd.DataFrame) else read_table(source)
+    data, release = tables
+    numeric = tuple(a for a in schema.qi if a in schema.numeric)
+    report: dict[str, Any] = assess_population(
+        data,
+        release,
+        PopulationInput(schema.qi, numeric, schema.types, missing[0], missing[1]),
+        PopulationSource(table, fraction, weights),
+    ).to_dict()
+    rows: list[list[Any]] = []
+    if table is not None:
+        section.paragraphs.append(
+            "Against the population table: an attacker holds a register of the population "
+            "with the same quasi-identifiers and links a published row to one of the register's "
+            "records that fit it. These figures assume the register lists the sample's people "
+            "with the same values; a noisier or larger register makes them lower."
+        )
+        j = report["journalist_risk"]
+        u = report["uniques"]
+        rows += [
+            ["population records", f"{report['records']:,}"],
+            ["k-map: fewest population records a published row fits", report["kmap"]],
+            ["journalist risk: max / mean", f"{j['max']:.4f} / {j['mean']:.4f}"],
+            ["marketer risk (expected share of correct links)", f"{report['marketer_risk']:.4f}"],
+            ["original QIs: unique in the sample", _share(u["sample_uniques"], u["records"])],
+            ["original QIs: unique in the population",
+             _share(u["population_uniques"], u["records"])],
+        ]  # fmt: skip
+        presence = report["presence"]
+        if presence is not None:
+            rows.append(
+                ["δ-presence: min / max of (sample / population) per row",
+                 f"{presence['delta_min']:.3f} / {presence['delta_max']:.3f}"]
+            )  # fmt: skip
+    est = report["estimates"]
+    chosen = est["dankar"]
+    share = chosen["share"]
+    rows.append(
+        [f"population uniques estimated from the sample ({chosen['model']}, f = "
+         f"{report['sampling_fraction']:.3g})",
+         "no estimate" if share is None else f"{100 * share:.1f}%"]
+    )  # fmt: skip
+    ind = report["individual_risk"]
+    rows.append(["individual risk (sdcMicro): max / mean", f"{ind['max']:.4f} / {ind['mean']:.4f}"])
+    section.tables.append(
+        Table(
+            ["population figure", "value"],
+            rows,
+            caption="The sample against the population it was drawn from "
+            "(docs/guarantees/population.md).",
+        )
+    )
 
 
 def _utility(

@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -45,6 +46,9 @@ from anonymatch.tables.models.suppress import choose_outliers
 from anonymatch.tables.recode import GeneralizedQI, recode
 from anonymatch.tables.verify import VerificationReport, verify
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 
 @dataclass
 class Release:
@@ -65,6 +69,23 @@ class Release:
         """The published table (the same object as ``table``); every kind's result has it."""
         return self.table
 
+    def to_arrow(self) -> pa.Table:
+        """The release as a typed Arrow table, the layout of a Parquet release: numeric QIs
+        as ``struct<lo, hi>``, categorical QIs as ``list<string>``, null for ``*``, the other
+        columns as they are (``tables.io.cells.release_arrow_table``). O(cells)."""
+        from anonymatch.tables.io.cells import release_arrow_table
+
+        return release_arrow_table(self.table, self.cells, self.qi)
+
+    def to_polars(self) -> Any:
+        """The release as a Polars DataFrame (the typed layout of :meth:`to_arrow`); needs
+        polars installed. O(cells)."""
+        try:
+            import polars as pl
+        except ImportError as exc:
+            raise InputError("Release.to_polars needs polars: pip install polars") from exc
+        return pl.from_arrow(self.to_arrow())
+
 
 def prepare(
     data: pd.DataFrame,
@@ -76,7 +97,7 @@ def prepare(
     (missing values kept and marked otherwise). Returns (rows kept, encoded QIs, number of rows
     dropped). ``data`` must be a DataFrame (``ArgumentTypeError`` otherwise): the common entry
     of every table pipeline."""
-    require_frame(data)
+    data = require_frame(data)
     schema.check_columns([str(c) for c in data.columns])
     check_missing_codes(na_values, [str(c) for c in data.columns])
     na = missing_codes(na_values)
@@ -166,9 +187,26 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         raise VerificationError(
             f"the release failed verification ({failed.reason}); nothing written"
         )
+    kmap = None
+    if job.kmap is not None:  # widen the rows below K; k-anonymity and k-map verified again
+        from anonymatch.tables.models.kmap import apply_kmap
+
+        table, kmap = apply_kmap(data, table, job)
+        cells = parse_cells(table, enc)
     loss = information_loss(cells, enc)
     report = _report(job, run, n, dropped, n_parts, loss, check)
     note_missing(report, job.na, enc, cells, suppressed)
+    if kmap is not None:
+        guarantee = report["guarantee"]
+        assert isinstance(guarantee, dict) and job.kmap is not None
+        block = {**job.kmap.describe(), **kmap.to_dict()}
+        del block["kmap"]  # the level is "k" of the block
+        source = block["population"]
+        if isinstance(source, str):
+            from anonymatch.core.manifest import file_digest
+
+            block["population_sha256"] = file_digest(source)
+        guarantee["kmap"] = block
     if models:
         guarantee = report["guarantee"]
         verification = report["verification"]

@@ -468,10 +468,11 @@ def write_release(
     csv_safe: bool = True,
 ) -> None:
     """Write a release table atomically: SPSS/Stata for .sav/.zsav/.dta (``tables.io.stats``),
-    Parquet (typed, kept columns as numbers where they are
-    numbers) if the path ends in .parquet, else CSV (tab-separated for .tsv) with the text cells
-    already in ``frame`` and its sidecar ``PATH.schema.json`` (:func:`release_schema`), written
-    first and removed again if the release cannot be written. ``csv_safe`` prefixes formula-like
+    an Excel workbook with its sidecar for .xlsx (``tables.io.excel``), Parquet (typed, kept
+    columns as numbers where they are numbers) if the path ends in .parquet, else CSV
+    (tab-separated for .tsv) with the text cells already in ``frame`` and its sidecar
+    ``PATH.schema.json`` (:func:`release_schema`), written first and removed again if the
+    release cannot be written. ``csv_safe`` prefixes formula-like
     text cells of a CSV/TSV release with ``'`` (``core.csvsafe``; numbers and ranges are never
     touched); :func:`read_release_text` undoes it."""
     from anonymatch.tables.io.stats import is_stats_release, write_stats_release
@@ -486,10 +487,17 @@ def write_release(
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
         return
     sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
+    from anonymatch.tables.io.excel import check_excel_limits, is_excel_release, write_excel
+
+    excel = is_excel_release(path)
+    if excel:
+        check_excel_limits(frame, path)
     sidecar = write_schema(path, release_schema(frame, qi))
 
     def write(tmp: Path) -> None:
-        if not write_text_csv(frame, tmp, sep, csv_safe):  # the same bytes as pandas', faster
+        if excel:  # the CSV release's cells in a workbook (tables.io.excel)
+            write_excel(frame, tmp, csv_safe)
+        elif not write_text_csv(frame, tmp, sep, csv_safe):  # pandas' bytes, faster
             escape_frame(frame, csv_safe).to_csv(tmp, index=False, sep=sep)
 
     try:

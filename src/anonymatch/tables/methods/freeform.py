@@ -21,7 +21,7 @@ from anonymatch.core.lap import lapjv
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods._kernels import greedy_iteration, sortgreedy_iteration
-from anonymatch.tables.metrics import TreeTables, gcp_increase_weights
+from anonymatch.tables.metrics import PublishedCells, TreeTables, gcp_increase_weights
 from anonymatch.tables.order import lexicographic_order
 
 Iteration = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -69,9 +69,8 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
     used = np.eye(m, dtype=bool)
     rounds = [np.arange(m, dtype=np.int64)]
     for _ in range(k - 1):
-        w = gcp_increase_weights(
-            local_qi, lo, hi, member, trees, part.cat, part.cat, level, num_star, cat_star, used
-        )
+        cells = PublishedCells(lo, hi, member, part.cat, level, num_star, cat_star)
+        w = gcp_increase_weights(local_qi, cells, trees, part.cat, used)
         match = step(w, used)
         rounds.append(match)
         used[np.arange(m), match] = True
