@@ -245,9 +245,18 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             verification["ring_records"] = in_rings
         if certificate is not None:
             guarantee["certificate"] = certificate
+    from anonymatch.tables.risk.headline import headline
+    from anonymatch.tables.risk.leakage import check_leakage
+
+    t0 = time.perf_counter()
+    report["leakage"] = check_leakage(data, enc, published, table, schema).to_dict()
+    loss_block = report["loss"]
+    assert isinstance(loss_block, dict)
+    loss_block["headline"] = headline(published, enc).to_dict()
     report["seconds"] = {
         "build": t_build,
         "verify": t_verify,
+        "leakage": time.perf_counter() - t0,
         "wall": time.perf_counter() - started,
     }
     return Release(table, cells, published_graph, enc, report)
