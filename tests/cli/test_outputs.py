@@ -120,7 +120,7 @@ def test_no_output_may_be_the_input(
     assert source.read_text() == text
 
 
-@pytest.mark.parametrize("name", ["rel.xlsx", "rel.html"])
+@pytest.mark.parametrize("name", ["rel.xls", "rel.html"])
 def test_an_unsupported_release_extension_names_the_formats(
     command: tuple[list[str], str], name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

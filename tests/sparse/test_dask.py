@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from anonymatch.core.runner import run_partitions
+from anonymatch.core.runner import Placement, run_partitions
 from anonymatch.sparse.io import read_sparse, write_sparse
 from anonymatch.sparse.job import SparseJob
 from anonymatch.sparse.pipeline import anonymize_sparse
@@ -32,7 +32,9 @@ def test_chunks_run_as_dask_tasks_on_a_local_cluster(tmp_path: Path) -> None:
     ) as cluster:
         address = cluster.scheduler_address
         on_dask = anonymize_sparse(x, 4, seed=7, chunk_rows=40, scheduler=address)
-        drawn = run_partitions(_draw, list(range(6)), scheduler=address, seed=1)
+        drawn = run_partitions(
+            _draw, list(range(6)), placement=Placement(scheduler=address), seed=1
+        )
         # the out-of-core path: chunk files read by the worker processes, parts written by them
         job = SparseJob.build(k=4, seed=7, chunk_rows=40, scheduler=address)
         streamed = anonymize_sparse_stream(src, out, job)
@@ -52,5 +54,5 @@ def test_chunks_run_as_dask_tasks_on_a_local_cluster(tmp_path: Path) -> None:
     import os
 
     assert all(pid != os.getpid() for pid, _ in drawn)
-    inline = run_partitions(_draw, list(range(6)), executor="inline", seed=1)
+    inline = run_partitions(_draw, list(range(6)), placement=Placement("inline"), seed=1)
     assert [v for _, v in drawn] == [v for _, v in inline]

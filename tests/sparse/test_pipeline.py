@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from anonymatch.core.errors import InfeasibleError, InputError
-from anonymatch.core.runner import run_partitions
+from anonymatch.core.runner import Placement, run_partitions
 from anonymatch.sparse.methods.mondrian import mondrian_labels
 from anonymatch.sparse.methods.randomized_response import flip_probability, randomized_response
 from anonymatch.sparse.methods.smooth import _meyerson, cluster, opening_costs, split_large, vote
@@ -239,14 +239,23 @@ def _square_plus_draw(job: int, seed: np.random.SeedSequence) -> float:
 
 def test_run_partitions_order_and_seed_not_executor() -> None:
     jobs = list(range(7))
-    inline = run_partitions(_square_plus_draw, jobs, executor="inline", seed=3)
-    threads = run_partitions(_square_plus_draw, jobs, executor="threads", seed=3, workers=3)
-    processes = run_partitions(_square_plus_draw, jobs, executor="processes", seed=3, workers=2)
+    inline = run_partitions(_square_plus_draw, jobs, placement=Placement("inline"), seed=3)
+    threads = run_partitions(
+        _square_plus_draw, jobs, placement=Placement("threads", workers=3), seed=3
+    )
+    processes = run_partitions(
+        _square_plus_draw, jobs, placement=Placement("processes", workers=2), seed=3
+    )
     assert inline == threads == processes
     assert [int(v) for v in inline] == [j * j for j in jobs]
-    assert run_partitions(_square_plus_draw, jobs, executor="inline", seed=4) != inline
+    assert run_partitions(_square_plus_draw, jobs, placement=Placement("inline"), seed=4) != inline
     with pytest.raises(InputError):
-        run_partitions(_square_plus_draw, jobs, executor="bogus", seed=1)  # type: ignore[arg-type]
+        run_partitions(
+            _square_plus_draw,
+            jobs,
+            placement=Placement("bogus"),  # type: ignore[arg-type]
+            seed=1,
+        )
 
 
 def test_chunked_and_unchunked_paths_agree() -> None:

@@ -71,3 +71,61 @@ def test_refusals_one_line_exit_2(
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "r.csv").exists()
+
+
+def test_xlsx_release_has_the_csv_release_cells(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o r.xlsx``: the same cells as ``-o r.csv`` of the same run (one sheet, a sidecar),
+    formula-like text stored as text (never a formula) with the CSV release's guard; verify
+    reads it back."""
+    frame = pd.DataFrame(
+        {
+            "age": [20 + i % 30 for i in range(40)],
+            "sex": ["F" if i % 2 else "M" for i in range(40)],
+            "note": ["=1+2" if i == 3 else f"n{i}" for i in range(40)],
+            "score": [0.5 * i for i in range(40)],
+        }
+    )
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    runs = {}
+    for name in ("r.csv", "r.xlsx"):
+        out = tmp_path / name
+        code = main(["anonymize", str(tmp_path / "in.csv"), "-o", str(out), "-k", "4", *QI]
+                    + ["--seed", "3", "-q"])  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+        assert (tmp_path / f"{name}.schema.json").exists()
+        runs[name] = read_table(out).astype(object)
+    pd.testing.assert_frame_equal(runs["r.xlsx"], runs["r.csv"])
+    book = openpyxl.load_workbook(tmp_path / "r.xlsx")
+    assert book.sheetnames == ["release"]
+    cells = {c.value: c.data_type for row in book["release"].iter_rows() for c in row}
+    assert cells["'=1+2"] == "s" and not any(t == "f" for t in cells.values())
+    assert main(["verify", str(tmp_path / "in.csv"), str(tmp_path / "r.xlsx"), "-k", "4", *QI]) == 0
+
+
+def test_xlsx_release_beyond_excel_limits_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = pd.DataFrame(
+        {"age": list(range(8)), "sex": list("FMFMFMFM"), "text": ["x" * 40_000] * 8}
+    )
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    out = tmp_path / "r.xlsx"
+    code = main(["anonymize", str(tmp_path / "in.csv"), "-o", str(out), "-k", "2", *QI])
+    err = capsys.readouterr().err
+    assert code == 2 and "more than an Excel cell holds" in err, err
+    assert not out.exists() and not (tmp_path / "r.xlsx.schema.json").exists()
+
+
+def test_init_drafts_a_job_from_a_workbook(tmp_path: Path) -> None:
+    """``infer_job`` reads a workbook by its format (no separator sniffing): the draft reads
+    the first sheet with ``format = "auto"`` and finds the QIs."""
+    from anonymatch.app.infer import infer_job
+
+    path = tmp_path / "people.xlsx"
+    pd.DataFrame({"age": [20 + i for i in range(30)], "sex": ["F", "M"] * 15}).to_excel(
+        path, index=False
+    )
+    job = infer_job(path, k=3)
+    assert job.input.format == "auto" and set(job.qi) == {"age", "sex"}

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import anonymatch
 from anonymatch.tables.columns.schema import EncodedQI, Schema, encode_qi
 from anonymatch.tables.methods.freeform import singleton_cells
-from anonymatch.tables.metrics import forbidden_cost, gcp_increase_weights
+from anonymatch.tables.metrics import PublishedCells, forbidden_cost, gcp_increase_weights
 
 ORIGINAL = pd.DataFrame(
     {"age": [20, 30, 40, 60], "sex": ["F", "M", "F", "M"], "job": ["a", "b", "c", "d"]}
@@ -83,9 +83,8 @@ def test_increase_weights_match_the_grown_cells_ncp(data: st.DataObject) -> None
             for a, mat in enumerate(member):
                 mat[j, local_qi.cat[i, a]] = True
     forbidden = rng.random((m, m)) < 0.3
-    w = gcp_increase_weights(
-        local_qi, lo, hi, member, None, None, None, None, num_star, cat_star, forbidden
-    )
+    cells = PublishedCells(lo, hi, member, num_star=num_star, cat_star=cat_star)
+    w = gcp_increase_weights(local_qi, cells, forbidden=forbidden)
     num_scale, cat_scale = part.ncp_scales()
     num_full, cat_full = part.star_scales()
 
@@ -126,4 +125,6 @@ def test_non_finite_allowed_weights_are_refused() -> None:
     lo, hi, member, local_qi = singleton_cells(part)
     hi[1, 0] = np.nan  # (the encoder refuses spans that overflow; this stands for one)
     with pytest.raises(ValueError, match="non-finite"):
-        gcp_increase_weights(local_qi, lo, hi, member, forbidden=np.eye(2, dtype=bool))
+        gcp_increase_weights(
+            local_qi, PublishedCells(lo, hi, member), forbidden=np.eye(2, dtype=bool)
+        )

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -28,16 +27,6 @@ HEART = DATA / "heart_statlog" / "heart.dat"
 HEART_COLUMNS = "age sex cp trestbps chol fbs restecg thalach exang oldpeak slope ca thal target"
 PASSWORD = pgserver.PASSWORD
 QI = ["--qi", "age,sex,cp", "--numeric", "age", "--sensitive", "target", "-k", "5"]
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[str]:
-    """A PostgreSQL server of its own (``tests.pgserver``); yields its socket directory."""
-    reason = pgserver.unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    with pgserver.postgres_server() as sockets:
-        yield sockets
 
 
 def _url(sockets: str, db: str = "hospital", password: str | None = PASSWORD) -> str:

@@ -170,6 +170,41 @@ class Input(_Strict):
         default=None, description="Sparse: read an edge list as a square adjacency matrix."
     )
     vertices: int | None = Field(default=None, ge=1, description="Graphs: vertices are 0 … N−1.")
+    table: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Tables, a database path (postgresql://user@host/db, sqlite:///file.db): "
+        "the table read. The password comes from ${VAR} in the URL, PGPASSWORD or ~/.pgpass "
+        "and is never recorded.",
+    )
+    query: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Tables, a database path: the SELECT whose rows are read (instead of `table`).",
+    )
+    sheet: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Tables, an Excel path (.xlsx): the worksheet read (default: the first).",
+    )
+
+    @model_validator(mode="after")
+    def _database_source(self) -> Input:
+        if self.table is not None and self.query is not None:
+            raise _located(("query",), "give either table or query, not both")
+        from anonymatch.tables.io.sql import is_database_url
+
+        database = is_database_url(self.path)
+        for key in ("table", "query"):
+            if getattr(self, key) is not None and not database:
+                raise _located(
+                    (key,), "reads a database path (postgresql://…, sqlite:///…), not a file"
+                )
+        if database and self.table is None and self.query is None:
+            raise _located(("path",), "a database path needs table or query")
+        if self.sheet is not None and not self.path.lower().endswith((".xlsx", ".xlsm")):
+            raise _located(("sheet",), "reads an Excel path (.xlsx)")
+        return self
 
     @model_validator(mode="after")
     def _names_need_no_header(self) -> Input:
@@ -276,6 +311,23 @@ class PrivacyModel(_Strict):
         lt=1,
         description="Share of records that may be dropped as outliers when it lowers the loss.",
     )
+    kmap: int | None = Field(
+        default=None,
+        ge=1,
+        description="k-map: every published row compatible with at least this many records of "
+        "the population table.",
+    )
+    journalist_risk: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="A bound on the average journalist risk against the population table.",
+    )
+    population: str | None = Field(
+        default=None,
+        description="k-map: the population table (CSV/TSV or Parquet with the QI columns), "
+        "relative to the job file's directory.",
+    )
 
     @model_validator(mode="after")
     def _levels(self) -> PrivacyModel:
@@ -348,6 +400,23 @@ class Output(_Strict):
         default=None, description="The release file (.csv, .tsv, .parquet, …)."
     )
     report: str | None = Field(default=None, description="The audit manifest (JSON).")
+    table: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Tables, a database path (postgresql://…, sqlite:///…): the release table, "
+        "created in one transaction (an existing one only with --force).",
+    )
+
+    @model_validator(mode="after")
+    def _database_release(self) -> Output:
+        from anonymatch.tables.io.sql import is_database_url
+
+        database = self.path is not None and is_database_url(self.path)
+        if self.table is not None and not database:
+            raise _located(("table",), "writes to a database path (postgresql://…, sqlite:///…)")
+        if database and self.table is None:
+            raise _located(("path",), "a database path needs table (the release table)")
+        return self
 
 
 class Job(_Strict):
@@ -410,6 +479,9 @@ class Job(_Strict):
                         ("columns", name), f"unknown column; input.names has: {', '.join(names)}"
                     )
         if self.kind != "table":
+            for key in ("table", "query", "sheet"):
+                if getattr(self.input, key) is not None:
+                    raise _located(("input", key), 'read by kind = "table" only')
             return self
         if not self.qi:
             raise _located(("columns",), 'no column has role = "qi" (a quasi-identifier)')
@@ -633,6 +705,7 @@ PATH_FIELDS: tuple[tuple[str, str], ...] = (
     ("input", "path"),
     ("input", "sensitive_file"),
     ("method", "cell_weights"),
+    ("model", "population"),
     ("output", "path"),
     ("output", "report"),
 )
@@ -650,7 +723,16 @@ def expand_path(value: str, base: Path, where: str) -> str:
             raise InputError(f"{where}: environment variable {var} is not set")
         return os.environ[var]
 
-    expanded = os.path.expanduser(_VAR.sub(replace, value))
+    expanded = _VAR.sub(replace, value)
+    from anonymatch.tables.io.sql import is_database_url
+
+    if is_database_url(expanded):  # a server's URL as it is; a SQLite file by the job file
+        head, _, rest = expanded.partition(":///")
+        local = head.split("+", 1)[0].lower() in ("sqlite", "duckdb")
+        if local and rest and not rest.startswith("/") and rest != ":memory:":
+            return f"{head}:///{base / os.path.expanduser(rest)}"
+        return expanded
+    expanded = os.path.expanduser(expanded)
     return str(base / expanded) if not os.path.isabs(expanded) else expanded
 
 
@@ -670,7 +752,8 @@ def resolve_paths(job: Job, base: str | os.PathLike[str], source: str = "job") -
     -------
     Job
         The same job with every path key (``input.path``, ``output.path``, ``output.report``,
-        ``input.sensitive_file``, ``method.cell_weights``, ``columns.*.hierarchy``) resolved.
+        ``input.sensitive_file``, ``method.cell_weights``, ``model.population``,
+        ``columns.*.hierarchy``) resolved.
 
     Raises
     ------

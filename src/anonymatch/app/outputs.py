@@ -7,8 +7,8 @@ release, its sidecar ``RELEASE.schema.json`` (:attr:`Output.sidecar`), the audit
 a saved model (``--model-out``) — and every file it reads — the input, the ``--config`` job
 file, hierarchy files, cell weights, a manifest, and the sidecar of a CSV release it reads:
 
-- each has a supported extension for what is written there (a ``.xlsx`` release is refused
-  rather than filled with CSV text);
+- each has a supported extension for what is written there (a ``.xls`` or ``.ods`` release is
+  refused rather than filled with CSV text);
 - its directory exists (else exit 2) and is writable (else exit 6, as a refused write);
 - an existing file is replaced only with ``--force``; a directory is never a file output;
 - no two outputs are the same file (``r.csv`` and ``./r.csv``, a symlink to it, a hard link),
@@ -34,8 +34,9 @@ STATS_RELEASE_EXTENSIONS = (".sav", ".zsav", ".dta")
 """Table releases in a statistical package's format (SPSS, Stata; ``tables.io.stats``)."""
 
 TABLE_RELEASE_EXTENSIONS: tuple[str, ...] = (".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq")
-TABLE_RELEASE_EXTENSIONS += STATS_RELEASE_EXTENSIONS
-"""Table releases: CSV text (tab-separated for .tsv/.tab), typed Parquet, SPSS or Stata."""
+TABLE_RELEASE_EXTENSIONS += STATS_RELEASE_EXTENSIONS + (".xlsx",)
+"""Table releases: CSV text (tab-separated for .tsv/.tab), typed Parquet, SPSS or Stata, an
+Excel workbook (``tables.io.excel``; with its sidecar, as CSV)."""
 
 SET_RELEASE_EXTENSIONS = (".jsonl", ".ndjson", ".json")
 """Set-valued releases: JSON Lines."""

@@ -38,6 +38,7 @@ from anonymatch.core.errors import InputError
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
     from anonymatch.tables.io import CsvOptions
+    from anonymatch.tables.io.sql import SqlSource
 
 INPUT_PARAMS = ("input_path", "original", "table", "transactions", "edges")
 """Positional parameters naming the data the job describes (``input.path``)."""
@@ -83,6 +84,9 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
     "workers": ("workers",),
     "scheduler": ("scheduler",),
     "chunk_rows": ("chunk_rows",),
+    "kmap": ("kmap",),
+    "journalist_risk": ("journalist_risk",),
+    "population": ("population",),
 }
 """``TableJob`` keyword → the ``anonymize`` parameters (click names) that set it. With
 ``--config``, these come from the job file typed (``app.tablejob.job_file_keywords``), not
@@ -381,6 +385,11 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
             given[key] = getattr(inp, key)
     if inp.vertices is not None:
         given["n_vertices"] = inp.vertices
+    for key, flag in (("table", "sql_table"), ("query", "sql_query"), ("sheet", "sheet")):
+        if getattr(inp, key) is not None:
+            given[flag] = getattr(inp, key)
+    if out.table is not None and name.startswith("anonymize"):
+        given["output_table"] = out.table
     qi_roles = {"qi": job.qi}
     both = {"qi": job.qi, "sensitive": job.sensitive}
     sensitive_roles = {"sensitive": job.sensitive}
@@ -712,11 +721,50 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
             codes = [f"{c}={'|'.join(v)}" for c, v in read["na"].items()]
             na_param = _params(command).get("na")
             values["na"] = codes if getattr(na_param, "multiple", False) else ",".join(codes)
+    source = manifest.get("input")
+    if isinstance(source, dict):  # a database original: the table or query read (no password)
+        for key, param in (("table", "sql_table"), ("query", "sql_query")):
+            if isinstance(source.get(key), str):
+                values[param] = source[key]
     params = _params(command)
     return {key: value for key, value in values.items() if key in params and value is not None}
 
 
 # --------------------------------------------------------------------------- init
+
+
+def _read_from_context(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Drop the option ``name`` from the command's keywords: the command reads it from the
+    click context (its signature keeps its shape)."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            kwargs.pop(name, None)
+            return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def _database_data(func: F) -> F:
+    """Decorator of ``init``: ``--table``/``--query`` (with DATA a database URL) turn DATA into
+    one :class:`~anonymatch.tables.io.sql.SqlSource`; either of them with a file, or a URL
+    with neither, is refused with one line."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **params: Any) -> Any:
+        from anonymatch.tables.io.sql import SqlSource, is_database_url
+
+        table, query = params.pop("sql_table"), params.pop("sql_query")
+        if is_database_url(params["data"]):
+            params["data"] = SqlSource(params["data"], table, query)  # exactly one, or refused
+        elif table is not None or query is not None:
+            raise InputError("--table and --query read a database URL given as DATA")
+        return func(*args, **params)
+
+    return cast(F, wrapper)
 
 
 @click.command("init")
@@ -753,9 +801,27 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     help="Rows read to infer the types (the whole file when smaller).",
 )
 @click.option("-k", "--k", "k", type=int, default=10, show_default=True, help="k of the draft.")
+@click.option(
+    "--table",
+    "sql_table",
+    default=None,
+    help="DATA a database URL (postgresql://…, sqlite:///…, duckdb:///…): the table sampled "
+    "(the draft names the URL without its password).",
+)
+@click.option("--query", "sql_query", default=None, help="DATA a database URL: the SELECT sampled.")
+@click.option(
+    "--hierarchies",
+    "hierarchies",
+    default=None,
+    metavar="DIR",
+    help="Directory of ARX hierarchy files (value;level1;…;*): each QI gets the file named "
+    "after it (cup_hierarchy_ZIP.csv), else the one whose leaves hold its values.",
+)
+@_read_from_context("hierarchies")
 @verbosity_options
+@_database_data
 def init_cmd(
-    data: str,
+    data: str | SqlSource,
     output: str | None,
     force: bool,
     sep: str | None,
@@ -775,19 +841,22 @@ def init_cmd(
     from anonymatch.app.infer import infer_job
     from anonymatch.app.jobfile import render_toml
     from anonymatch.core.files import write_atomically
+    from anonymatch.tables.io.sql import SqlSource
 
     if sample_rows < 1:
         raise InputError(f"--sample-rows must be at least 1, got {sample_rows}")
     # the shared output policy: a .toml job file, not the table it describes, not replaced
     # without --force; DATA a regular file (or a directory of Parquet parts)
     outputs = [] if output is None else [Output("-o/--output", output, (".toml",))]
-    check_outputs(outputs, [data], force)
+    check_outputs(outputs, [] if isinstance(data, SqlSource) else [data], force)
     if sep is not None:
         sep = parse_separator(sep, "--sep")
         if len(sep) != 1:  # the draft samples lines with the csv module: one character
             raise InputError(f"--sep of anonymatch init is one character, got {sep!r}")
+    hierarchies = click.get_current_context().params.get("hierarchies")
     job = infer_job(
         data,
+        hierarchies=hierarchies,
         sep=sep,
         names=comma_list(names) or None,
         header=header,

@@ -28,6 +28,8 @@ from anonymatch.cli.config import (
 )
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
+    KMapFlags,
+    PopulationFlags,
     TestTable,
     check_output_path,
     claim_outputs,
@@ -38,7 +40,9 @@ from anonymatch.cli.options import (
     executor_options,
     exit_verdict,
     json_default,
+    kmap_check_options,
     output_options,
+    population_options,
     qi_type_options,
     seed_option,
     sensitive_model_options,
@@ -101,11 +105,28 @@ def _suppression_limit_option(help_text: str) -> Any:
     )
 
 
+def _strict_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--strict``: refuse a release whose kept columns leak (read by the command from the
+    click context, like ``--force``: the command's signature keeps its groups)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, strict: bool, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return click.option(
+        "--strict",
+        is_flag=True,
+        help="Refuse (exit 2, nothing written) a release whose columns released unchanged give "
+        "QIs away, single people out or hold free text (docs/guarantees/leakage.md); without "
+        "it they are warned about on stderr.",
+    )(wrapper)
+
+
 @click.command()
 @click.argument("input_path", metavar="INPUT")
 @output_options(
-    "Release file (.csv, .tsv or .parquet; on the streamed path also a directory of Parquet"
-    " parts).",
+    "Release file (.csv, .tsv, .parquet, .xlsx, .sav or .dta; on the streamed path also a"
+    " directory of Parquet parts).",
     extensions=TABLE_RELEASE_EXTENSIONS,
     directory=True,
 )
@@ -174,6 +195,25 @@ def _suppression_limit_option(help_text: str) -> Any:
     help="b-matching/agglomerative: CSV with one column per QI and one row per record giving "
     "the cost of starring each cell.",
 )
+@click.option(
+    "--kmap",
+    type=int,
+    default=None,
+    help="k-map: every published row compatible with at least this many records of "
+    "--population (cells of rows below it are widened, then verified; in-memory path).",
+)
+@click.option(
+    "--journalist-risk",
+    type=float,
+    default=None,
+    help="A bound in (0, 1] on the average journalist risk against --population (rows are "
+    "widened as for --kmap, raising its floor, until the average is below it).",
+)
+@click.option(
+    "--population",
+    default=None,
+    help="The population table for --kmap (CSV/TSV or Parquet with the QI columns).",
+)
 @sensitive_model_options
 @qi_type_options
 @_suppression_limit_option(
@@ -189,6 +229,7 @@ def _suppression_limit_option(help_text: str) -> Any:
     help="Database release (-o a URL such as postgresql://user@host/db or sqlite:///file.db): "
     "the table created, in one transaction (an existing one only with --force).",
 )
+@_strict_option
 @table_input_options
 @typed_table_job
 def anonymize(
@@ -214,6 +255,9 @@ def anonymize(
     from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
 
     db_in, db_out = is_database_url(input_path), is_database_url(output)
+    strict = bool(click.get_current_context().params.get("strict"))
+    if not quiet and not db_in:
+        _say_sniffed(input_path, csv)
     if output_table is not None and not db_out:
         raise InputError("--output-table writes to a database URL given as -o")
     if db_out:
@@ -223,16 +267,23 @@ def anonymize(
     from anonymatch.tables.io import is_excel
     from anonymatch.tables.io.stats import is_stats_file
 
-    special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path))
-    if streamed is not None and (db_in or db_out or any(special)):
+    special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path),
+               is_excel(output))  # fmt: skip
+    if streamed is not None and any(special):
         raise InputError(
-            "a database, an SPSS/Stata/SAS or an Excel file is read and written on the in-memory"
-            " path"
+            "an SPSS/Stata/SAS or an Excel file is read and written on the in-memory path"
         )
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
-    if db_in or db_out:
+    if strict and streamed is not None:
+        raise InputError(
+            "--strict checks the release's kept columns in memory: drop --chunk-rows/--executor "
+            "(the streamed path has no leakage check)"
+        )
+    if streamed is None and (db_in or db_out):
         release = run_job(read_table(input_path, csv), job)
+        if strict:
+            _refuse_leaks(release.report)
         if db_out:
             assert output_table is not None
             write_sql_release(output, output_table, release.table, replace=True)
@@ -263,10 +314,13 @@ def anonymize(
             executor=streamed,
             replace=True,  # output_options refused an existing output without --force
             csv_safe=csv_safe,
+            output_table=output_table if db_out else None,  # one transaction, batch by batch
         )
     else:
         frame = read_table(input_path, csv)
         release = run_job(frame, job)
+        if strict:
+            _refuse_leaks(release.report)
         release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
         write_release(output, release.table, release.cells, release.qi, csv_safe)
         report = _note_csv_safe(release.report, output, csv_safe)
@@ -277,6 +331,11 @@ def anonymize(
         **cast(dict[str, Any], report["parameters"]),
         "input_options": input_options_block(csv, job.na, job.drop_missing),
     }
+    if db_in or db_out:  # streamed from a server-side cursor, or to a table in one transaction
+        _finish_database(report, input_path, output, csv, output_table, report_path, started)
+        if not quiet:
+            _print_summary(report, cast(dict[str, Any], report["output"])["path"])
+        return
     _finish(report, input_path, output, report_path, started, quiet)
 
 
@@ -304,12 +363,53 @@ def _finish(
 
     finish_manifest(report, input_path, output, started, command="anonymize")
     write_manifest(report_path, report)
+    _warn_honestly(report)
     if quiet:
         return
     if report["guarantee"]["model"] == "adaptive-anonymity":
         _print_adaptive_summary(report, output)
     else:
         _print_summary(report, output)
+
+
+def _say_sniffed(path: str, csv: CsvOptions) -> None:
+    """One line on stderr when the separator was taken from the file's first lines (no
+    ``--sep``, a ``.csv`` or other text file whose lines show ``;`` or tabs)."""
+    from anonymatch.tables.io import csv_separator, is_parquet, sniff_separator
+
+    p = Path(path)
+    if csv.sep is not None or csv.fmt != "auto" or not p.is_file() or is_parquet(p):
+        return
+    if p.suffix.lower() in (".tsv", ".tab", ".xlsx", ".xls", ".sav", ".dta", ".sas7bdat"):
+        return
+    sniffed = sniff_separator(p)
+    if sniffed is not None and csv_separator(p, csv) == sniffed:
+        shown = "tab" if sniffed == "\t" else repr(sniffed)
+        click.echo(
+            f"anonymatch: reading {p.name} with separator {shown} (what its first lines show; "
+            "--sep to choose)",
+            err=True,
+        )
+
+
+def _refuse_leaks(report: Any) -> None:
+    """InputError (exit 2) naming the flagged kept columns of a release, before any writing."""
+    from anonymatch.app.honest import LEAK_EXIT_HINT, leakage_lines
+
+    lines = leakage_lines(report)
+    if lines:
+        raise InputError(
+            f"refused (--strict): {'; '.join(lines)}; {LEAK_EXIT_HINT}; nothing written"
+        )
+
+
+def _warn_honestly(report: dict[str, Any]) -> None:
+    """Warn on stderr about kept columns that leak QIs and about a release that keeps little
+    (``app.honest``; even with --quiet: they are about what was published)."""
+    from anonymatch.app.honest import warnings_of
+
+    for line in warnings_of(report):
+        click.echo(f"anonymatch: warning: {line}", err=True)
 
 
 def _finish_database(
@@ -381,6 +481,17 @@ def _manifest_suppression(path: str | None) -> tuple[float, int | None]:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
 
 
+def _manifest_certificate(path: str | None) -> dict[str, object] | None:
+    """The ring certificate a manifest records (``guarantee.certificate``), or None."""
+    if path is None:
+        return None
+    try:
+        certificate = json.loads(Path(path).read_text()).get("guarantee", {}).get("certificate")
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"cannot read the manifest {path}: {exc}") from None
+    return certificate if isinstance(certificate, dict) else None
+
+
 def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: TableJob) -> Any:
     """The executor of the streamed path, or None for the in-memory path: threads keep the
     run in memory; a scheduler, or ``auto`` with workers, means Dask; ``auto`` streams
@@ -399,13 +510,15 @@ def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: Table
     from anonymatch.tables.io.sql import is_database_url
     from anonymatch.tables.io.stats import is_stats_file
 
-    in_memory = (is_database_url(input_path), is_database_url(output), is_excel(input_path))
+    in_memory = (is_excel(input_path), is_stats_file(output), is_excel(output))
     if any(in_memory) or is_stats_file(input_path):
-        return None  # a database or a statistical package's file is read in memory
-    if is_stats_file(output):
-        return None
+        return None  # a statistical package's file or a workbook: in memory
     source = Path(input_path)
-    if is_directory_output(output) or (source.is_dir() and any(source.glob("*.parquet"))):
+    if not is_database_url(output) and is_directory_output(output):
+        return "processes"
+    if is_database_url(input_path):  # streamed from a server-side cursor when large
+        return "processes" if count_rows(input_path, csv) >= STREAM_MIN_ROWS else None
+    if source.is_dir() and any(source.glob("*.parquet")):
         return "processes"
     if os.path.isfile(input_path) and count_rows(input_path, csv) >= STREAM_MIN_ROWS:
         return "processes"
@@ -442,6 +555,11 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
         _echo_sensitive(check)
     per = ", ".join(f"{a} {100 * x:.2f}%" for a, x in loss["ncp"].items())
     click.echo(f"information loss: GCP {100 * loss['gcp']:.2f}% ({per})")
+    from anonymatch.app.honest import headline_text
+
+    kept = headline_text(report)
+    if kept is not None:
+        click.echo(f"what the release keeps: {kept}")
     if "gcp_with_suppressed" in loss:
         click.echo(
             f"GCP counting each suppressed record as a row of '*': "
@@ -506,6 +624,7 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 )
 @executor_options(VERIFY_EXECUTOR_MEANING)
 @_chunk_rows_option
+@kmap_check_options
 @verbosity_options
 @qi_type_options
 @table_input_options
@@ -519,11 +638,13 @@ def verify(
     as_json: bool,
     execution: Execution,
     csv: CsvOptions,
+    kmap: KMapFlags,
 ) -> None:
     """Check that a table release is k-anonymous.
 
     Is PUBLISHED k-anonymous w.r.t. ORIGINAL? Exit 0 iff it is. With --k-column instead of --k:
-    adaptively anonymous, each person's level read from that column."""
+    adaptively anonymous, each person's level read from that column. With --kmap K
+    --population FILE, also that every published row fits at least K population records."""
     from anonymatch.cli import import_quietly
 
     import_quietly("anonymatch.tables.pipeline")
@@ -532,7 +653,7 @@ def verify(
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     partitions = _manifest_partitions(manifest)
-    if check.models:  # sensitive models need the whole release's candidates
+    if check.models or kmap.k is not None:  # need the whole release (candidates, population)
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
         from anonymatch.tables.streamed import verify_file
@@ -577,9 +698,17 @@ def verify(
                                      low_open=False, high_open=True),
             partition_size=recorded_size,
         )  # fmt: skip
+    if check.models and check.certificate is None:  # a ring release: every draw (§6)
+        check = check.replace(certificate=_manifest_certificate(manifest))
     report = verify_release(pub, orig, check)
+    kmap_figures = _check_kmap(orig, pub, check, kmap, csv)
+    passed = report.passed and (kmap_figures is None or bool(kmap_figures["passed"]))
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        figures = report.to_dict()
+        if kmap_figures is not None:
+            figures["kmap"] = kmap_figures
+            figures["passed"] = passed
+        click.echo(json.dumps(figures, indent=2))
     else:
         status = "PASS" if report.passed else "FAIL"
         click.echo(
@@ -593,7 +722,40 @@ def verify(
         )
         for check_ in report.sensitive:
             _echo_sensitive(check_)
-    exit_verdict(report.passed)
+        if kmap_figures is not None:
+            click.echo(
+                f"k-map: {'PASS' if kmap_figures['passed'] else 'FAIL'} - every published row "
+                f"fits at least {kmap_figures['achieved']} of the "
+                f"{kmap_figures['population_records']} population records (required "
+                f"{kmap_figures['k']})"
+            )
+    exit_verdict(passed)
+
+
+def _check_kmap(
+    original: Any, release: Any, check: ReleaseCheck, kmap: KMapFlags, csv: CsvOptions
+) -> dict[str, object] | None:
+    """k-map of ``release`` against ``kmap.population`` (read like the original), from the
+    release and the population alone (``tables.risk.population``); None when not asked."""
+    if kmap.k is None or kmap.population is None:
+        return None
+    from anonymatch.tables.risk.population import PopulationInput, population_risk
+
+    schema = check.schema
+    options = PopulationInput(
+        schema.qi,
+        tuple(a for a in schema.qi if a in schema.numeric),
+        schema.types,
+        check.na,
+        check.drop_missing,
+    )
+    figures = population_risk(original, release, read_table(kmap.population, csv), options)
+    return {
+        "k": kmap.k,
+        "achieved": figures.kmap,
+        "passed": figures.kmap >= kmap.k,
+        "population_records": figures.population,
+    }
 
 
 def _echo_sensitive(check: dict[str, Any]) -> None:
@@ -1032,6 +1194,7 @@ def _claimed(func: F) -> F:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
 @click.option("--force", is_flag=True, help="Replace an existing report.")
+@population_options
 @verbosity_options
 @qi_type_options
 @table_input_options
@@ -1041,11 +1204,11 @@ def risk_cmd(
     original: str,
     release: str,
     check: ReleaseCheck,
-    threshold: float,
     as_json: bool,
     report_path: str | None,
     quiet: bool,
     csv: CsvOptions,
+    population: PopulationFlags,
 ) -> None:
     """Measure the re-identification risk of a table release.
 
@@ -1053,24 +1216,45 @@ def risk_cmd(
     against ORIGINAL: candidate rows per person, prosecutor risk, and per --sensitive column
     homogeneity, posterior, distance to the table and l; the same for ORIGINAL's QIs published
     unchanged as a baseline. Exit 0 with the figures; 2 on bad input or a RELEASE that cannot be
-    a release of ORIGINAL."""
+    a release of ORIGINAL. --population FILE adds the figures against the population the
+    original was sampled from (k-map, journalist and marketer risk, population uniques,
+    delta-presence); --sampling-fraction or --weights estimate population uniqueness from the
+    sample alone."""
     from anonymatch import __version__
     from anonymatch.core.manifest import file_digest, utc_now, write_manifest
     from anonymatch.tables.risk.risk import assess, check_threshold
 
-    threshold = check_threshold(threshold, "--threshold")
+    threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
     pub = read_release(release)
     report = assess(orig, pub, check, threshold)
     figures = report.to_dict()
+    inputs = {
+        "original": _input_block(original, csv),
+        "release": {"path": release, "sha256": file_digest(release)},
+    }
+    beyond = None
+    if population.given:
+        from anonymatch.tables.risk.population import PopulationInput
+
+        schema = check.schema
+        options = PopulationInput(
+            schema.qi,
+            tuple(a for a in schema.qi if a in schema.numeric),
+            schema.types,
+            check.na,
+            check.drop_missing,
+            threshold,
+        )
+        beyond = population_figures(orig, pub, population, options, csv)
+        figures["population"] = beyond.to_dict()
+        if population.population is not None:
+            inputs["population"] = _input_block(population.population, csv)
     document = {
         "schema": figures.pop("schema"),
         "tool": {"name": "anonymatch", "version": __version__},
         "created": utc_now(),
-        "input": {
-            "original": _input_block(original, csv),
-            "release": {"path": release, "sha256": file_digest(release)},
-        },
+        "input": inputs,
         **figures,
     }
     write_manifest(report_path, document)  # atomic JSON; nothing when report_path is None
@@ -1078,6 +1262,8 @@ def risk_cmd(
         click.echo(json.dumps(document, indent=2, default=json_default))
     else:
         _print_risk(report, quiet)
+        if beyond is not None:
+            print_population(beyond)
 
 
 def _print_risk(report: Any, quiet: bool) -> None:
@@ -1131,6 +1317,68 @@ def _print_risk(report: Any, quiet: bool) -> None:
         click.echo("")
         for line in report.explanation:
             click.echo(textwrap.fill(line, width=100, subsequent_indent="  "))
+
+
+def population_figures(
+    original: Any, release: Any, flags: PopulationFlags, options: Any, csv: Any
+) -> Any:
+    """The ``population`` section (``PopulationReport``) of a risk report: ``options`` is the
+    library's ``PopulationInput``, ``csv`` how to read the population file (as the original).
+    Raises InputError (one line, exit 2) on a bad fraction, weight or population."""
+    from anonymatch.core.errors import InputError
+    from anonymatch.tables.io import read_table
+    from anonymatch.tables.risk.estimators import check_fraction
+    from anonymatch.tables.risk.population import PopulationSource, assess_population
+
+    if flags.sampling_fraction is not None:
+        check_fraction(flags.sampling_fraction, "--sampling-fraction")
+    if flags.sampling_fraction is not None and flags.weights is not None:
+        raise InputError("give --sampling-fraction or --weights, not both")
+    table = None if flags.population is None else read_table(flags.population, csv)
+    source = PopulationSource(table, flags.sampling_fraction, flags.weights)
+    return assess_population(original, release, options, source)
+
+
+def print_population(report: Any) -> None:
+    """The population figures, one line each (``risk`` without ``--json``)."""
+    exact = report.exact
+    if exact is not None:
+        u = exact.uniques
+        click.echo(f"population: {exact.population} records")
+        click.echo(f"  k-map (fewest population records per published row)  {exact.kmap}")
+        click.echo(
+            f"  journalist risk  max {exact.journalist_max:.4f}, mean {exact.journalist_mean:.4f}"
+        )
+        click.echo(f"  marketer risk    {exact.marketer:.4f}")
+        click.echo(
+            f"  original QIs: unique in the sample {u.sample_uniques}, in the population "
+            f"{u.population_uniques} ({100 * u.population_uniques / u.records:.2f}%)"
+        )
+        if exact.presence is not None:
+            p = exact.presence
+            click.echo(
+                f"  delta-presence   {p.min:.4f} .. {p.max:.4f}; {p.outside} population records "
+                "fit no published row"
+            )
+        else:
+            click.echo(
+                f"  delta-presence   not computed: {u.not_in_population} sample records are "
+                "not in the population"
+            )
+    est = report.estimates
+    parts = []
+    for e in est.estimates:
+        value = "n/a" if e.share is None else f"{100 * e.share:.2f}%"
+        parts.append(f"{e.name} {value}" + (f" ({e.model})" if e.name == "dankar" else ""))
+    click.echo(
+        f"population uniques estimated from the sample (f = {est.fraction:.4g}): "
+        + ", ".join(parts)
+    )
+    ind = est.individual
+    click.echo(
+        f"individual risk (sdcMicro): max {ind.max():.4f}, mean {ind.mean():.4f}, expected "
+        f"re-identifications {ind.sum():.1f}"
+    )
 
 
 def _share(count: int, total: int) -> str:

@@ -215,7 +215,18 @@ def check_kl_codes(
     level = check_level(level, codes.shape[1])
     cards = [len(x) for x in labels]
     found, stats = rare_combinations(codes, cards, k, level)
-    return _report("table", k, level, codes.shape[0], found, stats, max_report, names, labels)
+    return _report(
+        "table", k, level, codes.shape[0], found, stats, max_report, _Vocabulary(names, labels)
+    )
+
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    """How a report spells the codes of a violation: the column ``names`` (tables; empty for
+    itemsets) and the ``labels`` of each column's codes (tables) or of the items (itemsets)."""
+
+    names: Sequence[str]
+    labels: Sequence[np.ndarray] | np.ndarray
 
 
 def _report(
@@ -226,9 +237,12 @@ def _report(
     found: list[_Found],
     stats: list[dict[str, int]],
     max_report: int,
-    names: Sequence[str],
-    labels: Sequence[np.ndarray] | np.ndarray,
+    vocabulary: _Vocabulary,
 ) -> AnonymityReport:
+    """The report of a ``kind`` ("table" or "transactions") check of n records at ``level``:
+    the ``found`` rare combinations (at most ``max_report`` listed, rarest first, spelled
+    with ``vocabulary``) and the per-level ``stats``."""
+    names, labels = vocabulary.names, vocabulary.labels
     total = sum(len(f.counts) for f in found)
     max_level = 0
     for st in stats:
@@ -408,5 +422,12 @@ def check_km(
         raise InputError(f"m must be a positive integer, got {m!r}")
     found, stats, _ = rare_itemsets(matrix, k, int(m))
     return _report(
-        "transactions", k, int(m), matrix.shape[0], found, stats, max_report, (), item_labels
+        "transactions",
+        k,
+        int(m),
+        matrix.shape[0],
+        found,
+        stats,
+        max_report,
+        _Vocabulary((), item_labels),
     )

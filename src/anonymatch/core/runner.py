@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -37,6 +38,18 @@ R = TypeVar("R")
 ExecutorName = Literal["inline", "threads", "processes", "dask"]
 EXECUTORS: tuple[str, ...] = ("inline", "threads", "processes", "dask")
 SeedLike = int | np.random.SeedSequence
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where ``run_partitions`` runs its jobs: a resolved ``executor`` (no ``auto``), the
+    ``scheduler`` address of a Dask cluster (implies dask) and the number of ``workers``
+    (None: the default). Unlike ``core.params.Execution`` (the validated user setting, which
+    may say ``auto``), this is what a path decided."""
+
+    executor: ExecutorName = "threads"
+    scheduler: str | None = None
+    workers: int | None = None
 
 
 def default_workers() -> int:
@@ -314,9 +327,7 @@ def run_partitions(
     fn: Callable[..., R],
     jobs: Sequence[Any],
     *,
-    executor: ExecutorName = "threads",
-    scheduler: str | None = None,
-    workers: int | None = None,
+    placement: Placement = Placement(),
     seed: SeedLike | None = None,
     seeded: bool = False,
     progress: bool = False,
@@ -326,10 +337,12 @@ def run_partitions(
 
     With ``seeded`` (or a ``seed``), ``fn`` is called as ``fn(job, child_seed)`` with the job's
     own ``SeedSequence`` spawned from ``seed`` (OS entropy when ``seed`` is None), else as
-    ``fn(job)``. ``executor``: ``inline`` (this thread), ``threads`` (GIL-releasing kernels),
-    ``processes`` (``fn`` and jobs must be picklable) or ``dask`` (tasks on the cluster at
-    ``scheduler``, or on a local cluster of ``workers`` processes). ``scheduler`` implies dask.
-    The output does not depend on the executor or on ``workers``."""
+    ``fn(job)``. ``placement.executor``: ``inline`` (this thread), ``threads`` (GIL-releasing
+    kernels), ``processes`` (``fn`` and jobs must be picklable) or ``dask`` (tasks on the
+    cluster at ``placement.scheduler``, or on a local cluster of ``placement.workers``
+    processes). A scheduler implies dask. The output does not depend on the executor or on
+    the workers."""
+    executor, scheduler, workers = placement.executor, placement.scheduler, placement.workers
     seeded = seeded or seed is not None
     seeds = child_seeds(seed, len(jobs)) if seeded else [None] * len(jobs)
     if len(jobs) <= 1 and executor != "dask" and not scheduler:

@@ -63,12 +63,32 @@ def column_list(value: object, name: str) -> list[str]:
 
 
 def require_frame(value: object, name: str = "data") -> Any:
-    """Return ``value`` if it is a pandas DataFrame, else raise ``TypeError`` naming ``name``."""
+    """``value`` as a pandas DataFrame — the one place where the fronts accept other frames:
+    a Polars ``DataFrame`` (a ``LazyFrame`` is collected), an Arrow ``Table`` or
+    ``RecordBatch`` (through ``to_pandas``: Arrow's types, integers with NULLs as floats, as
+    pandas reads a Parquet file), or a Dask DataFrame (computed: its rows are collected here,
+    in memory). Anything else raises ``TypeError`` naming ``name``. O(cells) for a
+    conversion, O(1) for a pandas DataFrame. The libraries are never imported for a
+    pandas frame: the type is told by its module's name."""
     import pandas as pd
 
-    if not isinstance(value, pd.DataFrame):
-        raise ArgumentTypeError(f"{name} must be a pandas DataFrame, got {type_name(value)}")
-    return value
+    if isinstance(value, pd.DataFrame):
+        return value
+    library = type(value).__module__.split(".", 1)[0]
+    kind = type(value).__name__
+    source: Any = value  # a frame of another library, told by its type's module
+    converted: object = None
+    if library == "polars" and kind in ("DataFrame", "LazyFrame"):
+        frame = source.collect() if kind == "LazyFrame" else source
+        converted = frame.to_arrow().to_pandas()
+    elif library == "pyarrow" and kind in ("Table", "RecordBatch"):
+        converted = source.to_pandas()
+    elif library in ("dask", "dask_expr") and kind == "DataFrame":
+        converted = source.compute()
+    if not isinstance(converted, pd.DataFrame):
+        raise ArgumentTypeError(f"{name} must be a pandas DataFrame, got {kind}")
+    converted.columns = pd.Index([str(c) for c in converted.columns])
+    return converted.reset_index(drop=True)
 
 
 def _is_int(value: object) -> bool:

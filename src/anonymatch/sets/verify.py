@@ -52,15 +52,24 @@ class SetVerificationReport:
 
 
 @njit(cache=True, nogil=True)
-def _pairs(bp, bi, up, ui, t, xp, xi, post_ptr, post_idx, rare_ptr, rare_idx, b, j0, j1):  # noqa: E501
+def _pairs(published, originals, postings, rare, b, j0, j1):  # pragma: no cover - compiled
     """Compatible (unique original, published j0 … j1 − 1) pairs from the cheaper candidate
-    source."""
+    source. ``published`` = (bp, bi, up, ui, t): the published records' base and uncertain
+    items (CSR pointers and indices) and error budgets; ``originals`` = (xp, xi): the unique
+    original sets (CSR); ``postings`` = (post_ptr, post_idx): the originals holding each item
+    (CSC); ``rare`` = (rare_ptr, rare_idx): the originals bucketed by their rarest item;
+    ``b`` the size of the item universe."""
+    bp, bi, up, ui, t = published
+    xp, xi = originals
+    post_ptr, post_idx = postings
+    rare_ptr, rare_idx = rare
     stamp_b = np.full(b, -1, np.int64)
     stamp_u = np.full(b, -1, np.int64)
     cap = 1024
     out_u = np.empty(cap, np.int64)
     out_j = np.empty(cap, np.int64)
     size = 0
+    stamps = (stamp_b, stamp_u)
     for j in range(j0, j1):
         for p in range(bp[j], bp[j + 1]):
             stamp_b[bi[p]] = j
@@ -93,7 +102,7 @@ def _pairs(bp, bi, up, ui, t, xp, xi, post_ptr, post_idx, rare_ptr, rare_idx, b,
         if use_post:
             for q in range(post_ptr[best_item], post_ptr[best_item + 1]):
                 r = post_idx[q]
-                if _match(r, j, xp, xi, stamp_b, stamp_u, n_certain, nb, t[j]):
+                if _match(r, j, originals, stamps, n_certain, nb, t[j]):
                     out_u[size] = r
                     out_j[size] = j
                     size += 1
@@ -106,7 +115,7 @@ def _pairs(bp, bi, up, ui, t, xp, xi, post_ptr, post_idx, rare_ptr, rare_idx, b,
                         continue
                     for q in range(rare_ptr[it], rare_ptr[it + 1]):
                         r = rare_idx[q]
-                        if _match(r, j, xp, xi, stamp_b, stamp_u, n_certain, nb, t[j]):
+                        if _match(r, j, originals, stamps, n_certain, nb, t[j]):
                             out_u[size] = r
                             out_j[size] = j
                             size += 1
@@ -114,7 +123,11 @@ def _pairs(bp, bi, up, ui, t, xp, xi, post_ptr, post_idx, rare_ptr, rare_idx, b,
 
 
 @njit(cache=True, nogil=True)
-def _match(r, j, xp, xi, stamp_b, stamp_u, n_certain, nb, t):  # pragma: no cover - compiled
+def _match(r, j, originals, stamps, n_certain, nb, t):  # pragma: no cover - compiled
+    # ``originals`` = (xp, xi) as in ``_pairs``; ``stamps`` = (stamp_b, stamp_u) mark j's base
+    # and uncertain items.
+    xp, xi = originals
+    stamp_b, stamp_u = stamps
     common = 0
     certain_seen = 0
     for p in range(xp[r], xp[r + 1]):
@@ -186,17 +199,16 @@ def set_compatibility(
     base.sort_indices()
     unc.sort_indices()
     args = (
-        base.indptr.astype(np.int64),
-        base.indices.astype(np.int64),
-        unc.indptr.astype(np.int64),
-        unc.indices.astype(np.int64),
-        release.max_errors.astype(np.int64),
-        xp,
-        xi,
-        csc.indptr.astype(np.int64),
-        csc.indices.astype(np.int64),
-        rare_ptr,
-        rare_order.astype(np.int64),
+        (
+            base.indptr.astype(np.int64),
+            base.indices.astype(np.int64),
+            unc.indptr.astype(np.int64),
+            unc.indices.astype(np.int64),
+            release.max_errors.astype(np.int64),
+        ),
+        (xp, xi),
+        (csc.indptr.astype(np.int64), csc.indices.astype(np.int64)),
+        (rare_ptr, rare_order.astype(np.int64)),
         b,
     )
     # published records in contiguous chunks on a thread pool (the kernel is nogil)

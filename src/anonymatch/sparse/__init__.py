@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.params import accept_keywords
 from anonymatch.core.validation import type_name
 
 if TYPE_CHECKING:
@@ -53,7 +52,23 @@ def _matrix(value: object, name: str) -> Any:
     return matrix
 
 
-def anonymize(data: sp.spmatrix | sp.sparray | Any, /, **keywords: Any) -> SparseRelease:
+def anonymize(
+    data: sp.spmatrix | sp.sparray | Any,
+    *,
+    k: int,
+    method: str = "smooth",
+    beta: float = 2.0,
+    runs: int = 10,
+    chunk_rows: int | None = None,
+    executor: str | None = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    seed: int | None = None,
+    epsilon: float | None = None,
+    dp: str = "edge",
+    refine: bool = True,
+    progress: bool = False,
+) -> SparseRelease:
     """Publish a binary matrix under smooth k-anonymity (or a baseline), verified.
 
     Rows are clustered into groups of ≥ k similar rows (facility location, per min-hash chunk);
@@ -65,12 +80,6 @@ def anonymize(data: sp.spmatrix | sp.sparray | Any, /, **keywords: Any) -> Spars
     ----------
     data : scipy sparse matrix or 2-D numpy array
         The original binary matrix (rows = users, columns = items).
-    **keywords
-        The parameters below, by name (see Other Parameters); they build the run's typed
-        value, which checks them (``anonymatch.tables.job``).
-
-    Other Parameters
-    ----------------
     k : int
         Anonymity level (smallest class of identical published rows), 1 ≤ k ≤ rows.
     method : str, default "smooth"
@@ -144,12 +153,25 @@ def anonymize(data: sp.spmatrix | sp.sparray | Any, /, **keywords: Any) -> Spars
     >>> result.release.shape
     (6, 4)
     """
-    from anonymatch.sparse.job import PARAMETERS, SparseJob
+    from anonymatch.sparse.job import SparseJob
     from anonymatch.sparse.pipeline import run_job
 
     x = _matrix(data, "data")
-    accept_keywords("anonymize", keywords, tuple(PARAMETERS), ("k",))
-    job = SparseJob.build(**keywords)
+    job = SparseJob.build(
+        k=k,
+        method=method,
+        beta=beta,
+        runs=runs,
+        chunk_rows=chunk_rows,
+        executor=executor,
+        scheduler=scheduler,
+        workers=workers,
+        seed=seed,
+        epsilon=epsilon,
+        dp=dp,
+        refine=refine,
+        progress=progress,
+    )
     return run_job(x, job)
 
 

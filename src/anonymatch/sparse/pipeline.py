@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from anonymatch.core.errors import VerificationError
 from anonymatch.core.manifest import new_manifest, rename_keys
-from anonymatch.core.runner import default_workers, run_partitions
+from anonymatch.core.runner import Placement, default_workers, run_partitions
 from anonymatch.sparse.job import SparseJob, check_rows
 from anonymatch.sparse.methods.mondrian import mondrian_labels
 from anonymatch.sparse.methods.randomized_response import flip_probability, randomized_response
@@ -136,9 +136,7 @@ def run_job(x: sp.spmatrix | sp.sparray, job: SparseJob) -> SparseRelease:
             results = run_partitions(
                 _cluster_chunk,
                 jobs,
-                executor=executor,
-                scheduler=scheduler,
-                workers=workers,
+                placement=Placement(executor, scheduler, workers),
                 seed=work_seed,
                 progress=job.execution.progress,
                 desc=f"{method.name} chunks",

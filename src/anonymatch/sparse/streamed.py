@@ -46,7 +46,7 @@ from anonymatch.core import lifecycle
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.runner import default_workers, run_partitions, split_even
+from anonymatch.core.runner import Placement, default_workers, run_partitions, split_even
 from anonymatch.core.validation import check_dimensions
 from anonymatch.sparse.io import binary_csr, iter_parquet_edges, sparse_format
 from anonymatch.sparse.job import SparseJob, check_rows, check_streamable
@@ -265,9 +265,7 @@ def anonymize_sparse_stream(
         results = run_partitions(
             _chunk_job,
             jobs,
-            executor=executor,
-            scheduler=scheduler,
-            workers=workers,
+            placement=Placement(executor, scheduler, workers),
             seed=work_seed,
             progress=job.execution.progress,
             desc=f"{method.name} chunks",

@@ -17,15 +17,18 @@ package is cheap.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.front import keep_functions
-from anonymatch.core.params import accept_keywords
 from anonymatch.core.validation import require_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from anonymatch.tables.columns.hierarchy import Hierarchy
+    from anonymatch.tables.columns.schema import MissingCodes
     from anonymatch.tables.job import TableJob
     from anonymatch.tables.metrics import InformationLoss
     from anonymatch.tables.pipeline import Release
@@ -34,22 +37,6 @@ if TYPE_CHECKING:
 
 
 __all__ = ["anonymize", "evaluate", "risk", "run_job", "verify"]
-
-
-_TYPES = ("ordinal", "dates", "hierarchies", "hierarchy_cells")
-_MISSING = ("na_values", "drop_missing")
-_MODELS = ("sensitive", "l", "diversity", "c", "t")
-ANONYMIZE_KEYWORDS = (
-    "k", "qi", "numeric", "identifiers", "method", "partition_size", "seed", "weights",
-    "time_limit", "workers", "progress", "suppression_limit", *_MODELS, *_MISSING, *_TYPES,
-)  # fmt: skip
-"""The keywords of :func:`anonymize` (a subset of ``TableJob.build``'s)."""
-VERIFY_KEYWORDS = ("k", "qi", "numeric", "suppression_limit", *_MODELS, *_MISSING, *_TYPES)
-"""The keywords of :func:`verify` (a subset of ``ReleaseCheck.build``'s)."""
-EVALUATE_KEYWORDS = ("qi", "numeric", "weights", *_MISSING, *_TYPES)
-"""The keywords of :func:`evaluate`."""
-RISK_KEYWORDS = ("qi", "numeric", "sensitive", "k", *_MISSING, *_TYPES)
-"""The keywords of :func:`risk` (besides ``threshold``)."""
 
 
 def _published(release: Any) -> pd.DataFrame:
@@ -61,7 +48,36 @@ def _published(release: Any) -> pd.DataFrame:
     return require_frame(release, "release")
 
 
-def anonymize(data: pd.DataFrame, /, **keywords: Any) -> Release:
+def anonymize(
+    data: pd.DataFrame,
+    *,
+    k: int,
+    qi: str | Iterable[str],
+    numeric: str | Iterable[str] | None = None,
+    sensitive: str | Iterable[str] | None = None,
+    identifiers: str | Iterable[str] | None = None,
+    method: str = "hungarian",
+    partition_size: int | None = None,
+    seed: int | None = None,
+    weights: Mapping[str, float] | None = None,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
+    drop_missing: bool = False,
+    time_limit: float = 60.0,
+    workers: int | None = None,
+    progress: bool = False,
+    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
+    diversity: str = "distinct",
+    c: float | None = None,
+    t: float | Mapping[str, float] | None = None,
+    ordinal: Mapping[str, str | Sequence[str]] | None = None,
+    dates: Mapping[str, str] | None = None,
+    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
+    hierarchy_cells: str = "node",
+    suppression_limit: float = 0.0,
+    kmap: int | None = None,
+    journalist_risk: float | None = None,
+    population: pd.DataFrame | str | os.PathLike[str] | None = None,
+) -> Release:
     """Publish a table under k-anonymity by freeform generalization, verified.
 
     Every original record becomes compatible with exactly k published rows (a k-regular
@@ -73,12 +89,6 @@ def anonymize(data: pd.DataFrame, /, **keywords: Any) -> Release:
     ----------
     data : pandas.DataFrame
         The original table, one row per person.
-    **keywords
-        The parameters below, by name (see Other Parameters); they build the run's typed
-        value, which checks them (``anonymatch.tables.job``).
-
-    Other Parameters
-    ----------------
     k : int
         Anonymity level, 1 ≤ k ≤ number of rows.
     qi : str or iterable of str
@@ -140,6 +150,16 @@ def anonymize(data: pd.DataFrame, /, **keywords: Any) -> Release:
         that lowers the loss (ARX's suppression limit; ``anonymatch.tables.models.suppress``). The
         guarantee holds for the published people; ``report["input"]["suppressed"]`` counts the
         others.
+    kmap : int, optional
+        The k of k-map: every published row compatible with at least this many records of
+        ``population`` (rows below it are widened after the method, then k-anonymity and k-map
+        are verified; ``anonymatch.tables.models.kmap``). InfeasibleError when larger than the
+        population.
+    journalist_risk : float, optional
+        A bound in (0, 1] on the average journalist risk against ``population`` (ARX's
+        average), enforced like ``kmap`` by raising its floor.
+    population : DataFrame or path, optional
+        The population table for ``kmap`` (its QI columns; a path is read as CSV/Parquet).
 
     Returns
     -------
@@ -194,9 +214,9 @@ def anonymize(data: pd.DataFrame, /, **keywords: Any) -> Release:
     >>> list(result.release.columns)
     ['age', 'sex', 'disease']
     """
+    keywords = {name: value for name, value in locals().items() if name != "data"}
     from anonymatch.tables.job import TableJob
 
-    accept_keywords("anonymize", keywords, ANONYMIZE_KEYWORDS, ("k", "qi"))
     return run_job(require_frame(data, "data"), TableJob.build(**keywords))
 
 
@@ -226,7 +246,25 @@ def run_job(data: pd.DataFrame, job: TableJob) -> Release:
 
 
 def verify(
-    original: pd.DataFrame, release: pd.DataFrame | Release, /, **keywords: Any
+    original: pd.DataFrame,
+    release: pd.DataFrame | Release,
+    *,
+    k: int,
+    qi: str | Iterable[str],
+    numeric: str | Iterable[str] | None = None,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
+    drop_missing: bool = False,
+    sensitive: str | Iterable[str] | None = None,
+    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
+    diversity: str = "distinct",
+    c: float | None = None,
+    t: float | Mapping[str, float] | None = None,
+    ordinal: Mapping[str, str | Sequence[str]] | None = None,
+    dates: Mapping[str, str] | None = None,
+    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
+    hierarchy_cells: str = "node",
+    suppression_limit: float = 0.0,
+    certificate: Mapping[str, object] | None = None,
 ) -> VerificationReport:
     """Check that a published table is k-anonymous with respect to the original.
 
@@ -241,12 +279,6 @@ def verify(
         The original table (only its QI columns are read).
     release : pandas.DataFrame or Release
         The published table, or the result of ``anonymize``.
-    **keywords
-        The parameters below, by name (see Other Parameters); they build the run's typed
-        value, which checks them (``anonymatch.tables.job``).
-
-    Other Parameters
-    ----------------
     k : int
         Anonymity level to check.
     qi : str or iterable of str
@@ -281,6 +313,11 @@ def verify(
         The suppression limit the release was made with: a release with fewer rows than the
         original passes only if at most ⌊limit·n⌋ people are missing from it and the others
         have a k-factor to the published rows.
+    certificate : mapping, optional
+        The ring certificate of a release made of sensitive rings (its manifest's
+        ``guarantee.certificate``; taken from ``release.report`` when ``release`` is a
+        ``Release``): the models are then checked for every draw of the privacy step
+        (``docs/guarantees/sensitive.md`` §6).
 
     Returns
     -------
@@ -319,16 +356,31 @@ def verify(
     >>> anonymatch.tables.verify(df, df, k=2, qi="age,sex", numeric="age").passed
     False
     """
+    keywords = {n: v for n, v in locals().items() if n not in ("original", "release")}
     from anonymatch.tables.job import ReleaseCheck
-    from anonymatch.tables.pipeline import verify_release
+    from anonymatch.tables.pipeline import Release, verify_release
 
-    accept_keywords("verify", keywords, VERIFY_KEYWORDS, ("k", "qi"))
+    if certificate is None and isinstance(release, Release):  # a ring release's own (§6)
+        guarantee = release.report.get("guarantee")
+        if isinstance(guarantee, dict):
+            keywords["certificate"] = guarantee.get("certificate")
     check = ReleaseCheck.build(**keywords)
     return verify_release(_published(release), require_frame(original, "original"), check)
 
 
 def evaluate(
-    original: pd.DataFrame, release: pd.DataFrame | Release, /, **keywords: Any
+    original: pd.DataFrame,
+    release: pd.DataFrame | Release,
+    *,
+    qi: str | Iterable[str],
+    numeric: str | Iterable[str] | None = None,
+    weights: Mapping[str, float] | None = None,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
+    drop_missing: bool = False,
+    ordinal: Mapping[str, str | Sequence[str]] | None = None,
+    dates: Mapping[str, str] | None = None,
+    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
+    hierarchy_cells: str = "node",
 ) -> InformationLoss:
     """Information loss of a published table: GCP overall and mean NCP per QI.
 
@@ -342,12 +394,6 @@ def evaluate(
         The original table (its QI domains normalise the loss).
     release : pandas.DataFrame or Release
         The published table, or the result of ``anonymize``.
-    **keywords
-        The parameters below, by name (see Other Parameters); they build the run's typed
-        value, which checks them (``anonymatch.tables.job``).
-
-    Other Parameters
-    ----------------
     qi : str or iterable of str
         Quasi-identifier columns; a string is a comma-separated list.
     numeric : str or iterable of str, optional
@@ -406,10 +452,10 @@ def evaluate(
     >>> 0.0 < loss.gcp <= 1.0
     True
     """
+    keywords = {n: v for n, v in locals().items() if n not in ("original", "release")}
     from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import evaluate_release
 
-    accept_keywords("evaluate", keywords, EVALUATE_KEYWORDS, ("qi",))
     check = ReleaseCheck.build(**keywords)
     return evaluate_release(_published(release), require_frame(original, "original"), check)
 
@@ -417,10 +463,18 @@ def evaluate(
 def risk(
     original: pd.DataFrame,
     release: pd.DataFrame | Release,
-    /,
     *,
+    qi: str | Iterable[str],
+    numeric: str | Iterable[str] | None = None,
+    sensitive: str | Iterable[str] | None = None,
+    k: int | None = None,
     threshold: float = 0.2,
-    **keywords: Any,
+    na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
+    drop_missing: bool = False,
+    ordinal: Mapping[str, str | Sequence[str]] | None = None,
+    dates: Mapping[str, str] | None = None,
+    hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
+    hierarchy_cells: str = "node",
 ) -> RiskReport:
     """Re-identification and attribute-disclosure risk of a release, against the original.
 
@@ -436,12 +490,6 @@ def risk(
         The original table (its QI and sensitive columns are read).
     release : pandas.DataFrame or Release
         The published table (cells ``lo..hi``, ``a|b``, ``*``), or the result of ``anonymize``.
-    **keywords
-        The parameters below, by name (see Other Parameters); they build the run's typed
-        value, which checks them (``anonymatch.tables.job``).
-
-    Other Parameters
-    ----------------
     qi : str or iterable of str
         Quasi-identifier columns; a string is a comma-separated list.
     numeric : str or iterable of str, optional
@@ -525,10 +573,10 @@ def risk(
     >>> figures.candidates.min >= 2, figures.prosecutor.max <= 0.5
     (True, True)
     """
+    keywords = {n: v for n, v in locals().items() if n not in ("original", "release", "threshold")}
     from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.risk.risk import assess
 
-    accept_keywords("risk", keywords, RISK_KEYWORDS, ("qi",))
     check = ReleaseCheck.build(**keywords)
     return assess(require_frame(original, "original"), _published(release), check, threshold)
 

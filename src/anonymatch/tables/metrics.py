@@ -120,42 +120,57 @@ class TreeTables:
         return np.argmax(same, axis=1).astype(np.int64)
 
 
+@dataclass(frozen=True)
+class PublishedCells:
+    """The current cells of the m published records of one partition, as
+    :func:`gcp_increase_weights` reads them: numeric bounds ``lo``/``hi`` (m × dn), categorical
+    membership ``member[a][j, code]``; for attributes publishing hierarchy nodes, record j
+    shows the node at ``level[j, a]`` above leaf ``rep[j, a]``; ``num_star``/``cat_star`` mark
+    the cells already suppressed (they cover a missing value). None: no hierarchy attribute,
+    no suppressed cell. The arrays are referenced, not copied."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    member: list[np.ndarray]
+    rep: np.ndarray | None = None
+    level: np.ndarray | None = None
+    num_star: np.ndarray | None = None
+    cat_star: np.ndarray | None = None
+
+
 def gcp_increase_weights(
     qi: EncodedQI,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    member: list[np.ndarray],
+    cells: PublishedCells,
     trees: TreeTables | None = None,
     leaf: np.ndarray | None = None,
-    rep: np.ndarray | None = None,
-    level: np.ndarray | None = None,
-    num_star: np.ndarray | None = None,
-    cat_star: np.ndarray | None = None,
     forbidden: np.ndarray | None = None,
 ) -> np.ndarray:
     """Edge weights of Doka §5: w[i, j] = weighted GCP increase of recasting published record j
-    (current bounds ``lo[j]``/``hi[j]``, categorical membership ``member[a][j, code]``) so that it
-    also covers original i, summed over attributes. Returns an m × m float64 matrix for the m
-    records of ``qi`` (one partition). O(m²·d) time, O(m²) memory (one numba pass, no
-    temporaries: large temporaries cost page faults under allocators that return memory to the
-    OS eagerly, as Dask workers' do).
+    (its ``cells``: current bounds ``lo[j]``/``hi[j]``, categorical membership
+    ``member[a][j, code]``) so that it also covers original i, summed over attributes.
+    Returns an m × m float64 matrix for the m records of ``qi`` (one partition). O(m²·d) time,
+    O(m²) memory (one numba pass, no temporaries: large temporaries cost page faults under
+    allocators that return memory to the OS eagerly, as Dask workers' do).
 
     With ``trees`` (attributes publishing hierarchy nodes), record j of such an attribute a
-    currently shows the node at ``level[j, a]`` above leaf ``rep[j, a]``, originals have leaves
-    ``leaf[i, a]`` (hierarchy codes), and the increase is (leaves under the lowest common
-    ancestor of the node and i's leaf − leaves under the node)/(|A| − 1), weighted: the Loss
-    metric's increase. O(m²·(d + H)) then.
+    currently shows the node at ``cells.level[j, a]`` above leaf ``cells.rep[j, a]``, originals
+    have leaves ``leaf[i, a]`` (hierarchy codes), and the increase is (leaves under the lowest
+    common ancestor of the node and i's leaf − leaves under the node)/(|A| − 1), weighted: the
+    Loss metric's increase. O(m²·(d + H)) then.
 
-    With missing values (``qi.num_missing``/``cat_missing``; ``num_star``/``cat_star`` mark
-    the published records whose cell is already suppressed because they cover a missing value),
-    a missing value is a point at NCP distance 1 from everything: covering it turns j's cell
-    into ``*``, an increase from the cell's current NCP (a hierarchy node's included) to 1,
-    and a suppressed cell covers anything at no further cost (docs/guarantees/missing.md).
+    With missing values (``qi.num_missing``/``cat_missing``; ``cells.num_star``/``cat_star``
+    mark the published records whose cell is already suppressed because they cover a missing
+    value), a missing value is a point at NCP distance 1 from everything: covering it turns
+    j's cell into ``*``, an increase from the cell's current NCP (a hierarchy node's included)
+    to 1, and a suppressed cell covers anything at no further cost
+    (docs/guarantees/missing.md).
 
     With ``forbidden`` (m × m bool), those entries get ``forbidden_cost(m)`` instead, above the
     cost of any assignment avoiding them (a record's weighted NCP, and so any increase, is at
     most 1), written while each row is in cache: an exact assignment on the result avoids them
     whenever it can. ``ValueError`` if an allowed weight is not finite."""
+    lo, hi, member, rep, level = cells.lo, cells.hi, cells.member, cells.rep, cells.level
+    num_star, cat_star = cells.num_star, cells.cat_star
     num_scale, cat_scale = qi.ncp_scales()
     widths = [mat.shape[1] for mat in member]
     offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
@@ -173,22 +188,10 @@ def gcp_increase_weights(
     level = np.ascontiguousarray(empty if level is None else level)
     if not qi.has_missing:
         w, bad = _increase_weights(
-            qi.num,
-            lo,
-            hi,
-            num_scale,
-            qi.cat,
-            np.ascontiguousarray(stacked),
-            offsets,
-            cat_scale,
-            trees.is_tree,
-            trees.anc,
-            trees.leaf_off,
-            trees.count,
-            trees.node_off,
-            leaf,
-            rep,
-            level,
+            (qi.num, qi.cat, leaf),
+            (lo, hi, np.ascontiguousarray(stacked), offsets, rep, level),
+            (num_scale, cat_scale),
+            (trees.is_tree, trees.anc, trees.leaf_off, trees.count, trees.node_off),
             forbidden,
             big,
         )
@@ -211,30 +214,20 @@ def gcp_increase_weights(
             cat_star[:, a], cat_full[a], np.maximum(values - 1, 0) * cat_scale[a]
         )
     w, bad = _increase_weights_missing(
-        qi.num,
-        np.ascontiguousarray(qi.num_missing),
-        lo,
-        hi,
-        num_scale,
-        num_full,
-        np.ascontiguousarray(num_star),
-        np.ascontiguousarray(num_now),
-        qi.cat,
-        np.ascontiguousarray(qi.cat_missing),
-        np.ascontiguousarray(stacked),
-        offsets,
-        cat_scale,
-        cat_full,
-        np.ascontiguousarray(cat_star),
-        cat_now,
-        trees.is_tree,
-        trees.anc,
-        trees.leaf_off,
-        trees.count,
-        trees.node_off,
-        leaf,
-        rep,
-        level,
+        (qi.num, qi.cat, leaf),
+        (lo, hi, np.ascontiguousarray(stacked), offsets, rep, level),
+        (num_scale, cat_scale),
+        (trees.is_tree, trees.anc, trees.leaf_off, trees.count, trees.node_off),
+        (
+            np.ascontiguousarray(qi.num_missing),
+            np.ascontiguousarray(qi.cat_missing),
+            np.ascontiguousarray(num_star),
+            np.ascontiguousarray(cat_star),
+            np.ascontiguousarray(num_now),
+            cat_now,
+            num_full,
+            cat_full,
+        ),
         forbidden,
         big,
     )
@@ -259,38 +252,22 @@ def _checked(w: np.ndarray, bad: bool) -> np.ndarray:
 # attribute-major (transposed, contiguous) copies, so that the inner loop over j is branch-light
 # and SIMD-vectorized: 10x faster than a per-cell loop over attributes (8.6 -> 0.8 ms on 1,000
 # Adult rows). Each w[i, j] still adds its attributes' terms in the same order, numeric first, so
-# the weights are bitwise those of the per-cell loop.
+# the weights are bitwise those of the per-cell loop. Both take their arrays in the groups of
+# ``_increase_weights``' docstring.
 @njit(cache=True, nogil=True)
 def _increase_weights_missing(  # pragma: no cover - compiled
-    num,
-    num_na,
-    lo,
-    hi,
-    num_scale,
-    num_full,
-    num_star,
-    num_now,
-    cat,
-    cat_na,
-    member,
-    offsets,
-    cat_scale,
-    cat_full,
-    cat_star,
-    cat_now,
-    is_tree,
-    anc,
-    leaf_off,
-    count,
-    node_off,
-    leaf,
-    rep,
-    level,
-    forbidden,
-    big,
+    original, published, scales, trees, missing, forbidden, big
 ):
     """``_increase_weights`` with missing values: an attribute of a suppressed j adds nothing;
-    a missing value of i suppresses j's cell (increase: full NCP − current NCP)."""
+    a missing value of i suppresses j's cell (increase: full NCP − current NCP). ``missing`` =
+    (num_na, cat_na, num_star, cat_star, num_now, cat_now, num_full, cat_full): which original
+    values are missing, which published cells are suppressed, every published cell's current
+    weighted NCP and each attribute's full (suppressed) weighted NCP."""
+    num, cat, leaf = original
+    lo, hi, member, offsets, rep, level = published
+    num_scale, cat_scale = scales
+    is_tree, anc, leaf_off, count, node_off = trees
+    num_na, cat_na, num_star, cat_star, num_now, cat_now, num_full, cat_full = missing
     m, dn, dc = num.shape[0], num.shape[1], cat.shape[1]
     lo_t, hi_t = np.ascontiguousarray(lo.T), np.ascontiguousarray(hi.T)
     width_t = hi_t - lo_t
@@ -350,26 +327,18 @@ def _increase_weights_missing(  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _increase_weights(  # pragma: no cover - compiled
-    num,
-    lo,
-    hi,
-    num_scale,
-    cat,
-    member,
-    offsets,
-    cat_scale,
-    is_tree,
-    anc,
-    leaf_off,
-    count,
-    node_off,
-    leaf,
-    rep,
-    level,
-    forbidden,
-    big,
+    original, published, scales, trees, forbidden, big
 ):
-    """Returns (w, whether an allowed weight is not finite)."""
+    """Returns (w, whether an allowed weight is not finite). ``original`` = (num, cat, leaf):
+    the partition's encoded values and hierarchy leaves; ``published`` = (lo, hi, member,
+    offsets, rep, level): the published cells (bounds, the membership matrices stacked with
+    each attribute's column offset, hierarchy node as leaf and level); ``scales`` =
+    (num_scale, cat_scale): the NCP weights; ``trees`` = (is_tree, anc, leaf_off, count,
+    node_off): the hierarchy tables of ``TreeTables``; ``forbidden`` entries cost ``big``."""
+    num, cat, leaf = original
+    lo, hi, member, offsets, rep, level = published
+    num_scale, cat_scale = scales
+    is_tree, anc, leaf_off, count, node_off = trees
     m, dn, dc = num.shape[0], num.shape[1], cat.shape[1]
     lo_t, hi_t = np.ascontiguousarray(lo.T), np.ascontiguousarray(hi.T)
     width_t = hi_t - lo_t

@@ -153,7 +153,9 @@ def scan_table(
                 schema.check_columns(batch.column_names)
                 check_missing_codes(na_values, batch.column_names)
                 columns = schema.output_columns(batch.column_names)
-            frame = batch.select(list(schema.qi)).to_pandas()
+            # integers stay integers when a batch holds a NULL (not float64): a category's
+            # text, "100" not "100.0", is the same whichever batch a row falls in
+            frame = batch.select(list(schema.qi)).to_pandas(types_mapper=_nullable_integers)
             keep = None
             if drop_missing:
                 missing = missing_qi_mask(frame, schema, na_values)
@@ -203,6 +205,15 @@ def scan_table(
     return ScannedTable(qi, columns, others_table, dropped, tuple(b.finish() for b in books))
 
 
+def _nullable_integers(kind: pa.DataType) -> object:
+    """pandas' nullable integer dtypes for Arrow's integers (``to_pandas`` types_mapper)."""
+    if pa.types.is_signed_integer(kind):
+        return pd.Int64Dtype()
+    if pa.types.is_unsigned_integer(kind):
+        return pd.UInt64Dtype()
+    return None
+
+
 def chunk_ranges(bounds: np.ndarray, chunk_rows: int) -> list[tuple[int, int]]:
     """Group consecutive partitions (indices into ``bounds``) into chunks of about
     ``chunk_rows`` records, at least one partition each: [(first, last + 1), …]."""
@@ -231,6 +242,17 @@ class ChunkJob:
     typed: bool
     sensitive: SensitiveTarget | None = None
     partition: int = 0
+
+
+@dataclass(frozen=True)
+class ChunkBuild:
+    """What every chunk builds (the same for all chunks of a run): the level ``k``, the
+    ``method`` and its ``options``, and whether the release is ``typed`` (Parquet)."""
+
+    k: int
+    method: str
+    options: BuildOptions
+    typed: bool
 
 
 @dataclass(frozen=True)
@@ -466,12 +488,12 @@ def _chunk_jobs(
     bounds: np.ndarray,
     chunks: list[tuple[int, int]],
     seeds: list[np.random.SeedSequence],
-    k: int,
-    method: str,
-    options: BuildOptions,
-    typed: bool,
+    build: ChunkBuild,
     target: SensitiveTarget | None = None,
 ) -> Iterator[ChunkJob]:
+    """One ``ChunkJob`` per (first, last) partition range of ``chunks``: the records
+    ``order[bounds[first]:bounds[last]]`` with their seeds, what to ``build``, and their slice
+    of ``target``'s sensitive codes."""
     for first, last in chunks:
         start, stop = int(bounds[first]), int(bounds[last])
         yield ChunkJob(
@@ -479,10 +501,10 @@ def _chunk_jobs(
             qi.take(order[start:stop]),
             bounds[first : last + 1] - start,
             seeds[first:last],
-            k,
-            method,
-            options,
-            typed,
+            build.k,
+            build.method,
+            build.options,
+            build.typed,
             None if target is None else target.take(order[start:stop]),
             first,
         )
@@ -513,9 +535,11 @@ def anonymize_file(
     executor: ExecutorName | None = None,
     replace: bool = False,
     csv_safe: bool = True,
+    output_table: str | None = None,
 ) -> dict[str, object]:
     """Anonymize a table file into a verified, partition-ordered release file (or directory of
-    Parquet parts) without holding more than a few chunks of rows; returns the manifest.
+    Parquet parts, or database table) without holding more than a few chunks of rows; returns
+    the manifest.
 
     Parameters
     ----------
@@ -535,6 +559,10 @@ def anonymize_file(
     csv_safe : bool
         Neutralize formula-like text cells of a CSV/TSV release (``core.csvsafe``; recorded as
         ``output.csv_safe``).
+    output_table : str, optional
+        With ``output`` a database URL: the release table, written batch by batch in one
+        transaction (``tables.io.sql.SqlReleaseWriter``; ``replace`` drops an existing one in
+        that transaction).
 
     Returns
     -------
@@ -569,10 +597,15 @@ def anonymize_file(
         job.execution.workers,
         job.execution.progress,
     )
-    with (
-        ReleaseWriter(output, replace=replace, csv_safe=csv_safe) as writer,
-        lifecycle.private_directory("anonymatch-spill-") as spill,
-    ):
+    if output_table is not None:
+        from anonymatch.tables.io.sql import SqlReleaseWriter
+
+        release: ReleaseWriter | SqlReleaseWriter = SqlReleaseWriter(
+            str(output), output_table, replace
+        )
+    else:
+        release = ReleaseWriter(output, replace=replace, csv_safe=csv_safe)
+    with release as writer, lifecycle.private_directory("anonymatch-spill-") as spill:
         t0 = time.perf_counter()
         table = scan_table(input_path, schema, csv, na_values, drop_missing, spill, models=models)
         qi, n = table.qi, table.qi.n
@@ -590,10 +623,7 @@ def anonymize_file(
             bounds,
             chunks,
             seeds,
-            k,
-            method,
-            BuildOptions(time_limit),
-            writer.parquet,
+            ChunkBuild(k, method, BuildOptions(time_limit), writer.parquet),
             target,
         )
         checks: list[SensitiveCheck] = []
@@ -628,7 +658,7 @@ def anonymize_file(
                 )
                 bar.update(result.partitions)
         sidecar = None
-        if not writer.parquet:  # kept columns are text here: the batches never meet
+        if writer.sidecar:  # kept columns are text here: the batches never meet
             sidecar = write_schema(output, release_schema(None, qi, columns))
         try:
             writer.commit()
@@ -687,7 +717,7 @@ def anonymize_file(
         },
         output_extra={
             "layout": "partitioned",
-            **({} if writer.parquet else {"csv_safe": csv_safe}),
+            **({"csv_safe": csv_safe} if writer.sidecar else {}),
         },
     )
     run.record(manifest, job)

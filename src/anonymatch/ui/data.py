@@ -34,7 +34,10 @@ DIVERSITIES = ("distinct", "entropy", "recursive")
 PREVIEW_ROWS = 10
 SAMPLE_ROWS = 20_000
 """Rows read for the preview and the role inference of a table too large to read whole."""
-TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".dat", ".data", ".parquet", ".pq")
+DOCUMENT_SUFFIXES = (".sav", ".zsav", ".dta", ".xlsx")
+"""SPSS and Stata files (value labels applied) and Excel workbooks (the first sheet): read
+whole by ``tables.io.read_table``, within the budgets (:func:`_document_sample`)."""
+TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".dat", ".data", ".parquet", ".pq", *DOCUMENT_SUFFIXES)
 MiB = 1 << 20
 
 
@@ -75,13 +78,18 @@ class Dataset:
     @property
     def separator(self) -> str | None:
         """The separator character, guessed from the first lines when ``sep`` is auto."""
-        if self.parquet:
+        if self.parquet or self.document:
             return None
         return SEPARATORS.get(self.sep) or sniff_separator(self.path)
 
     @property
     def parquet(self) -> bool:
         return self.path.suffix.lower() in (".parquet", ".pq")
+
+    @property
+    def document(self) -> bool:
+        """An SPSS/Stata file or an Excel workbook (typed by its format: no separator)."""
+        return self.path.suffix.lower() in DOCUMENT_SUFFIXES
 
 
 def sniff_separator(path: Path) -> str:
@@ -115,11 +123,16 @@ def load(dataset: Dataset, limits: Limits | None = None, workdir: Path | None = 
     from anonymatch.tables.io import CsvOptions, read_table
 
     limits = limits or Limits()
+    if dataset.document:
+        dataset.header, dataset.names = True, []  # the format names the columns
     if not dataset.header and not dataset.names:
         raise InputError("the file has no header line: give the column names")
     if dataset.parquet:
         frame, rows, width = _parquet_sample(dataset, limits)
         exact = True
+    elif dataset.document:
+        frame = _document_sample(dataset, limits)
+        rows, width, exact = len(frame), frame.shape[1], True
     else:
         if dataset.size > limits.max_table_bytes:
             raise InputError(_too_large(dataset.name, dataset.size, limits))
@@ -146,10 +159,14 @@ def load(dataset: Dataset, limits: Limits | None = None, workdir: Path | None = 
     dataset.preview = [
         [str(v) for v in row] for row in frame.head(PREVIEW_ROWS).itertuples(index=False)
     ]
-    if dataset.parquet:  # the inference reads a sample file, never the whole table
+    if dataset.parquet or dataset.document:  # the inference reads a sample file
         where = workdir or dataset.path.parent
         sample = where / f"sample-{secrets.token_hex(8)}.parquet"
         try:
+            if dataset.document:  # labelled codes and numbers may share a column
+                frame = frame.head(SAMPLE_ROWS).astype(
+                    {c: "string" for c in frame.columns if frame[c].dtype == object}
+                )
             frame.to_parquet(sample, index=False)
             os.chmod(sample, 0o600)
             roles, types, by = infer_roles(dataset, frame, sample)
@@ -167,6 +184,48 @@ def _too_large(name: str, size: int, limits: Limits) -> str:
         f"{human_size(limits.max_table_bytes)} (anonymatch ui --max-table-mb; or use the CLI, "
         "which streams large tables)"
     )
+
+
+def _document_sample(dataset: Dataset, limits: Limits) -> Any:
+    """The whole table of an SPSS/Stata file or Excel workbook, read only when its budgets
+    allow: the bytes it expands to (a workbook's zip members; a compressed ``.zsav`` read from
+    its header) and its cells (from the file's metadata) are checked before the data is read.
+    InputError (one line, naming the upload) otherwise."""
+    from anonymatch.tables.io import read_table
+
+    suffix = dataset.path.suffix.lower()
+    expanded = dataset.size
+    if suffix == ".xlsx":
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(dataset.path) as book:
+                expanded = sum(member.file_size for member in book.infolist())
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise InputError(f"cannot read Excel file {dataset.name}: {exc}") from None
+    elif suffix in (".sav", ".zsav", ".dta"):
+        try:
+            import pyreadstat
+
+            reader = pyreadstat.read_dta if suffix == ".dta" else pyreadstat.read_sav
+            _, meta = reader(str(dataset.path), metadataonly=True)
+            cells = int(meta.number_rows or 0) * int(meta.number_columns or 0)
+        except ImportError:
+            raise InputError("reading .sav/.dta files needs the stats extra") from None
+        except Exception as exc:  # pyreadstat.ReadstatError and friends
+            raise InputError(f"cannot read {dataset.name}: {exc}") from None
+        if cells > limits.max_cells:
+            raise InputError(
+                f"{dataset.name} has {cells:,} cells, more than the web app's budget of "
+                f"{limits.max_cells:,} cells (anonymatch ui --max-cells; or use the CLI)"
+            )
+        expanded = max(expanded, cells * 8)
+    if expanded > limits.max_table_bytes:
+        raise InputError(_too_large(dataset.name, expanded, limits))
+    try:
+        return read_table(dataset.path)
+    except InputError as exc:
+        raise InputError(str(exc).replace(str(dataset.path), dataset.name)) from None
 
 
 def _parquet_sample(dataset: Dataset, limits: Limits) -> tuple[Any, int, int]:
@@ -581,8 +640,9 @@ def separator_key(sep: str | None) -> str:
 
 def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """What a finished run guarantees, from its manifest: the model, k (or the per-record
-    levels), ℓ/t per sensitive column, the suppression, the plan (path, partition size) and
-    whether the release was verified."""
+    levels), ℓ/t per sensitive column, the suppression, the plan (path, partition size),
+    whether the release was verified, and what it keeps and leaks (``app.honest``: the utility
+    headline and its verdict, the kept columns that give QIs away)."""
     g = manifest.get("guarantee") or {}
     plan = manifest.get("plan") or {}
     verification = manifest.get("verification") or {}
@@ -598,7 +658,14 @@ def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
             parts.append(f"t-closeness, t = {entry['t']:g}")
         sensitive.append((str(entry.get("column", "")), "; ".join(parts) or "kept as is"))
     levels = g.get("levels") or g.get("k_column")
+    from anonymatch.app.honest import headline_of, headline_text, leakage_lines, utility_warning
+
+    kept = headline_of(manifest)
     return {
+        "headline": headline_text(manifest),
+        "verdict": kept.get("verdict") if kept else None,
+        "utility_warning": utility_warning(manifest),
+        "leaks": leakage_lines(manifest),
         "model": g.get("model", "?"),
         "k": g.get("k"),
         "levels": levels,
@@ -633,7 +700,8 @@ def risk_headline(settings: Settings, dataset: Dataset, release: Path,
     if records > MAX_ROWS:
         raise InputError(f"not measured on releases of more than {MAX_ROWS:,} rows")
     job = settings.table_job(dataset)
-    options = CsvOptions(sep=dataset.separator, fmt="auto" if dataset.parquet else "csv",
+    typed = dataset.parquet or dataset.document
+    options = CsvOptions(sep=dataset.separator, fmt="auto" if typed else "csv",
                          names=None if dataset.header else list(dataset.names))  # fmt: skip
     original = read_table(dataset.path, options)
     published = read_table(release)

@@ -149,16 +149,24 @@ def _hamming(a, b, xp, xi):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _greedy_pick(
-    x, r, order, rank, xp, xi, lab, prev, head, head_walk, link, link_y, pub_seen, walk, scan
-):  # pragma: no cover - compiled
+def _greedy_pick(x, r, tour, records, prev, walk_state, walk, scan):  # pragma: no cover
     """Algorithm 2 (greedyPick): scan the Gray-TSP order outwards from x, two candidates per
     distance j (rank i+j and i−j); drop those matched to x in an earlier round (criterion i),
     already taken from x in this walk (ii) or carrying a label already assigned to x (iii); of
     the survivors take the one nearest to x by Hamming distance, preferring published records
     not yet entered by this walk; return the first unvisited choice, else the first visited one
     kept as the option of last resort. ``scan`` bounds how far past the last-resort option the
-    scan continues (departure, see ``greedy_assignments``)."""
+    scan continues (departure, see ``greedy_assignments``).
+
+    ``tour`` = (order, rank): the Gray-TSP order and each record's position in it;
+    ``records`` = (xp, xi, lab): the records' item sets (CSR) and labels; ``prev[t, x]``: x's
+    match in round t < r; ``walk_state`` = (head, head_walk, link, link_y, pub_seen): the
+    links already taken from each record in walk number ``walk`` (a linked list per record,
+    valid where ``head_walk`` is ``walk``) and the walk that last entered each published
+    record."""
+    order, rank = tour
+    xp, xi, lab = records
+    head, head_walk, link, link_y, pub_seen = walk_state
     n = order.shape[0]
     i = rank[x]
     last = -1
@@ -220,6 +228,8 @@ def _greedy_rounds(order, xp, xi, lab, n_rounds, rng, scan):  # pragma: no cover
     cycle = np.empty(n, np.int64)
     walk = 0
     steps = 0
+    tour, records = (order, rank), (xp, xi, lab)
+    walk_state = (head, head_walk, link, link_y, pub_seen)  # rebuilt when link grows
     for r in range(n_rounds):
         match = np.arange(n)
         inv = np.arange(n)
@@ -233,10 +243,7 @@ def _greedy_rounds(order, xp, xi, lab, n_rounds, rng, scan):  # pragma: no cover
             x = start
             n_links = 0
             while True:
-                y = _greedy_pick(
-                    x, r, order, rank, xp, xi, lab, prev, head, head_walk, link, link_y,
-                    pub_seen, walk, scan,
-                )  # fmt: skip
+                y = _greedy_pick(x, r, tour, records, prev, walk_state, walk, scan)
                 if y < 0:
                     return prev, -1
                 steps += 1
@@ -247,6 +254,7 @@ def _greedy_rounds(order, xp, xi, lab, n_rounds, rng, scan):  # pragma: no cover
                     new_link[:n_links] = link[:n_links]
                     new_y[:n_links] = link_y[:n_links]
                     link, link_y = new_link, new_y
+                    walk_state = (head, head_walk, link, link_y, pub_seen)
                 if head_walk[x] != walk:
                     head_walk[x] = walk
                     head[x] = -1

@@ -66,11 +66,13 @@ class Clustering:
 
 
 @njit(cache=True, nogil=True)
-def _knn_cost(
-    indptr, indices, cptr, crows, deg, mult, low_rows, kk, start, stop
-):  # pragma: no cover
+def _knn_cost(csr, csc, deg, mult, low_rows, kk, start, stop):  # pragma: no cover - compiled
     """Σ of the Hamming distances from every distinct row i in [start, stop) (with multiplicity
-    ``mult``) to its kk nearest rows (itself included; its own copies are at distance 0)."""
+    ``mult``) to its kk nearest rows (itself included; its own copies are at distance 0).
+    ``csr`` = (indptr, indices) and ``csc`` = (cptr, crows): the distinct rows by row and by
+    item; ``low_rows``: the rows of smallest degree (the candidates sharing no item)."""
+    indptr, indices = csr
+    cptr, crows = csc
     n = indptr.shape[0] - 1
     out = np.zeros(stop - start, np.float64)
     if n == 0 or stop <= start:
@@ -137,11 +139,15 @@ def _open(c, indptr, indices, cptr, fill, post, is_open):  # pragma: no cover - 
 
 
 @njit(cache=True, nogil=True)
-def _nearest(
-    x, indptr, indices, cptr, fill, post, is_open, deg, ov, touched, min_c
-):  # pragma: no cover - compiled
+def _nearest(x, csr, facilities, deg, scratch, min_c):  # pragma: no cover - compiled
     """(distance, facility) of the open facility nearest to row x; min_c is an open facility of
-    smallest degree (it stands for every open facility sharing no item with x)."""
+    smallest degree (it stands for every open facility sharing no item with x). ``csr`` =
+    (indptr, indices): the rows; ``facilities`` = (cptr, fill, post, is_open): the open
+    facilities' posting lists per item (as ``_open`` fills them) and open flags; ``scratch`` =
+    (ov, touched): per-facility overlap counts (zero on entry and exit) and a work buffer."""
+    indptr, indices = csr
+    cptr, fill, post, is_open = facilities
+    ov, touched = scratch
     nt = 0
     for p in range(indptr[x], indptr[x + 1]):
         j = indices[p]
@@ -176,6 +182,7 @@ def _meyerson(indptr, indices, cptr, deg, cost, order, u):  # pragma: no cover -
     assign = np.empty(n, np.int64)
     ov = np.zeros(n, np.int64)
     touched = np.empty(n, np.int64)
+    csr, facilities, scratch = (indptr, indices), (cptr, fill, post, is_open), (ov, touched)
     total = 0.0
     min_c = -1
     for t in range(n):
@@ -186,7 +193,7 @@ def _meyerson(indptr, indices, cptr, deg, cost, order, u):  # pragma: no cover -
             total += cost[x]
             min_c = x
             continue
-        d, c = _nearest(x, indptr, indices, cptr, fill, post, is_open, deg, ov, touched, min_c)
+        d, c = _nearest(x, csr, facilities, deg, scratch, min_c)
         f = cost[x]
         prob = d / f if f > 0.0 else (1.0 if d > 0 else 0.0)
         if u[t] < prob:
@@ -219,6 +226,7 @@ def _reassign_and_close(
             _open(c, indptr, indices, cptr, fill, post, is_open)
     ov = np.zeros(n, np.int64)
     touched = np.empty(n, np.int64)
+    csr, facilities, scratch = (indptr, indices), (cptr, fill, post, is_open), (ov, touched)
     ptr = 0
     while not is_open[by_deg[ptr]]:
         ptr += 1
@@ -227,9 +235,7 @@ def _reassign_and_close(
     head = np.full(n, -1, np.int64)
     nxt = np.full(n, -1, np.int64)
     for x in range(n):
-        d, c = _nearest(
-            x, indptr, indices, cptr, fill, post, is_open, deg, ov, touched, by_deg[ptr]
-        )
+        d, c = _nearest(x, csr, facilities, deg, scratch, by_deg[ptr])
         assign[x] = c
         size[c] += 1
         nxt[x] = head[c]
@@ -264,9 +270,7 @@ def _reassign_and_close(
             x = head[c]
             while x != -1:
                 following = nxt[x]
-                d, c2 = _nearest(
-                    x, indptr, indices, cptr, fill, post, is_open, deg, ov, touched, by_deg[ptr]
-                )
+                d, c2 = _nearest(x, csr, facilities, deg, scratch, by_deg[ptr])
                 assign[x] = c2
                 size[c2] += 1
                 nxt[x] = head[c2]
@@ -315,10 +319,8 @@ def opening_costs(
     csc = sp.csc_array(u)
     low = np.argsort(deg, kind="stable")[: kk + 1].astype(np.int64)
     arrays = (
-        u.indptr.astype(np.int64),
-        u.indices.astype(np.int64),
-        csc.indptr.astype(np.int64),
-        csc.indices.astype(np.int64),
+        (u.indptr.astype(np.int64), u.indices.astype(np.int64)),
+        (csc.indptr.astype(np.int64), csc.indices.astype(np.int64)),
         deg,
         mult,
         low,

@@ -1,6 +1,7 @@
 """SQL databases as table sources and release targets, through SQLAlchemy (the ``sql`` extra).
 
-A source is a database URL (``postgresql://user@host/db``, ``sqlite:///file.db``) with a
+A source is a database URL (``postgresql://user@host/db``, ``sqlite:///file.db``,
+``duckdb:///file.duckdb`` through duckdb-engine) with a
 ``table`` or a ``query``. Credentials come from the URL or the environment (``PGPASSWORD``,
 ``~/.pgpass`` / ``PGPASSFILE``: libpq reads them); they are never recorded or printed —
 :func:`redact_url` is what manifests and messages show, and every message raised here has the
@@ -13,21 +14,26 @@ interrupt the transaction is rolled back and nothing is visible.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from anonymatch.core.errors import InputError, OutputError
 from anonymatch.core.params import param
 
 _URL = re.compile(r"^[a-z][a-z0-9+]*://", re.IGNORECASE)
-_SCHEMES = ("postgresql", "postgres", "sqlite")
+_SCHEMES = ("postgresql", "postgres", "sqlite", "duckdb")
 
 
 def is_database_url(text: object) -> bool:
-    """Whether ``text`` names a database (``postgresql://…``, ``sqlite:///…``) rather than a
-    file. O(len(text))."""
+    """Whether ``text`` names a database (``postgresql://…``, ``sqlite:///…``,
+    ``duckdb:///…``) rather than a file. O(len(text))."""
     if not isinstance(text, str) or not _URL.match(text):
         return False
     scheme = text.split("://", 1)[0].split("+", 1)[0].lower()
@@ -63,6 +69,24 @@ def redact_url(text: str) -> str:
         userinfo = userinfo.split(":", 1)[0] + ":***"
     netloc = f"{userinfo}@{host}" if at else host
     path = re.sub(r"(?i)(password=)[^&]*", r"\1***", path)
+    return f"{head}://{netloc}{slash}{path}"
+
+
+def without_password(text: str) -> str:
+    """``text`` with no password at all (``postgresql://ann@host/db``): a URL to write in a
+    job file, where libpq then takes the password from ``PGPASSWORD`` or ``~/.pgpass``.
+    O(len(text))."""
+    head, sep, rest = text.partition("://")
+    if not sep:
+        return text
+    netloc, slash, path = rest.partition("/")
+    userinfo, at, host = netloc.rpartition("@")
+    if at:
+        userinfo = userinfo.split(":", 1)[0]
+    netloc = f"{userinfo}@{host}" if at else host
+    path = re.sub(r"(?i)[?&]password=[^&]*", "", path)
+    if "?" not in path and "&" in path:
+        path = path.replace("&", "?", 1)
     return f"{head}://{netloc}{slash}{path}"
 
 
@@ -124,6 +148,78 @@ def _split(name: str) -> tuple[str | None, str]:
     return (schema or None), table
 
 
+@dataclass(frozen=True)
+class SqlSource:
+    """A database input: the URL (with its password, never shown: ``where`` is the redacted
+    form), and exactly one of ``table`` and ``query``."""
+
+    text: str
+    table: str | None = None
+    query: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.table is None) == (self.query is None):
+            raise InputError(
+                f"a database input needs exactly one of {param('table')} and {param('query')}"
+            )
+
+    @property
+    def where(self) -> str:
+        return redact_url(self.text)
+
+    @property
+    def what(self) -> str:
+        return f"table {self.table!r}" if self.table is not None else "the query"
+
+
+@contextmanager
+def _opened(source: SqlSource) -> Iterator[tuple[Any, str, Any]]:
+    """A connection to ``source``'s database, the SELECT statement of its table or query and
+    the URL (for scrubbing); the engine is disposed of on exit. InputError (one line, no
+    password) on an unreachable server, wrong credentials or a missing table."""
+    from sqlalchemy import exc as sa_exc
+    from sqlalchemy import inspect
+
+    engine, url = _engine(source.text)
+    try:
+        try:
+            connection = engine.connect()
+        except sa_exc.SQLAlchemyError as exc:
+            raise _connect_error(exc, source.text, url) from None
+        with connection:
+            if source.table is not None:
+                schema, name = _split(check_identifier(source.table, param("table")))
+                try:
+                    found = inspect(connection).has_table(name, schema=schema)
+                except sa_exc.SQLAlchemyError as exc:
+                    raise _read_error(exc, source, url) from None
+                if not found:
+                    raise InputError(f"no table {source.table!r} in {source.where}")
+                quoted = connection.dialect.identifier_preparer.quote
+                name = ".".join(quoted(p) for p in (schema, name) if p)
+                statement = f"SELECT * FROM {name}"  # noqa: S608 - a checked identifier
+            else:
+                statement = str(source.query).strip().rstrip(";")
+            yield connection, statement, url
+    finally:
+        engine.dispose()
+
+
+def _read_error(exc: BaseException, source: SqlSource, url: Any) -> InputError:
+    cause = getattr(exc, "orig", None) or exc.__cause__ or exc
+    return InputError(
+        f"cannot read {source.what} from {source.where}: {_scrub(str(cause), source.text, url)}"
+    )
+
+
+def _check_columns(names: list[str], source: SqlSource) -> list[str]:
+    if len(set(names)) != len(names):
+        raise InputError(
+            f"the columns of {source.table or 'the query'} in {source.where} repeat a name"
+        )
+    return names
+
+
 def read_sql_source(
     text: str, table: str | None = None, query: str | None = None, nrows: int | None = None
 ) -> pd.DataFrame:
@@ -131,49 +227,141 @@ def read_sql_source(
     as a missing value. InputError (one line, no password) on an unreachable server, wrong
     credentials, a missing table, a failing query or no rows. O(rows)."""
     from sqlalchemy import exc as sa_exc
-    from sqlalchemy import inspect
     from sqlalchemy import text as sql_text
 
-    if (table is None) == (query is None):
-        raise InputError(
-            f"a database input needs exactly one of {param('table')} and {param('query')}"
-        )
-    engine, url = _engine(text)
-    where = redact_url(text)
-    try:
+    source = SqlSource(text, table, query)
+    with _opened(source) as (connection, statement, url):
+        if nrows is not None:
+            statement = f"SELECT * FROM ({statement}) AS sample LIMIT {int(nrows)}"  # noqa: S608
         try:
-            connection = engine.connect()
-        except sa_exc.SQLAlchemyError as exc:
-            raise _connect_error(exc, text, url) from None
-        with connection:
-            if table is not None:
-                schema, name = _split(check_identifier(table, param("table")))
-                if not inspect(connection).has_table(name, schema=schema):
-                    raise InputError(f"no table {table!r} in {where}")
-                quoted = connection.dialect.identifier_preparer.quote
-                source = ".".join(quoted(p) for p in (schema, name) if p)
-                statement = f"SELECT * FROM {source}"  # noqa: S608 - a checked identifier
-            else:
-                statement = str(query)
-            if nrows is not None:
-                statement = f"SELECT * FROM ({statement}) AS sample LIMIT {int(nrows)}"  # noqa: S608
-            try:
-                frame = pd.read_sql(sql_text(statement), connection)
-            except (sa_exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
-                what = f"table {table!r}" if table is not None else "the query"
-                cause = getattr(exc, "orig", None) or exc.__cause__ or exc
-                raise InputError(
-                    f"cannot read {what} from {where}: {_scrub(str(cause), text, url)}"
-                ) from None
-    finally:
-        engine.dispose()
+            frame = pd.read_sql(sql_text(statement), connection)
+        except (sa_exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
+            raise _read_error(exc, source, url) from None
     if len(frame) == 0:
-        what = f"table {table!r}" if table is not None else "the query"
-        raise InputError(f"{what} in {where} has no rows")
-    if len(set(frame.columns)) != len(frame.columns):
-        raise InputError(f"the columns of {table or 'the query'} in {where} repeat a name")
-    frame.columns = pd.Index([str(c) for c in frame.columns])
+        raise InputError(f"{source.what} in {source.where} has no rows")
+    frame.columns = pd.Index(_check_columns([str(c) for c in frame.columns], source))
     return frame
+
+
+def count_sql_rows(text: str, table: str | None = None, query: str | None = None) -> int:
+    """The rows of ``table`` or ``query`` (``SELECT count(*)`` on the server: the query runs
+    once more there, nothing comes over the wire). Used to choose the streamed path."""
+    from sqlalchemy import exc as sa_exc
+    from sqlalchemy import text as sql_text
+
+    source = SqlSource(text, table, query)
+    with _opened(source) as (connection, statement, url):
+        try:
+            counted = connection.execute(
+                sql_text(f"SELECT count(*) FROM ({statement}) AS source")  # noqa: S608
+            ).scalar()
+        except sa_exc.SQLAlchemyError as exc:
+            raise _read_error(exc, source, url) from None
+    return int(counted or 0)
+
+
+def iter_sql_batches(
+    text: str,
+    table: str | None = None,
+    query: str | None = None,
+    batch_rows: int = 100_000,
+) -> Iterator[pa.Table]:
+    """Arrow tables of at most ``batch_rows`` consecutive rows of ``table`` or ``query``,
+    fetched through a server-side cursor (SQLAlchemy ``stream_results``/``yield_per``: a
+    named cursor on PostgreSQL, so the server keeps the result and only one batch is ever
+    held here). The streamed path's source (``tables.io.stream.iter_table_batches``).
+
+    Column types are fixed by the first batch (numeric as float64, a column NULL throughout
+    it or of a type Arrow cannot hold — uuid, intervals, … — as text); a later value that does
+    not fit them is an InputError naming the column. The first batch is fetched before
+    anything is yielded, so a bad source fails early; an empty result is an InputError.
+    Memory O(batch_rows · row width); time O(rows)."""
+    from sqlalchemy import exc as sa_exc
+    from sqlalchemy import text as sql_text
+
+    if batch_rows < 1:
+        raise InputError(f"{param('chunk_rows')} must be at least 1, got {batch_rows}")
+    source = SqlSource(text, table, query)
+    with _opened(source) as (connection, statement, url):
+        try:
+            streaming = connection.execution_options(stream_results=True, yield_per=batch_rows)
+            result = streaming.execute(sql_text(statement))
+            names = _check_columns([str(c) for c in result.keys()], source)  # noqa: SIM118
+            types: list[pa.DataType] | None = None
+            read = 0
+            for rows in result.partitions(batch_rows):
+                if not rows:
+                    continue
+                batch, types = _arrow_batch(rows, names, types, _Where(source, read))
+                read += len(rows)
+                yield batch
+        except sa_exc.SQLAlchemyError as exc:
+            raise _read_error(exc, source, url) from None
+    if read == 0:
+        raise InputError(f"{source.what} in {source.where} has no rows")
+
+
+@dataclass(frozen=True)
+class _Where:
+    source: SqlSource
+    row: int  # rows read before this batch
+
+
+def _arrow_batch(
+    rows: Sequence[Sequence[Any]], names: list[str], types: list[pa.DataType] | None, at: _Where
+) -> tuple[pa.Table, list[pa.DataType]]:
+    """One batch of database rows as an Arrow table of the fixed ``types`` (inferred from
+    this batch when None: the first batch). O(len(rows) · len(names))."""
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+    arrays: list[pa.Array] = []
+    for i, values in enumerate(columns):
+        if types is None:
+            arrays.append(_first_array(values))
+            continue
+        try:
+            arrays.append(_later_array(values, types[i]))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
+            if pa.types.is_string(types[i]):
+                arrays.append(pa.array(_as_text(values), type=pa.string()))
+                continue
+            raise InputError(
+                f"column {names[i]!r} of {at.source.what} in {at.source.where} changes type "
+                f"after row {at.row} (its first rows were {types[i]}); cast it in a "
+                f"{param('query')}"
+            ) from None
+    table = pa.Table.from_arrays(arrays, names=names)
+    return table, [a.type for a in arrays] if types is None else types
+
+
+def _later_array(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
+    """A later batch's column as ``type_`` (decimals are cast to the first batch's float64)."""
+    try:
+        return pa.array(values, type=type_, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array(values, from_pandas=True).cast(type_)
+
+
+def _first_array(values: Sequence[Any]) -> pa.Array:
+    """The first batch's column: Arrow's own type when it has one (decimals as float64, as
+    pandas reads them), else text (uuid, binary, a column of NULLs, …)."""
+    try:
+        array = pa.array(values, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
+        return pa.array(_as_text(values), type=pa.string())
+    kind = array.type
+    if pa.types.is_null(kind) or isinstance(kind, pa.BaseExtensionType):
+        return pa.array(_as_text(values), type=pa.string())
+    if pa.types.is_binary(kind) or pa.types.is_fixed_size_binary(kind):
+        return pa.array(_as_text(values), type=pa.string())
+    if pa.types.is_decimal(array.type):
+        return array.cast(pa.float64())
+    if pa.types.is_integer(array.type):
+        return array.cast(pa.int64())
+    return array
+
+
+def _as_text(values: Sequence[Any]) -> list[str | None]:
+    return [None if v is None else str(v) for v in values]
 
 
 def check_output_table(text: str, table: str | None, force: bool) -> None:
@@ -230,3 +418,103 @@ def write_sql_release(text: str, table: str, frame: pd.DataFrame, replace: bool)
             ) from None
     finally:
         engine.dispose()
+
+
+class SqlReleaseWriter:
+    """Write a release to a database table batch by batch, in **one transaction** — the
+    streamed path's counterpart of :func:`write_sql_release` (``tables.io.stream``'s
+    ``ReleaseWriter`` interface: ``write``, ``commit``, ``abort``, a context manager).
+
+    The first batch opens the connection and the transaction, drops an existing table when
+    ``replace`` (else refuses it) and creates the table; every batch is inserted in that
+    transaction; ``commit`` commits it. An exception or interrupt before ``commit`` rolls it
+    back: nothing is visible. Cells are stored as text like :func:`write_sql_release`'s (no
+    CSV formula guard: a database has no formulas). Memory O(one batch)."""
+
+    parquet = False  # the published cells as text, as in a CSV release
+    sidecar = False  # no file beside a table
+
+    def __init__(self, text: str, table: str, replace: bool = False) -> None:
+        self.text, self.table, self.replace = text, table, replace
+        self.schema, self.name = _split(check_identifier(table, param("output_table")))
+        self.rows = 0
+        self._engine: Any = None
+        self._url: Any = None
+        self._connection: Any = None
+        self._transaction: Any = None
+
+    def _failed(self, exc: BaseException) -> OutputError:
+        cause = getattr(exc, "orig", None) or exc
+        return OutputError(
+            f"cannot write table {self.table!r} to {redact_url(self.text)}: "
+            f"{_scrub(str(cause), self.text, self._url)}"
+        )
+
+    def _open(self) -> None:
+        from sqlalchemy import exc as sa_exc
+        from sqlalchemy import inspect
+
+        self._engine, self._url = _engine(self.text)
+        try:
+            self._connection = self._engine.connect()
+            self._transaction = self._connection.begin()
+            if inspect(self._connection).has_table(self.name, schema=self.schema):
+                if not self.replace:
+                    raise InputError(
+                        f"table {self.table!r} already exists in {redact_url(self.text)} "
+                        f"(use {param('force')} to replace it)"
+                    )
+                quoted = self._connection.dialect.identifier_preparer.quote
+                source = ".".join(quoted(p) for p in (self.schema, self.name) if p)
+                self._connection.exec_driver_sql(f"DROP TABLE {source}")
+        except sa_exc.SQLAlchemyError as exc:
+            raise self._failed(exc) from None
+
+    def write(self, table: pa.Table) -> None:
+        """Insert a batch (all batches share one schema) in the run's transaction."""
+        from sqlalchemy import exc as sa_exc
+
+        if self._connection is None:
+            self._open()
+        frame = table.to_pandas()
+        try:
+            frame.to_sql(self.name, self._connection, schema=self.schema, index=False,
+                         if_exists="append")  # fmt: skip
+        except (sa_exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
+            raise self._failed(exc) from None
+        self.rows += table.num_rows
+
+    def commit(self) -> None:
+        """Commit the transaction: the table appears whole, or not at all."""
+        from sqlalchemy import exc as sa_exc
+
+        if self._connection is None:  # no batch: an empty release is never written
+            raise OutputError(f"no rows to write to table {self.table!r}")
+        try:
+            self._transaction.commit()
+        except sa_exc.SQLAlchemyError as exc:
+            raise self._failed(exc) from None
+        finally:
+            self._close()
+
+    def abort(self) -> None:
+        """Roll the transaction back (nothing was visible) and close the connection."""
+        if self._transaction is not None and self._transaction.is_active:
+            with contextlib.suppress(Exception):
+                self._transaction.rollback()
+        self._close()
+
+    def _close(self) -> None:
+        if self._connection is not None:
+            with contextlib.suppress(Exception):
+                self._connection.close()
+        if self._engine is not None:
+            self._engine.dispose()
+        self._connection = self._transaction = self._engine = None
+
+    def __enter__(self) -> SqlReleaseWriter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self._connection is not None:
+            self.abort()

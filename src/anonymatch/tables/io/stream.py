@@ -54,7 +54,13 @@ def is_directory_output(path: str | os.PathLike[str]) -> bool:
 
 def count_rows(path: str | os.PathLike[str], options: CsvOptions | None = None) -> int:
     """Data rows of a table: exact from Parquet metadata; for CSV estimated from the file size
-    and the first MiB of lines (cheap; used only to choose between in-memory and streaming)."""
+    and the first MiB of lines (cheap; used only to choose between in-memory and streaming); for
+    a database URL, ``SELECT count(*)`` of ``options.table``/``options.query`` on the server."""
+    from anonymatch.tables.io.sql import count_sql_rows, is_database_url
+
+    if is_database_url(path):
+        options = options or CsvOptions()
+        return count_sql_rows(str(path), options.table, options.query)
     p = Path(path)
     if p.is_dir() or (options or CsvOptions()).reads_parquet(p):
         return int(_parquet_dataset(p).count_rows())
@@ -71,10 +77,17 @@ def iter_table_batches(
     options: CsvOptions | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
 ) -> Iterator[pa.Table]:
-    """Arrow tables of consecutive rows of the input. Raises InputError (one line) on an
+    """Arrow tables of consecutive rows of the input: a CSV/TSV or Parquet file, a directory of
+    Parquet parts, or a database URL with ``options.table``/``options.query`` (a server-side
+    cursor, ``tables.io.sql.iter_sql_batches``). Raises InputError (one line) on an
     unreadable or malformed input; the first batch is read before anything is yielded, so a
     bad header fails early. Memory O(batch_rows · row width)."""
     options = options or CsvOptions()
+    from anonymatch.tables.io.sql import is_database_url, iter_sql_batches
+
+    if is_database_url(path):
+        yield from iter_sql_batches(str(path), options.table, options.query, batch_rows)
+        return
     p = Path(path)
     if not p.exists():
         raise InputError(f"input file not found: {path}")
@@ -204,6 +217,11 @@ class ReleaseWriter:
         self._writer: pq.ParquetWriter | pacsv.CSVWriter | None = None
         self._parts = 0
         self.rows = 0
+
+    @property
+    def sidecar(self) -> bool:
+        """Whether the release gets a sidecar ``PATH.schema.json`` (CSV/TSV text)."""
+        return not self.parquet
 
     @property
     def tmp(self) -> Path:

@@ -23,7 +23,7 @@ import numpy as np
 from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.params import param
-from anonymatch.core.runner import run_partitions, split_even
+from anonymatch.core.runner import Placement, run_partitions, split_even
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.order import lexicographic_order
 
@@ -318,8 +318,7 @@ def build_graph(
     graphs = run_partitions(
         work,
         parts,
-        executor="threads",
-        workers=workers,
+        placement=Placement("threads", workers=workers),
         progress=progress,
         desc=f"{method.name} partitions",
     )

@@ -4,7 +4,9 @@ Under ℓ-diversity or t-closeness a release must protect the sensitive values a
 who knows the algorithm. A freeform graph cannot do that for every draw of the true assignment:
 the values shown on a person's k graph neighbours are the values of whoever the drawn
 assignment puts on those rows, so they change from draw to draw unless the person's rows can
-only be filled by one fixed set of people — a class (``docs/guarantees/sensitive.md`` §3). So
+only be filled by one fixed set of people — a class (``docs/guarantees/sensitive.md`` §3), or
+a ring drawn among its k shifts only (``methods.circulant``, §6; the freeform methods use it
+per partition where it costs less than these classes). So
 with a sensitive model every table method publishes classes: groups of ≥ k records, each a
 complete biclique of the generalization graph, whose multiset of sensitive values satisfies the
 model. The values shown on a class's rows are the class's values whatever the draw, and the
@@ -44,10 +46,13 @@ from anonymatch.tables.order import lexicographic_order
 
 
 @njit(cache=True, nogil=True)
-def _helps(counts, size, k, codes_r, offsets, kinds, ls, cs, ts, ordered, q):  # pragma: no cover
+def _helps(counts, size, k, codes_r, models):  # pragma: no cover - compiled
     """How many unmet columns record r (values ``codes_r``) does *not* help: a new value
     (distinct ℓ-diversity, only once the missing values fill the class's free slots), a value
-    below a 1/ℓ share (entropy, recursive), a value below its table share (t-closeness)."""
+    below a 1/ℓ share (entropy, recursive), a value below its table share (t-closeness).
+    ``models`` = (offsets, kinds, ls, cs, ts, ordered, q): the sensitive models per column,
+    as in ``_cluster``."""
+    offsets, kinds, ls, cs, ts, ordered, q = models
     miss = 0
     for s in range(offsets.shape[0] - 1):
         a, b = offsets[s], offsets[s + 1]
@@ -85,11 +90,18 @@ def _cost(r, lo, hi, num, num_scale, cat, cat_scale, member):  # pragma: no cove
 
 
 @njit(cache=True, nogil=True)
-def _cluster(
-    num, num_scale, cat, cat_scale, card_max, codes, k, offsets, kinds, ls, cs, ts, ordered, q
-):  # pragma: no cover - compiled
+def _cluster(records, scales, card_max, codes, k, models):  # pragma: no cover - compiled
     """Greedy k-member clustering of m records (in scan order) into classes satisfying the
-    model. Returns the class of each record, or an array of −1 if it fails. O(m²·d)."""
+    model. Returns the class of each record, or an array of −1 if it fails. O(m²·d).
+
+    ``records`` = (num, cat): the records' numeric values and local categorical codes (below
+    ``card_max``); ``scales`` = (num_scale, cat_scale): their NCP scales; ``codes``: the
+    records' sensitive value codes; ``models`` = (offsets, kinds, ls, cs, ts, ordered, q): the
+    sensitive models per column (value slots, kind, ℓ, c, t, whether ordered, table shares),
+    as ``SensitiveTarget`` holds them."""
+    num, cat = records
+    num_scale, cat_scale = scales
+    offsets, kinds, ls, cs, ts, ordered, q = models
     m, dn, dc = num.shape[0], num.shape[1], cat.shape[1]
     slots = offsets[-1]
     label = np.full(m, -1, np.int64)
@@ -123,7 +135,7 @@ def _cluster(
             for r in range(seed + 1, m):
                 if label[r] >= 0:
                     continue
-                miss = _helps(gcnt[g], size, k, codes[r], offsets, kinds, ls, cs, ts, ordered, q)
+                miss = _helps(gcnt[g], size, k, codes[r], models)
                 if miss > best_miss:
                     continue
                 cost = _cost(r, glo[g], ghi[g], num, num_scale, cat, cat_scale, gmem[g])
@@ -251,19 +263,11 @@ def _cluster_segment(qi: EncodedQI, k: int, target: SensitiveTarget) -> np.ndarr
     card_max = int(cat.max()) + 1 if cat.size else 1
     num_scale, cat_scale = qi.ncp_scales()
     labels = _cluster(
-        np.ascontiguousarray(qi.num),
-        num_scale,
-        np.ascontiguousarray(cat),
-        cat_scale,
+        (np.ascontiguousarray(qi.num), np.ascontiguousarray(cat)),
+        (num_scale, cat_scale),
         card_max,
         np.ascontiguousarray(target.codes),
         k,
-        target.offsets,
-        target.kinds,
-        target.ls,
-        target.cs,
-        target.ts,
-        target.ordered,
-        target.q,
+        (target.offsets, target.kinds, target.ls, target.cs, target.ts, target.ordered, target.q),
     )
     return None if labels[0] < 0 else labels

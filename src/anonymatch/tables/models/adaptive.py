@@ -23,7 +23,7 @@ from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import check_level_fits, integer, param
-from anonymatch.core.runner import run_partitions
+from anonymatch.core.runner import Placement, run_partitions
 from anonymatch.core.validation import require_frame
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io.cells import parse_cells
@@ -178,9 +178,7 @@ def solve(
     results = run_partitions(
         _solve_part,
         jobs,
-        executor=executor,  # type: ignore[arg-type]
-        scheduler=scheduler,
-        workers=workers,
+        placement=Placement(executor, scheduler, workers),  # type: ignore[arg-type]
     )
     rows = np.concatenate([ids[r.rows] for ids, r in zip(parts, results, strict=True)])
     cols = np.concatenate([ids[r.cols] for ids, r in zip(parts, results, strict=True)])
@@ -348,7 +346,7 @@ def anonymize_adaptive(
     ``verify_adaptive``.
     """
     started = time.perf_counter()
-    require_frame(data)
+    data = require_frame(data)
     if job is None:
         job = TableJob.build(
             qi=qi,

@@ -26,7 +26,7 @@ from anonymatch.core.cells import STAR, canonical_cell
 from anonymatch.core.counting import AnonymityReport, check_k, check_kl_codes, check_level
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.params import param
+from anonymatch.core.params import accept_keywords, param
 from anonymatch.core.validation import check_seed, column_list, require_frame
 from anonymatch.tables.columns.schema import (
     EncodedQI,
@@ -72,10 +72,8 @@ def anonymize_kl(
     never happen). ``seed`` only fixes the row shuffle. Complexity: see
     ``methods.kl.kl_anonymize``.
     """
-    unknown = set(columns) - set(KL_COLUMNS)
-    if unknown:
-        raise TypeError(f"anonymize_kl() got an unexpected keyword argument {min(unknown)!r}")
-    require_frame(data)
+    accept_keywords("anonymize_kl", columns, KL_COLUMNS)
+    data = require_frame(data)
     check = ReleaseCheck.build(k=k, qi=qi, **columns)
     return kl_release(data, check, level, seed=check_seed(seed), progress=progress)
 
@@ -272,7 +270,7 @@ def check_kl(
     Complexity: O(Σ_{s≤ℓ} C(d,s) · n log n) worst case, less with pruning.
     Reference: Stokes, "On computational anonymity", PSD 2012 (definition of (k,ℓ)-anonymity).
     """
-    require_frame(frame, "frame")
+    frame = require_frame(frame, "frame")
     qi = column_list(qi, "qi")
     numeric = column_list(numeric, "numeric")
     if not qi:

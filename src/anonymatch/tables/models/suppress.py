@@ -30,7 +30,7 @@ import numpy as np
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import partitions, registry
 from anonymatch.tables.methods.freeform import singleton_cells
-from anonymatch.tables.metrics import TreeTables, gcp_increase_weights
+from anonymatch.tables.metrics import PublishedCells, TreeTables, gcp_increase_weights
 
 
 def outlier_scores(qi: EncodedQI, k: int, partition_size: int | None = None) -> np.ndarray:
@@ -52,18 +52,8 @@ def _partition_scores(part: EncodedQI, k: int) -> np.ndarray:
     lo, hi, member, local_qi = singleton_cells(part)
     trees = TreeTables.build(part)  # a hierarchy's cell starts as the record's own leaf
     level = np.zeros(part.cat.shape, np.int64)
-    w = gcp_increase_weights(
-        local_qi,
-        lo,
-        hi,
-        member,
-        trees,
-        leaf=part.cat,
-        rep=part.cat,
-        level=level,
-        num_star=part.num_missing,
-        cat_star=part.cat_missing,
-    )
+    cells = PublishedCells(lo, hi, member, part.cat, level, part.num_missing, part.cat_missing)
+    w = gcp_increase_weights(local_qi, cells, trees, leaf=part.cat)
     num_full, cat_full = part.star_scales()
     own = part.num_missing.astype(float) @ num_full + part.cat_missing.astype(float) @ cat_full
     pair = w + own[None, :]  # cost of j's row grown to cover i: c(i, j)
