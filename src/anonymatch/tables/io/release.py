@@ -19,9 +19,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from anonymatch.core.cells import STAR, split_cell
+from anonymatch.core.cells import NODE_MARK, STAR, split_cell
 from anonymatch.core.csvsafe import unescape_frame
 from anonymatch.core.errors import InputError
+from anonymatch.tables.columns.qitypes import GRANULARITIES, DateScale, OrdinalScale
 from anonymatch.tables.io import CsvOptions, is_parquet, read_table
 from anonymatch.tables.io.cells import _parse_numeric_column
 from anonymatch.tables.io.documents import check_readable_path, load_json
@@ -60,8 +61,9 @@ def _sidecar(path: Path, manifest: str | os.PathLike[str] | None) -> list[dict[s
     ]
 
 
-_COLUMN_KEYS = {"name": None, "role": ("qi", "kept"), "cell": ("range", "set"),
-                "values": ("integer", "float"), "dtype": None}  # fmt: skip
+_COLUMN_KEYS = {"name": None, "role": ("qi", "kept"), "cell": ("range", "set", "node"),
+                "values": ("integer", "float", "ordinal", "date"), "dtype": None,
+                "granularity": GRANULARITIES}  # fmt: skip
 
 
 def _check_column(column: object, i: int) -> None:
@@ -75,6 +77,19 @@ def _check_column(column: object, i: int) -> None:
             raise TypeError(f"columns[{i}].{key} is not text")
         if key in column and allowed is not None and value not in allowed:
             raise ValueError(f"columns[{i}].{key} is {value!r}, not one of {', '.join(allowed)}")
+    order, nodes = column.get("order"), column.get("nodes")
+    if column.get("values") == "ordinal" and not _texts(order):
+        raise TypeError(f"columns[{i}].order is not a list of labels")
+    if column.get("values") == "date" and "granularity" not in column:
+        raise TypeError(f"columns[{i}] has no granularity")
+    if column.get("cell") == "node" and not (
+        isinstance(nodes, dict) and all(_texts(v) for v in nodes.values())
+    ):
+        raise TypeError(f"columns[{i}].nodes is not an object of leaf lists")
+
+
+def _texts(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
 
 
 def read_release(
@@ -149,13 +164,30 @@ def read_release(
             )
         frame = unescape_frame(read_table(p, CsvOptions(skip_initial_space=False)))
         columns = described
+    return typed_release(frame, columns, ranges)
+
+
+def typed_release(
+    frame: pd.DataFrame, columns: list[dict[str, Any]], ranges: str = "interval"
+) -> pd.DataFrame:
+    """``frame``'s published cells typed by the column descriptions ``columns`` (a sidecar's,
+    a manifest's or a database release's; ``docs/release-format.md``): what
+    :func:`read_release` returns. O(n·d) plus the labels of the value sets."""
     out: dict[str, Any] = {}
     qi, numeric = [], []
     known = {c["name"]: c for c in columns}
     for name in frame.columns:
         info = known.get(str(name), {"role": "kept", "dtype": "string"})
         column = frame[name]
-        if info.get("role") == "qi" and info.get("cell") == "range":
+        scale = _scale(info)
+        if info.get("role") == "qi" and scale is not None:
+            qi.append(str(name))
+            numeric.append(str(name))
+            out.update(_scaled(column, str(name), scale, ranges))
+        elif info.get("role") == "qi" and info.get("cell") == "node":
+            qi.append(str(name))
+            out[str(name)] = _node_sets(column, info["nodes"])
+        elif info.get("role") == "qi" and info.get("cell") == "range":
             qi.append(str(name))
             numeric.append(str(name))
             lo, hi, star = _bounds(column, str(name))
@@ -178,7 +210,86 @@ def read_release(
     result = pd.DataFrame(out)
     result.attrs["qi"] = qi
     result.attrs["ranges"] = numeric
+    result.attrs["ordinal"] = {c["name"]: list(c["order"]) for c in columns
+                               if c.get("values") == "ordinal"}  # fmt: skip
     return result
+
+
+def _scale(info: dict[str, Any]) -> OrdinalScale | DateScale | None:
+    """The scale of an ordinal or date range column (None for any other column)."""
+    if info.get("cell") != "range":
+        return None
+    if info.get("values") == "ordinal":
+        return OrdinalScale(tuple(info["order"]))
+    if info.get("values") == "date":
+        return DateScale(str(info["granularity"]))
+    return None
+
+
+_PERIODS = {"year": "Y", "quarter": "Q", "month": "M", "week": "W-SUN", "day": "D",
+            "hour": "h", "minute": "min", "second": "s"}  # fmt: skip
+
+
+def _scaled(
+    column: pd.Series, name: str, scale: OrdinalScale | DateScale, ranges: str
+) -> dict[str, pd.Series]:
+    """An ordinal or date range column, typed: an ordinal cell as an interval of ranks in its
+    order (closed on both sides; ``bounds``: two ordered categoricals of labels), a date cell
+    as the interval of instants it covers, ``[start of the first period, start of the period
+    after the last)`` (``bounds``: two :class:`pandas.Period` columns, both ends included).
+    A suppressed cell is NA. O(n) plus one parse per distinct cell."""
+    text = column.reset_index(drop=True).astype(object)
+    star = (text.isna() | (text.astype(str) == STAR)).to_numpy()
+    lo, hi = np.full(len(text), np.nan), np.full(len(text), np.nan)
+    if (~star).any():
+        live = text[~star].astype(str).reset_index(drop=True)
+        lo[~star], hi[~star] = scale.parse(live, name)
+    if isinstance(scale, OrdinalScale):
+        if ranges == "bounds":
+            kind = pd.CategoricalDtype(list(scale.order), ordered=True)
+            return {f"{name}_{side}": pd.Series(pd.Categorical.from_codes(
+                np.where(star, -1, ends).astype(np.int64), dtype=kind))
+                for side, ends in (("lo", lo), ("hi", hi))}  # fmt: skip
+        return {name: _intervals(lo, hi, star, integral=not star.any())}
+    freq = _PERIODS[scale.granularity]
+    first = [
+        pd.NaT if s else pd.Period(scale.start(int(v)), freq) for v, s in zip(lo, star, strict=True)
+    ]
+    last = [
+        pd.NaT if s else pd.Period(scale.start(int(v)), freq) for v, s in zip(hi, star, strict=True)
+    ]
+    if ranges == "bounds":
+        kind = pd.PeriodDtype(freq)
+        return {
+            f"{name}_lo": pd.Series(first, dtype=kind),
+            f"{name}_hi": pd.Series(last, dtype=kind),
+        }
+    left = pd.DatetimeIndex([pd.NaT if p is pd.NaT else p.start_time for p in first])
+    right = pd.DatetimeIndex([pd.NaT if p is pd.NaT else (p + 1).start_time for p in last])
+    return {name: pd.Series(pd.arrays.IntervalArray.from_arrays(left, right, closed="left"))}
+
+
+def _node_sets(column: pd.Series, nodes: dict[str, list[str]]) -> pd.Series:
+    """A hierarchy column: a ``~label`` cell as the frozenset of the leaves under that node, a
+    leaf (``\\~`` escaping a leading ``~``) or value set as its labels, ``*`` as NA."""
+    out: list[Any] = []
+    memo: dict[str, Any] = {}
+    for cell in column.reset_index(drop=True):
+        if cell is None or (isinstance(cell, float) and np.isnan(cell)) or str(cell) == STAR:
+            out.append(pd.NA)
+            continue
+        text = str(cell)
+        if text not in memo:
+            if text.startswith(NODE_MARK):
+                if text[1:] not in nodes:
+                    raise InputError(
+                        f"{text!r} in column {column.name!r} is no node of its hierarchy"
+                    )
+                memo[text] = frozenset(nodes[text[1:]])
+            else:
+                memo[text] = frozenset(split_cell(text))
+        out.append(memo[text])
+    return pd.Series(out, dtype=object)
 
 
 def _read_parquet_release(path: Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:

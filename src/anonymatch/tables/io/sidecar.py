@@ -19,6 +19,7 @@ import pandas as pd
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
+from anonymatch.tables.columns.hierarchy import Hierarchy
 from anonymatch.tables.columns.schema import EncodedQI
 
 RELEASE_SCHEMA = "anonymatch-release/1"
@@ -119,14 +120,45 @@ def release_schema(
     listed = [str(c) for c in (frame.columns if frame is not None else names or ())]
     for name in listed:
         if name in numeric:
-            values = "integer" if numeric[name] else "float"
-            columns.append({"name": name, "role": "qi", "cell": "range", "values": values})
+            columns.append(_range_column(name, qi, bool(numeric[name])))
         elif name in qi.cat_names:
-            columns.append({"name": name, "role": "qi", "cell": "set"})
+            tree = qi.types.node_cells(name)
+            if tree is None:
+                columns.append({"name": name, "role": "qi", "cell": "set"})
+            else:
+                columns.append({"name": name, "role": "qi", "cell": "node",
+                                "nodes": hierarchy_nodes(tree)})  # fmt: skip
         else:
             dtype = kept_column_dtype(frame[name]) if frame is not None else "string"
             columns.append({"name": name, "role": "kept", "dtype": dtype})
     return {"schema": RELEASE_SCHEMA, "columns": columns}
+
+
+def _range_column(name: str, qi: EncodedQI, integral: bool) -> dict[str, object]:
+    """The description of a numeric QI: plain numbers, or ranges of an ordinal order's labels
+    (``values`` ``ordinal`` with its ``order``) or of date periods (``values`` ``date`` with
+    its ``granularity``)."""
+    column: dict[str, object] = {"name": name, "role": "qi", "cell": "range"}
+    if name in qi.types.ordinal:
+        return {**column, "values": "ordinal", "order": list(qi.types.ordinal[name].order)}
+    if name in qi.types.dates:
+        return {**column, "values": "date", "granularity": qi.types.dates[name].granularity}
+    return {**column, "values": "integer" if integral else "float"}
+
+
+def hierarchy_nodes(tree: Hierarchy) -> dict[str, list[str]]:
+    """The nodes a release may show as ``~label`` and the leaves under each (the nodes of
+    more than one leaf and fewer than all: a one-leaf node is shown as its leaf, one covering
+    every leaf as ``*``). O(nodes · leaves)."""
+    nodes: dict[str, list[str]] = {}
+    leaves = [str(v) for v in tree.leaves]
+    for node in range(len(tree.labels)):
+        label = tree.node_text(node)
+        if label is None or int(tree.count[node]) == tree.n_leaves:
+            continue
+        row = tree.node_leaves[[node]]
+        nodes[label] = sorted(leaves[i] for i in row.indices)
+    return nodes
 
 
 def write_schema(path: str | os.PathLike[str], schema: dict[str, object]) -> str:
