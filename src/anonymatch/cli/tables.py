@@ -209,6 +209,7 @@ def anonymize(
     import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.io.cells")
     from anonymatch.tables import run_job
     from anonymatch.tables.io.cells import write_release
+    from anonymatch.tables.io.sidecar import release_schema
     from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
 
     db_in, db_out = is_database_url(input_path), is_database_url(output)
@@ -233,7 +234,8 @@ def anonymize(
         release = run_job(read_table(input_path, csv), job)
         if db_out:
             assert output_table is not None
-            write_sql_release(output, output_table, release.table, replace=True)
+            typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
+            write_sql_release(output, output_table, release.table, replace=True, typing=typing)
         else:
             write_release(output, release.table, release.cells, release.qi, csv_safe)
         manifest: dict[str, Any] = (

@@ -660,6 +660,10 @@ def anonymize_file(
         sidecar = None
         if writer.sidecar:  # kept columns are text here: the batches never meet
             sidecar = write_schema(output, release_schema(None, qi, columns))
+        elif output_table is not None and isinstance(
+            writer, SqlReleaseWriter
+        ):  # in its transaction
+            writer.typing = release_schema(None, qi, columns)
         try:
             writer.commit()
         except BaseException:

@@ -35,17 +35,14 @@ def _sidecar(path: Path, manifest: str | os.PathLike[str] | None) -> list[dict[s
     if side.is_file():
         doc = load_json(side, "release schema")
         try:
-            if not isinstance(doc, dict) or doc.get("schema") != RELEASE_SCHEMA:
-                found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-                raise ValueError(f"schema {found!r}, expected {RELEASE_SCHEMA!r}")
-            columns = doc["columns"]
-            if not isinstance(columns, list):
-                raise TypeError("columns is not a list")
-            for i, column in enumerate(columns):
-                _check_column(column, i)
-            return list(columns)
+            return _described(doc)
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"cannot read the release schema {side}: {exc}") from None
+    return _from_manifest(manifest)
+
+
+def _from_manifest(manifest: str | os.PathLike[str] | None) -> list[dict[str, Any]] | None:
+    """The QI descriptions a manifest gives (kept columns then stay text), None without one."""
     if manifest is None:
         return None
     document = load_json(manifest, "manifest")
@@ -59,6 +56,20 @@ def _sidecar(path: Path, manifest: str | os.PathLike[str] | None) -> list[dict[s
     return [
         {"name": name, "role": "qi", "cell": "range" if name in numeric else "set"} for name in qi
     ]
+
+
+def _described(doc: object) -> list[dict[str, Any]]:
+    """The column descriptions of a sidecar document; ValueError/KeyError/TypeError unless
+    it is one (``docs/release-format.md``)."""
+    if not isinstance(doc, dict) or doc.get("schema") != RELEASE_SCHEMA:
+        found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise ValueError(f"schema {found!r}, expected {RELEASE_SCHEMA!r}")
+    columns = doc["columns"]
+    if not isinstance(columns, list):
+        raise TypeError("columns is not a list")
+    for i, column in enumerate(columns):
+        _check_column(column, i)
+    return list(columns)
 
 
 _COLUMN_KEYS = {"name": None, "role": ("qi", "kept"), "cell": ("range", "set", "node"),
@@ -97,6 +108,7 @@ def read_release(
     manifest: str | os.PathLike[str] | None = None,
     *,
     ranges: Literal["interval", "bounds"] = "interval",
+    table: str | None = None,
 ) -> pd.DataFrame:
     """Read a table release with typed quasi-identifier cells.
 
@@ -104,14 +116,18 @@ def read_release(
     ----------
     path : path-like
         The release: ``.csv``/``.tsv`` (typed by its sidecar ``PATH.schema.json``, written with
-        every CSV release, or by ``manifest``), or ``.parquet`` (a file or a directory of parts;
-        typed by itself).
+        every CSV release, or by ``manifest``), ``.parquet`` (a file or a directory of parts;
+        typed by itself), or a database URL (``postgresql://…``, ``sqlite:///…``,
+        ``duckdb:///…``) with ``table``: typed by the sidecar stored with the table (column
+        comments on PostgreSQL, the companion table ``TABLE__anonymatch`` elsewhere).
     manifest : path-like, optional
         The release's manifest (``anonymize --report``): names the QIs and the numeric ones of
         a CSV release without sidecar (its kept columns then stay text).
     ranges : {"interval", "bounds"}, default "interval"
         A numeric QI as one column of :class:`pandas.Interval` (closed on both sides), or as two
         float columns ``NAME_lo`` and ``NAME_hi`` in its place.
+    table : str, optional
+        The release table when ``path`` is a database URL (``anonymize -o URL --output-table``).
 
     Returns
     -------
@@ -148,6 +164,12 @@ def read_release(
     >>> isinstance(typed["sex"].iloc[0], frozenset)
     True
     """
+    from anonymatch.tables.io.sql import is_database_url
+
+    if is_database_url(path):
+        return _read_database_release(str(path), table, manifest, ranges)
+    if table is not None:
+        raise InputError("`table` reads a release from a database URL (postgresql://…)")
     p = Path(path)
     if not check_readable_path(p, "release"):
         raise InputError(f"release not found: {path}")
@@ -163,6 +185,34 @@ def read_release(
                 "to tell its quasi-identifiers"
             )
         frame = unescape_frame(read_table(p, CsvOptions(skip_initial_space=False)))
+        columns = described
+    return typed_release(frame, columns, ranges)
+
+
+def _read_database_release(
+    text: str, table: str | None, manifest: str | os.PathLike[str] | None, ranges: str
+) -> pd.DataFrame:
+    """A release table typed by the sidecar stored with it (else by ``manifest``)."""
+    from anonymatch.tables.io.sql import SqlSource, read_sql_release
+
+    if table is None:
+        raise InputError(f"a release in {SqlSource(text, '_').where} needs its `table`")
+    frame, typing = read_sql_release(text, table)
+    if typing is not None:
+        try:
+            columns = _described(typing)
+        except (ValueError, KeyError, TypeError) as exc:
+            where = SqlSource(text, table).where
+            raise InputError(
+                f"cannot read the typing of table {table!r} in {where}: {exc}"
+            ) from None
+    else:
+        described = _from_manifest(manifest)
+        if described is None:
+            raise InputError(
+                f"table {table!r} has no stored typing: pass the release's manifest to tell its "
+                "quasi-identifiers"
+            )
         columns = described
     return typed_release(frame, columns, ranges)
 
