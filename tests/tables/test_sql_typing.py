@@ -126,10 +126,19 @@ def test_postgresql_release_keeps_its_typing(
     sidecar = json.loads(inspector.get_table_comment("rel")["text"])
     assert json.loads((tmp_path / "rel.csv.schema.json").read_text()) == sidecar
     comments = {c["name"]: json.loads(c["comment"]) for c in inspector.get_columns("rel")}
+    engine.dispose()
     assert comments["size"]["order"] == ORDER.split("|")
     assert comments["day"]["granularity"] == "month"
     assert comments["work"]["nodes"]["a"] == ["a1", "a2"]
-    engine.dispose()
+    # verify reads the release side from the database too (--release-table)
+    args = [a for a in _args(tmp_path) if a not in ("--seed", "3", "--sensitive", "dx")]
+    code = main(["verify", url, url, "--table", "people", "--release-table", "rel", *args])
+    out, err = capsys.readouterr()
+    assert code == 0 and out.startswith("PASS"), err
+    assert pgserver.PASSWORD not in out + err
+    code = main(["verify", url, url, "--table", "people", *args])
+    out, err = capsys.readouterr()
+    assert code == 2 and "needs --release-table" in err and pgserver.PASSWORD not in err
 
 
 def test_streamed_postgresql_release_keeps_its_typing(

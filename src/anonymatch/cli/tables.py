@@ -73,10 +73,18 @@ VERIFY_EXECUTOR_MEANING = (
 )
 
 
-def read_release(path: str) -> Any:
-    """A table release as published (CSV formula guard undone; ``cells.read_release_text``)."""
+def read_release(path: str, table: str | None = None) -> Any:
+    """A table release as published (CSV formula guard undone; ``cells.read_release_text``),
+    or the cells of the release ``table`` when ``path`` is a database URL."""
     from anonymatch.tables.io.cells import read_release_text as read
+    from anonymatch.tables.io.sql import is_database_url, read_sql_source, redact_url
 
+    if is_database_url(path):
+        if table is None:
+            raise InputError(f"the release {redact_url(path)} needs `release_table`")
+        return read_sql_source(path, table=table)
+    if table is not None:
+        raise InputError("`release_table` reads a release from a database URL (postgresql://…)")
     return read(path)
 
 
@@ -516,6 +524,11 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @_chunk_rows_option
 @verbosity_options
 @qi_type_options
+@click.option(
+    "--release-table",
+    default=None,
+    help="PUBLISHED a database URL (anonymize -o URL --output-table): the release table read.",
+)
 @table_input_options
 @execution_group
 @release_check
@@ -527,6 +540,7 @@ def verify(
     as_json: bool,
     execution: Execution,
     csv: CsvOptions,
+    release_table: str | None = None,
 ) -> None:
     """Check that a table release is k-anonymous.
 
@@ -535,11 +549,14 @@ def verify(
     from anonymatch.cli import import_quietly
 
     import_quietly("anonymatch.tables.pipeline")
+    from anonymatch.tables.io.sql import is_database_url
     from anonymatch.tables.pipeline import verify_release
 
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     partitions = _manifest_partitions(manifest)
+    if release_table is not None or is_database_url(published):
+        partitions = None  # a release table is checked whole, in memory
     if check.models:  # sensitive models need the whole release's candidates
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
@@ -562,7 +579,7 @@ def verify(
             )
         exit_verdict(bool(result["passed"]))
     orig = read_table(original, csv)
-    pub = read_release(published)
+    pub = read_release(published, release_table)
     if check.k_column is not None:
         from anonymatch.tables.models.adaptive import verify_adaptive_release
 

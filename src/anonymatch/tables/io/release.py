@@ -296,27 +296,33 @@ def _scaled(
         lo[~star], hi[~star] = scale.parse(live, name)
     if isinstance(scale, OrdinalScale):
         if ranges == "bounds":
-            kind = pd.CategoricalDtype(list(scale.order), ordered=True)
+            order = pd.CategoricalDtype(list(scale.order), ordered=True)
             return {f"{name}_{side}": pd.Series(pd.Categorical.from_codes(
-                np.where(star, -1, ends).astype(np.int64), dtype=kind))
+                np.where(star, -1, ends).astype(np.int64), dtype=order))
                 for side, ends in (("lo", lo), ("hi", hi))}  # fmt: skip
         return {name: _intervals(lo, hi, star, integral=not star.any())}
+    assert isinstance(scale, DateScale)
+    dates = _dates(lo, hi, star, scale, ranges == "bounds")
+    return {name + suffix: values for suffix, values in dates.items()}
+
+
+def _dates(
+    lo: np.ndarray, hi: np.ndarray, star: np.ndarray, scale: DateScale, bounds: bool
+) -> dict[str, pd.Series]:
+    """Date range cells (period numbers ``lo``..``hi``) as intervals of instants, or as two
+    Period columns with ``bounds`` (named ``_lo``/``_hi``, the caller's name prefixed)."""
     freq = _PERIODS[scale.granularity]
-    first = [
-        pd.NaT if s else pd.Period(scale.start(int(v)), freq) for v, s in zip(lo, star, strict=True)
-    ]
-    last = [
-        pd.NaT if s else pd.Period(scale.start(int(v)), freq) for v, s in zip(hi, star, strict=True)
-    ]
-    if ranges == "bounds":
-        kind = pd.PeriodDtype(freq)
-        return {
-            f"{name}_lo": pd.Series(first, dtype=kind),
-            f"{name}_hi": pd.Series(last, dtype=kind),
-        }
-    left = pd.DatetimeIndex([pd.NaT if p is pd.NaT else p.start_time for p in first])
-    right = pd.DatetimeIndex([pd.NaT if p is pd.NaT else (p + 1).start_time for p in last])
-    return {name: pd.Series(pd.arrays.IntervalArray.from_arrays(left, right, closed="left"))}
+    live = ~star
+    kind = pd.PeriodDtype(freq)
+    first = pd.Series(pd.NaT, index=range(len(lo)), dtype=kind)
+    last = first.copy()
+    first[live] = [pd.Period(scale.start(int(v)), freq) for v in lo[live]]
+    last[live] = [pd.Period(scale.start(int(v)), freq) for v in hi[live]]
+    if bounds:
+        return {"_lo": first, "_hi": last}
+    left = first.dt.start_time
+    right = (last + 1).dt.start_time
+    return {"": pd.Series(pd.arrays.IntervalArray.from_arrays(left, right, closed="left"))}
 
 
 def _node_sets(column: pd.Series, nodes: dict[str, list[str]]) -> pd.Series:
