@@ -79,6 +79,13 @@ def is_dask_frame(value: object) -> bool:
     return library in ("dask", "dask_expr") and type(value).__name__ == "DataFrame"
 
 
+def is_spark_frame(value: object) -> bool:
+    """Whether ``value`` is a Spark DataFrame (classic or Spark Connect; told by its type's
+    module: pyspark is never imported for anything else). O(1)."""
+    library = type(value).__module__.split(".", 1)[0]
+    return library == "pyspark" and type(value).__name__ == "DataFrame"
+
+
 def iter_table_batches(
     path: object,
     options: CsvOptions | None = None,
@@ -86,8 +93,9 @@ def iter_table_batches(
 ) -> Iterator[pa.Table]:
     """Arrow tables of consecutive rows of the input: a CSV/TSV or Parquet file, a directory of
     Parquet parts, a database URL with ``options.table``/``options.query`` (a server-side
-    cursor, ``tables.io.sql.iter_sql_batches``) or a Dask DataFrame (its partitions computed
-    one at a time, :func:`_dask_batches`). Raises InputError (one line) on an
+    cursor, ``tables.io.sql.iter_sql_batches``), a Dask DataFrame (its partitions computed
+    one at a time, :func:`_dask_batches`) or a Spark DataFrame (one partition at a time,
+    :func:`_spark_batches`). Raises InputError (one line) on an
     unreadable or malformed input; the first batch is read before anything is yielded, so a
     bad header fails early. Memory O(batch_rows · row width) (a Dask partition's rows)."""
     options = options or CsvOptions()
@@ -96,9 +104,14 @@ def iter_table_batches(
     if is_dask_frame(path):
         yield from _dask_batches(path, batch_rows)
         return
+    if is_spark_frame(path):
+        yield from _spark_batches(path, batch_rows)
+        return
     if not isinstance(path, str | os.PathLike):
-        raise InputError(f"a table input is a path, a database URL or a Dask DataFrame, got "
-                         f"{type(path).__name__}")  # fmt: skip
+        raise InputError(
+            "a table input is a path, a database URL, a Dask or a Spark DataFrame, got "
+            + type(path).__name__
+        )
     if is_database_url(path):
         yield from iter_sql_batches(str(path), options.table, options.query, batch_rows)
         return
@@ -142,6 +155,44 @@ def _dask_batches(frame: Any, batch_rows: int) -> Iterator[pa.Table]:
             yield table.slice(start, batch_rows)
     if rows == 0:
         raise InputError("the Dask DataFrame has no rows")
+
+
+def _spark_batches(frame: Any, batch_rows: int) -> Iterator[pa.Table]:
+    """Batches of a Spark DataFrame in partition order, never collecting it:
+    ``toLocalIterator(prefetchPartitions=False)`` brings one partition at a time to this
+    process (Spark computes each as it is asked for). Column types are fixed by the first
+    batch (NULL-only columns as text), as for a database cursor. Memory O(one partition);
+    time O(rows)."""
+    names = [str(c) for c in frame.columns]
+    schema: pa.Schema | None = None
+    rows: list[tuple[Any, ...]] = []
+    read = 0
+
+    def table() -> pa.Table:
+        nonlocal schema
+        columns = list(zip(*rows, strict=True))
+        batch = pa.Table.from_arrays([pa.array(c, from_pandas=True) for c in columns], names=names)
+        if schema is None:
+            schema = pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f
+                                for f in batch.schema])  # fmt: skip
+        try:
+            return batch.cast(schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise InputError(
+                f"the Spark DataFrame changes type after row {read} ({_first_line(exc)})"
+            ) from None
+
+    for row in frame.toLocalIterator(prefetchPartitions=False):
+        rows.append(tuple(row))
+        if len(rows) == batch_rows:
+            yield table()
+            read += len(rows)
+            rows = []
+    if rows:
+        yield table()
+        read += len(rows)
+    if read == 0:
+        raise InputError("the Spark DataFrame has no rows")
 
 
 def _parquet_dataset(path: Path) -> pads.Dataset:
