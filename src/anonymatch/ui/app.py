@@ -458,6 +458,31 @@ def create_app(state: AppState) -> Starlette:
             return go("/")
         return go("/dataset")
 
+    async def database(request: Request) -> Response:
+        """A database table as the source: checked (``data.database_name``), copied into a
+        private Parquet file of the session (``data.copy_database_table``) and read like an
+        upload. The URL's password is used for that read only: never stored, shown or
+        logged (the name shown and every message carry the URL without it)."""
+        session = state.session(request)
+        form = await posted(request, session)
+        target: Path | None = None
+        try:
+            url, table = str(form.get("url", "")).strip(), str(form.get("table", "")).strip()
+            name = data.database_name(url, table, state.data_dir)
+            target = session.directory / data.stored_name("table.parquet")
+            await run_in_threadpool(data.copy_database_table, url, table, target, limits)
+            dataset = data.Dataset(target, name, target.stat().st_size)  # Parquet: a header
+            session.dataset = await run_in_threadpool(data.load, dataset, limits, session.directory)
+            target = None  # kept: it is the dataset now
+            session.tidy_uploads()
+        except AnonymatchError as exc:
+            session.error = f"error: {exc}"
+            return go("/")
+        finally:
+            if target is not None:
+                target.unlink(missing_ok=True)
+        return go("/dataset")
+
     async def reread(request: Request) -> Response:
         session = state.session(request)
         form = await posted(request, session)
@@ -727,6 +752,7 @@ def create_app(state: AppState) -> Starlette:
         Route("/", index),
         Route("/upload", upload, methods=["POST"]),
         Route("/pick", pick, methods=["POST"]),
+        Route("/database", database, methods=["POST"]),
         Route("/read", reread, methods=["POST"]),
         Route("/dataset", dataset),
         Route("/run", run, methods=["POST"]),

@@ -734,6 +734,51 @@ def _number(value: Any, kind: type, name: str) -> Any:
         raise InputError(f"{name} must be a number, got {value!r}") from None
 
 
+def database_name(url: str, table: str, data_dir: Path | None) -> str:
+    """The name a database table is shown under (``table 'T' in URL``, the URL without its
+    password), once the source is checked: a database URL, a table name, and a SQLite/DuckDB
+    file only inside the data directory ``data_dir`` (the app reads no other file).
+    InputError (one line, no password) otherwise."""
+    from anonymatch.tables.io.sql import _url, check_identifier, is_database_url, redact_url
+
+    if not is_database_url(url):
+        raise InputError("a database URL starts with postgresql://, sqlite:/// or duckdb:///")
+    check_identifier(table, "the table")
+    parsed = _url(url)
+    if not parsed.drivername.startswith("postgresql"):
+        inside = False
+        if data_dir is not None and parsed.database:
+            found = Path(parsed.database).resolve()
+            inside = found.is_relative_to(data_dir.resolve()) and found.is_file()
+        if not inside:
+            raise InputError("a SQLite or DuckDB file is read only from the app's data directory")
+    return f"table {table!r} in {redact_url(url)}"
+
+
+def copy_database_table(url: str, table: str, target: Path, limits: Limits) -> None:
+    """Copy ``table`` of the database ``url`` into the private Parquet file ``target`` (the
+    session's copy, removed with the session's uploads): its rows are counted on the server
+    first and a table past the cell budget is refused before it is read. InputError (one line,
+    the password never shown) on an unreachable server, wrong credentials, a missing table or
+    no rows. O(rows)."""
+    from anonymatch.tables.io.sql import count_sql_rows, read_sql_source
+
+    width = read_sql_source(url, table=table, nrows=1).shape[1]
+    rows = count_sql_rows(url, table=table)
+    if rows * width > limits.max_cells:
+        raise InputError(
+            f"table {table!r} has {rows:,} rows × {width} columns, more than the app's "
+            f"{limits.max_cells:,} cells"
+        )
+    frame = read_sql_source(url, table=table)
+    try:
+        frame.to_parquet(target, index=False)
+    except (ValueError, TypeError, OverflowError) as exc:  # pyarrow: a column of mixed types
+        text = str(exc).strip().splitlines()
+        raise InputError(f"cannot hold table {table!r}: {text[0] if text else exc}") from None
+    os.chmod(target, 0o600)
+
+
 def stored_name(filename: str) -> str:
     """The name an upload is stored under: generated (``upload-`` and 16 random hex digits),
     with the original's suffix when it is a table's (``.csv``, ``.parquet``…, lower-cased), so
