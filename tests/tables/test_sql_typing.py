@@ -67,20 +67,20 @@ def _round_trips(
     """The release of the table ``people`` written to ``rel`` and to a CSV file on the same
     path with the same seed, both read back typed; asserted equal. Returns the typed one."""
     engine = _engine(url)
-    _people(300, seed=1).to_sql("people", engine, index=False, if_exists="replace")
+    _people(300, seed=1).to_sql("typed_people", engine, index=False, if_exists="replace")
     engine.dispose()
     common = [*_args(tmp_path), *path, "--force"]  # the server is shared by the tests
-    _run(["anonymize", url, "--table", "people", "-o", url, "--output-table", "rel", *common],
-         capsys)  # fmt: skip
+    to_table = ["-o", url, "--output-table", "typed_rel"]
+    _run(["anonymize", url, "--table", "typed_people", *to_table, *common], capsys)
     csv = tmp_path / "rel.csv"
-    _run(["anonymize", url, "--table", "people", "-o", str(csv), *common], capsys)
-    from_db = read_release(url, table="rel")
+    _run(["anonymize", url, "--table", "typed_people", "-o", str(csv), *common], capsys)
+    from_db = read_release(url, table="typed_rel")
     from_csv = read_release(csv)
     _assert_same(from_db, from_csv)
     assert from_db.attrs == from_csv.attrs
     for ranges in ("interval", "bounds"):
         _assert_same(
-            read_release(url, table="rel", ranges=ranges), read_release(csv, ranges=ranges)
+            read_release(url, table="typed_rel", ranges=ranges), read_release(csv, ranges=ranges)
         )
     assert str(from_db["size"].dtype) == "interval[int64, both]"
     assert str(from_db["day"].dtype).startswith("interval[datetime64")
@@ -123,20 +123,22 @@ def test_postgresql_release_keeps_its_typing(
     _check_typed(typed, _people(300, seed=1))
     engine = _engine(url)
     inspector = sqlalchemy.inspect(engine)
-    sidecar = json.loads(inspector.get_table_comment("rel")["text"])
+    sidecar = json.loads(inspector.get_table_comment("typed_rel")["text"])
     assert json.loads((tmp_path / "rel.csv.schema.json").read_text()) == sidecar
-    comments = {c["name"]: json.loads(c["comment"]) for c in inspector.get_columns("rel")}
+    comments = {c["name"]: json.loads(c["comment"]) for c in inspector.get_columns("typed_rel")}
     engine.dispose()
     assert comments["size"]["order"] == ORDER.split("|")
     assert comments["day"]["granularity"] == "month"
     assert comments["work"]["nodes"]["a"] == ["a1", "a2"]
     # verify reads the release side from the database too (--release-table)
     args = [a for a in _args(tmp_path) if a not in ("--seed", "3", "--sensitive", "dx")]
-    code = main(["verify", url, url, "--table", "people", "--release-table", "rel", *args])
+    code = main(
+        ["verify", url, url, "--table", "typed_people", "--release-table", "typed_rel", *args]
+    )
     out, err = capsys.readouterr()
     assert code == 0 and out.startswith("PASS"), err
     assert pgserver.PASSWORD not in out + err
-    code = main(["verify", url, url, "--table", "people", *args])
+    code = main(["verify", url, url, "--table", "typed_people", *args])
     out, err = capsys.readouterr()
     assert code == 2 and "needs --release-table" in err and pgserver.PASSWORD not in err
 
@@ -153,20 +155,20 @@ def test_streamed_postgresql_release_keeps_its_typing(
 def test_sqlite_release_keeps_its_typing_in_a_companion_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """SQLite: the companion table ``rel__anonymatch`` holds the sidecar; replaced with the
+    """SQLite: the companion table ``typed_rel__anonymatch`` holds the sidecar; replaced with the
     release under --force; a table without typing needs the manifest."""
     url = f"sqlite:///{tmp_path / 'people.db'}"
     _round_trips(url, tmp_path, capsys, ["--method", "mondrian"])
     engine = _engine(url)
-    stored = pd.read_sql("SELECT sidecar FROM rel__anonymatch", engine)
+    stored = pd.read_sql("SELECT sidecar FROM typed_rel__anonymatch", engine)
     assert len(stored) == 1
     assert json.loads(stored["sidecar"][0]) == json.loads(
         (tmp_path / "rel.csv.schema.json").read_text()
     )
     with engine.begin() as connection:
-        connection.exec_driver_sql("DROP TABLE rel__anonymatch")
+        connection.exec_driver_sql("DROP TABLE typed_rel__anonymatch")
     engine.dispose()
     with pytest.raises(InputError, match="no stored typing"):
-        read_release(url, table="rel")
+        read_release(url, table="typed_rel")
     with pytest.raises(InputError, match="needs its `table`"):
         read_release(url)
