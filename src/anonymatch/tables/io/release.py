@@ -11,6 +11,7 @@ is documented in ``docs/release-format.md``; a worked example is ``docs/reading-
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +27,12 @@ from anonymatch.tables.columns.qitypes import GRANULARITIES, DateScale, OrdinalS
 from anonymatch.tables.io import CsvOptions, is_parquet, read_table
 from anonymatch.tables.io.cells import _parse_numeric_column
 from anonymatch.tables.io.documents import check_readable_path, load_json
-from anonymatch.tables.io.sidecar import RELEASE_SCHEMA, schema_path, typed_kept_column
+from anonymatch.tables.io.sidecar import (
+    PARQUET_TYPING_KEY,
+    RELEASE_SCHEMA,
+    schema_path,
+    typed_kept_column,
+)
 
 
 def _sidecar(path: Path, manifest: str | os.PathLike[str] | None) -> list[dict[str, Any]] | None:
@@ -288,7 +294,7 @@ def _scaled(
     as the interval of instants it covers, ``[start of the first period, start of the period
     after the last)`` (``bounds``: two :class:`pandas.Period` columns, both ends included).
     A suppressed cell is NA. O(n) plus one parse per distinct cell."""
-    text = column.reset_index(drop=True).astype(object)
+    text = column.reset_index(drop=True).astype(object).map(_struct_text)
     star = (text.isna() | (text.astype(str) == STAR)).to_numpy()
     lo, hi = np.full(len(text), np.nan), np.full(len(text), np.nan)
     if (~star).any():
@@ -325,12 +331,26 @@ def _dates(
     return {"": pd.Series(pd.arrays.IntervalArray.from_arrays(left, right, closed="left"))}
 
 
+def _struct_text(cell: Any) -> Any:
+    """A Parquet ``struct{lo, hi}`` cell of labels as its CSV text (``lo..hi``, or ``lo``);
+    any other cell as it is."""
+    if not isinstance(cell, dict):
+        return cell
+    if cell.get("lo") is None:
+        return None
+    return cell["lo"] if cell["lo"] == cell.get("hi") else f"{cell['lo']}..{cell['hi']}"
+
+
 def _node_sets(column: pd.Series, nodes: dict[str, list[str]]) -> pd.Series:
     """A hierarchy column: a ``~label`` cell as the frozenset of the leaves under that node, a
     leaf (``\\~`` escaping a leading ``~``) or value set as its labels, ``*`` as NA."""
     out: list[Any] = []
     memo: dict[str, Any] = {}
     for cell in column.reset_index(drop=True):
+        if isinstance(cell, dict):  # Parquet struct{node, values}: the leaves covered
+            values = cell.get("values")
+            out.append(pd.NA if values is None else frozenset(str(v) for v in values))
+            continue
         if cell is None or (isinstance(cell, float) and np.isnan(cell)) or str(cell) == STAR:
             out.append(pd.NA)
             continue
@@ -356,6 +376,12 @@ def _read_parquet_release(path: Path) -> tuple[pd.DataFrame, list[dict[str, Any]
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises many types for corrupt files
         raise InputError(f"cannot read Parquet release {path}: {exc}") from None
+    stored = (table.schema.metadata or {}).get(PARQUET_TYPING_KEY)
+    if stored is not None:  # the sidecar's typing, written with the file (typed QIs)
+        try:
+            return table.to_pandas(), _described(json.loads(stored))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"cannot read the typing of Parquet release {path}: {exc}") from None
     columns: list[dict[str, Any]] = []
     for fld in table.schema:
         kind = fld.type

@@ -25,6 +25,9 @@ from anonymatch.tables.columns.schema import EncodedQI
 RELEASE_SCHEMA = "anonymatch-release/1"
 """The ``schema`` of a CSV release's sidecar file (``release.csv.schema.json``)."""
 
+PARQUET_TYPING_KEY = b"anonymatch.release"
+"""The key of a Parquet release's schema metadata holding the sidecar document (JSON)."""
+
 _INTEGER = r"-?(0|[1-9][0-9]{0,17})"
 
 
