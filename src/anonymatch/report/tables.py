@@ -379,7 +379,8 @@ def _population(
     )
 
     kmap = (manifest.get("guarantee") or {}).get("kmap") or {}
-    source = options.get("population") or kmap.get("population")
+    source = options.get("population")
+    source = kmap.get("population") if source is None else source  # a DataFrame has no truth
     fraction, weights = options.get("sampling_fraction"), options.get("weights")
     if source is None and fraction is None and weights is None:
         return
@@ -420,6 +421,7 @@ def _population(
     est = report["estimates"]
     chosen = est["dankar"]
     share = chosen["share"]
+    section.paragraphs.append(_estimate_assumptions(report["sampling_fraction"], weights))
     rows.append(
         [f"population uniques estimated from the sample ({chosen['model']}, f = "
          f"{report['sampling_fraction']:.3g})",
@@ -434,6 +436,21 @@ def _population(
             caption="The sample against the population it was drawn from "
             "(docs/guarantees/population.md).",
         )
+    )
+
+
+def _estimate_assumptions(fraction: float, weights: str | None) -> str:
+    """The estimates' assumptions in plain words (``docs/guarantees/population.md``). O(1)."""
+    drawn = (
+        f"each record stands for as many people as its weight in column {weights}"
+        if weights is not None
+        else f"the original is a simple random sample of {100 * fraction:.3g}% of the population"
+    )
+    return (
+        f"Estimated from the sample alone: {drawn}. Pitman, Zayatz and SNB model how often each "
+        "combination of quasi-identifiers occurs in the population; Dankar's rule picks the "
+        "model to trust. An estimate, not a count: a clustered or stratified sample, or a "
+        "wrong fraction, makes it wrong in either direction."
     )
 
 
