@@ -11,8 +11,8 @@ import click
 from anonymatch.cli.options import (
     HTML_EXTENSIONS,
     SET_FORMATS,
-    PopulationFlags,
     TABLE_FORMATS,
+    PopulationFlags,
     claim_outputs,
     population_options,
     report_reading_options,
