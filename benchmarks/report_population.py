@@ -131,7 +131,7 @@ def render(results: dict[str, object]) -> str:
         "At this size the population figures cost less than the run-to-run spread of a shared "
         "machine: the report's time is the process start, the reading and the verifier's "
         "re-run. On a 1,000,000-row population expect about the cost of `risk --population` "
-        "(24 s in the section above; not re-measured here).",
+        '(24 s in "Risk beyond the sample" above; not re-measured here).',
     ]
     return "\n".join(lines) + "\n"
 

@@ -103,6 +103,23 @@ def _suppression_limit_option(help_text: str) -> Any:
     )
 
 
+def _strict_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--strict``: refuse a release whose kept columns leak (read by the command from the
+    click context, like ``--force``: the command's signature keeps its groups)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, strict: bool, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return click.option(
+        "--strict",
+        is_flag=True,
+        help="Refuse (exit 2, nothing written) a release whose columns released unchanged give "
+        "QIs away, single people out or hold free text (docs/guarantees/leakage.md); without "
+        "it they are warned about on stderr.",
+    )(wrapper)
+
+
 @click.command()
 @click.argument("input_path", metavar="INPUT")
 @output_options(
@@ -210,6 +227,7 @@ def _suppression_limit_option(help_text: str) -> Any:
     help="Database release (-o a URL such as postgresql://user@host/db or sqlite:///file.db): "
     "the table created, in one transaction (an existing one only with --force).",
 )
+@_strict_option
 @table_input_options
 @typed_table_job
 def anonymize(
@@ -235,6 +253,9 @@ def anonymize(
     from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
 
     db_in, db_out = is_database_url(input_path), is_database_url(output)
+    strict = bool(click.get_current_context().params.get("strict"))
+    if not quiet and not db_in:
+        _say_sniffed(input_path, csv)
     if output_table is not None and not db_out:
         raise InputError("--output-table writes to a database URL given as -o")
     if db_out:
@@ -252,8 +273,15 @@ def anonymize(
         )
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
+    if strict and streamed is not None:
+        raise InputError(
+            "--strict checks the release's kept columns in memory: drop --chunk-rows/--executor "
+            "(the streamed path has no leakage check)"
+        )
     if streamed is None and (db_in or db_out):
         release = run_job(read_table(input_path, csv), job)
+        if strict:
+            _refuse_leaks(release.report)
         if db_out:
             assert output_table is not None
             write_sql_release(output, output_table, release.table, replace=True)
@@ -289,6 +317,8 @@ def anonymize(
     else:
         frame = read_table(input_path, csv)
         release = run_job(frame, job)
+        if strict:
+            _refuse_leaks(release.report)
         release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
         write_release(output, release.table, release.cells, release.qi, csv_safe)
         report = _note_csv_safe(release.report, output, csv_safe)
@@ -331,12 +361,53 @@ def _finish(
 
     finish_manifest(report, input_path, output, started, command="anonymize")
     write_manifest(report_path, report)
+    _warn_honestly(report)
     if quiet:
         return
     if report["guarantee"]["model"] == "adaptive-anonymity":
         _print_adaptive_summary(report, output)
     else:
         _print_summary(report, output)
+
+
+def _say_sniffed(path: str, csv: CsvOptions) -> None:
+    """One line on stderr when the separator was taken from the file's first lines (no
+    ``--sep``, a ``.csv`` or other text file whose lines show ``;`` or tabs)."""
+    from anonymatch.tables.io import csv_separator, is_parquet, sniff_separator
+
+    p = Path(path)
+    if csv.sep is not None or csv.fmt != "auto" or not p.is_file() or is_parquet(p):
+        return
+    if p.suffix.lower() in (".tsv", ".tab", ".xlsx", ".xls", ".sav", ".dta", ".sas7bdat"):
+        return
+    sniffed = sniff_separator(p)
+    if sniffed is not None and csv_separator(p, csv) == sniffed:
+        shown = "tab" if sniffed == "\t" else repr(sniffed)
+        click.echo(
+            f"anonymatch: reading {p.name} with separator {shown} (what its first lines show; "
+            "--sep to choose)",
+            err=True,
+        )
+
+
+def _refuse_leaks(report: Any) -> None:
+    """InputError (exit 2) naming the flagged kept columns of a release, before any writing."""
+    from anonymatch.app.honest import LEAK_EXIT_HINT, leakage_lines
+
+    lines = leakage_lines(report)
+    if lines:
+        raise InputError(
+            f"refused (--strict): {'; '.join(lines)}; {LEAK_EXIT_HINT}; nothing written"
+        )
+
+
+def _warn_honestly(report: dict[str, Any]) -> None:
+    """Warn on stderr about kept columns that leak QIs and about a release that keeps little
+    (``app.honest``; even with --quiet: they are about what was published)."""
+    from anonymatch.app.honest import warnings_of
+
+    for line in warnings_of(report):
+        click.echo(f"anonymatch: warning: {line}", err=True)
 
 
 def _finish_database(
@@ -408,6 +479,17 @@ def _manifest_suppression(path: str | None) -> tuple[float, int | None]:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
 
 
+def _manifest_certificate(path: str | None) -> dict[str, object] | None:
+    """The ring certificate a manifest records (``guarantee.certificate``), or None."""
+    if path is None:
+        return None
+    try:
+        certificate = json.loads(Path(path).read_text()).get("guarantee", {}).get("certificate")
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"cannot read the manifest {path}: {exc}") from None
+    return certificate if isinstance(certificate, dict) else None
+
+
 def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: TableJob) -> Any:
     """The executor of the streamed path, or None for the in-memory path: threads keep the
     run in memory; a scheduler, or ``auto`` with workers, means Dask; ``auto`` streams
@@ -471,6 +553,11 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
         _echo_sensitive(check)
     per = ", ".join(f"{a} {100 * x:.2f}%" for a, x in loss["ncp"].items())
     click.echo(f"information loss: GCP {100 * loss['gcp']:.2f}% ({per})")
+    from anonymatch.app.honest import headline_text
+
+    kept = headline_text(report)
+    if kept is not None:
+        click.echo(f"what the release keeps: {kept}")
     if "gcp_with_suppressed" in loss:
         click.echo(
             f"GCP counting each suppressed record as a row of '*': "
@@ -609,6 +696,8 @@ def verify(
                                      low_open=False, high_open=True),
             partition_size=recorded_size,
         )  # fmt: skip
+    if check.models and check.certificate is None:  # a ring release: every draw (§6)
+        check = check.replace(certificate=_manifest_certificate(manifest))
     report = verify_release(pub, orig, check)
     kmap_figures = _check_kmap(orig, pub, check, kmap, csv)
     passed = report.passed and (kmap_figures is None or bool(kmap_figures["passed"]))

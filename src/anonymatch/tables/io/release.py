@@ -12,14 +12,15 @@ is documented in ``docs/release-format.md``; a worked example is ``docs/reading-
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from anonymatch.core.cells import STAR, split_cell
+from anonymatch.core.cells import NODE_MARK, STAR, split_cell
 from anonymatch.core.csvsafe import unescape_frame
 from anonymatch.core.errors import InputError
 from anonymatch.tables.io import CsvOptions, is_parquet, read_table
@@ -169,7 +170,7 @@ def read_release(
                 out[str(name)] = _intervals(lo, hi, star, integral)
         elif info.get("role") == "qi":
             qi.append(str(name))
-            out[str(name)] = _sets(column)
+            out[str(name)] = _sets(column, info)
         elif "dtype" in info and not pd.api.types.is_numeric_dtype(column.dtype):
             out[str(name)] = typed_kept_column(column, str(info["dtype"]), str(name))
             out[str(name)] = out[str(name)].reset_index(drop=True)
@@ -276,15 +277,45 @@ def _intervals(lo: np.ndarray, hi: np.ndarray, star: np.ndarray, integral: bool)
     return pd.Series(pd.arrays.IntervalArray.from_arrays(left, right, closed="both"))
 
 
-def _sets(column: pd.Series) -> pd.Series:
+@dataclass(frozen=True)
+class HierarchyNode:
+    """A hierarchy node published in a release whose sidecar does not list its leaves (a
+    node of a large hierarchy): its ``label`` and the ``hierarchy`` file it comes from (with
+    ``sha256``); ``anonymatch.tables.columns.hierarchy.read_hierarchy`` of that file gives its
+    leaves. Cells whose leaves the sidecar lists read as ``frozenset`` of leaves instead."""
+
+    label: str
+    hierarchy: str | None = None
+    sha256: str | None = None
+
+    def __str__(self) -> str:
+        return NODE_MARK + self.label
+
+
+def _sets(column: pd.Series, info: Mapping[str, Any] | None = None) -> pd.Series:
+    """Cells as frozensets of labels (NA for ``*``); a ``~node`` cell of a hierarchy QI as the
+    leaves the sidecar lists under it, else a :class:`HierarchyNode` (never the literal
+    ``~label``). Parquet node cells already hold their leaves."""
+    tree = (info or {}).get("hierarchy")
+    nodes = (info or {}).get("nodes") or {}
+    tree_file = str(tree.get("file")) if isinstance(tree, Mapping) else None
+    tree_sha = str(tree.get("sha256")) if isinstance(tree, Mapping) else None
     values: list[Any] = []
     for cell in column.reset_index(drop=True):
+        if isinstance(cell, dict):  # Parquet struct{node, values}
+            cell = cell.get("values")
         if cell is None or (isinstance(cell, float) and np.isnan(cell)):
             values.append(pd.NA)
         elif isinstance(cell, list | tuple | np.ndarray):
             values.append(frozenset(str(v) for v in cell))
         elif str(cell) == STAR:
             values.append(pd.NA)
+        elif tree is not None and str(cell).startswith(NODE_MARK):
+            label = split_cell(str(cell)[1:])[0]
+            if label in nodes:
+                values.append(frozenset(str(v) for v in nodes[label]))
+            else:
+                values.append(HierarchyNode(label, tree_file, tree_sha))
         else:
             values.append(frozenset(split_cell(str(cell))))
     return pd.Series(values, dtype=object)
