@@ -17,7 +17,13 @@ def test_top_level_is_the_tables_front() -> None:
     assert anonymatch.verify is anonymatch.tables.verify
     assert anonymatch.evaluate is anonymatch.tables.evaluate
     assert anonymatch.risk is anonymatch.tables.risk
-    for kind in (anonymatch.tables, anonymatch.sets, anonymatch.sparse, anonymatch.graphs):
+    for kind in (
+        anonymatch.tables,
+        anonymatch.sets,
+        anonymatch.sparse,
+        anonymatch.graphs,
+        anonymatch.relational,
+    ):
         extra = {"risk", "run_job"} if kind is anonymatch.tables else set()
         assert set(kind.__all__) == {"anonymize", "verify", "evaluate"} | extra
         assert all(callable(getattr(kind, name)) for name in kind.__all__)
@@ -33,6 +39,7 @@ def test_old_mixed_reexports_are_gone() -> None:
 
 def test_front_functions_survive_importing_the_verify_submodules() -> None:
     import anonymatch.graphs.verify
+    import anonymatch.relational.verify
     import anonymatch.sets.verify
     import anonymatch.sparse.verify
     import anonymatch.tables.risk.risk
@@ -40,7 +47,13 @@ def test_front_functions_survive_importing_the_verify_submodules() -> None:
     from anonymatch.tables.risk.risk import RiskReport
     from anonymatch.tables.verify import VerificationReport
 
-    for kind in (anonymatch.tables, anonymatch.sets, anonymatch.sparse, anonymatch.graphs):
+    for kind in (
+        anonymatch.tables,
+        anonymatch.sets,
+        anonymatch.sparse,
+        anonymatch.graphs,
+        anonymatch.relational,
+    ):
         assert callable(kind.verify) and kind.verify.__module__ == kind.__name__
     assert VerificationReport.__name__ == "VerificationReport"
     assert callable(anonymatch.tables.risk) and RiskReport.__name__ == "RiskReport"

@@ -17,7 +17,13 @@ import pytest
 from numpydoc.docscrape import FunctionDoc, get_doc_object
 from numpydoc.validate import validate
 
-FRONTS = ["anonymatch.tables", "anonymatch.sets", "anonymatch.sparse", "anonymatch.graphs"]
+FRONTS = [
+    "anonymatch.tables",
+    "anonymatch.sets",
+    "anonymatch.sparse",
+    "anonymatch.graphs",
+    "anonymatch.relational",
+]
 FUNCTIONS = [(m, f) for m in FRONTS for f in ("anonymize", "verify", "evaluate")]
 FUNCTIONS.append(("anonymatch.tables", "risk"))
 SECTIONS = ["Parameters", "Returns", "Raises", "Notes", "References", "Examples"]

@@ -5,8 +5,8 @@
 - core imports nothing but core (no data kind, no application layer, not the package root);
 - app (job files, output paths, ``anonymatch init``'s drafting) is imported only by cli, ui and
   report: no data kind and not core;
-- a data kind (tables, sets, sparse, graphs) imports only from core and from itself; the
-  exceptions are declared here with their reason;
+- a data kind (tables, sets, sparse, graphs, relational) imports only from core and from
+  itself; the exceptions are declared here with their reason;
 - tables has at most 14 top-level modules and packages (``__init__`` aside);
 - the command modules of ``cli`` import nothing from each other but the shared ``options`` and
   ``config`` (``--config`` job files, ``verify --manifest``).
@@ -21,12 +21,16 @@ from pathlib import Path
 import networkx as nx
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-KINDS = ("tables", "sets", "sparse", "graphs")
+KINDS = ("tables", "sets", "sparse", "graphs", "relational")
 # Cross-kind imports allowed on purpose (importer prefix, imported prefix): the sparse and set
 # dataset loaders read the same public Adult file as the tables.
 ALLOWED_CROSS_KIND = {
     ("anonymatch.sets.datasets", "anonymatch.tables"),
     ("anonymatch.sparse.datasets", "anonymatch.tables"),
+    # relational data is a table and a set per person: its kind composes the two kinds' cell
+    # grammars, encodings, builders, recodings and compatibility checks instead of copying them
+    ("anonymatch.relational", "anonymatch.tables"),
+    ("anonymatch.relational", "anonymatch.sets"),
 }
 
 

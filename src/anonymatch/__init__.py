@@ -9,6 +9,7 @@ original always before the release, options keyword-only::
     anonymatch.sets      set-valued records (Xue et al. 2012)
     anonymatch.sparse    sparse binary matrices (smooth k-anonymity, Esfandiari et al.)
     anonymatch.graphs    graphs, k-anonymity of neighbourhoods (Stokes)
+    anonymatch.relational people with a row and a set of items (freeform on the joint graph)
 
     result = anonymatch.anonymize(df, k=10, qi="age,sex,zip", numeric="age")
     result.release, result.report
@@ -21,7 +22,7 @@ Importing the package is cheap: the heavy modules load on the first call.
 
 from __future__ import annotations
 
-from anonymatch import graphs, sets, sparse, tables
+from anonymatch import graphs, relational, sets, sparse, tables
 from anonymatch.core.errors import (
     AnonymatchError,
     InfeasibleError,
@@ -42,6 +43,7 @@ __all__ = [
     "anonymize",
     "evaluate",
     "graphs",
+    "relational",
     "risk",
     "sets",
     "sparse",

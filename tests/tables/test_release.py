@@ -289,7 +289,8 @@ def test_typed_qis_are_read_back_typed() -> None:
         {"name": "size", "role": "qi", "cell": "range", "values": "ordinal",
          "order": ["S", "M", "L", "XL"]},
         {"name": "day", "role": "qi", "cell": "range", "values": "date", "granularity": "month"},
-        {"name": "work", "role": "qi", "cell": "node", "nodes": {"a": ["a1", "a2"]}},
+        {"name": "work", "role": "qi", "cell": "set", "hierarchy": {"file": "h.csv"},
+         "nodes": {"a": ["a1", "a2"]}},
     ]  # fmt: skip
     typed = typed_release(frame, columns)
     assert typed["size"][0] == pd.Interval(0.0, 2.0, closed="both") and pd.isna(typed["size"][1])
@@ -304,8 +305,8 @@ def test_typed_qis_are_read_back_typed() -> None:
     assert bounds["size_hi"][0] == "L" and bounds["size_lo"].cat.ordered
     assert pd.isna(bounds["size_lo"][1])
     assert bounds["day_hi"][0] == pd.Period("2020-03", "M") and pd.isna(bounds["day_lo"][2])
-    with pytest.raises(InputError, match="no node"):
-        typed_release(pd.DataFrame({"work": ["~z"]}), columns[2:])
+    unlisted = typed_release(pd.DataFrame({"work": ["~z"]}), columns[2:])["work"][0]
+    assert unlisted.label == "z" and unlisted.hierarchy == "h.csv"  # a HierarchyNode
 
 
 def test_typed_qis_parquet_and_csv_releases_read_back_alike(tmp_path: Path) -> None:

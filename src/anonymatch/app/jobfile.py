@@ -311,6 +311,23 @@ class PrivacyModel(_Strict):
         lt=1,
         description="Share of records that may be dropped as outliers when it lowers the loss.",
     )
+    kmap: int | None = Field(
+        default=None,
+        ge=1,
+        description="k-map: every published row compatible with at least this many records of "
+        "the population table.",
+    )
+    journalist_risk: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="A bound on the average journalist risk against the population table.",
+    )
+    population: str | None = Field(
+        default=None,
+        description="k-map: the population table (CSV/TSV or Parquet with the QI columns), "
+        "relative to the job file's directory.",
+    )
 
     @model_validator(mode="after")
     def _levels(self) -> PrivacyModel:
@@ -688,6 +705,7 @@ PATH_FIELDS: tuple[tuple[str, str], ...] = (
     ("input", "path"),
     ("input", "sensitive_file"),
     ("method", "cell_weights"),
+    ("model", "population"),
     ("output", "path"),
     ("output", "report"),
 )
@@ -734,7 +752,8 @@ def resolve_paths(job: Job, base: str | os.PathLike[str], source: str = "job") -
     -------
     Job
         The same job with every path key (``input.path``, ``output.path``, ``output.report``,
-        ``input.sensitive_file``, ``method.cell_weights``, ``columns.*.hierarchy``) resolved.
+        ``input.sensitive_file``, ``method.cell_weights``, ``model.population``,
+        ``columns.*.hierarchy``) resolved.
 
     Raises
     ------

@@ -82,7 +82,8 @@ def job_file_keywords(
     tokens = tuple(job.input.na) if job.input.na is not None else DEFAULT_NA_VALUES
     if codes or job.input.na is not None:
         out["na_values"] = MissingCodes(tokens, codes)
-    for key in ("k", "k_column", "diversity", "c", "suppression_limit"):
+    keys = ("k", "k_column", "diversity", "c", "suppression_limit", "kmap", "journalist_risk")
+    for key in (*keys, "population"):
         if getattr(model, key) is not None:
             out[key] = getattr(model, key)
     for key in ("l", "t"):
@@ -162,6 +163,12 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
         out["t"] = {m["column"]: m["t"] for m in sens if m.get("t") is not None}
     if parameters.get("suppression_limit"):
         out["suppression_limit"] = parameters["suppression_limit"]
+    kmap = guarantee.get("kmap")
+    if isinstance(kmap, Mapping) and kmap.get("population"):  # a population given by path
+        out["kmap"] = kmap.get("k")
+        out["population"] = kmap["population"]
+        if kmap.get("journalist_risk") is not None:
+            out["journalist_risk"] = kmap["journalist_risk"]
     plan = manifest.get("plan")
     if isinstance(plan, Mapping) and plan.get("partition_size") is not None:
         out["partition_size"] = plan["partition_size"]

@@ -84,6 +84,9 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
     "workers": ("workers",),
     "scheduler": ("scheduler",),
     "chunk_rows": ("chunk_rows",),
+    "kmap": ("kmap",),
+    "journalist_risk": ("journalist_risk",),
+    "population": ("population",),
 }
 """``TableJob`` keyword → the ``anonymize`` parameters (click names) that set it. With
 ``--config``, these come from the job file typed (``app.tablejob.job_file_keywords``), not
@@ -730,6 +733,21 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
 # --------------------------------------------------------------------------- init
 
 
+def _read_from_context(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Drop the option ``name`` from the command's keywords: the command reads it from the
+    click context (its signature keeps its shape)."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            kwargs.pop(name, None)
+            return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
 def _database_data(func: F) -> F:
     """Decorator of ``init``: ``--table``/``--query`` (with DATA a database URL) turn DATA into
     one :class:`~anonymatch.tables.io.sql.SqlSource`; either of them with a file, or a URL
@@ -791,6 +809,15 @@ def _database_data(func: F) -> F:
     "(the draft names the URL without its password).",
 )
 @click.option("--query", "sql_query", default=None, help="DATA a database URL: the SELECT sampled.")
+@click.option(
+    "--hierarchies",
+    "hierarchies",
+    default=None,
+    metavar="DIR",
+    help="Directory of ARX hierarchy files (value;level1;…;*): each QI gets the file named "
+    "after it (cup_hierarchy_ZIP.csv), else the one whose leaves hold its values.",
+)
+@_read_from_context("hierarchies")
 @verbosity_options
 @_database_data
 def init_cmd(
@@ -826,8 +853,10 @@ def init_cmd(
         sep = parse_separator(sep, "--sep")
         if len(sep) != 1:  # the draft samples lines with the csv module: one character
             raise InputError(f"--sep of anonymatch init is one character, got {sep!r}")
+    hierarchies = click.get_current_context().params.get("hierarchies")
     job = infer_job(
         data,
+        hierarchies=hierarchies,
         sep=sep,
         names=comma_list(names) or None,
         header=header,

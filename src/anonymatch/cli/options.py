@@ -47,6 +47,7 @@ FLAGS: dict[str, str] = {
     "labels_path": "--sensitive-file",
     "label_column": "--sensitive",
     "refine": "--lsh",
+    "id_column": "--id",
 }
 """The one table from a library parameter to the flag that sets it, where the flag is not
 ``--`` and the parameter's name with dashes (``partition_size`` → ``--partition-size``)."""
@@ -1043,3 +1044,104 @@ def qi_type_options(func: F) -> F:
             ],
         ),
     )
+
+
+# ------------------------------------------------------------ population (risk, issue 28)
+
+
+@dataclass(frozen=True)
+class PopulationFlags:
+    """What ``risk`` measures against: its ``--threshold`` (as given), ``--population`` (a
+    table file), ``--sampling-fraction`` and ``--weights`` (a column of the original);
+    :attr:`given` when any population flag is."""
+
+    threshold: float = 0.2
+    population: str | None = None
+    sampling_fraction: float | None = None
+    weights: str | None = None
+
+    @property
+    def given(self) -> bool:
+        return (
+            self.population is not None
+            or self.sampling_fraction is not None
+            or self.weights is not None
+        )
+
+
+def population_options(func: F) -> F:
+    """Decorator: ``--threshold`` (the command's own option) and the three population flags,
+    passed to the command as one :class:`PopulationFlags` named ``population``."""
+
+    @click.option(
+        "--population",
+        "population_path",
+        default=None,
+        help="A table of the population the original was sampled from (its QI columns): "
+        "k-map, journalist and marketer risk, population uniques, delta-presence.",
+    )
+    @click.option(
+        "--sampling-fraction",
+        type=float,
+        default=None,
+        help="Share of the population in the original, in (0, 1]: population uniqueness "
+        "estimated from the sample (Pitman, Zayatz, SNB, Dankar) and individual risk.",
+    )
+    @click.option(
+        "--weights",
+        "weights_column",
+        default=None,
+        help="A column of the original holding survey weights (each > 0), instead of "
+        "--sampling-fraction.",
+    )
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        params["population"] = PopulationFlags(
+            params.pop("threshold"),
+            params.pop("population_path"),
+            params.pop("sampling_fraction"),
+            params.pop("weights_column"),
+        )
+        return func(**params)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class KMapFlags:
+    """``verify --kmap K --population FILE``: the k-map to check against a population table
+    (``k`` None: not asked)."""
+
+    k: int | None = None
+    population: str | None = None
+
+
+def kmap_check_options(func: F) -> F:
+    """Decorator: ``--kmap`` and ``--population`` passed to the command as one
+    :class:`KMapFlags` named ``kmap``."""
+
+    @click.option(
+        "--kmap",
+        "kmap_level",
+        type=int,
+        default=None,
+        help="Also check k-map: every published row compatible with at least this many records "
+        "of --population.",
+    )
+    @click.option(
+        "--population",
+        "kmap_population",
+        default=None,
+        help="The population table for --kmap (its QI columns).",
+    )
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        level, population = params.pop("kmap_level"), params.pop("kmap_population")
+        if (level is None) != (population is None):
+            raise InputError("give --kmap and --population together")
+        if level is not None and level < 1:
+            raise InputError(f"--kmap must be an integer of at least 1, got {level}")
+        params["kmap"] = KMapFlags(level, population)
+        return func(**params)
+
+    return wrapper  # type: ignore[return-value]

@@ -12,7 +12,9 @@ from anonymatch.cli.options import (
     HTML_EXTENSIONS,
     SET_FORMATS,
     TABLE_FORMATS,
+    PopulationFlags,
     claim_outputs,
+    population_options,
     report_reading_options,
     verbosity_options,
 )
@@ -66,6 +68,7 @@ REPORT_FORMATS = tuple(dict.fromkeys((*TABLE_FORMATS, *SET_FORMATS, "edges", "mt
     help="Sparse data: how ORIGINAL was read.",
 )
 @click.option("--n-vertices", type=int, default=None, help="Graphs: vertex count of ORIGINAL.")
+@population_options
 @verbosity_options
 def report_cmd(
     original: str | None,
@@ -73,7 +76,7 @@ def report_cmd(
     manifest_path: str,
     output: str,
     force: bool,
-    threshold: float,
+    population: PopulationFlags,
     quiet: bool,
     **reading: Any,
 ) -> None:
@@ -85,12 +88,16 @@ def report_cmd(
     and timings, and what the release does not protect against. With ORIGINAL and RELEASE the
     guarantee is re-verified from the files (the verifier re-run with the manifest's k and
     models); a figure of the manifest it does not give is reported and the command exits 4.
-    Without them the report holds what the manifest says, every claim labelled unchecked."""
+    Without them the report holds what the manifest says, every claim labelled unchecked.
+    Tables: --population FILE (read like ORIGINAL) adds the figures against the population the
+    original was sampled from (k-map, journalist and marketer risk, population uniques,
+    delta-presence); --sampling-fraction or --weights the population uniqueness estimated from
+    the sample alone; each with its assumptions in plain words."""
     from anonymatch.report import build_report, write_report
     from anonymatch.tables.risk.risk import check_threshold
 
     started = time.perf_counter()
-    threshold = check_threshold(threshold, "--threshold")
+    threshold = check_threshold(population.threshold, "--threshold")
     if (original is None) != (release is None):
         raise InputError("give both ORIGINAL and RELEASE, or neither (manifest only)")
     # the shared output policy: .html, directory exists, no replacing without --force, not
@@ -102,11 +109,13 @@ def report_cmd(
     kind = manifest.get("data_kind") if isinstance(manifest, dict) else None
     if kind == "table" and reading["fmt"] not in TABLE_FORMATS:
         raise InputError(f"--format {reading['fmt']} does not read a table")
+    options = report_reading_options({k: v for k, v in reading.items()})
+    options.update(population_report_options(population, kind, original, options.get("csv")))
     html = build_report(
         manifest,
         original,
         release,
-        options=report_reading_options({k: v for k, v in reading.items()}),
+        options=options,
         threshold=threshold,
         with_check=True,
     )
@@ -140,6 +149,44 @@ def report_cmd(
 
 
 COMMANDS = [report_cmd]
+
+
+def population_report_options(
+    flags: PopulationFlags, kind: Any, original: str | None, csv: Any
+) -> dict[str, Any]:
+    """The report's population options (``population`` a DataFrame read like the original,
+    ``sampling_fraction``, ``weights``) from ``report``'s flags, checked as ``risk`` checks
+    them. O(size of the population file).
+
+    Raises
+    ------
+    InputError
+        A fraction outside (0, 1], both a fraction and weights, a flag on a release that is not
+        a table or without ORIGINAL and RELEASE, an unreadable population file (exit 2).
+    """
+    if not flags.given:
+        return {}
+    from anonymatch.tables.risk.estimators import check_fraction
+
+    if flags.sampling_fraction is not None:
+        check_fraction(flags.sampling_fraction, "--sampling-fraction")
+    if flags.sampling_fraction is not None and flags.weights is not None:
+        raise InputError("give --sampling-fraction or --weights, not both")
+    if kind != "table":
+        raise InputError("--population, --sampling-fraction and --weights apply to table releases")
+    if original is None:
+        raise InputError(
+            "--population, --sampling-fraction and --weights need ORIGINAL and RELEASE"
+        )
+    options: dict[str, Any] = {
+        "sampling_fraction": flags.sampling_fraction,
+        "weights": flags.weights,
+    }
+    if flags.population is not None:
+        from anonymatch.tables.io import read_table
+
+        options["population"] = read_table(flags.population, csv)
+    return options
 
 
 @click.command("ui")

@@ -28,6 +28,8 @@ from anonymatch.cli.config import (
 )
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
+    KMapFlags,
+    PopulationFlags,
     check_output_path,
     claim_outputs,
     csv_safe_option,
@@ -37,7 +39,9 @@ from anonymatch.cli.options import (
     executor_options,
     exit_verdict,
     json_default,
+    kmap_check_options,
     output_options,
+    population_options,
     qi_type_options,
     seed_option,
     sensitive_model_options,
@@ -73,6 +77,10 @@ VERIFY_EXECUTOR_MEANING = (
 )
 
 
+RELEASE_TABLE = "anonymatch.release_table"
+"""Where ``verify --release-table`` keeps its value in the click context."""
+
+
 def read_release(path: str, table: str | None = None) -> Any:
     """A table release as published (CSV formula guard undone; ``cells.read_release_text``),
     or the cells of the release ``table`` when ``path`` is a database URL."""
@@ -105,6 +113,23 @@ def _suppression_limit_option(help_text: str) -> Any:
         metavar="SHARE",
         help=help_text,
     )
+
+
+def _strict_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--strict``: refuse a release whose kept columns leak (read by the command from the
+    click context, like ``--force``: the command's signature keeps its groups)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, strict: bool, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return click.option(
+        "--strict",
+        is_flag=True,
+        help="Refuse (exit 2, nothing written) a release whose columns released unchanged give "
+        "QIs away, single people out or hold free text (docs/guarantees/leakage.md); without "
+        "it they are warned about on stderr.",
+    )(wrapper)
 
 
 @click.command()
@@ -180,6 +205,25 @@ def _suppression_limit_option(help_text: str) -> Any:
     help="b-matching/agglomerative: CSV with one column per QI and one row per record giving "
     "the cost of starring each cell.",
 )
+@click.option(
+    "--kmap",
+    type=int,
+    default=None,
+    help="k-map: every published row compatible with at least this many records of "
+    "--population (cells of rows below it are widened, then verified; in-memory path).",
+)
+@click.option(
+    "--journalist-risk",
+    type=float,
+    default=None,
+    help="A bound in (0, 1] on the average journalist risk against --population (rows are "
+    "widened as for --kmap, raising its floor, until the average is below it).",
+)
+@click.option(
+    "--population",
+    default=None,
+    help="The population table for --kmap (CSV/TSV or Parquet with the QI columns).",
+)
 @sensitive_model_options
 @qi_type_options
 @_suppression_limit_option(
@@ -195,6 +239,7 @@ def _suppression_limit_option(help_text: str) -> Any:
     help="Database release (-o a URL such as postgresql://user@host/db or sqlite:///file.db): "
     "the table created, in one transaction (an existing one only with --force).",
 )
+@_strict_option
 @table_input_options
 @typed_table_job
 def anonymize(
@@ -221,6 +266,9 @@ def anonymize(
     from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
 
     db_in, db_out = is_database_url(input_path), is_database_url(output)
+    strict = bool(click.get_current_context().params.get("strict"))
+    if not quiet and not db_in:
+        _say_sniffed(input_path, csv)
     if output_table is not None and not db_out:
         raise InputError("--output-table writes to a database URL given as -o")
     if db_out:
@@ -238,8 +286,15 @@ def anonymize(
         )
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
+    if strict and streamed is not None:
+        raise InputError(
+            "--strict checks the release's kept columns in memory: drop --chunk-rows/--executor "
+            "(the streamed path has no leakage check)"
+        )
     if streamed is None and (db_in or db_out):
         release = run_job(read_table(input_path, csv), job)
+        if strict:
+            _refuse_leaks(release.report)
         if db_out:
             assert output_table is not None
             typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
@@ -276,6 +331,8 @@ def anonymize(
     else:
         frame = read_table(input_path, csv)
         release = run_job(frame, job)
+        if strict:
+            _refuse_leaks(release.report)
         release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
         write_release(output, release.table, release.cells, release.qi, csv_safe)
         report = _note_csv_safe(release.report, output, csv_safe)
@@ -318,12 +375,53 @@ def _finish(
 
     finish_manifest(report, input_path, output, started, command="anonymize")
     write_manifest(report_path, report)
+    _warn_honestly(report)
     if quiet:
         return
     if report["guarantee"]["model"] == "adaptive-anonymity":
         _print_adaptive_summary(report, output)
     else:
         _print_summary(report, output)
+
+
+def _say_sniffed(path: str, csv: CsvOptions) -> None:
+    """One line on stderr when the separator was taken from the file's first lines (no
+    ``--sep``, a ``.csv`` or other text file whose lines show ``;`` or tabs)."""
+    from anonymatch.tables.io import csv_separator, is_parquet, sniff_separator
+
+    p = Path(path)
+    if csv.sep is not None or csv.fmt != "auto" or not p.is_file() or is_parquet(p):
+        return
+    if p.suffix.lower() in (".tsv", ".tab", ".xlsx", ".xls", ".sav", ".dta", ".sas7bdat"):
+        return
+    sniffed = sniff_separator(p)
+    if sniffed is not None and csv_separator(p, csv) == sniffed:
+        shown = "tab" if sniffed == "\t" else repr(sniffed)
+        click.echo(
+            f"anonymatch: reading {p.name} with separator {shown} (what its first lines show; "
+            "--sep to choose)",
+            err=True,
+        )
+
+
+def _refuse_leaks(report: Any) -> None:
+    """InputError (exit 2) naming the flagged kept columns of a release, before any writing."""
+    from anonymatch.app.honest import LEAK_EXIT_HINT, leakage_lines
+
+    lines = leakage_lines(report)
+    if lines:
+        raise InputError(
+            f"refused (--strict): {'; '.join(lines)}; {LEAK_EXIT_HINT}; nothing written"
+        )
+
+
+def _warn_honestly(report: dict[str, Any]) -> None:
+    """Warn on stderr about kept columns that leak QIs and about a release that keeps little
+    (``app.honest``; even with --quiet: they are about what was published)."""
+    from anonymatch.app.honest import warnings_of
+
+    for line in warnings_of(report):
+        click.echo(f"anonymatch: warning: {line}", err=True)
 
 
 def _finish_database(
@@ -395,6 +493,17 @@ def _manifest_suppression(path: str | None) -> tuple[float, int | None]:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
 
 
+def _manifest_certificate(path: str | None) -> dict[str, object] | None:
+    """The ring certificate a manifest records (``guarantee.certificate``), or None."""
+    if path is None:
+        return None
+    try:
+        certificate = json.loads(Path(path).read_text()).get("guarantee", {}).get("certificate")
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"cannot read the manifest {path}: {exc}") from None
+    return certificate if isinstance(certificate, dict) else None
+
+
 def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: TableJob) -> Any:
     """The executor of the streamed path, or None for the in-memory path: threads keep the
     run in memory; a scheduler, or ``auto`` with workers, means Dask; ``auto`` streams
@@ -458,6 +567,11 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
         _echo_sensitive(check)
     per = ", ".join(f"{a} {100 * x:.2f}%" for a, x in loss["ncp"].items())
     click.echo(f"information loss: GCP {100 * loss['gcp']:.2f}% ({per})")
+    from anonymatch.app.honest import headline_text
+
+    kept = headline_text(report)
+    if kept is not None:
+        click.echo(f"what the release keeps: {kept}")
     if "gcp_with_suppressed" in loss:
         click.echo(
             f"GCP counting each suppressed record as a row of '*': "
@@ -522,11 +636,14 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 )
 @executor_options(VERIFY_EXECUTOR_MEANING)
 @_chunk_rows_option
+@kmap_check_options
 @verbosity_options
 @qi_type_options
 @click.option(
     "--release-table",
     default=None,
+    expose_value=False,  # kept in the context (RELEASE_TABLE): verify stays at 8 parameters
+    callback=lambda ctx, _param, value: ctx.meta.__setitem__(RELEASE_TABLE, value),
     help="PUBLISHED a database URL (anonymize -o URL --output-table): the release table read.",
 )
 @table_input_options
@@ -540,12 +657,13 @@ def verify(
     as_json: bool,
     execution: Execution,
     csv: CsvOptions,
-    release_table: str | None = None,
+    kmap: KMapFlags,
 ) -> None:
     """Check that a table release is k-anonymous.
 
     Is PUBLISHED k-anonymous w.r.t. ORIGINAL? Exit 0 iff it is. With --k-column instead of --k:
-    adaptively anonymous, each person's level read from that column."""
+    adaptively anonymous, each person's level read from that column. With --kmap K
+    --population FILE, also that every published row fits at least K population records."""
     from anonymatch.cli import import_quietly
 
     import_quietly("anonymatch.tables.pipeline")
@@ -555,9 +673,9 @@ def verify(
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     partitions = _manifest_partitions(manifest)
-    if release_table is not None or is_database_url(published):
+    if click.get_current_context().meta.get(RELEASE_TABLE) or is_database_url(published):
         partitions = None  # a release table is checked whole, in memory
-    if check.models:  # sensitive models need the whole release's candidates
+    if check.models or kmap.k is not None:  # need the whole release (candidates, population)
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
         from anonymatch.tables.streamed import verify_file
@@ -579,7 +697,7 @@ def verify(
             )
         exit_verdict(bool(result["passed"]))
     orig = read_table(original, csv)
-    pub = read_release(published, release_table)
+    pub = read_release(published, click.get_current_context().meta.get(RELEASE_TABLE))
     if check.k_column is not None:
         from anonymatch.tables.models.adaptive import verify_adaptive_release
 
@@ -602,9 +720,17 @@ def verify(
                                      low_open=False, high_open=True),
             partition_size=recorded_size,
         )  # fmt: skip
+    if check.models and check.certificate is None:  # a ring release: every draw (§6)
+        check = check.replace(certificate=_manifest_certificate(manifest))
     report = verify_release(pub, orig, check)
+    kmap_figures = _check_kmap(orig, pub, check, kmap, csv)
+    passed = report.passed and (kmap_figures is None or bool(kmap_figures["passed"]))
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        figures = report.to_dict()
+        if kmap_figures is not None:
+            figures["kmap"] = kmap_figures
+            figures["passed"] = passed
+        click.echo(json.dumps(figures, indent=2))
     else:
         status = "PASS" if report.passed else "FAIL"
         click.echo(
@@ -618,7 +744,40 @@ def verify(
         )
         for check_ in report.sensitive:
             _echo_sensitive(check_)
-    exit_verdict(report.passed)
+        if kmap_figures is not None:
+            click.echo(
+                f"k-map: {'PASS' if kmap_figures['passed'] else 'FAIL'} - every published row "
+                f"fits at least {kmap_figures['achieved']} of the "
+                f"{kmap_figures['population_records']} population records (required "
+                f"{kmap_figures['k']})"
+            )
+    exit_verdict(passed)
+
+
+def _check_kmap(
+    original: Any, release: Any, check: ReleaseCheck, kmap: KMapFlags, csv: CsvOptions
+) -> dict[str, object] | None:
+    """k-map of ``release`` against ``kmap.population`` (read like the original), from the
+    release and the population alone (``tables.risk.population``); None when not asked."""
+    if kmap.k is None or kmap.population is None:
+        return None
+    from anonymatch.tables.risk.population import PopulationInput, population_risk
+
+    schema = check.schema
+    options = PopulationInput(
+        schema.qi,
+        tuple(a for a in schema.qi if a in schema.numeric),
+        schema.types,
+        check.na,
+        check.drop_missing,
+    )
+    figures = population_risk(original, release, read_table(kmap.population, csv), options)
+    return {
+        "k": kmap.k,
+        "achieved": figures.kmap,
+        "passed": figures.kmap >= kmap.k,
+        "population_records": figures.population,
+    }
 
 
 def _echo_sensitive(check: dict[str, Any]) -> None:
@@ -1061,6 +1220,7 @@ def _claimed(func: F) -> F:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
 @click.option("--force", is_flag=True, help="Replace an existing report.")
+@population_options
 @verbosity_options
 @qi_type_options
 @table_input_options
@@ -1070,11 +1230,11 @@ def risk_cmd(
     original: str,
     release: str,
     check: ReleaseCheck,
-    threshold: float,
     as_json: bool,
     report_path: str | None,
     quiet: bool,
     csv: CsvOptions,
+    population: PopulationFlags,
 ) -> None:
     """Measure the re-identification risk of a table release.
 
@@ -1082,24 +1242,45 @@ def risk_cmd(
     against ORIGINAL: candidate rows per person, prosecutor risk, and per --sensitive column
     homogeneity, posterior, distance to the table and l; the same for ORIGINAL's QIs published
     unchanged as a baseline. Exit 0 with the figures; 2 on bad input or a RELEASE that cannot be
-    a release of ORIGINAL."""
+    a release of ORIGINAL. --population FILE adds the figures against the population the
+    original was sampled from (k-map, journalist and marketer risk, population uniques,
+    delta-presence); --sampling-fraction or --weights estimate population uniqueness from the
+    sample alone."""
     from anonymatch import __version__
     from anonymatch.core.manifest import file_digest, utc_now, write_manifest
     from anonymatch.tables.risk.risk import assess, check_threshold
 
-    threshold = check_threshold(threshold, "--threshold")
+    threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
     pub = read_release(release)
     report = assess(orig, pub, check, threshold)
     figures = report.to_dict()
+    inputs = {
+        "original": _input_block(original, csv),
+        "release": {"path": release, "sha256": file_digest(release)},
+    }
+    beyond = None
+    if population.given:
+        from anonymatch.tables.risk.population import PopulationInput
+
+        schema = check.schema
+        options = PopulationInput(
+            schema.qi,
+            tuple(a for a in schema.qi if a in schema.numeric),
+            schema.types,
+            check.na,
+            check.drop_missing,
+            threshold,
+        )
+        beyond = population_figures(orig, pub, population, options, csv)
+        figures["population"] = beyond.to_dict()
+        if population.population is not None:
+            inputs["population"] = _input_block(population.population, csv)
     document = {
         "schema": figures.pop("schema"),
         "tool": {"name": "anonymatch", "version": __version__},
         "created": utc_now(),
-        "input": {
-            "original": _input_block(original, csv),
-            "release": {"path": release, "sha256": file_digest(release)},
-        },
+        "input": inputs,
         **figures,
     }
     write_manifest(report_path, document)  # atomic JSON; nothing when report_path is None
@@ -1107,6 +1288,8 @@ def risk_cmd(
         click.echo(json.dumps(document, indent=2, default=json_default))
     else:
         _print_risk(report, quiet)
+        if beyond is not None:
+            print_population(beyond)
 
 
 def _print_risk(report: Any, quiet: bool) -> None:
@@ -1160,6 +1343,68 @@ def _print_risk(report: Any, quiet: bool) -> None:
         click.echo("")
         for line in report.explanation:
             click.echo(textwrap.fill(line, width=100, subsequent_indent="  "))
+
+
+def population_figures(
+    original: Any, release: Any, flags: PopulationFlags, options: Any, csv: Any
+) -> Any:
+    """The ``population`` section (``PopulationReport``) of a risk report: ``options`` is the
+    library's ``PopulationInput``, ``csv`` how to read the population file (as the original).
+    Raises InputError (one line, exit 2) on a bad fraction, weight or population."""
+    from anonymatch.core.errors import InputError
+    from anonymatch.tables.io import read_table
+    from anonymatch.tables.risk.estimators import check_fraction
+    from anonymatch.tables.risk.population import PopulationSource, assess_population
+
+    if flags.sampling_fraction is not None:
+        check_fraction(flags.sampling_fraction, "--sampling-fraction")
+    if flags.sampling_fraction is not None and flags.weights is not None:
+        raise InputError("give --sampling-fraction or --weights, not both")
+    table = None if flags.population is None else read_table(flags.population, csv)
+    source = PopulationSource(table, flags.sampling_fraction, flags.weights)
+    return assess_population(original, release, options, source)
+
+
+def print_population(report: Any) -> None:
+    """The population figures, one line each (``risk`` without ``--json``)."""
+    exact = report.exact
+    if exact is not None:
+        u = exact.uniques
+        click.echo(f"population: {exact.population} records")
+        click.echo(f"  k-map (fewest population records per published row)  {exact.kmap}")
+        click.echo(
+            f"  journalist risk  max {exact.journalist_max:.4f}, mean {exact.journalist_mean:.4f}"
+        )
+        click.echo(f"  marketer risk    {exact.marketer:.4f}")
+        click.echo(
+            f"  original QIs: unique in the sample {u.sample_uniques}, in the population "
+            f"{u.population_uniques} ({100 * u.population_uniques / u.records:.2f}%)"
+        )
+        if exact.presence is not None:
+            p = exact.presence
+            click.echo(
+                f"  delta-presence   {p.min:.4f} .. {p.max:.4f}; {p.outside} population records "
+                "fit no published row"
+            )
+        else:
+            click.echo(
+                f"  delta-presence   not computed: {u.not_in_population} sample records are "
+                "not in the population"
+            )
+    est = report.estimates
+    parts = []
+    for e in est.estimates:
+        value = "n/a" if e.share is None else f"{100 * e.share:.2f}%"
+        parts.append(f"{e.name} {value}" + (f" ({e.model})" if e.name == "dankar" else ""))
+    click.echo(
+        f"population uniques estimated from the sample (f = {est.fraction:.4g}): "
+        + ", ".join(parts)
+    )
+    ind = est.individual
+    click.echo(
+        f"individual risk (sdcMicro): max {ind.max():.4f}, mean {ind.mean():.4f}, expected "
+        f"re-identifications {ind.sum():.1f}"
+    )
 
 
 def _share(count: int, total: int) -> str:

@@ -37,7 +37,7 @@ SCHEMA = "anonymatch-manifest/1"
 API_COMMAND = "python-api"
 """The ``command`` of a manifest built through the Python API rather than the CLI."""
 
-DATA_KINDS = ("table", "transactions", "sparse", "graph")
+DATA_KINDS = ("table", "transactions", "sparse", "graph", "relational")
 """The values of ``data_kind``."""
 
 FACTOR_KEYS = {"factor_flow": "k_factor_flow", "factor_required": "k_factor_required"}

@@ -140,7 +140,7 @@ def build_report(
         common.parameters(manifest),
         common.limits(manifest, parts.limits),
     ]
-    html = render(manifest, sections, inputs, time.perf_counter() - started, check)
+    html = render(manifest, sections, inputs, time.perf_counter() - started, check, parts.headline)
     return CheckedReport(html, check) if with_check else html
 
 
@@ -190,8 +190,11 @@ def render(
     inputs: Inputs,
     seconds: float,
     check: ClaimCheck | None = None,
+    headline: Mapping[str, Any] | None = None,
 ) -> str:
-    """Render the sections through the Jinja2 templates (autoescaped)."""
+    """Render the sections through the Jinja2 templates (autoescaped). ``headline``: the
+    utility headline measured from the files (else the manifest's ``loss.headline``), shown
+    in a top card beside the guarantee: a useless release never sits under a bare "passed"."""
     import json
 
     from jinja2 import Environment, PackageLoader, select_autoescape
@@ -222,7 +225,14 @@ def render(
         generated=utc_now(),
         seconds=seconds,
         manifest_json=json.dumps(to_json(manifest), indent=2),
+        kept=headline if headline is not None else _manifest_headline(manifest),
     )
+
+
+def _manifest_headline(manifest: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    loss = manifest.get("loss")
+    block = loss.get("headline") if isinstance(loss, Mapping) else None
+    return block if isinstance(block, Mapping) else None
 
 
 def write_report(path: str | os.PathLike[str], html: str) -> None:

@@ -76,6 +76,9 @@ class KindSections:
     check: ClaimCheck | None = None
     """The manifest's claims re-verified from the files (None: this kind's report does not
     re-verify them; they are labelled unchecked)."""
+    headline: Mapping[str, Any] | None = None
+    """The utility headline measured from the files (``tables.risk.headline``; None: the
+    manifest's ``loss.headline``, if any, is shown)."""
 
 
 NEEDS_FILES = "needs the original and the release (pass them to anonymatch report)"

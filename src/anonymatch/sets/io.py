@@ -426,6 +426,27 @@ def read_set_release(path: str | os.PathLike[str], universe: Transactions) -> Se
     """Parse a JSONL release against the original item universe. Items unknown to the
     original get new columns (no original can contain them). InputError on malformed lines."""
     p = _check_file(path)
+    objects = []
+    for no, line in enumerate(_lines(p), 1):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{p}:{no}: invalid JSON ({exc.msg})") from None
+        except RecursionError:  # [[[[…]]]]: Python's parser recurses
+            raise InputError(f"{p}:{no}: JSON nested too deeply") from None
+        objects.append(obj)
+    if not objects:
+        raise InputError(f"the release has no records: {p}")
+    return set_release_from_objects(objects, universe, str(p))
+
+
+def set_release_from_objects(
+    objects: Sequence[object], universe: Transactions, where: str, label: bool = True
+) -> SetRelease:
+    """The set part of parsed release lines (``items``, ``uncertain``, ``max_errors`` and,
+    with ``label``, an optional ``label``), against the original item universe: the JSONL
+    release of this kind and the set part of a relational release (``anonymatch.relational``)
+    share it. Messages say ``where:line``. O(total items)."""
     index = dict(universe.item_index())
     items = list(universe.items)
     b_rows: list[list[int]] = []
@@ -436,41 +457,33 @@ def read_set_release(path: str | os.PathLike[str], universe: Transactions) -> Se
 
     def col(x: object, no: int) -> int:
         if isinstance(x, dict | list | bool) or x is None:
-            raise InputError(f"{p}:{no}: items must be numbers or strings")
+            raise InputError(f"{where}:{no}: items must be numbers or strings")
         key = str(x)
         if key not in index:
             index[key] = len(items)
             items.append(key)
         return index[key]
 
-    for no, line in enumerate(_lines(p), 1):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}:{no}: invalid JSON ({exc.msg})") from None
-        except RecursionError:  # [[[[…]]]]: Python's parser recurses
-            raise InputError(f"{p}:{no}: JSON nested too deeply") from None
+    for no, obj in enumerate(objects, 1):
         if not isinstance(obj, dict):
-            raise InputError(f"{p}:{no}: expected a JSON object")
+            raise InputError(f"{where}:{no}: expected a JSON object")
         for key in ("items", "uncertain", "max_errors"):
             if key not in obj:
-                raise InputError(f"{p}:{no}: missing field {key!r}")
+                raise InputError(f"{where}:{no}: missing field {key!r}")
         if not isinstance(obj["items"], list) or not isinstance(obj["uncertain"], list):
-            raise InputError(f"{p}:{no}: 'items' and 'uncertain' must be lists")
+            raise InputError(f"{where}:{no}: 'items' and 'uncertain' must be lists")
         me = obj["max_errors"]
         if not isinstance(me, int) or isinstance(me, bool) or me < 0:
-            raise InputError(f"{p}:{no}: 'max_errors' must be a non-negative integer")
+            raise InputError(f"{where}:{no}: 'max_errors' must be a non-negative integer")
         if has_label is None:
-            has_label = "label" in obj
-        elif has_label != ("label" in obj):
-            raise InputError(f"{p}:{no}: 'label' present on some lines only")
+            has_label = label and "label" in obj
+        elif label and has_label != ("label" in obj):
+            raise InputError(f"{where}:{no}: 'label' present on some lines only")
         b_rows.append(sorted({col(x, no) for x in obj["items"]}))
         u_rows.append(sorted({col(x, no) for x in obj["uncertain"]}))
         t.append(me)
         if has_label:
             labels.append(str(obj["label"]))
-    if not b_rows:
-        raise InputError(f"the release has no records: {p}")
     b = len(items)
     return SetRelease(
         _csr(b_rows, b),

@@ -130,6 +130,8 @@ class TableJob:
         Executor, workers, scheduler, rows per streamed job, progress.
     seed : int or None
         Seed of the privacy step (None: OS entropy).
+    kmap : KMap or None
+        k-map against a population table (``tables.models.kmap``), or None.
     """
 
     schema: Schema
@@ -146,6 +148,7 @@ class TableJob:
     execution: Execution
     seed: int | None
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    kmap: KMap | None = None
 
     @classmethod
     def build(cls, **keywords: Any) -> TableJob:
@@ -219,6 +222,10 @@ class ReleaseCheck:
         Rows with a missing QI were dropped before publishing.
     partition_size : int or None
         The method's partition size (the suppression rule's; None: the freeform default).
+    certificate : mapping or None
+        The ring certificate of a release made of sensitive rings (its manifest's
+        ``guarantee.certificate``): the models are then checked for every draw
+        (``models.certified``, docs/guarantees/sensitive.md §6).
     """
 
     schema: Schema
@@ -229,6 +236,7 @@ class ReleaseCheck:
     na: MissingCodes
     drop_missing: bool
     partition_size: int | None
+    certificate: Mapping[str, Any] | None = None
 
     @classmethod
     def build(cls, **keywords: Any) -> ReleaseCheck:
@@ -256,8 +264,11 @@ class ReleaseCheck:
         -----
         O(number of columns + size of the hierarchies read).
         """
+        certificate = _certificate(keywords.pop("certificate", None))
         p = with_defaults(keywords, {n: PARAMETERS[n] for n in CHECK_PARAMETERS})
-        return cls._validated(p, lambda k_column: _schema(p, k_column))
+        return cls._validated(p, lambda k_column: _schema(p, k_column)).replace(
+            certificate=certificate
+        )
 
     @classmethod
     def of(cls, schema: Schema, **keywords: Any) -> ReleaseCheck:
@@ -302,6 +313,17 @@ class ReleaseCheck:
         return dataclasses.replace(self, **changes)
 
 
+def _certificate(value: object) -> Mapping[str, Any] | None:
+    """A ring certificate as given (checked in depth by ``models.certified``): a mapping or
+    None. Raises InputError otherwise."""
+    if value is None or isinstance(value, Mapping):
+        return value
+    raise InputError(
+        f"{param('certificate')} must be a mapping (a manifest's guarantee.certificate), "
+        f"got {type(value).__name__}"
+    )
+
+
 PARAMETERS: dict[str, Any] = {
     "qi": None,
     "numeric": None,
@@ -336,6 +358,9 @@ PARAMETERS: dict[str, Any] = {
     "chunk_rows": None,
     "progress": False,
     "seed": None,
+    "kmap": None,
+    "journalist_risk": None,
+    "population": None,
 }
 """Every parameter of a table job and its default (``TableJob.build``'s keywords)."""
 
@@ -410,7 +435,56 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
         ),
         seed=check_seed(p["seed"]),
         keywords=keywords,
+        kmap=_kmap(p, method),
     )
+
+
+@dataclass(frozen=True)
+class KMap:
+    """k-map: every published row compatible with at least ``k`` records of ``population``
+    (a table file's path, or a DataFrame), enforced after the method and verified
+    (``tables.models.kmap``)."""
+
+    k: int
+    population: str | os.PathLike[str] | pd.DataFrame = field(compare=False)
+    mean_risk: float | None = None
+
+    def describe(self) -> dict[str, object]:
+        """The manifest's ``guarantee.kmap`` block (the population by path when it has one)."""
+        source = self.population
+        named = source if isinstance(source, str | os.PathLike) else None
+        out: dict[str, object] = {"k": self.k}
+        if self.mean_risk is not None:
+            out["journalist_risk"] = self.mean_risk
+        out["population"] = None if named is None else os.fspath(named)
+        return out
+
+
+def _kmap(p: Mapping[str, Any], method: Method) -> KMap | None:
+    """``kmap`` and ``population`` checked together: both or neither, a positive integer and
+    a path or DataFrame, a method with one level for everybody."""
+    import pandas as pd
+
+    kmap, population, risk = p["kmap"], p["population"], p["journalist_risk"]
+    if kmap is None and population is None and risk is None:
+        return None
+    if kmap is None and risk is None:
+        raise InputError(
+            f"{param('population')} is only read with {param('kmap')} or {param('journalist_risk')}"
+        )
+    level = 1 if kmap is None else integer(kmap, "kmap")
+    mean_risk = None if risk is None else number(risk, "journalist_risk", high=1.0)
+    if population is None:
+        what = param("kmap") if kmap is not None else param("journalist_risk")
+        raise InputError(f"{what} needs {param('population')} (a table of the population)")
+    if not isinstance(population, str | os.PathLike | pd.DataFrame):
+        raise InputError(
+            f"{param('population')} must be a file path or a DataFrame, got "
+            f"{type(population).__name__}"
+        )
+    if method.levels:
+        raise InputError(f"{param('kmap')} does not apply to method {method.name!r}")
+    return KMap(level, population, mean_risk)
 
 
 def _schema(p: Mapping[str, Any], k_column: str | None) -> Schema:
@@ -652,6 +726,8 @@ def plan(
                 f"{param('suppression_limit')} runs in memory only ({param('executor')} "
                 "threads); the streamed path publishes every record"
             )
+        if job.kmap is not None:
+            raise InputError(f"{param('kmap')} runs in memory only ({param('executor')} threads)")
     if rows is not None and k is not None:
         check_level_fits(k, rows, "k" if job.k is not None else "the largest level")
     if missing:

@@ -385,6 +385,11 @@ class Settings:
     job: Job
     hierarchies: dict[str, HierarchyFile] = field(default_factory=dict)
     carried: dict[str, dict[str, Any]] = field(default_factory=dict)
+    population: HierarchyFile | None = None
+    """An uploaded population table (its stored file and shown name): the result's population
+    headline (:func:`population_headline`)."""
+    sampling_fraction: float | None = None
+    """The share of the population in the table, for the estimated population uniques."""
 
     @classmethod
     def from_form(
@@ -640,8 +645,9 @@ def separator_key(sep: str | None) -> str:
 
 def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """What a finished run guarantees, from its manifest: the model, k (or the per-record
-    levels), ℓ/t per sensitive column, the suppression, the plan (path, partition size) and
-    whether the release was verified."""
+    levels), ℓ/t per sensitive column, the suppression, the plan (path, partition size),
+    whether the release was verified, and what it keeps and leaks (``app.honest``: the utility
+    headline and its verdict, the kept columns that give QIs away)."""
     g = manifest.get("guarantee") or {}
     plan = manifest.get("plan") or {}
     verification = manifest.get("verification") or {}
@@ -657,7 +663,14 @@ def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
             parts.append(f"t-closeness, t = {entry['t']:g}")
         sensitive.append((str(entry.get("column", "")), "; ".join(parts) or "kept as is"))
     levels = g.get("levels") or g.get("k_column")
+    from anonymatch.app.honest import headline_of, headline_text, leakage_lines, utility_warning
+
+    kept = headline_of(manifest)
     return {
+        "headline": headline_text(manifest),
+        "verdict": kept.get("verdict") if kept else None,
+        "utility_warning": utility_warning(manifest),
+        "leaks": leakage_lines(manifest),
         "model": g.get("model", "?"),
         "k": g.get("k"),
         "levels": levels,
@@ -852,3 +865,108 @@ def form_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
         "drop_missing": job.input.drop_missing,
         "carried": carried,
     }
+
+
+# ------------------------------------------------------------------------------ the population
+
+
+def stored_population_name(filename: str) -> str:
+    """The generated name a population upload is stored under (``population-`` and 16 random
+    hex digits, the suffix of a table's name kept as for :func:`stored_name`)."""
+    return "population-" + stored_name(filename).removeprefix("upload-")
+
+
+def check_population(
+    upload: HierarchyFile, settings: Settings, limits: Limits, workdir: Path
+) -> None:
+    """Read an uploaded population table within the data upload's budgets (:func:`load`) and
+    check that it has every quasi-identifier of ``settings``; InputError (one line, naming the
+    uploaded file, never the stored one) otherwise. O(:data:`SAMPLE_ROWS` rows) beyond the
+    budget checks: the whole table is read by :func:`population_headline`."""
+    table = Dataset(upload.path, upload.name, upload.path.stat().st_size)
+    try:
+        load(table, limits, workdir)
+    except InputError as exc:
+        raise InputError(f"population: {str(exc).replace(str(upload.path), upload.name)}") from None
+    qi = [c for c, col in settings.job.columns.items() if col.role == "qi"]
+    missing = [c for c in qi if c not in table.columns]
+    if missing:
+        raise InputError(
+            f"population: {upload.name} lacks the quasi-identifier(s) {', '.join(missing)}"
+        )
+
+
+def population_choice(
+    form: Mapping[str, Any], previous: Settings | None, upload: HierarchyFile | None
+) -> tuple[HierarchyFile | None, float | None]:
+    """The form's population table (a new ``upload``, else the previous settings' unless
+    ``population_clear``) and sampling fraction (checked in (0, 1]; InputError otherwise)."""
+    from anonymatch.tables.risk.estimators import check_fraction
+
+    kept = previous.population if previous is not None else None
+    if form.get("population_clear") in ("on", "true", "1"):
+        kept = None
+    fraction = _number(form.get("sampling_fraction"), float, "the sampling fraction")
+    if fraction is not None:
+        fraction = check_fraction(fraction, "the sampling fraction")
+    return upload or kept, fraction
+
+
+def population_headline(
+    settings: Settings, dataset: Dataset, release: Path, manifest: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The release's population headline (``tables.risk.population.assess_population``, as
+    ``anonymatch risk --population / --sampling-fraction`` computes it): k-map, max and mean
+    journalist risk and marketer risk against the uploaded population table; the population
+    uniques estimated by Dankar et al.'s rule (its chosen model named) from the sampling
+    fraction, else at f = n / N. None without a population or a fraction; InputError when the
+    figures cannot be computed. O(that of ``assess_population``)."""
+    if settings.population is None and settings.sampling_fraction is None:
+        return None
+    from anonymatch.report.tables import MAX_ROWS
+    from anonymatch.tables.io import CsvOptions, read_table
+    from anonymatch.tables.risk.population import (
+        PopulationInput,
+        PopulationSource,
+        assess_population,
+    )
+
+    records = int((manifest.get("output") or {}).get("records") or 0)
+    if records > MAX_ROWS:
+        raise InputError(f"not measured on releases of more than {MAX_ROWS:,} rows")
+    job = settings.table_job(dataset)
+    typed = dataset.parquet or dataset.document
+    options = CsvOptions(sep=dataset.separator, fmt="auto" if typed else "csv",
+                         names=None if dataset.header else list(dataset.names))  # fmt: skip
+    original = read_table(dataset.path, options)
+    table = None
+    if settings.population is not None:
+        shown = Dataset(settings.population.path, settings.population.name, 0)
+        table = read_table(shown.path, CsvOptions(sep=shown.separator))
+    schema = job.schema
+    numeric = tuple(a for a in schema.qi if a in schema.numeric)
+    report = assess_population(
+        original,
+        read_table(release),
+        PopulationInput(schema.qi, numeric, schema.types, job.na, job.drop_missing),
+        PopulationSource(table, settings.sampling_fraction),
+    )
+    chosen = next(e for e in report.estimates.estimates if e.name == "dankar")
+    out: dict[str, Any] = {
+        "fraction": report.estimates.fraction,
+        "model": chosen.model,
+        "uniques": chosen.uniques,
+        "share": chosen.share,
+        "exact": None,
+    }
+    exact = report.exact
+    if exact is not None:
+        out["exact"] = {
+            "records": exact.population,
+            "kmap": exact.kmap,
+            "journalist_max": exact.journalist_max,
+            "journalist_mean": exact.journalist_mean,
+            "marketer": exact.marketer,
+            "population_uniques": exact.uniques.population_uniques,
+        }
+    return out

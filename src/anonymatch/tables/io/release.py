@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -78,7 +79,7 @@ def _described(doc: object) -> list[dict[str, Any]]:
     return list(columns)
 
 
-_COLUMN_KEYS = {"name": None, "role": ("qi", "kept"), "cell": ("range", "set", "node"),
+_COLUMN_KEYS = {"name": None, "role": ("qi", "kept"), "cell": ("range", "set"),
                 "values": ("integer", "float", "ordinal", "date"), "dtype": None,
                 "granularity": GRANULARITIES}  # fmt: skip
 
@@ -99,7 +100,7 @@ def _check_column(column: object, i: int) -> None:
         raise TypeError(f"columns[{i}].order is not a list of labels")
     if column.get("values") == "date" and "granularity" not in column:
         raise TypeError(f"columns[{i}] has no granularity")
-    if column.get("cell") == "node" and not (
+    if "nodes" in column and not (
         isinstance(nodes, dict) and all(_texts(v) for v in nodes.values())
     ):
         raise TypeError(f"columns[{i}].nodes is not an object of leaf lists")
@@ -240,9 +241,6 @@ def typed_release(
             qi.append(str(name))
             numeric.append(str(name))
             out.update(_scaled(column, str(name), scale, ranges))
-        elif info.get("role") == "qi" and info.get("cell") == "node":
-            qi.append(str(name))
-            out[str(name)] = _node_sets(column, info["nodes"])
         elif info.get("role") == "qi" and info.get("cell") == "range":
             qi.append(str(name))
             numeric.append(str(name))
@@ -257,7 +255,7 @@ def typed_release(
                 out[str(name)] = _intervals(lo, hi, star, integral)
         elif info.get("role") == "qi":
             qi.append(str(name))
-            out[str(name)] = _sets(column)
+            out[str(name)] = _sets(column, info)
         elif "dtype" in info and not pd.api.types.is_numeric_dtype(column.dtype):
             out[str(name)] = typed_kept_column(column, str(info["dtype"]), str(name))
             out[str(name)] = out[str(name)].reset_index(drop=True)
@@ -339,33 +337,6 @@ def _struct_text(cell: Any) -> Any:
     if cell.get("lo") is None:
         return None
     return cell["lo"] if cell["lo"] == cell.get("hi") else f"{cell['lo']}..{cell['hi']}"
-
-
-def _node_sets(column: pd.Series, nodes: dict[str, list[str]]) -> pd.Series:
-    """A hierarchy column: a ``~label`` cell as the frozenset of the leaves under that node, a
-    leaf (``\\~`` escaping a leading ``~``) or value set as its labels, ``*`` as NA."""
-    out: list[Any] = []
-    memo: dict[str, Any] = {}
-    for cell in column.reset_index(drop=True):
-        if isinstance(cell, dict):  # Parquet struct{node, values}: the leaves covered
-            values = cell.get("values")
-            out.append(pd.NA if values is None else frozenset(str(v) for v in values))
-            continue
-        if cell is None or (isinstance(cell, float) and np.isnan(cell)) or str(cell) == STAR:
-            out.append(pd.NA)
-            continue
-        text = str(cell)
-        if text not in memo:
-            if text.startswith(NODE_MARK):
-                if text[1:] not in nodes:
-                    raise InputError(
-                        f"{text!r} in column {column.name!r} is no node of its hierarchy"
-                    )
-                memo[text] = frozenset(nodes[text[1:]])
-            else:
-                memo[text] = frozenset(split_cell(text))
-        out.append(memo[text])
-    return pd.Series(out, dtype=object)
 
 
 def _read_parquet_release(path: Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
@@ -469,15 +440,45 @@ def _intervals(lo: np.ndarray, hi: np.ndarray, star: np.ndarray, integral: bool)
     return pd.Series(pd.arrays.IntervalArray.from_arrays(left, right, closed="both"))
 
 
-def _sets(column: pd.Series) -> pd.Series:
+@dataclass(frozen=True)
+class HierarchyNode:
+    """A hierarchy node published in a release whose sidecar does not list its leaves (a
+    node of a large hierarchy): its ``label`` and the ``hierarchy`` file it comes from (with
+    ``sha256``); ``anonymatch.tables.columns.hierarchy.read_hierarchy`` of that file gives its
+    leaves. Cells whose leaves the sidecar lists read as ``frozenset`` of leaves instead."""
+
+    label: str
+    hierarchy: str | None = None
+    sha256: str | None = None
+
+    def __str__(self) -> str:
+        return NODE_MARK + self.label
+
+
+def _sets(column: pd.Series, info: Mapping[str, Any] | None = None) -> pd.Series:
+    """Cells as frozensets of labels (NA for ``*``); a ``~node`` cell of a hierarchy QI as the
+    leaves the sidecar lists under it, else a :class:`HierarchyNode` (never the literal
+    ``~label``). Parquet node cells already hold their leaves."""
+    tree = (info or {}).get("hierarchy")
+    nodes = (info or {}).get("nodes") or {}
+    tree_file = str(tree.get("file")) if isinstance(tree, Mapping) else None
+    tree_sha = str(tree.get("sha256")) if isinstance(tree, Mapping) else None
     values: list[Any] = []
     for cell in column.reset_index(drop=True):
+        if isinstance(cell, dict):  # Parquet struct{node, values}
+            cell = cell.get("values")
         if cell is None or (isinstance(cell, float) and np.isnan(cell)):
             values.append(pd.NA)
         elif isinstance(cell, list | tuple | np.ndarray):
             values.append(frozenset(str(v) for v in cell))
         elif str(cell) == STAR:
             values.append(pd.NA)
+        elif tree is not None and str(cell).startswith(NODE_MARK):
+            label = split_cell(str(cell)[1:])[0]
+            if label in nodes:
+                values.append(frozenset(str(v) for v in nodes[label]))
+            else:
+                values.append(HierarchyNode(label, tree_file, tree_sha))
         else:
             values.append(frozenset(split_cell(str(cell))))
     return pd.Series(values, dtype=object)

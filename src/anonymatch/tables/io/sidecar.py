@@ -19,7 +19,6 @@ import pandas as pd
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
-from anonymatch.tables.columns.hierarchy import Hierarchy
 from anonymatch.tables.columns.schema import EncodedQI
 
 RELEASE_SCHEMA = "anonymatch-release/1"
@@ -125,12 +124,11 @@ def release_schema(
         if name in numeric:
             columns.append(_range_column(name, qi, bool(numeric[name])))
         elif name in qi.cat_names:
+            described: dict[str, object] = {"name": name, "role": "qi", "cell": "set"}
             tree = qi.types.node_cells(name)
-            if tree is None:
-                columns.append({"name": name, "role": "qi", "cell": "set"})
-            else:
-                columns.append({"name": name, "role": "qi", "cell": "node",
-                                "nodes": hierarchy_nodes(tree)})  # fmt: skip
+            if tree is not None:
+                described.update(_node_block(tree, frame[name] if frame is not None else None))
+            columns.append(described)
         else:
             dtype = kept_column_dtype(frame[name]) if frame is not None else "string"
             columns.append({"name": name, "role": "kept", "dtype": dtype})
@@ -149,19 +147,37 @@ def _range_column(name: str, qi: EncodedQI, integral: bool) -> dict[str, object]
     return {**column, "values": "integer" if integral else "float"}
 
 
-def hierarchy_nodes(tree: Hierarchy) -> dict[str, list[str]]:
-    """The nodes a release may show as ``~label`` and the leaves under each (the nodes of
-    more than one leaf and fewer than all: a one-leaf node is shown as its leaf, one covering
-    every leaf as ``*``). O(nodes · leaves)."""
+NODE_MAP_LIMIT = 100_000
+"""Most leaves a sidecar lists under the hierarchy nodes a release shows; beyond, it names the
+hierarchy (file, SHA-256) only and ``read_release`` yields node objects for those cells."""
+
+
+def _node_block(tree: Any, cells: pd.Series | None) -> dict[str, object]:
+    """The sidecar keys of a QI published as hierarchy nodes: ``hierarchy`` (file, SHA-256,
+    leaves, levels) and ``nodes``, the leaves under each node label the release shows (when
+    they total at most ``NODE_MAP_LIMIT``). O(distinct cells + leaves listed)."""
+    from anonymatch.core.cells import NODE_MARK, split_cell
+
+    described = {k: v for k, v in tree.describe().items() if k != "path"}  # no machine path
+    block: dict[str, object] = {"hierarchy": described}
+    if cells is None:
+        return block
+    shown = [str(c) for c in pd.unique(cells.astype(str)) if str(c).startswith(NODE_MARK)]
     nodes: dict[str, list[str]] = {}
-    leaves = [str(v) for v in tree.leaves]
-    for node in range(len(tree.labels)):
-        label = tree.node_text(node)
-        if label is None or int(tree.count[node]) == tree.n_leaves:
+    total = 0
+    for cell in shown:
+        label = split_cell(cell[1:])[0]
+        try:
+            node = tree.node(label)
+        except InputError:
             continue
-        row = tree.node_leaves[[node]]
-        nodes[label] = sorted(leaves[i] for i in row.indices)
-    return nodes
+        leaves = [str(v) for v in tree.leaves[tree.node_leaves[[node]].indices]]
+        total += len(leaves)
+        if total > NODE_MAP_LIMIT:
+            return block
+        nodes[label] = leaves
+    block["nodes"] = nodes
+    return block
 
 
 def write_schema(path: str | os.PathLike[str], schema: dict[str, object]) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
@@ -21,10 +22,33 @@ from anonymatch.core.lap import lapjv
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods._kernels import greedy_iteration, sortgreedy_iteration
-from anonymatch.tables.metrics import PublishedCells, TreeTables, gcp_increase_weights
+from anonymatch.tables.metrics import (
+    PublishedCells,
+    TreeTables,
+    forbidden_cost,
+    gcp_increase_weights,
+)
 from anonymatch.tables.order import lexicographic_order
 
 Iteration = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+class ExtraCost(Protocol):
+    """A cost added to the GCP-increase weights by a data kind that publishes more than cells
+    (``anonymatch.relational``: the items a published record makes uncertain). Built for one
+    partition in the shell's local (lexicographic) order, it prices every edge, then learns
+    each assignment as it is taken."""
+
+    def weights(self) -> np.ndarray:
+        """The m × m extra cost of extending published j to cover original i (≥ 0)."""
+
+    def grow(self, match: np.ndarray) -> None:
+        """Published ``match[i]`` now also covers original i."""
+
+
+ExtraCostFactory = Callable[[np.ndarray], ExtraCost]
+"""Given the shell's local order (local position p is record ``order[p]`` of the partition),
+the extra cost of the partition."""
 
 
 def _greedy_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
@@ -46,8 +70,14 @@ def _hungarian_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
     return match
 
 
-def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGraph:
+def build_freeform(
+    qi: EncodedQI, k: int, step: Iteration, extra: ExtraCostFactory | None = None
+) -> GeneralizationGraph:
     """Run the k-iteration shell with ``step`` as the inner assignment routine.
+
+    ``extra`` (optional) adds a cost of the kind's own to every allowed edge (the joint cost of
+    ``anonymatch.relational``); forbidden edges are then re-priced above any assignment that
+    avoids them (m times the largest allowed weight, plus ``forbidden_cost``).
 
     Records are first put in lexicographic order (attributes from lower to higher cardinality,
     Doka §5), the order Greedy scans and backtracking searches. Time O(k·m²·d) for the weights
@@ -68,12 +98,18 @@ def build_freeform(qi: EncodedQI, k: int, step: Iteration) -> GeneralizationGrap
     level = np.zeros(part.cat.shape, np.int64)
     used = np.eye(m, dtype=bool)
     rounds = [np.arange(m, dtype=np.int64)]
+    joint = None if extra is None else extra(order)
     for _ in range(k - 1):
         cells = PublishedCells(lo, hi, member, part.cat, level, num_star, cat_star)
         w = gcp_increase_weights(local_qi, cells, trees, part.cat, used)
+        if joint is not None:
+            w += joint.weights()
+            w[used] = m * float(w[~used].max()) + forbidden_cost(m)
         match = step(w, used)
         rounds.append(match)
         used[np.arange(m), match] = True
+        if joint is not None:
+            joint.grow(match)
         if lo.shape[1]:
             np.minimum.at(lo, match, np.where(part.num_missing, np.inf, part.num))
             np.maximum.at(hi, match, np.where(part.num_missing, -np.inf, part.num))
@@ -144,3 +180,12 @@ def hungarian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGra
     ``core.lap``) on the GCP-increase weights, used edges forbidden. O(k·m³) per partition of m
     records in the worst case."""
     return build_freeform(qi, k, _hungarian_step)
+
+
+STEPS: dict[str, Iteration] = {
+    "greedy": _greedy_step,
+    "sortgreedy": _sortgreedy_step,
+    "hungarian": _hungarian_step,
+}
+"""The inner assignment routine of each freeform method, by name: other kinds run the shell
+(:func:`build_freeform`) with a cost of their own (``anonymatch.relational``)."""

@@ -1,0 +1,320 @@
+"""Command line for relational-transaction data (people with a row and a set):
+``anonymize-rt``, ``verify-rt``, ``evaluate-rt``.
+
+Option groups reach the commands as one value each, as in the other kinds' modules: how to read
+the people as a :class:`PeopleSource`, the run as one validated
+``anonymatch.relational.job.RelationalJob`` (parameter ``job``).
+
+Errors raised on purpose become one line on stderr and exit 2 (bad input: unknown id column, a
+person with conflicting attributes, item ids absent from the people table, no item at all),
+3 (k larger than the number of people) or 4 (failed verification) through
+``anonymatch.cli.main``; nothing is written.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import click
+
+from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
+from anonymatch.cli.options import (
+    TABLE_FORMATS,
+    comma_list,
+    exit_verdict,
+    format_option,
+    json_default,
+    missing_codes_option,
+    output_options,
+    per_column,
+    qi_type_options,
+    seed_option,
+    sensitive_model_options,
+    verbosity_options,
+)
+from anonymatch.relational.methods import names
+
+if TYPE_CHECKING:
+    from anonymatch.relational.io import People
+    from anonymatch.relational.job import RelationalJob
+    from anonymatch.tables.columns.schema import MissingCodes
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class PeopleSource:
+    """How to read the people: the items table (``--items``; None: one long table), the id
+    and item columns (``--id``, ``--item-column``) and the ``--na`` codes (those of the item
+    column mean "no item", the others missing QI values)."""
+
+    items_path: str | None
+    id_column: str
+    item_column: str
+    na: tuple[str, ...] = ()
+    fmt: str = "auto"
+
+    def read(self, people_path: str) -> People:
+        """The people of ``people_path`` (and the items table), both read with ``--format``."""
+        from anonymatch.relational.io import read_relational
+        from anonymatch.tables.io import CsvOptions
+
+        codes = missing_codes_option(None, self.na)
+        return read_relational(
+            people_path,
+            self.items_path,
+            self.id_column,
+            self.item_column,
+            codes.for_column(self.item_column),
+            CsvOptions(fmt=self.fmt),
+        )
+
+    def qi_codes(self) -> MissingCodes:
+        """The ``--na`` codes of the people's columns (without the item column's)."""
+        from anonymatch.tables.columns.schema import MissingCodes
+
+        codes = missing_codes_option(None, self.na)
+        columns = {c: v for c, v in codes.columns.items() if c != self.item_column}
+        return MissingCodes(codes.tokens, columns)
+
+
+def people_options(func: F) -> F:
+    """``--format``, ``--items``, ``--id``, ``--item-column``, ``--na`` as one
+    :class:`PeopleSource`
+    (parameter ``source``), and the roles ``--qi``, ``--numeric`` with the typed QIs
+    (``--ordinal``, ``--date``, ``--hierarchy``) left to the command's job decorator."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        source = PeopleSource(
+            kwargs.pop("items_path"),
+            kwargs.pop("id_column"),
+            kwargs.pop("item_column"),
+            tuple(kwargs.pop("na")),
+            kwargs.pop("fmt"),
+        )
+        return func(*args, source=source, **kwargs)
+
+    decorated: Any = qi_type_options(wrapper)
+    for option in reversed(
+        [
+            format_option(TABLE_FORMATS, "by extension: .parquet Parquet, .tsv TSV, else CSV"),
+            click.option(
+                "--items",
+                "items_path",
+                default=None,
+                metavar="ITEMS",
+                help="Long items table (one row per person id and item), joined on --id. "
+                "Without it PEOPLE is one long table with each person's attributes repeated.",
+            ),
+            click.option("--id", "id_column", required=True, help="The person id column."),
+            click.option("--item-column", required=True, help="The item column."),
+            click.option(
+                "--na",
+                "na",
+                multiple=True,
+                metavar="COLUMN=CODE|CODE",
+                help="Missing codes: of the item column, 'no item' (e.g. ICD9CODX=-1); of a QI, a "
+                "missing value (published as *). Repeatable.",
+            ),
+            click.option("--qi", required=True, help="Quasi-identifier columns (comma list)."),
+            click.option("--numeric", default="", help="QIs published as ranges (comma list)."),
+        ]
+    ):
+        decorated = option(decorated)
+    return cast(F, decorated)
+
+
+def sensitive_options(func: F) -> F:
+    """``--sensitive`` and the models ``--l``, ``--diversity``, ``--c``, ``--t``."""
+    func = sensitive_model_options(func)
+    return click.option(
+        "--sensitive",
+        default=None,
+        help="Sensitive columns (attached by the true match; --l/--t protect them).",
+    )(func)
+
+
+def _relational_job(func: F) -> F:
+    """The run's options as one validated ``RelationalJob`` (parameter ``job``): ``--k``,
+    ``--qi``, ``--numeric``, the typed QIs, the QIs' ``--na`` codes, the sensitive models and,
+    where the command has them, ``--method``, ``--item-weight``, ``--partition-size`` and the
+    seed."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, RelationalJob
+
+        source: PeopleSource = params["source"]
+        weight = params.pop("item_weight", None)
+        keywords = {
+            name: params.pop(name)
+            for name in ("method", "partition_size", "seed")
+            if name in params
+        }
+        job = RelationalJob.build(
+            k=params.pop("k"),
+            qi=comma_list(params.pop("qi")),
+            numeric=comma_list(params.pop("numeric")),
+            types=params.pop("qi_types") or None,
+            na_values=source.qi_codes(),
+            sensitive=comma_list(params.pop("sensitive")),
+            l=per_column("--l", params.pop("l"), int),
+            diversity=params.pop("diversity"),
+            c=params.pop("c"),
+            t=per_column("--t", params.pop("t"), float),
+            item_weight=DEFAULT_ITEM_WEIGHT if weight is None else weight,
+            **keywords,
+        )
+        return func(job=job, **params)
+
+    return cast(F, wrapper)
+
+
+@click.command("anonymize-rt")
+@click.argument("people_path", metavar="PEOPLE")
+@output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).", report=False,
+                extensions=SET_RELEASE_EXTENSIONS)  # fmt: skip
+@click.option("--report", "report_path", default=None, help="Write the JSON audit manifest here.")
+@click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
+@click.option("--method", type=click.Choice(names()), default=names()[0], show_default=True)
+@click.option(
+    "--item-weight",
+    type=float,
+    default=None,
+    help="Price of one uncertain item in GCP units (default 0.005).",
+)
+@click.option("--partition-size", type=int, default=None, help="People per partition.")
+@sensitive_options
+@seed_option
+@people_options
+@_relational_job
+def anonymize_rt_cmd(
+    people_path: str,
+    output: str,
+    quiet: bool,
+    report_path: str | None,
+    job: RelationalJob,
+    source: PeopleSource,
+) -> None:
+    """Publish people with a row and a set, k-anonymous, verified.
+
+    Freeform k-anonymity over the joint compatibility graph: every person matches at least k
+    published records (QI cells and set part) through k disjoint assignments, one chosen
+    uniformly at random. The release is verified before it is written."""
+    from anonymatch.core.manifest import finish_manifest, write_manifest
+    from anonymatch.relational.io import write_release
+    from anonymatch.relational.pipeline import run_job
+
+    started = time.perf_counter()
+    people = source.read(people_path)
+    result = run_job(people, job)
+    clock = time.perf_counter()
+    write_release(output, result.release)
+    report: dict[str, Any] = dict(result.report)
+    report["seconds"] = {**report["seconds"], "write": time.perf_counter() - clock}
+    finish_manifest(report, people_path, output, started, command="anonymize-rt")
+    write_manifest(report_path, report)
+    if not quiet:
+        v, loss = result.verification, report["loss"]
+        click.echo(
+            f"{job.method.name}, k = {job.k}, {people.n} people, {people.items.n_items} items"
+            f" -> {output}"
+        )
+        click.echo(
+            f"verified: {'PASS' if v.passed else 'FAIL'} - {v.factor_flow}/{v.factor_required}"
+            f" disjoint matches; fewest matches per person {v.min_matches_original}"
+        )
+        click.echo(
+            f"relational GCP {100 * float(loss['gcp']):.2f}%; uncertain items per record "
+            f"{float(loss['mean_uncertain']):.2f}; time {report['seconds']['wall']:.1f} s"
+        )
+
+
+@click.command("verify-rt")
+@click.argument("people_path", metavar="PEOPLE")
+@click.argument("published")
+@click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
+@sensitive_options
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@verbosity_options
+@people_options
+@_relational_job
+def verify_rt_cmd(
+    people_path: str,
+    published: str,
+    job: RelationalJob,
+    source: PeopleSource,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Check a relational release: k-anonymous on both parts.
+
+    Is PUBLISHED (JSONL) k-anonymous w.r.t. PEOPLE (and --items)? Exit 0 iff it is, 4 if not."""
+    from anonymatch.relational.io import read_release
+    from anonymatch.relational.pipeline import encode
+    from anonymatch.relational.verify import verify_relational
+
+    people = source.read(people_path)
+    release = read_release(published, people, job.schema.qi)
+    enc = encode(people, job.schema, job.na)
+    report = verify_relational(release, people, enc, job.k, models=job.models)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
+    elif not quiet:
+        click.echo(
+            f"{'PASS' if report.passed else 'FAIL'}: {report.reason}; k = {report.k}, "
+            f"{report.n_original} people, {report.n_published} published records, "
+            f"{report.factor_flow}/{report.factor_required} disjoint matches"
+        )
+    exit_verdict(report.passed)
+
+
+@click.command("evaluate-rt")
+@click.argument("people_path", metavar="PEOPLE")
+@click.argument("published")
+@click.option("--queries", type=int, default=1000, show_default=True, help="Count queries.")
+@click.option(
+    "--attributes", type=int, default=2, show_default=True, help="Attribute predicates per query."
+)
+@verbosity_options
+@people_options
+def evaluate_rt_cmd(
+    people_path: str,
+    published: str,
+    source: PeopleSource,
+    qi: str,
+    numeric: str,
+    qi_types: Any,
+    queries: int,
+    attributes: int,
+) -> None:
+    """Report the utility of a relational-transaction release.
+
+    JSON on stdout: relational GCP, uncertain items per record, relative error of count queries
+    mixing attribute ranges and items, candidates per person on the joint graph."""
+    from anonymatch.core.params import integer
+    from anonymatch.relational.io import read_release
+    from anonymatch.relational.metrics import relational_utility
+    from anonymatch.relational.pipeline import encode
+    from anonymatch.tables.columns.schema import Schema
+
+    schema = Schema.build(comma_list(qi), comma_list(numeric), types=qi_types or None)
+    people = source.read(people_path)
+    release = read_release(published, people, schema.qi)
+    figures = relational_utility(
+        people,
+        release,
+        encode(people, schema, source.qi_codes()),
+        integer(queries, "queries"),
+        integer(attributes, "attributes"),
+    )
+    click.echo(json.dumps(figures.to_dict(), indent=2, default=json_default))
+
+
+COMMANDS = [anonymize_rt_cmd, verify_rt_cmd, evaluate_rt_cmd]

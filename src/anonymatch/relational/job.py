@@ -1,0 +1,191 @@
+"""The typed relational-transaction job: one validated value describes an ``anonymize-rt`` run.
+
+The Python front (``anonymatch.relational.anonymize``) and the ``anonymize-rt`` command build a
+:class:`RelationalJob`, as the tables build a ``TableJob`` and the sets a ``SetJob``:
+:meth:`RelationalJob.build` makes every check that needs only the parameters, once (strict
+types through ``anonymatch.core.params``, the roles of the columns through the tables'
+``Schema.build``, the method from the registry ``anonymatch.relational.methods``);
+:func:`check_data` makes the checks that need the people (the level against their number —
+``InfeasibleError``, exit 3 —, the id column is not a QI).
+
+Messages name the parameter as a Python caller writes it (```item_weight```); the command line
+prints its flag. Every function is O(1) but :func:`check_data` (O(columns)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from anonymatch.core.errors import InputError
+from anonymatch.core.params import (
+    check_level_fits,
+    integer,
+    number,
+    optional_integer,
+    param,
+    with_defaults,
+)
+from anonymatch.core.registry import lookup
+from anonymatch.core.validation import check_seed
+from anonymatch.relational.methods import RelationalMethod, registry
+
+if TYPE_CHECKING:
+    from anonymatch.relational.io import People
+    from anonymatch.tables.columns.schema import MissingCodes, Schema
+    from anonymatch.tables.models.sensitive import SensitiveModel
+
+DEFAULT_ITEM_WEIGHT = 0.005
+"""λ, the price of one uncertain item in GCP units (a record's GCP is in [0, 1]): chosen on
+INFORMS (benchmarks/relational_informs.py, docs/results.md) so that at k = 10 the relational GCP
+stays within 1.5× of the table-only release while the uncertain items drop (0.005: 1.25×
+and 11 % fewer uncertain items than λ = 0; 0.01: 1.46× and 19 % fewer)."""
+
+PARAMETERS: dict[str, Any] = {
+    "k": None,
+    "qi": (),
+    "numeric": (),
+    "weights": None,
+    "types": None,
+    "na_values": None,
+    "sensitive": (),
+    "l": None,
+    "diversity": "distinct",
+    "c": None,
+    "t": None,
+    "method": "hungarian",
+    "item_weight": DEFAULT_ITEM_WEIGHT,
+    "partition_size": None,
+    "seed": None,
+    "workers": None,
+}
+"""Every parameter of a relational-transaction job and its default (``RelationalJob.build``)."""
+
+
+@dataclass(frozen=True)
+class RelationalJob:
+    """A validated ``anonymize-rt`` run.
+
+    Build it with :meth:`build` (from keywords), never field by field: the fields are trusted
+    by the pipeline (``anonymatch.relational.pipeline.run_job``).
+
+    Attributes
+    ----------
+    k : int
+        Level of k-anonymity over the joint compatibility graph.
+    schema : Schema
+        The QIs (``qi``), which of them are numeric (``numeric``), their weights, their types
+        (``types``: a ``tables.columns.qitypes.QITypes`` of ordinal, date and hierarchy QIs, as
+        for tables) and the sensitive columns (``sensitive``).
+    models : tuple of SensitiveModel
+        ℓ-diversity and/or t-closeness on sensitive columns (``l``, ``diversity``, ``c``,
+        ``t``: ``anonymatch.tables.models.sensitive.build_models``); the release is then made of
+        classes that satisfy them.
+    method : RelationalMethod
+        The registered method.
+    item_weight : float
+        λ ≥ 0, the price of one uncertain item in GCP units (freeform methods).
+    na : MissingCodes
+        Missing-value tokens and per-column codes of the QIs (``na_values``, as for tables;
+        a missing QI value is published as ``*``).
+    partition_size : int or None
+        People per partition of the joint order (None: the tables' freeform default, 20·k
+        within [300, 1000]).
+    seed : int or None
+        Seed of the privacy step (None: OS entropy).
+    workers : int or None
+        Threads building partitions (None: one per core).
+    """
+
+    k: int
+    schema: Schema
+    models: tuple[SensitiveModel, ...]
+    method: RelationalMethod
+    item_weight: float
+    na: MissingCodes
+    partition_size: int | None
+    seed: int | None
+    workers: int | None
+    keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def build(cls, **keywords: Any) -> RelationalJob:
+        """Validate a run's parameters (those of :func:`anonymatch.relational.anonymize` but
+        the data).
+
+        Raises
+        ------
+        InputError
+            The first problem, naming the parameter; an unknown keyword; a partition size
+            below 2k or given to a method that does not partition.
+        """
+        from anonymatch.tables.columns.schema import Schema
+        from anonymatch.tables.models.sensitive import build_models
+
+        p = with_defaults(keywords, PARAMETERS)
+        k = integer(p["k"], "k")
+        method = lookup(registry(), p["method"])
+        from anonymatch.tables.job import missing, qi_types
+
+        schema = Schema.build(
+            p["qi"],
+            p["numeric"],
+            sensitive=p["sensitive"],
+            weights=p["weights"],
+            types=qi_types(types=p["types"]),
+        )
+        models = build_models(
+            schema.sensitive, p["l"], p["diversity"], p["c"], p["t"], schema.ordered_sensitive
+        )
+        weight = number(p["item_weight"], "item_weight", low_open=False)
+        size = optional_integer(p["partition_size"], "partition_size")
+        if size is not None and not method.partitioned:
+            raise InputError(f"method {method.name!r} does not use {param('partition_size')}")
+        if size is not None and size < 2 * k:
+            raise InputError(f"{param('partition_size')} must be at least 2k = {2 * k}, got {size}")
+        return cls(
+            k,
+            schema,
+            models,
+            method,
+            weight,
+            missing(p["na_values"]),
+            size,
+            check_seed(p["seed"]),
+            optional_integer(p["workers"], "workers"),
+            dict(keywords),
+        )
+
+    def size_for(self, n: int) -> int:
+        """The partition size of a run on n people: the tables' one formula for the freeform
+        step the method runs (``tables.methods.Method.partition_size_for``: the one given,
+        else 20·k within [300, 1000], at least 2k), at most n."""
+        from anonymatch.tables.methods import registry as table_methods
+
+        step = table_methods()[self.method.step or "hungarian"]
+        size = step.partition_size_for(self.k, self.partition_size)
+        assert size is not None  # the freeform steps are partitioned
+        return min(size, n)
+
+    def replace(self, **keywords: Any) -> RelationalJob:
+        """A copy with some parameters changed, validated again."""
+        return RelationalJob.build(**{**self.keywords, **keywords})
+
+
+def check_data(job: RelationalJob, people: People) -> None:
+    """Check a job against its people.
+
+    Raises
+    ------
+    InfeasibleError
+        ``k`` is larger than the number of people (exit code 3).
+    InputError
+        The id column is listed as a QI (it identifies, it is never published).
+    """
+    if people.id_column in job.schema.qi:
+        raise InputError(
+            f"the id column {people.id_column!r} cannot be a quasi-identifier ({param('qi')}): "
+            "it is never published"
+        )
+    check_level_fits(job.k, people.n, "k", "people")

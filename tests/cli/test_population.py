@@ -1,0 +1,236 @@
+"""``risk --population/--sampling-fraction/--weights`` and ``anonymize --kmap --population``:
+the figures in the JSON, k-map releases checked from the files, one line + exit 2 or 3 on
+error with nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from anonymatch.cli import main
+from tests.factories import random_frame
+
+ROLES = ["--qi", "n0,n1,c0,c1", "--numeric", "n0,n1"]
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture()
+def files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path, Path]:
+    """A sample, a population containing it, and a k = 3 release of the sample."""
+    sample = random_frame(60, 5).assign(w=15.0)
+    sample_path, population = tmp_path / "sample.csv", tmp_path / "register.csv"
+    sample.to_csv(sample_path, index=False)
+    pd.concat([sample, random_frame(240, 6)], ignore_index=True).drop(columns="w").to_csv(
+        population, index=False
+    )
+    release = tmp_path / "release.csv"
+    args = ["anonymize", str(sample_path), "-o", str(release), "--k", "3", *ROLES]
+    code, _, err = run([*args, "--seed", "1", "-q"], capsys)
+    assert code == 0, err
+    return sample_path, release, population
+
+
+def test_risk_population_json(
+    files: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample, release, population = files
+    code, out, err = run(
+        ["risk", str(sample), str(release), *ROLES, "--population", str(population), "--json"],
+        capsys,
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    figures = data["population"]
+    assert figures["kmap"] >= 3 and figures["records"] == 300
+    assert set(figures["journalist_risk"]) >= {"max", "mean"}
+    assert figures["journalist_risk"]["max"] == pytest.approx(1 / figures["kmap"])
+    assert {"marketer_risk", "uniques", "presence", "estimates"} <= set(figures)
+    assert figures["sampling_fraction"] == pytest.approx(60 / 300)
+    assert data["input"]["population"]["sha256"]
+    code, out, err = run(
+        ["risk", str(sample), str(release), *ROLES, "--population", str(population)], capsys
+    )
+    assert (
+        code == 0
+        and f"k-map (fewest population records per published row)  {figures['kmap']}" in out
+    )
+
+
+def test_risk_estimates_from_fraction_or_weights(
+    files: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample, release, _ = files
+    shares = []
+    for extra in (["--sampling-fraction", "0.2"], ["--weights", "w"]):
+        code, out, err = run(["risk", str(sample), str(release), *ROLES, *extra, "--json"], capsys)
+        assert code == 0, err
+        figures = json.loads(out)["population"]
+        assert "kmap" not in figures and set(figures["estimates"]) == {
+            "pitman", "zayatz", "snb", "dankar"
+        }  # fmt: skip
+        shares.append(figures["individual_risk"]["mean"])
+    assert shares[1] == pytest.approx(json.loads(out)["population"]["individual_risk"]["mean"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--population", "MISSING_QI"], "the population has no column 'c1'"),
+        (["--sampling-fraction", "1.5"], "--sampling-fraction must be in (0, 1]"),
+        (["--sampling-fraction", "0"], "--sampling-fraction must be in (0, 1]"),
+        (["--weights", "c0"], "must be positive numbers; row 1 has 'v"),
+        (["--weights", "nope"], "no weights column 'nope'"),
+    ],
+)
+def test_risk_bad_population_input(
+    files: tuple[Path, Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    message: str,
+) -> None:
+    sample, release, population = files
+    if extra[1] == "MISSING_QI":
+        bad = tmp_path / "bad.csv"
+        pd.read_csv(population).drop(columns="c1").to_csv(bad, index=False)
+        extra = ["--population", str(bad)]
+    report = tmp_path / "risk.json"
+    args = ["risk", str(sample), str(release), *ROLES, *extra, "--report", str(report)]
+    code, _, err = run(args, capsys)
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert not report.exists()
+
+
+def test_anonymize_kmap(files: tuple[Path, Path, Path], tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    sample, _, population = files
+    out, manifest = tmp_path / "kmap.csv", tmp_path / "kmap.json"
+    args = ["anonymize", str(sample), "-o", str(out), "--k", "2", *ROLES, "--kmap", "15"]
+    args += ["--population", str(population), "--report", str(manifest), "-q"]
+    code, _, err = run(args, capsys)
+    assert code == 0, err
+    block = json.loads(manifest.read_text())["guarantee"]["kmap"]
+    assert block["k"] == 15 and block["achieved"] >= 15 and block["population_sha256"]
+    code, _, err = run(["verify", str(sample), str(out), "--k", "2", *ROLES], capsys)
+    assert code == 0, err
+    # the verifier checks k-map from the release and the population alone
+    checked = ["verify", str(sample), str(out), "--k", "2", *ROLES, "--population"]
+    code, text, err = run([*checked, str(population), "--kmap", "15"], capsys)
+    assert code == 0 and "k-map: PASS" in text, err
+    code, text, _ = run([*checked, str(population), "--kmap", "10000", "--json"], capsys)
+    figures = json.loads(text)
+    assert code == 4 and not figures["passed"] and figures["kmap"]["achieved"] >= 15
+    code, _, err = run([*checked, str(population)], capsys)
+    assert code == 2 and "give --kmap and --population together" in err
+    code, text, _ = run(
+        ["risk", str(sample), str(out), *ROLES, "--population", str(population), "--json"],
+        capsys,
+    )
+    assert json.loads(text)["population"]["kmap"] >= 15
+    # more than the population: exit 3, nothing written
+    other = tmp_path / "none.csv"
+    args[args.index(str(out))] = str(other)
+    args[args.index("15")] = "301"
+    args[args.index(str(manifest))] = str(tmp_path / "none.json")
+    code, _, err = run(args, capsys)
+    assert code == 3 and "--kmap = 301 cannot be met" in err and not other.exists()
+
+
+def test_anonymize_journalist_risk(
+    files: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample, _, population = files
+    out = tmp_path / "avg.csv"
+    args = ["anonymize", str(sample), "-o", str(out), "--k", "2", *ROLES, "-q"]
+    code, _, err = run([*args, "--journalist-risk", "0.1", "--population", str(population)], capsys)
+    assert code == 0, err
+    code, text, _ = run(
+        ["risk", str(sample), str(out), *ROLES, "--population", str(population), "--json"],
+        capsys,
+    )
+    assert json.loads(text)["population"]["journalist_risk"]["mean"] <= 0.1
+    args[args.index(str(out))] = str(tmp_path / "none.csv")
+    code, _, err = run([*args, "--journalist-risk", "1.5", "--population", str(population)], capsys)
+    assert code == 2 and "--journalist-risk" in err and err.count("\n") == 1
+
+
+def test_report_population_figures_and_assumptions(
+    files: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report --population`` shows the same k-map and journalist risk as ``risk --population``
+    and says what it assumes; ``--sampling-fraction`` and ``--weights`` the estimates."""
+    sample, release, population = files
+    manifest = tmp_path / "release.json"
+    args = ["anonymize", str(sample), "-o", str(tmp_path / "r2.csv"), "--k", "3", *ROLES]
+    code, _, err = run([*args, "--seed", "1", "-q", "--report", str(manifest)], capsys)
+    assert code == 0, err
+    release = tmp_path / "r2.csv"
+    code, out, err = run(
+        ["risk", str(sample), str(release), *ROLES, "--population", str(population), "--json"],
+        capsys,
+    )
+    assert code == 0, err
+    figures = json.loads(out)["population"]
+    html_path = tmp_path / "report.html"
+    base = ["report", str(sample), str(release), "--manifest", str(manifest), "-o", str(html_path)]
+    code, _, err = run([*base, "--population", str(population), "-q"], capsys)
+    assert code == 0, err
+    html = html_path.read_text()
+    kmap_row = "<td>k-map: fewest population records a published row fits</td>"
+    assert f"{kmap_row}<td>{figures['kmap']}<" in html
+    assert f"{figures['journalist_risk']['max']:.4f}" in html
+    assert "an attacker holds a register of the population" in html
+    code, _, err = run([*base, "--force", "--sampling-fraction", "0.05", "-q"], capsys)
+    assert code == 0, err
+    html = html_path.read_text()
+    assert "simple random sample of 5% of the population" in html and kmap_row not in html
+    code, _, err = run([*base, "--force", "--weights", "w", "-q"], capsys)
+    assert code == 0, err
+    assert "as many people as its weight in column w" in html_path.read_text()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--sampling-fraction", "0"], "--sampling-fraction must be in (0, 1]"),
+        (["--sampling-fraction", "1.5"], "--sampling-fraction must be in (0, 1]"),
+        (["--sampling-fraction", "0.1", "--weights", "w"], "not both"),
+        (["--weights", "nope"], "no weights column 'nope'"),
+        (["--population", "MISSING"], "input file not found"),
+        (["--population", "NOQI"], "c1"),
+        (["--manifest-only", "--sampling-fraction", "0.1"], "need ORIGINAL and RELEASE"),
+    ],
+)
+def test_report_population_bad_input_exit_2(
+    files: tuple[Path, Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    message: str,
+) -> None:
+    sample, release, population = files
+    manifest = tmp_path / "release.json"
+    args = ["anonymize", str(sample), "-o", str(tmp_path / "r2.csv"), "--k", "3", *ROLES]
+    code, _, err = run([*args, "--seed", "1", "-q", "--report", str(manifest)], capsys)
+    assert code == 0, err
+    noqi = tmp_path / "noqi.csv"
+    pd.read_csv(population).drop(columns="c1").to_csv(noqi, index=False)
+    swap = {"MISSING": str(tmp_path / "missing.csv"), "NOQI": str(noqi)}
+    flags = [swap.get(f, f) for f in flags]
+    files_args = [str(sample), str(tmp_path / "r2.csv")]
+    if flags[0] == "--manifest-only":
+        files_args, flags = [], flags[1:]
+    out = tmp_path / "report.html"
+    code, _, err = run(
+        ["report", *files_args, "--manifest", str(manifest), "-o", str(out), *flags], capsys
+    )
+    assert code == 2, err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
