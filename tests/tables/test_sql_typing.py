@@ -172,3 +172,34 @@ def test_sqlite_release_keeps_its_typing_in_a_companion_table(
         read_release(url, table="typed_rel")
     with pytest.raises(InputError, match="needs its `table`"):
         read_release(url)
+
+
+def test_checking_commands_read_a_database_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verify, risk and evaluate read the release from a database table (--release-table) as
+    they read it from its CSV twin: the same verdict and the same figures."""
+    people = tmp_path / "people.csv"
+    frame = _people(120, seed=4)
+    frame.to_csv(people, index=False)
+    url = f"sqlite:///{tmp_path / 'rel.db'}"
+    roles = ["-k", "3", "--qi", "age,size", "--numeric", "age", "--sensitive", "dx"]
+    _run(["anonymize", str(people), "-o", url, "--output-table", "rel", *roles,
+          "--seed", "2", "-q"], capsys)  # fmt: skip
+    _run(["anonymize", str(people), "-o", str(tmp_path / "rel.csv"), *roles,
+          "--seed", "2", "-q"], capsys)  # fmt: skip
+    figures = {}
+    for source in ([url, "--release-table", "rel"], [str(tmp_path / "rel.csv")]):
+        for command, extra in (("risk", roles[2:]), ("evaluate", roles[2:6])):
+            code = main([command, str(people), *source, *extra, "--json"])
+            out, err = capsys.readouterr()
+            assert code == 0, err
+            figures.setdefault(command, []).append(json.loads(out))
+        assert main(["verify", str(people), *source, *roles, "-q"]) == 0
+        capsys.readouterr()
+    assert figures["risk"][0]["release"] == figures["risk"][1]["release"]
+    (db_loss,), (csv_loss,) = (f.values() for f in figures["evaluate"])
+    assert db_loss == csv_loss
+    assert main(["risk", str(people), str(tmp_path / "rel.csv"), "--release-table", "rel",
+                 *roles[2:]]) == 2  # fmt: skip
+    assert "reads a release from a database URL" in capsys.readouterr().err

@@ -96,6 +96,21 @@ def read_release(path: str, table: str | None = None) -> Any:
     return read(path)
 
 
+release_table_option = click.option(
+    "--release-table",
+    default=None,
+    expose_value=False,  # kept in the context (RELEASE_TABLE), read by ``read_release``
+    callback=lambda ctx, _param, value: ctx.meta.__setitem__(RELEASE_TABLE, value),
+    help="The release a database URL (anonymize -o URL --output-table): the release table read.",
+)
+
+
+def _release_table() -> str | None:
+    """``--release-table`` of the current command (None: not given, or no such option)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get(RELEASE_TABLE)
+
+
 def _chunk_rows_option(func: Any) -> Any:
     return click.option(
         "--chunk-rows",
@@ -639,13 +654,7 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @kmap_check_options
 @verbosity_options
 @qi_type_options
-@click.option(
-    "--release-table",
-    default=None,
-    expose_value=False,  # kept in the context (RELEASE_TABLE): verify stays at 8 parameters
-    callback=lambda ctx, _param, value: ctx.meta.__setitem__(RELEASE_TABLE, value),
-    help="PUBLISHED a database URL (anonymize -o URL --output-table): the release table read.",
-)
+@release_table_option
 @table_input_options
 @execution_group
 @release_check
@@ -697,7 +706,7 @@ def verify(
             )
         exit_verdict(bool(result["passed"]))
     orig = read_table(original, csv)
-    pub = read_release(published, click.get_current_context().meta.get(RELEASE_TABLE))
+    pub = read_release(published, _release_table())
     if check.k_column is not None:
         from anonymatch.tables.models.adaptive import verify_adaptive_release
 
@@ -834,6 +843,7 @@ def _adversary(func: F) -> F:
 @seed_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
+@release_table_option
 @table_input_options
 @release_check
 @_adversary
@@ -856,7 +866,7 @@ def attack(
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     orig = read_table(original, csv)
-    pub = read_release(published)
+    pub = read_release(published, _release_table())
     seed = draw_seed(seed)
     report = attack_release(pub, orig, check, adversary, seed)
     if as_json:
@@ -955,6 +965,7 @@ def _learning(func: F) -> F:
 )
 @verbosity_options
 @qi_type_options
+@release_table_option
 @table_input_options
 @release_check
 @_learning
@@ -978,7 +989,9 @@ def evaluate(
     if learning is not None:
         _learn(orig, published, learning, as_json, csv)
         return
-    results = {p: evaluate_release(read_release(p), orig, check) for p in published}
+    results = {
+        p: evaluate_release(read_release(p, _release_table()), orig, check) for p in published
+    }
     if as_json:
         click.echo(json.dumps({p: r.to_dict() for p, r in results.items()}, indent=2))
         return
@@ -1223,6 +1236,7 @@ def _claimed(func: F) -> F:
 @population_options
 @verbosity_options
 @qi_type_options
+@release_table_option
 @table_input_options
 @release_check
 @_claimed
@@ -1247,17 +1261,17 @@ def risk_cmd(
     delta-presence); --sampling-fraction or --weights estimate population uniqueness from the
     sample alone."""
     from anonymatch import __version__
-    from anonymatch.core.manifest import file_digest, utc_now, write_manifest
+    from anonymatch.core.manifest import utc_now, write_manifest
     from anonymatch.tables.risk.risk import assess, check_threshold
 
     threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
-    pub = read_release(release)
+    pub = read_release(release, _release_table())
     report = assess(orig, pub, check, threshold)
     figures = report.to_dict()
     inputs = {
         "original": _input_block(original, csv),
-        "release": {"path": release, "sha256": file_digest(release)},
+        "release": _input_block(release, CsvOptions(table=_release_table())),
     }
     beyond = None
     if population.given:
