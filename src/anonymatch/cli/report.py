@@ -102,6 +102,8 @@ def report_cmd(
     kind = manifest.get("data_kind") if isinstance(manifest, dict) else None
     if kind == "table" and reading["fmt"] not in TABLE_FORMATS:
         raise InputError(f"--format {reading['fmt']} does not read a table")
+    if original is not None:
+        reading = _recorded_reading(manifest, reading, quiet)
     html = build_report(
         manifest,
         original,
@@ -137,6 +139,57 @@ def report_cmd(
             err=True,
         )
         raise SystemExit(VerificationError.exit_code)
+
+
+_RECORDED = {
+    "format": "fmt",
+    "sep": "sep",
+    "quotechar": "quotechar",
+    "drop_missing": "drop_missing",
+    "item_sep": "item_sep",
+    "id_column": "id_column",
+    "item_column": "item_column",
+    "dedupe": "dedupe",
+}
+"""``parameters.input_options`` key → the ``report`` parameter it stands for."""
+
+
+def _recorded_reading(manifest: Any, reading: dict[str, Any], quiet: bool) -> dict[str, Any]:
+    """The reading options of ORIGINAL: those of the command line when it gives any, else those
+    the release's manifest records (``parameters.input_options``), said in one line on stderr.
+    O(1)."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    given = [
+        name
+        for name in reading
+        if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+    ]
+    parameters = manifest.get("parameters") if isinstance(manifest, dict) else None
+    recorded = parameters.get("input_options") if isinstance(parameters, dict) else None
+    if given or not isinstance(recorded, dict):
+        return reading
+    out = dict(reading)
+    for key, param in _RECORDED.items():
+        if recorded.get(key) not in (None, False):
+            out[param] = recorded[key]
+    if recorded.get("names"):
+        out["names"] = ",".join(recorded["names"])
+    tokens, columns = recorded.get("na_values"), recorded.get("na")
+    if tokens is not None or columns:
+        from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, MissingCodes
+
+        out["na_values"] = MissingCodes(
+            tuple(tokens) if tokens is not None else DEFAULT_NA_VALUES,
+            {str(c): tuple(v) for c, v in (columns or {}).items()},
+        )
+    if not quiet:
+        said = ", ".join(
+            f"{key} {recorded[key]!r}" for key in sorted(recorded) if recorded[key] is not None
+        )
+        click.echo(f"reading ORIGINAL as the manifest records: {said}", err=True)
+    return out
 
 
 COMMANDS = [report_cmd]

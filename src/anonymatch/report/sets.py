@@ -85,6 +85,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         item_sep=options.get("item_sep", ","),
         id_column=options.get("id_column"),
         item_column=options.get("item_column"),
+        dedupe=bool(options.get("dedupe")),
     )
     rel = read_set_release(inputs.release, t)
     c, _, inverse = set_compatibility(rel, t)
