@@ -296,7 +296,7 @@ def _value_text(value: Any) -> str:
         return f"{column}: {text}" if column is not None else text
     if value is None:
         return "—"
-    return str(value)
+    return str(value) if value != "" else '""'  # an empty token (e.g. a missing-value code)
 
 
 def class_size_risk(

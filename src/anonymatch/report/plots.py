@@ -121,7 +121,8 @@ def bars(labels: Sequence[str], values: Sequence[float], xlabel: str, percent: b
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
     for yi, v in zip(y, values, strict=True):
-        ax.text(scale * v, yi, f" {scale * v:.1f}{'%' if percent else ''}", va="center")
+        shown = f"{scale * v:.1f}%" if percent else f"{v:.2g}"  # seconds: 0.031, not 0.0
+        ax.text(scale * v, yi, f" {shown}", va="center")
     return to_uri(fig)
 
 
