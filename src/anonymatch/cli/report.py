@@ -109,6 +109,9 @@ def report_cmd(
     kind = manifest.get("data_kind") if isinstance(manifest, dict) else None
     if kind == "table" and reading["fmt"] not in TABLE_FORMATS:
         raise InputError(f"--format {reading['fmt']} does not read a table")
+    said = ""
+    if original is not None:
+        reading, said = _recorded_reading(manifest, reading)
     options = report_reading_options({k: v for k, v in reading.items()})
     options.update(population_report_options(population, kind, original, options.get("csv")))
     html = build_report(
@@ -128,6 +131,8 @@ def report_cmd(
         click.echo(
             f"report: {output} ({size / 1024:.0f} KiB, {time.perf_counter() - started:.1f} s)"
         )
+        if said:
+            click.echo(f"original read as the manifest records: {said}")
         if check.status == "checked":
             named = "" if check.named else " (the manifest holds no SHA-256: it does not name them)"
             click.echo(f"claims: re-verified on the files{named}")
@@ -146,6 +151,61 @@ def report_cmd(
             err=True,
         )
         raise SystemExit(VerificationError.exit_code)
+
+
+_RECORDED = {
+    "format": "fmt",
+    "sep": "sep",
+    "quotechar": "quotechar",
+    "drop_missing": "drop_missing",
+    "item_sep": "item_sep",
+    "id_column": "id_column",
+    "item_column": "item_column",
+    "dedupe": "dedupe",
+}
+"""``parameters.input_options`` key → the ``report`` parameter it stands for."""
+
+
+def _recorded_reading(manifest: Any, reading: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The reading options of ORIGINAL: those of the command line when it gives any, else those
+    the release's manifest records (``parameters.input_options``), with the words that say
+    which (its options other than the defaults; empty when the command line's are used). O(1).
+    """
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    given = [
+        name
+        for name in reading
+        if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+    ]
+    parameters = manifest.get("parameters") if isinstance(manifest, dict) else None
+    recorded = parameters.get("input_options") if isinstance(parameters, dict) else None
+    if given or not isinstance(recorded, dict):
+        return reading, ""
+    out = dict(reading)
+    for key, param in _RECORDED.items():
+        if recorded.get(key) not in (None, False):
+            out[param] = recorded[key]
+    if recorded.get("names"):
+        out["names"] = ",".join(recorded["names"])
+    from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, MissingCodes
+
+    tokens, columns = recorded.get("na_values"), recorded.get("na")
+    if tokens is not None or columns:
+        out["na_values"] = MissingCodes(
+            tuple(tokens) if tokens is not None else DEFAULT_NA_VALUES,
+            {str(c): tuple(v) for c, v in (columns or {}).items()},
+        )
+    defaults = {"format": "auto", "quotechar": '"', "item_sep": ",", "drop_missing": False}
+    said = ", ".join(
+        f"{key.replace('_', ' ')} {recorded[key]!r}"
+        for key in sorted(recorded)
+        if recorded[key] not in (None, defaults.get(key)) and key != "na_values"
+    )
+    if tokens is not None and tuple(tokens) != DEFAULT_NA_VALUES:
+        said = ", ".join(x for x in (said, f"missing values {', '.join(tokens)}") if x)
+    return out, said or "the defaults"
 
 
 COMMANDS = [report_cmd]

@@ -588,7 +588,10 @@ def _utility(
         section.figures.append(Figure(name, plots.compare_numeric(edges, orig, rel, name), ""))
     for a, name in enumerate(enc.cat_names):
         labels, orig, rel = categorical_distributions(enc, cells, a)
-        section.figures.append(Figure(name, plots.compare_categorical(labels, orig, rel, name), ""))
+        tree = name in schema.types.hierarchies
+        spread = "hierarchy nodes spread" if tree else "value sets spread"
+        uri = plots.compare_categorical(labels, orig, rel, name, spread)
+        section.figures.append(Figure(name, uri, ""))
     order_fig = {name: i for i, name in enumerate(enc.names)}
     head = [f for f in section.figures if f.title not in order_fig]
     tail = sorted((f for f in section.figures if f.title in order_fig),
