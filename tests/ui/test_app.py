@@ -225,7 +225,7 @@ def test_refused_requests_change_nothing(app: tuple[TestClient, AppState]) -> No
         response = client.post("/upload", data=form, files={"file": ("other.csv", other)})
         assert response.status_code == 403
     routes = [r.path for r in client.app.routes if "POST" in getattr(r, "methods", ())]
-    assert routes == ["/upload", "/pick", "/read", "/run", "/open"]
+    assert routes == ["/upload", "/pick", "/database", "/read", "/run", "/open"]
     for path in routes:  # every POST needs the token
         assert client.post(path, data={"name": "x"}).status_code == 403, path
     assert client.get("/", headers={"host": "evil.example"}).status_code == 403  # rebinding

@@ -49,6 +49,7 @@ FLAGS: dict[str, str] = {
     "label_column": "--sensitive",
     "refine": "--lsh",
     "id_column": "--id",
+    "fmt": "--format",
 }
 """The one table from a library parameter to the flag that sets it, where the flag is not
 ``--`` and the parameter's name with dashes (``partition_size`` → ``--partition-size``)."""
@@ -313,7 +314,16 @@ def set_input_options(func: F) -> F:
     """Options describing how to read original transactions (shared by the set commands),
     passed to the command as one :class:`SetSource` (parameter ``source``), with
     ``--sensitive``/``--sensitive-file`` when the command has them."""
+    return source_options(SET_FORMATS, ".dat FIMI, .jsonl JSON Lines, else basket CSV")(func)
 
+
+def source_options(formats: tuple[str, ...], help: str) -> Callable[[F], F]:
+    """:func:`set_input_options` with the ``--format`` choices ``formats`` (``help`` says what
+    ``auto`` does): the k^m commands read their own formats the same way."""
+    return functools.partial(_source_options, formats=formats, help=help)
+
+
+def _source_options(func: F, formats: tuple[str, ...], help: str) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         source = SetSource(
@@ -330,7 +340,7 @@ def set_input_options(func: F) -> F:
     return _apply(
         wrapper,
         [
-            format_option(SET_FORMATS, ".dat FIMI, .jsonl JSON Lines, else basket CSV"),
+            format_option(formats, help),
             click.option(
                 "--item-sep", default=",", show_default=True, help="Basket item separator."
             ),
@@ -824,8 +834,18 @@ def _with_html_report(
 
 def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
     """How the report reads the original, from a command's parameters (any data kind)."""
+    source = params.get("source")
+    if isinstance(source, SetSource):  # a set command: its reading options as one object
+        params = {
+            **params,
+            "fmt": source.fmt,
+            "item_sep": source.item_sep,
+            "id_column": source.id_column,
+            "item_column": source.item_column,
+            "dedupe": source.dedupe or None,
+        }
     keys = ("fmt", "id_column", "item_column", "adjacency", "n_vertices", "drop_missing")
-    options = {key: params[key] for key in keys if params.get(key) is not None}
+    options = {key: params[key] for key in keys + ("dedupe",) if params.get(key) is not None}
     if params.get("item_sep"):
         options["item_sep"] = parse_separator(params["item_sep"], "--item-sep")
     if "quotechar" in params:  # a table command

@@ -79,11 +79,38 @@ VERIFY_EXECUTOR_MEANING = (
 )
 
 
-def read_release(path: str) -> Any:
-    """A table release as published (CSV formula guard undone; ``cells.read_release_text``)."""
-    from anonymatch.tables.io.cells import read_release_text as read
+RELEASE_TABLE = "anonymatch.release_table"
+"""Where ``verify --release-table`` keeps its value in the click context."""
 
+
+def read_release(path: str, table: str | None = None) -> Any:
+    """A table release as published (CSV formula guard undone; ``cells.read_release_text``),
+    or the cells of the release ``table`` when ``path`` is a database URL."""
+    from anonymatch.tables.io.cells import read_release_text as read
+    from anonymatch.tables.io.sql import is_database_url, read_sql_source, redact_url
+
+    if is_database_url(path):
+        if table is None:
+            raise InputError(f"the release {redact_url(path)} needs `release_table`")
+        return read_sql_source(path, table=table)
+    if table is not None:
+        raise InputError("`release_table` reads a release from a database URL (postgresql://…)")
     return read(path)
+
+
+release_table_option = click.option(
+    "--release-table",
+    default=None,
+    expose_value=False,  # kept in the context (RELEASE_TABLE), read by ``read_release``
+    callback=lambda ctx, _param, value: ctx.meta.__setitem__(RELEASE_TABLE, value),
+    help="The release a database URL (anonymize -o URL --output-table): the release table read.",
+)
+
+
+def _release_table() -> str | None:
+    """``--release-table`` of the current command (None: not given, or no such option)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get(RELEASE_TABLE)
 
 
 def _chunk_rows_option(func: Any) -> Any:
@@ -252,6 +279,7 @@ def anonymize(
     import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.io.cells")
     from anonymatch.tables import run_job
     from anonymatch.tables.io.cells import write_release
+    from anonymatch.tables.io.sidecar import release_schema
     from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
 
     db_in, db_out = is_database_url(input_path), is_database_url(output)
@@ -286,7 +314,8 @@ def anonymize(
             _refuse_leaks(release.report)
         if db_out:
             assert output_table is not None
-            write_sql_release(output, output_table, release.table, replace=True)
+            typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
+            write_sql_release(output, output_table, release.table, replace=True, typing=typing)
         else:
             write_release(output, release.table, release.cells, release.qi, csv_safe)
         manifest: dict[str, Any] = (
@@ -627,6 +656,7 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @kmap_check_options
 @verbosity_options
 @qi_type_options
+@release_table_option
 @table_input_options
 @execution_group
 @release_check
@@ -648,11 +678,14 @@ def verify(
     from anonymatch.cli import import_quietly
 
     import_quietly("anonymatch.tables.pipeline")
+    from anonymatch.tables.io.sql import is_database_url
     from anonymatch.tables.pipeline import verify_release
 
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     partitions = _manifest_partitions(manifest)
+    if click.get_current_context().meta.get(RELEASE_TABLE) or is_database_url(published):
+        partitions = None  # a release table is checked whole, in memory
     if check.models or kmap.k is not None:  # need the whole release (candidates, population)
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
@@ -675,7 +708,7 @@ def verify(
             )
         exit_verdict(bool(result["passed"]))
     orig = read_table(original, csv)
-    pub = read_release(published)
+    pub = read_release(published, _release_table())
     if check.k_column is not None:
         from anonymatch.tables.models.adaptive import verify_adaptive_release
 
@@ -812,6 +845,7 @@ def _adversary(func: F) -> F:
 @seed_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
+@release_table_option
 @table_input_options
 @release_check
 @_adversary
@@ -834,7 +868,7 @@ def attack(
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     orig = read_table(original, csv)
-    pub = read_release(published)
+    pub = read_release(published, _release_table())
     seed = draw_seed(seed)
     report = attack_release(pub, orig, check, adversary, seed)
     if as_json:
@@ -928,6 +962,7 @@ def _learning(func: F) -> F:
 )
 @verbosity_options
 @qi_type_options
+@release_table_option
 @table_input_options
 @release_check
 @test_table_options
@@ -952,7 +987,9 @@ def evaluate(
     if learning is not None:
         _learn(orig, published, learning, as_json, csv)
         return
-    results = {p: evaluate_release(read_release(p), orig, check) for p in published}
+    results = {
+        p: evaluate_release(read_release(p, _release_table()), orig, check) for p in published
+    }
     if as_json:
         click.echo(json.dumps({p: r.to_dict() for p, r in results.items()}, indent=2))
         return
@@ -1197,6 +1234,7 @@ def _claimed(func: F) -> F:
 @population_options
 @verbosity_options
 @qi_type_options
+@release_table_option
 @table_input_options
 @release_check
 @_claimed
@@ -1221,17 +1259,17 @@ def risk_cmd(
     delta-presence); --sampling-fraction or --weights estimate population uniqueness from the
     sample alone."""
     from anonymatch import __version__
-    from anonymatch.core.manifest import file_digest, utc_now, write_manifest
+    from anonymatch.core.manifest import utc_now, write_manifest
     from anonymatch.tables.risk.risk import assess, check_threshold
 
     threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
-    pub = read_release(release)
+    pub = read_release(release, _release_table())
     report = assess(orig, pub, check, threshold)
     figures = report.to_dict()
     inputs = {
         "original": _input_block(original, csv),
-        "release": {"path": release, "sha256": file_digest(release)},
+        "release": _input_block(release, CsvOptions(table=_release_table())),
     }
     beyond = None
     if population.given:

@@ -18,6 +18,7 @@ Cost: reading the files plus each kind's figures, e.g. the risk figures of a tab
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Mapping
@@ -38,6 +39,8 @@ __all__ = [
     "build_report",
     "write_report",
 ]
+
+_log = logging.getLogger(__name__)
 
 _BUILDERS = {
     "table": "anonymatch.report.tables",
@@ -115,9 +118,11 @@ def build_report(
     if (original is None) != (release is None):
         raise InputError("give both the original and the release, or neither")
     named = False
+    _log.info("report of a %s release (%s)", kind, manifest.get("command"))
     if original is not None and release is not None and check_digests:
         named = _check_digest(manifest, "input", original)
         named = _check_digest(manifest, "output", release) and named
+        _log.info("SHA-256 of the files checked against the manifest")
     inputs = Inputs(
         None if original is None else os.fspath(original),
         None if release is None else os.fspath(release),
@@ -128,8 +133,16 @@ def build_report(
 
     published = common.published(manifest)
     builder = importlib.import_module(_BUILDERS[str(kind)])
+    clock = time.perf_counter()
     parts: KindSections = builder.sections(manifest, inputs, published)
+    _log.info(
+        "risk and utility %s in %.2f s",
+        "measured on the files" if inputs.complete else "taken from the manifest",
+        time.perf_counter() - clock,
+    )
+    clock = time.perf_counter()
     check = claim_check(manifest, inputs, parts.check, named)
+    _log.info("claims %s in %.2f s", check.status, time.perf_counter() - clock)
     published.facts.append(("files named by the manifest", _named_text(check, inputs)))
     guarantee = common.guarantee(manifest, check)
     guarantee.bullets += parts.guarantee.bullets
@@ -141,7 +154,9 @@ def build_report(
         common.parameters(manifest),
         common.limits(manifest, parts.limits),
     ]
+    clock = time.perf_counter()
     html = render(manifest, sections, inputs, time.perf_counter() - started, check, parts.headline)
+    _log.info("rendered %d KiB in %.2f s", len(html) // 1024, time.perf_counter() - clock)
     return CheckedReport(html, check) if with_check else html
 
 

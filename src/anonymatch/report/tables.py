@@ -479,7 +479,8 @@ def _population(
     )
 
     kmap = (manifest.get("guarantee") or {}).get("kmap") or {}
-    source = options.get("population") or kmap.get("population")
+    source = options.get("population")
+    source = kmap.get("population") if source is None else source  # a DataFrame has no truth
     fraction, weights = options.get("sampling_fraction"), options.get("weights")
     if source is None and fraction is None and weights is None:
         return
@@ -520,6 +521,7 @@ def _population(
     est = report["estimates"]
     chosen = est["dankar"]
     share = chosen["share"]
+    section.paragraphs.append(_estimate_assumptions(report["sampling_fraction"], weights))
     rows.append(
         [f"population uniques estimated from the sample ({chosen['model']}, f = "
          f"{report['sampling_fraction']:.3g})",
@@ -534,6 +536,21 @@ def _population(
             caption="The sample against the population it was drawn from "
             "(docs/guarantees/population.md).",
         )
+    )
+
+
+def _estimate_assumptions(fraction: float, weights: str | None) -> str:
+    """The estimates' assumptions in plain words (``docs/guarantees/population.md``). O(1)."""
+    drawn = (
+        f"each record stands for as many people as its weight in column {weights}"
+        if weights is not None
+        else f"the original is a simple random sample of {100 * fraction:.3g}% of the population"
+    )
+    return (
+        f"Estimated from the sample alone: {drawn}. Pitman, Zayatz and SNB model how often each "
+        "combination of quasi-identifiers occurs in the population; Dankar's rule picks the "
+        "model to trust. An estimate, not a count: a clustered or stratified sample, or a "
+        "wrong fraction, makes it wrong in either direction."
     )
 
 
@@ -572,7 +589,10 @@ def _utility(
         section.figures.append(Figure(name, plots.compare_numeric(edges, orig, rel, name), ""))
     for a, name in enumerate(enc.cat_names):
         labels, orig, rel = categorical_distributions(enc, cells, a)
-        section.figures.append(Figure(name, plots.compare_categorical(labels, orig, rel, name), ""))
+        tree = name in schema.types.hierarchies
+        spread = "hierarchy nodes spread" if tree else "value sets spread"
+        uri = plots.compare_categorical(labels, orig, rel, name, spread)
+        section.figures.append(Figure(name, uri, ""))
     order_fig = {name: i for i, name in enumerate(enc.names)}
     head = [f for f in section.figures if f.title not in order_fig]
     tail = sorted((f for f in section.figures if f.title in order_fig),

@@ -15,6 +15,7 @@ like leaf values (``~Other`` beside a leaf ``Other``) are never confused.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from anonymatch.tables.columns.qitypes import DateScale, OrdinalScale
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io import is_parquet, read_table
 from anonymatch.tables.io.sidecar import (
+    PARQUET_TYPING_KEY,
     kept_column_dtype,
     release_schema,
     typed_kept_column,
@@ -484,6 +486,10 @@ def write_release(
         import pyarrow.parquet as pq  # here: a CSV release never needs it
 
         table = release_arrow_table(frame, cells, qi)
+        typing = json.dumps(release_schema(frame, qi), separators=(",", ":")).encode()
+        table = table.replace_schema_metadata(
+            {**(table.schema.metadata or {}), PARQUET_TYPING_KEY: typing}
+        )  # the sidecar's typing in the file: ordinal orders, date granularities, hierarchies
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
         return
     sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","

@@ -24,6 +24,9 @@ from anonymatch.tables.columns.schema import EncodedQI
 RELEASE_SCHEMA = "anonymatch-release/1"
 """The ``schema`` of a CSV release's sidecar file (``release.csv.schema.json``)."""
 
+PARQUET_TYPING_KEY = b"anonymatch.release"
+"""The key of a Parquet release's schema metadata holding the sidecar document (JSON)."""
+
 _INTEGER = r"-?(0|[1-9][0-9]{0,17})"
 
 
@@ -119,8 +122,7 @@ def release_schema(
     listed = [str(c) for c in (frame.columns if frame is not None else names or ())]
     for name in listed:
         if name in numeric:
-            values = "integer" if numeric[name] else "float"
-            columns.append({"name": name, "role": "qi", "cell": "range", "values": values})
+            columns.append(_range_column(name, qi, bool(numeric[name])))
         elif name in qi.cat_names:
             described: dict[str, object] = {"name": name, "role": "qi", "cell": "set"}
             tree = qi.types.node_cells(name)
@@ -131,6 +133,18 @@ def release_schema(
             dtype = kept_column_dtype(frame[name]) if frame is not None else "string"
             columns.append({"name": name, "role": "kept", "dtype": dtype})
     return {"schema": RELEASE_SCHEMA, "columns": columns}
+
+
+def _range_column(name: str, qi: EncodedQI, integral: bool) -> dict[str, object]:
+    """The description of a numeric QI: plain numbers, or ranges of an ordinal order's labels
+    (``values`` ``ordinal`` with its ``order``) or of date periods (``values`` ``date`` with
+    its ``granularity``)."""
+    column: dict[str, object] = {"name": name, "role": "qi", "cell": "range"}
+    if name in qi.types.ordinal:
+        return {**column, "values": "ordinal", "order": list(qi.types.ordinal[name].order)}
+    if name in qi.types.dates:
+        return {**column, "values": "date", "granularity": qi.types.dates[name].granularity}
+    return {**column, "values": "integer" if integral else "float"}
 
 
 NODE_MAP_LIMIT = 100_000
