@@ -444,10 +444,21 @@ def main() -> None:
             result["command"] = command
             if saved_path.exists():  # another process may have added its parts meanwhile
                 saved = {**json.loads(saved_path.read_text()), **saved}
-            saved[part] = result
+            saved[part] = merged_rows(saved.get(part), result)
             saved["machine"] = machine()
             dump("analyst_adult", saved)
     write(saved)
+
+
+def merged_rows(old: object, new: dict[str, object]) -> dict[str, object]:
+    """A part's new result, keeping the old result's rows (k, method) this run did not redo:
+    runs of other k or methods add up instead of replacing each other."""
+    if not isinstance(old, dict) or "rows" not in new or "rows" not in old:
+        return new
+    redone = {(r.get("k"), r.get("method")) for r in new["rows"]}  # type: ignore[union-attr]
+    kept = [r for r in old["rows"] if (r.get("k"), r.get("method")) not in redone]
+    rows = sorted([*kept, *new["rows"]], key=lambda r: (r.get("k") or 0, str(r.get("method"))))
+    return {**new, "rows": rows, "command": f"{old.get('command')}; {new.get('command')}"}
 
 
 def pct(x: float) -> str:
