@@ -823,7 +823,7 @@ def _with_html_report(
 
 def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
     """How the report reads the original, from a command's parameters (any data kind)."""
-    keys = ("fmt", "id_column", "item_column", "adjacency", "n_vertices", "drop_missing")
+    keys = ("fmt", "id_column", "item_column", "items", "adjacency", "n_vertices", "drop_missing")
     options = {key: params[key] for key in keys if params.get(key) is not None}
     if params.get("item_sep"):
         options["item_sep"] = parse_separator(params["item_sep"], "--item-sep")
