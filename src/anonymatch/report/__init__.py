@@ -80,9 +80,9 @@ def build_report(
         ``id_column``, ``item_column``; for relational data ``items`` (the items table;
         default the manifest's), ``id_column``, ``item_column``, ``fmt``; for sparse data
         ``fmt``, ``adjacency``; for graphs ``n_vertices``. Tables also: ``test`` (a table of
-        original rows, read like the original) with ``classify`` (a kept column): the utility section then shows the
-        accuracy of models trained on the release and on the original, tested on those rows
-        (``anonymatch.tables.learn``).
+        original rows, read like the original) with ``classify`` (a kept column): the utility
+        section then shows the accuracy of models trained on the release and on the original,
+        tested on those rows (``anonymatch.tables.learn``).
     threshold : float, default 0.2
         Prosecutor risk above which a record counts as at risk (tables).
     check_digests : bool, default True
