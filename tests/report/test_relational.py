@@ -77,3 +77,18 @@ def test_a_claim_the_files_do_not_bear_out_exits_4(
     assert main(["report", str(people), str(out), "--manifest", str(report), "-o",
                  str(tmp_path / "x.html")]) == 2  # fmt: skip
     assert "not the items table" in capsys.readouterr().err
+
+
+def test_anonymize_rt_writes_the_html_report_beside_the_release(
+    made: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    people, _, _ = made
+    out, page = tmp_path / "again.jsonl", tmp_path / "again.html"
+    code = main(
+        ["anonymize-rt", str(people), "--items", str(tmp_path / "items.csv"), "--id", "pid",
+         "--item-column", "code", "--na", "code=-1", "--qi", "age,sex", "--numeric", "age",
+         "-k", "3", "-o", str(out), "--report-html", str(page), "-q"]
+    )  # fmt: skip
+    assert code == 0
+    html = page.read_text()
+    assert "candidates per person" in html and "re-verified from the files" in html

@@ -797,7 +797,7 @@ def _with_html_report(
     from anonymatch.core.manifest import capture_manifests
     from anonymatch.tables.io.reuse import reuse_parsed_release
 
-    source = kwargs.get("input_path") or kwargs.get("edges")
+    source = kwargs.get("input_path") or kwargs.get("edges") or kwargs.get("people_path")
     # the report measures risk on the cells just verified: the cells and their compatibility
     # graph are computed once for both
     with reuse_parsed_release():

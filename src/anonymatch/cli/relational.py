@@ -195,9 +195,8 @@ def _relational_job(func: F) -> F:
 
 @click.command("anonymize-rt")
 @click.argument("people_path", metavar="PEOPLE")
-@output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).", report=False,
+@output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).",
                 extensions=SET_RELEASE_EXTENSIONS)  # fmt: skip
-@click.option("--report", "report_path", default=None, help="Write the JSON audit manifest here.")
 @click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @click.option("--method", type=click.Choice(names()), default=names()[0], show_default=True)
 @click.option(
