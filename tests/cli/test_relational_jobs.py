@@ -137,3 +137,24 @@ def test_job_file_checks(edit: object, where: str) -> None:
     text = edit(JOB)  # type: ignore[operator]
     with pytest.raises(InputError, match=where.replace(".", r"\.").replace("(", r"\(")):
         parse_job(tomllib.loads(text), "job.toml")
+
+
+def test_init_with_items_drafts_a_relational_job_that_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    people, items = write_files(tmp_path)
+    frame = pd.read_csv(people).rename(columns={"pid": "person"})
+    frame.to_csv(people, index=False)
+    pd.read_csv(items).rename(columns={"pid": "person"}).to_csv(items, index=False)
+    job = tmp_path / "draft.toml"
+    assert main(["init", str(people), "--items", str(items), "-o", str(job), "-k", "3",
+                 "-q"]) == 0  # fmt: skip
+    text = job.read_text()
+    assert 'kind = "relational"' in text and 'id_column = "person"' in text
+    assert 'item_column = "code"' in text and 'na = ["-1"]' in text
+    assert "anonymize-rt --config" in text
+    assert main(["anonymize-rt", "--config", str(job), "-q"]) == 0
+    assert (tmp_path / "people_k3.jsonl").is_file()
+    capsys.readouterr()
+    assert main(["init", str(people), "--id", "person"]) == 2
+    assert "--items" in capsys.readouterr().err

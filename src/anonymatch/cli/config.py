@@ -812,6 +812,16 @@ def _database_data(func: F) -> F:
     "(the draft names the URL without its password).",
 )
 @click.option("--query", "sql_query", default=None, help="DATA a database URL: the SELECT sampled.")
+@click.option(
+    "--items",
+    "items_path",
+    default=None,
+    metavar="ITEMS",
+    help="Draft a relational job (anonymize-rt): DATA is the people table, ITEMS the long "
+    "items table (one row per person id and item).",
+)
+@click.option("--id", "id_column", default=None, help="With --items: the person id column.")
+@click.option("--item-column", default=None, help="With --items: the item column.")
 @verbosity_options
 @_database_data
 def init_cmd(
@@ -826,8 +836,11 @@ def init_cmd(
     sample_rows: int,
     k: int,
     quiet: bool,
+    items_path: str | None = None,
+    id_column: str | None = None,
+    item_column: str | None = None,
 ) -> None:
-    """Draft a job file from a table.
+    """Draft a job file from a table (with --items, a relational job: people and their items).
 
     Reads a sample of DATA and writes a TOML job file: each column's type and cardinality,
     likely identifiers, suggested quasi-identifiers, sensitive candidates, missing-value tokens;
@@ -858,6 +871,22 @@ def init_cmd(
         k=k,
         job_dir=Path(output).resolve().parent if output else Path.cwd(),
     )
+    if items_path is not None:
+        from anonymatch.app.infer import relational_job
+
+        if isinstance(data, SqlSource):
+            raise InputError("--items drafts from a people file, not a database")
+        job = relational_job(
+            job,
+            data,
+            items_path,
+            id_column=id_column,
+            item_column=item_column,
+            sample_rows=sample_rows,
+            job_dir=Path(output).resolve().parent if output else Path.cwd(),
+        )
+    elif id_column is not None or item_column is not None:
+        raise InputError("--id and --item-column go with --items")
     text = render_toml(job)
     if output is None:
         click.echo(text, nl=False)
