@@ -126,6 +126,7 @@ def as_transactions(text: str) -> str:
         (lambda t: t.replace('id_column = "pid"\n', ""), "input.id_column: required"),
         (lambda t: t.replace('item_column = "code"\n', ""), "input.item_column: required"),
         (lambda t: t.replace("[model]\n", "[model]\nm = 2\n"), "model.m: not read"),
+        (lambda t: t.replace("[input]\n", "[input]\ndrop_missing = true\n"), "input.drop_missing"),
         (lambda t: t.replace('role = "qi"\n', 'role = "other"\n'), 'no column has role = "qi"'),
         (lambda t: t.replace("[input]\n", '[input]\nna = ["-9"]\n'), "columns.NAME.na"),
         (as_transactions, "input.items: read by"),

@@ -666,8 +666,9 @@ def relational_job(
         "method": {"name": "hungarian"},
         "output": {"path": f"{stem}_k{job.model.k}.jsonl", "report": f"{stem}_k{job.model.k}.json"},
     }
-    if job.input.drop_missing:
-        data["input"]["drop_missing"] = True
+    if job.input.drop_missing:  # the relational commands publish a missing QI value as *
+        notes["input"] = [*notes.get("input", []), "rows with a missing numeric QI are kept: "
+                          "anonymize-rt publishes the missing value as *"]  # fmt: skip
     rt = parse_job(data, q.name)
     notes[""] = [
         line.replace("anonymatch anonymize --config", "anonymatch anonymize-rt --config")

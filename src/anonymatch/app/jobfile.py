@@ -551,6 +551,9 @@ class Job(_Strict):
                 raise _located(loc, f'not read by kind = "relational"{hint}')
         if not inp.header:
             raise _located(("input", "header"), 'kind = "relational" reads files with a header')
+        if inp.drop_missing or inp.dedupe:
+            key = "drop_missing" if inp.drop_missing else "dedupe"
+            raise _located(("input", key), 'not read by kind = "relational"')
         for name, column in self.columns.items():
             if column.weight is not None:
                 raise _located(("columns", name, "weight"), 'not read by kind = "relational"')

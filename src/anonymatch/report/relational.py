@@ -194,6 +194,8 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
         raise InputError("the manifest names no id_column/item_column: give --id-column and "
                          "--item-column")  # fmt: skip
     items = options.get("items") or source.get("items_path")
+    if items is None and "items_path" not in source:  # a manifest of the Python front
+        raise InputError("the manifest records no items table (input.items_path): give --items")
     if items is not None:
         _check_items(str(items), source.get("items_sha256"))
     try:
