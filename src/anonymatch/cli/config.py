@@ -840,11 +840,12 @@ def init_cmd(
     id_column: str | None = None,
     item_column: str | None = None,
 ) -> None:
-    """Draft a job file from a table (with --items, a relational job: people and their items).
+    """Draft a job file from a table.
 
     Reads a sample of DATA and writes a TOML job file: each column's type and cardinality,
     likely identifiers, suggested quasi-identifiers, sensitive candidates, missing-value tokens;
-    with comments to review before the first release (see docs/jobs.md)."""
+    with comments to review before the first release (see docs/jobs.md). With --items ITEMS,
+    a relational job (anonymize-rt): DATA the people, ITEMS their long items table."""
     from anonymatch.app.infer import infer_job
     from anonymatch.app.jobfile import render_toml
     from anonymatch.core.files import write_atomically
