@@ -6,7 +6,11 @@ export ANONYMATCH_DATA ?= $(abspath ../shared/datasets)
 
 ADULT := $(ANONYMATCH_DATA)/adult/adult.data
 ADULT_NAMES := age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,race,sex,capital-gain,capital-loss,hours-per-week,native-country,income
-ADULT_QI := age,workclass,education-num,marital-status,occupation,race,sex,native-country
+## Roles: no column released unchanged gives a QI away (issue 25, `anonymatch.tables.risk.leakage`):
+## education recodes education-num and fnlwgt is unique on its own (both dropped); relationship
+## reveals marital-status and sex (a QI). The remaining kept columns leak < 1 % of the rows.
+ADULT_QI := age,workclass,education-num,marital-status,occupation,relationship,race,sex,native-country
+ADULT_IDS := fnlwgt,education
 ADULT_OPTS := --names $(ADULT_NAMES) --qi $(ADULT_QI) --numeric age,education-num --na-values '?' --drop-missing
 
 .PHONY: install peers run test lint typecheck pytest docs bench fuzz clean
@@ -29,9 +33,9 @@ peers: install
 run: install
 	mkdir -p out
 	$(BIN)/anonymatch anonymize $(ADULT) -o out/adult_k10.csv --k 10 --sensitive income \
-		--report out/adult_k10.json --force $(ADULT_OPTS)
+		--identifiers $(ADULT_IDS) --strict --report out/adult_k10.json --force $(ADULT_OPTS)
 	$(BIN)/anonymatch anonymize $(ADULT) -o out/adult_k10_mondrian.csv --k 10 --method mondrian \
-		--sensitive income --quiet --force $(ADULT_OPTS)
+		--sensitive income --identifiers $(ADULT_IDS) --quiet --force $(ADULT_OPTS)
 	$(BIN)/anonymatch verify $(ADULT) out/adult_k10.csv --k 10 $(ADULT_OPTS)
 	$(BIN)/anonymatch evaluate $(ADULT) out/adult_k10.csv out/adult_k10_mondrian.csv $(ADULT_OPTS)
 	$(BIN)/anonymatch risk $(ADULT) out/adult_k10.csv --k 10 --sensitive income $(ADULT_OPTS)

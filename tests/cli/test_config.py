@@ -210,8 +210,9 @@ def test_init_drafts_a_job_that_runs(tmp_path: Path, capsys: pytest.CaptureFixtu
             "zip": [f"{1000 + i % 7}" for i in range(60)],
             "diagnosis": [f"d{i % 5}" for i in range(60)],
             "EDUCYEAR": [-9 if i % 11 == 0 else 8 + i % 9 for i in range(60)],
-            "installs": [f"{10 ** (i % 4):,}+" for i in range(60)],
-            "visit": [f"2018-0{1 + i % 9}-1{i % 10}" for i in range(60)],
+            # independent of the QIs (a kept column that recodes one is proposed as one)
+            "installs": [f"{10 ** (i // 15 % 4):,}+" for i in range(60)],
+            "visit": [f"2018-0{1 + i % 9}-1{i % 3}" for i in range(60)],
             "note": ["?" if i % 10 == 0 else f"n{i % 3}" for i in range(60)],
         }
     )
@@ -425,3 +426,20 @@ def test_missing_codes_suppression_and_dedupe_run_from_a_job(
     (tmp_path / "r.json").unlink()
     code, _, err = run(["anonymize-sets", "--config", str(sets_job)], capsys)
     assert code == 2 and "--dedupe" in err and not (tmp_path / "r.jsonl").exists()
+
+
+def test_init_matches_hierarchy_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    frame = pd.DataFrame({"zip": ["01852", "01853", "02139"] * 20, "age": range(20, 80)})
+    data = tmp_path / "t.csv"
+    frame.to_csv(data, index=False)
+    trees = tmp_path / "trees"
+    trees.mkdir()
+    (trees / "h_zip.csv").write_text("01852;0185*;*\n01853;0185*;*\n02139;0213*;*\n")
+    out = tmp_path / "job.toml"
+    code, _, err = run(["init", str(data), "-o", str(out), "--hierarchies", str(trees)], capsys)
+    assert code == 0, err
+    job = load_job(out)
+    assert job.columns["zip"].hierarchy is not None
+    assert job.columns["zip"].hierarchy.endswith("h_zip.csv")
+    code, _, err = run(["anonymize", "--config", str(out), "--k", "5", "--force"], capsys)
+    assert code == 0, err

@@ -157,7 +157,7 @@ DIGESTS: dict[str, str] = {
     "tables-kl": "fda1e6a5fb23ccff3818b7dfbef7b6caa9d4c8f60c5aaa87634308d9439f5af4",
     "tables-mip": "6a7d058355422a7d89cda1ae3d84abcfca47d63b645f63a9ad3c1fbf90ded351",
     "tables-mondrian": "be96415bf46fb6aea09349fbb313fcde21efbda86033f7d439880c1fe0f09a99",
-    "tables-parquet": "a6532b6c7f8a4006e1e9a952aed77b87388438727c827fce6d9bc676c1e70ec3",  # noqa: E501 - typed kept columns (issue 14), JV solver and closed-walk draws (issue 17)
+    "tables-parquet": "d3049c0c4d2ec257d4c66047ef03314b8b9517d08dc8ba887f1a3905bca52794",  # noqa: E501 - typed kept columns (issue 14), JV solver and closed-walk draws (issue 17), the sidecar typing in the schema metadata (issue 30)
     "tables-ring": "b7e51a33e9c9d68231f4e2004bf8eeda43e8255606d770eb1809728764c2ead3",
     "tables-sortgreedy": "40d76b0dbd1d46fc643a59883fbee8146a2fcea3a48964bc803a1a3af1de27b9",
     "tables-streamed": "a8265eb7d938ccb42609fca739ab2607afaff54c4c82c392f12752c814ac4ca9",

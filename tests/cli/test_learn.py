@@ -92,3 +92,41 @@ def test_label_not_in_test(
     args = ["evaluate", str(files["orig"]), str(files["hungarian"]), "--qi", "age,edu"]
     assert main([*args, "--classify", "label", "--test", str(bare)]) == 2
     assert "has no column 'label'" in capsys.readouterr().err
+
+
+def test_report_shows_accuracy_on_a_test_table_read_with_its_own_options(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rel, manifest = tmp_path / "r.csv", tmp_path / "r.json"
+    args = ["anonymize", str(files["orig"]), "-o", str(rel), "--k", "4", "--qi", "age,edu"]
+    assert main([*args, "--numeric", "age", "--report", str(manifest), "-q"]) == 0
+    test = tmp_path / "test.txt"  # no header, ';' — not ORIGINAL's CSV options
+    frame(80, 5).to_csv(test, index=False, header=False, sep=";")
+    html = tmp_path / "r.html"
+    base = ["report", str(files["orig"]), str(rel), "--manifest", str(manifest), "-o", str(html)]
+    own = ["--test", str(test), "--test-sep", ";", "--test-names", "age,edu,hours,label"]
+    assert main([*base, *own, "--classify", "label", "-q"]) == 0
+    page = html.read_text()
+    assert "on the 80 original rows of the test" in page and "trained on the release" in page
+    capsys.readouterr()
+    for extra, message in [
+        (own, "together"),
+        (["--test-sep", ";", "--classify", "label"], "need --test"),
+        ([*own, "--test-header", "--classify", "label"], "one of --test-header"),
+    ]:
+        assert main([*base, "--force", *extra]) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_evaluate_reads_test_with_its_own_options(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    test = tmp_path / "test.tsv"  # tab-separated, no header: ORIGINAL is a CSV with a header
+    frame(60, 6).to_csv(test, index=False, header=False, sep="\t")
+    args = ["evaluate", str(files["orig"]), str(files["hungarian"]), "--qi", "age,edu"]
+    args += ["--numeric", "age", "--classify", "label", "--json", "--test", str(test)]
+    own = ["--test-format", "tsv", "--test-names", "age,edu,hours,label"]
+    assert main([*args, *own]) == 0
+    assert json.loads(capsys.readouterr().out)["test"]["rows"] == 60
+    assert main(args) == 2  # read like ORIGINAL (comma, a header line): no column 'label'
+    assert "has no column 'label'" in capsys.readouterr().err

@@ -209,9 +209,13 @@ def test_table_format_forces_the_reader(tmp_path: Path, capsys: pytest.CaptureFi
     code, _, err = run(["evaluate", str(tsv), str(tmp_path / "r-tsv.csv"), "--qi", "age,job,sex",
                         "--numeric", "age", "--format", "tsv"], capsys)  # fmt: skip
     assert code == 0, err
-    # without --format the .data file is read as CSV: one column, so the QIs are missing
+    # without --format the .data file is read with the tab its lines show, and says so
+    # (issue 25); forced to CSV it is one column, so the QIs are missing
     code, _, err = run(["anonymize", str(tsv), "-o", str(tmp_path / "x.csv"), "--k", "3", *TABLE],
                        capsys)  # fmt: skip
+    assert code == 0 and "with separator tab" in err
+    code, _, err = run(["anonymize", str(tsv), "-o", str(tmp_path / "y.csv"), "--k", "3", *TABLE,
+                        "--format", "csv"], capsys)  # fmt: skip
     assert code == 2
 
 

@@ -159,3 +159,78 @@ def test_anonymize_journalist_risk(
     args[args.index(str(out))] = str(tmp_path / "none.csv")
     code, _, err = run([*args, "--journalist-risk", "1.5", "--population", str(population)], capsys)
     assert code == 2 and "--journalist-risk" in err and err.count("\n") == 1
+
+
+def test_report_population_figures_and_assumptions(
+    files: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report --population`` shows the same k-map and journalist risk as ``risk --population``
+    and says what it assumes; ``--sampling-fraction`` and ``--weights`` the estimates."""
+    sample, release, population = files
+    manifest = tmp_path / "release.json"
+    args = ["anonymize", str(sample), "-o", str(tmp_path / "r2.csv"), "--k", "3", *ROLES]
+    code, _, err = run([*args, "--seed", "1", "-q", "--report", str(manifest)], capsys)
+    assert code == 0, err
+    release = tmp_path / "r2.csv"
+    code, out, err = run(
+        ["risk", str(sample), str(release), *ROLES, "--population", str(population), "--json"],
+        capsys,
+    )
+    assert code == 0, err
+    figures = json.loads(out)["population"]
+    html_path = tmp_path / "report.html"
+    base = ["report", str(sample), str(release), "--manifest", str(manifest), "-o", str(html_path)]
+    code, _, err = run([*base, "--population", str(population), "-q"], capsys)
+    assert code == 0, err
+    html = html_path.read_text()
+    kmap_row = "<td>k-map: fewest population records a published row fits</td>"
+    assert f"{kmap_row}<td>{figures['kmap']}<" in html
+    assert f"{figures['journalist_risk']['max']:.4f}" in html
+    assert "an attacker holds a register of the population" in html
+    code, _, err = run([*base, "--force", "--sampling-fraction", "0.05", "-q"], capsys)
+    assert code == 0, err
+    html = html_path.read_text()
+    assert "simple random sample of 5% of the population" in html and kmap_row not in html
+    code, _, err = run([*base, "--force", "--weights", "w", "-q"], capsys)
+    assert code == 0, err
+    assert "as many people as its weight in column w" in html_path.read_text()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--sampling-fraction", "0"], "--sampling-fraction must be in (0, 1]"),
+        (["--sampling-fraction", "1.5"], "--sampling-fraction must be in (0, 1]"),
+        (["--sampling-fraction", "0.1", "--weights", "w"], "not both"),
+        (["--weights", "nope"], "no weights column 'nope'"),
+        (["--population", "MISSING"], "input file not found"),
+        (["--population", "NOQI"], "c1"),
+        (["--manifest-only", "--sampling-fraction", "0.1"], "need ORIGINAL and RELEASE"),
+    ],
+)
+def test_report_population_bad_input_exit_2(
+    files: tuple[Path, Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    message: str,
+) -> None:
+    sample, release, population = files
+    manifest = tmp_path / "release.json"
+    args = ["anonymize", str(sample), "-o", str(tmp_path / "r2.csv"), "--k", "3", *ROLES]
+    code, _, err = run([*args, "--seed", "1", "-q", "--report", str(manifest)], capsys)
+    assert code == 0, err
+    noqi = tmp_path / "noqi.csv"
+    pd.read_csv(population).drop(columns="c1").to_csv(noqi, index=False)
+    swap = {"MISSING": str(tmp_path / "missing.csv"), "NOQI": str(noqi)}
+    flags = [swap.get(f, f) for f in flags]
+    files_args = [str(sample), str(tmp_path / "r2.csv")]
+    if flags[0] == "--manifest-only":
+        files_args, flags = [], flags[1:]
+    out = tmp_path / "report.html"
+    code, _, err = run(
+        ["report", *files_args, "--manifest", str(manifest), "-o", str(out), *flags], capsys
+    )
+    assert code == 2, err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()

@@ -301,3 +301,32 @@ def test_na_codes_and_suppression_limit_through_the_cli(
     if suppressed:  # without the limit a shorter release fails
         code, stdout, _ = run(verify, capsys)
         assert code == 4 and "rows but the original has 120" in stdout
+
+
+def test_leaking_kept_column_is_warned_and_refused_with_strict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25: a kept column that recodes a generalized QI is warned about on stderr (with the
+    utility headline on stdout); --strict refuses the release, exit 2, nothing written."""
+    n = 600
+    frame = pd.DataFrame({"num": [i % 3 for i in range(n)], "x": [i % 5 for i in range(n)]})
+    frame["word"] = "w" + frame["num"].astype(str)
+    data = tmp_path / "d.csv"
+    frame.to_csv(data, index=False)
+    out = tmp_path / "r.csv"
+    args = ["anonymize", str(data), "-o", str(out), "--k", "250", "--qi", "num",
+            "--numeric", "num", "--method", "mondrian", "--seed", "1"]  # fmt: skip
+    code, stdout, err = run(args, capsys)
+    assert code == 0, err
+    assert "what the release keeps: exact cells" in stdout
+    assert "warning: column 'word' is released unchanged but its value narrows" in err
+    out.unlink()
+    (tmp_path / "r.csv.schema.json").unlink()
+    code, stdout, err = run([*args, "--strict"], capsys)
+    assert code == 2 and "refused (--strict): column 'word'" in err
+    assert [ln for ln in err.splitlines() if "error" in ln] == [err.splitlines()[-1]]
+    assert not out.exists()
+    assert not (tmp_path / "r.csv.schema.json").exists()
+    code, _, err = run([*args, "--strict", "--identifiers", "word"], capsys)
+    assert code == 0 and "column 'word'" not in err
+    assert "warning: the release is useless" in err  # one QI, all of it merged

@@ -67,9 +67,10 @@ def test_table_report_has_every_section_and_is_self_contained(
     assert manifest["input"]["sha256"] in html and manifest["output"]["sha256"] in html
     assert html.count("data:image/svg+xml;base64,") >= 6  # candidates, NCP, 4 QIs, timings
     # the unchanged unique column is flagged, the QIs are not
-    row = re.search(r'<tr class="flagged"><td>(\w+)</td>', html)
-    assert row is not None and row.group(1) == "serial"
-    assert html.count('class="flagged"') == 1
+    # (in the columns table and in the leakage table of the risk section)
+    rows = re.findall(r'<tr class="flagged"><td>(\w+)</td>', html)
+    assert rows == ["serial", "serial"]
+    assert html.count('class="flagged"') == 2
 
 
 def test_table_report_figures_agree_with_risk(table: tuple[Path, Path, Path, Path]) -> None:
@@ -497,6 +498,29 @@ def test_any_edit_of_the_guarantee_is_detected_or_unchecked(
         assert check.failed or check.status == "unchecked"
         assert "do not hold" in head or "unchecked (from the manifest)" in head
         assert "checked: passed" not in head
+
+
+def test_useless_release_is_called_useless_beside_the_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25: a release whose cells keep nothing still verifies, but its top card does not
+    say "passed" alone; a kept column that recodes a QI is in the leakage table."""
+    n = 60
+    frame = pd.DataFrame({"num": [i % 3 for i in range(n)], "other": [i % 4 for i in range(n)]})
+    frame["word"] = "w" + frame["num"].astype(str)
+    original = tmp_path / "d.csv"
+    frame.to_csv(original, index=False)
+    out, html = tmp_path / "r.csv", tmp_path / "r.html"
+    code, _, err = run(
+        ["anonymize", str(original), "-o", str(out), "--k", "30", "--qi", "num",
+         "--numeric", "num", "--method", "mondrian", "--seed", "1", "--report-html", str(html)],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    text = html.read_text()
+    assert "but the release is useless" in text
+    assert '<div class="label">Utility</div><div class="value fail">useless</div>' in text
+    assert "column released unchanged" in text
 
 
 def test_table_report_shows_population_figures(

@@ -450,3 +450,56 @@ def test_streamed_path_with_typed_qis(tmp_path: Path) -> None:
     assert verify_file(table, out, ReleaseCheck.of(schema, k=3), parts, execution=INLINE)["passed"]  # type: ignore[arg-type]
     loss = evaluate_release(release, original, ReleaseCheck.of(schema))
     assert loss.gcp == pytest.approx(report["loss"]["gcp"])  # type: ignore[index]
+
+
+def test_arx_exports_without_node_marks_verify(tmp_path: Path) -> None:
+    """Issue 25: a release written by ARX shows its nodes' labels without ``~``; given the
+    hierarchy, the verifier reads them as nodes (a leaf label stays the leaf)."""
+    tree = tmp_path / "work.csv"
+    tree.write_text(WORK)
+    rng = np.random.default_rng(2)
+    leaves = [line.split(";")[0] for line in WORK.splitlines()]
+    frame = pd.DataFrame({"work": rng.choice(leaves, 60), "age": rng.integers(20, 60, 60)})
+    types = build_types(hierarchies={"work": tree})
+    schema = Schema.build(["work", "age"], ["age"], types=types)
+    release = anonymize(frame, 4, ["work", "age"], ["age"], types=types, seed=3).table
+    assert release["work"].str.startswith("~").any()
+    arx = release.assign(work=release["work"].str.replace("~", "", regex=False))
+    assert verify_release(arx, frame, ReleaseCheck.of(schema, k=4)).passed
+    plain = Schema.build(["work", "age"], ["age"])  # without the hierarchy: a hint, not a pass
+    assert not verify_release(arx, frame, ReleaseCheck.of(plain, k=4)).passed
+
+
+def test_read_release_gives_node_leaves_or_node_objects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25: a ``~node`` cell reads back as the leaves under it (listed by the sidecar with
+    the hierarchy's digest), or as a HierarchyNode beyond the sidecar's limit — never as the
+    literal label."""
+    from anonymatch.tables.io import sidecar
+    from anonymatch.tables.io.cells import write_release
+    from anonymatch.tables.io.release import HierarchyNode, read_release
+
+    tree = tmp_path / "work.csv"
+    tree.write_text(WORK)
+    rng = np.random.default_rng(2)
+    leaves = [line.split(";")[0] for line in WORK.splitlines()]
+    frame = pd.DataFrame({"work": rng.choice(leaves, 40), "age": rng.integers(20, 60, 40)})
+    types = build_types(hierarchies={"work": tree})
+    release = anonymize(frame, 4, ["work", "age"], ["age"], types=types, seed=3)
+    out = tmp_path / "r.csv"
+    write_release(out, release.table, release.cells, release.qi)
+    side = json.loads((tmp_path / "r.csv.schema.json").read_text())
+    work = next(c for c in side["columns"] if c["name"] == "work")
+    assert work["hierarchy"]["file"] == "work.csv" and "path" not in work["hierarchy"]
+    typed = read_release(out)
+    marked = release.table["work"].str.startswith("~")
+    assert marked.any()
+    for cell, value in zip(release.table["work"][marked], typed["work"][marked], strict=True):
+        label = cell[1:]
+        expected = {ln.split(";")[0] for ln in WORK.splitlines() if f";{label};" in ln}
+        assert value == frozenset(expected)
+    monkeypatch.setattr(sidecar, "NODE_MAP_LIMIT", 1)
+    write_release(out, release.table, release.cells, release.qi)
+    nodes = read_release(out)["work"][marked]
+    assert all(isinstance(v, HierarchyNode) and v.hierarchy == "work.csv" for v in nodes)

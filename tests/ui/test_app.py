@@ -140,6 +140,8 @@ def test_upload_run_download(app: tuple[TestClient, AppState], tmp_path: Path) -
     assert status["state"] == "done", status
     page = client.get("/result")
     assert "verified: PASS" in page.text and str(state.directory) not in page.text
+    assert '<section id="honest">' in page.text and 'id="utility-headline"' in page.text
+    assert "exact cells" in page.text  # issue 25: what the release keeps, with its figures
     release = client.get("/download/release")
     assert release.status_code == 200 and "attachment" in release.headers["content-disposition"]
     assert 'filename="people_release.csv"' in release.headers["content-disposition"]
@@ -223,7 +225,7 @@ def test_refused_requests_change_nothing(app: tuple[TestClient, AppState]) -> No
         response = client.post("/upload", data=form, files={"file": ("other.csv", other)})
         assert response.status_code == 403
     routes = [r.path for r in client.app.routes if "POST" in getattr(r, "methods", ())]
-    assert routes == ["/upload", "/pick", "/read", "/run", "/open"]
+    assert routes == ["/upload", "/pick", "/database", "/read", "/run", "/open"]
     for path in routes:  # every POST needs the token
         assert client.post(path, data={"name": "x"}).status_code == 403, path
     assert client.get("/", headers={"host": "evil.example"}).status_code == 403  # rebinding

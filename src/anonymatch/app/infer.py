@@ -10,6 +10,7 @@ such as ``-9``) is written as a commented-out line to check and enable.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import os
 import re
@@ -59,8 +60,53 @@ QI_PREFIXES = (
     "region",
     "language",
     "workclass",
+    "state",
+    "province",
+    "hispan",
+    "fips",
 )
-"""Column-name word beginnings of demographic quasi-identifiers."""
+"""Column-name word beginnings of demographic quasi-identifiers. A word also matches after one
+leading letter of the survey prefixes ``NAME_STEMS`` (FARS' ``isex``, ``istatenum``)."""
+NAME_STEMS = ("i", "r", "x")
+"""One-letter prefixes that survey files put before a variable's stem (imputed, recoded):
+``isex`` is read as ``sex`` when the stem is a demographic word."""
+CODE_WORDS = ("zip", "postcode", "postal", "plz", "fips", "icd", "naics", "code")
+"""Column-name word beginnings of codes: digits that are labels, never numbers (``01852``)."""
+US_STATES = frozenset(
+    [
+        "al", "ak", "az", "ar", "ca", "co", "ct", "de", "dc", "fl", "ga", "hi", "id", "il", "in",
+        "ia", "ks", "ky", "la", "me", "md", "ma", "mi", "mn", "ms", "mo", "mt", "ne", "nv", "nh",
+        "nj", "nm", "ny", "nc", "nd", "oh", "ok", "or", "pa", "ri", "sc", "sd", "tn", "tx", "ut",
+        "vt", "va", "wa", "wv", "wi", "wy", "pr", "gu", "vi", "as", "mp", "alabama", "alaska",
+        "arizona", "arkansas", "california", "colorado", "connecticut", "delaware", "florida",
+        "georgia", "hawaii", "idaho", "illinois", "indiana", "iowa", "kansas", "kentucky",
+        "louisiana", "maine", "maryland", "massachusetts", "michigan", "minnesota", "mississippi",
+        "missouri", "montana", "nebraska", "nevada", "ohio", "oklahoma", "oregon", "pennsylvania",
+        "tennessee", "texas", "utah", "vermont", "virginia", "washington", "wisconsin", "wyoming",
+        "new hampshire", "new jersey", "new mexico", "new york", "north carolina", "north dakota",
+        "rhode island", "south carolina", "south dakota", "west virginia", "dist of columbia",
+        "district of columbia", "puerto rico", "guam", "virgin islands",
+    ]
+)  # fmt: skip
+CODE_DICTIONARIES: dict[str, frozenset[str]] = {
+    "sex": frozenset(["male", "female", "m", "f", "man", "woman", "unknown", "u", "other"]),
+    "US state": US_STATES,
+    "Hispanic origin": frozenset(
+        ["hispanic", "non-hispanic", "not hispanic", "mexican", "puerto rican", "cuban",
+         "unknown", "other/unk hisp", "central/so amer", "no specified/oth", "not a fatal(n/a)"]
+    ),
+    "race": frozenset(
+        ["white", "black", "asian", "american indian", "amer-indian-eskimo",
+         "asian-pac-islander", "pacific islander", "other", "unknown", "hispanic"]
+    ),
+}  # fmt: skip
+"""Values of common demographic codes (lower case): a text column whose values are mostly one
+of these is proposed as a quasi-identifier whatever its name."""
+DICTIONARY_SHARE = 0.8
+"""Share of a column's distinct values that must belong to a dictionary of ``CODE_DICTIONARIES``."""
+NINES = (9, 99, 999, 9999)
+"""All-nines values that surveys use for "unknown": flagged as candidate missing codes when
+they stand apart (a spike or a gap above the other values)."""
 SENSITIVE_PREFIXES = (
     "diagnos",
     "disease",
@@ -110,7 +156,26 @@ def _is_identifier_name(name: str) -> bool:
 
 
 def _matches(name: str, prefixes: Sequence[str]) -> bool:
-    return any(low.startswith(p) for _, low in _words(name) for p in prefixes)
+    """Whether a word of ``name`` starts with one of ``prefixes``, also after one leading
+    letter of ``NAME_STEMS`` (``isex``, ``istatenum``; the stem must be 3+ letters)."""
+    for _, low in _words(name):
+        stems = [low]
+        if len(low) > 3 and low[0] in NAME_STEMS:
+            stems.append(low[1:])
+        if any(stem.startswith(p) for stem in stems for p in prefixes):
+            return True
+    return False
+
+
+def _dictionary(values: Sequence[str]) -> str | None:
+    """The name of the code dictionary most of ``values`` (distinct) belong to, else None."""
+    low = {v.strip().lower() for v in values}
+    if len(low) < 2:
+        return None
+    for name, words in CODE_DICTIONARIES.items():
+        if len(low & words) >= DICTIONARY_SHARE * len(low):
+            return name
+    return None
 
 
 @dataclass
@@ -128,6 +193,9 @@ class ColumnProfile:
     examples: list[str] = field(default_factory=list)
     negative_codes: list[str] = field(default_factory=list)
     ordered_hint: list[str] | None = None
+    code_text: str | None = None  # why digits are kept as text (leading zeros, a code name)
+    nines: list[str] = field(default_factory=list)  # candidate all-nines missing codes
+    dictionary: str | None = None  # the code dictionary its values belong to
 
     @property
     def present(self) -> int:
@@ -161,6 +229,16 @@ def profile_column(name: str, values: pd.Series, na: Sequence[str]) -> ColumnPro
     profile.examples = [str(v) for v in counts.index[:5]]
     if len(live) == 0:
         return profile
+    digits = live.str.fullmatch(r"\d+")
+    if bool(digits.all()):
+        zeros = live[live.str.len() > 1].str.startswith("0")
+        if bool(zeros.any()):
+            example = str(live[live.str.len().gt(1) & live.str.startswith("0")].iloc[0])
+            profile.code_text = f"digits with leading zeros (e.g. {example!r}): a code"
+        elif _matches(name, CODE_WORDS) and live.str.len().nunique() == 1:
+            profile.code_text = "fixed-width digits named like a code"
+        if profile.code_text is not None:  # labels, never numbers: ZIP 01852 stays 01852
+            return profile
     numbers = pd.to_numeric(live, errors="coerce")
     if numbers.notna().all() and np.isfinite(numbers.to_numpy(float)).all():
         arr = numbers.to_numpy(float)
@@ -175,6 +253,8 @@ def profile_column(name: str, values: pd.Series, na: Sequence[str]) -> ColumnPro
             and (arr >= 0).mean() >= 0.5
         ):
             profile.negative_codes = [str(int(v)) for v in negatives[::-1]]
+        if profile.integral:
+            profile.nines = _nines(arr)
         return profile
     if live.str.contains(r"\d").mean() > 0.95 and live.str.contains(r"[-/ ,:]").mean() > 0.95:
         with warnings.catch_warnings():
@@ -188,11 +268,25 @@ def profile_column(name: str, values: pd.Series, na: Sequence[str]) -> ColumnPro
             midnight = (ok.dt.hour == 0) & (ok.dt.minute == 0) & (ok.dt.second == 0)
             profile.kind = "date" if bool(midnight.all()) else "datetime"
             return profile
+    profile.dictionary = _dictionary([str(v) for v in counts.index[:200]])
     if profile.cardinality <= 50:
         keys = {v: _leading_number(v) for v in counts.index}
         if all(x is not None for x in keys.values()) and profile.cardinality > 2:
             profile.ordered_hint = sorted(keys, key=lambda v: (keys[v], v))
     return profile
+
+
+def _nines(values: np.ndarray) -> list[str]:
+    """The all-nines maximum (9, 99, 999, 9999) of integral ``values`` when it stands apart
+    from the others: at least 3× as frequent as the median of the five values below it (a
+    spike), or more than 1.5× the next value (a gap). O(n log n)."""
+    keys, counts = np.unique(values, return_counts=True)
+    if len(keys) < 3 or int(keys[-1]) not in NINES:
+        return []
+    below = counts[-6:-1]
+    spike = counts[-1] >= 3 * max(float(np.median(below)), 1.0)
+    gap = keys[-2] > 0 and keys[-1] > 1.5 * keys[-2]
+    return [str(int(keys[-1]))] if spike or gap else []
 
 
 def _sniff_separator(lines: Sequence[str], quotechar: str) -> str:
@@ -239,17 +333,31 @@ def _is_number(text: str) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class InferOptions:
+    """How :func:`infer_job` reads the table and what it drafts (every field optional).
+
+    ``sep``, ``names``, ``header``, ``quotechar``, ``fmt``: the CSV reading options (guessed
+    when None); ``sample_rows``: rows read; ``k``: the draft's k; ``hierarchies``: a directory
+    of ARX hierarchy files (``value;level1;…;*``) matched to the columns by file name, else by
+    their values."""
+
+    sep: str | None = None
+    names: Sequence[str] | None = None
+    header: bool | None = None
+    quotechar: str = '"'
+    fmt: str = "auto"
+    sample_rows: int = 20_000
+    k: int = 10
+    hierarchies: str | os.PathLike[str] | None = None
+
+
 def infer_job(
     path: str | os.PathLike[str] | SqlSource,
+    options: InferOptions | None = None,
     *,
-    sep: str | None = None,
-    names: Sequence[str] | None = None,
-    header: bool | None = None,
-    quotechar: str = '"',
-    fmt: str = "auto",
-    sample_rows: int = 20_000,
-    k: int = 10,
     job_dir: str | os.PathLike[str] | None = None,
+    **keywords: Any,
 ) -> Job:
     """Draft a job file for a table from a sample of its rows.
 
@@ -260,24 +368,23 @@ def infer_job(
         sheet), or a database table or query (:class:`anonymatch.tables.io.sql.SqlSource`: the
         draft's ``input.path`` is the URL without its password, with ``input.table`` or
         ``input.query``).
-    sep : str, optional
-        The CSV separator; guessed from the first lines when None (``, ; tab | space``).
-    names : sequence of str, optional
-        Column names for a file without header.
-    header : bool, optional
-        Whether the first line holds the column names; guessed when None (a line with a number
-        in it is data).
-    quotechar : str, default '"'
-        CSV quote character.
-    fmt : {"auto", "csv", "tsv", "parquet"}, default "auto"
-        Input format; ``auto`` decides by the extension.
-    sample_rows : int, default 20000
-        Rows read (the first ones).
-    k : int, default 10
-        The k of the draft's model.
+    options : InferOptions, optional
+        The reading options and the draft's k (defaults: guessed, k = 10); its fields may
+        also be given as keywords (``infer_job(path, sep=";")``).
     job_dir : path-like, optional
         Where the job file will be written: the input path is written relative to it (or with
         ``${ANONYMATCH_DATA}`` when the input lies under that directory). Default: absolute.
+    **keywords : object
+        Fields of :class:`InferOptions`, overriding ``options``: ``sep`` (the CSV separator,
+        guessed from the first lines when None: ``, ; tab | space``), ``names`` (column names
+        for a file without header), ``header`` (whether the first line holds the column names;
+        guessed when None: a line with a number in it is data), ``quotechar`` (default ``"``),
+        ``fmt`` (``auto``, ``csv``, ``tsv`` or ``parquet``; ``auto`` decides by the
+        extension), ``sample_rows`` (rows read, the first ones; 20,000), ``k`` (the draft's k;
+        10) and ``hierarchies`` (a directory of ARX hierarchy files: each categorical or code
+        column gets the file whose name holds the column's name, ``cup_hierarchy_ZIP.csv``,
+        else the one whose leaves hold ≥ 95 % of its values; a QI is then published as the
+        hierarchy's nodes, another column gets the match as a commented suggestion).
 
     Returns
     -------
@@ -301,6 +408,13 @@ def infer_job(
     up to three columns of 2–100 values are suggested as QIs. Time O(n log n · d) for the n
     sampled rows and d columns.
     """
+    try:
+        opts = dataclasses.replace(options or InferOptions(), **keywords)
+    except TypeError:
+        unknown = sorted(set(keywords) - {f.name for f in dataclasses.fields(InferOptions)})
+        raise InputError(f"unknown option(s) of infer_job: {', '.join(unknown)}") from None
+    sep, names, header, quotechar = opts.sep, opts.names, opts.header, opts.quotechar
+    fmt, sample_rows, k = opts.fmt, opts.sample_rows, opts.k
     database = path if isinstance(path, SqlSource) else None
     p = Path(database.table or "query") if database is not None else Path(path)  # type: ignore[arg-type]
     if database is None and not p.exists():
@@ -316,8 +430,8 @@ def infer_job(
         if database is not None:
             input_keys.update(table=database.table, query=database.query)
             input_keys = {k: v for k, v in input_keys.items() if v is not None}
-            options = CsvOptions(table=database.table, query=database.query)
-            frame = read_table(database.text, options, nrows=sample_rows)
+            source = CsvOptions(table=database.table, query=database.query)
+            frame = read_table(database.text, source, nrows=sample_rows)
         else:
             frame = read_table(p, CsvOptions(), nrows=sample_rows)
         frame = frame.astype(str).where(frame.notna(), "")
@@ -328,7 +442,7 @@ def infer_job(
         lines = _first_lines(p)
         if sep is None and fmt != "tsv":
             sep = _sniff_separator(lines[:50], quotechar)
-            if sep != csv_separator(p, CsvOptions()):
+            if sep != ("\t" if p.suffix.lower() in (".tsv", ".tab") else ","):  # explicit
                 input_keys["sep"] = sep
         elif sep is not None:
             input_keys["sep"] = sep
@@ -359,8 +473,8 @@ def infer_job(
             input_keys["header"] = False
         if quotechar != '"':
             input_keys["quotechar"] = quotechar
-        options = CsvOptions(sep=sep, names=names, quotechar=quotechar, fmt=fmt)
-        frame = read_table(p, options, nrows=sample_rows)
+        csv_options = CsvOptions(sep=sep, names=names, quotechar=quotechar, fmt=fmt)
+        frame = read_table(p, csv_options, nrows=sample_rows)
     columns_ordered = [str(c) for c in frame.columns]
     na = list(DEFAULT_NA_VALUES)
     profiles = [profile_column(c, frame[c], na) for c in columns_ordered]
@@ -388,6 +502,15 @@ def infer_job(
             col["role"] = "qi"
             qi_count += 1
             why.append("quasi-identifier: a demographic attribute an adversary may know")
+        elif col["role"] == "other" and prof.dictionary is not None:
+            col["role"] = "qi"
+            qi_count += 1
+            why.append(
+                f"quasi-identifier: its values are {prof.dictionary} codes, a demographic "
+                "attribute an adversary may know"
+            )
+        if prof.code_text is not None:
+            why.append(f"{prof.code_text}, kept as text (a number would lose its zeros)")
         if prof.kind == "numeric":
             if prof.cardinality > CODE_CARDINALITY or _matches(prof.name, ("age",)):
                 col["type"] = "numeric"
@@ -411,6 +534,12 @@ def infer_job(
             after.append("the values look ordered (each holds a number); if they are, use")
             after.append('type = "ordinal"')
             after.append(f"order = {toml_value(prof.ordered_hint)}")
+        if prof.nines:
+            after.append(
+                f"{prof.nines[0]} stands apart from the other values: a survey code for "
+                "'unknown'? then"
+            )
+            after.append(f"na = {toml_value(prof.nines)}")
         if prof.negative_codes:
             after.append(
                 f"negative codes {', '.join(prof.negative_codes)} among non-negative values: "
@@ -444,6 +573,9 @@ def infer_job(
                 "quasi-identifier? no demographic column name was recognised: picked for its "
                 "few values; check"
             )
+    _propose_leaking(frame, profiles, columns, notes)
+    if opts.hierarchies is not None:
+        _attach_hierarchies(Path(opts.hierarchies), frame, profiles, columns, notes, job_dir)
     # ---------------------------------------------------------------- missing values
     seen: dict[str, int] = {}
     for prof in profiles:
@@ -498,6 +630,133 @@ def infer_job(
     job = parse_job(data, p.name)
     job._comments = notes
     return job
+
+
+HIERARCHY_COVER = 0.95
+"""Share of a column's distinct values that must be leaves of a hierarchy file matched by its
+values (not its name)."""
+
+
+def _attach_hierarchies(
+    directory: Path,
+    frame: pd.DataFrame,
+    profiles: Sequence[ColumnProfile],
+    columns: dict[str, dict[str, Any]],
+    notes: dict[str, list[str]],
+    job_dir: str | os.PathLike[str] | None,
+) -> None:
+    """Give each column its ARX hierarchy file from ``directory``: the file whose name holds
+    the column's name as a word (``cup_hierarchy_ZIP.csv``, case-insensitive), else the file
+    whose leaves (first field) hold ≥ ``HIERARCHY_COVER`` of the column's values. A matched QI
+    becomes categorical, published as hierarchy nodes; another column gets the match as a
+    commented suggestion. O(files · leaves)."""
+    if not directory.is_dir():
+        raise InputError(f"`hierarchies`: {directory} is not a directory")
+    files = sorted(
+        f for f in directory.iterdir() if f.is_file() and f.suffix.lower() in (".csv", ".txt")
+    )
+    leaves: dict[Path, set[str]] = {}
+
+    def leaf_set(f: Path) -> set[str]:
+        if f not in leaves:
+            with open(f, encoding="utf-8-sig", errors="replace") as fh:
+                leaves[f] = {line.split(";", 1)[0].strip() for line in fh if line.strip()}
+        return leaves[f]
+
+    taken: set[Path] = set()
+    for prof in profiles:
+        col = columns[prof.name]
+        if col["role"] == "identifier":
+            continue
+        values = set(frame[prof.name].astype(str).str.strip()) - set(prof.missing)
+        low = prof.name.lower()
+        by_name = [
+            f for f in files if low in re.split(r"[^a-z0-9]+", f.stem.lower()) and f not in taken
+        ]
+        match, why = (by_name[0], "its name") if by_name else (None, "")
+        if match is None:
+            for f in files:
+                if (
+                    f not in taken
+                    and values
+                    and len(values & leaf_set(f)) >= HIERARCHY_COVER * len(values)
+                ):
+                    match, why = f, "its leaves (the column's values)"
+                    break
+        if match is None:
+            continue
+        shown = _shown_path(match, job_dir)
+        if not values <= leaf_set(match):
+            notes.setdefault(f"columns.{prof.name}", []).append(
+                f"hierarchy {match.name} matched by {why} lacks some of the values: not used"
+            )
+            continue
+        taken.add(match)
+        if col["role"] != "qi":  # a hierarchy is for a QI: suggest it, do not change the role
+            notes.setdefault(f"columns.{prof.name}.after", []).extend(
+                [
+                    f"hierarchy {match.name} matches (by {why}); as a QI published as its nodes:",
+                    'role = "qi"',
+                    'type = "categorical"',
+                    f"hierarchy = {toml_value(shown)}",
+                ]
+            )
+            continue
+        col.update({"type": "categorical", "hierarchy": shown})
+        col.pop("granularity", None)
+        notes.setdefault(f"columns.{prof.name}", []).append(
+            f"hierarchy {match.name} (matched by {why}): published as its nodes"
+        )
+
+
+def _propose_leaking(
+    frame: pd.DataFrame,
+    profiles: Sequence[ColumnProfile],
+    columns: dict[str, dict[str, Any]],
+    notes: dict[str, list[str]],
+) -> None:
+    """Propose as QIs or identifiers the columns the draft keeps unchanged that would give its
+    QIs away (``tables.risk.leakage`` on the sample, every QI cell taken as fully generalized:
+    the worst case of any release), with the figures as evidence. Columns the check cannot
+    encode (a numeric QI that does not parse) leave the draft as it is. O(leakage check)."""
+    from anonymatch.tables.columns.schema import Schema, encode_qi
+    from anonymatch.tables.recode import GeneralizedQI
+    from anonymatch.tables.risk.leakage import check_leakage
+
+    qi = [p.name for p in profiles if columns[p.name]["role"] == "qi"]
+    kept = [p.name for p in profiles if columns[p.name]["role"] == "other"]
+    if not qi or not kept or len(frame) == 0:
+        return
+    numeric = [a for a in qi if columns[a].get("type") == "numeric"]
+    try:
+        schema = Schema.build(qi, numeric)
+        enc = encode_qi(frame[qi + kept], schema, list(DEFAULT_NA_VALUES))
+    except InputError:
+        return
+    n = enc.n
+    dn, dc = len(enc.num_names), len(enc.cat_names)
+    import scipy.sparse as sp
+
+    stars = GeneralizedQI(
+        np.zeros((n, dn)),
+        np.zeros((n, dn)),
+        np.ones((n, dn), bool),
+        tuple(sp.csr_array((n, int(m))) for m in enc.cat_card),
+        np.ones((n, dc), bool),
+    )
+    report = check_leakage(frame, enc, stars, frame[qi + kept], schema)
+    for column in report.flagged:
+        role = column.proposed_role
+        col = columns[column.column]
+        col["role"] = role
+        if role == "identifier":
+            col.pop("type", None)
+            col.pop("granularity", None)
+        why = notes.setdefault(f"columns.{column.column}", [])
+        why.append(
+            f"{'identifier' if role == 'identifier' else 'quasi-identifier'}? kept unchanged, "
+            f"{'; '.join(column.reasons)} (were those QIs fully generalized)"
+        )
 
 
 def _evidence(prof: ColumnProfile) -> str:

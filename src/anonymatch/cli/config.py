@@ -751,6 +751,21 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
 # --------------------------------------------------------------------------- init
 
 
+def _read_from_context(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Drop the option ``name`` from the command's keywords: the command reads it from the
+    click context (its signature keeps its shape)."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            kwargs.pop(name, None)
+            return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
 def _database_data(func: F) -> F:
     """Decorator of ``init``: ``--table``/``--query`` (with DATA a database URL) turn DATA into
     one :class:`~anonymatch.tables.io.sql.SqlSource`; either of them with a file, or a URL
@@ -822,6 +837,18 @@ def _database_data(func: F) -> F:
 )
 @click.option("--id", "id_column", default=None, help="With --items: the person id column.")
 @click.option("--item-column", default=None, help="With --items: the item column.")
+@_read_from_context("items_path")
+@_read_from_context("id_column")
+@_read_from_context("item_column")
+@click.option(
+    "--hierarchies",
+    "hierarchies",
+    default=None,
+    metavar="DIR",
+    help="Directory of ARX hierarchy files (value;level1;…;*): each QI gets the file named "
+    "after it (cup_hierarchy_ZIP.csv), else the one whose leaves hold its values.",
+)
+@_read_from_context("hierarchies")
 @verbosity_options
 @_database_data
 def init_cmd(
@@ -836,9 +863,6 @@ def init_cmd(
     sample_rows: int,
     k: int,
     quiet: bool,
-    items_path: str | None = None,
-    id_column: str | None = None,
-    item_column: str | None = None,
 ) -> None:
     """Draft a job file from a table.
 
@@ -861,8 +885,10 @@ def init_cmd(
         sep = parse_separator(sep, "--sep")
         if len(sep) != 1:  # the draft samples lines with the csv module: one character
             raise InputError(f"--sep of anonymatch init is one character, got {sep!r}")
+    hierarchies = click.get_current_context().params.get("hierarchies")
     job = infer_job(
         data,
+        hierarchies=hierarchies,
         sep=sep,
         names=comma_list(names) or None,
         header=header,
@@ -872,6 +898,9 @@ def init_cmd(
         k=k,
         job_dir=Path(output).resolve().parent if output else Path.cwd(),
     )
+    given = click.get_current_context().params  # --items, --id, --item-column
+    items_path, id_column, item_column = (given.get(n) for n in ("items_path", "id_column",
+                                                                 "item_column"))  # fmt: skip
     if items_path is not None:
         from anonymatch.app.infer import relational_job
 

@@ -3,6 +3,7 @@ manifest writing, progress."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
@@ -48,6 +49,7 @@ FLAGS: dict[str, str] = {
     "label_column": "--sensitive",
     "refine": "--lsh",
     "id_column": "--id",
+    "fmt": "--format",
 }
 """The one table from a library parameter to the flag that sets it, where the flag is not
 ``--`` and the parameter's name with dashes (``partition_size`` → ``--partition-size``)."""
@@ -312,7 +314,16 @@ def set_input_options(func: F) -> F:
     """Options describing how to read original transactions (shared by the set commands),
     passed to the command as one :class:`SetSource` (parameter ``source``), with
     ``--sensitive``/``--sensitive-file`` when the command has them."""
+    return source_options(SET_FORMATS, ".dat FIMI, .jsonl JSON Lines, else basket CSV")(func)
 
+
+def source_options(formats: tuple[str, ...], help: str) -> Callable[[F], F]:
+    """:func:`set_input_options` with the ``--format`` choices ``formats`` (``help`` says what
+    ``auto`` does): the k^m commands read their own formats the same way."""
+    return functools.partial(_source_options, formats=formats, help=help)
+
+
+def _source_options(func: F, formats: tuple[str, ...], help: str) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         source = SetSource(
@@ -329,7 +340,7 @@ def set_input_options(func: F) -> F:
     return _apply(
         wrapper,
         [
-            format_option(SET_FORMATS, ".dat FIMI, .jsonl JSON Lines, else basket CSV"),
+            format_option(formats, help),
             click.option(
                 "--item-sep", default=",", show_default=True, help="Basket item separator."
             ),
@@ -823,8 +834,18 @@ def _with_html_report(
 
 def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
     """How the report reads the original, from a command's parameters (any data kind)."""
+    source = params.get("source")
+    if isinstance(source, SetSource):  # a set command: its reading options as one object
+        params = {
+            **params,
+            "fmt": source.fmt,
+            "item_sep": source.item_sep,
+            "id_column": source.id_column,
+            "item_column": source.item_column,
+            "dedupe": source.dedupe or None,
+        }
     keys = ("fmt", "id_column", "item_column", "items", "adjacency", "n_vertices", "drop_missing")
-    options = {key: params[key] for key in keys if params.get(key) is not None}
+    options = {key: params[key] for key in keys + ("dedupe",) if params.get(key) is not None}
     if params.get("item_sep"):
         options["item_sep"] = parse_separator(params["item_sep"], "--item-sep")
     if "quotechar" in params:  # a table command
@@ -1040,6 +1061,111 @@ def qi_type_options(func: F) -> F:
                     show_default=True,
                     help="Publish the lowest hierarchy node covering a cell (~label), or the "
                     "value set.",
+                ),
+            ],
+        ),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class TestTable:
+    """``--test FILE`` of ``evaluate`` and ``report`` and how to read it: its own
+    ``--test-sep``/``--test-names``/``--test-header``/``--test-format``, each defaulting to
+    ORIGINAL's; never ORIGINAL's database source (``--table``/``--query``/``--sheet``)."""
+
+    __test__ = False  # not a pytest class
+
+    path: str
+    sep: str | None = None
+    names: str | None = None
+    header: bool = False
+    fmt: str | None = None
+
+    def csv(self, original: CsvOptions) -> CsvOptions:
+        """TEST's reading options: its own where given, else ORIGINAL's. O(1)."""
+        sep = parse_separator(self.sep, "--test-sep") if self.sep is not None else original.sep
+        fmt = self.fmt if self.fmt is not None else original.fmt
+        if self.fmt is not None and self.sep is None and original.fmt != self.fmt:
+            sep = None  # a format of its own: its own separator too
+        if fmt == "tsv" and sep not in (None, "\t"):
+            raise InputError("--test-format tsv reads tab-separated values; use --test-sep")
+        names: Sequence[str] | None = original.names
+        if self.header:
+            names = None
+        elif self.names is not None:
+            names = comma_list(self.names) or None
+        return CsvOptions(sep=sep, names=names, quotechar=original.quotechar, fmt=fmt)
+
+    def read(self, original: CsvOptions) -> Any:
+        """The test table (a DataFrame), read with :meth:`csv`. O(n·d)."""
+        from anonymatch.tables.io import read_table
+
+        return read_table(self.path, self.csv(original))
+
+
+def test_table_options(func: F) -> F:
+    """``--test FILE`` with ``--test-sep``, ``--test-names``, ``--test-header`` and
+    ``--test-format``: original rows to test models on, read with their own CSV options (each
+    defaulting to ORIGINAL's). The command gets them as one ``test`` parameter, a
+    :class:`TestTable` or None."""
+
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,
+        test_path: str | None,
+        test_sep: str | None,
+        test_names: str | None,
+        test_header: bool,
+        test_format: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        given = test_sep is not None or test_names is not None or test_header or test_format
+        if test_path is None and given:
+            raise InputError(
+                "--test-sep, --test-names, --test-header and --test-format need --test"
+            )
+        if test_header and test_names is not None:
+            raise InputError("give one of --test-header and --test-names")
+        kwargs["test"] = (
+            None
+            if test_path is None
+            else TestTable(test_path, test_sep, test_names, test_header, test_format)
+        )
+        return func(*args, **kwargs)
+
+    return cast(
+        F,
+        _apply(
+            wrapper,
+            [
+                click.option(
+                    "--test",
+                    "test_path",
+                    default=None,
+                    metavar="FILE",
+                    help="Original rows to test models on (read like ORIGINAL unless the "
+                    "--test-* options say otherwise).",
+                ),
+                click.option(
+                    "--test-sep",
+                    default=None,
+                    help="CSV field separator of TEST (default ORIGINAL's).",
+                ),
+                click.option(
+                    "--test-names",
+                    default=None,
+                    help="Column names of TEST, a CSV without header (default ORIGINAL's).",
+                ),
+                click.option(
+                    "--test-header",
+                    is_flag=True,
+                    help="TEST's first line names its columns (whatever ORIGINAL's --names).",
+                ),
+                click.option(
+                    "--test-format",
+                    default=None,
+                    type=click.Choice(list(TABLE_FORMATS)),
+                    help="Format of TEST (default ORIGINAL's).",
                 ),
             ],
         ),

@@ -12,8 +12,12 @@ from anonymatch.cli.options import (
     HTML_EXTENSIONS,
     SET_FORMATS,
     TABLE_FORMATS,
+    PopulationFlags,
+    TestTable,
     claim_outputs,
+    population_options,
     report_reading_options,
+    test_table_options,
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
@@ -71,6 +75,15 @@ REPORT_FORMATS = tuple(dict.fromkeys((*TABLE_FORMATS, *SET_FORMATS, "edges", "mt
     help="Sparse data: how ORIGINAL was read.",
 )
 @click.option("--n-vertices", type=int, default=None, help="Graphs: vertex count of ORIGINAL.")
+@click.option(
+    "--classify",
+    "label",
+    default=None,
+    help="Tables, with --test: show the accuracy of models trained on the release to predict "
+    "this kept column, tested on TEST's original rows.",
+)
+@test_table_options
+@population_options
 @verbosity_options
 def report_cmd(
     original: str | None,
@@ -78,8 +91,10 @@ def report_cmd(
     manifest_path: str,
     output: str,
     force: bool,
-    threshold: float,
+    population: PopulationFlags,
     quiet: bool,
+    label: str | None,
+    test: TestTable | None,
     **reading: Any,
 ) -> None:
     """Write the privacy officer's HTML report of a release.
@@ -90,12 +105,19 @@ def report_cmd(
     and timings, and what the release does not protect against. With ORIGINAL and RELEASE the
     guarantee is re-verified from the files (the verifier re-run with the manifest's k and
     models); a figure of the manifest it does not give is reported and the command exits 4.
-    Without them the report holds what the manifest says, every claim labelled unchecked."""
+    Without them the report holds what the manifest says, every claim labelled unchecked.
+    With --test TEST --classify LABEL (tables) the utility section also shows the accuracy of a
+    logistic regression and a gradient-boosted model trained on the release and on ORIGINAL,
+    tested on TEST's original rows (as ``evaluate --classify``).
+    Tables: --population FILE (read like ORIGINAL) adds the figures against the population the
+    original was sampled from (k-map, journalist and marketer risk, population uniques,
+    delta-presence); --sampling-fraction or --weights the population uniqueness estimated from
+    the sample alone; each with its assumptions in plain words."""
     from anonymatch.report import build_report, write_report
     from anonymatch.tables.risk.risk import check_threshold
 
     started = time.perf_counter()
-    threshold = check_threshold(threshold, "--threshold")
+    threshold = check_threshold(population.threshold, "--threshold")
     if (original is None) != (release is None):
         raise InputError("give both ORIGINAL and RELEASE, or neither (manifest only)")
     # the shared output policy: .html, directory exists, no replacing without --force, not
@@ -107,11 +129,24 @@ def report_cmd(
     kind = manifest.get("data_kind") if isinstance(manifest, dict) else None
     if kind == "table" and reading["fmt"] not in TABLE_FORMATS:
         raise InputError(f"--format {reading['fmt']} does not read a table")
+    said = ""
+    if original is not None:
+        reading, said = _recorded_reading(manifest, reading)
+    options = report_reading_options({k: v for k, v in reading.items()})
+    options.update(population_report_options(population, kind, original, options.get("csv")))
+    if (test is None) != (label is None):
+        raise InputError("give --test and --classify together")
+    if test is not None:
+        if kind != "table":
+            raise InputError("--test and --classify are for table releases")
+        if original is None:
+            raise InputError("--test needs ORIGINAL and RELEASE (models train on them)")
+        options.update(test=test.path, test_csv=test.csv(options["csv"]), classify=label)
     html = build_report(
         manifest,
         original,
         release,
-        options=report_reading_options({k: v for k, v in reading.items()}),
+        options=options,
         threshold=threshold,
         with_check=True,
     )
@@ -124,6 +159,8 @@ def report_cmd(
         click.echo(
             f"report: {output} ({size / 1024:.0f} KiB, {time.perf_counter() - started:.1f} s)"
         )
+        if said:
+            click.echo(f"original read as the manifest records: {said}")
         if check.status == "checked":
             named = "" if check.named else " (the manifest holds no SHA-256: it does not name them)"
             click.echo(f"claims: re-verified on the files{named}")
@@ -144,7 +181,100 @@ def report_cmd(
         raise SystemExit(VerificationError.exit_code)
 
 
+_RECORDED = {
+    "format": "fmt",
+    "sep": "sep",
+    "quotechar": "quotechar",
+    "drop_missing": "drop_missing",
+    "item_sep": "item_sep",
+    "id_column": "id_column",
+    "item_column": "item_column",
+    "dedupe": "dedupe",
+}
+"""``parameters.input_options`` key → the ``report`` parameter it stands for."""
+
+
+def _recorded_reading(manifest: Any, reading: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The reading options of ORIGINAL: those of the command line when it gives any, else those
+    the release's manifest records (``parameters.input_options``), with the words that say
+    which (its options other than the defaults; empty when the command line's are used). O(1).
+    """
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    given = [
+        name
+        for name in reading
+        if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+    ]
+    parameters = manifest.get("parameters") if isinstance(manifest, dict) else None
+    recorded = parameters.get("input_options") if isinstance(parameters, dict) else None
+    if given or not isinstance(recorded, dict):
+        return reading, ""
+    out = dict(reading)
+    for key, param in _RECORDED.items():
+        if recorded.get(key) not in (None, False):
+            out[param] = recorded[key]
+    if recorded.get("names"):
+        out["names"] = ",".join(recorded["names"])
+    from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, MissingCodes
+
+    tokens, columns = recorded.get("na_values"), recorded.get("na")
+    if tokens is not None or columns:
+        out["na_values"] = MissingCodes(
+            tuple(tokens) if tokens is not None else DEFAULT_NA_VALUES,
+            {str(c): tuple(v) for c, v in (columns or {}).items()},
+        )
+    defaults = {"format": "auto", "quotechar": '"', "item_sep": ",", "drop_missing": False}
+    said = ", ".join(
+        f"{key.replace('_', ' ')} {recorded[key]!r}"
+        for key in sorted(recorded)
+        if recorded[key] not in (None, defaults.get(key)) and key != "na_values"
+    )
+    if tokens is not None and tuple(tokens) != DEFAULT_NA_VALUES:
+        said = ", ".join(x for x in (said, f"missing values {', '.join(tokens)}") if x)
+    return out, said or "the defaults"
+
+
 COMMANDS = [report_cmd]
+
+
+def population_report_options(
+    flags: PopulationFlags, kind: Any, original: str | None, csv: Any
+) -> dict[str, Any]:
+    """The report's population options (``population`` a DataFrame read like the original,
+    ``sampling_fraction``, ``weights``) from ``report``'s flags, checked as ``risk`` checks
+    them. O(size of the population file).
+
+    Raises
+    ------
+    InputError
+        A fraction outside (0, 1], both a fraction and weights, a flag on a release that is not
+        a table or without ORIGINAL and RELEASE, an unreadable population file (exit 2).
+    """
+    if not flags.given:
+        return {}
+    from anonymatch.tables.risk.estimators import check_fraction
+
+    if flags.sampling_fraction is not None:
+        check_fraction(flags.sampling_fraction, "--sampling-fraction")
+    if flags.sampling_fraction is not None and flags.weights is not None:
+        raise InputError("give --sampling-fraction or --weights, not both")
+    if kind != "table":
+        raise InputError("--population, --sampling-fraction and --weights apply to table releases")
+    if original is None:
+        raise InputError(
+            "--population, --sampling-fraction and --weights need ORIGINAL and RELEASE"
+        )
+    options: dict[str, Any] = {
+        "sampling_fraction": flags.sampling_fraction,
+        "weights": flags.weights,
+    }
+    if flags.population is not None:
+        from anonymatch.tables.io import read_table
+
+        options["population"] = read_table(flags.population, csv)
+    return options
 
 
 @click.command("ui")

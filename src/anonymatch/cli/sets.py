@@ -22,13 +22,13 @@ from anonymatch.cli.options import (
     draw_seed,
     echo_check_summary,
     exit_verdict,
-    format_option,
     json_default,
     output_options,
     parse_separator,
     seed_option,
     set_input_options,
     set_sensitive_options,
+    source_options,
     stage_bar,
     verbosity_options,
 )
@@ -51,6 +51,41 @@ def _read(path: str, source: SetSource) -> Transactions:
         item_sep=sep,
         labels_path=source.labels_path,
         label_column=source.label_column,
+        id_column=source.id_column,
+        item_column=source.item_column,
+        dedupe=source.dedupe,
+    )
+
+
+def input_block(source: SetSource) -> dict[str, Any]:
+    """``parameters.input_options`` of a set manifest: how the original was read, so that
+    ``anonymatch report`` re-reads it the same way when its command line says nothing. O(1)."""
+    block: dict[str, Any] = {"format": source.fmt}
+    if source.fmt in ("auto", "basket"):
+        sep = parse_separator(source.item_sep, "--item-sep")  # as --item-sep reads it
+        block["item_sep"] = sep.replace("\\", "\\\\")
+    for key in ("id_column", "item_column"):
+        if getattr(source, key) is not None:
+            block[key] = getattr(source, key)
+    if source.dedupe:
+        block["dedupe"] = True
+    return block
+
+
+def _km_input_options(help: str) -> Callable[[F], F]:
+    """``--format`` (the k^m formats), ``--item-sep``, ``--id-column``/``--item-column`` and
+    ``--dedupe`` as one :class:`SetSource` (parameter ``source``)."""
+    return source_options(KM_FORMATS, help)
+
+
+def _read_km(path: str, source: SetSource) -> Any:
+    from anonymatch.sets.km import read_transactions
+
+    sep = parse_separator(source.item_sep, "--item-sep")
+    return read_transactions(
+        path,
+        source.fmt,
+        item_sep=sep,
         id_column=source.id_column,
         item_column=source.item_column,
         dedupe=source.dedupe,
@@ -137,6 +172,7 @@ def anonymize_sets_cmd(
         write_set_release(output, result.release)
         bar.update()
     report: dict[str, Any] = dict(result.report)
+    report["parameters"] = {**report.get("parameters", {}), "input_options": input_block(source)}
     report["seconds"] = {
         **report["seconds"],
         "write": time.perf_counter() - clock,
@@ -263,16 +299,18 @@ def evaluate_sets_cmd(
 @click.option("-m", "--m", "m", required=True, type=int, help="Items the adversary knows.")
 @click.option("--show", type=int, default=10, show_default=True, help="Violations to print.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@format_option(KM_FORMATS, ".jsonl/.json a k^m release, else FIMI .dat")
 @verbosity_options
-def check_km_cmd(transactions: str, k: int, m: int, show: int, as_json: bool, fmt: str) -> None:
+@_km_input_options(".jsonl/.json a k^m release, else FIMI .dat; a CSV is refused")
+def check_km_cmd(
+    transactions: str, k: int, m: int, show: int, as_json: bool, source: SetSource
+) -> None:
     """Check that transactions are k^m-anonymous.
 
-    Is TRANSACTIONS (FIMI .dat, or a .jsonl release) k^m-anonymous? Exit 0 iff it is."""
+    Is TRANSACTIONS (FIMI .dat, a .jsonl release, or a basket or long CSV with --format)
+    k^m-anonymous? Exit 0 iff it is."""
     from anonymatch.core.counting import check_km
-    from anonymatch.sets.km import read_transactions
 
-    matrix, labels = read_transactions(transactions, fmt)
+    matrix, labels = _read_km(transactions, source)
     report = check_km(matrix, labels, k, m)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
@@ -290,29 +328,30 @@ def check_km_cmd(transactions: str, k: int, m: int, show: int, as_json: bool, fm
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option("-m", "--m", "m", required=True, type=int, help="Items the adversary knows.")
 @seed_option
-@format_option(KM_FORMATS, ".jsonl/.json JSON Lines with 'items', else FIMI .dat")
+@_km_input_options(".jsonl/.json JSON Lines with 'items', else FIMI .dat; a CSV is refused")
 def anonymize_km_cmd(
     input_path: str,
     output: str,
     k: int,
     m: int,
     seed: int | None,
-    fmt: str,
+    source: SetSource,
     report_path: str | None,
     quiet: bool,
 ) -> None:
     """Publish transactions k^m-anonymous, verified.
 
-    Global item grouping of TRANSACTIONS (FIMI .dat); the release is verified."""
+    Global item grouping of TRANSACTIONS (FIMI .dat, or a basket or long CSV with --format);
+    the release is verified."""
     from anonymatch.core.files import write_atomically
     from anonymatch.core.manifest import finish_manifest, write_manifest
-    from anonymatch.sets.km import anonymize_km, read_transactions
+    from anonymatch.sets.km import anonymize_km
 
     started = time.perf_counter()
     for path in (output, report_path):
         check_output_path(path, input_path)
     bar = stage_bar(3, quiet, "anonymize-km")  # read, anonymize, write
-    matrix, labels = read_transactions(input_path, fmt)
+    matrix, labels = _read_km(input_path, source)
     bar.update()
     release = anonymize_km(matrix, labels, k, m, seed=seed)
     bar.update()
@@ -323,6 +362,7 @@ def anonymize_km_cmd(
     report = finish_manifest(
         dict(release.report), input_path, output, started, command="anonymize-km"
     )
+    report["parameters"] = {**report.get("parameters", {}), "input_options": input_block(source)}
     write_manifest(report_path, report)
     if not quiet:
         click.echo(

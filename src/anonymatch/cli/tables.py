@@ -30,6 +30,7 @@ from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     KMapFlags,
     PopulationFlags,
+    TestTable,
     check_output_path,
     claim_outputs,
     csv_safe_option,
@@ -47,6 +48,7 @@ from anonymatch.cli.options import (
     sensitive_model_options,
     stage_bar,
     table_input_options,
+    test_table_options,
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
@@ -77,11 +79,38 @@ VERIFY_EXECUTOR_MEANING = (
 )
 
 
-def read_release(path: str) -> Any:
-    """A table release as published (CSV formula guard undone; ``cells.read_release_text``)."""
-    from anonymatch.tables.io.cells import read_release_text as read
+RELEASE_TABLE = "anonymatch.release_table"
+"""Where ``verify --release-table`` keeps its value in the click context."""
 
+
+def read_release(path: str, table: str | None = None) -> Any:
+    """A table release as published (CSV formula guard undone; ``cells.read_release_text``),
+    or the cells of the release ``table`` when ``path`` is a database URL."""
+    from anonymatch.tables.io.cells import read_release_text as read
+    from anonymatch.tables.io.sql import is_database_url, read_sql_source, redact_url
+
+    if is_database_url(path):
+        if table is None:
+            raise InputError(f"the release {redact_url(path)} needs `release_table`")
+        return read_sql_source(path, table=table)
+    if table is not None:
+        raise InputError("`release_table` reads a release from a database URL (postgresql://…)")
     return read(path)
+
+
+release_table_option = click.option(
+    "--release-table",
+    default=None,
+    expose_value=False,  # kept in the context (RELEASE_TABLE), read by ``read_release``
+    callback=lambda ctx, _param, value: ctx.meta.__setitem__(RELEASE_TABLE, value),
+    help="The release a database URL (anonymize -o URL --output-table): the release table read.",
+)
+
+
+def _release_table() -> str | None:
+    """``--release-table`` of the current command (None: not given, or no such option)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get(RELEASE_TABLE)
 
 
 def _chunk_rows_option(func: Any) -> Any:
@@ -101,6 +130,23 @@ def _suppression_limit_option(help_text: str) -> Any:
         metavar="SHARE",
         help=help_text,
     )
+
+
+def _strict_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--strict``: refuse a release whose kept columns leak (read by the command from the
+    click context, like ``--force``: the command's signature keeps its groups)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, strict: bool, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return click.option(
+        "--strict",
+        is_flag=True,
+        help="Refuse (exit 2, nothing written) a release whose columns released unchanged give "
+        "QIs away, single people out or hold free text (docs/guarantees/leakage.md); without "
+        "it they are warned about on stderr.",
+    )(wrapper)
 
 
 @click.command()
@@ -210,6 +256,7 @@ def _suppression_limit_option(help_text: str) -> Any:
     help="Database release (-o a URL such as postgresql://user@host/db or sqlite:///file.db): "
     "the table created, in one transaction (an existing one only with --force).",
 )
+@_strict_option
 @table_input_options
 @typed_table_job
 def anonymize(
@@ -232,9 +279,13 @@ def anonymize(
     import_quietly("anonymatch.tables.pipeline", "anonymatch.tables.io.cells")
     from anonymatch.tables import run_job
     from anonymatch.tables.io.cells import write_release
+    from anonymatch.tables.io.sidecar import release_schema
     from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
 
     db_in, db_out = is_database_url(input_path), is_database_url(output)
+    strict = bool(click.get_current_context().params.get("strict"))
+    if not quiet and not db_in:
+        _say_sniffed(input_path, csv)
     if output_table is not None and not db_out:
         raise InputError("--output-table writes to a database URL given as -o")
     if db_out:
@@ -252,11 +303,19 @@ def anonymize(
         )
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
+    if strict and streamed is not None:
+        raise InputError(
+            "--strict checks the release's kept columns in memory: drop --chunk-rows/--executor "
+            "(the streamed path has no leakage check)"
+        )
     if streamed is None and (db_in or db_out):
         release = run_job(read_table(input_path, csv), job)
+        if strict:
+            _refuse_leaks(release.report)
         if db_out:
             assert output_table is not None
-            write_sql_release(output, output_table, release.table, replace=True)
+            typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
+            write_sql_release(output, output_table, release.table, replace=True, typing=typing)
         else:
             write_release(output, release.table, release.cells, release.qi, csv_safe)
         manifest: dict[str, Any] = (
@@ -289,6 +348,8 @@ def anonymize(
     else:
         frame = read_table(input_path, csv)
         release = run_job(frame, job)
+        if strict:
+            _refuse_leaks(release.report)
         release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
         write_release(output, release.table, release.cells, release.qi, csv_safe)
         report = _note_csv_safe(release.report, output, csv_safe)
@@ -331,12 +392,53 @@ def _finish(
 
     finish_manifest(report, input_path, output, started, command="anonymize")
     write_manifest(report_path, report)
+    _warn_honestly(report)
     if quiet:
         return
     if report["guarantee"]["model"] == "adaptive-anonymity":
         _print_adaptive_summary(report, output)
     else:
         _print_summary(report, output)
+
+
+def _say_sniffed(path: str, csv: CsvOptions) -> None:
+    """One line on stderr when the separator was taken from the file's first lines (no
+    ``--sep``, a ``.csv`` or other text file whose lines show ``;`` or tabs)."""
+    from anonymatch.tables.io import csv_separator, is_parquet, sniff_separator
+
+    p = Path(path)
+    if csv.sep is not None or csv.fmt != "auto" or not p.is_file() or is_parquet(p):
+        return
+    if p.suffix.lower() in (".tsv", ".tab", ".xlsx", ".xls", ".sav", ".dta", ".sas7bdat"):
+        return
+    sniffed = sniff_separator(p)
+    if sniffed is not None and csv_separator(p, csv) == sniffed:
+        shown = "tab" if sniffed == "\t" else repr(sniffed)
+        click.echo(
+            f"anonymatch: reading {p.name} with separator {shown} (what its first lines show; "
+            "--sep to choose)",
+            err=True,
+        )
+
+
+def _refuse_leaks(report: Any) -> None:
+    """InputError (exit 2) naming the flagged kept columns of a release, before any writing."""
+    from anonymatch.app.honest import LEAK_EXIT_HINT, leakage_lines
+
+    lines = leakage_lines(report)
+    if lines:
+        raise InputError(
+            f"refused (--strict): {'; '.join(lines)}; {LEAK_EXIT_HINT}; nothing written"
+        )
+
+
+def _warn_honestly(report: dict[str, Any]) -> None:
+    """Warn on stderr about kept columns that leak QIs and about a release that keeps little
+    (``app.honest``; even with --quiet: they are about what was published)."""
+    from anonymatch.app.honest import warnings_of
+
+    for line in warnings_of(report):
+        click.echo(f"anonymatch: warning: {line}", err=True)
 
 
 def _finish_database(
@@ -408,6 +510,17 @@ def _manifest_suppression(path: str | None) -> tuple[float, int | None]:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
 
 
+def _manifest_certificate(path: str | None) -> dict[str, object] | None:
+    """The ring certificate a manifest records (``guarantee.certificate``), or None."""
+    if path is None:
+        return None
+    try:
+        certificate = json.loads(Path(path).read_text()).get("guarantee", {}).get("certificate")
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"cannot read the manifest {path}: {exc}") from None
+    return certificate if isinstance(certificate, dict) else None
+
+
 def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: TableJob) -> Any:
     """The executor of the streamed path, or None for the in-memory path: threads keep the
     run in memory; a scheduler, or ``auto`` with workers, means Dask; ``auto`` streams
@@ -471,6 +584,11 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
         _echo_sensitive(check)
     per = ", ".join(f"{a} {100 * x:.2f}%" for a, x in loss["ncp"].items())
     click.echo(f"information loss: GCP {100 * loss['gcp']:.2f}% ({per})")
+    from anonymatch.app.honest import headline_text
+
+    kept = headline_text(report)
+    if kept is not None:
+        click.echo(f"what the release keeps: {kept}")
     if "gcp_with_suppressed" in loss:
         click.echo(
             f"GCP counting each suppressed record as a row of '*': "
@@ -538,6 +656,7 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @kmap_check_options
 @verbosity_options
 @qi_type_options
+@release_table_option
 @table_input_options
 @execution_group
 @release_check
@@ -559,11 +678,14 @@ def verify(
     from anonymatch.cli import import_quietly
 
     import_quietly("anonymatch.tables.pipeline")
+    from anonymatch.tables.io.sql import is_database_url
     from anonymatch.tables.pipeline import verify_release
 
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     partitions = _manifest_partitions(manifest)
+    if click.get_current_context().meta.get(RELEASE_TABLE) or is_database_url(published):
+        partitions = None  # a release table is checked whole, in memory
     if check.models or kmap.k is not None:  # need the whole release (candidates, population)
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
@@ -586,7 +708,7 @@ def verify(
             )
         exit_verdict(bool(result["passed"]))
     orig = read_table(original, csv)
-    pub = read_release(published)
+    pub = read_release(published, _release_table())
     if check.k_column is not None:
         from anonymatch.tables.models.adaptive import verify_adaptive_release
 
@@ -609,6 +731,8 @@ def verify(
                                      low_open=False, high_open=True),
             partition_size=recorded_size,
         )  # fmt: skip
+    if check.models and check.certificate is None:  # a ring release: every draw (§6)
+        check = check.replace(certificate=_manifest_certificate(manifest))
     report = verify_release(pub, orig, check)
     kmap_figures = _check_kmap(orig, pub, check, kmap, csv)
     passed = report.passed and (kmap_figures is None or bool(kmap_figures["passed"]))
@@ -721,6 +845,7 @@ def _adversary(func: F) -> F:
 @seed_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
+@release_table_option
 @table_input_options
 @release_check
 @_adversary
@@ -743,7 +868,7 @@ def attack(
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     orig = read_table(original, csv)
-    pub = read_release(published)
+    pub = read_release(published, _release_table())
     seed = draw_seed(seed)
     report = attack_release(pub, orig, check, adversary, seed)
     if as_json:
@@ -777,19 +902,20 @@ class Learning:
 
     task: str
     target: str
-    test_path: str | None
+    test: TestTable | None
     test_size: float
     seed: int
 
 
 def _learning(func: F) -> F:
-    """``--classify``/``--regress``, ``--test``, ``--test-size``, ``--split-seed`` as one
-    ``Learning`` (parameter ``learning``; None without ``--classify``/``--regress``)."""
+    """``--classify``/``--regress``, ``--test`` (a ``TestTable``, from
+    ``test_table_options``), ``--test-size``, ``--split-seed`` as one ``Learning`` (parameter
+    ``learning``; None without ``--classify``/``--regress``)."""
 
     @functools.wraps(func)
     def wrapper(**params: Any) -> Any:
         label, regress = params.pop("label"), params.pop("regress")
-        rest = (params.pop("test_path"), params.pop("test_size"), params.pop("split_seed"))
+        rest = (params.pop("test"), params.pop("test_size"), params.pop("split_seed"))
         if label is not None and regress is not None:
             raise InputError("give one of --classify and --regress")
         learning = None
@@ -821,12 +947,6 @@ def _learning(func: F) -> F:
     help="Train regressors on each release to predict this kept column; report R².",
 )
 @click.option(
-    "--test",
-    "test_path",
-    default=None,
-    help="Original rows to test on (same format as ORIGINAL); default a held-out part.",
-)
-@click.option(
     "--test-size",
     type=float,
     default=0.3,
@@ -842,8 +962,10 @@ def _learning(func: F) -> F:
 )
 @verbosity_options
 @qi_type_options
+@release_table_option
 @table_input_options
 @release_check
+@test_table_options
 @_learning
 def evaluate(
     original: str,
@@ -865,7 +987,9 @@ def evaluate(
     if learning is not None:
         _learn(orig, published, learning, as_json, csv)
         return
-    results = {p: evaluate_release(read_release(p), orig, check) for p in published}
+    results = {
+        p: evaluate_release(read_release(p, _release_table()), orig, check) for p in published
+    }
     if as_json:
         click.echo(json.dumps({p: r.to_dict() for p, r in results.items()}, indent=2))
         return
@@ -895,10 +1019,10 @@ def _learn(
 
     task, target = learning.task, learning.target
     test = None
-    if learning.test_path is not None:
-        test = read_table(learning.test_path, csv)
+    if learning.test is not None:  # its own --test-* options, else ORIGINAL's
+        test = learning.test.read(csv)
         if target not in test.columns:
-            raise InputError(f"the test table {learning.test_path} has no column {target!r}")
+            raise InputError(f"the test table {learning.test.path} has no column {target!r}")
     if target not in orig.columns:
         raise InputError(f"the original has no column {target!r}")
     report = learn(
@@ -1110,6 +1234,7 @@ def _claimed(func: F) -> F:
 @population_options
 @verbosity_options
 @qi_type_options
+@release_table_option
 @table_input_options
 @release_check
 @_claimed
@@ -1134,17 +1259,17 @@ def risk_cmd(
     delta-presence); --sampling-fraction or --weights estimate population uniqueness from the
     sample alone."""
     from anonymatch import __version__
-    from anonymatch.core.manifest import file_digest, utc_now, write_manifest
+    from anonymatch.core.manifest import utc_now, write_manifest
     from anonymatch.tables.risk.risk import assess, check_threshold
 
     threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
-    pub = read_release(release)
+    pub = read_release(release, _release_table())
     report = assess(orig, pub, check, threshold)
     figures = report.to_dict()
     inputs = {
         "original": _input_block(original, csv),
-        "release": {"path": release, "sha256": file_digest(release)},
+        "release": _input_block(release, CsvOptions(table=_release_table())),
     }
     beyond = None
     if population.given:

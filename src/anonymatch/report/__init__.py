@@ -19,6 +19,7 @@ Cost: reading the files plus each kind's figures, e.g. the risk figures of a tab
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Mapping
@@ -39,6 +40,8 @@ __all__ = [
     "build_report",
     "write_report",
 ]
+
+_log = logging.getLogger(__name__)
 
 _BUILDERS = {
     "table": "anonymatch.report.tables",
@@ -80,9 +83,10 @@ def build_report(
         ``id_column``, ``item_column``; for relational data ``items`` (the items table;
         default the manifest's), ``id_column``, ``item_column``, ``fmt``; for sparse data
         ``fmt``, ``adjacency``; for graphs ``n_vertices``. Tables also: ``test`` (a table of
-        original rows, read like the original) with ``classify`` (a kept column): the utility
-        section then shows the accuracy of models trained on the release and on the original,
-        tested on those rows (``anonymatch.tables.learn``).
+        original rows, read like the original unless ``test_csv`` gives its own
+        ``CsvOptions``) with ``classify`` (a kept column): the utility section then shows the
+        accuracy of models trained on the release and on the original, tested on those rows
+        (``anonymatch.tables.learn``).
     threshold : float, default 0.2
         Prosecutor risk above which a record counts as at risk (tables).
     check_digests : bool, default True
@@ -117,9 +121,11 @@ def build_report(
     if (original is None) != (release is None):
         raise InputError("give both the original and the release, or neither")
     named = False
+    _log.info("report of a %s release (%s)", kind, manifest.get("command"))
     if original is not None and release is not None and check_digests:
         named = _check_digest(manifest, "input", original)
         named = _check_digest(manifest, "output", release) and named
+        _log.info("SHA-256 of the files checked against the manifest")
     inputs = Inputs(
         None if original is None else os.fspath(original),
         None if release is None else os.fspath(release),
@@ -130,8 +136,16 @@ def build_report(
 
     published = common.published(manifest)
     builder = importlib.import_module(_BUILDERS[str(kind)])
+    clock = time.perf_counter()
     parts: KindSections = builder.sections(manifest, inputs, published)
+    _log.info(
+        "risk and utility %s in %.2f s",
+        "measured on the files" if inputs.complete else "taken from the manifest",
+        time.perf_counter() - clock,
+    )
+    clock = time.perf_counter()
     check = claim_check(manifest, inputs, parts.check, named)
+    _log.info("claims %s in %.2f s", check.status, time.perf_counter() - clock)
     published.facts.append(("files named by the manifest", _named_text(check, inputs)))
     guarantee = common.guarantee(manifest, check)
     guarantee.bullets += parts.guarantee.bullets
@@ -143,7 +157,9 @@ def build_report(
         common.parameters(manifest),
         common.limits(manifest, parts.limits),
     ]
-    html = render(manifest, sections, inputs, time.perf_counter() - started, check)
+    clock = time.perf_counter()
+    html = render(manifest, sections, inputs, time.perf_counter() - started, check, parts.headline)
+    _log.info("rendered %d KiB in %.2f s", len(html) // 1024, time.perf_counter() - clock)
     return CheckedReport(html, check) if with_check else html
 
 
@@ -193,8 +209,11 @@ def render(
     inputs: Inputs,
     seconds: float,
     check: ClaimCheck | None = None,
+    headline: Mapping[str, Any] | None = None,
 ) -> str:
-    """Render the sections through the Jinja2 templates (autoescaped)."""
+    """Render the sections through the Jinja2 templates (autoescaped). ``headline``: the
+    utility headline measured from the files (else the manifest's ``loss.headline``), shown
+    in a top card beside the guarantee: a useless release never sits under a bare "passed"."""
     import json
 
     from jinja2 import Environment, PackageLoader, select_autoescape
@@ -225,7 +244,14 @@ def render(
         generated=utc_now(),
         seconds=seconds,
         manifest_json=json.dumps(to_json(manifest), indent=2),
+        kept=headline if headline is not None else _manifest_headline(manifest),
     )
+
+
+def _manifest_headline(manifest: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    loss = manifest.get("loss")
+    block = loss.get("headline") if isinstance(loss, Mapping) else None
+    return block if isinstance(block, Mapping) else None
 
 
 def write_report(path: str | os.PathLike[str], html: str) -> None:

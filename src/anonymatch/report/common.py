@@ -11,7 +11,7 @@ import numpy as np
 
 from anonymatch.report import plots
 from anonymatch.report.check import UNCHECKED, ClaimCheck
-from anonymatch.report.model import Figure, Section, Table
+from anonymatch.report.model import Figure, Section, Table, file_name, label_text
 
 MODEL_NAMES = {
     "k-anonymity": "k-anonymity",
@@ -38,10 +38,10 @@ def published(manifest: Mapping[str, Any]) -> Section:
             "relational": "people"}  # fmt: skip
     noun = unit.get(str(manifest.get("data_kind")), "records")
     section.facts += [
-        ("input", source.get("path") or "(not recorded)"),
+        ("input", file_name(source.get("path")) or "(not recorded)"),
         ("input SHA-256", _digest_text(source.get("sha256"))),
         (f"input {noun}", source.get("records")),
-        ("release", output.get("path") or "(not recorded)"),
+        ("release", file_name(output.get("path")) or "(not recorded)"),
         ("release SHA-256", _digest_text(output.get("sha256"))),
         (f"released {noun}", output.get("records")),
     ]
@@ -95,7 +95,7 @@ def guarantee(manifest: Mapping[str, Any], check: ClaimCheck | None = None) -> S
     section.facts.append((f"model{tag}", MODEL_NAMES.get(model, model)))
     for key, value in g.items():
         if key != "model" and not isinstance(value, list | dict):
-            section.facts.append((f"{key}{tag}", value))
+            section.facts.append((f"{label_text(key)}{tag}", value))
     if rerun:
         how = "re-verified from the files by this report"
         section.facts.append(("verification", f"{verdict.get(passed, str(passed))} ({how})"))
@@ -103,7 +103,7 @@ def guarantee(manifest: Mapping[str, Any], check: ClaimCheck | None = None) -> S
         section.facts.append((f"verification{tag}", verdict.get(passed, str(passed))))
     if v.get("reason") and v.get("reason") != "ok":
         section.facts.append((f"verifier says{tag}", v["reason"]))
-    rows = [(k, _value_text(x)) for k, x in v.items() if k not in ("passed", "reason")]
+    rows = [(label_text(k), _value_text(x)) for k, x in v.items() if k not in ("passed", "reason")]
     if rows:
         caption = (
             "Verification certificate (re-computed from the files by this report)"
@@ -223,7 +223,7 @@ def parameters(manifest: Mapping[str, Any]) -> Section:
         ("randomness", _randomness(manifest.get("randomness") or {})),
     ]
     params = manifest.get("parameters") or {}
-    rows = [(k, _value_text(v)) for k, v in params.items()]
+    rows = [(label_text(k), _value_text(v)) for k, v in params.items()]
     if rows:
         section.tables.append(Table(["parameter", "value"], rows))
     seconds = {
@@ -233,7 +233,7 @@ def parameters(manifest: Mapping[str, Any]) -> Section:
     }
     if seconds:
         section.tables.append(
-            Table(["stage", "seconds"], [(k, f"{v:.2f}") for k, v in seconds.items()])
+            Table(["stage", "seconds"], [(label_text(k), f"{v:.2f}") for k, v in seconds.items()])
         )
         stages = {k: v for k, v in seconds.items() if k not in ("wall", "compute")}
         if len(stages) > 1:  # the total is in the table
@@ -280,6 +280,11 @@ def limits(manifest: Mapping[str, Any], extra: list[str]) -> Section:
 
 
 def _value_text(value: Any) -> str:
+    """A manifest value in words: numbers rounded, lists joined (long ones cut), objects as
+    "key value" phrases with the keys in words (:func:`label_text`), a path as its file name,
+    a per-column object led by its column ("s: distinct ℓ 2, passed"). O(size of value)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, list) and len(value) > 12:
@@ -290,10 +295,22 @@ def _value_text(value: Any) -> str:
     if isinstance(value, Mapping):
         if not value:
             return "—"
-        return "; ".join(f"{k}: {_value_text(v)}" for k, v in value.items())
+        if all(isinstance(v, Mapping) for v in value.values()):  # {column: {...}}
+            return "; ".join(f"{k}: {_value_text(v)}" for k, v in value.items())
+        column = value.get("column")
+        parts = []
+        for k, v in value.items():
+            if k == "column" or v is None or (isinstance(v, Mapping) and v.get("column") == column):
+                continue  # the column leads; a nested model repeats what follows
+            if k == "path" and "file" in value:
+                continue  # the file's name is shown; the manifest keeps the path
+            shown = file_name(v) if k in ("path", "file") else _value_text(v)
+            parts.append(f"{label_text(k)} {shown}")
+        text = ", ".join(parts) or "—"
+        return f"{column}: {text}" if column is not None else text
     if value is None:
         return "—"
-    return str(value)
+    return str(value) if value != "" else '""'  # an empty token (e.g. a missing-value code)
 
 
 def class_size_risk(

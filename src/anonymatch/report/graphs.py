@@ -19,6 +19,7 @@ from anonymatch.report.model import (
     Section,
     Table,
     kind_sections,
+    label_text,
 )
 
 
@@ -32,7 +33,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         "the neighbours, paths of length two) may single a vertex out.",
         "Vertex attributes are not part of this release and not covered.",
     ]
-    rows = [[k, f"{v:.4f}" if isinstance(v, float) else v] for k, v in loss.items()]
+    rows = [[label_text(k), f"{v:.4f}" if isinstance(v, float) else v] for k, v in loss.items()]
     if rows:
         utility.tables.append(
             Table(["figure", "value"], rows,

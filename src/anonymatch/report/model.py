@@ -76,6 +76,9 @@ class KindSections:
     check: ClaimCheck | None = None
     """The manifest's claims re-verified from the files (None: this kind's report does not
     re-verify them; they are labelled unchecked)."""
+    headline: Mapping[str, Any] | None = None
+    """The utility headline measured from the files (``tables.risk.headline``; None: the
+    manifest's ``loss.headline``, if any, is shown)."""
 
 
 NEEDS_FILES = "needs the original and the release (pass them to anonymatch report)"
@@ -87,3 +90,56 @@ def kind_sections(
 ) -> KindSections:
     """A kind's contribution when it adds nothing to the shared guarantee section."""
     return KindSections(published, Section("guarantee-kind", ""), risk, utility, limits)
+
+
+LABELS: dict[str, str] = {
+    "n_original": "people in the original",
+    "n_published": "published records",
+    "n_vertices": "vertices",
+    "n_edges": "edges",
+    "n_classes": "classes",
+    "min_matches_original": "fewest matches per person",
+    "min_matches_published": "fewest matches per published record",
+    "min_labels_original": "fewest distinct labels per person",
+    "k_factor_flow": "disjoint matches found (k-factor flow)",
+    "k_factor_required": "disjoint matches required (k × people)",
+    "factor_flow": "disjoint matches found",
+    "factor_required": "disjoint matches required",
+    "compatible_pairs": "compatible (person, record) pairs",
+    "worst_l": "smallest ℓ reached",
+    "worst_emd": "largest distance to the table (t)",
+    "privacy_step": "privacy step",
+    "input_options": "how the input was read",
+    "item_sep": "item separator",
+    "id_column": "record id column",
+    "item_column": "item column",
+    "dedupe": "repeated rows dropped",
+    "edges_before": "edges in the original",
+    "edges_after": "edges in the release",
+    "degree_emd": "degree distance (EMD)",
+    "degree_tv": "degree distance (total variation)",
+    "mean_degree_before": "mean degree, original",
+    "mean_degree_after": "mean degree, release",
+    "sha256": "SHA-256",
+    "l": "ℓ",
+    "wall": "total (wall clock)",
+}
+"""Words for the manifest's keys the report shows (others: the key with spaces)."""
+
+
+def label_text(key: object) -> str:
+    """The words for a manifest key (``min_matches_original`` → "fewest matches per person";
+    an unknown key with its underscores as spaces). O(1)."""
+    text = str(key)
+    return LABELS.get(text, text.replace("_", " "))
+
+
+def file_name(path: object) -> str:
+    """A recorded path as the report shows it: the file's name only (no machine directory); a
+    URL-like source (``postgresql://…``) or an empty path as it is. O(len(path))."""
+    text = str(path)
+    if not text or "://" in text:
+        return text
+    from pathlib import PureWindowsPath
+
+    return PureWindowsPath(text).name if "\\" in text else text.rstrip("/").rsplit("/", 1)[-1]

@@ -82,6 +82,8 @@ def count_histogram(
 ) -> str:
     """Bars of ``{value: count}``; values beyond 60 distinct ones are binned (1-2-5 steps).
     ``mark`` draws a dashed vertical line (e.g. at k)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+
     fig, ax = _figure()
     items = sorted(histogram.items())
     if len(items) > 60:
@@ -89,11 +91,15 @@ def count_histogram(
         edges = np.unique(np.geomspace(max(1, items[0][0]), items[-1][0] + 1, 40).astype(int))
         ax.hist(values, bins=edges, color=RELEASE)
         ax.set_xscale("log")
+        # labels at 1-2-5 steps per decade only (a linear integer locator on a log axis puts
+        # dozens of labels on top of each other at its left end); no minor labels
+        decades = np.log10(max(edges[-1], 10)) - np.log10(max(edges[0], 1))
+        ax.xaxis.set_major_locator(LogLocator(10, subs=(1.0, 2.0, 5.0) if decades < 3 else (1.0,)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
     else:
         ax.bar([v for v, _ in items], [c for _, c in items], width=0.8, color=RELEASE)
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if mark is not None:
         ax.axvline(mark - 0.5, color=ACCENT, linestyle="--", linewidth=1)
@@ -115,7 +121,8 @@ def bars(labels: Sequence[str], values: Sequence[float], xlabel: str, percent: b
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
     for yi, v in zip(y, values, strict=True):
-        ax.text(scale * v, yi, f" {scale * v:.1f}{'%' if percent else ''}", va="center")
+        shown = f"{scale * v:.1f}%" if percent else f"{v:.2g}"  # seconds: 0.031, not 0.0
+        ax.text(scale * v, yi, f" {shown}", va="center")
     return to_uri(fig)
 
 
@@ -141,14 +148,18 @@ def compare_numeric(
 
 @_styled
 def compare_categorical(
-    labels: Sequence[str], original: np.ndarray, release: np.ndarray, title: str
+    labels: Sequence[str],
+    original: np.ndarray,
+    release: np.ndarray,
+    title: str,
+    spread: str = "value sets spread",
 ) -> str:
-    """Grouped bars: original count of each value against the release's (value sets spread
-    uniformly over their values)."""
+    """Grouped bars: original count of each value against the release's (value sets, or
+    hierarchy nodes, spread uniformly over their values: ``spread`` says which)."""
     fig, ax = _figure(6.0, 2.6, bottom=0.3)
     x = np.arange(len(labels))
     ax.bar(x - 0.2, original, width=0.4, color=ORIGINAL, label="original")
-    ax.bar(x + 0.2, release, width=0.4, color=RELEASE, label="release (sets spread)")
+    ax.bar(x + 0.2, release, width=0.4, color=RELEASE, label=f"release ({spread})")
     ax.set_xticks(x, labels=[_short(s) for s in labels], rotation=35, ha="right")
     return _comparison(fig, ax, title)
 
@@ -173,7 +184,9 @@ def two_histograms(
 
 def timings(stages: dict[str, float]) -> str:
     """Horizontal bars of the stage timings in seconds."""
-    return bars(list(stages), list(stages.values()), "seconds", percent=False)
+    from anonymatch.report.model import label_text
+
+    return bars([label_text(x) for x in stages], list(stages.values()), "seconds", percent=False)
 
 
 def _short(label: str, width: int = 18) -> str:

@@ -12,6 +12,7 @@ domain. Cost: reading both files, O(n·d) for the cells and the distributions
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,8 @@ from anonymatch.tables.columns.schema import (
 )
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.risk.headline import Headline
+from anonymatch.tables.risk.leakage import LeakageReport
 from anonymatch.tables.risk.risk import RiskReport, assess_cells
 
 UNIQUE_FLAG_SHARE = 0.05
@@ -107,15 +110,16 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     if cells.n != enc.n:
         raise InputError(f"the release does not match the original: {cells.n} rows against {enc.n}")
     level_column = params.get("k_column")
-    published.tables.append(_columns(original, release, schema, level_column))
-    flagged = published.tables[-1].flagged
-    if flagged:
-        names = [published.tables[-1].rows[i][0] for i in sorted(flagged)]
+    from anonymatch.tables.risk.headline import headline
+    from anonymatch.tables.risk.leakage import check_leakage
+
+    leakage = check_leakage(data, enc, cells, release, schema)
+    published.tables.append(_columns(original, release, schema, level_column, leakage))
+    for line in reversed(leakage.lines()):
         limits.insert(
             0,
-            f"Columns released unchanged that single people out on their own ({', '.join(names)}): "
-            "anyone who knows such a value can find the person's row, whatever k. Drop them "
-            "(--identifiers) or declare them quasi-identifiers.",
+            f"Leak: {line[0].upper()}{line[1:]}. Whatever k, the attacker reads the kept value "
+            "beside the generalized cells.",
         )
     check = _reverify(manifest, original, release, schema, na, drop_missing)
     # the claimed k is verified already (the certificate); it is passed only for the
@@ -124,10 +128,13 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     figures = assess_cells(data, enc, cells, release, schema, k, inputs.threshold)
     _risk(risk, figures, limits, bool((manifest.get("guarantee") or {}).get("sensitive")))
     _population(risk, manifest, (data, release), schema, options, (na, drop_missing))
+    _leakage_table(risk, leakage)
+    keeps = headline(cells, enc)
     _utility(utility, cells, enc, data, schema)
+    _headline_facts(utility, keeps)
     if options.get("test") is not None and options.get("classify"):
         _learning(utility, original, inputs.release, options, csv)
-    return KindSections(published, guarantee, risk, utility, limits, check)
+    return KindSections(published, guarantee, risk, utility, limits, check, keeps.to_dict())
 
 
 def _learning(
@@ -138,12 +145,13 @@ def _learning(
     csv: CsvOptions,
 ) -> None:
     """Accuracy of models trained on the release and on the original, tested on the original
-    rows of ``options["test"]`` (``options["classify"]`` names the label): issue 27."""
+    rows of ``options["test"]``, read with ``options["test_csv"]`` (default the original's
+    options; ``options["classify"]`` names the label): issue 27."""
     from anonymatch.tables.io.release import read_release
     from anonymatch.tables.models.learn import learn
 
     label = str(options["classify"])
-    test = read_table(options["test"], csv)
+    test = read_table(options["test"], options.get("test_csv") or csv)
     report = learn(original, [read_release(release_path)], target=label, test=test)
     scores = report.releases[0]["scores"]
     rows = [
@@ -186,7 +194,13 @@ def _reverify(
 
             job = manifest_job(manifest)  # the claimed level and models, validated as a job
             assert job.k is not None
-            check = job.check.replace(schema=schema, na=na, drop_missing=drop_missing)
+            certificate = g.get("certificate") if job.models else None
+            check = job.check.replace(
+                schema=schema,
+                na=na,
+                drop_missing=drop_missing,
+                certificate=certificate if isinstance(certificate, Mapping) else None,
+            )
             rerun = verify_release(release, original, check).to_dict()
         elif model == "adaptive-anonymity" and params.get("k_column"):
             from anonymatch.tables.job import ReleaseCheck
@@ -242,10 +256,67 @@ def _published_people(
     return keep if int(keep.sum()) == n_published else None
 
 
+def _leakage_table(section: Section, leakage: LeakageReport) -> None:
+    """The columns released unchanged against the QIs (``tables.risk.leakage``)."""
+    if not leakage.columns:
+        return
+    n = leakage.rows
+    rows, flagged = [], set()
+    for i, c in enumerate(leakage.columns):
+        worst = c.worst()
+        rows.append(
+            [
+                c.column,
+                c.role,
+                _share(c.leaked_rows, n),
+                _share(c.pinned_rows, n),
+                f"{worst.qi} ({worst.narrowed:,})" if worst else "—",
+                _share(c.unique_rows, n),
+                c.free_text or "—",
+            ]
+        )
+        if c.flagged:
+            flagged.add(i)
+    section.tables.append(
+        Table(
+            ["column released unchanged", "role", "rows it narrows a QI cell in",
+             "pinned to one value", "QI most narrowed (rows)", "rows with a value of their own",
+             "free text"],
+            rows,
+            caption="What the columns released unchanged give away about the quasi-identifiers: "
+            "a row counts when its kept value leaves at most half the values of one of its "
+            "published QI cells (rules learnt from the original: values the kept value's rows "
+            "never or almost never show although they would be expected to). Flagged: at least "
+            f"{100 * leakage.options.flag_share:g}% of the rows narrowed, "
+            f"{100 * leakage.options.unique_share:g}% unique, or free text.",
+            flagged=frozenset(flagged),
+        )
+    )  # fmt: skip
+
+
+def _headline_facts(section: Section, kept: Headline) -> None:
+    """The utility headline (``tables.risk.headline``) first among the utility facts."""
+    facts = [
+        ("utility", kept.verdict),
+        ("cells published exactly", f"{100 * kept.exact_cells:.1f}%"),
+        ("rows fully generalized", f"{100 * kept.rows_fully_generalized:.1f}%"),
+        ("distinct values never published alone",
+         f"{100 * kept.codes_merged:.1f}% of {kept.codes:,}"),
+        ("loss on the values present", f"{100 * kept.loss_present:.2f}%"),
+    ]  # fmt: skip
+    section.facts[:0] = facts
+
+
 def _columns(
-    original: pd.DataFrame, release: pd.DataFrame, schema: Schema, level_column: str | None
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    schema: Schema,
+    level_column: str | None,
+    leakage: LeakageReport | None = None,
 ) -> Table:
-    """One row per input column: role, how it is published, distinct values, flag."""
+    """One row per input column: role, how it is published, distinct values, flag (a kept
+    column the leakage check flags, with its reasons)."""
+    reasons = {c.column: c.reasons for c in leakage.flagged} if leakage is not None else {}
     rows: list[list[Any]] = []
     flagged: set[int] = set()
     n = max(len(original), 1)
@@ -262,6 +333,11 @@ def _columns(
             numeric = name in schema.numeric
             role = "quasi-identifier (numeric)" if numeric else "quasi-identifier (categorical)"
             how = "generalized to ranges" if numeric else "generalized to value sets"
+            tree = schema.types.hierarchies.get(name)
+            if tree is not None and not numeric:  # no machine path: the file's name
+                how = f"generalized to nodes of the hierarchy {Path(tree.source).name}"
+            elif name in schema.types.scaled:
+                how = "generalized to ranges of its labels"
         elif name in schema.sensitive:
             role, how = "sensitive", "released unchanged, attached through the true match"
         else:
@@ -269,14 +345,18 @@ def _columns(
         if name not in release.columns and how != "dropped":
             how = "not in the release"
         note = ""
-        if how.startswith("released unchanged") and unique_records >= UNIQUE_FLAG_SHARE * n:
+        if how.startswith("released unchanged") and name in reasons:
+            note = "; ".join(reasons[name])
+            flagged.add(len(rows))
+        elif how.startswith("released unchanged") and unique_records >= UNIQUE_FLAG_SHARE * n:
             note = f"{unique_records} records have a value of their own"
             flagged.add(len(rows))
         rows.append([name, role, how, distinct, note])
     return Table(
         ["column", "role", "published as", "distinct values", "flag"],
         rows,
-        caption="Columns by role; flagged: released unchanged and identifying on its own.",
+        caption="Columns by role; flagged: released unchanged and identifying on its own or "
+        "giving quasi-identifiers away (the risk section has the figures).",
         flagged=frozenset(flagged),
     )
 
@@ -331,11 +411,11 @@ def _risk(section: Section, report: RiskReport, limits: list[str], modelled: boo
             [
                 s.column,
                 _share(s.homogeneous, people),
-                f"{s.posterior_max:.3f} / {s.posterior_mean:.3f}",
+                _posterior_text(s.posterior_max, s.posterior_mean, s.prior_max),
                 f"{s.prior_max:.3f}",
                 f"{s.distance_max:.3f}",
                 s.min_distinct,
-                "—" if s.mechanism_disclosed is None else _share(s.mechanism_disclosed, people),
+                _bound_text(s.mechanism_disclosed, people),
             ]
         )
         if s.homogeneous and not modelled:
@@ -359,6 +439,26 @@ def _risk(section: Section, report: RiskReport, limits: list[str], modelled: boo
     section.bullets += list(report.explanation)
 
 
+def _posterior_text(post_max: float, post_mean: float, prior: float) -> str:
+    """The largest posterior (max / mean), called what it is when it equals the table's most
+    common share: the candidates teach nothing beyond the table's distribution (which is also
+    what a release that generalizes everything gives)."""
+    text = f"{post_max:.3f} / {post_mean:.3f}"
+    if abs(post_max - prior) <= 1e-9:
+        return f"{text} (= the table's frequency: nothing learnt beyond it)"
+    return text
+
+
+def _bound_text(disclosed: int | None, people: int) -> str:
+    """The share of people whose mechanism bound min(1, c/k) is 1; when it is everybody the
+    bound proves nothing and says so rather than a bare 100 %."""
+    if disclosed is None:
+        return "—"
+    if people and disclosed >= people:
+        return "everyone: the bound is 1, it proves nothing here"
+    return _share(disclosed, people)
+
+
 def _population(
     section: Section,
     manifest: Mapping[str, Any],
@@ -379,7 +479,8 @@ def _population(
     )
 
     kmap = (manifest.get("guarantee") or {}).get("kmap") or {}
-    source = options.get("population") or kmap.get("population")
+    source = options.get("population")
+    source = kmap.get("population") if source is None else source  # a DataFrame has no truth
     fraction, weights = options.get("sampling_fraction"), options.get("weights")
     if source is None and fraction is None and weights is None:
         return
@@ -420,6 +521,7 @@ def _population(
     est = report["estimates"]
     chosen = est["dankar"]
     share = chosen["share"]
+    section.paragraphs.append(_estimate_assumptions(report["sampling_fraction"], weights))
     rows.append(
         [f"population uniques estimated from the sample ({chosen['model']}, f = "
          f"{report['sampling_fraction']:.3g})",
@@ -434,6 +536,21 @@ def _population(
             caption="The sample against the population it was drawn from "
             "(docs/guarantees/population.md).",
         )
+    )
+
+
+def _estimate_assumptions(fraction: float, weights: str | None) -> str:
+    """The estimates' assumptions in plain words (``docs/guarantees/population.md``). O(1)."""
+    drawn = (
+        f"each record stands for as many people as its weight in column {weights}"
+        if weights is not None
+        else f"the original is a simple random sample of {100 * fraction:.3g}% of the population"
+    )
+    return (
+        f"Estimated from the sample alone: {drawn}. Pitman, Zayatz and SNB model how often each "
+        "combination of quasi-identifiers occurs in the population; Dankar's rule picks the "
+        "model to trust. An estimate, not a count: a clustered or stratified sample, or a "
+        "wrong fraction, makes it wrong in either direction."
     )
 
 
@@ -472,7 +589,10 @@ def _utility(
         section.figures.append(Figure(name, plots.compare_numeric(edges, orig, rel, name), ""))
     for a, name in enumerate(enc.cat_names):
         labels, orig, rel = categorical_distributions(enc, cells, a)
-        section.figures.append(Figure(name, plots.compare_categorical(labels, orig, rel, name), ""))
+        tree = name in schema.types.hierarchies
+        spread = "hierarchy nodes spread" if tree else "value sets spread"
+        uri = plots.compare_categorical(labels, orig, rel, name, spread)
+        section.figures.append(Figure(name, uri, ""))
     order_fig = {name: i for i, name in enumerate(enc.names)}
     head = [f for f in section.figures if f.title not in order_fig]
     tail = sorted((f for f in section.figures if f.title in order_fig),

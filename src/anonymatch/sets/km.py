@@ -42,18 +42,66 @@ class KMRelease:
         return "".join(json.dumps({"items": t}) + "\n" for t in self.transactions)
 
 
-KM_FORMATS = ("auto", "dat", "jsonl")
+KM_FORMATS = ("auto", "dat", "jsonl", "basket", "long")
 
 
-def read_transactions(path: str, fmt: str = "auto") -> tuple[sp.csr_array, np.ndarray]:
-    """Transactions from a FIMI ``.dat`` file or a k^m release (JSON Lines with ``items``; a
-    generalized item ``a|b`` is one item). Empty transactions are kept. ``fmt`` is ``dat``,
-    ``jsonl`` or ``auto`` (by the extension)."""
+def sniff_km_format(path: str) -> str:
+    """The format ``auto`` stands for: ``jsonl`` by the extension (``.jsonl``/``.json``), else
+    ``dat`` — unless the file is a CSV (``.csv``/``.tsv`` or a first line holding ``,``, ``;``
+    or a tab), which is never read as FIMI transactions: InputError naming `fmt`. O(one line).
+    """
+    name = str(path).lower()
+    if name.endswith((".jsonl", ".json", ".ndjson")):
+        return "jsonl"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            first = next((line for line in fh if line.strip()), "").rstrip("\r\n")
+    except FileNotFoundError:
+        raise InputError(f"input file not found: {path}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+    if name.endswith((".csv", ".tsv")) or any(c in first for c in ",;\t"):
+        shown = first if len(first) <= 40 else first[:37] + "..."
+        raise InputError(
+            f"{path} looks like a CSV (first line {shown!r}), not FIMI transactions; give `fmt` "
+            "long (one (record, item) row each, with a header) or basket (one record a line)"
+        )
+    return "dat"
+
+
+def read_transactions(
+    path: str,
+    fmt: str = "auto",
+    *,
+    item_sep: str = ",",
+    id_column: str | None = None,
+    item_column: str | None = None,
+    dedupe: bool = False,
+) -> tuple[sp.csr_array, np.ndarray]:
+    """Transactions from a FIMI ``.dat`` file, a k^m release (JSON Lines with ``items``; a
+    generalized item ``a|b`` is one item), a basket CSV (items separated by ``item_sep``) or a
+    long CSV (one (record, item) row each: ``id_column``, ``item_column``, ``dedupe`` as
+    ``sets.io.read_long``). Empty transactions are kept (FIMI, JSON Lines). ``fmt`` ``auto``
+    decides by :func:`sniff_km_format` (a CSV is refused, never read as FIMI). O(file size)."""
     from anonymatch.sets.methods.km import read_fimi
 
     if fmt not in KM_FORMATS:
         raise InputError(f"unknown format {fmt!r} (expected one of {', '.join(KM_FORMATS)})")
-    if fmt == "jsonl" or (fmt == "auto" and str(path).lower().endswith((".jsonl", ".json"))):
+    if fmt == "auto":
+        fmt = sniff_km_format(path)
+    if fmt in ("basket", "long"):
+        from anonymatch.sets import io
+
+        t = (
+            io.read_basket(path, item_sep)
+            if fmt == "basket"
+            else io.read_long(path, id_column, item_column, dedupe=dedupe)
+        )
+        m = sp.csr_array(t.matrix)
+        items = np.asarray(t.items, dtype=object)
+        sets = [items[m.indices[m.indptr[r] : m.indptr[r + 1]]].tolist() for r in range(t.n)]
+        return transactions_matrix([[str(x) for x in r] for r in sets])
+    if fmt == "jsonl":
         rows: list[list[str]] = []
         try:
             with open(path, encoding="utf-8") as fh:

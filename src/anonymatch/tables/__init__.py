@@ -264,6 +264,7 @@ def verify(
     hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
     hierarchy_cells: str = "node",
     suppression_limit: float = 0.0,
+    certificate: Mapping[str, object] | None = None,
 ) -> VerificationReport:
     """Check that a published table is k-anonymous with respect to the original.
 
@@ -312,6 +313,11 @@ def verify(
         The suppression limit the release was made with: a release with fewer rows than the
         original passes only if at most ⌊limit·n⌋ people are missing from it and the others
         have a k-factor to the published rows.
+    certificate : mapping, optional
+        The ring certificate of a release made of sensitive rings (its manifest's
+        ``guarantee.certificate``; taken from ``release.report`` when ``release`` is a
+        ``Release``): the models are then checked for every draw of the privacy step
+        (``docs/guarantees/sensitive.md`` §6).
 
     Returns
     -------
@@ -352,8 +358,12 @@ def verify(
     """
     keywords = {n: v for n, v in locals().items() if n not in ("original", "release")}
     from anonymatch.tables.job import ReleaseCheck
-    from anonymatch.tables.pipeline import verify_release
+    from anonymatch.tables.pipeline import Release, verify_release
 
+    if certificate is None and isinstance(release, Release):  # a ring release's own (§6)
+        guarantee = release.report.get("guarantee")
+        if isinstance(guarantee, dict):
+            keywords["certificate"] = guarantee.get("certificate")
     check = ReleaseCheck.build(**keywords)
     return verify_release(_published(release), require_frame(original, "original"), check)
 

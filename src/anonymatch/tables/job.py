@@ -222,6 +222,10 @@ class ReleaseCheck:
         Rows with a missing QI were dropped before publishing.
     partition_size : int or None
         The method's partition size (the suppression rule's; None: the freeform default).
+    certificate : mapping or None
+        The ring certificate of a release made of sensitive rings (its manifest's
+        ``guarantee.certificate``): the models are then checked for every draw
+        (``models.certified``, docs/guarantees/sensitive.md §6).
     """
 
     schema: Schema
@@ -232,6 +236,7 @@ class ReleaseCheck:
     na: MissingCodes
     drop_missing: bool
     partition_size: int | None
+    certificate: Mapping[str, Any] | None = None
 
     @classmethod
     def build(cls, **keywords: Any) -> ReleaseCheck:
@@ -259,8 +264,11 @@ class ReleaseCheck:
         -----
         O(number of columns + size of the hierarchies read).
         """
+        certificate = _certificate(keywords.pop("certificate", None))
         p = with_defaults(keywords, {n: PARAMETERS[n] for n in CHECK_PARAMETERS})
-        return cls._validated(p, lambda k_column: _schema(p, k_column))
+        return cls._validated(p, lambda k_column: _schema(p, k_column)).replace(
+            certificate=certificate
+        )
 
     @classmethod
     def of(cls, schema: Schema, **keywords: Any) -> ReleaseCheck:
@@ -303,6 +311,17 @@ class ReleaseCheck:
         import dataclasses
 
         return dataclasses.replace(self, **changes)
+
+
+def _certificate(value: object) -> Mapping[str, Any] | None:
+    """A ring certificate as given (checked in depth by ``models.certified``): a mapping or
+    None. Raises InputError otherwise."""
+    if value is None or isinstance(value, Mapping):
+        return value
+    raise InputError(
+        f"{param('certificate')} must be a mapping (a manifest's guarantee.certificate), "
+        f"got {type(value).__name__}"
+    )
 
 
 PARAMETERS: dict[str, Any] = {

@@ -36,6 +36,7 @@ from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.job import Plan, ReleaseCheck, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, build_graph
 from anonymatch.tables.metrics import InformationLoss, information_loss
+from anonymatch.tables.models.certified import check_certified, ring_certificate
 from anonymatch.tables.models.sensitive import (
     SensitiveModel,
     SensitiveTarget,
@@ -48,6 +49,8 @@ from anonymatch.tables.verify import VerificationReport, verify
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from anonymatch.tables.methods.circulant import RingRelease
 
 
 @dataclass
@@ -150,15 +153,33 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     workers, progress = job.execution.workers, job.execution.progress
 
     t0 = time.perf_counter()
-    graph, n_parts = build_graph(
-        enc, k, spec, run.partition_size, BuildOptions(job.time_limit, target), workers, progress
-    )
+    rings: RingRelease | None = None
+    if target is not None and spec.partitioned:  # rings where cheaper, classes elsewhere
+        from anonymatch.tables.methods.circulant import sensitive_build
+
+        rings = sensitive_build(enc, k, target, run.partition_size or n)
+        graph, n_parts = rings.graph, rings.parts
+    else:
+        graph, n_parts = build_graph(
+            enc,
+            k,
+            spec,
+            run.partition_size,
+            BuildOptions(job.time_limit, target),
+            workers,
+            progress,
+        )
     t_build = time.perf_counter() - t0
     # Privacy step: published record j is true-matched to original truth_of[j]. Recoding
     # needs the graph only, not the privacy step's draws: it runs meanwhile in this thread
     # (numpy/scipy, single-threaded) while the walks run on the pool (numba, nogil).
     with ThreadPoolExecutor(max_workers=1) as side:
-        private = side.submit(privacy_step, graph, rng)
+        if rings is not None and rings.rings:  # one of each ring's k shifts (§6)
+            from anonymatch.tables.methods.circulant import shift_assignment
+
+            private = side.submit(shift_assignment, rings, rng)
+        else:
+            private = side.submit(privacy_step, graph, rng)
         recoded = recode(graph, enc)
         assigned = private.result()
     truth_of = np.empty(n, dtype=np.int64)
@@ -181,7 +202,12 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         raise VerificationError(
             f"the release failed verification ({check.reason}); nothing written"
         )
-    sensitive_checks = check_release(published, enc, table, data, models)
+    certificate = None
+    if rings is not None and rings.rings:
+        certificate = ring_certificate(k, [position[r] for r in rings.rings])
+        sensitive_checks = check_certified(published, enc, table, data, models, certificate)
+    else:
+        sensitive_checks = check_release(published, enc, table, data, models)
     t_verify = time.perf_counter() - t0
     for failed in (s for s in sensitive_checks if not s.passed):
         raise VerificationError(
@@ -213,9 +239,24 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         assert isinstance(guarantee, dict) and isinstance(verification, dict)
         guarantee["sensitive"] = [m.describe() for m in models]
         verification["sensitive"] = [s.to_dict() for s in sensitive_checks]
+        if rings is not None:
+            guarantee["construction"] = "rings" if rings.rings else "classes"
+            in_rings = sum(len(r) for r in rings.rings)
+            verification["ring_records"] = in_rings
+        if certificate is not None:
+            guarantee["certificate"] = certificate
+    from anonymatch.tables.risk.headline import headline
+    from anonymatch.tables.risk.leakage import check_leakage
+
+    t0 = time.perf_counter()
+    report["leakage"] = check_leakage(data, enc, published, table, schema).to_dict()
+    loss_block = report["loss"]
+    assert isinstance(loss_block, dict)
+    loss_block["headline"] = headline(published, enc).to_dict()
     report["seconds"] = {
         "build": t_build,
         "verify": t_verify,
+        "leakage": time.perf_counter() - t0,
         "wall": time.perf_counter() - started,
     }
     return Release(table, cells, published_graph, enc, report)
@@ -333,7 +374,10 @@ def verify_release(
     with the check's ``partition_size``, default the freeform one; the rule
     reads the original's QIs only, which the adversary is assumed to know, so recomputing it
     reveals nothing); if those people have no k-factor, ``verify.verify`` searches for others
-    (docs/guarantees/missing.md). Either way a pass is a proof: the k-factor is checked."""
+    (docs/guarantees/missing.md). Either way a pass is a proof: the k-factor is checked.
+    The check's ``certificate`` (a ring release's manifest's ``guarantee.certificate``) checks
+    the models for every draw of the privacy step (``models.certified``) instead of on the
+    candidates."""
     if check.k is None:
         raise InputError(f"missing {param('k')}")
     k, limit, models = check.k, check.suppression_limit, check.models
@@ -358,7 +402,10 @@ def verify_release(
             )
     if not models or not report.passed:
         return report
-    checks = check_release(cells, enc, published, data, models)
+    if check.certificate is not None:  # a ring release: every draw, from its certificate (§6)
+        checks = check_certified(cells, enc, published, data, models, check.certificate)
+    else:
+        checks = check_release(cells, enc, published, data, models)
     failed = [c for c in checks if not c.passed]
     return dataclasses.replace(
         report,

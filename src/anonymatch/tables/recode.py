@@ -8,7 +8,9 @@ lowest node covering those labels. A suppressed cell (``*``) matches any value.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -90,10 +92,9 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
     weights = rng.integers(1, 2**62, max([m.shape[1] for m in sets] + [1]))
     for m in sets:
         sizes = np.diff(m.indptr)
-        rows = np.repeat(np.arange(n), sizes)
-        hashed = np.zeros(n, np.int64)
-        with np.errstate(over="ignore"):
-            np.add.at(hashed, rows, weights[m.indices])
+        with np.errstate(over="ignore"):  # per-row sums by a running sum (np.add.at is slow)
+            run = np.concatenate([[0], np.cumsum(weights[m.indices])])
+            hashed = run[m.indptr[1:]] - run[m.indptr[:-1]]
         columns.append(np.stack([sizes, hashed], axis=1))
     if n == 0:
         return np.arange(0), np.arange(0), np.ones(0, np.int64)
@@ -107,11 +108,12 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
     same = (key == key[rep]).all(axis=1)  # exact: a collision leaves the row on its own
     for m in sets:  # exact check of every row's label sets against its group's first row
         sizes = np.diff(m.indptr)  # equal to the first row's (part of the key)
-        offset = np.arange(len(m.indices)) - np.repeat(m.indptr[:-1], sizes)
-        mine = m.indices
-        theirs = m.indices[np.repeat(m.indptr[rep], sizes) + offset]
-        bad = np.repeat(np.arange(n), sizes)[mine != theirs]
-        same[bad] = False
+        ptr = np.asarray(m.indptr, np.int64)
+        shift = np.repeat(ptr[rep] - ptr[:-1], sizes)  # from each label to the first row's
+        shift += np.arange(len(m.indices))
+        differs = m.indices[shift] != m.indices
+        if differs.any():
+            same[np.searchsorted(ptr, np.flatnonzero(differs), side="right") - 1] = False
     group = inverse.copy()
     loners = np.flatnonzero(~same)
     group[loners] = len(first) + np.arange(len(loners))
@@ -264,3 +266,54 @@ def _close(tree: Hierarchy, sets: sp.csr_array, star: np.ndarray) -> sp.csr_arra
     lengths[live] = np.diff(closed.indptr)
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     return sp.csr_array((closed.data, closed.indices, indptr), shape=(len(star), width))
+
+
+_DISTINCT: dict[int, tuple[Any, tuple[np.ndarray, np.ndarray]]] = {}
+"""``distinct_rows`` of the matrices alive, by id (a release's leakage check and utility
+headline read the same cells)."""
+
+
+def distinct_rows(sets: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
+    """(reps, group): the first row of each distinct set and each row's set number. Keyed by
+    the set size, its first and last stored label and a sum of random 62-bit label weights
+    (wrapping): two different sets share a key with probability about 2^-62 — callers whose
+    result is verified afterwards (formatting) or that report figures (leakage, headline)
+    accept that. Computed once per matrix object while it lives. O(nnz + n log n)."""
+    key = id(sets)
+    hit = _DISTINCT.get(key)
+    if hit is not None and hit[0]() is sets:
+        return hit[1]
+    result = _distinct_rows(sets)
+
+    def forget(_: object, key: int = key) -> None:
+        _DISTINCT.pop(key, None)
+
+    try:
+        ref = weakref.ref(sets, forget)
+    except TypeError:  # not weak-referenceable: no cache
+        return result
+    _DISTINCT[key] = (ref, result)
+    return result
+
+
+def _distinct_rows(sets: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
+    n = sets.shape[0]
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    ptr = np.asarray(sets.indptr, np.int64)
+    idx = np.asarray(sets.indices, np.int64)
+    size = np.diff(ptr)
+    filled = size > 0
+    first = (
+        np.where(filled, idx[np.minimum(ptr[:-1], max(len(idx) - 1, 0))], -1)
+        if len(idx)
+        else np.full(n, -1)
+    )
+    last = np.where(filled, idx[np.maximum(ptr[1:] - 1, 0)], -1) if len(idx) else np.full(n, -1)
+    w = np.random.default_rng().integers(1, 2**62, max(int(sets.shape[1]), 1))
+    with np.errstate(over="ignore"):
+        cum = np.concatenate([[0], np.cumsum(w[idx])])
+        hashed = cum[ptr[1:]] - cum[ptr[:-1]]
+    keys = np.stack([size, first, last, hashed], axis=1)
+    _, reps, group = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    return reps.astype(np.int64), group.reshape(-1).astype(np.int64)

@@ -127,7 +127,7 @@ class ScannedTable:
 
 
 def scan_table(
-    path: str | os.PathLike[str],
+    path: object,
     schema: Schema,
     csv: CsvOptions | None = None,
     na_values: NAValues = DEFAULT_NA_VALUES,
@@ -527,7 +527,7 @@ def _sensitive_target(
 
 
 def anonymize_file(
-    input_path: str | os.PathLike[str],
+    input_path: object,
     output: str | os.PathLike[str],
     job: TableJob,
     *,
@@ -544,7 +544,9 @@ def anonymize_file(
     Parameters
     ----------
     input_path, output : path-like
-        The table file (or directory of Parquet parts) and the release.
+        The table file (or directory of Parquet parts, or database URL with ``csv.table`` or
+        ``csv.query``, or a **Dask DataFrame**: its partitions are computed one at a time in
+        order and never collected, ``tables.io.stream.iter_table_batches``) and the release.
     job : TableJob
         The validated run (``anonymatch.tables.job``): a method with the ``streamable``
         capability, its k, models, partition size, rows per job (``execution.chunk_rows``,
@@ -660,6 +662,10 @@ def anonymize_file(
         sidecar = None
         if writer.sidecar:  # kept columns are text here: the batches never meet
             sidecar = write_schema(output, release_schema(None, qi, columns))
+        elif output_table is not None and isinstance(
+            writer, SqlReleaseWriter
+        ):  # in its transaction
+            writer.typing = release_schema(None, qi, columns)
         try:
             writer.commit()
         except BaseException:

@@ -150,8 +150,10 @@ class Session:
         for settings in (self.settings, self.run_settings if running else None):
             if settings is not None:
                 keep.update(h.path for h in settings.hierarchies.values())
+                if settings.population is not None:
+                    keep.add(settings.population.path)
         keep.update(pending)
-        for pattern in ("upload-*", "hierarchy-*"):
+        for pattern in ("upload-*", "hierarchy-*", "population-*"):
             for path in self.directory.glob(pattern):
                 if path not in keep:
                     path.unlink(missing_ok=True)
@@ -458,6 +460,31 @@ def create_app(state: AppState) -> Starlette:
             return go("/")
         return go("/dataset")
 
+    async def database(request: Request) -> Response:
+        """A database table as the source: checked (``data.database_name``), copied into a
+        private Parquet file of the session (``data.copy_database_table``) and read like an
+        upload. The URL's password is used for that read only: never stored, shown or
+        logged (the name shown and every message carry the URL without it)."""
+        session = state.session(request)
+        form = await posted(request, session)
+        target: Path | None = None
+        try:
+            url, table = str(form.get("url", "")).strip(), str(form.get("table", "")).strip()
+            name = data.database_name(url, table, state.data_dir)
+            target = session.directory / data.stored_name("table.parquet")
+            await run_in_threadpool(data.copy_database_table, url, table, target, limits)
+            dataset = data.Dataset(target, name, target.stat().st_size)  # Parquet: a header
+            session.dataset = await run_in_threadpool(data.load, dataset, limits, session.directory)
+            target = None  # kept: it is the dataset now
+            session.tidy_uploads()
+        except AnonymatchError as exc:
+            session.error = f"error: {exc}"
+            return go("/")
+        finally:
+            if target is not None:
+                target.unlink(missing_ok=True)
+        return go("/dataset")
+
     async def reread(request: Request) -> Response:
         session = state.session(request)
         form = await posted(request, session)
@@ -523,11 +550,39 @@ def create_app(state: AppState) -> Starlette:
             raise
         return kept
 
+    async def store_population(form: FormData, session: Session, settings: data.Settings) -> None:
+        """The run form's population table and sampling fraction into ``settings``: a new
+        upload stored under a generated name and read within the data upload's budgets, with
+        every quasi-identifier (one line naming the uploaded file otherwise); else the previous
+        settings' table unless removed."""
+        item = form.get("population")
+        upload = None
+        if item is not None and not isinstance(item, str) and item.filename:
+            name = data.shown_name(item.filename)
+            upload = data.HierarchyFile(session.directory / data.stored_population_name(name), name)
+            try:
+                with open(upload.path, "xb", opener=_private_opener) as fh:
+                    while chunk := await item.read(UPLOAD_CHUNK):
+                        fh.write(chunk)
+                await run_in_threadpool(
+                    data.check_population, upload, settings, limits, session.directory
+                )
+            except BaseException:
+                upload.path.unlink(missing_ok=True)
+                raise
+        settings.population, settings.sampling_fraction = data.population_choice(
+            form, session.settings, upload
+        )
+        if settings.population is not None and upload is None:  # kept: its QIs again
+            await run_in_threadpool(
+                data.check_population, settings.population, settings, limits, session.directory
+            )
+
     async def run(request: Request) -> Response:
         session = state.session(request)
         columns = session.dataset.columns if session.dataset is not None else []
-        form = await posted(request, session, max_files=len(columns),
-                            max_fields=10 * len(columns) + 30)  # fmt: skip
+        form = await posted(request, session, max_files=len(columns) + 1,
+                            max_fields=10 * len(columns) + 33)  # fmt: skip
         try:
             if session.dataset is None:
                 return go("/")
@@ -540,6 +595,7 @@ def create_app(state: AppState) -> Starlette:
                 trees = await store_hierarchies(form, session, columns)
                 settings = await run_in_threadpool(data.Settings.from_form, form, ds, trees,
                                                    carried)  # fmt: skip
+                await store_population(form, session, settings)
             except AnonymatchError as exc:
                 session.error = f"error: {exc}"
                 session.tidy_uploads()
@@ -573,6 +629,13 @@ def create_app(state: AppState) -> Starlette:
             except Exception as exc:  # the release stands; the page says why
                 found["risk_error"] = str(exc).strip().splitlines()[0] if str(exc).strip() \
                     else type(exc).__name__  # fmt: skip
+            try:
+                found["population"] = data.population_headline(
+                    run_settings, run_ds, outputs["release"], manifest
+                )
+            except Exception as exc:  # the release stands; the page says why
+                line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                found["population_error"] = line or type(exc).__name__
             return found
 
         def relative(path: Path) -> str:  # a picked table stays where it is
@@ -682,6 +745,8 @@ def create_app(state: AppState) -> Starlette:
                     ds=session.run_dataset, guarantee=finished.get("guarantee"),
                     risk=finished.get("risk"),
                     risk_error=finished.get("risk_error") or session.run.finish_error,
+                    population=finished.get("population"),
+                    population_error=finished.get("population_error"),
                     summary=shown(session, "\n".join(session.run.summary)),
                     command=shown(session, quote_argv(session.run.argv)))  # fmt: skip
 
@@ -727,6 +792,7 @@ def create_app(state: AppState) -> Starlette:
         Route("/", index),
         Route("/upload", upload, methods=["POST"]),
         Route("/pick", pick, methods=["POST"]),
+        Route("/database", database, methods=["POST"]),
         Route("/read", reread, methods=["POST"]),
         Route("/dataset", dataset),
         Route("/run", run, methods=["POST"]),

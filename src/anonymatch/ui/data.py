@@ -385,6 +385,11 @@ class Settings:
     job: Job
     hierarchies: dict[str, HierarchyFile] = field(default_factory=dict)
     carried: dict[str, dict[str, Any]] = field(default_factory=dict)
+    population: HierarchyFile | None = None
+    """An uploaded population table (its stored file and shown name): the result's population
+    headline (:func:`population_headline`)."""
+    sampling_fraction: float | None = None
+    """The share of the population in the table, for the estimated population uniques."""
 
     @classmethod
     def from_form(
@@ -640,8 +645,9 @@ def separator_key(sep: str | None) -> str:
 
 def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """What a finished run guarantees, from its manifest: the model, k (or the per-record
-    levels), ℓ/t per sensitive column, the suppression, the plan (path, partition size) and
-    whether the release was verified."""
+    levels), ℓ/t per sensitive column, the suppression, the plan (path, partition size),
+    whether the release was verified, and what it keeps and leaks (``app.honest``: the utility
+    headline and its verdict, the kept columns that give QIs away)."""
     g = manifest.get("guarantee") or {}
     plan = manifest.get("plan") or {}
     verification = manifest.get("verification") or {}
@@ -657,7 +663,14 @@ def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
             parts.append(f"t-closeness, t = {entry['t']:g}")
         sensitive.append((str(entry.get("column", "")), "; ".join(parts) or "kept as is"))
     levels = g.get("levels") or g.get("k_column")
+    from anonymatch.app.honest import headline_of, headline_text, leakage_lines, utility_warning
+
+    kept = headline_of(manifest)
     return {
+        "headline": headline_text(manifest),
+        "verdict": kept.get("verdict") if kept else None,
+        "utility_warning": utility_warning(manifest),
+        "leaks": leakage_lines(manifest),
         "model": g.get("model", "?"),
         "k": g.get("k"),
         "levels": levels,
@@ -734,6 +747,51 @@ def _number(value: Any, kind: type, name: str) -> Any:
         raise InputError(f"{name} must be a number, got {value!r}") from None
 
 
+def database_name(url: str, table: str, data_dir: Path | None) -> str:
+    """The name a database table is shown under (``table 'T' in URL``, the URL without its
+    password), once the source is checked: a database URL, a table name, and a SQLite/DuckDB
+    file only inside the data directory ``data_dir`` (the app reads no other file).
+    InputError (one line, no password) otherwise."""
+    from anonymatch.tables.io.sql import _url, check_identifier, is_database_url, redact_url
+
+    if not is_database_url(url):
+        raise InputError("a database URL starts with postgresql://, sqlite:/// or duckdb:///")
+    check_identifier(table, "the table")
+    parsed = _url(url)
+    if not parsed.drivername.startswith("postgresql"):
+        inside = False
+        if data_dir is not None and parsed.database:
+            found = Path(parsed.database).resolve()
+            inside = found.is_relative_to(data_dir.resolve()) and found.is_file()
+        if not inside:
+            raise InputError("a SQLite or DuckDB file is read only from the app's data directory")
+    return f"table {table!r} in {redact_url(url)}"
+
+
+def copy_database_table(url: str, table: str, target: Path, limits: Limits) -> None:
+    """Copy ``table`` of the database ``url`` into the private Parquet file ``target`` (the
+    session's copy, removed with the session's uploads): its rows are counted on the server
+    first and a table past the cell budget is refused before it is read. InputError (one line,
+    the password never shown) on an unreachable server, wrong credentials, a missing table or
+    no rows. O(rows)."""
+    from anonymatch.tables.io.sql import count_sql_rows, read_sql_source
+
+    width = read_sql_source(url, table=table, nrows=1).shape[1]
+    rows = count_sql_rows(url, table=table)
+    if rows * width > limits.max_cells:
+        raise InputError(
+            f"table {table!r} has {rows:,} rows × {width} columns, more than the app's "
+            f"{limits.max_cells:,} cells"
+        )
+    frame = read_sql_source(url, table=table)
+    try:
+        frame.to_parquet(target, index=False)
+    except (ValueError, TypeError, OverflowError) as exc:  # pyarrow: a column of mixed types
+        text = str(exc).strip().splitlines()
+        raise InputError(f"cannot hold table {table!r}: {text[0] if text else exc}") from None
+    os.chmod(target, 0o600)
+
+
 def stored_name(filename: str) -> str:
     """The name an upload is stored under: generated (``upload-`` and 16 random hex digits),
     with the original's suffix when it is a table's (``.csv``, ``.parquet``…, lower-cased), so
@@ -807,3 +865,108 @@ def form_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
         "drop_missing": job.input.drop_missing,
         "carried": carried,
     }
+
+
+# ------------------------------------------------------------------------------ the population
+
+
+def stored_population_name(filename: str) -> str:
+    """The generated name a population upload is stored under (``population-`` and 16 random
+    hex digits, the suffix of a table's name kept as for :func:`stored_name`)."""
+    return "population-" + stored_name(filename).removeprefix("upload-")
+
+
+def check_population(
+    upload: HierarchyFile, settings: Settings, limits: Limits, workdir: Path
+) -> None:
+    """Read an uploaded population table within the data upload's budgets (:func:`load`) and
+    check that it has every quasi-identifier of ``settings``; InputError (one line, naming the
+    uploaded file, never the stored one) otherwise. O(:data:`SAMPLE_ROWS` rows) beyond the
+    budget checks: the whole table is read by :func:`population_headline`."""
+    table = Dataset(upload.path, upload.name, upload.path.stat().st_size)
+    try:
+        load(table, limits, workdir)
+    except InputError as exc:
+        raise InputError(f"population: {str(exc).replace(str(upload.path), upload.name)}") from None
+    qi = [c for c, col in settings.job.columns.items() if col.role == "qi"]
+    missing = [c for c in qi if c not in table.columns]
+    if missing:
+        raise InputError(
+            f"population: {upload.name} lacks the quasi-identifier(s) {', '.join(missing)}"
+        )
+
+
+def population_choice(
+    form: Mapping[str, Any], previous: Settings | None, upload: HierarchyFile | None
+) -> tuple[HierarchyFile | None, float | None]:
+    """The form's population table (a new ``upload``, else the previous settings' unless
+    ``population_clear``) and sampling fraction (checked in (0, 1]; InputError otherwise)."""
+    from anonymatch.tables.risk.estimators import check_fraction
+
+    kept = previous.population if previous is not None else None
+    if form.get("population_clear") in ("on", "true", "1"):
+        kept = None
+    fraction = _number(form.get("sampling_fraction"), float, "the sampling fraction")
+    if fraction is not None:
+        fraction = check_fraction(fraction, "the sampling fraction")
+    return upload or kept, fraction
+
+
+def population_headline(
+    settings: Settings, dataset: Dataset, release: Path, manifest: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The release's population headline (``tables.risk.population.assess_population``, as
+    ``anonymatch risk --population / --sampling-fraction`` computes it): k-map, max and mean
+    journalist risk and marketer risk against the uploaded population table; the population
+    uniques estimated by Dankar et al.'s rule (its chosen model named) from the sampling
+    fraction, else at f = n / N. None without a population or a fraction; InputError when the
+    figures cannot be computed. O(that of ``assess_population``)."""
+    if settings.population is None and settings.sampling_fraction is None:
+        return None
+    from anonymatch.report.tables import MAX_ROWS
+    from anonymatch.tables.io import CsvOptions, read_table
+    from anonymatch.tables.risk.population import (
+        PopulationInput,
+        PopulationSource,
+        assess_population,
+    )
+
+    records = int((manifest.get("output") or {}).get("records") or 0)
+    if records > MAX_ROWS:
+        raise InputError(f"not measured on releases of more than {MAX_ROWS:,} rows")
+    job = settings.table_job(dataset)
+    typed = dataset.parquet or dataset.document
+    options = CsvOptions(sep=dataset.separator, fmt="auto" if typed else "csv",
+                         names=None if dataset.header else list(dataset.names))  # fmt: skip
+    original = read_table(dataset.path, options)
+    table = None
+    if settings.population is not None:
+        shown = Dataset(settings.population.path, settings.population.name, 0)
+        table = read_table(shown.path, CsvOptions(sep=shown.separator))
+    schema = job.schema
+    numeric = tuple(a for a in schema.qi if a in schema.numeric)
+    report = assess_population(
+        original,
+        read_table(release),
+        PopulationInput(schema.qi, numeric, schema.types, job.na, job.drop_missing),
+        PopulationSource(table, settings.sampling_fraction),
+    )
+    chosen = next(e for e in report.estimates.estimates if e.name == "dankar")
+    out: dict[str, Any] = {
+        "fraction": report.estimates.fraction,
+        "model": chosen.model,
+        "uniques": chosen.uniques,
+        "share": chosen.share,
+        "exact": None,
+    }
+    exact = report.exact
+    if exact is not None:
+        out["exact"] = {
+            "records": exact.population,
+            "kmap": exact.kmap,
+            "journalist_max": exact.journalist_max,
+            "journalist_mean": exact.journalist_mean,
+            "marketer": exact.marketer,
+            "population_uniques": exact.uniques.population_uniques,
+        }
+    return out

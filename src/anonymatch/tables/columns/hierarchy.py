@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from anonymatch.core.cells import NODE_MARK
@@ -199,7 +200,15 @@ def read_hierarchy(path: str | Path) -> Hierarchy:
 def parse_hierarchy(
     text: str, name: str = "<hierarchy>", sha256: str = "", source: str | None = None
 ) -> Hierarchy:
-    """Validate the text of an ARX hierarchy (``read_hierarchy`` without the file)."""
+    """Validate the text of an ARX hierarchy (``read_hierarchy`` without the file).
+
+    A well-formed file without quotes takes a vectorized path (``_fast_table``: 100,000 ZIP
+    leaves in a fraction of a second instead of seconds); any irregularity — a quote, ragged
+    levels, an empty label, a leaf twice, a label with two parents — falls back to the line by
+    line reading below, which locates the problem."""
+    fast = _fast_table(text)
+    if fast is not None:
+        return _build(*fast, name=name, sha256=sha256, source=source)
     rows: list[tuple[int, list[str]]] = []
     for number, fields in enumerate(csv.reader(io.StringIO(text), delimiter=";"), start=1):
         if not fields or all(not f.strip() for f in fields):
@@ -239,32 +248,71 @@ def parse_hierarchy(
                     f"{where}:{number}: {label!r} (level {lvl}) has two parents: "
                     f"{known[0]!r} (line {known[1]}) and {up!r}"
                 )
-    table = [fields for _, fields in rows]
-    lines = [number for number, _ in rows]
-    leaves = np.array(sorted(seen_leaf), dtype=str)
-    order = np.argsort(np.array([f[0] for f in table], dtype=str), kind="stable")
-    table = [table[i] for i in order]  # line of leaf code c is table[c]
-    lines = [lines[i] for i in order]
+    table = np.array([fields for _, fields in rows], dtype=str)
+    lines = np.array([number for number, _ in rows], np.int64)
+    return _build(table, lines, name=name, sha256=sha256, source=source)
+
+
+def _fast_table(text: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """(fields, line numbers) of a regular hierarchy file, read with plain string splits, or
+    None when the line-by-line path must read it (a quote, ragged levels, an empty label, a
+    repeated leaf or a label with two parents). O(N·L)."""
+    if '"' in text:
+        return None
+    numbered = [
+        (i, line) for i, line in enumerate(text.splitlines(), 1) if line.replace(";", "").strip()
+    ]
+    if not numbered:
+        return None
+    rows = [line.split(";") for _, line in numbered]
+    widths = set(map(len, rows))
+    if len(widths) != 1 or widths.pop() < 2:
+        return None
+    table = np.array(rows, dtype=str)
+    if any(c in text for c in " \t\r\f\v"):
+        table = np.char.strip(table)
+    if (table == "").any():
+        return None
+    if len(set(table[:, 0].tolist())) != len(table):
+        return None
+    for lvl in range(1, table.shape[1] - 1):  # every label has one parent
+        labels = table[:, lvl].tolist()
+        if len(set(zip(labels, table[:, lvl + 1].tolist(), strict=True))) != len(set(labels)):
+            return None
+    return table, np.array([i for i, _ in numbered], np.int64)
+
+
+def _build(
+    table: np.ndarray, lines: np.ndarray, *, name: str, sha256: str, source: str | None
+) -> Hierarchy:
+    """The hierarchy of a validated (rows × levels) label table and the rows' line numbers:
+    nodes numbered level by level in order of first appearance (rows sorted by leaf). O(N·L)
+    vectorized."""
+    where = f"hierarchy {name}"
+    width = table.shape[1]
+    order = np.argsort(table[:, 0], kind="stable")
+    table = table[order]  # line of leaf code c is table[c]
+    lines = lines[order]
+    leaves = table[:, 0].copy()
     n = len(leaves)
-    top = {f[-1] for f in table}
+    top = set(table[:, -1].tolist())
     levels = width + (1 if len(top) > 1 else 0)
     anc = np.empty((n, levels), np.int64)
     anc[:, 0] = np.arange(n)
     labels = list(leaves.tolist())
     level_of = [0] * n
-    first_line = [0] * n  # line order of first appearance, for the depth-first rank
+    first_line = lines.tolist()  # line order of first appearance, for the depth-first rank
     next_id = n
     for lvl in range(1, levels):
-        ids: dict[str, int] = {}
-        for c, fields in enumerate(table):
-            label = fields[lvl] if lvl < width else ROOT_LABEL
-            if label not in ids:
-                ids[label] = next_id
-                labels.append(label)
-                level_of.append(lvl)
-                first_line.append(lines[c])
-                next_id += 1
-            anc[c, lvl] = ids[label]
+        column = table[:, lvl] if lvl < width else np.full(n, ROOT_LABEL)
+        codes, uniques = pd.factorize(column)  # in order of first appearance
+        first = np.full(len(uniques), n, np.int64)
+        np.minimum.at(first, codes, np.arange(n))
+        anc[:, lvl] = next_id + codes
+        labels.extend(str(u) for u in uniques)
+        level_of.extend([lvl] * len(uniques))
+        first_line.extend(lines[first].tolist())
+        next_id += len(uniques)
     count = np.bincount(anc.ravel(), minlength=next_id).astype(np.int64)
     node_leaves = sp.csr_array(
         (np.ones(n * levels, np.int8), (anc.T.ravel(), np.tile(np.arange(n), levels))),
@@ -286,7 +334,7 @@ def parse_hierarchy(
             )
         # the same leaves under the same label: keep the lowest node (what releases show)
     # depth-first rank: sort leaves by their ancestors from the root down, in file order
-    line_of = np.array([first_line[v] if v >= n else lines[v] for v in range(next_id)])
+    line_of = np.array(first_line, np.int64)
     keys = tuple(line_of[anc[:, lvl]] for lvl in range(levels))  # lexsort: last key primary
     rank = np.empty(n, np.int64)
     rank[np.lexsort(keys)] = np.arange(n)

@@ -35,7 +35,8 @@ def check_quotechar(quotechar: object, sep: str | None = None, name: str = "quot
 
 @dataclass(frozen=True)
 class CsvOptions:
-    """How to read a CSV file. ``sep`` None means: tab for .tsv/.tab, else comma. ``names``
+    """How to read a CSV file. ``sep`` None means: tab for .tsv/.tab, else the ``;`` or tab
+    the first lines show (``sniff_separator``), else comma. ``names``
     gives column names for a file without a header line. ``fmt`` forces the reader: ``csv``
     (comma unless ``sep``), ``tsv`` (tab), ``parquet``; ``auto`` decides by the extension."""
 
@@ -168,12 +169,36 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def csv_separator(path: Path, options: CsvOptions) -> str:
-    """The field separator: ``options.sep``, else tab for .tsv/.tab, else comma."""
+    """The field separator: ``options.sep``, else tab for .tsv/.tab, else the one the first
+    lines show (``sniff_separator``: ARX's ``;`` files), else comma."""
     if options.sep is not None:
         return options.sep
     if options.fmt in ("csv", "tsv"):
         return "," if options.fmt == "csv" else "\t"
-    return "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+    if path.suffix.lower() in (".tsv", ".tab"):
+        return "\t"
+    return sniff_separator(path) or ","
+
+
+def sniff_separator(path: Path, lines: int = 5) -> str | None:
+    """``;`` or tab when the first ``lines`` lines of ``path`` hold no comma and no quote but
+    the same positive number of that character (issue 25: ``anonymize`` read ARX's
+    ``;``-separated files as one column), else None. Reads at most 64 KiB."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as fh:
+            head = fh.read(65_536)
+    except OSError:
+        return None
+    rows = [row for row in head.splitlines()[:lines] if row.strip()]
+    if len(head) == 65_536 and len(rows) > 1:
+        rows = rows[:-1]  # the last line may be cut
+    if not rows or any("," in row or '"' in row for row in rows):
+        return None
+    for sep in (";", "\t"):
+        counts = {row.count(sep) for row in rows}
+        if len(counts) == 1 and counts.pop() > 0:
+            return sep
+    return None
 
 
 def check_names(names: Sequence[str]) -> None:

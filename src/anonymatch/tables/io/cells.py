@@ -15,6 +15,7 @@ like leaf values (``~Other`` beside a leaf ``Other``) are never confused.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -32,12 +33,13 @@ from anonymatch.tables.columns.qitypes import DateScale, OrdinalScale
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io import is_parquet, read_table
 from anonymatch.tables.io.sidecar import (
+    PARQUET_TYPING_KEY,
     kept_column_dtype,
     release_schema,
     typed_kept_column,
     write_schema,
 )
-from anonymatch.tables.recode import GeneralizedQI, published_groups
+from anonymatch.tables.recode import GeneralizedQI, distinct_rows, published_groups
 
 EXACT_INTEGER = float(2**53)
 """Integral floats below this magnitude print as integers (every integer up to 2^53 is a
@@ -104,13 +106,13 @@ def _format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
         out[name] = np.where(star, STAR, text).tolist()
     trees = qi.cat_hierarchies()
     for a, name in enumerate(qi.cat_names):
-        labels = np.array([escape_label(str(v)) for v in qi.cat_domains[a]], dtype=object)
         sets = cells.cat_sets[a]
         star = cells.cat_star[:, a]
         tree = trees[a]
-        if tree is not None:
-            out[name] = _node_column(tree, sets, star, labels)
+        if tree is not None:  # labels escaped for the leaves shown only (not 100,000 ZIPs)
+            out[name] = _node_column(tree, sets, star, qi.cat_domains[a])
             continue
+        labels = np.array([escape_label(str(v)) for v in qi.cat_domains[a]], dtype=object)
         out[name] = _set_text(sets.indptr, sets.indices, labels, star)
     return out
 
@@ -135,15 +137,23 @@ def _set_text(ptr: np.ndarray, idx: np.ndarray, labels: np.ndarray, star: np.nda
 def _node_column(
     tree: Hierarchy, sets: sp.csr_array, star: np.ndarray, labels: np.ndarray
 ) -> list[str]:
-    """Text of hierarchy cells: a leaf, ``~node`` or ``*`` (lowest node covering each set)."""
+    """Text of hierarchy cells: a leaf, ``~node`` or ``*`` (lowest node covering each set).
+    The lowest node is found once per distinct set (``recode.distinct_rows``): a release of
+    nodes holds few distinct cells but up to rows × leaves labels, and walking every label up
+    the L levels cost O(nnz·L) — 31 s for a 100,000-leaf ZIP hierarchy. Now O(nnz) cheap
+    arithmetic plus O(nnz of the distinct sets · L). (A hash collision could only merge two
+    different sets' text; the release is verified from its text, so it could never pass.)"""
     live = np.flatnonzero(~star)
     nodes = np.full(len(star), tree.root, np.int64)
-    nodes[live] = tree.lowest_nodes(sets[live]) if len(live) else nodes[live]
+    if len(live):
+        subset = sets[live] if len(live) < len(star) else sets
+        reps, group = distinct_rows(subset)
+        nodes[live] = tree.lowest_nodes(subset[reps])[group]
     text: dict[int, str] = {}
     for v in np.unique(nodes).tolist():
         shown = tree.node_text(v)
         if shown is None:
-            text[v] = str(labels[tree.node_leaves[[v]].indices[0]])
+            text[v] = escape_label(str(labels[tree.node_leaves[[v]].indices[0]]))
         elif shown == STAR:
             text[v] = STAR
         else:
@@ -297,6 +307,8 @@ def _parse_categorical_column(
     else:
         text = column.astype(str)
         star = (text == STAR).to_numpy()
+        if tree is not None:
+            text = _marked_nodes(text, star, domain, tree)
         live = text[~star]
         nodes = live.str.startswith(NODE_MARK)
         if nodes.any():
@@ -337,6 +349,26 @@ def _parse_categorical_column(
     m.data[:] = 1
     m.sort_indices()
     return m, star
+
+
+def _marked_nodes(
+    text: pd.Series, star: np.ndarray, domain: np.ndarray, tree: Hierarchy
+) -> pd.Series:
+    """A hierarchy column as another tool writes it (ARX exports its nodes' labels without
+    ``~``): a plain cell that is no leaf of the domain but a node label of the hierarchy is
+    read as that node. A label that is both stays the leaf (as ``~`` cells are for). O(u) for
+    u distinct cells."""
+    live = text[~star]
+    plain = live[~live.str.startswith(NODE_MARK) & ~live.str.contains("|", regex=False)]
+    if plain.empty:
+        return text
+    uniq = np.asarray(plain.drop_duplicates().tolist(), dtype=object)
+    known = np.isin(uniq, np.asarray([str(v) for v in domain], dtype=object))
+    nodes = {u: NODE_MARK + escape_label(u) for u, k in zip(uniq, known, strict=True)
+             if not k and u in tree.by_label}  # fmt: skip
+    if not nodes:
+        return text
+    return text.where(~text.isin(list(nodes)), text.map(nodes))
 
 
 def _node_leaves(cells: pd.Series, name: str, tree: Hierarchy | None) -> pd.Series:
@@ -454,6 +486,10 @@ def write_release(
         import pyarrow.parquet as pq  # here: a CSV release never needs it
 
         table = release_arrow_table(frame, cells, qi)
+        typing = json.dumps(release_schema(frame, qi), separators=(",", ":")).encode()
+        table = table.replace_schema_metadata(
+            {**(table.schema.metadata or {}), PARQUET_TYPING_KEY: typing}
+        )  # the sidecar's typing in the file: ordinal orders, date granularities, hierarchies
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
         return
     sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","

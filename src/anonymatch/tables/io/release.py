@@ -13,20 +13,27 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from anonymatch.core.cells import STAR, split_cell
+from anonymatch.core.cells import NODE_MARK, STAR, split_cell
 from anonymatch.core.csvsafe import unescape_frame
 from anonymatch.core.errors import InputError
+from anonymatch.tables.columns.qitypes import GRANULARITIES, DateScale, OrdinalScale
 from anonymatch.tables.io import CsvOptions, is_parquet, read_table
 from anonymatch.tables.io.cells import _parse_numeric_column
 from anonymatch.tables.io.documents import check_readable_path, load_json
-from anonymatch.tables.io.sidecar import RELEASE_SCHEMA, schema_path, typed_kept_column
+from anonymatch.tables.io.sidecar import (
+    PARQUET_TYPING_KEY,
+    RELEASE_SCHEMA,
+    schema_path,
+    typed_kept_column,
+)
 
 
 def _sidecar(path: Path, manifest: str | os.PathLike[str] | None) -> list[dict[str, Any]] | None:
@@ -35,17 +42,14 @@ def _sidecar(path: Path, manifest: str | os.PathLike[str] | None) -> list[dict[s
     if side.is_file():
         doc = load_json(side, "release schema")
         try:
-            if not isinstance(doc, dict) or doc.get("schema") != RELEASE_SCHEMA:
-                found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-                raise ValueError(f"schema {found!r}, expected {RELEASE_SCHEMA!r}")
-            columns = doc["columns"]
-            if not isinstance(columns, list):
-                raise TypeError("columns is not a list")
-            for i, column in enumerate(columns):
-                _check_column(column, i)
-            return list(columns)
+            return _described(doc)
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"cannot read the release schema {side}: {exc}") from None
+    return _from_manifest(manifest)
+
+
+def _from_manifest(manifest: str | os.PathLike[str] | None) -> list[dict[str, Any]] | None:
+    """The QI descriptions a manifest gives (kept columns then stay text), None without one."""
     if manifest is None:
         return None
     return _manifest_columns(manifest)
@@ -67,8 +71,23 @@ def _manifest_columns(manifest: str | os.PathLike[str]) -> list[dict[str, Any]]:
     ]
 
 
+def _described(doc: object) -> list[dict[str, Any]]:
+    """The column descriptions of a sidecar document; ValueError/KeyError/TypeError unless
+    it is one (``docs/release-format.md``)."""
+    if not isinstance(doc, dict) or doc.get("schema") != RELEASE_SCHEMA:
+        found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise ValueError(f"schema {found!r}, expected {RELEASE_SCHEMA!r}")
+    columns = doc["columns"]
+    if not isinstance(columns, list):
+        raise TypeError("columns is not a list")
+    for i, column in enumerate(columns):
+        _check_column(column, i)
+    return list(columns)
+
+
 _COLUMN_KEYS = {"name": None, "role": ("qi", "kept"), "cell": ("range", "set"),
-                "values": ("integer", "float"), "dtype": None}  # fmt: skip
+                "values": ("integer", "float", "ordinal", "date"), "dtype": None,
+                "granularity": GRANULARITIES}  # fmt: skip
 
 
 def _check_column(column: object, i: int) -> None:
@@ -82,6 +101,19 @@ def _check_column(column: object, i: int) -> None:
             raise TypeError(f"columns[{i}].{key} is not text")
         if key in column and allowed is not None and value not in allowed:
             raise ValueError(f"columns[{i}].{key} is {value!r}, not one of {', '.join(allowed)}")
+    order, nodes = column.get("order"), column.get("nodes")
+    if column.get("values") == "ordinal" and not _texts(order):
+        raise TypeError(f"columns[{i}].order is not a list of labels")
+    if column.get("values") == "date" and "granularity" not in column:
+        raise TypeError(f"columns[{i}] has no granularity")
+    if "nodes" in column and not (
+        isinstance(nodes, dict) and all(_texts(v) for v in nodes.values())
+    ):
+        raise TypeError(f"columns[{i}].nodes is not an object of leaf lists")
+
+
+def _texts(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
 
 
 def read_release(
@@ -89,6 +121,7 @@ def read_release(
     manifest: str | os.PathLike[str] | None = None,
     *,
     ranges: Literal["interval", "bounds"] = "interval",
+    table: str | None = None,
 ) -> pd.DataFrame:
     """Read a table release with typed quasi-identifier cells.
 
@@ -96,15 +129,20 @@ def read_release(
     ----------
     path : path-like
         The release: ``.csv``/``.tsv`` (typed by its sidecar ``PATH.schema.json``, written with
-        every CSV release, or by ``manifest``), or ``.parquet`` (a file or a directory of parts;
-        typed by itself), or a relational-transaction release ``.jsonl``/``.ndjson``/``.json``
-        (``anonymize-rt``; typed by ``manifest``, required).
+        every CSV release, or by ``manifest``), ``.parquet`` (a file or a directory of parts;
+        typed by itself), a database URL (``postgresql://…``, ``sqlite:///…``,
+        ``duckdb:///…``) with ``table``: typed by the sidecar stored with the table (column
+        comments on PostgreSQL, the companion table ``TABLE__anonymatch`` elsewhere), or a
+        relational-transaction release ``.jsonl``/``.ndjson``/``.json`` (``anonymize-rt``;
+        typed by ``manifest``, required).
     manifest : path-like, optional
         The release's manifest (``anonymize --report``): names the QIs and the numeric ones of
         a CSV release without sidecar (its kept columns then stay text).
     ranges : {"interval", "bounds"}, default "interval"
         A numeric QI as one column of :class:`pandas.Interval` (closed on both sides), or as two
         float columns ``NAME_lo`` and ``NAME_hi`` in its place.
+    table : str, optional
+        The release table when ``path`` is a database URL (``anonymize -o URL --output-table``).
 
     Returns
     -------
@@ -144,6 +182,12 @@ def read_release(
     >>> isinstance(typed["sex"].iloc[0], frozenset)
     True
     """
+    from anonymatch.tables.io.sql import is_database_url
+
+    if is_database_url(path):
+        return _read_database_release(str(path), table, manifest, ranges)
+    if table is not None:
+        raise InputError("`table` reads a release from a database URL (postgresql://…)")
     p = Path(path)
     if not check_readable_path(p, "release"):
         raise InputError(f"release not found: {path}")
@@ -162,13 +206,55 @@ def read_release(
             )
         frame = unescape_frame(read_table(p, CsvOptions(skip_initial_space=False)))
         columns = described
+    return typed_release(frame, columns, ranges)
+
+
+def _read_database_release(
+    text: str, table: str | None, manifest: str | os.PathLike[str] | None, ranges: str
+) -> pd.DataFrame:
+    """A release table typed by the sidecar stored with it (else by ``manifest``)."""
+    from anonymatch.tables.io.sql import SqlSource, read_sql_release
+
+    if table is None:
+        raise InputError(f"a release in {SqlSource(text, '_').where} needs its `table`")
+    frame, typing = read_sql_release(text, table)
+    if typing is not None:
+        try:
+            columns = _described(typing)
+        except (ValueError, KeyError, TypeError) as exc:
+            where = SqlSource(text, table).where
+            raise InputError(
+                f"cannot read the typing of table {table!r} in {where}: {exc}"
+            ) from None
+    else:
+        described = _from_manifest(manifest)
+        if described is None:
+            raise InputError(
+                f"table {table!r} has no stored typing: pass the release's manifest to tell its "
+                "quasi-identifiers"
+            )
+        columns = described
+    return typed_release(frame, columns, ranges)
+
+
+def typed_release(
+    frame: pd.DataFrame, columns: list[dict[str, Any]], ranges: str = "interval"
+) -> pd.DataFrame:
+    """``frame``'s published cells typed by the column descriptions ``columns`` (a sidecar's,
+    a manifest's or a database release's; ``docs/release-format.md``): what
+    :func:`read_release` returns. O(n·d) plus the labels of the value sets."""
     out: dict[str, Any] = {}
     qi, numeric = [], []
     known = {c["name"]: c for c in columns}
     for name in frame.columns:
         info = known.get(str(name), {"role": "kept", "dtype": "string"})
         column = frame[name]
-        if info.get("role") == "qi" and info.get("cell") == "range":
+        scale = _scale(info)
+        if info.get("role") == "qi" and scale is not None:
+            qi.append(str(name))
+            numeric.append(str(name))
+            out.update(_scaled(column, str(name), scale, ranges))
+        elif info.get("role") == "qi" and info.get("cell") == "range":
             qi.append(str(name))
             numeric.append(str(name))
             lo, hi, star = _bounds(column, str(name))
@@ -182,7 +268,7 @@ def read_release(
                 out[str(name)] = _intervals(lo, hi, star, integral)
         elif info.get("role") == "qi":
             qi.append(str(name))
-            out[str(name)] = _sets(column)
+            out[str(name)] = _sets(column, info)
         elif "dtype" in info and not pd.api.types.is_numeric_dtype(column.dtype):
             out[str(name)] = typed_kept_column(column, str(info["dtype"]), str(name))
             out[str(name)] = out[str(name)].reset_index(drop=True)
@@ -191,6 +277,8 @@ def read_release(
     result = pd.DataFrame(out)
     result.attrs["qi"] = qi
     result.attrs["ranges"] = numeric
+    result.attrs["ordinal"] = {c["name"]: list(c["order"]) for c in columns
+                               if c.get("values") == "ordinal"}  # fmt: skip
     if any(c.get("role") == "items" for c in columns):
         result.attrs["kind"] = "relational"
     return result
@@ -270,6 +358,76 @@ def _read_relational_release(
     return frame.assign(**part), columns
 
 
+def _scale(info: dict[str, Any]) -> OrdinalScale | DateScale | None:
+    """The scale of an ordinal or date range column (None for any other column)."""
+    if info.get("cell") != "range":
+        return None
+    if info.get("values") == "ordinal":
+        return OrdinalScale(tuple(info["order"]))
+    if info.get("values") == "date":
+        return DateScale(str(info["granularity"]))
+    return None
+
+
+_PERIODS = {"year": "Y", "quarter": "Q", "month": "M", "week": "W-SUN", "day": "D",
+            "hour": "h", "minute": "min", "second": "s"}  # fmt: skip
+
+
+def _scaled(
+    column: pd.Series, name: str, scale: OrdinalScale | DateScale, ranges: str
+) -> dict[str, pd.Series]:
+    """An ordinal or date range column, typed: an ordinal cell as an interval of ranks in its
+    order (closed on both sides; ``bounds``: two ordered categoricals of labels), a date cell
+    as the interval of instants it covers, ``[start of the first period, start of the period
+    after the last)`` (``bounds``: two :class:`pandas.Period` columns, both ends included).
+    A suppressed cell is NA. O(n) plus one parse per distinct cell."""
+    text = column.reset_index(drop=True).astype(object).map(_struct_text)
+    star = (text.isna() | (text.astype(str) == STAR)).to_numpy()
+    lo, hi = np.full(len(text), np.nan), np.full(len(text), np.nan)
+    if (~star).any():
+        live = text[~star].astype(str).reset_index(drop=True)
+        lo[~star], hi[~star] = scale.parse(live, name)
+    if isinstance(scale, OrdinalScale):
+        if ranges == "bounds":
+            order = pd.CategoricalDtype(list(scale.order), ordered=True)
+            return {f"{name}_{side}": pd.Series(pd.Categorical.from_codes(
+                np.where(star, -1, ends).astype(np.int64), dtype=order))
+                for side, ends in (("lo", lo), ("hi", hi))}  # fmt: skip
+        return {name: _intervals(lo, hi, star, integral=not star.any())}
+    assert isinstance(scale, DateScale)
+    dates = _dates(lo, hi, star, scale, ranges == "bounds")
+    return {name + suffix: values for suffix, values in dates.items()}
+
+
+def _dates(
+    lo: np.ndarray, hi: np.ndarray, star: np.ndarray, scale: DateScale, bounds: bool
+) -> dict[str, pd.Series]:
+    """Date range cells (period numbers ``lo``..``hi``) as intervals of instants, or as two
+    Period columns with ``bounds`` (named ``_lo``/``_hi``, the caller's name prefixed)."""
+    freq = _PERIODS[scale.granularity]
+    live = ~star
+    kind = pd.PeriodDtype(freq)
+    first = pd.Series(pd.NaT, index=range(len(lo)), dtype=kind)
+    last = first.copy()
+    first[live] = [pd.Period(scale.start(int(v)), freq) for v in lo[live]]
+    last[live] = [pd.Period(scale.start(int(v)), freq) for v in hi[live]]
+    if bounds:
+        return {"_lo": first, "_hi": last}
+    left = first.dt.start_time
+    right = (last + 1).dt.start_time
+    return {"": pd.Series(pd.arrays.IntervalArray.from_arrays(left, right, closed="left"))}
+
+
+def _struct_text(cell: Any) -> Any:
+    """A Parquet ``struct{lo, hi}`` cell of labels as its CSV text (``lo..hi``, or ``lo``);
+    any other cell as it is."""
+    if not isinstance(cell, dict):
+        return cell
+    if cell.get("lo") is None:
+        return None
+    return cell["lo"] if cell["lo"] == cell.get("hi") else f"{cell['lo']}..{cell['hi']}"
+
+
 def _read_parquet_release(path: Path) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -278,6 +436,12 @@ def _read_parquet_release(path: Path) -> tuple[pd.DataFrame, list[dict[str, Any]
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises many types for corrupt files
         raise InputError(f"cannot read Parquet release {path}: {exc}") from None
+    stored = (table.schema.metadata or {}).get(PARQUET_TYPING_KEY)
+    if stored is not None:  # the sidecar's typing, written with the file (typed QIs)
+        try:
+            return table.to_pandas(), _described(json.loads(stored))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"cannot read the typing of Parquet release {path}: {exc}") from None
     columns: list[dict[str, Any]] = []
     for fld in table.schema:
         kind = fld.type
@@ -365,15 +529,45 @@ def _intervals(lo: np.ndarray, hi: np.ndarray, star: np.ndarray, integral: bool)
     return pd.Series(pd.arrays.IntervalArray.from_arrays(left, right, closed="both"))
 
 
-def _sets(column: pd.Series) -> pd.Series:
+@dataclass(frozen=True)
+class HierarchyNode:
+    """A hierarchy node published in a release whose sidecar does not list its leaves (a
+    node of a large hierarchy): its ``label`` and the ``hierarchy`` file it comes from (with
+    ``sha256``); ``anonymatch.tables.columns.hierarchy.read_hierarchy`` of that file gives its
+    leaves. Cells whose leaves the sidecar lists read as ``frozenset`` of leaves instead."""
+
+    label: str
+    hierarchy: str | None = None
+    sha256: str | None = None
+
+    def __str__(self) -> str:
+        return NODE_MARK + self.label
+
+
+def _sets(column: pd.Series, info: Mapping[str, Any] | None = None) -> pd.Series:
+    """Cells as frozensets of labels (NA for ``*``); a ``~node`` cell of a hierarchy QI as the
+    leaves the sidecar lists under it, else a :class:`HierarchyNode` (never the literal
+    ``~label``). Parquet node cells already hold their leaves."""
+    tree = (info or {}).get("hierarchy")
+    nodes = (info or {}).get("nodes") or {}
+    tree_file = str(tree.get("file")) if isinstance(tree, Mapping) else None
+    tree_sha = str(tree.get("sha256")) if isinstance(tree, Mapping) else None
     values: list[Any] = []
     for cell in column.reset_index(drop=True):
+        if isinstance(cell, dict):  # Parquet struct{node, values}
+            cell = cell.get("values")
         if cell is None or (isinstance(cell, float) and np.isnan(cell)):
             values.append(pd.NA)
         elif isinstance(cell, list | tuple | np.ndarray):
             values.append(frozenset(str(v) for v in cell))
         elif str(cell) == STAR:
             values.append(pd.NA)
+        elif tree is not None and str(cell).startswith(NODE_MARK):
+            label = split_cell(str(cell)[1:])[0]
+            if label in nodes:
+                values.append(frozenset(str(v) for v in nodes[label]))
+            else:
+                values.append(HierarchyNode(label, tree_file, tree_sha))
         else:
             values.append(frozenset(split_cell(str(cell))))
     return pd.Series(values, dtype=object)

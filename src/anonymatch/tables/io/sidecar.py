@@ -24,6 +24,9 @@ from anonymatch.tables.columns.schema import EncodedQI
 RELEASE_SCHEMA = "anonymatch-release/1"
 """The ``schema`` of a CSV release's sidecar file (``release.csv.schema.json``)."""
 
+PARQUET_TYPING_KEY = b"anonymatch.release"
+"""The key of a Parquet release's schema metadata holding the sidecar document (JSON)."""
+
 _INTEGER = r"-?(0|[1-9][0-9]{0,17})"
 
 
@@ -119,14 +122,62 @@ def release_schema(
     listed = [str(c) for c in (frame.columns if frame is not None else names or ())]
     for name in listed:
         if name in numeric:
-            values = "integer" if numeric[name] else "float"
-            columns.append({"name": name, "role": "qi", "cell": "range", "values": values})
+            columns.append(_range_column(name, qi, bool(numeric[name])))
         elif name in qi.cat_names:
-            columns.append({"name": name, "role": "qi", "cell": "set"})
+            described: dict[str, object] = {"name": name, "role": "qi", "cell": "set"}
+            tree = qi.types.node_cells(name)
+            if tree is not None:
+                described.update(_node_block(tree, frame[name] if frame is not None else None))
+            columns.append(described)
         else:
             dtype = kept_column_dtype(frame[name]) if frame is not None else "string"
             columns.append({"name": name, "role": "kept", "dtype": dtype})
     return {"schema": RELEASE_SCHEMA, "columns": columns}
+
+
+def _range_column(name: str, qi: EncodedQI, integral: bool) -> dict[str, object]:
+    """The description of a numeric QI: plain numbers, or ranges of an ordinal order's labels
+    (``values`` ``ordinal`` with its ``order``) or of date periods (``values`` ``date`` with
+    its ``granularity``)."""
+    column: dict[str, object] = {"name": name, "role": "qi", "cell": "range"}
+    if name in qi.types.ordinal:
+        return {**column, "values": "ordinal", "order": list(qi.types.ordinal[name].order)}
+    if name in qi.types.dates:
+        return {**column, "values": "date", "granularity": qi.types.dates[name].granularity}
+    return {**column, "values": "integer" if integral else "float"}
+
+
+NODE_MAP_LIMIT = 100_000
+"""Most leaves a sidecar lists under the hierarchy nodes a release shows; beyond, it names the
+hierarchy (file, SHA-256) only and ``read_release`` yields node objects for those cells."""
+
+
+def _node_block(tree: Any, cells: pd.Series | None) -> dict[str, object]:
+    """The sidecar keys of a QI published as hierarchy nodes: ``hierarchy`` (file, SHA-256,
+    leaves, levels) and ``nodes``, the leaves under each node label the release shows (when
+    they total at most ``NODE_MAP_LIMIT``). O(distinct cells + leaves listed)."""
+    from anonymatch.core.cells import NODE_MARK, split_cell
+
+    described = {k: v for k, v in tree.describe().items() if k != "path"}  # no machine path
+    block: dict[str, object] = {"hierarchy": described}
+    if cells is None:
+        return block
+    shown = [str(c) for c in pd.unique(cells.astype(str)) if str(c).startswith(NODE_MARK)]
+    nodes: dict[str, list[str]] = {}
+    total = 0
+    for cell in shown:
+        label = split_cell(cell[1:])[0]
+        try:
+            node = tree.node(label)
+        except InputError:
+            continue
+        leaves = [str(v) for v in tree.leaves[tree.node_leaves[[node]].indices]]
+        total += len(leaves)
+        if total > NODE_MAP_LIMIT:
+            return block
+        nodes[label] = leaves
+    block["nodes"] = nodes
+    return block
 
 
 def write_schema(path: str | os.PathLike[str], schema: dict[str, object]) -> str:

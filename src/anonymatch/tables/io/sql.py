@@ -389,10 +389,17 @@ def check_output_table(text: str, table: str | None, force: bool) -> None:
         )
 
 
-def write_sql_release(text: str, table: str, frame: pd.DataFrame, replace: bool) -> None:
+def write_sql_release(
+    text: str,
+    table: str,
+    frame: pd.DataFrame,
+    replace: bool,
+    typing: dict[str, object] | None = None,
+) -> None:
     """Create ``table`` holding ``frame`` in one transaction (an existing table is dropped in
-    the same transaction when ``replace``, else refused). Nothing is visible unless the whole
-    write commits. O(rows)."""
+    the same transaction when ``replace``, else refused), with ``typing`` — the sidecar of a
+    CSV release (``tables.io.sidecar.release_schema``) — stored beside it in that transaction
+    (:func:`write_typing`). Nothing is visible unless the whole write commits. O(rows)."""
     from sqlalchemy import exc as sa_exc
     from sqlalchemy import inspect
 
@@ -411,6 +418,8 @@ def write_sql_release(text: str, table: str, frame: pd.DataFrame, replace: bool)
                     source = ".".join(quoted(p) for p in (schema, name) if p)
                     connection.exec_driver_sql(f"DROP TABLE {source}")
                 frame.to_sql(name, connection, schema=schema, index=False, if_exists="fail")
+                if typing is not None:
+                    write_typing(connection, table, typing)
         except sa_exc.SQLAlchemyError as exc:
             raise OutputError(
                 f"cannot write table {table!r} to {redact_url(text)}: "
@@ -432,12 +441,13 @@ class SqlReleaseWriter:
     CSV formula guard: a database has no formulas). Memory O(one batch)."""
 
     parquet = False  # the published cells as text, as in a CSV release
-    sidecar = False  # no file beside a table
+    sidecar = False  # no file beside a table: ``typing`` goes into the database instead
 
     def __init__(self, text: str, table: str, replace: bool = False) -> None:
         self.text, self.table, self.replace = text, table, replace
         self.schema, self.name = _split(check_identifier(table, param("output_table")))
         self.rows = 0
+        self.typing: dict[str, object] | None = None  # written by commit, in the transaction
         self._engine: Any = None
         self._url: Any = None
         self._connection: Any = None
@@ -485,12 +495,15 @@ class SqlReleaseWriter:
         self.rows += table.num_rows
 
     def commit(self) -> None:
-        """Commit the transaction: the table appears whole, or not at all."""
+        """Store ``typing`` (if set) and commit the transaction: the table and its typing
+        appear whole, or not at all."""
         from sqlalchemy import exc as sa_exc
 
         if self._connection is None:  # no batch: an empty release is never written
             raise OutputError(f"no rows to write to table {self.table!r}")
         try:
+            if self.typing is not None:
+                write_typing(self._connection, self.table, self.typing)
             self._transaction.commit()
         except sa_exc.SQLAlchemyError as exc:
             raise self._failed(exc) from None
@@ -518,3 +531,103 @@ class SqlReleaseWriter:
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if self._connection is not None:
             self.abort()
+
+
+COMPANION_SUFFIX = "__anonymatch"
+"""The companion table of a SQLite/DuckDB release ``T``: ``T__anonymatch``, one row, one
+column ``sidecar`` holding the JSON of the CSV release's sidecar."""
+
+
+def _quoted(connection: Any, table: str) -> str:
+    quote = connection.dialect.identifier_preparer.quote
+    schema, name = _split(table)
+    return ".".join(quote(p) for p in (schema, name) if p)
+
+
+def _is_postgresql(connection: Any) -> bool:
+    return str(connection.dialect.name).startswith("postgresql")
+
+
+def write_typing(connection: Any, table: str, typing: dict[str, object]) -> None:
+    """Store the typing of the release ``table`` (the sidecar JSON of a CSV release,
+    ``docs/release-format.md``) in the open transaction of ``connection``: on PostgreSQL as
+    ``COMMENT ON TABLE`` (the whole JSON) and ``COMMENT ON COLUMN`` (each column's
+    description); elsewhere (SQLite, DuckDB) in the companion table ``TABLE__anonymatch``,
+    replaced when it exists. Committed or rolled back with the release. O(columns)."""
+    import json
+
+    from sqlalchemy import String
+    from sqlalchemy import text as sql_text
+
+    document = json.dumps(typing, separators=(",", ":"))
+    if _is_postgresql(connection):
+        literal = String().literal_processor(connection.dialect)
+        assert literal is not None
+        target = _quoted(connection, table)
+        connection.exec_driver_sql(f"COMMENT ON TABLE {target} IS {literal(document)}")
+        quote = connection.dialect.identifier_preparer.quote
+        for column in typing.get("columns") or ():  # type: ignore[attr-defined]
+            described = literal(json.dumps(column, separators=(",", ":")))
+            connection.exec_driver_sql(
+                f"COMMENT ON COLUMN {target}.{quote(column['name'])} IS {described}"
+            )
+        return
+    check_identifier(table + COMPANION_SUFFIX, param("output_table"))
+    companion = _quoted(connection, table + COMPANION_SUFFIX)
+    connection.exec_driver_sql(f"DROP TABLE IF EXISTS {companion}")
+    connection.exec_driver_sql(f"CREATE TABLE {companion} (sidecar TEXT NOT NULL)")
+    connection.execute(
+        sql_text(f"INSERT INTO {companion} (sidecar) VALUES (:doc)"),  # noqa: S608
+        {"doc": document},
+    )
+
+
+def read_typing(connection: Any, table: str) -> dict[str, Any] | None:
+    """The typing stored with the release ``table`` by :func:`write_typing` (the table comment
+    on PostgreSQL, the companion table elsewhere), None when there is none (a table written by
+    another tool). ValueError on a stored text that is not JSON."""
+    import json
+
+    from sqlalchemy import inspect
+    from sqlalchemy import text as sql_text
+
+    schema, name = _split(table)
+    if _is_postgresql(connection):
+        found = inspect(connection).get_table_comment(name, schema=schema).get("text")
+    else:
+        companion = name + COMPANION_SUFFIX
+        if not inspect(connection).has_table(companion, schema=schema):
+            return None
+        target = _quoted(connection, table + COMPANION_SUFFIX)
+        found = connection.execute(
+            sql_text(f"SELECT sidecar FROM {target}")  # noqa: S608 - a checked identifier
+        ).scalar()
+    if not found:
+        return None
+    document = json.loads(found)
+    if not isinstance(document, dict):
+        raise ValueError("the stored typing is not a JSON object")
+    return document
+
+
+def read_sql_release(text: str, table: str) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    """The cells of the release ``table`` in the database ``text`` and its stored typing
+    (:func:`read_typing`; None if it has none). InputError (one line, no password) on an
+    unreachable server, a missing table or unreadable typing. O(rows)."""
+    from sqlalchemy import exc as sa_exc
+
+    frame = read_sql_source(text, table=table)
+    source = SqlSource(text, table)
+    engine, url = _engine(text)
+    try:
+        with engine.connect() as connection:
+            typing = read_typing(connection, table)
+    except sa_exc.SQLAlchemyError as exc:
+        raise _read_error(exc, source, url) from None
+    except ValueError as exc:
+        raise InputError(
+            f"cannot read the typing of table {table!r} in {source.where}: {exc}"
+        ) from None
+    finally:
+        engine.dispose()
+    return frame, typing

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -72,19 +72,46 @@ def count_rows(path: str | os.PathLike[str], options: CsvOptions | None = None) 
     return int(estimate) - (0 if options and options.names else 1)
 
 
+def is_dask_frame(value: object) -> bool:
+    """Whether ``value`` is a Dask DataFrame (told by its type's module: Dask is never
+    imported for anything else). O(1)."""
+    library = type(value).__module__.split(".", 1)[0]
+    return library in ("dask", "dask_expr") and type(value).__name__ == "DataFrame"
+
+
+def is_spark_frame(value: object) -> bool:
+    """Whether ``value`` is a Spark DataFrame (classic or Spark Connect; told by its type's
+    module: pyspark is never imported for anything else). O(1)."""
+    library = type(value).__module__.split(".", 1)[0]
+    return library == "pyspark" and type(value).__name__ == "DataFrame"
+
+
 def iter_table_batches(
-    path: str | os.PathLike[str],
+    path: object,
     options: CsvOptions | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
 ) -> Iterator[pa.Table]:
     """Arrow tables of consecutive rows of the input: a CSV/TSV or Parquet file, a directory of
-    Parquet parts, or a database URL with ``options.table``/``options.query`` (a server-side
-    cursor, ``tables.io.sql.iter_sql_batches``). Raises InputError (one line) on an
+    Parquet parts, a database URL with ``options.table``/``options.query`` (a server-side
+    cursor, ``tables.io.sql.iter_sql_batches``), a Dask DataFrame (its partitions computed
+    one at a time, :func:`_dask_batches`) or a Spark DataFrame (one partition at a time,
+    :func:`_spark_batches`). Raises InputError (one line) on an
     unreadable or malformed input; the first batch is read before anything is yielded, so a
-    bad header fails early. Memory O(batch_rows · row width)."""
+    bad header fails early. Memory O(batch_rows · row width) (a Dask partition's rows)."""
     options = options or CsvOptions()
     from anonymatch.tables.io.sql import is_database_url, iter_sql_batches
 
+    if is_dask_frame(path):
+        yield from _dask_batches(path, batch_rows)
+        return
+    if is_spark_frame(path):
+        yield from _spark_batches(path, batch_rows)
+        return
+    if not isinstance(path, str | os.PathLike):
+        raise InputError(
+            "a table input is a path, a database URL, a Dask or a Spark DataFrame, got "
+            + type(path).__name__
+        )
     if is_database_url(path):
         yield from iter_sql_batches(str(path), options.table, options.query, batch_rows)
         return
@@ -97,6 +124,75 @@ def iter_table_batches(
         yield from _parquet_batches(p, batch_rows)
     else:
         yield from _csv_batches(p, options, batch_rows)
+
+
+def _dask_batches(frame: Any, batch_rows: int) -> Iterator[pa.Table]:
+    """Batches of a Dask DataFrame in partition order, never collecting it: each partition is
+    one delayed object (``to_delayed``) computed on its own — by the scheduler in use (a
+    ``dask.distributed`` client's cluster, else Dask's default) — when the previous one's
+    batches have been consumed, so one partition's rows are held at a time. Every partition
+    is cast to the first one's Arrow schema (a partition of NULLs only has no type of its
+    own); a column that cannot be is an InputError. Memory O(one partition); time O(rows)."""
+    names = [str(c) for c in frame.columns]
+    schema: pa.Schema | None = None
+    rows = 0
+    for index, part in enumerate(frame.to_delayed()):
+        pandas_part = part.compute()
+        table = pa.Table.from_pandas(pandas_part, preserve_index=False).rename_columns(names)
+        del pandas_part
+        if schema is None:
+            schema = pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f
+                                for f in table.schema])  # fmt: skip
+        try:
+            table = table.cast(schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise InputError(
+                f"partition {index} of the Dask DataFrame does not have the types of the first "
+                f"({_first_line(exc)})"
+            ) from None
+        for start in range(0, table.num_rows, batch_rows):
+            rows += min(batch_rows, table.num_rows - start)
+            yield table.slice(start, batch_rows)
+    if rows == 0:
+        raise InputError("the Dask DataFrame has no rows")
+
+
+def _spark_batches(frame: Any, batch_rows: int) -> Iterator[pa.Table]:
+    """Batches of a Spark DataFrame in partition order, never collecting it:
+    ``toLocalIterator(prefetchPartitions=False)`` brings one partition at a time to this
+    process (Spark computes each as it is asked for). Column types are fixed by the first
+    batch (NULL-only columns as text), as for a database cursor. Memory O(one partition);
+    time O(rows)."""
+    names = [str(c) for c in frame.columns]
+    schema: pa.Schema | None = None
+    rows: list[tuple[Any, ...]] = []
+    read = 0
+
+    def table() -> pa.Table:
+        nonlocal schema
+        columns = list(zip(*rows, strict=True))
+        batch = pa.Table.from_arrays([pa.array(c, from_pandas=True) for c in columns], names=names)
+        if schema is None:
+            schema = pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f
+                                for f in batch.schema])  # fmt: skip
+        try:
+            return batch.cast(schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise InputError(
+                f"the Spark DataFrame changes type after row {read} ({_first_line(exc)})"
+            ) from None
+
+    for row in frame.toLocalIterator(prefetchPartitions=False):
+        rows.append(tuple(row))
+        if len(rows) == batch_rows:
+            yield table()
+            read += len(rows)
+            rows = []
+    if rows:
+        yield table()
+        read += len(rows)
+    if read == 0:
+        raise InputError("the Spark DataFrame has no rows")
 
 
 def _parquet_dataset(path: Path) -> pads.Dataset:

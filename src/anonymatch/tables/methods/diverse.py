@@ -4,7 +4,9 @@ Under ℓ-diversity or t-closeness a release must protect the sensitive values a
 who knows the algorithm. A freeform graph cannot do that for every draw of the true assignment:
 the values shown on a person's k graph neighbours are the values of whoever the drawn
 assignment puts on those rows, so they change from draw to draw unless the person's rows can
-only be filled by one fixed set of people — a class (``docs/guarantees/sensitive.md`` §3). So
+only be filled by one fixed set of people — a class (``docs/guarantees/sensitive.md`` §3), or
+a ring drawn among its k shifts only (``methods.circulant``, §6; the freeform methods use it
+per partition where it costs less than these classes). So
 with a sensitive model every table method publishes classes: groups of ≥ k records, each a
 complete biclique of the generalization graph, whose multiset of sensitive values satisfies the
 model. The values shown on a class's rows are the class's values whatever the draw, and the

@@ -340,7 +340,9 @@ def assess_cells(
     if cand is None:
         raise InputError(
             "the release does not match the original: its rows cannot be paired one to one "
-            "with the original's records they generalize"
+            "with the original's records they generalize (a release of another tool? give "
+            "the hierarchies its generalized labels come from (`hierarchies`), and the same "
+            "separator, missing values and `drop_missing` as the release)"
         )
     sizes = cand.sizes()[cand.inverse]
     k_holds = None if k is None else _has_k_factor(cand, int(k))

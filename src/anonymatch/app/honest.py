@@ -1,0 +1,120 @@
+"""What a table release really keeps and leaks, in words: the lines the CLI prints on stderr,
+the report's top card and the web app's result page show (issue 25).
+
+Everything here reads a manifest (``anonymatch-manifest/1``): its ``leakage`` block
+(``tables.risk.leakage``) and its ``loss.headline`` (``tables.risk.headline``), so the three
+front ends say the same thing with the same figures. Manifests written before these blocks
+existed give no lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from anonymatch.tables.risk.headline import USELESS_LOSS, WARN_LOSS
+from anonymatch.tables.risk.leakage import RECODES
+
+LEAK_EXIT_HINT = (
+    "declare the flagged columns quasi-identifiers (--qi) or identifiers (--identifiers), or "
+    "drop --strict to publish anyway"
+)
+"""What ``anonymize --strict`` says after refusing a leaking release (exit code 2)."""
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def leakage_lines(manifest: Mapping[str, Any]) -> list[str]:
+    """One sentence per flagged kept column: what it gives away, and the role to give it."""
+    block = manifest.get("leakage")
+    if not isinstance(block, Mapping):
+        return []
+    lines = []
+    for column in block.get("columns") or ():
+        if not isinstance(column, Mapping) or not column.get("flagged"):
+            continue
+        role = (
+            "an identifier (dropped)" if _proposed(column) == "identifier" else "a quasi-identifier"
+        )
+        reasons = "; ".join(str(r) for r in column.get("reasons") or ())
+        lines.append(
+            f"column {column.get('column')!r} is released unchanged but {reasons} (make it {role})"
+        )
+    return lines
+
+
+def _proposed(column: Mapping[str, Any]) -> str:
+    """``identifier`` or ``qi``, as ``tables.risk.leakage.ColumnLeak.proposed_role``."""
+    if column.get("free_text") is not None:
+        return "identifier"
+    if column.get("unique_rows") and not column.get("leaked_rows"):
+        return "identifier"
+    for q in column.get("by_qi") or ():
+        if isinstance(q, Mapping) and float(q.get("predicted_share") or 0) >= RECODES:
+            return "identifier"
+    return "qi"
+
+
+def flagged_columns(manifest: Mapping[str, Any]) -> dict[str, str]:
+    """The flagged kept columns and the role proposed for each (``qi`` or ``identifier``)."""
+    block = manifest.get("leakage")
+    if not isinstance(block, Mapping):
+        return {}
+    return {
+        str(c["column"]): _proposed(c)
+        for c in block.get("columns") or ()
+        if isinstance(c, Mapping) and c.get("flagged")
+    }
+
+
+def headline_of(manifest: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The manifest's utility headline (``loss.headline``), or None."""
+    loss = manifest.get("loss")
+    block = loss.get("headline") if isinstance(loss, Mapping) else None
+    return block if isinstance(block, Mapping) else None
+
+
+def headline_text(manifest: Mapping[str, Any]) -> str | None:
+    """The utility headline in one line, or None without one."""
+    h = headline_of(manifest)
+    if h is None:
+        return None
+    return (
+        f"exact cells {_pct(float(h['exact_cells']))}, rows fully generalized "
+        f"{_pct(float(h['rows_fully_generalized']))}, codes merged "
+        f"{_pct(float(h['codes_merged']))} of {int(h['codes']):,}, loss on the values present "
+        f"{_pct(float(h['loss_present']))}"
+    )
+
+
+def utility_warning(manifest: Mapping[str, Any]) -> str | None:
+    """A warning when the release keeps little (``loss_present`` ≥ WARN_LOSS) or nothing
+    (≥ USELESS_LOSS, or every row fully generalized), else None."""
+    h = headline_of(manifest)
+    if h is None:
+        return None
+    verdict = h.get("verdict")
+    loss = float(h["loss_present"])
+    if verdict == "useless":
+        return (
+            f"the release is useless: its QI cells lose {_pct(loss)} of the values present "
+            f"(≥ {_pct(USELESS_LOSS)}) and {_pct(float(h['rows_fully_generalized']))} of the "
+            "rows say nothing about their QIs; lower k or the sensitive model's level, or "
+            "drop QIs"
+        )
+    if verdict == "poor":
+        return (
+            f"the release keeps little: its QI cells lose {_pct(loss)} of the values present "
+            f"(warning from {_pct(WARN_LOSS)}); only {_pct(float(h['exact_cells']))} of the "
+            "cells are exact"
+        )
+    return None
+
+
+def warnings_of(manifest: Mapping[str, Any]) -> list[str]:
+    """Every warning of a release, leakage first."""
+    lines = leakage_lines(manifest)
+    useless = utility_warning(manifest)
+    return lines + ([useless] if useless else [])

@@ -1,0 +1,246 @@
+"""The sensitive models of a ring release, checked from the release, the original and the ring
+certificate of its manifest — for every draw of the privacy step.
+
+A ring release (``methods.circulant``) publishes, in its manifest, the **certificate**
+``{"k": k, "rings": [[row, …], …]}``: the rings' published rows (0-based positions in the
+release) in ring order. The rows of no ring form classes. The generalization graph it
+certifies: the person placed at ring position p is joined to the rows at positions p, p−1, …,
+p−k+1 of the ring, and every other person to the rows of their class. The privacy step drew
+one of the ring's k shifts (``circulant.shift_assignment``), so the values on a ring's rows are
+its people's values rotated, and under *any* shift the k rows of a person show k consecutive
+values of that rotation. The set of cyclic windows of a sequence is the same for all its
+rotations; hence every draw keeps every person's neighbours within the model **iff every
+cyclic window of k consecutive published rows of every ring does** — a condition on the
+release alone (docs/guarantees/sensitive.md §6).
+
+``check_certified`` verifies, from the published cells and values and the original only:
+
+1. the certificate's shape: rings of ≥ k distinct rows, no row in two rings;
+2. that the certified graph exists on the original's people: a perfect matching between the
+   people and the slots — every ring position p (a person there must be compatible with all of
+   the rows p, p−1, …, p−k+1) and every row in no ring (compatible) — so the graph that the
+   model is checked on is a generalization graph of this table (Hopcroft–Karp, scipy);
+3. every cyclic window of k rows of every ring, and every group of identical published rows
+   outside the rings (a union of classes: its members' rows), satisfies each model — with the
+   class-based definitions of ``models.sensitive``, through ``check_model`` with one unit per
+   window and per row outside the rings (as many units as people).
+
+Complexity: the compatibility (``verify.compatibility``) plus O(pairs·k) for the slot graph,
+O(pairs·√n) for the matching, O(n·k) for the windows; memory O(pairs·k).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from anonymatch.core.errors import InputError
+from anonymatch.core.params import param
+from anonymatch.tables.columns.schema import EncodedQI
+from anonymatch.tables.models.sensitive import (
+    SensitiveCheck,
+    SensitiveModel,
+    check_model,
+    encode_sensitive,
+)
+from anonymatch.tables.recode import GeneralizedQI
+
+
+def ring_certificate(k: int, rings: Sequence[np.ndarray]) -> dict[str, object]:
+    """The manifest's certificate: ``k`` and each ring's release rows (0-based) in ring order."""
+    return {"k": int(k), "rings": [[int(r) for r in ring] for ring in rings]}
+
+
+def parse_certificate(
+    certificate: Mapping[str, object], n_rows: int
+) -> tuple[int, list[np.ndarray]]:
+    """``k`` and the rings of a certificate. Raises InputError naming ``certificate`` if it is
+    malformed: k not a positive integer, a ring shorter than k, a row out of range or in two
+    rings. O(n)."""
+    k = certificate.get("k")
+    rings = certificate.get("rings")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1 or not isinstance(rings, list):
+        raise InputError(f"{param('certificate')} needs an integer `k` >= 1 and a list `rings`")
+    out = []
+    seen = np.zeros(n_rows, dtype=bool)
+    for ring in rings:
+        if not isinstance(ring, list) or not all(
+            isinstance(r, int) and not isinstance(r, bool) for r in ring
+        ):
+            raise InputError(f"{param('certificate')}: every ring is a list of row numbers")
+        rows = np.asarray(ring, dtype=np.int64)
+        if len(rows) < k:
+            raise InputError(f"{param('certificate')}: a ring of {len(rows)} rows < k = {k}")
+        if len(rows) and (rows.min() < 0 or rows.max() >= n_rows):
+            raise InputError(f"{param('certificate')}: a row number outside the release")
+        if seen[rows].any() or len(np.unique(rows)) != len(rows):
+            raise InputError(f"{param('certificate')}: a row in two places")
+        seen[rows] = True
+        out.append(rows)
+    return k, out
+
+
+def units(published: GeneralizedQI, k: int, rings: list[np.ndarray]) -> sp.csr_array:
+    """Unit × published-row 0/1 matrix: one unit per cyclic window of k rows of each ring (the
+    rows a person's neighbours show under some draw), one per row in no ring (its group of
+    identical published rows). n units in all. O(n·k + n log n)."""
+    n = published.n
+    rows, cols = [], []
+    unit = 0
+    for ring in rings:
+        m = len(ring)
+        start = np.arange(m)
+        for a in range(k):
+            rows.append(unit + start)
+            cols.append(ring[(start + a) % m])
+        unit += m
+    free = np.ones(n, dtype=bool)
+    for ring in rings:
+        free[ring] = False
+    outside = np.flatnonzero(free)
+    if len(outside):
+        group = identical_rows(published, outside)
+        sort = np.argsort(group, kind="stable")
+        members = outside[sort]
+        g = group[sort]
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+        sizes = np.diff(np.r_[starts, len(g)])
+        for s, z in zip(starts.tolist(), sizes.tolist(), strict=True):
+            block = members[s : s + z]
+            rows.append(unit + np.repeat(np.arange(z), z))
+            cols.append(np.tile(block, z))
+            unit += z
+    r = np.concatenate(rows) if rows else np.empty(0, np.int64)
+    c = np.concatenate(cols) if cols else np.empty(0, np.int64)
+    out = sp.csr_array((np.ones(len(r), np.int8), (r, c)), shape=(unit, n))
+    out.sum_duplicates()
+    out.sort_indices()
+    return out
+
+
+def identical_rows(published: GeneralizedQI, rows: np.ndarray) -> np.ndarray:
+    """Group labels of ``rows`` by identical published cells, exactly: every array field of
+    ``published`` compared bytewise, every label set as its sorted distinct labels (the hashed
+    grouping of ``recode.published_groups`` may leave identical rows apart on a collision, which
+    is exact for compatibility but would split a class here). O(len(rows)·d) Python-level."""
+    import dataclasses
+
+    keys: list[list[object]] = [[] for _ in range(len(rows))]
+    for field in dataclasses.fields(published):
+        value = getattr(published, field.name)
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == published.n:
+            flat = np.ascontiguousarray(value[rows].reshape(len(rows), -1))
+            for key, row in zip(keys, flat, strict=True):
+                key.append(row.tobytes())
+        elif isinstance(value, tuple) and all(sp.issparse(m) for m in value):
+            for m in value:
+                m = sp.csr_array(m)[rows]
+                for i, key in enumerate(keys):
+                    key.append(tuple(np.unique(m.indices[m.indptr[i] : m.indptr[i + 1]]).tolist()))
+    index: dict[tuple[object, ...], int] = {}
+    return np.fromiter(
+        (index.setdefault(tuple(key), len(index)) for key in keys), np.int64, len(rows)
+    )
+
+
+def structure_exists(
+    published: GeneralizedQI, original: EncodedQI, k: int, rings: list[np.ndarray]
+) -> bool:
+    """Whether the certified graph exists on these people: a perfect matching of people to
+    slots (ring positions, whose person must be compatible with the k rows p, p−1, …, p−k+1,
+    and rows in no ring). O(pairs·k) for the slot graph, a maximum flow (Dinic) on the groups
+    of identical QIs for the matching."""
+    from anonymatch.core.matching import grouped_perfect_matching
+    from anonymatch.tables.verify import compatibility
+
+    c_unique, counts, inverse = compatibility(published, original)
+    c = sp.csr_array(c_unique, dtype=np.int32)
+    n = published.n
+    # slot matrix: row j → slots it constrains; slot of ring position p needs rows p − a
+    srow, scol = [], []
+    slot = 0
+    in_ring = np.zeros(n, dtype=bool)
+    for ring in rings:
+        m = len(ring)
+        pos = np.arange(m)
+        for a in range(k):
+            srow.append(ring[(pos - a) % m])
+            scol.append(slot + pos)
+        slot += m
+        in_ring[ring] = True
+    outside = np.flatnonzero(~in_ring)
+    srow.append(outside)
+    scol.append(slot + np.arange(len(outside)))
+    need = np.concatenate([np.full(slot, k), np.ones(len(outside))]).astype(np.int32)
+    slots = sp.csr_array(
+        (
+            np.ones(len(np.concatenate(srow)), np.int32),
+            (np.concatenate(srow), np.concatenate(scol)),
+        ),
+        shape=(n, slot + len(outside)),
+    )
+    hits = (c @ slots).tocoo()  # unique people × slots: how many required rows are compatible
+    keep = hits.data == need[hits.col]
+    fit = sp.csr_array(
+        (np.ones(int(keep.sum()), np.int8), (hits.row[keep], hits.col[keep])),
+        shape=(c.shape[0], slots.shape[1]),
+    )
+    # a flow on the groups of identical QIs: Hopcroft–Karp on every person is very slow on
+    # the bicliques of a class part (``core.matching.grouped_perfect_matching``)
+    return grouped_perfect_matching(fit, np.asarray(counts, np.int64), inverse) is not None
+
+
+def check_certified(
+    published: GeneralizedQI,
+    original: EncodedQI,
+    published_table: pd.DataFrame,
+    original_table: pd.DataFrame,
+    models: Sequence[SensitiveModel],
+    certificate: Mapping[str, object],
+) -> list[SensitiveCheck]:
+    """Check every model on a ring release for every draw (module docstring), from the release,
+    the original and ``certificate``. Raises InputError for a malformed certificate, a missing
+    sensitive column or values that are not the original's. Cost: see the module docstring."""
+    k, rings = parse_certificate(certificate, published.n)
+    exists = structure_exists(published, original, k, rings)
+    cand = units(published, k, rings)
+    checks = []
+    for model in models:
+        if model.column not in published_table.columns:
+            raise InputError(f"the release has no sensitive column {model.column!r}")
+        sens = encode_sensitive(
+            model.column, published_table[model.column], original_table[model.column], model.ordered
+        )
+        if not exists:
+            checks.append(
+                SensitiveCheck(
+                    model.column,
+                    model.describe(),
+                    False,
+                    original.n,
+                    original.n,
+                    0,
+                    None,
+                    None,
+                    "the certified ring graph does not fit the release and the original",
+                )
+            )
+            continue
+        check = check_model(cand, sens, model)
+        if not check.passed:
+            check = SensitiveCheck(
+                check.column,
+                check.model,
+                False,
+                check.people,
+                check.failing,
+                check.homogeneous,
+                check.worst_l,
+                check.worst_emd,
+                "some draw fails: " + check.reason.replace("people", "ring windows or classes"),
+            )
+        checks.append(check)
+    return checks
