@@ -277,6 +277,64 @@ def test_parquet_null_bound_is_refused(tmp_path: Path, bound: str) -> None:
         _parse_numeric_column(pd.read_parquet(path)["n0"], "n0")
 
 
+# ------------------------------------------------------------- relational (JSONL) releases
+
+
+def _relational_release(tmp_path: Path) -> tuple[Path, Path]:
+    from anonymatch.cli import main
+
+    people = pd.DataFrame(
+        {"pid": [f"p{i}" for i in range(12)], "age": list(range(30, 42)), "sex": list("FM") * 6,
+         "city": ["a", "b", "c"] * 4}
+    )  # fmt: skip
+    items = pd.DataFrame(
+        {"pid": [f"p{i % 12}" for i in range(20)], "code": [f"c{i % 5}" for i in range(20)]}
+    )
+    people.to_csv(tmp_path / "people.csv", index=False)
+    items.to_csv(tmp_path / "items.csv", index=False)
+    out, report = tmp_path / "r.jsonl", tmp_path / "r.json"
+    code = main(
+        ["anonymize-rt", str(tmp_path / "people.csv"), "--items", str(tmp_path / "items.csv"),
+         "--id", "pid", "--item-column", "code", "--qi", "age,sex", "--numeric", "age",
+         "-k", "3", "-o", str(out), "--report", str(report), "-q"]
+    )  # fmt: skip
+    assert code == 0
+    return out, report
+
+
+def test_read_release_types_a_relational_release(tmp_path: Path) -> None:
+    out, report = _relational_release(tmp_path)
+    typed = anonymatch.read_release(out, report)
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert typed.attrs["qi"] == ["age", "sex"] and typed.attrs["ranges"] == ["age"]
+    assert typed.attrs["kind"] == "relational"
+    assert len(typed) == 12 and str(typed["age"].dtype) == "interval[int64, both]"
+    for row, line in zip(typed.itertuples(index=False), lines, strict=True):
+        assert row.items == frozenset(line["items"])
+        assert row.uncertain == frozenset(line["uncertain"])
+        assert row.max_errors == line["max_errors"] and row.city == line["city"]
+        assert row.sex == frozenset(line["sex"].split("|"))
+        lo, _, hi = line["age"].partition("..")
+        assert (row.age.left, row.age.right) == (int(lo), int(hi or lo))
+    bounds = anonymatch.read_release(out, report, ranges="bounds")
+    assert list(bounds.columns[:3]) == ["age_lo", "age_hi", "sex"]
+
+
+def test_read_release_of_jsonl_needs_the_relational_manifest(tmp_path: Path) -> None:
+    out, report = _relational_release(tmp_path)
+    with pytest.raises(InputError, match=r"pass its manifest .*relational\.io\.read_release"):
+        anonymatch.read_release(out)
+    manifest = json.loads(report.read_text())
+    manifest["data_kind"] = "transactions"
+    other = tmp_path / "sets.json"
+    other.write_text(json.dumps(manifest))
+    with pytest.raises(InputError, match="transactions release.*read_set_release"):
+        anonymatch.read_release(out, other)
+    out.write_text('{"age": "30..31", "sex": "F"}\n')
+    with pytest.raises(InputError, match=r"r\.jsonl:1: not a relational record"):
+        anonymatch.read_release(out, report)
+
+
 def test_typed_qis_are_read_back_typed() -> None:
     """Ordinal, date and hierarchy cells described by a sidecar come back typed; ``*`` as NA."""
     from anonymatch.tables.io.release import typed_release

@@ -795,3 +795,146 @@ def _shown_path(path: Path, job_dir: str | os.PathLike[str] | None) -> str:
         if absolute.is_relative_to(base):
             return absolute.relative_to(base).as_posix()
     return str(absolute)
+
+
+def relational_job(
+    job: Job,
+    people: str | os.PathLike[str],
+    items: str | os.PathLike[str],
+    *,
+    id_column: str | None = None,
+    item_column: str | None = None,
+    sample_rows: int = 20_000,
+    job_dir: str | os.PathLike[str] | None = None,
+) -> Job:
+    """Turn the table draft of a people table into a relational job with its items table
+    (``anonymatch init PEOPLE --items ITEMS``).
+
+    Parameters
+    ----------
+    job : Job
+        The draft of the people table (:func:`infer_job`).
+    people, items : path-like
+        The people table and the long items table (one row per person id and item), CSV, TSV
+        or Parquet with a header.
+    id_column, item_column : str, optional
+        The person id and item columns; guessed when None: the id column is the column of both
+        tables whose values are the most distinct in the people sample, the item column the
+        items table's column of the most distinct values among those the people table lacks.
+    sample_rows : int, default 20000
+        Rows of each table read (the first ones).
+    job_dir : path-like, optional
+        Where the job file will be written (paths shown as for :func:`infer_job`).
+
+    Returns
+    -------
+    Job
+        A validated job of ``kind = "relational"``: the people's roles and types, the id column
+        an identifier, the item column's negative survey codes (at most five, ≥ -99) as its
+        ``na`` ("no item"), the output a JSON Lines release; comments give the evidence.
+
+    Raises
+    ------
+    anonymatch.core.errors.InputError
+        An items table that cannot be read, an id or item column it lacks, no column the two
+        tables share, or a people draft with reading options the relational commands do not
+        take (a separator other than the format's, no header).
+
+    Notes
+    -----
+    Time O(sample_rows · d) for the two samples.
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> pd.DataFrame({"pid": range(6), "age": [30, 41, 52, 33, 44, 55],
+    ...               "sex": list("FMFMFM")}).to_csv(os.path.join(d, "p.csv"), index=False)
+    >>> pd.DataFrame({"pid": [0, 0, 1, 2, 5], "code": ["a", "b", "-1", "c", "a"]}).to_csv(
+    ...     os.path.join(d, "i.csv"), index=False)
+    >>> draft = infer_job(os.path.join(d, "p.csv"), k=2)
+    >>> rt = relational_job(draft, os.path.join(d, "p.csv"), os.path.join(d, "i.csv"))
+    >>> rt.kind, rt.input.id_column, rt.input.item_column, rt.columns["code"].na
+    ('relational', 'pid', 'code', ['-1'])
+    """
+    p, q = Path(people), Path(items)
+    if not q.is_file():
+        raise InputError(f"items file not found: {items}")
+    for key in ("sep", "names", "table", "query", "sheet"):
+        if getattr(job.input, key) is not None:
+            raise InputError(
+                f"--items: the relational commands read the people table by its extension, with a "
+                f"header; this draft needs input.{key}"
+            )
+    if not job.input.header:
+        raise InputError("--items: the relational commands read tables with a header line")
+    sample = read_table(p, CsvOptions(fmt=job.input.format), nrows=sample_rows).astype(str)
+    fmt = "parquet" if is_parquet(q) else "auto"
+    listed = read_table(q, CsvOptions(fmt=fmt), nrows=sample_rows).astype(str)
+    columns = {k: v.model_dump(exclude_defaults=True) for k, v in job.columns.items()}
+    notes = {key: list(value) for key, value in job.comments.items()}
+    shared = [c for c in listed.columns if c in sample.columns]
+    if id_column is None:
+        if not shared:
+            raise InputError(f"{p.name} and {q.name} share no column: give --id")
+        id_column = str(max(shared, key=lambda c: sample[c].nunique()))
+        notes["input.id_column"] = [
+            f"guessed: of the columns both tables have ({', '.join(map(str, shared))}), the one "
+            f"with the most distinct values in {p.name}; check"
+        ]
+    for name, frame, where in ((id_column, sample, p), (id_column, listed, q)):
+        if name not in frame.columns:
+            raise InputError(f"--id: {where.name} has no column {name!r}")
+    if item_column is None:
+        own = [c for c in listed.columns if c not in sample.columns]
+        if not own:
+            raise InputError(f"{q.name} has no column of its own for the items: give --item-column")
+        item_column = str(max(own, key=lambda c: listed[c].nunique()))
+        notes["input.item_column"] = [
+            f"guessed: the column of {q.name} with the most distinct values; check"
+        ]
+    if item_column not in listed.columns:
+        raise InputError(f"--item-column: {q.name} has no column {item_column!r}")
+    columns.setdefault(id_column, {})["role"] = "identifier"
+    for key in ("type", "weight", "order", "granularity", "hierarchy"):
+        columns[id_column].pop(key, None)
+    values = listed[item_column]
+    negatives = sorted({v for v in values if re.fullmatch(r"-[1-9][0-9]?", v.strip())}, key=int)
+    if 0 < len(negatives) <= 5 and len(negatives) < values.nunique():
+        columns[item_column] = {"na": negatives[::-1]}
+        notes[f"columns.{item_column}"] = [
+            f"the item column; negative codes {', '.join(negatives[::-1])} among the items: "
+            'survey codes meaning "no item"'
+        ]
+    if job.input.na is not None:
+        notes["input"] = [*notes.get("input", []), "missing-value tokens: the defaults (per-column "
+                          "codes go in columns.NAME.na)"]  # fmt: skip
+    stem = p.stem
+    data: dict[str, Any] = {
+        "schema": "anonymatch-job/1",
+        "kind": "relational",
+        "input": {
+            "path": job.input.path,
+            "format": job.input.format,
+            "items": _shown_path(q, job_dir),
+            "id_column": id_column,
+            "item_column": item_column,
+        },
+        "columns": columns,
+        "model": job.model.model_dump(exclude_defaults=True),
+        "method": {"name": "hungarian"},
+        "output": {"path": f"{stem}_k{job.model.k}.jsonl", "report": f"{stem}_k{job.model.k}.json"},
+    }
+    if job.input.drop_missing:  # the relational commands publish a missing QI value as *
+        notes["input"] = [*notes.get("input", []), "rows with a missing numeric QI are kept: "
+                          "anonymize-rt publishes the missing value as *"]  # fmt: skip
+    rt = parse_job(data, q.name)
+    notes[""] = [
+        line.replace("anonymatch anonymize --config", "anonymatch anonymize-rt --config")
+        for line in notes.get("", [])
+    ] + [f"People with a row and a set: the items of {q.name}, one row per person and item."]
+    notes["method"] = ["hungarian (default), sortgreedy, classes (the class baseline)"]
+    notes["output"] = ["the release (JSON Lines, one person a line) and its audit manifest"]
+    notes.pop("input.na", None)
+    rt._comments = notes
+    return rt

@@ -61,7 +61,7 @@ from anonymatch.core.errors import InputError
 SCHEMA: Literal["anonymatch-job/1"] = "anonymatch-job/1"
 """The value of a job file's ``schema`` key."""
 
-KINDS = ("table", "transactions", "sparse", "graph")
+KINDS = ("table", "transactions", "sparse", "graph", "relational")
 ROLES = ("identifier", "qi", "sensitive", "other")
 TYPES = ("numeric", "categorical", "ordinal", "date", "datetime")
 GRANULARITIES = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
@@ -70,6 +70,7 @@ FORMATS = {
     "transactions": ("auto", "dat", "basket", "long", "jsonl"),
     "sparse": ("auto", "edges", "parquet", "mtx", "dat"),
     "graph": ("auto", "edges"),
+    "relational": ("auto", "csv", "tsv", "parquet"),
 }
 
 
@@ -80,6 +81,7 @@ def methods() -> dict[str, tuple[str, ...]]:
     and ignore the key). Read on first use (the tables' registry imports numpy): also as
     ``METHODS``."""
     from anonymatch.graphs.methods import names as graph_methods
+    from anonymatch.relational.methods import names as relational_methods
     from anonymatch.sets.methods import names as set_methods
     from anonymatch.sparse.methods import names as sparse_methods
     from anonymatch.tables.methods import names as table_methods
@@ -89,6 +91,7 @@ def methods() -> dict[str, tuple[str, ...]]:
         "transactions": set_methods(),
         "sparse": sparse_methods(),
         "graph": graph_methods(),
+        "relational": relational_methods(),
     }
 
 
@@ -127,7 +130,8 @@ class Input(_Strict):
     format: str = Field(
         default="auto",
         description="Reader: table auto|csv|tsv|parquet; transactions auto|dat|basket|long|"
-        "jsonl; sparse auto|edges|parquet|mtx|dat; graph auto|edges. auto decides by extension.",
+        "jsonl; sparse auto|edges|parquet|mtx|dat; graph auto|edges; relational auto|csv|tsv|"
+        "parquet (the people and the items tables alike). auto decides by extension.",
     )
     sep: str | None = Field(
         default=None,
@@ -155,10 +159,20 @@ class Input(_Strict):
         default=None, min_length=1, description="Transactions: basket separator."
     )
     id_column: str | None = Field(
-        default=None, description="Transactions, long format: record id column."
+        default=None,
+        description="Transactions, long format: record id column. Relational: the person id "
+        "column (required).",
     )
     item_column: str | None = Field(
-        default=None, description="Transactions, long format: item column."
+        default=None,
+        description="Transactions, long format: item column. Relational: the item column of "
+        "`items` (or of the one long table; required).",
+    )
+    items: str | None = Field(
+        default=None,
+        description="Relational: the long items table (one row per person id and item), joined "
+        "on id_column; without it `path` is one long table with each person's attributes "
+        "repeated on their rows.",
     )
     sensitive_file: str | None = Field(
         default=None, description="Transactions: a file with one sensitive label per record."
@@ -378,6 +392,12 @@ class Method(_Strict):
         default=None,
         description="Tables with hierarchies: publish the lowest covering node, or value sets.",
     )
+    item_weight: float | None = Field(
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        description="Relational: price of one uncertain item in GCP units (default 0.005).",
+    )
 
 
 class Execution(_Strict):
@@ -440,7 +460,7 @@ class Job(_Strict):
     )
 
     schema_: Literal["anonymatch-job/1"] = Field(default=SCHEMA, alias="schema")
-    kind: Literal["table", "transactions", "sparse", "graph"] = "table"
+    kind: Literal["table", "transactions", "sparse", "graph", "relational"] = "table"
     input: Input
     columns: dict[str, Column] = Field(default_factory=dict)
     model: PrivacyModel = PrivacyModel()
@@ -478,7 +498,11 @@ class Job(_Strict):
                     raise _located(
                         ("columns", name), f"unknown column; input.names has: {', '.join(names)}"
                     )
-        if self.kind != "table":
+        if self.input.items is not None and self.kind != "relational":
+            raise _located(("input", "items"), 'read by kind = "relational" only')
+        if self.kind == "relational":
+            self._relational()
+        elif self.kind != "table":
             for key in ("table", "query", "sheet"):
                 if getattr(self.input, key) is not None:
                     raise _located(("input", key), 'read by kind = "table" only')
@@ -506,6 +530,33 @@ class Job(_Strict):
                     'an "identifier" or "other" column',
                 )
         return self
+
+    def _relational(self) -> None:
+        """The keys a relational job needs, and those the relational commands do not read."""
+        inp = self.input
+        for key in ("id_column", "item_column"):
+            if getattr(inp, key) is None:
+                raise _located(("input", key), 'required for kind = "relational"')
+        unread = {
+            ("input", "table"): inp.table, ("input", "query"): inp.query,
+            ("input", "sheet"): inp.sheet, ("input", "sep"): inp.sep,
+            ("input", "names"): inp.names, ("input", "sensitive_file"): inp.sensitive_file,
+            ("input", "na"): inp.na, ("model", "k_column"): self.model.k_column,
+            ("model", "known"): self.model.known, ("model", "m"): self.model.m,
+            ("model", "kmap"): self.model.kmap, ("model", "population"): self.model.population,
+        }  # fmt: skip
+        for loc, value in unread.items():
+            if value is not None:
+                hint = " (per-column codes: columns.NAME.na)" if loc[1] == "na" else ""
+                raise _located(loc, f'not read by kind = "relational"{hint}')
+        if not inp.header:
+            raise _located(("input", "header"), 'kind = "relational" reads files with a header')
+        if inp.drop_missing or inp.dedupe:
+            key = "drop_missing" if inp.drop_missing else "dedupe"
+            raise _located(("input", key), 'not read by kind = "relational"')
+        for name, column in self.columns.items():
+            if column.weight is not None:
+                raise _located(("columns", name, "weight"), 'not read by kind = "relational"')
 
     @property
     def qi(self) -> list[str]:
@@ -704,6 +755,7 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 PATH_FIELDS: tuple[tuple[str, str], ...] = (
     ("input", "path"),
     ("input", "sensitive_file"),
+    ("input", "items"),
     ("method", "cell_weights"),
     ("model", "population"),
     ("output", "path"),

@@ -74,7 +74,13 @@ LAZY_COMMANDS = {
     **dict.fromkeys(("report", "ui"), "report"),
 }
 # the data kind of each module whose commands read data: they all take --config job.toml
-CONFIG_KINDS = {"tables": "table", "sets": "transactions", "sparse": "sparse", "graphs": "graph"}
+CONFIG_KINDS = {
+    "tables": "table",
+    "sets": "transactions",
+    "sparse": "sparse",
+    "graphs": "graph",
+    "relational": "relational",
+}
 
 
 class _LazyGroup(click.Group):

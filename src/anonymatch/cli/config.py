@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from anonymatch.tables.io import CsvOptions
     from anonymatch.tables.io.sql import SqlSource
 
-INPUT_PARAMS = ("input_path", "original", "table", "transactions", "edges")
+INPUT_PARAMS = ("input_path", "original", "table", "transactions", "edges", "people_path")
 """Positional parameters naming the data the job describes (``input.path``)."""
 RELEASE_PARAMS = ("published", "release")
 """Positional parameters naming the release (``output.path``) of checking commands."""
@@ -383,6 +383,8 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
     for key in ("item_sep", "id_column", "item_column", "sensitive_file", "adjacency"):
         if getattr(inp, key) is not None:
             given[key] = getattr(inp, key)
+    if inp.items is not None:
+        given["items_path"] = inp.items  # the relational commands' --items
     if inp.vertices is not None:
         given["n_vertices"] = inp.vertices
     for key, flag in (("table", "sql_table"), ("query", "sql_query"), ("sheet", "sheet")):
@@ -404,6 +406,12 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
         weights = {n: c.weight for n, c in job.columns.items() if c.weight is not None}
         if weights:
             given["weights"] = RoleFiltered(weights, qi_roles, _per_column)
+    elif job.kind == "relational":  # people with a row and a set: the table's roles
+        given["qi"] = _csv(job.qi)
+        if job.numeric:
+            given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv)
+        if job.sensitive:
+            given["sensitive"] = _csv(job.sensitive)
     elif job.sensitive:
         given["sensitive"] = job.sensitive[0]  # the label column of long CSV / JSONL
     for key in ("k", "k_column", "diversity", "c", "m"):
@@ -435,6 +443,7 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
         "iterations",
         "keep_ids",
         "hierarchy_cells",
+        "item_weight",
     ):
         if getattr(method, key) is not None:
             given[key] = getattr(method, key)
@@ -485,7 +494,7 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
     from anonymatch.app.jobfile import _loc_text
 
     params = _params(command)
-    reads_table = job.kind == "table" and "qi" in params
+    reads_table = job.kind in ("table", "relational") and "qi" in params
     publishes = reads_table and "output" in params
     wanted: dict[str, tuple[list[str] | float | bool, str, str, bool]] = {}
 
@@ -553,16 +562,25 @@ def _representable(source: str, loc: str, values: Sequence[str], forbidden: str,
 
 
 def check_job_columns(job: Job, source: str = "job") -> None:
-    """Every column the job names exists in its input (table jobs whose input is readable).
+    """Every column the job names exists in its input (table and relational jobs whose input
+    is readable; a relational job's columns in the people table or the items table).
 
     Raises InputError ``job.toml: columns.NAME: unknown column; the input has: …``, or, for a
     file without header, when the job lists a different number of columns than the file has.
     """
-    if job.kind != "table" or not job.columns or not os.path.isfile(job.input.path):
+    if job.kind not in ("table", "relational") or not job.columns:
+        return
+    if not os.path.isfile(job.input.path):
         return
     header = _input_columns(job)
     if header is None:
         return
+    items = job.input.items
+    if job.kind == "relational" and items is not None and os.path.isfile(items):
+        on_items = _input_columns(
+            job.model_copy(update={"input": job.input.model_copy(update={"path": items})})
+        )
+        header = header + [c for c in on_items or () if c not in header]
     from anonymatch.app.jobfile import _loc_text
 
     if not job.input.header and job.input.names is None:
@@ -810,6 +828,19 @@ def _database_data(func: F) -> F:
 )
 @click.option("--query", "sql_query", default=None, help="DATA a database URL: the SELECT sampled.")
 @click.option(
+    "--items",
+    "items_path",
+    default=None,
+    metavar="ITEMS",
+    help="Draft a relational job (anonymize-rt): DATA is the people table, ITEMS the long "
+    "items table (one row per person id and item).",
+)
+@click.option("--id", "id_column", default=None, help="With --items: the person id column.")
+@click.option("--item-column", default=None, help="With --items: the item column.")
+@_read_from_context("items_path")
+@_read_from_context("id_column")
+@_read_from_context("item_column")
+@click.option(
     "--hierarchies",
     "hierarchies",
     default=None,
@@ -837,7 +868,8 @@ def init_cmd(
 
     Reads a sample of DATA and writes a TOML job file: each column's type and cardinality,
     likely identifiers, suggested quasi-identifiers, sensitive candidates, missing-value tokens;
-    with comments to review before the first release (see docs/jobs.md)."""
+    with comments to review before the first release (see docs/jobs.md). With --items ITEMS,
+    a relational job (anonymize-rt): DATA the people, ITEMS their long items table."""
     from anonymatch.app.infer import infer_job
     from anonymatch.app.jobfile import render_toml
     from anonymatch.core.files import write_atomically
@@ -866,6 +898,25 @@ def init_cmd(
         k=k,
         job_dir=Path(output).resolve().parent if output else Path.cwd(),
     )
+    given = click.get_current_context().params  # --items, --id, --item-column
+    items_path, id_column, item_column = (given.get(n) for n in ("items_path", "id_column",
+                                                                 "item_column"))  # fmt: skip
+    if items_path is not None:
+        from anonymatch.app.infer import relational_job
+
+        if isinstance(data, SqlSource):
+            raise InputError("--items drafts from a people file, not a database")
+        job = relational_job(
+            job,
+            data,
+            items_path,
+            id_column=id_column,
+            item_column=item_column,
+            sample_rows=sample_rows,
+            job_dir=Path(output).resolve().parent if output else Path.cwd(),
+        )
+    elif id_column is not None or item_column is not None:
+        raise InputError("--id and --item-column go with --items")
     text = render_toml(job)
     if output is None:
         click.echo(text, nl=False)

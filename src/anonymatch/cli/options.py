@@ -808,7 +808,7 @@ def _with_html_report(
     from anonymatch.core.manifest import capture_manifests
     from anonymatch.tables.io.reuse import reuse_parsed_release
 
-    source = kwargs.get("input_path") or kwargs.get("edges")
+    source = kwargs.get("input_path") or kwargs.get("edges") or kwargs.get("people_path")
     # the report measures risk on the cells just verified: the cells and their compatibility
     # graph are computed once for both
     with reuse_parsed_release():
@@ -844,7 +844,7 @@ def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
             "item_column": source.item_column,
             "dedupe": source.dedupe or None,
         }
-    keys = ("fmt", "id_column", "item_column", "adjacency", "n_vertices", "drop_missing")
+    keys = ("fmt", "id_column", "item_column", "items", "adjacency", "n_vertices", "drop_missing")
     options = {key: params[key] for key in keys + ("dedupe",) if params.get(key) is not None}
     if params.get("item_sep"):
         options["item_sep"] = parse_separator(params["item_sep"], "--item-sep")

@@ -74,6 +74,23 @@ class PeopleSource:
             CsvOptions(fmt=self.fmt),
         )
 
+    def describe(self) -> dict[str, Any]:
+        """The items table's path and SHA-256 for the manifest's ``input`` block (both None
+        for one long table)."""
+        from anonymatch.core.manifest import file_digest
+
+        items = self.items_path
+        return {"items_path": items, "items_sha256": file_digest(items) if items else None}
+
+    def missing(self) -> dict[str, Any]:
+        """The ``--na`` codes as the manifest's ``parameters.missing`` (the tables' shape:
+        ``tokens`` and per-column ``columns``, the item column's meaning "no item")."""
+        codes = missing_codes_option(None, self.na)
+        return {
+            "tokens": list(codes.tokens),
+            "columns": {c: list(v) for c, v in codes.columns.items()},
+        }
+
     def qi_codes(self) -> MissingCodes:
         """The ``--na`` codes of the people's columns (without the item column's)."""
         from anonymatch.tables.columns.schema import MissingCodes
@@ -178,9 +195,8 @@ def _relational_job(func: F) -> F:
 
 @click.command("anonymize-rt")
 @click.argument("people_path", metavar="PEOPLE")
-@output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).", report=False,
+@output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).",
                 extensions=SET_RELEASE_EXTENSIONS)  # fmt: skip
-@click.option("--report", "report_path", default=None, help="Write the JSON audit manifest here.")
 @click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @click.option("--method", type=click.Choice(names()), default=names()[0], show_default=True)
 @click.option(
@@ -219,6 +235,8 @@ def anonymize_rt_cmd(
     report: dict[str, Any] = dict(result.report)
     report["seconds"] = {**report["seconds"], "write": time.perf_counter() - clock}
     finish_manifest(report, people_path, output, started, command="anonymize-rt")
+    report["input"].update(source.describe())  # what the report needs to read them again
+    report["parameters"]["missing"] = source.missing()
     write_manifest(report_path, report)
     if not quiet:
         v, loss = result.verification, report["loss"]

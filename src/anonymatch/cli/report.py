@@ -64,6 +64,11 @@ REPORT_FORMATS = tuple(dict.fromkeys((*TABLE_FORMATS, *SET_FORMATS, "edges", "mt
 @click.option("--id-column", default=None, help="Transactions, long format: record id column.")
 @click.option("--item-column", default=None, help="Transactions, long format: item column.")
 @click.option(
+    "--items",
+    default=None,
+    help="Relational (anonymize-rt): the items table of ORIGINAL (default: the manifest's).",
+)
+@click.option(
     "--adjacency",
     type=click.Choice(["none", "directed", "undirected"]),
     default=None,

@@ -10,7 +10,8 @@ parameters and timings, and what the release does not protect against.
 The HTML is rendered by Jinja2 templates (package data ``templates/``) with inline CSS and
 plots as inline SVG data URIs (matplotlib), so it opens without network access and prints to a
 clean PDF (print stylesheet). Shared machinery lives in ``common``, ``model`` and ``plots``;
-each data kind has a small section builder (``tables``, ``sets``, ``sparse``, ``graphs``).
+each data kind has a small section builder (``tables``, ``sets``, ``sparse``, ``graphs``,
+``relational``).
 
 Cost: reading the files plus each kind's figures, e.g. the risk figures of a table
 (O(pairs·√n), ``anonymatch.tables.risk.risk``); a few seconds on UCI Adult.
@@ -47,6 +48,7 @@ _BUILDERS = {
     "transactions": "anonymatch.report.sets",
     "sparse": "anonymatch.report.sparse",
     "graph": "anonymatch.report.graphs",
+    "relational": "anonymatch.report.relational",
 }
 
 
@@ -78,10 +80,11 @@ def build_report(
     options : mapping, optional
         How to read the original: for tables ``csv`` (a ``tables.io.CsvOptions``),
         ``na_values``, ``drop_missing``; for transactions ``fmt``, ``item_sep``,
-        ``id_column``, ``item_column``; for sparse data ``fmt``, ``adjacency``; for graphs
-        ``n_vertices``. Tables also: ``test`` (a table of original rows, read like the
-        original unless ``test_csv`` gives its own ``CsvOptions``) with ``classify`` (a kept
-        column): the utility section then shows the
+        ``id_column``, ``item_column``; for relational data ``items`` (the items table;
+        default the manifest's), ``id_column``, ``item_column``, ``fmt``; for sparse data
+        ``fmt``, ``adjacency``; for graphs ``n_vertices``. Tables also: ``test`` (a table of
+        original rows, read like the original unless ``test_csv`` gives its own
+        ``CsvOptions``) with ``classify`` (a kept column): the utility section then shows the
         accuracy of models trained on the release and on the original, tested on those rows
         (``anonymatch.tables.learn``).
     threshold : float, default 0.2

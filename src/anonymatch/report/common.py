@@ -34,7 +34,8 @@ def published(manifest: Mapping[str, Any]) -> Section:
     """Input and release: paths, SHA-256 digests, record counts."""
     source, output = manifest.get("input") or {}, manifest.get("output") or {}
     section = Section("published", "What was published")
-    unit = {"table": "rows", "transactions": "transactions", "sparse": "rows", "graph": "vertices"}
+    unit = {"table": "rows", "transactions": "transactions", "sparse": "rows", "graph": "vertices",
+            "relational": "people"}  # fmt: skip
     noun = unit.get(str(manifest.get("data_kind")), "records")
     section.facts += [
         ("input", file_name(source.get("path")) or "(not recorded)"),
@@ -148,6 +149,19 @@ def plain_guarantee(manifest: Mapping[str, Any]) -> str:
             f"published record at least {k} transactions, through {k} disjoint pairings one of "
             "which is the true one (nonreciprocal recoding, Xue et al. 2012). The verifier "
             "rebuilt the matches from the published records and the original transactions."
+        )
+    if model == "k-anonymity" and kind == "relational":
+        return (
+            f"Every person of the input matches at least {k} published records, and every "
+            f"record at least {k} people, through {k} disjoint pairings one of which is the true "
+            "one, chosen at random. A person matches a record only if both parts do: each "
+            "quasi-identifier lies in the record's cell and their item set agrees with the "
+            "record's set part (items, uncertain, max_errors). An attacker who knows a person's "
+            "quasi-identifiers and any of their items cannot narrow them down to fewer than "
+            f"{k} records. The verifier rebuilt the joint compatibility graph from the published "
+            "records and the original people only: it has a "
+            f"{k}-factor ({v.get('factor_flow', '?')} of {v.get('factor_required', '?')} disjoint "
+            "matches found by max-flow)."
         )
     if model == "k-anonymity":  # sparse nonsmooth / mondrian
         return (

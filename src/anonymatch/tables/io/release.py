@@ -52,6 +52,12 @@ def _from_manifest(manifest: str | os.PathLike[str] | None) -> list[dict[str, An
     """The QI descriptions a manifest gives (kept columns then stay text), None without one."""
     if manifest is None:
         return None
+    return _manifest_columns(manifest)
+
+
+def _manifest_columns(manifest: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The QI column descriptions of a release from its manifest (``parameters.qi`` and
+    ``parameters.numeric``). InputError if it does not name them."""
     document = load_json(manifest, "manifest")
     try:
         parameters = document["parameters"]
@@ -124,9 +130,11 @@ def read_release(
     path : path-like
         The release: ``.csv``/``.tsv`` (typed by its sidecar ``PATH.schema.json``, written with
         every CSV release, or by ``manifest``), ``.parquet`` (a file or a directory of parts;
-        typed by itself), or a database URL (``postgresql://…``, ``sqlite:///…``,
+        typed by itself), a database URL (``postgresql://…``, ``sqlite:///…``,
         ``duckdb:///…``) with ``table``: typed by the sidecar stored with the table (column
-        comments on PostgreSQL, the companion table ``TABLE__anonymatch`` elsewhere).
+        comments on PostgreSQL, the companion table ``TABLE__anonymatch`` elsewhere), or a
+        relational-transaction release ``.jsonl``/``.ndjson``/``.json`` (``anonymize-rt``;
+        typed by ``manifest``, required).
     manifest : path-like, optional
         The release's manifest (``anonymize --report``): names the QIs and the numeric ones of
         a CSV release without sidecar (its kept columns then stay text).
@@ -142,13 +150,16 @@ def read_release(
         The release's rows and columns: numeric QIs as intervals (or bounds), categorical QIs as
         ``frozenset`` of labels, NA for a suppressed cell; kept columns as int64/float64 when
         every value is a number, else text. ``df.attrs["qi"]`` lists the QIs and
-        ``df.attrs["ranges"]`` the numeric ones.
+        ``df.attrs["ranges"]`` the numeric ones. A relational release adds its set part:
+        ``items`` and ``uncertain`` as ``frozenset`` of item tokens, ``max_errors`` as int64,
+        and ``df.attrs["kind"] == "relational"``.
 
     Raises
     ------
     anonymatch.core.errors.InputError
-        If the file cannot be read, a cell is malformed, or a CSV release has neither sidecar
-        nor manifest.
+        If the file cannot be read, a cell is malformed, a CSV release has neither sidecar
+        nor manifest, or a JSON Lines release has no relational manifest (the message names
+        ``anonymatch.relational.io.read_release``).
 
     Notes
     -----
@@ -182,7 +193,9 @@ def read_release(
         raise InputError(f"release not found: {path}")
     if ranges not in ("interval", "bounds"):
         raise InputError(f"ranges must be 'interval' or 'bounds', got {ranges!r}")
-    if p.is_dir() or is_parquet(p):
+    if p.is_file() and p.suffix.lower() in JSON_LINES:  # a relational (JSONL) release
+        frame, columns = _read_relational_release(p, manifest)
+    elif p.is_dir() or is_parquet(p):
         frame, columns = _read_parquet_release(p)
     else:
         described = _sidecar(p, manifest)
@@ -266,7 +279,83 @@ def typed_release(
     result.attrs["ranges"] = numeric
     result.attrs["ordinal"] = {c["name"]: list(c["order"]) for c in columns
                                if c.get("values") == "ordinal"}  # fmt: skip
+    if any(c.get("role") == "items" for c in columns):
+        result.attrs["kind"] = "relational"
     return result
+
+
+JSON_LINES = (".jsonl", ".ndjson", ".json")
+"""Extensions of a JSON Lines release (relational-transaction releases, ``anonymize-rt``)."""
+SET_PART = ("items", "uncertain", "max_errors")
+"""The keys of a relational record's set part (``docs/release-format.md``)."""
+
+
+def _read_relational_release(
+    path: Path, manifest: str | os.PathLike[str] | None
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """A relational JSON Lines release as a frame of its raw values and its column
+    descriptions: the QIs (and numeric ones) from the manifest (``anonymize-rt --report``),
+    the set part (``items``, ``uncertain`` as ``frozenset`` of item tokens, ``max_errors`` as
+    int64) typed here. A numeric QI is ``values = "integer"`` when every bound is an integer.
+    InputError without a manifest, for another kind's manifest, or a malformed line. O(size).
+    """
+    hint = "or read it with anonymatch.relational.io.read_release(path, people, qi)"
+    if manifest is None:
+        raise InputError(
+            f"{path} is a JSON Lines release: pass its manifest (anonymize-rt --report) to tell "
+            f"its quasi-identifiers, {hint}"
+        )
+    document = load_json(manifest, "manifest")
+    kind = document.get("data_kind") if isinstance(document, dict) else None
+    if kind != "relational":
+        raise InputError(
+            f"the manifest {manifest} describes a {kind or 'non-relational'} release; "
+            "anonymatch.read_release reads table releases and relational JSON Lines releases "
+            "(a set-valued release: anonymatch.sets.io.read_set_release)"
+        )
+    described = _manifest_columns(manifest)
+    rows: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as handle:
+        for no, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
+                raise InputError(f"{path}:{no}: not a JSON object ({hint})") from None
+            if not isinstance(obj, dict) or any(key not in obj for key in SET_PART):
+                raise InputError(
+                    f"{path}:{no}: not a relational record (items, uncertain, max_errors); {hint}"
+                )
+            missing = [c["name"] for c in described if c["name"] not in obj]
+            if missing:
+                raise InputError(f"{path}:{no}: missing QI cell {missing[0]!r}")
+            rows.append(obj)
+    if not rows:
+        raise InputError(f"the release has no records: {path}")
+    frame = pd.DataFrame(rows)
+    for c in described:  # QI cells as text, like a CSV release's
+        frame[c["name"]] = frame[c["name"]].map(lambda v: STAR if v is None else str(v))
+        if c["cell"] == "range":
+            lo, hi, star = _bounds(frame[c["name"]], c["name"])
+            bounds = np.concatenate([lo[~star], hi[~star]])
+            if np.all(np.isfinite(bounds)) and np.all(bounds == np.floor(bounds)):
+                c["values"] = "integer"
+    for name in ("items", "uncertain"):
+        if not all(isinstance(v, list) for v in frame[name]):
+            raise InputError(f"{path}: {name} is not a list on every line ({hint})")
+    part = {
+        "items": pd.Series([frozenset(str(x) for x in v) for v in frame["items"]], dtype=object),
+        "uncertain": pd.Series(
+            [frozenset(str(x) for x in v) for v in frame["uncertain"]], dtype=object
+        ),
+        "max_errors": pd.to_numeric(frame["max_errors"], errors="coerce"),
+    }
+    if part["max_errors"].isna().any():
+        raise InputError(f"{path}: max_errors is not a number on every line")
+    part["max_errors"] = part["max_errors"].astype("int64")
+    columns = [*described, *({"name": n, "role": "items"} for n in SET_PART)]
+    return frame.assign(**part), columns
 
 
 def _scale(info: dict[str, Any]) -> OrdinalScale | DateScale | None:
