@@ -3,8 +3,10 @@ app)."""
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -22,7 +24,21 @@ from anonymatch.cli.options import (
 )
 from anonymatch.core.errors import InputError
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 REPORT_FORMATS = tuple(dict.fromkeys((*TABLE_FORMATS, *SET_FORMATS, "edges", "mtx")))
+
+
+def _report_options(func: F) -> F:
+    """``--classify`` with ``--test`` as one pair (parameter ``accuracy``); ``--force`` is read
+    by the shared output policy (``claim_outputs``, from the context), not by the command."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        params.pop("force")
+        return func(accuracy=(params.pop("label"), params.pop("test")), **params)
+
+    return cast(F, wrapper)
 
 
 @click.command("report")
@@ -85,16 +101,15 @@ REPORT_FORMATS = tuple(dict.fromkeys((*TABLE_FORMATS, *SET_FORMATS, "edges", "mt
 @test_table_options
 @population_options
 @verbosity_options
+@_report_options
 def report_cmd(
     original: str | None,
     release: str | None,
     manifest_path: str,
     output: str,
-    force: bool,
     population: PopulationFlags,
     quiet: bool,
-    label: str | None,
-    test: TestTable | None,
+    accuracy: tuple[str | None, TestTable | None],
     **reading: Any,
 ) -> None:
     """Write the privacy officer's HTML report of a release.
@@ -134,6 +149,7 @@ def report_cmd(
         reading, said = _recorded_reading(manifest, reading)
     options = report_reading_options({k: v for k, v in reading.items()})
     options.update(population_report_options(population, kind, original, options.get("csv")))
+    label, test = accuracy
     if (test is None) != (label is None):
         raise InputError("give --test and --classify together")
     if test is not None:
