@@ -774,14 +774,7 @@ def _check_kmap(
         return None
     from anonymatch.tables.risk.population import PopulationInput, population_risk
 
-    schema = check.schema
-    options = PopulationInput(
-        schema.qi,
-        tuple(a for a in schema.qi if a in schema.numeric),
-        schema.types,
-        check.na,
-        check.drop_missing,
-    )
+    options = PopulationInput.of(check)
     figures = population_risk(original, release, read_table(kmap.population, csv), options)
     return {
         "k": kmap.k,
@@ -1275,15 +1268,7 @@ def risk_cmd(
     if population.given:
         from anonymatch.tables.risk.population import PopulationInput
 
-        schema = check.schema
-        options = PopulationInput(
-            schema.qi,
-            tuple(a for a in schema.qi if a in schema.numeric),
-            schema.types,
-            check.na,
-            check.drop_missing,
-            threshold,
-        )
+        options = PopulationInput.of(check, threshold)
         beyond = population_figures(orig, pub, population, options, csv)
         figures["population"] = beyond.to_dict()
         if population.population is not None:

@@ -943,12 +943,10 @@ def population_headline(
     if settings.population is not None:
         shown = Dataset(settings.population.path, settings.population.name, 0)
         table = read_table(shown.path, CsvOptions(sep=shown.separator))
-    schema = job.schema
-    numeric = tuple(a for a in schema.qi if a in schema.numeric)
     report = assess_population(
         original,
         read_table(release),
-        PopulationInput(schema.qi, numeric, schema.types, job.na, job.drop_missing),
+        PopulationInput.of(job),
         PopulationSource(table, settings.sampling_fraction),
     )
     chosen = next(e for e in report.estimates.estimates if e.name == "dankar")

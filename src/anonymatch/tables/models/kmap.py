@@ -348,14 +348,7 @@ def apply_kmap(
     assert job.kmap is not None and job.k is not None
     source = job.kmap.population
     population = source if isinstance(source, pd.DataFrame) else read_table(source)
-    schema = job.schema
-    options = PopulationInput(
-        qi=schema.qi,
-        numeric=tuple(a for a in schema.qi if a in schema.numeric),
-        types=schema.types,
-        na_values=job.na,
-        drop_missing=job.drop_missing,
-    )
+    options = PopulationInput.of(job)
     return enforce_kmap(
         data, table, population, job.kmap.k, options, k=job.k, mean_risk=job.kmap.mean_risk
     )

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Self
 
 import numpy as np
 import pandas as pd
@@ -73,6 +74,9 @@ from anonymatch.tables.verify import (
     _upper,
     unique_rows,
 )
+
+if TYPE_CHECKING:
+    from anonymatch.tables.job import ReleaseCheck, TableJob
 
 _EPS = 1e-12
 
@@ -174,6 +178,14 @@ class PopulationInput:
     na_values: NAValues = DEFAULT_NA_VALUES
     drop_missing: bool = False
     threshold: float = DEFAULT_THRESHOLD
+
+    @classmethod
+    def of(cls, check: ReleaseCheck | TableJob, threshold: float = DEFAULT_THRESHOLD) -> Self:
+        """How a check (or a job) reads its columns: its QIs, numeric QIs, types and missing
+        values. O(number of QIs)."""
+        schema = check.schema
+        numeric = tuple(a for a in schema.qi if a in schema.numeric)
+        return cls(schema.qi, numeric, schema.types, check.na, check.drop_missing, threshold)
 
 
 def population_risk(
