@@ -182,6 +182,45 @@ def _prefix_ranges(j, levels, ranks, stars, sets, ranges, scratch):  # pragma: n
 
 
 @njit(cache=True, nogil=True)
+def _most_selective(j, bounds, stars, sets, set_off, attr_index, stamp, n_u):  # pragma: no cover
+    """Mark the labels of published row ``j``'s categorical cells in ``stamp`` (for
+    ``_matches``) and choose the cell whose compatible originals are fewest, the candidate
+    source: returns (kind, attribute, count, first) — kind 0 a numeric cell (a run of
+    ``num_order`` from ``first``), 1 a categorical cell (its label buckets), -1 none (every
+    cell ``*``: count = ``n_u``). O(d log n_u + size of j's sets)."""
+    lo, hi = bounds
+    num_star, cat_star = stars
+    set_ptr, set_idx = sets
+    _, num_sorted, cat_ptr, _, cat_off = attr_index
+    dn, dc = num_star.shape[1], cat_star.shape[1]
+    for a in range(dc):
+        if not cat_star[j, a]:
+            for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
+                stamp[set_off[a] + set_idx[p]] = j
+    best_kind, best_a, best_count, best_lo = -1, -1, n_u + 1, 0
+    for a in range(dn):
+        if num_star[j, a]:
+            continue
+        s = _lower(num_sorted[a], 0, n_u, lo[j, a])
+        t = _upper(num_sorted[a], 0, n_u, hi[j, a])
+        if t - s < best_count:
+            best_kind, best_a, best_count, best_lo = 0, a, t - s, s
+    for a in range(dc):
+        if cat_star[j, a]:
+            continue
+        c = 0
+        for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
+            code = set_idx[p]
+            if code < cat_off[a + 1] - cat_off[a]:
+                c += cat_ptr[cat_off[a] + code + 1] - cat_ptr[cat_off[a] + code]
+        if c < best_count:
+            best_kind, best_a, best_count = 1, a, c
+    if best_kind == -1:
+        best_count = n_u
+    return best_kind, best_a, best_count, best_lo
+
+
+@njit(cache=True, nogil=True)
 def _compatible_pairs(j0, j1, originals, cells, attr_index, prefix):  # pragma: no cover
     """All (unique original u, published j) compatible pairs for j in [j0, j1), as two arrays.
     Each row's candidates come from the smaller of two indexes: the originals allowed by its
@@ -199,8 +238,7 @@ def _compatible_pairs(j0, j1, originals, cells, attr_index, prefix):  # pragma: 
     lo, hi, num_star, cat_star, set_ptr, set_idx, set_off = cells
     num_order, num_sorted, cat_ptr, cat_members, cat_off = attr_index
     lvl, lvl_kind, lvl_attr, lvl_perm, rank_lo, rank_hi = prefix
-    n_u, dn = unum.shape
-    dc = ucat.shape[1]
+    n_u = unum.shape[0]
     # Plain loops instead of np.full, np.searchsorted and slice assignment: numba compiles
     # those with their shape/argument error paths (string formatting), which tripled the
     # first-run compile time of this kernel; the results are the same.
@@ -222,32 +260,9 @@ def _compatible_pairs(j0, j1, originals, cells, attr_index, prefix):  # pragma: 
     bounds, stars = (lo, hi), (num_star, cat_star)
     levels, ranks, sets = (lvl, lvl_kind, lvl_attr), (rank_lo, rank_hi), (set_ptr, set_idx)
     for j in range(j0, j1):
-        # mark the labels of j's categorical cells
-        for a in range(dc):
-            if not cat_star[j, a]:
-                for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
-                    stamp[set_off[a] + set_idx[p]] = j
-        # choose the most selective attribute as the candidate source
-        best_kind, best_a, best_count, best_lo = -1, -1, n_u + 1, 0
-        for a in range(dn):
-            if num_star[j, a]:
-                continue
-            s = _lower(num_sorted[a], 0, n_u, lo[j, a])
-            t = _upper(num_sorted[a], 0, n_u, hi[j, a])
-            if t - s < best_count:
-                best_kind, best_a, best_count, best_lo = 0, a, t - s, s
-        for a in range(dc):
-            if cat_star[j, a]:
-                continue
-            c = 0
-            for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
-                code = set_idx[p]
-                if code < cat_off[a + 1] - cat_off[a]:
-                    c += cat_ptr[cat_off[a] + code + 1] - cat_ptr[cat_off[a] + code]
-            if c < best_count:
-                best_kind, best_a, best_count = 1, a, c
-        if best_kind == -1:
-            best_count = n_u
+        best_kind, best_a, best_count, best_lo = _most_selective(
+            j, bounds, stars, sets, set_off, attr_index, stamp, n_u
+        )
         n_r = _prefix_ranges(j, levels, ranks, stars, sets, ranges, scratch)
         total = 0
         for r in range(n_r):

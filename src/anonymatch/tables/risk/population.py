@@ -67,11 +67,10 @@ from anonymatch.tables.risk.estimators import (
     sample_estimates,
 )
 from anonymatch.tables.verify import (
-    _lower,
     _matches,
+    _most_selective,
     _prefix_index,
     _prefix_ranges,
-    _upper,
     unique_rows,
 )
 
@@ -480,8 +479,7 @@ def _count_kernel(j0, j1, weights, originals, cells, attr_index, prefix):  # pra
     lvl, lvl_kind, lvl_attr, lvl_perm, rank_lo, rank_hi = prefix
     levels, ranks = (lvl, lvl_kind, lvl_attr), (rank_lo, rank_hi)
     bounds, stars, sets = (lo, hi), (num_star, cat_star), (set_ptr, set_idx)
-    n_u, dn = unum.shape
-    dc = ucat.shape[1]
+    n_u = unum.shape[0]
     stamp = np.empty(set_off[-1], np.int64)
     for x in range(stamp.shape[0]):
         stamp[x] = -1
@@ -495,30 +493,9 @@ def _count_kernel(j0, j1, weights, originals, cells, attr_index, prefix):  # pra
     be = np.empty(n_cap, np.int64)
     ranges, scratch = (rs, re), (bs, be)
     for j in range(j0, j1):
-        for a in range(dc):
-            if not cat_star[j, a]:
-                for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
-                    stamp[set_off[a] + set_idx[p]] = j
-        best_kind, best_a, best_count, best_lo = -1, -1, n_u + 1, 0
-        for a in range(dn):
-            if num_star[j, a]:
-                continue
-            s = _lower(num_sorted[a], 0, n_u, lo[j, a])
-            t = _upper(num_sorted[a], 0, n_u, hi[j, a])
-            if t - s < best_count:
-                best_kind, best_a, best_count, best_lo = 0, a, t - s, s
-        for a in range(dc):
-            if cat_star[j, a]:
-                continue
-            c = 0
-            for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
-                code = set_idx[p]
-                if code < cat_off[a + 1] - cat_off[a]:
-                    c += cat_ptr[cat_off[a] + code + 1] - cat_ptr[cat_off[a] + code]
-            if c < best_count:
-                best_kind, best_a, best_count = 1, a, c
-        if best_kind == -1:
-            best_count = n_u
+        best_kind, best_a, best_count, best_lo = _most_selective(
+            j, bounds, stars, sets, set_off, attr_index, stamp, n_u
+        )
         n_r = _prefix_ranges(j, levels, ranks, stars, sets, ranges, scratch)
         total = 0
         for r in range(n_r):
