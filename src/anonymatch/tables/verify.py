@@ -448,6 +448,26 @@ def compatibility(
     return grouped.expanded(), grouped.counts.copy(), grouped.inverse.copy()
 
 
+def flat_sets(
+    published: GeneralizedQI, card: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The published categorical cells as the kernels read them: one flat array of label
+    codes, per-attribute row pointers into it (``set_ptr``, shape (d_cat, n + 1)) and each
+    attribute's offset in a label-stamp array (``set_off``, widths at least ``card``, the
+    original's cardinalities). O(size of the sets)."""
+    dc, n_pub = len(published.cat_sets), published.n
+    set_ptr = np.zeros((dc, n_pub + 1), np.int64)
+    widths, flat, base = [], [], 0
+    for a, sets in enumerate(published.cat_sets):
+        set_ptr[a] = sets.indptr + base
+        flat.append(sets.indices.astype(np.int64))
+        base += len(sets.indices)
+        widths.append(max(int(sets.shape[1]), int(card[a])))
+    set_idx = np.concatenate(flat) if flat else np.empty(0, np.int64)
+    set_off = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    return set_ptr, set_idx, set_off
+
+
 def _compatibility(
     published: GeneralizedQI, original: EncodedQI
 ) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
@@ -458,16 +478,7 @@ def _compatibility(
     ucat = np.ascontiguousarray(uniq[:, dn:]).astype(np.int64)
     n_u, n_pub = len(uniq), published.n
     dc = ucat.shape[1]
-    # published categorical sets: one flat index array, per-attribute row pointers into it
-    set_ptr = np.zeros((dc, n_pub + 1), np.int64)
-    widths, flat, base = [], [], 0
-    for a, sets in enumerate(published.cat_sets):
-        set_ptr[a] = sets.indptr + base
-        flat.append(sets.indices.astype(np.int64))
-        base += len(sets.indices)
-        widths.append(max(int(sets.shape[1]), int(original.cat_card[a])))
-    set_idx = np.concatenate(flat) if flat else np.empty(0, np.int64)
-    set_off = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    set_ptr, set_idx, set_off = flat_sets(published, original.cat_card)
     # indexes over the unique originals: sorted values per numeric QI, buckets per label
     num_order = np.argsort(unum, axis=0, kind="stable").T.copy()
     num_sorted = np.take_along_axis(unum, num_order.T, axis=0).T.copy()

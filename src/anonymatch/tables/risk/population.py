@@ -71,6 +71,7 @@ from anonymatch.tables.verify import (
     _most_selective,
     _prefix_index,
     _prefix_ranges,
+    flat_sets,
     unique_rows,
 )
 
@@ -414,16 +415,8 @@ class CountIndex:
         """:func:`compatible_counts` of ``published`` on this index. Rows are processed in
         slices on a thread pool (the kernel is nogil). O(n·d log U + Σ_j |candidates(j)|·d)."""
         n_pub = published.n
-        dn, dc = self.unum.shape[1], self.ucat.shape[1]
-        set_ptr = np.zeros((dc, n_pub + 1), np.int64)
-        widths, flat, base = [], [], 0
-        for a, sets in enumerate(published.cat_sets):
-            set_ptr[a] = sets.indptr + base
-            flat.append(sets.indices.astype(np.int64))
-            base += len(sets.indices)
-            widths.append(max(int(sets.shape[1]), int(self.card[a])))
-        set_idx = np.concatenate(flat) if flat else np.empty(0, np.int64)
-        set_off = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+        dn = self.unum.shape[1]
+        set_ptr, set_idx, set_off = flat_sets(published, self.card)
         lo = np.ascontiguousarray(published.num_lo)
         hi = np.ascontiguousarray(published.num_hi)
         num_star = np.ascontiguousarray(published.num_star)
