@@ -203,3 +203,28 @@ def test_checking_commands_read_a_database_release(
     assert main(["risk", str(people), str(tmp_path / "rel.csv"), "--release-table", "rel",
                  *roles[2:]]) == 2  # fmt: skip
     assert "reads a release from a database URL" in capsys.readouterr().err
+
+
+def test_report_reads_a_database_original_by_its_recorded_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report ORIGINAL-URL RELEASE --manifest M re-reads the table the manifest records and
+    re-verifies the claim; a manifest without a table or query is refused in one line."""
+    url = f"sqlite:///{tmp_path / 'people.db'}"
+    engine = _engine(url)
+    _people(90, seed=5).to_sql("people", engine, index=False)
+    engine.dispose()
+    release, manifest = tmp_path / "rel.csv", tmp_path / "m.json"
+    roles = ["-k", "3", "--qi", "age,size", "--numeric", "age", "--sensitive", "dx", "-q"]
+    _run(["anonymize", url, "--table", "people", "-o", str(release), "--report",
+          str(manifest), *roles], capsys)  # fmt: skip
+    html = tmp_path / "r.html"
+    _run(["report", url, str(release), "--manifest", str(manifest), "-o", str(html)], capsys)
+    assert "re-ran the verifier" in html.read_text()
+    document = json.loads(manifest.read_text())
+    del document["input"]["table"]
+    manifest.write_text(json.dumps(document))
+    code = main(["report", url, str(release), "--manifest", str(manifest), "-o", str(html),
+                 "--force"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "records no table or query" in err and err.count("\n") == 1

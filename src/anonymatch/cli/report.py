@@ -3,10 +3,11 @@ app)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -23,6 +24,9 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
+
+if TYPE_CHECKING:
+    from anonymatch.tables.io import CsvOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -148,6 +152,8 @@ def report_cmd(
     if original is not None:
         reading, said = _recorded_reading(manifest, reading)
     options = report_reading_options({k: v for k, v in reading.items()})
+    if original is not None and kind == "table":
+        options["csv"] = _database_source(manifest, original, options.get("csv"))
     options.update(population_report_options(population, kind, original, options.get("csv")))
     label, test = accuracy
     if (test is None) != (label is None):
@@ -208,6 +214,24 @@ _RECORDED = {
     "dedupe": "dedupe",
 }
 """``parameters.input_options`` key → the ``report`` parameter it stands for."""
+
+
+def _database_source(manifest: Any, original: str, csv: CsvOptions | None) -> CsvOptions:
+    """How to read ORIGINAL: for a database URL, the table or query its manifest records
+    (``input.table``/``input.query``; the password comes from the URL, ``PGPASSWORD`` or
+    ``~/.pgpass``, never from the manifest). O(1)."""
+    from anonymatch.tables.io import CsvOptions
+    from anonymatch.tables.io.sql import is_database_url
+
+    csv = csv or CsvOptions()
+    if not is_database_url(original):
+        return csv
+    recorded = manifest.get("input") if isinstance(manifest, dict) else None
+    table = recorded.get("table") if isinstance(recorded, dict) else None
+    query = recorded.get("query") if isinstance(recorded, dict) else None
+    if table is None and query is None:
+        raise InputError("the manifest records no table or query for a database ORIGINAL")
+    return dataclasses.replace(csv, table=table, query=query)
 
 
 def _recorded_reading(manifest: Any, reading: dict[str, Any]) -> tuple[dict[str, Any], str]:
