@@ -389,6 +389,28 @@ def check_output_table(text: str, table: str | None, force: bool) -> None:
         )
 
 
+def _insert_method(connection: Any) -> Any:
+    """How ``DataFrame.to_sql`` inserts rows on ``connection``: PostgreSQL's ``COPY … FROM
+    STDIN`` (:func:`_copy_rows`), else pandas' default INSERTs."""
+    return _copy_rows if connection.dialect.name == "postgresql" else None
+
+
+def _copy_rows(table: Any, connection: Any, keys: list[str], data_iter: Any) -> int:
+    """pandas' ``to_sql`` insertion by PostgreSQL's ``COPY`` (psycopg 3's ``cursor.copy``):
+    one stream per batch instead of INSERT statements, on the same connection, so in the same
+    transaction. Returns the rows written. O(rows)."""
+    quote = connection.dialect.identifier_preparer.quote
+    target = ".".join(quote(part) for part in (table.schema, table.name) if part)
+    columns = ", ".join(quote(key) for key in keys)
+    rows = 0
+    cursor = connection.connection.cursor()
+    with cursor, cursor.copy(f"COPY {target} ({columns}) FROM STDIN") as copy:
+        for row in data_iter:
+            copy.write_row(row)
+            rows += 1
+    return rows
+
+
 def write_sql_release(
     text: str,
     table: str,
@@ -417,7 +439,8 @@ def write_sql_release(
                     quoted = connection.dialect.identifier_preparer.quote
                     source = ".".join(quoted(p) for p in (schema, name) if p)
                     connection.exec_driver_sql(f"DROP TABLE {source}")
-                frame.to_sql(name, connection, schema=schema, index=False, if_exists="fail")
+                frame.to_sql(name, connection, schema=schema, index=False, if_exists="fail",
+                             method=_insert_method(connection))  # fmt: skip
                 if typing is not None:
                     write_typing(connection, table, typing)
         except sa_exc.SQLAlchemyError as exc:
@@ -489,7 +512,7 @@ class SqlReleaseWriter:
         frame = table.to_pandas()
         try:
             frame.to_sql(self.name, self._connection, schema=self.schema, index=False,
-                         if_exists="append")  # fmt: skip
+                         if_exists="append", method=_insert_method(self._connection))  # fmt: skip
         except (sa_exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
             raise self._failed(exc) from None
         self.rows += table.num_rows
