@@ -1,4 +1,5 @@
-"""heart_statlog and UCI Adult round trips through PostgreSQL and SQLite against the CSV path.
+"""heart_statlog and UCI Adult round trips through PostgreSQL, SQLite, SPSS and Stata files
+against the CSV path.
 
 Starts a throwaway PostgreSQL server (``tests/pgserver.py``: initdb in a temporary directory,
 Unix socket only), loads each data set into a table, then times in fresh processes (after one
@@ -88,6 +89,38 @@ def datasets() -> dict[str, tuple[pd.DataFrame, list[str]]]:
     }
 
 
+LABELS = {"sex": {0: "female", 1: "male"}, "target": {1: "absent", 2: "present"}}
+"""heart_statlog's value labels in its SPSS and Stata files (the release must show them)."""
+
+
+def write_stats(frame: pd.DataFrame, name: str, tmp: Path) -> dict[str, str]:
+    """``frame`` as an SPSS ``.sav`` and a Stata ``.dta`` file with value labels on sex and
+    target and variable labels; {kind: path}. heart_statlog only: Adult's column names
+    (``education-num``) are not legal SPSS/Stata names."""
+    import pyreadstat
+
+    if name != "heart_statlog":
+        return {}
+    labels = LABELS
+    paths = {kind: str(tmp / f"{name}.{kind}") for kind in ("sav", "dta")}
+    pyreadstat.write_sav(frame, paths["sav"], variable_value_labels=labels,
+                         column_labels={c: c.upper() for c in frame.columns})  # fmt: skip
+    pyreadstat.write_dta(frame, paths["dta"], variable_value_labels=labels)
+    return paths
+
+
+def check_labels(name: str, release: str) -> None:
+    """The release shows the value labels (``female``, not ``0``); exits otherwise."""
+    if name != "heart_statlog":
+        return
+    import pyreadstat
+
+    read = pyreadstat.read_sav if release.endswith(".sav") else pyreadstat.read_dta
+    frame, _ = read(release)
+    if set(frame["sex"].astype(str)) != {"female", "male"}:
+        sys.exit(f"{release}: value labels lost (sex shows {sorted(set(frame['sex']))[:4]})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
@@ -111,6 +144,7 @@ def main() -> None:
             qi_only = [options[0], options[1], options[2], options[3]]
             na = ["--na-values", "?", "--drop-missing"] if name == "adult" else []
             release = str(Path(tmp) / f"{name}_release.csv")
+            stats = write_stats(frame, name, Path(tmp))
             paths = {
                 "csv": (
                     [str(csv), "-o", release],
@@ -124,6 +158,13 @@ def main() -> None:
                     [lite, "--table", name, "-o", lite, "--output-table", f"{name}_release"],
                     None,
                 ),
+                **{
+                    kind: (
+                        [path, "-o", f"{path}.release.{kind}"],
+                        ["verify", path, f"{path}.release.{kind}", "-k", "10", *qi_only, *na],
+                    )
+                    for kind, path in stats.items()
+                },
             }
             for path, (io, verify) in paths.items():
                 times, verify_times = [], []
@@ -143,6 +184,8 @@ def main() -> None:
                     if attempt:
                         times.append(seconds)
                         verify_times.append(verify_seconds)
+                if path in stats:
+                    check_labels(name, f"{stats[path]}.release.{path}")
                 results[f"{name}/{path}"] = {
                     "anonymize_s": statistics.median(times),
                     "verify_s": statistics.median(verify_times),
@@ -155,7 +198,7 @@ def main() -> None:
     dump("sources_roundtrip", results)
     body = "\n".join(
         [
-            "## Round trips through PostgreSQL and SQLite (issue 30)",
+            "## Round trips through PostgreSQL, SQLite, SPSS and Stata (issue 30)",
             "",
             "`python benchmarks/sources_roundtrip.py --repeats "
             f"{args.repeats}`: hungarian, k = 10, in-memory path (`--executor threads`), "
@@ -164,7 +207,10 @@ def main() -> None:
             "(`--output-table`) for the SQL rows, CSV file to CSV file for the csv rows; "
             "*verify* checks the release (read back from the database for the SQL rows) "
             "against the original read from the same source. PostgreSQL: a local server on a "
-            "Unix socket (`tests/pgserver.py`).",
+            "Unix socket (`tests/pgserver.py`). sav/dta (heart_statlog only; Adult's column "
+            "names are not legal SPSS/Stata names): the data written by pyreadstat with "
+            "value labels on sex and target, the release written in the "
+            "same format; the run checks that the release shows the labels (`female`, not `0`).",
             "",
             "| data | source | rows | anonymize (s) | verify (s) |",
             "|---|---|---:|---:|---:|",
