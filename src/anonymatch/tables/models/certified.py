@@ -31,6 +31,7 @@ O(pairs·√n) for the matching, O(n·k) for the windows; memory O(pairs·k).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -215,32 +216,12 @@ def check_certified(
             model.column, published_table[model.column], original_table[model.column], model.ordered
         )
         if not exists:
-            checks.append(
-                SensitiveCheck(
-                    model.column,
-                    model.describe(),
-                    False,
-                    original.n,
-                    original.n,
-                    0,
-                    None,
-                    None,
-                    "the certified ring graph does not fit the release and the original",
-                )
-            )
+            reason = "the certified ring graph does not fit the release and the original"
+            checks.append(SensitiveCheck.failed(model, original.n, reason))
             continue
         check = check_model(cand, sens, model)
         if not check.passed:
-            check = SensitiveCheck(
-                check.column,
-                check.model,
-                False,
-                check.people,
-                check.failing,
-                check.homogeneous,
-                check.worst_l,
-                check.worst_emd,
-                "some draw fails: " + check.reason.replace("people", "ring windows or classes"),
-            )
+            windows = check.reason.replace("people", "ring windows or classes")
+            check = dataclasses.replace(check, reason="some draw fails: " + windows)
         checks.append(check)
     return checks

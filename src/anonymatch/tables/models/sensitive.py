@@ -507,6 +507,12 @@ class SensitiveCheck:
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
+    @classmethod
+    def failed(cls, model: SensitiveModel, people: int, reason: str) -> SensitiveCheck:
+        """The check of ``model`` failed for all ``people`` before any figure (``reason``:
+        why the candidates could not be built)."""
+        return cls(model.column, model.describe(), False, people, people, 0, None, None, reason)
+
 
 def check_model(
     cand: sp.csr_array, sens: EncodedSensitive, model: SensitiveModel
@@ -598,19 +604,8 @@ def check_release(
             model.ordered,
         )
         if cand is None:
-            checks.append(
-                SensitiveCheck(
-                    model.column,
-                    model.describe(),
-                    False,
-                    original.n,
-                    original.n,
-                    0,
-                    None,
-                    None,
-                    "the compatibility graph has no perfect matching",
-                )
-            )
+            reason = "the compatibility graph has no perfect matching"
+            checks.append(SensitiveCheck.failed(model, original.n, reason))
         else:
             checks.append(check_model(cand, sens, model))
     return checks
