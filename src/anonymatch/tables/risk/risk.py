@@ -48,7 +48,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import param
@@ -67,7 +66,7 @@ from anonymatch.tables.models.sensitive import (
     grouped_person_stats,
 )
 from anonymatch.tables.pipeline import prepare
-from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.recode import GeneralizedQI, published_groups
 
 SCHEMA = "anonymatch-risk/1"
 """The ``schema`` key of a risk report's JSON."""
@@ -429,21 +428,10 @@ def _has_k_factor(cand: GroupedCandidates, k: int) -> bool:
 
 
 def _identical_rows(cells: GeneralizedQI) -> tuple[int, int]:
-    """(smallest group, number of groups) of published rows with identical QI cells.
-    O(n·d log n) plus the size of the categorical cells."""
-    n = cells.n
-    columns = [cells.num_lo, cells.num_hi]
-    for a, sets in enumerate(cells.cat_sets):
-        s = sp.csr_array(sets)
-        s.sort_indices()
-        keys = [
-            b"*" if cells.cat_star[j, a] else s.indices[s.indptr[j] : s.indptr[j + 1]].tobytes()
-            for j in range(n)
-        ]
-        codes, _ = pd.factorize(pd.Series(keys, dtype=object))
-        columns.append(codes.astype(np.float64)[:, None])
-    _, counts = np.unique(np.hstack(columns), axis=0, return_counts=True)
-    return int(counts.min()), len(counts)
+    """(smallest group, number of groups) of published rows with identical QI cells
+    (``recode.published_groups``). O(n·d + n log n) plus the size of the categorical cells."""
+    _, _, mult = published_groups(cells)
+    return int(mult.min()), len(mult)
 
 
 def _baseline(keys: np.ndarray, threshold: float) -> BaselineRisk:
