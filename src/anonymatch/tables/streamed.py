@@ -53,7 +53,6 @@ from typing import cast
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import scipy.sparse as sp
 from tqdm import tqdm
 
 from anonymatch.core import lifecycle
@@ -100,7 +99,7 @@ from anonymatch.tables.models.sensitive import (
     merge_checks,
 )
 from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
+from anonymatch.tables.recode import GeneralizedQI, concat_cells, published_groups, recode
 from anonymatch.tables.verify import verify
 
 DEFAULT_CHUNK_ROWS = 50_000
@@ -382,7 +381,7 @@ def check_sensitive_partitions(
         rows = np.arange(job.bounds[p], job.bounds[p + 1])
         cells = written.take(rows)
         shown = target.take(preimage[rows])  # the values on the partition's published rows
-        groups = identical_rows(cells)
+        _, groups, _ = published_groups(cells)
         bad = _failing_group(shown, groups)
         if bad is not None:
             unmet = shown.take(np.flatnonzero(groups == bad)).first_unmet()
@@ -413,37 +412,6 @@ def check_sensitive_partitions(
             previous = merged[s]
             merged[s] = check if previous is None else merge_checks(previous, check)
     return None, tuple(c for c in merged if c is not None)
-
-
-def identical_rows(cells: GeneralizedQI) -> np.ndarray:
-    """Group labels 0..G−1 of published rows with identical cells (suppressed cells compare
-    equal whatever their stored bounds or sets). Exact, no hashing. O(n·w log n) for rows of
-    w numbers (2 per numeric QI, the largest categorical set per categorical QI)."""
-    n = cells.n
-    if n == 0:
-        return np.empty(0, np.int64)
-    num_star = cells.num_star
-    keys = [
-        np.where(num_star, 0.0, cells.num_lo).view(np.int64),  # bit patterns: exact
-        np.where(num_star, 0.0, cells.num_hi).view(np.int64),
-        num_star.astype(np.int64),
-        cells.cat_star.astype(np.int64),
-    ]
-    for a, sets in enumerate(cells.cat_sets):
-        m = sp.csr_array(sets, copy=True)
-        m.eliminate_zeros()
-        m.sort_indices()
-        size = np.diff(m.indptr)
-        width = int(size.max()) if len(size) else 0
-        padded = np.full((n, width + 1), -1, np.int64)
-        padded[:, 0] = size
-        row = np.repeat(np.arange(n), size)
-        padded[row, 1 + np.arange(len(row)) - np.repeat(m.indptr[:-1], size)] = m.indices
-        padded[cells.cat_star[:, a]] = -2  # a suppressed cell's set does not count
-        keys.append(padded)
-    key = np.hstack([k.reshape(n, -1) for k in keys])
-    _, labels = np.unique(key, axis=0, return_inverse=True)
-    return labels.reshape(-1).astype(np.int64)
 
 
 def _failing_group(shown: SensitiveTarget, groups: np.ndarray) -> int | None:
