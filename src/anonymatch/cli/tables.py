@@ -39,6 +39,7 @@ from anonymatch.cli.options import (
     execution_group,
     executor_options,
     exit_verdict,
+    in_cli_words,
     json_default,
     kmap_check_options,
     output_options,
@@ -734,6 +735,10 @@ def verify(
     if check.models and check.certificate is None:  # a ring release: every draw (§6)
         check = check.replace(certificate=_manifest_certificate(manifest))
     report = verify_release(pub, orig, check)
+    if manifest is not None:  # its manifest was read: no certificate to point at
+        from anonymatch.tables.pipeline import RING_HINT
+
+        report = dataclasses.replace(report, reason=report.reason.removesuffix(RING_HINT))
     kmap_figures = _check_kmap(orig, pub, check, kmap, csv)
     passed = report.passed and (kmap_figures is None or bool(kmap_figures["passed"]))
     if as_json:
@@ -745,7 +750,8 @@ def verify(
     else:
         status = "PASS" if report.passed else "FAIL"
         click.echo(
-            f"{status}: {report.reason}; k = {check.k}, {report.n_original} originals,"
+            f"{status}: {in_cli_words(report.reason)}; k = {check.k},"
+            f" {report.n_original} originals,"
             f" {report.n_published} published rows"
             + (f" ({report.suppressed} people suppressed)" if report.suppressed else "")
             + ", fewest matches per original"
@@ -788,16 +794,17 @@ def _echo_sensitive(check: dict[str, Any]) -> None:
     """One line per checked sensitive model."""
     model = check["model"]
     what = []
-    if "l" in model:
+    worst_l, worst_emd = check.get("worst_l"), check.get("worst_emd")
+    if "l" in model:  # no figure when the check failed before any (``SensitiveCheck.failed``)
         extra = f", c = {model['c']:g}" if model["diversity"] == "recursive" else ""
         what.append(
             f"{model['diversity']} l-diversity l = {model['l']}{extra}"
-            f" (weakest person: {check['worst_l']:.3g})"
+            + (f" (weakest person: {worst_l:.3g})" if worst_l is not None else "")
         )
     if "t" in model:
         what.append(
             f"t-closeness t = {model['t']:g}, {model['ground_distance']} distance"
-            f" (largest distance {check['worst_emd']:.3f})"
+            + (f" (largest distance {worst_emd:.3f})" if worst_emd is not None else "")
         )
     click.echo(
         f"sensitive {check['column']!r}: {'PASS' if check['passed'] else 'FAIL'} - "
