@@ -1231,6 +1231,15 @@ def _claimed(func: F) -> F:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
 @click.option("--force", is_flag=True, help="Replace an existing report.")
+@click.option(
+    "--manifest",
+    default=None,
+    is_eager=True,
+    callback=manifest_callback,
+    help="The release's JSON manifest (anonymize --report): k, QIs and sensitive columns are "
+    "taken from it unless given; a ring release's certificate (guarantee.certificate) makes "
+    "the sensitive figures those of the attacker who knows the certified graph.",
+)
 @population_options
 @verbosity_options
 @qi_type_options
@@ -1247,6 +1256,7 @@ def risk_cmd(
     quiet: bool,
     csv: CsvOptions,
     population: PopulationFlags,
+    manifest: str | None,
 ) -> None:
     """Measure the re-identification risk of a table release.
 
@@ -1257,11 +1267,14 @@ def risk_cmd(
     a release of ORIGINAL. --population FILE adds the figures against the population the
     original was sampled from (k-map, journalist and marketer risk, population uniques,
     delta-presence); --sampling-fraction or --weights estimate population uniqueness from the
-    sample alone."""
+    sample alone. With --manifest of a ring release, the sensitive figures are over the graph
+    its certificate proves (every draw); otherwise over each person's candidate rows."""
     from anonymatch import __version__
     from anonymatch.core.manifest import utc_now, write_manifest
     from anonymatch.tables.risk.risk import assess, check_threshold
 
+    if check.schema.sensitive:
+        check = check.replace(certificate=_manifest_certificate(manifest))
     threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
     pub = read_release(release, _release_table())
@@ -1294,6 +1307,16 @@ def risk_cmd(
         _print_risk(report, quiet)
         if beyond is not None:
             print_population(beyond)
+
+
+_RISK_BASIS = {
+    "candidates": "sensitive figures: candidate-based (over each person's candidate rows); for "
+    "a release made of sensitive rings, pass its manifest (--manifest) for the posterior of "
+    "the attacker who knows its certified graph",
+    "certificate": "sensitive figures: over the graph the manifest's ring certificate proves "
+    "(a ring window's k rows, a class's rows), the same for every draw (docs/guarantees/"
+    "sensitive.md §6)",
+}
 
 
 def _print_risk(report: Any, quiet: bool) -> None:
@@ -1336,11 +1359,13 @@ def _print_risk(report: Any, quiet: bool) -> None:
         click.echo(
             f"  fewest distinct values      {s.min_distinct} (effective l {s.min_effective_l:.2f})"
         )
-        if s.mechanism_bound_max is not None:
+        if s.mechanism_bound_max is not None and report.basis == "candidates":
             click.echo(
                 f"  bound min(1, c/k), k = {report.k}  max {s.mechanism_bound_max:.4f}, "
                 f"{_share(s.mechanism_disclosed, report.people)} at 1"
             )
+    if report.sensitive:
+        click.echo(_RISK_BASIS[report.basis])
     if not quiet:
         import textwrap
 
