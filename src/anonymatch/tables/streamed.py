@@ -19,9 +19,12 @@ cluster, verified partition by partition, written atomically (Doka et al. §8.1 
 
 With sensitive models (``--l``/``--t``) the scan also codes the sensitive columns through
 global dictionaries, each partition publishes classes that satisfy the models
-(``methods.diverse.diverse_clusters`` on the partition as one segment) and the models are
+(``methods.diverse.diverse_clusters`` on the partition as one segment) — or, where cheaper, a
+sensitive ring drawn among its k shifts (``methods.circulant``, as in memory; the manifest
+then carries the rings' certificate, ``verify --manifest`` checks it) — and the models are
 checked partition by partition (``check_sensitive_partitions``); a partition that cannot
-satisfy them stops the run (InfeasibleError, nothing written), docs/guarantees/sensitive.md §4.
+satisfy them stops the run (InfeasibleError, nothing written), docs/guarantees/sensitive.md §4
+and §6.
 
 Release layout: partitions follow the lexicographic order of the originals, rows are shuffled
 within each partition, and the manifest records ``layout = "partitioned"`` and the partition
