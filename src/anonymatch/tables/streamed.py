@@ -643,10 +643,13 @@ def anonymize_file(
     Notes
     -----
     ``job.models`` (ℓ-diversity / t-closeness; a sensitive column also in ``numeric`` gets the
-    ordered distance): each partition then publishes classes that satisfy the models
-    (``anonymize_chunk``), checked partition by partition (``check_sensitive_partitions``), and
-    the manifest gets ``guarantee.sensitive`` and ``verification.sensitive`` as on the in-memory
-    path. The sensitive values are coded during the scan, one int64 per row and model.
+    ordered distance): each partition then publishes classes that satisfy the models, or a
+    sensitive ring where cheaper (``anonymize_chunk``), checked partition by partition
+    (``check_sensitive_partitions``), and the manifest gets ``guarantee.sensitive``,
+    ``verification.sensitive``, ``guarantee.construction``, ``verification.ring_records`` and,
+    with rings, ``guarantee.certificate`` (every ring's release rows; O(ring records) ints in
+    the driver) as on the in-memory path. The sensitive values are coded during the scan, one
+    int64 per row and model.
 
     Raises InputError, InfeasibleError (k > rows; a model that the whole table — checked before
     any partition is anonymized — or one partition cannot satisfy) or VerificationError (a

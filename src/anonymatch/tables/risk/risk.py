@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -323,7 +323,8 @@ def assess(
     report = assess_cells(data, enc, cells, release, schema, k, threshold, dropped)
     if check.certificate is None:
         return report
-    return certified_sensitive(report, CertifiedInput(data, enc, cells, release, schema), check)
+    inputs = CertifiedInput(data, enc, cells, release, schema)
+    return certified_sensitive(report, inputs, check.certificate)
 
 
 @dataclass(frozen=True)
@@ -340,21 +341,21 @@ class CertifiedInput:
 
 
 def certified_sensitive(
-    report: RiskReport, inputs: CertifiedInput, check: ReleaseCheck
+    report: RiskReport, inputs: CertifiedInput, certificate: Mapping[str, object]
 ) -> RiskReport:
-    """``report`` with its sensitive figures computed over the graph that ``check``'s ring
-    certificate proves (``models.certified``), for the attacker of docs/guarantees/sensitive.md
-    §6 who knows it: a ring position's posterior P(s = v | release) is the share of v among the
-    k rows of its window (the same under every draw), a class row's is its class's share
-    (§3). One unit per person (``certified.units``), as in the benchmark's table; homogeneous:
-    units whose rows all show one value; the mechanism bound is the posterior itself (every
-    unit has k rows on a ring). Raises InputError if the certificate is malformed or its graph
-    does not fit the release and the original. Time: the compatibility and matching of
-    ``certified.structure_exists``, plus O(n·k) per sensitive column."""
+    """``report`` with its sensitive figures computed over the graph that the ring
+    ``certificate`` (a manifest's ``guarantee.certificate``) proves (``models.certified``), for
+    the attacker of docs/guarantees/sensitive.md §6 who knows it: a ring position's posterior
+    P(s = v | release) is the share of v among the k rows of its window (the same under every
+    draw), a class row's is its class's share (§3). One unit per person (``certified.units``),
+    as in the benchmark's table; homogeneous: units whose rows all show one value; the
+    mechanism bound is the posterior itself (every unit has k rows on a ring). Raises
+    InputError if the certificate is malformed or its graph does not fit the release and the
+    original. Time: the compatibility and matching of ``certified.structure_exists``, plus
+    O(n·k) per sensitive column."""
     from anonymatch.tables.models.certified import parse_certificate, structure_exists, units
 
-    assert check.certificate is not None
-    k, rings = parse_certificate(check.certificate, inputs.cells.n)
+    k, rings = parse_certificate(certificate, inputs.cells.n)
     if not structure_exists(inputs.cells, inputs.enc, k, rings):
         raise InputError(
             f"the ring graph of {param('certificate')} does not fit the release and the original"
