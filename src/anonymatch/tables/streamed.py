@@ -282,7 +282,9 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
     cost per partition (e.g. Hungarian O(k·P³)) plus O(chunk·d) formatting and parsing.
 
     With sensitive models each partition is one segment of ``diverse_clusters``: classes of
-    ≥ k of its records that satisfy the models, published as bicliques. A partition whose
+    ≥ k of its records that satisfy the models, published as bicliques — or a sensitive ring
+    drawn among its k shifts where one costs less GCP (``_sensitive_partition``; its rows go
+    to the certificate, ``ChunkResult.rings``). A partition whose
     records cannot, even as one class, makes the chunk report ``infeasible`` (nothing of it is
     published); the greedy clustering itself falls back to that one class, so no other case
     fails. Partitions are not merged across chunks, unlike in memory (``diverse_clusters``
