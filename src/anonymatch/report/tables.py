@@ -126,6 +126,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     # mechanism-aware bound on sensitive values
     k = _claimed_k(manifest) if schema.sensitive else None
     figures = assess_cells(data, enc, cells, release, schema, k, inputs.threshold)
+    figures = _certified_risk(figures, manifest, (data, enc, cells, release, schema))
     _risk(risk, figures, limits, bool((manifest.get("guarantee") or {}).get("sensitive")))
     _population(risk, manifest, (data, release), schema, options, (na, drop_missing))
     _leakage_table(risk, leakage)
@@ -432,11 +433,35 @@ def _risk(section: Section, report: RiskReport, limits: list[str], modelled: boo
                  "most common in the table", "distance to the table (max)", "fewest distinct",
                  "bound min(1, c/k) at 1"],
                 rows,
-                caption="Homogeneous records: every candidate shows the same value, so the "
-                "attacker learns it.",
+                caption=(
+                    "Homogeneous records: every candidate shows the same value, so the "
+                    "attacker learns it."
+                    if report.basis == "candidates"
+                    else "Over the graph the manifest's ring certificate proves (a ring "
+                    "window's k rows, a class's rows), the same for every draw: a person's "
+                    "posterior is each value's share there; homogeneous: one value only."
+                ),
             )
         )  # fmt: skip
     section.bullets += list(report.explanation)
+
+
+def _certified_risk(
+    figures: RiskReport, manifest: Mapping[str, Any], inputs: tuple[Any, ...]
+) -> RiskReport:
+    """A ring release's sensitive figures over the graph its manifest's certificate proves
+    (``risk.certified_sensitive``, what ``risk --manifest`` prints); the candidate-based
+    ``figures`` otherwise, or when the certificate does not fit (the verification section
+    says so)."""
+    certificate = (manifest.get("guarantee") or {}).get("certificate")
+    if not figures.sensitive or not isinstance(certificate, Mapping):
+        return figures
+    from anonymatch.tables.risk.risk import CertifiedInput, certified_sensitive
+
+    try:
+        return certified_sensitive(figures, CertifiedInput(*inputs), certificate)
+    except InputError:
+        return figures
 
 
 def _posterior_text(post_max: float, post_mean: float, prior: float) -> str:

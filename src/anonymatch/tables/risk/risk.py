@@ -42,8 +42,9 @@ groups), so a release of one class of n identical rows needs O(n), not n² pairs
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +65,7 @@ from anonymatch.tables.models.sensitive import (
     encode_sensitive,
     grouped_candidates,
     grouped_person_stats,
+    person_stats,
 )
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import GeneralizedQI, published_groups
@@ -236,6 +238,10 @@ class RiskReport:
     sensitive: tuple[SensitiveRisk, ...]
     original: BaselineRisk
     explanation: tuple[str, ...]
+    basis: str = "candidates"
+    """What the sensitive figures are computed over: ``candidates`` (each person's candidate
+    rows), or ``certificate`` (the graph a ring release's certificate proves, for the attacker
+    who knows it: ``certified_sensitive``)."""
 
     @property
     def threshold(self) -> float:
@@ -260,6 +266,7 @@ class RiskReport:
                 "k": self.k,
                 "threshold": self.threshold,
                 "dropped_missing": self.dropped_missing,
+                "sensitive_basis": self.basis,
             },
             "release": release,
             "sensitive": {s.column: s.to_dict() for s in self.sensitive},
@@ -312,7 +319,82 @@ def assess(
             f"the release does not match the original: it has {cells.n} rows, the original "
             f"{n}{hint}"
         )
-    return assess_cells(data, enc, cells, release, schema, k, threshold, dropped)
+    report = assess_cells(data, enc, cells, release, schema, k, threshold, dropped)
+    if check.certificate is None:
+        return report
+    inputs = CertifiedInput(data, enc, cells, release, schema)
+    return certified_sensitive(report, inputs, check.certificate)
+
+
+@dataclass(frozen=True)
+class CertifiedInput:
+    """What ``certified_sensitive`` reads: the prepared original (``data``, ``enc``), the
+    parsed release (``cells``) and its table (``release``, for the sensitive columns), and the
+    columns' roles (``schema``)."""
+
+    data: pd.DataFrame
+    enc: EncodedQI
+    cells: GeneralizedQI
+    release: pd.DataFrame
+    schema: Schema
+
+
+def certified_sensitive(
+    report: RiskReport, inputs: CertifiedInput, certificate: Mapping[str, object]
+) -> RiskReport:
+    """``report`` with its sensitive figures computed over the graph that the ring
+    ``certificate`` (a manifest's ``guarantee.certificate``) proves (``models.certified``), for
+    the attacker of docs/guarantees/sensitive.md §6 who knows it: a ring position's posterior
+    P(s = v | release) is the share of v among the k rows of its window (the same under every
+    draw), a class row's is its class's share (§3). One unit per person (``certified.units``),
+    as in the benchmark's table; homogeneous: units whose rows all show one value; the
+    mechanism bound is the posterior itself (every unit has k rows on a ring). Raises
+    InputError if the certificate is malformed or its graph does not fit the release and the
+    original. Time: the compatibility and matching of ``certified.structure_exists``, plus
+    O(n·k) per sensitive column."""
+    from anonymatch.tables.models.certified import parse_certificate, structure_exists, units
+
+    k, rings = parse_certificate(certificate, inputs.cells.n)
+    if not structure_exists(inputs.cells, inputs.enc, k, rings):
+        raise InputError(
+            f"the ring graph of {param('certificate')} does not fit the release and the original"
+        )
+    cand = units(inputs.cells, k, rings)
+    num = inputs.schema.numeric
+    sens = []
+    for name in inputs.schema.sensitive:
+        enc = encode_sensitive(name, inputs.release[name], inputs.data[name], name in num)
+        stats = person_stats(cand, enc, SensitiveModel(name, t=1.0, ordered=name in num))
+        assert stats.emd is not None
+        posterior = stats.top / stats.size
+        homogeneous = int((stats.distinct == 1).sum())
+        n = len(stats.size)
+        sens.append(
+            SensitiveRisk(
+                column=name,
+                ground_distance="ordered" if name in num else "equal",
+                values=int(np.count_nonzero(np.bincount(enc.original, minlength=enc.m))),
+                prior_max=float(enc.table_distribution().max()),
+                homogeneous=homogeneous,
+                homogeneous_share=homogeneous / n,
+                posterior_max=float(posterior.max()),
+                posterior_mean=float(posterior.mean()),
+                posterior_half_share=float((posterior >= 0.5).mean()),
+                posterior_one_share=float((stats.top == stats.size).mean()),
+                distance_max=float(stats.emd.max()),
+                distance_mean=float(stats.emd.mean()),
+                min_distinct=int(stats.distinct.min()),
+                min_effective_l=float(np.exp(stats.entropy.min())),
+                mechanism_bound_max=float(posterior.max()) if report.k is not None else None,
+                mechanism_disclosed=(
+                    int((stats.top == stats.size).sum()) if report.k is not None else None
+                ),
+            )
+        )
+    explanation = explain(report.candidates.min, report.class_k, sens)
+    return dataclasses.replace(
+        report, sensitive=tuple(sens), explanation=explanation, basis="certificate"
+    )
 
 
 def assess_cells(
