@@ -69,3 +69,29 @@ def test_html_report_shows_the_accuracy_given_a_test_table(tmp_path) -> None:
     )
     assert "Accuracy predicting &#39;y&#39; on the 60 original rows" in html
     assert "trained on the release" in html
+
+
+def test_html_report_accuracy_without_missing_rows(tmp_path) -> None:
+    """A release made with --drop-missing: the test table's rows with a missing QI are left
+    out too, and the original's model trains on the rows the release was made of."""
+    import json
+
+    from anonymatch.cli import main
+    from anonymatch.report import build_report
+
+    orig, test = frame(120, 3).astype(str), frame(60, 4).astype(str)
+    orig.loc[::10, "sex"] = "?"
+    test.loc[::6, "age"] = "?"  # 10 of 60
+    orig.to_csv(tmp_path / "o.csv", index=False)
+    test.to_csv(tmp_path / "t.csv", index=False)
+    out, manifest = tmp_path / "r.csv", tmp_path / "r.json"
+    args = ["anonymize", str(tmp_path / "o.csv"), "-o", str(out), "--k", "3", "--qi", "age,sex"]
+    args += ["--numeric", "age", "--drop-missing", "--seed", "1", "-q", "--report", str(manifest)]
+    assert main(args) == 0
+    html = build_report(
+        json.loads(manifest.read_text()),
+        tmp_path / "o.csv",
+        out,
+        options={"test": tmp_path / "t.csv", "classify": "y"},
+    )
+    assert "Accuracy predicting &#39;y&#39; on the 50 original rows" in html
