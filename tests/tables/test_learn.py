@@ -95,3 +95,12 @@ def test_html_report_accuracy_without_missing_rows(tmp_path) -> None:
         options={"test": tmp_path / "t.csv", "classify": "y"},
     )
     assert "Accuracy predicting &#39;y&#39; on the 50 original rows" in html
+
+
+def test_test_labels_written_differently_are_refused() -> None:
+    """adult.test writes the label '>50K.' where adult.data writes '>50K': every accuracy
+    would be 0 — refused, naming both spellings."""
+    df, test = frame(60, 0), frame(30, 1)
+    test["y"] = test["y"] + "."
+    with pytest.raises(InputError, match=r"labels \('no\.', 'yes\.'\) are none of the original"):
+        learn(df, [df], target="y", test=test)
