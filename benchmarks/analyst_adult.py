@@ -41,6 +41,7 @@ Usage: python benchmarks/analyst_adult.py [--ks 5,10,20,50,100] [--qi-ks 10,50,1
        [--methods hungarian,sortgreedy,mondrian,anjana] [--repeats 20] [--m 10]
        [--parts full,qi,models,tables,rubin] [--from-json]
        [--table-methods hungarian,mondrian,anjana,mondrian-public]
+       [--model-methods hungarian,mondrian,anjana]
 The peers need ANJANA importable (e.g. PYTHONPATH=/tmp/a2/pylib, installed --no-deps with
 pycanon and beartype) and the public Mondrian's checkout ($MONDRIAN_PEER).
 Parts run by separate invocations (or processes) add up in benchmarks/results/analyst_adult.json;
@@ -217,24 +218,62 @@ def public_mondrian(
             if c not in rel.columns:
                 rel[c] = data[c].to_numpy()
         rel = rel[list(data.columns)].reset_index(drop=True)
-    return typed(rel, qi, numeric, path), wall
+    release = typed(rel, qi, numeric, path)
+    release.attrs["aligned"] = data is not None  # Adult: the peer's own row order
+    return release, wall
 
 
-def verified(rel: pd.DataFrame, data: pd.DataFrame, spec: dict[str, object], k: int) -> object:
-    """Our independent verifier on a peer's release (rows in ``data``'s order): True or False,
-    or "out of memory" when ``verify_release`` needs more than 6 GiB (then ``class_check``,
-    smallest class ≥ k and every cell truthful, is the proof, reported as "classes")."""
-    from _anjana import class_check, verify_capped
+def verified(
+    rel: pd.DataFrame,
+    data: pd.DataFrame,
+    spec: dict[str, object],
+    k: int,
+    model: dict[str, object] | None = None,
+) -> object:
+    """Our independent verifier on a peer's release: True or False (k, and ``model`` — ℓ or
+    t on the label — when given). ``verify_release`` runs in a child capped at 4 GiB; if it
+    needs more, ``_anjana.class_check`` (smallest class ≥ k, every cell truthful: a proof of
+    k for a class-based release whose rows are in ``data``'s order; with a model, every class
+    satisfying it too: ``sensitive_adult.class_check``) decides, reported as "classes", or
+    "unverified" when the rows are in the peer's own order."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from _anjana import _cap_memory, class_check
 
     from anonymatch.tables.columns.schema import Schema
+    from anonymatch.tables.job import ReleaseCheck
 
     qi, numeric = list(spec["qi"]), list(spec["numeric"])  # type: ignore[call-overload]
     text = pd.read_csv(rel.attrs["path"], dtype=str, keep_default_na=False)
-    passed = verify_capped(text, data, k, Schema.build(qi, numeric), limit_gib=6.0)
-    if passed is None:
-        smallest, truthful = class_check(text, data, qi, numeric)
-        return "classes" if smallest >= k and truthful else False
-    return passed
+    schema = Schema.build(qi, numeric, [str(spec["label"])] if model else [])
+    check = ReleaseCheck.of(schema, k=k, **(model or {}))
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(1, context, _cap_memory, (4 * 2**30,)) as pool:
+        try:
+            return bool(pool.submit(_passes, text, data, check).result())
+        except (MemoryError, BrokenProcessPool):
+            pass
+    if not rel.attrs.get("aligned", True):
+        return "unverified"
+    if model:  # class by class: ≥ k rows, truthful, and the model (sensitive_adult's check)
+        from sensitive_adult import class_check as class_models
+
+        from anonymatch.tables.models.sensitive import build_models
+
+        label = str(spec["label"])
+        models = build_models([label], model.get("l"), "distinct", None, model.get("t"))
+        passed, _ = class_models(text, data, qi, numeric, label, k, models)
+        return "classes" if passed else False
+    smallest, truthful = class_check(text, data, qi, numeric)
+    return "classes" if smallest >= k and truthful else False
+
+
+def _passes(text: pd.DataFrame, data: pd.DataFrame, check: object) -> bool:
+    from anonymatch.tables.pipeline import verify_release
+
+    return bool(verify_release(text, data, check).passed)  # type: ignore[arg-type]
 
 
 def have_anjana() -> bool:
@@ -283,8 +322,11 @@ def part_accuracy(args: argparse.Namespace, out: Path, qi_only: bool) -> dict[st
                 rel, wall = public_mondrian(k, out)
             else:
                 rel, wall = ours(train, ADULT, k, method, out)
+            row: dict[str, object] = {"k": k, "method": method, "anonymize_s": wall}
+            if method in PEERS:  # ours verify every release they make; the peers do not
+                row["verified"] = verified(rel, train, ADULT, k)
             scores, ceiling, floor = score(train, rel, test, ADULT, exclude)
-            rows.append({"k": k, "method": method, "anonymize_s": wall, **scores})
+            rows.append({**row, **scores})
             progress(f"{'qi' if qi_only else 'full'}", rows, ceiling, floor)
             print(
                 "qi" if qi_only else "full",
@@ -310,15 +352,17 @@ def part_models(args: argparse.Namespace, out: Path) -> dict[str, object]:
     models = [("ℓ = 2 (distinct)", {"l": 2}, "distinct", 2.0), ("t = 0.2", {"t": 0.2}, "t", 0.2)]
     rows: list[dict[str, object]] = []
     for name, model, kind, value in models:
-        for method in ("hungarian", "mondrian", "anjana"):
+        for method in args.model_methods.split(","):
             if method == "anjana" and not have_anjana():
                 continue
+            row: dict[str, object] = {"model": name, "method": method}
             if method == "anjana":
                 rel, wall = anjana(train, 10, out, kind, value)
+                row["verified"] = verified(rel, train, ADULT, 10, model)
             else:
                 rel, wall = ours(train, ADULT, 10, method, out, model=model)
             scores, ceiling, floor = score(train, rel, test, ADULT, ["education"])
-            rows.append({"model": name, "method": method, "anonymize_s": wall, **scores})
+            rows.append({**row, "anonymize_s": wall, **scores})
             progress("models", rows, ceiling, floor)
             print("models", name, method, scores, file=sys.stderr, flush=True)
     return {"rows": rows, "original": ceiling, "majority": floor}
@@ -485,6 +529,9 @@ def main() -> None:
         default="hungarian,mondrian,anjana,mondrian-public",
         help="The methods of the tables part.",
     )
+    parser.add_argument(
+        "--model-methods", default="hungarian,mondrian,anjana", help="The methods of models."
+    )
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--m", type=int, default=10)
     parser.add_argument("--parts", default=",".join(PARTS))
@@ -571,7 +618,9 @@ def accuracy_table(part: dict[str, object], index: str = "k") -> list[str]:
                 cells.append("—")
                 continue
             row = r.iloc[0]
-            mark = {"False": " ✗", "classes": " ᶜ"}.get(str(row.get("verified")), "")
+            mark = {"False": " ✗", "classes": " ᶜ", "unverified": " ?"}.get(
+                str(row.get("verified")), ""
+            )
             cells.append(f"{pct(row['logistic'])} / {pct(row['gradient_boosting'])}{mark}")
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
     ceiling = part["original"]
@@ -660,6 +709,10 @@ def write(saved: dict[str, object]) -> None:
             "",
             *accuracy_table(saved["qi"]),
         ]
+    adult = [pd.DataFrame(saved[p]["rows"]) for p in ("full", "qi", "models") if p in saved]
+    note = verification_note(pd.concat(adult, ignore_index=True)) if adult else ""
+    if note:
+        lines += ["", "Adult peers: " + note]
     image = plot(saved)
     if image:
         lines += ["", f"![Accuracy of models trained on Adult releases vs k]({image})"]
@@ -699,23 +752,33 @@ def write(saved: dict[str, object]) -> None:
     update_results("analyst_adult", "\n".join(lines))
 
 
+def verification_note(rows: pd.DataFrame) -> str:
+    """What our verifier said of the peers' releases among ``rows`` ("" if none recorded)."""
+    if "verified" not in rows.columns:
+        return ""
+    peers = rows[rows["method"].isin(PEERS) & rows["verified"].notna()]
+    if peers.empty:
+        return ""
+    said = peers["verified"].astype(str)
+    failed, classes = int((said == "False").sum()), int((said == "classes").sum())
+    unknown = int((said == "unverified").sum())
+    if failed == classes == unknown == 0:
+        return (
+            f"Every one of the {len(peers)} peer releases passed our verifier (`verify_release`"
+            " at its k, and the model where one is claimed; ours verify every release they make)."
+        )
+    return (
+        f"Of the {len(peers)} peer releases, {failed} **fail** our verifier (marked ✗), "
+        f"{classes} were too large for it and pass the class check instead (marked ᶜ), "
+        f"{unknown} could not be verified within 4 GiB (marked ?); the others passed."
+    )
+
+
 def peer_lines(tables: pd.DataFrame) -> list[str]:
     """How the peers ran on the other tables, and what our verifier said of their releases."""
-    if "verified" not in tables.columns:
+    said = verification_note(tables)
+    if not said:
         return []
-    peers = tables[tables["method"].isin(PEERS)]
-    if peers.empty:
-        return []
-    failed = peers[peers["verified"].astype(str) == "False"]
-    classes = peers[peers["verified"].astype(str) == "classes"]
-    said = (
-        f"Every one of the {len(peers)} peer releases passed our verifier"
-        " (`verify_release` at its k; ours verify every release they make)."
-        if failed.empty and classes.empty
-        else f"{len(failed)} of the {len(peers)} peer releases **fail** our verifier"
-        " (marked ✗); "
-        + f"{len(classes)} were too large for it and pass the class check instead (marked ᶜ)."
-    )
     return [
         "",
         "Peers on these tables: ANJANA (k-anonymity, `supp_level` 0 as on Adult) with ARX's FARS",
