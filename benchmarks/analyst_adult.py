@@ -95,6 +95,7 @@ QI = ADULT_QI.split(",")
 NUMERIC = ["age", "education-num"]
 PARTS = ("full", "qi", "models", "tables", "rubin", "halves")
 PEERS = ("anjana", "mondrian-public")
+METHOD_ORDER = ("hungarian", "sortgreedy", "mondrian", *PEERS)  # ours first, in the tables
 WEIGHTS = ("uniform", "marginal", "anchored")
 
 
@@ -608,7 +609,10 @@ def pct(x: float) -> str:
 
 def accuracy_table(part: dict[str, object], index: str = "k") -> list[str]:
     table = pd.DataFrame(part["rows"])
-    methods = list(dict.fromkeys(table["method"]))
+    methods = sorted(
+        dict.fromkeys(table["method"]),
+        key=lambda m: METHOD_ORDER.index(m) if m in METHOD_ORDER else len(METHOD_ORDER),
+    )
     lines = ["| " + index + " | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
     for key in dict.fromkeys(table[index]):
         cells = []
@@ -665,14 +669,18 @@ def write(saved: dict[str, object]) -> None:
     lines = [
         "## The analyst's side on UCI Adult: models trained on releases, Rubin's estimates",
         "",
-        "Commands (run in parallel): "
+        "Commands (some run in parallel): "
         + "; ".join(
-            sorted(
-                {f"`{saved[p]['command']}`" for p in PARTS if p in saved and "command" in saved[p]}
+            f"`{c}`"
+            for c in dict.fromkeys(
+                piece
+                for p in PARTS
+                if p in saved and "command" in saved[p]
+                for piece in str(saved[p]["command"]).split("; ")
             )
         )
         + f". Machine: {saved.get('machine', machine())}, loaded by other jobs (load ≈ 10)."
-        + " Minutes per part: "
+        + " Minutes per part (its last run): "
         + ", ".join(
             f"{p} {float(saved[p]['seconds']) / 60:.1f}"
             for p in PARTS
@@ -712,7 +720,7 @@ def write(saved: dict[str, object]) -> None:
     adult = [pd.DataFrame(saved[p]["rows"]) for p in ("full", "qi", "models") if p in saved]
     note = verification_note(pd.concat(adult, ignore_index=True)) if adult else ""
     if note:
-        lines += ["", "Adult peers: " + note]
+        lines += ["", "Adult: " + note]
     image = plot(saved)
     if image:
         lines += ["", f"![Accuracy of models trained on Adult releases vs k]({image})"]
@@ -760,18 +768,26 @@ def verification_note(rows: pd.DataFrame) -> str:
     if peers.empty:
         return ""
     said = peers["verified"].astype(str)
-    failed, classes = int((said == "False").sum()), int((said == "classes").sum())
-    unknown = int((said == "unverified").sum())
-    if failed == classes == unknown == 0:
-        return (
-            f"Every one of the {len(peers)} peer releases passed our verifier (`verify_release`"
-            " at its k, and the model where one is claimed; ours verify every release they make)."
-        )
-    return (
-        f"Of the {len(peers)} peer releases, {failed} **fail** our verifier (marked ✗), "
-        f"{classes} were too large for it and pass the class check instead (marked ᶜ), "
-        f"{unknown} could not be verified within 4 GiB (marked ?); the others passed."
+    count = {v: int((said == v).sum()) for v in ("True", "classes", "False", "unverified")}
+    passed = count["True"] + count["classes"]
+    out = (
+        f"{passed} of the {len(peers)} peer releases passed our verifier"
+        if passed < len(peers)
+        else f"Every one of the {len(peers)} peer releases passed our verifier"
     )
+    out += " (ours verify every release they make): "
+    parts = [f"{count['True']} by `verify_release` (k, and the model where one is claimed)"]
+    if count["classes"]:
+        parts.append(
+            f"{count['classes']} (ᶜ), too large for it in 4 GiB, by the class check (every"
+            " class of identical rows has ≥ k rows and meets the model, every cell holds its"
+            " row's value: for a class-based release, a proof)"
+        )
+    if count["False"]:
+        parts.append(f"{count['False']} **fail** it (✗)")
+    if count["unverified"]:
+        parts.append(f"{count['unverified']} could not be checked in 4 GiB (?)")
+    return out + "; ".join(parts) + "."
 
 
 def peer_lines(tables: pd.DataFrame) -> list[str]:
