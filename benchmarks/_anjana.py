@@ -44,6 +44,12 @@ education hierarchy through the 1:1 education ↔ education-num map was rejected
 groups are not intervals (``Undergraduate`` = {10, 13}, ``Professional Education`` = {11, 12,
 15}), so as ranges they would overlap and the numeric QI could not publish them.
 
+Any other table: ``run_anjana(data, AnjanaJob(...), table_hierarchies(data, qi, numeric,
+files))`` — ARX's hierarchy files where ``files`` has one for a QI (FARS:
+``arx_fars/hierarchies``), else derived as education-num's is: aligned intervals of width 2, 4,
+8, … for a numeric QI (``interval_hierarchy``), the value then ``*`` for a categorical one
+(``suppression_hierarchy``).
+
 Installing: ``pip install anjana`` (the ``bench`` extra) pins numpy 2.0.2, pandas 2.3.3 and
 scipy 1.15.3 (exact pins of anjana 1.2.3 / pycanon 1.3.5). ANJANA itself also runs on pandas 3
 if installed with ``--no-deps`` (plus pycanon and beartype): its type checks reject pandas 3's
