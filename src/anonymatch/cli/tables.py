@@ -985,7 +985,7 @@ def evaluate(
 
     orig = read_table(original, csv)
     if learning is not None:
-        _learn(orig, published, learning, as_json, csv)
+        _learn(orig, published, learning, as_json, csv, check)
         return
     results = {
         p: evaluate_release(read_release(p, _release_table()), orig, check) for p in published
@@ -1012,10 +1012,21 @@ def _learn(
     learning: Learning,
     as_json: bool,
     csv: CsvOptions,
+    check: ReleaseCheck,
 ) -> None:
-    """``evaluate --classify/--regress``: train on each release, test on original rows."""
+    """``evaluate --classify/--regress``: train on each release, test on original rows. With
+    ``--drop-missing`` the original's and the test table's rows with a missing QI are dropped,
+    as they were before publishing: the ceiling is trained on the rows the releases were made
+    of."""
+    from anonymatch.tables.columns.schema import missing_qi_mask
     from anonymatch.tables.io.release import read_release as read_typed
     from anonymatch.tables.models.learn import learn
+
+    def complete(frame: pd.DataFrame) -> pd.DataFrame:
+        if not check.drop_missing:
+            return frame
+        check.schema.check_columns([str(c) for c in frame.columns])
+        return frame.loc[~missing_qi_mask(frame, check.schema, check.na)].reset_index(drop=True)
 
     task, target = learning.task, learning.target
     test = None
@@ -1026,11 +1037,11 @@ def _learn(
     if target not in orig.columns:
         raise InputError(f"the original has no column {target!r}")
     report = learn(
-        orig,
+        complete(orig),
         [read_typed(p) for p in published],
         target=target,
         task=task,
-        test=test,
+        test=None if test is None else complete(test),
         names=list(published),
         test_size=learning.test_size,
         seed=learning.seed,

@@ -134,7 +134,8 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     _utility(utility, cells, enc, data, schema)
     _headline_facts(utility, keeps)
     if options.get("test") is not None and options.get("classify"):
-        _learning(utility, original, inputs.release, options, csv)
+        complete = _complete(original, schema, na) if drop_missing else original
+        _learning(utility, complete, inputs.release, options, (csv, schema, na, drop_missing))
     return KindSections(published, guarantee, risk, utility, limits, check, keeps.to_dict())
 
 
@@ -143,16 +144,21 @@ def _learning(
     original: pd.DataFrame,
     release_path: Any,
     options: Mapping[str, Any],
-    csv: CsvOptions,
+    reading: tuple[CsvOptions, Schema, MissingCodes, bool],
 ) -> None:
     """Accuracy of models trained on the release and on the original, tested on the original
     rows of ``options["test"]``, read with ``options["test_csv"]`` (default the original's
-    options; ``options["classify"]`` names the label): issue 27."""
+    options, ``reading[0]``; ``options["classify"]`` names the label): issue 27. When the
+    release dropped rows with a missing QI (``reading[3]``), the test table's such rows are
+    dropped too (``original`` comes without them)."""
     from anonymatch.tables.io.release import read_release
     from anonymatch.tables.models.learn import learn
 
+    csv, schema, na, drop_missing = reading
     label = str(options["classify"])
     test = read_table(options["test"], options.get("test_csv") or csv)
+    if drop_missing:
+        test = _complete(test, schema, na)
     report = learn(original, [read_release(release_path)], target=label, test=test)
     scores = report.releases[0]["scores"]
     rows = [
@@ -168,6 +174,14 @@ def _learning(
             "table (anonymatch evaluate --classify).",
         )
     )
+
+
+def _complete(frame: pd.DataFrame, schema: Schema, na: MissingCodes) -> pd.DataFrame:
+    """``frame`` without its rows with a missing QI (``--drop-missing``). O(n·|qi|)."""
+    from anonymatch.tables.columns.schema import missing_qi_mask
+
+    schema.check_columns([str(c) for c in frame.columns])
+    return frame.loc[~missing_qi_mask(frame, schema, na)].reset_index(drop=True)
 
 
 def _reverify(
