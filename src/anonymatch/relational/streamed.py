@@ -179,9 +179,7 @@ class _Buckets:
         files = sorted(self.dirs[b].glob("*.parquet"), key=lambda p: int(p.stem))
         if not files:
             return None
-        return pa.concat_tables(
-            [pq.read_table(f) for f in files], promote_options="permissive"
-        )
+        return pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive")
 
 
 def _absent(items: pa.Array, na_items: Sequence[str]) -> np.ndarray:
@@ -206,9 +204,9 @@ def _route_items(files: RelationalFiles, root: Path, count: int, batch_rows: int
     return out
 
 
-def _route_people(files: RelationalFiles, root: Path, count: int, batch_rows: int) -> tuple[
-    _Buckets, int, pa.Schema | None
-]:
+def _route_people(
+    files: RelationalFiles, root: Path, count: int, batch_rows: int
+) -> tuple[_Buckets, int, pa.Schema | None]:
     """The people's rows by id bucket with their input position (``ROW``): all columns of a
     long table (and their unified schema), the ids of a people table. Returns the buckets, the
     number of rows and the schema (None for a people table)."""
@@ -228,9 +226,7 @@ def _route_people(files: RelationalFiles, root: Path, count: int, batch_rows: in
         if long:
             body = batch.drop_columns([files.id_column])
             schemas.append(body.schema)
-            table = body.append_column(ID, pa.array(ids, pa.string())).append_column(
-                ROW, position
-            )
+            table = body.append_column(ID, pa.array(ids, pa.string())).append_column(ROW, position)
         else:
             table = pa.table({ID: pa.array(ids, pa.string()), ROW: position})
         out.write(table, _bucket_of(ids, count))
@@ -318,9 +314,7 @@ def _join_long_table(
         head = side.take(pa.array(first)).drop_columns([files.item_column])
         target = [fields.get(c, head.schema.field(c)) for c in head.column_names]
         head = head.cast(pa.schema(target))
-        head = head.rename_columns(
-            [files.id_column if c == ID else c for c in head.column_names]
-        )
+        head = head.rename_columns([files.id_column if c == ID else c for c in head.column_names])
         pq.write_table(head, out / f"{b:06d}.parquet")
         keep = ~_absent(side.column(files.item_column), files.na_items)
         person = n + pd.Index(ids.iloc[first]).get_indexer(ids[keep])
@@ -365,9 +359,7 @@ def join_files(
     for path in sink.files:
         has_items[pq.read_table(path, columns=["person"]).column(0).to_numpy()] = True
     universe, integer = _universe(sink.tokens)
-    return _Joined(
-        source, n, sink.files, universe, integer, has_items, sink.duplicates, sink.rows
-    )
+    return _Joined(source, n, sink.files, universe, integer, has_items, sink.duplicates, sink.rows)
 
 
 # --------------------------------------------------------------------------- chunks
@@ -485,9 +477,7 @@ def _chunk_items(path: Path, start: int, size: int, width: int) -> sp.csr_array:
     return m
 
 
-def _route_pairs(
-    joined: _Joined, rank: np.ndarray, chunk_of: np.ndarray, root: Path
-) -> list[Path]:
+def _route_pairs(joined: _Joined, rank: np.ndarray, chunk_of: np.ndarray, root: Path) -> list[Path]:
     """Each (person, item) pair, coded against the universe, appended to its person's chunk
     file as (order position, item code). One pair bucket in memory at a time."""
     index = pd.Index(joined.universe)
@@ -540,7 +530,9 @@ def _check_job(job: RelationalJob, files: RelationalFiles) -> None:
         )
 
 
-def _scan(joined: _Joined, files: RelationalFiles, job: RelationalJob, spill: Path) -> ScannedTable:
+def _scan(
+    joined: _Joined, files: RelationalFiles, job: RelationalJob, spill: Path, rows: int
+) -> ScannedTable:
     """The tables' streamed scan of the people (QIs encoded, other columns spilled), the id
     (and a long table's item and position columns) dropped."""
     dropped = [files.id_column, files.item_column, ROW]
@@ -555,10 +547,8 @@ def _scan(joined: _Joined, files: RelationalFiles, job: RelationalJob, spill: Pa
     )
     first = next(iter_table_batches(joined.people, files.csv, 1))
     present = [c for c in full.identifiers if c in first.column_names]
-    full = Schema(
-        full.qi, full.numeric, full.sensitive, tuple(present), full.weights, full.types
-    )
-    table = scan_table(joined.people, full, files.csv, job.na, spill_dir=spill)
+    full = Schema(full.qi, full.numeric, full.sensitive, tuple(present), full.weights, full.types)
+    table = scan_table(joined.people, full, files.csv, job.na, spill_dir=spill, batch_rows=rows)
     clash = [c for c in table.columns if c in SET_FIELDS]
     if clash:
         raise InputError(
@@ -585,6 +575,7 @@ def anonymize_files(
     execution: Execution | None = None,
     *,
     buckets: int | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
 ) -> dict[str, object]:
     """Anonymize people too many for memory into a verified JSON Lines release; returns the
     manifest.
@@ -604,6 +595,8 @@ def anonymize_files(
     buckets : int, optional
         Buckets of the on-disk join (default :func:`buckets_for`: about 500,000 input rows
         each).
+    batch_rows : int
+        Rows per batch read from the inputs.
 
     Returns
     -------
@@ -636,8 +629,8 @@ def anonymize_files(
     seconds: dict[str, float] = {}
     with lifecycle.private_directory("anonymatch-rt-") as root:
         clock = time.perf_counter()
-        joined = join_files(files, root, buckets or buckets_for(files))
-        table = _scan(joined, files, job, root)
+        joined = join_files(files, root, buckets or buckets_for(files), batch_rows)
+        table = _scan(joined, files, job, root, batch_rows)
         n, qi = joined.n, table.qi
         check_level_fits(job.k, n, "k", "people")
         seconds["join_and_scan"] = time.perf_counter() - clock
@@ -694,8 +687,7 @@ def anonymize_files(
                 ):
                     if result.failure is not None:
                         raise VerificationError(
-                            f"the release failed verification ({result.failure}); "
-                            "nothing written"
+                            f"the release failed verification ({result.failure}); nothing written"
                         )
                     tails = _others_json(table, order[result.source])
                     if tails is None:
