@@ -85,6 +85,9 @@ def test_streamed_and_in_memory_releases_both_verify(
     assert memory.verification.passed
     for name in ("items", "item_rows", "people_without_items", "duplicates_removed"):
         assert manifest["input"][name] == memory.report["input"][name], name
+    if job.method.partitioned:  # the same partitions of the same order: the same graphs
+        for name in ("gcp", "mean_uncertain", "mean_max_errors"):
+            assert manifest["loss"][name] == pytest.approx(memory.report["loss"][name]), name
     assert not list(private_tmp.iterdir())
 
 

@@ -88,7 +88,7 @@ from anonymatch.sets.io import SetRelease, Transactions
 from anonymatch.sets.methods.nonreciprocal import bit_vote
 from anonymatch.tables.columns.schema import EncodedQI, Schema
 from anonymatch.tables.io import CsvOptions
-from anonymatch.tables.io.cells import format_cells, parse_cells
+from anonymatch.tables.io.cells import format_cells
 from anonymatch.tables.io.stream import DEFAULT_BATCH_ROWS, count_rows, iter_table_batches
 from anonymatch.tables.metrics import loss_from_sums, ncp_sums
 from anonymatch.tables.recode import recode
@@ -398,10 +398,11 @@ class ChunkResult:
 
 def _partition_release(
     qi: EncodedQI, items: sp.csr_array, job: ChunkJob, p: int
-) -> tuple[RelationalRelease, np.ndarray]:
+) -> tuple[RelationalRelease, np.ndarray, np.ndarray]:
     """Anonymize partition p of a chunk: graph, privacy step with its seed, both parts
-    recoded, shuffled. Returns the release and the true preimage (partition position) of each
-    record. Time: the method's (Hungarian O(k·P³))."""
+    recoded, shuffled. Returns the release, the true preimage (partition position) of each
+    record and the per-attribute NCP sums of its cells (``tables.metrics.ncp_sums``, as the
+    in-memory path's ``information_loss``). Time: the method's (Hungarian O(k·P³))."""
     k, step, baseline, weight = job.spec
     graph = classes(qi, k) if baseline else freeform(qi, items, k, step, weight)
     rng = np.random.default_rng(job.seeds[p])
@@ -411,13 +412,15 @@ def _partition_release(
     cells = recode(graph, qi)
     base, unc, t = (cover_vote if baseline else bit_vote)(items, graph)
     shuffle = rng.permutation(qi.n)
-    text = format_cells(cells.take(shuffle), qi)
+    shown = cells.take(shuffle)
+    text = format_cells(shown, qi)
     universe, integer = job.universe
     sets = SetRelease(
         sp.csr_array(base[shuffle]), sp.csr_array(unc[shuffle]), t[shuffle], None, universe,
         integer,
     )  # fmt: skip
-    return RelationalRelease(pd.DataFrame(text), sets, qi.names), truth_of[shuffle]
+    release = RelationalRelease(pd.DataFrame(text), sets, qi.names)
+    return release, truth_of[shuffle], ncp_sums(shown, qi)
 
 
 def anonymize_chunk(job: ChunkJob) -> ChunkResult:
@@ -434,7 +437,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
         lo, hi = int(job.bounds[p]), int(job.bounds[p + 1])
         qi = job.qi.take(np.arange(lo, hi))
         items = sp.csr_array(job.items[lo:hi])
-        release, truth = _partition_release(qi, items, job, p)
+        release, truth, ncp = _partition_release(qi, items, job, p)
         text = release_lines(release)
         people = People(
             pd.DataFrame(index=pd.RangeIndex(hi - lo)),
@@ -448,7 +451,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
             first, last = job.start + lo + 1, job.start + hi
             failure = f"partition of people {first}–{last} of the joint order: {report.reason}"
             return ChunkResult([], np.empty(0, np.int64), sums, totals, (0, 0), failure)
-        sums += ncp_sums(parse_cells(written.table, qi), qi)
+        sums += ncp
         totals += [
             written.sets.uncertain.nnz,
             int(written.sets.max_errors.sum()),
