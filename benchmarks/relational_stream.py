@@ -265,8 +265,55 @@ def write(saved: dict[str, object]) -> None:
                 f"{r['partitions']} |"
             )
     lines += ["", "![relational streamed](img/relational_stream.png)", ""]
-    lines += saved.get("notes", [])  # type: ignore[arg-type]
+    lines += notes(inf, rows)
     update_results("relational_stream", "\n".join(lines))
+
+
+def notes(inf: dict[str, dict[str, float]], rows: list[dict[str, object]]) -> list[str]:
+    """What the figures say, computed from them."""
+    out = []
+    mem, st = inf["in_memory"], inf["streamed"]
+    out.append(
+        f"On INFORMS both paths cut the same {st['partitions']} partitions of the same joint "
+        f"order, so they build the same graphs: the same relational GCP ({st['gcp']:.4f}) and "
+        f"uncertain items ({st['uncertain']:.2f} per record); the streamed run costs "
+        f"{st['cpu'] / mem['cpu']:.1f}× the CPU ({st['cpu']:.1f} s vs {mem['cpu']:.1f} s: "
+        "worker start-up, the on-disk join and the per-partition JSON round trip and "
+        "verification) — at this size the in-memory path is the one to use, and `--executor "
+        "auto` keeps it (138,816 rows < 200,000)."
+    )
+    big = [r for r in rows if "streamed" in r]
+    first, last = big[0], big[-1]
+    s0, s1 = first["streamed"], last["streamed"]
+    assert isinstance(s0, dict) and isinstance(s1, dict)
+    n0, n1 = int(first["n"]), int(last["n"])  # type: ignore[call-overload]
+    per_person = (s1["driver_mib"] - s0["driver_mib"]) * 2**20 / (n1 - n0)
+    out.append("")
+    out.append(
+        f"Synthetic inputs: from {n0:,} to {n1:,} people ({n1 // n0}× the rows) the streamed "
+        f"run's peak over all processes goes from {s0['tree_mib']:.0f} to "
+        f"{s1['tree_mib']:.0f} MiB and the driver's from {s0['driver_mib']:.0f} to "
+        f"{s1['driver_mib']:.0f} MiB — about {per_person:.0f} bytes per person (the encoded "
+        "QIs, the order and a few integers per person, never the rows or the items; "
+        "docs/guarantees/relational.md); each worker holds one chunk of 50,000 people. The CPU "
+        f"time grows linearly ({s0['cpu']:.0f} s → {s1['cpu']:.0f} s), and the relational GCP "
+        "stays put as the partitions keep their size."
+    )
+    both = [r for r in rows if "in_memory" in r]
+    if len(both) >= 2:
+        a, b = both[0], both[-1]
+        ma, mb = a["in_memory"], b["in_memory"]
+        assert isinstance(ma, dict) and isinstance(mb, dict)
+        na, nb = int(a["n"]), int(b["n"])  # type: ignore[call-overload]
+        slope = (mb["tree_mib"] - ma["tree_mib"]) / (nb - na)
+        at = mb["tree_mib"] + slope * (n1 - nb)
+        out.append(
+            f"In memory the peak grows by {slope * 1e5:.0f} MiB per 100,000 people "
+            f"({ma['tree_mib']:.0f} MiB at {na:,}, {mb['tree_mib']:.0f} MiB at {nb:,}; about "
+            f"{at:.0f} MiB at {n1:,} by the same slope, with the items and the release held "
+            "whole), and the same graphs give the same GCP as streamed."
+        )
+    return out
 
 
 def main() -> None:

@@ -117,9 +117,8 @@ def test_k_factor_of_streamed_long_tables(
         long.to_parquet(path)
         files = RelationalFiles(path, None, "pid", "code")
         job = RelationalJob.build(k=k, qi=["age", "colour"], numeric=["age"], method=method, seed=0)
-        size = min(max(2 * k, 4), len(long))
-        if job.method.partitioned:
-            job = job.replace(partition_size=size)
+        if job.method.partitioned:  # several partitions (at most n people each)
+            job = job.replace(partition_size=max(2 * k, 4))
         run = Execution.build(executor="inline", chunk_rows=7)
         anonymize_files(files, out, job, run, buckets=buckets, batch_rows=5)
         check(files, out, job)
@@ -221,3 +220,17 @@ def test_command_line(
     assert not (tmp_path / "b.jsonl").exists() and not list(private_tmp.iterdir())
     threads = ["--stream", "--executor", "threads"]
     assert main(["anonymize-rt", *common, "-k", "2", *threads, "-o", str(out), "--force"]) == 2
+
+
+def test_worker_processes(tmp_path: Path, private_tmp: Path) -> None:
+    """Chunks pickled to worker processes give a release that verifies."""
+    people, items = frames(120, seed=3)
+    people.to_parquet(tmp_path / "p.parquet")
+    items.to_parquet(tmp_path / "i.parquet")
+    files = RelationalFiles(tmp_path / "p.parquet", tmp_path / "i.parquet", "pid", "code", ("-1",))
+    job = RelationalJob.build(k=3, qi=["age", "town"], numeric=["age"], partition_size=40)
+    run = Execution.build(executor="processes", workers=2, chunk_rows=40)
+    manifest = anonymize_files(files, tmp_path / "r.jsonl", job, run, buckets=2)
+    assert manifest["verification"]["partitions"] == 3
+    check(files, tmp_path / "r.jsonl", job)
+    assert not list(private_tmp.iterdir())
