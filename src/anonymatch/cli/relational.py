@@ -343,6 +343,8 @@ def anonymize_rt_cmd(
         if not quiet:
             _print_streamed(streamed, job, output)
         return
+    if execution is not None and execution.workers is not None:  # threads in memory
+        job = job.replace(workers=execution.workers)
     people = source.read(people_path)
     result = run_job(people, job)
     clock = time.perf_counter()
