@@ -224,7 +224,8 @@ def write(saved: dict[str, object]) -> None:
         "`ANONYMATCH_DATA=../shared/datasets python benchmarks/relational_stream.py`. "
         "Each figure is one `anonymatch anonymize-rt` process: wall and CPU seconds (user + "
         "system of the driver and its worker processes), the peak of the summed RSS of the "
-        "process tree (driver + workers, sampled every 0.25 s) and the driver's own peak. "
+        "process tree (driver + workers, sampled every 0.25 s, so it may miss a short peak and "
+        "read below the driver's) and the driver's own peak (VmHWM, exact). "
         "The streamed path (`--stream --executor processes`, 2 worker processes) joins the "
         "people and items tables on disk by id buckets, orders and cuts the people as in "
         "memory and verifies each partition's joint graph (docs/guarantees/relational.md).",
@@ -247,7 +248,7 @@ def write(saved: dict[str, object]) -> None:
         "",
         f"**Synthetic**, `benchmarks/relational_stream.py` (`generate`: ≈ 3.0 item rows per "
         f"person over {CODES:,} codes, Parquet in /tmp), QIs {SYNTH_QI}, k = {K}, `sortgreedy` "
-        "(Hungarian costs about 2× the CPU per partition; the memory is the same):",
+        "(the faster freeform step, to keep the runs short on shared cores):",
         "",
         "| people | item rows | path | wall s | CPU s | peak RSS, all processes (MiB) | "
         "driver (MiB) | relational GCP | uncertain / record | partitions |",
@@ -295,13 +296,14 @@ def notes(inf: dict[str, dict[str, float]], rows: list[dict[str, object]]) -> li
         f"{s1['tree_mib']:.0f} MiB and the driver's from {s0['driver_mib']:.0f} to "
         f"{s1['driver_mib']:.0f} MiB — about {per_person:.0f} bytes per person (the encoded "
         "QIs, the order and a few integers per person, never the rows or the items; "
-        "docs/guarantees/relational.md); each worker holds one chunk of 50,000 people. The CPU "
+        "`relational/streamed.py`); each worker holds one chunk of 50,000 people. The CPU "
         f"time grows linearly ({s0['cpu']:.0f} s → {s1['cpu']:.0f} s; wall time on the shared "
         "cores says less), and the relational GCP falls as the people get denser in the same "
         f"QI space ({s0['gcp']:.4f} → {s1['gcp']:.4f}) with partitions of the same size."
     )
     both = [r for r in rows if "in_memory" in r]
     if both:
+        out.append("")
         peaks = ", ".join(
             f"{r['in_memory']['tree_mib']:.0f} MiB at {int(r['n']):,}"  # type: ignore[index, call-overload]
             for r in both
@@ -311,8 +313,9 @@ def notes(inf: dict[str, dict[str, float]], rows: list[dict[str, object]]) -> li
         out.append(
             f"In memory the peak grows with the input ({peaks}): the people, their items and the "
             f"release are held whole; at {int(top['n']):,} people it is {ratio:.1f}× the "  # type: ignore[call-overload]
-            "streamed run's. The same partitions give the same graphs, so the same GCP and "
-            "uncertain items on both paths."
+            "streamed run's, which costs "
+            f"{top['streamed']['cpu'] / top['in_memory']['cpu']:.2f}× its CPU time. The same "  # type: ignore[index]
+            "partitions give the same graphs, so the same GCP and uncertain items on both paths."
         )
     return out
 
