@@ -41,8 +41,8 @@ Memory (driver): the encoded QIs, the order and a few integers per person, about
 (24·d + 40)·n bytes (measured: 171 bytes per person with d = 4, docs/results.md), one bucket
 of about ``BUCKET_ROWS`` input rows while joining, the memory-mapped other columns and
 ``window`` chunks in flight; each worker one chunk (its people's QIs and items) plus O(P²) for
-a partition of P people. Rows and items are never all in memory. Sensitive models (``l``/``t``) are not
-supported on this path (InputError): use the in-memory path.
+a partition of P people. Rows and items are never all in memory. Sensitive models
+(``l``/``t``) are not supported on this path (InputError): use the in-memory path.
 """
 
 from __future__ import annotations
