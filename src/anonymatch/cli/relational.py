@@ -13,6 +13,7 @@ person with conflicting attributes, item ids absent from the people table, no it
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import time
@@ -24,8 +25,11 @@ import click
 
 from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
+    STREAM_MIN_ROWS,
     TABLE_FORMATS,
     comma_list,
+    execution_group,
+    executor_options,
     exit_verdict,
     format_option,
     json_default,
@@ -40,6 +44,7 @@ from anonymatch.cli.options import (
 from anonymatch.relational.methods import names
 
 if TYPE_CHECKING:
+    from anonymatch.core.params import Execution
     from anonymatch.relational.io import People
     from anonymatch.relational.job import RelationalJob
     from anonymatch.tables.columns.schema import MissingCodes
@@ -193,6 +198,100 @@ def _relational_job(func: F) -> F:
     return cast(F, wrapper)
 
 
+RT_EXECUTOR_MEANING = (
+    "threads = in memory; inline = streamed, chunk after chunk in this process; processes = "
+    "streamed on local processes; dask = streamed on a Dask cluster (local with --workers, or "
+    f"--scheduler); auto = in memory for inputs under {STREAM_MIN_ROWS:,} rows (people and item "
+    "rows together), else streamed on processes (Dask with --workers or --scheduler)."
+)
+
+
+def _stream_options(func: F) -> F:
+    """``--stream``, the executor options and ``--chunk-rows`` of ``anonymize-rt``."""
+    func = click.option(
+        "--stream",
+        is_flag=True,
+        help="Take the streamed path whatever the input's size: both tables joined on disk, "
+        "partitions anonymized and verified chunk by chunk (inputs larger than memory).",
+    )(func)
+    func = click.option(
+        "--chunk-rows",
+        type=int,
+        default=None,
+        help="People per job of the streamed path (whole partitions; default 50,000).",
+    )(func)
+    return executor_options(RT_EXECUTOR_MEANING)(func)
+
+
+def _streamed_rt(
+    people_path: str, source: PeopleSource, execution: Execution, stream: bool, sensitive: bool
+) -> bool:
+    """Whether ``anonymize-rt`` takes the streamed path (the tables' convention,
+    ``cli.tables._streamed_executor``): ``--stream``, an executor other than ``threads`` and
+    ``auto``, a scheduler, ``auto`` with ``--workers``, or ``auto`` on at least
+    ``STREAM_MIN_ROWS`` rows of people and items (unless sensitive models ask for the
+    in-memory path)."""
+    from anonymatch.core.errors import InputError
+
+    if execution.executor == "threads":
+        if stream:
+            raise InputError("--stream runs on --executor inline, processes or dask, not threads")
+        return False
+    if stream or execution.scheduler or execution.executor != "auto":
+        return True
+    if execution.workers is not None:
+        return True
+    if sensitive:
+        return False
+    from anonymatch.tables.io import CsvOptions
+    from anonymatch.tables.io.stream import count_rows
+
+    csv = CsvOptions(fmt=source.fmt)
+    rows = count_rows(people_path, csv)
+    if source.items_path is not None and rows < STREAM_MIN_ROWS:
+        rows += count_rows(source.items_path, csv)
+    return rows >= STREAM_MIN_ROWS
+
+
+def _anonymize_streamed(
+    people_path: str, output: str, job: RelationalJob, source: PeopleSource, run: Execution
+) -> dict[str, Any]:
+    """The streamed ``anonymize-rt`` (``anonymatch.relational.streamed``): the manifest."""
+    from anonymatch.relational.streamed import RelationalFiles, anonymize_files
+    from anonymatch.tables.io import CsvOptions
+
+    codes = missing_codes_option(None, source.na)
+    files = RelationalFiles(
+        people_path,
+        source.items_path,
+        source.id_column,
+        source.item_column,
+        tuple(str(c) for c in codes.for_column(source.item_column)),
+        CsvOptions(fmt=source.fmt),
+    )
+    if run.executor == "auto":
+        run = dataclasses.replace(
+            run, executor="dask" if run.workers or run.scheduler else "processes"
+        )
+    return anonymize_files(files, output, job, run)
+
+
+def _print_streamed(report: dict[str, Any], job: RelationalJob, output: str) -> None:
+    v, loss = report["verification"], report["loss"]
+    click.echo(
+        f"{job.method.name}, k = {job.k}, {v['n_original']} people, "
+        f"{report['input']['items']} items, streamed in {v['partitions']} partitions -> {output}"
+    )
+    click.echo(
+        "verified: PASS - every partition has a k-factor; fewest matches per person "
+        f"{v['min_matches_original']}"
+    )
+    click.echo(
+        f"relational GCP {100 * float(loss['gcp']):.2f}%; uncertain items per record "
+        f"{float(loss['mean_uncertain']):.2f}; time {report['seconds']['wall']:.1f} s"
+    )
+
+
 @click.command("anonymize-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).",
@@ -207,8 +306,10 @@ def _relational_job(func: F) -> F:
 )
 @click.option("--partition-size", type=int, default=None, help="People per partition.")
 @sensitive_options
+@_stream_options
 @seed_option
 @people_options
+@execution_group
 @_relational_job
 def anonymize_rt_cmd(
     people_path: str,
@@ -217,6 +318,8 @@ def anonymize_rt_cmd(
     report_path: str | None,
     job: RelationalJob,
     source: PeopleSource,
+    stream: bool = False,
+    execution: Execution | None = None,
 ) -> None:
     """Publish people with a row and a set, k-anonymous, verified.
 
@@ -228,6 +331,20 @@ def anonymize_rt_cmd(
     from anonymatch.relational.pipeline import run_job
 
     started = time.perf_counter()
+    if execution is not None and _streamed_rt(
+        people_path, source, execution, stream, bool(job.models)
+    ):
+        run = dataclasses.replace(execution, progress=not quiet)
+        streamed = _anonymize_streamed(people_path, output, job, source, run)
+        finish_manifest(streamed, people_path, output, started, command="anonymize-rt")
+        streamed["input"].update(source.describe())
+        streamed["parameters"]["missing"] = source.missing()
+        write_manifest(report_path, streamed)
+        if not quiet:
+            _print_streamed(streamed, job, output)
+        return
+    if execution is not None and execution.workers is not None:  # threads in memory
+        job = job.replace(workers=execution.workers)
     people = source.read(people_path)
     result = run_job(people, job)
     clock = time.perf_counter()

@@ -12,7 +12,8 @@ The front of the kind — the same three functions as ``anonymatch.tables``, ori
 
 ``people`` is a ``People`` (``anonymatch.relational.io.read_relational`` or ``from_frames``).
 Heavy modules are imported on first call. Guarantee and adversary model:
-docs/guarantees/relational.md; release format: docs/release-format.md.
+docs/guarantees/relational.md; release format: docs/release-format.md. Inputs larger than
+memory: ``anonymatch.relational.streamed.anonymize_files`` (``anonymize-rt --stream``).
 """
 
 from __future__ import annotations
