@@ -9,6 +9,7 @@ lowest node covering those labels. A suppressed cell (``*``) matches any value.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,98 @@ import scipy.sparse as sp
 from anonymatch.core.graph import GeneralizationGraph, class_members
 from anonymatch.tables.columns.hierarchy import Hierarchy
 from anonymatch.tables.columns.schema import EncodedQI
+
+
+@dataclass(frozen=True, eq=False)
+class NodeCells:
+    """The cells of a categorical QI whose hierarchy's nodes are published, one node per row:
+    ``nodes[j]`` is the hierarchy node of row j (a leaf is its own node, code c = leaf c;
+    −1 for a suppressed cell). O(n) memory, where the leaf sets it stands for hold up to
+    rows × leaves labels (a 100,000-leaf ZIP hierarchy). ``width`` is the number of columns
+    of :meth:`leaf_sets` (the original's domain, at least the hierarchy's leaves)."""
+
+    tree: Hierarchy
+    nodes: np.ndarray
+    width: int
+
+    def leaf_sets(self) -> sp.csr_array:
+        """The (n × width) 0/1 CSR of the leaves under each row's node (empty for ``*``): the
+        value sets the other readers of :class:`GeneralizedQI` expect. O(Σ leaves under the
+        rows' nodes)."""
+        live = self.nodes >= 0
+        if live.all():
+            return self.tree.leaf_sets(self.nodes, self.width)
+        m = self.tree.leaf_sets(self.nodes[live], self.width)
+        lengths = np.zeros(len(self.nodes), np.int64)
+        lengths[live] = np.diff(m.indptr)
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        return sp.csr_array((m.data, m.indices, indptr), shape=(len(self.nodes), self.width))
+
+    def take(self, rows: np.ndarray) -> NodeCells:
+        return NodeCells(self.tree, self.nodes[rows], self.width)
+
+    def distinct(self) -> tuple[np.ndarray, np.ndarray, sp.csr_array]:
+        """(reps, group, sets): the first row of each distinct node, each row's number among
+        them and the leaf sets of the distinct nodes only (``recode.distinct_rows`` without
+        the rows × leaves matrix). O(n log n + Σ leaves of the distinct nodes)."""
+        _, reps, group = np.unique(self.nodes, return_index=True, return_inverse=True)
+        reps = reps.astype(np.int64)
+        return reps, group.reshape(-1).astype(np.int64), self.take(reps).leaf_sets()
+
+
+class CatSets(tuple[Any, ...]):
+    """The categorical cells of a :class:`GeneralizedQI`: a tuple of per-attribute 0/1 CSR
+    value sets, some of which may be held as :class:`NodeCells`. Indexing and iterating give
+    CSR matrices as before (a node attribute's leaf sets are built on first use and kept);
+    :meth:`nodes` gives the node form to the readers that use it (verification, formatting,
+    loss, the headline and the leakage check), which then never build the rows × leaves
+    matrix."""
+
+    def nodes(self, a: int) -> NodeCells | None:
+        """Attribute a's cells as nodes, None when they are value sets."""
+        item = tuple.__getitem__(self, a)
+        return item if isinstance(item, NodeCells) else None
+
+    def __getitem__(self, a: Any) -> Any:
+        if isinstance(a, slice):
+            return tuple(self[i] for i in range(*a.indices(len(self))))
+        item = tuple.__getitem__(self, a)
+        if not isinstance(item, NodeCells):
+            return item
+        cache = self.__dict__.setdefault("_leaf_sets", {})
+        a = a % len(self)
+        if a not in cache:
+            cache[a] = item.leaf_sets()
+        return cache[a]
+
+    def __iter__(self) -> Iterator[Any]:
+        for a in range(len(self)):
+            yield self[a]
+
+    def take(self, rows: np.ndarray) -> CatSets:
+        return CatSets(
+            item.take(rows) if isinstance(item, NodeCells) else item[rows]
+            for item in tuple.__iter__(self)
+        )
+
+
+def cat_distinct(cells: GeneralizedQI, a: int) -> tuple[np.ndarray, np.ndarray, sp.csr_array]:
+    """(reps, group, sets) of categorical attribute a: the first row of each distinct cell,
+    each row's cell number and the value sets of the distinct cells. From the nodes when the
+    attribute publishes hierarchy nodes (never the rows × leaves matrix), else from
+    ``distinct_rows``. O(n log n + nnz)."""
+    nodes = cat_nodes(cells, a)
+    if nodes is not None:
+        return nodes.distinct()
+    sets = cells.cat_sets[a]
+    reps, group = distinct_rows(sets)
+    return reps, group, sp.csr_array(sets[reps])
+
+
+def cat_nodes(cells: GeneralizedQI, a: int) -> NodeCells | None:
+    """Categorical attribute a's cells as hierarchy nodes, None when held as value sets."""
+    sets = cells.cat_sets
+    return sets.nodes(a) if isinstance(sets, CatSets) else None
 
 
 @dataclass(frozen=True)
@@ -42,11 +135,12 @@ class GeneralizedQI:
 
     def take(self, rows: np.ndarray) -> GeneralizedQI:
         """Rows in a new order (e.g. the publication shuffle)."""
+        sets = self.cat_sets
         return GeneralizedQI(
             self.num_lo[rows],
             self.num_hi[rows],
             self.num_star[rows],
-            tuple(s[rows] for s in self.cat_sets),
+            sets.take(rows) if isinstance(sets, CatSets) else tuple(s[rows] for s in sets),
             self.cat_star[rows],
         )
 
@@ -79,6 +173,18 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
                 columns.append(flat.view(np.int64))
             else:
                 columns.append(flat.astype(np.int64))
+        elif isinstance(value, CatSets):  # a node attribute is keyed by its node ids
+            for a in range(len(value)):
+                nodes = value.nodes(a)
+                if nodes is not None:
+                    columns.append(nodes.nodes.reshape(n, 1).astype(np.int64))
+                    continue
+                m = value[a]
+                m = sp.csr_array(
+                    (np.ones(len(m.indices), np.int8), m.indices, m.indptr), shape=m.shape
+                )
+                m.sum_duplicates()
+                sets.append(m)
         elif isinstance(value, tuple) and all(sp.issparse(m) for m in value):
             for m in value:
                 m = sp.csr_array(
@@ -131,11 +237,19 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
 def concat_cells(parts: list[GeneralizedQI]) -> GeneralizedQI:
     """The rows of ``parts`` one after the other (all coded in the same domains)."""
     n_cat = len(parts[0].cat_sets)
-    width = [max(int(p.cat_sets[a].shape[1]) for p in parts) for a in range(n_cat)]
-    sets = tuple(
-        sp.csr_array(sp.vstack([_widen(p.cat_sets[a], width[a]) for p in parts], format="csr"))
-        for a in range(n_cat)
-    )
+    items: list[sp.csr_array | NodeCells] = []
+    for a in range(n_cat):
+        nodes = [cat_nodes(p, a) for p in parts]
+        first = nodes[0]
+        if first is not None and all(x is not None and x.tree is first.tree for x in nodes):
+            joined = np.concatenate([x.nodes for x in nodes if x is not None])
+            items.append(NodeCells(first.tree, joined, max(x.width for x in nodes if x)))
+            continue
+        width = max(int(p.cat_sets[a].shape[1]) for p in parts)
+        items.append(
+            sp.csr_array(sp.vstack([_widen(p.cat_sets[a], width) for p in parts], format="csr"))
+        )
+    sets = CatSets(items)
     return GeneralizedQI(
         np.concatenate([p.num_lo for p in parts]),
         np.concatenate([p.num_hi for p in parts]),
@@ -234,7 +348,7 @@ def _recode_members(members: sp.csr_array, qi: EncodedQI) -> GeneralizedQI:
         lo[:, a] = np.minimum.reduceat(vals, starts) if n else vals[:0]
         hi[:, a] = np.maximum.reduceat(vals, starts) if n else vals[:0]
     rows = np.repeat(np.arange(n), np.diff(members.indptr))
-    sets = []
+    sets: list[sp.csr_array | NodeCells] = []
     for a, tree in enumerate(qi.cat_hierarchies()):
         card = int(qi.cat_card[a])
         gone = qi.cat_missing[idx, a]
@@ -249,23 +363,18 @@ def _recode_members(members: sp.csr_array, qi: EncodedQI) -> GeneralizedQI:
         m.data[:] = 1
         m.sort_indices()
         sets.append(m if tree is None else _close(tree, m, cat_star[:, a]))
-    return GeneralizedQI(lo, hi, num_star, tuple(sets), cat_star)
+    return GeneralizedQI(lo, hi, num_star, CatSets(sets), cat_star)
 
 
-def _close(tree: Hierarchy, sets: sp.csr_array, star: np.ndarray) -> sp.csr_array:
-    """``tree.close`` on the cells that are not suppressed (a suppressed cell's set stays
-    empty: it has no lowest covering node). O(nnz·L)."""
-    if not star.any():
-        return tree.close(sets)
+def _close(tree: Hierarchy, sets: sp.csr_array, star: np.ndarray) -> NodeCells:
+    """The lowest node covering each cell's values (−1 for a suppressed cell: it has no
+    lowest covering node), kept as nodes: the leaves under them are never listed per row.
+    O(nnz·L) for the originals' values nnz (not the leaves under the nodes)."""
+    nodes = np.full(len(star), -1, np.int64)
     live = np.flatnonzero(~star)
-    width = int(sets.shape[1])
-    if not len(live):
-        return sp.csr_array((len(star), width), dtype=sets.dtype)
-    closed = tree.leaf_sets(tree.lowest_nodes(sets[live]), width)  # rows of the live cells
-    lengths = np.zeros(len(star), np.int64)
-    lengths[live] = np.diff(closed.indptr)
-    indptr = np.concatenate([[0], np.cumsum(lengths)])
-    return sp.csr_array((closed.data, closed.indices, indptr), shape=(len(star), width))
+    if len(live):
+        nodes[live] = tree.lowest_nodes(sets[live] if len(live) < len(star) else sets)
+    return NodeCells(tree, nodes, int(sets.shape[1]))
 
 
 _DISTINCT: dict[int, tuple[Any, tuple[np.ndarray, np.ndarray]]] = {}

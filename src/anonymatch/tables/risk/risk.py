@@ -67,7 +67,7 @@ from anonymatch.tables.models.sensitive import (
     grouped_person_stats,
 )
 from anonymatch.tables.pipeline import prepare
-from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.recode import GeneralizedQI, cat_nodes
 
 SCHEMA = "anonymatch-risk/1"
 """The ``schema`` key of a risk report's JSON."""
@@ -433,8 +433,12 @@ def _identical_rows(cells: GeneralizedQI) -> tuple[int, int]:
     O(n·d log n) plus the size of the categorical cells."""
     n = cells.n
     columns = [cells.num_lo, cells.num_hi]
-    for a, sets in enumerate(cells.cat_sets):
-        s = sp.csr_array(sets)
+    for a in range(len(cells.cat_sets)):
+        held = cat_nodes(cells, a)  # hierarchy nodes: one id per cell, no leaf listed
+        if held is not None:
+            columns.append(held.nodes.astype(np.float64)[:, None])
+            continue
+        s = sp.csr_array(cells.cat_sets[a])
         s.sort_indices()
         keys = [
             b"*" if cells.cat_star[j, a] else s.indices[s.indptr[j] : s.indptr[j + 1]].tobytes()
