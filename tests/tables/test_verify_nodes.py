@@ -23,7 +23,8 @@ from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.recode import GeneralizedQI, cat_nodes
-from anonymatch.tables.verify import compatibility, verify
+from anonymatch.tables.risk.population import compatible_counts
+from anonymatch.tables.verify import compatibility, unique_rows, verify
 from tests.tables.test_hierarchy import trees
 
 
@@ -66,12 +67,12 @@ def cell_text(draw: st.DrawFn, h, tampered: bool) -> str:  # type: ignore[no-unt
     return "*" if label == "*" else "~" + label
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trees(), st.data())
 def test_node_compatibility_matches_leaf_sets(text: str, data: st.DataObject) -> None:
     """Random originals (with missing values) and a random release of ``w`` cells beside a
     numeric and a plain categorical QI: the node path gives the brute-force compatibility and
-    the same verification report and loss as the leaf-set path."""
+    the same verification report, loss and population counts as the leaf-set path."""
     h = parse_hierarchy(text, "h.csv")
     n = data.draw(st.integers(2, 12))
     tampered = data.draw(st.booleans())
@@ -124,6 +125,14 @@ def test_node_compatibility_matches_leaf_sets(text: str, data: st.DataObject) ->
     for k in (1, 2):
         assert verify(cells, enc, k) == verify(reference, enc, k)
     assert information_loss(cells, enc) == information_loss(reference, enc)
+    u = len(unique_rows(enc.keys())[0])  # the population kernel counts the same pairs
+    weights = (np.arange(1, u + 1, dtype=np.int64), np.ones(u, np.int64))
+    for got_c, want_c in zip(
+        compatible_counts(cells, enc, weights),
+        compatible_counts(reference, enc, weights),
+        strict=True,
+    ):
+        assert np.array_equal(got_c, want_c)
     if not as_sets:  # written back: the same text (nodes shown as their lowest label)
         again = format_cells(parse_cells(pd.DataFrame(format_cells(cells, enc)), enc), enc)
         assert again == format_cells(cells, enc)
