@@ -3,7 +3,9 @@
 Published record j covers the originals adjacent to it in the graph: a numeric QI becomes the
 range [min, max] of their values, a categorical QI the set of their labels (Doka §3) — or, for
 a QI whose hierarchy's nodes are published (``tables.columns.hierarchy``), the leaves under the
-lowest node covering those labels. A suppressed cell (``*``) matches any value.
+lowest node covering those labels — held as the node (:class:`NodeCells`), not as its leaves,
+so that a 100,000-leaf hierarchy costs memory in the rows and the distinct nodes, never rows ×
+leaves. A suppressed cell (``*``) matches any value.
 """
 
 from __future__ import annotations
@@ -120,7 +122,9 @@ class GeneralizedQI:
     ``num_lo``/``num_hi`` are (n, dn) inclusive bounds; ``cat_sets[a]`` is an n × |A| 0/1 CSR
     matrix of the labels in each cell (codes of the original domain; a parsed release may use
     extra codes ≥ |A| for labels absent from the original). ``num_star``/``cat_star`` mark
-    suppressed cells, whose bounds/sets are ignored.
+    suppressed cells, whose bounds/sets are ignored. ``cat_sets`` may be a :class:`CatSets`
+    holding hierarchy attributes as :class:`NodeCells` (``cat_nodes``): indexing it still
+    gives the CSR leaf sets, built on first use.
     """
 
     num_lo: np.ndarray
@@ -176,8 +180,9 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
         elif isinstance(value, CatSets):  # a node attribute is keyed by its node ids
             for a in range(len(value)):
                 nodes = value.nodes(a)
-                if nodes is not None:
-                    columns.append(nodes.nodes.reshape(n, 1).astype(np.int64))
+                if nodes is not None:  # a suppressed cell's node is not read
+                    shown = np.where(published.cat_star[:, a], -1, nodes.nodes)
+                    columns.append(shown.reshape(n, 1).astype(np.int64))
                     continue
                 m = value[a]
                 m = sp.csr_array(

@@ -9,8 +9,9 @@ Typed QIs (``tables.columns.qitypes``): an ordinal or date QI is a range of labe
 or ``2018-01..2018-06`` (Parquet: ``struct{lo, hi}`` of the two labels as text); a categorical QI
 with a hierarchy whose nodes are published is ``~label`` for a node (a leaf value stays plain, the
 root is ``*``; Parquet: ``struct{node, values}``, the node label — null for a leaf — and the leaves
-it covers). A ``~label`` cell is read back as the leaves under that node, so node labels that look
-like leaf values (``~Other`` beside a leaf ``Other``) are never confused.
+it covers). A ``~label`` cell is read back as that node (``recode.NodeCells``: the node, never
+its leaves listed per row), so node labels that look like leaf values (``~Other`` beside a leaf
+``Other``) are never confused.
 """
 
 from __future__ import annotations

@@ -436,7 +436,8 @@ def _identical_rows(cells: GeneralizedQI) -> tuple[int, int]:
     for a in range(len(cells.cat_sets)):
         held = cat_nodes(cells, a)  # hierarchy nodes: one id per cell, no leaf listed
         if held is not None:
-            columns.append(held.nodes.astype(np.float64)[:, None])
+            nodes = np.where(cells.cat_star[:, a], -1, held.nodes)
+            columns.append(nodes.astype(np.float64)[:, None])
             continue
         s = sp.csr_array(cells.cat_sets[a])
         s.sort_indices()
