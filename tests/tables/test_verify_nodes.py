@@ -24,6 +24,7 @@ from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.recode import GeneralizedQI, cat_nodes
 from anonymatch.tables.risk.population import compatible_counts
+from anonymatch.tables.streamed import identical_rows
 from anonymatch.tables.verify import compatibility, unique_rows, verify
 from tests.tables.test_hierarchy import trees
 
@@ -44,6 +45,11 @@ def _leaf_sets(cells: GeneralizedQI) -> GeneralizedQI:
     matrices: the path of releases without node cells (the reference)."""
     sets = tuple(sp.csr_array(cells.cat_sets[a]) for a in range(len(cells.cat_sets)))
     return GeneralizedQI(cells.num_lo, cells.num_hi, cells.num_star, sets, cells.cat_star)
+
+
+def _partition(labels: np.ndarray) -> set[frozenset[int]]:
+    """The groups of a labelling, as sets of rows."""
+    return {frozenset(np.flatnonzero(labels == g).tolist()) for g in np.unique(labels)}
 
 
 @st.composite
@@ -125,6 +131,8 @@ def test_node_compatibility_matches_leaf_sets(text: str, data: st.DataObject) ->
     for k in (1, 2):
         assert verify(cells, enc, k) == verify(reference, enc, k)
     assert information_loss(cells, enc) == information_loss(reference, enc)
+    same = _partition(identical_rows(cells)) == _partition(identical_rows(reference))
+    assert same  # equal leaf sets group together, whichever node (chains of one child) shows them
     u = len(unique_rows(enc.keys())[0])  # the population kernel counts the same pairs
     weights = (np.arange(1, u + 1, dtype=np.int64), np.ones(u, np.int64))
     for got_c, want_c in zip(
@@ -156,3 +164,22 @@ def test_unknown_node_and_unnumbered_leaf_are_refused() -> None:
     cells = parse_cells(pd.DataFrame({"w": ["~x", "~x", "c"]}), enc)
     held = cat_nodes(cells, 0)
     assert held is not None and held.nodes.tolist() == [h.node("x"), h.node("x"), 2]
+
+
+def test_nodes_with_the_same_leaves_are_the_same_cell() -> None:
+    """``x`` and its only parent ``p`` cover the same leaves: rows showing either are
+    identical cells (grouping, identical-row counts), as their leaf sets are."""
+    h = parse_hierarchy("a;x;p;*\nb;x;p;*\nc;y;q;*\n", "h.csv")
+    enc = encode_qi(
+        pd.DataFrame({"w": ["a", "b", "c"]}),
+        Schema.build(["w"], types=build_types(hierarchies={"w": h})),
+    )
+    cells = parse_cells(pd.DataFrame({"w": ["~x", "~p", "c"]}), enc)
+    held = cat_nodes(cells, 0)
+    assert held is not None and held.nodes[0] != held.nodes[1]
+    keys = held.keys()
+    assert keys[0] == keys[1] != keys[2]
+    assert identical_rows(cells).tolist()[:2] == [0, 0]
+    reps, group, sets = held.distinct()
+    assert len(reps) == 2 and group.tolist() == [0, 0, 1]
+    assert sorted(sets[[0]].indices.tolist()) == [0, 1]

@@ -51,11 +51,20 @@ class NodeCells:
     def take(self, rows: np.ndarray) -> NodeCells:
         return NodeCells(self.tree, self.nodes[rows], self.width)
 
+    def keys(self, star: np.ndarray | None = None) -> np.ndarray:
+        """One int64 per row, equal iff the rows' leaf sets are equal: the node's span
+        (``Hierarchy.spans``: two nodes with the same leaves, a chain of one-child nodes,
+        have the same span); −1 for a suppressed cell (``nodes`` −1, or ``star``). O(n)."""
+        lo, hi = self.tree.spans
+        live = self.nodes >= 0 if star is None else (self.nodes >= 0) & ~star
+        node = np.where(live, self.nodes, 0)
+        return np.where(live, lo[node] * (self.tree.n_leaves + 1) + hi[node], -1)
+
     def distinct(self) -> tuple[np.ndarray, np.ndarray, sp.csr_array]:
-        """(reps, group, sets): the first row of each distinct node, each row's number among
-        them and the leaf sets of the distinct nodes only (``recode.distinct_rows`` without
+        """(reps, group, sets): the first row of each distinct cell, each row's number among
+        them and the leaf sets of the distinct cells only (``recode.distinct_rows`` without
         the rows × leaves matrix). O(n log n + Σ leaves of the distinct nodes)."""
-        _, reps, group = np.unique(self.nodes, return_index=True, return_inverse=True)
+        _, reps, group = np.unique(self.keys(), return_index=True, return_inverse=True)
         reps = reps.astype(np.int64)
         return reps, group.reshape(-1).astype(np.int64), self.take(reps).leaf_sets()
 
@@ -181,8 +190,7 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
             for a in range(len(value)):
                 nodes = value.nodes(a)
                 if nodes is not None:  # a suppressed cell's node is not read
-                    shown = np.where(published.cat_star[:, a], -1, nodes.nodes)
-                    columns.append(shown.reshape(n, 1).astype(np.int64))
+                    columns.append(nodes.keys(published.cat_star[:, a]).reshape(n, 1))
                     continue
                 m = value[a]
                 m = sp.csr_array(

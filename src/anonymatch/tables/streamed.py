@@ -100,7 +100,7 @@ from anonymatch.tables.models.sensitive import (
     merge_checks,
 )
 from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
+from anonymatch.tables.recode import GeneralizedQI, cat_nodes, concat_cells, recode
 from anonymatch.tables.verify import verify
 
 DEFAULT_CHUNK_ROWS = 50_000
@@ -429,8 +429,12 @@ def identical_rows(cells: GeneralizedQI) -> np.ndarray:
         num_star.astype(np.int64),
         cells.cat_star.astype(np.int64),
     ]
-    for a, sets in enumerate(cells.cat_sets):
-        m = sp.csr_array(sets, copy=True)
+    for a in range(len(cells.cat_sets)):
+        held = cat_nodes(cells, a)  # hierarchy nodes: a key per leaf set, no leaf listed
+        if held is not None:
+            keys.append(held.keys(cells.cat_star[:, a]).reshape(n, 1))
+            continue
+        m = sp.csr_array(cells.cat_sets[a], copy=True)
         m.eliminate_zeros()
         m.sort_indices()
         size = np.diff(m.indptr)

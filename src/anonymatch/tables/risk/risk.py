@@ -436,8 +436,7 @@ def _identical_rows(cells: GeneralizedQI) -> tuple[int, int]:
     for a in range(len(cells.cat_sets)):
         held = cat_nodes(cells, a)  # hierarchy nodes: one id per cell, no leaf listed
         if held is not None:
-            nodes = np.where(cells.cat_star[:, a], -1, held.nodes)
-            columns.append(nodes.astype(np.float64)[:, None])
+            columns.append(held.keys(cells.cat_star[:, a]).astype(np.float64)[:, None])
             continue
         s = sp.csr_array(cells.cat_sets[a])
         s.sort_indices()
