@@ -50,6 +50,7 @@ FLAGS: dict[str, str] = {
     "refine": "--lsh",
     "id_column": "--id",
     "fmt": "--format",
+    "certificate": "--manifest",
 }
 """The one table from a library parameter to the flag that sets it, where the flag is not
 ``--`` and the parameter's name with dashes (``partition_size`` → ``--partition-size``)."""

@@ -39,6 +39,7 @@ from anonymatch.cli.options import (
     execution_group,
     executor_options,
     exit_verdict,
+    in_cli_words,
     json_default,
     kmap_check_options,
     output_options,
@@ -734,6 +735,10 @@ def verify(
     if check.models and check.certificate is None:  # a ring release: every draw (§6)
         check = check.replace(certificate=_manifest_certificate(manifest))
     report = verify_release(pub, orig, check)
+    if manifest is not None:  # its manifest was read: no certificate to point at
+        from anonymatch.tables.pipeline import RING_HINT
+
+        report = dataclasses.replace(report, reason=report.reason.removesuffix(RING_HINT))
     kmap_figures = _check_kmap(orig, pub, check, kmap, csv)
     passed = report.passed and (kmap_figures is None or bool(kmap_figures["passed"]))
     if as_json:
@@ -745,7 +750,8 @@ def verify(
     else:
         status = "PASS" if report.passed else "FAIL"
         click.echo(
-            f"{status}: {report.reason}; k = {check.k}, {report.n_original} originals,"
+            f"{status}: {in_cli_words(report.reason)}; k = {check.k},"
+            f" {report.n_original} originals,"
             f" {report.n_published} published rows"
             + (f" ({report.suppressed} people suppressed)" if report.suppressed else "")
             + ", fewest matches per original"
@@ -788,16 +794,17 @@ def _echo_sensitive(check: dict[str, Any]) -> None:
     """One line per checked sensitive model."""
     model = check["model"]
     what = []
-    if "l" in model:
+    worst_l, worst_emd = check.get("worst_l"), check.get("worst_emd")
+    if "l" in model:  # no figure when the check failed before any (``SensitiveCheck.failed``)
         extra = f", c = {model['c']:g}" if model["diversity"] == "recursive" else ""
         what.append(
             f"{model['diversity']} l-diversity l = {model['l']}{extra}"
-            f" (weakest person: {check['worst_l']:.3g})"
+            + (f" (weakest person: {worst_l:.3g})" if worst_l is not None else "")
         )
     if "t" in model:
         what.append(
             f"t-closeness t = {model['t']:g}, {model['ground_distance']} distance"
-            f" (largest distance {check['worst_emd']:.3f})"
+            + (f" (largest distance {worst_emd:.3f})" if worst_emd is not None else "")
         )
     click.echo(
         f"sensitive {check['column']!r}: {'PASS' if check['passed'] else 'FAIL'} - "
@@ -978,7 +985,7 @@ def evaluate(
 
     orig = read_table(original, csv)
     if learning is not None:
-        _learn(orig, published, learning, as_json, csv)
+        _learn(orig, published, learning, as_json, csv, check)
         return
     results = {
         p: evaluate_release(read_release(p, _release_table()), orig, check) for p in published
@@ -1005,10 +1012,21 @@ def _learn(
     learning: Learning,
     as_json: bool,
     csv: CsvOptions,
+    check: ReleaseCheck,
 ) -> None:
-    """``evaluate --classify/--regress``: train on each release, test on original rows."""
+    """``evaluate --classify/--regress``: train on each release, test on original rows. With
+    ``--drop-missing`` the original's and the test table's rows with a missing QI are dropped,
+    as they were before publishing: the ceiling is trained on the rows the releases were made
+    of."""
+    from anonymatch.tables.columns.schema import missing_qi_mask
     from anonymatch.tables.io.release import read_release as read_typed
     from anonymatch.tables.models.learn import learn
+
+    def complete(frame: pd.DataFrame) -> pd.DataFrame:
+        if not check.drop_missing:
+            return frame
+        check.schema.check_columns([str(c) for c in frame.columns])
+        return frame.loc[~missing_qi_mask(frame, check.schema, check.na)].reset_index(drop=True)
 
     task, target = learning.task, learning.target
     test = None
@@ -1019,11 +1037,11 @@ def _learn(
     if target not in orig.columns:
         raise InputError(f"the original has no column {target!r}")
     report = learn(
-        orig,
+        complete(orig),
         [read_typed(p) for p in published],
         target=target,
         task=task,
-        test=test,
+        test=None if test is None else complete(test),
         names=list(published),
         test_size=learning.test_size,
         seed=learning.seed,
@@ -1224,6 +1242,15 @@ def _claimed(func: F) -> F:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
 @click.option("--force", is_flag=True, help="Replace an existing report.")
+@click.option(
+    "--manifest",
+    default=None,
+    is_eager=True,
+    callback=manifest_callback,
+    help="The release's JSON manifest (anonymize --report): k, QIs and sensitive columns are "
+    "taken from it unless given; a ring release's certificate (guarantee.certificate) makes "
+    "the sensitive figures those of the attacker who knows the certified graph.",
+)
 @population_options
 @verbosity_options
 @qi_type_options
@@ -1240,6 +1267,7 @@ def risk_cmd(
     quiet: bool,
     csv: CsvOptions,
     population: PopulationFlags,
+    manifest: str | None,
 ) -> None:
     """Measure the re-identification risk of a table release.
 
@@ -1250,11 +1278,14 @@ def risk_cmd(
     a release of ORIGINAL. --population FILE adds the figures against the population the
     original was sampled from (k-map, journalist and marketer risk, population uniques,
     delta-presence); --sampling-fraction or --weights estimate population uniqueness from the
-    sample alone."""
+    sample alone. With --manifest of a ring release, the sensitive figures are over the graph
+    its certificate proves (every draw); otherwise over each person's candidate rows."""
     from anonymatch import __version__
     from anonymatch.core.manifest import utc_now, write_manifest
     from anonymatch.tables.risk.risk import assess, check_threshold
 
+    if check.schema.sensitive:
+        check = check.replace(certificate=_manifest_certificate(manifest))
     threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
     pub = read_release(release, _release_table())
@@ -1287,6 +1318,16 @@ def risk_cmd(
         _print_risk(report, quiet)
         if beyond is not None:
             print_population(beyond)
+
+
+_RISK_BASIS = {
+    "candidates": "sensitive figures: candidate-based (over each person's candidate rows); for "
+    "a release made of sensitive rings, pass its manifest (--manifest) for the posterior of "
+    "the attacker who knows its certified graph",
+    "certificate": "sensitive figures: over the graph the manifest's ring certificate proves "
+    "(a ring window's k rows, a class's rows), the same for every draw (docs/guarantees/"
+    "sensitive.md §6)",
+}
 
 
 def _print_risk(report: Any, quiet: bool) -> None:
@@ -1329,11 +1370,13 @@ def _print_risk(report: Any, quiet: bool) -> None:
         click.echo(
             f"  fewest distinct values      {s.min_distinct} (effective l {s.min_effective_l:.2f})"
         )
-        if s.mechanism_bound_max is not None:
+        if s.mechanism_bound_max is not None and report.basis == "candidates":
             click.echo(
                 f"  bound min(1, c/k), k = {report.k}  max {s.mechanism_bound_max:.4f}, "
                 f"{_share(s.mechanism_disclosed, report.people)} at 1"
             )
+    if report.sensitive:
+        click.echo(_RISK_BASIS[report.basis])
     if not quiet:
         import textwrap
 

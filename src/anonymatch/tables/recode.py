@@ -165,16 +165,19 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
 
     Two rows share a group only if every array of ``published`` the compatibility kernel reads
     holds the same bits for both (bounds, stars, and the label set of every categorical cell,
-    duplicates and order of the stored indices aside): then every original is compatible with
+    duplicates and order of the stored indices aside; a suppressed cell's stored bounds or
+    labels are ignored, as the kernel ignores them): then every original is compatible with
     both or with neither. Every field of :class:`GeneralizedQI` enters the key, so a field
     added later cannot be forgotten. Label sets are keyed by (size, a 64-bit random-weight
     hash), whole rows by a 64-bit random-weight hash of that key, and every row is then compared
-    exactly with the first row of its hash (all key columns, every label of every set); a row
-    that differs (a collision) stays a group of its own, which is always exact. O(n·d + n log n
-    + nnz).
+    exactly with the first row of its hash (all key columns, every label of every set); the rows
+    that differ (a collision) are grouped among themselves by the same procedure with fresh
+    weights, so identical rows always share a group and different rows never do. O(n·d + n log n
+    + nnz) (a collision has probability about n²/2⁶⁴ and adds the loners' cost again).
     """
     import dataclasses
 
+    published = _blank_stars(published)
     n = published.n
     columns: list[np.ndarray] = []
     sets: list[sp.csr_array] = []
@@ -186,7 +189,7 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
                 columns.append(flat.view(np.int64))
             else:
                 columns.append(flat.astype(np.int64))
-        elif isinstance(value, CatSets):  # a node attribute is keyed by its node ids
+        elif isinstance(value, CatSets):  # a node attribute is keyed by its leaf set (span)
             for a in range(len(value)):
                 nodes = value.nodes(a)
                 if nodes is not None:  # a suppressed cell's node is not read
@@ -235,7 +238,9 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
             same[np.searchsorted(ptr, np.flatnonzero(differs), side="right") - 1] = False
     group = inverse.copy()
     loners = np.flatnonzero(~same)
-    group[loners] = len(first) + np.arange(len(loners))
+    if len(loners):  # rows whose hash another row shares: grouped among themselves, freshly
+        _, sub, _ = published_groups(published.take(loners))
+        group[loners] = len(first) + sub
     # renumber groups in order of their first row
     _, reps, group = np.unique(group, return_index=True, return_inverse=True)
     order = np.argsort(reps, kind="stable")
@@ -245,6 +250,37 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
     reps = reps[order]
     mult = np.bincount(group, minlength=len(reps)).astype(np.int64)
     return reps.astype(np.int64), group.astype(np.int64), mult
+
+
+def _blank_stars(cells: GeneralizedQI) -> GeneralizedQI:
+    """``cells`` with the stored bounds and labels of suppressed cells cleared (a ``*`` matches
+    every value whatever is stored under it). O(n·d + nnz)."""
+    import dataclasses
+
+    if cells.n == 0:
+        return cells
+    return dataclasses.replace(
+        cells,
+        num_lo=np.where(cells.num_star, 0.0, cells.num_lo),
+        num_hi=np.where(cells.num_star, 0.0, cells.num_hi),
+        cat_sets=CatSets(
+            _clear_rows(cells.cat_sets, a, cells.cat_star[:, a]) for a in range(len(cells.cat_sets))
+        ),
+    )
+
+
+def _clear_rows(
+    cat_sets: tuple[sp.csr_array, ...], a: int, rows: np.ndarray
+) -> sp.csr_array | NodeCells:
+    """Attribute a's cells with the labels of the rows where the mask ``rows`` is set removed
+    (node cells: their node set to −1, never expanded into leaves). O(nnz) or O(n)."""
+    held = cat_sets.nodes(a) if isinstance(cat_sets, CatSets) else None
+    if held is not None:
+        return NodeCells(held.tree, np.where(rows, -1, held.nodes), held.width)
+    out = sp.csr_array(cat_sets[a], copy=True)
+    out.data[np.repeat(rows, np.diff(out.indptr))] = 0
+    out.eliminate_zeros()
+    return out
 
 
 def concat_cells(parts: list[GeneralizedQI]) -> GeneralizedQI:
