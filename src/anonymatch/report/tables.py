@@ -31,7 +31,7 @@ from anonymatch.tables.columns.schema import (
     missing_codes,
 )
 from anonymatch.tables.io import CsvOptions, read_table
-from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.recode import GeneralizedQI, cat_distinct, cat_nodes
 from anonymatch.tables.risk.headline import Headline
 from anonymatch.tables.risk.leakage import LeakageReport
 from anonymatch.tables.risk.risk import RiskReport, assess_cells
@@ -710,11 +710,14 @@ def categorical_distributions(
     domain = [str(v) for v in enc.cat_domains[a]]
     present = ~enc.cat_missing[:, a]  # missing values: left out, as numeric_distributions does
     original = np.bincount(enc.cat[present, a], minlength=card).astype(float)
-    sets = cells.cat_sets[a]
-    sizes = np.diff(sets.indptr)
     star = cells.cat_star[:, a]
-    weights = np.repeat(np.where(sizes > 0, 1.0 / np.maximum(sizes, 1), 0.0), sizes)
-    weights[np.repeat(star, sizes)] = 0.0
+    if cat_nodes(cells, a) is not None:  # hierarchy nodes: each distinct node's leaves once
+        _, group, sets = cat_distinct(cells, a)
+        rows = np.bincount(group[~star], minlength=sets.shape[0]).astype(float)
+    else:
+        sets, rows = cells.cat_sets[a], (~star).astype(float)
+    sizes = np.diff(sets.indptr)
+    weights = np.repeat(np.where(sizes > 0, rows / np.maximum(sizes, 1), 0.0), sizes)
     keep = sets.indices < card
     counts = np.bincount(sets.indices[keep], weights=weights[keep], minlength=card)[:card]
     spread = int(star.sum()) - min(int((~present).sum()), int(star.sum()))

@@ -44,7 +44,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from anonymatch.tables.columns.schema import EncodedQI, Schema
-from anonymatch.tables.recode import GeneralizedQI, distinct_rows
+from anonymatch.tables.recode import GeneralizedQI, cat_distinct
 
 SCHEMA = "anonymatch-leakage/1"
 """The ``schema`` key of a leakage report's JSON."""
@@ -320,9 +320,9 @@ def _cat_view(enc: EncodedQI, cells: GeneralizedQI, a: int) -> _CatView:
     compact[present] = np.arange(m)
     tree = enc.types.hierarchies.get(enc.cat_names[a])
     bins = _level_bins(tree.anc[present] if tree is not None else None)
-    sets, star = cells.cat_sets[a], cells.cat_star[:, a]
-    reps, group = distinct_rows(sets)
-    rep_sets = _compact_sets(sets[reps], compact)
+    star = cells.cat_star[:, a]
+    reps, group, distinct = cat_distinct(cells, a)  # nodes: never rows × leaves
+    rep_sets = _compact_sets(distinct, compact)
     g = len(reps)
     dense = rep_sets.toarray().astype(bool) if g * m <= _DENSE_CELLS else None
     width = np.where(star, m, np.diff(rep_sets.indptr)[group]).astype(np.int64)
