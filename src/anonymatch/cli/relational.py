@@ -79,11 +79,15 @@ class PeopleSource:
 
     def describe(self) -> dict[str, Any]:
         """The items table's path and SHA-256 for the manifest's ``input`` block (both None
-        for one long table)."""
+        for one long table) and the reading ``format``."""
         from anonymatch.core.manifest import file_digest
 
         items = self.items_path
-        return {"items_path": items, "items_sha256": file_digest(items) if items else None}
+        return {
+            "items_path": items,
+            "items_sha256": file_digest(items) if items else None,
+            "format": self.fmt,
+        }
 
     def missing(self) -> dict[str, Any]:
         """The ``--na`` codes as the manifest's ``parameters.missing`` (the tables' shape:

@@ -20,7 +20,7 @@ docs/guarantees/relational.md; release format: docs/release-format.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from anonymatch.core.errors import ArgumentTypeError
 from anonymatch.core.front import keep_functions
@@ -167,7 +167,16 @@ def anonymize(
             "seed": seed,
         }
     )
-    return run_job(_people(people, "people"), job)
+    people = _people(people, "people")
+    result = run_job(people, job)
+    from anonymatch.relational.io import manifest_inputs
+
+    # what ``anonymatch report`` needs to read the originals again (as anonymize-rt records)
+    given, missing = manifest_inputs(people, job.na)
+    report = cast(dict[str, Any], result.report)
+    report["input"] = {**report["input"], **given}
+    report["parameters"] = {**report["parameters"], "missing": missing}
+    return result
 
 
 def verify(

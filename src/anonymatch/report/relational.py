@@ -194,7 +194,14 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
         raise InputError("the manifest names no id_column/item_column: give --id-column and "
                          "--item-column")  # fmt: skip
     items = options.get("items") or source.get("items_path")
-    if items is None and "items_path" not in source:  # a manifest of the Python front
+    if items is None and source.get("from_frames"):  # the Python front, given DataFrames
+        if source.get("frames_items", True):
+            raise InputError(
+                "the release was made from DataFrames (anonymatch.relational.anonymize on "
+                "from_frames): the manifest names no file; give ORIGINAL (the people table), "
+                "RELEASE and --items ITEMS (the items table) as files"
+            )
+    elif items is None and "items_path" not in source:  # an older manifest of the Python front
         raise InputError("the manifest records no items table (input.items_path): give --items")
     if items is not None:
         _check_items(str(items), source.get("items_sha256"))
@@ -222,7 +229,7 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
         id_column,
         item_column,
         codes.for_column(item_column),
-        CsvOptions(fmt=str(options.get("fmt", "auto"))),
+        CsvOptions(fmt=str(options.get("fmt") or source.get("format") or "auto")),
     )
     release = read_release(inputs.release, people, job.schema.qi)
     return job, people, release, encode(people, job.schema, job.na)
