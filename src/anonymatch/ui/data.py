@@ -74,6 +74,11 @@ class Dataset:
     types: dict[str, str] = field(default_factory=dict)
     granularities: dict[str, str] = field(default_factory=dict)
     inferred_by: str = ""
+    items: Dataset | None = None
+    """Relational runs: the long items table uploaded beside (``ui.relational``), None for a
+    table run; ``id_column`` and ``item_column`` the form's first choices."""
+    id_column: str = ""
+    item_column: str = ""
 
     @property
     def separator(self) -> str | None:
@@ -405,6 +410,10 @@ class Settings:
         (:meth:`anonymatch.tables.job.TableJob.build`: what the method can do, the
         hierarchies). InputError (one line) on a problem."""
         hierarchies = dict(hierarchies or {})
+        if dataset.items is not None:  # people with a row and a set: a relational job
+            from anonymatch.ui.relational import settings_from_form
+
+            return settings_from_form(cls, form, dataset, hierarchies)
         method = _text(form, "method") or "hungarian"
         known = methods()
         if method not in known:
@@ -555,11 +564,13 @@ class Settings:
         def relative(path: Path) -> str:
             return str(path.relative_to(directory)) if path.is_relative_to(directory) else str(path)
 
+        items = None if dataset.items is None else relative(dataset.items.path)
         return self._with_paths(
             relative(dataset.path),
             {c: relative(h.path) for c, h in self.hierarchies.items()},
-            "run/release.csv",
+            "run/release.jsonl" if items is not None else "run/release.csv",
             "run/manifest.json",
+            items,
         )
 
     def table_job(self, dataset: Dataset) -> Any:
@@ -583,7 +594,12 @@ class Settings:
         return render_toml(self.job)
 
     def _with_paths(
-        self, input_path: str, trees: Mapping[str, str], output: str | None, report: str | None
+        self,
+        input_path: str,
+        trees: Mapping[str, str],
+        output: str | None,
+        report: str | None,
+        items_path: str | None = None,
     ) -> Job:
         columns = {
             c: col.model_copy(update={"hierarchy": trees[c]}) if c in trees else col
@@ -591,7 +607,11 @@ class Settings:
         }
         return self.job.model_copy(
             update={
-                "input": self.job.input.model_copy(update={"path": input_path}),
+                "input": self.job.input.model_copy(
+                    update={"path": input_path}
+                    if items_path is None
+                    else {"path": input_path, "items": items_path}
+                ),
                 "columns": columns,
                 "output": self.job.output.model_copy(update={"path": output, "report": report}),
             }
@@ -811,7 +831,33 @@ def shown_name(filename: str) -> str:
 
 def form_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
     """What the dataset page's form shows: the settings' job, else the inferred roles and
-    types (k = 5, the default method)."""
+    types (k = 5, the default method); with an items table also the relational choices (id and
+    item columns, the codes meaning "no item", the item weight)."""
+    view = _table_view(dataset, settings)
+    if dataset.items is None:
+        return view
+    job = settings.job if settings is not None else None
+    if job is None or job.kind != "relational":
+        view.update(id_column=dataset.id_column, item_column=dataset.item_column, item_na="",
+                    item_weight="")  # fmt: skip
+        for c, col in view["columns"].items():
+            if c == dataset.id_column:
+                col["role"] = "identifier"
+        return view
+    item_column = job.input.item_column or dataset.item_column
+    codes = job.columns.get(item_column)
+    weight = job.method.item_weight
+    view.update(
+        id_column=job.input.id_column or dataset.id_column,
+        item_column=item_column,
+        item_na=",".join(codes.na or ()) if codes is not None else "",
+        item_weight="" if weight is None else f"{weight:g}",
+    )
+    return view
+
+
+def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
+    """:func:`form_view` of a table run."""
     columns: dict[str, dict[str, Any]] = {}
     job = settings.job if settings is not None else None
     for c in dataset.columns:
