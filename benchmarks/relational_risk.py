@@ -10,7 +10,8 @@ part match, lying in some one-to-one pairing), prosecutor risk 1 / candidates, p
 unchanged.
 
 Usage: ANONYMATCH_DATA=../shared/datasets python benchmarks/relational_risk.py
-(writes docs/results.md section "relational_risk" and benchmarks/results/relational_risk.json)
+(writes docs/results.md section "relational_risk" and benchmarks/results/relational_risk.json;
+``--replot`` rewrites the section from the JSON)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import data_file, dump, machine, run_cli, update_results  # noqa: E402
+from _common import ROOT, data_file, dump, machine, run_cli, update_results  # noqa: E402
 
 KS = (5, 10, 20)
 METHODS = ("hungarian", "classes")
@@ -32,6 +33,13 @@ NA = ("-1", "-7", "-8", "-9")
 
 
 def main() -> None:
+    if "--replot" in sys.argv:
+        write(
+            json.loads((ROOT / "benchmarks" / "results" / "relational_risk.json").read_text())[
+                "rows"
+            ]
+        )
+        return
     people_csv = data_file("informs/demographics05test.csv", "INFORMS")
     items_csv = data_file("informs/conditions05.csv", "INFORMS")
     common = [
@@ -111,6 +119,20 @@ def write(rows: list[dict]) -> None:  # type: ignore[type-arg]
             f"| {'holds' if r['k_holds'] else 'fails'} | {r['wall']:.1f} s "
             f"| {r['peak_mib']:.0f} MiB |"
         )
+    ten = [r for r in rows if r["k"] == 10]
+    lines += [
+        "",
+        "Reading: every person of every release has at least k candidates (the claimed k holds",
+        "on the joint graph, so the largest prosecutor risk is exactly 1/k), against 93.7 % of",
+        "people unique when the QIs and item sets are published unchanged. The freeform",
+        "releases keep most people at exactly k candidates (median k) and publish mostly",
+        "distinct records, so an equivalence-class checker reports class k = 1; the class",
+        "baseline gives more candidates per person (median "
+        + " / ".join(f"{r['candidates']['median']:g}" for r in ten if r["method"] == "classes")
+        + " at k = 10) because its classes are larger than k, the price of its higher loss",
+        "(section relational_informs). `risk-rt` takes seconds on all 33,961 people; its",
+        "time is mostly reading the two tables and the verifier's joint compatibility.",
+    ]
     update_results("relational_risk", "\n".join(lines))
 
 

@@ -2,7 +2,7 @@
 table uploaded beside the people table turns the form into an ``anonymize-rt`` job; the run is
 verified, the result page shows the relational utility and the risk on the joint graph, the
 release downloads as JSON Lines without the id column, the job file reproduces the run and
-holds no seed; a bad items table is one line and leaves no file behind."""
+holds no seed; a bad items table or column choice is one line and leaves no file behind."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_a_bad_items_table_is_one_line(app: tuple[TestClient, AppState]) -> None
     assert not [p for p in files(state) if p.name.startswith("upload-")]  # nothing kept
     assert send(client, csrf).url.path == "/dataset"  # type: ignore[attr-defined]
     form = {"csrf": csrf, "role:age": "qi", "type:age": "numeric", "id_column": "pid",
-            "item_column": "code", "k": "999", "method": "classes"}  # fmt: skip
-    client.post("/run", data=form)
-    status = wait(client)
-    assert status["state"] == "failed" and status["exit_code"] == 3, status
+            "item_column": "pid", "k": "3", "method": "classes"}  # fmt: skip
+    page = client.post("/run", data=form)
+    assert "must be another column" in page.text  # refused before any run
+    assert client.get("/status").json()["state"] == "none"
