@@ -342,6 +342,39 @@ def evaluate_rt_cmd(
     click.echo(json.dumps(figures.to_dict(), indent=2, default=json_default))
 
 
+def _risk_question(func: F) -> F:
+    """``--qi``, ``--numeric``, the typed QIs, ``--sensitive``, ``--k`` and ``--threshold`` as
+    one ``relational.risk.RiskQuestion`` (parameter ``question``); the outputs claimed (the
+    shared policy, which reads ``--force``) before the command runs."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.cli.options import claim_outputs
+        from anonymatch.core.params import optional_integer
+        from anonymatch.relational.risk import RiskQuestion
+        from anonymatch.tables.columns.schema import Schema
+        from anonymatch.tables.risk.risk import check_threshold
+
+        claim_outputs()
+        params.pop("force")
+        source: PeopleSource = params["source"]
+        schema = Schema.build(
+            comma_list(params.pop("qi")),
+            comma_list(params.pop("numeric")),
+            sensitive=comma_list(params.pop("sensitive")),
+            types=params.pop("qi_types") or None,
+        )
+        question = RiskQuestion(
+            schema,
+            source.qi_codes(),
+            optional_integer(params.pop("k"), "k"),
+            check_threshold(params.pop("threshold"), "--threshold"),
+        )
+        return func(question=question, **params)
+
+    return cast(F, wrapper)
+
+
 @click.command("risk-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
@@ -370,19 +403,14 @@ def evaluate_rt_cmd(
 @click.option("--force", is_flag=True, help="Replace an existing report.")
 @verbosity_options
 @people_options
+@_risk_question
 def risk_rt_cmd(
     people_path: str,
     published: str,
     source: PeopleSource,
-    qi: str,
-    numeric: str,
-    qi_types: Any,
-    sensitive: str | None,
-    k: int | None,
-    threshold: float,
+    question: Any,
     as_json: bool,
     report_path: str | None,
-    force: bool,
     quiet: bool,
 ) -> None:
     """Measure the re-identification risk of a relational release on the joint graph.
@@ -394,27 +422,11 @@ def risk_rt_cmd(
     a baseline. Exit 0 with the figures; 2 on bad input or a PUBLISHED that cannot be a release
     of PEOPLE."""
     from anonymatch import __version__
-    from anonymatch.cli.options import claim_outputs
     from anonymatch.core.manifest import utc_now, write_manifest
-    from anonymatch.core.params import optional_integer
     from anonymatch.relational.io import read_release
-    from anonymatch.relational.risk import RiskQuestion, assess_relational
-    from anonymatch.tables.columns.schema import Schema
+    from anonymatch.relational.risk import assess_relational
     from anonymatch.tables.io import CsvOptions
-    from anonymatch.tables.risk.risk import check_threshold
 
-    claim_outputs()
-    question = RiskQuestion(
-        Schema.build(
-            comma_list(qi),
-            comma_list(numeric),
-            sensitive=comma_list(sensitive),
-            types=qi_types or None,
-        ),
-        source.qi_codes(),
-        optional_integer(k, "k"),
-        check_threshold(threshold, "--threshold"),
-    )
     people = source.read(people_path)
     release = read_release(published, people, question.schema.qi)
     report = assess_relational(people, release, question)

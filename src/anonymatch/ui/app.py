@@ -720,6 +720,10 @@ def create_app(state: AppState) -> Starlette:
                 ds = session.dataset
                 notes.append(f"its input ({job.input.path}) is not a table of the data "
                              f"directory: the job is applied to {ds.name}")  # fmt: skip
+                if ds.items is not None:  # a table job: the items table is set aside
+                    ds = copy.deepcopy(ds)
+                    ds.items = None
+                    notes.append("the items table is set aside (a table job)")
             else:
                 raise InputError(
                     f"{name}: input.path: {job.input.path} is not a table of the data directory; "
