@@ -69,6 +69,7 @@ def test_people_from_frames_make_report_ask_for_the_files(
             "-o", str(page)]  # fmt: skip
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "made from DataFrames" in err[0] and "--items ITEMS" in err[0]
+    assert len(err) == 1 and "made from DataFrames" in err[0]
+    assert "--items (the items table)" in err[0]
     assert not page.exists()
     assert main([*args, "--items", str(tmp_path / "items.csv"), "-q"]) == 0

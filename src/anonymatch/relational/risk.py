@@ -160,8 +160,6 @@ def assess_relational(
 
     threshold = check_threshold(question.threshold)
     schema, k = question.schema, question.k
-    if k is not None and k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
     for name in schema.sensitive:
         if name not in release.table.columns:
             raise InputError(f"the release has no sensitive column {name!r}")

@@ -199,7 +199,7 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
             raise InputError(
                 "the release was made from DataFrames (anonymatch.relational.anonymize on "
                 "from_frames): the manifest names no file; give ORIGINAL (the people table), "
-                "RELEASE and --items ITEMS (the items table) as files"
+                "RELEASE and `items` (the items table) as files"
             )
     elif items is None and "items_path" not in source:  # an older manifest of the Python front
         raise InputError("the manifest records no items table (input.items_path): give --items")

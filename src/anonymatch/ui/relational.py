@@ -140,9 +140,8 @@ def settings_from_form(
         columns[item_column] = {"na": no_item}
     model: dict[str, Any] = {}
     k = _number(form.get("k"), int, "k")
-    if k is None or k < 1:
-        raise InputError("k must be a whole number of at least 1")
-    model["k"] = k
+    if k is not None:
+        model["k"] = k  # checked by the job file's models and the RelationalJob
     l_value, t_value = _levels(_text(form, "l"), int, "l"), _levels(_text(form, "t"), float, "t")
     if l_value is not None:
         model["l"] = l_value
