@@ -413,7 +413,7 @@ def risk_rt_cmd(
     report_path: str | None,
     quiet: bool,
 ) -> None:
-    """Measure the re-identification risk of a relational release on the joint graph.
+    """Measure the re-identification risk of a relational release.
 
     Risk figures of PUBLISHED (JSONL, any method) against PEOPLE (and --items): candidate
     records per person (QI cells and set part both matching, in some one-to-one pairing),
