@@ -623,8 +623,12 @@ def create_app(state: AppState) -> Starlette:
             carried = session.settings.carried if session.settings is not None else {}
             try:
                 trees = await store_hierarchies(form, session, columns)
-                settings = await run_in_threadpool(data.Settings.from_form, form, ds, trees,
-                                                   carried)  # fmt: skip
+                if ds.items is not None:  # people with a row and a set: a relational job
+                    settings = await run_in_threadpool(relational.settings_from_form,
+                                                       data.Settings, form, ds, trees)  # fmt: skip
+                else:
+                    settings = await run_in_threadpool(data.Settings.from_form, form, ds, trees,
+                                                       carried)  # fmt: skip
                 if ds.items is None:  # the population figures are the table's
                     await store_population(form, session, settings)
             except AnonymatchError as exc:

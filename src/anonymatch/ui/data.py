@@ -410,10 +410,6 @@ class Settings:
         (:meth:`anonymatch.tables.job.TableJob.build`: what the method can do, the
         hierarchies). InputError (one line) on a problem."""
         hierarchies = dict(hierarchies or {})
-        if dataset.items is not None:  # people with a row and a set: a relational job
-            from anonymatch.ui.relational import settings_from_form
-
-            return settings_from_form(cls, form, dataset, hierarchies)
         method = _text(form, "method") or "hungarian"
         known = methods()
         if method not in known:

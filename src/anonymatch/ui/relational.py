@@ -23,12 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from anonymatch.core.errors import InputError
-
-if TYPE_CHECKING:
-    from anonymatch.ui.data import Dataset, HierarchyFile, Settings
+from anonymatch.ui.data import Dataset, HierarchyFile, Settings, _levels, _number, _text, _tokens
 
 SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
 """What the relational commands read (by extension, with a header line)."""
@@ -103,7 +101,6 @@ def settings_from_form(
     missing codes (``columns.NAME.na``); the item column's codes mean "no item"; the model
     takes k and the sensitive models, the method its name, λ and the partition size."""
     from anonymatch.app.jobfile import parse_job
-    from anonymatch.ui.data import _levels, _number, _text, _tokens
 
     assert dataset.items is not None
     items = dataset.items
