@@ -434,7 +434,7 @@ def create_app(state: AppState) -> Starlette:
             if target.stat().st_size == 0:
                 raise InputError(f"{name} is empty")
             items = data.Dataset(target, name, target.stat().st_size)
-            return await run_in_threadpool(data.load, items, limits, session.directory)
+            return await run_in_threadpool(data.load, items, limits, session.directory, False)
         except BaseException:
             target.unlink(missing_ok=True)
             raise

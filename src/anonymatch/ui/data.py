@@ -113,12 +113,18 @@ def sniff_separator(path: Path) -> str:
     return ","
 
 
-def load(dataset: Dataset, limits: Limits | None = None, workdir: Path | None = None) -> Dataset:
+def load(
+    dataset: Dataset,
+    limits: Limits | None = None,
+    workdir: Path | None = None,
+    infer: bool = True,
+) -> Dataset:
     """Read the table with the dataset's options: columns, row count, preview, inferred roles.
     Bounded by ``limits``: a table past the cell or decompressed-byte budget is refused, and a
     large one is read only in part (its first :data:`SAMPLE_ROWS` rows; a CSV's rows are then
     counted by lines, ``rows_exact`` False). ``workdir`` (default: the table's directory) holds
-    a Parquet sample for the inference for a moment.
+    a Parquet sample for the inference for a moment. ``infer`` False reads without inferring
+    roles (a relational run's items table: an id and codes, no quasi-identifier).
 
     Raises
     ------
@@ -164,6 +170,8 @@ def load(dataset: Dataset, limits: Limits | None = None, workdir: Path | None = 
     dataset.preview = [
         [str(v) for v in row] for row in frame.head(PREVIEW_ROWS).itertuples(index=False)
     ]
+    if not infer:
+        return dataset
     if dataset.parquet or dataset.document:  # the inference reads a sample file
         where = workdir or dataset.path.parent
         sample = where / f"sample-{secrets.token_hex(8)}.parquet"
