@@ -87,7 +87,7 @@ def test_relational_round_trip(app: tuple[TestClient, AppState], tmp_path: Path)
     assert all(p.stat().st_mode & 0o077 == 0 for p in files(state))  # private files
 
 
-def test_a_bad_items_table_is_one_line(app: tuple[TestClient, AppState]) -> None:
+def test_a_bad_items_table_is_one_line_a_codes_table_is_not_inferred(app: tuple[TestClient, AppState]) -> None:
     client, state = app
     csrf = login(client)
     page = send(client, csrf, b"who,code\nq1,x\nq2,y\n")
@@ -95,7 +95,8 @@ def test_a_bad_items_table_is_one_line(app: tuple[TestClient, AppState]) -> None
     error = page.text.split('<p class="error" id="error">')[1].split("</p>")[0]  # type: ignore[attr-defined]
     assert "shares no column" in error and "\n" not in error.strip()
     assert not [p for p in files(state) if p.name.startswith("upload-")]  # nothing kept
-    assert send(client, csrf).url.path == "/dataset"  # type: ignore[attr-defined]
+    codes = b"pid,code\n" + b"".join(b"p%d,c%d\n" % (i, i) for i in range(24))
+    assert send(client, csrf, codes).url.path == "/dataset"  # type: ignore[attr-defined]
     form = {"csrf": csrf, "role:age": "qi", "type:age": "numeric", "id_column": "pid",
             "item_column": "pid", "k": "3", "method": "classes"}  # fmt: skip
     page = client.post("/run", data=form)
