@@ -87,7 +87,7 @@ def test_relational_round_trip(app: tuple[TestClient, AppState], tmp_path: Path)
     assert all(p.stat().st_mode & 0o077 == 0 for p in files(state))  # private files
 
 
-def test_a_bad_items_table_is_one_line_a_codes_table_is_not_inferred(app: tuple[TestClient, AppState]) -> None:
+def test_a_bad_items_table_is_one_line(app: tuple[TestClient, AppState]) -> None:
     client, state = app
     csrf = login(client)
     page = send(client, csrf, b"who,code\nq1,x\nq2,y\n")
@@ -95,10 +95,24 @@ def test_a_bad_items_table_is_one_line_a_codes_table_is_not_inferred(app: tuple[
     error = page.text.split('<p class="error" id="error">')[1].split("</p>")[0]  # type: ignore[attr-defined]
     assert "shares no column" in error and "\n" not in error.strip()
     assert not [p for p in files(state) if p.name.startswith("upload-")]  # nothing kept
-    codes = b"pid,code\n" + b"".join(b"p%d,c%d\n" % (i, i) for i in range(24))
-    assert send(client, csrf, codes).url.path == "/dataset"  # type: ignore[attr-defined]
+    assert send(client, csrf).url.path == "/dataset"  # type: ignore[attr-defined]
     form = {"csrf": csrf, "role:age": "qi", "type:age": "numeric", "id_column": "pid",
             "item_column": "pid", "k": "3", "method": "classes"}  # fmt: skip
     page = client.post("/run", data=form)
     assert "must be another column" in page.text  # refused before any run
     assert client.get("/status").json()["state"] == "none"
+
+
+def test_a_codes_table_is_read_without_role_inference(tmp_path: Path) -> None:
+    """An items table of ids and codes has no quasi-identifier-like column (INFORMS' has
+    thousands of ids and hundreds of codes): it is read without the inference, which would
+    refuse it."""
+    from anonymatch.core.errors import InputError
+    from anonymatch.ui.data import Dataset, load
+
+    path = tmp_path / "codes.csv"
+    path.write_text("pid,code\n" + "".join(f"p{i},c{i}\n" for i in range(150)))
+    with pytest.raises(InputError, match="quasi-identifier"):
+        load(Dataset(path, "codes.csv", path.stat().st_size))
+    items = load(Dataset(path, "codes.csv", path.stat().st_size), infer=False)
+    assert items.columns == ["pid", "code"] and items.rows == 150
