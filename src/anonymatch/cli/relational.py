@@ -1,5 +1,5 @@
 """Command line for relational-transaction data (people with a row and a set):
-``anonymize-rt``, ``verify-rt``, ``evaluate-rt``.
+``anonymize-rt``, ``verify-rt``, ``evaluate-rt``, ``risk-rt``.
 
 Option groups reach the commands as one value each, as in the other kinds' modules: how to read
 the people as a :class:`PeopleSource`, the run as one validated
@@ -32,6 +32,8 @@ from anonymatch.cli.options import (
     executor_options,
     exit_verdict,
     format_option,
+    histogram_text,
+    input_block,
     json_default,
     missing_codes_option,
     output_options,
@@ -39,6 +41,7 @@ from anonymatch.cli.options import (
     qi_type_options,
     seed_option,
     sensitive_model_options,
+    share_text,
     verbosity_options,
 )
 from anonymatch.relational.methods import names
@@ -81,11 +84,15 @@ class PeopleSource:
 
     def describe(self) -> dict[str, Any]:
         """The items table's path and SHA-256 for the manifest's ``input`` block (both None
-        for one long table)."""
+        for one long table) and the reading ``format``."""
         from anonymatch.core.manifest import file_digest
 
         items = self.items_path
-        return {"items_path": items, "items_sha256": file_digest(items) if items else None}
+        return {
+            "items_path": items,
+            "items_sha256": file_digest(items) if items else None,
+            "format": self.fmt,
+        }
 
     def missing(self) -> dict[str, Any]:
         """The ``--na`` codes as the manifest's ``parameters.missing`` (the tables' shape:
@@ -452,4 +459,173 @@ def evaluate_rt_cmd(
     click.echo(json.dumps(figures.to_dict(), indent=2, default=json_default))
 
 
-COMMANDS = [anonymize_rt_cmd, verify_rt_cmd, evaluate_rt_cmd]
+def _risk_question(func: F) -> F:
+    """``--qi``, ``--numeric``, the typed QIs, ``--sensitive``, ``--k`` and ``--threshold`` as
+    one ``relational.risk.RiskQuestion`` (parameter ``question``); the outputs claimed (the
+    shared policy, which reads ``--force``) before the command runs."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.cli.options import claim_outputs
+        from anonymatch.core.params import optional_integer
+        from anonymatch.relational.risk import RiskQuestion
+        from anonymatch.tables.columns.schema import Schema
+        from anonymatch.tables.risk.risk import check_threshold
+
+        claim_outputs()
+        params.pop("force")
+        source: PeopleSource = params["source"]
+        schema = Schema.build(
+            comma_list(params.pop("qi")),
+            comma_list(params.pop("numeric")),
+            sensitive=comma_list(params.pop("sensitive")),
+            types=params.pop("qi_types") or None,
+        )
+        question = RiskQuestion(
+            schema,
+            source.qi_codes(),
+            optional_integer(params.pop("k"), "k"),
+            check_threshold(params.pop("threshold"), "--threshold"),
+        )
+        return func(question=question, **params)
+
+    return cast(F, wrapper)
+
+
+@click.command("risk-rt")
+@click.argument("people_path", metavar="PEOPLE")
+@click.argument("published")
+@click.option(
+    "--sensitive",
+    default=None,
+    help="Sensitive columns: homogeneity, posterior, distance to the table, l.",
+)
+@click.option(
+    "-k",
+    "--k",
+    "k",
+    type=int,
+    default=None,
+    help="The anonymity the release claims: checked, and the mechanism-aware posterior bound.",
+)
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="Prosecutor risk above which a person is at risk, in (0, 1] (0.2: < 5 candidates).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
+@click.option("--force", is_flag=True, help="Replace an existing report.")
+@verbosity_options
+@people_options
+@_risk_question
+def risk_rt_cmd(
+    people_path: str,
+    published: str,
+    source: PeopleSource,
+    question: Any,
+    as_json: bool,
+    report_path: str | None,
+    quiet: bool,
+) -> None:
+    """Measure the re-identification risk of a relational release.
+
+    Risk figures of PUBLISHED (JSONL, any method) against PEOPLE (and --items): candidate
+    records per person (QI cells and set part both matching, in some one-to-one pairing),
+    prosecutor risk, identical records, and per --sensitive column homogeneity, posterior,
+    distance to the table and l; the same for PEOPLE's QIs and item sets published unchanged as
+    a baseline. Exit 0 with the figures; 2 on bad input or a PUBLISHED that cannot be a release
+    of PEOPLE."""
+    from anonymatch import __version__
+    from anonymatch.core.manifest import utc_now, write_manifest
+    from anonymatch.relational.io import read_release
+    from anonymatch.relational.risk import assess_relational
+    from anonymatch.tables.io import CsvOptions
+
+    people = source.read(people_path)
+    release = read_release(published, people, question.schema.qi)
+    report = assess_relational(people, release, question)
+    figures = report.to_dict()
+    document = {
+        "schema": figures.pop("schema"),
+        "tool": {"name": "anonymatch", "version": __version__},
+        "created": utc_now(),
+        "data_kind": "relational",
+        "input": {
+            "original": {
+                **input_block(people_path, CsvOptions(fmt=source.fmt)),
+                **source.describe(),
+                "id_column": source.id_column,
+                "item_column": source.item_column,
+                "missing": source.missing(),
+            },
+            "release": input_block(published, CsvOptions()),
+        },
+        **figures,
+    }
+    write_manifest(report_path, document)  # atomic JSON; nothing when report_path is None
+    if as_json:
+        click.echo(json.dumps(document, indent=2, default=json_default))
+    else:
+        _print_risk(report, quiet)
+
+
+def _print_risk(report: Any, quiet: bool) -> None:
+    """One line per figure, the release beside the original published unchanged (the table
+    ``risk``'s layout, ``cli.tables``)."""
+
+    cand, pr, base, n = report.candidates, report.prosecutor, report.original, report.people
+    claim = ""
+    if report.k is not None:
+        claim = f"; claimed k = {report.k} {'holds' if report.k_holds else 'DOES NOT HOLD'}"
+    click.echo(f"{n} people, threshold {report.threshold:g}, joint graph{claim}")
+    rows = [
+        ("", "release", "original"),
+        ("candidates per person: min", f"{cand.min}", f"{base.class_size.min}"),
+        ("  median", f"{cand.median:g}", f"{base.class_size.median:g}"),
+        ("  mean", f"{cand.mean:.2f}", f"{base.class_size.mean:.2f}"),
+        ("unique (1 candidate)", share_text(cand.histogram.get(1, 0), n),
+         share_text(base.sample_uniques, n)),
+        ("prosecutor risk: max", f"{pr.max:.4f}", f"{base.prosecutor.max:.4f}"),
+        ("  mean", f"{pr.mean:.4f}", f"{base.prosecutor.mean:.4f}"),
+        (f"people above {report.threshold:g}", share_text(pr.above, n),
+         share_text(base.prosecutor.above, n)),
+        ("identical records (class k)", f"{report.class_k}", f"{base.class_size.min}"),
+    ]  # fmt: skip
+    for label, a, b in rows:
+        click.echo(f"{label:<30}{a:>16}{b:>16}")
+    click.echo("(original: QIs and item sets published unchanged)")
+    click.echo(f"candidates histogram: {histogram_text(cand.histogram)}")
+    for s in report.sensitive:
+        click.echo(
+            f"sensitive {s.column} ({s.values} values, {s.ground_distance} distance, "
+            f"most common {100 * s.prior_max:.2f}% of the table):"
+        )
+        click.echo(f"  homogeneous people          {share_text(s.homogeneous, n)}")
+        click.echo(
+            f"  largest posterior           max {s.posterior_max:.4f}, mean "
+            f"{s.posterior_mean:.4f}, >= 0.5 {100 * s.posterior_half_share:.2f}%, = 1 "
+            f"{100 * s.posterior_one_share:.2f}%"
+        )
+        click.echo(
+            f"  distance to the table       max {s.distance_max:.4f}, mean {s.distance_mean:.4f}"
+        )
+        click.echo(
+            f"  fewest distinct values      {s.min_distinct} (effective l {s.min_effective_l:.2f})"
+        )
+        if s.mechanism_bound_max is not None:
+            click.echo(
+                f"  bound min(1, c/k), k = {report.k}  max {s.mechanism_bound_max:.4f}, "
+                f"{share_text(s.mechanism_disclosed, n)} at 1"
+            )
+    if not quiet:
+        import textwrap
+
+        click.echo("")
+        for line in report.explanation:
+            click.echo(textwrap.fill(line, width=100, subsequent_indent="  "))
+
+
+COMMANDS = [anonymize_rt_cmd, verify_rt_cmd, evaluate_rt_cmd, risk_rt_cmd]

@@ -52,6 +52,9 @@ from anonymatch.cli.options import (
     test_table_options,
     verbosity_options,
 )
+from anonymatch.cli.options import histogram_text as _histogram_text
+from anonymatch.cli.options import input_block as _input_block
+from anonymatch.cli.options import share_text as _share
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import number
 from anonymatch.tables.io import CsvOptions, read_table
@@ -469,18 +472,6 @@ def _finish_database(
     if db_out:
         report["output"] = {**report["output"], "path": redact_url(output), "table": output_table}
     write_manifest(report_path, report)
-
-
-def _input_block(path: str, csv: CsvOptions) -> dict[str, Any]:
-    """How a manifest names an input: a file's path and SHA-256, or a database URL without its
-    password and the table or query read (no digest: the data lives on the server)."""
-    from anonymatch.core.manifest import file_digest
-    from anonymatch.tables.io.sql import is_database_url, redact_url
-
-    if not is_database_url(path):
-        return {"path": path, "sha256": file_digest(path)}
-    source = {"table": csv.table} if csv.table is not None else {"query": csv.query}
-    return {"path": redact_url(path), "sha256": None, **source}
 
 
 def _manifest_partitions(path: str | None) -> int | None:
@@ -1445,29 +1436,6 @@ def print_population(report: Any) -> None:
         f"individual risk (sdcMicro): max {ind.max():.4f}, mean {ind.mean():.4f}, expected "
         f"re-identifications {ind.sum():.1f}"
     )
-
-
-def _share(count: int, total: int) -> str:
-    return f"{count} ({100 * count / total:.2f}%)"
-
-
-def _histogram_text(histogram: dict[int, int], head: int = 5) -> str:
-    """``value: records`` pairs: the ``head`` smallest values one by one, the rest in bins
-    cut at 1-2-5 steps (…, 20-49, 50-99, 100-199, …)."""
-    items = sorted(histogram.items())
-    parts = [f"{v}: {c}" for v, c in items[:head]]
-    rest = items[head:]
-    if rest:
-        top = rest[-1][0]
-        edges, scale = [rest[0][0]], 1
-        while edges[-1] <= top:
-            edges += [x for x in (scale, 2 * scale, 5 * scale) if x > edges[-1]]
-            scale *= 10
-        for lo, hi in zip(edges, edges[1:], strict=False):
-            count = sum(c for v, c in rest if lo <= v < hi)
-            if count:
-                parts.append(f"{lo if hi - lo == 1 else f'{lo}-{hi - 1}'}: {count}")
-    return ", ".join(parts)
 
 
 COMMANDS.append(risk_cmd)
