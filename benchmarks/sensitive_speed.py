@@ -45,22 +45,18 @@ def _adult() -> list[str]:
             "--drop-missing"]  # fmt: skip
 
 
-# name → (data label, input arguments, anonymize options, plain job it compares with)
-JOBS: dict[str, tuple[str, list[str], list[str], str]] = {
-    "fars": ("fars_subset", [], ["--k", "5", "--qi", FARS_QI, "--numeric", "iage,ideathday",
-             "--sensitive", "iinjury"], "fars"),  # fmt: skip
-    "fars_t": ("fars_subset", [], ["--k", "5", "--qi", FARS_QI, "--numeric", "iage,ideathday",
-               "--sensitive", "iinjury", "--t", "0.2"], "fars"),  # fmt: skip
-    "fars_l": ("fars_subset", [], ["--k", "5", "--qi", FARS_QI, "--numeric", "iage,ideathday",
-               "--sensitive", "iinjury", "--l", "3"], "fars"),  # fmt: skip
-    "adult_occ": ("Adult", [], ["--k", "10", "--qi", QI7, "--numeric", "age,education-num",
-                  "--sensitive", "occupation"], "adult_occ"),  # fmt: skip
-    "adult_l": ("Adult", [], ["--k", "10", "--qi", QI7, "--numeric", "age,education-num",
-                "--sensitive", "occupation", "--l", "4"], "adult_occ"),  # fmt: skip
-    "adult_inc": ("Adult", [], ["--k", "10", "--qi", QI8, "--numeric", "age,education-num",
-                  "--sensitive", "income"], "adult_inc"),  # fmt: skip
-    "adult_t": ("Adult", [], ["--k", "10", "--qi", QI8, "--numeric", "age,education-num",
-                "--sensitive", "income", "--t", "0.2"], "adult_inc"),  # fmt: skip
+FARS = f"--k 5 --qi {FARS_QI} --numeric iage,ideathday --sensitive iinjury"
+ADULT_OCC = f"--k 10 --qi {QI7} --numeric age,education-num --sensitive occupation"
+ADULT_INC = f"--k 10 --qi {QI8} --numeric age,education-num --sensitive income"
+# name → (data label, anonymize options, plain job it compares with)
+JOBS: dict[str, tuple[str, str, str]] = {
+    "fars": ("fars_subset", FARS, "fars"),
+    "fars_t": ("fars_subset", FARS + " --t 0.2", "fars"),
+    "fars_l": ("fars_subset", FARS + " --l 3", "fars"),
+    "adult_occ": ("Adult", ADULT_OCC, "adult_occ"),
+    "adult_l": ("Adult", ADULT_OCC + " --l 4", "adult_occ"),
+    "adult_inc": ("Adult", ADULT_INC, "adult_inc"),
+    "adult_t": ("Adult", ADULT_INC + " --t 0.2", "adult_inc"),
 }
 LABEL = {
     "fars": "plain k = 5",
@@ -83,23 +79,17 @@ def one(name: str, src: str, out: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": src}
     data, *opts = _inputs(name)
     release, manifest, html = out / f"{name}.csv", out / f"{name}.json", out / f"{name}.html"
-    anon = timed_process(
-        [cli, "anonymize", data, *opts, *JOBS[name][2], "-o", str(release), "--force",
-         "--seed", "1", "--report", str(manifest), "--quiet"],  # fmt: skip
-        env,
-    )
-    report = timed_process(
-        [cli, "report", data, str(release), *opts, "--manifest", str(manifest), "-o", str(html),
-         "--force", "--quiet"],  # fmt: skip
-        env,
-    )
-    return {"anonymize": anon, "report": report}
+    anonymize = f"-o {release} --force --seed 1 --report {manifest} --quiet".split()
+    anon = timed_process([cli, "anonymize", data, *opts, *JOBS[name][1].split(), *anonymize], env)
+    report = f"--manifest {manifest} -o {html} --force --quiet".split()
+    rep = timed_process([cli, "report", data, str(release), *opts, *report], env)
+    return {"anonymize": anon, "report": rep}
 
 
 def measure(names: list[str], trees: dict[str, str], repeat: int) -> dict[str, Any]:
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {t: {n: [] for n in names} for t in trees}
     with tempfile.TemporaryDirectory() as tmp:
-        for tree, src in trees.items():  # warm-up: numba caches of each tree
+        for src in trees.values():  # warm-up: numba caches of each tree
             one(names[0], src, Path(tmp))
         for _ in range(repeat):
             for name in names:
@@ -143,7 +133,7 @@ def render(figures: dict[str, Any], repeat: int) -> str:
     for name in figures[trees[0]]:
         for tree in trees:
             f = figures[tree][name]
-            plain = figures[tree].get(JOBS[name][3])
+            plain = figures[tree].get(JOBS[name][2])
             a, r = f["anonymize"], f["report"]
             ratio = f"{a['cpu'] / plain['anonymize']['cpu']:.2f}" if plain else "–"
             lines.append(
