@@ -11,9 +11,9 @@ ORIGINAL and RELEASE so that the report re-verifies), hungarian, seed 1, for eac
 
 Each command runs against this tree and against the tree given by ``--before SRC`` (e.g.
 main's ``src``), alternating, ``--repeat`` times each (median reported), with wall and CPU
-seconds (user + system of the process: the machine is shared, CPU compares better). One
-untimed warm-up run per tree first compiles numba's caches. Writes docs/results.md (section
-sensitive_speed) and benchmarks/results/sensitive_speed.json.
+seconds (user + system of the process: the machine is shared, CPU compares better).
+Untimed warm-up runs per tree (fars plain and ℓ = 3) first compile numba's caches. Writes
+docs/results.md (section sensitive_speed) and benchmarks/results/sensitive_speed.json.
 
 Usage: ANONYMATCH_DATA=/work/shared/datasets python benchmarks/sensitive_speed.py
        [--before ../main/src] [--repeat 3] [--jobs fars,fars_t,...]
@@ -89,8 +89,9 @@ def one(name: str, src: str, out: Path) -> dict[str, Any]:
 def measure(names: list[str], trees: dict[str, str], repeat: int) -> dict[str, Any]:
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {t: {n: [] for n in names} for t in trees}
     with tempfile.TemporaryDirectory() as tmp:
-        for src in trees.values():  # warm-up: numba caches of each tree
-            one(names[0], src, Path(tmp))
+        for src in trees.values():  # warm-up: numba caches of each tree, plain and ℓ
+            one("fars", src, Path(tmp))
+            one("fars_l", src, Path(tmp))
         for _ in range(repeat):
             for name in names:
                 for tree, src in trees.items():
