@@ -25,7 +25,10 @@ pipeline also applies them to the generalization graph's own neighbourhoods (the
 mechanism-aware check of ``docs/guarantees/sensitive.md`` §3).
 
 Complexity: candidates O(pairs·√n) (Hopcroft–Karp) + O(pairs); the per-person statistics
-O(pairs + n·m) for ordered t-closeness (m distinct values), O(pairs log pairs) otherwise.
+O(pairs + n·m) for ordered t-closeness (m distinct values), O(pairs log pairs) otherwise. The
+verifier (``check_release``) computes both on groups of identical originals and identical
+published rows (``grouped_candidates``, ``grouped_person_stats``): pairs between groups, not
+between people — a release of classes costs O(n + Σ distinct originals per class · values).
 """
 
 from __future__ import annotations
