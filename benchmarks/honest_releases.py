@@ -25,8 +25,9 @@ and for the tree given by ``--before SRC`` (e.g. main's ``src``), alternating, `
 times each (the median is reported).
 
 With ``--useless``: the issue's useless release — fars_subset at k = 5 and t = 0.2 on iinjury
-(QIs iage, irace, ideathmon, ideathday, isex, ihispanic, istatenum; about 3.5 minutes): its
-GCP, utility headline and verdict, and the kept columns flagged.
+(QIs iage, irace, ideathmon, ideathday, isex, ihispanic, istatenum; about 1 s; the run recorded
+before the verifier worked on groups took 238 s, docs/results.md "sensitive_speed"): its GCP,
+utility headline and verdict, and the kept columns flagged.
 
 Usage: ANONYMATCH_DATA=/work/shared/datasets python benchmarks/honest_releases.py
        [--speed [--before ../main/src] [--repeat 3]] [--useless]

@@ -37,3 +37,56 @@ def test_units_are_ring_windows_and_groups_outside():
     windows = {tuple(np.flatnonzero(r)) for r in u[:3]}
     assert windows == {(2, 3), (3, 4), (2, 4)}
     assert all(tuple(np.flatnonzero(r)) == (0, 1, 5) for r in u[3:])
+
+
+def _person_level_exists(cells, enc, k, rings) -> bool:  # type: ignore[no-untyped-def]
+    """The structure check on people and slots (before issue 25), the reference: person i
+    fits ring slot p iff compatible with rows p, p−1, …, p−k+1, and a row in no ring iff
+    compatible with it; a perfect matching of people to slots."""
+    import scipy.sparse as sp
+
+    from anonymatch.core.matching import perfect_matching
+    from anonymatch.tables.verify import compatibility
+
+    c_unique, _, inverse = compatibility(cells, enc)
+    c = sp.csr_array(c_unique[inverse], dtype=np.int32).toarray()
+    n = cells.n
+    columns = []
+    in_ring = np.zeros(n, dtype=bool)
+    for ring in rings:
+        m = len(ring)
+        for p in range(m):
+            rows = [ring[(p - a) % m] for a in range(k)]
+            columns.append(c[:, rows].sum(axis=1) == k)
+        in_ring[ring] = True
+    columns += [c[:, j] > 0 for j in np.flatnonzero(~in_ring)]
+    fit = np.column_stack(columns).astype(np.int8)
+    return perfect_matching(sp.csr_array(fit)) is not None
+
+
+def test_structure_check_on_groups_is_the_person_level_check():
+    """``structure_exists`` on groups of identical people and rows (issue 25) decides as the
+    perfect matching of people to slots, on releases with repeated rows, true rings and
+    arbitrary (mostly impossible) ones."""
+    from anonymatch.tables.models.certified import structure_exists
+
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(40):
+        n = int(rng.integers(4, 12))
+        data = pd.DataFrame({"age": rng.integers(20, 24, n), "job": rng.choice(list("ab"), n)})
+        _, enc, _ = prepare(data, Schema.build(["age", "job"], ["age"]))
+        order = rng.permutation(n)
+        lo = np.minimum(data["age"].to_numpy(), data["age"].to_numpy()[np.roll(order, -1)])
+        wide = rng.random(n) < 0.5  # some rows cover everyone, some one or two people
+        published = pd.DataFrame(
+            {"age": [("20..23" if w else f"{a}..{a + 1}") for w, a in zip(wide, lo, strict=True)],
+             "job": ["a|b"] * n}
+        )  # fmt: skip
+        cells = parse_cells(published, enc)
+        k = int(rng.integers(2, 4))
+        for rings in ([], [rng.permutation(n)[: max(k, n // 2)]], [np.arange(n)]):
+            want = _person_level_exists(cells, enc, k, rings)
+            assert structure_exists(cells, enc, k, rings) == want
+            seen.add(want)
+    assert seen == {True, False}

@@ -46,33 +46,49 @@ from anonymatch.tables.order import lexicographic_order
 
 
 @njit(cache=True, nogil=True)
-def _helps(counts, size, k, codes_r, models):  # pragma: no cover - compiled
-    """How many unmet columns record r (values ``codes_r``) does *not* help: a new value
-    (distinct ℓ-diversity, only once the missing values fill the class's free slots), a value
-    below a 1/ℓ share (entropy, recursive), a value below its table share (t-closeness).
-    ``models`` = (offsets, kinds, ls, cs, ts, ordered, q): the sensitive models per column,
-    as in ``_cluster``."""
+def _unhelpful(counts, size, k, models, bad):  # pragma: no cover - compiled
+    """For every value slot v: ``bad[v] = 1`` if a record showing v does *not* help its column
+    while the column is unmet — a value already present (distinct ℓ-diversity, only once the
+    missing values fill the class's free slots), a value at or above a 1/ℓ share (entropy,
+    recursive), a value at or above its table share (t-closeness) — else 0. A record's miss
+    (the unmet columns it does not help) is the sum of ``bad`` over its values: computed once
+    per growth step of a class, not once per candidate record. ``models`` = (offsets, kinds,
+    ls, cs, ts, ordered, q): the sensitive models per column, as in ``_cluster``.
+    O(slots)."""
     offsets, kinds, ls, cs, ts, ordered, q = models
-    miss = 0
     for s in range(offsets.shape[0] - 1):
         a, b = offsets[s], offsets[s + 1]
         if column_ok(counts[a:b], kinds[s], ls[s], cs[s], ts[s], ordered[s], q[a:b]):
+            bad[a:b] = 0
             continue
-        have = counts[a + codes_r[s]]
-        good = True
-        if kinds[s] == 1 and have > 0:
-            distinct = 0
-            for v in range(a, b):
-                if counts[v] > 0:
-                    distinct += 1
-            good = ls[s] - distinct < k - size  # slack left: the cheapest record may be taken
-        if (kinds[s] == 2 or kinds[s] == 3) and (have + 1) * ls[s] > size + 1:
-            good = False
-        if ts[s] >= 0 and size > 0 and have >= q[a + codes_r[s]] * (size + 1):
-            good = False
-        if not good:
-            miss += 1
-    return miss
+        distinct = 0
+        for v in range(a, b):
+            if counts[v] > 0:
+                distinct += 1
+        for v in range(a, b):
+            have = counts[v]
+            good = True
+            if kinds[s] == 1 and have > 0:
+                good = ls[s] - distinct < k - size  # slack left: the cheapest may be taken
+            if (kinds[s] == 2 or kinds[s] == 3) and (have + 1) * ls[s] > size + 1:
+                good = False
+            if ts[s] >= 0 and size > 0 and have >= q[v] * (size + 1):
+                good = False
+            bad[v] = 0 if good else 1
+
+
+@njit(cache=True, nogil=True)
+def _least_miss(bad, avail, offsets):  # pragma: no cover - compiled
+    """A lower bound on the miss of every record left: per column, the least ``bad`` of a
+    value that some record left shows (``avail``: records left per value slot). O(slots)."""
+    low = 0
+    for s in range(offsets.shape[0] - 1):
+        least = 1
+        for v in range(offsets[s], offsets[s + 1]):
+            if avail[v] > 0 and bad[v] < least:
+                least = bad[v]
+        low += least
+    return low
 
 
 @njit(cache=True, nogil=True)
@@ -90,9 +106,32 @@ def _cost(r, lo, hi, num, num_scale, cat, cat_scale, member):  # pragma: no cove
 
 
 @njit(cache=True, nogil=True)
+def _unlink(r, links, codes, offsets, avail):  # pragma: no cover - compiled
+    """Take record r out of the list of records left (``links`` = (after, before): record r
+    is node r + 1, node 0 the head, node m + 1 the end) and out of the counts ``avail`` of
+    their values. O(s)."""
+    after, before = links
+    p, n = before[r + 1], after[r + 1]
+    after[p] = n
+    before[n] = p
+    for s in range(codes.shape[1]):
+        avail[offsets[s] + codes[r, s]] -= 1
+
+
+@njit(cache=True, nogil=True)
 def _cluster(records, scales, card_max, codes, k, models):  # pragma: no cover - compiled
     """Greedy k-member clustering of m records (in scan order) into classes satisfying the
-    model. Returns the class of each record, or an array of −1 if it fails. O(m²·d).
+    model. Returns the class of each record, or an array of −1 if it fails.
+
+    Each growth step takes the record left of least (miss, GCP increase), the first in scan
+    order among equals. The misses come from a table of the value slots made once per step
+    (``_unhelpful``); the records left are a linked list; and the scan stops at the first record
+    of zero cost whose miss is the least any record left can have (``_least_miss``), since no
+    later record can beat it — the classes of the plain scan of every record at every step,
+    record for record (``tests/tables/test_diverse.py``), at a fraction of its time where
+    records with identical or enclosed QIs lie near each other in the scan order (Adult at
+    t = 0.2: 12× faster). Time O(m²·d) in the worst case, O(m·(d + s)) per step; memory
+    O(m·(d + s) + (m/k)·(d·card + slots)).
 
     ``records`` = (num, cat): the records' numeric values and local categorical codes (below
     ``card_max``); ``scales`` = (num_scale, cat_scale): their NCP scales; ``codes``: the
@@ -113,6 +152,14 @@ def _cluster(records, scales, card_max, codes, k, models):  # pragma: no cover -
     gsize = np.zeros(max_groups, np.int64)
     n_groups = 0
     free = m
+    # the records not in a class yet, in scan order: a doubly linked list (m ends it), and
+    # how many of them show each value slot
+    links = (np.arange(1, m + 3), np.arange(-1, m + 1))
+    avail = np.zeros(slots, np.int64)
+    for r in range(m):
+        for s in range(codes.shape[1]):
+            avail[offsets[s] + codes[r, s]] += 1
+    bad = np.zeros(slots, np.int64)
     for seed in range(m):
         if label[seed] >= 0:
             continue
@@ -127,24 +174,34 @@ def _cluster(records, scales, card_max, codes, k, models):  # pragma: no cover -
         for s in range(codes.shape[1]):
             gcnt[g, offsets[s] + codes[seed, s]] += 1
         label[seed] = g
+        _unlink(seed, links, codes, offsets, avail)
         size = 1
         while not (size >= k and row_ok(gcnt[g], offsets, kinds, ls, cs, ts, ordered, q)):
             if size >= 3 * k:  # the records left cannot complete it: they become leftovers
                 break
+            # the record of least (miss, cost), the first in scan order among equals; no record
+            # can beat (least miss, 0), so the scan stops at the first that reaches it
+            _unhelpful(gcnt[g], size, k, models, bad)
+            floor = _least_miss(bad, avail, offsets)
             best, best_miss, best_cost = -1, 1 << 30, np.inf
-            for r in range(seed + 1, m):
-                if label[r] >= 0:
-                    continue
-                miss = _helps(gcnt[g], size, k, codes[r], models)
-                if miss > best_miss:
-                    continue
-                cost = _cost(r, glo[g], ghi[g], num, num_scale, cat, cat_scale, gmem[g])
-                if miss < best_miss or cost < best_cost:
-                    best, best_miss, best_cost = r, miss, cost
+            node = links[0][0]  # records before the seed are all in classes
+            while node <= m:
+                r = node - 1
+                miss = 0
+                for s in range(codes.shape[1]):
+                    miss += bad[offsets[s] + codes[r, s]]
+                if miss <= best_miss:
+                    cost = _cost(r, glo[g], ghi[g], num, num_scale, cat, cat_scale, gmem[g])
+                    if miss < best_miss or cost < best_cost:
+                        best, best_miss, best_cost = r, miss, cost
+                        if miss == floor and cost == 0.0:
+                            break
+                node = links[0][node]
             if best < 0:
                 break
             members.append(best)
             label[best] = g
+            _unlink(best, links, codes, offsets, avail)
             size += 1
             for a in range(dn):
                 glo[g, a] = min(glo[g, a], num[best, a])
@@ -159,7 +216,7 @@ def _cluster(records, scales, card_max, codes, k, models):  # pragma: no cover -
             free -= size
         else:  # the rest cannot form a class: undo, they become leftovers
             for r in members:
-                label[r] = -1
+                label[r] = -1  # (the list of records left is not used after this)
             gcnt[g] = 0
             gmem[g] = False
             break

@@ -127,15 +127,27 @@ def structure_exists(
 ) -> bool:
     """Whether the certified graph exists on these people: a perfect matching of people to
     slots (ring positions, whose person must be compatible with the k rows p, p−1, …, p−k+1,
-    and rows in no ring). O(pairs·k) for the slot graph, a maximum flow (Dinic) on the groups
-    of identical QIs for the matching."""
-    from anonymatch.core.matching import grouped_perfect_matching
-    from anonymatch.tables.verify import compatibility
+    and rows in no ring). Solved on groups (``verify.grouped_compatibility``): people with
+    identical QIs are one node of capacity their number, and the rows in no ring one slot
+    node per group of identical rows, of capacity their number (a person compatible with one
+    of them is compatible with all, so a perfect matching of the expanded graph is a flow of
+    value n here and back); a maximum flow (Dinic) decides. O(U·G) pairs between groups plus
+    O(ring positions·k) for the ring slots; never the person × row matrix of a class (issue 25:
+    Σ class² pairs on Adult at t = 0.2)."""
+    from scipy.sparse.csgraph import maximum_flow
 
-    c_unique, counts, inverse = compatibility(published, original)
-    c = sp.csr_array(c_unique, dtype=np.int32)
-    n = published.n
-    # slot matrix: row j → slots it constrains; slot of ring position p needs rows p − a
+    from anonymatch.tables.verify import grouped_compatibility
+
+    grouped = grouped_compatibility(published, original)
+    c = sp.csr_array(grouped.c, dtype=np.int32)
+    c.sum_duplicates()
+    c.eliminate_zeros()
+    counts = np.asarray(grouped.counts, np.int64)
+    group = np.asarray(grouped.group, np.int64)
+    n, n_u, n_g = published.n, c.shape[0], c.shape[1]
+    if int(counts.sum()) != n:
+        return False
+    # ring slots: slot of ring position p needs rows p − a (a < k), counted by their group
     srow, scol = [], []
     slot = 0
     in_ring = np.zeros(n, dtype=bool)
@@ -143,30 +155,62 @@ def structure_exists(
         m = len(ring)
         pos = np.arange(m)
         for a in range(k):
-            srow.append(ring[(pos - a) % m])
+            srow.append(group[ring[(pos - a) % m]])
             scol.append(slot + pos)
         slot += m
         in_ring[ring] = True
-    outside = np.flatnonzero(~in_ring)
-    srow.append(outside)
-    scol.append(slot + np.arange(len(outside)))
-    need = np.concatenate([np.full(slot, k), np.ones(len(outside))]).astype(np.int32)
-    slots = sp.csr_array(
+    need = np.full(slot, k, np.int64)
+    if slot:
+        slots = sp.csr_array(
+            (
+                np.ones(len(np.concatenate(srow)), np.int32),
+                (np.concatenate(srow), np.concatenate(scol)),
+            ),
+            shape=(n_g, slot),
+        )
+        hits = (c @ slots).tocoo()  # unique people × slots: how many required rows fit
+        keep = hits.data == need[hits.col]
+        ring_u, ring_s = hits.row[keep].astype(np.int64), hits.col[keep].astype(np.int64)
+    else:
+        ring_u = ring_s = np.empty(0, np.int64)
+    # the rows in no ring: one slot per group, of capacity its rows in no ring
+    free = np.bincount(group[~in_ring], minlength=n_g).astype(np.int64)
+    coo = sp.coo_array(c)
+    fits = free[coo.col] > 0
+    free_u, free_g = coo.row[fits].astype(np.int64), coo.col[fits].astype(np.int64)
+    # nodes: source 0, people 1..U, ring slots, group slots, sink
+    ring0, group0 = 1 + n_u, 1 + n_u + slot
+    sink = group0 + n_g
+    net = sp.csr_array(
         (
-            np.ones(len(np.concatenate(srow)), np.int32),
-            (np.concatenate(srow), np.concatenate(scol)),
+            np.concatenate(
+                [
+                    counts,
+                    np.ones(len(ring_u)),
+                    np.minimum(counts[free_u], free[free_g]),
+                    np.ones(slot),
+                    free,
+                ]
+            ).astype(np.int32),
+            (
+                np.concatenate(
+                    [
+                        np.zeros(n_u, np.int64),
+                        1 + ring_u,
+                        1 + free_u,
+                        ring0 + np.arange(slot),
+                        group0 + np.arange(n_g),
+                    ]
+                ),
+                np.concatenate(
+                    [1 + np.arange(n_u), ring0 + ring_s, group0 + free_g, np.full(slot + n_g, sink)]
+                ),
+            ),
         ),
-        shape=(n, slot + len(outside)),
+        shape=(sink + 1, sink + 1),
     )
-    hits = (c @ slots).tocoo()  # unique people × slots: how many required rows are compatible
-    keep = hits.data == need[hits.col]
-    fit = sp.csr_array(
-        (np.ones(int(keep.sum()), np.int8), (hits.row[keep], hits.col[keep])),
-        shape=(c.shape[0], slots.shape[1]),
-    )
-    # a flow on the groups of identical QIs: Hopcroft–Karp on every person is very slow on
-    # the bicliques of a class part (``core.matching.grouped_perfect_matching``)
-    return grouped_perfect_matching(fit, np.asarray(counts, np.int64), inverse) is not None
+    net.eliminate_zeros()
+    return int(maximum_flow(net, 0, sink, method="dinic").flow_value) == n
 
 
 def check_certified(

@@ -25,7 +25,10 @@ pipeline also applies them to the generalization graph's own neighbourhoods (the
 mechanism-aware check of ``docs/guarantees/sensitive.md`` §3).
 
 Complexity: candidates O(pairs·√n) (Hopcroft–Karp) + O(pairs); the per-person statistics
-O(pairs + n·m) for ordered t-closeness (m distinct values), O(pairs log pairs) otherwise.
+O(pairs + n·m) for ordered t-closeness (m distinct values), O(pairs log pairs) otherwise. The
+verifier (``check_release``) computes both on groups of identical originals and identical
+published rows (``grouped_candidates``, ``grouped_person_stats``): pairs between groups, not
+between people — a release of classes costs O(n + Σ distinct originals per class · values).
 """
 
 from __future__ import annotations
@@ -536,7 +539,12 @@ def check_model(
     cand: sp.csr_array, sens: EncodedSensitive, model: SensitiveModel
 ) -> SensitiveCheck:
     """Check ``model`` over the candidate structure ``cand`` (see ``person_stats``)."""
-    stats = person_stats(cand, sens, model)
+    return check_stats(person_stats(cand, sens, model), model)
+
+
+def check_stats(stats: PersonStats, model: SensitiveModel) -> SensitiveCheck:
+    """Check ``model`` on the per-person statistics of its column (``person_stats``, or
+    ``grouped_person_stats``: the same arrays). O(n)."""
     bad = failing(stats, model)
     n = len(stats.size)
     worst_l: float | None = None
@@ -607,10 +615,13 @@ def check_release(
     """Check every model from the release and the original alone: candidates from the QI
     cells, values from the release's sensitive columns, the table's distribution from the
     original's. Raises InputError if a sensitive column is missing from the release or does not
-    carry the original's values. Cost: ``candidates`` once, then ``person_stats`` per model."""
+    carry the original's values. Cost: ``grouped_candidates`` once (a max-flow on the groups of
+    identical originals and identical published rows), then ``grouped_person_stats`` per model:
+    O(n + pairs between groups · values), never the person × row matrix of ``candidates``
+    (n² entries for a release of one class)."""
     if not models:
         return []
-    cand = candidates(published, original)
+    cand = grouped_candidates(published, original)
     checks = []
     for model in models:
         if model.column not in published_table.columns:
@@ -625,7 +636,7 @@ def check_release(
             reason = "the compatibility graph has no perfect matching"
             checks.append(SensitiveCheck.failed(model, original.n, reason))
         else:
-            checks.append(check_model(cand, sens, model))
+            checks.append(check_stats(grouped_person_stats(cand, sens, model), model))
     return checks
 
 
