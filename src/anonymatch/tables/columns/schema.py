@@ -291,11 +291,15 @@ class EncodedQI:
     def ncp_scales(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-attribute factors turning a width (numeric) or extra value count (categorical)
         into weighted NCP contributions to a row's GCP: w / (Σw · span) and w / (Σw · (|A|−1)).
-        An attribute with a one-value domain gets factor 0 (it can never lose information)."""
+        An attribute with a one-value domain gets factor 0 (it can never lose information).
+        A subnormal span (values apart by less than the smallest normal float) is counted as
+        that smallest normal float, so that w / span stays finite: widths there still rank
+        in order, but their NCP reads too low by span / 2.2e-308."""
         total = float(self.num_w.sum() + self.cat_w.sum())
+        span = np.maximum(self.num_span, np.finfo(np.float64).tiny)
         with np.errstate(divide="ignore", invalid="ignore"):
             # w / Σw first: Σw · span could overflow for spans near the largest float
-            num = np.where(self.num_span > 0, (self.num_w / total) / self.num_span, 0.0)
+            num = np.where(self.num_span > 0, (self.num_w / total) / span, 0.0)
             cat = np.where(self.cat_card > 1, self.cat_w / (total * (self.cat_card - 1)), 0.0)
         return num.astype(np.float64), cat.astype(np.float64)
 
