@@ -37,14 +37,18 @@ value sets or O(n log n) for ranges. Memory O(n + pairs); never a dense kept × 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from anonymatch.core.errors import InputError
 from anonymatch.tables.columns.schema import EncodedQI, Schema
-from anonymatch.tables.recode import GeneralizedQI, distinct_rows
+from anonymatch.tables.recode import GeneralizedQI, concat_cells, distinct_rows
 
 SCHEMA = "anonymatch-leakage/1"
 """The ``schema`` key of a leakage report's JSON."""
@@ -276,15 +280,34 @@ def check_leakage(
     4
     """
     options = options or LeakageOptions()
-    n = cells.n
+    rows = RowCells(cells)
     out: list[ColumnLeak] = []
     qi = set(schema.qi)
-    views = [_cat_view(enc, cells, a) for a in range(len(enc.cat_names))]
+    views = [_cat_view(enc, rows, a) for a in range(len(enc.cat_names))]
     for name in (str(c) for c in release.columns):
         if name in qi or name not in data.columns:
             continue
-        out.append(_column(name, data, enc, cells, release, schema, options, views))
-    return LeakageReport(n, tuple(out), options)
+        role = "sensitive" if name in schema.sensitive else "other"
+        out.append(_column(name, data[name], release[name], enc, rows, role, options, views))
+    return LeakageReport(rows.n, tuple(out), options)
+
+
+@dataclass(frozen=True)
+class RowCells:
+    """Published QI cells as ``cells`` (distinct cells, or one per row) and each row's cell
+    ``group`` (None: row i shows ``cells`` row i). The streamed path holds a release's cells so:
+    one copy of each distinct cell of each chunk and one integer per row."""
+
+    cells: GeneralizedQI
+    group: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return self.cells.n if self.group is None else len(self.group)
+
+    def rows(self, values: np.ndarray) -> np.ndarray:
+        """Per row, the value of its cell (``values`` has one entry per cell). O(n)."""
+        return values if self.group is None else values[self.group]
 
 
 @dataclass(frozen=True)
@@ -304,11 +327,153 @@ class _CatView:
     width: np.ndarray
 
 
+@dataclass(frozen=True)
+class DistinctCells:
+    """A chunk of published rows as its distinct ``cells`` and each row's ``group`` among them
+    (the streamed path's workers send this to the driver for the leakage check)."""
+
+    cells: GeneralizedQI
+    group: np.ndarray
+
+
+def distinct_cells(cells: GeneralizedQI) -> DistinctCells:
+    """The distinct published rows of ``cells`` (suppressed cells equal whatever they store;
+    a categorical cell keyed by ``recode.distinct_rows``' 62-bit sums, as the check's views
+    are). O(nnz + n·d log n); the result holds about n / k rows.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from anonymatch.tables.recode import GeneralizedQI
+    >>> lo = np.array([[1.0], [1.0], [2.0]])
+    >>> cells = GeneralizedQI(lo, lo + 1, np.zeros((3, 1), bool), (), np.zeros((3, 0), bool))
+    >>> d = distinct_cells(cells)
+    >>> d.cells.n, d.group.tolist()
+    (2, [0, 0, 1])
+    """
+    n = cells.n
+    if n == 0:
+        return DistinctCells(cells, np.zeros(0, np.int64))
+    star = cells.num_star
+    keys = [
+        np.where(star, 0.0, cells.num_lo).view(np.int64),  # bit patterns: exact
+        np.where(star, 0.0, cells.num_hi).view(np.int64),
+        star.astype(np.int64),
+    ]
+    for a, sets in enumerate(cells.cat_sets):
+        _, group = distinct_rows(sets)
+        keys.append(np.where(cells.cat_star[:, a], -1, group).reshape(n, 1))
+    key = np.ascontiguousarray(np.hstack([k.reshape(n, -1) for k in keys]))
+    if key.shape[1] == 0:
+        return DistinctCells(cells.take(np.zeros(1, np.int64)), np.zeros(n, np.int64))
+    _, first, group = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    return DistinctCells(cells.take(first), group.reshape(-1).astype(np.int64))
+
+
+class StreamedCells:
+    """The published cells of a streamed release, gathered chunk by chunk in the originals'
+    order: each chunk's distinct cells (about n / k rows in all) and one integer per original
+    (the cell of the row published from it). Memory O(n + distinct cells · d)."""
+
+    def __init__(self, n: int) -> None:
+        self._cell: np.ndarray = np.full(n, -1, np.int64 if n >= 2**31 else np.int32)
+        self._parts: list[GeneralizedQI] = []
+        self._size = 0
+
+    def add(self, chunk: DistinctCells, originals: np.ndarray) -> None:
+        """Record a chunk: ``originals[r]`` is the position (in the input's order, that of the
+        check's ``enc``) of the original whose row r shows ``chunk.group[r]``. O(rows)."""
+        self._cell[originals] = self._size + chunk.group
+        self._parts.append(chunk.cells)
+        self._size += chunk.cells.n
+
+    def rows(self) -> RowCells:
+        """The gathered cells, for :func:`check_streamed_leakage`."""
+        if (self._cell < 0).any():
+            raise ValueError("some originals have no published row")
+        cells = self._parts[0] if len(self._parts) == 1 else concat_cells(self._parts)
+        return RowCells(cells, self._cell)
+
+
+def check_streamed_leakage(
+    kept: Iterable[tuple[str, pd.Series]],
+    enc: EncodedQI,
+    cells: RowCells,
+    sensitive: Sequence[str] = (),
+    options: LeakageOptions | None = None,
+) -> LeakageReport:
+    """:func:`check_leakage` of a release whose row i shows original i's kept values beside
+    ``cells`` row i (the streamed path, rows taken in the originals' order): the same rules,
+    the same figures as the in-memory check on the written release.
+
+    Parameters
+    ----------
+    kept : iterable of (str, pandas.Series)
+        The kept columns in release order, each read when its turn comes (the streamed path
+        reads them one at a time from its memory-mapped spill file), aligned with ``enc``.
+    enc : EncodedQI
+        The originals' encoded QIs.
+    cells : RowCells
+        The published cells of each original's row (:class:`StreamedCells`).
+    sensitive : sequence of str
+        The sensitive columns (their ``role``).
+    options : LeakageOptions, optional
+        The thresholds.
+
+    Returns
+    -------
+    LeakageReport
+
+    Notes
+    -----
+    Time as :func:`check_leakage`; memory O(n) per kept column, one column at a time, plus
+    O(n) per categorical QI (each row's cell group and width) — never the rows' label sets.
+
+    References
+    ----------
+    Machanavajjhala et al., "ℓ-diversity", ICDE 2006, §3; Wong et al., VLDB 2007.
+    """
+    options = options or LeakageOptions()
+    views = [_cat_view(enc, cells, a) for a in range(len(enc.cat_names))]
+    out = []
+    for name, original in kept:
+        role = "sensitive" if name in sensitive else "other"
+        out.append(_column(name, original, None, enc, cells, role, options, views))
+    return LeakageReport(cells.n, tuple(out), options)
+
+
+_REFUSING: ContextVar[bool] = ContextVar("anonymatch_refusing_leaks", default=False)
+
+
+@contextmanager
+def refusing_leaks() -> Iterator[None]:
+    """Within this block, a streamed release whose kept columns are flagged is refused
+    (:class:`LeakRefused`) before anything is committed (``anonymize --strict``)."""
+    token = _REFUSING.set(True)
+    try:
+        yield
+    finally:
+        _REFUSING.reset(token)
+
+
+def refuses_leaks() -> bool:
+    """Whether the caller asked for leaking releases to be refused (:func:`refusing_leaks`)."""
+    return _REFUSING.get()
+
+
+class LeakRefused(InputError):
+    """A release refused because kept columns leak (``report``: the check); nothing written."""
+
+    def __init__(self, report: LeakageReport) -> None:
+        super().__init__(f"refused: {'; '.join(report.lines())}; nothing written")
+        self.report = report
+
+
 _DENSE_CELLS = 20_000_000
 """Largest distinct cells × labels held as a dense bool array (else the row-by-row count)."""
 
 
-def _cat_view(enc: EncodedQI, cells: GeneralizedQI, a: int) -> _CatView:
+def _cat_view(enc: EncodedQI, rows: RowCells, a: int) -> _CatView:
     """The view of categorical QI ``a`` (see :class:`_CatView`). Distinct cells are found by
     two random 62-bit weight sums of their labels (with the set size): O(nnz) cheap
     arithmetic, then only the G distinct sets are read label by label — a release of
@@ -320,8 +485,10 @@ def _cat_view(enc: EncodedQI, cells: GeneralizedQI, a: int) -> _CatView:
     compact[present] = np.arange(m)
     tree = enc.types.hierarchies.get(enc.cat_names[a])
     bins = _level_bins(tree.anc[present] if tree is not None else None)
-    sets, star = cells.cat_sets[a], cells.cat_star[:, a]
+    cells = rows.cells
+    sets, star = cells.cat_sets[a], rows.rows(cells.cat_star[:, a])
     reps, group = distinct_rows(sets)
+    group = rows.rows(group)
     rep_sets = _compact_sets(sets[reps], compact)
     g = len(reps)
     dense = rep_sets.toarray().astype(bool) if g * m <= _DENSE_CELLS else None
@@ -331,16 +498,18 @@ def _cat_view(enc: EncodedQI, cells: GeneralizedQI, a: int) -> _CatView:
 
 def _column(
     name: str,
-    data: pd.DataFrame,
+    original: pd.Series,
+    shown: pd.Series | None,
     enc: EncodedQI,
-    cells: GeneralizedQI,
-    release: pd.DataFrame,
-    schema: Schema,
+    cells: RowCells,
+    role: str,
     options: LeakageOptions,
     views: list[_CatView],
 ) -> ColumnLeak:
+    """The figures of kept column ``name``: rules from its ``original`` values (aligned with
+    ``enc``), applied to the values the release ``shown`` beside ``cells`` (None: each row shows
+    its own original's value, the streamed path's rows taken in the originals' order)."""
     n = cells.n
-    original = data[name]
     present = original.notna().to_numpy()
     text = original.astype(str)
     codes, uniques = pd.factorize(text)
@@ -349,9 +518,11 @@ def _column(
     unique_rows = int((counts == 1).sum())
     free_text = _free_text(original[present], text[present], counts, options)
     # the release's kept values, in the original's codes (-1: absent or missing)
-    shown = release[name]
-    published = pd.Index(uniques).get_indexer(shown.astype(str))
-    published = np.where(shown.notna().to_numpy(), published, -1)
+    if shown is None:
+        published = codes
+    else:
+        published = pd.Index(uniques).get_indexer(shown.astype(str))
+        published = np.where(shown.notna().to_numpy(), published, -1)
     support = counts >= options.min_support
     by_qi: list[QILeak] = []
     leaked = np.zeros(n, bool)
@@ -362,9 +533,9 @@ def _column(
         ranks = ranks.reshape(-1)
         bins = _frequency_bins(ranks, len(vals))
         leak = _rules(codes[~miss], ranks, len(vals), support, options, bins)
-        star = cells.num_star[:, a]
-        lo = np.searchsorted(vals, cells.num_lo[:, a], side="left")
-        hi = np.searchsorted(vals, cells.num_hi[:, a], side="right") - 1
+        star = cells.rows(cells.cells.num_star[:, a])
+        lo = cells.rows(np.searchsorted(vals, cells.cells.num_lo[:, a], side="left"))
+        hi = cells.rows(np.searchsorted(vals, cells.cells.num_hi[:, a], side="right") - 1)
         lo, hi = np.where(star, 0, lo), np.where(star, len(vals) - 1, hi)
         width = np.maximum(hi - lo + 1, 0)
         inside = width - _count_in_range(leak.keys, published, lo, hi, len(vals))
@@ -393,7 +564,6 @@ def _column(
         reasons.append(free_text)
     if reasons and copies:
         reasons.append(f"it recodes {', '.join(map(repr, copies))}: dropping it loses nothing")
-    role = "sensitive" if name in schema.sensitive else "other"
     return ColumnLeak(
         name,
         role,
