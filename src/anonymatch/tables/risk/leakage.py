@@ -296,10 +296,13 @@ def check_leakage(
 class RowCells:
     """Published QI cells as ``cells`` (distinct cells, or one per row) and each row's cell
     ``group`` (None: row i shows ``cells`` row i). The streamed path holds a release's cells so:
-    one copy of each distinct cell of each chunk and one integer per row."""
+    one copy of each distinct cell of each chunk and one integer per row, and per categorical
+    QI its distinct ``sets`` (a CSR) with each cell's set number (then ``cells.cat_sets`` are
+    not read)."""
 
     cells: GeneralizedQI
     group: np.ndarray | None = None
+    sets: tuple[tuple[sp.csr_array, np.ndarray], ...] | None = None
 
     @property
     def n(self) -> int:
@@ -329,11 +332,14 @@ class _CatView:
 
 @dataclass(frozen=True)
 class DistinctCells:
-    """A chunk of published rows as its distinct ``cells`` and each row's ``group`` among them
-    (the streamed path's workers send this to the driver for the leakage check)."""
+    """A chunk of published rows as its distinct ``cells`` and each row's ``group`` among them,
+    and per categorical QI the distinct label ``sets`` with each distinct cell's set number
+    (``cells.cat_sets`` are then empty): what the streamed path's workers send the driver for
+    the leakage check."""
 
     cells: GeneralizedQI
     group: np.ndarray
+    sets: tuple[tuple[sp.csr_array, np.ndarray], ...] = ()
 
 
 def distinct_cells(cells: GeneralizedQI) -> DistinctCells:
@@ -352,22 +358,28 @@ def distinct_cells(cells: GeneralizedQI) -> DistinctCells:
     (2, [0, 0, 1])
     """
     n = cells.n
-    if n == 0:
-        return DistinctCells(cells, np.zeros(0, np.int64))
     star = cells.num_star
     keys = [
         np.where(star, 0.0, cells.num_lo).view(np.int64),  # bit patterns: exact
         np.where(star, 0.0, cells.num_hi).view(np.int64),
         star.astype(np.int64),
     ]
+    per_qi = []
     for a, sets in enumerate(cells.cat_sets):
-        _, group = distinct_rows(sets)
+        reps, group = distinct_rows(sets)
+        per_qi.append((sets[reps], group))
         keys.append(np.where(cells.cat_star[:, a], -1, group).reshape(n, 1))
     key = np.ascontiguousarray(np.hstack([k.reshape(n, -1) for k in keys]))
-    if key.shape[1] == 0:
-        return DistinctCells(cells.take(np.zeros(1, np.int64)), np.zeros(n, np.int64))
-    _, first, group = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    return DistinctCells(cells.take(first), group.reshape(-1).astype(np.int64))
+    if n == 0 or key.shape[1] == 0:
+        first, group = np.zeros(min(n, 1), np.int64), np.zeros(n, np.int64)
+    else:
+        _, first, group = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    empty = tuple(sp.csr_array((len(first), 0), dtype=np.int8) for _ in cells.cat_sets)
+    kept = GeneralizedQI(
+        cells.num_lo[first], cells.num_hi[first], star[first], empty, cells.cat_star[first]
+    )
+    sets = tuple((distinct, number[first]) for distinct, number in per_qi)
+    return DistinctCells(kept, group.reshape(-1).astype(np.int64), sets)
 
 
 class StreamedCells:
@@ -378,6 +390,7 @@ class StreamedCells:
     def __init__(self, n: int) -> None:
         self._cell: np.ndarray = np.full(n, -1, np.int64 if n >= 2**31 else np.int32)
         self._parts: list[GeneralizedQI] = []
+        self._sets: list[list[tuple[sp.csr_array, np.ndarray]]] = []
         self._size = 0
 
     def add(self, chunk: DistinctCells, originals: np.ndarray) -> None:
@@ -385,6 +398,7 @@ class StreamedCells:
         check's ``enc``) of the original whose row r shows ``chunk.group[r]``. O(rows)."""
         self._cell[originals] = self._size + chunk.group
         self._parts.append(chunk.cells)
+        self._sets.append(list(chunk.sets))
         self._size += chunk.cells.n
 
     def rows(self) -> RowCells:
@@ -392,7 +406,19 @@ class StreamedCells:
         if (self._cell < 0).any():
             raise ValueError("some originals have no published row")
         cells = self._parts[0] if len(self._parts) == 1 else concat_cells(self._parts)
-        return RowCells(cells, self._cell)
+        sets = []
+        for a in range(len(cells.cat_sets)):
+            parts = [chunk[a] for chunk in self._sets]
+            width = max(int(d.shape[1]) for d, _ in parts)
+            offsets = np.cumsum([0] + [d.shape[0] for d, _ in parts[:-1]])
+            distinct = sp.vstack(
+                [sp.csr_array((d.data, d.indices, d.indptr), shape=(d.shape[0], width))
+                 for d, _ in parts],
+                format="csr",
+            )  # fmt: skip
+            number = np.concatenate([o + g for o, (_, g) in zip(offsets, parts, strict=True)])
+            sets.append((sp.csr_array(distinct), number))
+        return RowCells(cells, self._cell, tuple(sets))
 
 
 def check_streamed_leakage(
@@ -486,11 +512,15 @@ def _cat_view(enc: EncodedQI, rows: RowCells, a: int) -> _CatView:
     tree = enc.types.hierarchies.get(enc.cat_names[a])
     bins = _level_bins(tree.anc[present] if tree is not None else None)
     cells = rows.cells
-    sets, star = cells.cat_sets[a], rows.rows(cells.cat_star[:, a])
-    reps, group = distinct_rows(sets)
+    star = rows.rows(cells.cat_star[:, a])
+    if rows.sets is not None:  # distinct already (per chunk: a set may recur, harmlessly)
+        distinct, group = rows.sets[a]
+    else:
+        reps, group = distinct_rows(cells.cat_sets[a])
+        distinct = cells.cat_sets[a][reps]
     group = rows.rows(group)
-    rep_sets = _compact_sets(sets[reps], compact)
-    g = len(reps)
+    rep_sets = _compact_sets(distinct, compact)
+    g = rep_sets.shape[0]
     dense = rep_sets.toarray().astype(bool) if g * m <= _DENSE_CELLS else None
     width = np.where(star, m, np.diff(rep_sets.indptr)[group]).astype(np.int64)
     return _CatView(m, compact, bins, group, rep_sets, dense, star, width)
@@ -609,7 +639,7 @@ def _rules(
     u, r = len(support), len(kept)
     if r == 0 or m == 0:
         return _Rules(np.zeros(0, np.int64), np.full(u, m, np.int64), m)
-    pair, count = np.unique(kept * m + qi, return_counts=True)
+    pair, count = _count_pairs(kept * m + qi, u * m)
     best = np.zeros(u, np.int64)
     np.maximum.at(best, pair // m, count)
     total = np.bincount(kept, minlength=u).astype(np.float64)
@@ -651,7 +681,7 @@ def _excluded(
         np.cumsum(frequent[owners]) - frequent[owners], frequent[owners]
     )
     cand_a = by_freq[offsets]
-    pair, count = np.unique(kept * m + qi, return_counts=True)
+    pair, count = _count_pairs(kept * m + qi, len(total) * m)
     cand = cand_v * m + cand_a
     if len(pair) == 0:
         return np.zeros(0, np.int64)
@@ -660,6 +690,28 @@ def _excluded(
     expected = total[cand_v] * freq[cand_a] / r
     out = seen <= options.tolerance * expected + 1e-9
     return np.sort(cand[out])
+
+
+def _count_pairs(keys: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``keys`` (in [0, size)), sorted, and how often each occurs: ``np.unique``'s
+    answer, by one ``bincount`` when ``size`` is within a few times the keys (no sort).
+    O(r + size) or O(r log r)."""
+    if size <= 4 * len(keys) + 1024:
+        counts = np.bincount(keys, minlength=size)
+        pair = np.flatnonzero(counts)
+        return pair, counts[pair]
+    pair, count = np.unique(keys, return_counts=True)
+    return pair, count
+
+
+def _first_of_each(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct keys, a position of each, each key's number among them), as
+    ``np.unique(return_index, return_inverse)`` but numbered in order of first appearance, by
+    hashing (``pandas.factorize``): O(n), no sort."""
+    codes, uniques = pd.factorize(keys)
+    first = np.empty(len(uniques), np.int64)
+    first[codes] = np.arange(len(keys))  # any row of a key will do: they are alike
+    return np.asarray(uniques), first, codes.astype(np.int64)
 
 
 def _count_in_range(
@@ -749,7 +801,7 @@ def _ruled_out_in_cells(keys: np.ndarray, published: np.ndarray, view: _CatView)
         return _count_in_sets(keys, published, sets, m, view.star)
     v = np.maximum(published, 0).astype(np.int64)
     pair = view.group * (int(v.max()) + 1 if n else 1) + v
-    upairs, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    upairs, first, inverse = _first_of_each(pair)
     pg, pv = view.group[first], v[first]
     lo = np.searchsorted(keys, pv * m, side="left")
     hi = np.searchsorted(keys, pv * m + m, side="left")
