@@ -129,6 +129,11 @@ def test_strict_refuses_a_streamed_release_exit_2_one_line(
     _, err = capsys.readouterr()
     assert code == 0 and "warning: column 'serial' is released unchanged" in err
     assert len(release_frame(out)) == 300
+    written = sorted(p.name for p in tmp_path.iterdir())
+    code = main([*args, "--strict", "--force", "--quiet"])  # the release it would replace stays
+    assert code == 2 and "nothing written" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == written
+    assert len(release_frame(out)) == 300
 
 
 def test_distinct_cells_groups_identical_rows() -> None:
