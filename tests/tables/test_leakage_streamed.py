@@ -17,6 +17,7 @@ from anonymatch.tables.io import read_table
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.risk.leakage import (
+    LeakageReport,
     LeakRefused,
     check_leakage,
     distinct_cells,
@@ -82,6 +83,7 @@ def test_streamed_leakage_equals_the_in_memory_check(
     assert manifest["verification"]["partitions"] > 1
     assert manifest["leakage"] == in_memory_check(source, out)
     assert "leakage" in manifest["seconds"]
+    assert LeakageReport.from_dict(manifest["leakage"]).to_dict() == manifest["leakage"]
 
 
 def test_streamed_leakage_flags_what_leaks(tmp_path: Path) -> None:
@@ -130,6 +132,17 @@ def test_strict_refuses_a_streamed_release_exit_2_one_line(
     assert code == 0 and "warning: column 'serial' is released unchanged" in err
     assert len(release_frame(out)) == 300
     written = sorted(p.name for p in tmp_path.iterdir())
+    if output == "r.csv":  # the report of a streamed release shows the manifest's leakage
+        report = ["report", str(source), str(out), "-o", str(tmp_path / "r.html")]
+        manifest = tmp_path / "m.json"
+        assert main([*args, "--quiet", "--force", "--report", str(manifest)]) == 0
+        assert main([*report, "--manifest", str(manifest)]) == 0
+        html = (tmp_path / "r.html").read_text()
+        assert "column released unchanged" in html and "From the manifest" in html
+        assert "Leak: Column &#39;serial&#39; is released unchanged" in html
+        capsys.readouterr()
+        (tmp_path / "r.html").unlink()
+        manifest.unlink()
     code = main([*args, "--strict", "--force", "--quiet"])  # the release it would replace stays
     assert code == 2 and "nothing written" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == written

@@ -37,10 +37,11 @@ value sets or O(n log n) for ranges. Memory O(n + pairs); never a dense kept × 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -205,6 +206,40 @@ class LeakageReport:
     def lines(self) -> list[str]:
         """One sentence per flagged column, with its figures (for warnings and reports)."""
         return [describe(c, self.rows) for c in self.flagged]
+
+    @classmethod
+    def from_dict(cls, block: Mapping[str, Any]) -> LeakageReport:
+        """The report a manifest's ``leakage`` block holds (:meth:`to_dict`'s inverse, but for
+        the QIs a column neither narrows nor determines, which the block leaves out). Raises
+        KeyError, TypeError or ValueError on a block of another shape."""
+        o = block.get("options") or {}
+        options = LeakageOptions(**{k: o[k] for k in o if k in LeakageOptions.__dataclass_fields__})
+        columns = tuple(
+            ColumnLeak(
+                str(c["column"]),
+                str(c["role"]),
+                int(c["distinct"]),
+                int(c["unique_rows"]),
+                None if c.get("free_text") is None else str(c["free_text"]),
+                int(c["leaked_rows"]),
+                int(c["pinned_rows"]),
+                tuple(
+                    QILeak(
+                        str(q["qi"]),
+                        int(q["rules"]),
+                        int(q["generalized_rows"]),
+                        int(q["narrowed_rows"]),
+                        int(q["pinned_rows"]),
+                        int(q.get("determined_rows") or 0),
+                        float(q.get("predicted_share") or 0.0),
+                    )
+                    for q in c.get("by_qi") or ()
+                ),
+                tuple(str(r) for r in c.get("reasons") or ()),
+            )
+            for c in block["columns"]
+        )
+        return cls(int(block["rows"]), columns, options)
 
 
 def describe(column: ColumnLeak, rows: int) -> str:
