@@ -745,8 +745,8 @@ def anonymize_file(
             **({"csv_safe": csv_safe} if writer.sidecar else {}),
         },
     )
-    manifest["leakage"] = leakage.to_dict()
     run.record(manifest, job)
+    manifest["leakage"] = leakage.to_dict()  # after the plan, as on the in-memory path
     return manifest
 
 
