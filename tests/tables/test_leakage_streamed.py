@@ -62,7 +62,7 @@ def in_memory_check(source: Path, release: Path) -> dict[str, object]:
 
 
 @settings(
-    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     n=st.integers(120, 420),
@@ -127,22 +127,22 @@ def test_strict_refuses_a_streamed_release_exit_2_one_line(
     assert len(err.strip().splitlines()) == 1, err
     assert "refused (--strict): column 'edu'" in err and "nothing written" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
-    code = main([*args, "--quiet"])  # without --strict: written, warned about
+    if output == "parts":
+        return  # the rest is the same for a directory of parts
+    manifest = tmp_path / "m.json"
+    code = main([*args, "--quiet", "--report", str(manifest)])  # no --strict: written, warned
     _, err = capsys.readouterr()
     assert code == 0 and "warning: column 'serial' is released unchanged" in err
     assert len(release_frame(out)) == 300
+    html = tmp_path / "r.html"  # the report of a streamed release shows the manifest's leakage
+    assert (
+        main(["report", str(source), str(out), "--manifest", str(manifest), "-o", str(html)]) == 0
+    )
+    text = html.read_text()
+    assert "column released unchanged" in text and "From the manifest" in text
+    assert "Leak: Column &#39;serial&#39; is released unchanged" in text
+    capsys.readouterr()
     written = sorted(p.name for p in tmp_path.iterdir())
-    if output == "r.csv":  # the report of a streamed release shows the manifest's leakage
-        report = ["report", str(source), str(out), "-o", str(tmp_path / "r.html")]
-        manifest = tmp_path / "m.json"
-        assert main([*args, "--quiet", "--force", "--report", str(manifest)]) == 0
-        assert main([*report, "--manifest", str(manifest)]) == 0
-        html = (tmp_path / "r.html").read_text()
-        assert "column released unchanged" in html and "From the manifest" in html
-        assert "Leak: Column &#39;serial&#39; is released unchanged" in html
-        capsys.readouterr()
-        (tmp_path / "r.html").unlink()
-        manifest.unlink()
     code = main([*args, "--strict", "--force", "--quiet"])  # the release it would replace stays
     assert code == 2 and "nothing written" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == written
