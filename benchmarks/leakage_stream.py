@@ -105,7 +105,7 @@ def main() -> None:
 `python benchmarks/leakage_stream.py --rows {args.rows} --repeats {args.repeats}`: a synthetic
 census table of {args.rows:,} rows (`generate-census`, fitted to Adult, Parquet), hungarian,
 k = 10, 8 QIs, `income` sensitive and `hours-per-week` kept as they are, the default streamed
-executor (local processes), `-o release.parquet`. *Before*: the branch point ({base_commit}),
+executor (local processes), `-o release.parquet`. *Before*: main at {base_commit},
 whose streamed path has no leakage check; *after*: the workers send each chunk's distinct
 cells and the driver checks the kept columns (read one at a time from the spill file) before
 committing. Median of {args.repeats} runs each, alternating, after a warm-up of each; peak memory

@@ -380,7 +380,8 @@ class DistinctCells:
 def distinct_cells(cells: GeneralizedQI) -> DistinctCells:
     """The distinct published rows of ``cells`` (suppressed cells equal whatever they store;
     a categorical cell keyed by ``recode.distinct_rows``' 62-bit sums, as the check's views
-    are). O(nnz + n·d log n); the result holds about n / k rows.
+    are). O(nnz + n log n + n·d) (a hash factorization per column); the result holds at most n
+    rows, about n / k for classes.
 
     Examples
     --------
@@ -404,11 +405,12 @@ def distinct_cells(cells: GeneralizedQI) -> DistinctCells:
         reps, group = distinct_rows(sets)
         per_qi.append((sets[reps], group))
         keys.append(np.where(cells.cat_star[:, a], -1, group).reshape(n, 1))
-    key = np.ascontiguousarray(np.hstack([k.reshape(n, -1) for k in keys]))
-    if n == 0 or key.shape[1] == 0:
-        first, group = np.zeros(min(n, 1), np.int64), np.zeros(n, np.int64)
-    else:
-        _, first, group = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    group = np.zeros(n, np.int64)  # rows numbered by their key so far, exactly (no hashing)
+    for column in np.hstack([k.reshape(n, -1) for k in keys]).T if n else ():
+        codes, values = pd.factorize(column)
+        group, _ = pd.factorize(group * len(values) + codes)
+    first = np.zeros(int(group.max()) + 1 if n else 0, np.int64)
+    first[group] = np.arange(n)  # any row of a group will do: they are alike
     empty = tuple(sp.csr_array((len(first), 0), dtype=np.int8) for _ in cells.cat_sets)
     kept = GeneralizedQI(
         cells.num_lo[first], cells.num_hi[first], star[first], empty, cells.cat_star[first]
