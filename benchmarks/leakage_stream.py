@@ -16,7 +16,13 @@ driver's check seconds (the manifest's ``seconds.leakage``) and the flagged colu
 docs/results.md (section leakage_stream) and benchmarks/results/leakage_stream.json; the data
 lives in ``--data-dir`` (default /tmp/anonymatch-leakage-stream), never in the repository.
 
+With ``--chunks N``: in this process, the first N chunks (50,000 rows each) of the table's
+lexicographic order anonymized by ``tables.streamed.anonymize_chunk`` as a worker does, with
+the seconds of ``risk.leakage.distinct_cells`` (the workers' share of the check) against the
+chunk's; section leakage_stream_chunks.
+
 Usage: python benchmarks/leakage_stream.py [--rows 1000000] [--repeats 2] [--base DIR]
+       python benchmarks/leakage_stream.py --chunks 4
 """
 
 from __future__ import annotations
@@ -64,15 +70,76 @@ def run(source: Path, data: Path, src: str, name: str) -> dict[str, object]:
     }
 
 
+def chunk_share(source: Path, count: int) -> None:
+    """Seconds of ``distinct_cells`` against the whole chunk, for the first ``count`` chunks."""
+    import sys
+    import time
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from anonymatch.core.runner import child_seeds, partition_bounds
+    from anonymatch.tables import streamed
+    from anonymatch.tables.job import TableJob, plan
+    from anonymatch.tables.methods import BuildOptions
+    from anonymatch.tables.order import lexicographic_order
+
+    job = TableJob.build(
+        qi=QI.split(","), numeric=["age", "education-num"], sensitive=["income"], k=10,
+        method="hungarian",
+    )  # fmt: skip
+    table = streamed.scan_table(source, job.schema)
+    qi, order = table.qi, lexicographic_order(table.qi)
+    size = plan(job, rows=qi.n, streamed=True).partition_size
+    assert size is not None
+    bounds = partition_bounds(qi.n, size)
+    chunks = streamed.chunk_ranges(bounds, streamed.DEFAULT_CHUNK_ROWS)[:count]
+    build = streamed.ChunkBuild(10, "hungarian", BuildOptions(job.time_limit), True)
+    spent: list[float] = []
+    original = streamed.distinct_cells
+
+    def timed(cells):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        out = original(cells)
+        spent.append(time.perf_counter() - started)
+        return out
+
+    streamed.distinct_cells = timed  # type: ignore[assignment]
+    rows = []
+    for chunk in streamed._chunk_jobs(
+        qi, order, bounds, chunks, child_seeds(1, len(bounds) - 1), build
+    ):
+        started = time.perf_counter()
+        streamed.anonymize_chunk(chunk)
+        rows.append((chunk.qi.n, time.perf_counter() - started, spent[-1]))
+    body = "\n".join(
+        f"| {n:,} | {whole:.2f} | {part:.3f} | {100 * part / whole:.1f} % |"
+        for n, whole, part in rows
+    )
+    text = f"""`python benchmarks/leakage_stream.py --chunks {count}`: the workers' share of the
+check — the first {count} chunks of the {qi.n:,}-row census's order, anonymized in this process
+as a worker does (`anonymize_chunk`), and the seconds of `distinct_cells` (the chunk's distinct
+cells for the driver) within them. {machine()}.
+
+| chunk rows | chunk (s) | distinct_cells (s) | share |
+|---:|---:|---:|---:|
+{body}
+"""
+    update_results("leakage_stream_chunks", text)
+    print(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--base", default="/work/main/src")
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/anonymatch-leakage-stream"))
+    parser.add_argument("--chunks", type=int, default=0)
     args = parser.parse_args()
     args.data_dir.mkdir(parents=True, exist_ok=True)
     source = generate(args.data_dir, args.rows)
+    if args.chunks:
+        chunk_share(source, args.chunks)
+        return
     trees = {"before": args.base, "after": str(ROOT / "src")}
     base_commit = subprocess.run(
         ["git", "-C", args.base, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
