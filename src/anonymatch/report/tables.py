@@ -270,7 +270,7 @@ def _manifest_leakage(section: Section, limits: list[str], block: object) -> Non
         return
     try:
         leakage = LeakageReport.from_dict(block)
-    except (KeyError, TypeError, ValueError):
+    except (AttributeError, KeyError, TypeError, ValueError):
         return  # a block of another shape: nothing shown rather than a wrong figure
     _leak_limits(limits, leakage)
     _leakage_table(section, leakage)

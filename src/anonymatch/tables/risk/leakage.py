@@ -211,9 +211,16 @@ class LeakageReport:
     def from_dict(cls, block: Mapping[str, Any]) -> LeakageReport:
         """The report a manifest's ``leakage`` block holds (:meth:`to_dict`'s inverse, but for
         the QIs a column neither narrows nor determines, which the block leaves out). Raises
-        KeyError, TypeError or ValueError on a block of another shape."""
+        AttributeError, KeyError, TypeError or ValueError on a block of another shape."""
         o = block.get("options") or {}
-        options = LeakageOptions(**{k: o[k] for k in o if k in LeakageOptions.__dataclass_fields__})
+        defaults = LeakageOptions()
+        options = LeakageOptions(
+            **{
+                k: type(getattr(defaults, k))(o[k])  # a number, or TypeError/ValueError
+                for k in o
+                if k in LeakageOptions.__dataclass_fields__
+            }
+        )
         columns = tuple(
             ColumnLeak(
                 str(c["column"]),
