@@ -44,6 +44,12 @@ education hierarchy through the 1:1 education ↔ education-num map was rejected
 groups are not intervals (``Undergraduate`` = {10, 13}, ``Professional Education`` = {11, 12,
 15}), so as ranges they would overlap and the numeric QI could not publish them.
 
+Any other table: ``run_anjana(data, AnjanaJob(...), table_hierarchies(data, qi, numeric,
+files))`` — ARX's hierarchy files where ``files`` has one for a QI (FARS:
+``arx_fars/hierarchies``), else derived as education-num's is: aligned intervals of width 2, 4,
+8, … for a numeric QI (``interval_hierarchy``), the value then ``*`` for a categorical one
+(``suppression_hierarchy``).
+
 Installing: ``pip install anjana`` (the ``bench`` extra) pins numpy 2.0.2, pandas 2.3.3 and
 scipy 1.15.3 (exact pins of anjana 1.2.3 / pycanon 1.3.5). ANJANA itself also runs on pandas 3
 if installed with ``--no-deps`` (plus pycanon and beartype): its type checks reject pandas 3's
@@ -137,6 +143,102 @@ def load_hierarchy(name: str, directory: Path | None = None) -> pd.DataFrame:
         raise FileNotFoundError(f"no hierarchy for {name!r}: {path}")
     table = pd.read_csv(path, sep=";", header=None, dtype=str, keep_default_na=False)
     return table.apply(lambda col: col.str.strip())
+
+
+def interval_hierarchy(values: pd.Series, width: int = 2) -> pd.DataFrame:
+    """Interval hierarchy for an integer QI with no hierarchy of its own: education-num's rule.
+
+    Leaves are every integer from the column's smallest to its largest value; level j groups
+    them in blocks of width ``width``·2^(j−1) aligned at multiples of that width (labels
+    ``lo-hi``, inclusive, clipped to the leaves' range), until one block would hold every
+    leaf; then ``*``.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The column (integer values, as numbers or text).
+    width : int
+        Width of the first level's blocks.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per leaf, one column per level (level 0 = the leaf), all text.
+
+    Notes
+    -----
+    O(range · levels), levels = ⌈log2(range / width)⌉ + 2.
+    """
+    numbers = pd.to_numeric(values.astype(str).str.strip(), errors="raise")
+    bottom, top = int(numbers.min()), int(numbers.max())
+    leaves = np.arange(bottom, top + 1)
+    levels = [leaves.astype(str)]
+    while True:
+        lo = np.maximum(leaves // width * width, bottom)
+        hi = np.minimum(leaves // width * width + width - 1, top)
+        if lo[0] == bottom and hi[-1] == top and len(np.unique(lo)) == 1:
+            break
+        labels = [str(a) if a == b else f"{a}-{b}" for a, b in zip(lo, hi, strict=True)]
+        levels.append(np.array(labels))
+        width *= 2
+    levels.append(np.full(len(leaves), ROOT_LABEL))
+    return pd.DataFrame({i: col for i, col in enumerate(levels)})
+
+
+def suppression_hierarchy(values: pd.Series) -> pd.DataFrame:
+    """Two-level hierarchy for a categorical QI with no hierarchy of its own: value or ``*``.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per distinct value: the value (stripped text), then ``*``. O(n).
+    """
+    leaves = sorted(set(values.astype(str).str.strip()))
+    return pd.DataFrame({0: leaves, 1: [ROOT_LABEL] * len(leaves)})
+
+
+def table_hierarchies(
+    data: pd.DataFrame, qi: list[str], numeric: list[str], files: Path | None = None
+) -> dict[str, pd.DataFrame]:
+    """Hierarchies of any table's QIs, the way the Adult runs get theirs.
+
+    A QI with a hierarchy file ``files/*_hierarchy_<name>.csv`` (ARX's format: semicolon CSV,
+    one row per leaf, one column per level) gets it, as Adult's QIs get ARX's Adult files
+    (FARS: ``arx_fars/hierarchies``); one without gets ``interval_hierarchy`` if numeric (as
+    Adult's education-num) and ``suppression_hierarchy`` if categorical.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The original table.
+    qi : list of str
+        Quasi-identifiers.
+    numeric : list of str
+        The numeric ones.
+    files : Path, optional
+        Directory of ARX hierarchy files (none: every hierarchy is derived).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        QI → leaf × level table of text. O(n · |qi| + size of the files).
+    """
+    out: dict[str, pd.DataFrame] = {}
+    for name in qi:
+        found = sorted(files.glob(f"*_hierarchy_{name}.csv")) if files is not None else []
+        if found:
+            table = pd.read_csv(found[0], sep=";", header=None, dtype=str, keep_default_na=False)
+            out[name] = table.apply(lambda col: col.str.strip())
+        elif name in numeric:
+            out[name] = interval_hierarchy(data[name])
+        else:
+            out[name] = suppression_hierarchy(data[name])
+    return out
 
 
 @dataclass(frozen=True)
@@ -312,13 +414,72 @@ def anjana_release(
     RuntimeError
         ANJANA could not reach the model (it returns an empty table then).
     """
+    job = AnjanaJob(qi, numeric, sensitive, k, model, value, supp_level, clip_to_domain)
+    return run_anjana(data, job, {a: load_hierarchy(a, directory) for a in qi})
+
+
+@dataclass(frozen=True)
+class AnjanaJob:
+    """One ANJANA run on any table (the parameters of ``anjana_release`` but the data).
+
+    Attributes
+    ----------
+    qi, numeric, sensitive, k, model, value, supp_level, clip_to_domain
+        As in ``anjana_release``.
+    """
+
+    qi: list[str]
+    numeric: list[str]
+    sensitive: str
+    k: int
+    model: str = "k"
+    value: float = 0.0
+    supp_level: float = 0.0
+    clip_to_domain: bool = False
+
+
+def run_anjana(
+    data: pd.DataFrame, job: AnjanaJob, tables: dict[str, pd.DataFrame]
+) -> tuple[pd.DataFrame, float]:
+    """``anjana_release`` with the hierarchies given (``table_hierarchies`` for any table).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The original table.
+    job : AnjanaJob
+        QIs, model and the rest.
+    tables : dict of str to pandas.DataFrame
+        Hierarchy of every QI, leaf × level text (``load_hierarchy``, ``table_hierarchies``).
+
+    Returns
+    -------
+    release, seconds
+        As in ``anjana_release``.
+
+    Raises
+    ------
+    ValueError, RuntimeError
+        As in ``anjana_release``.
+
+    Notes
+    -----
+    ANJANA's cost (a greedy walk up the lattice, one pass over the data per step) plus O(n·|qi|)
+    for the rewrite.
+    """
+    qi, numeric, sensitive, k = job.qi, job.numeric, job.sensitive, job.k
+    model, value, supp_level, clip_to_domain = (
+        job.model,
+        job.value,
+        job.supp_level,
+        job.clip_to_domain,
+    )
     unknown = set(numeric) - set(qi)
     if unknown:
         raise ValueError(f"numeric attributes that are not QIs: {sorted(unknown)}")
     n = len(data)
     columns = {a: _leaf_text(data[a], a in numeric).to_numpy() for a in qi}
     frame = pd.DataFrame(columns | {sensitive: data[sensitive].to_numpy()})
-    tables = {a: load_hierarchy(a, directory) for a in qi}
     for a in qi:
         missing = set(frame[a]) - set(tables[a][0])
         if missing:
@@ -442,13 +603,15 @@ def verify_capped(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import verify_release
 
     context = multiprocessing.get_context("fork")
     limit = int(limit_gib * 2**30)
     with ProcessPoolExecutor(1, context, _cap_memory, (limit,)) as pool:
         try:
-            return bool(pool.submit(verify_release, release, data, k, schema).result().passed)
+            check = ReleaseCheck.of(schema, k=k)
+            return bool(pool.submit(verify_release, release, data, check).result().passed)
         except (MemoryError, BrokenProcessPool):
             return None
 

@@ -1,4 +1,4 @@
-"""Run the public Mondrian of qiyuangong/Mondrian on UCI Adult and write an anonymatch release.
+"""Run the public Mondrian of qiyuangong/Mondrian on a table; write an anonymatch release.
 
 The peer is Qiyuan Gong's Python implementation of strict multidimensional Mondrian (LeFevre,
 DeWitt, Ramakrishnan, ICDE 2006), https://github.com/qiyuangong/Mondrian (MIT licence). It is not
@@ -33,7 +33,18 @@ escaped, sorted) for categorical ones; the income column is attached to each row
 and the CSV write are timed apart from the peer's own work (``seconds``: ``load``,
 ``mondrian``, ``convert`` by the peer, ``rewrite_write`` by us), printed as one JSON line.
 
+**Any other table** (``--table T.csv --qi a,b --numeric a --label y``, used for heart_cleveland
+and FARS): the peer's Adult loader has Adult's file name, columns and types written into it,
+so ``load_table`` does what it does — the same loop, on a CSV with a header — for the given
+QIs: numeric QIs read as integers, categorical ones numbered in order of first appearance.
+The record's last field, which the peer carries through untouched (its sensitive attribute on
+Adult), is the row's number in the input instead: the output (QI cells, then ``row``) maps each
+published row back to its original, so the caller attaches the label and the other columns and
+restores the input's order. The peer's ``mondrian`` and ``covert_to_raw`` run unchanged.
+
 Usage: python benchmarks/_mondrian_peer.py --k 10 --out /tmp/peer.csv [--data adult.data]
+       python benchmarks/_mondrian_peer.py --k 10 --out /tmp/peer.csv --table T.csv
+           --qi age,sex --numeric age --label y
 """
 
 from __future__ import annotations
@@ -48,6 +59,7 @@ import os
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,12 +101,61 @@ def rewrite_cell(cell: str, numeric: bool) -> str:
     return "|".join(sorted(_escape(p) for p in set(parts)))
 
 
-def run_peer(data_path: Path, k: int) -> tuple[list[list[str]], dict[str, float]]:
-    """The peer's own pipeline on ``data_path``: (rows of QI cells + income, seconds)."""
+def load_table(path: Path, qi: list[str], numeric: set[str]) -> tuple[list[list], list[list]]:
+    """The peer's Adult loader (``utils/read_adult_data.read_data``) for any CSV with a header.
+
+    Same loop: numeric QIs as ``int``, categorical ones numbered in order of first appearance
+    (``intuitive_order``); the record's last field is the row's number (text) where the Adult
+    loader puts the sensitive value.
+
+    Parameters
+    ----------
+    path : Path
+        CSV with a header row; every QI complete.
+    qi : list of str
+        The QIs, in the order the peer will see them.
+    numeric : set of str
+        The integer QIs.
+
+    Returns
+    -------
+    data, intuitive_order
+        As the peer's loader returns them. O(n · |qi|).
+    """
+    data: list[list] = []
+    order: list[list] = [[] for _ in qi]
+    codes: list[dict[str, int]] = [{} for _ in qi]
+    with open(path, newline="") as fh:
+        for number, row in enumerate(csv.DictReader(fh)):
+            record: list = []
+            for i, name in enumerate(qi):
+                cell = row[name].strip()
+                if name in numeric:
+                    record.append(int(float(cell)))
+                    continue
+                if cell not in codes[i]:
+                    codes[i][cell] = len(order[i])
+                    order[i].append(cell)
+                record.append(codes[i][cell])
+            record.append(str(number))
+            data.append(record)
+    return data, order
+
+
+def run_peer(
+    data_path: Path, k: int, table: tuple[list[str], set[str]] | None = None
+) -> tuple[list[list[str]], dict[str, float]]:
+    """The peer's own pipeline on ``data_path``: (rows of QI cells + income, seconds); with
+    ``table`` (QIs, numeric QIs), on any CSV via ``load_table``: QI cells + row number."""
     sys.path.insert(0, str(peer_dir()))
     import anonymizer  # the peer's script module: covert_to_raw
     import mondrian as peer
     from utils import read_adult_data
+
+    if table is not None:
+        t0 = time.perf_counter()
+        data, order = load_table(data_path, *table)
+        return _mondrian(peer, anonymizer, data, order, k, {"load": time.perf_counter() - t0})
 
     def open_without_u(file, mode="r", *args, **kwargs):  # 'rU' is gone in Python 3.11
         return builtins.open(file, mode.replace("U", ""), *args, **kwargs)
@@ -112,6 +173,18 @@ def run_peer(data_path: Path, k: int) -> tuple[list[list[str]], dict[str, float]
             seconds["load"] = time.perf_counter() - t0
         finally:
             os.chdir(cwd)
+    return _mondrian(peer, anonymizer, data, order, k, seconds)
+
+
+def _mondrian(
+    peer: types.ModuleType,
+    anonymizer: types.ModuleType,
+    data: list[list],
+    order: list[list],
+    k: int,
+    seconds: dict[str, float],
+) -> tuple[list[list[str]], dict[str, float]]:
+    """The peer's strict ``mondrian`` and ``covert_to_raw`` on loaded records, timed."""
     t0 = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
         result, (ncp, _) = peer.mondrian(data, k, False)
@@ -129,20 +202,28 @@ def main() -> None:
     parser.add_argument("--k", type=int, required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--data", default=None, help="Adult file (default: $ANONYMATCH_DATA)")
+    parser.add_argument("--table", default=None, help="Any other table: CSV with a header.")
+    parser.add_argument("--qi", default=None, help="--table's QIs, comma-separated.")
+    parser.add_argument("--numeric", default="", help="--table's integer QIs.")
     args = parser.parse_args()
     base = os.environ.get("ANONYMATCH_DATA", str(ROOT.parent / "shared" / "datasets"))
     data_path = Path(args.data or Path(base) / "adult" / "adult.data")
+    qi, numeric, last = QI, NUMERIC, "income"
+    table = None
+    if args.table:
+        qi, numeric, last = args.qi.split(","), set(filter(None, args.numeric.split(","))), "row"
+        data_path, table = Path(args.table), (qi, numeric)
     started = time.perf_counter()
-    raw, seconds = run_peer(data_path, args.k)
+    raw, seconds = run_peer(data_path, args.k, table)
     t0 = time.perf_counter()
     memo: dict[tuple[str, bool], str] = {}  # a group's cells repeat on every one of its rows
     with open(args.out, "w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow([*QI, "income"])
+        writer.writerow([*qi, last])
         for record in raw:
             cells = []
-            for c, name in zip(record, QI, strict=False):
-                key = (str(c), name in NUMERIC)
+            for c, name in zip(record, qi, strict=False):
+                key = (str(c), name in numeric)
                 if key not in memo:
                     memo[key] = rewrite_cell(*key)
                 cells.append(memo[key])

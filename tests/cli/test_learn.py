@@ -130,3 +130,23 @@ def test_evaluate_reads_test_with_its_own_options(
     assert json.loads(capsys.readouterr().out)["test"]["rows"] == 60
     assert main(args) == 2  # read like ORIGINAL (comma, a header line): no column 'label'
     assert "has no column 'label'" in capsys.readouterr().err
+
+
+def test_drop_missing_trains_and_tests_on_complete_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With --drop-missing the ceiling is trained on the rows the release was made of, and
+    the test table's rows with a missing QI are dropped the same way."""
+    orig, test, rel = tmp_path / "o.csv", tmp_path / "t.csv", tmp_path / "r.csv"
+    train, held = frame(240, 0).astype(str), frame(100, 1).astype(str)
+    train.loc[::12, "edu"] = "?"  # 20 incomplete rows
+    held.loc[::10, "age"] = "?"  # 10
+    train.to_csv(orig, index=False)
+    held.to_csv(test, index=False)
+    common = ["--qi", "age,edu", "--numeric", "age", "--drop-missing", "-q"]
+    assert main(["anonymize", str(orig), "-o", str(rel), "--k", "4", *common]) == 0
+    capsys.readouterr()
+    args = ["evaluate", str(orig), str(rel), *common, "--classify", "label"]
+    assert main([*args, "--test", str(test), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["train_rows"] == 220 and data["test"]["rows"] == 90

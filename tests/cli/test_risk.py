@@ -77,7 +77,7 @@ def test_json_and_report(
     assert len(data["input"]["original"]["sha256"]) == 64
     assert data["parameters"] == {
         "qi": QI.split(","), "numeric": ["n0", "n1"], "sensitive": ["s"], "k": 3,
-        "threshold": 0.25, "dropped_missing": 0,
+        "threshold": 0.25, "dropped_missing": 0, "sensitive_basis": "candidates",
     }  # fmt: skip
     rel = data["release"]
     assert set(rel) == {"candidates", "prosecutor", "class_k", "identical_groups", "claimed_k"}

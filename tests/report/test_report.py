@@ -548,3 +548,43 @@ def test_table_report_shows_population_figures(
     assert f"{exact.marketer:.4f}" in html and "population uniques estimated" in html
     plain = build_report(manifest, original, release)
     assert "k-map: fewest" not in plain
+
+
+def test_ring_release_report_shows_the_certified_posterior(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import functools
+
+    import anonymatch
+    from anonymatch.tables.methods import circulant
+
+    monkeypatch.setattr(
+        circulant,
+        "sensitive_build",
+        functools.partial(circulant.sensitive_build, prefer_rings=True),
+    )
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 60, 120),
+            "zip": rng.choice(list("abcd"), 120),
+            "s": rng.choice([f"v{i}" for i in range(5)], 120),
+        }
+    )
+    roles = ["--qi", "age,zip", "--numeric", "age", "--sensitive", "s"]
+    source, release, manifest = tmp_path / "p.csv", tmp_path / "r.csv", tmp_path / "r.json"
+    frame.to_csv(source, index=False)
+    code, _, err = run(["anonymize", str(source), "-o", str(release), "--report", str(manifest),
+                        "--k", "3", *roles, "--l", "2", "--seed", "1", "-q"], capsys)  # fmt: skip
+    assert code == 0, err
+    assert json.loads(manifest.read_text())["guarantee"]["construction"] == "rings"
+    code, html, err = _report([str(source), str(release), "--manifest", str(manifest)],
+                              capsys, tmp_path / "r.html")  # fmt: skip
+    assert code == 0, err
+    assert "ring certificate proves" in html
+    figures = anonymatch.tables.risk(
+        frame, pd.read_csv(release), qi="age,zip", numeric="age", sensitive="s", k=3,
+        certificate=json.loads(manifest.read_text())["guarantee"]["certificate"],
+    )  # fmt: skip
+    (s,) = figures.sensitive
+    assert f"{s.posterior_max:.3f} / {s.posterior_mean:.3f}" in html

@@ -235,4 +235,37 @@ def test_cli_verify_reads_the_certificate_from_the_manifest(tmp_path, monkeypatc
     report.write_text(json.dumps(manifest))
     code = main(["verify", str(data), str(release), "--manifest", str(report)])
     out = capsys.readouterr().out
-    assert code != 0 and "FAIL" in out
+    assert code == 4 and "FAIL" in out
+
+
+def test_verify_without_the_certificate_points_at_it(tmp_path, monkeypatch, capsys):
+    import json
+
+    from anonymatch.cli import main
+
+    monkeypatch.setattr(
+        circulant,
+        "sensitive_build",
+        functools.partial(circulant.sensitive_build, prefer_rings=True),
+    )
+    data = _frame(120, 4, 1)
+    kw = {"k": 4, "qi": "age,zip", "numeric": "age", "sensitive": "s", "l": 2}
+    result = anonymatch.tables.anonymize(data, seed=1, diversity="entropy", **kw)
+    assert result.report["guarantee"]["construction"] == "rings"
+    # the candidates of some person fail entropy diversity although every draw passes
+    alone = anonymatch.tables.verify(data, result.release, diversity="entropy", **kw)
+    assert not alone.passed and "`certificate`" in alone.reason
+    assert anonymatch.tables.verify(data, result, diversity="entropy", **kw).passed
+    source, release, report = tmp_path / "p.csv", tmp_path / "r.csv", tmp_path / "r.json"
+    data.to_csv(source, index=False)
+    result.release.to_csv(release, index=False)
+    report.write_text(json.dumps(result.report))
+    args = ["verify", str(source), str(release), "--k", "4", "--qi", "age,zip", "--numeric"]
+    args += ["age", "--sensitive", "s", "--l", "2", "--diversity", "entropy"]
+    capsys.readouterr()
+    assert main(args) == 4
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "certificate" in out and "pass it as --manifest" in out
+    assert main([*args, "--manifest", str(report)]) == 0
+    # a class release fails without a hint when its manifest was given
+    assert "pass it as" not in capsys.readouterr().out

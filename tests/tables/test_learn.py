@@ -69,3 +69,38 @@ def test_html_report_shows_the_accuracy_given_a_test_table(tmp_path) -> None:
     )
     assert "Accuracy predicting &#39;y&#39; on the 60 original rows" in html
     assert "trained on the release" in html
+
+
+def test_html_report_accuracy_without_missing_rows(tmp_path) -> None:
+    """A release made with --drop-missing: the test table's rows with a missing QI are left
+    out too, and the original's model trains on the rows the release was made of."""
+    import json
+
+    from anonymatch.cli import main
+    from anonymatch.report import build_report
+
+    orig, test = frame(120, 3).astype(str), frame(60, 4).astype(str)
+    orig.loc[::10, "sex"] = "?"
+    test.loc[::6, "age"] = "?"  # 10 of 60
+    orig.to_csv(tmp_path / "o.csv", index=False)
+    test.to_csv(tmp_path / "t.csv", index=False)
+    out, manifest = tmp_path / "r.csv", tmp_path / "r.json"
+    args = ["anonymize", str(tmp_path / "o.csv"), "-o", str(out), "--k", "3", "--qi", "age,sex"]
+    args += ["--numeric", "age", "--drop-missing", "--seed", "1", "-q", "--report", str(manifest)]
+    assert main(args) == 0
+    html = build_report(
+        json.loads(manifest.read_text()),
+        tmp_path / "o.csv",
+        out,
+        options={"test": tmp_path / "t.csv", "classify": "y"},
+    )
+    assert "Accuracy predicting &#39;y&#39; on the 50 original rows" in html
+
+
+def test_test_labels_written_differently_are_refused() -> None:
+    """adult.test writes the label '>50K.' where adult.data writes '>50K': every accuracy
+    would be 0 — refused, naming both spellings."""
+    df, test = frame(60, 0), frame(30, 1)
+    test["y"] = test["y"] + "."
+    with pytest.raises(InputError, match=r"labels \('no\.', 'yes\.'\) are none of the original"):
+        learn(df, [df], target="y", test=test)

@@ -304,3 +304,66 @@ def test_figures_match_brute_force(case: tuple[pd.DataFrame, pd.DataFrame]) -> N
         report.k_holds
         == anonymatch.verify(original, release, k=2, qi="age,job", numeric="age").passed
     )
+
+
+def test_ring_release_figures_are_over_its_certified_graph(tmp_path, monkeypatch, capsys):
+    import functools
+    import json
+
+    from anonymatch.cli import main
+    from anonymatch.tables.methods import circulant
+
+    monkeypatch.setattr(
+        circulant,
+        "sensitive_build",
+        functools.partial(circulant.sensitive_build, prefer_rings=True),
+    )
+    rng = np.random.default_rng(1)
+    data = pd.DataFrame(
+        {
+            "age": rng.integers(20, 60, 120),
+            "zip": rng.choice(list("abcd"), 120),
+            "s": rng.choice([f"v{i}" for i in range(4)], 120),
+        }
+    )
+    kw = {"qi": "age,zip", "numeric": "age", "sensitive": "s"}
+    result = anonymatch.tables.anonymize(data, k=4, l=2, diversity="entropy", seed=1, **kw)
+    certificate = result.report["guarantee"]["certificate"]
+    # the posterior of the attacker who knows the graph, by hand: a ring window's k rows
+    shown = result.release["s"].to_numpy()
+    in_ring = np.zeros(len(shown), bool)
+    largest, homogeneous = 0.0, 0
+    for ring in certificate["rings"]:
+        in_ring[ring] = True
+        for p in range(len(ring)):
+            window = [shown[ring[(p - a) % len(ring)]] for a in range(4)]
+            top = max(window.count(v) for v in set(window))
+            largest, homogeneous = max(largest, top / 4), homogeneous + (top == 4)
+    assert in_ring.all()  # rings everywhere (prefer_rings on this table)
+    figures = anonymatch.tables.risk(data, result, k=4, **kw)  # the certificate of the report
+    assert figures.basis == "certificate" and figures.to_dict()["parameters"]["sensitive_basis"]
+    (s,) = figures.sensitive
+    assert s.posterior_max == pytest.approx(largest) and s.homogeneous == homogeneous
+    plain = anonymatch.tables.risk(data, result.release, k=4, **kw)
+    assert plain.basis == "candidates"
+    # the command line: candidate-based without the manifest, said so; certified with it
+    source, release, report = tmp_path / "p.csv", tmp_path / "r.csv", tmp_path / "r.json"
+    data.to_csv(source, index=False)
+    result.release.to_csv(release, index=False)
+    report.write_text(json.dumps(result.report))
+    args = ["risk", str(source), str(release), "--qi", "age,zip", "--numeric", "age"]
+    capsys.readouterr()
+    assert main([*args, "--sensitive", "s", "-q"]) == 0
+    assert "candidate-based" in capsys.readouterr().out
+    assert main(["risk", str(source), str(release), "--manifest", str(report), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["parameters"]["sensitive_basis"] == "certificate"
+    assert document["sensitive"]["s"]["posterior"]["max"] == pytest.approx(largest)
+    assert main(["risk", str(source), str(release), "--manifest", str(report), "-q"]) == 0
+    assert "certificate proves" in capsys.readouterr().out
+    # a certificate whose ring graph does not fit: bad input
+    manifest = json.loads(report.read_text())
+    ring = manifest["guarantee"]["certificate"]["rings"][0]
+    manifest["guarantee"]["certificate"]["rings"][0] = ring[::2] + ring[1::2]
+    report.write_text(json.dumps(manifest))
+    assert main(["risk", str(source), str(release), "--manifest", str(report)]) == 2

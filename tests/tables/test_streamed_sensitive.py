@@ -23,7 +23,7 @@ from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.models.sensitive import SensitiveTarget, build_models, encode_sensitive
 from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.recode import GeneralizedQI, published_groups
 from anonymatch.tables.streamed import release_frame, scan_table
 from tests.factories import random_frame, stream_file
 
@@ -59,11 +59,23 @@ def run(src: Path, out: Path, **kw: object) -> dict[str, object]:
     return stream_file(src, out, 3, SCHEMA, **options)
 
 
-def check(src: Path, out: Path, **model: object) -> tables.VerificationReport:
-    """The in-memory verifier on the whole release (global candidates, no partitions)."""
+def check(
+    src: Path, out: Path, manifest: dict[str, object] | None = None, **model: object
+) -> tables.VerificationReport:
+    """The in-memory verifier on the whole release (global candidates, no partitions), with
+    the ``manifest``'s ring certificate if it has one (every draw of its rings, §6)."""
     original = pd.read_csv(src)
+    guarantee = (manifest or {}).get("guarantee")
+    certificate = guarantee.get("certificate") if isinstance(guarantee, dict) else None
     return tables.verify(
-        original, release_frame(out), k=3, qi=QI, numeric=NUMERIC, sensitive="s", **model
+        original,
+        release_frame(out),
+        k=3,
+        qi=QI,
+        numeric=NUMERIC,
+        sensitive="s",
+        certificate=certificate,
+        **model,
     )
 
 
@@ -76,7 +88,7 @@ def test_streamed_release_satisfies_l_diversity_as_a_whole(
     assert not check(table, plain, l=2).passed  # plain k leaves homogeneous people
     out = tmp_path / "diverse.csv"
     manifest = run(table, out, executor=executor, workers=2, l=2)
-    report = check(table, out, l=2)
+    report = check(table, out, manifest, l=2)
     assert report.passed, report.to_dict()
     # rows are neither lost nor duplicated: the sensitive column is the original's multiset
     assert Counter(release_frame(out)["s"]) == Counter(pd.read_csv(table)["s"])
@@ -112,7 +124,7 @@ def test_same_seed_same_release_whatever_the_executor_and_chunking(
 def test_other_models(table: Path, tmp_path: Path, model: dict[str, object]) -> None:
     out = tmp_path / "r.parquet"
     manifest = run(table, out, partition_size=100, **model)
-    assert check(table, out, **model).passed
+    assert check(table, out, manifest, **model).passed
     verification = manifest["verification"]
     assert isinstance(verification, dict) and verification["sensitive"][0]["passed"]
 
@@ -128,8 +140,17 @@ def test_ordered_t_closeness_on_a_numeric_sensitive_column(tmp_path: Path) -> No
     guarantee = manifest["guarantee"]
     assert isinstance(guarantee, dict)
     assert guarantee["sensitive"][0]["ground_distance"] == "ordered"
+    guarantee = manifest["guarantee"]
+    assert isinstance(guarantee, dict)
     report = tables.verify(
-        frame, release_frame(out), k=3, qi=QI, numeric=[*NUMERIC, "s"], sensitive="s", t=0.3
+        frame,
+        release_frame(out),
+        k=3,
+        qi=QI,
+        numeric=[*NUMERIC, "s"],
+        sensitive="s",
+        t=0.3,
+        certificate=guarantee.get("certificate"),
     )
     assert report.passed, report.to_dict()
 
@@ -271,7 +292,7 @@ def test_identical_rows_groups_exactly() -> None:
         cat_sets=(sets,),
         cat_star=np.array([[False], [False], [False], [False], [True]]),
     )
-    labels = scale.identical_rows(cells)
+    _, labels, _ = published_groups(cells)
     assert labels[0] == labels[1]
     assert len(set(labels.tolist())) == 4
     star = GeneralizedQI(
@@ -281,5 +302,51 @@ def test_identical_rows_groups_exactly() -> None:
         (sp.csr_array(np.array([[1, 0, 0], [0, 1, 0]])),),
         cells.cat_star[[4, 4]],
     )
-    star_labels = scale.identical_rows(star)
+    _, star_labels, _ = published_groups(star)
     assert star_labels[0] == star_labels[1]  # suppressed cells are equal whatever they store
+
+
+def test_streamed_rings_are_certified_and_verify_manifest_checks_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # four values at random: some partitions of 40 are cheaper as a ring than as classes
+    frame = random_frame(200, 3)
+    frame["s"] = np.random.default_rng(3).choice(["a", "b", "c", "d"], 200)
+    src = tmp_path / "p.csv"
+    frame.to_csv(src, index=False)
+    out, report = tmp_path / "r.csv", tmp_path / "r.json"
+    args = ["anonymize", str(src), "-o", str(out), "--report", str(report), "--k", "3"]
+    args += ["--qi", ",".join(QI), "--numeric", ",".join(NUMERIC), "--sensitive", "s"]
+    args += ["--l", "3", "-q", "--executor", "inline", "--partition-size", "40", "--seed", "3"]
+    assert main(args) == 0, capsys.readouterr().err
+    manifest = json.loads(report.read_text())
+    guarantee = manifest["guarantee"]
+    assert manifest["plan"]["path"] == "streamed" and guarantee["construction"] == "rings"
+    rings = guarantee["certificate"]["rings"]
+    assert 0 < sum(map(len, rings)) == manifest["verification"]["ring_records"] < 200
+    # every cyclic window of 3 rows of every ring shows 3 values: every draw passes (§6)
+    shown = release_frame(out)["s"].to_numpy()
+    for ring in rings:
+        for p in range(len(ring)):
+            assert len({shown[ring[(p + a) % len(ring)]] for a in range(3)}) == 3
+    verify = ["verify", str(src), str(out), "--manifest", str(report)]
+    capsys.readouterr()
+    assert main(verify) == 0, capsys.readouterr().out
+    # a certificate whose ring order does not fit the release
+    tampered = json.loads(report.read_text())
+    ring = tampered["guarantee"]["certificate"]["rings"][0]
+    tampered["guarantee"]["certificate"]["rings"][0] = ring[::2] + ring[1::2]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(tampered))
+    assert main(["verify", str(src), str(out), "--manifest", str(bad)]) == 4
+    # the same values, two swapped: a window of the first ring shows its first value twice
+    release = release_frame(out)
+    values = release["s"].to_numpy().copy()
+    twin = next(x for x in range(len(values)) if x != ring[0] and values[x] == values[ring[0]])
+    values[[ring[1], twin]] = values[[twin, ring[1]]]
+    release["s"] = values
+    forged = tmp_path / "forged.csv"
+    release.to_csv(forged, index=False)
+    capsys.readouterr()
+    assert main(["verify", str(src), str(forged), "--manifest", str(report)]) == 4
+    assert "some draw fails" in capsys.readouterr().out

@@ -186,9 +186,10 @@ def test_duplicated_rows_do_not_hide_a_missing_k_factor() -> None:
     assert not report.passed and report.k_factor_flow == 10
 
 
-def test_published_groups_split_hash_collisions(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_published_groups_regroup_hash_collisions(monkeypatch: pytest.MonkeyPatch) -> None:
     """With every label weighing the same, {v0, v3} and {v1, v2} collide (same size, same
-    hash): the exact comparison must keep them apart."""
+    hash): the exact comparison must keep them apart, and the rows that lost to the collision
+    must still be grouped among themselves (rows 1 and 3 are identical)."""
     frame = pd.DataFrame({"c0": ["v0", "v1", "v2", "v3"]})
     published = pd.DataFrame({"c0": ["v0|v3", "v1|v2", "v0|v3", "v1|v2"]})
     _, enc, _ = prepare(frame, Schema.build(["c0"], []))
@@ -198,14 +199,44 @@ def test_published_groups_split_hash_collisions(monkeypatch: pytest.MonkeyPatch)
         def integers(self, lo: int, hi: int, size: int) -> np.ndarray:
             return np.ones(size, np.int64)
 
-    monkeypatch.setattr(np.random, "default_rng", lambda *args: Ones())
+    real = np.random.default_rng
+    calls: list[int] = []
+
+    def first_collides(*args: object) -> object:  # the retry draws fresh, real weights
+        calls.append(1)
+        return Ones() if len(calls) == 1 else real()
+
+    monkeypatch.setattr(np.random, "default_rng", first_collides)
     reps, group, mult = published_groups(cells)
-    assert group[0] != group[1]
-    assert group[0] == group[2]
-    assert group[1] != group[2]
-    assert mult.sum() == 4 and len(reps) == len(mult)
     monkeypatch.undo()
+    assert len(calls) == 2
+    assert group.tolist() == [0, 1, 0, 1]
+    assert mult.tolist() == [2, 2] and reps.tolist() == [0, 1]
     _check(frame, published, 2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 12), seed=st.integers(0, 10_000), stars=st.booleans())
+def test_published_groups_are_exactly_identical_rows(n: int, seed: int, stars: bool) -> None:
+    """Rows share a group iff their cells are the same, suppressed cells compared as ``*``
+    whatever they store (checked against the formatted cells, row by row)."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"c0": rng.choice(["a", "b", "c"], n), "n0": rng.integers(0, 4, n)})
+    lo = rng.integers(0, 4, n)
+    published = pd.DataFrame(
+        {
+            "c0": rng.choice(["a", "a|b", "b|c", "*"] if stars else ["a", "a|b"], n),
+            "n0": [f"{a}..{a + int(w)}" for a, w in zip(lo, rng.integers(0, 2, n), strict=True)],
+        }
+    )
+    _, enc, _ = prepare(frame, Schema.build(["c0", "n0"], ["n0"]))
+    cells = parse_cells(published, enc)
+    _, group, mult = published_groups(cells)
+    rows = [tuple(r) for r in published.itertuples(index=False)]
+    for i in range(n):
+        for j in range(n):
+            assert (group[i] == group[j]) == (rows[i] == rows[j])
+    assert mult.sum() == n
 
 
 @settings(max_examples=40, deadline=None)

@@ -67,7 +67,7 @@ LAZY_COMMANDS = {
     ),
     **dict.fromkeys(("anonymize-sparse", "verify-sparse", "evaluate-sparse"), "sparse"),
     **dict.fromkeys(("check-graph", "anonymize-graph"), "graphs"),
-    **dict.fromkeys(("anonymize-rt", "verify-rt", "evaluate-rt"), "relational"),
+    **dict.fromkeys(("anonymize-rt", "verify-rt", "evaluate-rt", "risk-rt"), "relational"),
     "generate-census": "synth",
     "warmup": "warmup",
     "init": "config",

@@ -50,6 +50,7 @@ FLAGS: dict[str, str] = {
     "refine": "--lsh",
     "id_column": "--id",
     "fmt": "--format",
+    "certificate": "--manifest",
 }
 """The one table from a library parameter to the flag that sets it, where the flag is not
 ``--`` and the parameter's name with dashes (``partition_size`` → ``--partition-size``)."""
@@ -1271,3 +1272,39 @@ def kmap_check_options(func: F) -> F:
         return func(**params)
 
     return wrapper  # type: ignore[return-value]
+
+
+def input_block(path: str, csv: CsvOptions) -> dict[str, Any]:
+    """How a manifest names an input: a file's path and SHA-256, or a database URL without its
+    password and the table or query read (no digest: the data lives on the server)."""
+    from anonymatch.core.manifest import file_digest
+    from anonymatch.tables.io.sql import is_database_url, redact_url
+
+    if not is_database_url(path):
+        return {"path": path, "sha256": file_digest(path)}
+    source = {"table": csv.table} if csv.table is not None else {"query": csv.query}
+    return {"path": redact_url(path), "sha256": None, **source}
+
+
+def share_text(count: int, total: int) -> str:
+    """``count (percent of total)``, as the risk commands print a share."""
+    return f"{count} ({100 * count / total:.2f}%)"
+
+
+def histogram_text(histogram: dict[int, int], head: int = 5) -> str:
+    """``value: records`` pairs: the ``head`` smallest values one by one, the rest in bins
+    cut at 1-2-5 steps (…, 20-49, 50-99, 100-199, …)."""
+    items = sorted(histogram.items())
+    parts = [f"{v}: {c}" for v, c in items[:head]]
+    rest = items[head:]
+    if rest:
+        top = rest[-1][0]
+        edges, scale = [rest[0][0]], 1
+        while edges[-1] <= top:
+            edges += [x for x in (scale, 2 * scale, 5 * scale) if x > edges[-1]]
+            scale *= 10
+        for lo, hi in zip(edges, edges[1:], strict=False):
+            count = sum(c for v, c in rest if lo <= v < hi)
+            if count:
+                parts.append(f"{lo if hi - lo == 1 else f'{lo}-{hi - 1}'}: {count}")
+    return ", ".join(parts)

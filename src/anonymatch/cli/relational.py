@@ -1,5 +1,5 @@
 """Command line for relational-transaction data (people with a row and a set):
-``anonymize-rt``, ``verify-rt``, ``evaluate-rt``.
+``anonymize-rt``, ``verify-rt``, ``evaluate-rt``, ``risk-rt``.
 
 Option groups reach the commands as one value each, as in the other kinds' modules: how to read
 the people as a :class:`PeopleSource`, the run as one validated
@@ -13,6 +13,7 @@ person with conflicting attributes, item ids absent from the people table, no it
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import time
@@ -24,10 +25,15 @@ import click
 
 from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
+    STREAM_MIN_ROWS,
     TABLE_FORMATS,
     comma_list,
+    execution_group,
+    executor_options,
     exit_verdict,
     format_option,
+    histogram_text,
+    input_block,
     json_default,
     missing_codes_option,
     output_options,
@@ -35,11 +41,13 @@ from anonymatch.cli.options import (
     qi_type_options,
     seed_option,
     sensitive_model_options,
+    share_text,
     verbosity_options,
 )
 from anonymatch.relational.methods import names
 
 if TYPE_CHECKING:
+    from anonymatch.core.params import Execution
     from anonymatch.relational.io import People
     from anonymatch.relational.job import RelationalJob
     from anonymatch.tables.columns.schema import MissingCodes
@@ -76,11 +84,15 @@ class PeopleSource:
 
     def describe(self) -> dict[str, Any]:
         """The items table's path and SHA-256 for the manifest's ``input`` block (both None
-        for one long table)."""
+        for one long table) and the reading ``format``."""
         from anonymatch.core.manifest import file_digest
 
         items = self.items_path
-        return {"items_path": items, "items_sha256": file_digest(items) if items else None}
+        return {
+            "items_path": items,
+            "items_sha256": file_digest(items) if items else None,
+            "format": self.fmt,
+        }
 
     def missing(self) -> dict[str, Any]:
         """The ``--na`` codes as the manifest's ``parameters.missing`` (the tables' shape:
@@ -193,6 +205,100 @@ def _relational_job(func: F) -> F:
     return cast(F, wrapper)
 
 
+RT_EXECUTOR_MEANING = (
+    "threads = in memory; inline = streamed, chunk after chunk in this process; processes = "
+    "streamed on local processes; dask = streamed on a Dask cluster (local with --workers, or "
+    f"--scheduler); auto = in memory for inputs under {STREAM_MIN_ROWS:,} rows (people and item "
+    "rows together), else streamed on processes (Dask with --workers or --scheduler)."
+)
+
+
+def _stream_options(func: F) -> F:
+    """``--stream``, the executor options and ``--chunk-rows`` of ``anonymize-rt``."""
+    func = click.option(
+        "--stream",
+        is_flag=True,
+        help="Take the streamed path whatever the input's size: both tables joined on disk, "
+        "partitions anonymized and verified chunk by chunk (inputs larger than memory).",
+    )(func)
+    func = click.option(
+        "--chunk-rows",
+        type=int,
+        default=None,
+        help="People per job of the streamed path (whole partitions; default 50,000).",
+    )(func)
+    return executor_options(RT_EXECUTOR_MEANING)(func)
+
+
+def _streamed_rt(
+    people_path: str, source: PeopleSource, execution: Execution, stream: bool, sensitive: bool
+) -> bool:
+    """Whether ``anonymize-rt`` takes the streamed path (the tables' convention,
+    ``cli.tables._streamed_executor``): ``--stream``, an executor other than ``threads`` and
+    ``auto``, a scheduler, ``auto`` with ``--workers``, or ``auto`` on at least
+    ``STREAM_MIN_ROWS`` rows of people and items (unless sensitive models ask for the
+    in-memory path)."""
+    from anonymatch.core.errors import InputError
+
+    if execution.executor == "threads":
+        if stream:
+            raise InputError("--stream runs on --executor inline, processes or dask, not threads")
+        return False
+    if stream or execution.scheduler or execution.executor != "auto":
+        return True
+    if execution.workers is not None:
+        return True
+    if sensitive:
+        return False
+    from anonymatch.tables.io import CsvOptions
+    from anonymatch.tables.io.stream import count_rows
+
+    csv = CsvOptions(fmt=source.fmt)
+    rows = count_rows(people_path, csv)
+    if source.items_path is not None and rows < STREAM_MIN_ROWS:
+        rows += count_rows(source.items_path, csv)
+    return rows >= STREAM_MIN_ROWS
+
+
+def _anonymize_streamed(
+    people_path: str, output: str, job: RelationalJob, source: PeopleSource, run: Execution
+) -> dict[str, Any]:
+    """The streamed ``anonymize-rt`` (``anonymatch.relational.streamed``): the manifest."""
+    from anonymatch.relational.streamed import RelationalFiles, anonymize_files
+    from anonymatch.tables.io import CsvOptions
+
+    codes = missing_codes_option(None, source.na)
+    files = RelationalFiles(
+        people_path,
+        source.items_path,
+        source.id_column,
+        source.item_column,
+        tuple(str(c) for c in codes.for_column(source.item_column)),
+        CsvOptions(fmt=source.fmt),
+    )
+    if run.executor == "auto":
+        run = dataclasses.replace(
+            run, executor="dask" if run.workers or run.scheduler else "processes"
+        )
+    return anonymize_files(files, output, job, run)
+
+
+def _print_streamed(report: dict[str, Any], job: RelationalJob, output: str) -> None:
+    v, loss = report["verification"], report["loss"]
+    click.echo(
+        f"{job.method.name}, k = {job.k}, {v['n_original']} people, "
+        f"{report['input']['items']} items, streamed in {v['partitions']} partitions -> {output}"
+    )
+    click.echo(
+        "verified: PASS - every partition has a k-factor; fewest matches per person "
+        f"{v['min_matches_original']}"
+    )
+    click.echo(
+        f"relational GCP {100 * float(loss['gcp']):.2f}%; uncertain items per record "
+        f"{float(loss['mean_uncertain']):.2f}; time {report['seconds']['wall']:.1f} s"
+    )
+
+
 @click.command("anonymize-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).",
@@ -207,8 +313,10 @@ def _relational_job(func: F) -> F:
 )
 @click.option("--partition-size", type=int, default=None, help="People per partition.")
 @sensitive_options
+@_stream_options
 @seed_option
 @people_options
+@execution_group
 @_relational_job
 def anonymize_rt_cmd(
     people_path: str,
@@ -217,6 +325,8 @@ def anonymize_rt_cmd(
     report_path: str | None,
     job: RelationalJob,
     source: PeopleSource,
+    stream: bool = False,
+    execution: Execution | None = None,
 ) -> None:
     """Publish people with a row and a set, k-anonymous, verified.
 
@@ -228,6 +338,20 @@ def anonymize_rt_cmd(
     from anonymatch.relational.pipeline import run_job
 
     started = time.perf_counter()
+    if execution is not None and _streamed_rt(
+        people_path, source, execution, stream, bool(job.models)
+    ):
+        run = dataclasses.replace(execution, progress=not quiet)
+        streamed = _anonymize_streamed(people_path, output, job, source, run)
+        finish_manifest(streamed, people_path, output, started, command="anonymize-rt")
+        streamed["input"].update(source.describe())
+        streamed["parameters"]["missing"] = source.missing()
+        write_manifest(report_path, streamed)
+        if not quiet:
+            _print_streamed(streamed, job, output)
+        return
+    if execution is not None and execution.workers is not None:  # threads in memory
+        job = job.replace(workers=execution.workers)
     people = source.read(people_path)
     result = run_job(people, job)
     clock = time.perf_counter()
@@ -335,4 +459,173 @@ def evaluate_rt_cmd(
     click.echo(json.dumps(figures.to_dict(), indent=2, default=json_default))
 
 
-COMMANDS = [anonymize_rt_cmd, verify_rt_cmd, evaluate_rt_cmd]
+def _risk_question(func: F) -> F:
+    """``--qi``, ``--numeric``, the typed QIs, ``--sensitive``, ``--k`` and ``--threshold`` as
+    one ``relational.risk.RiskQuestion`` (parameter ``question``); the outputs claimed (the
+    shared policy, which reads ``--force``) before the command runs."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        from anonymatch.cli.options import claim_outputs
+        from anonymatch.core.params import optional_integer
+        from anonymatch.relational.risk import RiskQuestion
+        from anonymatch.tables.columns.schema import Schema
+        from anonymatch.tables.risk.risk import check_threshold
+
+        claim_outputs()
+        params.pop("force")
+        source: PeopleSource = params["source"]
+        schema = Schema.build(
+            comma_list(params.pop("qi")),
+            comma_list(params.pop("numeric")),
+            sensitive=comma_list(params.pop("sensitive")),
+            types=params.pop("qi_types") or None,
+        )
+        question = RiskQuestion(
+            schema,
+            source.qi_codes(),
+            optional_integer(params.pop("k"), "k"),
+            check_threshold(params.pop("threshold"), "--threshold"),
+        )
+        return func(question=question, **params)
+
+    return cast(F, wrapper)
+
+
+@click.command("risk-rt")
+@click.argument("people_path", metavar="PEOPLE")
+@click.argument("published")
+@click.option(
+    "--sensitive",
+    default=None,
+    help="Sensitive columns: homogeneity, posterior, distance to the table, l.",
+)
+@click.option(
+    "-k",
+    "--k",
+    "k",
+    type=int,
+    default=None,
+    help="The anonymity the release claims: checked, and the mechanism-aware posterior bound.",
+)
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="Prosecutor risk above which a person is at risk, in (0, 1] (0.2: < 5 candidates).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
+@click.option("--force", is_flag=True, help="Replace an existing report.")
+@verbosity_options
+@people_options
+@_risk_question
+def risk_rt_cmd(
+    people_path: str,
+    published: str,
+    source: PeopleSource,
+    question: Any,
+    as_json: bool,
+    report_path: str | None,
+    quiet: bool,
+) -> None:
+    """Measure the re-identification risk of a relational release.
+
+    Risk figures of PUBLISHED (JSONL, any method) against PEOPLE (and --items): candidate
+    records per person (QI cells and set part both matching, in some one-to-one pairing),
+    prosecutor risk, identical records, and per --sensitive column homogeneity, posterior,
+    distance to the table and l; the same for PEOPLE's QIs and item sets published unchanged as
+    a baseline. Exit 0 with the figures; 2 on bad input or a PUBLISHED that cannot be a release
+    of PEOPLE."""
+    from anonymatch import __version__
+    from anonymatch.core.manifest import utc_now, write_manifest
+    from anonymatch.relational.io import read_release
+    from anonymatch.relational.risk import assess_relational
+    from anonymatch.tables.io import CsvOptions
+
+    people = source.read(people_path)
+    release = read_release(published, people, question.schema.qi)
+    report = assess_relational(people, release, question)
+    figures = report.to_dict()
+    document = {
+        "schema": figures.pop("schema"),
+        "tool": {"name": "anonymatch", "version": __version__},
+        "created": utc_now(),
+        "data_kind": "relational",
+        "input": {
+            "original": {
+                **input_block(people_path, CsvOptions(fmt=source.fmt)),
+                **source.describe(),
+                "id_column": source.id_column,
+                "item_column": source.item_column,
+                "missing": source.missing(),
+            },
+            "release": input_block(published, CsvOptions()),
+        },
+        **figures,
+    }
+    write_manifest(report_path, document)  # atomic JSON; nothing when report_path is None
+    if as_json:
+        click.echo(json.dumps(document, indent=2, default=json_default))
+    else:
+        _print_risk(report, quiet)
+
+
+def _print_risk(report: Any, quiet: bool) -> None:
+    """One line per figure, the release beside the original published unchanged (the table
+    ``risk``'s layout, ``cli.tables``)."""
+
+    cand, pr, base, n = report.candidates, report.prosecutor, report.original, report.people
+    claim = ""
+    if report.k is not None:
+        claim = f"; claimed k = {report.k} {'holds' if report.k_holds else 'DOES NOT HOLD'}"
+    click.echo(f"{n} people, threshold {report.threshold:g}, joint graph{claim}")
+    rows = [
+        ("", "release", "original"),
+        ("candidates per person: min", f"{cand.min}", f"{base.class_size.min}"),
+        ("  median", f"{cand.median:g}", f"{base.class_size.median:g}"),
+        ("  mean", f"{cand.mean:.2f}", f"{base.class_size.mean:.2f}"),
+        ("unique (1 candidate)", share_text(cand.histogram.get(1, 0), n),
+         share_text(base.sample_uniques, n)),
+        ("prosecutor risk: max", f"{pr.max:.4f}", f"{base.prosecutor.max:.4f}"),
+        ("  mean", f"{pr.mean:.4f}", f"{base.prosecutor.mean:.4f}"),
+        (f"people above {report.threshold:g}", share_text(pr.above, n),
+         share_text(base.prosecutor.above, n)),
+        ("identical records (class k)", f"{report.class_k}", f"{base.class_size.min}"),
+    ]  # fmt: skip
+    for label, a, b in rows:
+        click.echo(f"{label:<30}{a:>16}{b:>16}")
+    click.echo("(original: QIs and item sets published unchanged)")
+    click.echo(f"candidates histogram: {histogram_text(cand.histogram)}")
+    for s in report.sensitive:
+        click.echo(
+            f"sensitive {s.column} ({s.values} values, {s.ground_distance} distance, "
+            f"most common {100 * s.prior_max:.2f}% of the table):"
+        )
+        click.echo(f"  homogeneous people          {share_text(s.homogeneous, n)}")
+        click.echo(
+            f"  largest posterior           max {s.posterior_max:.4f}, mean "
+            f"{s.posterior_mean:.4f}, >= 0.5 {100 * s.posterior_half_share:.2f}%, = 1 "
+            f"{100 * s.posterior_one_share:.2f}%"
+        )
+        click.echo(
+            f"  distance to the table       max {s.distance_max:.4f}, mean {s.distance_mean:.4f}"
+        )
+        click.echo(
+            f"  fewest distinct values      {s.min_distinct} (effective l {s.min_effective_l:.2f})"
+        )
+        if s.mechanism_bound_max is not None:
+            click.echo(
+                f"  bound min(1, c/k), k = {report.k}  max {s.mechanism_bound_max:.4f}, "
+                f"{share_text(s.mechanism_disclosed, n)} at 1"
+            )
+    if not quiet:
+        import textwrap
+
+        click.echo("")
+        for line in report.explanation:
+            click.echo(textwrap.fill(line, width=100, subsequent_indent="  "))
+
+
+COMMANDS = [anonymize_rt_cmd, verify_rt_cmd, evaluate_rt_cmd, risk_rt_cmd]

@@ -40,6 +40,7 @@ from anonymatch.cli.options import (
     execution_group,
     executor_options,
     exit_verdict,
+    in_cli_words,
     json_default,
     kmap_check_options,
     output_options,
@@ -52,6 +53,9 @@ from anonymatch.cli.options import (
     test_table_options,
     verbosity_options,
 )
+from anonymatch.cli.options import histogram_text as _histogram_text
+from anonymatch.cli.options import input_block as _input_block
+from anonymatch.cli.options import share_text as _share
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import number
 from anonymatch.tables.io import CsvOptions, read_table
@@ -472,18 +476,6 @@ def _finish_database(
     write_manifest(report_path, report)
 
 
-def _input_block(path: str, csv: CsvOptions) -> dict[str, Any]:
-    """How a manifest names an input: a file's path and SHA-256, or a database URL without its
-    password and the table or query read (no digest: the data lives on the server)."""
-    from anonymatch.core.manifest import file_digest
-    from anonymatch.tables.io.sql import is_database_url, redact_url
-
-    if not is_database_url(path):
-        return {"path": path, "sha256": file_digest(path)}
-    source = {"table": csv.table} if csv.table is not None else {"query": csv.query}
-    return {"path": redact_url(path), "sha256": None, **source}
-
-
 def _manifest_partitions(path: str | None) -> int | None:
     """The partition count of a partitioned release's manifest (None for other layouts)."""
     if path is None:
@@ -736,6 +728,10 @@ def verify(
     if check.models and check.certificate is None:  # a ring release: every draw (§6)
         check = check.replace(certificate=_manifest_certificate(manifest))
     report = verify_release(pub, orig, check)
+    if manifest is not None:  # its manifest was read: no certificate to point at
+        from anonymatch.tables.pipeline import RING_HINT
+
+        report = dataclasses.replace(report, reason=report.reason.removesuffix(RING_HINT))
     kmap_figures = _check_kmap(orig, pub, check, kmap, csv)
     passed = report.passed and (kmap_figures is None or bool(kmap_figures["passed"]))
     if as_json:
@@ -747,7 +743,8 @@ def verify(
     else:
         status = "PASS" if report.passed else "FAIL"
         click.echo(
-            f"{status}: {report.reason}; k = {check.k}, {report.n_original} originals,"
+            f"{status}: {in_cli_words(report.reason)}; k = {check.k},"
+            f" {report.n_original} originals,"
             f" {report.n_published} published rows"
             + (f" ({report.suppressed} people suppressed)" if report.suppressed else "")
             + ", fewest matches per original"
@@ -790,16 +787,17 @@ def _echo_sensitive(check: dict[str, Any]) -> None:
     """One line per checked sensitive model."""
     model = check["model"]
     what = []
-    if "l" in model:
+    worst_l, worst_emd = check.get("worst_l"), check.get("worst_emd")
+    if "l" in model:  # no figure when the check failed before any (``SensitiveCheck.failed``)
         extra = f", c = {model['c']:g}" if model["diversity"] == "recursive" else ""
         what.append(
             f"{model['diversity']} l-diversity l = {model['l']}{extra}"
-            f" (weakest person: {check['worst_l']:.3g})"
+            + (f" (weakest person: {worst_l:.3g})" if worst_l is not None else "")
         )
     if "t" in model:
         what.append(
             f"t-closeness t = {model['t']:g}, {model['ground_distance']} distance"
-            f" (largest distance {check['worst_emd']:.3f})"
+            + (f" (largest distance {worst_emd:.3f})" if worst_emd is not None else "")
         )
     click.echo(
         f"sensitive {check['column']!r}: {'PASS' if check['passed'] else 'FAIL'} - "
@@ -980,7 +978,7 @@ def evaluate(
 
     orig = read_table(original, csv)
     if learning is not None:
-        _learn(orig, published, learning, as_json, csv)
+        _learn(orig, published, learning, as_json, csv, check)
         return
     results = {
         p: evaluate_release(read_release(p, _release_table()), orig, check) for p in published
@@ -1007,10 +1005,21 @@ def _learn(
     learning: Learning,
     as_json: bool,
     csv: CsvOptions,
+    check: ReleaseCheck,
 ) -> None:
-    """``evaluate --classify/--regress``: train on each release, test on original rows."""
+    """``evaluate --classify/--regress``: train on each release, test on original rows. With
+    ``--drop-missing`` the original's and the test table's rows with a missing QI are dropped,
+    as they were before publishing: the ceiling is trained on the rows the releases were made
+    of."""
+    from anonymatch.tables.columns.schema import missing_qi_mask
     from anonymatch.tables.io.release import read_release as read_typed
     from anonymatch.tables.models.learn import learn
+
+    def complete(frame: pd.DataFrame) -> pd.DataFrame:
+        if not check.drop_missing:
+            return frame
+        check.schema.check_columns([str(c) for c in frame.columns])
+        return frame.loc[~missing_qi_mask(frame, check.schema, check.na)].reset_index(drop=True)
 
     task, target = learning.task, learning.target
     test = None
@@ -1021,11 +1030,11 @@ def _learn(
     if target not in orig.columns:
         raise InputError(f"the original has no column {target!r}")
     report = learn(
-        orig,
+        complete(orig),
         [read_typed(p) for p in published],
         target=target,
         task=task,
-        test=test,
+        test=None if test is None else complete(test),
         names=list(published),
         test_size=learning.test_size,
         seed=learning.seed,
@@ -1226,6 +1235,15 @@ def _claimed(func: F) -> F:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
 @click.option("--force", is_flag=True, help="Replace an existing report.")
+@click.option(
+    "--manifest",
+    default=None,
+    is_eager=True,
+    callback=manifest_callback,
+    help="The release's JSON manifest (anonymize --report): k, QIs and sensitive columns are "
+    "taken from it unless given; a ring release's certificate (guarantee.certificate) makes "
+    "the sensitive figures those of the attacker who knows the certified graph.",
+)
 @population_options
 @verbosity_options
 @qi_type_options
@@ -1242,6 +1260,7 @@ def risk_cmd(
     quiet: bool,
     csv: CsvOptions,
     population: PopulationFlags,
+    manifest: str | None,
 ) -> None:
     """Measure the re-identification risk of a table release.
 
@@ -1252,11 +1271,14 @@ def risk_cmd(
     a release of ORIGINAL. --population FILE adds the figures against the population the
     original was sampled from (k-map, journalist and marketer risk, population uniques,
     delta-presence); --sampling-fraction or --weights estimate population uniqueness from the
-    sample alone."""
+    sample alone. With --manifest of a ring release, the sensitive figures are over the graph
+    its certificate proves (every draw); otherwise over each person's candidate rows."""
     from anonymatch import __version__
     from anonymatch.core.manifest import utc_now, write_manifest
     from anonymatch.tables.risk.risk import assess, check_threshold
 
+    if check.schema.sensitive:
+        check = check.replace(certificate=_manifest_certificate(manifest))
     threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
     pub = read_release(release, _release_table())
@@ -1289,6 +1311,16 @@ def risk_cmd(
         _print_risk(report, quiet)
         if beyond is not None:
             print_population(beyond)
+
+
+_RISK_BASIS = {
+    "candidates": "sensitive figures: candidate-based (over each person's candidate rows); for "
+    "a release made of sensitive rings, pass its manifest (--manifest) for the posterior of "
+    "the attacker who knows its certified graph",
+    "certificate": "sensitive figures: over the graph the manifest's ring certificate proves "
+    "(a ring window's k rows, a class's rows), the same for every draw (docs/guarantees/"
+    "sensitive.md §6)",
+}
 
 
 def _print_risk(report: Any, quiet: bool) -> None:
@@ -1331,11 +1363,13 @@ def _print_risk(report: Any, quiet: bool) -> None:
         click.echo(
             f"  fewest distinct values      {s.min_distinct} (effective l {s.min_effective_l:.2f})"
         )
-        if s.mechanism_bound_max is not None:
+        if s.mechanism_bound_max is not None and report.basis == "candidates":
             click.echo(
                 f"  bound min(1, c/k), k = {report.k}  max {s.mechanism_bound_max:.4f}, "
                 f"{_share(s.mechanism_disclosed, report.people)} at 1"
             )
+    if report.sensitive:
+        click.echo(_RISK_BASIS[report.basis])
     if not quiet:
         import textwrap
 
@@ -1404,29 +1438,6 @@ def print_population(report: Any) -> None:
         f"individual risk (sdcMicro): max {ind.max():.4f}, mean {ind.mean():.4f}, expected "
         f"re-identifications {ind.sum():.1f}"
     )
-
-
-def _share(count: int, total: int) -> str:
-    return f"{count} ({100 * count / total:.2f}%)"
-
-
-def _histogram_text(histogram: dict[int, int], head: int = 5) -> str:
-    """``value: records`` pairs: the ``head`` smallest values one by one, the rest in bins
-    cut at 1-2-5 steps (…, 20-49, 50-99, 100-199, …)."""
-    items = sorted(histogram.items())
-    parts = [f"{v}: {c}" for v, c in items[:head]]
-    rest = items[head:]
-    if rest:
-        top = rest[-1][0]
-        edges, scale = [rest[0][0]], 1
-        while edges[-1] <= top:
-            edges += [x for x in (scale, 2 * scale, 5 * scale) if x > edges[-1]]
-            scale *= 10
-        for lo, hi in zip(edges, edges[1:], strict=False):
-            count = sum(c for v, c in rest if lo <= v < hi)
-            if count:
-                parts.append(f"{lo if hi - lo == 1 else f'{lo}-{hi - 1}'}: {count}")
-    return ", ".join(parts)
 
 
 COMMANDS.append(risk_cmd)

@@ -8,8 +8,8 @@ and, when given a seed, hands each job its own child seed (``numpy.random.SeedSe
 so that the results depend on the seed only, never on the executor or the number of workers.
 Users: the in-memory table path (``tables.methods.build_graph``, threads: the heavy kernels —
 numba with ``nogil``, scipy's assignment solver — release the GIL), the streamed table path
-(``tables.streamed``) and the min-hash chunks of sparse matrices (``sparse.pipeline``,
-``sparse.streamed``).
+(``tables.streamed``), the streamed relational path (``relational.streamed``) and the
+min-hash chunks of sparse matrices (``sparse.pipeline``, ``sparse.streamed``).
 
 Tables: each partition's graph is k-regular over its own records, so the union is k-regular over
 all records.

@@ -27,8 +27,9 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,6 +42,20 @@ from anonymatch.tables.io import CsvOptions, read_table
 
 SET_FIELDS = ("items", "uncertain", "max_errors")
 """The keys of a release line's set part (a people column may not use them)."""
+
+
+@dataclass(frozen=True)
+class PeopleOrigin:
+    """Where people came from, for the manifest of the Python front (``anonymatch report``
+    reads them again): the people table's path (None: DataFrames, :func:`from_frames`), the
+    items table's (None: none, or DataFrames), whether there was a separate items table (else
+    one long table), the item codes meaning "no item" and the reading format."""
+
+    people_path: str | None
+    items_path: str | None
+    items_table: bool
+    na_items: tuple[str, ...] = ()
+    fmt: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -57,6 +72,8 @@ class People:
         The join column and the name of the items column of the input.
     duplicates_removed : int
         Repeated (person, item) rows dropped.
+    origin : PeopleOrigin or None
+        The files (:func:`read_relational`) or DataFrames (:func:`from_frames`) they came from.
     """
 
     table: pd.DataFrame
@@ -64,6 +81,7 @@ class People:
     id_column: str
     item_column: str
     duplicates_removed: int = 0
+    origin: PeopleOrigin | None = None
 
     @property
     def n(self) -> int:
@@ -220,7 +238,8 @@ def from_frames(
             "as a set; use anonymize for the table alone"
         )
     transactions, duplicates = _item_matrix(person, kept[item_column], len(table))
-    return People(table, transactions, id_column, item_column, duplicates)
+    origin = PeopleOrigin(None, None, items is not None, tuple(str(x) for x in na_items))
+    return People(table, transactions, id_column, item_column, duplicates, origin)
 
 
 def read_relational(
@@ -235,7 +254,40 @@ def read_relational(
     join them (:func:`from_frames`). InputError (one line) on unreadable or bad input."""
     people = read_table(people_path, options)
     items = None if items_path is None else read_table(items_path, options)
-    return from_frames(people, items, id_column, item_column, na_items)
+    origin = PeopleOrigin(
+        os.fspath(people_path),
+        None if items_path is None else os.fspath(items_path),
+        items_path is not None,
+        tuple(str(x) for x in na_items),
+        (options or CsvOptions()).fmt,
+    )
+    return replace(from_frames(people, items, id_column, item_column, na_items), origin=origin)
+
+
+def manifest_inputs(people: People, codes: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the Python front's manifest records of its inputs, as ``anonymize-rt`` does: the
+    ``input`` keys (the people table's path and SHA-256, the items table's — None for one long
+    table — and the format; or ``from_frames`` when the people were built from DataFrames,
+    with ``frames_items`` telling whether an items table was among them) and
+    ``parameters.missing`` (``codes``, the QIs' ``MissingCodes``, with the item codes meaning
+    "no item"). O(size of the files) for the digests."""
+    from anonymatch.core.manifest import file_digest
+
+    columns = {c: [str(x) for x in v] for c, v in codes.columns.items()}
+    origin = people.origin or PeopleOrigin(None, None, True)
+    if origin.na_items:
+        columns[people.item_column] = list(origin.na_items)
+    missing = {"tokens": list(codes.tokens), "columns": columns}
+    if origin.people_path is None:
+        return {"from_frames": True, "frames_items": origin.items_table}, missing
+    block = {
+        "path": origin.people_path,
+        "sha256": file_digest(origin.people_path),
+        "items_path": origin.items_path,
+        "items_sha256": None if origin.items_path is None else file_digest(origin.items_path),
+        "format": origin.fmt,
+    }
+    return block, missing
 
 
 # --------------------------------------------------------------------------- release (JSONL)

@@ -44,8 +44,14 @@ def item_key(items: sp.csr_array, groups: int = 2) -> np.ndarray:
 
 def joint_order(qi: EncodedQI, items: sp.csr_array, groups: int = 2) -> np.ndarray:
     """People sorted by (set key, lexicographic QI order). O(n·d log n + total items)."""
+    return keyed_order(qi, item_key(items, groups))
+
+
+def keyed_order(qi: EncodedQI, key: np.ndarray) -> np.ndarray:
+    """People sorted by (``key``, lexicographic QI order): the joint order from a per-person
+    set key alone (the streamed path computes ``item_key``'s default, whether a person holds
+    an item, without holding the items). O(n·d log n)."""
     order = lexicographic_order(qi)
-    key = item_key(items, groups)
     return order[np.argsort(key[order], kind="stable")]
 
 

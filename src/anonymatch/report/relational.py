@@ -6,10 +6,11 @@ With the files, the people table (ORIGINAL), the items table (the manifest's
 ``verify-rt`` does (``relational.verify.verify_relational``: the joint compatibility graph
 from the published records and the originals only, its k-factor, ℓ-diversity / t-closeness)
 with the manifest's k and models, and compared with the manifest's certificate. Risk: the
-candidates of every person on the joint graph (the published records whose QI cells *and* set
-part they match; 1 / candidates bounds the prosecutor risk). Utility: the figures of
-``evaluate-rt`` (relational GCP, uncertain items per record, relative error of 1,000 count
-queries mixing attribute ranges and items, fixed query seed 0).
+figures of ``risk-rt`` (``relational.risk``): the candidates of every person on the joint graph
+(the published records whose QI cells *and* set part they match, in some one-to-one pairing),
+prosecutor risk 1 / candidates, identical records and the original as a baseline. Utility: the
+figures of ``evaluate-rt`` (relational GCP, uncertain items per record, relative error of
+1,000 count queries mixing attribute ranges and items, fixed query seed 0).
 
 Cost: the verifier's joint compatibility (O(QI-compatible group pairs · set size)), the
 k-factor, and O(queries · n · (d + set sizes)) for the workload: about a minute on INFORMS
@@ -107,7 +108,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         return parts
     job, people, release, enc = _read(manifest, inputs)
     from anonymatch.relational.metrics import relational_utility
-    from anonymatch.relational.verify import joint_compatibility, verify_relational
+    from anonymatch.relational.verify import verify_relational
 
     claimed = manifest.get("verification") or {}
     rerun = verify_relational(release, people, enc, job.k, models=job.models).to_dict()
@@ -119,9 +120,9 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         "Re-verified as verify-rt does: the joint compatibility graph (QI cells and set part) "
         "rebuilt from the release and the originals only, and its k-factor."
     )
-    joint, _, inverse = joint_compatibility(release, people, enc)
-    per_person = np.diff(joint.indptr)[inverse]
-    _risk(risk, per_person, job.k)
+    from anonymatch.relational.risk import RiskQuestion, assess_relational
+
+    _risk(risk, assess_relational(people, release, RiskQuestion(job.schema, job.na)), job.k)
     u = relational_utility(people, release, enc, QUERIES, 2, 0)
     utility.tables.append(
         Table(
@@ -151,26 +152,33 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     return parts
 
 
-def _risk(section: Section, per_person: np.ndarray, k: int) -> None:
-    """Candidates per person on the joint graph: facts and their histogram."""
-    keys, counts = np.unique(per_person, return_counts=True)
-    histogram = {int(a): int(b) for a, b in zip(keys, counts, strict=True)}
+def _risk(section: Section, figures: Any, k: int) -> None:
+    """The figures of ``risk-rt`` (``relational.risk``: candidates per person on the joint
+    graph, prosecutor risk, identical records, the original as a baseline): facts and the
+    candidates' histogram."""
+    cand, pr, base = figures.candidates, figures.prosecutor, figures.original
     section.facts += [
-        ("candidates per person: min", int(per_person.min())),
-        ("median", float(np.median(per_person))),
-        ("mean", f"{per_person.mean():.2f}"),
-        ("people with fewer than k", int((per_person < k).sum())),
-        ("highest prosecutor risk (1 / fewest candidates)", f"{1 / max(1, per_person.min()):.3f}"),
+        ("candidates per person: min", cand.min),
+        ("median", cand.median),
+        ("mean", f"{cand.mean:.2f}"),
+        ("people with fewer than k", sum(c for v, c in cand.histogram.items() if v < k)),
+        ("prosecutor risk (1 / candidates): max", f"{pr.max:.3f}"),
+        ("prosecutor risk: mean", f"{pr.mean:.3f}"),
+        (f"people above {pr.threshold:g}", pr.above),
+        ("identical records (class k)", figures.class_k),
+        ("publishing QIs and item sets unchanged: unique people", base.sample_uniques),
     ]
     section.paragraphs.append(
         "A person's candidates are the published records they could be: each QI value lies in "
-        "the record's cell, and their item set agrees with the record's items outside its "
-        "uncertain ones and differs from them in at most max_errors items."
+        "the record's cell, their item set agrees with the record's items outside its "
+        "uncertain ones and differs from them in at most max_errors items, and the record lies "
+        "in some one-to-one pairing of people with records (as anonymatch risk-rt computes "
+        "them)."
     )
     section.figures.append(
         Figure(
             "Candidates per person on the joint graph",
-            plots.count_histogram(histogram, "candidate records", "people", k),
+            plots.count_histogram(dict(cand.histogram), "candidate records", "people", k),
         )
     )
 
@@ -194,7 +202,14 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
         raise InputError("the manifest names no id_column/item_column: give --id-column and "
                          "--item-column")  # fmt: skip
     items = options.get("items") or source.get("items_path")
-    if items is None and "items_path" not in source:  # a manifest of the Python front
+    if items is None and source.get("from_frames"):  # the Python front, given DataFrames
+        if source.get("frames_items", True):
+            raise InputError(
+                "the release was made from DataFrames (anonymatch.relational.anonymize on "
+                "from_frames): the manifest names no file; give ORIGINAL (the people table), "
+                "RELEASE and `items` (the items table) as files"
+            )
+    elif items is None and "items_path" not in source:  # an older manifest of the Python front
         raise InputError("the manifest records no items table (input.items_path): give --items")
     if items is not None:
         _check_items(str(items), source.get("items_sha256"))
@@ -222,7 +237,7 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
         id_column,
         item_column,
         codes.for_column(item_column),
-        CsvOptions(fmt=str(options.get("fmt", "auto"))),
+        CsvOptions(fmt=str(options.get("fmt") or source.get("format") or "auto")),
     )
     release = read_release(inputs.release, people, job.schema.qi)
     return job, people, release, encode(people, job.schema, job.na)

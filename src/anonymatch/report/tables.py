@@ -32,7 +32,7 @@ from anonymatch.tables.columns.schema import (
     missing_codes,
 )
 from anonymatch.tables.io import CsvOptions, read_table
-from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.recode import GeneralizedQI, cat_distinct, cat_nodes
 from anonymatch.tables.risk.headline import Headline
 from anonymatch.tables.risk.leakage import LeakageReport
 from anonymatch.tables.risk.risk import RiskReport, assess_cells
@@ -123,6 +123,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     # mechanism-aware bound on sensitive values
     k = _claimed_k(manifest) if schema.sensitive else None
     figures = assess_cells(data, enc, cells, release, schema, k, inputs.threshold)
+    figures = _certified_risk(figures, manifest, (data, enc, cells, release, schema))
     _risk(risk, figures, limits, bool((manifest.get("guarantee") or {}).get("sensitive")))
     _population(risk, manifest, (data, release), schema, options, (na, drop_missing))
     _leakage_table(risk, leakage)
@@ -130,7 +131,8 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     _utility(utility, cells, enc, data, schema)
     _headline_facts(utility, keeps)
     if options.get("test") is not None and options.get("classify"):
-        _learning(utility, original, inputs.release, options, csv)
+        complete = _complete(original, schema, na) if drop_missing else original
+        _learning(utility, complete, inputs.release, options, (csv, schema, na, drop_missing))
     return KindSections(published, guarantee, risk, utility, limits, check, keeps.to_dict())
 
 
@@ -139,16 +141,21 @@ def _learning(
     original: pd.DataFrame,
     release_path: Any,
     options: Mapping[str, Any],
-    csv: CsvOptions,
+    reading: tuple[CsvOptions, Schema, MissingCodes, bool],
 ) -> None:
     """Accuracy of models trained on the release and on the original, tested on the original
     rows of ``options["test"]``, read with ``options["test_csv"]`` (default the original's
-    options; ``options["classify"]`` names the label): issue 27."""
+    options, ``reading[0]``; ``options["classify"]`` names the label): issue 27. When the
+    release dropped rows with a missing QI (``reading[3]``), the test table's such rows are
+    dropped too (``original`` comes without them)."""
     from anonymatch.tables.io.release import read_release
     from anonymatch.tables.models.learn import learn
 
+    csv, schema, na, drop_missing = reading
     label = str(options["classify"])
     test = read_table(options["test"], options.get("test_csv") or csv)
+    if drop_missing:
+        test = _complete(test, schema, na)
     report = learn(original, [read_release(release_path)], target=label, test=test)
     scores = report.releases[0]["scores"]
     rows = [
@@ -164,6 +171,14 @@ def _learning(
             "table (anonymatch evaluate --classify).",
         )
     )
+
+
+def _complete(frame: pd.DataFrame, schema: Schema, na: MissingCodes) -> pd.DataFrame:
+    """``frame`` without its rows with a missing QI (``--drop-missing``). O(n·|qi|)."""
+    from anonymatch.tables.columns.schema import missing_qi_mask
+
+    schema.check_columns([str(c) for c in frame.columns])
+    return frame.loc[~missing_qi_mask(frame, schema, na)].reset_index(drop=True)
 
 
 def _reverify(
@@ -457,11 +472,35 @@ def _risk(section: Section, report: RiskReport, limits: list[str], modelled: boo
                  "most common in the table", "distance to the table (max)", "fewest distinct",
                  "bound min(1, c/k) at 1"],
                 rows,
-                caption="Homogeneous records: every candidate shows the same value, so the "
-                "attacker learns it.",
+                caption=(
+                    "Homogeneous records: every candidate shows the same value, so the "
+                    "attacker learns it."
+                    if report.basis == "candidates"
+                    else "Over the graph the manifest's ring certificate proves (a ring "
+                    "window's k rows, a class's rows), the same for every draw: a person's "
+                    "posterior is each value's share there; homogeneous: one value only."
+                ),
             )
         )  # fmt: skip
     section.bullets += list(report.explanation)
+
+
+def _certified_risk(
+    figures: RiskReport, manifest: Mapping[str, Any], inputs: tuple[Any, ...]
+) -> RiskReport:
+    """A ring release's sensitive figures over the graph its manifest's certificate proves
+    (``risk.certified_sensitive``, what ``risk --manifest`` prints); the candidate-based
+    ``figures`` otherwise, or when the certificate does not fit (the verification section
+    says so)."""
+    certificate = (manifest.get("guarantee") or {}).get("certificate")
+    if not figures.sensitive or not isinstance(certificate, Mapping):
+        return figures
+    from anonymatch.tables.risk.risk import CertifiedInput, certified_sensitive
+
+    try:
+        return certified_sensitive(figures, CertifiedInput(*inputs), certificate)
+    except InputError:
+        return figures
 
 
 def _posterior_text(post_max: float, post_mean: float, prior: float) -> str:
@@ -696,11 +735,14 @@ def categorical_distributions(
     domain = [str(v) for v in enc.cat_domains[a]]
     present = ~enc.cat_missing[:, a]  # missing values: left out, as numeric_distributions does
     original = np.bincount(enc.cat[present, a], minlength=card).astype(float)
-    sets = cells.cat_sets[a]
-    sizes = np.diff(sets.indptr)
     star = cells.cat_star[:, a]
-    weights = np.repeat(np.where(sizes > 0, 1.0 / np.maximum(sizes, 1), 0.0), sizes)
-    weights[np.repeat(star, sizes)] = 0.0
+    if cat_nodes(cells, a) is not None:  # hierarchy nodes: each distinct node's leaves once
+        _, group, sets = cat_distinct(cells, a)
+        rows = np.bincount(group[~star], minlength=sets.shape[0]).astype(float)
+    else:
+        sets, rows = cells.cat_sets[a], (~star).astype(float)
+    sizes = np.diff(sets.indptr)
+    weights = np.repeat(np.where(sizes > 0, rows / np.maximum(sizes, 1), 0.0), sizes)
     keep = sets.indices < card
     counts = np.bincount(sets.indices[keep], weights=weights[keep], minlength=card)[:card]
     spread = int(star.sum()) - min(int((~present).sum()), int(star.sum()))

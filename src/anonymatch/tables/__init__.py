@@ -475,6 +475,7 @@ def risk(
     dates: Mapping[str, str] | None = None,
     hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
     hierarchy_cells: str = "node",
+    certificate: Mapping[str, object] | None = None,
 ) -> RiskReport:
     """Re-identification and attribute-disclosure risk of a release, against the original.
 
@@ -517,6 +518,13 @@ def risk(
         Hierarchies of categorical QIs, as in ``anonymize`` (needed to read ``~node`` cells).
     hierarchy_cells : {"node", "set"}, default "node"
         As in ``anonymize``.
+    certificate : mapping, optional
+        The ring certificate of a release made of sensitive rings (its manifest's
+        ``guarantee.certificate``; taken from ``release.report`` when ``release`` is a
+        ``Release``): the sensitive figures are then those of the attacker who knows the
+        certified graph — a person's posterior is the share of each value among the k rows of
+        their ring window, the same under every draw (docs/guarantees/sensitive.md §6) — and
+        ``basis`` is ``"certificate"``; without it they are over each person's candidates.
 
     Returns
     -------
@@ -575,7 +583,13 @@ def risk(
     """
     keywords = {n: v for n, v in locals().items() if n not in ("original", "release", "threshold")}
     from anonymatch.tables.job import ReleaseCheck
+    from anonymatch.tables.pipeline import Release
     from anonymatch.tables.risk.risk import assess
+
+    if certificate is None and isinstance(release, Release):  # a ring release's own (§6)
+        guarantee = release.report.get("guarantee")
+        if isinstance(guarantee, dict) and guarantee.get("certificate") is not None:
+            keywords["certificate"] = guarantee["certificate"]
 
     check = ReleaseCheck.build(**keywords)
     return assess(require_frame(original, "original"), _published(release), check, threshold)

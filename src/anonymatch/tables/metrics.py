@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from anonymatch.tables.columns.schema import EncodedQI
-from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.recode import GeneralizedQI, cat_nodes
 
 
 @dataclass(frozen=True)
@@ -40,9 +40,13 @@ def cell_ncp(cells: GeneralizedQI, qi: EncodedQI) -> tuple[np.ndarray, np.ndarra
         num = np.where(qi.num_span > 0, width / qi.num_span, 0.0)
     num = np.where(cells.num_star, 1.0, np.clip(num, 0.0, 1.0))
     cat = np.empty((cells.n, len(cells.cat_sets)))
-    for a, sets in enumerate(cells.cat_sets):
+    for a in range(len(cells.cat_sets)):
         card = int(qi.cat_card[a])
-        count = np.diff(sets.indptr).astype(np.float64)
+        held = cat_nodes(cells, a)  # hierarchy nodes: their leaf counts, no leaf listed
+        if held is not None:
+            count = np.where(held.nodes >= 0, held.tree.count[held.nodes], 0).astype(float)
+        else:
+            count = np.diff(cells.cat_sets[a].indptr).astype(np.float64)
         cat[:, a] = (count - 1) / (card - 1) if card > 1 else 0.0
     cat = np.where(cells.cat_star, 1.0, np.clip(cat, 0.0, 1.0))
     return num, cat

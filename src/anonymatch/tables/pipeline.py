@@ -407,12 +407,25 @@ def verify_release(
     else:
         checks = check_release(cells, enc, published, data, models)
     failed = [c for c in checks if not c.passed]
+    reason = failed[0].reason if failed else report.reason
+    if check.certificate is None and any(
+        not c.passed and (m.t is not None or m.diversity != "distinct")
+        for c, m in zip(checks, models, strict=True)
+    ):
+        reason += RING_HINT
     return dataclasses.replace(
-        report,
-        passed=not failed,
-        reason=failed[0].reason if failed else report.reason,
-        sensitive=tuple(c.to_dict() for c in checks),
+        report, passed=not failed, reason=reason, sensitive=tuple(c.to_dict() for c in checks)
     )
+
+
+RING_HINT = (
+    "; if the release was made of sensitive rings, its manifest carries a certificate "
+    "(guarantee.certificate): pass it as `certificate` — without it a person's candidates "
+    "are checked, which can fail a ring release whose every draw passes "
+    "(docs/guarantees/sensitive.md §6)"
+)
+"""Appended to a failed entropy, recursive or t check made without a certificate: such a
+check is sound (it never passes an unsafe release) but can reject a ring release."""
 
 
 def evaluate_release(

@@ -3,12 +3,15 @@
 Published record j covers the originals adjacent to it in the graph: a numeric QI becomes the
 range [min, max] of their values, a categorical QI the set of their labels (Doka §3) — or, for
 a QI whose hierarchy's nodes are published (``tables.columns.hierarchy``), the leaves under the
-lowest node covering those labels. A suppressed cell (``*``) matches any value.
+lowest node covering those labels — held as the node (:class:`NodeCells`), not as its leaves,
+so that a 100,000-leaf hierarchy costs memory in the rows and the distinct nodes, never rows ×
+leaves. A suppressed cell (``*``) matches any value.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +23,107 @@ from anonymatch.tables.columns.hierarchy import Hierarchy
 from anonymatch.tables.columns.schema import EncodedQI
 
 
+@dataclass(frozen=True, eq=False)
+class NodeCells:
+    """The cells of a categorical QI whose hierarchy's nodes are published, one node per row:
+    ``nodes[j]`` is the hierarchy node of row j (a leaf is its own node, code c = leaf c;
+    −1 for a suppressed cell). O(n) memory, where the leaf sets it stands for hold up to
+    rows × leaves labels (a 100,000-leaf ZIP hierarchy). ``width`` is the number of columns
+    of :meth:`leaf_sets` (the original's domain, at least the hierarchy's leaves)."""
+
+    tree: Hierarchy
+    nodes: np.ndarray
+    width: int
+
+    def leaf_sets(self) -> sp.csr_array:
+        """The (n × width) 0/1 CSR of the leaves under each row's node (empty for ``*``): the
+        value sets the other readers of :class:`GeneralizedQI` expect. O(Σ leaves under the
+        rows' nodes)."""
+        live = self.nodes >= 0
+        if live.all():
+            return self.tree.leaf_sets(self.nodes, self.width)
+        m = self.tree.leaf_sets(self.nodes[live], self.width)
+        lengths = np.zeros(len(self.nodes), np.int64)
+        lengths[live] = np.diff(m.indptr)
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        return sp.csr_array((m.data, m.indices, indptr), shape=(len(self.nodes), self.width))
+
+    def take(self, rows: np.ndarray) -> NodeCells:
+        return NodeCells(self.tree, self.nodes[rows], self.width)
+
+    def keys(self, star: np.ndarray | None = None) -> np.ndarray:
+        """One int64 per row, equal iff the rows' leaf sets are equal: the node's span
+        (``Hierarchy.spans``: two nodes with the same leaves, a chain of one-child nodes,
+        have the same span); −1 for a suppressed cell (``nodes`` −1, or ``star``). O(n)."""
+        lo, hi = self.tree.spans
+        live = self.nodes >= 0 if star is None else (self.nodes >= 0) & ~star
+        node = np.where(live, self.nodes, 0)
+        return np.where(live, lo[node] * (self.tree.n_leaves + 1) + hi[node], -1)
+
+    def distinct(self) -> tuple[np.ndarray, np.ndarray, sp.csr_array]:
+        """(reps, group, sets): the first row of each distinct cell, each row's number among
+        them and the leaf sets of the distinct cells only (``recode.distinct_rows`` without
+        the rows × leaves matrix). O(n log n + Σ leaves of the distinct nodes)."""
+        _, reps, group = np.unique(self.keys(), return_index=True, return_inverse=True)
+        reps = reps.astype(np.int64)
+        return reps, group.reshape(-1).astype(np.int64), self.take(reps).leaf_sets()
+
+
+class CatSets(tuple[Any, ...]):
+    """The categorical cells of a :class:`GeneralizedQI`: a tuple of per-attribute 0/1 CSR
+    value sets, some of which may be held as :class:`NodeCells`. Indexing and iterating give
+    CSR matrices as before (a node attribute's leaf sets are built on first use and kept);
+    :meth:`nodes` gives the node form to the readers that use it (verification, formatting,
+    loss, the headline and the leakage check), which then never build the rows × leaves
+    matrix."""
+
+    def nodes(self, a: int) -> NodeCells | None:
+        """Attribute a's cells as nodes, None when they are value sets."""
+        item = tuple.__getitem__(self, a)
+        return item if isinstance(item, NodeCells) else None
+
+    def __getitem__(self, a: Any) -> Any:
+        if isinstance(a, slice):
+            return tuple(self[i] for i in range(*a.indices(len(self))))
+        item = tuple.__getitem__(self, a)
+        if not isinstance(item, NodeCells):
+            return item
+        cache = self.__dict__.setdefault("_leaf_sets", {})
+        a = a % len(self)
+        if a not in cache:
+            cache[a] = item.leaf_sets()
+        return cache[a]
+
+    def __iter__(self) -> Iterator[Any]:
+        for a in range(len(self)):
+            yield self[a]
+
+    def take(self, rows: np.ndarray) -> CatSets:
+        return CatSets(
+            item.take(rows) if isinstance(item, NodeCells) else item[rows]
+            for item in tuple.__iter__(self)
+        )
+
+
+def cat_distinct(cells: GeneralizedQI, a: int) -> tuple[np.ndarray, np.ndarray, sp.csr_array]:
+    """(reps, group, sets) of categorical attribute a: the first row of each distinct cell,
+    each row's cell number and the value sets of the distinct cells. From the nodes when the
+    attribute publishes hierarchy nodes (never the rows × leaves matrix), else from
+    ``distinct_rows``. O(n log n + nnz)."""
+    nodes = cat_nodes(cells, a)
+    if nodes is not None:
+        return nodes.distinct()
+    sets = cells.cat_sets[a]
+    reps, group = distinct_rows(sets)
+    return reps, group, sp.csr_array(sets[reps])
+
+
+def cat_nodes(cells: GeneralizedQI, a: int) -> NodeCells | None:
+    """Categorical attribute a's cells as hierarchy nodes, None when held as value sets."""
+    sets = cells.cat_sets
+    return sets.nodes(a) if isinstance(sets, CatSets) else None
+
+
 @dataclass(frozen=True)
 class GeneralizedQI:
     """The QI part of a release, aligned with ``EncodedQI``'s attributes.
@@ -27,7 +131,9 @@ class GeneralizedQI:
     ``num_lo``/``num_hi`` are (n, dn) inclusive bounds; ``cat_sets[a]`` is an n × |A| 0/1 CSR
     matrix of the labels in each cell (codes of the original domain; a parsed release may use
     extra codes ≥ |A| for labels absent from the original). ``num_star``/``cat_star`` mark
-    suppressed cells, whose bounds/sets are ignored.
+    suppressed cells, whose bounds/sets are ignored. ``cat_sets`` may be a :class:`CatSets`
+    holding hierarchy attributes as :class:`NodeCells` (``cat_nodes``): indexing it still
+    gives the CSR leaf sets, built on first use.
     """
 
     num_lo: np.ndarray
@@ -42,11 +148,12 @@ class GeneralizedQI:
 
     def take(self, rows: np.ndarray) -> GeneralizedQI:
         """Rows in a new order (e.g. the publication shuffle)."""
+        sets = self.cat_sets
         return GeneralizedQI(
             self.num_lo[rows],
             self.num_hi[rows],
             self.num_star[rows],
-            tuple(s[rows] for s in self.cat_sets),
+            sets.take(rows) if isinstance(sets, CatSets) else tuple(s[rows] for s in sets),
             self.cat_star[rows],
         )
 
@@ -58,16 +165,19 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
 
     Two rows share a group only if every array of ``published`` the compatibility kernel reads
     holds the same bits for both (bounds, stars, and the label set of every categorical cell,
-    duplicates and order of the stored indices aside): then every original is compatible with
+    duplicates and order of the stored indices aside; a suppressed cell's stored bounds or
+    labels are ignored, as the kernel ignores them): then every original is compatible with
     both or with neither. Every field of :class:`GeneralizedQI` enters the key, so a field
     added later cannot be forgotten. Label sets are keyed by (size, a 64-bit random-weight
     hash), whole rows by a 64-bit random-weight hash of that key, and every row is then compared
-    exactly with the first row of its hash (all key columns, every label of every set); a row
-    that differs (a collision) stays a group of its own, which is always exact. O(n·d + n log n
-    + nnz).
+    exactly with the first row of its hash (all key columns, every label of every set); the rows
+    that differ (a collision) are grouped among themselves by the same procedure with fresh
+    weights, so identical rows always share a group and different rows never do. O(n·d + n log n
+    + nnz) (a collision has probability about n²/2⁶⁴ and adds the loners' cost again).
     """
     import dataclasses
 
+    published = _blank_stars(published)
     n = published.n
     columns: list[np.ndarray] = []
     sets: list[sp.csr_array] = []
@@ -79,6 +189,18 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
                 columns.append(flat.view(np.int64))
             else:
                 columns.append(flat.astype(np.int64))
+        elif isinstance(value, CatSets):  # a node attribute is keyed by its leaf set (span)
+            for a in range(len(value)):
+                nodes = value.nodes(a)
+                if nodes is not None:  # a suppressed cell's node is not read
+                    columns.append(nodes.keys(published.cat_star[:, a]).reshape(n, 1))
+                    continue
+                m = value[a]
+                m = sp.csr_array(
+                    (np.ones(len(m.indices), np.int8), m.indices, m.indptr), shape=m.shape
+                )
+                m.sum_duplicates()
+                sets.append(m)
         elif isinstance(value, tuple) and all(sp.issparse(m) for m in value):
             for m in value:
                 m = sp.csr_array(
@@ -116,7 +238,9 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
             same[np.searchsorted(ptr, np.flatnonzero(differs), side="right") - 1] = False
     group = inverse.copy()
     loners = np.flatnonzero(~same)
-    group[loners] = len(first) + np.arange(len(loners))
+    if len(loners):  # rows whose hash another row shares: grouped among themselves, freshly
+        _, sub, _ = published_groups(published.take(loners))
+        group[loners] = len(first) + sub
     # renumber groups in order of their first row
     _, reps, group = np.unique(group, return_index=True, return_inverse=True)
     order = np.argsort(reps, kind="stable")
@@ -128,14 +252,53 @@ def published_groups(published: GeneralizedQI) -> tuple[np.ndarray, np.ndarray, 
     return reps.astype(np.int64), group.astype(np.int64), mult
 
 
+def _blank_stars(cells: GeneralizedQI) -> GeneralizedQI:
+    """``cells`` with the stored bounds and labels of suppressed cells cleared (a ``*`` matches
+    every value whatever is stored under it). O(n·d + nnz)."""
+    import dataclasses
+
+    if cells.n == 0:
+        return cells
+    return dataclasses.replace(
+        cells,
+        num_lo=np.where(cells.num_star, 0.0, cells.num_lo),
+        num_hi=np.where(cells.num_star, 0.0, cells.num_hi),
+        cat_sets=CatSets(
+            _clear_rows(cells.cat_sets, a, cells.cat_star[:, a]) for a in range(len(cells.cat_sets))
+        ),
+    )
+
+
+def _clear_rows(
+    cat_sets: tuple[sp.csr_array, ...], a: int, rows: np.ndarray
+) -> sp.csr_array | NodeCells:
+    """Attribute a's cells with the labels of the rows where the mask ``rows`` is set removed
+    (node cells: their node set to −1, never expanded into leaves). O(nnz) or O(n)."""
+    held = cat_sets.nodes(a) if isinstance(cat_sets, CatSets) else None
+    if held is not None:
+        return NodeCells(held.tree, np.where(rows, -1, held.nodes), held.width)
+    out = sp.csr_array(cat_sets[a], copy=True)
+    out.data[np.repeat(rows, np.diff(out.indptr))] = 0
+    out.eliminate_zeros()
+    return out
+
+
 def concat_cells(parts: list[GeneralizedQI]) -> GeneralizedQI:
     """The rows of ``parts`` one after the other (all coded in the same domains)."""
     n_cat = len(parts[0].cat_sets)
-    width = [max(int(p.cat_sets[a].shape[1]) for p in parts) for a in range(n_cat)]
-    sets = tuple(
-        sp.csr_array(sp.vstack([_widen(p.cat_sets[a], width[a]) for p in parts], format="csr"))
-        for a in range(n_cat)
-    )
+    items: list[sp.csr_array | NodeCells] = []
+    for a in range(n_cat):
+        nodes = [cat_nodes(p, a) for p in parts]
+        first = nodes[0]
+        if first is not None and all(x is not None and x.tree is first.tree for x in nodes):
+            joined = np.concatenate([x.nodes for x in nodes if x is not None])
+            items.append(NodeCells(first.tree, joined, max(x.width for x in nodes if x)))
+            continue
+        width = max(int(p.cat_sets[a].shape[1]) for p in parts)
+        items.append(
+            sp.csr_array(sp.vstack([_widen(p.cat_sets[a], width) for p in parts], format="csr"))
+        )
+    sets = CatSets(items)
     return GeneralizedQI(
         np.concatenate([p.num_lo for p in parts]),
         np.concatenate([p.num_hi for p in parts]),
@@ -234,7 +397,7 @@ def _recode_members(members: sp.csr_array, qi: EncodedQI) -> GeneralizedQI:
         lo[:, a] = np.minimum.reduceat(vals, starts) if n else vals[:0]
         hi[:, a] = np.maximum.reduceat(vals, starts) if n else vals[:0]
     rows = np.repeat(np.arange(n), np.diff(members.indptr))
-    sets = []
+    sets: list[sp.csr_array | NodeCells] = []
     for a, tree in enumerate(qi.cat_hierarchies()):
         card = int(qi.cat_card[a])
         gone = qi.cat_missing[idx, a]
@@ -249,23 +412,18 @@ def _recode_members(members: sp.csr_array, qi: EncodedQI) -> GeneralizedQI:
         m.data[:] = 1
         m.sort_indices()
         sets.append(m if tree is None else _close(tree, m, cat_star[:, a]))
-    return GeneralizedQI(lo, hi, num_star, tuple(sets), cat_star)
+    return GeneralizedQI(lo, hi, num_star, CatSets(sets), cat_star)
 
 
-def _close(tree: Hierarchy, sets: sp.csr_array, star: np.ndarray) -> sp.csr_array:
-    """``tree.close`` on the cells that are not suppressed (a suppressed cell's set stays
-    empty: it has no lowest covering node). O(nnz·L)."""
-    if not star.any():
-        return tree.close(sets)
+def _close(tree: Hierarchy, sets: sp.csr_array, star: np.ndarray) -> NodeCells:
+    """The lowest node covering each cell's values (−1 for a suppressed cell: it has no
+    lowest covering node), kept as nodes: the leaves under them are never listed per row.
+    O(nnz·L) for the originals' values nnz (not the leaves under the nodes)."""
+    nodes = np.full(len(star), -1, np.int64)
     live = np.flatnonzero(~star)
-    width = int(sets.shape[1])
-    if not len(live):
-        return sp.csr_array((len(star), width), dtype=sets.dtype)
-    closed = tree.leaf_sets(tree.lowest_nodes(sets[live]), width)  # rows of the live cells
-    lengths = np.zeros(len(star), np.int64)
-    lengths[live] = np.diff(closed.indptr)
-    indptr = np.concatenate([[0], np.cumsum(lengths)])
-    return sp.csr_array((closed.data, closed.indices, indptr), shape=(len(star), width))
+    if len(live):
+        nodes[live] = tree.lowest_nodes(sets[live] if len(live) < len(star) else sets)
+    return NodeCells(tree, nodes, int(sets.shape[1]))
 
 
 _DISTINCT: dict[int, tuple[Any, tuple[np.ndarray, np.ndarray]]] = {}

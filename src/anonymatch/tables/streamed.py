@@ -19,9 +19,12 @@ cluster, verified partition by partition, written atomically (Doka et al. §8.1 
 
 With sensitive models (``--l``/``--t``) the scan also codes the sensitive columns through
 global dictionaries, each partition publishes classes that satisfy the models
-(``methods.diverse.diverse_clusters`` on the partition as one segment) and the models are
+(``methods.diverse.diverse_clusters`` on the partition as one segment) — or, where cheaper, a
+sensitive ring drawn among its k shifts (``methods.circulant``, as in memory; the manifest
+then carries the rings' certificate, ``verify --manifest`` checks it) — and the models are
 checked partition by partition (``check_sensitive_partitions``); a partition that cannot
-satisfy them stops the run (InfeasibleError, nothing written), docs/guarantees/sensitive.md §4.
+satisfy them stops the run (InfeasibleError, nothing written), docs/guarantees/sensitive.md §4
+and §6.
 
 Release layout: partitions follow the lexicographic order of the originals, rows are shuffled
 within each partition, and the manifest records ``layout = "partitioned"`` and the partition
@@ -60,6 +63,7 @@ from anonymatch.core import lifecycle
 from anonymatch.core.classes import privacy_step
 from anonymatch.core.csvsafe import unescape_table
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
+from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import Execution, param
 from anonymatch.core.runner import (
@@ -100,7 +104,7 @@ from anonymatch.tables.models.sensitive import (
     merge_checks,
 )
 from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
+from anonymatch.tables.recode import GeneralizedQI, concat_cells, published_groups, recode
 from anonymatch.tables.risk.leakage import (
     DistinctCells,
     LeakageReport,
@@ -279,6 +283,7 @@ class ChunkResult:
     infeasible: str | None = None
     sensitive: tuple[SensitiveCheck, ...] = ()
     stars: int = 0
+    rings: tuple[np.ndarray, ...] = ()
     distinct: DistinctCells | None = None  # the chunk's distinct cells, for the leakage check
 
 
@@ -287,7 +292,9 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
     cost per partition (e.g. Hungarian O(k·P³)) plus O(chunk·d) formatting and parsing.
 
     With sensitive models each partition is one segment of ``diverse_clusters``: classes of
-    ≥ k of its records that satisfy the models, published as bicliques. A partition whose
+    ≥ k of its records that satisfy the models, published as bicliques — or a sensitive ring
+    drawn among its k shifts where one costs less GCP (``_sensitive_partition``; its rows go
+    to the certificate, ``ChunkResult.rings``). A partition whose
     records cannot, even as one class, makes the chunk report ``infeasible`` (nothing of it is
     published); the greedy clustering itself falls back to that one class, so no other case
     fails. Partitions are not merged across chunks, unlike in memory (``diverse_clusters``
@@ -298,9 +305,11 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
     build = registry()[job.method].build
     assert build is not None, "the streamed path runs graph builders only"
     parts, sources = [], []
+    rings: dict[int, np.ndarray] = {}  # partition → its ring's rows (chunk positions), §6
     for p, seed in enumerate(job.seeds):
         lo, hi = int(job.bounds[p]), int(job.bounds[p + 1])
         qi = job.qi.take(np.arange(lo, hi))
+        ring = None
         if job.sensitive is None:
             graph = build(qi, job.k, job.options)
         else:
@@ -313,7 +322,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
                         f"its column {model.column!r} has {distinct} distinct value(s) and "
                         f"cannot satisfy {describe_model(model)} even as one class"
                     )
-                graph, _ = diverse_clusters(qi, job.k, target, qi.n)  # one segment
+                graph, ring = _sensitive_partition(qi, job.k, target)
             except InfeasibleError as error:
                 reason = str(error).removeprefix("infeasible: ")
                 return _infeasible(
@@ -322,19 +331,26 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
                     "`partition_size` gives each more records to mix"
                 )
         rng = np.random.default_rng(seed)
-        assigned = privacy_step(graph, rng, workers=1)
+        if ring is None:
+            assigned = privacy_step(graph, rng, workers=1)
+        else:  # one of the ring's k shifts (§6)
+            assigned = _ring_shift(graph, ring, job.k, rng)
         truth_of = np.empty(qi.n, dtype=np.int64)
         truth_of[assigned] = np.arange(qi.n)
         shuffle = rng.permutation(qi.n)  # row r of the partition shows published record shuffle[r]
         parts.append(recode(graph, qi).take(shuffle))
         sources.append(job.start + lo + truth_of[shuffle])
+        if ring is not None:
+            position = np.empty(qi.n, dtype=np.int64)
+            position[shuffle] = np.arange(qi.n)
+            rings[p] = lo + position[ring]
     table = cells_table(concat_cells(parts), job.qi, job.typed)
     written = parse_cells(table.to_pandas(), job.qi)  # what is written is what is verified
     failure, min_matches, pairs = verify_partitions(written, job.qi, job.bounds, job.k)
     source = np.concatenate(sources)
     checks: tuple[SensitiveCheck, ...] = ()
     if job.sensitive is not None and failure is None:
-        failure, checks = check_sensitive_partitions(written, job, source - job.start)
+        failure, checks = check_sensitive_partitions(written, job, source - job.start, rings)
     return ChunkResult(
         table,
         source,
@@ -345,8 +361,36 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
         pairs,
         sensitive=checks,
         stars=int(written.num_star.sum() + written.cat_star.sum()),
+        rings=tuple(rings[p] for p in sorted(rings)),
         distinct=distinct_cells(written),
     )
+
+
+def _sensitive_partition(
+    qi: EncodedQI, k: int, target: SensitiveTarget
+) -> tuple[GeneralizationGraph, np.ndarray | None]:
+    """A partition's graph under sensitive models, as the in-memory path chooses it for a
+    partition it did not merge (``circulant.sensitive_build``): the classes of
+    ``diverse_clusters`` (the partition as one segment), or a sensitive ring
+    (``circulant.cheaper_ring``) where one exists and costs less GCP. Returns (graph, ring
+    order or None). Raises InfeasibleError like ``diverse_clusters``. Time: the class
+    construction plus the ring's O(P²·(d + slots)); memory O(P²)."""
+    from anonymatch.tables.methods.circulant import cheaper_ring
+
+    classes, _ = diverse_clusters(qi, k, target, qi.n)  # one segment
+    ring = cheaper_ring(qi, k, target, classes)
+    return (classes, None) if ring is None else (ring[1], ring[0])
+
+
+def _ring_shift(
+    graph: GeneralizationGraph, ring: np.ndarray, k: int, rng: np.random.Generator
+) -> np.ndarray:
+    """The privacy step of a partition that is one ring: one of its k shifts, uniformly
+    (``circulant.shift_assignment``). O(P)."""
+    from anonymatch.tables.methods.circulant import RingRelease, shift_assignment
+
+    release = RingRelease(graph, (ring,), np.full(len(ring), -1, np.int64), 1, k)
+    return shift_assignment(release, rng)
 
 
 def _infeasible(message: str) -> ChunkResult:
@@ -361,7 +405,10 @@ def _partition_name(job: ChunkJob, p: int) -> str:
 
 
 def check_sensitive_partitions(
-    written: GeneralizedQI, job: ChunkJob, preimage: np.ndarray
+    written: GeneralizedQI,
+    job: ChunkJob,
+    preimage: np.ndarray,
+    rings: dict[int, np.ndarray] | None = None,
 ) -> tuple[str | None, tuple[SensitiveCheck, ...]]:
     """Check the sensitive models of a chunk partition by partition, from the written cells and
     the values each published row carries (its true preimage's: ``preimage[r]`` is the chunk
@@ -385,7 +432,12 @@ def check_sensitive_partitions(
     satisfies it (distinct values only grow, entropy and recursive diversity are monotone, the
     EMD to Q is convex). The rows of the release are the partitions' rows, so nothing else
     can be a candidate. Time per partition of P rows: O(P·d log P) for the groups plus the
-    candidates' matching, O(pairs·√P)."""
+    candidates' matching, O(pairs·√P).
+
+    A partition published as a sensitive ring (``rings[p]``: its rows, chunk positions, in
+    ring order) is checked as ``models.certified`` checks a certificate, for every draw: the
+    certified graph must fit its rows and originals, and every cyclic window of k rows must
+    satisfy each model (``_ring_units``; docs/guarantees/sensitive.md §6)."""
     target = job.sensitive
     assert target is not None
     merged: list[SensitiveCheck | None] = [None] * len(target.models)
@@ -393,8 +445,15 @@ def check_sensitive_partitions(
         rows = np.arange(job.bounds[p], job.bounds[p + 1])
         cells = written.take(rows)
         shown = target.take(preimage[rows])  # the values on the partition's published rows
-        groups = identical_rows(cells)
-        bad = _failing_group(shown, groups)
+        if rings and p in rings:
+            cand = _ring_units(cells, job.qi.take(rows), job.k, rings[p] - rows[0])
+            if cand is None:
+                return f"{_partition_name(job, p)}: its ring graph does not fit its rows", ()
+            bad = None
+        else:
+            _, groups, _ = published_groups(cells)
+            bad = _failing_group(shown, groups)
+            cand = candidates(cells, job.qi.take(rows))
         if bad is not None:
             unmet = shown.take(np.flatnonzero(groups == bad)).first_unmet()
             assert unmet is not None
@@ -405,7 +464,6 @@ def check_sensitive_partitions(
                 f"{distinct} distinct value(s) of {model.column!r}, short of "
                 f"{describe_model(model)}"
             ), ()
-        cand = candidates(cells, job.qi.take(rows))
         if cand is None:
             return f"{_partition_name(job, p)}: no perfect matching", ()
         for s, model in enumerate(target.models):
@@ -426,35 +484,17 @@ def check_sensitive_partitions(
     return None, tuple(c for c in merged if c is not None)
 
 
-def identical_rows(cells: GeneralizedQI) -> np.ndarray:
-    """Group labels 0..G−1 of published rows with identical cells (suppressed cells compare
-    equal whatever their stored bounds or sets). Exact, no hashing. O(n·w log n) for rows of
-    w numbers (2 per numeric QI, the largest categorical set per categorical QI)."""
-    n = cells.n
-    if n == 0:
-        return np.empty(0, np.int64)
-    num_star = cells.num_star
-    keys = [
-        np.where(num_star, 0.0, cells.num_lo).view(np.int64),  # bit patterns: exact
-        np.where(num_star, 0.0, cells.num_hi).view(np.int64),
-        num_star.astype(np.int64),
-        cells.cat_star.astype(np.int64),
-    ]
-    for a, sets in enumerate(cells.cat_sets):
-        m = sp.csr_array(sets, copy=True)
-        m.eliminate_zeros()
-        m.sort_indices()
-        size = np.diff(m.indptr)
-        width = int(size.max()) if len(size) else 0
-        padded = np.full((n, width + 1), -1, np.int64)
-        padded[:, 0] = size
-        row = np.repeat(np.arange(n), size)
-        padded[row, 1 + np.arange(len(row)) - np.repeat(m.indptr[:-1], size)] = m.indices
-        padded[cells.cat_star[:, a]] = -2  # a suppressed cell's set does not count
-        keys.append(padded)
-    key = np.hstack([k.reshape(n, -1) for k in keys])
-    _, labels = np.unique(key, axis=0, return_inverse=True)
-    return labels.reshape(-1).astype(np.int64)
+def _ring_units(
+    cells: GeneralizedQI, qi: EncodedQI, k: int, ring: np.ndarray
+) -> sp.csr_array | None:
+    """The units whose values a ring partition's models are checked on: its k-row cyclic
+    windows (``certified.units``), or None if the certified ring graph does not exist on its
+    rows and originals (``certified.structure_exists``). O(P·k) plus the matching."""
+    from anonymatch.tables.models.certified import structure_exists, units
+
+    if not structure_exists(cells, qi, k, [ring]):
+        return None
+    return units(cells, k, [ring])
 
 
 def _failing_group(shown: SensitiveTarget, groups: np.ndarray) -> int | None:
@@ -585,10 +625,13 @@ def anonymize_file(
     Notes
     -----
     ``job.models`` (ℓ-diversity / t-closeness; a sensitive column also in ``numeric`` gets the
-    ordered distance): each partition then publishes classes that satisfy the models
-    (``anonymize_chunk``), checked partition by partition (``check_sensitive_partitions``), and
-    the manifest gets ``guarantee.sensitive`` and ``verification.sensitive`` as on the in-memory
-    path. The sensitive values are coded during the scan, one int64 per row and model.
+    ordered distance): each partition then publishes classes that satisfy the models, or a
+    sensitive ring where cheaper (``anonymize_chunk``), checked partition by partition
+    (``check_sensitive_partitions``), and the manifest gets ``guarantee.sensitive``,
+    ``verification.sensitive``, ``guarantee.construction``, ``verification.ring_records`` and,
+    with rings, ``guarantee.certificate`` (every ring's release rows; O(ring records) ints in
+    the driver) as on the in-memory path. The sensitive values are coded during the scan, one
+    int64 per row and model.
 
     Raises InputError, InfeasibleError (k > rows; a model that the whole table — checked before
     any partition is anonymized — or one partition cannot satisfy) or VerificationError (a
@@ -640,6 +683,7 @@ def anonymize_file(
             target,
         )
         checks: list[SensitiveCheck] = []
+        rings: list[np.ndarray] = []  # every ring's release rows, for the certificate
         columns: list[str] = []  # of the release, for the sidecar of a CSV release
         executor = _effective(executor, scheduler, len(chunks))
         sums = np.zeros(len(qi.names))
@@ -659,6 +703,7 @@ def anonymize_file(
                         f"the release failed verification ({result.failure}); nothing written"
                     )
                 batch = _release_batch(result, table, order)
+                rings.extend(_release_rows(result.rings, writer.rows))
                 columns = batch.column_names
                 writer.write(batch)
                 sums += result.ncp_sums
@@ -694,6 +739,7 @@ def anonymize_file(
     if models:
         guarantee["sensitive"] = [m.describe() for m in models]
         sensitive_checks["sensitive"] = [check.to_dict() for check in checks]
+        _record_rings(guarantee, sensitive_checks, k, rings)
     manifest = new_manifest(
         data_kind="table",
         method=method,
@@ -720,7 +766,8 @@ def anonymize_file(
                 "candidates satisfy the sensitive models (so the whole release does)"
                 if models
                 else ""
-            ),
+            )
+            + (_RING_CHECKED if rings else ""),
             "partitions": len(bounds) - 1,
             "min_matches_original": int(min_matches),
             "compatible_pairs": int(pairs),
@@ -774,6 +821,35 @@ def _leakage(
     if report.flagged and refuses_leaks():
         raise LeakRefused(report)
     return report, time.perf_counter() - t0
+
+
+_RING_CHECKED = (
+    "; in a partition published as a ring, the certified ring graph fits and every cyclic "
+    "window of k rows satisfies them, for every draw (guarantee.certificate)"
+)
+
+
+def _release_rows(rings: tuple[np.ndarray, ...], before: int) -> list[np.ndarray]:
+    """A chunk's rings as release rows: its rows follow the ``before`` rows written so far."""
+    return [before + ring for ring in rings]
+
+
+def _record_rings(
+    guarantee: dict[str, object],
+    verification: dict[str, object],
+    k: int,
+    rings: list[np.ndarray],
+) -> None:
+    """The manifest's record of the sensitive construction, as on the in-memory path:
+    ``guarantee.construction`` (rings or classes), ``verification.ring_records`` and, with
+    rings, ``guarantee.certificate`` (``models.certified.ring_certificate``: every ring's
+    release rows in ring order), which ``verify --manifest`` checks."""
+    from anonymatch.tables.models.certified import ring_certificate
+
+    guarantee["construction"] = "rings" if rings else "classes"
+    verification["ring_records"] = int(sum(len(r) for r in rings))
+    if rings:
+        guarantee["certificate"] = ring_certificate(k, rings)
 
 
 def memory_bound(

@@ -32,7 +32,7 @@ from numba import njit
 from anonymatch.core.matching import has_k_factor, k_factor_in_blocks
 from anonymatch.core.runner import default_workers
 from anonymatch.tables.columns.schema import EncodedQI
-from anonymatch.tables.recode import GeneralizedQI, published_groups
+from anonymatch.tables.recode import GeneralizedQI, cat_nodes, published_groups
 
 
 @dataclass(frozen=True)
@@ -449,16 +449,19 @@ def compatibility(
 
 
 def flat_sets(
-    published: GeneralizedQI, card: np.ndarray
+    published: GeneralizedQI, card: np.ndarray, attrs: list[int] | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The published categorical cells as the kernels read them: one flat array of label
     codes, per-attribute row pointers into it (``set_ptr``, shape (d_cat, n + 1)) and each
     attribute's offset in a label-stamp array (``set_off``, widths at least ``card``, the
-    original's cardinalities). O(size of the sets)."""
-    dc, n_pub = len(published.cat_sets), published.n
+    original's cardinalities). ``attrs``: only these categorical attributes, in this order
+    (``card`` then holds theirs). O(size of the sets)."""
+    attrs = list(range(len(published.cat_sets))) if attrs is None else attrs
+    dc, n_pub = len(attrs), published.n
     set_ptr = np.zeros((dc, n_pub + 1), np.int64)
     widths, flat, base = [], [], 0
-    for a, sets in enumerate(published.cat_sets):
+    for a, b in enumerate(attrs):
+        sets = published.cat_sets[b]
         set_ptr[a] = sets.indptr + base
         flat.append(sets.indices.astype(np.int64))
         base += len(sets.indices)
@@ -468,21 +471,78 @@ def flat_sets(
     return set_ptr, set_idx, set_off
 
 
+@dataclass(frozen=True)
+class KernelCells:
+    """What the compatibility kernel reads of the unique originals and the published cells,
+    with the categorical attributes that publish hierarchy nodes moved to the numeric side:
+    ``unum``/``lo``/``hi``/``num_star`` the numeric values, bounds and stars followed by one
+    column per node attribute (a value's depth-first leaf rank, +inf when missing; a node's
+    rank interval, ``Hierarchy.spans``), ``ucat``/``card``/``cat_star`` the other categorical
+    attributes and ``sets`` their indices among the published categorical cells."""
+
+    unum: np.ndarray
+    ucat: np.ndarray
+    card: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    num_star: np.ndarray
+    cat_star: np.ndarray
+    sets: list[int]
+
+    @classmethod
+    def build(cls, published: GeneralizedQI, original: EncodedQI, uniq: np.ndarray) -> KernelCells:
+        """Node cells as ranges over the leaves numbered depth first: a value is in a node
+        iff its leaf's rank lies in the node's interval [lo, hi), so the numeric path of the
+        kernel checks them and no node is expanded into its leaves. O(U·d + n·d) time and
+        memory, plus O(N·L) once per hierarchy of N leaves and L levels."""
+        dn = original.num.shape[1]
+        unum = uniq[:, :dn]
+        ucat = uniq[:, dn:].astype(np.int64)
+        card = original.cat_card.astype(np.int64)
+        lo, hi, num_star = published.num_lo, published.num_hi, published.num_star
+        nodes = [cat_nodes(published, a) for a in range(ucat.shape[1])]
+        kept = [a for a, x in enumerate(nodes) if x is None]
+        if len(kept) < len(nodes):
+            ranks, los, his = [unum], [lo], [hi]
+            for a, x in enumerate(nodes):
+                if x is None:
+                    continue
+                code = ucat[:, a]
+                leaf = np.where(code >= 0, x.tree.rank[np.maximum(code, 0)], 0)
+                ranks.append(np.where(code >= 0, leaf, np.inf).reshape(-1, 1))
+                start, stop = x.tree.spans
+                live = x.nodes >= 0  # a suppressed cell (−1) is starred: bounds unread
+                node = np.where(live, x.nodes, 0)
+                los.append(np.where(live, start[node], 0).astype(float).reshape(-1, 1))
+                his.append(np.where(live, stop[node] - 1, 0).astype(float).reshape(-1, 1))
+            unum, lo, hi = np.hstack(ranks), np.hstack(los), np.hstack(his)
+            moved = [a for a, x in enumerate(nodes) if x is not None]
+            num_star = np.hstack([num_star, published.cat_star[:, moved]])
+        return cls(
+            np.ascontiguousarray(unum, dtype=np.float64),
+            np.ascontiguousarray(ucat[:, kept]),
+            card[kept],
+            np.ascontiguousarray(lo, dtype=np.float64),
+            np.ascontiguousarray(hi, dtype=np.float64),
+            np.ascontiguousarray(num_star),
+            np.ascontiguousarray(published.cat_star[:, kept]),
+            kept,
+        )
+
+
 def _compatibility(
     published: GeneralizedQI, original: EncodedQI
 ) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
     keys = original.keys()  # missing: numeric +inf, categorical −1
     uniq, inverse, counts = unique_rows(keys)
-    dn = original.num.shape[1]
-    unum = np.ascontiguousarray(uniq[:, :dn])
-    ucat = np.ascontiguousarray(uniq[:, dn:]).astype(np.int64)
+    kc = KernelCells.build(published, original, uniq)
+    unum, ucat, card = kc.unum, kc.ucat, kc.card
     n_u, n_pub = len(uniq), published.n
     dc = ucat.shape[1]
-    set_ptr, set_idx, set_off = flat_sets(published, original.cat_card)
+    set_ptr, set_idx, set_off = flat_sets(published, card, kc.sets)
     # indexes over the unique originals: sorted values per numeric QI, buckets per label
     num_order = np.argsort(unum, axis=0, kind="stable").T.copy()
     num_sorted = np.take_along_axis(unum, num_order.T, axis=0).T.copy()
-    card = original.cat_card.astype(np.int64)
     cat_off = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
     bucket_ptr = np.zeros(int(cat_off[-1]) + 1, np.int64)
     members: list[np.ndarray] = []
@@ -495,10 +555,7 @@ def _compatibility(
         by_code = np.argsort(ucat[:, a], kind="stable")
         members.append(by_code[present[by_code]])
     cat_members = np.concatenate(members) if members else np.empty(0, np.int64)
-    lo = np.ascontiguousarray(published.num_lo)
-    hi = np.ascontiguousarray(published.num_hi)
-    num_star = np.ascontiguousarray(published.num_star)
-    cat_star = np.ascontiguousarray(published.cat_star)
+    lo, hi, num_star, cat_star = kc.lo, kc.hi, kc.num_star, kc.cat_star
     index = _prefix_index(unum, ucat, card, lo, hi, num_star)
     args = (
         (unum, ucat),

@@ -59,7 +59,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from anonymatch.app.jobfile import render_toml
 from anonymatch.core.errors import AnonymatchError, InputError
-from anonymatch.ui import data
+from anonymatch.ui import data, relational
 from anonymatch.ui.runner import Run, quote_argv
 
 FORBIDDEN = (
@@ -147,6 +147,9 @@ class Session:
         the settings', a running run's nor ``pending`` (those being checked)."""
         running = self.running()
         keep = {d.path for d in (self.dataset, self.run_dataset if running else None) if d}
+        for d in (self.dataset, self.run_dataset if running else None):
+            if d is not None and d.items is not None:
+                keep.add(d.items.path)  # a relational run's items table
         for settings in (self.settings, self.run_settings if running else None):
             if settings is not None:
                 keep.update(h.path for h in settings.hierarchies.values())
@@ -414,12 +417,33 @@ def create_app(state: AppState) -> Starlette:
         dataset.sep = sep
         dataset.names = [n.strip() for n in str(form.get("names", "")).split(",") if n.strip()]
         # parsing a table takes seconds on a large one: off the event loop
-        return await run_in_threadpool(data.load, dataset, limits, session.directory)
+        dataset = await run_in_threadpool(data.load, dataset, limits, session.directory)
+        if dataset.items is not None:  # read again: the relational choices again
+            dataset = relational.attach_items(dataset, dataset.items)
+        return dataset
+
+    async def store_items(item: Any, session: Session) -> data.Dataset:
+        """The upload form's items table (relational runs): stored under a generated name
+        (mode 0600) and read within the table limits; removed again if it cannot be read."""
+        name = data.shown_name(item.filename)
+        target = session.directory / data.stored_name(item.filename)
+        try:
+            with open(target, "xb", opener=_private_opener) as fh:
+                while chunk := await item.read(UPLOAD_CHUNK):
+                    fh.write(chunk)
+            if target.stat().st_size == 0:
+                raise InputError(f"{name} is empty")
+            items = data.Dataset(target, name, target.stat().st_size)
+            return await run_in_threadpool(data.load, items, limits, session.directory, False)
+        except BaseException:
+            target.unlink(missing_ok=True)
+            raise
 
     async def upload(request: Request) -> Response:
         session = state.session(request)
-        form = await posted(request, session, max_files=1)
+        form = await posted(request, session, max_files=2)
         target: Path | None = None
+        items: data.Dataset | None = None
         try:
             item = form.get("file")
             if item is None or isinstance(item, str) or not item.filename:
@@ -432,16 +456,22 @@ def create_app(state: AppState) -> Starlette:
             if target.stat().st_size == 0:
                 raise InputError(f"{name} is empty")
             dataset = data.Dataset(target, name, target.stat().st_size)
-            session.dataset = await reading(form, dataset, session)
-            target = None  # kept: it is the dataset now
+            dataset = await reading(form, dataset, session)
+            extra = form.get("items")  # relational: a long items table beside the people
+            if extra is not None and not isinstance(extra, str) and extra.filename:
+                items = await store_items(extra, session)
+                dataset = relational.attach_items(dataset, items)
+            session.dataset = dataset
+            target = items = None  # kept: they are the dataset now
             session.tidy_uploads()
         except AnonymatchError as exc:
             session.error = f"error: {exc}"
             return go("/")
         finally:
             await form.close()
-            if target is not None:
-                target.unlink(missing_ok=True)
+            for left in (target, items.path if items is not None else None):
+                if left is not None:
+                    left.unlink(missing_ok=True)
         return go("/dataset")
 
     async def pick(request: Request) -> Response:
@@ -510,7 +540,7 @@ def create_app(state: AppState) -> Starlette:
             ds=ds,
             size=data.human_size(ds.size),
             view=data.form_view(ds, session.settings),
-            methods=data.methods(),
+            methods=relational.methods() if ds.items is not None else data.methods(),
             roles=data.ROLES,
             types=data.TYPES,
             granularities=data.GRANULARITIES,
@@ -593,9 +623,14 @@ def create_app(state: AppState) -> Starlette:
             carried = session.settings.carried if session.settings is not None else {}
             try:
                 trees = await store_hierarchies(form, session, columns)
-                settings = await run_in_threadpool(data.Settings.from_form, form, ds, trees,
-                                                   carried)  # fmt: skip
-                await store_population(form, session, settings)
+                if ds.items is not None:  # people with a row and a set: a relational job
+                    settings = await run_in_threadpool(relational.settings_from_form,
+                                                       data.Settings, form, ds, trees)  # fmt: skip
+                else:
+                    settings = await run_in_threadpool(data.Settings.from_form, form, ds, trees,
+                                                       carried)  # fmt: skip
+                if ds.items is None:  # the population figures are the table's
+                    await store_population(form, session, settings)
             except AnonymatchError as exc:
                 session.error = f"error: {exc}"
                 session.tidy_uploads()
@@ -607,8 +642,9 @@ def create_app(state: AppState) -> Starlette:
         out = session.run_dir()
         for old in out.iterdir():
             old.unlink()
+        rt = ds.items is not None  # people with a row and a set: anonymize-rt
         outputs = {
-            "release": out / "release.csv",
+            "release": out / (relational.RELEASE if rt else "release.csv"),
             "manifest": out / "manifest.json",
             "report": out / "report.html",
         }
@@ -623,6 +659,13 @@ def create_app(state: AppState) -> Starlette:
         def measure() -> dict[str, Any]:
             manifest = json.loads(outputs["manifest"].read_text("utf-8"))
             found: dict[str, Any] = {"guarantee": data.guarantee(manifest)}
+            if rt:
+                try:
+                    found.update(relational.headline(run_settings, run_ds, outputs["release"]))
+                except Exception as exc:  # the release stands; the page says why
+                    line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                    found["risk_error"] = line or type(exc).__name__
+                return found
             try:
                 found["risk"] = data.risk_headline(run_settings, run_ds, outputs["release"],
                                                    manifest)  # fmt: skip
@@ -645,7 +688,7 @@ def create_app(state: AppState) -> Starlette:
         # the job says everything; the command line adds only where the app wants the outputs
         # (relative paths: the manifest and the report name files, not the private directory)
         # and the table (after `--`: whatever its name, never read as an option)
-        argv = ["anonymize", "--config", relative(job_file),
+        argv = ["anonymize-rt" if rt else "anonymize", "--config", relative(job_file),
                 "-o", relative(outputs["release"]), "--report", relative(outputs["manifest"]),
                 "--report-html", relative(outputs["report"]), "--force",
                 "--", relative(run_ds.path)]  # fmt: skip
@@ -681,6 +724,10 @@ def create_app(state: AppState) -> Starlette:
                 ds = session.dataset
                 notes.append(f"its input ({job.input.path}) is not a table of the data "
                              f"directory: the job is applied to {ds.name}")  # fmt: skip
+                if ds.items is not None:  # a table job: the items table is set aside
+                    ds = copy.deepcopy(ds)
+                    ds.items = None
+                    notes.append("the items table is set aside (a table job)")
             else:
                 raise InputError(
                     f"{name}: input.path: {job.input.path} is not a table of the data directory; "
@@ -747,6 +794,7 @@ def create_app(state: AppState) -> Starlette:
                     risk_error=finished.get("risk_error") or session.run.finish_error,
                     population=finished.get("population"),
                     population_error=finished.get("population_error"),
+                    utility=finished.get("utility"),
                     summary=shown(session, "\n".join(session.run.summary)),
                     command=shown(session, quote_argv(session.run.argv)))  # fmt: skip
 

@@ -74,6 +74,11 @@ class Dataset:
     types: dict[str, str] = field(default_factory=dict)
     granularities: dict[str, str] = field(default_factory=dict)
     inferred_by: str = ""
+    items: Dataset | None = None
+    """Relational runs: the long items table uploaded beside (``ui.relational``), None for a
+    table run; ``id_column`` and ``item_column`` the form's first choices."""
+    id_column: str = ""
+    item_column: str = ""
 
     @property
     def separator(self) -> str | None:
@@ -108,12 +113,18 @@ def sniff_separator(path: Path) -> str:
     return ","
 
 
-def load(dataset: Dataset, limits: Limits | None = None, workdir: Path | None = None) -> Dataset:
+def load(
+    dataset: Dataset,
+    limits: Limits | None = None,
+    workdir: Path | None = None,
+    infer: bool = True,
+) -> Dataset:
     """Read the table with the dataset's options: columns, row count, preview, inferred roles.
     Bounded by ``limits``: a table past the cell or decompressed-byte budget is refused, and a
     large one is read only in part (its first :data:`SAMPLE_ROWS` rows; a CSV's rows are then
     counted by lines, ``rows_exact`` False). ``workdir`` (default: the table's directory) holds
-    a Parquet sample for the inference for a moment.
+    a Parquet sample for the inference for a moment. ``infer`` False reads without inferring
+    roles (a relational run's items table: an id and codes, no quasi-identifier).
 
     Raises
     ------
@@ -159,6 +170,8 @@ def load(dataset: Dataset, limits: Limits | None = None, workdir: Path | None = 
     dataset.preview = [
         [str(v) for v in row] for row in frame.head(PREVIEW_ROWS).itertuples(index=False)
     ]
+    if not infer:
+        return dataset
     if dataset.parquet or dataset.document:  # the inference reads a sample file
         where = workdir or dataset.path.parent
         sample = where / f"sample-{secrets.token_hex(8)}.parquet"
@@ -555,11 +568,13 @@ class Settings:
         def relative(path: Path) -> str:
             return str(path.relative_to(directory)) if path.is_relative_to(directory) else str(path)
 
+        items = None if dataset.items is None else relative(dataset.items.path)
         return self._with_paths(
             relative(dataset.path),
             {c: relative(h.path) for c, h in self.hierarchies.items()},
-            "run/release.csv",
+            "run/release.jsonl" if items is not None else "run/release.csv",
             "run/manifest.json",
+            items,
         )
 
     def table_job(self, dataset: Dataset) -> Any:
@@ -583,7 +598,12 @@ class Settings:
         return render_toml(self.job)
 
     def _with_paths(
-        self, input_path: str, trees: Mapping[str, str], output: str | None, report: str | None
+        self,
+        input_path: str,
+        trees: Mapping[str, str],
+        output: str | None,
+        report: str | None,
+        items_path: str | None = None,
     ) -> Job:
         columns = {
             c: col.model_copy(update={"hierarchy": trees[c]}) if c in trees else col
@@ -591,7 +611,11 @@ class Settings:
         }
         return self.job.model_copy(
             update={
-                "input": self.job.input.model_copy(update={"path": input_path}),
+                "input": self.job.input.model_copy(
+                    update={"path": input_path}
+                    if items_path is None
+                    else {"path": input_path, "items": items_path}
+                ),
                 "columns": columns,
                 "output": self.job.output.model_copy(update={"path": output, "report": report}),
             }
@@ -811,7 +835,33 @@ def shown_name(filename: str) -> str:
 
 def form_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
     """What the dataset page's form shows: the settings' job, else the inferred roles and
-    types (k = 5, the default method)."""
+    types (k = 5, the default method); with an items table also the relational choices (id and
+    item columns, the codes meaning "no item", the item weight)."""
+    view = _table_view(dataset, settings)
+    if dataset.items is None:
+        return view
+    job = settings.job if settings is not None else None
+    if job is None or job.kind != "relational":
+        view.update(id_column=dataset.id_column, item_column=dataset.item_column, item_na="",
+                    item_weight="")  # fmt: skip
+        for c, col in view["columns"].items():
+            if c == dataset.id_column:
+                col["role"] = "identifier"
+        return view
+    item_column = job.input.item_column or dataset.item_column
+    codes = job.columns.get(item_column)
+    weight = job.method.item_weight
+    view.update(
+        id_column=job.input.id_column or dataset.id_column,
+        item_column=item_column,
+        item_na=",".join(codes.na or ()) if codes is not None else "",
+        item_weight="" if weight is None else f"{weight:g}",
+    )
+    return view
+
+
+def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
+    """:func:`form_view` of a table run."""
     columns: dict[str, dict[str, Any]] = {}
     job = settings.job if settings is not None else None
     for c in dataset.columns:

@@ -24,7 +24,9 @@ class RelationalMethod(core.Method):
     name, summary, partitioned, sensitive, streamable, verified
         As :class:`anonymatch.core.registry.Method` (``sensitive``: ℓ-diversity and
         t-closeness, by classes that satisfy the models — the tables' ``diverse_clusters`` —
-        for every method, as the tables' freeform methods do).
+        for every method, as the tables' freeform methods do, in memory; ``streamable``: the
+        streamed path ``anonymatch.relational.streamed`` runs it partition by partition, the
+        class baseline within each partition).
     step : str
         For a freeform method, the tables' inner assignment routine it runs on the joint cost
         (``hungarian``, ``sortgreedy``, ``greedy``: ``anonymatch.tables.methods.freeform``);
@@ -47,6 +49,7 @@ def registry() -> dict[str, RelationalMethod]:
             summary="freeform k-anonymity by exact assignments on the joint cost (Doka §7)",
             partitioned=True,
             sensitive=True,
+            streamable=True,
             step="hungarian",
         ),
         RelationalMethod(
@@ -54,12 +57,14 @@ def registry() -> dict[str, RelationalMethod]:
             summary="freeform k-anonymity by sorted greedy assignments on the joint cost",
             partitioned=True,
             sensitive=True,
+            streamable=True,
             step="sortgreedy",
         ),
         RelationalMethod(
             name="classes",
             summary="Mondrian classes, items held by all certain and the rest uncertain (baseline)",
             sensitive=True,
+            streamable=True,
             classes=True,
         ),
     )

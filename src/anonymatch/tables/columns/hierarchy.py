@@ -37,6 +37,7 @@ import csv
 import hashlib
 import io
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,21 @@ class Hierarchy:
             "leaves": self.n_leaves,
             "levels": self.height,
         }
+
+    @cached_property
+    def spans(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lo, hi): node v covers exactly the leaves c with ``lo[v] <= rank[c] < hi[v]``.
+
+        ``rank`` numbers the leaves depth first (the leaves are sorted on their path from the
+        root), so the leaves under a node are contiguous in it: a node is an interval of
+        ranks, of length ``count[v]``. This is what lets a release of nodes be checked without
+        expanding a node into its leaves (``tables.verify``: a node cell is a range over the
+        ranks). O(N·L) time once per hierarchy, O(nodes) memory."""
+        nodes = len(self.labels)
+        lo = np.full(nodes, self.n_leaves, np.int64)
+        for lvl in range(self.height):
+            np.minimum.at(lo, self.anc[:, lvl], self.rank)
+        return lo, lo + self.count
 
     def node(self, label: str) -> int:
         """Node id of a node label (a non-leaf node; ``InputError`` if there is none)."""

@@ -9,8 +9,9 @@ Typed QIs (``tables.columns.qitypes``): an ordinal or date QI is a range of labe
 or ``2018-01..2018-06`` (Parquet: ``struct{lo, hi}`` of the two labels as text); a categorical QI
 with a hierarchy whose nodes are published is ``~label`` for a node (a leaf value stays plain, the
 root is ``*``; Parquet: ``struct{node, values}``, the node label — null for a leaf — and the leaves
-it covers). A ``~label`` cell is read back as the leaves under that node, so node labels that look
-like leaf values (``~Other`` beside a leaf ``Other``) are never confused.
+it covers). A ``~label`` cell is read back as that node (``recode.NodeCells``: the node, never
+its leaves listed per row), so node labels that look like leaf values (``~Other`` beside a leaf
+``Other``) are never confused.
 """
 
 from __future__ import annotations
@@ -39,7 +40,14 @@ from anonymatch.tables.io.sidecar import (
     typed_kept_column,
     write_schema,
 )
-from anonymatch.tables.recode import GeneralizedQI, distinct_rows, published_groups
+from anonymatch.tables.recode import (
+    CatSets,
+    GeneralizedQI,
+    NodeCells,
+    cat_nodes,
+    distinct_rows,
+    published_groups,
+)
 
 EXACT_INTEGER = float(2**53)
 """Integral floats below this magnitude print as integers (every integer up to 2^53 is a
@@ -106,12 +114,14 @@ def _format_cells(cells: GeneralizedQI, qi: EncodedQI) -> dict[str, list[str]]:
         out[name] = np.where(star, STAR, text).tolist()
     trees = qi.cat_hierarchies()
     for a, name in enumerate(qi.cat_names):
-        sets = cells.cat_sets[a]
         star = cells.cat_star[:, a]
         tree = trees[a]
         if tree is not None:  # labels escaped for the leaves shown only (not 100,000 ZIPs)
-            out[name] = _node_column(tree, sets, star, qi.cat_domains[a])
+            held = cat_nodes(cells, a)
+            shown = held if held is not None else cells.cat_sets[a]
+            out[name] = _node_column(tree, shown, star, qi.cat_domains[a])
             continue
+        sets = cells.cat_sets[a]
         labels = np.array([escape_label(str(v)) for v in qi.cat_domains[a]], dtype=object)
         out[name] = _set_text(sets.indptr, sets.indices, labels, star)
     return out
@@ -135,17 +145,23 @@ def _set_text(ptr: np.ndarray, idx: np.ndarray, labels: np.ndarray, star: np.nda
 
 
 def _node_column(
-    tree: Hierarchy, sets: sp.csr_array, star: np.ndarray, labels: np.ndarray
+    tree: Hierarchy,
+    sets: sp.csr_array | NodeCells,
+    star: np.ndarray,
+    labels: np.ndarray,
 ) -> list[str]:
     """Text of hierarchy cells: a leaf, ``~node`` or ``*`` (lowest node covering each set).
     The lowest node is found once per distinct set (``recode.distinct_rows``): a release of
     nodes holds few distinct cells but up to rows × leaves labels, and walking every label up
     the L levels cost O(nnz·L) — 31 s for a 100,000-leaf ZIP hierarchy. Now O(nnz) cheap
     arithmetic plus O(nnz of the distinct sets · L). (A hash collision could only merge two
-    different sets' text; the release is verified from its text, so it could never pass.)"""
-    live = np.flatnonzero(~star)
+    different sets' text; the release is verified from its text, so it could never pass.)
+    Cells held as nodes (:class:`~anonymatch.tables.recode.NodeCells`, what ``recode``
+    makes) are written from their nodes: O(n), no leaf listed."""
     nodes = np.full(len(star), tree.root, np.int64)
-    if len(live):
+    if isinstance(sets, NodeCells):  # the cells' nodes, kept by recode: nothing to find
+        nodes = np.where(sets.nodes >= 0, sets.nodes, tree.root)
+    elif len(live := np.flatnonzero(~star)):
         subset = sets[live] if len(live) < len(star) else sets
         reps, group = distinct_rows(subset)
         nodes[live] = tree.lowest_nodes(subset[reps])[group]
@@ -195,12 +211,59 @@ def _parse_cells(frame: pd.DataFrame, qi: EncodedQI) -> GeneralizedQI:
     sets = []
     for a, name in enumerate(qi.cat_names):
         uniq, codes, first = _distinct(frame[name])
-        m, star_u = _parse_categorical_column(
-            uniq, name, qi.cat_domains[a], qi.types.hierarchies.get(name), first
-        )
+        tree = qi.types.hierarchies.get(name)
+        nodes = _node_codes(uniq, name, qi.cat_domains[a], tree)
+        if nodes is not None and tree is not None:  # no node expanded into its leaves
+            cat_star[:, a] = nodes[codes] < 0
+            sets.append(NodeCells(tree, nodes[codes], len(qi.cat_domains[a])))
+            continue
+        m, star_u = _parse_categorical_column(uniq, name, qi.cat_domains[a], tree, first)
         cat_star[:, a] = star_u[codes]
         sets.append(m if len(uniq) == n else sp.csr_array(m[codes]))
-    return GeneralizedQI(lo, hi, num_star, tuple(sets), cat_star)
+    return GeneralizedQI(lo, hi, num_star, CatSets(sets), cat_star)
+
+
+def _node_codes(
+    column: pd.Series, name: str, domain: np.ndarray, tree: Hierarchy | None
+) -> np.ndarray | None:
+    """The hierarchy node of each distinct text cell of a node column (−1 for ``*``): a
+    ``~label`` cell is the node of that label, a plain leaf its own node (leaf code c is node
+    c), an ARX label without ``~`` a node as in ``_marked_nodes``. None when the column is not
+    all nodes and leaves (a value set ``a|b``, a label outside the hierarchy, typed Parquet
+    cells): ``_parse_categorical_column`` then reads it as value sets. A ``~label`` that
+    names no node raises InputError (``Hierarchy.node``), as there. O(u·log N) for u distinct
+    cells and N leaves — never the leaves under a node."""
+    if tree is None or len(domain) != tree.n_leaves or not len(column):
+        return None
+    if not all(isinstance(c, str) for c in column):
+        return None
+    text = column.astype(str)
+    star = (text == STAR).to_numpy()
+    text = _marked_nodes(text, star, domain, tree)
+    out = np.full(len(text), -1, np.int64)
+    leaves: list[int] = []
+    labels: list[str] = []
+    for i, cell in enumerate(text.tolist()):
+        if star[i]:
+            continue
+        if cell.startswith(NODE_MARK):
+            parts = split_cell(cell[1:])
+            if len(parts) != 1:
+                raise InputError(f"malformed node cell {cell!r} in column {name!r}")
+            out[i] = tree.node(parts[0])
+            continue
+        parts = split_cell(cell) if ("\\" in cell or "|" in cell) else [cell]
+        if len(parts) != 1:
+            return None
+        leaves.append(i)
+        labels.append(parts[0])
+    if labels:
+        wanted = np.asarray(labels, dtype=str)
+        pos = np.minimum(np.searchsorted(tree.leaves, wanted), tree.n_leaves - 1)
+        if np.any(tree.leaves[pos] != wanted):
+            return None
+        out[leaves] = pos
+    return out
 
 
 def _distinct(column: pd.Series) -> tuple[pd.Series, np.ndarray, np.ndarray]:

@@ -547,12 +547,14 @@ class HierarchyNode:
 def _sets(column: pd.Series, info: Mapping[str, Any] | None = None) -> pd.Series:
     """Cells as frozensets of labels (NA for ``*``); a ``~node`` cell of a hierarchy QI as the
     leaves the sidecar lists under it, else a :class:`HierarchyNode` (never the literal
-    ``~label``). Parquet node cells already hold their leaves."""
+    ``~label``); the rows showing one node share one object (memory in the distinct nodes,
+    not rows × leaves). Parquet node cells already hold their leaves."""
     tree = (info or {}).get("hierarchy")
     nodes = (info or {}).get("nodes") or {}
     tree_file = str(tree.get("file")) if isinstance(tree, Mapping) else None
     tree_sha = str(tree.get("sha256")) if isinstance(tree, Mapping) else None
     values: list[Any] = []
+    shared: dict[str, frozenset[str] | HierarchyNode] = {}
     for cell in column.reset_index(drop=True):
         if isinstance(cell, dict):  # Parquet struct{node, values}
             cell = cell.get("values")
@@ -564,10 +566,13 @@ def _sets(column: pd.Series, info: Mapping[str, Any] | None = None) -> pd.Series
             values.append(pd.NA)
         elif tree is not None and str(cell).startswith(NODE_MARK):
             label = split_cell(str(cell)[1:])[0]
-            if label in nodes:
-                values.append(frozenset(str(v) for v in nodes[label]))
-            else:
-                values.append(HierarchyNode(label, tree_file, tree_sha))
+            if label not in shared:  # one object per distinct node, not per row
+                shared[label] = (
+                    frozenset(str(v) for v in nodes[label])
+                    if label in nodes
+                    else HierarchyNode(label, tree_file, tree_sha)
+                )
+            values.append(shared[label])
         else:
             values.append(frozenset(split_cell(str(cell))))
     return pd.Series(values, dtype=object)

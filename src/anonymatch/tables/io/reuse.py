@@ -100,10 +100,18 @@ def cells_key(frame: pd.DataFrame, qi: EncodedQI) -> bytes | None:
 
 def compatibility_key(published: GeneralizedQI, original: EncodedQI) -> bytes:
     """Digest of published cells and the original's encoded QIs."""
+    from anonymatch.tables.recode import cat_nodes
+
     h = hashlib.blake2b(b"compatibility", digest_size=32)
     for array in (published.num_lo, published.num_hi, published.num_star, published.cat_star):
         _update(h, array)
-    for sets in published.cat_sets:
+    for a in range(len(published.cat_sets)):
+        held = cat_nodes(published, a)  # hierarchy nodes: their ids, not their leaves
+        if held is not None:
+            h.update(b"nodes" + held.tree.sha256.encode() + str(id(held.tree)).encode())
+            _update(h, held.nodes)
+            continue
+        sets = published.cat_sets[a]
         for array in (sets.indptr, sets.indices, np.asarray(sets.shape)):
             _update(h, array)
     _encoded(h, original)

@@ -122,6 +122,26 @@ def sensitive_build(
     return RingRelease(_assemble(rings, classes, k, qi.n), tuple(rings), classes, n_parts, k)
 
 
+def cheaper_ring(
+    qi: EncodedQI, k: int, target: SensitiveTarget, classes: GeneralizationGraph
+) -> tuple[np.ndarray, GeneralizationGraph] | None:
+    """The choice of ``sensitive_build`` for one partition of its own (the streamed path's,
+    never merged): the ring order of ``qi``'s records (``ring_order``) and its graph if a ring
+    exists and loses less GCP than the partition's ``classes``; else None. The ring's published
+    record ``order[p]`` generalizes the records ``order[p … p+k−1]``. Time and memory: those
+    of ``ring_order``, plus two recodings O(m·k·d)."""
+    from anonymatch.tables.metrics import information_loss
+    from anonymatch.tables.recode import recode
+
+    order = ring_order(qi, k, target)
+    if order is None:
+        return None
+    graph = _ring_graph(order, k)
+    if information_loss(recode(classes, qi), qi).gcp <= information_loss(recode(graph, qi), qi).gcp:
+        return None
+    return order, graph
+
+
 def ring_order(qi: EncodedQI, k: int, target: SensitiveTarget) -> np.ndarray | None:
     """Positions 0 … m−1 of the records in a ring order whose every cyclic window of k
     records satisfies ``target``'s models, or None: the constrained nearest-neighbour ring

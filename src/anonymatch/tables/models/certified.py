@@ -47,7 +47,7 @@ from anonymatch.tables.models.sensitive import (
     check_model,
     encode_sensitive,
 )
-from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.recode import GeneralizedQI, published_groups
 
 
 def ring_certificate(k: int, rings: Sequence[np.ndarray]) -> dict[str, object]:
@@ -103,7 +103,7 @@ def units(published: GeneralizedQI, k: int, rings: list[np.ndarray]) -> sp.csr_a
         free[ring] = False
     outside = np.flatnonzero(free)
     if len(outside):
-        group = identical_rows(published, outside)
+        _, group, _ = published_groups(published.take(outside))
         sort = np.argsort(group, kind="stable")
         members = outside[sort]
         g = group[sort]
@@ -120,31 +120,6 @@ def units(published: GeneralizedQI, k: int, rings: list[np.ndarray]) -> sp.csr_a
     out.sum_duplicates()
     out.sort_indices()
     return out
-
-
-def identical_rows(published: GeneralizedQI, rows: np.ndarray) -> np.ndarray:
-    """Group labels of ``rows`` by identical published cells, exactly: every array field of
-    ``published`` compared bytewise, every label set as its sorted distinct labels (the hashed
-    grouping of ``recode.published_groups`` may leave identical rows apart on a collision, which
-    is exact for compatibility but would split a class here). O(len(rows)·d) Python-level."""
-    import dataclasses
-
-    keys: list[list[object]] = [[] for _ in range(len(rows))]
-    for field in dataclasses.fields(published):
-        value = getattr(published, field.name)
-        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == published.n:
-            flat = np.ascontiguousarray(value[rows].reshape(len(rows), -1))
-            for key, row in zip(keys, flat, strict=True):
-                key.append(row.tobytes())
-        elif isinstance(value, tuple) and all(sp.issparse(m) for m in value):
-            for m in value:
-                m = sp.csr_array(m)[rows]
-                for i, key in enumerate(keys):
-                    key.append(tuple(np.unique(m.indices[m.indptr[i] : m.indptr[i + 1]]).tolist()))
-    index: dict[tuple[object, ...], int] = {}
-    return np.fromiter(
-        (index.setdefault(tuple(key), len(index)) for key in keys), np.int64, len(rows)
-    )
 
 
 def structure_exists(

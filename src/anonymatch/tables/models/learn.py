@@ -102,6 +102,19 @@ def _target(frame: pd.DataFrame, column: str, task: str, where: str) -> np.ndarr
     return (lo + hi) / 2
 
 
+def _same_labels(truth: np.ndarray, trained: np.ndarray, where: str) -> None:
+    """Raise InputError if the test rows' labels share none with those a model is trained on
+    (``>50K.`` in adult.test against ``>50K`` in adult.data, ``1.0`` against ``1``): every
+    accuracy would be 0, silently. O(n log n)."""
+    if len(truth) and not np.isin(truth, np.unique(trained)).any():
+        seen = ", ".join(repr(v) for v in np.unique(trained)[:3])
+        tested = ", ".join(repr(v) for v in np.unique(truth)[:3])
+        raise InputError(
+            f"the test table's labels ({tested}) are none of {where}'s ({seen}): "
+            "write them the same way"
+        )
+
+
 def _score(task: str, truth: np.ndarray, guess: np.ndarray) -> float:
     if task == "classify":
         return float(np.mean(truth == guess))
@@ -177,7 +190,8 @@ def learn(
     ------
     anonymatch.core.errors.InputError
         A target missing from a table, a generalized target, a feature column missing from the
-        test table, an unknown task.
+        test table, test labels none of which the original (or a release) has, an unknown
+        task.
 
     Notes
     -----
@@ -209,11 +223,15 @@ def learn(
     else:
         train, source = original, "test table"
     truth = _target(test, target, task, "the test table")
+    if task == "classify":  # before any model is trained
+        _same_labels(truth, _target(train, target, task, "the original"), "the original")
     drop = {target, *exclude}
     extra = list(numeric or [])
     report = LearningReport(task, target, len(test), len(train), source)
     for name, release in zip(names, releases, strict=True):
         y = _target(release, target, task, f"release {name}")
+        if task == "classify":
+            _same_labels(truth, y, f"release {name}")
         columns = [c for c in map(str, release.columns) if c not in drop]
         absent = [c for c in columns if c not in test.columns]
         if absent:

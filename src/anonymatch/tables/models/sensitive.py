@@ -303,17 +303,35 @@ def grouped_candidates(published: GeneralizedQI, original: EncodedQI) -> Grouped
     O(U + G + pairs between groups) arcs; memory O(n + pairs between groups) (the expanded
     matrix is O(n²) for a release of one class).
     """
-    from scipy.sparse.csgraph import connected_components, maximum_flow
-
     from anonymatch.tables.verify import grouped_compatibility
 
     grouped = grouped_compatibility(published, original)
-    c = sp.csr_array(grouped.c, dtype=np.int8)
+    return candidates_on_groups(
+        grouped.c, grouped.counts, grouped.mult, np.asarray(grouped.inverse), grouped.group
+    )
+
+
+def candidates_on_groups(
+    compatible: sp.csr_array,
+    counts: np.ndarray,
+    mult: np.ndarray,
+    inverse: np.ndarray,
+    group: np.ndarray,
+) -> GroupedCandidates | None:
+    """The candidates of :func:`grouped_candidates` from any contracted compatibility graph:
+    ``compatible[u, g]`` = 1 iff the originals of group u (``counts[u]`` of them, person i in
+    group ``inverse[i]``) are compatible with the published rows of group g (``mult[g]`` of
+    them, row j in group ``group[j]``). Shared with the relational kind's joint graph
+    (``relational.risk``). None if there is no perfect matching. Time and memory as
+    :func:`grouped_candidates`."""
+    from scipy.sparse.csgraph import connected_components, maximum_flow
+
+    c = sp.csr_array(compatible, dtype=np.int8)
     c.sum_duplicates()
     c.eliminate_zeros()
     c.sort_indices()
-    counts = np.asarray(grouped.counts, np.int64)
-    mult = np.asarray(grouped.mult, np.int64)
+    counts = np.asarray(counts, np.int64)
+    mult = np.asarray(mult, np.int64)
     n_u, n_g = c.shape
     n = int(counts.sum())
     if n != int(mult.sum()):
@@ -349,7 +367,7 @@ def grouped_candidates(published: GeneralizedQI, original: EncodedQI) -> Grouped
         keep = np.zeros(0, bool)
     cand = sp.csr_array((np.ones(int(keep.sum()), np.int8), (u[keep], g[keep])), shape=(n_u, n_g))
     cand.sort_indices()
-    return GroupedCandidates(cand, counts, np.asarray(grouped.inverse), mult, grouped.group)
+    return GroupedCandidates(cand, counts, np.asarray(inverse), mult, np.asarray(group))
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from anonymatch.tables.columns.schema import EncodedQI
-from anonymatch.tables.recode import GeneralizedQI, distinct_rows
+from anonymatch.tables.recode import GeneralizedQI, cat_distinct
 
 USELESS_LOSS = 0.9
 """``loss_present`` at or above which a release is called useless (its cells keep less than a
@@ -135,10 +135,9 @@ def headline(cells: GeneralizedQI, qi: EncodedQI) -> Headline:
     for a, name in enumerate(qi.cat_names):
         present = np.unique(qi.cat[~qi.cat_missing[:, a], a])
         m = len(present)
-        sets, star = cells.cat_sets[a], cells.cat_star[:, a]
+        star = cells.cat_star[:, a]
         # distinct cells first: a release of hierarchy nodes has few, but rows × leaves labels
-        reps, group = distinct_rows(sets)
-        rep_sets = sets[reps]
+        reps, group, rep_sets = cat_distinct(cells, a)
         idx = np.asarray(rep_sets.indices, np.int64)
         ptr = np.asarray(rep_sets.indptr, np.int64)
         rows = np.repeat(np.arange(len(reps)), np.diff(ptr).astype(np.int64))

@@ -49,7 +49,7 @@ import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
 from anonymatch.tables.columns.schema import EncodedQI, Schema
-from anonymatch.tables.recode import GeneralizedQI, concat_cells, distinct_rows
+from anonymatch.tables.recode import GeneralizedQI, cat_distinct, concat_cells
 
 SCHEMA = "anonymatch-leakage/1"
 """The ``schema`` key of a leakage report's JSON."""
@@ -386,9 +386,9 @@ class DistinctCells:
 
 def distinct_cells(cells: GeneralizedQI) -> DistinctCells:
     """The distinct published rows of ``cells`` (suppressed cells equal whatever they store;
-    a categorical cell keyed by ``recode.distinct_rows``' 62-bit sums, as the check's views
-    are). O(nnz + n log n + n·d) (a hash factorization per column); the result holds at most n
-    rows, about n / k for classes.
+    a categorical cell keyed by ``recode.cat_distinct``, hierarchy nodes by their span, as the
+    check's views are). O(nnz + n log n + n·d) (a hash factorization per column); the result
+    holds at most n rows, about n / k for classes.
 
     Examples
     --------
@@ -408,9 +408,9 @@ def distinct_cells(cells: GeneralizedQI) -> DistinctCells:
         star.astype(np.int64),
     ]
     per_qi = []
-    for a, sets in enumerate(cells.cat_sets):
-        reps, group = distinct_rows(sets)
-        per_qi.append((sets[reps], group))
+    for a in range(len(cells.cat_sets)):
+        _, group, distinct = cat_distinct(cells, a)  # nodes: never rows × leaves
+        per_qi.append((distinct, group))
         keys.append(np.where(cells.cat_star[:, a], -1, group).reshape(n, 1))
     group = np.zeros(n, np.int64)  # rows numbered by their key so far, exactly (no hashing)
     for column in np.hstack([k.reshape(n, -1) for k in keys]).T if n else ():
@@ -560,8 +560,7 @@ def _cat_view(enc: EncodedQI, rows: RowCells, a: int) -> _CatView:
     if rows.sets is not None:  # distinct already (per chunk: a set may recur, harmlessly)
         distinct, group = rows.sets[a]
     else:
-        reps, group = distinct_rows(cells.cat_sets[a])
-        distinct = cells.cat_sets[a][reps]
+        _, group, distinct = cat_distinct(cells, a)  # nodes: never rows × leaves
     group = rows.rows(group)
     rep_sets = _compact_sets(distinct, compact)
     g = rep_sets.shape[0]

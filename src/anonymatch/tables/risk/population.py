@@ -58,7 +58,7 @@ from anonymatch.tables.columns.schema import (
     missing_qi_mask,
 )
 from anonymatch.tables.io.cells import parse_cells
-from anonymatch.tables.recode import GeneralizedQI, published_groups
+from anonymatch.tables.recode import GeneralizedQI, cat_nodes, published_groups
 from anonymatch.tables.risk.estimators import (
     SampleEstimates,
     WeightColumn,
@@ -67,6 +67,7 @@ from anonymatch.tables.risk.estimators import (
     sample_estimates,
 )
 from anonymatch.tables.verify import (
+    KernelCells,
     _matches,
     _most_selective,
     _prefix_index,
@@ -372,6 +373,7 @@ class CountIndex:
             self.lvl_perm,
         ) = parts
         self.values = [np.unique(self.unum[:, a]) for a in range(self.unum.shape[1])]
+        self._nodes: dict[tuple[tuple[int, int], ...], CountIndex] = {}
 
     @property
     def size(self) -> int:
@@ -385,10 +387,18 @@ class CountIndex:
         dn = original.num.shape[1]
         unum = np.ascontiguousarray(uniq[:, :dn])
         ucat = np.ascontiguousarray(uniq[:, dn:]).astype(np.int64)
+        return cls._assemble(original, unum, ucat, original.cat_card.astype(np.int64))
+
+    @classmethod
+    def _assemble(
+        cls, original: EncodedQI, unum: np.ndarray, ucat: np.ndarray, card: np.ndarray
+    ) -> CountIndex:
+        """The index over distinct combinations already split into the kernel's numeric
+        values ``unum`` and categorical codes ``ucat`` (of cardinalities ``card``)."""
+        dn = unum.shape[1]
         dc = ucat.shape[1]
         num_order = np.argsort(unum, axis=0, kind="stable").T.copy()
         num_sorted = np.take_along_axis(unum, num_order.T, axis=0).T.copy()
-        card = original.cat_card.astype(np.int64)
         cat_off = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
         bucket_ptr = np.zeros(int(cat_off[-1]) + 1, np.int64)
         members: list[np.ndarray] = []
@@ -413,14 +423,38 @@ class CountIndex:
         self, published: GeneralizedQI, weights: tuple[np.ndarray, np.ndarray]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:func:`compatible_counts` of ``published`` on this index. Rows are processed in
-        slices on a thread pool (the kernel is nogil). O(n·d log U + Σ_j |candidates(j)|·d)."""
-        n_pub = published.n
+        slices on a thread pool (the kernel is nogil). O(n·d log U + Σ_j |candidates(j)|·d).
+
+        Hierarchy nodes (``recode.NodeCells``) are counted as ranges of depth-first leaf
+        ranks, as ``verify`` checks them (``verify.KernelCells``), on a variant of this index
+        built once per set of node attributes: a node is never expanded into its leaves."""
+        moved = tuple(
+            (a, id(x.tree))
+            for a in range(len(published.cat_sets))
+            if (x := cat_nodes(published, a)) is not None
+        )
+        uniq = np.hstack([self.unum, self.ucat.astype(np.float64)])
+        kc = KernelCells.build(published, self.original, uniq)
+        if not moved:
+            return self._count(kc, flat_sets(published, self.card), weights)
+        index = self._nodes.get(moved)
+        if index is None:
+            index = self._assemble(self.original, kc.unum, kc.ucat, kc.card)
+            self._nodes[moved] = index
+        return index._count(kc, flat_sets(published, kc.card, kc.sets), weights)
+
+    def _count(
+        self,
+        kc: KernelCells,
+        sets: tuple[np.ndarray, np.ndarray, np.ndarray],
+        weights: tuple[np.ndarray, np.ndarray],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`counts` of the published cells as the kernel reads them (``kc``, ``sets``
+        = ``verify.flat_sets`` of its categorical attributes)."""
+        n_pub = kc.lo.shape[0]
         dn = self.unum.shape[1]
-        set_ptr, set_idx, set_off = flat_sets(published, self.card)
-        lo = np.ascontiguousarray(published.num_lo)
-        hi = np.ascontiguousarray(published.num_hi)
-        num_star = np.ascontiguousarray(published.num_star)
-        cat_star = np.ascontiguousarray(published.cat_star)
+        set_ptr, set_idx, set_off = sets
+        lo, hi, num_star, cat_star = kc.lo, kc.hi, kc.num_star, kc.cat_star
         rank_lo = np.zeros((n_pub, dn), np.int64)
         rank_hi = np.zeros((n_pub, dn), np.int64)
         for a, values in enumerate(self.values):

@@ -42,13 +42,13 @@ groups), so a release of one class of n identical rows needs O(n), not n² pairs
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import param
@@ -65,9 +65,10 @@ from anonymatch.tables.models.sensitive import (
     encode_sensitive,
     grouped_candidates,
     grouped_person_stats,
+    person_stats,
 )
 from anonymatch.tables.pipeline import prepare
-from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.recode import GeneralizedQI, published_groups
 
 SCHEMA = "anonymatch-risk/1"
 """The ``schema`` key of a risk report's JSON."""
@@ -237,6 +238,10 @@ class RiskReport:
     sensitive: tuple[SensitiveRisk, ...]
     original: BaselineRisk
     explanation: tuple[str, ...]
+    basis: str = "candidates"
+    """What the sensitive figures are computed over: ``candidates`` (each person's candidate
+    rows), or ``certificate`` (the graph a ring release's certificate proves, for the attacker
+    who knows it: ``certified_sensitive``)."""
 
     @property
     def threshold(self) -> float:
@@ -261,6 +266,7 @@ class RiskReport:
                 "k": self.k,
                 "threshold": self.threshold,
                 "dropped_missing": self.dropped_missing,
+                "sensitive_basis": self.basis,
             },
             "release": release,
             "sensitive": {s.column: s.to_dict() for s in self.sensitive},
@@ -313,7 +319,82 @@ def assess(
             f"the release does not match the original: it has {cells.n} rows, the original "
             f"{n}{hint}"
         )
-    return assess_cells(data, enc, cells, release, schema, k, threshold, dropped)
+    report = assess_cells(data, enc, cells, release, schema, k, threshold, dropped)
+    if check.certificate is None:
+        return report
+    inputs = CertifiedInput(data, enc, cells, release, schema)
+    return certified_sensitive(report, inputs, check.certificate)
+
+
+@dataclass(frozen=True)
+class CertifiedInput:
+    """What ``certified_sensitive`` reads: the prepared original (``data``, ``enc``), the
+    parsed release (``cells``) and its table (``release``, for the sensitive columns), and the
+    columns' roles (``schema``)."""
+
+    data: pd.DataFrame
+    enc: EncodedQI
+    cells: GeneralizedQI
+    release: pd.DataFrame
+    schema: Schema
+
+
+def certified_sensitive(
+    report: RiskReport, inputs: CertifiedInput, certificate: Mapping[str, object]
+) -> RiskReport:
+    """``report`` with its sensitive figures computed over the graph that the ring
+    ``certificate`` (a manifest's ``guarantee.certificate``) proves (``models.certified``), for
+    the attacker of docs/guarantees/sensitive.md §6 who knows it: a ring position's posterior
+    P(s = v | release) is the share of v among the k rows of its window (the same under every
+    draw), a class row's is its class's share (§3). One unit per person (``certified.units``),
+    as in the benchmark's table; homogeneous: units whose rows all show one value; the
+    mechanism bound is the posterior itself (every unit has k rows on a ring). Raises
+    InputError if the certificate is malformed or its graph does not fit the release and the
+    original. Time: the compatibility and matching of ``certified.structure_exists``, plus
+    O(n·k) per sensitive column."""
+    from anonymatch.tables.models.certified import parse_certificate, structure_exists, units
+
+    k, rings = parse_certificate(certificate, inputs.cells.n)
+    if not structure_exists(inputs.cells, inputs.enc, k, rings):
+        raise InputError(
+            f"the ring graph of {param('certificate')} does not fit the release and the original"
+        )
+    cand = units(inputs.cells, k, rings)
+    num = inputs.schema.numeric
+    sens = []
+    for name in inputs.schema.sensitive:
+        enc = encode_sensitive(name, inputs.release[name], inputs.data[name], name in num)
+        stats = person_stats(cand, enc, SensitiveModel(name, t=1.0, ordered=name in num))
+        assert stats.emd is not None
+        posterior = stats.top / stats.size
+        homogeneous = int((stats.distinct == 1).sum())
+        n = len(stats.size)
+        sens.append(
+            SensitiveRisk(
+                column=name,
+                ground_distance="ordered" if name in num else "equal",
+                values=int(np.count_nonzero(np.bincount(enc.original, minlength=enc.m))),
+                prior_max=float(enc.table_distribution().max()),
+                homogeneous=homogeneous,
+                homogeneous_share=homogeneous / n,
+                posterior_max=float(posterior.max()),
+                posterior_mean=float(posterior.mean()),
+                posterior_half_share=float((posterior >= 0.5).mean()),
+                posterior_one_share=float((stats.top == stats.size).mean()),
+                distance_max=float(stats.emd.max()),
+                distance_mean=float(stats.emd.mean()),
+                min_distinct=int(stats.distinct.min()),
+                min_effective_l=float(np.exp(stats.entropy.min())),
+                mechanism_bound_max=float(posterior.max()) if report.k is not None else None,
+                mechanism_disclosed=(
+                    int((stats.top == stats.size).sum()) if report.k is not None else None
+                ),
+            )
+        )
+    explanation = explain(report.candidates.min, report.class_k, sens)
+    return dataclasses.replace(
+        report, sensitive=tuple(sens), explanation=explanation, basis="certificate"
+    )
 
 
 def assess_cells(
@@ -429,21 +510,10 @@ def _has_k_factor(cand: GroupedCandidates, k: int) -> bool:
 
 
 def _identical_rows(cells: GeneralizedQI) -> tuple[int, int]:
-    """(smallest group, number of groups) of published rows with identical QI cells.
-    O(n·d log n) plus the size of the categorical cells."""
-    n = cells.n
-    columns = [cells.num_lo, cells.num_hi]
-    for a, sets in enumerate(cells.cat_sets):
-        s = sp.csr_array(sets)
-        s.sort_indices()
-        keys = [
-            b"*" if cells.cat_star[j, a] else s.indices[s.indptr[j] : s.indptr[j + 1]].tobytes()
-            for j in range(n)
-        ]
-        codes, _ = pd.factorize(pd.Series(keys, dtype=object))
-        columns.append(codes.astype(np.float64)[:, None])
-    _, counts = np.unique(np.hstack(columns), axis=0, return_counts=True)
-    return int(counts.min()), len(counts)
+    """(smallest group, number of groups) of published rows with identical QI cells
+    (``recode.published_groups``). O(n·d + n log n) plus the size of the categorical cells."""
+    _, _, mult = published_groups(cells)
+    return int(mult.min()), len(mult)
 
 
 def _baseline(keys: np.ndarray, threshold: float) -> BaselineRisk:
