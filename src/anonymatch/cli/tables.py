@@ -7,6 +7,7 @@ in that case.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -307,11 +308,6 @@ def anonymize(
         )
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
-    if strict and streamed is not None:
-        raise InputError(
-            "--strict checks the release's kept columns in memory: drop --chunk-rows/--executor "
-            "(the streamed path has no leakage check)"
-        )
     if streamed is None and (db_in or db_out):
         release = run_job(read_table(input_path, csv), job)
         if strict:
@@ -337,18 +333,24 @@ def anonymize(
             )
         return
     if streamed is not None:
+        from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks
         from anonymatch.tables.streamed import anonymize_file
 
-        report = anonymize_file(
-            input_path,
-            output,
-            job,
-            csv=csv,
-            executor=streamed,
-            replace=True,  # output_options refused an existing output without --force
-            csv_safe=csv_safe,
-            output_table=output_table if db_out else None,  # one transaction, batch by batch
-        )
+        try:  # --strict: refused before the parts are committed, and removed
+            with refusing_leaks() if strict else contextlib.nullcontext():
+                report = anonymize_file(
+                    input_path,
+                    output,
+                    job,
+                    csv=csv,
+                    executor=streamed,
+                    replace=True,  # output_options refused an existing output without --force
+                    csv_safe=csv_safe,
+                    output_table=output_table if db_out else None,  # one transaction
+                )
+        except LeakRefused as refused:
+            _refuse_leaks({"leakage": refused.report.to_dict()})
+            raise
     else:
         frame = read_table(input_path, csv)
         release = run_job(frame, job)

@@ -11,6 +11,7 @@ domain. Cost: reading both files, O(n·d) for the cells and the distributions
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         )
         risk.missing = note
         utility.missing = f"the distributions and suppressed cells {note}"
+        _manifest_leakage(risk, limits, manifest.get("leakage"))
         ncp = loss.get("ncp") or {}
         if ncp:
             utility.figures.append(
@@ -115,12 +117,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
 
     leakage = check_leakage(data, enc, cells, release, schema)
     published.tables.append(_columns(original, release, schema, level_column, leakage))
-    for line in reversed(leakage.lines()):
-        limits.insert(
-            0,
-            f"Leak: {line[0].upper()}{line[1:]}. Whatever k, the attacker reads the kept value "
-            "beside the generalized cells.",
-        )
+    _leak_limits(limits, leakage)
     check = _reverify(manifest, original, release, schema, na, drop_missing)
     # the claimed k is verified already (the certificate); it is passed only for the
     # mechanism-aware bound on sensitive values
@@ -269,6 +266,34 @@ def _published_people(
     size = params.get("partition_size")
     keep = ~choose_outliers(enc, k, limit, int(size) if size else None)
     return keep if int(keep.sum()) == n_published else None
+
+
+def _leak_limits(limits: list[str], leakage: LeakageReport) -> None:
+    """The flagged kept columns first among what the release does not protect against."""
+    for line in reversed(leakage.lines()):
+        limits.insert(
+            0,
+            f"Leak: {line[0].upper()}{line[1:]}. Whatever k, the attacker reads the kept value "
+            "beside the generalized cells.",
+        )
+
+
+def _manifest_leakage(section: Section, limits: list[str], block: object) -> None:
+    """A report without the files' figures (a streamed release, or no files): the leakage
+    table and lines of the manifest's ``leakage`` block, checked when the release was made."""
+    if not isinstance(block, Mapping):
+        return
+    try:
+        leakage = LeakageReport.from_dict(block)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return  # a block of another shape: nothing shown rather than a wrong figure
+    _leak_limits(limits, leakage)
+    _leakage_table(section, leakage)
+    section.tables[-1:] = [
+        dataclasses.replace(t, caption=f"{t.caption} From the manifest: checked when the "
+                            "release was made.")
+        for t in section.tables[-1:]
+    ]  # fmt: skip
 
 
 def _leakage_table(section: Section, leakage: LeakageReport) -> None:

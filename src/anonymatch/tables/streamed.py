@@ -105,6 +105,15 @@ from anonymatch.tables.models.sensitive import (
 )
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.recode import GeneralizedQI, concat_cells, published_groups, recode
+from anonymatch.tables.risk.leakage import (
+    DistinctCells,
+    LeakageReport,
+    LeakRefused,
+    StreamedCells,
+    check_streamed_leakage,
+    distinct_cells,
+    refuses_leaks,
+)
 from anonymatch.tables.verify import verify
 
 DEFAULT_CHUNK_ROWS = 50_000
@@ -275,6 +284,7 @@ class ChunkResult:
     sensitive: tuple[SensitiveCheck, ...] = ()
     stars: int = 0
     rings: tuple[np.ndarray, ...] = ()
+    distinct: DistinctCells | None = None  # the chunk's distinct cells, for the leakage check
 
 
 def anonymize_chunk(job: ChunkJob) -> ChunkResult:
@@ -352,6 +362,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
         sensitive=checks,
         stars=int(written.num_star.sum() + written.cat_star.sum()),
         rings=tuple(rings[p] for p in sorted(rings)),
+        distinct=distinct_cells(written),
     )
 
 
@@ -677,6 +688,7 @@ def anonymize_file(
         executor = _effective(executor, scheduler, len(chunks))
         sums = np.zeros(len(qi.names))
         min_matches, pairs, stars = np.iinfo(np.int64).max, 0, 0
+        published = StreamedCells(n)
         bar = tqdm(
             total=len(bounds) - 1, desc=f"{method} partitions", unit="part", disable=not progress
         )
@@ -698,12 +710,15 @@ def anonymize_file(
                 min_matches = min(min_matches, result.min_matches)
                 pairs += result.compatible_pairs
                 stars += result.stars
+                assert result.distinct is not None
+                published.add(result.distinct, order[result.source])
                 checks = (
                     [merge_checks(a, b) for a, b in zip(checks, result.sensitive, strict=True)]
                     if checks
                     else list(result.sensitive)
                 )
                 bar.update(result.partitions)
+        leakage, t_leakage = _leakage(table, schema, published)  # refused: nothing committed
         sidecar = None
         if writer.sidecar:  # kept columns are text here: the batches never meet
             sidecar = write_schema(output, release_schema(None, qi, columns))
@@ -759,7 +774,11 @@ def anonymize_file(
             **sensitive_checks,
         },
         loss={**loss.to_dict(), "suppressed_cells": stars},
-        seconds={"scan_and_order": t_scan, "wall": time.perf_counter() - started},
+        seconds={
+            "scan_and_order": t_scan,
+            "leakage": t_leakage,
+            "wall": time.perf_counter() - started,
+        },
         randomness_seeded=seed is not None,
         input_records=n + table.dropped,
         output_records=n,
@@ -774,7 +793,34 @@ def anonymize_file(
         },
     )
     run.record(manifest, job)
+    manifest["leakage"] = leakage.to_dict()  # after the plan, as on the in-memory path
     return manifest
+
+
+def _leakage(
+    table: ScannedTable, schema: Schema, published: StreamedCells
+) -> tuple[LeakageReport, float]:
+    """The leakage check of the columns the release keeps unchanged (``risk.leakage``, the
+    in-memory check's rules and figures), each read in turn from the memory-mapped spill file;
+    with seconds taken. Raises ``LeakRefused`` (an InputError) when flagged columns are to be
+    refused (``risk.leakage.refusing_leaks``, ``anonymize --strict``): the caller's writer then
+    removes what it wrote. Memory O(n) per column and categorical QI, one column at a time."""
+    t0 = time.perf_counter()
+    others = table.others
+    names = [c for c in table.columns if c not in schema.qi]
+
+    def kept() -> Iterator[tuple[str, pd.Series]]:
+        for name in names:
+            assert others is not None
+            values = others.column(name)
+            if pa.types.is_dictionary(values.type):
+                values = values.cast(values.type.value_type)
+            yield name, values.to_pandas(types_mapper=_nullable_integers)
+
+    report = check_streamed_leakage(kept(), table.qi, published.rows(), schema.sensitive)
+    if report.flagged and refuses_leaks():
+        raise LeakRefused(report)
+    return report, time.perf_counter() - t0
 
 
 _RING_CHECKED = (

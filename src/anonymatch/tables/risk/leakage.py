@@ -37,14 +37,19 @@ value sets or O(n log n) for ranges. Memory O(n + pairs); never a dense kept × 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from anonymatch.core.errors import InputError
 from anonymatch.tables.columns.schema import EncodedQI, Schema
-from anonymatch.tables.recode import GeneralizedQI, cat_distinct
+from anonymatch.tables.recode import GeneralizedQI, cat_distinct, concat_cells
 
 SCHEMA = "anonymatch-leakage/1"
 """The ``schema`` key of a leakage report's JSON."""
@@ -202,6 +207,47 @@ class LeakageReport:
         """One sentence per flagged column, with its figures (for warnings and reports)."""
         return [describe(c, self.rows) for c in self.flagged]
 
+    @classmethod
+    def from_dict(cls, block: Mapping[str, Any]) -> LeakageReport:
+        """The report a manifest's ``leakage`` block holds (:meth:`to_dict`'s inverse, but for
+        the QIs a column neither narrows nor determines, which the block leaves out). Raises
+        AttributeError, KeyError, TypeError or ValueError on a block of another shape."""
+        o = block.get("options") or {}
+        defaults = LeakageOptions()
+        options = LeakageOptions(
+            **{
+                k: type(getattr(defaults, k))(o[k])  # a number, or TypeError/ValueError
+                for k in o
+                if k in LeakageOptions.__dataclass_fields__
+            }
+        )
+        columns = tuple(
+            ColumnLeak(
+                str(c["column"]),
+                str(c["role"]),
+                int(c["distinct"]),
+                int(c["unique_rows"]),
+                None if c.get("free_text") is None else str(c["free_text"]),
+                int(c["leaked_rows"]),
+                int(c["pinned_rows"]),
+                tuple(
+                    QILeak(
+                        str(q["qi"]),
+                        int(q["rules"]),
+                        int(q["generalized_rows"]),
+                        int(q["narrowed_rows"]),
+                        int(q["pinned_rows"]),
+                        int(q.get("determined_rows") or 0),
+                        float(q.get("predicted_share") or 0.0),
+                    )
+                    for q in c.get("by_qi") or ()
+                ),
+                tuple(str(r) for r in c.get("reasons") or ()),
+            )
+            for c in block["columns"]
+        )
+        return cls(int(block["rows"]), columns, options)
+
 
 def describe(column: ColumnLeak, rows: int) -> str:
     """One sentence: the flagged column, its reasons and the proposed role."""
@@ -276,15 +322,37 @@ def check_leakage(
     4
     """
     options = options or LeakageOptions()
-    n = cells.n
+    rows = RowCells(cells)
     out: list[ColumnLeak] = []
     qi = set(schema.qi)
-    views = [_cat_view(enc, cells, a) for a in range(len(enc.cat_names))]
+    views = [_cat_view(enc, rows, a) for a in range(len(enc.cat_names))]
     for name in (str(c) for c in release.columns):
         if name in qi or name not in data.columns:
             continue
-        out.append(_column(name, data, enc, cells, release, schema, options, views))
-    return LeakageReport(n, tuple(out), options)
+        role = "sensitive" if name in schema.sensitive else "other"
+        out.append(_column(name, data[name], release[name], enc, rows, role, options, views))
+    return LeakageReport(rows.n, tuple(out), options)
+
+
+@dataclass(frozen=True)
+class RowCells:
+    """Published QI cells as ``cells`` (distinct cells, or one per row) and each row's cell
+    ``group`` (None: row i shows ``cells`` row i). The streamed path holds a release's cells so:
+    one copy of each distinct cell of each chunk and one integer per row, and per categorical
+    QI its distinct ``sets`` (a CSR) with each cell's set number (then ``cells.cat_sets`` are
+    not read)."""
+
+    cells: GeneralizedQI
+    group: np.ndarray | None = None
+    sets: tuple[tuple[sp.csr_array, np.ndarray], ...] | None = None
+
+    @property
+    def n(self) -> int:
+        return self.cells.n if self.group is None else len(self.group)
+
+    def rows(self, values: np.ndarray) -> np.ndarray:
+        """Per row, the value of its cell (``values`` has one entry per cell). O(n)."""
+        return values if self.group is None else values[self.group]
 
 
 @dataclass(frozen=True)
@@ -304,11 +372,178 @@ class _CatView:
     width: np.ndarray
 
 
+@dataclass(frozen=True)
+class DistinctCells:
+    """A chunk of published rows as its distinct ``cells`` and each row's ``group`` among them,
+    and per categorical QI the distinct label ``sets`` with each distinct cell's set number
+    (``cells.cat_sets`` are then empty): what the streamed path's workers send the driver for
+    the leakage check."""
+
+    cells: GeneralizedQI
+    group: np.ndarray
+    sets: tuple[tuple[sp.csr_array, np.ndarray], ...] = ()
+
+
+def distinct_cells(cells: GeneralizedQI) -> DistinctCells:
+    """The distinct published rows of ``cells`` (suppressed cells equal whatever they store;
+    a categorical cell keyed by ``recode.cat_distinct``, hierarchy nodes by their span, as the
+    check's views are). O(nnz + n log n + n·d) (a hash factorization per column); the result
+    holds at most n rows, about n / k for classes.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from anonymatch.tables.recode import GeneralizedQI
+    >>> lo = np.array([[1.0], [1.0], [2.0]])
+    >>> cells = GeneralizedQI(lo, lo + 1, np.zeros((3, 1), bool), (), np.zeros((3, 0), bool))
+    >>> d = distinct_cells(cells)
+    >>> d.cells.n, d.group.tolist()
+    (2, [0, 0, 1])
+    """
+    n = cells.n
+    star = cells.num_star
+    keys = [
+        np.where(star, 0.0, cells.num_lo).view(np.int64),  # bit patterns: exact
+        np.where(star, 0.0, cells.num_hi).view(np.int64),
+        star.astype(np.int64),
+    ]
+    per_qi = []
+    for a in range(len(cells.cat_sets)):
+        _, group, distinct = cat_distinct(cells, a)  # nodes: never rows × leaves
+        per_qi.append((distinct, group))
+        keys.append(np.where(cells.cat_star[:, a], -1, group).reshape(n, 1))
+    group = np.zeros(n, np.int64)  # rows numbered by their key so far, exactly (no hashing)
+    for column in np.hstack([k.reshape(n, -1) for k in keys]).T if n else ():
+        codes, values = pd.factorize(column)
+        group, _ = pd.factorize(group * len(values) + codes)
+    first = np.zeros(int(group.max()) + 1 if n else 0, np.int64)
+    first[group] = np.arange(n)  # any row of a group will do: they are alike
+    empty = tuple(sp.csr_array((len(first), 0), dtype=np.int8) for _ in cells.cat_sets)
+    kept = GeneralizedQI(
+        cells.num_lo[first], cells.num_hi[first], star[first], empty, cells.cat_star[first]
+    )
+    sets = tuple((distinct, number[first]) for distinct, number in per_qi)
+    return DistinctCells(kept, group.reshape(-1).astype(np.int64), sets)
+
+
+class StreamedCells:
+    """The published cells of a streamed release, gathered chunk by chunk in the originals'
+    order: each chunk's distinct cells (about n / k rows in all) and one integer per original
+    (the cell of the row published from it). Memory O(n + distinct cells · d)."""
+
+    def __init__(self, n: int) -> None:
+        self._cell: np.ndarray = np.full(n, -1, np.int64 if n >= 2**31 else np.int32)
+        self._parts: list[GeneralizedQI] = []
+        self._sets: list[list[tuple[sp.csr_array, np.ndarray]]] = []
+        self._size = 0
+
+    def add(self, chunk: DistinctCells, originals: np.ndarray) -> None:
+        """Record a chunk: ``originals[r]`` is the position (in the input's order, that of the
+        check's ``enc``) of the original whose row r shows ``chunk.group[r]``. O(rows)."""
+        self._cell[originals] = self._size + chunk.group
+        self._parts.append(chunk.cells)
+        self._sets.append(list(chunk.sets))
+        self._size += chunk.cells.n
+
+    def rows(self) -> RowCells:
+        """The gathered cells, for :func:`check_streamed_leakage`."""
+        if (self._cell < 0).any():
+            raise ValueError("some originals have no published row")
+        cells = self._parts[0] if len(self._parts) == 1 else concat_cells(self._parts)
+        sets = []
+        for a in range(len(cells.cat_sets)):
+            parts = [chunk[a] for chunk in self._sets]
+            width = max(int(d.shape[1]) for d, _ in parts)
+            offsets = np.cumsum([0] + [d.shape[0] for d, _ in parts[:-1]])
+            distinct = sp.vstack(
+                [sp.csr_array((d.data, d.indices, d.indptr), shape=(d.shape[0], width))
+                 for d, _ in parts],
+                format="csr",
+            )  # fmt: skip
+            number = np.concatenate([o + g for o, (_, g) in zip(offsets, parts, strict=True)])
+            sets.append((sp.csr_array(distinct), number))
+        return RowCells(cells, self._cell, tuple(sets))
+
+
+def check_streamed_leakage(
+    kept: Iterable[tuple[str, pd.Series]],
+    enc: EncodedQI,
+    cells: RowCells,
+    sensitive: Sequence[str] = (),
+    options: LeakageOptions | None = None,
+) -> LeakageReport:
+    """:func:`check_leakage` of a release whose row i shows original i's kept values beside
+    ``cells`` row i (the streamed path, rows taken in the originals' order): the same rules,
+    the same figures as the in-memory check on the written release.
+
+    Parameters
+    ----------
+    kept : iterable of (str, pandas.Series)
+        The kept columns in release order, each read when its turn comes (the streamed path
+        reads them one at a time from its memory-mapped spill file), aligned with ``enc``.
+    enc : EncodedQI
+        The originals' encoded QIs.
+    cells : RowCells
+        The published cells of each original's row (:class:`StreamedCells`).
+    sensitive : sequence of str
+        The sensitive columns (their ``role``).
+    options : LeakageOptions, optional
+        The thresholds.
+
+    Returns
+    -------
+    LeakageReport
+
+    Notes
+    -----
+    Time as :func:`check_leakage`; memory O(n) per kept column, one column at a time, plus
+    O(n) per categorical QI (each row's cell group and width) — never the rows' label sets.
+
+    References
+    ----------
+    Machanavajjhala et al., "ℓ-diversity", ICDE 2006, §3; Wong et al., VLDB 2007.
+    """
+    options = options or LeakageOptions()
+    views = [_cat_view(enc, cells, a) for a in range(len(enc.cat_names))]
+    out = []
+    for name, original in kept:
+        role = "sensitive" if name in sensitive else "other"
+        out.append(_column(name, original, None, enc, cells, role, options, views))
+    return LeakageReport(cells.n, tuple(out), options)
+
+
+_REFUSING: ContextVar[bool] = ContextVar("anonymatch_refusing_leaks", default=False)
+
+
+@contextmanager
+def refusing_leaks() -> Iterator[None]:
+    """Within this block, a streamed release whose kept columns are flagged is refused
+    (:class:`LeakRefused`) before anything is committed (``anonymize --strict``)."""
+    token = _REFUSING.set(True)
+    try:
+        yield
+    finally:
+        _REFUSING.reset(token)
+
+
+def refuses_leaks() -> bool:
+    """Whether the caller asked for leaking releases to be refused (:func:`refusing_leaks`)."""
+    return _REFUSING.get()
+
+
+class LeakRefused(InputError):
+    """A release refused because kept columns leak (``report``: the check); nothing written."""
+
+    def __init__(self, report: LeakageReport) -> None:
+        super().__init__(f"refused: {'; '.join(report.lines())}; nothing written")
+        self.report = report
+
+
 _DENSE_CELLS = 20_000_000
 """Largest distinct cells × labels held as a dense bool array (else the row-by-row count)."""
 
 
-def _cat_view(enc: EncodedQI, cells: GeneralizedQI, a: int) -> _CatView:
+def _cat_view(enc: EncodedQI, rows: RowCells, a: int) -> _CatView:
     """The view of categorical QI ``a`` (see :class:`_CatView`). Distinct cells are found by
     two random 62-bit weight sums of their labels (with the set size): O(nnz) cheap
     arithmetic, then only the G distinct sets are read label by label — a release of
@@ -320,10 +555,15 @@ def _cat_view(enc: EncodedQI, cells: GeneralizedQI, a: int) -> _CatView:
     compact[present] = np.arange(m)
     tree = enc.types.hierarchies.get(enc.cat_names[a])
     bins = _level_bins(tree.anc[present] if tree is not None else None)
-    star = cells.cat_star[:, a]
-    reps, group, distinct = cat_distinct(cells, a)  # nodes: never rows × leaves
+    cells = rows.cells
+    star = rows.rows(cells.cat_star[:, a])
+    if rows.sets is not None:  # distinct already (per chunk: a set may recur, harmlessly)
+        distinct, group = rows.sets[a]
+    else:
+        _, group, distinct = cat_distinct(cells, a)  # nodes: never rows × leaves
+    group = rows.rows(group)
     rep_sets = _compact_sets(distinct, compact)
-    g = len(reps)
+    g = rep_sets.shape[0]
     dense = rep_sets.toarray().astype(bool) if g * m <= _DENSE_CELLS else None
     width = np.where(star, m, np.diff(rep_sets.indptr)[group]).astype(np.int64)
     return _CatView(m, compact, bins, group, rep_sets, dense, star, width)
@@ -331,16 +571,18 @@ def _cat_view(enc: EncodedQI, cells: GeneralizedQI, a: int) -> _CatView:
 
 def _column(
     name: str,
-    data: pd.DataFrame,
+    original: pd.Series,
+    shown: pd.Series | None,
     enc: EncodedQI,
-    cells: GeneralizedQI,
-    release: pd.DataFrame,
-    schema: Schema,
+    cells: RowCells,
+    role: str,
     options: LeakageOptions,
     views: list[_CatView],
 ) -> ColumnLeak:
+    """The figures of kept column ``name``: rules from its ``original`` values (aligned with
+    ``enc``), applied to the values the release ``shown`` beside ``cells`` (None: each row shows
+    its own original's value, the streamed path's rows taken in the originals' order)."""
     n = cells.n
-    original = data[name]
     present = original.notna().to_numpy()
     text = original.astype(str)
     codes, uniques = pd.factorize(text)
@@ -349,9 +591,11 @@ def _column(
     unique_rows = int((counts == 1).sum())
     free_text = _free_text(original[present], text[present], counts, options)
     # the release's kept values, in the original's codes (-1: absent or missing)
-    shown = release[name]
-    published = pd.Index(uniques).get_indexer(shown.astype(str))
-    published = np.where(shown.notna().to_numpy(), published, -1)
+    if shown is None:
+        published = codes
+    else:
+        published = pd.Index(uniques).get_indexer(shown.astype(str))
+        published = np.where(shown.notna().to_numpy(), published, -1)
     support = counts >= options.min_support
     by_qi: list[QILeak] = []
     leaked = np.zeros(n, bool)
@@ -362,9 +606,9 @@ def _column(
         ranks = ranks.reshape(-1)
         bins = _frequency_bins(ranks, len(vals))
         leak = _rules(codes[~miss], ranks, len(vals), support, options, bins)
-        star = cells.num_star[:, a]
-        lo = np.searchsorted(vals, cells.num_lo[:, a], side="left")
-        hi = np.searchsorted(vals, cells.num_hi[:, a], side="right") - 1
+        star = cells.rows(cells.cells.num_star[:, a])
+        lo = cells.rows(np.searchsorted(vals, cells.cells.num_lo[:, a], side="left"))
+        hi = cells.rows(np.searchsorted(vals, cells.cells.num_hi[:, a], side="right") - 1)
         lo, hi = np.where(star, 0, lo), np.where(star, len(vals) - 1, hi)
         width = np.maximum(hi - lo + 1, 0)
         inside = width - _count_in_range(leak.keys, published, lo, hi, len(vals))
@@ -393,7 +637,6 @@ def _column(
         reasons.append(free_text)
     if reasons and copies:
         reasons.append(f"it recodes {', '.join(map(repr, copies))}: dropping it loses nothing")
-    role = "sensitive" if name in schema.sensitive else "other"
     return ColumnLeak(
         name,
         role,
@@ -439,7 +682,7 @@ def _rules(
     u, r = len(support), len(kept)
     if r == 0 or m == 0:
         return _Rules(np.zeros(0, np.int64), np.full(u, m, np.int64), m)
-    pair, count = np.unique(kept * m + qi, return_counts=True)
+    pair, count = _count_pairs(kept * m + qi, u * m)
     best = np.zeros(u, np.int64)
     np.maximum.at(best, pair // m, count)
     total = np.bincount(kept, minlength=u).astype(np.float64)
@@ -481,7 +724,7 @@ def _excluded(
         np.cumsum(frequent[owners]) - frequent[owners], frequent[owners]
     )
     cand_a = by_freq[offsets]
-    pair, count = np.unique(kept * m + qi, return_counts=True)
+    pair, count = _count_pairs(kept * m + qi, len(total) * m)
     cand = cand_v * m + cand_a
     if len(pair) == 0:
         return np.zeros(0, np.int64)
@@ -490,6 +733,28 @@ def _excluded(
     expected = total[cand_v] * freq[cand_a] / r
     out = seen <= options.tolerance * expected + 1e-9
     return np.sort(cand[out])
+
+
+def _count_pairs(keys: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``keys`` (in [0, size)), sorted, and how often each occurs: ``np.unique``'s
+    answer, by one ``bincount`` when ``size`` is within a few times the keys (no sort).
+    O(r + size) or O(r log r)."""
+    if size <= 4 * len(keys) + 1024:
+        counts = np.bincount(keys, minlength=size)
+        pair = np.flatnonzero(counts)
+        return pair, counts[pair]
+    pair, count = np.unique(keys, return_counts=True)
+    return pair, count
+
+
+def _first_of_each(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct keys, a position of each, each key's number among them), as
+    ``np.unique(return_index, return_inverse)`` but numbered in order of first appearance, by
+    hashing (``pandas.factorize``): O(n), no sort."""
+    codes, uniques = pd.factorize(keys)
+    first = np.empty(len(uniques), np.int64)
+    first[codes] = np.arange(len(keys))  # any row of a key will do: they are alike
+    return np.asarray(uniques), first, codes.astype(np.int64)
 
 
 def _count_in_range(
@@ -579,7 +844,7 @@ def _ruled_out_in_cells(keys: np.ndarray, published: np.ndarray, view: _CatView)
         return _count_in_sets(keys, published, sets, m, view.star)
     v = np.maximum(published, 0).astype(np.int64)
     pair = view.group * (int(v.max()) + 1 if n else 1) + v
-    upairs, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    upairs, first, inverse = _first_of_each(pair)
     pg, pv = view.group[first], v[first]
     lo = np.searchsorted(keys, pv * m, side="left")
     hi = np.searchsorted(keys, pv * m + m, side="left")
