@@ -16,6 +16,7 @@ from anonymatch.tables.columns.schema import Schema
 from anonymatch.tables.io import read_table
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.pipeline import prepare
+from anonymatch.tables.risk.headline import headline
 from anonymatch.tables.risk.leakage import (
     LeakageReport,
     LeakRefused,
@@ -61,6 +62,12 @@ def in_memory_check(source: Path, release: Path) -> dict[str, object]:
     return check_leakage(data, enc, parse_cells(shown, enc), shown, SCHEMA).to_dict()
 
 
+def in_memory_headline(source: Path, release: Path) -> dict[str, object]:
+    """The in-memory utility headline of the written release (as the report computes it)."""
+    _, enc, _ = prepare(read_table(source), SCHEMA)
+    return headline(parse_cells(read_table(release), enc), enc).to_dict()
+
+
 @settings(
     max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -82,6 +89,11 @@ def test_streamed_leakage_equals_the_in_memory_check(
     )  # fmt: skip
     assert manifest["verification"]["partitions"] > 1
     assert manifest["leakage"] == in_memory_check(source, out)
+    streamed, in_memory = manifest["loss"]["headline"], in_memory_headline(source, out)
+    by_qi = "loss_present_by_qi"  # the same cells, summed in another order
+    assert streamed.pop(by_qi) == pytest.approx(in_memory.pop(by_qi), rel=1e-12)
+    assert streamed.pop("verdict") == in_memory.pop("verdict")
+    assert streamed == pytest.approx(in_memory, rel=1e-12)
     assert "leakage" in manifest["seconds"]
     assert LeakageReport.from_dict(manifest["leakage"]).to_dict() == manifest["leakage"]
 

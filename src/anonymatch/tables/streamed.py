@@ -105,10 +105,12 @@ from anonymatch.tables.models.sensitive import (
 )
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.recode import GeneralizedQI, concat_cells, published_groups, recode
+from anonymatch.tables.risk.headline import headline
 from anonymatch.tables.risk.leakage import (
     DistinctCells,
     LeakageReport,
     LeakRefused,
+    RowCells,
     StreamedCells,
     check_streamed_leakage,
     distinct_cells,
@@ -718,7 +720,9 @@ def anonymize_file(
                     else list(result.sensitive)
                 )
                 bar.update(result.partitions)
-        leakage, t_leakage = _leakage(table, schema, published)  # refused: nothing committed
+        shown = published.rows()
+        leakage, t_leakage = _leakage(table, schema, shown)  # refused: nothing committed
+        keeps = headline(shown, qi)
         sidecar = None
         if writer.sidecar:  # kept columns are text here: the batches never meet
             sidecar = write_schema(output, release_schema(None, qi, columns))
@@ -773,7 +777,7 @@ def anonymize_file(
             "compatible_pairs": int(pairs),
             **sensitive_checks,
         },
-        loss={**loss.to_dict(), "suppressed_cells": stars},
+        loss={**loss.to_dict(), "suppressed_cells": stars, "headline": keeps.to_dict()},
         seconds={
             "scan_and_order": t_scan,
             "leakage": t_leakage,
@@ -798,7 +802,7 @@ def anonymize_file(
 
 
 def _leakage(
-    table: ScannedTable, schema: Schema, published: StreamedCells
+    table: ScannedTable, schema: Schema, published: RowCells
 ) -> tuple[LeakageReport, float]:
     """The leakage check of the columns the release keeps unchanged (``risk.leakage``, the
     in-memory check's rules and figures), each read in turn from the memory-mapped spill file;
@@ -817,7 +821,7 @@ def _leakage(
                 values = values.cast(values.type.value_type)
             yield name, values.to_pandas(types_mapper=_nullable_integers)
 
-    report = check_streamed_leakage(kept(), table.qi, published.rows(), schema.sensitive)
+    report = check_streamed_leakage(kept(), table.qi, published, schema.sensitive)
     if report.flagged and refuses_leaks():
         raise LeakRefused(report)
     return report, time.perf_counter() - t0

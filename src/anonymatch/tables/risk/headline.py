@@ -31,6 +31,7 @@ import numpy as np
 
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.recode import GeneralizedQI, cat_distinct
+from anonymatch.tables.risk.leakage import RowCells
 
 USELESS_LOSS = 0.9
 """``loss_present`` at or above which a release is called useless (its cells keep less than a
@@ -73,13 +74,14 @@ class Headline:
         }
 
 
-def headline(cells: GeneralizedQI, qi: EncodedQI) -> Headline:
+def headline(cells: GeneralizedQI | RowCells, qi: EncodedQI) -> Headline:
     """The utility headline of published ``cells`` against the original's encoded QIs.
 
     Parameters
     ----------
-    cells : GeneralizedQI
-        The published QI cells.
+    cells : GeneralizedQI or RowCells
+        The published QI cells, one per row, or (the streamed path) each distinct cell once
+        with every row's cell number (``risk.leakage.RowCells``): the figures are the same.
     qi : EncodedQI
         The original QIs (their present values define each QI's domain here).
 
@@ -110,12 +112,18 @@ def headline(cells: GeneralizedQI, qi: EncodedQI) -> Headline:
     >>> h.exact_cells, h.rows_fully_generalized, h.codes_merged
     (0.5, 0.0, 0.5)
     """
-    n = cells.n
+    view = cells if isinstance(cells, RowCells) else RowCells(cells)
+    n = view.n
     d = len(qi.num_names) + len(qi.cat_names)
     if n == 0 or d == 0:
         return Headline(0, 1.0, 0.0, 0.0, 0, 0.0, {})
-    exact = np.zeros(n, np.int64)
-    full = np.ones(n, bool)
+    cells = view.cells  # from here on: each distinct cell once, ``mult`` rows each
+    if view.group is None:
+        mult = np.ones(cells.n, np.int64)
+    else:
+        mult = np.bincount(view.group, minlength=cells.n)
+    exact = np.zeros(cells.n, np.int64)
+    full = np.ones(cells.n, bool)
     losses: dict[str, np.ndarray] = {}
     merged = codes = 0
     for a, name in enumerate(qi.num_names):
@@ -137,12 +145,15 @@ def headline(cells: GeneralizedQI, qi: EncodedQI) -> Headline:
         m = len(present)
         star = cells.cat_star[:, a]
         # distinct cells first: a release of hierarchy nodes has few, but rows × leaves labels
-        reps, group, rep_sets = cat_distinct(cells, a)
+        if view.sets is None:
+            _, group, rep_sets = cat_distinct(cells, a)
+        else:
+            rep_sets, group = view.sets[a]
         idx = np.asarray(rep_sets.indices, np.int64)
         ptr = np.asarray(rep_sets.indptr, np.int64)
-        rows = np.repeat(np.arange(len(reps)), np.diff(ptr).astype(np.int64))
+        rows = np.repeat(np.arange(rep_sets.shape[0]), np.diff(ptr).astype(np.int64))
         inside = np.isin(idx, present)
-        covered = np.bincount(rows[inside], minlength=len(reps))[group]
+        covered = np.bincount(rows[inside], minlength=rep_sets.shape[0])[group]
         one = ~star & (np.diff(ptr)[group] == 1)
         exact += one
         full &= star | (covered >= m)
@@ -152,7 +163,7 @@ def headline(cells: GeneralizedQI, qi: EncodedQI) -> Headline:
         single = idx[np.isin(rows, alone) & inside]
         merged += m - len(np.unique(single))
         codes += m
-    by_qi = {name: float(losses[name].mean()) for name in qi.names}
+    by_qi = {name: float((losses[name] * mult).sum() / n) for name in qi.names}
     weights = dict(zip(qi.num_names, qi.num_w.tolist(), strict=True))
     weights.update(zip(qi.cat_names, qi.cat_w.tolist(), strict=True))
     total = sum(weights.values())
@@ -163,8 +174,8 @@ def headline(cells: GeneralizedQI, qi: EncodedQI) -> Headline:
     )
     return Headline(
         n * d,
-        float(exact.sum() / (n * d)),
-        float(full.mean()),
+        float((exact * mult).sum() / (n * d)),
+        float(mult[full].sum() / n),
         merged / codes if codes else 0.0,
         codes,
         float(overall),
