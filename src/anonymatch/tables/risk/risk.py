@@ -60,7 +60,9 @@ from anonymatch.tables.columns.schema import (
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.job import ReleaseCheck
 from anonymatch.tables.models.sensitive import (
+    EncodedSensitive,
     GroupedCandidates,
+    PersonStats,
     SensitiveModel,
     encode_sensitive,
     grouped_candidates,
@@ -164,6 +166,40 @@ class SensitiveRisk:
     min_effective_l: float
     mechanism_bound_max: float | None
     mechanism_disclosed: int | None
+
+    @classmethod
+    def of(
+        cls,
+        column: str,
+        ordered: bool,
+        enc: EncodedSensitive,
+        stats: PersonStats,
+        mechanism: tuple[float | None, int | None] = (None, None),
+    ) -> SensitiveRisk:
+        """The figures of one column from its encoding and every person's statistics over
+        their candidates (``stats``, with distances); ``mechanism``: the mechanism-aware bound
+        and people disclosed (None, None without a claimed k). O(n)."""
+        assert stats.emd is not None
+        posterior = stats.top / stats.size
+        homogeneous = int((stats.distinct == 1).sum())
+        return cls(
+            column=column,
+            ground_distance="ordered" if ordered else "equal",
+            values=int(np.count_nonzero(np.bincount(enc.original, minlength=enc.m))),
+            prior_max=float(enc.table_distribution().max()),
+            homogeneous=homogeneous,
+            homogeneous_share=homogeneous / len(stats.size),
+            posterior_max=float(posterior.max()),
+            posterior_mean=float(posterior.mean()),
+            posterior_half_share=float((posterior >= 0.5).mean()),
+            posterior_one_share=float((stats.top == stats.size).mean()),
+            distance_max=float(stats.emd.max()),
+            distance_mean=float(stats.emd.mean()),
+            min_distinct=int(stats.distinct.min()),
+            min_effective_l=float(np.exp(stats.entropy.min())),
+            mechanism_bound_max=mechanism[0],
+            mechanism_disclosed=mechanism[1],
+        )
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -365,32 +401,13 @@ def certified_sensitive(
     for name in inputs.schema.sensitive:
         enc = encode_sensitive(name, inputs.release[name], inputs.data[name], name in num)
         stats = person_stats(cand, enc, SensitiveModel(name, t=1.0, ordered=name in num))
-        assert stats.emd is not None
-        posterior = stats.top / stats.size
-        homogeneous = int((stats.distinct == 1).sum())
-        n = len(stats.size)
-        sens.append(
-            SensitiveRisk(
-                column=name,
-                ground_distance="ordered" if name in num else "equal",
-                values=int(np.count_nonzero(np.bincount(enc.original, minlength=enc.m))),
-                prior_max=float(enc.table_distribution().max()),
-                homogeneous=homogeneous,
-                homogeneous_share=homogeneous / n,
-                posterior_max=float(posterior.max()),
-                posterior_mean=float(posterior.mean()),
-                posterior_half_share=float((posterior >= 0.5).mean()),
-                posterior_one_share=float((stats.top == stats.size).mean()),
-                distance_max=float(stats.emd.max()),
-                distance_mean=float(stats.emd.mean()),
-                min_distinct=int(stats.distinct.min()),
-                min_effective_l=float(np.exp(stats.entropy.min())),
-                mechanism_bound_max=float(posterior.max()) if report.k is not None else None,
-                mechanism_disclosed=(
-                    int((stats.top == stats.size).sum()) if report.k is not None else None
-                ),
-            )
+        whole = stats.top == stats.size  # a unit has k rows: the bound is the posterior itself
+        mechanism = (
+            (float((stats.top / stats.size).max()), int(whole.sum()))
+            if report.k is not None
+            else (None, None)
         )
+        sens.append(SensitiveRisk.of(name, name in num, enc, stats, mechanism))
     explanation = explain(report.candidates.min, report.class_k, sens)
     return dataclasses.replace(
         report, sensitive=tuple(sens), explanation=explanation, basis="certificate"
@@ -465,33 +482,10 @@ def _sensitive_risk(
     """The figures of one sensitive column. O(pairs log pairs), plus O(n·m) when ordered."""
     enc = encode_sensitive(column, published, original, ordered)
     stats = grouped_person_stats(cand, enc, SensitiveModel(column, t=1.0, ordered=ordered))
-    assert stats.emd is not None
-    n = len(stats.size)
-    posterior = stats.top / stats.size
-    homogeneous = int((stats.distinct == 1).sum())
-    bound_max: float | None = None
-    disclosed: int | None = None
+    mechanism: tuple[float | None, int | None] = (None, None)
     if k is not None:
-        bound_max = float(np.minimum(1.0, stats.top / k).max())
-        disclosed = int((stats.top >= k).sum())
-    return SensitiveRisk(
-        column=column,
-        ground_distance="ordered" if ordered else "equal",
-        values=int(np.count_nonzero(np.bincount(enc.original, minlength=enc.m))),
-        prior_max=float(enc.table_distribution().max()),
-        homogeneous=homogeneous,
-        homogeneous_share=homogeneous / n,
-        posterior_max=float(posterior.max()),
-        posterior_mean=float(posterior.mean()),
-        posterior_half_share=float((posterior >= 0.5).mean()),
-        posterior_one_share=float((stats.top == stats.size).mean()),
-        distance_max=float(stats.emd.max()),
-        distance_mean=float(stats.emd.mean()),
-        min_distinct=int(stats.distinct.min()),
-        min_effective_l=float(np.exp(stats.entropy.min())),
-        mechanism_bound_max=bound_max,
-        mechanism_disclosed=disclosed,
-    )
+        mechanism = (float(np.minimum(1.0, stats.top / k).max()), int((stats.top >= k).sum()))
+    return SensitiveRisk.of(column, ordered, enc, stats, mechanism)
 
 
 def _has_k_factor(cand: GroupedCandidates, k: int) -> bool:
