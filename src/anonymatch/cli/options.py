@@ -689,6 +689,48 @@ def setup_logging(verbose: bool, quiet: bool) -> None:
     logger.setLevel(logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING)
 
 
+def risk_options(who: str) -> Callable[[F], F]:
+    """The figure options ``risk`` and ``risk-rt`` share: ``--sensitive``, ``-k/--k``,
+    ``--threshold``, ``--json``, ``--report`` and ``--force``; ``who`` names what a candidate
+    count is of in the threshold's help ("record", "person")."""
+
+    def decorate(func: F) -> F:
+        return _apply(
+            func,
+            [
+                click.option(
+                    "--sensitive",
+                    default=None,
+                    help="Sensitive columns: homogeneity, posterior, distance to the table, l.",
+                ),
+                click.option(
+                    "-k",
+                    "--k",
+                    "k",
+                    type=int,
+                    default=None,
+                    help="The anonymity the release claims: checked, and the mechanism-aware "
+                    "posterior bound.",
+                ),
+                click.option(
+                    "--threshold",
+                    type=float,
+                    default=0.2,
+                    show_default=True,
+                    help=f"Prosecutor risk above which a {who} is at risk, in (0, 1] "
+                    "(0.2: < 5 candidates).",
+                ),
+                click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON."),
+                click.option(
+                    "--report", "report_path", default=None, help="Write the figures as JSON here."
+                ),
+                click.option("--force", is_flag=True, help="Replace an existing report."),
+            ],
+        )
+
+    return decorate
+
+
 def verbosity_options(func: F) -> F:
     """``-v/--verbose`` and ``-q/--quiet`` (every command). Sets up logging; the command gets
     ``quiet`` only if it has such a parameter. Refuses, before any work, a path parameter that

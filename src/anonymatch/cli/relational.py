@@ -39,6 +39,7 @@ from anonymatch.cli.options import (
     output_options,
     per_column,
     qi_type_options,
+    risk_options,
     seed_option,
     sensitive_model_options,
     share_text,
@@ -495,29 +496,7 @@ def _risk_question(func: F) -> F:
 @click.command("risk-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
-@click.option(
-    "--sensitive",
-    default=None,
-    help="Sensitive columns: homogeneity, posterior, distance to the table, l.",
-)
-@click.option(
-    "-k",
-    "--k",
-    "k",
-    type=int,
-    default=None,
-    help="The anonymity the release claims: checked, and the mechanism-aware posterior bound.",
-)
-@click.option(
-    "--threshold",
-    type=float,
-    default=0.2,
-    show_default=True,
-    help="Prosecutor risk above which a person is at risk, in (0, 1] (0.2: < 5 candidates).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-@click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
-@click.option("--force", is_flag=True, help="Replace an existing report.")
+@risk_options("person")
 @verbosity_options
 @people_options
 @_risk_question

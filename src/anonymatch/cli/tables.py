@@ -40,22 +40,23 @@ from anonymatch.cli.options import (
     execution_group,
     executor_options,
     exit_verdict,
+    histogram_text,
     in_cli_words,
+    input_block,
     json_default,
     kmap_check_options,
     output_options,
     population_options,
     qi_type_options,
+    risk_options,
     seed_option,
     sensitive_model_options,
+    share_text,
     stage_bar,
     table_input_options,
     test_table_options,
     verbosity_options,
 )
-from anonymatch.cli.options import histogram_text as _histogram_text
-from anonymatch.cli.options import input_block as _input_block
-from anonymatch.cli.options import share_text as _share
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import number
 from anonymatch.tables.io import CsvOptions, read_table
@@ -470,7 +471,7 @@ def _finish_database(
         command="anonymize",
     )
     if db_in:
-        report["input"] = {**report["input"], **_input_block(input_path, csv)}
+        report["input"] = {**report["input"], **input_block(input_path, csv)}
     if db_out:
         report["output"] = {**report["output"], "path": redact_url(output), "table": output_table}
     write_manifest(report_path, report)
@@ -1166,7 +1167,7 @@ def anonymize_kl_cmd(
         command="anonymize-kl",
     )
     if db_in:
-        report["input"] = {**report["input"], **_input_block(input_path, csv)}
+        report["input"] = {**report["input"], **input_block(input_path, csv)}
     write_manifest(report_path, report)
     if not quiet:
         loss = report["loss"]
@@ -1212,29 +1213,7 @@ def _claimed(func: F) -> F:
     default=None,
     help="Numeric QIs (published as ranges) and ordered sensitive columns.",
 )
-@click.option(
-    "--sensitive",
-    default=None,
-    help="Sensitive columns: homogeneity, posterior, distance to the table, l.",
-)
-@click.option(
-    "-k",
-    "--k",
-    "k",
-    type=int,
-    default=None,
-    help="The anonymity the release claims: checked, and the mechanism-aware posterior bound.",
-)
-@click.option(
-    "--threshold",
-    type=float,
-    default=0.2,
-    show_default=True,
-    help="Prosecutor risk above which a record is at risk, in (0, 1] (0.2: < 5 candidates).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-@click.option("--report", "report_path", default=None, help="Write the figures as JSON here.")
-@click.option("--force", is_flag=True, help="Replace an existing report.")
+@risk_options("record")
 @click.option(
     "--manifest",
     default=None,
@@ -1285,8 +1264,8 @@ def risk_cmd(
     report = assess(orig, pub, check, threshold)
     figures = report.to_dict()
     inputs = {
-        "original": _input_block(original, csv),
-        "release": _input_block(release, CsvOptions(table=_release_table())),
+        "original": input_block(original, csv),
+        "release": input_block(release, CsvOptions(table=_release_table())),
     }
     beyond = None
     if population.given:
@@ -1296,7 +1275,7 @@ def risk_cmd(
         beyond = population_figures(orig, pub, population, options, csv)
         figures["population"] = beyond.to_dict()
         if population.population is not None:
-            inputs["population"] = _input_block(population.population, csv)
+            inputs["population"] = input_block(population.population, csv)
     document = {
         "schema": figures.pop("schema"),
         "tool": {"name": "anonymatch", "version": __version__},
@@ -1335,23 +1314,23 @@ def _print_risk(report: Any, quiet: bool) -> None:
         ("candidates per person: min", f"{cand.min}", f"{base.class_size.min}"),
         ("  median", f"{cand.median:g}", f"{base.class_size.median:g}"),
         ("  mean", f"{cand.mean:.2f}", f"{base.class_size.mean:.2f}"),
-        ("unique (1 candidate)", _share(cand.histogram.get(1, 0), report.people),
-         _share(base.sample_uniques, report.people)),
+        ("unique (1 candidate)", share_text(cand.histogram.get(1, 0), report.people),
+         share_text(base.sample_uniques, report.people)),
         ("prosecutor risk: max", f"{pr.max:.4f}", f"{base.prosecutor.max:.4f}"),
         ("  mean", f"{pr.mean:.4f}", f"{base.prosecutor.mean:.4f}"),
-        (f"records above {report.threshold:g}", _share(pr.above, report.people),
-         _share(base.prosecutor.above, report.people)),
+        (f"records above {report.threshold:g}", share_text(pr.above, report.people),
+         share_text(base.prosecutor.above, report.people)),
         ("identical QI rows (class k)", f"{report.class_k}", f"{base.class_size.min}"),
     ]  # fmt: skip
     for label, a, b in rows:
         click.echo(f"{label:<30}{a:>16}{b:>16}")
-    click.echo(f"candidates histogram: {_histogram_text(cand.histogram)}")
+    click.echo(f"candidates histogram: {histogram_text(cand.histogram)}")
     for s in report.sensitive:
         click.echo(
             f"sensitive {s.column} ({s.values} values, {s.ground_distance} distance, "
             f"most common {100 * s.prior_max:.2f}% of the table):"
         )
-        click.echo(f"  homogeneous records         {_share(s.homogeneous, report.people)}")
+        click.echo(f"  homogeneous records         {share_text(s.homogeneous, report.people)}")
         click.echo(
             f"  largest posterior           max {s.posterior_max:.4f}, mean "
             f"{s.posterior_mean:.4f}, >= 0.5 {100 * s.posterior_half_share:.2f}%, = 1 "
@@ -1366,7 +1345,7 @@ def _print_risk(report: Any, quiet: bool) -> None:
         if s.mechanism_bound_max is not None and report.basis == "candidates":
             click.echo(
                 f"  bound min(1, c/k), k = {report.k}  max {s.mechanism_bound_max:.4f}, "
-                f"{_share(s.mechanism_disclosed, report.people)} at 1"
+                f"{share_text(s.mechanism_disclosed, report.people)} at 1"
             )
     if report.sensitive:
         click.echo(_RISK_BASIS[report.basis])
