@@ -371,6 +371,30 @@ def _levels(text: str, kind: type, name: str) -> Any:
     return out
 
 
+def column_spec(
+    form: Mapping[str, Any], c: str, role: str, hierarchies: Mapping[str, HierarchyFile]
+) -> dict[str, Any]:
+    """A column's entry of a job's ``columns`` table from the dataset page's form: its role,
+    and for a QI or sensitive column its type, order, granularity and hierarchy; its missing
+    codes. O(1)."""
+    column: dict[str, Any] = {"role": role}
+    if role in ("qi", "sensitive"):
+        kind = _text(form, f"type:{c}") or "categorical"
+        column["type"] = kind
+        if kind == "ordinal":
+            order = _tokens(_text(form, f"order:{c}"), "|")
+            if order:
+                column["order"] = order
+        if kind in ("date", "datetime") and _text(form, f"granularity:{c}"):
+            column["granularity"] = _text(form, f"granularity:{c}")
+        if role == "qi" and kind == "categorical" and c in hierarchies:
+            column["hierarchy"] = hierarchies[c].name
+    na = _tokens(_text(form, f"na:{c}"))
+    if na:
+        column["na"] = na
+    return column
+
+
 def dataset_input(dataset: Dataset, path: str) -> dict[str, Any]:
     """The ``[input]`` keys that read ``dataset`` (its path given as ``path``)."""
     source: dict[str, Any] = {"path": path}
@@ -426,24 +450,10 @@ class Settings:
         columns: dict[str, dict[str, Any]] = {}
         for c in dataset.columns:
             role = _text(form, f"role:{c}") or "other"
-            column: dict[str, Any] = {"role": role}
-            if role in ("qi", "sensitive"):
-                kind = _text(form, f"type:{c}") or "categorical"
-                column["type"] = kind
-                if kind == "ordinal":
-                    order = _tokens(_text(form, f"order:{c}"), "|")
-                    if order:
-                        column["order"] = order
-                if kind in ("date", "datetime") and _text(form, f"granularity:{c}"):
-                    column["granularity"] = _text(form, f"granularity:{c}")
-                if role == "qi" and kind == "categorical" and c in hierarchies:
-                    column["hierarchy"] = hierarchies[c].name
-                weight = _number(form.get(f"weight:{c}"), float, f"the weight of {c!r}")
-                if role == "qi" and weight is not None:
-                    column["weight"] = weight
-            na = _tokens(_text(form, f"na:{c}"))
-            if na:
-                column["na"] = na
+            column = column_spec(form, c, role, hierarchies)
+            weight = _number(form.get(f"weight:{c}"), float, f"the weight of {c!r}")
+            if role == "qi" and weight is not None:
+                column["weight"] = weight
             columns[c] = column
         used = {c for c, col in columns.items() if "hierarchy" in col}
         hierarchies = {c: h for c, h in hierarchies.items() if c in used}

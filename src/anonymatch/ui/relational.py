@@ -26,7 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from anonymatch.core.errors import InputError
-from anonymatch.ui.data import Dataset, HierarchyFile, Settings, _levels, _number, _text, _tokens
+from anonymatch.ui.data import (
+    Dataset,
+    HierarchyFile,
+    Settings,
+    _levels,
+    _number,
+    _text,
+    _tokens,
+    column_spec,
+)
 
 SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
 """What the relational commands read (by extension, with a header line)."""
@@ -116,22 +125,7 @@ def settings_from_form(
     columns: dict[str, dict[str, Any]] = {}
     for c in dataset.columns:
         role = "identifier" if c == id_column else (_text(form, f"role:{c}") or "other")
-        column: dict[str, Any] = {"role": role}
-        if role in ("qi", "sensitive"):
-            kind = _text(form, f"type:{c}") or "categorical"
-            column["type"] = kind
-            if kind == "ordinal":
-                order = _tokens(_text(form, f"order:{c}"), "|")
-                if order:
-                    column["order"] = order
-            if kind in ("date", "datetime") and _text(form, f"granularity:{c}"):
-                column["granularity"] = _text(form, f"granularity:{c}")
-            if role == "qi" and kind == "categorical" and c in hierarchies:
-                column["hierarchy"] = hierarchies[c].name
-        na = _tokens(_text(form, f"na:{c}"))
-        if na:
-            column["na"] = na
-        columns[c] = column
+        columns[c] = column_spec(form, c, role, hierarchies)
     no_item = _tokens(_text(form, "item_na"))
     if no_item:
         columns[item_column] = {"na": no_item}
