@@ -25,6 +25,7 @@ from anonymatch.core.files import human_size as human_size
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
+    from anonymatch.tables.risk.risk import RiskReport
 
 SEPARATORS = {"auto": None, "comma": ",", "semicolon": ";", "tab": "\t", "space": " ", "pipe": "|"}
 ROLES = ("qi", "sensitive", "identifier", "other")
@@ -755,6 +756,13 @@ def risk_headline(settings: Settings, dataset: Dataset, release: Path,
         raise InputError(f"the release has {cells.n} rows against {enc.n} published people")
     report = assess_cells(data, enc, cells, published, job.schema, None, DEFAULT_THRESHOLD,
                           dropped)  # fmt: skip
+    return risk_summary(report)
+
+
+def risk_summary(report: RiskReport) -> dict[str, Any]:
+    """The result page's risk figures of a risk report (tables' or the joint graph's): the
+    prosecutor risk, the fewest candidates and how many people have them, beside the
+    baseline of publishing unchanged. O(1)."""
     cand, pr, base = report.candidates, report.prosecutor, report.original
     top = cand.histogram.get(cand.min, 0)
     return {

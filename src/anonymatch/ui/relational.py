@@ -35,6 +35,7 @@ from anonymatch.ui.data import (
     _text,
     _tokens,
     column_spec,
+    risk_summary,
 )
 
 SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
@@ -242,22 +243,8 @@ def headline(settings: Settings, dataset: Dataset, release: Path) -> dict[str, A
     published = read_release(release, people, job.schema.qi)
     report = assess_relational(people, published, RiskQuestion(job.schema, job.na))
     utility = relational_utility(people, published, encode(people, job.schema, job.na))
-    cand, pr, base = report.candidates, report.prosecutor, report.original
-    top = cand.histogram.get(cand.min, 0)
     return {
-        "risk": {
-            "people": report.people,
-            "max": pr.max,
-            "mean": pr.mean,
-            "fewest": cand.min,
-            "top": top,
-            "top_share": top / report.people if report.people else 0.0,
-            "threshold": pr.threshold,
-            "above": pr.above,
-            "base_max": base.prosecutor.max,
-            "base_mean": base.prosecutor.mean,
-            "base_uniques": base.sample_uniques,
-        },
+        "risk": risk_summary(report),
         "utility": {
             "gcp": utility.relational_gcp,
             "uncertain": utility.mean_uncertain,
