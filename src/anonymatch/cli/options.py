@@ -731,6 +731,44 @@ def risk_options(who: str) -> Callable[[F], F]:
     return decorate
 
 
+def echo_sensitive_risk(report: Any, who: str) -> None:
+    """Print a risk report's figures per sensitive column (``risk``, ``risk-rt``): homogeneous
+    ``who``, the largest posterior, the distance to the table, the fewest distinct values and,
+    on candidate figures with a claimed k, the mechanism-aware bound."""
+    n = report.people
+    for s in report.sensitive:
+        click.echo(
+            f"sensitive {s.column} ({s.values} values, {s.ground_distance} distance, "
+            f"most common {100 * s.prior_max:.2f}% of the table):"
+        )
+        click.echo(f"  {'homogeneous ' + who:<28}{share_text(s.homogeneous, n)}")
+        click.echo(
+            f"  largest posterior           max {s.posterior_max:.4f}, mean "
+            f"{s.posterior_mean:.4f}, >= 0.5 {100 * s.posterior_half_share:.2f}%, = 1 "
+            f"{100 * s.posterior_one_share:.2f}%"
+        )
+        click.echo(
+            f"  distance to the table       max {s.distance_max:.4f}, mean {s.distance_mean:.4f}"
+        )
+        click.echo(
+            f"  fewest distinct values      {s.min_distinct} (effective l {s.min_effective_l:.2f})"
+        )
+        if s.mechanism_bound_max is not None and report.basis == "candidates":
+            click.echo(
+                f"  bound min(1, c/k), k = {report.k}  max {s.mechanism_bound_max:.4f}, "
+                f"{share_text(s.mechanism_disclosed, n)} at 1"
+            )
+
+
+def echo_explanation(report: Any) -> None:
+    """Print a risk report's explanation, after a blank line, wrapped at 100 columns."""
+    import textwrap
+
+    click.echo("")
+    for line in report.explanation:
+        click.echo(textwrap.fill(line, width=100, subsequent_indent="  "))
+
+
 def verbosity_options(func: F) -> F:
     """``-v/--verbose`` and ``-q/--quiet`` (every command). Sets up logging; the command gets
     ``quiet`` only if it has such a parameter. Refuses, before any work, a path parameter that

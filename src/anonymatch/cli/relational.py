@@ -28,6 +28,8 @@ from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     TABLE_FORMATS,
     comma_list,
+    echo_explanation,
+    echo_sensitive_risk,
     execution_group,
     executor_options,
     exit_verdict,
@@ -577,34 +579,9 @@ def _print_risk(report: Any, quiet: bool) -> None:
         click.echo(f"{label:<30}{a:>16}{b:>16}")
     click.echo("(original: QIs and item sets published unchanged)")
     click.echo(f"candidates histogram: {histogram_text(cand.histogram)}")
-    for s in report.sensitive:
-        click.echo(
-            f"sensitive {s.column} ({s.values} values, {s.ground_distance} distance, "
-            f"most common {100 * s.prior_max:.2f}% of the table):"
-        )
-        click.echo(f"  homogeneous people          {share_text(s.homogeneous, n)}")
-        click.echo(
-            f"  largest posterior           max {s.posterior_max:.4f}, mean "
-            f"{s.posterior_mean:.4f}, >= 0.5 {100 * s.posterior_half_share:.2f}%, = 1 "
-            f"{100 * s.posterior_one_share:.2f}%"
-        )
-        click.echo(
-            f"  distance to the table       max {s.distance_max:.4f}, mean {s.distance_mean:.4f}"
-        )
-        click.echo(
-            f"  fewest distinct values      {s.min_distinct} (effective l {s.min_effective_l:.2f})"
-        )
-        if s.mechanism_bound_max is not None:
-            click.echo(
-                f"  bound min(1, c/k), k = {report.k}  max {s.mechanism_bound_max:.4f}, "
-                f"{share_text(s.mechanism_disclosed, n)} at 1"
-            )
+    echo_sensitive_risk(report, "people")
     if not quiet:
-        import textwrap
-
-        click.echo("")
-        for line in report.explanation:
-            click.echo(textwrap.fill(line, width=100, subsequent_indent="  "))
+        echo_explanation(report)
 
 
 COMMANDS = [anonymize_rt_cmd, verify_rt_cmd, evaluate_rt_cmd, risk_rt_cmd]

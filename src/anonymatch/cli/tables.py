@@ -37,6 +37,8 @@ from anonymatch.cli.options import (
     csv_safe_option,
     draw_seed,
     echo_check_summary,
+    echo_explanation,
+    echo_sensitive_risk,
     execution_group,
     executor_options,
     exit_verdict,
@@ -1325,36 +1327,11 @@ def _print_risk(report: Any, quiet: bool) -> None:
     for label, a, b in rows:
         click.echo(f"{label:<30}{a:>16}{b:>16}")
     click.echo(f"candidates histogram: {histogram_text(cand.histogram)}")
-    for s in report.sensitive:
-        click.echo(
-            f"sensitive {s.column} ({s.values} values, {s.ground_distance} distance, "
-            f"most common {100 * s.prior_max:.2f}% of the table):"
-        )
-        click.echo(f"  homogeneous records         {share_text(s.homogeneous, report.people)}")
-        click.echo(
-            f"  largest posterior           max {s.posterior_max:.4f}, mean "
-            f"{s.posterior_mean:.4f}, >= 0.5 {100 * s.posterior_half_share:.2f}%, = 1 "
-            f"{100 * s.posterior_one_share:.2f}%"
-        )
-        click.echo(
-            f"  distance to the table       max {s.distance_max:.4f}, mean {s.distance_mean:.4f}"
-        )
-        click.echo(
-            f"  fewest distinct values      {s.min_distinct} (effective l {s.min_effective_l:.2f})"
-        )
-        if s.mechanism_bound_max is not None and report.basis == "candidates":
-            click.echo(
-                f"  bound min(1, c/k), k = {report.k}  max {s.mechanism_bound_max:.4f}, "
-                f"{share_text(s.mechanism_disclosed, report.people)} at 1"
-            )
+    echo_sensitive_risk(report, "records")
     if report.sensitive:
         click.echo(_RISK_BASIS[report.basis])
     if not quiet:
-        import textwrap
-
-        click.echo("")
-        for line in report.explanation:
-            click.echo(textwrap.fill(line, width=100, subsequent_indent="  "))
+        echo_explanation(report)
 
 
 def population_figures(
