@@ -25,6 +25,7 @@ import pandas as pd
 
 from anonymatch.app.jobfile import Job, parse_job, toml_value
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import param
 from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES
 from anonymatch.tables.io import CsvOptions, csv_separator, is_excel, is_parquet, read_table
 from anonymatch.tables.io.sql import SqlSource, without_password
@@ -863,11 +864,13 @@ def relational_job(
     for key in ("sep", "names", "table", "query", "sheet"):
         if getattr(job.input, key) is not None:
             raise InputError(
-                f"--items: the relational commands read the people table by its extension, with a "
-                f"header; this draft needs input.{key}"
+                f"{param('items')}: the relational commands read the people table by its "
+                f"extension, with a header; this draft needs input.{key}"
             )
     if not job.input.header:
-        raise InputError("--items: the relational commands read tables with a header line")
+        raise InputError(
+            f"{param('items')}: the relational commands read tables with a header line"
+        )
     sample = read_table(p, CsvOptions(fmt=job.input.format), nrows=sample_rows).astype(str)
     fmt = "parquet" if is_parquet(q) else "auto"
     listed = read_table(q, CsvOptions(fmt=fmt), nrows=sample_rows).astype(str)
@@ -876,7 +879,7 @@ def relational_job(
     shared = [c for c in listed.columns if c in sample.columns]
     if id_column is None:
         if not shared:
-            raise InputError(f"{p.name} and {q.name} share no column: give --id")
+            raise InputError(f"{p.name} and {q.name} share no column: give {param('id_column')}")
         id_column = str(max(shared, key=lambda c: sample[c].nunique()))
         notes["input.id_column"] = [
             f"guessed: of the columns both tables have ({', '.join(map(str, shared))}), the one "
@@ -884,17 +887,19 @@ def relational_job(
         ]
     for name, frame, where in ((id_column, sample, p), (id_column, listed, q)):
         if name not in frame.columns:
-            raise InputError(f"--id: {where.name} has no column {name!r}")
+            raise InputError(f"{param('id_column')}: {where.name} has no column {name!r}")
     if item_column is None:
         own = [c for c in listed.columns if c not in sample.columns]
         if not own:
-            raise InputError(f"{q.name} has no column of its own for the items: give --item-column")
+            raise InputError(
+                f"{q.name} has no column of its own for the items: give {param('item_column')}"
+            )
         item_column = str(max(own, key=lambda c: listed[c].nunique()))
         notes["input.item_column"] = [
             f"guessed: the column of {q.name} with the most distinct values; check"
         ]
     if item_column not in listed.columns:
-        raise InputError(f"--item-column: {q.name} has no column {item_column!r}")
+        raise InputError(f"{param('item_column')}: {q.name} has no column {item_column!r}")
     columns.setdefault(id_column, {})["role"] = "identifier"
     for key in ("type", "weight", "order", "granularity", "hierarchy"):
         columns[id_column].pop(key, None)

@@ -1206,6 +1206,22 @@ def _claimed(func: F) -> F:
     return cast(F, wrapper)
 
 
+def _certified(func: F) -> F:
+    """Give the command's ``check`` the ring certificate its ``--manifest`` records (with
+    sensitive columns; ``guarantee.certificate``), so that the sensitive figures are those of
+    the attacker who knows the certified graph; ``--manifest`` then concerns it no further."""
+
+    @functools.wraps(func)
+    def wrapper(**params: Any) -> Any:
+        manifest = params.pop("manifest")
+        check: ReleaseCheck = params["check"]
+        if check.schema.sensitive:
+            params["check"] = check.replace(certificate=_manifest_certificate(manifest))
+        return func(**params)
+
+    return cast(F, wrapper)
+
+
 @click.command("risk")
 @click.argument("original")
 @click.argument("release")
@@ -1231,6 +1247,7 @@ def _claimed(func: F) -> F:
 @release_table_option
 @table_input_options
 @release_check
+@_certified
 @_claimed
 def risk_cmd(
     original: str,
@@ -1241,7 +1258,6 @@ def risk_cmd(
     quiet: bool,
     csv: CsvOptions,
     population: PopulationFlags,
-    manifest: str | None,
 ) -> None:
     """Measure the re-identification risk of a table release.
 
@@ -1258,8 +1274,6 @@ def risk_cmd(
     from anonymatch.core.manifest import utc_now, write_manifest
     from anonymatch.tables.risk.risk import assess, check_threshold
 
-    if check.schema.sensitive:
-        check = check.replace(certificate=_manifest_certificate(manifest))
     threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
     pub = read_release(release, _release_table())

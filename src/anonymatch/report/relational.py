@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import param
 from anonymatch.report import plots
 from anonymatch.report.check import ClaimCheck, compare
 from anonymatch.report.model import (
@@ -199,8 +200,10 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
     id_column = options.get("id_column") or params.get("id_column")
     item_column = options.get("item_column") or params.get("item_column")
     if not isinstance(id_column, str) or not isinstance(item_column, str):
-        raise InputError("the manifest names no id_column/item_column: give --id-column and "
-                         "--item-column")  # fmt: skip
+        raise InputError(
+            "the manifest names no id column and item column (input.id_column, "
+            "input.item_column): give them with the report's id and item column options"
+        )
     items = options.get("items") or source.get("items_path")
     if items is None and source.get("from_frames"):  # the Python front, given DataFrames
         if source.get("frames_items", True):
@@ -210,7 +213,9 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
                 "RELEASE and `items` (the items table) as files"
             )
     elif items is None and "items_path" not in source:  # an older manifest of the Python front
-        raise InputError("the manifest records no items table (input.items_path): give --items")
+        raise InputError(
+            f"the manifest records no items table (input.items_path): give {param('items')}"
+        )
     if items is not None:
         _check_items(str(items), source.get("items_sha256"))
     try:
@@ -248,7 +253,7 @@ def _check_items(path: str, expected: Any) -> None:
     import os
 
     if not os.path.exists(path):
-        raise InputError(f"items table not found: {path} (give --items)")
+        raise InputError(f"items table not found: {path} (give {param('items')})")
     if expected:
         from anonymatch.core.manifest import file_digest
 

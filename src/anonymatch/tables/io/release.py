@@ -24,6 +24,7 @@ import pandas as pd
 from anonymatch.core.cells import NODE_MARK, STAR, split_cell
 from anonymatch.core.csvsafe import unescape_frame
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import param
 from anonymatch.tables.columns.qitypes import GRANULARITIES, DateScale, OrdinalScale
 from anonymatch.tables.io import CsvOptions, is_parquet, read_table
 from anonymatch.tables.io.cells import _parse_numeric_column
@@ -302,8 +303,8 @@ def _read_relational_release(
     hint = "or read it with anonymatch.relational.io.read_release(path, people, qi)"
     if manifest is None:
         raise InputError(
-            f"{path} is a JSON Lines release: pass its manifest (anonymize-rt --report) to tell "
-            f"its quasi-identifiers, {hint}"
+            f"{path} is a JSON Lines release: pass its manifest ({param('manifest')}: the JSON "
+            f"report anonymize-rt writes) to tell its quasi-identifiers, {hint}"
         )
     document = load_json(manifest, "manifest")
     kind = document.get("data_kind") if isinstance(document, dict) else None
