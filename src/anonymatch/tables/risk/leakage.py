@@ -49,7 +49,7 @@ import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
 from anonymatch.tables.columns.schema import EncodedQI, Schema
-from anonymatch.tables.recode import GeneralizedQI, cat_distinct, concat_cells
+from anonymatch.tables.recode import GeneralizedQI, cat_distinct, concat_cells, published_groups
 
 SCHEMA = "anonymatch-leakage/1"
 """The ``schema`` key of a leakage report's JSON."""
@@ -385,10 +385,10 @@ class DistinctCells:
 
 
 def distinct_cells(cells: GeneralizedQI) -> DistinctCells:
-    """The distinct published rows of ``cells`` (suppressed cells equal whatever they store;
-    a categorical cell keyed by ``recode.cat_distinct``, hierarchy nodes by their span, as the
-    check's views are). O(nnz + n log n + n·d) (a hash factorization per column); the result
-    holds at most n rows, about n / k for classes.
+    """The distinct published rows of ``cells`` (``recode.published_groups``: suppressed cells
+    equal whatever they store, exact), with each categorical QI's distinct label sets
+    (``recode.cat_distinct``; hierarchy nodes never expanded per row). O(nnz + n log n + n·d);
+    the result holds at most n rows, about n / k for classes.
 
     Examples
     --------
@@ -400,29 +400,14 @@ def distinct_cells(cells: GeneralizedQI) -> DistinctCells:
     >>> d.cells.n, d.group.tolist()
     (2, [0, 0, 1])
     """
-    n = cells.n
     star = cells.num_star
-    keys = [
-        np.where(star, 0.0, cells.num_lo).view(np.int64),  # bit patterns: exact
-        np.where(star, 0.0, cells.num_hi).view(np.int64),
-        star.astype(np.int64),
-    ]
-    per_qi = []
-    for a in range(len(cells.cat_sets)):
-        _, group, distinct = cat_distinct(cells, a)  # nodes: never rows × leaves
-        per_qi.append((distinct, group))
-        keys.append(np.where(cells.cat_star[:, a], -1, group).reshape(n, 1))
-    group = np.zeros(n, np.int64)  # rows numbered by their key so far, exactly (no hashing)
-    for column in np.hstack([k.reshape(n, -1) for k in keys]).T if n else ():
-        codes, values = pd.factorize(column)
-        group, _ = pd.factorize(group * len(values) + codes)
-    first = np.zeros(int(group.max()) + 1 if n else 0, np.int64)
-    first[group] = np.arange(n)  # any row of a group will do: they are alike
+    per_qi = [cat_distinct(cells, a)[1:] for a in range(len(cells.cat_sets))]
+    first, group, _ = published_groups(cells)  # exact; nodes never rows × leaves
     empty = tuple(sp.csr_array((len(first), 0), dtype=np.int8) for _ in cells.cat_sets)
     kept = GeneralizedQI(
         cells.num_lo[first], cells.num_hi[first], star[first], empty, cells.cat_star[first]
     )
-    sets = tuple((distinct, number[first]) for distinct, number in per_qi)
+    sets = tuple((distinct, number[first]) for number, distinct in per_qi)
     return DistinctCells(kept, group.reshape(-1).astype(np.int64), sets)
 
 
