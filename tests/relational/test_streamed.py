@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 
 from anonymatch.cli import main
 from anonymatch.core import lifecycle
-from anonymatch.core.errors import InfeasibleError, InputError
+from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.params import Execution
 from anonymatch.relational import streamed
 from anonymatch.relational.io import read_relational, read_release
 from anonymatch.relational.job import RelationalJob
 from anonymatch.relational.methods import names
+from anonymatch.relational.methods.joint import classes
 from anonymatch.relational.pipeline import encode, run_job
 from anonymatch.relational.streamed import RelationalFiles, anonymize_files
 from anonymatch.relational.verify import verify_relational
@@ -234,3 +235,95 @@ def test_worker_processes(tmp_path: Path, private_tmp: Path) -> None:
     assert manifest["verification"]["partitions"] == 3
     check(files, tmp_path / "r.jsonl", job)
     assert not list(private_tmp.iterdir())
+
+
+def sensitive_inputs(tmp_path: Path, n: int = 120) -> RelationalFiles:
+    people, items = frames(n, seed=5)
+    people["disease"] = np.random.default_rng(5).choice(["flu", "cold", "hiv", "gout"], n)
+    people.to_csv(tmp_path / "people.csv", index=False)
+    items.to_csv(tmp_path / "items.csv", index=False)
+    return RelationalFiles(tmp_path / "people.csv", tmp_path / "items.csv", "pid", "code", ("-1",))
+
+
+def test_streamed_l_diversity_verifies_with_its_models(tmp_path: Path, private_tmp: Path) -> None:
+    """Streamed ℓ = 2 (and t-closeness) releases, partition by partition, pass the independent
+    verifier with their models on the whole joint graph, as the in-memory release does."""
+    files = sensitive_inputs(tmp_path)
+    people = read_relational(files.people, files.items, "pid", "code", ["-1"])
+    for models in ({"l": 2}, {"l": 2, "t": 0.6}):
+        job = RelationalJob.build(
+            k=3, qi=["age", "sex"], numeric=["age"], sensitive=["disease"], partition_size=30,
+            seed=2, **models,
+        )  # fmt: skip
+        out = tmp_path / "s.jsonl"
+        manifest = anonymize_files(files, out, job, INLINE, buckets=2, batch_rows=50)
+        jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text())).validate(manifest)
+        assert manifest["guarantee"]["sensitive"] == [m.describe() for m in job.models]
+        checks = manifest["verification"]["sensitive"]
+        assert len(checks) == len(job.models) and all(c["passed"] for c in checks)
+        assert manifest["verification"]["partitions"] == 4
+        assert checks[0]["worst_l"] >= 2
+        release = read_release(out, people, job.schema.qi)
+        enc = encode(people, job.schema)
+        report = verify_relational(release, people, enc, job.k, models=job.models)
+        assert report.passed, report.reason
+        memory = run_job(people, job)
+        assert memory.verification.passed and memory.verification.sensitive
+    assert not list(private_tmp.iterdir())
+
+
+def test_a_model_no_partition_meets_writes_nothing(
+    tmp_path: Path, private_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = sensitive_inputs(tmp_path, 80)
+    frame = pd.read_csv(files.people)
+    frame["disease"] = np.where(np.arange(80) < 40, "flu", "cold")  # one value per partition
+    frame["age"] = np.arange(80)  # everyone holds an item: the first 40 of the order are "flu"
+    frame.to_csv(files.people, index=False)
+    items = pd.read_csv(files.items, dtype=str)
+    extra = pd.DataFrame({"pid": frame["pid"], "code": "7"})
+    pd.concat([items, extra]).to_csv(files.items, index=False)
+    job = RelationalJob.build(
+        k=2, qi=["age"], numeric=["age"], sensitive=["disease"], l=2, partition_size=40
+    )
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(InfeasibleError, match="partition of people 1–40.*'disease'.*nothing"):
+        anonymize_files(files, out, job, INLINE, buckets=2)
+    assert not out.exists() and not list(private_tmp.iterdir())
+    read = ["--items", str(files.items), "--id", "pid", "--item-column", "code", "--na", "code=-1"]
+    model = ["--qi", "age", "--numeric", "age", "--sensitive", "disease", "--l", "2"]
+    code = main(
+        ["anonymize-rt", str(files.people), *read, *model, "-k", "2", "--partition-size", "40",
+         "--stream", "--executor", "inline", "-o", str(out), "-q"]
+    )  # fmt: skip
+    assert code == 3 and not out.exists()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'disease'" in err[0]
+    report = tmp_path / "r.json"
+    code = main(
+        ["anonymize-rt", str(files.people), *read, *model, "-k", "2", "--stream", "--executor",
+         "inline", "-o", str(out), "--report", str(report), "-q"]
+    )  # fmt: skip
+    assert code == 0  # one partition of 80 people mixes both values
+    assert json.loads(report.read_text())["verification"]["sensitive"][0]["passed"]
+    assert main(["verify-rt", str(files.people), str(out), *read, *model, "-k", "2"]) == 0
+
+
+def test_the_partition_check_refuses_classes_that_miss_the_model(
+    tmp_path: Path, private_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain k-classes in place of diverse ones: the per-partition check fails the release
+    (exit 4's error) and nothing is written."""
+    files = sensitive_inputs(tmp_path, 60)
+    frame = pd.read_csv(files.people)
+    frame["age"] = np.arange(60)
+    frame["disease"] = np.where(np.arange(60) < 30, "flu", "cold")
+    frame.to_csv(files.people, index=False)
+    job = RelationalJob.build(k=2, qi=["age"], numeric=["age"], sensitive=["disease"], l=2)
+    monkeypatch.setattr(
+        streamed, "diverse_clusters", lambda qi, k, target, size: (classes(qi, k), 1)
+    )
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(VerificationError, match="partition of people 1–60.*'disease'"):
+        anonymize_files(files, out, job, INLINE, buckets=2)
+    assert not out.exists() and not list(private_tmp.iterdir())

@@ -234,13 +234,13 @@ def _stream_options(func: F) -> F:
 
 
 def _streamed_rt(
-    people_path: str, source: PeopleSource, execution: Execution, stream: bool, sensitive: bool
+    people_path: str, source: PeopleSource, execution: Execution, stream: bool
 ) -> bool:
     """Whether ``anonymize-rt`` takes the streamed path (the tables' convention,
     ``cli.tables._streamed_executor``): ``--stream``, an executor other than ``threads`` and
     ``auto``, a scheduler, ``auto`` with ``--workers``, or ``auto`` on at least
-    ``STREAM_MIN_ROWS`` rows of people and items (unless sensitive models ask for the
-    in-memory path)."""
+    ``STREAM_MIN_ROWS`` rows of people and items (sensitive models included: the streamed
+    path builds and checks them partition by partition)."""
     from anonymatch.core.errors import InputError
 
     if execution.executor == "threads":
@@ -251,8 +251,6 @@ def _streamed_rt(
         return True
     if execution.workers is not None:
         return True
-    if sensitive:
-        return False
     from anonymatch.tables.io import CsvOptions
     from anonymatch.tables.io.stream import count_rows
 
@@ -341,9 +339,7 @@ def anonymize_rt_cmd(
     from anonymatch.relational.pipeline import run_job
 
     started = time.perf_counter()
-    if execution is not None and _streamed_rt(
-        people_path, source, execution, stream, bool(job.models)
-    ):
+    if execution is not None and _streamed_rt(people_path, source, execution, stream):
         run = dataclasses.replace(execution, progress=not quiet)
         streamed = _anonymize_streamed(people_path, output, job, source, run)
         finish_manifest(streamed, people_path, output, started, command="anonymize-rt")

@@ -41,8 +41,16 @@ Memory (driver): the encoded QIs, the order and a few integers per person, about
 (24·d + 40)·n bytes (measured: 171 bytes per person with d = 4, docs/results.md), one bucket
 of about ``BUCKET_ROWS`` input rows while joining, the memory-mapped other columns and
 ``window`` chunks in flight; each worker one chunk (its people's QIs and items) plus O(P²) for
-a partition of P people. Rows and items are never all in memory. Sensitive models
-(``l``/``t``) are not supported on this path (InputError): use the in-memory path.
+a partition of P people. Rows and items are never all in memory.
+
+Sensitive models (``l``/``t``): the scan codes the sensitive columns through global
+dictionaries (``tables.streamed.scan_table``, the whole table's distributions Q kept); each
+partition publishes the classes of the tables' ``diverse_clusters`` on the partition alone (as
+the in-memory path builds them on the whole input; never merged across partitions, so chunks
+stay independent) and is checked by ``check_sensitive_partition`` on its joint graph. A
+partition that cannot satisfy a model even as one class stops the run (InfeasibleError,
+nothing written). Why per-partition checks prove the whole release: docs/guarantees/sensitive.md
+§3–§4 and docs/guarantees/relational.md, "Streamed releases".
 """
 
 from __future__ import annotations
@@ -66,7 +74,7 @@ from tqdm import tqdm
 
 from anonymatch.core import lifecycle
 from anonymatch.core.classes import privacy_step
-from anonymatch.core.errors import InputError, VerificationError
+from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import Execution, check_level_fits, param
@@ -84,16 +92,32 @@ from anonymatch.relational.io import (
 from anonymatch.relational.job import RelationalJob
 from anonymatch.relational.methods.joint import classes, cover_vote, freeform
 from anonymatch.relational.order import keyed_order
-from anonymatch.relational.verify import verify_relational
+from anonymatch.relational.verify import joint_candidates, joint_compatibility, verify_relational
 from anonymatch.sets.io import SetRelease, Transactions
 from anonymatch.sets.methods.nonreciprocal import bit_vote
 from anonymatch.tables.columns.schema import EncodedQI, Schema
 from anonymatch.tables.io import CsvOptions
 from anonymatch.tables.io.cells import format_cells
 from anonymatch.tables.io.stream import DEFAULT_BATCH_ROWS, count_rows, iter_table_batches
+from anonymatch.tables.methods.diverse import diverse_clusters
 from anonymatch.tables.metrics import loss_from_sums, ncp_sums
+from anonymatch.tables.models.sensitive import (
+    EncodedSensitive,
+    SensitiveCheck,
+    SensitiveTarget,
+    check_model,
+    describe_model,
+    merge_checks,
+)
 from anonymatch.tables.recode import recode
-from anonymatch.tables.streamed import DEFAULT_CHUNK_ROWS, ScannedTable, chunk_ranges, scan_table
+from anonymatch.tables.streamed import (
+    DEFAULT_CHUNK_ROWS,
+    ScannedTable,
+    _failing_group,
+    _sensitive_target,
+    chunk_ranges,
+    scan_table,
+)
 
 BUCKET_ROWS = 500_000
 """Input rows per on-disk bucket of the join (the bucket joined in memory at a time)."""
@@ -370,7 +394,8 @@ def join_files(
 class ChunkJob:
     """One chunk of partitions: its people's QIs in the joint order, their items (CSR over
     the universe), the partition boundaries within the chunk, one seed per partition, the
-    universe and what to build."""
+    universe and what to build. With sensitive models, ``sensitive`` holds the chunk's
+    people's sensitive codes in the same order (the distributions Q stay global)."""
 
     start: int
     qi: EncodedQI
@@ -379,14 +404,16 @@ class ChunkJob:
     seeds: list[np.random.SeedSequence]
     universe: tuple[list[str], bool]
     spec: tuple[int, str, bool, float]  # k, freeform step ("" for classes), classes, λ
+    sensitive: SensitiveTarget | None = None
 
 
 @dataclass(frozen=True)
 class ChunkResult:
     """The chunk's lines (QI cells and set part, as written and verified), the order position
     of each line's true preimage and the figures: per-attribute NCP sums, uncertain items and
-    thresholds summed, the verifier's counts, and the first failure (None if every partition
-    passed)."""
+    thresholds summed, the verifier's counts, the first failure (None if every partition
+    passed), why a partition cannot satisfy the sensitive models (``infeasible``) and one
+    sensitive check per model over the chunk's people."""
 
     lines: list[str]
     source: np.ndarray
@@ -395,23 +422,38 @@ class ChunkResult:
     min_matches: tuple[int, int]  # fewest per person, per record
     failure: str | None
     partitions: int = 0
+    infeasible: str | None = None
+    sensitive: tuple[SensitiveCheck, ...] = ()
 
 
 def _partition_release(
-    qi: EncodedQI, items: sp.csr_array, job: ChunkJob, p: int
+    qi: EncodedQI,
+    items: sp.csr_array,
+    job: ChunkJob,
+    p: int,
+    target: SensitiveTarget | None = None,
 ) -> tuple[RelationalRelease, np.ndarray, np.ndarray]:
     """Anonymize partition p of a chunk: graph, privacy step with its seed, both parts
     recoded, shuffled. Returns the release, the true preimage (partition position) of each
     record and the per-attribute NCP sums of its cells (``tables.metrics.ncp_sums``, as the
-    in-memory path's ``information_loss``). Time: the method's (Hungarian O(k·P³))."""
+    in-memory path's ``information_loss``). With sensitive models (``target``: the
+    partition's codes) the graph is the classes of ``diverse_clusters`` on the partition as
+    one segment, as the in-memory path builds them on the whole input (InfeasibleError if the
+    partition cannot satisfy a model). Time: the method's (Hungarian O(k·P³))."""
     k, step, baseline, weight = job.spec
-    graph = classes(qi, k) if baseline else freeform(qi, items, k, step, weight)
+    if target is not None:
+        graph, _ = diverse_clusters(qi, k, target, qi.n)
+    elif baseline:
+        graph = classes(qi, k)
+    else:
+        graph = freeform(qi, items, k, step, weight)
     rng = np.random.default_rng(job.seeds[p])
     assigned = privacy_step(graph, rng, workers=1)
     truth_of = np.empty(qi.n, np.int64)
     truth_of[assigned] = np.arange(qi.n)
     cells = recode(graph, qi)
-    base, unc, t = (cover_vote if baseline else bit_vote)(items, graph)
+    vote = cover_vote if baseline or graph.classes is not None else bit_vote
+    base, unc, t = vote(items, graph)
     shuffle = rng.permutation(qi.n)
     shown = cells.take(shuffle)
     text = format_cells(shown, qi)
@@ -434,11 +476,28 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
     sums = np.zeros(len(job.qi.names))
     totals = np.zeros(3, np.int64)
     least = [np.iinfo(np.int64).max] * 2
+    checks: list[SensitiveCheck] = []
     for p in range(len(job.seeds)):
         lo, hi = int(job.bounds[p]), int(job.bounds[p + 1])
+        name = f"partition of people {job.start + lo + 1}–{job.start + hi} of the joint order"
         qi = job.qi.take(np.arange(lo, hi))
         items = sp.csr_array(job.items[lo:hi])
-        release, truth, ncp = _partition_release(qi, items, job, p)
+        target = None if job.sensitive is None else job.sensitive.take(np.arange(lo, hi))
+        try:
+            if target is not None and (unmet := target.first_unmet()) is not None:
+                raise InfeasibleError(
+                    f"its column {unmet[0].column!r} has {unmet[1]} distinct value(s) and "
+                    f"cannot satisfy {describe_model(unmet[0])} even as one class"
+                )
+            release, truth, ncp = _partition_release(qi, items, job, p, target)
+        except InfeasibleError as error:
+            reason = str(error).removeprefix("infeasible: ")
+            return ChunkResult(
+                [], np.empty(0, np.int64), sums, totals, (0, 0), None,
+                infeasible=f"{name}: {reason}; partitions are anonymized independently on the "
+                "streamed path (never merged), so a larger `partition_size` gives each more "
+                "people to mix",
+            )  # fmt: skip
         text = release_lines(release)
         people = People(
             pd.DataFrame(index=pd.RangeIndex(hi - lo)),
@@ -448,10 +507,20 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
         )
         written = release_from_objects([json.loads(x) for x in text], people, qi.names)
         report = verify_relational(written, people, qi, job.spec[0])
-        if not report.passed:
-            first, last = job.start + lo + 1, job.start + hi
-            failure = f"partition of people {first}–{last} of the joint order: {report.reason}"
-            return ChunkResult([], np.empty(0, np.int64), sums, totals, (0, 0), failure)
+        failure = None if report.passed else report.reason
+        if failure is None and target is not None:
+            failure, found = check_sensitive_partition(
+                SensitivePartition(written, people, qi, text, target.take(truth), target)
+            )
+            checks = (
+                [merge_checks(a, b) for a, b in zip(checks, found, strict=True)]
+                if checks
+                else found
+            )
+        if failure is not None:
+            return ChunkResult(
+                [], np.empty(0, np.int64), sums, totals, (0, 0), f"{name}: {failure}"
+            )
         sums += ncp
         totals += [
             written.sets.uncertain.nnz,
@@ -463,7 +532,70 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
         lines.extend(text)
         sources.append(job.start + lo + truth)
     source = np.concatenate(sources)
-    return ChunkResult(lines, source, sums, totals, (least[0], least[1]), None, len(job.seeds))
+    return ChunkResult(
+        lines, source, sums, totals, (least[0], least[1]), None, len(job.seeds),
+        sensitive=tuple(checks),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SensitivePartition:
+    """A partition's release as written and parsed back (``release``, its JSON ``lines``),
+    its people (``people``, ``qi``) and the sensitive codes of the published records
+    (``shown``: their true preimages') and of the people (``target``, with the global Q)."""
+
+    release: RelationalRelease
+    people: People
+    qi: EncodedQI
+    lines: list[str]
+    shown: SensitiveTarget
+    target: SensitiveTarget
+
+
+def check_sensitive_partition(part: SensitivePartition) -> tuple[str | None, list[SensitiveCheck]]:
+    """Check the sensitive models on one partition of the joint release, as the tables'
+    streamed path does (``tables.streamed.check_sensitive_partitions``): every class of
+    identical published records (same QI cells and same set part: same JSON line) satisfies
+    each model on the values its records show (``tables.streamed._failing_group``), and every
+    person's candidates on the joint graph (``relational.verify.joint_candidates``) satisfy
+    each model (``check_model``, with the table's Q). Returns (failure or None, one check per
+    model).
+
+    Why partition checks prove the whole release (docs/guarantees/sensitive.md §3–§4, on the
+    joint compatibility): identical records are compatible with the same people, so a
+    person's candidates in the whole release are a union of whole groups of identical
+    records of their partition, and a union of groups that satisfy a class-based model
+    satisfies it. Time: the joint compatibility and the matching of the partition,
+    O(pairs·√P), plus O(P·s) for the groups.
+    """
+    groups = pd.factorize(pd.Series(part.lines))[0].astype(np.int64)
+    bad = _failing_group(part.shown, groups)
+    if bad is not None:
+        unmet = part.shown.take(np.flatnonzero(groups == bad)).first_unmet()
+        assert unmet is not None
+        size = int((groups == bad).sum())
+        return (
+            f"a class of {size} identical records shows {unmet[1]} distinct value(s) of "
+            f"{unmet[0].column!r}, short of {describe_model(unmet[0])}"
+        ), []
+    c, counts, inverse = joint_compatibility(part.release, part.people, part.qi)
+    cand = joint_candidates(c, counts, inverse)
+    target, checks = part.target, []
+    for s, model in enumerate(target.models):
+        lo, hi = target.offsets[s], target.offsets[s + 1]
+        sens = EncodedSensitive(
+            model.column,
+            np.arange(hi - lo),
+            part.shown.codes[:, s],
+            target.codes[:, s],
+            model.ordered,
+            target.q[lo:hi],
+        )
+        check = check_model(cand, sens, model)
+        if not check.passed:
+            return check.reason, []
+        checks.append(check)
+    return None, checks
 
 
 def _chunk_items(path: Path, start: int, size: int, width: int) -> sp.csr_array:
@@ -523,10 +655,6 @@ def _others_json(table: ScannedTable, rows: np.ndarray) -> list[str] | None:
 
 
 def _check_job(job: RelationalJob, files: RelationalFiles) -> None:
-    if job.models:
-        raise InputError(
-            "the streamed path does not check sensitive models (`l`, `t`); run in memory"
-        )
     if files.id_column in job.schema.qi:
         raise InputError(
             f"the id column {files.id_column!r} cannot be a quasi-identifier ({param('qi')}): "
@@ -552,7 +680,15 @@ def _scan(
     first = next(iter_table_batches(joined.people, files.csv, 1))
     present = [c for c in full.identifiers if c in first.column_names]
     full = Schema(full.qi, full.numeric, full.sensitive, tuple(present), full.weights, full.types)
-    table = scan_table(joined.people, full, files.csv, job.na, spill_dir=spill, batch_rows=rows)
+    table = scan_table(
+        joined.people,
+        full,
+        files.csv,
+        job.na,
+        spill_dir=spill,
+        batch_rows=rows,
+        models=job.models,
+    )
     clash = [c for c in table.columns if c in SET_FIELDS]
     if clash:
         raise InputError(
@@ -592,7 +728,7 @@ def anonymize_files(
     output : path-like
         The release (JSON Lines), written atomically (nothing on failure).
     job : RelationalJob
-        The validated run: method, k, QIs, λ, partition size, seed (no sensitive models).
+        The validated run: method, k, QIs, λ, partition size, seed, sensitive models.
     execution : Execution, optional
         Where the chunks run (``auto``: local processes), workers, Dask scheduler, people per
         chunk (``chunk_rows``, default 50,000), progress.
@@ -606,15 +742,18 @@ def anonymize_files(
     -------
     dict
         The manifest: the in-memory path's, with ``plan.path = "streamed"``,
-        ``output.layout = "partitioned"`` and the verification's partition count.
+        ``output.layout = "partitioned"`` and the verification's partition count; with
+        sensitive models ``guarantee.sensitive`` and ``verification.sensitive`` (one check per
+        model, merged over the partitions) as in memory.
 
     Raises
     ------
     InputError
         Bad input (unknown column, repeated id, conflicting attributes, an item id absent
-        from the people table, no item at all) or sensitive models; nothing is written.
+        from the people table, no item at all); nothing is written.
     InfeasibleError
-        k larger than the number of people.
+        k larger than the number of people, or a sensitive model that the whole table or a
+        partition cannot satisfy even as one class; nothing is written.
     VerificationError
         A partition failed verification (never expected); nothing is written.
 
@@ -637,6 +776,7 @@ def anonymize_files(
         table = _scan(joined, files, job, root, batch_rows)
         n, qi = joined.n, table.qi
         check_level_fits(job.k, n, "k", "people")
+        target = _sensitive_target(table, job.models)  # InfeasibleError if the whole fails
         seconds["join_and_scan"] = time.perf_counter() - clock
         clock = time.perf_counter()
         size = job.size_for(n)
@@ -666,11 +806,13 @@ def anonymize_files(
                     seeds[first:last],
                     (joined.universe, joined.integer_items),
                     spec,
+                    None if target is None else target.take(order[start:stop]),
                 )
 
         sums = np.zeros(len(qi.names))
         totals = np.zeros(3, np.int64)
         least = [np.iinfo(np.int64).max] * 2
+        checks: list[SensitiveCheck] = []
         clock = time.perf_counter()
 
         def write(tmp: Path) -> None:
@@ -689,6 +831,8 @@ def anonymize_files(
                     scheduler=run.scheduler,
                     workers=run.workers,
                 ):
+                    if result.infeasible is not None:
+                        raise InfeasibleError(f"infeasible: {result.infeasible}; nothing written")
                     if result.failure is not None:
                         raise VerificationError(
                             f"the release failed verification ({result.failure}); nothing written"
@@ -705,6 +849,11 @@ def anonymize_files(
                         )
                     sums += result.ncp_sums
                     totals += result.totals
+                    if checks:
+                        merged = zip(checks, result.sensitive, strict=True)
+                        checks[:] = [merge_checks(a, b) for a, b in merged]
+                    else:
+                        checks[:] = result.sensitive
                     least[0] = min(least[0], result.min_matches[0])
                     least[1] = min(least[1], result.min_matches[1])
                     bar.update(result.partitions)
@@ -727,7 +876,12 @@ def anonymize_files(
             "executor": "dask" if run.scheduler else executor,
             "workers": run.workers,
         },
-        guarantee={"model": "k-anonymity", "k": job.k, "over": "joint compatibility"},
+        guarantee={
+            "model": "k-anonymity",
+            "k": job.k,
+            "over": "joint compatibility",
+            **({"sensitive": [m.describe() for m in job.models]} if job.models else {}),
+        },
         verification={
             "passed": True,
             "k": job.k,
@@ -741,7 +895,14 @@ def anonymize_files(
             "reason": "ok",
             "partitions": partitions,
             "checked": "every partition's joint compatibility graph has a k-factor "
-            "(so the whole release's has one)",
+            "(so the whole release's has one)"
+            + (
+                "; in every partition, every class of identical records and every person's "
+                "candidates satisfy the sensitive models (so the whole release does)"
+                if job.models
+                else ""
+            ),
+            **({"sensitive": [c.to_dict() for c in checks]} if job.models else {}),
         },
         loss={
             **loss.to_dict(),

@@ -206,6 +206,24 @@ def joint_compatibility(
     return c, counts.astype(np.int64), inverse.reshape(-1).astype(np.int64)
 
 
+def joint_candidates(c: sp.csr_array, counts: np.ndarray, inverse: np.ndarray) -> sp.csr_array:
+    """Person × published-record 0/1 CSR matrix of every person's candidates on the joint
+    graph (``joint_compatibility``'s ``c``, ``counts``, ``inverse``): the records they match
+    that lie in some perfect matching (the tables' definition,
+    ``tables.models.sensitive.candidates``). ValueError if there is no perfect matching. Time
+    O(pairs·√n) for the matching, O(pairs) for the rest."""
+    match = grouped_perfect_matching(c, counts, inverse)
+    full = sp.csr_array(c[inverse])
+    full.sort_indices()
+    if match is None:  # the k-factor check fails such a release first
+        raise ValueError("the joint compatibility graph has no perfect matching")
+    keep = matchable_edges(full, match)
+    rows = np.repeat(np.arange(full.shape[0]), np.diff(full.indptr))
+    return sp.csr_array(
+        (np.ones(int(keep.sum()), np.int8), (rows[keep], full.indices[keep])), shape=full.shape
+    )
+
+
 def sensitive_checks(
     c: sp.csr_array,
     counts: np.ndarray,
@@ -218,16 +236,7 @@ def sensitive_checks(
     they match that lie in some perfect matching of the joint compatibility graph (the tables'
     definition, ``tables.models.sensitive.candidates``), their values the release's sensitive
     column (``check_model``). Time O(pairs·√n) for the matching, O(pairs) for the rest."""
-    match = grouped_perfect_matching(c, counts, inverse)
-    full = sp.csr_array(c[inverse])
-    full.sort_indices()
-    if match is None:  # the k-factor check fails such a release first
-        raise ValueError("the joint compatibility graph has no perfect matching")
-    keep = matchable_edges(full, match)
-    rows = np.repeat(np.arange(full.shape[0]), np.diff(full.indptr))
-    cand = sp.csr_array(
-        (np.ones(int(keep.sum()), np.int8), (rows[keep], full.indices[keep])), shape=full.shape
-    )
+    cand = joint_candidates(c, counts, inverse)
     checks = []
     for model in models:
         if model.column not in release.table.columns:
