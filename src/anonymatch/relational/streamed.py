@@ -113,10 +113,10 @@ from anonymatch.tables.recode import recode
 from anonymatch.tables.streamed import (
     DEFAULT_CHUNK_ROWS,
     ScannedTable,
-    _failing_group,
-    _sensitive_target,
     chunk_ranges,
+    failing_group,
     scan_table,
+    scanned_sensitive_target,
 )
 
 BUCKET_ROWS = 500_000
@@ -556,7 +556,7 @@ def check_sensitive_partition(part: SensitivePartition) -> tuple[str | None, lis
     """Check the sensitive models on one partition of the joint release, as the tables'
     streamed path does (``tables.streamed.check_sensitive_partitions``): every class of
     identical published records (same QI cells and same set part: same JSON line) satisfies
-    each model on the values its records show (``tables.streamed._failing_group``), and every
+    each model on the values its records show (``tables.streamed.failing_group``), and every
     person's candidates on the joint graph (``relational.verify.joint_candidates``) satisfy
     each model (``check_model``, with the table's Q). Returns (failure or None, one check per
     model).
@@ -569,7 +569,7 @@ def check_sensitive_partition(part: SensitivePartition) -> tuple[str | None, lis
     O(pairs·√P), plus O(P·s) for the groups.
     """
     groups = pd.factorize(pd.Series(part.lines))[0].astype(np.int64)
-    bad = _failing_group(part.shown, groups)
+    bad = failing_group(part.shown, groups)
     if bad is not None:
         unmet = part.shown.take(np.flatnonzero(groups == bad)).first_unmet()
         assert unmet is not None
@@ -776,7 +776,7 @@ def anonymize_files(
         table = _scan(joined, files, job, root, batch_rows)
         n, qi = joined.n, table.qi
         check_level_fits(job.k, n, "k", "people")
-        target = _sensitive_target(table, job.models)  # InfeasibleError if the whole fails
+        target = scanned_sensitive_target(table, job.models)  # InfeasibleError if the whole fails
         seconds["join_and_scan"] = time.perf_counter() - clock
         clock = time.perf_counter()
         size = job.size_for(n)

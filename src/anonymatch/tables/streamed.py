@@ -454,7 +454,7 @@ def check_sensitive_partitions(
             bad = None
         else:
             _, groups, _ = published_groups(cells)
-            bad = _failing_group(shown, groups)
+            bad = failing_group(shown, groups)
             cand = candidates(cells, job.qi.take(rows))
         if bad is not None:
             unmet = shown.take(np.flatnonzero(groups == bad)).first_unmet()
@@ -499,7 +499,7 @@ def _ring_units(
     return units(cells, k, [ring])
 
 
-def _failing_group(shown: SensitiveTarget, groups: np.ndarray) -> int | None:
+def failing_group(shown: SensitiveTarget, groups: np.ndarray) -> int | None:
     """The first group (label) whose rows' values fail a model, or None."""
     n_groups, slots = int(groups.max()) + 1 if len(groups) else 0, int(shown.offsets[-1])
     counts = np.zeros((n_groups, slots), np.int64)
@@ -563,7 +563,7 @@ def _chunk_jobs(
         )
 
 
-def _sensitive_target(
+def scanned_sensitive_target(
     table: ScannedTable, models: Sequence[SensitiveModel]
 ) -> SensitiveTarget | None:
     """The sensitive codes of every kept row (coded during the scan: O(n) ints per model in
@@ -669,7 +669,7 @@ def anonymize_file(
         qi, n = table.qi, table.qi.n
         missing = int(qi.missing_records().sum()) if qi.has_missing else 0
         run = plan(job, rows=n, missing=missing, streamed=True)
-        target = _sensitive_target(table, models)
+        target = scanned_sensitive_target(table, models)
         order = lexicographic_order(qi)
         bounds = partition_bounds(n, size)
         chunks = chunk_ranges(bounds, chunk_rows)
