@@ -199,6 +199,14 @@ def read_hierarchy(path: str | Path) -> Hierarchy:
         lengths (ragged levels), a leaf listed twice, a label with two parents, a label naming
         two different leaf sets.
 
+    Notes
+    -----
+    A plain file (UTF-8 without quotes, whitespace around labels, blank lines or irregular
+    rows) is read column-wise by ``pyarrow.csv`` and its nodes numbered with
+    ``dictionary_encode`` (``_arrow_levels``): no Python string per field. Anything else
+    takes ``parse_hierarchy``, which reads line by line and locates errors; both give the
+    same ``Hierarchy``.
+
     Complexity: O(N·L) time and memory for N leaves and L levels.
     """
     path = Path(path)
@@ -206,11 +214,15 @@ def read_hierarchy(path: str | Path) -> Hierarchy:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"hierarchy {path}: cannot read: {exc.strerror or exc}") from None
+    sha256 = hashlib.sha256(raw).hexdigest()
+    columns = _arrow_levels(raw)
+    if columns is not None:
+        return _assemble(*columns, name=path.name, sha256=sha256, source=str(path))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"hierarchy {path.name}: not UTF-8 text") from None
-    return parse_hierarchy(text, path.name, hashlib.sha256(raw).hexdigest(), str(path))
+    return parse_hierarchy(text, path.name, sha256, str(path))
 
 
 def parse_hierarchy(
@@ -302,36 +314,138 @@ def _build(
     table: np.ndarray, lines: np.ndarray, *, name: str, sha256: str, source: str | None
 ) -> Hierarchy:
     """The hierarchy of a validated (rows × levels) label table and the rows' line numbers:
-    nodes numbered level by level in order of first appearance (rows sorted by leaf). O(N·L)
-    vectorized."""
-    where = f"hierarchy {name}"
-    width = table.shape[1]
+    rows sorted by leaf, each level's labels numbered in order of first appearance
+    (``pd.factorize``), then ``_assemble``. O(N·L) vectorized."""
     order = np.argsort(table[:, 0], kind="stable")
     table = table[order]  # line of leaf code c is table[c]
-    lines = lines[order]
-    leaves = table[:, 0].copy()
+    levels: list[tuple[np.ndarray, list[str]]] = []
+    for lvl in range(1, table.shape[1]):
+        codes, uniques = pd.factorize(table[:, lvl])  # in order of first appearance
+        levels.append((codes, [str(u) for u in uniques]))
+    return _assemble(
+        table[:, 0].copy(), levels, lines[order], name=name, sha256=sha256, source=source
+    )
+
+
+# every character str.isspace() or str.splitlines() treats specially, and the quote: a file
+# holding none of them reads the same split on ";" by pyarrow as line by line
+_IRREGULAR = tuple(
+    ch.encode()
+    for ch in (
+        '"\x00\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000'
+        + "".join(chr(c) for c in range(0x2000, 0x200B))
+    )
+    if ch != "\n"
+)
+
+
+def _arrow_levels(
+    raw: bytes,
+) -> tuple[np.ndarray, list[tuple[np.ndarray, list[str]]], np.ndarray] | None:
+    """(leaves, per level (codes, labels), line numbers) of a plain hierarchy file read
+    column-wise with ``pyarrow.csv``, rows sorted by leaf and each level's labels numbered in
+    order of first appearance — what ``_build`` gives ``_assemble`` for the same file — or
+    None when the line-by-line reading must decide (not UTF-8, a quote, whitespace other than
+    a space inside a label, a line break other than ``\\n`` or ``\\r\\n``, a blank line,
+    ragged levels, an empty label, a repeated leaf, a label with two parents, fewer than two
+    levels).
+
+    Complexity: O(N·L) time, O(N·L) bytes of Arrow buffers (no Python object per field)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyarrow import csv as pacsv
+
+    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    crlf = b"\r" in body  # Windows line ends (ARX's files): each \r must start a \r\n
+    if crlf and body.count(b"\r") != body.count(b"\r\n"):
+        return None
+    end = b"\r\n" if crlf else b"\n"
+    if not body or body.startswith((b"\n", end)) or b"\n\n" in body or end + end in body:
+        return None
+    plain = body.isascii()
+    if any(ch in body for ch in _IRREGULAR if (len(ch) == 1 or not plain) and ch not in b"\r "):
+        return None
+    width = body[: body.find(b"\n") if b"\n" in body else len(body)].count(b";") + 1
+    if width < 2:
+        return None
+    names = [f"f{i}" for i in range(width)]
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(body),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=";", quote_char=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False
+            ),
+        )
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return None
+    n = table.num_rows
+    columns = [table.column(i).combine_chunks() for i in range(width)]
+    del table
+    if any(pc.any(pc.equal(pc.utf8_length(c), 0)).as_py() for c in columns):
+        return None
+    if b" " in body and any(  # a space inside a label is kept, one around it is stripped
+        pc.any(pc.or_(pc.starts_with(c, " "), pc.ends_with(c, " "))).as_py() for c in columns
+    ):
+        return None
+    order = pc.sort_indices(columns[0])
+    leaf = columns[0].take(order)
+    if pc.count_distinct(leaf).as_py() != n:
+        return None
+    size = max(pc.max(pc.utf8_length(c)).as_py() for c in columns)
+    leaves = np.array(leaf.to_pylist(), dtype=f"<U{size}")
+    del leaf
+    levels: list[tuple[np.ndarray, list[str]]] = []
+    for lvl in range(1, width):
+        encoded = pc.dictionary_encode(columns[lvl].take(order))  # first-appearance order
+        columns[lvl] = pa.nulls(0, pa.string())  # release the column
+        codes = encoded.indices.to_numpy().astype(np.int64)
+        if levels:  # one parent per label of the level below
+            below = levels[-1][0]
+            parent = np.empty(len(levels[-1][1]), np.int64)
+            parent[below] = codes
+            if not np.array_equal(parent[below], codes):
+                return None
+        levels.append((codes, encoded.dictionary.to_pylist()))
+    return leaves, levels, (order.to_numpy().astype(np.int64) + 1)
+
+
+def _assemble(
+    leaves: np.ndarray,
+    levels: list[tuple[np.ndarray, list[str]]],
+    lines: np.ndarray,
+    *,
+    name: str,
+    sha256: str,
+    source: str | None,
+) -> Hierarchy:
+    """The hierarchy of sorted leaves, their labels at each level above (codes per leaf and
+    the labels in order of first appearance) and the line number of each leaf: nodes
+    numbered level by level, an implicit root ``*`` when the last level holds more than one
+    label. O(N·L) vectorized, plus a Python step per non-leaf node."""
+    where = f"hierarchy {name}"
     n = len(leaves)
-    top = set(table[:, -1].tolist())
-    levels = width + (1 if len(top) > 1 else 0)
-    anc = np.empty((n, levels), np.int64)
+    if len(levels[-1][1]) > 1:
+        levels = [*levels, (np.zeros(n, np.int64), [ROOT_LABEL])]
+    anc = np.empty((n, len(levels) + 1), np.int64)
     anc[:, 0] = np.arange(n)
     labels = list(leaves.tolist())
     level_of = [0] * n
     first_line = lines.tolist()  # line order of first appearance, for the depth-first rank
     next_id = n
-    for lvl in range(1, levels):
-        column = table[:, lvl] if lvl < width else np.full(n, ROOT_LABEL)
-        codes, uniques = pd.factorize(column)  # in order of first appearance
+    for lvl, (codes, uniques) in enumerate(levels, start=1):
         first = np.full(len(uniques), n, np.int64)
         np.minimum.at(first, codes, np.arange(n))
         anc[:, lvl] = next_id + codes
-        labels.extend(str(u) for u in uniques)
+        labels.extend(uniques)
         level_of.extend([lvl] * len(uniques))
         first_line.extend(lines[first].tolist())
         next_id += len(uniques)
+    levels_n = anc.shape[1]
     count = np.bincount(anc.ravel(), minlength=next_id).astype(np.int64)
     node_leaves = sp.csr_array(
-        (np.ones(n * levels, np.int8), (anc.T.ravel(), np.tile(np.arange(n), levels))),
+        (np.ones(n * levels_n, np.int8), (anc.T.ravel(), np.tile(np.arange(n), levels_n))),
         shape=(next_id, n),
     )
     node_leaves.sort_indices()
@@ -351,7 +465,7 @@ def _build(
         # the same leaves under the same label: keep the lowest node (what releases show)
     # depth-first rank: sort leaves by their ancestors from the root down, in file order
     line_of = np.array(first_line, np.int64)
-    keys = tuple(line_of[anc[:, lvl]] for lvl in range(levels))  # lexsort: last key primary
+    keys = tuple(line_of[anc[:, lvl]] for lvl in range(levels_n))  # lexsort: last key primary
     rank = np.empty(n, np.int64)
     rank[np.lexsort(keys)] = np.arange(n)
     return Hierarchy(
