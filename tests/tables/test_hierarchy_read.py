@@ -8,6 +8,7 @@ import hashlib
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -85,6 +86,12 @@ def outcome(read: object, path: Path) -> tuple[str, object]:
     except csv.Error as exc:  # a lone \r in a line: csv.reader's error, on both paths alike
         return "csv.Error", str(exc)
     assert isinstance(h, Hierarchy)
+    n, levels = h.anc.shape  # node_leaves as the COO triplets built it before
+    coo = sp.csr_array(
+        (np.ones(n * levels, np.int8), (h.anc.T.ravel(), np.tile(np.arange(n), levels))),
+        shape=(len(h.labels), n),
+    )
+    assert (coo != h.node_leaves).nnz == 0
     spans = h.spans
     return "ok", (
         h.source,
@@ -96,6 +103,10 @@ def outcome(read: object, path: Path) -> tuple[str, object]:
         h.labels,
         h.by_label,
         h.node_leaves.dtype.str,
+        h.node_leaves.indptr.dtype.str,
+        h.node_leaves.indices.dtype.str,
+        h.node_leaves.has_canonical_format,
+        h.node_leaves.shape,
         h.node_leaves.indptr.tolist(),
         h.node_leaves.indices.tolist(),
         h.node_leaves.data.tolist(),

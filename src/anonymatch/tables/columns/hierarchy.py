@@ -444,9 +444,13 @@ def _assemble(
         next_id += len(uniques)
     levels_n = anc.shape[1]
     count = np.bincount(anc.ravel(), minlength=next_id).astype(np.int64)
+    # CSR of the leaves under each node, built directly: nodes are numbered level by level, so
+    # a level's stable argsort lists its nodes' leaves in node order (no COO triplets)
+    indptr = np.zeros(next_id + 1, np.int64)
+    np.cumsum(count, out=indptr[1:])
+    indices = np.concatenate([np.argsort(anc[:, lvl], kind="stable") for lvl in range(levels_n)])
     node_leaves = sp.csr_array(
-        (np.ones(n * levels_n, np.int8), (anc.T.ravel(), np.tile(np.arange(n), levels_n))),
-        shape=(next_id, n),
+        (np.ones(n * levels_n, np.int8), indices, indptr), shape=(next_id, n)
     )
     node_leaves.sort_indices()
     by_label: dict[str, int] = {}
