@@ -217,6 +217,7 @@ def read_hierarchy(path: str | Path) -> Hierarchy:
     sha256 = hashlib.sha256(raw).hexdigest()
     columns = _arrow_levels(raw)
     if columns is not None:
+        del raw
         return _assemble(*columns, name=path.name, sha256=sha256, source=str(path))
     try:
         text = raw.decode("utf-8-sig")
@@ -378,10 +379,10 @@ def _arrow_levels(
                 column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False
             ),
         )
-    except (pa.ArrowInvalid, UnicodeDecodeError):
+        columns = [table.column(i).combine_chunks() for i in range(width)]
+    except (pa.ArrowInvalid, UnicodeDecodeError):  # ragged rows, not UTF-8, a 2 GiB column
         return None
     n = table.num_rows
-    columns = [table.column(i).combine_chunks() for i in range(width)]
     del table
     if any(pc.any(pc.equal(pc.utf8_length(c), 0)).as_py() for c in columns):
         return None
@@ -391,10 +392,16 @@ def _arrow_levels(
         return None
     order = pc.sort_indices(columns[0])
     leaf = columns[0].take(order)
-    if pc.count_distinct(leaf).as_py() != n:
+    if n > 1 and pc.any(pc.equal(leaf[1:], leaf[:-1])).as_py():  # sorted: twice = adjacent
         return None
     size = max(pc.max(pc.utf8_length(c)).as_py() for c in columns)
-    leaves = np.array(leaf.to_pylist(), dtype=f"<U{size}")
+    if plain:  # ASCII: pad with NULs (numpy's own padding) and view the bytes, no str objects
+        padded = pc.utf8_rpad(leaf, width=size, padding="\x00")
+        start = int(np.frombuffer(padded.buffers()[1], np.int32)[padded.offset])
+        chars = np.frombuffer(padded.buffers()[2], np.uint8, n * size, start)
+        leaves = chars.view(f"S{size}").astype(f"<U{size}")
+    else:
+        leaves = np.array(leaf.to_pylist(), dtype=f"<U{size}")
     del leaf
     levels: list[tuple[np.ndarray, list[str]]] = []
     for lvl in range(1, width):
@@ -408,7 +415,10 @@ def _arrow_levels(
             if not np.array_equal(parent[below], codes):
                 return None
         levels.append((codes, encoded.dictionary.to_pylist()))
-    return leaves, levels, (order.to_numpy().astype(np.int64) + 1)
+    lines = order.to_numpy().astype(np.int64) + 1
+    del order, columns, encoded
+    pa.default_memory_pool().release_unused()  # give the parsed text back before the nodes
+    return leaves, levels, lines
 
 
 def _assemble(
@@ -431,24 +441,28 @@ def _assemble(
     anc = np.empty((n, len(levels) + 1), np.int64)
     anc[:, 0] = np.arange(n)
     labels = list(leaves.tolist())
-    level_of = [0] * n
-    first_line = lines.tolist()  # line order of first appearance, for the depth-first rank
+    sizes = [n, *(len(uniques) for _, uniques in levels)]
+    level_of = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    first_line = [lines]  # line order of first appearance, for the depth-first rank
     next_id = n
     for lvl, (codes, uniques) in enumerate(levels, start=1):
         first = np.full(len(uniques), n, np.int64)
         np.minimum.at(first, codes, np.arange(n))
         anc[:, lvl] = next_id + codes
         labels.extend(uniques)
-        level_of.extend([lvl] * len(uniques))
-        first_line.extend(lines[first].tolist())
+        first_line.append(lines[first])
         next_id += len(uniques)
+    line_of = np.concatenate(first_line).astype(np.int64, copy=False)
+    del first_line
     levels_n = anc.shape[1]
     count = np.bincount(anc.ravel(), minlength=next_id).astype(np.int64)
     # CSR of the leaves under each node, built directly: nodes are numbered level by level, so
     # a level's stable argsort lists its nodes' leaves in node order (no COO triplets)
     indptr = np.zeros(next_id + 1, np.int64)
     np.cumsum(count, out=indptr[1:])
-    indices = np.concatenate([np.argsort(anc[:, lvl], kind="stable") for lvl in range(levels_n)])
+    indices = np.empty(n * levels_n, np.int64)
+    for lvl in range(levels_n):
+        indices[lvl * n : (lvl + 1) * n] = np.argsort(anc[:, lvl], kind="stable")
     node_leaves = sp.csr_array(
         (np.ones(n * levels_n, np.int8), indices, indptr), shape=(next_id, n)
     )
@@ -463,12 +477,11 @@ def _assemble(
         same = np.array_equal(node_leaves[[other]].indices, node_leaves[[v]].indices)
         if not same:
             raise InputError(
-                f"{where}:{first_line[v]}: label {label!r} names different groups of leaves at "
+                f"{where}:{line_of[v]}: label {label!r} names different groups of leaves at "
                 f"levels {level_of[other]} and {level_of[v]}"
             )
         # the same leaves under the same label: keep the lowest node (what releases show)
     # depth-first rank: sort leaves by their ancestors from the root down, in file order
-    line_of = np.array(first_line, np.int64)
     keys = tuple(line_of[anc[:, lvl]] for lvl in range(levels_n))  # lexsort: last key primary
     rank = np.empty(n, np.int64)
     rank[np.lexsort(keys)] = np.arange(n)
@@ -476,7 +489,7 @@ def _assemble(
         source=source or name,
         leaves=leaves,
         anc=anc,
-        level=np.array(level_of, np.int64),
+        level=level_of,
         labels=tuple(labels),
         count=count,
         node_leaves=node_leaves,
