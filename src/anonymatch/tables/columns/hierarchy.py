@@ -380,7 +380,7 @@ def _arrow_levels(
             ),
         )
         columns = [table.column(i).combine_chunks() for i in range(width)]
-    except (pa.ArrowInvalid, UnicodeDecodeError):  # ragged rows, not UTF-8, a 2 GiB column
+    except (pa.ArrowException, UnicodeDecodeError):  # ragged rows, not UTF-8, a 2 GiB column
         return None
     n = table.num_rows
     del table
