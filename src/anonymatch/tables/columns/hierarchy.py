@@ -239,11 +239,16 @@ def parse_hierarchy(
     if fast is not None:
         return _build(*fast, name=name, sha256=sha256, source=source)
     rows: list[tuple[int, list[str]]] = []
-    for number, fields in enumerate(csv.reader(io.StringIO(text), delimiter=";"), start=1):
-        if not fields or all(not f.strip() for f in fields):
-            continue
-        rows.append((number, [f.strip() for f in fields]))
     where = f"hierarchy {name}"
+    reader = csv.reader(io.StringIO(text), delimiter=";")
+    try:
+        for number, fields in enumerate(reader, start=1):
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            rows.append((number, [f.strip() for f in fields]))
+    except csv.Error as exc:  # e.g. a lone carriage return inside a line
+        why = "a carriage return inside the line" if "new-line" in str(exc) else str(exc)
+        raise InputError(f"{where}:{reader.line_num}: not a CSV line ({why})") from None
     if not rows:
         raise InputError(f"{where}: the file has no lines")
     longest = max(rows, key=lambda r: len(r[1]))
