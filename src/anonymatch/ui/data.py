@@ -372,6 +372,25 @@ def _levels(text: str, kind: type, name: str) -> Any:
     return out
 
 
+def sensitive_model(form: Mapping[str, Any]) -> dict[str, Any]:
+    """The sensitive models of a job's ``model`` table from a form: ``l`` (with its diversity
+    and c) and ``t``, each only when given. O(1)."""
+    model: dict[str, Any] = {}
+    l_value = _levels(_text(form, "l"), int, "l")
+    t_value = _levels(_text(form, "t"), float, "t")
+    if l_value is not None:
+        model["l"] = l_value
+        diversity = _text(form, "diversity")
+        if diversity and diversity != "distinct":
+            model["diversity"] = diversity
+        c_value = _number(form.get("c"), float, "c")
+        if c_value is not None:
+            model["c"] = c_value
+    if t_value is not None:
+        model["t"] = t_value
+    return model
+
+
 def column_spec(
     form: Mapping[str, Any], c: str, role: str, hierarchies: Mapping[str, HierarchyFile]
 ) -> dict[str, Any]:
@@ -467,18 +486,7 @@ class Settings:
             if k is None or k < 1:
                 raise InputError("k must be a whole number of at least 1")
             model["k"] = k
-        l_value = _levels(_text(form, "l"), int, "l")
-        t_value = _levels(_text(form, "t"), float, "t")
-        if l_value is not None:
-            model["l"] = l_value
-            diversity = _text(form, "diversity")
-            if diversity and diversity != "distinct":
-                model["diversity"] = diversity
-            c_value = _number(form.get("c"), float, "c")
-            if c_value is not None:
-                model["c"] = c_value
-        if t_value is not None:
-            model["t"] = t_value
+        model.update(sensitive_model(form))
         limit = _number(form.get("suppression_limit"), float, "the suppression limit")
         if limit:
             model["suppression_limit"] = limit

@@ -30,12 +30,12 @@ from anonymatch.ui.data import (
     Dataset,
     HierarchyFile,
     Settings,
-    _levels,
     _number,
     _text,
     _tokens,
     column_spec,
     risk_summary,
+    sensitive_model,
 )
 
 SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
@@ -134,17 +134,7 @@ def settings_from_form(
     k = _number(form.get("k"), int, "k")
     if k is not None:
         model["k"] = k  # checked by the job file's models and the RelationalJob
-    l_value, t_value = _levels(_text(form, "l"), int, "l"), _levels(_text(form, "t"), float, "t")
-    if l_value is not None:
-        model["l"] = l_value
-        diversity = _text(form, "diversity")
-        if diversity and diversity != "distinct":
-            model["diversity"] = diversity
-        c_value = _number(form.get("c"), float, "c")
-        if c_value is not None:
-            model["c"] = c_value
-    if t_value is not None:
-        model["t"] = t_value
+    model.update(sensitive_model(form))
     method_keys: dict[str, Any] = {"name": method}
     weight = _number(form.get("item_weight"), float, "the item weight")
     if weight is not None:
