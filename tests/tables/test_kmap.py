@@ -9,7 +9,8 @@ import pytest
 
 import anonymatch
 from anonymatch.core.errors import InfeasibleError, InputError
-from anonymatch.tables.models.kmap import enforce_kmap
+from anonymatch.tables.models.kmap import JournalistRisk, KMap
+from anonymatch.tables.models.widening import enforce_population
 from anonymatch.tables.risk.population import PopulationInput, population_risk
 from tests.factories import random_frame
 
@@ -27,9 +28,9 @@ def test_repair_meets_kmap_and_keeps_k(method: str, kmap: int) -> None:
         sample, k=2, qi=QI, numeric=NUMERIC, method=method, seed=3
     ).release
     before = population_risk(sample, release, population, OPTIONS)
-    out, report = enforce_kmap(sample, release, population, kmap, OPTIONS, k=2)
+    out, report, view = enforce_population(sample, release, population, [KMap(kmap)], OPTIONS, k=2)
     after = population_risk(sample, out, population, OPTIONS)
-    assert after.kmap >= kmap == report.kmap and report.achieved == after.kmap
+    assert after.kmap >= kmap and view.kmap == after.kmap
     assert report.before == before.kmap
     assert anonymatch.verify(sample, out, k=2, qi=QI, numeric=NUMERIC).passed
     kept = before.population_per_row >= kmap
@@ -41,14 +42,12 @@ def test_repair_meets_kmap_and_keeps_k(method: str, kmap: int) -> None:
 def test_already_met_is_unchanged_and_too_large_is_infeasible() -> None:
     sample = random_frame(40, 5)
     release = anonymatch.anonymize(sample, k=2, qi=QI, numeric=NUMERIC, seed=1).release
-    out, report = enforce_kmap(sample, release, sample, 2, OPTIONS, k=2)
+    out, report, _ = enforce_population(sample, release, sample, [KMap(2)], OPTIONS, k=2)
     assert report.rounds == 0 and out.equals(release)
     with pytest.raises(InfeasibleError, match="only 40 records"):
-        enforce_kmap(sample, release, sample, 41, OPTIONS)
-    with pytest.raises(InputError, match="kmap must be a positive integer"):
-        enforce_kmap(sample, release, sample, 0, OPTIONS)
+        enforce_population(sample, release, sample, [KMap(41)], OPTIONS)
     # K = N: every row must match the whole population
-    out, report = enforce_kmap(sample, release, sample, 40, OPTIONS, k=2)
+    out, report, _ = enforce_population(sample, release, sample, [KMap(40)], OPTIONS, k=2)
     assert np.all(population_risk(sample, out, sample, OPTIONS).population_per_row == 40)
 
 
@@ -65,7 +64,8 @@ def test_typed_job_runs_kmap_and_records_it(tmp_path) -> None:  # type: ignore[n
         assert population_risk(sample, made.table, population, OPTIONS).kmap >= 20
         assert anonymatch.verify(sample, made.table, k=2, qi=QI, numeric=NUMERIC).passed
         block = made.report["guarantee"]["kmap"]  # type: ignore[index]
-        assert block["k"] == 20 and block["achieved"] >= 20
+        figures = made.report["verification"]["kmap"]  # type: ignore[index]
+        assert block["k"] == 20 and figures["achieved"] >= 20 and figures["passed"]
         assert block["population"] == (None if source is population else str(path))
     with pytest.raises(InputError, match="`kmap` needs `population`"):
         TableJob.build(qi=QI, k=2, kmap=5)
@@ -98,12 +98,13 @@ def test_job_file_and_manifest_carry_kmap(tmp_path) -> None:  # type: ignore[no-
     assert keywords["kmap"] == 10
     assert keywords["population"] == str(tmp_path / "register.csv")  # relative to the job file
     job = TableJob.build(**keywords)
-    assert job.kmap is not None and job.kmap.k == 10
+    assert job.criteria == (KMap(10),)
+    block = {**job.criteria[0].describe(), "population": str(tmp_path / "register.csv")}
     manifest = {
         "data_kind": "table",
         "method": "hungarian",
         "parameters": {"qi": ["n0", "c0"], "numeric": ["n0"]},
-        "guarantee": {"model": "k-anonymity", "k": 2, **{"kmap": job.kmap.describe()}},
+        "guarantee": {"model": "k-anonymity", "k": 2, "kmap": block},
     }
     again = manifest_keywords(manifest)
     assert (again["kmap"], again["population"]) == (10, str(tmp_path / "register.csv"))
@@ -129,10 +130,11 @@ def test_average_journalist_risk_bound(method: str) -> None:
     )  # fmt: skip
     figures = population_risk(sample, made.release, population, OPTIONS)
     assert figures.journalist_mean <= 0.08
-    block = made.report["guarantee"]["kmap"]  # type: ignore[index]
-    assert block["journalist_risk"] == 0.08 and block["mean_risk"] <= 0.08
+    block = made.report["guarantee"]["journalist_risk"]  # type: ignore[index]
+    figures = made.report["verification"]["journalist_risk"]  # type: ignore[index]
+    assert block["journalist_risk"] == 0.08 and figures["mean_risk"] <= 0.08
     assert anonymatch.verify(sample, made.release, k=2, qi=QI, numeric=NUMERIC).passed
     with pytest.raises(InfeasibleError, match="`journalist_risk` = 0.001 cannot be met"):
-        enforce_kmap(sample, made.release, population, 1, OPTIONS, k=2, mean_risk=0.001)
+        enforce_population(sample, made.release, population, [JournalistRisk(0.001)], OPTIONS, k=2)
     with pytest.raises(InputError, match="`journalist_risk` needs `population`"):
         anonymatch.tables.anonymize(sample, k=2, qi=QI, journalist_risk=0.1)

@@ -22,7 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.front import keep_functions
+from anonymatch.core.params import accept_keywords
 from anonymatch.core.validation import require_frame
+from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,9 +76,7 @@ def anonymize(
     hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
     hierarchy_cells: str = "node",
     suppression_limit: float = 0.0,
-    kmap: int | None = None,
-    journalist_risk: float | None = None,
-    population: pd.DataFrame | str | os.PathLike[str] | None = None,
+    **criteria: object,
 ) -> Release:
     """Publish a table under k-anonymity by freeform generalization, verified.
 
@@ -150,16 +150,12 @@ def anonymize(
         that lowers the loss (ARX's suppression limit; ``anonymatch.tables.models.suppress``). The
         guarantee holds for the published people; ``report["input"]["suppressed"]`` counts the
         others.
-    kmap : int, optional
-        The k of k-map: every published row compatible with at least this many records of
-        ``population`` (rows below it are widened after the method, then k-anonymity and k-map
-        are verified; ``anonymatch.tables.models.kmap``). InfeasibleError when larger than the
-        population.
-    journalist_risk : float, optional
-        A bound in (0, 1] on the average journalist risk against ``population`` (ARX's
-        average), enforced like ``kmap`` by raising its floor.
-    population : DataFrame or path, optional
-        The population table for ``kmap`` (its QI columns; a path is read as CSV/Parquet).
+    **criteria
+        The criteria counted against a population table (``anonymatch.tables.models.
+        CRITERIA``; rows they refuse are widened after the method, then k-anonymity and every
+        criterion are verified; InfeasibleError when no release can meet one):
+
+        {criteria}
 
     Returns
     -------
@@ -214,10 +210,18 @@ def anonymize(
     >>> list(result.release.columns)
     ['age', 'sex', 'disease']
     """
-    keywords = {name: value for name, value in locals().items() if name != "data"}
     from anonymatch.tables.job import TableJob
 
-    return run_job(require_frame(data, "data"), TableJob.build(**keywords))
+    accept_keywords("anonymize", criteria, [p.name for p in CRITERIA.parameters()])
+    job = TableJob.build(
+        k=k, qi=qi, numeric=numeric, sensitive=sensitive, identifiers=identifiers,
+        method=method, partition_size=partition_size, seed=seed, weights=weights,
+        na_values=na_values, drop_missing=drop_missing, time_limit=time_limit,
+        workers=workers, progress=progress, l=l, diversity=diversity, c=c, t=t,
+        ordinal=ordinal, dates=dates, hierarchies=hierarchies,
+        hierarchy_cells=hierarchy_cells, suppression_limit=suppression_limit, **criteria,
+    )  # fmt: skip
+    return run_job(require_frame(data, "data"), job)
 
 
 def run_job(data: pd.DataFrame, job: TableJob) -> Release:
@@ -616,4 +620,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+anonymize.__doc__ = (anonymize.__doc__ or "").replace("        {criteria}", CRITERIA.docs())
 keep_functions(__name__, __all__)  # ``verify`` is also a submodule name

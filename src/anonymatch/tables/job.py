@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from anonymatch.core.criteria import Criterion, refuse_unsupported
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import (
     Execution,
@@ -46,6 +47,7 @@ from anonymatch.core.params import (
     with_defaults,
 )
 from anonymatch.core.validation import check_seed, check_weights, column_list
+from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -130,8 +132,11 @@ class TableJob:
         Executor, workers, scheduler, rows per streamed job, progress.
     seed : int or None
         Seed of the privacy step (None: OS entropy).
-    kmap : KMap or None
-        k-map against a population table (``tables.models.kmap``), or None.
+    criteria : tuple of Criterion
+        The criteria counted against a population (``tables.models.CRITERIA``: k-map, the
+        average journalist risk, δ-presence), enforced after the method and verified.
+    population : path, DataFrame or None
+        The population table of those criteria (None without them).
     """
 
     schema: Schema
@@ -148,7 +153,8 @@ class TableJob:
     execution: Execution
     seed: int | None
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    kmap: KMap | None = None
+    criteria: tuple[Criterion, ...] = ()
+    population: str | os.PathLike[str] | pd.DataFrame | None = field(default=None, compare=False)
 
     @classmethod
     def build(cls, **keywords: Any) -> TableJob:
@@ -358,9 +364,7 @@ PARAMETERS: dict[str, Any] = {
     "chunk_rows": None,
     "progress": False,
     "seed": None,
-    "kmap": None,
-    "journalist_risk": None,
-    "population": None,
+    **CRITERIA.defaults(),
 }
 """Every parameter of a table job and its default (``TableJob.build``'s keywords)."""
 
@@ -435,56 +439,19 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
         ),
         seed=check_seed(p["seed"]),
         keywords=keywords,
-        kmap=_kmap(p, method),
+        criteria=_criteria(p, method),
+        population=p["population"],
     )
 
 
-@dataclass(frozen=True)
-class KMap:
-    """k-map: every published row compatible with at least ``k`` records of ``population``
-    (a table file's path, or a DataFrame), enforced after the method and verified
-    (``tables.models.kmap``)."""
-
-    k: int
-    population: str | os.PathLike[str] | pd.DataFrame = field(compare=False)
-    mean_risk: float | None = None
-
-    def describe(self) -> dict[str, object]:
-        """The manifest's ``guarantee.kmap`` block (the population by path when it has one)."""
-        source = self.population
-        named = source if isinstance(source, str | os.PathLike) else None
-        out: dict[str, object] = {"k": self.k}
-        if self.mean_risk is not None:
-            out["journalist_risk"] = self.mean_risk
-        out["population"] = None if named is None else os.fspath(named)
-        return out
-
-
-def _kmap(p: Mapping[str, Any], method: Method) -> KMap | None:
-    """``kmap`` and ``population`` checked together: both or neither, a positive integer and
-    a path or DataFrame, a method with one level for everybody."""
-    import pandas as pd
-
-    kmap, population, risk = p["kmap"], p["population"], p["journalist_risk"]
-    if kmap is None and population is None and risk is None:
-        return None
-    if kmap is None and risk is None:
-        raise InputError(
-            f"{param('population')} is only read with {param('kmap')} or {param('journalist_risk')}"
-        )
-    level = 1 if kmap is None else integer(kmap, "kmap")
-    mean_risk = None if risk is None else number(risk, "journalist_risk", high=1.0)
-    if population is None:
-        what = param("kmap") if kmap is not None else param("journalist_risk")
-        raise InputError(f"{what} needs {param('population')} (a table of the population)")
-    if not isinstance(population, str | os.PathLike | pd.DataFrame):
-        raise InputError(
-            f"{param('population')} must be a file path or a DataFrame, got "
-            f"{type(population).__name__}"
-        )
-    if method.levels:
-        raise InputError(f"{param('kmap')} does not apply to method {method.name!r}")
-    return KMap(level, population, mean_risk)
+def _criteria(p: Mapping[str, Any], method: Method) -> tuple[Criterion, ...]:
+    """The criteria a job asks for (``tables.models.CRITERIA``), checked; none applies to a
+    method with per-record levels."""
+    criteria = CRITERIA.build(p)
+    if criteria and method.levels:
+        first = criteria[0].parameters[0].name
+        raise InputError(f"{param(first)} does not apply to method {method.name!r}")
+    return criteria
 
 
 def _schema(p: Mapping[str, Any], k_column: str | None) -> Schema:
@@ -726,8 +693,9 @@ def plan(
                 f"{param('suppression_limit')} runs in memory only ({param('executor')} "
                 "threads); the streamed path publishes every record"
             )
-        if job.kmap is not None:
-            raise InputError(f"{param('kmap')} runs in memory only ({param('executor')} threads)")
+        refuse_unsupported(
+            job.criteria, "streamed", f"in memory only ({param('executor')} threads)"
+        )
     if rows is not None and k is not None:
         check_level_fits(k, rows, "k" if job.k is not None else "the largest level")
     if missing:

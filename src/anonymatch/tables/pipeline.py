@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.classes import privacy_step
+from anonymatch.core.criteria import record
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
@@ -213,26 +214,22 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         raise VerificationError(
             f"the release failed verification ({failed.reason}); nothing written"
         )
-    kmap = None
-    if job.kmap is not None:  # widen the rows below K; k-anonymity and k-map verified again
-        from anonymatch.tables.models.kmap import apply_kmap
+    widened = None
+    if job.criteria:  # widen the rows a population criterion refuses; all verified again
+        from anonymatch.tables.models.widening import apply_population
 
-        table, kmap = apply_kmap(data, table, job)
+        table, *rest = apply_population(data, table, job)
+        widened = tuple(rest)
         cells = parse_cells(table, enc)
     loss = information_loss(cells, enc)
     report = _report(job, run, n, dropped, n_parts, loss, check)
     note_missing(report, job.na, enc, cells, suppressed)
-    if kmap is not None:
-        guarantee = report["guarantee"]
-        assert isinstance(guarantee, dict) and job.kmap is not None
-        block = {**job.kmap.describe(), **kmap.to_dict()}
-        del block["kmap"]  # the level is "k" of the block
-        source = block["population"]
-        if isinstance(source, str):
-            from anonymatch.core.manifest import file_digest
-
-            block["population_sha256"] = file_digest(source)
-        guarantee["kmap"] = block
+    if widened is not None:
+        widening, view, source = widened
+        record(report, job.criteria, view, source)
+        loss_block = report["loss"]
+        assert isinstance(loss_block, dict)
+        loss_block["widening"] = widening.to_dict()
     if models:
         guarantee = report["guarantee"]
         verification = report["verification"]

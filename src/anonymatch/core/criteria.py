@@ -1,0 +1,285 @@
+"""Criteria: each privacy model or release check, whole, in one object.
+
+A release promises what its criteria say. A criterion (the shape ARX gives each model in its
+``criteria`` package) declares, once, as data:
+
+- its **parameters** (:class:`Parameter`: name, how a value is checked, help), from which the
+  command line's flags, the job file's keys, the web form's fields, the Python fronts' keywords
+  and the manifest's claims are all derived — nothing lists them again;
+- what it **needs** (a population table) and where it can be **checked** (the data kinds and
+  run paths: a path that cannot check a criterion refuses it, exit 2, before anything runs);
+- ``check(view)``: the verdict from what an attacker sees (the release, the original QIs, and
+  the population for the population criteria), used by the pipelines, ``verify``, ``verify
+  --manifest`` and ``report`` alike;
+- ``describe()``: the manifest's claim (``guarantee.<name>``), and :meth:`Criterion.claimed`,
+  which reads that claim back so that every claim a manifest makes is re-checked by the same
+  code that made it.
+
+Adding a model is one module that subclasses :class:`Criterion` and one entry in its kind's
+:class:`Registry`;
+adding a parameter to a model is one :class:`Parameter` entry.
+
+References
+----------
+.. [1] F. Prasser, F. Kohlmayer, "Putting statistical disclosure control into practice: the ARX
+   data anonymization tool", 2015 (privacy models as criteria).
+.. [2] scikit-learn's ``_parameter_constraints`` (parameters declared as data).
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from anonymatch.core.errors import InputError
+from anonymatch.core.params import integer, number, param
+
+Kind = Literal["integer", "fraction", "share", "table"]
+"""How a parameter's value is checked: ``integer`` ≥ ``minimum``; ``fraction`` in (0, 1];
+``share`` in [0, 1]; ``table`` a file path or a DataFrame."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Parameter:
+    """One parameter of one or more criteria, declared once.
+
+    Attributes
+    ----------
+    name : str
+        The Python keyword and job-file key (``delta_max``); the flag is ``--delta-max``.
+    kind : {"integer", "fraction", "share", "table"}
+        How a value is checked (:meth:`check`).
+    help : str
+        One sentence for ``--help``, the job file's schema and the web form.
+    minimum : int
+        The smallest value of an ``integer``.
+    metavar : str
+        The placeholder of the flag's value in ``--help``.
+    """
+
+    name: str
+    kind: Kind
+    help: str
+    minimum: int = 1
+    metavar: str = "X"
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag (``--delta-max``)."""
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, value: object) -> object:
+        """``value`` checked as the parameter's kind (``InputError`` naming the parameter).
+        O(1)."""
+        if self.kind == "integer":
+            return integer(value, self.name, minimum=self.minimum)
+        if self.kind == "fraction":
+            return number(value, self.name, high=1.0)
+        if self.kind == "share":
+            return number(value, self.name, low_open=False, high=1.0)
+        import pandas as pd
+
+        if isinstance(value, str | os.PathLike | pd.DataFrame):
+            return value
+        raise InputError(
+            f"{param(self.name)} must be a file path or a DataFrame, got {type(value).__name__}"
+        )
+
+    @property
+    def python_type(self) -> type:
+        """The type of a value in a job file (``int``, ``float`` or ``str``)."""
+        return {"integer": int, "fraction": float, "share": float, "table": str}[self.kind]
+
+
+POPULATION = Parameter(
+    name="population",
+    kind="table",
+    help="The population table the original was sampled from (CSV/TSV or Parquet with the QI "
+    "columns): k-map, journalist risk and delta-presence are counted against it.",
+    metavar="FILE",
+)
+"""The population table, shared by every population criterion (read once)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A criterion's verdict on a release: ``passed``, the ``reason`` (one line) and the
+    figures that support it (the manifest's ``verification.<name>`` block)."""
+
+    passed: bool
+    reason: str
+    figures: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "reason": self.reason, **self.figures}
+
+
+class Criterion(ABC):
+    """A privacy model or release check over the attacker's view.
+
+    Subclasses declare the class attributes and implement :meth:`from_values`, :meth:`check`
+    and :meth:`describe`; those that can repair a release implement ``enforce`` in their own
+    terms (the pipeline calls it through their kind's module).
+
+    Class attributes
+    ----------------
+    name : str
+        The manifest's key (``guarantee.<name>``, ``verification.<name>``).
+    title : str
+        Its name for people (``delta-presence``).
+    parameters : tuple of Parameter
+        Its own parameters (the first one asks for the criterion: given ⇒ the criterion runs).
+    needs_population : bool
+        Counted against a population table (:data:`POPULATION`).
+    kinds : tuple of str
+        The data kinds that run and check it.
+    paths : tuple of str
+        The run paths that can enforce it (others refuse it, exit 2).
+    reference : str
+        The paper.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    parameters: ClassVar[tuple[Parameter, ...]]
+    needs_population: ClassVar[bool] = False
+    kinds: ClassVar[tuple[str, ...]] = ("table",)
+    paths: ClassVar[tuple[str, ...]] = ("memory",)
+    reference: ClassVar[str] = ""
+
+    @classmethod
+    def asked(cls, values: Mapping[str, object]) -> bool:
+        """Whether ``values`` ask for this criterion (any of its own parameters given)."""
+        return any(values.get(p.name) is not None for p in cls.parameters)
+
+    @classmethod
+    @abstractmethod
+    def from_values(cls, values: Mapping[str, object]) -> Criterion:
+        """The criterion from its parameters' checked values (``None`` for those not given);
+        ``InputError`` naming the parameter when they do not fit together."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """The manifest's claim (``guarantee.<name>``): the parameters, never the data."""
+
+    @classmethod
+    def claimed(cls, block: Mapping[str, Any]) -> dict[str, object]:
+        """The parameters a manifest's ``guarantee.<name>`` block claims (the inverse of
+        :meth:`describe`), to re-check the release with. O(parameters)."""
+        return {p.name: block.get(p.name) for p in cls.parameters}
+
+    @abstractmethod
+    def check(self, view: Any) -> Verdict:
+        """The verdict on the release the view shows (the view's type is the kind's)."""
+
+
+class Registry:
+    """A data kind's criteria, in the order they run (one registration each).
+
+    Everything else derives from it: :meth:`parameters` (the flags, job-file keys, form
+    fields and fronts' keywords), :meth:`build` (the checked criteria a run asks for) and
+    :meth:`claims` (the criteria a manifest claims, to re-check them). Every method is
+    O(number of parameters).
+    """
+
+    def __init__(self, *criteria: type[Criterion]) -> None:
+        names = [c.name for c in criteria]
+        assert len(set(names)) == len(names), "a criterion is registered twice"
+        self.criteria = criteria
+
+    def parameters(self) -> tuple[Parameter, ...]:
+        """Every criterion's parameters, each once (the population once), in order."""
+        seen: dict[str, Parameter] = {}
+        for c in self.criteria:
+            for p in (*c.parameters, *((POPULATION,) if c.needs_population else ())):
+                seen.setdefault(p.name, p)
+        return tuple(seen.values())
+
+    def docs(self, indent: str = "        ") -> str:
+        """The parameters as a numpydoc bullet list (a front's ``**criteria`` entry is
+        completed with it, so that its docs never list them by hand)."""
+        lines = []
+        for p in self.parameters():
+            kind = "path or DataFrame" if p.kind == "table" else p.python_type.__name__
+            lines.append(f"{indent}- ``{p.name}`` ({kind}): {p.help}")
+        return "\n".join(lines)
+
+    def defaults(self) -> dict[str, None]:
+        """Every parameter with its default (None: not asked)."""
+        return {p.name: None for p in self.parameters()}
+
+    def build(self, values: Mapping[str, object]) -> tuple[Criterion, ...]:
+        """The criteria that ``values`` ask for, checked: every value by its
+        :class:`Parameter`, a population given exactly when a population criterion is asked
+        for.
+
+        Parameters
+        ----------
+        values : mapping
+            Parameter name → value (None: not given); other names are ignored.
+
+        Returns
+        -------
+        tuple of Criterion
+
+        Raises
+        ------
+        InputError
+            A bad value, or a population without a population criterion (and the reverse).
+        """
+        checked = {
+            p.name: None if values.get(p.name) is None else p.check(values[p.name])
+            for p in self.parameters()
+        }
+        chosen = [c for c in self.criteria if c.asked(checked)]
+        wanted = [c for c in chosen if c.needs_population]
+        if wanted and checked.get("population") is None:
+            names = " / ".join(param(c.parameters[0].name) for c in wanted)
+            raise InputError(f"{names} needs {param('population')} (a table of the population)")
+        if not wanted and checked.get("population") is not None:
+            asked = " or ".join(
+                param(c.parameters[0].name) for c in self.criteria if c.needs_population
+            )
+            raise InputError(f"{param('population')} is only read with {asked}")
+        return tuple(c.from_values(checked) for c in chosen)
+
+    def claims(self, guarantee: Mapping[str, Any]) -> dict[str, object]:
+        """The parameters of every criterion a manifest's ``guarantee`` block claims (its
+        ``guarantee.<name>`` blocks, read back by :meth:`Criterion.claimed`)."""
+        out: dict[str, object] = {}
+        for c in self.criteria:
+            block = guarantee.get(c.name)
+            if isinstance(block, Mapping):
+                out.update({k: v for k, v in c.claimed(block).items() if v is not None})
+        return out
+
+
+def record(
+    manifest: Mapping[str, Any],
+    criteria: Iterable[Criterion],
+    view: Any,
+    source: Mapping[str, Any] | None = None,
+) -> list[Verdict]:
+    """Write each criterion's claim (``guarantee.<name>``: :meth:`Criterion.describe`, and the
+    ``source`` it was counted against, e.g. the population's path and SHA-256) and its verdict
+    on ``view`` (``verification.<name>``) into ``manifest``. Returns the verdicts, in order.
+    The one place a manifest states a criterion. O(criteria + their checks)."""
+    guarantee, verification = manifest["guarantee"], manifest["verification"]
+    verdicts = []
+    for c in criteria:
+        verdict = c.check(view)
+        guarantee[c.name] = {**c.describe(), **(source or {})}
+        verification[c.name] = verdict.to_dict()
+        verdicts.append(verdict)
+    return verdicts
+
+
+def refuse_unsupported(criteria: Iterable[Criterion], path: str, what: str) -> None:
+    """Refuse (``InputError``, exit 2) the criteria that the run path ``path`` cannot enforce
+    or check, saying where they run instead (``what``: "in memory only …"). O(criteria)."""
+    for c in criteria:
+        if path not in c.paths:
+            raise InputError(f"{param(c.parameters[0].name)} runs {what}")
