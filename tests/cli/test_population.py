@@ -116,8 +116,9 @@ def test_anonymize_kmap(files: tuple[Path, Path, Path], tmp_path: Path, capsys) 
     args += ["--population", str(population), "--report", str(manifest), "-q"]
     code, _, err = run(args, capsys)
     assert code == 0, err
-    block = json.loads(manifest.read_text())["guarantee"]["kmap"]
-    assert block["k"] == 15 and block["achieved"] >= 15 and block["population_sha256"]
+    written = json.loads(manifest.read_text())
+    block, figures = written["guarantee"]["kmap"], written["verification"]["kmap"]
+    assert block["k"] == 15 and figures["achieved"] >= 15 and block["population_sha256"]
     code, _, err = run(["verify", str(sample), str(out), "--k", "2", *ROLES], capsys)
     assert code == 0, err
     # the verifier checks k-map from the release and the population alone
@@ -128,7 +129,7 @@ def test_anonymize_kmap(files: tuple[Path, Path, Path], tmp_path: Path, capsys) 
     figures = json.loads(text)
     assert code == 4 and not figures["passed"] and figures["kmap"]["achieved"] >= 15
     code, _, err = run([*checked, str(population)], capsys)
-    assert code == 2 and "give --kmap and --population together" in err
+    assert code == 2 and "--population is only read with --kmap or" in err
     code, text, _ = run(
         ["risk", str(sample), str(out), *ROLES, "--population", str(population), "--json"],
         capsys,
@@ -234,3 +235,68 @@ def test_report_population_bad_input_exit_2(
     assert code == 2, err
     assert message in err and len(err.strip().splitlines()) == 1, err
     assert not out.exists()
+
+
+def test_verify_manifest_rechecks_every_claim(
+    files: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A manifest's criteria are checked again by ``verify --manifest`` (against the population
+    it names, by SHA-256); an edited claim fails, a claim no check reads is UNCHECKED: exit 4,
+    never PASS."""
+    sample, _, population = files
+    out, manifest = tmp_path / "kmap.csv", tmp_path / "kmap.json"
+    args = ["anonymize", str(sample), "-o", str(out), "--k", "2", *ROLES, "--kmap", "15"]
+    args += ["--delta-max", "0.5", "--population", str(population), "--report", str(manifest)]
+    code, _, err = run([*args, "-q"], capsys)
+    assert code == 0, err
+    written = json.loads(manifest.read_text())
+    assert written["verification"]["presence"]["achieved_max"] <= 0.5
+    verify = ["verify", str(sample), str(out), "--manifest"]
+    code, text, err = run([*verify, str(manifest)], capsys)
+    assert code == 0 and "k-map: PASS" in text and "delta-presence: PASS" in text, err
+
+    def edited(name: str, change: dict[str, object]) -> Path:
+        copy = json.loads(manifest.read_text())
+        for key, value in change.items():
+            *where, last = key.split(".")
+            block = copy
+            for part in where:
+                block = block[part]
+            block[last] = value
+        path = tmp_path / name
+        path.write_text(json.dumps(copy))
+        return path
+
+    claims_more = edited("more.json", {"guarantee.kmap.k": 5000})
+    code, text, _ = run([*verify, str(claims_more)], capsys)
+    assert code == 4 and "k-map: FAIL" in text
+    unknown = edited("unknown.json", {"guarantee.dpresence": {"delta": 0.1}})
+    code, text, _ = run([*verify, str(unknown)], capsys)
+    assert code == 4 and "UNCHECKED: guarantee.dpresence" in text
+    frame = edited("frame.json", {"guarantee.kmap.population": None})
+    code, text, _ = run([*verify, str(frame)], capsys)
+    assert code == 4 and "UNCHECKED: k-map: the manifest names no population file" in text
+    other = tmp_path / "other.csv"
+    pd.read_csv(population).iloc[:-1].to_csv(other, index=False)
+    code, text, _ = run([*verify, str(manifest), "--population", str(other)], capsys)
+    assert code == 4 and "is not the file the manifest names" in text
+
+
+def test_delta_presence_refusals(
+    files: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample, _, population = files
+    out = tmp_path / "d.csv"
+    base = ["anonymize", str(sample), "-o", str(out), "--k", "2", *ROLES, "-q"]
+    code, _, err = run([*base, "--delta-max", "0.5"], capsys)
+    assert (
+        code == 2
+        and err == "anonymatch: error: --delta-max needs --population (a table of the population)\n"
+    )
+    code, _, err = run([*base, "--delta-max", "0.1", "--population", str(population)], capsys)
+    assert code == 3 and "delta-presence [0, 0.1] cannot be met" in err and not out.exists()
+    code, _, err = run(
+        [*base, "--delta-max", "0.5", "--population", str(population), "--executor", "processes"],
+        capsys,
+    )
+    assert code == 2 and "--delta-max runs in memory only" in err and not out.exists()

@@ -53,10 +53,13 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    create_model,
     model_validator,
 )
 
+from anonymatch.core.criteria import Parameter
 from anonymatch.core.errors import InputError
+from anonymatch.tables.models import CRITERIA
 
 SCHEMA: Literal["anonymatch-job/1"] = "anonymatch-job/1"
 """The value of a job file's ``schema`` key."""
@@ -295,8 +298,26 @@ PerColumnInt = int | dict[str, Annotated[int, Field(ge=2)]]
 PerColumnFloat = float | dict[str, Annotated[float, Field(gt=0, le=1)]]
 
 
-class PrivacyModel(_Strict):
-    """``[model]``: the guarantee."""
+def _criterion_field(p: Parameter) -> Any:
+    """A job-file key of a criterion's parameter (``core.criteria``): its type, bounds and
+    description, from the parameter's declaration."""
+    bounds: dict[str, Any] = {
+        "integer": {"ge": p.minimum}, "fraction": {"gt": 0, "le": 1}, "share": {"ge": 0, "le": 1},
+        "table": {},
+    }  # fmt: skip
+    text = p.help + (" Relative to the job file's directory." if p.kind == "table" else "")
+    return (p.python_type | None, Field(default=None, description=text, **bounds[p.kind]))
+
+
+_Criteria: Any = create_model(
+    "_Criteria", __base__=_Strict, **{p.name: _criterion_field(p) for p in CRITERIA.parameters()}
+)
+"""The ``[model]`` keys of the table criteria (k-map, journalist risk, δ-presence, the
+population), derived from their registry: never listed here."""
+
+
+class PrivacyModel(_Criteria):
+    """``[model]``: the guarantee (and the criteria's keys, :data:`_Criteria`)."""
 
     k: int | None = Field(default=None, ge=1, description="k-anonymity level for everyone.")
     k_column: str | None = Field(
@@ -324,23 +345,6 @@ class PrivacyModel(_Strict):
         ge=0,
         lt=1,
         description="Share of records that may be dropped as outliers when it lowers the loss.",
-    )
-    kmap: int | None = Field(
-        default=None,
-        ge=1,
-        description="k-map: every published row compatible with at least this many records of "
-        "the population table.",
-    )
-    journalist_risk: float | None = Field(
-        default=None,
-        gt=0,
-        le=1,
-        description="A bound on the average journalist risk against the population table.",
-    )
-    population: str | None = Field(
-        default=None,
-        description="k-map: the population table (CSV/TSV or Parquet with the QI columns), "
-        "relative to the job file's directory.",
     )
 
     @model_validator(mode="after")
@@ -543,7 +547,7 @@ class Job(_Strict):
             ("input", "names"): inp.names, ("input", "sensitive_file"): inp.sensitive_file,
             ("input", "na"): inp.na, ("model", "k_column"): self.model.k_column,
             ("model", "known"): self.model.known, ("model", "m"): self.model.m,
-            ("model", "kmap"): self.model.kmap, ("model", "population"): self.model.population,
+            **{("model", p.name): getattr(self.model, p.name) for p in CRITERIA.parameters()},
         }  # fmt: skip
         for loc, value in unread.items():
             if value is not None:
@@ -757,7 +761,7 @@ PATH_FIELDS: tuple[tuple[str, str], ...] = (
     ("input", "sensitive_file"),
     ("input", "items"),
     ("method", "cell_weights"),
-    ("model", "population"),
+    *(("model", p.name) for p in CRITERIA.parameters() if p.kind == "table"),
     ("output", "path"),
     ("output", "report"),
 )

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import InputError
+from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -82,8 +83,8 @@ def job_file_keywords(
     tokens = tuple(job.input.na) if job.input.na is not None else DEFAULT_NA_VALUES
     if codes or job.input.na is not None:
         out["na_values"] = MissingCodes(tokens, codes)
-    keys = ("k", "k_column", "diversity", "c", "suppression_limit", "kmap", "journalist_risk")
-    for key in (*keys, "population"):
+    keys = ("k", "k_column", "diversity", "c", "suppression_limit")
+    for key in (*keys, *(p.name for p in CRITERIA.parameters())):
         if getattr(model, key) is not None:
             out[key] = getattr(model, key)
     for key in ("l", "t"):
@@ -163,12 +164,9 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
         out["t"] = {m["column"]: m["t"] for m in sens if m.get("t") is not None}
     if parameters.get("suppression_limit"):
         out["suppression_limit"] = parameters["suppression_limit"]
-    kmap = guarantee.get("kmap")
-    if isinstance(kmap, Mapping) and kmap.get("population"):  # a population given by path
-        out["kmap"] = kmap.get("k")
-        out["population"] = kmap["population"]
-        if kmap.get("journalist_risk") is not None:
-            out["journalist_risk"] = kmap["journalist_risk"]
+    population = claimed_population(guarantee)
+    if population is not None:  # the criteria counted against a population given by path
+        out.update(CRITERIA.claims(guarantee), population=population)
     plan = manifest.get("plan")
     if isinstance(plan, Mapping) and plan.get("partition_size") is not None:
         out["partition_size"] = plan["partition_size"]
@@ -192,6 +190,57 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
             {c: tuple(v) for c, v in codes.items()},
         )
         out["drop_missing"] = bool(read.get("drop_missing"))
+    return out
+
+
+def claimed_population(guarantee: Mapping[str, Any]) -> str | None:
+    """The population file a manifest's criteria were counted against (their blocks'
+    ``population``), or None (no such criterion, or a population given as a DataFrame)."""
+    for block in guarantee.values():
+        if isinstance(block, Mapping) and isinstance(block.get("population"), str):
+            return block["population"]
+    return None
+
+
+CHECKED_CLAIMS = ("model", "k", "levels", "sensitive", "certificate", "construction")
+"""The ``guarantee`` keys of a table manifest that ``verify`` re-checks besides the criteria
+(``tables.models.CRITERIA``): the level, the sensitive models with their ring certificate."""
+
+
+def unchecked_claims(manifest: Mapping[str, Any] | None, population: str | None) -> list[str]:
+    """The claims of a table manifest's ``guarantee`` that a check cannot re-verify, one line
+    each: a key no check knows, a criterion whose population was not given by path, or whose
+    population file is not the one the manifest names (its SHA-256 differs). Empty without a
+    manifest. A check reports these as UNCHECKED and fails (exit 4): a claim is never passed
+    unread. O(claims + reading the population file once for its digest)."""
+    if manifest is None:
+        return []
+    guarantee = manifest.get("guarantee")
+    if not isinstance(guarantee, Mapping):
+        return ["the manifest has no guarantee object"]
+    by_name = {c.name: c for c in CRITERIA.criteria}
+    out = []
+    digest: object = None
+    for key, block in guarantee.items():
+        if key in CHECKED_CLAIMS:
+            continue
+        criterion = by_name.get(key)
+        if criterion is None:
+            out.append(f"guarantee.{key}: no check of this tool re-verifies this claim")
+        elif not isinstance(block, Mapping) or not isinstance(block.get("population"), str):
+            out.append(
+                f"{criterion.title}: the manifest names no population file to check it "
+                "against (it was given as a DataFrame)"
+            )
+        elif population is not None and block.get("population_sha256") is not None:
+            from anonymatch.core.manifest import file_digest
+
+            digest = file_digest(population) if digest is None else digest
+            if digest != block["population_sha256"]:
+                out.append(
+                    f"{criterion.title}: the population {population} is not the file the "
+                    "manifest names (its SHA-256 differs)"
+                )
     return out
 
 

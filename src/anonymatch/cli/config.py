@@ -34,6 +34,7 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
+from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -84,9 +85,7 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
     "workers": ("workers",),
     "scheduler": ("scheduler",),
     "chunk_rows": ("chunk_rows",),
-    "kmap": ("kmap",),
-    "journalist_risk": ("journalist_risk",),
-    "population": ("population",),
+    **{p.name: (p.name,) for p in CRITERIA.parameters()},
 }
 """``TableJob`` keyword → the ``anonymize`` parameters (click names) that set it. With
 ``--config``, these come from the job file typed (``app.tablejob.job_file_keywords``), not
@@ -725,6 +724,8 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
             values["c"] = first.c
     if ts:
         values["t"] = _per_column(ts)
+    if job.criteria:  # counted against a population named by path: checked again
+        values.update(CRITERIA.claims(guarantee), population=job.population)
     read = parameters.get("input_options")
     if isinstance(read, dict):
         for key, param in (("format", "fmt"), ("sep", "sep"), ("quotechar", "quotechar")):

@@ -27,6 +27,7 @@ from anonymatch.app.outputs import (
     check_inputs,
     check_outputs,
 )
+from anonymatch.core.criteria import Registry
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import private_seed_file, utc_now
@@ -1314,44 +1315,24 @@ def population_options(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@dataclass(frozen=True)
-class KMapFlags:
-    """``verify --kmap K --population FILE``: the k-map to check against a population table
-    (``k`` None: not asked)."""
-
-    k: int | None = None
-    population: str | None = None
+_CLICK_TYPES: dict[str, Any] = {"integer": int, "fraction": float, "share": float, "table": str}
 
 
-def kmap_check_options(func: F) -> F:
-    """Decorator: ``--kmap`` and ``--population`` passed to the command as one
-    :class:`KMapFlags` named ``kmap``."""
+def criteria_options(registry: Registry) -> Callable[[F], F]:
+    """Decorator: one option per parameter of a kind's criteria (``core.criteria``), derived
+    from the registry — flag, value type, placeholder and help — and passed to the command
+    under the parameter's own name (``--delta-max`` → ``delta_max``). The values are checked
+    where the criteria are built (``Registry.build``), not here."""
 
-    @click.option(
-        "--kmap",
-        "kmap_level",
-        type=int,
-        default=None,
-        help="Also check k-map: every published row compatible with at least this many records "
-        "of --population.",
-    )
-    @click.option(
-        "--population",
-        "kmap_population",
-        default=None,
-        help="The population table for --kmap (its QI columns).",
-    )
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        level, population = params.pop("kmap_level"), params.pop("kmap_population")
-        if (level is None) != (population is None):
-            raise InputError("give --kmap and --population together")
-        if level is not None and level < 1:
-            raise InputError(f"--kmap must be an integer of at least 1, got {level}")
-        params["kmap"] = KMapFlags(level, population)
-        return func(**params)
+    def decorate(func: F) -> F:
+        for p in reversed(registry.parameters()):
+            func = click.option(
+                p.flag, p.name, type=_CLICK_TYPES[p.kind], default=None, metavar=p.metavar,
+                help=p.help,
+            )(func)  # fmt: skip
+        return func
 
-    return wrapper  # type: ignore[return-value]
+    return decorate
 
 
 def input_block(path: str, csv: CsvOptions) -> dict[str, Any]:

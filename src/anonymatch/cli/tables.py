@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 
 from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
+from anonymatch.app.tablejob import unchecked_claims
 from anonymatch.cli.config import (
     input_options_block,
     manifest_callback,
@@ -29,11 +30,11 @@ from anonymatch.cli.config import (
 )
 from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
-    KMapFlags,
     PopulationFlags,
     TestTable,
     check_output_path,
     claim_outputs,
+    criteria_options,
     csv_safe_option,
     draw_seed,
     echo_check_summary,
@@ -46,7 +47,6 @@ from anonymatch.cli.options import (
     in_cli_words,
     input_block,
     json_default,
-    kmap_check_options,
     output_options,
     population_options,
     qi_type_options,
@@ -61,12 +61,15 @@ from anonymatch.cli.options import (
 )
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import number
+from anonymatch.report.manifest import load_manifest
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
+from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from anonymatch.core.criteria import Criterion, Verdict
     from anonymatch.core.params import Execution
     from anonymatch.tables.job import ReleaseCheck, TableJob
     from anonymatch.tables.risk.attack import Adversary
@@ -230,25 +233,7 @@ def _strict_option(func: Callable[..., Any]) -> Callable[..., Any]:
     help="b-matching/agglomerative: CSV with one column per QI and one row per record giving "
     "the cost of starring each cell.",
 )
-@click.option(
-    "--kmap",
-    type=int,
-    default=None,
-    help="k-map: every published row compatible with at least this many records of "
-    "--population (cells of rows below it are widened, then verified; in-memory path).",
-)
-@click.option(
-    "--journalist-risk",
-    type=float,
-    default=None,
-    help="A bound in (0, 1] on the average journalist risk against --population (rows are "
-    "widened as for --kmap, raising its floor, until the average is below it).",
-)
-@click.option(
-    "--population",
-    default=None,
-    help="The population table for --kmap (CSV/TSV or Parquet with the QI columns).",
-)
+@criteria_options(CRITERIA)
 @sensitive_model_options
 @qi_type_options
 @_suppression_limit_option(
@@ -650,7 +635,7 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 )
 @executor_options(VERIFY_EXECUTOR_MEANING)
 @_chunk_rows_option
-@kmap_check_options
+@criteria_options(CRITERIA)
 @verbosity_options
 @qi_type_options
 @release_table_option
@@ -665,13 +650,16 @@ def verify(
     as_json: bool,
     execution: Execution,
     csv: CsvOptions,
-    kmap: KMapFlags,
+    **criteria: Any,
 ) -> None:
     """Check that a table release is k-anonymous.
 
     Is PUBLISHED k-anonymous w.r.t. ORIGINAL? Exit 0 iff it is. With --k-column instead of --k:
-    adaptively anonymous, each person's level read from that column. With --kmap K
-    --population FILE, also that every published row fits at least K population records."""
+    adaptively anonymous, each person's level read from that column. With --population FILE,
+    also the criteria counted against it (--kmap, --journalist-risk, --delta-max/--delta-min).
+    With --manifest, every claim of the manifest is checked; a claim that cannot be checked
+    (an unknown one, a population given as a DataFrame or changed since) is reported
+    UNCHECKED and exits 4."""
     from anonymatch.cli import import_quietly
 
     import_quietly("anonymatch.tables.pipeline")
@@ -683,7 +671,11 @@ def verify(
     partitions = _manifest_partitions(manifest)
     if click.get_current_context().meta.get(RELEASE_TABLE) or is_database_url(published):
         partitions = None  # a release table is checked whole, in memory
-    if check.models or kmap.k is not None:  # need the whole release (candidates, population)
+    asked = CRITERIA.build(criteria)
+    unchecked = unchecked_claims(
+        None if manifest is None else load_manifest(manifest), criteria.get("population")
+    )
+    if check.models or asked or unchecked:  # the whole release (candidates, population)
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
         from anonymatch.tables.streamed import verify_file
@@ -735,13 +727,14 @@ def verify(
         from anonymatch.tables.pipeline import RING_HINT
 
         report = dataclasses.replace(report, reason=report.reason.removesuffix(RING_HINT))
-    kmap_figures = _check_kmap(orig, pub, check, kmap, csv)
-    passed = report.passed and (kmap_figures is None or bool(kmap_figures["passed"]))
+    verdicts = _check_criteria(orig, pub, check, asked, criteria.get("population"), csv)
+    passed = report.passed and all(v.passed for v in verdicts.values()) and not unchecked
     if as_json:
         figures = report.to_dict()
-        if kmap_figures is not None:
-            figures["kmap"] = kmap_figures
-            figures["passed"] = passed
+        figures.update({name: v.to_dict() for name, v in verdicts.items()})
+        if unchecked:
+            figures["unchecked"] = unchecked
+        figures["passed"] = passed
         click.echo(json.dumps(figures, indent=2))
     else:
         status = "PASS" if report.passed else "FAIL"
@@ -757,33 +750,35 @@ def verify(
         )
         for check_ in report.sensitive:
             _echo_sensitive(check_)
-        if kmap_figures is not None:
+        for criterion in asked:
+            verdict = verdicts[criterion.name]
             click.echo(
-                f"k-map: {'PASS' if kmap_figures['passed'] else 'FAIL'} - every published row "
-                f"fits at least {kmap_figures['achieved']} of the "
-                f"{kmap_figures['population_records']} population records (required "
-                f"{kmap_figures['k']})"
+                f"{criterion.title}: {'PASS' if verdict.passed else 'FAIL'} - {verdict.reason}"
             )
+        for claim in unchecked:
+            click.echo(f"UNCHECKED: {claim}")
     exit_verdict(passed)
 
 
-def _check_kmap(
-    original: Any, release: Any, check: ReleaseCheck, kmap: KMapFlags, csv: CsvOptions
-) -> dict[str, object] | None:
-    """k-map of ``release`` against ``kmap.population`` (read like the original), from the
-    release and the population alone (``tables.risk.population``); None when not asked."""
-    if kmap.k is None or kmap.population is None:
-        return None
+def _check_criteria(
+    original: Any,
+    release: Any,
+    check: ReleaseCheck,
+    criteria: Sequence[Criterion],
+    population: str | None,
+    csv: CsvOptions,
+) -> dict[str, Verdict]:
+    """Each criterion's verdict on ``release`` against ``population`` (read like the
+    original), from the release and the population alone (``tables.risk.population``)."""
+    if not criteria:
+        return {}
     from anonymatch.tables.risk.population import PopulationInput, population_risk
 
-    options = PopulationInput.of(check)
-    figures = population_risk(original, release, read_table(kmap.population, csv), options)
-    return {
-        "k": kmap.k,
-        "achieved": figures.kmap,
-        "passed": figures.kmap >= kmap.k,
-        "population_records": figures.population,
-    }
+    assert population is not None  # Registry.build asks for it
+    view = population_risk(
+        original, release, read_table(population, csv), PopulationInput.of(check)
+    )
+    return {c.name: c.check(view) for c in criteria}
 
 
 def _echo_sensitive(check: dict[str, Any]) -> None:

@@ -214,18 +214,15 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         raise VerificationError(
             f"the release failed verification ({failed.reason}); nothing written"
         )
-    widened = None
     if job.criteria:  # widen the rows a population criterion refuses; all verified again
         from anonymatch.tables.models.widening import apply_population
 
-        table, *rest = apply_population(data, table, job)
-        widened = tuple(rest)
+        table, widening, view, source = apply_population(data, table, job)
         cells = parse_cells(table, enc)
     loss = information_loss(cells, enc)
     report = _report(job, run, n, dropped, n_parts, loss, check)
     note_missing(report, job.na, enc, cells, suppressed)
-    if widened is not None:
-        widening, view, source = widened
+    if job.criteria:
         record(report, job.criteria, view, source)
         loss_block = report["loss"]
         assert isinstance(loss_block, dict)

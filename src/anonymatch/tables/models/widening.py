@@ -378,5 +378,8 @@ def apply_population(
     options = PopulationInput.of(job)
     out, widening, view = enforce_population(data, table, population, criteria, options, k=job.k)
     named = None if isinstance(source, pd.DataFrame) else str(source)
-    where = {"population": named, "population_sha256": named and file_digest(named)}
+    where: dict[str, object] = {
+        "population": named,
+        "population_sha256": named and file_digest(named),
+    }
     return out, widening, view, where
