@@ -300,3 +300,29 @@ def test_delta_presence_refusals(
         capsys,
     )
     assert code == 2 and "--delta-max runs in memory only" in err and not out.exists()
+
+
+def test_report_rechecks_the_criteria(
+    files: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report`` re-checks a manifest's criteria like ``verify --manifest``: an edited k-map
+    claim or an unknown claim ends with exit 4."""
+    sample, _, population = files
+    out, manifest = tmp_path / "kmap.csv", tmp_path / "kmap.json"
+    args = ["anonymize", str(sample), "-o", str(out), "--k", "2", *ROLES, "--kmap", "15"]
+    code, _, err = run([*args, "--population", str(population), "--report", str(manifest)], capsys)
+    assert code == 0, err
+    html = tmp_path / "r.html"
+    base = ["report", str(sample), str(out), "-o", str(html), "--force", "--manifest"]
+    code, _, err = run([*base, str(manifest)], capsys)
+    assert code == 0, err
+    for name, change in (("more", {"k": 5000}), ("unknown", None)):
+        edited = json.loads(manifest.read_text())
+        if change is None:
+            edited["guarantee"]["dpresence"] = {"delta": 0.1}
+        else:
+            edited["guarantee"]["kmap"].update(change)
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(edited))
+        code, _, err = run([*base, str(path)], capsys)
+        assert code == 4, (name, err)

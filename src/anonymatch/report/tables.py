@@ -14,11 +14,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from anonymatch.app.tablejob import claimed_population, unchecked_claims
 from anonymatch.core.errors import InputError
 from anonymatch.report import plots
 from anonymatch.report.check import ClaimCheck, compare
@@ -36,6 +37,9 @@ from anonymatch.tables.recode import GeneralizedQI, cat_distinct, cat_nodes
 from anonymatch.tables.risk.headline import Headline
 from anonymatch.tables.risk.leakage import LeakageReport
 from anonymatch.tables.risk.risk import RiskReport, assess_cells
+
+if TYPE_CHECKING:
+    from anonymatch.tables.job import ReleaseCheck, TableJob
 
 UNIQUE_FLAG_SHARE = 0.05
 """A column released unchanged is flagged when at least this share of records hold a value
@@ -214,6 +218,7 @@ def _reverify(
                 certificate=certificate if isinstance(certificate, Mapping) else None,
             )
             rerun = verify_release(release, original, check).to_dict()
+            rerun.update(_recheck_criteria(job, original, release, check))
         elif model == "adaptive-anonymity" and params.get("k_column"):
             from anonymatch.tables.job import ReleaseCheck
             from anonymatch.tables.models.adaptive import verify_adaptive_release
@@ -226,8 +231,26 @@ def _reverify(
             return ClaimCheck("unchecked", f"this report does not re-verify {model} releases")
     except InputError as exc:
         return ClaimCheck("mismatch", problems=[f"the verifier cannot check the claim: {exc}"])
-    problems = compare(v, rerun)
+    population = job.population if model == "k-anonymity" else None
+    problems = compare(v, rerun) + [
+        f"unchecked: {claim}"
+        for claim in unchecked_claims(manifest, population if isinstance(population, str) else None)
+    ]
     return ClaimCheck("mismatch" if problems else "checked", verification=rerun, problems=problems)
+
+
+def _recheck_criteria(
+    job: TableJob, original: pd.DataFrame, release: pd.DataFrame, check: ReleaseCheck
+) -> dict[str, Any]:
+    """The verdicts of the criteria a manifest claims (``tables.models.CRITERIA``) on the
+    files, against the population it names (``verification.<name>`` blocks). O(that of
+    ``population_risk``)."""
+    if not job.criteria or not isinstance(job.population, str):
+        return {}
+    from anonymatch.tables.risk.population import PopulationInput, population_risk
+
+    view = population_risk(original, release, read_table(job.population), PopulationInput.of(check))
+    return {c.name: c.check(view).to_dict() for c in job.criteria}
 
 
 def _qi_types(params: Mapping[str, Any]) -> QITypes | None:
@@ -542,9 +565,9 @@ def _population(
         assess_population,
     )
 
-    kmap = (manifest.get("guarantee") or {}).get("kmap") or {}
     source = options.get("population")
-    source = kmap.get("population") if source is None else source  # a DataFrame has no truth
+    if source is None:  # the population a criterion was counted against (a DataFrame: none)
+        source = claimed_population(manifest.get("guarantee") or {})
     fraction, weights = options.get("sampling_fraction"), options.get("weights")
     if source is None and fraction is None and weights is None:
         return

@@ -218,7 +218,8 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         from anonymatch.tables.models.widening import apply_population
 
         table, widening, view, source = apply_population(data, table, job)
-        cells = parse_cells(table, enc)
+        cells = published = parse_cells(table, enc)  # the widened cells, verified again:
+        check = verify(published, enc, k)  # the manifest's figures are those of the release
     loss = information_loss(cells, enc)
     report = _report(job, run, n, dropped, n_parts, loss, check)
     note_missing(report, job.na, enc, cells, suppressed)
