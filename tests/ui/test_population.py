@@ -85,3 +85,34 @@ def test_bad_population_input_is_one_line(tmp_path: Path) -> None:
     settings.population = upload
     kept, fraction = data.population_choice({"population_clear": "on"}, settings, None)
     assert kept is None and fraction is None
+
+
+def test_form_criteria_run_against_the_uploaded_population(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The form's criteria fields (derived from ``tables.models.CRITERIA``) go into the job the
+    run executes, counted against the uploaded population; without one the form says so."""
+    sample = random_frame(60, 5)
+    sample_path, register = tmp_path / "sample.csv", tmp_path / "population-01.csv"
+    sample.to_csv(sample_path, index=False)
+    pd.concat([sample, random_frame(140, 6)], ignore_index=True).to_csv(register, index=False)
+    ds = data.load(data.Dataset(sample_path, "sample.csv", sample_path.stat().st_size))
+    settings = data.Settings.from_form({**FORM, "delta_max": "0.5", "kmap": "8"}, ds)
+    view = data.form_view(ds, settings)
+    assert view["delta_max"] == "0.5" and view["kmap"] == "8" and view["delta_min"] == ""
+    with pytest.raises(InputError, match="k-map, delta-presence: upload the population table"):
+        settings.table_job(ds)
+    settings.population = data.HierarchyFile(register, "register.csv")
+    job = settings.table_job(ds)
+    assert [c.name for c in job.criteria] == ["kmap", "presence"]
+    run_job = settings.run_job(ds, tmp_path)
+    assert run_job.model.population == "population-01.csv"  # relative to the job file
+    from anonymatch.app.jobfile import render_toml
+
+    (tmp_path / "job.toml").write_text(render_toml(run_job))
+    (tmp_path / "run").mkdir()
+    code = main(["anonymize", "--config", str(tmp_path / "job.toml"), "-q", "--", str(sample_path)])
+    assert code == 0, capsys.readouterr().err
+    written = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert written["verification"]["presence"]["achieved_max"] <= 0.5
+    assert written["verification"]["kmap"]["achieved"] >= 8

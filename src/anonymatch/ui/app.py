@@ -545,6 +545,7 @@ def create_app(state: AppState) -> Starlette:
             types=data.TYPES,
             granularities=data.GRANULARITIES,
             diversities=data.DIVERSITIES,
+            criteria=[p for p in data.CRITERIA.parameters() if p.kind != "table"],
             separators=list(data.SEPARATORS),
             error=error,
             notice=notice,
@@ -612,7 +613,7 @@ def create_app(state: AppState) -> Starlette:
         session = state.session(request)
         columns = session.dataset.columns if session.dataset is not None else []
         form = await posted(request, session, max_files=len(columns) + 1,
-                            max_fields=10 * len(columns) + 33)  # fmt: skip
+                            max_fields=10 * len(columns) + 40)  # fmt: skip
         try:
             if session.dataset is None:
                 return go("/")
@@ -631,6 +632,7 @@ def create_app(state: AppState) -> Starlette:
                                                        carried)  # fmt: skip
                 if ds.items is None:  # the population figures are the table's
                     await store_population(form, session, settings)
+                    await run_in_threadpool(settings.table_job, ds)  # its criteria, with it
             except AnonymatchError as exc:
                 session.error = f"error: {exc}"
                 session.tidy_uploads()

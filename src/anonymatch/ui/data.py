@@ -15,13 +15,14 @@ import csv
 import io
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import human_size as human_size
+from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -487,6 +488,10 @@ class Settings:
                 raise InputError("k must be a whole number of at least 1")
             model["k"] = k
         model.update(sensitive_model(form))
+        for p in CRITERIA.parameters():  # the population is the form's upload (store_population)
+            value = None if p.kind == "table" else _number(form.get(p.name), p.python_type, p.name)
+            if value is not None:
+                model[p.name] = value
         limit = _number(form.get("suppression_limit"), float, "the suppression limit")
         if limit:
             model["suppression_limit"] = limit
@@ -515,7 +520,7 @@ class Settings:
         from anonymatch.app.jobfile import parse_job
 
         settings = cls(parse_job(mapping, "the form"), hierarchies, carried)
-        settings.table_job(dataset)  # the run's own checks, before the run
+        settings.table_job(dataset, criteria=False)  # the run's own checks, before the run
         return settings
 
     @classmethod
@@ -594,19 +599,38 @@ class Settings:
             "run/release.jsonl" if items is not None else "run/release.csv",
             "run/manifest.json",
             items,
-        )
+        ).model_copy(update={"model": self._criteria_model(relative)})
 
-    def table_job(self, dataset: Dataset) -> Any:
+    def table_job(self, dataset: Dataset, criteria: bool = True) -> Any:
         """The run's :class:`~anonymatch.tables.job.TableJob` (built from the job as the CLI's
-        ``--config`` does; the hierarchies read from their stored files)."""
+        ``--config`` does; the hierarchies read from their stored files), with the criteria
+        counted against the uploaded population (``criteria``: False checks the rest before
+        the population is stored)."""
         from anonymatch.tables.job import TableJob
 
         job = self._with_paths(
             str(dataset.path), {c: str(h.path) for c, h in self.hierarchies.items()}, None, None
         )
+        if criteria:
+            job = job.model_copy(update={"model": self._criteria_model(str)})
+        else:
+            keys = {p.name: None for p in CRITERIA.parameters()}
+            job = job.model_copy(update={"model": job.model.model_copy(update=keys)})
         from anonymatch.app.tablejob import job_file_keywords
 
         return TableJob.build(**job_file_keywords(job))
+
+    def _criteria_model(self, path: Callable[[Path], str]) -> Any:
+        """The job's ``[model]`` with the uploaded population table (by ``path`` of its stored
+        file) when a criterion is asked for: the form's population is its population."""
+        model = self.job.model
+        asked = any(getattr(model, p.name) is not None for p in CRITERIA.parameters())
+        if not asked:
+            return model
+        if self.population is None:
+            names = ", ".join(c.title for c in CRITERIA.criteria if c.asked(model.__dict__))
+            raise InputError(f"{names}: upload the population table it is counted against")
+        return model.model_copy(update={"population": path(self.population.path)})
 
     def job_toml(self, dataset: Dataset) -> str:
         """The job file (TOML, ``anonymatch-job/1``) that reproduces the run: ``anonymatch
@@ -916,11 +940,12 @@ def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
             return ",".join(f"{c}={v:g}" for c, v in value.items())
         return f"{value:g}"
 
+    criteria = {p.name: "" for p in CRITERIA.parameters() if p.kind != "table"}
     if job is None:
         return {"columns": columns, "k": 5, "k_column": "", "l": "", "diversity": "distinct",
                 "c": "", "t": "", "suppression_limit": "", "method": "hungarian",
                 "partition_size": "", "hierarchy_cells": "node", "na_values": "",
-                "drop_missing": False, "carried": ""}  # fmt: skip
+                "drop_missing": False, "carried": "", **criteria}  # fmt: skip
     model, method = job.model, job.method
     carried = "; ".join(f"{section}.{key} = {value}" for section, keys in
                         (settings.carried if settings else {}).items()
@@ -940,6 +965,7 @@ def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
         "na_values": ",".join(job.input.na or ()),
         "drop_missing": job.input.drop_missing,
         "carried": carried,
+        **{n: "" if getattr(model, n) is None else f"{getattr(model, n):g}" for n in criteria},
     }
 
 
