@@ -309,15 +309,8 @@ def _criterion_field(p: Parameter) -> Any:
     return (p.python_type | None, Field(default=None, description=text, **bounds[p.kind]))
 
 
-_Criteria: Any = create_model(
-    "_Criteria", __base__=_Strict, **{p.name: _criterion_field(p) for p in CRITERIA.parameters()}
-)
-"""The ``[model]`` keys of the table criteria (k-map, journalist risk, δ-presence, the
-population), derived from their registry: never listed here."""
-
-
-class PrivacyModel(_Criteria):
-    """``[model]``: the guarantee (and the criteria's keys, :data:`_Criteria`)."""
+class _Model(_Strict):
+    """``[model]``: the guarantee (:data:`PrivacyModel` adds the criteria's keys)."""
 
     k: int | None = Field(default=None, ge=1, description="k-anonymity level for everyone.")
     k_column: str | None = Field(
@@ -348,7 +341,7 @@ class PrivacyModel(_Criteria):
     )
 
     @model_validator(mode="after")
-    def _levels(self) -> PrivacyModel:
+    def _levels(self) -> _Model:
         if isinstance(self.l, int) and self.l < 2:
             raise _located(("l",), f"must be at least 2 (l = 1 protects nothing), got {self.l}")
         if isinstance(self.t, float) and not 0 < self.t <= 1:
@@ -356,6 +349,15 @@ class PrivacyModel(_Criteria):
         if self.c is not None and self.diversity not in (None, "recursive"):
             raise _located(("c",), 'c applies to diversity = "recursive" only')
         return self
+
+
+PrivacyModel: Any = create_model(
+    "PrivacyModel",
+    __base__=_Model,
+    __doc__="``[model]``: the guarantee, and the keys of the table criteria (k-map, journalist "
+    "risk, δ-presence, the population), derived from their registry: never listed here.",
+    **{p.name: _criterion_field(p) for p in CRITERIA.parameters()},
+)
 
 
 class Method(_Strict):

@@ -98,63 +98,38 @@ class AdaptiveOptions:
 
 @dataclass(frozen=True)
 class TableJob:
-    """A validated table run: columns and roles, privacy models, method, execution, seed.
+    """A validated table run: what its release claims (:class:`ReleaseCheck`: columns and
+    roles, level, sensitive models, criteria), and how it is made (method, execution, seed).
 
     Build it with :meth:`build` (from keywords), never field by field: the fields are trusted
     by every path. The value is frozen; :meth:`replace` makes a changed copy, validated again.
+    The claim's fields (``schema``, ``k``, ``k_column``, ``models``, ``suppression_limit``,
+    ``na``, ``drop_missing``, ``partition_size``, ``criteria``, ``population``) are read
+    through the job (``job.k`` is ``job.check.k``): they are defined once, on the check.
 
     Attributes
     ----------
-    schema : Schema
-        The columns' roles and types (``qi``, ``numeric``, ``sensitive``, ``identifiers``,
-        weights, ordinal/date/hierarchy types).
-    k : int or None
-        The level for everyone; None when each person's level is in ``k_column``.
-    k_column : str or None
-        Adaptive anonymity: the column holding each person's level δᵢ.
-    models : tuple of SensitiveModel
-        ℓ-diversity / t-closeness per sensitive column (empty: none).
-    suppression_limit : float
-        Share of records, in [0, 1), that may be dropped as outliers.
+    check : ReleaseCheck
+        What the release claims, the value ``verify`` checks it against.
     method : Method
         The registered method (with its capabilities).
-    partition_size : int or None
-        Records per partition asked for (None: the method's default, see :func:`plan`).
     time_limit : float
         Seconds per exact solve.
     adaptive : AdaptiveOptions
         Settings of the suppression methods.
-    na : MissingCodes
-        What counts as missing, in every column and per column.
-    drop_missing : bool
-        Drop rows with a missing QI instead of publishing ``*``.
     execution : Execution
         Executor, workers, scheduler, rows per streamed job, progress.
     seed : int or None
         Seed of the privacy step (None: OS entropy).
-    criteria : tuple of Criterion
-        The criteria counted against a population (``tables.models.CRITERIA``: k-map, the
-        average journalist risk, δ-presence), enforced after the method and verified.
-    population : path, DataFrame or None
-        The population table of those criteria (None without them).
     """
 
-    schema: Schema
-    k: int | None
-    k_column: str | None
-    models: tuple[SensitiveModel, ...]
-    suppression_limit: float
+    check: ReleaseCheck
     method: Method
-    partition_size: int | None
     time_limit: float
     adaptive: AdaptiveOptions
-    na: MissingCodes
-    drop_missing: bool
     execution: Execution
     seed: int | None
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    criteria: tuple[Criterion, ...] = ()
-    population: str | os.PathLike[str] | pd.DataFrame | None = field(default=None, compare=False)
 
     @classmethod
     def build(cls, **keywords: Any) -> TableJob:
@@ -188,18 +163,54 @@ class TableJob:
         return TableJob.build(**{**self.keywords, **keywords})
 
     @property
-    def check(self) -> ReleaseCheck:
-        """What this job's releases claim, to check them against (``verify_release``)."""
-        return ReleaseCheck(
-            self.schema,
-            self.k,
-            self.k_column,
-            self.models,
-            self.suppression_limit,
-            self.na,
-            self.drop_missing,
-            self.partition_size,
-        )
+    def schema(self) -> Schema:
+        """The columns' roles and types."""
+        return self.check.schema
+
+    @property
+    def k(self) -> int | None:
+        """The level for everyone (None: per-record levels)."""
+        return self.check.k
+
+    @property
+    def k_column(self) -> str | None:
+        """Adaptive anonymity: the column holding each person's level δᵢ."""
+        return self.check.k_column
+
+    @property
+    def models(self) -> tuple[SensitiveModel, ...]:
+        """ℓ-diversity / t-closeness per sensitive column."""
+        return self.check.models
+
+    @property
+    def suppression_limit(self) -> float:
+        """Share of records, in [0, 1), that may be dropped as outliers."""
+        return self.check.suppression_limit
+
+    @property
+    def na(self) -> MissingCodes:
+        """What counts as missing, in every column and per column."""
+        return self.check.na
+
+    @property
+    def drop_missing(self) -> bool:
+        """Drop rows with a missing QI instead of publishing ``*``."""
+        return self.check.drop_missing
+
+    @property
+    def partition_size(self) -> int | None:
+        """Records per partition asked for (None: the method's default)."""
+        return self.check.partition_size
+
+    @property
+    def criteria(self) -> tuple[Criterion, ...]:
+        """The criteria counted against a population."""
+        return self.check.criteria
+
+    @property
+    def population(self) -> str | os.PathLike[str] | pd.DataFrame | None:
+        """The population table of the criteria."""
+        return self.check.population
 
 
 @dataclass(frozen=True)
@@ -232,6 +243,11 @@ class ReleaseCheck:
         The ring certificate of a release made of sensitive rings (its manifest's
         ``guarantee.certificate``): the models are then checked for every draw
         (``models.certified``, docs/guarantees/sensitive.md §6).
+    criteria : tuple of Criterion
+        The criteria counted against a population (``tables.models.CRITERIA``: k-map, the
+        average journalist risk, δ-presence).
+    population : path, DataFrame or None
+        The population table of those criteria (None without them).
     """
 
     schema: Schema
@@ -243,6 +259,8 @@ class ReleaseCheck:
     drop_missing: bool
     partition_size: int | None
     certificate: Mapping[str, Any] | None = None
+    criteria: tuple[Criterion, ...] = ()
+    population: str | os.PathLike[str] | pd.DataFrame | None = field(default=None, compare=False)
 
     @classmethod
     def build(cls, **keywords: Any) -> ReleaseCheck:
@@ -310,6 +328,8 @@ class ReleaseCheck:
             missing(p["na_values"]),
             flag(p["drop_missing"], "drop_missing"),
             optional_integer(p["partition_size"], "partition_size", minimum=2),
+            criteria=CRITERIA.build(p),
+            population=p["population"],
         )
 
     def replace(self, **changes: Any) -> ReleaseCheck:
@@ -372,6 +392,7 @@ CHECK_PARAMETERS = (
     "qi", "numeric", "sensitive", "identifiers", "weights", "ordinal", "dates", "hierarchies",
     "hierarchy_cells", "types", "k", "k_column", "l", "diversity", "c", "t",
     "suppression_limit", "partition_size", "na_values", "drop_missing",
+    *CRITERIA.defaults(),
 )  # fmt: skip
 """The parameters of a :class:`ReleaseCheck` (a subset of :data:`PARAMETERS`)."""
 
@@ -423,24 +444,26 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
             f"{', '.join(_names(levels=True))}"
         )
     return TableJob(
-        schema=schema,
-        k=k,
-        k_column=k_column,
-        models=models,
-        suppression_limit=limit,
+        check=ReleaseCheck(
+            schema,
+            k,
+            k_column,
+            models,
+            limit,
+            missing(p["na_values"]),
+            flag(p["drop_missing"], "drop_missing"),
+            partition_size,
+            criteria=_criteria(p, method),
+            population=p["population"],
+        ),
         method=method,
-        partition_size=partition_size,
         time_limit=number(p["time_limit"], "time_limit"),
         adaptive=adaptive,
-        na=missing(p["na_values"]),
-        drop_missing=flag(p["drop_missing"], "drop_missing"),
         execution=Execution.build(
             p["executor"], p["workers"], p["scheduler"], p["chunk_rows"], p["progress"]
         ),
         seed=check_seed(p["seed"]),
         keywords=keywords,
-        criteria=_criteria(p, method),
-        population=p["population"],
     )
 
 
