@@ -244,3 +244,17 @@ def test_risk_rt_shows_the_leakage(
     assert main(["risk-rt", *risk, "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert "serial" in document["leakage"]["flagged"]
+
+
+def test_the_html_report_shows_the_leakage(files: tuple[Path, Path], tmp_path: Path) -> None:
+    people, items = files
+    out, report = tmp_path / "r.jsonl", tmp_path / "r.json"
+    assert main(["anonymize-rt", str(people), *args(items), "-o", str(out),
+                 "--report", str(report), "-q"]) == 0  # fmt: skip
+    for given in ([], [str(people), str(out)]):  # the manifest alone, then with the files
+        html = tmp_path / "r.html"
+        assert main(["report", *given, "--manifest", str(report), "-o", str(html), "--force",
+                     "-q"]) == 0  # fmt: skip
+        text = html.read_text()
+        assert "released unchanged leaks: serial" in text  # the top card, beside "passed"
+        assert "Leak: Column &#39;serial&#39;" in text  # first among the limits

@@ -640,7 +640,7 @@ def risk_rt_cmd(
     if as_json:
         click.echo(json.dumps(document, indent=2, default=json_default))
     else:
-        _print_risk(report, quiet)
+        _print_risk(report, quiet, leakage)
         _print_leaks(leakage)
 
 
@@ -656,14 +656,17 @@ def _print_leaks(leakage: Any) -> None:
         click.echo(f"  {line}")
 
 
-def _print_risk(report: Any, quiet: bool) -> None:
+def _print_risk(report: Any, quiet: bool, leakage: Any) -> None:
     """One line per figure, the release beside the original published unchanged (the table
-    ``risk``'s layout, ``cli.tables``)."""
+    ``risk``'s layout, ``cli.tables``); the first line says whether a kept column leaks."""
 
     cand, pr, base, n = report.candidates, report.prosecutor, report.original, report.people
     claim = ""
     if report.k is not None:
         claim = f"; claimed k = {report.k} {'holds' if report.k_holds else 'DOES NOT HOLD'}"
+    leaks = [c.column for c in leakage.flagged]
+    if leaks:
+        claim += f"; kept columns LEAK: {', '.join(leaks)} (below)"
     click.echo(f"{n} people, threshold {report.threshold:g}, joint graph{claim}")
     rows = [
         ("", "release", "original"),
