@@ -798,6 +798,136 @@ def _shown_path(path: Path, job_dir: str | os.PathLike[str] | None) -> str:
     return str(absolute)
 
 
+ID_SEPARATORS = ("", "-", "_", ".", "/", ":", " ")
+"""What may stand between the two parts of an id built by concatenation (``DUID`` ⧺ ``PID``)."""
+
+
+def _as_integers(values: pd.Series) -> pd.Series | None:
+    """The values as integers when every one is a run of digits (a code padded with zeros
+    and the same code unpadded compare equal), else None. O(n)."""
+    text = values.str.strip()
+    if not bool(text.str.fullmatch(r"[0-9]{1,18}").all()):
+        return None
+    return text.astype(np.int64)
+
+
+def _concatenation(
+    ids: pd.Series, sample: pd.DataFrame, candidates: Sequence[str]
+) -> tuple[str, str, str] | None:
+    """The first pair of ``candidates`` whose texts, a first, then a separator of
+    :data:`ID_SEPARATORS`, then b (possibly padded with zeros), give every id of the sample,
+    as (a, separator, b); None without one. O(c² · n) for c candidates."""
+    for a in candidates:
+        head = sample[a].str.strip()
+        if head.nunique() < 2 or not all(map(str.startswith, ids, head)):
+            continue
+        rest = pd.Series([i[len(h) :] for i, h in zip(ids, head, strict=True)], index=ids.index)
+        for sep in ID_SEPARATORS:
+            if sep and not bool(rest.str.startswith(sep).all()):
+                continue
+            tail = rest.str.slice(len(sep))
+            if tail.str.len().nunique() != 1 or (tail == "").any():
+                continue  # a fixed-width part only: else a ⧺ b would not parse back
+            numbers = _as_integers(tail)
+            for b in candidates:
+                if b == a or sample[b].nunique() < 2:
+                    continue
+                same = bool((tail == sample[b].str.strip()).all())
+                if not same and numbers is not None:
+                    other = _as_integers(sample[b])
+                    same = other is not None and bool((numbers == other).all())
+                if same:
+                    return a, sep, b
+    return None
+
+
+def id_rebuilding(
+    sample: pd.DataFrame, id_column: str, roles: dict[str, str], item_column: str | None = None
+) -> dict[str, str]:
+    """The columns of a people table that together rebuild its id column, to be marked
+    identifiers (never published), each with the evidence.
+
+    The rule, on the people sample (every value read as text):
+
+    1. **Concatenation** — two columns a, b (any role) whose texts, a then b (b possibly
+       zero-padded to the fixed width it has in the id, with at most one separator between
+       them), equal the id on every row: a and b rebuild the id, as ``DUID`` ⧺ ``PID`` is
+       INFORMS' ``DUPERSID`` (``30002`` ⧺ ``019``). Both are parts of the id, not attributes:
+       generalized as QIs they would still publish the person's household.
+    2. **Key** — one or two columns the draft publishes unchanged (role ``other`` or
+       ``sensitive``), none constant, whose values (the pair's combinations) are distinct on
+       every row: a key of the people table, so it determines the id (each row is one
+       person) and singles every person out whatever k. QIs are left out: a key of QIs is
+       what the generalization is for.
+
+    Why this rule: a set of published columns that determines the id *is* the id, so it is
+    sound to drop it; requiring it on every row of the sample (not on most) keeps false
+    alarms rare — a sample key may still not be a key of the whole table, which the draft's
+    comment says. Cheap: O(c² · n) for c columns of n sample rows, c ≤ a few tens.
+
+    Parameters
+    ----------
+    sample : pandas.DataFrame
+        The people sample, every column as text.
+    id_column : str
+        The person id column.
+    roles : dict
+        Column → role of the draft (``identifier`` columns are skipped).
+    item_column : str, optional
+        The item column (skipped).
+
+    Returns
+    -------
+    dict
+        Column → the evidence line (empty when no set rebuilds the id).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> people = pd.DataFrame({"person": ["100101", "100102", "100201"],
+    ...                        "household": ["1001", "1001", "1002"], "member": ["1", "2", "1"],
+    ...                        "age": ["30", "41", "52"]})
+    >>> sorted(id_rebuilding(people, "person", {"age": "qi"}))
+    ['household', 'member']
+    """
+    skip = {id_column, item_column}
+    columns = [
+        str(c) for c in sample.columns if c not in skip and roles.get(str(c)) != "identifier"
+    ]
+    if id_column not in sample.columns or not len(sample):
+        return {}
+    found: dict[str, str] = {}
+    ids = sample[id_column].str.strip()
+    joined = _concatenation(ids, sample, columns)
+    if joined is not None:
+        a, sep, b = joined
+        how = f"{a} ⧺ {sep!r} ⧺ {b}" if sep else f"{a} ⧺ {b}"
+        for name in (a, b):
+            found[name] = f"rebuilds the id {id_column!r} with another column: {how} = {id_column}"
+    kept = [
+        c for c in columns
+        if c not in found and roles.get(c) in ("other", "sensitive") and sample[c].nunique() > 1
+    ]  # fmt: skip
+    n = len(sample)
+    for a in kept:
+        if sample[a].nunique() == n:
+            found[a] = (
+                f"a key of the people sample (every value distinct): it determines {id_column!r}"
+            )
+    kept = [c for c in kept if c not in found]
+    for i, a in enumerate(kept):
+        for b in kept[i + 1 :]:
+            if a in found or b in found:
+                continue
+            if not sample.duplicated(subset=[a, b]).any():
+                for name, other in ((a, b), (b, a)):
+                    found[name] = (
+                        f"with {other!r}, a key of the people sample (every pair distinct): "
+                        f"together they determine {id_column!r}"
+                    )
+    return found
+
+
 def relational_job(
     job: Job,
     people: str | os.PathLike[str],
@@ -831,8 +961,10 @@ def relational_job(
     -------
     Job
         A validated job of ``kind = "relational"``: the people's roles and types, the id column
-        an identifier, the item column's negative survey codes (at most five, ≥ -99) as its
-        ``na`` ("no item"), the output a JSON Lines release; comments give the evidence.
+        an identifier, and so are the columns that together rebuild it (:func:`id_rebuilding`:
+        parts of the id by concatenation, keys of the people sample published unchanged),
+        the item column's negative survey codes (at most five, ≥ -99) as its ``na`` ("no
+        item"), the output a JSON Lines release; comments give the evidence.
 
     Raises
     ------
@@ -900,9 +1032,16 @@ def relational_job(
         ]
     if item_column not in listed.columns:
         raise InputError(f"{param('item_column')}: {q.name} has no column {item_column!r}")
-    columns.setdefault(id_column, {})["role"] = "identifier"
-    for key in ("type", "weight", "order", "granularity", "hierarchy"):
-        columns[id_column].pop(key, None)
+    roles = {name: str(c.get("role", "other")) for name, c in columns.items()}
+    rebuilding = id_rebuilding(sample, id_column, roles, item_column)
+    for name in (id_column, *rebuilding):
+        columns.setdefault(name, {})["role"] = "identifier"
+        for key in ("type", "weight", "order", "granularity", "hierarchy", "na"):
+            columns[name].pop(key, None)
+    for name, evidence in rebuilding.items():
+        notes[f"columns.{name}"] = [
+            f"identifier: {evidence}; dropped from the release (anonymize-rt --identifiers)"
+        ]
     values = listed[item_column]
     negatives = sorted({v for v in values if re.fullmatch(r"-[1-9][0-9]?", v.strip())}, key=int)
     if 0 < len(negatives) <= 5 and len(negatives) < values.nunique():

@@ -411,6 +411,8 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
             given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv)
         if job.sensitive:
             given["sensitive"] = _csv(job.sensitive)
+        if job.identifiers:  # anonymize-rt --identifiers (never published)
+            given["identifiers"] = _csv(job.identifiers)
     elif job.sensitive:
         given["sensitive"] = job.sensitive[0]  # the label column of long CSV / JSONL
     for key in ("k", "k_column", "diversity", "c", "m"):

@@ -1,9 +1,9 @@
 """Command line for relational-transaction data (people with a row and a set):
 ``anonymize-rt``, ``verify-rt``, ``evaluate-rt``, ``risk-rt``.
 
-Option groups reach the commands as one value each, as in the other kinds' modules: how to read
-the people as a :class:`PeopleSource`, the run as one validated
-``anonymatch.relational.job.RelationalJob`` (parameter ``job``).
+Each command takes its own flags and builds, in one call each, how to read the people (a
+:class:`PeopleSource`) and the run (one validated ``anonymatch.relational.job.RelationalJob``,
+:func:`relational_job`): no decorator rebuilds parameters behind the command's signature.
 
 Errors raised on purpose become one line on stderr and exit 2 (bad input: unknown id column, a
 person with conflicting attributes, item ids absent from the people table, no item at all),
@@ -13,8 +13,8 @@ person with conflicting attributes, item ids absent from the people table, no it
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import functools
 import json
 import time
 from collections.abc import Callable
@@ -116,23 +116,11 @@ class PeopleSource:
 
 
 def people_options(func: F) -> F:
-    """``--format``, ``--items``, ``--id``, ``--item-column``, ``--na`` as one
-    :class:`PeopleSource`
-    (parameter ``source``), and the roles ``--qi``, ``--numeric`` with the typed QIs
-    (``--ordinal``, ``--date``, ``--hierarchy``) left to the command's job decorator."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        source = PeopleSource(
-            kwargs.pop("items_path"),
-            kwargs.pop("id_column"),
-            kwargs.pop("item_column"),
-            tuple(kwargs.pop("na")),
-            kwargs.pop("fmt"),
-        )
-        return func(*args, source=source, **kwargs)
-
-    decorated: Any = qi_type_options(wrapper)
+    """``--format``, ``--items``, ``--id``, ``--item-column``, ``--na`` (parameters ``fmt``,
+    ``items_path``, ``id_column``, ``item_column``, ``na``: a :class:`PeopleSource`), the roles
+    ``--qi``, ``--numeric`` and the typed QIs (``--ordinal``, ``--date``, ``--hierarchy``,
+    parameter ``qi_types``)."""
+    decorated: Any = qi_type_options(func)
     for option in reversed(
         [
             format_option(TABLE_FORMATS, "by extension: .parquet Parquet, .tsv TSV, else CSV"),
@@ -172,40 +160,48 @@ def sensitive_options(func: F) -> F:
     )(func)
 
 
-def _relational_job(func: F) -> F:
-    """The run's options as one validated ``RelationalJob`` (parameter ``job``): ``--k``,
-    ``--qi``, ``--numeric``, the typed QIs, the QIs' ``--na`` codes, the sensitive models and,
-    where the command has them, ``--method``, ``--item-weight``, ``--partition-size`` and the
-    seed."""
+def relational_job(
+    source: PeopleSource,
+    *,
+    k: int,
+    qi: str,
+    numeric: str,
+    qi_types: Any,
+    sensitive: str | None,
+    l: str | None,  # noqa: E741 - the model's name
+    diversity: str,
+    c: float | None,
+    t: str | None,
+    identifiers: str = "",
+    item_weight: float | None = None,
+    method: str | None = None,
+    partition_size: int | None = None,
+    seed: int | None = None,
+) -> RelationalJob:
+    """The command's flags as one validated ``RelationalJob``: ``--k``, ``--qi``,
+    ``--numeric``, ``--identifiers``, the typed QIs, the QIs' ``--na`` codes (of ``source``),
+    the sensitive models and, where the command has them, ``--method``, ``--item-weight``,
+    ``--partition-size`` and the seed (None: the job's defaults). InputError (exit 2) naming
+    the first bad flag."""
+    from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, PARAMETERS, RelationalJob
 
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, RelationalJob
-
-        source: PeopleSource = params["source"]
-        weight = params.pop("item_weight", None)
-        keywords = {
-            name: params.pop(name)
-            for name in ("method", "partition_size", "seed")
-            if name in params
-        }
-        job = RelationalJob.build(
-            k=params.pop("k"),
-            qi=comma_list(params.pop("qi")),
-            numeric=comma_list(params.pop("numeric")),
-            types=params.pop("qi_types") or None,
-            na_values=source.qi_codes(),
-            sensitive=comma_list(params.pop("sensitive")),
-            l=per_column("--l", params.pop("l"), int),
-            diversity=params.pop("diversity"),
-            c=params.pop("c"),
-            t=per_column("--t", params.pop("t"), float),
-            item_weight=DEFAULT_ITEM_WEIGHT if weight is None else weight,
-            **keywords,
-        )
-        return func(job=job, **params)
-
-    return cast(F, wrapper)
+    return RelationalJob.build(
+        k=k,
+        qi=comma_list(qi),
+        numeric=comma_list(numeric),
+        identifiers=comma_list(identifiers),
+        types=qi_types or None,
+        na_values=source.qi_codes(),
+        sensitive=comma_list(sensitive),
+        l=per_column("--l", l, int),
+        diversity=diversity,
+        c=c,
+        t=per_column("--t", t, float),
+        item_weight=DEFAULT_ITEM_WEIGHT if item_weight is None else item_weight,
+        method=PARAMETERS["method"] if method is None else method,
+        partition_size=partition_size,
+        seed=seed,
+    )
 
 
 RT_EXECUTOR_MEANING = (
@@ -300,6 +296,36 @@ def _print_streamed(report: dict[str, Any], job: RelationalJob, output: str) -> 
     )
 
 
+def _strict_leaks(manifest: Any) -> None:
+    """``--strict``: InputError (exit 2) naming the flagged kept columns of a release before
+    anything is written (the tables' ``anonymize --strict``, ``app.honest``)."""
+    from anonymatch.app.honest import LEAK_EXIT_HINT, leakage_lines
+    from anonymatch.core.errors import InputError
+
+    lines = leakage_lines(manifest)
+    if lines:
+        raise InputError(
+            f"refused (--strict): {'; '.join(lines)}; {LEAK_EXIT_HINT}; nothing written"
+        )
+
+
+def _warn_leaks(manifest: Any) -> None:
+    """The release's warnings on stderr, even with --quiet (the tables' ``anonymize``: they
+    are about what was published): one line per flagged kept column (``app.honest``)."""
+    from anonymatch.app.honest import warnings_of
+
+    for line in warnings_of(manifest):
+        click.echo(f"anonymatch: warning: {line}", err=True)
+
+
+def _leak_text(manifest: Any) -> str:
+    """The summary line's leakage verdict: the flagged columns, or that none leaks."""
+    flagged = (manifest.get("leakage") or {}).get("flagged") or []
+    if not flagged:
+        return "kept columns: no leak found"
+    return f"kept columns LEAK: {', '.join(map(str, flagged))} (warnings on stderr)"
+
+
 @click.command("anonymize-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).",
@@ -313,46 +339,94 @@ def _print_streamed(report: dict[str, Any], job: RelationalJob, output: str) -> 
     help="Price of one uncertain item in GCP units (default 0.005).",
 )
 @click.option("--partition-size", type=int, default=None, help="People per partition.")
+@click.option(
+    "--identifiers",
+    default="",
+    help="Columns of the people table never published (comma list), as for anonymize; the "
+    "--id column never is. Columns that together rebuild the id (INFORMS: DUID and PID make "
+    "DUPERSID) belong here.",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse (exit 2, nothing written) a release whose columns released unchanged give "
+    "QIs away, single people out or hold free text (docs/guarantees/leakage.md); without it "
+    "they are warned about on stderr.",
+)
 @sensitive_options
 @_stream_options
 @seed_option
 @people_options
 @execution_group
-@_relational_job
 def anonymize_rt_cmd(
     people_path: str,
     output: str,
     quiet: bool,
     report_path: str | None,
-    job: RelationalJob,
-    source: PeopleSource,
-    stream: bool = False,
-    execution: Execution | None = None,
+    k: int,
+    method: str,
+    item_weight: float | None,
+    partition_size: int | None,
+    identifiers: str,
+    strict: bool,
+    sensitive: str | None,
+    l: str | None,  # noqa: E741 - the model's name
+    diversity: str,
+    c: float | None,
+    t: str | None,
+    stream: bool,
+    seed: int | None,
+    items_path: str | None,
+    id_column: str,
+    item_column: str,
+    na: tuple[str, ...],
+    fmt: str,
+    qi: str,
+    numeric: str,
+    qi_types: Any,
+    execution: Execution,
 ) -> None:
     """Publish people with a row and a set, k-anonymous, verified.
 
     Freeform k-anonymity over the joint compatibility graph: every person matches at least k
     published records (QI cells and set part) through k disjoint assignments, one chosen
-    uniformly at random. The release is verified before it is written."""
+    uniformly at random. The release is verified before it is written; the columns it keeps
+    unchanged are checked for leaks (warned about, refused with --strict)."""
     from anonymatch.core.manifest import finish_manifest, write_manifest
     from anonymatch.relational.io import write_release
     from anonymatch.relational.pipeline import run_job
 
     started = time.perf_counter()
-    if execution is not None and _streamed_rt(people_path, source, execution, stream):
+    source = PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
+    job = relational_job(
+        source, k=k, qi=qi, numeric=numeric, identifiers=identifiers, qi_types=qi_types,
+        sensitive=sensitive, l=l, diversity=diversity, c=c, t=t, item_weight=item_weight,
+        method=method, partition_size=partition_size, seed=seed,
+    )  # fmt: skip
+    if _streamed_rt(people_path, source, execution, stream):
+        from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks
+
         run = dataclasses.replace(execution, progress=not quiet)
-        streamed = _anonymize_streamed(people_path, output, job, source, run)
+        try:  # --strict: refused before the release is renamed into place
+            with refusing_leaks() if strict else contextlib.nullcontext():
+                streamed = _anonymize_streamed(people_path, output, job, source, run)
+        except LeakRefused as refused:
+            _strict_leaks({"leakage": refused.report.to_dict()})
+            raise
         finish_manifest(streamed, people_path, output, started, command="anonymize-rt")
         streamed["input"].update(source.describe())
         streamed["parameters"]["missing"] = source.missing()
         write_manifest(report_path, streamed)
+        _warn_leaks(streamed)
         if not quiet:
             _print_streamed(streamed, job, output)
         return
-    if execution is not None and execution.workers is not None:  # threads in memory
+    if execution.workers is not None:  # threads in memory
         job = job.replace(workers=execution.workers)
     people = source.read(people_path)
     result = run_job(people, job)
+    if strict:
+        _strict_leaks(result.report)
     clock = time.perf_counter()
     write_release(output, result.release)
     report: dict[str, Any] = dict(result.report)
@@ -361,6 +435,7 @@ def anonymize_rt_cmd(
     report["input"].update(source.describe())  # what the report needs to read them again
     report["parameters"]["missing"] = source.missing()
     write_manifest(report_path, report)
+    _warn_leaks(report)
     if not quiet:
         v, loss = result.verification, report["loss"]
         click.echo(
@@ -369,7 +444,8 @@ def anonymize_rt_cmd(
         )
         click.echo(
             f"verified: {'PASS' if v.passed else 'FAIL'} - {v.factor_flow}/{v.factor_required}"
-            f" disjoint matches; fewest matches per person {v.min_matches_original}"
+            f" disjoint matches; fewest matches per person {v.min_matches_original}; "
+            f"{_leak_text(report)}"
         )
         click.echo(
             f"relational GCP {100 * float(loss['gcp']):.2f}%; uncertain items per record "
@@ -385,14 +461,25 @@ def anonymize_rt_cmd(
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
 @people_options
-@_relational_job
 def verify_rt_cmd(
     people_path: str,
     published: str,
-    job: RelationalJob,
-    source: PeopleSource,
+    k: int,
+    sensitive: str | None,
+    l: str | None,  # noqa: E741 - the model's name
+    diversity: str,
+    c: float | None,
+    t: str | None,
     as_json: bool,
     quiet: bool,
+    items_path: str | None,
+    id_column: str,
+    item_column: str,
+    na: tuple[str, ...],
+    fmt: str,
+    qi: str,
+    numeric: str,
+    qi_types: Any,
 ) -> None:
     """Check a relational release: k-anonymous on both parts.
 
@@ -401,6 +488,11 @@ def verify_rt_cmd(
     from anonymatch.relational.pipeline import encode
     from anonymatch.relational.verify import verify_relational
 
+    source = PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
+    job = relational_job(
+        source, k=k, qi=qi, numeric=numeric, qi_types=qi_types, sensitive=sensitive, l=l,
+        diversity=diversity, c=c, t=t,
+    )  # fmt: skip
     people = source.read(people_path)
     release = read_release(published, people, job.schema.qi)
     enc = encode(people, job.schema, job.na)
@@ -428,12 +520,16 @@ def verify_rt_cmd(
 def evaluate_rt_cmd(
     people_path: str,
     published: str,
-    source: PeopleSource,
+    queries: int,
+    attributes: int,
+    items_path: str | None,
+    id_column: str,
+    item_column: str,
+    na: tuple[str, ...],
+    fmt: str,
     qi: str,
     numeric: str,
     qi_types: Any,
-    queries: int,
-    attributes: int,
 ) -> None:
     """Report the utility of a relational-transaction release.
 
@@ -445,6 +541,7 @@ def evaluate_rt_cmd(
     from anonymatch.relational.pipeline import encode
     from anonymatch.tables.columns.schema import Schema
 
+    source = PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
     schema = Schema.build(comma_list(qi), comma_list(numeric), types=qi_types or None)
     people = source.read(people_path)
     release = read_release(published, people, schema.qi)
@@ -458,54 +555,32 @@ def evaluate_rt_cmd(
     click.echo(json.dumps(figures.to_dict(), indent=2, default=json_default))
 
 
-def _risk_question(func: F) -> F:
-    """``--qi``, ``--numeric``, the typed QIs, ``--sensitive``, ``--k`` and ``--threshold`` as
-    one ``relational.risk.RiskQuestion`` (parameter ``question``); the outputs claimed (the
-    shared policy, which reads ``--force``) before the command runs."""
-
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        from anonymatch.cli.options import claim_outputs
-        from anonymatch.core.params import optional_integer
-        from anonymatch.relational.risk import RiskQuestion
-        from anonymatch.tables.columns.schema import Schema
-        from anonymatch.tables.risk.risk import check_threshold
-
-        claim_outputs()
-        params.pop("force")
-        source: PeopleSource = params["source"]
-        schema = Schema.build(
-            comma_list(params.pop("qi")),
-            comma_list(params.pop("numeric")),
-            sensitive=comma_list(params.pop("sensitive")),
-            types=params.pop("qi_types") or None,
-        )
-        question = RiskQuestion(
-            schema,
-            source.qi_codes(),
-            optional_integer(params.pop("k"), "k"),
-            check_threshold(params.pop("threshold"), "--threshold"),
-        )
-        return func(question=question, **params)
-
-    return cast(F, wrapper)
-
-
 @click.command("risk-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
 @risk_options("person")
 @verbosity_options
 @people_options
-@_risk_question
+@click.pass_context
 def risk_rt_cmd(
+    ctx: click.Context,
     people_path: str,
     published: str,
-    source: PeopleSource,
-    question: Any,
+    sensitive: str | None,
+    k: int | None,
+    threshold: float,
     as_json: bool,
     report_path: str | None,
+    force: bool,
     quiet: bool,
+    items_path: str | None,
+    id_column: str,
+    item_column: str,
+    na: tuple[str, ...],
+    fmt: str,
+    qi: str,
+    numeric: str,
+    qi_types: Any,
 ) -> None:
     """Measure the re-identification risk of a relational release.
 
@@ -513,17 +588,35 @@ def risk_rt_cmd(
     records per person (QI cells and set part both matching, in some one-to-one pairing),
     prosecutor risk, identical records, and per --sensitive column homogeneity, posterior,
     distance to the table and l; the same for PEOPLE's QIs and item sets published unchanged as
-    a baseline. Exit 0 with the figures; 2 on bad input or a PUBLISHED that cannot be a release
-    of PEOPLE."""
+    a baseline; and the leakage of the columns PUBLISHED keeps unchanged (the tables' check).
+    Exit 0 with the figures; 2 on bad input or a PUBLISHED that cannot be a release of
+    PEOPLE."""
     from anonymatch import __version__
+    from anonymatch.cli.options import claim_outputs
     from anonymatch.core.manifest import utc_now, write_manifest
+    from anonymatch.core.params import optional_integer
     from anonymatch.relational.io import read_release
-    from anonymatch.relational.risk import assess_relational
+    from anonymatch.relational.risk import RiskQuestion, assess_relational, release_leakage
+    from anonymatch.tables.columns.schema import Schema
     from anonymatch.tables.io import CsvOptions
+    from anonymatch.tables.risk.risk import check_threshold
 
+    claim_outputs(ctx)  # the shared output policy (``--report`` and ``--force``), up front
+    source = PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
+    schema = Schema.build(
+        comma_list(qi), comma_list(numeric), sensitive=comma_list(sensitive),
+        types=qi_types or None,
+    )  # fmt: skip
+    question = RiskQuestion(
+        schema,
+        source.qi_codes(),
+        optional_integer(k, "k"),
+        check_threshold(threshold, "--threshold"),
+    )
     people = source.read(people_path)
     release = read_release(published, people, question.schema.qi)
     report = assess_relational(people, release, question)
+    leakage = release_leakage(people, release, question)
     figures = report.to_dict()
     document = {
         "schema": figures.pop("schema"),
@@ -541,22 +634,39 @@ def risk_rt_cmd(
             "release": input_block(published, CsvOptions()),
         },
         **figures,
+        "leakage": leakage.to_dict(),
     }
     write_manifest(report_path, document)  # atomic JSON; nothing when report_path is None
     if as_json:
         click.echo(json.dumps(document, indent=2, default=json_default))
     else:
-        _print_risk(report, quiet)
+        _print_risk(report, quiet, leakage)
+        _print_leaks(leakage)
 
 
-def _print_risk(report: Any, quiet: bool) -> None:
+def _print_leaks(leakage: Any) -> None:
+    """The leakage of the kept columns after the risk figures: one line per flagged column,
+    or that none leaks (``tables.risk.leakage``)."""
+    lines = leakage.lines()
+    if not lines:
+        click.echo(f"kept columns ({len(leakage.columns)}): no leak found")
+        return
+    click.echo(f"kept columns LEAK ({len(lines)} of {len(leakage.columns)} flagged):")
+    for line in lines:
+        click.echo(f"  {line}")
+
+
+def _print_risk(report: Any, quiet: bool, leakage: Any) -> None:
     """One line per figure, the release beside the original published unchanged (the table
-    ``risk``'s layout, ``cli.tables``)."""
+    ``risk``'s layout, ``cli.tables``); the first line says whether a kept column leaks."""
 
     cand, pr, base, n = report.candidates, report.prosecutor, report.original, report.people
     claim = ""
     if report.k is not None:
         claim = f"; claimed k = {report.k} {'holds' if report.k_holds else 'DOES NOT HOLD'}"
+    leaks = [c.column for c in leakage.flagged]
+    if leaks:
+        claim += f"; kept columns LEAK: {', '.join(leaks)} (below)"
     click.echo(f"{n} people, threshold {report.threshold:g}, joint graph{claim}")
     rows = [
         ("", "release", "original"),

@@ -102,6 +102,8 @@ def anonymize(
     options : mapping, optional
         Further keywords of the typed job (``anonymatch.relational.job.PARAMETERS``):
         ``partition_size`` (people per partition, default 20·k within [300, 1000]),
+        ``identifiers`` (columns of the people table never published, as the tables'; the id
+        column never is: list the columns that rebuild it, as INFORMS' ``DUID`` and ``PID``),
         ``weights`` (per-QI weights of the GCP), ``types`` (a ``QITypes`` of ordinal, date and
         hierarchy QIs, as for tables), ``na_values`` (missing-value tokens or per-column codes
         of the QIs, published as ``*``), ``workers`` (threads building partitions), and the

@@ -98,6 +98,24 @@ class People:
         )
 
 
+def check_join_columns(id_column: str, item_column: str) -> None:
+    """The one rule on the two column names every reader of people applies (:func:`from_frames`
+    in memory, ``relational.streamed.RelationalFiles`` streamed): the item column is not the id
+    column — a person's items would be their own id, published in ``uncertain`` on the
+    streamed path.
+
+    Raises
+    ------
+    InputError
+        ``item_column`` equals ``id_column``. O(1).
+    """
+    if item_column == id_column:
+        raise InputError(
+            f"the item column {item_column!r} ({param('item_column')}) is the id column "
+            f"({param('id_column')}): name the column holding the items"
+        )
+
+
 def _ids(column: pd.Series) -> pd.Series:
     """Ids as text (a CSV column read as numbers and the same ids as text join)."""
     return column.astype(str)
@@ -183,13 +201,15 @@ def from_frames(
     Raises
     ------
     InputError
-        Unknown id or item column, repeated id in the people table, a person with conflicting
-        attributes, an item id absent from the people table, or no item at all.
+        The item column is the id column, unknown id or item column, repeated id in the people
+        table, a person with conflicting attributes, an item id absent from the people table,
+        or no item at all.
 
     Notes
     -----
     Time O(rows · columns + total items log b).
     """
+    check_join_columns(id_column, item_column)
     where = "the people table" if items is not None else "the input"
     for frame, what in ((people, where), (items, "the items table")):
         if frame is not None and id_column not in frame.columns:

@@ -14,7 +14,7 @@ prints its flag. Every function is O(1) but :func:`check_data` (O(columns)).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ PARAMETERS: dict[str, Any] = {
     "k": None,
     "qi": (),
     "numeric": (),
+    "identifiers": (),
     "weights": None,
     "types": None,
     "na_values": None,
@@ -77,7 +78,9 @@ class RelationalJob:
     schema : Schema
         The QIs (``qi``), which of them are numeric (``numeric``), their weights, their types
         (``types``: a ``tables.columns.qitypes.QITypes`` of ordinal, date and hierarchy QIs, as
-        for tables) and the sensitive columns (``sensitive``).
+        for tables), the sensitive columns (``sensitive``) and the identifiers
+        (``identifiers``: columns of the people table never published, as the tables'
+        ``--identifiers``; the id column never is, listed or not).
     models : tuple of SensitiveModel
         ℓ-diversity and/or t-closeness on sensitive columns (``l``, ``diversity``, ``c``,
         ``t``: ``anonymatch.tables.models.sensitive.build_models``); the release is then made of
@@ -132,6 +135,7 @@ class RelationalJob:
             p["qi"],
             p["numeric"],
             sensitive=p["sensitive"],
+            identifiers=p["identifiers"],
             weights=p["weights"],
             types=qi_types(types=p["types"]),
         )
@@ -181,11 +185,31 @@ def check_data(job: RelationalJob, people: People) -> None:
     InfeasibleError
         ``k`` is larger than the number of people (exit code 3).
     InputError
-        The id column is listed as a QI (it identifies, it is never published).
+        The id column is listed as a QI (it identifies, it is never published), or an
+        identifier is not a column of the people table.
     """
-    if people.id_column in job.schema.qi:
+    check_columns(job, people.id_column, [str(c) for c in people.table.columns])
+    check_level_fits(job.k, people.n, "k", "people")
+
+
+def check_columns(job: RelationalJob, id_column: str, columns: Sequence[str]) -> None:
+    """Check the job's roles against the people table's ``columns`` (the in-memory and the
+    streamed path's one rule): the id column is not a QI, every identifier is a column.
+
+    Raises
+    ------
+    InputError
+        The id column listed as a QI, or an identifier the people table lacks. O(columns).
+    """
+    if id_column in job.schema.qi:
         raise InputError(
-            f"the id column {people.id_column!r} cannot be a quasi-identifier ({param('qi')}): "
+            f"the id column {id_column!r} cannot be a quasi-identifier ({param('qi')}): "
             "it is never published"
         )
-    check_level_fits(job.k, people.n, "k", "people")
+    present = set(columns)
+    for name in job.schema.identifiers:
+        if name not in present:
+            raise InputError(
+                f"unknown identifier column {name!r} ({param('identifiers')}); the people "
+                f"table has: {', '.join(columns)}"
+            )

@@ -36,6 +36,7 @@ from anonymatch.tables.io.cells import format_cells
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import recode
+from anonymatch.tables.risk.leakage import check_leakage
 
 
 @dataclass
@@ -56,13 +57,14 @@ class RelationalAnonymization:
 
 
 def encode(people: People, schema: Schema, na: MissingCodes | None = None) -> EncodedQI:
-    """The people's QIs encoded by the tables' ``prepare`` (the id column never published;
-    ``na`` the missing-value tokens and per-column codes, default the tables')."""
+    """The people's QIs encoded by the tables' ``prepare`` (the id column and the identifiers
+    never published; ``na`` the missing-value tokens and per-column codes, default the
+    tables')."""
     full = Schema(
         schema.qi,
         schema.numeric,
         schema.sensitive,
-        (*schema.identifiers, people.id_column),
+        tuple(dict.fromkeys((*schema.identifiers, people.id_column))),
         schema.weights,
         schema.types,
     )
@@ -105,15 +107,20 @@ def build_graph(
 
 
 def _published_table(
-    people: People, enc: EncodedQI, cells_text: dict[str, list[str]], source: np.ndarray
+    people: People,
+    enc: EncodedQI,
+    cells_text: dict[str, list[str]],
+    source: np.ndarray,
+    identifiers: tuple[str, ...],
 ) -> pd.DataFrame:
-    """QI cells as text, then the other columns (not the id) of the true preimage
-    ``source[p]`` of published position p."""
+    """QI cells as text, then the other columns (not the id, not the ``identifiers``) of the
+    true preimage ``source[p]`` of published position p."""
     columns: dict[str, object] = {}
     for name in enc.names:
         columns[name] = cells_text[name]
+    never = {people.id_column, *identifiers}
     for name in people.table.columns:
-        if name in enc.names or name == people.id_column:
+        if name in enc.names or name in never:
             continue
         columns[name] = people.table[name].to_numpy()[source]
     return pd.DataFrame(columns)
@@ -152,7 +159,9 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
     position = np.empty(n, np.int64)
     position[shuffle] = np.arange(n)
     shown = cells.take(shuffle)
-    table = _published_table(people, enc, format_cells(shown, enc), truth_of[shuffle])
+    table = _published_table(
+        people, enc, format_cells(shown, enc), truth_of[shuffle], job.schema.identifiers
+    )
     items = people.items
     sets = SetRelease(
         sp.csr_array(base[shuffle]),
@@ -175,6 +184,9 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
             f"the release failed verification ({check.reason}); nothing written"
         )
     loss = information_loss(shown, enc)
+    clock = time.perf_counter()
+    leakage = check_leakage(people.table, enc, shown, table, job.schema)
+    seconds["leakage"] = time.perf_counter() - clock
     report = new_manifest(
         data_kind="relational",
         method=job.method.name,
@@ -209,4 +221,5 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
             "duplicates_removed": people.duplicates_removed,
         },
     )
+    report["leakage"] = leakage.to_dict()  # the tables' block: kept columns against the QIs
     return RelationalAnonymization(release, published_graph, position[assigned], enc, check, report)

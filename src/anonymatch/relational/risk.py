@@ -31,6 +31,7 @@ joint pairs). Never n × n.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -49,6 +50,9 @@ from anonymatch.tables.risk.risk import (
     _sensitive_risk,
     check_threshold,
 )
+
+if TYPE_CHECKING:
+    from anonymatch.tables.risk.leakage import LeakageReport
 
 
 @dataclass(frozen=True)
@@ -226,3 +230,54 @@ def explain(
             "t-closeness)."
         )
     return tuple(lines)
+
+
+def release_leakage(
+    people: People, release: RelationalRelease, question: RiskQuestion
+) -> LeakageReport:
+    """What the columns a relational release keeps unchanged give away about its QIs: the
+    tables' leakage check (``tables.risk.leakage.check_leakage``) with rules drawn from the
+    people table and applied to the published records (their QI cells parsed from the text,
+    ``tables.io.cells.parse_cells``, beside the kept values they show). The set part is not
+    a kept column; the id column and identifiers are never published, so never checked.
+
+    Parameters
+    ----------
+    people : People
+        The original people.
+    release : RelationalRelease
+        The published records.
+    question : RiskQuestion
+        The QIs, their types and missing codes, the sensitive columns (their ``role``).
+
+    Returns
+    -------
+    LeakageReport
+        Per kept column: unique rows, free text, rows narrowed and pinned per QI, the flags.
+
+    Notes
+    -----
+    Time and memory: ``check_leakage``'s, O(c·d·(n log n + nnz)) for c kept columns and d
+    QIs.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from anonymatch.relational import anonymize
+    >>> from anonymatch.relational.io import from_frames
+    >>> from anonymatch.tables.columns.schema import MissingCodes, Schema
+    >>> rows = pd.DataFrame({"id": list("abcd"), "age": [30, 31, 40, 41]})
+    >>> people = from_frames(rows, pd.DataFrame({"id": list("abcd"), "code": list("xxyy")}),
+    ...                      "id", "code")
+    >>> result = anonymize(people, k=2, qi=["age"], numeric=["age"], seed=0)
+    >>> question = RiskQuestion(Schema.build(["age"], ["age"]), MissingCodes())
+    >>> release_leakage(people, result.release, question).flagged
+    []
+    """
+    from anonymatch.relational.pipeline import encode
+    from anonymatch.tables.io.cells import parse_cells
+    from anonymatch.tables.risk.leakage import check_leakage
+
+    enc = encode(people, question.schema, question.na)
+    cells = parse_cells(release.table.loc[:, list(release.qi)], enc)
+    return check_leakage(people.table, enc, cells, release.table, question.schema)

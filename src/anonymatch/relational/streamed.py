@@ -43,6 +43,14 @@ of about ``BUCKET_ROWS`` input rows while joining, the memory-mapped other colum
 ``window`` chunks in flight; each worker one chunk (its people's QIs and items) plus O(P²) for
 a partition of P people. Rows and items are never all in memory.
 
+Leakage: each chunk also returns the distinct QI cells of its lines (``tables.risk.leakage.
+distinct_cells``, about P / k rows a partition); the driver gathers them with one integer per
+person (``StreamedCells``) and runs the tables' streamed leakage check on the kept columns,
+read one at a time from the spill file (``tables.streamed._leakage``: the in-memory check's
+rules and figures), before the release is renamed into place — refused with nothing written
+under ``risk.leakage.refusing_leaks`` (``anonymize-rt --strict``). The manifest's ``leakage``
+block is the tables'.
+
 Sensitive models (``l``/``t``): the scan codes the sensitive columns through global
 dictionaries (``tables.streamed.scan_table``, the whole table's distributions Q kept); each
 partition publishes the classes of the tables' ``diverse_clusters`` on the partition alone (as
@@ -86,10 +94,11 @@ from anonymatch.relational.io import (
     _constant_attributes,
     _is_int,
     _json_value,
+    check_join_columns,
     release_from_objects,
     release_lines,
 )
-from anonymatch.relational.job import RelationalJob
+from anonymatch.relational.job import RelationalJob, check_columns
 from anonymatch.relational.methods.joint import classes, cover_vote, freeform
 from anonymatch.relational.order import keyed_order
 from anonymatch.relational.verify import joint_candidates, joint_compatibility, verify_relational
@@ -109,10 +118,17 @@ from anonymatch.tables.models.sensitive import (
     describe_model,
     merge_checks,
 )
-from anonymatch.tables.recode import recode
+from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
+from anonymatch.tables.risk.leakage import (
+    DistinctCells,
+    LeakageReport,
+    StreamedCells,
+    distinct_cells,
+)
 from anonymatch.tables.streamed import (
     DEFAULT_CHUNK_ROWS,
     ScannedTable,
+    _leakage,
     chunk_ranges,
     failing_group,
     scan_table,
@@ -141,6 +157,9 @@ class RelationalFiles:
     item_column: str
     na_items: tuple[str, ...] = ()
     csv: CsvOptions | None = None
+
+    def __post_init__(self) -> None:
+        check_join_columns(self.id_column, self.item_column)  # InputError: item column = id
 
 
 @dataclass
@@ -424,6 +443,7 @@ class ChunkResult:
     partitions: int = 0
     infeasible: str | None = None
     sensitive: tuple[SensitiveCheck, ...] = ()
+    distinct: DistinctCells | None = None  # the lines' distinct cells, for the leakage check
 
 
 def _partition_release(
@@ -432,14 +452,15 @@ def _partition_release(
     job: ChunkJob,
     p: int,
     target: SensitiveTarget | None = None,
-) -> tuple[RelationalRelease, np.ndarray, np.ndarray]:
+) -> tuple[RelationalRelease, np.ndarray, np.ndarray, GeneralizedQI]:
     """Anonymize partition p of a chunk: graph, privacy step with its seed, both parts
     recoded, shuffled. Returns the release, the true preimage (partition position) of each
-    record and the per-attribute NCP sums of its cells (``tables.metrics.ncp_sums``, as the
-    in-memory path's ``information_loss``). With sensitive models (``target``: the
-    partition's codes) the graph is the classes of ``diverse_clusters`` on the partition as
-    one segment, as the in-memory path builds them on the whole input (InfeasibleError if the
-    partition cannot satisfy a model). Time: the method's (Hungarian O(k·P³))."""
+    record, the per-attribute NCP sums of its cells (``tables.metrics.ncp_sums``, as the
+    in-memory path's ``information_loss``) and the cells in publication order. With
+    sensitive models (``target``: the partition's codes) the graph is the classes of
+    ``diverse_clusters`` on the partition as one segment, as the in-memory path builds them
+    on the whole input (InfeasibleError if the partition cannot satisfy a model). Time: the
+    method's (Hungarian O(k·P³))."""
     k, step, baseline, weight = job.spec
     if target is not None:
         graph, _ = diverse_clusters(qi, k, target, qi.n)
@@ -463,7 +484,7 @@ def _partition_release(
         integer,
     )  # fmt: skip
     release = RelationalRelease(pd.DataFrame(text), sets, qi.names)
-    return release, truth_of[shuffle], ncp_sums(shown, qi)
+    return release, truth_of[shuffle], ncp_sums(shown, qi), shown
 
 
 def anonymize_chunk(job: ChunkJob) -> ChunkResult:
@@ -477,6 +498,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
     totals = np.zeros(3, np.int64)
     least = [np.iinfo(np.int64).max] * 2
     checks: list[SensitiveCheck] = []
+    cells: list[GeneralizedQI] = []
     for p in range(len(job.seeds)):
         lo, hi = int(job.bounds[p]), int(job.bounds[p + 1])
         name = f"partition of people {job.start + lo + 1}–{job.start + hi} of the joint order"
@@ -489,7 +511,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
                     f"its column {unmet[0].column!r} has {unmet[1]} distinct value(s) and "
                     f"cannot satisfy {describe_model(unmet[0])} even as one class"
                 )
-            release, truth, ncp = _partition_release(qi, items, job, p, target)
+            release, truth, ncp, shown = _partition_release(qi, items, job, p, target)
         except InfeasibleError as error:
             reason = str(error).removeprefix("infeasible: ")
             return ChunkResult(
@@ -531,10 +553,12 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
         least[1] = min(least[1], report.min_matches_published)
         lines.extend(text)
         sources.append(job.start + lo + truth)
+        cells.append(shown)
     source = np.concatenate(sources)
+    distinct = distinct_cells(cells[0] if len(cells) == 1 else concat_cells(cells))
     return ChunkResult(
         lines, source, sums, totals, (least[0], least[1]), None, len(job.seeds),
-        sensitive=tuple(checks),
+        sensitive=tuple(checks), distinct=distinct,
     )  # fmt: skip
 
 
@@ -654,30 +678,25 @@ def _others_json(table: ScannedTable, rows: np.ndarray) -> list[str] | None:
 # --------------------------------------------------------------------------- the run
 
 
-def _check_job(job: RelationalJob, files: RelationalFiles) -> None:
-    if files.id_column in job.schema.qi:
-        raise InputError(
-            f"the id column {files.id_column!r} cannot be a quasi-identifier ({param('qi')}): "
-            "it is never published"
-        )
-
-
 def _scan(
     joined: _Joined, files: RelationalFiles, job: RelationalJob, spill: Path, rows: int
 ) -> ScannedTable:
-    """The tables' streamed scan of the people (QIs encoded, other columns spilled), the id
-    (and a long table's item and position columns) dropped."""
+    """The tables' streamed scan of the people (QIs encoded, other columns spilled), the id,
+    the job's identifiers (and a long table's item and position columns) dropped; the roles
+    checked against the people's columns first (``relational.job.check_columns``)."""
     dropped = [files.id_column, files.item_column, ROW]
     schema = job.schema
+    first = next(iter_table_batches(joined.people, files.csv, 1))
+    names = [c for c in first.column_names if c not in (ROW, files.item_column)]
+    check_columns(job, files.id_column, names)
     full = Schema(
         schema.qi,
         schema.numeric,
         schema.sensitive,
-        (*schema.identifiers, *dropped),
+        tuple(dict.fromkeys((*schema.identifiers, *dropped))),
         schema.weights,
         schema.types,
     )
-    first = next(iter_table_batches(joined.people, files.csv, 1))
     present = [c for c in full.identifiers if c in first.column_names]
     full = Schema(full.qi, full.numeric, full.sensitive, tuple(present), full.weights, full.types)
     table = scan_table(
@@ -765,7 +784,6 @@ def anonymize_files(
     partitions); Xue et al., KDD 2012 (the set part).
     """
     started = time.perf_counter()
-    _check_job(job, files)
     run = execution or Execution.build()
     executor = cast(ExecutorName, "processes" if run.executor == "auto" else run.executor)
     chunk_rows = run.chunk_rows or DEFAULT_CHUNK_ROWS
@@ -813,6 +831,8 @@ def anonymize_files(
         totals = np.zeros(3, np.int64)
         least = [np.iinfo(np.int64).max] * 2
         checks: list[SensitiveCheck] = []
+        published = StreamedCells(n)
+        leaks: list[tuple[LeakageReport, float]] = []
         clock = time.perf_counter()
 
         def write(tmp: Path) -> None:
@@ -856,7 +876,11 @@ def anonymize_files(
                         checks[:] = result.sensitive
                     least[0] = min(least[0], result.min_matches[0])
                     least[1] = min(least[1], result.min_matches[1])
+                    assert result.distinct is not None
+                    published.add(result.distinct, order[result.source])
                     bar.update(result.partitions)
+            # LeakRefused (anonymize-rt --strict) here: the temporary file is removed
+            leaks.append(_leakage(table, job.schema, published.rows()))
 
         write_atomically(output, write)
         seconds["anonymize_verify_write"] = time.perf_counter() - clock
@@ -909,7 +933,7 @@ def anonymize_files(
             "mean_uncertain": float(totals[0]) / n,
             "mean_max_errors": float(totals[1]) / n,
         },
-        seconds={**seconds, "wall": time.perf_counter() - started},
+        seconds={**seconds, "leakage": leaks[0][1], "wall": time.perf_counter() - started},
         randomness_seeded=job.seed is not None,
         input_records=n,
         output_records=n,
@@ -920,4 +944,7 @@ def anonymize_files(
             "duplicates_removed": joined.duplicates,
         },
         output_extra={"layout": "partitioned"},
-    ) | {"plan": {"path": "streamed", "partition_size": size}}
+    ) | {
+        "plan": {"path": "streamed", "partition_size": size},
+        "leakage": leaks[0][0].to_dict(),  # after the plan, as on the tables' streamed path
+    }

@@ -218,6 +218,7 @@ def render(
 
     from jinja2 import Environment, PackageLoader, select_autoescape
 
+    from anonymatch.app.honest import flagged_columns
     from anonymatch.core.manifest import to_json, utc_now
     from anonymatch.report.common import MODEL_NAMES
 
@@ -245,6 +246,7 @@ def render(
         seconds=seconds,
         manifest_json=json.dumps(to_json(manifest), indent=2),
         kept=headline if headline is not None else _manifest_headline(manifest),
+        leaks=list(flagged_columns(manifest)),  # the manifest's leakage block, any kind
     )
 
 

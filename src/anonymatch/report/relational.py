@@ -8,7 +8,10 @@ from the published records and the originals only, its k-factor, ℓ-diversity /
 with the manifest's k and models, and compared with the manifest's certificate. Risk: the
 figures of ``risk-rt`` (``relational.risk``): the candidates of every person on the joint graph
 (the published records whose QI cells *and* set part they match, in some one-to-one pairing),
-prosecutor risk 1 / candidates, identical records and the original as a baseline. Utility: the
+prosecutor risk 1 / candidates, identical records and the original as a baseline; and the
+columns the release keeps unchanged against the QIs (the tables' leakage check,
+``relational.risk.release_leakage``; without the files, the manifest's ``leakage`` block), each
+flagged column first among the limits. Utility: the
 figures of ``evaluate-rt`` (relational GCP, uncertain items per record, relative error of
 1,000 count queries mixing attribute ranges and items, fixed query seed 0).
 
@@ -36,6 +39,7 @@ from anonymatch.report.model import (
     Section,
     Table,
 )
+from anonymatch.report.tables import _leak_limits, _leakage_table, _manifest_leakage
 
 QUERIES = 1000
 """Count queries of the utility workload (``evaluate-rt``'s default)."""
@@ -106,6 +110,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     parts = KindSections(published, guarantee, risk, utility, limits)
     if not inputs.complete:
         risk.missing = utility.missing = NEEDS_FILES
+        _manifest_leakage(risk, limits, manifest.get("leakage"))
         return parts
     job, people, release, enc = _read(manifest, inputs)
     from anonymatch.relational.metrics import relational_utility
@@ -121,9 +126,13 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         "Re-verified as verify-rt does: the joint compatibility graph (QI cells and set part) "
         "rebuilt from the release and the originals only, and its k-factor."
     )
-    from anonymatch.relational.risk import RiskQuestion, assess_relational
+    from anonymatch.relational.risk import RiskQuestion, assess_relational, release_leakage
 
-    _risk(risk, assess_relational(people, release, RiskQuestion(job.schema, job.na)), job.k)
+    question = RiskQuestion(job.schema, job.na)
+    _risk(risk, assess_relational(people, release, question), job.k)
+    leakage = release_leakage(people, release, question)
+    _leak_limits(limits, leakage)
+    _leakage_table(risk, leakage)
     u = relational_utility(people, release, enc, QUERIES, 2, 0)
     utility.tables.append(
         Table(
