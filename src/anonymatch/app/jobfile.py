@@ -549,7 +549,6 @@ class Job(_Strict):
             ("input", "names"): inp.names, ("input", "sensitive_file"): inp.sensitive_file,
             ("input", "na"): inp.na, ("model", "k_column"): self.model.k_column,
             ("model", "known"): self.model.known, ("model", "m"): self.model.m,
-            **{("model", p.name): getattr(self.model, p.name) for p in CRITERIA.parameters()},
         }  # fmt: skip
         for loc, value in unread.items():
             if value is not None:

@@ -424,6 +424,9 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
             given[key] = RoleFiltered(value, sensitive_roles, _per_column)
         elif value is not None:
             given[key] = str(value)
+    for criterion in CRITERIA.parameters():  # k-map, journalist risk, δ-presence, population
+        if getattr(model, criterion.name) is not None:
+            given[criterion.name] = getattr(model, criterion.name)
     if isinstance(model.l, int):
         given["ell"] = model.l  # the set commands' -l
     if model.known is not None:

@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -28,6 +28,7 @@ from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     TABLE_FORMATS,
     comma_list,
+    criteria_options,
     echo_explanation,
     echo_sensitive_risk,
     execution_group,
@@ -48,6 +49,7 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.relational.methods import names
+from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.core.params import Execution
@@ -177,12 +179,14 @@ def relational_job(
     method: str | None = None,
     partition_size: int | None = None,
     seed: int | None = None,
+    criteria: Mapping[str, Any] | None = None,
 ) -> RelationalJob:
     """The command's flags as one validated ``RelationalJob``: ``--k``, ``--qi``,
     ``--numeric``, ``--identifiers``, the typed QIs, the QIs' ``--na`` codes (of ``source``),
     the sensitive models and, where the command has them, ``--method``, ``--item-weight``,
-    ``--partition-size`` and the seed (None: the job's defaults). InputError (exit 2) naming
-    the first bad flag."""
+    ``--partition-size``, the seed and the population criteria's flags (``criteria``: by
+    parameter name, ``tables.models.CRITERIA``; None: the job's defaults). InputError
+    (exit 2) naming the first bad flag."""
     from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, PARAMETERS, RelationalJob
 
     return RelationalJob.build(
@@ -201,6 +205,7 @@ def relational_job(
         method=PARAMETERS["method"] if method is None else method,
         partition_size=partition_size,
         seed=seed,
+        **(criteria or {}),
     )
 
 
@@ -354,6 +359,7 @@ def _leak_text(manifest: Any) -> str:
     "they are warned about on stderr.",
 )
 @sensitive_options
+@criteria_options(CRITERIA)
 @_stream_options
 @seed_option
 @people_options
@@ -385,6 +391,7 @@ def anonymize_rt_cmd(
     numeric: str,
     qi_types: Any,
     execution: Execution,
+    **criteria: Any,
 ) -> None:
     """Publish people with a row and a set, k-anonymous, verified.
 
@@ -401,7 +408,7 @@ def anonymize_rt_cmd(
     job = relational_job(
         source, k=k, qi=qi, numeric=numeric, identifiers=identifiers, qi_types=qi_types,
         sensitive=sensitive, l=l, diversity=diversity, c=c, t=t, item_weight=item_weight,
-        method=method, partition_size=partition_size, seed=seed,
+        method=method, partition_size=partition_size, seed=seed, criteria=criteria,
     )  # fmt: skip
     if _streamed_rt(people_path, source, execution, stream):
         from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks

@@ -14,10 +14,12 @@ prints its flag. Every function is O(1) but :func:`check_data` (O(columns)).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from anonymatch.core.criteria import Criterion
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import (
     check_level_fits,
@@ -30,8 +32,11 @@ from anonymatch.core.params import (
 from anonymatch.core.registry import lookup
 from anonymatch.core.validation import check_seed
 from anonymatch.relational.methods import RelationalMethod, registry
+from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from anonymatch.relational.io import People
     from anonymatch.tables.columns.schema import MissingCodes, Schema
     from anonymatch.tables.models.sensitive import SensitiveModel
@@ -60,6 +65,7 @@ PARAMETERS: dict[str, Any] = {
     "partition_size": None,
     "seed": None,
     "workers": None,
+    **CRITERIA.defaults(),
 }
 """Every parameter of a relational-transaction job and its default (``RelationalJob.build``)."""
 
@@ -99,6 +105,12 @@ class RelationalJob:
         Seed of the privacy step (None: OS entropy).
     workers : int or None
         Threads building partitions (None: one per core).
+    criteria : tuple of Criterion
+        The criteria counted against a population of people's QIs (``tables.models.
+        CRITERIA``: k-map, the average journalist risk, δ-presence), enforced on the release's
+        QI cells after the method and verified (in memory only).
+    population : path, DataFrame or None
+        Their population table (the people's QI columns).
     """
 
     k: int
@@ -111,6 +123,8 @@ class RelationalJob:
     seed: int | None
     workers: int | None
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    criteria: tuple[Criterion, ...] = ()
+    population: str | os.PathLike[str] | pd.DataFrame | None = field(default=None, compare=False)
 
     @classmethod
     def build(cls, **keywords: Any) -> RelationalJob:
@@ -159,6 +173,8 @@ class RelationalJob:
             check_seed(p["seed"]),
             optional_integer(p["workers"], "workers"),
             dict(keywords),
+            CRITERIA.build(p),
+            p["population"],
         )
 
     def size_for(self, n: int) -> int:

@@ -13,12 +13,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
 from anonymatch.core.classes import privacy_step
+from anonymatch.core.criteria import record
 from anonymatch.core.errors import VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
@@ -32,10 +34,14 @@ from anonymatch.relational.verify import RelationalVerificationReport, verify_re
 from anonymatch.sets.io import SetRelease
 from anonymatch.sets.methods.nonreciprocal import bit_vote
 from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, EncodedQI, MissingCodes, Schema
-from anonymatch.tables.io.cells import format_cells
+from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import recode
+
+if TYPE_CHECKING:
+    from anonymatch.tables.models.widening import Widening
+    from anonymatch.tables.risk.population import PopulationRisk
 from anonymatch.tables.risk.leakage import check_leakage
 
 
@@ -183,6 +189,17 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
         raise VerificationError(
             f"the release failed verification ({check.reason}); nothing written"
         )
+    widened = None
+    if job.criteria:  # widen the QI cells the population criteria refuse; verified again
+        widened = _widen(people, release, job)
+        table = widened[0]
+        release = RelationalRelease(table, sets, enc.names)
+        shown = parse_cells(table, enc)
+        check = verify_relational(release, people, enc, k, models=job.models)
+        if not check.passed:
+            raise VerificationError(
+                f"the widened release failed verification ({check.reason}); nothing written"
+            )
     loss = information_loss(shown, enc)
     clock = time.perf_counter()
     leakage = check_leakage(people.table, enc, shown, table, job.schema)
@@ -222,4 +239,24 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
         },
     )
     report["leakage"] = leakage.to_dict()  # the tables' block: kept columns against the QIs
+    if widened is not None:
+        _, widening, view, source = widened
+        record(report, job.criteria, view, source)
+        report["loss"]["widening"] = widening.to_dict()
     return RelationalAnonymization(release, published_graph, position[assigned], enc, check, report)
+
+
+def _widen(
+    people: People, release: RelationalRelease, job: RelationalJob
+) -> tuple[pd.DataFrame, Widening, PopulationRisk, dict[str, object]]:
+    """The release's table part widened until the job's population criteria hold against its
+    population of people's QIs (``tables.models.widening``: only QI cells widen, so the joint
+    compatibility only grows). O(that of ``apply_population``)."""
+    from anonymatch.tables.models.widening import apply_population
+    from anonymatch.tables.risk.population import PopulationInput
+
+    schema = job.schema
+    numeric = tuple(a for a in schema.qi if a in schema.numeric)
+    options = PopulationInput(schema.qi, numeric, schema.types, job.na, False)
+    assert job.population is not None
+    return apply_population(people.table, release.table, job.criteria, job.population, options)

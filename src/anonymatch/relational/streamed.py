@@ -82,6 +82,7 @@ from tqdm import tqdm
 
 from anonymatch.core import lifecycle
 from anonymatch.core.classes import privacy_step
+from anonymatch.core.criteria import refuse_unsupported
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import new_manifest
@@ -769,7 +770,8 @@ def anonymize_files(
     ------
     InputError
         Bad input (unknown column, repeated id, conflicting attributes, an item id absent
-        from the people table, no item at all); nothing is written.
+        from the people table, no item at all), or a population criterion (in memory only);
+        nothing is written.
     InfeasibleError
         k larger than the number of people, or a sensitive model that the whole table or a
         partition cannot satisfy even as one class; nothing is written.
@@ -783,6 +785,7 @@ def anonymize_files(
     Memory: module docstring. References: Doka et al., ASIACCS 2015 (freeform, §8.1
     partitions); Xue et al., KDD 2012 (the set part).
     """
+    refuse_unsupported(job.criteria, "streamed", "in memory only (`executor` threads)")
     started = time.perf_counter()
     run = execution or Execution.build()
     executor = cast(ExecutorName, "processes" if run.executor == "auto" else run.executor)

@@ -216,8 +216,12 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         )
     if job.criteria:  # widen the rows a population criterion refuses; all verified again
         from anonymatch.tables.models.widening import apply_population
+        from anonymatch.tables.risk.population import PopulationInput
 
-        table, widening, view, source = apply_population(data, table, job)
+        assert job.population is not None
+        table, widening, view, source = apply_population(
+            data, table, job.criteria, job.population, PopulationInput.of(job), job.k
+        )
         cells = published = parse_cells(table, enc)  # the widened cells, verified again:
         check = verify(published, enc, k)  # the manifest's figures are those of the release
     loss = information_loss(cells, enc)

@@ -40,9 +40,11 @@ REFERENCE = (
 class PopulationCriterion(Criterion):
     """A criterion counted against a population table: it accepts or refuses each published
     row from F_j and f_j (:meth:`rows_ok`), and may hold a condition on the whole release
-    (:meth:`check`). In memory only: the population is read whole."""
+    (:meth:`check`). In memory only: the population is read whole. Tables and relational
+    releases (on their QI cells: the register holds QIs, not items) run them."""
 
     needs_population: ClassVar[bool] = True
+    kinds: ClassVar[tuple[str, ...]] = ("table", "relational")
     needs_subset: ClassVar[bool] = False
     """Whether the sample must be part of the population (δ-presence counts it there)."""
 

@@ -23,14 +23,16 @@ References
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from anonymatch.core.criteria import Criterion
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
 from anonymatch.tables.columns.schema import EncodedQI, Schema
 from anonymatch.tables.io.cells import format_cells, parse_cells
@@ -43,9 +45,6 @@ from anonymatch.tables.risk.population import (
     _joint,
 )
 from anonymatch.tables.verify import unique_rows
-
-if TYPE_CHECKING:
-    from anonymatch.tables.job import TableJob
 
 _EPS = 1e-12
 
@@ -360,24 +359,28 @@ def _check(
 
 
 def apply_population(
-    data: pd.DataFrame, table: pd.DataFrame, job: TableJob
+    data: pd.DataFrame,
+    table: pd.DataFrame,
+    criteria: Sequence[Criterion],
+    population: str | os.PathLike[str] | pd.DataFrame,
+    options: PopulationInput,
+    k: int | None = None,
 ) -> tuple[pd.DataFrame, Widening, PopulationRisk, dict[str, object]]:
-    """:func:`enforce_population` for a job's release: ``data`` the records published (after
-    missing values and outliers were dropped), ``table`` their verified release, the population
-    read from the job's ``population`` (a path: ``tables.io.read_table`` with default
-    options). Returns the release, the widening, the population view it was verified on, and
-    the population's ``source`` for the manifest (its path and SHA-256; None for a DataFrame).
-    O(that of :func:`enforce_population` + reading the population)."""
+    """:func:`enforce_population` for a run's release, whatever its kind: ``data`` the records
+    published (after missing values and outliers were dropped), ``table`` their verified
+    release (the tables', or the relational release's table part), ``population`` a
+    DataFrame or a path (read by ``tables.io.read_table`` with default options). Returns the
+    release, the widening, the population view it was verified on, and the population's
+    ``source`` for the manifest (its path and SHA-256; None for a DataFrame). O(that of
+    :func:`enforce_population` + reading the population)."""
     from anonymatch.core.manifest import file_digest
     from anonymatch.tables.io import read_table
 
-    criteria = [c for c in job.criteria if isinstance(c, PopulationCriterion)]
-    source = job.population
-    assert criteria and source is not None and job.k is not None
-    population = source if isinstance(source, pd.DataFrame) else read_table(source)
-    options = PopulationInput.of(job)
-    out, widening, view = enforce_population(data, table, population, criteria, options, k=job.k)
-    named = None if isinstance(source, pd.DataFrame) else str(source)
+    counted = [c for c in criteria if isinstance(c, PopulationCriterion)]
+    assert counted, "apply_population runs population criteria"
+    frame = population if isinstance(population, pd.DataFrame) else read_table(population)
+    out, widening, view = enforce_population(data, table, frame, counted, options, k=k)
+    named = None if isinstance(population, pd.DataFrame) else str(population)
     where: dict[str, object] = {
         "population": named,
         "population_sha256": named and file_digest(named),
