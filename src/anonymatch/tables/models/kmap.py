@@ -28,11 +28,11 @@ import pandas as pd
 import scipy.sparse as sp
 
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
+from anonymatch.core.view import group_rows
 from anonymatch.tables.columns.schema import EncodedQI, Schema
 from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.risk.population import CountIndex, PopulationInput, _joint
-from anonymatch.tables.verify import unique_rows
 
 if TYPE_CHECKING:
     from anonymatch.tables.job import TableJob
@@ -155,7 +155,7 @@ def enforce_kmap(
             f"the release does not match the original: it has {cells.n} rows, the original {n}"
         )
     index = CountIndex.build(joint)
-    _, inverse, _ = unique_rows(joint.keys())
+    _, inverse, _ = group_rows(joint.keys())
     pop = np.bincount(inverse[n:], minlength=index.size).astype(np.int64)
     weights = (pop, np.zeros_like(pop))
     big_f = index.counts(cells, weights)[0]
