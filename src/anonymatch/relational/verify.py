@@ -4,7 +4,7 @@ the original people only (never the anonymizer's graph).
 Person i matches published record j iff both parts match: i's QI values lie in j's cells (the
 tables' compatibility, ``anonymatch.tables.verify.attacker_view``: ranges, value sets,
 hierarchy nodes, ``*``) and i's items agree with j's set part (the sets' compatibility,
-``anonymatch.sets.verify.set_compatibility``: i agrees with the base outside the uncertain items
+``anonymatch.sets.verify.set_view``: i agrees with the base outside the uncertain items
 and differs from it in at most ``max_errors`` items). The release is k-anonymous iff this joint
 compatibility graph has a k-factor — k disjoint perfect matchings, found by max-flow — and has
 as many records as the original has people (docs/guarantees/relational.md). This module supplies
