@@ -43,10 +43,11 @@ from _common import ADULT_NAMES, ROOT, adult_path, dump, machine, update_results
 import anonymatch
 from anonymatch.tables.models.sensitive import (
     build_models,
-    candidates,
     encode_sensitive,
+    grouped_person_stats,
     person_stats,
 )
+from anonymatch.tables.verify import attacker_view
 
 QI7 = ["age", "workclass", "education-num", "marital-status", "race", "sex", "native-country"]
 QI8 = QI7[:4] + ["occupation"] + QI7[4:]
@@ -91,10 +92,10 @@ def homogeneous_share(release: pd.DataFrame, data: pd.DataFrame, qi, numeric, co
     from anonymatch.tables.pipeline import prepare
 
     _, enc, _ = prepare(data, Schema.build(qi, numeric))
-    cand = candidates(parse_cells(release, enc), enc)
+    cand = attacker_view(parse_cells(release, enc), enc).candidates()
     assert cand is not None
     sens = encode_sensitive(column, release[column], data[column], False)
-    return float(np.mean(person_stats(cand, sens).distinct == 1))
+    return float(np.mean(grouped_person_stats(cand, sens).distinct == 1))
 
 
 def class_check(release, data, qi, numeric, column, k, models) -> tuple[bool, float]:
@@ -199,11 +200,15 @@ def ring_risk(result, data, qi, numeric, column) -> tuple[float, float]:
     certificate = result.report["guarantee"].get("certificate")
     if certificate is not None:
         k, rings = parse_certificate(certificate, cells.n)
-        cand = units(cells, k, rings)
+        stats = person_stats(
+            units(cells, k, rings), encode_sensitive(column, release[column], data[column], False)
+        )
     else:
-        cand = candidates(cells, enc)
-    sens = encode_sensitive(column, release[column], data[column], False)
-    stats = person_stats(cand, sens)
+        cand = attacker_view(cells, enc).candidates()
+        assert cand is not None
+        stats = grouped_person_stats(
+            cand, encode_sensitive(column, release[column], data[column], False)
+        )
     return float((stats.top / stats.size).max()), float(np.mean(stats.distinct == 1))
 
 

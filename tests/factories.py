@@ -104,3 +104,23 @@ def stream_file(
     return anonymize_file(
         source, output, table_job(schema, k, **keywords), csv=csv, replace=replace
     )  # type: ignore[arg-type]
+
+
+def person_compatibility(
+    published: object, original: EncodedQI
+) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
+    """(U × n_published compatibility, counts, inverse) of a table release's attacker's view
+    (``tables.verify.attacker_view``): originals grouped, one column per published row."""
+    from anonymatch.tables.verify import attacker_view
+
+    view = attacker_view(published, original)  # type: ignore[arg-type]
+    return view.expanded(), view.counts, view.inverse
+
+
+def person_candidates(published: object, original: EncodedQI) -> sp.csr_array | None:
+    """Person × published-row 0/1 matrix of every person's candidates (the attacker's view's
+    ``candidates().person_matrix()``), or None without a perfect matching."""
+    from anonymatch.tables.verify import attacker_view
+
+    cand = attacker_view(published, original).candidates()  # type: ignore[arg-type]
+    return None if cand is None else cand.person_matrix()

@@ -212,14 +212,14 @@ def brute_force_matches(people: People, release: RelationalRelease, qi: list[str
 @pytest.mark.parametrize("method", names())
 def test_joint_compatibility_is_the_rule(method: str) -> None:
     from anonymatch.relational.pipeline import encode
-    from anonymatch.relational.verify import joint_compatibility
+    from anonymatch.relational.verify import joint_view
     from anonymatch.tables.columns.schema import Schema
 
     people = small_people(30, seed=7)
     result = anonymize(people, k=3, qi=QI, numeric=NUM, method=method, seed=0)
     enc = encode(people, Schema.build(QI, NUM))
-    c, _, inverse = joint_compatibility(result.release, people, enc)
-    got = c.toarray()[inverse] > 0
+    view = joint_view(result.release, people, enc)
+    got = view.person_matrix().toarray() > 0
     assert np.array_equal(got, brute_force_matches(people, result.release, QI))
 
 

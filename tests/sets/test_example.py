@@ -72,10 +72,10 @@ def test_table_3_release_is_3_anonymous_and_3_diverse(table1) -> None:  # type: 
     assert report.passed and report.min_labels_original == 3
     assert not verify_sets(release, table1, k=4).passed
     # possible worlds of r'5 (Table 3): 1100, 1110 and 1101 -> r1, r5, r3
-    from anonymatch.sets.verify import set_compatibility
+    from anonymatch.sets.verify import set_view
 
-    c, _, inverse = set_compatibility(release, table1)
-    dense = c.toarray()
+    view = set_view(release, table1)
+    dense, inverse = view.expanded().toarray(), view.inverse
     matches_of_r5 = {i + 1 for i in range(6) if dense[inverse[i], 4]}
     assert matches_of_r5 == {1, 3, 5}
 

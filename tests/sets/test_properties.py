@@ -34,7 +34,7 @@ from anonymatch.sets.order import (
     segment_bounds,
 )
 from anonymatch.sets.pipeline import anonymize_sets
-from anonymatch.sets.verify import set_compatibility, verify_sets
+from anonymatch.sets.verify import set_view, verify_sets
 
 
 def random_sets(n: int, b: int, density: float, seed: int, labels: int = 0) -> Transactions:
@@ -188,7 +188,8 @@ def test_compatibility_equals_bruteforce(n: int, seed: int) -> None:
     thr = rng.integers(0, 4, n)
     items = [*t.items, *[f"new{j}" for j in range(7 - t.n_items)]]  # 7 columns, some unknown
     rel = SetRelease(base, unc, thr, None, items, True)
-    c, _, inverse = set_compatibility(rel, t)
+    view = set_view(rel, t)
+    c, inverse = view.expanded(), view.inverse
     x = np.zeros((n, 7), bool)
     x[:, : t.n_items] = t.matrix.toarray()
     bd, ud = base.toarray(), unc.toarray()

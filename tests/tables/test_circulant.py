@@ -21,12 +21,12 @@ from anonymatch.tables.methods import circulant
 from anonymatch.tables.models.certified import check_certified, ring_certificate
 from anonymatch.tables.models.sensitive import (
     build_models,
-    candidates,
     check_model,
     encode_sensitive,
 )
 from anonymatch.tables.pipeline import prepare, sensitive_target
 from anonymatch.tables.recode import recode
+from tests.factories import person_candidates
 
 
 def _frame(n: int, values: int, seed: int) -> pd.DataFrame:
@@ -202,7 +202,7 @@ def test_auto_choice_never_costs_more_than_classes():
 def test_candidates_of_a_ring_include_the_neighbours():
     data, published, cert = _hand_ring(list("ABCABCAB"))
     _, enc, _ = prepare(data, Schema.build(["age"], ["age"], sensitive=["s"]))
-    cand = candidates(parse_cells(published, enc), enc)
+    cand = person_candidates(parse_cells(published, enc), enc)
     assert cand is not None and cand.sum() == 64  # one class of 8 in effect: all rows
     sens = encode_sensitive("s", published["s"], data["s"], False)
     assert check_model(cand, sens, build_models(["s"], 3)[0]).passed

@@ -14,8 +14,7 @@ from anonymatch.tables.columns.schema import Schema
 from anonymatch.tables.methods import METHOD_NAMES, registry
 from anonymatch.tables.pipeline import Release, prepare
 from anonymatch.tables.recode import recode
-from anonymatch.tables.verify import compatibility
-from tests.factories import random_frame
+from tests.factories import person_compatibility, random_frame
 
 HEURISTICS = ["hungarian", "sortgreedy", "greedy"]
 
@@ -69,7 +68,7 @@ def test_paper_table1_release_is_verified_with_the_papers_matches() -> None:
     _, enc, _ = prepare(TABLE1, schema)
     from anonymatch.tables.io.cells import parse_cells
 
-    c, counts, inverse = compatibility(parse_cells(TABLE1_RELEASE, enc), enc)
+    c, counts, inverse = person_compatibility(parse_cells(TABLE1_RELEASE, enc), enc)
     assert (counts == 1).all()
     dense = c.toarray()[inverse]  # originals × published
     # the paper's matches are a 3-regular graph inside the compatibility the ranges allow

@@ -12,27 +12,27 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.core.view import AttackerView
 from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.job import ReleaseCheck
 from anonymatch.tables.models.sensitive import (
-    GroupedCandidates,
     SensitiveModel,
-    candidates,
     check_model,
     check_release,
     encode_sensitive,
-    grouped_candidates,
     grouped_person_stats,
     person_stats,
 )
 from anonymatch.tables.pipeline import verify_release
 from anonymatch.tables.recode import recode
 from anonymatch.tables.risk.risk import assess
+from anonymatch.tables.verify import attacker_view
 from tests.factories import dense_compatibility
 
 QI, NUMERIC = ["age", "job"], ["age"]
@@ -78,15 +78,29 @@ def _brute_force(original: pd.DataFrame, release: pd.DataFrame) -> np.ndarray:
     return cand
 
 
-def _singletons(published: object, original: object) -> GroupedCandidates | None:
-    """The earlier, person-level candidates (``sensitive.candidates``) as singleton groups:
-    the reference the grouped computation must reproduce."""
-    cand = candidates(published, original)  # type: ignore[arg-type]
-    if cand is None:
-        return None
-    n = cand.shape[0]
-    ident = np.arange(n)
-    return GroupedCandidates(cand, np.ones(n, np.int64), ident, np.ones(n, np.int64), ident)
+def _person_level(published: object, original: object) -> AttackerView | None:
+    """The candidates computed person by person (every person and every row a group of its
+    own, on the expanded person × row graph): the reference the grouped computation must
+    reproduce."""
+    view = attacker_view(published, original)  # type: ignore[arg-type]
+    return AttackerView.singletons(view.person_matrix()).candidates()
+
+
+class _PersonLevelView(AttackerView):
+    """The table's view, whose candidates are computed person by person."""
+
+    def candidates(self, matching: np.ndarray | None = None) -> AttackerView | None:
+        return AttackerView.singletons(self.person_matrix()).candidates(matching)
+
+
+def _person_level_view(published: object, original: object) -> AttackerView:
+    view = attacker_view(published, original)  # type: ignore[arg-type]
+    return _PersonLevelView(view.c, view.counts, view.inverse, view.mult, view.group)
+
+
+def _person_matrix(published: object, original: object) -> sp.csr_array | None:
+    cand = _person_level(published, original)
+    return None if cand is None else cand.person_matrix()
 
 
 @settings(max_examples=80, deadline=None)
@@ -99,13 +113,13 @@ def test_grouped_risk_is_the_person_level_risk(
     enc = encode_qi(original, schema)
     cells = parse_cells(release, enc)
     # the candidates: grouped = person-level (earlier implementation) = brute force
-    grouped = grouped_candidates(cells, enc)
+    grouped = attacker_view(cells, enc).candidates()
     assert grouped is not None
     expected = _brute_force(original, release)
-    person_level = candidates(cells, enc)
+    person_level = _person_matrix(cells, enc)
     assert person_level is not None
     assert np.array_equal(person_level.toarray().astype(bool), expected)
-    assert np.array_equal(grouped.expanded().toarray().astype(bool), expected)
+    assert np.array_equal(grouped.person_matrix().toarray().astype(bool), expected)
     # the per-person statistics: the same arrays, bit for bit
     for name, ordered in (("s", False), ("v", True)):
         sens = encode_sensitive(name, release[name], original[name], ordered)
@@ -121,7 +135,7 @@ def test_grouped_risk_is_the_person_level_risk(
     kwargs = dict(qi=QI, numeric=[*NUMERIC, "v"], sensitive=["s", "v"], k=k)
     report = assess(original, release, ReleaseCheck.build(**kwargs))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sys.modules[assess.__module__], "grouped_candidates", _singletons)
+        patch.setattr(sys.modules[assess.__module__], "attacker_view", _person_level_view)
         reference = assess(original, release, ReleaseCheck.build(**kwargs))
     assert report.to_dict() == reference.to_dict()
 
@@ -174,7 +188,7 @@ def test_grouped_verification_is_the_person_level_verification(
     enc = encode_qi(original, schema)
     cells = parse_cells(release, enc)
     new = check_release(cells, enc, release, original, VERIFY_MODELS)
-    person_level = candidates(cells, enc)
+    person_level = _person_matrix(cells, enc)
     assert person_level is not None
     old = []
     for model in VERIFY_MODELS:

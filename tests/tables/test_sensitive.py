@@ -24,7 +24,6 @@ from anonymatch.tables.models.sensitive import (
     SensitiveModel,
     SensitiveTarget,
     build_models,
-    candidates,
     check_model,
     describe_model,
     encode_sensitive,
@@ -32,7 +31,7 @@ from anonymatch.tables.models.sensitive import (
     person_stats,
 )
 from anonymatch.tables.pipeline import prepare
-from tests.factories import random_frame
+from tests.factories import person_candidates, random_frame
 
 QI = "n0,n1,c0,c1"
 EPS = 1e-12  # the library's float slack on entropy and distance comparisons
@@ -204,7 +203,7 @@ def test_class_kernel_matches_the_definitions(
 def _candidates_of(original: pd.DataFrame, release: pd.DataFrame, qi: str, numeric: str):
     numbers = [a for a in numeric.split(",") if a in qi.split(",")]
     _, enc, _ = prepare(original, Schema.build(qi.split(","), numbers))
-    return candidates(parse_cells(release, enc), enc)
+    return person_candidates(parse_cells(release, enc), enc)
 
 
 def test_candidates_drop_rows_in_no_perfect_matching() -> None:

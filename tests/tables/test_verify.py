@@ -12,8 +12,7 @@ import anonymatch
 from anonymatch.tables.columns.schema import Schema
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.pipeline import Release, prepare
-from anonymatch.tables.verify import compatibility
-from tests.factories import dense_compatibility, random_frame
+from tests.factories import dense_compatibility, person_compatibility, random_frame
 
 QI = ["n0", "n1", "c0", "c1"]
 NUM = ["n0", "n1"]
@@ -27,7 +26,7 @@ def honest() -> tuple[pd.DataFrame, Release]:
 
 def _degrees(frame: pd.DataFrame, table: pd.DataFrame) -> np.ndarray:
     _, enc, _ = prepare(frame, Schema.build(QI, NUM))
-    c, _, inverse = compatibility(parse_cells(table, enc), enc)
+    c, _, inverse = person_compatibility(parse_cells(table, enc), enc)
     return c.toarray()[inverse]
 
 
@@ -143,7 +142,7 @@ def test_compatibility_equals_brute_force(
     published = pd.DataFrame(
         {c: [_random_cell(rng, c in numeric, domains[c]) for _ in range(n)] for c in qi}
     )
-    c, _, inverse = compatibility(parse_cells(published, enc), enc)
+    c, _, inverse = person_compatibility(parse_cells(published, enc), enc)
     got = c.toarray()[inverse].astype(bool)
     want = dense_compatibility(frame, published, qi, numeric)
     assert np.array_equal(got, want)
@@ -189,7 +188,7 @@ def test_compatibility_equals_brute_force_on_threads_and_overflowing_prefixes() 
                 member[codes] = True
                 want[:, j] &= member[orig]
         cells[col] = column
-    c, _, inverse = compatibility(parse_cells(pd.DataFrame(cells), enc), enc)
+    c, _, inverse = person_compatibility(parse_cells(pd.DataFrame(cells), enc), enc)
     assert np.array_equal(c.toarray()[inverse].astype(bool), want)
 
 
@@ -200,12 +199,12 @@ def test_compatibility_equals_brute_force_on_threads_and_overflowing_prefixes() 
         max_size=25,
     )
 )
-def test_unique_rows_is_numpy_unique(rows: list[list[float]]) -> None:
-    """``unique_rows`` (lexsort) gives ``np.unique(axis=0)``'s rows, inverse and counts."""
-    from anonymatch.tables.verify import unique_rows
+def test_group_rows_is_numpy_unique(rows: list[list[float]]) -> None:
+    """``group_rows`` (lexsort) gives ``np.unique(axis=0)``'s rows, inverse and counts."""
+    from anonymatch.core.view import group_rows
 
     keys = np.array(rows, dtype=np.float64).reshape(-1, 3)
-    uniq, inverse, counts = unique_rows(keys)
+    uniq, inverse, counts = group_rows(keys)
     expected, inv, cnt = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
     assert np.array_equal(uniq, expected)  # == : a −0.0 row may stand for 0.0, as in numpy
     assert np.array_equal(inverse, inv.reshape(-1)) and np.array_equal(counts, cnt)

@@ -15,11 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import anonymatch
-from anonymatch.core.matching import k_factor_in_blocks
 from anonymatch.tables.columns.schema import Schema
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.pipeline import prepare
-from anonymatch.tables.verify import grouped_compatibility, published_groups, verify
+from anonymatch.tables.verify import attacker_view, published_groups, verify
 from tests.factories import dense_compatibility, random_frame
 
 
@@ -77,7 +76,7 @@ def _check(frame: pd.DataFrame, published: pd.DataFrame, k: int) -> None:
         assert report.k_factor_flow == flow
     assert report.passed == (flow == k * len(frame))
     # the groups are groups of identical rows, each with one column of the expanded matrix
-    grouped = grouped_compatibility(cells, enc)
+    grouped = attacker_view(cells, enc)
     # a block hint never changes the report, right or wrong; a True of the blocks is a proof
     n = len(frame)
     rng = np.random.default_rng(n * 31 + k)
@@ -87,7 +86,7 @@ def _check(frame: pd.DataFrame, published: pd.DataFrame, k: int) -> None:
     hints.append((np.arange(n) % 2, perm % 2))
     for i, (rows, cols) in enumerate(hints):
         assert verify(cells, enc, k, blocks=(rows, cols)) == report
-        found = k_factor_in_blocks(grouped.c, grouped.inverse, grouped.group, k, rows, cols)
+        found = grouped.k_factor_in_blocks(k, rows, cols)
         if i == 0:  # one block is exactly the global question
             assert found == (flow == k * n)
         elif found:
@@ -293,8 +292,8 @@ def test_the_anonymizers_own_blocks_carry_a_k_factor(method: str) -> None:
         frame, k=4, qi=qi, numeric=numeric, method=method, partition_size=size, seed=3
     )
     cells = parse_cells(release.table, release.qi)
-    grouped = grouped_compatibility(cells, release.qi)
+    grouped = attacker_view(cells, release.qi)
     rows, cols = release.graph.blocks()
     assert len(set(rows.tolist())) > 1
-    assert k_factor_in_blocks(grouped.c, grouped.inverse, grouped.group, 4, rows, cols)
+    assert grouped.k_factor_in_blocks(4, rows, cols)
     assert release.report["verification"]["k_factor_flow"] == 4 * 240

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.view import group_rows
 from anonymatch.tables.columns.hierarchy import parse_hierarchy
 from anonymatch.tables.columns.qitypes import build_types
 from anonymatch.tables.columns.schema import Schema, encode_qi
@@ -24,7 +25,8 @@ from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.recode import GeneralizedQI, cat_nodes, published_groups
 from anonymatch.tables.risk.population import compatible_counts
-from anonymatch.tables.verify import compatibility, unique_rows, verify
+from anonymatch.tables.verify import verify
+from tests.factories import person_compatibility
 from tests.tables.test_hierarchy import trees
 
 
@@ -107,7 +109,7 @@ def test_node_compatibility_matches_leaf_sets(text: str, data: st.DataObject) ->
     cells = parse_cells(release, enc)
     as_sets = any("|" in s or s == "zz" for s in shown)
     assert (cat_nodes(cells, 0) is None) == as_sets  # value sets: the leaf-set path
-    c, _, inverse = compatibility(cells, enc)
+    c, _, inverse = person_compatibility(cells, enc)
     got = c[inverse].toarray().astype(bool)
     leaf_of = {str(v): i for i, v in enumerate(h.leaves)}
     for i in range(n):
@@ -133,7 +135,7 @@ def test_node_compatibility_matches_leaf_sets(text: str, data: st.DataObject) ->
     assert information_loss(cells, enc) == information_loss(reference, enc)
     same = _partition(cells) == _partition(reference)
     assert same  # equal leaf sets group together, whichever node (chains of one child) shows them
-    u = len(unique_rows(enc.keys())[0])  # the population kernel counts the same pairs
+    u = len(group_rows(enc.keys())[0])  # the population kernel counts the same pairs
     weights = (np.arange(1, u + 1, dtype=np.int64), np.ones(u, np.int64))
     for got_c, want_c in zip(
         compatible_counts(cells, enc, weights),

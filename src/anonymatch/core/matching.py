@@ -1,88 +1,18 @@
-"""Which edges of a bipartite graph lie in some perfect matching (Dulmage–Mendelsohn).
+"""k-factors of bipartite compatibility graphs by maximum flow, on groups of identical nodes.
 
-Given one perfect matching M of a bipartite graph C (originals × published), orient it: an edge
-(i, j) ∉ M becomes the arc i → M⁻¹(j) between originals (taking j pushes j's partner away).
-(i, j) lies in a perfect matching iff it is in M or lies on an M-alternating cycle, i.e. iff i
-and M⁻¹(j) are in the same strongly connected component. Time O(n + m) after the matching;
-Hopcroft–Karp (scipy) finds M in O(m√n).
-Reference: Dulmage & Mendelsohn (1958); Tassa (2012) "Finding all maximally-matchable edges in
-a bipartite graph"; used by Choromanski et al. Lemma 4.2 and its sustained-attack variants.
+A release is k-anonymous in the nonreciprocal sense iff its compatibility graph (originals ×
+published rows) has a k-factor, k disjoint perfect matchings (Doka et al., ASIA CCS 2015, §2.2;
+Wong et al.). The networks here are contracted: identical originals (and identical published
+rows) are one node with a multiplicity, which changes no flow value. The attacker's view
+(``core.view.AttackerView``) calls these; the candidates (edges in some perfect matching) live
+there. Dinic's algorithm (scipy) on O(groups + pairs between groups) arcs.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components, maximum_bipartite_matching, maximum_flow
-
-
-def perfect_matching(c: sp.csr_array) -> np.ndarray | None:
-    """A perfect matching of the n×n bipartite graph ``c`` (row i → column ``m[i]``), or None."""
-    n_rows, n_cols = c.shape
-    if n_rows != n_cols:
-        return None
-    if n_rows == 0:
-        return np.empty(0, np.int64)
-    match = maximum_bipartite_matching(sp.csr_matrix(c), perm_type="column")
-    return None if np.any(match < 0) else match.astype(np.int64)
-
-
-def grouped_perfect_matching(
-    c: sp.csr_array, counts: np.ndarray, inverse: np.ndarray
-) -> np.ndarray | None:
-    """A perfect matching of the graph whose rows are ``c``'s rows repeated: original i is row
-    ``inverse[i]`` of the U × n matrix ``c`` and row u stands for ``counts[u]`` identical
-    originals. Returns ``m`` with ``m[i]`` the column of original i, or None.
-
-    Solved as a maximum flow source → u (capacity counts[u]) → j (1) → sink (1) with Dinic's
-    algorithm, then the flow of each u dealt to its originals. Hopcroft–Karp on the expanded
-    graph (``perfect_matching``) can be very slow when many rows are identical (bicliques of
-    duplicates, as in class releases); this stays O(pairs·√n) on the U-row graph."""
-    n_u, n_pub = c.shape
-    n = len(inverse)
-    if n != n_pub:
-        return None
-    if n == 0:
-        return np.empty(0, np.int64)
-    coo = sp.coo_array(c)
-    src, sink = 0, 1 + n_u + n_pub
-    rows = np.concatenate([np.zeros(n_u, np.int64), 1 + coo.row, 1 + n_u + np.arange(n_pub)])
-    cols = np.concatenate([1 + np.arange(n_u), 1 + n_u + coo.col, np.full(n_pub, sink)])
-    caps = np.concatenate([counts, np.ones(coo.nnz), np.ones(n_pub)]).astype(np.int32)
-    size = sink + 1
-    net = sp.csr_array((caps, (rows, cols)), shape=(size, size))
-    result = maximum_flow(net, src, sink, method="dinic")
-    if int(result.flow_value) != n:
-        return None
-    flow = sp.coo_array(result.flow)
-    used = (flow.data > 0) & (flow.row >= 1) & (flow.row <= n_u) & (flow.col > n_u)
-    u = flow.row[used] - 1
-    j = flow.col[used] - 1 - n_u
-    by_u = np.argsort(u, kind="stable")
-    originals = np.argsort(inverse, kind="stable")  # originals grouped by u, like by_u
-    match = np.empty(n, np.int64)
-    match[originals] = j[by_u]
-    return match
-
-
-def matchable_edges(c: sp.csr_array, match: np.ndarray) -> np.ndarray:
-    """Boolean mask over the stored entries of CSR ``c`` (sorted or not): True iff the edge lies
-    in some perfect matching. ``match`` is a perfect matching of ``c``."""
-    n = c.shape[0]
-    owner = np.empty(n, np.int64)
-    owner[match] = np.arange(n)
-    rows = np.repeat(np.arange(n), np.diff(c.indptr))
-    heads = owner[c.indices]
-    arcs = sp.csr_array((np.ones(len(rows), np.int8), (rows, heads)), shape=(n, n))
-    _, scc = connected_components(arcs, directed=True, connection="strong")
-    return np.asarray(scc[rows] == scc[heads])
-
-
-def matchable_degrees(c: sp.csr_array, match: np.ndarray) -> np.ndarray:
-    """Per row: how many of its edges lie in some perfect matching."""
-    ok = matchable_edges(c, match)
-    rows = np.repeat(np.arange(c.shape[0]), np.diff(c.indptr))
-    return np.bincount(rows, weights=ok, minlength=c.shape[0]).astype(np.int64)
+from scipy.sparse.csgraph import maximum_flow
 
 
 def has_k_factor(

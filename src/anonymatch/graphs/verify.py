@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.view import group_rows
 
 # --------------------------------------------------------------------------------------------
 # neighbourhood classes and the checker
@@ -40,8 +41,7 @@ def neighbourhood_classes(adjacency: sp.csr_array, closed: bool = False) -> np.n
     np.add.at(h2, rows, words[1][a.indices])
     deg = np.diff(a.indptr).astype(np.uint64)
     keys = np.column_stack([deg, h1, h2])
-    _, ids = np.unique(keys, axis=0, return_inverse=True)
-    ids = ids.reshape(-1).astype(np.int64)
+    _, ids, _ = group_rows(keys)
     # exact confirmation: every member of a bucket has the bucket leader's row
     order = np.argsort(ids, kind="stable")
     leader = np.full(ids.max() + 1 if n else 0, -1, np.int64)

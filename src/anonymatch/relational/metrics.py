@@ -18,7 +18,7 @@
   sanity bound s = 0.1 % of the people (LeFevre et al., "Workload-aware anonymization", 2006).
   Each query is drawn around a random person holding an item, so every answer is ≥ 1.
 - **Candidates per person**: the number of published records a person matches on the joint
-  compatibility graph (``anonymatch.relational.verify.joint_compatibility``), the adversary's
+  compatibility graph (``anonymatch.relational.verify.joint_view``), the adversary's
   choice when they know the person's row and whole set (its minimum is ≥ k in a k-anonymous
   release; 1 / candidates bounds the prosecutor risk of a person whose record is chosen
   uniformly among their matches).
@@ -190,10 +190,10 @@ def relational_utility(
     Time O(queries · n · (d + set sizes)) plus the joint compatibility of the verifier,
     memory O(n·d + pairs).
     """
-    from anonymatch.relational.verify import joint_compatibility
+    from anonymatch.relational.verify import joint_view
 
-    joint, _, inverse = joint_compatibility(release, people, enc)
-    candidates = np.diff(joint.indptr)[inverse]
+    view = joint_view(release, people, enc)
+    candidates = view.per_original()[view.inverse]
     cells = parse_cells(release.table, enc)
     loss = information_loss(cells, enc)
     work = random_workload(enc, people.items.matrix, queries, attributes, seed)

@@ -3,11 +3,11 @@
 The attacker knows each person's quasi-identifiers (QIs) *and* their items, and sees the whole
 release. Person i's **candidates** are the published records that can be i's in some world
 consistent with the release: the records whose QI cells cover i's values and whose set part
-agrees with i's items (the joint compatibility of ``relational.verify.joint_compatibility``,
-rebuilt from the published records and the originals only) that lie in some perfect matching
-of people to records (Dulmage–Mendelsohn on groups of identical people,
-``tables.models.sensitive.candidates_on_groups``). An attacker who knows only part of a
-person's items has at least as many candidates, so every figure below is the worst case.
+agrees with i's items (the attacker's view of ``relational.verify.joint_view``, rebuilt from
+the published records and the originals only) that lie in some perfect matching of people to
+records (Dulmage–Mendelsohn on groups of identical people,
+``core.view.AttackerView.candidates``). An attacker who knows only part of a person's items
+has at least as many candidates, so every figure below is the worst case.
 
 The figures are those of the table ``risk`` (``tables.risk.risk``), in the same
 ``RiskReport`` (schema ``anonymatch-risk/1``):
@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.view import AttackerView
 from anonymatch.relational.io import People, RelationalRelease
 from anonymatch.tables.columns.schema import EncodedQI, MissingCodes, Schema
-from anonymatch.tables.models.sensitive import GroupedCandidates, candidates_on_groups
 from anonymatch.tables.risk.risk import (
     DEFAULT_THRESHOLD,
     Distribution,
@@ -46,7 +46,6 @@ from anonymatch.tables.risk.risk import (
     RiskReport,
     SensitiveRisk,
     _baseline,
-    _has_k_factor,
     _sensitive_risk,
     check_threshold,
 )
@@ -68,27 +67,21 @@ class RiskQuestion:
     threshold: float = DEFAULT_THRESHOLD
 
 
-def joint_candidates(
-    release: RelationalRelease, people: People, enc: EncodedQI
-) -> GroupedCandidates:
+def joint_candidates(release: RelationalRelease, people: People, enc: EncodedQI) -> AttackerView:
     """Every person's candidates on the joint graph, on groups of identical people (same QI
     vector and item set; published records ungrouped).
 
     Raises InputError when the joint compatibility graph has no perfect matching: the release
     cannot be a release of these people. Time: the verifier's joint compatibility, then a
     max-flow on O(U + n + joint pairs) arcs; memory O(joint pairs)."""
-    from anonymatch.relational.verify import joint_compatibility
+    from anonymatch.relational.verify import joint_view
 
     if release.n != people.n:
         raise InputError(
             f"the release does not match the original: it has {release.n} records, the "
             f"original {people.n} people"
         )
-    c, counts, inverse = joint_compatibility(release, people, enc)
-    n_pub = release.n
-    cand = candidates_on_groups(
-        c, counts, np.ones(n_pub, np.int64), inverse, np.arange(n_pub, dtype=np.int64)
-    )
+    cand = joint_view(release, people, enc).candidates()
     if cand is None:
         raise InputError(
             "the release does not match the original: its records cannot be paired one to one "
@@ -171,8 +164,9 @@ def assess_relational(
             raise InputError(f"the people table has no sensitive column {name!r}")
     enc = encode(people, schema, question.na)
     cand = joint_candidates(release, people, enc)
-    sizes = cand.sizes()[cand.inverse]
-    k_holds = None if k is None else _has_k_factor(cand, int(k))
+    sizes = cand.per_original()[cand.inverse]
+    # decided on the candidates: a k-factor uses candidate edges only (as the table ``risk``)
+    k_holds = None if k is None else cand.has_k_factor(int(k))
     class_k, groups = identical_records(release)
     num = set(schema.numeric)
     sens = tuple(
@@ -196,7 +190,7 @@ def assess_relational(
         class_k=class_k,
         identical_groups=groups,
         sensitive=sens,
-        original=_baseline(cand.inverse.reshape(-1, 1), threshold),
+        original=_baseline(cand.counts, cand.inverse, threshold),
         explanation=explain(dist.min, class_k, sens),
     )
 

@@ -102,7 +102,7 @@ from anonymatch.relational.io import (
 from anonymatch.relational.job import RelationalJob, check_columns
 from anonymatch.relational.methods.joint import classes, cover_vote, freeform
 from anonymatch.relational.order import keyed_order
-from anonymatch.relational.verify import joint_candidates, joint_compatibility, verify_relational
+from anonymatch.relational.verify import joint_view, verify_relational
 from anonymatch.sets.io import SetRelease, Transactions
 from anonymatch.sets.methods.nonreciprocal import bit_vote
 from anonymatch.tables.columns.schema import EncodedQI, Schema
@@ -582,7 +582,7 @@ def check_sensitive_partition(part: SensitivePartition) -> tuple[str | None, lis
     streamed path does (``tables.streamed.check_sensitive_partitions``): every class of
     identical published records (same QI cells and same set part: same JSON line) satisfies
     each model on the values its records show (``tables.streamed.failing_group``), and every
-    person's candidates on the joint graph (``relational.verify.joint_candidates``) satisfy
+    person's candidates on the joint graph (``relational.verify.joint_view``) satisfy
     each model (``check_model``, with the table's Q). Returns (failure or None, one check per
     model).
 
@@ -603,8 +603,9 @@ def check_sensitive_partition(part: SensitivePartition) -> tuple[str | None, lis
             f"a class of {size} identical records shows {unmet[1]} distinct value(s) of "
             f"{unmet[0].column!r}, short of {describe_model(unmet[0])}"
         ), []
-    c, counts, inverse = joint_compatibility(part.release, part.people, part.qi)
-    cand = joint_candidates(c, counts, inverse)
+    cand = joint_view(part.release, part.people, part.qi).candidates()
+    if cand is None:  # the k-factor check fails such a partition first
+        raise ValueError("the joint compatibility graph has no perfect matching")
     target, checks = part.target, []
     for s, model in enumerate(target.models):
         lo, hi = target.offsets[s], target.offsets[s + 1]

@@ -2,15 +2,16 @@
 the original people only (never the anonymizer's graph).
 
 Person i matches published record j iff both parts match: i's QI values lie in j's cells (the
-tables' compatibility, ``anonymatch.tables.verify.grouped_compatibility``: ranges, value sets,
+tables' compatibility, ``anonymatch.tables.verify.attacker_view``: ranges, value sets,
 hierarchy nodes, ``*``) and i's items agree with j's set part (the sets' compatibility,
-``anonymatch.sets.verify.set_compatibility``: i agrees with the base outside the uncertain items
+``anonymatch.sets.verify.set_view``: i agrees with the base outside the uncertain items
 and differs from it in at most ``max_errors`` items). The release is k-anonymous iff this joint
-compatibility graph has a k-factor — k disjoint perfect matchings, found by max-flow
-(``anonymatch.core.matching.has_k_factor``) — and has as many records as the original has
-people (docs/guarantees/relational.md).
+compatibility graph has a k-factor — k disjoint perfect matchings, found by max-flow — and has
+as many records as the original has people (docs/guarantees/relational.md). This module supplies
+the joint compatibility to the attacker's view (:func:`joint_view`, ``core.view.AttackerView``),
+which decides the k-factor and the candidates.
 
-Scaling: the tables' candidate search comes first (``grouped_compatibility``: indexes over the
+Scaling: the tables' candidate search comes first (``attacker_view``: indexes over the
 distinct QI vectors, never n × n), then, for each published record and each group of people
 with its QI vector whose cells it covers, the set part is checked once per distinct item set of
 that group (:func:`_joint_pairs`, the sets' rule of ``anonymatch.sets.verify``). The set part is
@@ -30,15 +31,9 @@ import scipy.sparse as sp
 from numba import njit
 
 from anonymatch.core.errors import InputError
-from anonymatch.core.matching import (
-    grouped_perfect_matching,
-    has_k_factor,
-    k_factor_in_blocks,
-    matchable_edges,
-)
 from anonymatch.core.runner import default_workers
+from anonymatch.core.view import AttackerView, group_sets
 from anonymatch.relational.io import People, RelationalRelease
-from anonymatch.sets.verify import unique_records
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.models.sensitive import (
@@ -47,7 +42,7 @@ from anonymatch.tables.models.sensitive import (
     check_model,
     encode_sensitive,
 )
-from anonymatch.tables.verify import grouped_compatibility
+from anonymatch.tables.verify import attacker_view
 
 
 @dataclass(frozen=True)
@@ -145,21 +140,38 @@ def _joint_pairs(table, sets, j0, j1):  # pragma: no cover - compiled
     return out_g[:size], out_j[:size]
 
 
-def joint_compatibility(
-    release: RelationalRelease, people: People, enc: EncodedQI
-) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
-    """The joint compatibility C (U × n_published, CSR) between the U distinct (QI vector,
-    item set) pairs of the people and the published records, their counts and the inverse map
-    (person i is row ``inverse[i]``).
+def joint_view(release: RelationalRelease, people: People, enc: EncodedQI) -> AttackerView:
+    """The attacker's view of a relational release (``core.view.AttackerView``): the U distinct
+    (QI vector, item set) pairs of the people × the published records (ungrouped), compatible
+    iff the record's QI cells cover the vector and its set part agrees with the items.
 
+    Parameters
+    ----------
+    release : RelationalRelease
+        The published records.
+    people : People
+        The original people.
+    enc : EncodedQI
+        Their encoded QIs.
+
+    Returns
+    -------
+    AttackerView
+
+    Notes
+    -----
     Time O(the tables' candidate search + Σ over QI-compatible (record, joint group) pairs of
     |set| · log) on a thread pool; memory O(QI-compatible group pairs + joint pairs).
+
+    References
+    ----------
+    Doka et al., ASIA CCS 2015, §2.2 (cells); Xue et al., KDD 2012, §3 (set part).
     """
     cells = parse_cells(release.table, enc)
-    grouped = grouped_compatibility(cells, enc)
+    grouped = attacker_view(cells, enc)
     x = sp.csr_array(people.items.matrix)
     x.sort_indices()
-    uniq_sets, _, inverse_s = unique_records(x)
+    uniq_sets, _, inverse_s = group_sets(x)
     # joint groups: people with the same QI vector and the same item set
     key = grouped.inverse.astype(np.int64) * uniq_sets.shape[0] + inverse_s.astype(np.int64)
     uniq, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
@@ -203,31 +215,11 @@ def joint_compatibility(
     g = np.concatenate([f[0] for f in found]) if found else np.zeros(0, np.int64)
     j = np.concatenate([f[1] for f in found]) if found else np.zeros(0, np.int64)
     c = sp.csr_array((np.ones(len(g), np.int8), (g, j)), shape=(len(uniq), n_pub))
-    return c, counts.astype(np.int64), inverse.reshape(-1).astype(np.int64)
-
-
-def joint_candidates(c: sp.csr_array, counts: np.ndarray, inverse: np.ndarray) -> sp.csr_array:
-    """Person × published-record 0/1 CSR matrix of every person's candidates on the joint
-    graph (``joint_compatibility``'s ``c``, ``counts``, ``inverse``): the records they match
-    that lie in some perfect matching (the tables' definition,
-    ``tables.models.sensitive.candidates``). ValueError if there is no perfect matching. Time
-    O(pairs·√n) for the matching, O(pairs) for the rest."""
-    match = grouped_perfect_matching(c, counts, inverse)
-    full = sp.csr_array(c[inverse])
-    full.sort_indices()
-    if match is None:  # the k-factor check fails such a release first
-        raise ValueError("the joint compatibility graph has no perfect matching")
-    keep = matchable_edges(full, match)
-    rows = np.repeat(np.arange(full.shape[0]), np.diff(full.indptr))
-    return sp.csr_array(
-        (np.ones(int(keep.sum()), np.int8), (rows[keep], full.indices[keep])), shape=full.shape
-    )
+    return AttackerView.build(c, counts, inverse)
 
 
 def sensitive_checks(
-    c: sp.csr_array,
-    counts: np.ndarray,
-    inverse: np.ndarray,
+    view: AttackerView,
     release: RelationalRelease,
     people: People,
     models: Sequence[SensitiveModel],
@@ -235,8 +227,12 @@ def sensitive_checks(
     """Check each sensitive model on the joint graph: a person's candidates are the records
     they match that lie in some perfect matching of the joint compatibility graph (the tables'
     definition, ``tables.models.sensitive.candidates``), their values the release's sensitive
-    column (``check_model``). Time O(pairs·√n) for the matching, O(pairs) for the rest."""
-    cand = joint_candidates(c, counts, inverse)
+    column (``check_model``). ValueError if there is no perfect matching. Time: the view's
+    candidates (a max-flow and a components pass on groups), O(pairs between groups · values)
+    per model."""
+    cand = view.candidates()
+    if cand is None:  # the k-factor check fails such a release first
+        raise ValueError("the joint compatibility graph has no perfect matching")
     checks = []
     for model in models:
         if model.column not in release.table.columns:
@@ -294,18 +290,14 @@ def verify_relational(
             False, k, n, n_pub, 0, 0, 0, required, 0,
             f"the release has {n_pub} records but the original has {n} people",
         )  # fmt: skip
-    c, counts, inverse = joint_compatibility(release, people, enc)
-    per_original = int(np.diff(c.indptr).min()) if n else 0
-    per_published = int((counts @ c).min()) if n else 0
+    view = joint_view(release, people, enc)
+    per_original = int(view.per_original().min()) if n else 0
+    per_published = int(view.per_published().min()) if n else 0
     enough = n and min(per_original, per_published) >= k
-    if (
-        enough
-        and blocks is not None
-        and k_factor_in_blocks(c, inverse, np.arange(n_pub), k, *blocks)
-    ):
+    if enough and blocks is not None and view.k_factor_in_blocks(k, *blocks):
         flow = required
     else:
-        flow = has_k_factor(c, counts, k) if enough else 0
+        flow = view.k_factor_flow(k) if enough else 0
     passed = flow == required
     if passed:
         reason = "ok"
@@ -317,12 +309,12 @@ def verify_relational(
         reason = f"no k-factor: at most {flow} of the {required} required disjoint matches exist"
     checked: tuple[dict[str, object], ...] = ()
     if passed and models:
-        results = sensitive_checks(c, counts, inverse, release, people, models)
+        results = sensitive_checks(view, release, people, models)
         checked = tuple(r.to_dict() for r in results)
         failed = [r for r in results if not r.passed]
         if failed:
             passed, reason = False, failed[0].reason
     return RelationalVerificationReport(
-        passed, k, n, n_pub, per_original, per_published, flow, required, int(c.nnz), reason,
+        passed, k, n, n_pub, per_original, per_published, flow, required, view.pairs(), reason,
         checked,
     )  # fmt: skip

@@ -2,7 +2,7 @@
 kᵐ-anonymity (``anonymize-km``).
 
 For a recoded release the files give the compatible published records of every transaction
-(``sets.verify.set_compatibility``: the attacker's candidates) and the utility figures of
+(``sets.verify.set_view``: the attacker's view) and the utility figures of
 ``evaluate-sets`` (query error of Xue et al. §5.2 on 500 random queries, expected error rate).
 Cost: O(compatible pairs · mean record size) plus the queries.
 """
@@ -83,7 +83,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         return kind_sections(published, risk, utility, limits)
     from anonymatch.sets.io import read_set_release, read_transactions
     from anonymatch.sets.metrics import set_utility
-    from anonymatch.sets.verify import set_compatibility
+    from anonymatch.sets.verify import set_view
 
     options = inputs.options
     assert inputs.original is not None and inputs.release is not None
@@ -96,8 +96,8 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         dedupe=bool(options.get("dedupe")),
     )
     rel = read_set_release(inputs.release, t)
-    c, _, inverse = set_compatibility(rel, t)
-    per_person = np.diff(sp_csr(c).indptr)[inverse]
+    view = set_view(rel, t)
+    per_person = view.per_original()[view.inverse]
     keys, counts = np.unique(per_person, return_counts=True)
     histogram = {int(a): int(b) for a, b in zip(keys, counts, strict=True)}
     n = len(per_person)

@@ -123,10 +123,11 @@ def expected_error_rate(original: Transactions, release: SetRelease) -> float:
     true match, hidden by the release, is uniform over them when they are exactly the graph's
     matches): mean over originals of the mean H(r, base_j)/|r| over the compatible j.
     O(compatible pairs · mean record size)."""
-    from anonymatch.sets.verify import set_compatibility, unique_records
+    from anonymatch.core.view import group_sets
+    from anonymatch.sets.verify import set_view
 
-    c, _, _ = set_compatibility(release, original)
-    uniq, counts, _ = unique_records(original.matrix)
+    c = set_view(release, original).c
+    uniq, counts, _ = group_sets(original.matrix)
     b = release.base.shape[1]
     x = sp.csr_array((uniq.data, uniq.indices, uniq.indptr), shape=(uniq.shape[0], b))
     coo = c.tocoo()

@@ -1,10 +1,11 @@
 """Independent verification of a set-valued release, from the published JSONL and the original
-item sets only (never the internal graph).
+item sets only (never the internal graph). This module supplies the sets' compatibility to the
+attacker's view (:func:`set_view`, ``core.view.AttackerView``), which decides the k-factor.
 
 An original r matches a published record (base B, uncertain U, threshold t) iff r agrees with B
 outside U and differs from B in at most t items (all of them in U) — the possible worlds of Xue
 et al. §3. The release is k-anonymous iff this compatibility graph has a k-factor (k disjoint
-perfect matchings; max-flow as in ``verify.has_k_factor``) and ℓ-diverse iff it has an
+perfect matchings; max-flow as in ``core.matching.has_k_factor``) and ℓ-diverse iff it has an
 ℓ-factor in which the ℓ published matches of every original carry ℓ distinct labels (max-flow
 with a node per (original, label) of capacity one per identical copy).
 
@@ -25,8 +26,8 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.csgraph import maximum_flow
 
-from anonymatch.core.matching import has_k_factor
 from anonymatch.core.runner import default_workers
+from anonymatch.core.view import AttackerView, group_sets
 from anonymatch.sets.io import SetRelease, Transactions, extend_universe
 
 
@@ -150,36 +151,34 @@ def _grow(a, cap):  # pragma: no cover - compiled
     return b
 
 
-def unique_records(matrix: sp.csr_array) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
-    """Distinct rows of a CSR bitmap matrix: (unique rows, counts, inverse). O(total items)."""
-    m = sp.csr_array(matrix)
-    m.sort_indices()
-    seen: dict[bytes, int] = {}
-    inverse = np.empty(m.shape[0], np.int64)
-    first: list[int] = []
-    ind, ptr = m.indices.astype(np.int64), m.indptr
-    for i in range(m.shape[0]):
-        key = ind[ptr[i] : ptr[i + 1]].tobytes()
-        u = seen.get(key)
-        if u is None:
-            u = seen[key] = len(first)
-            first.append(i)
-        inverse[i] = u
-    counts = np.bincount(inverse, minlength=len(first)).astype(np.int64)
-    uniq = sp.csr_array(m[np.asarray(first, np.int64)])
-    uniq.sort_indices()
-    return uniq, counts, inverse
+def set_view(release: SetRelease, original: Transactions) -> AttackerView:
+    """The attacker's view of a set-valued release (``core.view.AttackerView``): the U
+    distinct original sets (``core.view.group_sets``) × the published records (ungrouped),
+    compatible iff the set lies in a possible world of the record.
 
+    Parameters
+    ----------
+    release : SetRelease
+        The published records (base, uncertain items, error budget).
+    original : Transactions
+        The original item sets.
 
-def set_compatibility(
-    release: SetRelease, original: Transactions
-) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
-    """Compatibility C (U × n_published, CSR) between the U distinct original sets and the
-    published records, with multiplicities and the inverse map. Time O(Σ_j |candidates(j)| · L);
-    memory O(U·L + pairs)."""
+    Returns
+    -------
+    AttackerView
+
+    Notes
+    -----
+    Time O(Σ_j |candidates(j)| · L) with candidates(j) the cheaper of the two candidate
+    sources (module docstring); memory O(U·L + pairs).
+
+    References
+    ----------
+    Xue et al., KDD 2012, §3 (the possible worlds of a published record).
+    """
     b = release.base.shape[1]
     x = extend_universe(original, b)
-    uniq, counts, inverse = unique_records(x)
+    uniq, counts, inverse = group_sets(x)
     csc = uniq.tocsc()
     csc.sort_indices()
     xp, xi = uniq.indptr.astype(np.int64), uniq.indices.astype(np.int64)
@@ -220,8 +219,7 @@ def set_compatibility(
     u = np.concatenate([f[0] for f in found]) if found else np.zeros(0, np.int64)
     j = np.concatenate([f[1] for f in found]) if found else np.zeros(0, np.int64)
     c = sp.csr_array((np.ones(len(u), np.int8), (u, j)), shape=(uniq.shape[0], release.n))
-    c.sum_duplicates()
-    return c, counts, inverse
+    return AttackerView.build(c, counts, inverse)
 
 
 def has_diverse_factor(
@@ -286,14 +284,15 @@ def verify_sets(
         return fail(f"the release has {n_pub} records but the original has {n}")
     if ell is not None and release.labels is None:
         return fail("the release carries no labels, so it cannot be ℓ-diverse")
-    c, counts, _ = set_compatibility(release, original)
-    per_original = int(np.diff(c.indptr).min())
-    per_published = int((counts @ c).min())
+    view = set_view(release, original)
+    c, counts = view.c, view.counts  # published records ungrouped: c is U × n_published
+    per_original = int(view.per_original().min())
+    per_published = int(view.per_published().min())
     min_labels = None
     if per_original < level or per_published < level:
         flow = 0
     elif k is not None:
-        flow = has_k_factor(c, counts, level)
+        flow = view.k_factor_flow(level)
     else:
         flow, min_labels = has_diverse_factor(c, counts, release.labels, level)  # type: ignore[arg-type]
     passed = flow == required
@@ -319,6 +318,6 @@ def verify_sets(
         min_labels,
         flow,
         required,
-        int(c.nnz),
+        view.pairs(),
         reason,
     )

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from anonymatch.core.graph import GeneralizationGraph, class_members
+from anonymatch.core.view import group_rows
 from anonymatch.tables.columns.hierarchy import Hierarchy
 from anonymatch.tables.columns.schema import EncodedQI
 
@@ -473,5 +474,7 @@ def _distinct_rows(sets: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
         cum = np.concatenate([[0], np.cumsum(w[idx])])
         hashed = cum[ptr[1:]] - cum[ptr[:-1]]
     keys = np.stack([size, first, last, hashed], axis=1)
-    _, reps, group = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    return reps.astype(np.int64), group.reshape(-1).astype(np.int64)
+    _, group, counts = group_rows(keys)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    reps = np.argsort(group, kind="stable")[starts]  # the first row of each group
+    return reps.astype(np.int64), group

@@ -73,6 +73,7 @@ from anonymatch.core.runner import (
     partition_bounds,
     partition_bounds_count,
 )
+from anonymatch.core.view import AttackerView
 from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,
@@ -98,13 +99,12 @@ from anonymatch.tables.models.sensitive import (
     SensitiveCodebook,
     SensitiveModel,
     SensitiveTarget,
-    candidates,
     check_model,
     describe_model,
     merge_checks,
 )
 from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.recode import GeneralizedQI, concat_cells, published_groups, recode
+from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
 from anonymatch.tables.risk.headline import headline
 from anonymatch.tables.risk.leakage import (
     DistinctCells,
@@ -116,7 +116,7 @@ from anonymatch.tables.risk.leakage import (
     distinct_cells,
     refuses_leaks,
 )
-from anonymatch.tables.verify import verify
+from anonymatch.tables.verify import attacker_view, verify
 
 DEFAULT_CHUNK_ROWS = 50_000
 # Memory model of the streamed path (docs/guarantees/scale.md), in bytes.
@@ -421,8 +421,9 @@ def check_sensitive_partitions(
 
     1. **classes**: every group of identical published rows satisfies each model on the values
        its rows show;
-    2. **candidates**: every person's candidates in the partition (``sensitive.candidates`` of
-       the partition's rows against its originals) satisfy each model (``check_model``, the
+    2. **candidates**: every person's candidates in the partition (the attacker's view of the
+       partition's rows against its originals, ``verify.attacker_view``) satisfy each model
+       (``check_model``, the
        check of the in-memory path; its figures go to the manifest).
 
     Why partition checks suffice for the whole release (docs/guarantees/sensitive.md §3, §4):
@@ -434,7 +435,7 @@ def check_sensitive_partitions(
     satisfies it (distinct values only grow, entropy and recursive diversity are monotone, the
     EMD to Q is convex). The rows of the release are the partitions' rows, so nothing else
     can be a candidate. Time per partition of P rows: O(P·d log P) for the groups plus the
-    candidates' matching, O(pairs·√P).
+    candidates' max-flow on groups.
 
     A partition published as a sensitive ring (``rings[p]``: its rows, chunk positions, in
     ring order) is checked as ``models.certified`` checks a certificate, for every draw: the
@@ -447,15 +448,17 @@ def check_sensitive_partitions(
         rows = np.arange(job.bounds[p], job.bounds[p + 1])
         cells = written.take(rows)
         shown = target.take(preimage[rows])  # the values on the partition's published rows
+        cand: sp.csr_array | AttackerView | None
         if rings and p in rings:
             cand = _ring_units(cells, job.qi.take(rows), job.k, rings[p] - rows[0])
             if cand is None:
                 return f"{_partition_name(job, p)}: its ring graph does not fit its rows", ()
             bad = None
         else:
-            _, groups, _ = published_groups(cells)
+            view = attacker_view(cells, job.qi.take(rows))
+            groups = view.group  # the groups of identical published rows
             bad = failing_group(shown, groups)
-            cand = candidates(cells, job.qi.take(rows))
+            cand = view.candidates()
         if bad is not None:
             unmet = shown.take(np.flatnonzero(groups == bad)).first_unmet()
             assert unmet is not None

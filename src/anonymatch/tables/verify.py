@@ -6,6 +6,9 @@ It never sees the internal graph. It rebuilds the compatibility graph an attacke
 matchings, i.e. a k-regular spanning subgraph — by maximum flow. That is the condition under
 which the release can be k-anonymous in the nonreciprocal sense (Doka §2.2, §3; Wong et al.).
 
+This module supplies the tables' compatibility to the attacker's view (:func:`attacker_view`,
+``core.view.AttackerView``), which decides the k-factor and the candidates for every check.
+
 Scaling: identical originals are merged into one node with a multiplicity, and so are identical
 published rows (``recode.published_groups``; the k-factor check then runs on the contracted
 transportation network, which has the same maximum flow — docs/guarantees/freeform.md, "Identical
@@ -29,8 +32,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from anonymatch.core.matching import has_k_factor, k_factor_in_blocks
 from anonymatch.core.runner import default_workers
+from anonymatch.core.view import AttackerView, group_rows
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.recode import GeneralizedQI, cat_nodes, published_groups
 
@@ -387,65 +390,47 @@ def _prefix_index(
     )
 
 
-@dataclass(frozen=True)
-class GroupedCompatibility:
-    """Compatibility between groups of identical originals and of identical published rows.
+def attacker_view(published: GeneralizedQI, original: EncodedQI) -> AttackerView:
+    """The attacker's view of a table release (``core.view.AttackerView``): the unique
+    original QI vectors (``core.view.group_rows`` of the encoded keys) × the groups of
+    identical published rows (:func:`published_groups`), compatible iff every published cell
+    contains the original's value.
 
-    ``c`` is U × G (0/1 CSR): ``c[u, g] = 1`` iff the originals of u are compatible with the
-    published rows of g — all of them with all of them, since compatibility depends only on
-    the values and the cells. ``counts[u]``/``inverse[i]``: sizes of the original groups and
-    the group of original i; ``mult[g]``/``group[j]``: the same for published rows."""
+    A missing original value is compatible only with a suppressed cell
+    (docs/guarantees/missing.md); a present one with ``*`` or a cell containing it. The
+    candidate search and the checks run once per distinct published row. Within
+    ``io.reuse.reuse_parsed_release`` the view (and what it computed) is shared by every check
+    of the same release and original.
 
-    c: sp.csr_array
-    counts: np.ndarray
-    inverse: np.ndarray
-    mult: np.ndarray
-    group: np.ndarray
+    Parameters
+    ----------
+    published : GeneralizedQI
+        The published cells.
+    original : EncodedQI
+        The original's encoded QIs.
 
-    def expanded(self) -> sp.csr_array:
-        """The U × n_published matrix (one column per published row). O(pairs)."""
-        if len(self.mult) == len(self.group) and np.array_equal(
-            self.group, np.arange(len(self.group))
-        ):
-            return self.c.copy()
-        return sp.csr_array(self.c[:, self.group])
+    Returns
+    -------
+    AttackerView
 
-    def pairs(self) -> int:
-        """Compatible (distinct original QI vector, published row) pairs: the ``nnz`` of
-        :meth:`expanded` without building it."""
-        return int(self.mult[self.c.indices].sum())
+    Notes
+    -----
+    Time O(Σ_g |candidates(g)| · d + n·d log n) with candidates(g) the originals allowed by
+    g's most selective cell or prefix ranges; memory O(U·d + pairs between groups).
 
-
-def grouped_compatibility(published: GeneralizedQI, original: EncodedQI) -> GroupedCompatibility:
-    """Compatibility on groups of identical rows (:func:`published_groups`): the candidate
-    search and the checks run once per distinct published row. O(Σ_g |candidates(g)| · d +
-    n·d log n)."""
+    References
+    ----------
+    Doka et al., ASIA CCS 2015, §2.2 (compatibility of an original with a generalized row).
+    """
     from anonymatch.tables.io.reuse import cached, compatibility_key
 
-    def compute() -> GroupedCompatibility:
+    def compute() -> AttackerView:
         reps, group, mult = published_groups(published)
         distinct = published if len(reps) == published.n else published.take(reps)
         c, counts, inverse = _compatibility(distinct, original)
-        return GroupedCompatibility(c, counts, inverse, mult, group)
+        return AttackerView.build(c, counts, inverse, mult, group)
 
     return cached(lambda: compatibility_key(published, original), compute)
-
-
-def compatibility(
-    published: GeneralizedQI, original: EncodedQI
-) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
-    """Compatibility between unique original QI vectors and published rows.
-
-    Returns (C, counts, inverse): C is a U × n_published 0/1 CSR matrix over the U distinct
-    original QI vectors, ``counts[u]`` their multiplicities and ``inverse[i]`` the unique vector
-    of original i. A missing original value is compatible only with a suppressed cell
-    (docs/guarantees/missing.md); a present one with ``*`` or a cell containing it. Computed on
-    distinct published rows (:func:`grouped_compatibility`), then one column per published
-    row. Time O(Σ_g |candidates(g)| · d + pairs) with candidates(g) the originals allowed by
-    g's most selective cell or prefix ranges; memory O(U·d + pairs).
-    """
-    grouped = grouped_compatibility(published, original)
-    return grouped.expanded(), grouped.counts.copy(), grouped.inverse.copy()
 
 
 def flat_sets(
@@ -534,7 +519,7 @@ def _compatibility(
     published: GeneralizedQI, original: EncodedQI
 ) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
     keys = original.keys()  # missing: numeric +inf, categorical −1
-    uniq, inverse, counts = unique_rows(keys)
+    uniq, inverse, counts = group_rows(keys)
     kc = KernelCells.build(published, original, uniq)
     unum, ucat, card = kc.unum, kc.ucat, kc.card
     n_u, n_pub = len(uniq), published.n
@@ -575,26 +560,6 @@ def _compatibility(
     j = np.concatenate([p[1] for p in parts])
     c = sp.csr_array((np.ones(len(u), np.int8), (u, j)), shape=(n_u, n_pub))
     return c, counts.astype(np.int64), inverse
-
-
-def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``np.unique(keys, axis=0, return_inverse=True, return_counts=True)`` of a 2-D float
-    array without NaN (the same rows, order, inverse and counts; rows equal under ``==``
-    merge, as there), by ``np.lexsort`` on the columns: ``np.unique`` sorts the rows as
-    structured values, 4x slower on Adult. O(n·d log n)."""
-    n, d = keys.shape
-    if n == 0 or d == 0:
-        uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-        return uniq, inverse.reshape(-1), counts
-    order = np.lexsort(keys.T[::-1])  # the first column is the primary key
-    rows = keys[order]
-    new = np.empty(n, bool)
-    new[0] = True
-    np.any(rows[1:] != rows[:-1], axis=1, out=new[1:])
-    inverse = np.empty(n, np.int64)
-    inverse[order] = np.cumsum(new) - 1
-    starts = np.flatnonzero(new)
-    return rows[starts], inverse, np.diff(np.append(starts, n))
 
 
 def allowed_suppressed(n: int, suppression_limit: float) -> int:
@@ -645,22 +610,17 @@ def verify(
             0,
             f"the release has {n_pub} rows but the original has {n}{limit}",
         )
-    grouped = grouped_compatibility(published, original)
+    view = attacker_view(published, original)
     if n_pub < n:
-        return _verify_suppressed(grouped.expanded(), grouped.counts, k, n, n_pub)
-    c, counts, mult = grouped.c, grouped.counts, grouped.mult
+        return _verify_suppressed(view.expanded(), view.counts, k, n, n_pub)
     # per group; every member of a group has its group's figures
-    per_original = int((c @ mult).min()) if n else 0
-    per_published = int((counts @ c).min()) if n else 0
+    per_original = int(view.per_original().min()) if n else 0
+    per_published = int(view.per_published().min()) if n else 0
     enough = n and min(per_original, per_published) >= k
-    if (
-        enough
-        and blocks is not None
-        and k_factor_in_blocks(c, grouped.inverse, grouped.group, k, *blocks)
-    ):
+    if enough and blocks is not None and view.k_factor_in_blocks(k, *blocks):
         flow = k * n  # the blocks' k-factors make one of the whole graph
     else:
-        flow = has_k_factor(c, counts, k, mult) if enough else 0
+        flow = view.k_factor_flow(k) if enough else 0
     passed = flow == k * n
     if passed:
         reason = "ok"
@@ -671,7 +631,7 @@ def verify(
     else:
         reason = f"no k-factor: at most {flow} of the {k * n} required disjoint matches exist"
     return VerificationReport(
-        passed, k, n, n_pub, per_original, per_published, flow, k * n, grouped.pairs(), reason
+        passed, k, n, n_pub, per_original, per_published, flow, k * n, view.pairs(), reason
     )
 
 
@@ -739,31 +699,29 @@ def verify_adaptive(
     """Check adaptive anonymity (Choromanski et al. §2, Lemma 4.2) from published cells and
     original QIs: every original i must have at least δᵢ compatible published rows each of
     which is its partner in some perfect matching of the compatibility graph (edges outside all
-    perfect matchings cannot be the true match, so an attacker discards them). Rows lying in a
-    perfect matching: Dulmage–Mendelsohn via strongly connected components, O(n + pairs) after
-    Hopcroft–Karp O(pairs·√n). For uniform δ = k the k-factor of ``verify`` is required too.
+    perfect matchings cannot be the true match, so an attacker discards them): the candidates
+    of the attacker's view (``core.view.AttackerView.candidates``: a max-flow and a
+    Dulmage–Mendelsohn pass on groups of identical originals and rows, O(U + G + pairs between
+    groups)). For uniform δ = k the k-factor of ``verify`` is required too.
     """
-    from anonymatch.core.matching import matchable_degrees, perfect_matching
-
     delta = np.asarray(delta, np.int64)
     n, n_pub = original.n, published.n
     uniform = int(delta[0]) if n and np.all(delta == delta[0]) else None
     if n != n_pub:
         reason = f"the release has {n_pub} rows but the original has {n}"
         return AdaptiveVerificationReport(False, n, n_pub, uniform, False, 0, n, None, 0, reason)
-    c_unique, counts, inverse = compatibility(published, original)
-    c = sp.csr_array(c_unique[inverse])
-    match = perfect_matching(c)
-    if match is None:
+    view = attacker_view(published, original)
+    cand = view.candidates()
+    if cand is None:
         reason = "the compatibility graph has no perfect matching"
         return AdaptiveVerificationReport(
-            False, n, n_pub, uniform, False, 0, n, None, int(c.nnz), reason
+            False, n, n_pub, uniform, False, 0, n, None, view.person_pairs(), reason
         )
-    slack = matchable_degrees(c, match) - delta
+    slack = cand.per_original()[view.inverse] - delta
     short = int((slack < 0).sum())
     flow = None
     if uniform is not None and short == 0:
-        flow = has_k_factor(c_unique, counts, uniform)
+        flow = view.k_factor_flow(uniform)
     required = (uniform or 0) * n
     passed = short == 0 and (flow is None or flow == required)
     if passed:
@@ -785,6 +743,6 @@ def verify_adaptive(
         int(slack.min()) if n else 0,
         short,
         flow,
-        int(c.nnz),
+        view.person_pairs(),
         reason,
     )

@@ -30,7 +30,7 @@ _CACHE: ContextVar[dict[bytes, Any] | None] = ContextVar("anonymatch_reuse", def
 
 @contextmanager
 def reuse_parsed_release() -> Iterator[None]:
-    """Within the block, ``cells.parse_cells`` and ``verify.compatibility`` of inputs with the
+    """Within the block, ``cells.parse_cells`` and ``verify.attacker_view`` of inputs with the
     same content are computed once.
 
     Yields

@@ -41,7 +41,7 @@ from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.pipeline import Release, _release_table, prepare
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.risk.attack import Adversary, AttackReport, simulate_attack
-from anonymatch.tables.verify import AdaptiveVerificationReport, compatibility, verify_adaptive
+from anonymatch.tables.verify import AdaptiveVerificationReport, attacker_view, verify_adaptive
 
 ADAPTIVE_TIME_LIMIT = 600.0  # seconds per b-matching integer program (Python default)
 DEFAULT_PATIENCE = 2  # ε values without fewer stars before the sweep stops
@@ -502,6 +502,5 @@ def attack_release(
     position = {v: p for p, v in enumerate(pub_key)}
     truth = np.array([position[v] for v in orig_key], np.int64)
     delta = levels(data, check.k, check.k_column, n)
-    c_unique, _, inverse = compatibility(parse_cells(published, enc), enc)
-    c = sp.csr_array(c_unique[inverse])
-    return simulate_attack(c, truth, delta, known, trials, np.random.default_rng(seed))
+    view = attacker_view(parse_cells(published, enc), enc)
+    return simulate_attack(view, truth, delta, known, trials, np.random.default_rng(seed))

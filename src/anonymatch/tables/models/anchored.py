@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.view import group_rows
 
 _ITERATIONS = 300
 _TOLERANCE = 1e-10
@@ -64,8 +65,8 @@ def row_degrees(release: pd.DataFrame, qi: list[str], degree: int) -> np.ndarray
     if not qi:
         return np.full(len(release), int(degree))
     codes = np.column_stack([pd.factorize(release[c].astype(object))[0] for c in qi])
-    _, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
-    sizes = counts[inverse.ravel()]
+    _, inverse, counts = group_rows(codes)
+    sizes = counts[inverse]
     return np.maximum(sizes, int(degree))
 
 
@@ -123,7 +124,7 @@ def draw_ranges(
     ib = np.searchsorted(support, np.where(gone, support[-1], hi))
     d = model.degree
     keys = np.stack([ia[~gone], ib[~gone], d[~gone]], axis=1)
-    groups, counts = np.unique(keys, axis=0, return_counts=True)
+    groups, _, counts = group_rows(keys)
     w = _weights(counts, rng, model.bootstrap)
     f = _range_em((groups[:, 0], groups[:, 1], groups[:, 2]), w, len(support), model.gamma)
     q = f**model.gamma
@@ -185,7 +186,7 @@ def draw_sets(
     if not keep.any():
         raise InputError("a column is suppressed in every row")
     keys = np.stack([codes[keep], d[keep]], axis=1)
-    groups, counts = np.unique(keys, axis=0, return_counts=True)
+    groups, _, counts = group_rows(keys)
     w = _weights(counts, rng, model.bootstrap)
     cells = (w, groups[:, 1].astype(float), anchored[groups[:, 0]])
     f = _set_em(member[groups[:, 0]], cells, model.gamma)

@@ -25,7 +25,7 @@ release alone (docs/guarantees/sensitive.md §6).
    class-based definitions of ``models.sensitive``, through ``check_model`` with one unit per
    window and per row outside the rings (as many units as people).
 
-Complexity: the compatibility (``verify.compatibility``) plus O(pairs·k) for the slot graph,
+Complexity: the attacker's view (``verify.attacker_view``) plus O(pairs·k) for the slot graph,
 O(pairs·√n) for the matching, O(n·k) for the windows; memory O(pairs·k).
 """
 
@@ -127,7 +127,8 @@ def structure_exists(
 ) -> bool:
     """Whether the certified graph exists on these people: a perfect matching of people to
     slots (ring positions, whose person must be compatible with the k rows p, p−1, …, p−k+1,
-    and rows in no ring). Solved on groups (``verify.grouped_compatibility``): people with
+    and rows in no ring). Solved on the groups of the attacker's view
+    (``verify.attacker_view``): people with
     identical QIs are one node of capacity their number, and the rows in no ring one slot
     node per group of identical rows, of capacity their number (a person compatible with one
     of them is compatible with all, so a perfect matching of the expanded graph is a flow of
@@ -136,14 +137,11 @@ def structure_exists(
     Σ class² pairs on Adult at t = 0.2)."""
     from scipy.sparse.csgraph import maximum_flow
 
-    from anonymatch.tables.verify import grouped_compatibility
+    from anonymatch.tables.verify import attacker_view
 
-    grouped = grouped_compatibility(published, original)
-    c = sp.csr_array(grouped.c, dtype=np.int32)
-    c.sum_duplicates()
-    c.eliminate_zeros()
-    counts = np.asarray(grouped.counts, np.int64)
-    group = np.asarray(grouped.group, np.int64)
+    view = attacker_view(published, original)
+    c = sp.csr_array(view.c, dtype=np.int32)
+    counts, group = view.counts, view.group
     n, n_u, n_g = published.n, c.shape[0], c.shape[1]
     if int(counts.sum()) != n:
         return False

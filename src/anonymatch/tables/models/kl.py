@@ -28,6 +28,7 @@ from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import accept_keywords, param
 from anonymatch.core.validation import check_seed, column_list, require_frame
+from anonymatch.core.view import group_rows
 from anonymatch.tables.columns.schema import (
     EncodedQI,
     MissingCodes,
@@ -164,7 +165,7 @@ def verify_generalization(cells: GeneralizedQI, qi: EncodedQI) -> tuple[bool, st
         if cells.num_star[:, a].any():
             return _fallback(cells, qi)
         pairs = np.column_stack([cells.num_lo[:, a], cells.num_hi[:, a]])
-        uniq, pub = np.unique(pairs, axis=0, return_inverse=True)
+        uniq, pub, _ = group_rows(pairs)
         order = np.argsort(uniq[:, 0], kind="stable")
         uniq = uniq[order]
         if np.any(uniq[1:, 0] <= uniq[:-1, 1]):

@@ -4,7 +4,7 @@ The adversary model is written down in ``docs/guarantees/sensitive.md``. In shor
 knows every person's quasi-identifiers and the whole release. Person i's **candidates** are the
 published rows that are i's in at least one perfect matching of the compatibility graph (row j
 compatible with i iff every published cell of j contains i's value): exactly the rows that can
-be i's in a world consistent with the release (Dulmage–Mendelsohn, ``core.matching``). The
+be i's in a world consistent with the release (the attacker's view, ``core.view``). The
 attacker's belief about i's sensitive value is the distribution of the values shown on i's
 candidates, each candidate counted once. On a release made of equivalence classes (Mondrian,
 ARX, ANJANA) the candidates are i's class, so every model below is the textbook class-based
@@ -24,11 +24,12 @@ The same functions evaluate a *candidate structure* given as any 0/1 matrix pers
 pipeline also applies them to the generalization graph's own neighbourhoods (the stronger,
 mechanism-aware check of ``docs/guarantees/sensitive.md`` §3).
 
-Complexity: candidates O(pairs·√n) (Hopcroft–Karp) + O(pairs); the per-person statistics
-O(pairs + n·m) for ordered t-closeness (m distinct values), O(pairs log pairs) otherwise. The
-verifier (``check_release``) computes both on groups of identical originals and identical
-published rows (``grouped_candidates``, ``grouped_person_stats``): pairs between groups, not
-between people — a release of classes costs O(n + Σ distinct originals per class · values).
+Complexity: the candidates are the view's (``core.view.AttackerView.candidates``: a max-flow
+and a Dulmage–Mendelsohn pass on groups); the per-person statistics O(pairs + n·m) for ordered
+t-closeness (m distinct values), O(pairs log pairs) otherwise. The verifier (``check_release``)
+computes them on groups of identical originals and identical published rows
+(``grouped_person_stats``): pairs between groups, not between people — a release of classes
+costs O(n + Σ distinct originals per class · values).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from anonymatch.core.errors import InfeasibleError, InputError
-from anonymatch.core.matching import grouped_perfect_matching, matchable_edges
+from anonymatch.core.view import AttackerView
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.recode import GeneralizedQI
 
@@ -239,140 +240,6 @@ class SensitiveCodebook:
         return codes, len(labels)
 
 
-def candidates(published: GeneralizedQI, original: EncodedQI) -> sp.csr_array | None:
-    """Person × published-row 0/1 CSR matrix of every person's candidates: the compatible rows
-    that lie in some perfect matching of the compatibility graph. None if the compatibility
-    graph has no perfect matching (then the release cannot be anyone's; ``verify`` fails it).
-    Time O(pairs·√n) for the matching (Dinic), O(pairs) for the rest; memory O(pairs)."""
-    from anonymatch.tables.verify import compatibility
-
-    c_unique, counts, inverse = compatibility(published, original)
-    match = grouped_perfect_matching(c_unique, counts, inverse)
-    c = sp.csr_array(c_unique[inverse])
-    c.sort_indices()
-    if match is None:
-        return None
-    keep = matchable_edges(c, match)
-    rows = np.repeat(np.arange(c.shape[0]), np.diff(c.indptr))
-    n = c.shape[0]
-    return sp.csr_array(
-        (np.ones(int(keep.sum()), np.int8), (rows[keep], c.indices[keep])), shape=(n, c.shape[1])
-    )
-
-
-@dataclass(frozen=True)
-class GroupedCandidates:
-    """Every person's candidates on groups of identical originals and identical published rows
-    (``verify.GroupedCompatibility``): ``c[u, g] = 1`` iff the published rows of group g are
-    candidates of the originals of group u — all of them of all of them, since compatibility
-    is a complete bipartite block between the two groups and permuting the members of a group
-    maps perfect matchings to perfect matchings. ``counts``/``inverse`` and ``mult``/``group``
-    as in ``GroupedCompatibility``. Memory O(n + pairs between groups)."""
-
-    c: sp.csr_array
-    counts: np.ndarray
-    inverse: np.ndarray
-    mult: np.ndarray
-    group: np.ndarray
-
-    def sizes(self) -> np.ndarray:
-        """Candidates per original group (int64; per person: ``sizes()[inverse]``)."""
-        return np.asarray(self.c @ self.mult, dtype=np.int64)
-
-    def per_row(self) -> np.ndarray:
-        """Candidate originals per published group (per published row: ``[group]``)."""
-        return np.asarray(self.counts @ self.c, dtype=np.int64)
-
-    def expanded(self) -> sp.csr_array:
-        """The person × published-row 0/1 matrix of :func:`candidates` (memory O(pairs))."""
-        c = sp.csr_array(self.c[self.inverse][:, self.group])
-        c.sort_indices()
-        return sp.csr_array(c.astype(np.int8))
-
-
-def grouped_candidates(published: GeneralizedQI, original: EncodedQI) -> GroupedCandidates | None:
-    """:func:`candidates` on groups, never expanding a group pair into its person × row block.
-
-    A perfect matching of the expanded graph is an integral flow source → u (``counts[u]``) →
-    g (unbounded) → sink (``mult[g]``) of value n on the contracted graph, and back (deal each
-    u's flow to its members, each g's to its rows: the blocks are complete); by the same
-    symmetry a pair (i, j) lies in some perfect matching iff some flow of value n puts flow on
-    (u(i), g(j)). Given one such flow f, a flow f' with f'(u, g) > 0 exists iff f(u, g) > 0 or
-    the residual graph of f has a cycle through u → g (f' − f is a circulation on it, avoiding
-    the saturated source and sink arcs), i.e. iff u and g lie in one strongly connected
-    component of the digraph with an arc u → g per compatible pair and g → u where f > 0 —
-    the Dulmage–Mendelsohn test of :func:`candidates` (``core.matching.matchable_edges``) on
-    the contracted graph. None if there is no perfect matching. Time: Dinic's algorithm on
-    O(U + G + pairs between groups) arcs; memory O(n + pairs between groups) (the expanded
-    matrix is O(n²) for a release of one class).
-    """
-    from anonymatch.tables.verify import grouped_compatibility
-
-    grouped = grouped_compatibility(published, original)
-    return candidates_on_groups(
-        grouped.c, grouped.counts, grouped.mult, np.asarray(grouped.inverse), grouped.group
-    )
-
-
-def candidates_on_groups(
-    compatible: sp.csr_array,
-    counts: np.ndarray,
-    mult: np.ndarray,
-    inverse: np.ndarray,
-    group: np.ndarray,
-) -> GroupedCandidates | None:
-    """The candidates of :func:`grouped_candidates` from any contracted compatibility graph:
-    ``compatible[u, g]`` = 1 iff the originals of group u (``counts[u]`` of them, person i in
-    group ``inverse[i]``) are compatible with the published rows of group g (``mult[g]`` of
-    them, row j in group ``group[j]``). Shared with the relational kind's joint graph
-    (``relational.risk``). None if there is no perfect matching. Time and memory as
-    :func:`grouped_candidates`."""
-    from scipy.sparse.csgraph import connected_components, maximum_flow
-
-    c = sp.csr_array(compatible, dtype=np.int8)
-    c.sum_duplicates()
-    c.eliminate_zeros()
-    c.sort_indices()
-    counts = np.asarray(counts, np.int64)
-    mult = np.asarray(mult, np.int64)
-    n_u, n_g = c.shape
-    n = int(counts.sum())
-    if n != int(mult.sum()):
-        return None
-    coo = sp.coo_array(c)
-    u, g = coo.row.astype(np.int64), coo.col.astype(np.int64)
-    if n:
-        src, sink = 0, 1 + n_u + n_g
-        net = sp.csr_array(
-            (
-                np.concatenate([counts, np.minimum(counts[u], mult[g]), mult]).astype(np.int32),
-                (
-                    np.concatenate([np.zeros(n_u, np.int64), 1 + u, 1 + n_u + np.arange(n_g)]),
-                    np.concatenate([1 + np.arange(n_u), 1 + n_u + g, np.full(n_g, sink)]),
-                ),
-            ),
-            shape=(sink + 1, sink + 1),
-        )
-        result = maximum_flow(net, src, sink, method="dinic")
-        if int(result.flow_value) != n:
-            return None
-        flow = sp.csr_array(result.flow)
-        used = np.asarray(flow[1 + u, 1 + n_u + g]).reshape(-1) > 0
-        # nodes 0..U−1 the original groups, U..U+G−1 the published groups
-        heads = np.concatenate([u, n_u + g[used]])
-        tails = np.concatenate([n_u + g, u[used]])
-        arcs = sp.csr_array(
-            (np.ones(len(heads), np.int8), (heads, tails)), shape=(n_u + n_g, n_u + n_g)
-        )
-        _, scc = connected_components(arcs, directed=True, connection="strong")
-        keep = scc[u] == scc[n_u + g]
-    else:
-        keep = np.zeros(0, bool)
-    cand = sp.csr_array((np.ones(int(keep.sum()), np.int8), (u[keep], g[keep])), shape=(n_u, n_g))
-    cand.sort_indices()
-    return GroupedCandidates(cand, counts, np.asarray(inverse), mult, np.asarray(group))
-
-
 @dataclass(frozen=True)
 class PersonStats:
     """Per-person statistics of the values shown on a person's candidates (arrays over people).
@@ -410,7 +277,7 @@ def person_stats(
 
 
 def grouped_person_stats(
-    cand: GroupedCandidates, sens: EncodedSensitive, model: SensitiveModel | None = None
+    cand: AttackerView, sens: EncodedSensitive, model: SensitiveModel | None = None
 ) -> PersonStats:
     """:func:`person_stats` of the expanded candidates, computed once per group of identical
     originals and dealt to its members: the same arrays (each person's value counts are their
@@ -426,7 +293,7 @@ def grouped_person_stats(
     counts.sum_duplicates()
     counts.eliminate_zeros()
     counts.sort_indices()
-    stats = _stats_of_counts(counts, cand.sizes(), sens, model)
+    stats = _stats_of_counts(counts, cand.per_original(), sens, model)
     inv = cand.inverse
     return PersonStats(
         stats.size[inv],
@@ -536,9 +403,12 @@ class SensitiveCheck:
 
 
 def check_model(
-    cand: sp.csr_array, sens: EncodedSensitive, model: SensitiveModel
+    cand: sp.csr_array | AttackerView, sens: EncodedSensitive, model: SensitiveModel
 ) -> SensitiveCheck:
-    """Check ``model`` over the candidate structure ``cand`` (see ``person_stats``)."""
+    """Check ``model`` over the candidate structure ``cand``: a person × row matrix (see
+    ``person_stats``) or the candidates of an attacker's view (``grouped_person_stats``)."""
+    if isinstance(cand, AttackerView):
+        return check_stats(grouped_person_stats(cand, sens, model), model)
     return check_stats(person_stats(cand, sens, model), model)
 
 
@@ -615,13 +485,15 @@ def check_release(
     """Check every model from the release and the original alone: candidates from the QI
     cells, values from the release's sensitive columns, the table's distribution from the
     original's. Raises InputError if a sensitive column is missing from the release or does not
-    carry the original's values. Cost: ``grouped_candidates`` once (a max-flow on the groups of
-    identical originals and identical published rows), then ``grouped_person_stats`` per model:
-    O(n + pairs between groups · values), never the person × row matrix of ``candidates``
-    (n² entries for a release of one class)."""
+    carry the original's values. Cost: the candidates of the attacker's view once
+    (``tables.verify.attacker_view``: a max-flow on the groups of identical originals and
+    identical published rows), then ``grouped_person_stats`` per model: O(n + pairs between
+    groups · values), never the person × row matrix (n² entries for a release of one class)."""
+    from anonymatch.tables.verify import attacker_view
+
     if not models:
         return []
-    cand = grouped_candidates(published, original)
+    cand = attacker_view(published, original).candidates()
     checks = []
     for model in models:
         if model.column not in published_table.columns:

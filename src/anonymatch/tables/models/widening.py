@@ -34,6 +34,7 @@ import scipy.sparse as sp
 
 from anonymatch.core.criteria import Criterion
 from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
+from anonymatch.core.view import group_rows
 from anonymatch.tables.columns.schema import EncodedQI, Schema
 from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.models.kmap import JournalistRisk, KMap, PopulationCriterion
@@ -44,7 +45,6 @@ from anonymatch.tables.risk.population import (
     PopulationRisk,
     _joint,
 )
-from anonymatch.tables.verify import unique_rows
 
 _EPS = 1e-12
 
@@ -156,7 +156,7 @@ def enforce_population(
             f"the release does not match the original: it has {cells.n} rows, the original {n}"
         )
     index = CountIndex.build(joint)
-    _, inverse, _ = unique_rows(joint.keys())
+    _, inverse, _ = group_rows(joint.keys())
     pop = np.bincount(inverse[n:], minlength=index.size).astype(np.int64)
     sample = np.bincount(inverse[:n], minlength=index.size).astype(np.int64)
     if any(c.needs_subset for c in criteria) and (sample > pop).any():

@@ -10,8 +10,10 @@ least δᵥ − c; an asymmetric δ-regular graph only guarantees it for all but
 rows uniformly — succeeds with probability mean(1 / candidates).
 
 Computation per trial: drop the known pairs' rows and columns (a perfect matching containing
-them is a perfect matching of the rest), then count each remaining person's edges lying in some
-perfect matching (``matching.matchable_edges``). O(trials · (n + pairs)).
+them is a perfect matching of the rest: ``core.view.AttackerView.restrict``), then count each
+remaining person's candidates, with the true matching as the known perfect matching
+(``AttackerView.candidates``, on groups of identical people and rows). O(trials · (n + pairs
+between groups)).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
-from anonymatch.core.matching import matchable_degrees
+from anonymatch.core.view import AttackerView
 
 
 class Adversary(NamedTuple):
@@ -59,23 +61,27 @@ class AttackReport:
         return asdict(self)
 
 
-def candidate_counts(c: sp.csr_array, truth: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """For an n×n compatibility graph ``c`` (original × published) whose true matching is
-    ``truth`` (original i ↔ published truth[i], which must be edges of c), and the boolean mask
-    ``known`` of originals whose true pair the adversary knows: the number of candidate rows of
-    each unknown original (in the order of ``np.flatnonzero(~known)``)."""
-    n = c.shape[0]
+def candidate_counts(
+    c: sp.csr_array | AttackerView, truth: np.ndarray, known: np.ndarray
+) -> np.ndarray:
+    """For an n×n compatibility graph ``c`` (original × published, or the attacker's view)
+    whose true matching is ``truth`` (original i ↔ published truth[i], which must be edges of
+    c), and the boolean mask ``known`` of originals whose true pair the adversary knows: the
+    number of candidate rows of each unknown original (in the order of
+    ``np.flatnonzero(~known)``)."""
+    view = c if isinstance(c, AttackerView) else AttackerView.singletons(c)
     keep = np.flatnonzero(~known)
-    col_keep = np.ones(n, bool)
+    col_keep = np.ones(view.n_published, bool)
     col_keep[truth[known]] = False
     new_col = np.cumsum(col_keep) - 1
-    sub = sp.csr_array(c[keep][:, np.flatnonzero(col_keep)])
-    sub.sort_indices()
-    return matchable_degrees(sub, new_col[truth[keep]])
+    sub = view.restrict(keep, np.flatnonzero(col_keep))
+    cand = sub.candidates(matching=new_col[truth[keep]])
+    assert cand is not None  # a matching was given
+    return cand.per_original()[sub.inverse]
 
 
 def simulate_attack(
-    c: sp.csr_array,
+    c: sp.csr_array | AttackerView,
     truth: np.ndarray,
     delta: np.ndarray,
     known: int,
@@ -84,16 +90,17 @@ def simulate_attack(
 ) -> AttackReport:
     """Repeat ``trials`` times: the adversary learns ``known`` true pairs chosen uniformly at
     random; measure every other person's candidate rows. Raises InputError on bad parameters
-    or if the true matching is not in the graph."""
-    n = c.shape[0]
+    or if the true matching is not in the graph. ``c``: the n×n compatibility graph or the
+    attacker's view (every trial then works on its groups)."""
+    view = c if isinstance(c, AttackerView) else AttackerView.singletons(c)
+    n = view.n
     truth = np.asarray(truth, np.int64)
     delta = np.asarray(delta, np.int64)
     if not 0 <= known < n:
         raise InputError(f"`known` must be between 0 and n − 1 = {n - 1}, got {known}")
     if trials < 1:
         raise InputError(f"`trials` must be at least 1, got {trials}")
-    dense_truth = sp.csr_array((np.ones(n, np.int8), (np.arange(n), truth)), shape=(n, n))
-    if (sp.csr_array(c).multiply(dense_truth)).nnz != n:
+    if len(truth) != n or not view.compatible(np.arange(n), truth).all():
         raise InputError("the true matching is not contained in the compatibility graph")
     hist: dict[int, int] = {}
     min_slack, below, total, people = np.iinfo(np.int64).max, 0, 0.0, 0
@@ -101,7 +108,7 @@ def simulate_attack(
     for _ in range(trials):
         mask = np.zeros(n, bool)
         mask[rng.choice(n, size=known, replace=False)] = True
-        counts = candidate_counts(c, truth, mask)
+        counts = candidate_counts(view, truth, mask)
         slack = counts - (delta[~mask] - known)
         min_slack = min(min_slack, int(slack.min()))
         below += int((slack < 0).sum())

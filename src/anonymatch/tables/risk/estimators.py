@@ -373,9 +373,9 @@ def sample_estimates(
     >>> e.population, e.sample_uniques, round(float(e.individual.max()), 4)
     (8.0, 2, 0.6931)
     """
-    from anonymatch.tables.verify import unique_rows
+    from anonymatch.core.view import group_rows
 
-    _, inverse, counts = unique_rows(np.asarray(keys, np.float64))
+    _, inverse, counts = group_rows(np.asarray(keys, np.float64))
     n = len(inverse)
     fk = counts[inverse]
     if weights is not None:

@@ -48,6 +48,7 @@ from numba import njit
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.runner import default_workers
+from anonymatch.core.view import group_rows
 from anonymatch.tables.columns.qitypes import QITypes
 from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
@@ -73,7 +74,6 @@ from anonymatch.tables.verify import (
     _prefix_index,
     _prefix_ranges,
     flat_sets,
-    unique_rows,
 )
 
 if TYPE_CHECKING:
@@ -265,7 +265,7 @@ def population_risk(
             f"the release does not match the original: it has {cells.n} rows, the original "
             f"{n}{hint}"
         )
-    uniq, inverse, _ = unique_rows(joint.keys())
+    uniq, inverse, _ = group_rows(joint.keys())
     u = len(uniq)
     sample_count = np.bincount(inverse[:n], minlength=u).astype(np.int64)
     pop_count = np.bincount(inverse[n:], minlength=u).astype(np.int64)
@@ -341,7 +341,7 @@ def compatible_counts(
     """Per published row, the summed weights of the distinct QI combinations compatible with it.
 
     ``weights`` are two arrays over the U distinct combinations of ``original.keys()`` (in the
-    order of ``verify.unique_rows``), e.g. their multiplicities in the population and in the
+    order of ``core.view.group_rows``), e.g. their multiplicities in the population and in the
     sample. Returns (first sums, second sums) per published row and a U-bool ``covered``: the
     combinations compatible with some published row. :meth:`CountIndex.counts` on a new
     index; build the index once to count several releases. Time O(U·d log U + Σ_j
@@ -383,7 +383,7 @@ class CountIndex:
     def build(cls, original: EncodedQI) -> CountIndex:
         """The index of ``original`` (keys as ``EncodedQI.keys``: missing numeric +inf,
         missing categorical −1)."""
-        uniq, _, _ = unique_rows(original.keys())
+        uniq, _, _ = group_rows(original.keys())
         dn = original.num.shape[1]
         unum = np.ascontiguousarray(uniq[:, :dn])
         ucat = np.ascontiguousarray(uniq[:, dn:]).astype(np.int64)

@@ -3,9 +3,10 @@
 The attacker of every figure knows each person's quasi-identifiers (QIs) and sees the whole
 release. Person i's **candidates** are the published rows that can be i's row in some world
 consistent with the release: the compatible rows (every published cell contains i's value) that
-lie in some perfect matching of the compatibility graph (``tables.models.sensitive.candidates``,
-Dulmage–Mendelsohn). This needs nothing but the published cells, so the figures hold for every
-method — freeform, Mondrian, b-matching — and for releases anonymatch did not make. On a release
+lie in some perfect matching of the compatibility graph (the attacker's view of
+``tables.verify.attacker_view``, ``core.view.AttackerView.candidates``: Dulmage–Mendelsohn).
+This needs nothing but the published cells, so the figures hold for every method — freeform,
+Mondrian, b-matching — and for releases anonymatch did not make. On a release
 made of equivalence classes a person's candidates are their class, and every figure below is
 the textbook class-based one.
 
@@ -30,7 +31,7 @@ Figures (``assess``):
   sample uniques, class size per record, prosecutor risk and records above the threshold.
 
 Every figure is computed on groups of identical original QI vectors and of identical published
-rows (``sensitive.grouped_candidates``, the contraction ``verify`` uses): two people with the
+rows (``core.view.AttackerView``, the view ``verify`` uses): two people with the
 same QIs have the same candidates, and candidate rows come in whole groups, so each group's
 figures are computed once and dealt to its members — the same numbers as person by person.
 
@@ -52,6 +53,7 @@ import pandas as pd
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import param
+from anonymatch.core.view import AttackerView
 from anonymatch.tables.columns.schema import (
     EncodedQI,
     Schema,
@@ -61,16 +63,15 @@ from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.job import ReleaseCheck
 from anonymatch.tables.models.sensitive import (
     EncodedSensitive,
-    GroupedCandidates,
     PersonStats,
     SensitiveModel,
     encode_sensitive,
-    grouped_candidates,
     grouped_person_stats,
     person_stats,
 )
 from anonymatch.tables.pipeline import prepare
-from anonymatch.tables.recode import GeneralizedQI, published_groups
+from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.verify import attacker_view
 
 SCHEMA = "anonymatch-risk/1"
 """The ``schema`` key of a risk report's JSON."""
@@ -434,7 +435,8 @@ def assess_cells(
     for name in sens_names:
         if name not in release.columns:
             raise InputError(f"the release has no column {name!r}")
-    cand = grouped_candidates(cells, enc)
+    view = attacker_view(cells, enc)
+    cand = view.candidates()
     if cand is None:
         raise InputError(
             "the release does not match the original: its rows cannot be paired one to one "
@@ -442,9 +444,12 @@ def assess_cells(
             "the hierarchies its generalized labels come from (`hierarchies`), and the same "
             "separator, missing values and `drop_missing` as the release)"
         )
-    sizes = cand.sizes()[cand.inverse]
-    k_holds = None if k is None else _has_k_factor(cand, int(k))
-    class_k, groups = _identical_rows(cells)
+    sizes = cand.per_original()[cand.inverse]
+    # decided on the candidates: every edge of a k-factor is a candidate edge (a k-regular
+    # bipartite graph is a union of k perfect matchings, König), so both graphs have the same
+    # k-factors, and the candidate graph is smaller
+    k_holds = None if k is None else cand.has_k_factor(int(k))
+    class_k, groups = int(view.mult.min()), len(view.mult)  # classes of identical rows
     sens = tuple(
         _sensitive_risk(cand, name, release[name], data[name], name in num, k)
         for name in sens_names
@@ -466,13 +471,13 @@ def assess_cells(
         class_k=class_k,
         identical_groups=groups,
         sensitive=sens,
-        original=_baseline(enc.keys(), threshold),
+        original=_baseline(view.counts, view.inverse, threshold),
         explanation=explain(candidate_dist.min, class_k, sens),
     )
 
 
 def _sensitive_risk(
-    cand: GroupedCandidates,
+    cand: AttackerView,
     column: str,
     published: pd.Series,
     original: pd.Series,
@@ -488,32 +493,10 @@ def _sensitive_risk(
     return SensitiveRisk.of(column, ordered, enc, stats, mechanism)
 
 
-def _has_k_factor(cand: GroupedCandidates, k: int) -> bool:
-    """Whether the compatibility graph has a k-factor (what ``verify`` checks), decided on the
-    candidate graph: a k-regular bipartite graph is a union of k disjoint perfect matchings
-    (König), so every edge of a k-factor is a candidate edge and the two graphs have the same
-    k-factors. Saves a second pass over the compatible pairs. Max-flow on the contracted
-    candidate graph (``core.matching.has_k_factor``: the same value as on the expanded one),
-    O(U + G + pairs between groups) edges."""
-    from anonymatch.core.matching import has_k_factor
-
-    n = int(cand.counts.sum())
-    if cand.sizes().min() < k or cand.per_row().min() < k:
-        return False
-    return has_k_factor(cand.c, cand.counts, k, cand.mult) == k * n
-
-
-def _identical_rows(cells: GeneralizedQI) -> tuple[int, int]:
-    """(smallest group, number of groups) of published rows with identical QI cells
-    (``recode.published_groups``). O(n·d + n log n) plus the size of the categorical cells."""
-    _, _, mult = published_groups(cells)
-    return int(mult.min()), len(mult)
-
-
-def _baseline(keys: np.ndarray, threshold: float) -> BaselineRisk:
-    """Equivalence classes of the original's QI vectors (rows of ``keys``). O(n·d log n)."""
-    _, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-    sizes = counts[inverse.reshape(-1)].astype(np.int64)
+def _baseline(counts: np.ndarray, inverse: np.ndarray, threshold: float) -> BaselineRisk:
+    """The original's equivalence classes: ``counts[u]`` people in class u, person i in class
+    ``inverse[i]`` (the original groups of an attacker's view). O(n log n)."""
+    sizes = counts[inverse].astype(np.int64)
     n = len(sizes)
     uniques = int((sizes == 1).sum())
     return BaselineRisk(

@@ -1,0 +1,482 @@
+"""The attacker's view of a release: which published rows could each person be.
+
+Every kind of release answers the same question from the published data and the original
+alone. The attacker knows every person's quasi-identifiers and sees the whole release; person
+i is *compatible* with published row j iff j could have been made from i (a table's cells
+contain i's values, a set record's possible worlds hold i's items, a relational record both).
+The release is k-anonymous in the nonreciprocal sense iff this compatibility graph has a
+k-factor (Doka et al. §2.2; Wong et al.), and i's *candidates* — the rows that can be i's in
+some world consistent with the release — are the compatible rows that lie in some perfect
+matching (Dulmage–Mendelsohn; Choromanski et al. Lemma 4.1 and §4).
+
+Compatibility depends only on a person's values and a row's published cells, so identical
+originals are compatible with the same rows and identical published rows with the same
+originals: the view is kept on **groups** — originals grouped by identical values (group ids
+and counts), published rows grouped by identical cells (group ids and counts) — with the
+compatibility between the groups as a sparse 0/1 matrix, each pair standing for a complete
+bipartite block of people × rows. A kind supplies only that compatibility (``tables.verify``:
+cell containment; ``sets.verify``: set containment; ``relational.verify``: the joint test);
+everything else — the k-factor verdict, the candidates, the class sizes, the figures per person
+— is computed here, once per view, and never on an n × n structure.
+
+References
+----------
+K. Doka, M. Xue, D. Tsoumakos, P. Karras. "k-Anonymization by Freeform Generalization".
+ASIA CCS 2015, §2.2 (the compatibility graph and its k-factor).
+W. K. Wong, N. Mamoulis, D. W. Cheung. "Non-homogeneous generalization in privacy preserving
+data publishing". SIGMOD 2010 (k-anonymity as k disjoint assignments).
+K. Choromanski, T. Jebara, K. Tang. "Adaptive Anonymity via b-Matching". NIPS 2013, Lemma 4.1
+(the edges an attacker can rule out: those in no perfect matching) and §4.
+A. L. Dulmage, N. S. Mendelsohn. "Coverings of bipartite graphs". Canad. J. Math. 10, 1958;
+T. Tassa. "Finding all maximally-matchable edges in a bipartite graph". TCS 423, 2012.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from anonymatch.core.matching import has_k_factor, k_factor_in_blocks
+
+
+def group_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Identical rows of a 2-D numeric array: (distinct rows, inverse, counts).
+
+    The result of ``np.unique(keys, axis=0, return_inverse=True, return_counts=True)`` (the
+    same rows, order, inverse and counts; rows equal under ``==`` merge, as there), by
+    ``np.lexsort`` on the columns: ``np.unique`` sorts the rows as structured values, 4x slower
+    on Adult.
+
+    Parameters
+    ----------
+    keys : numpy.ndarray
+        n × d numeric array without NaN (a table's encoded QIs: missing values as +inf / −1).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The U distinct rows in lexicographic order, ``inverse`` (row i is distinct row
+        ``inverse[i]``, int64) and ``counts`` (U).
+
+    Notes
+    -----
+    Time O(n·d log n), memory O(n·d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uniq, inverse, counts = group_rows(np.array([[2.0, 1.0], [1.0, 5.0], [2.0, 1.0]]))
+    >>> uniq.tolist(), inverse.tolist(), counts.tolist()
+    ([[1.0, 5.0], [2.0, 1.0]], [1, 0, 1], [1, 2])
+    """
+    n, d = keys.shape
+    if n == 0 or d == 0:
+        uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        return uniq, inverse.reshape(-1), counts
+    order = np.lexsort(keys.T[::-1])  # the first column is the primary key
+    rows = keys[order]
+    new = np.empty(n, bool)
+    new[0] = True
+    np.any(rows[1:] != rows[:-1], axis=1, out=new[1:])
+    inverse = np.empty(n, np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    return rows[starts], inverse, np.diff(np.append(starts, n))
+
+
+def group_sets(matrix: sp.csr_array) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
+    """Identical rows of a sparse 0/1 matrix (item sets): (distinct rows, counts, inverse).
+
+    Parameters
+    ----------
+    matrix : scipy.sparse.csr_array
+        n × b bitmap, one row per record (its items).
+
+    Returns
+    -------
+    tuple
+        The U distinct rows (CSR, sorted indices) in order of first occurrence, ``counts`` (U,
+        int64) and ``inverse`` (row i is distinct row ``inverse[i]``, int64).
+
+    Notes
+    -----
+    One dictionary lookup per row: time O(total items), memory O(total items).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> m = sp.csr_array([[1, 0, 1], [0, 1, 0], [1, 0, 1]])
+    >>> uniq, counts, inverse = group_sets(m)
+    >>> uniq.shape, counts.tolist(), inverse.tolist()
+    ((2, 3), [2, 1], [0, 1, 0])
+    """
+    m = sp.csr_array(matrix)
+    m.sort_indices()
+    seen: dict[bytes, int] = {}
+    inverse = np.empty(m.shape[0], np.int64)
+    first: list[int] = []
+    ind, ptr = m.indices.astype(np.int64), m.indptr
+    for i in range(m.shape[0]):
+        key = ind[ptr[i] : ptr[i + 1]].tobytes()
+        u = seen.get(key)
+        if u is None:
+            u = seen[key] = len(first)
+            first.append(i)
+        inverse[i] = u
+    counts = np.bincount(inverse, minlength=len(first)).astype(np.int64)
+    uniq = sp.csr_array(m[np.asarray(first, np.int64)])
+    uniq.sort_indices()
+    return uniq, counts, inverse
+
+
+@dataclass(frozen=True, eq=False)
+class AttackerView:
+    """Originals × published rows as the attacker sees them, on groups of identical ones.
+
+    Parameters
+    ----------
+    c : scipy.sparse.csr_array
+        U × G 0/1 matrix (int8, sorted indices): ``c[u, g] = 1`` iff the originals of group u
+        are compatible with the published rows of group g — all of them with all of them.
+    counts : numpy.ndarray
+        Size of each original group (U, int64).
+    inverse : numpy.ndarray
+        The group of each original (n, int64).
+    mult : numpy.ndarray
+        Size of each published group (G, int64).
+    group : numpy.ndarray
+        The group of each published row (n_published, int64).
+
+    Notes
+    -----
+    Build it with :meth:`build` (which normalizes ``c``) or :meth:`singletons`. The k-factor
+    flows and the candidates are computed once and kept in the view. Memory O(n + pairs
+    between groups): a release of one class of n identical rows costs O(n), not n² pairs.
+
+    References
+    ----------
+    Doka et al., ASIA CCS 2015, §2.2; Choromanski et al., NIPS 2013, Lemma 4.1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> view = AttackerView.singletons(sp.csr_array(np.ones((3, 3))))
+    >>> view.has_k_factor(3), view.candidates().per_original().tolist()
+    (True, [3, 3, 3])
+    """
+
+    c: sp.csr_array
+    counts: np.ndarray
+    inverse: np.ndarray
+    mult: np.ndarray
+    group: np.ndarray
+    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        c: sp.sparray | sp.spmatrix,
+        counts: np.ndarray,
+        inverse: np.ndarray,
+        mult: np.ndarray | None = None,
+        group: np.ndarray | None = None,
+    ) -> AttackerView:
+        """The view of a U × G compatibility between groups; published rows ungrouped (one
+        group each) when ``mult`` and ``group`` are None. ``c`` becomes 0/1 int8 with sorted,
+        unique indices. O(pairs between groups + n)."""
+        m = sp.csr_array(c)
+        m.sum_duplicates()
+        m = sp.csr_array((np.ones(len(m.indices), np.int8), m.indices, m.indptr), shape=m.shape)
+        m.eliminate_zeros()
+        m.sort_indices()
+        if mult is None or group is None:
+            mult = np.ones(m.shape[1], np.int64)
+            group = np.arange(m.shape[1], dtype=np.int64)
+        return cls(
+            m,
+            np.asarray(counts, np.int64),
+            np.asarray(inverse, np.int64).reshape(-1),
+            np.asarray(mult, np.int64),
+            np.asarray(group, np.int64).reshape(-1),
+        )
+
+    @classmethod
+    def singletons(cls, c: sp.sparray | sp.spmatrix) -> AttackerView:
+        """The person-level view of an n × n_published compatibility matrix: every person and
+        every row a group of its own. O(n + pairs)."""
+        n, n_pub = c.shape
+        return cls.build(
+            c,
+            np.ones(n, np.int64),
+            np.arange(n, dtype=np.int64),
+            np.ones(n_pub, np.int64),
+            np.arange(n_pub, dtype=np.int64),
+        )
+
+    @property
+    def n(self) -> int:
+        """Number of originals."""
+        return len(self.inverse)
+
+    @property
+    def n_published(self) -> int:
+        """Number of published rows."""
+        return len(self.group)
+
+    def pairs(self) -> int:
+        """Compatible (original group, published row) pairs: the ``nnz`` of :meth:`expanded`,
+        counted without building it. O(pairs between groups)."""
+        return int(self.mult[self.c.indices].sum())
+
+    def person_pairs(self) -> int:
+        """Compatible (person, published row) pairs: the ``nnz`` of :meth:`person_matrix`,
+        counted without building it. O(pairs between groups)."""
+        return int(self.counts @ self.per_original())
+
+    def per_original(self) -> np.ndarray:
+        """Compatible published rows of each original group (U, int64; per person:
+        ``per_original()[inverse]``). O(pairs between groups)."""
+        return np.asarray(self.c @ self.mult, dtype=np.int64)
+
+    def per_published(self) -> np.ndarray:
+        """Compatible originals of each published group (G, int64; per row:
+        ``per_published()[group]``). O(pairs between groups)."""
+        return np.asarray(self.counts @ self.c, dtype=np.int64)
+
+    def class_sizes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sizes of the classes of identical originals and of identical published rows, per
+        person and per row: (``counts[inverse]``, ``mult[group]``). O(n)."""
+        return self.counts[self.inverse], self.mult[self.group]
+
+    def expanded(self) -> sp.csr_array:
+        """The U × n_published matrix: one column per published row. O(pairs)."""
+        if len(self.mult) == len(self.group) and np.array_equal(
+            self.group, np.arange(len(self.group))
+        ):
+            return self.c.copy()
+        return sp.csr_array(self.c[:, self.group])
+
+    def person_matrix(self) -> sp.csr_array:
+        """The person × published-row 0/1 matrix (int8, sorted indices). Memory O(Σ over
+        people of their compatible rows): n² for a release of one class — for small inputs
+        and tests; every figure of the view is computed without it."""
+        m = sp.csr_array(self.c[self.inverse][:, self.group])
+        m.sort_indices()
+        return sp.csr_array(m.astype(np.int8))
+
+    def k_factor_flow(self, k: int) -> int:
+        """Maximum flow of the k-factor network: a k-factor (k disjoint perfect matchings of
+        originals and published rows) exists iff it equals k·n.
+
+        Computed once per k on the contracted network of ``core.matching.has_k_factor``
+        (the same value as on the person-level network, for every input).
+
+        Parameters
+        ----------
+        k : int
+            The level.
+
+        Returns
+        -------
+        int
+            The flow value (0 when the numbers of originals and rows differ).
+
+        Raises
+        ------
+        OverflowError
+            If k·n exceeds scipy's int32 capacities.
+
+        Notes
+        -----
+        Dinic's algorithm on O(U + G + pairs between groups) arcs.
+
+        References
+        ----------
+        Doka et al., ASIA CCS 2015, §2.2 (the k-factor of the compatibility graph).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import scipy.sparse as sp
+        >>> view = AttackerView.singletons(sp.csr_array(np.eye(3)))
+        >>> view.k_factor_flow(1), view.k_factor_flow(2)
+        (3, 3)
+        """
+        key = ("flow", int(k))
+        if key not in self._cache:
+            if self.n != self.n_published:
+                self._cache[key] = 0
+            else:
+                self._cache[key] = has_k_factor(self.c, self.counts, int(k), self.mult)
+        return int(self._cache[key])
+
+    def has_k_factor(self, k: int) -> bool:
+        """Whether the compatibility graph has a k-factor: as many rows as originals, at least
+        k compatible rows per original and originals per row, and a flow of k·n
+        (:meth:`k_factor_flow`). O(pairs between groups) plus the flow when the degrees
+        allow it."""
+        if self.n != self.n_published:
+            return False
+        if self.n == 0:
+            return True
+        if self.per_original().min() < k or self.per_published().min() < k:
+            return False
+        return self.k_factor_flow(k) == k * self.n
+
+    def k_factor_in_blocks(self, k: int, row_block: np.ndarray, col_block: np.ndarray) -> bool:
+        """Whether the graph has a k-factor made of k-factors inside given blocks (a block
+        label per original and per published row): True proves a k-factor of the whole graph,
+        False proves nothing (``core.matching.k_factor_in_blocks``). One flow on the blocks'
+        disjoint contracted networks, O(n + pairs inside the blocks)."""
+        return k_factor_in_blocks(self.c, self.inverse, self.group, int(k), row_block, col_block)
+
+    def candidates(self, matching: np.ndarray | None = None) -> AttackerView | None:
+        """Every person's candidates: the compatible rows that lie in some perfect matching.
+
+        Parameters
+        ----------
+        matching : numpy.ndarray, optional
+            A perfect matching the attacker already has (original i ↔ published row
+            ``matching[i]``, every pair compatible): it replaces the max-flow. Not cached.
+
+        Returns
+        -------
+        AttackerView or None
+            The view restricted to the candidate pairs (same groups; ``per_original()`` is
+            each group's number of candidates), or None when the compatibility graph has no
+            perfect matching (no world is consistent with the release).
+
+        Notes
+        -----
+        A perfect matching of the person-level graph is an integral flow source → u
+        (``counts[u]``) → g → sink (``mult[g]``) of value n on the groups, and back (deal
+        each u's flow to its members, each g's to its rows: the blocks are complete); by the
+        same symmetry (i, j) lies in some perfect matching iff some flow of value n puts flow
+        on (u(i), g(j)). Given one flow f, a flow f' with f'(u, g) > 0 exists iff f(u, g) > 0
+        or the residual graph of f has a cycle through u → g, i.e. iff u and g lie in one
+        strongly connected component of the digraph with an arc u → g per compatible pair and
+        g → u where f > 0 — the Dulmage–Mendelsohn test on the contracted graph. Time:
+        Dinic's algorithm on O(U + G + pairs between groups) arcs, then O(U + G + pairs) for
+        the components; memory O(n + pairs between groups).
+
+        References
+        ----------
+        Choromanski et al., NIPS 2013, Lemma 4.1 (edges in no perfect matching are ruled out);
+        Dulmage & Mendelsohn (1958); Tassa (2012).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import scipy.sparse as sp
+        >>> view = AttackerView.singletons(sp.csr_array(np.array([[1, 1], [0, 1]])))
+        >>> view.candidates().person_matrix().toarray().tolist()
+        [[1, 0], [0, 1]]
+        """
+        if matching is not None:
+            return self._candidates(self._flow_of(np.asarray(matching, np.int64)))
+        if "candidates" not in self._cache:
+            self._cache["candidates"] = self._candidates(self._perfect_flow())
+        cand: AttackerView | None = self._cache["candidates"]
+        return cand
+
+    def _perfect_flow(self) -> np.ndarray | None:
+        """Per stored pair of ``c``: the flow of one perfect matching on the groups, or None.
+        Dinic on O(U + G + pairs between groups) arcs."""
+        from scipy.sparse.csgraph import maximum_flow
+
+        n_u, n_g = self.c.shape
+        n = self.n
+        if n != int(self.mult.sum()):
+            return None
+        if n == 0:
+            return np.zeros(self.c.nnz, np.int64)
+        coo = sp.coo_array(self.c)
+        u, g = coo.row.astype(np.int64), coo.col.astype(np.int64)
+        counts, mult = self.counts, self.mult
+        src, sink = 0, 1 + n_u + n_g
+        net = sp.csr_array(
+            (
+                np.concatenate([counts, np.minimum(counts[u], mult[g]), mult]).astype(np.int32),
+                (
+                    np.concatenate([np.zeros(n_u, np.int64), 1 + u, 1 + n_u + np.arange(n_g)]),
+                    np.concatenate([1 + np.arange(n_u), 1 + n_u + g, np.full(n_g, sink)]),
+                ),
+            ),
+            shape=(sink + 1, sink + 1),
+        )
+        result = maximum_flow(net, src, sink, method="dinic")
+        if int(result.flow_value) != n:
+            return None
+        flow = sp.csr_array(result.flow)
+        return np.asarray(flow[1 + u, 1 + n_u + g]).reshape(-1).astype(np.int64)
+
+    def _pair_index(self, people: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each (person, published row): the position of its group pair among the stored
+        pairs of ``c`` (sorted CSR order) and whether it is stored (compatible).
+        O(len · log pairs + pairs between groups)."""
+        n_g = self.c.shape[1]
+        key = self.inverse[people] * n_g + self.group[rows]
+        pair_u = np.repeat(np.arange(self.c.shape[0], dtype=np.int64), np.diff(self.c.indptr))
+        stored = pair_u * n_g + self.c.indices  # sorted: CSR with sorted indices
+        at = np.minimum(np.searchsorted(stored, key), max(len(stored) - 1, 0))
+        found = stored[at] == key if len(stored) else np.zeros(len(key), bool)
+        return at, found
+
+    def compatible(self, people: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Whether person ``people[t]`` is compatible with published row ``rows[t]``, for
+        every t (boolean array). O(len · log pairs + pairs between groups)."""
+        return self._pair_index(np.asarray(people, np.int64), np.asarray(rows, np.int64))[1]
+
+    def restrict(self, people: np.ndarray, rows: np.ndarray) -> AttackerView:
+        """The view of some people and some published rows (in the given orders): the groups
+        shrink to their members among them, and empty groups go. O(n + pairs between
+        groups)."""
+        people, rows = np.asarray(people, np.int64), np.asarray(rows, np.int64)
+        n_u, n_g = self.c.shape
+        counts = np.bincount(self.inverse[people], minlength=n_u)
+        mult = np.bincount(self.group[rows], minlength=n_g)
+        live_u, live_g = np.flatnonzero(counts), np.flatnonzero(mult)
+        new_u = np.cumsum(counts > 0) - 1
+        new_g = np.cumsum(mult > 0) - 1
+        c = sp.csr_array(self.c[live_u][:, live_g])
+        c.sort_indices()
+        return AttackerView(
+            c,
+            counts[live_u].astype(np.int64),
+            new_u[self.inverse[people]],
+            mult[live_g].astype(np.int64),
+            new_g[self.group[rows]],
+        )
+
+    def _flow_of(self, matching: np.ndarray) -> np.ndarray:
+        """Per stored pair of ``c`` (sorted CSR order): how many pairs of ``matching`` it
+        carries. O(n log n + pairs between groups)."""
+        at, _ = self._pair_index(np.arange(self.n), matching)
+        return np.bincount(at, minlength=self.c.nnz).astype(np.int64)
+
+    def _candidates(self, used_flow: np.ndarray | None) -> AttackerView | None:
+        from scipy.sparse.csgraph import connected_components
+
+        if used_flow is None:
+            return None
+        n_u, n_g = self.c.shape
+        u = np.repeat(np.arange(n_u, dtype=np.int64), np.diff(self.c.indptr))
+        g = self.c.indices.astype(np.int64)
+        used = used_flow > 0
+        # nodes 0..U−1 the original groups, U..U+G−1 the published groups
+        heads = np.concatenate([u, n_u + g[used]])
+        tails = np.concatenate([n_u + g, u[used]])
+        arcs = sp.csr_array(
+            (np.ones(len(heads), np.int8), (heads, tails)), shape=(n_u + n_g, n_u + n_g)
+        )
+        _, scc = connected_components(arcs, directed=True, connection="strong")
+        keep = scc[u] == scc[n_u + g]
+        cand = sp.csr_array(
+            (np.ones(int(keep.sum()), np.int8), (u[keep], g[keep])), shape=(n_u, n_g)
+        )
+        cand.sort_indices()
+        return AttackerView(cand, self.counts, self.inverse, self.mult, self.group)

@@ -1,0 +1,210 @@
+"""The attacker's view (``core.view``) against a brute force on the person-level graph: on tiny
+random table and set releases, the candidates (edges in some perfect matching) and the k-factor
+verdict computed on groups equal networkx's, computed person by person."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anonymatch.core.view import AttackerView, group_rows, group_sets
+from anonymatch.sets.io import SetRelease, from_sets
+from anonymatch.sets.verify import set_view
+from anonymatch.tables.columns.schema import Schema, encode_qi
+from anonymatch.tables.io.cells import parse_cells
+from anonymatch.tables.verify import attacker_view
+from tests.factories import dense_compatibility
+
+QI, NUMERIC = ["age", "job"], ["age"]
+
+
+def _has_perfect_matching(dense: np.ndarray) -> bool:
+    n, m = dense.shape
+    if n != m:
+        return False
+    g = nx.Graph()
+    g.add_nodes_from(range(n + m))
+    g.add_edges_from((i, n + j) for i, j in zip(*np.nonzero(dense), strict=True))
+    return len(nx.bipartite.maximum_matching(g, top_nodes=range(n))) == 2 * n
+
+
+def _brute_candidates(dense: np.ndarray) -> np.ndarray | None:
+    """Person × row: (i, j) is a candidate iff it is an edge and the graph without i and j has
+    a perfect matching; None if the graph has none."""
+    if not _has_perfect_matching(dense):
+        return None
+    out = np.zeros(dense.shape, bool)
+    for i, j in zip(*np.nonzero(dense), strict=True):
+        rest = np.delete(np.delete(dense, i, axis=0), j, axis=1)
+        out[i, j] = _has_perfect_matching(rest)
+    return out
+
+
+def _brute_k_factor(dense: np.ndarray, k: int) -> bool:
+    """A k-factor of the person-level graph: a flow source → person (k) → row (1) → sink (k)
+    of value k·n, by networkx."""
+    n, m = dense.shape
+    if n != m:
+        return False
+    g = nx.DiGraph()
+    for i in range(n):
+        g.add_edge("s", ("o", i), capacity=k)
+    for j in range(m):
+        g.add_edge(("p", j), "t", capacity=k)
+    for i, j in zip(*np.nonzero(dense), strict=True):
+        g.add_edge(("o", int(i)), ("p", int(j)), capacity=1)
+    if n == 0:
+        return True
+    return nx.maximum_flow_value(g, "s", "t") == k * n
+
+
+def _check(view: AttackerView, dense: np.ndarray) -> None:
+    """The view's figures against the brute force on the person-level matrix ``dense``."""
+    assert np.array_equal(view.person_matrix().toarray().astype(bool), dense)
+    assert view.person_pairs() == int(dense.sum())
+    per_person = view.per_original()[view.inverse]
+    assert np.array_equal(per_person, dense.sum(axis=1))
+    want = _brute_candidates(dense)
+    cand = view.candidates()
+    if want is None:
+        assert cand is None
+    else:
+        assert cand is not None
+        assert np.array_equal(cand.person_matrix().toarray().astype(bool), want)
+        assert np.array_equal(cand.per_original()[cand.inverse], want.sum(axis=1))
+        # the same candidates from a perfect matching the attacker already holds
+        n = len(dense)
+        g = nx.Graph()
+        g.add_nodes_from(range(2 * n))
+        g.add_edges_from((i, n + j) for i, j in zip(*np.nonzero(dense), strict=True))
+        pm = nx.bipartite.maximum_matching(g, top_nodes=range(n))
+        match = np.array([pm[i] - n for i in range(n)], np.int64)
+        assert view.compatible(np.arange(n), match).all()
+        given_pm = view.candidates(matching=match)
+        assert given_pm is not None
+        assert np.array_equal(given_pm.person_matrix().toarray(), cand.person_matrix().toarray())
+    for k in (1, 2, 3):
+        assert view.has_k_factor(k) == _brute_k_factor(dense, k)
+        if dense.shape[0] == dense.shape[1]:
+            assert (view.k_factor_flow(k) == k * len(dense)) == _brute_k_factor(dense, k)
+
+
+@st.composite
+def _table_release(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A tiny original with repeated QI vectors and random published cells (repeated too),
+    sometimes with fewer or more rows than people."""
+    n = draw(st.integers(1, 6))
+    original = pd.DataFrame(
+        {
+            "age": draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)),
+            "job": draw(st.lists(st.sampled_from("ab"), min_size=n, max_size=n)),
+        }
+    )
+    m = n if draw(st.integers(0, 5)) else draw(st.integers(1, 6))
+    ranges = st.sampled_from(["0", "1", "2", "0..1", "1..2", "0..2", "*"])
+    sets = st.sampled_from(["a", "b", "a|b", "*"])
+    release = pd.DataFrame(
+        {
+            "age": draw(st.lists(ranges, min_size=m, max_size=m)),
+            "job": draw(st.lists(sets, min_size=m, max_size=m)),
+        }
+    )
+    return original, release
+
+
+@settings(max_examples=150, deadline=None)
+@given(_table_release())
+def test_table_view_is_the_person_level_brute_force(case: tuple[pd.DataFrame, pd.DataFrame]):
+    original, release = case
+    enc = encode_qi(original, Schema.build(QI, NUMERIC))
+    view = attacker_view(parse_cells(release, enc), enc)
+    _check(view, dense_compatibility(original, release, QI, NUMERIC))
+    # groups: identical originals, identical published rows
+    keys = original.astype(str).agg("|".join, axis=1).to_numpy()
+    text = release.astype(str).agg("/".join, axis=1).to_numpy()
+    for labels, inverse, counts in (
+        (keys, view.inverse, view.counts),
+        (text, view.group, view.mult),
+    ):
+        assert np.array_equal(np.bincount(inverse, minlength=len(counts)), counts)
+        for t in set(labels):
+            assert len(set(inverse[labels == t].tolist())) == 1
+        assert len(counts) == len(set(labels))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.integers(1, 6),
+    seed=st.integers(0, 10**6),
+    shuffled=st.booleans(),
+)
+def test_set_view_is_the_person_level_brute_force(n: int, seed: int, shuffled: bool) -> None:
+    rng = np.random.default_rng(seed)
+    b = 3  # few items: identical item sets are common
+    dense_sets = rng.random((n, b)) < 0.5
+    dense_sets[np.arange(n), rng.integers(0, b, n)] = True
+    t = from_sets([np.flatnonzero(row).tolist() for row in dense_sets])
+    x = np.zeros((n, b), bool)
+    x[:, : t.n_items] = t.matrix.toarray()
+    # published records: the originals (shuffled or not) with random uncertain items
+    base = x[rng.permutation(n)] if shuffled else rng.random((n, b)) < 0.5
+    unc = rng.random((n, b)) < 0.4
+    thr = rng.integers(0, 3, n)
+    items = [*t.items, *[f"new{j}" for j in range(b - t.n_items)]]
+    rel = SetRelease(sp.csr_array(base), sp.csr_array(unc), thr, None, items, True)
+    dense = np.zeros((n, n), bool)
+    for i in range(n):
+        for j in range(n):
+            certain = ~unc[j]
+            dense[i, j] = (
+                np.array_equal(x[i][certain], base[j][certain])
+                and (x[i] != base[j]).sum() <= thr[j]
+            )
+    view = set_view(rel, t)
+    _check(view, dense)
+    assert len(view.counts) == len({tuple(row) for row in x.tolist()})
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 7), seed=st.integers(0, 10**6), density=st.floats(0.2, 0.8))
+def test_restricted_view_is_the_subgraph(n: int, seed: int, density: float) -> None:
+    """``restrict`` keeps the chosen people and rows; its figures are the subgraph's."""
+    rng = np.random.default_rng(seed)
+    dense = rng.random((n, n)) < density
+    people = np.flatnonzero(rng.random(n) < 0.7)
+    rows = rng.permutation(n)[: len(people)]
+    view = AttackerView.singletons(sp.csr_array(dense.astype(np.int8)))
+    sub = view.restrict(people, rows)
+    _check(sub, dense[np.ix_(people, rows)])
+
+
+def test_groups_of_rows_and_of_sets() -> None:
+    uniq, inverse, counts = group_rows(np.array([[1, 2], [0, 5], [1, 2]]))
+    assert uniq.tolist() == [[0, 5], [1, 2]] and inverse.tolist() == [1, 0, 1]
+    assert counts.tolist() == [1, 2]
+    m = sp.csr_array(np.array([[0, 1, 1], [1, 0, 0], [0, 1, 1], [0, 0, 0]]))
+    sets, counts, inverse = group_sets(m)
+    assert sets.shape == (3, 3) and counts.tolist() == [2, 1, 1]
+    assert inverse.tolist() == [0, 1, 0, 2]
+
+
+def test_one_class_view_is_linear() -> None:
+    """A release of one class of n identical rows and n identical people: one pair between
+    groups, the k-factor for every k ≤ n and every row a candidate of everyone."""
+    n = 5000
+    view = AttackerView.build(
+        sp.csr_array(np.ones((1, 1), np.int8)),
+        np.array([n]),
+        np.zeros(n, np.int64),
+        np.array([n]),
+        np.zeros(n, np.int64),
+    )
+    assert view.pairs() == n and view.person_pairs() == n * n
+    assert view.has_k_factor(n) and not view.has_k_factor(n + 1)
+    cand = view.candidates()
+    assert cand is not None and cand.c.nnz == 1 and cand.per_original().tolist() == [n]
+    assert [a.tolist()[:2] for a in view.class_sizes()] == [[n, n], [n, n]]
