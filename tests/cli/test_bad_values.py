@@ -11,7 +11,7 @@ import pytest
 
 from anonymatch.cli import cli, main
 from anonymatch.core.errors import InputError
-from anonymatch.core.validation import DIMENSION_FLOOR, check_dimensions, dimension_limit
+from anonymatch.core.params import DIMENSION_FLOOR, check_dimensions, dimension_limit
 from tests.cli.test_options import TABLE, _table
 
 SEEDED = sorted(

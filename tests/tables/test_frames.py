@@ -1,6 +1,6 @@
 """DataFrames other than pandas at the Python front (issue 30 item 4): Polars (eager and
 lazy), Arrow tables and Dask DataFrames are converted in one place
-(``core.validation.require_frame``) and give the release of the same pandas frame; a release
+(``core.params.require_frame``) and give the release of the same pandas frame; a release
 comes out as Arrow or Polars in the typed Parquet layout."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
-from anonymatch.core.validation import check_dimensions
+from anonymatch.core.params import check_dimensions
 
 _SPLIT = re.compile(r"[,\t ]+")
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from anonymatch.core.errors import ArgumentTypeError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.validation import type_name
+from anonymatch.core.params import type_name
 
 if TYPE_CHECKING:
     from anonymatch.relational.io import People, RelationalRelease
@@ -343,8 +343,7 @@ def evaluate(
     >>> 0.0 <= figures.relational_gcp <= 1.0
     True
     """
-    from anonymatch.core.params import integer
-    from anonymatch.core.validation import check_seed
+    from anonymatch.core.params import check_seed, integer
     from anonymatch.relational.metrics import relational_utility
     from anonymatch.relational.pipeline import encode
     from anonymatch.tables.columns.schema import Schema

@@ -23,6 +23,7 @@ from anonymatch.core.criteria import Criterion
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import (
     check_level_fits,
+    check_seed,
     integer,
     number,
     optional_integer,
@@ -30,7 +31,6 @@ from anonymatch.core.params import (
     with_defaults,
 )
 from anonymatch.core.registry import lookup
-from anonymatch.core.validation import check_seed
 from anonymatch.relational.methods import RelationalMethod, registry
 from anonymatch.tables.models import CRITERIA
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.validation import check_seed, type_name
+from anonymatch.core.params import check_seed, type_name
 
 if TYPE_CHECKING:
     from anonymatch.sets.io import SetRelease, Transactions

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import (
     check_level_fits,
+    check_seed,
     optional_integer,
     param,
     with_defaults,
 )
 from anonymatch.core.registry import lookup
-from anonymatch.core.validation import check_seed
 from anonymatch.sets.methods import SetMethod, names, registry
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from anonymatch.core.cells import split_cell
 from anonymatch.core.counting import check_k, check_km
 from anonymatch.core.errors import ArgumentTypeError, InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.validation import check_seed, type_name
+from anonymatch.core.params import check_seed, type_name
 from anonymatch.sets.methods.km import group_labels, item_ncp, km_anonymize, transactions_matrix
 
 # --------------------------------------------------------------------------------------------

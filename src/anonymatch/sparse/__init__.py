@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.validation import type_name
+from anonymatch.core.params import type_name
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -23,7 +23,7 @@ metrics need; the ids in the input should therefore be pseudonymous.
 Ids are bounded by the input's size: the matrix has a row (an ``indptr`` entry) for every id up
 to the largest, so a row or column id of 10¹² in a ten-line file would ask for terabytes. Every
 reader refuses (``InputError``) a dimension above ``max(2**24, 64 × edges)``
-(:func:`anonymatch.core.validation.check_dimensions`); relabel such ids to 0 … n−1 first.
+(:func:`anonymatch.core.params.check_dimensions`); relabel such ids to 0 … n−1 first.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import scipy.sparse as sp
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
-from anonymatch.core.validation import check_dimensions
+from anonymatch.core.params import check_dimensions
 
 Adjacency = Literal["none", "directed", "undirected"]
 FORMATS = ("auto", "edges", "parquet", "mtx", "dat")

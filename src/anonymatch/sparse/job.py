@@ -26,6 +26,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.params import (
     Execution,
     check_level_fits,
+    check_seed,
     choice,
     flag,
     integer,
@@ -34,7 +35,6 @@ from anonymatch.core.params import (
     with_defaults,
 )
 from anonymatch.core.registry import lookup
-from anonymatch.core.validation import check_seed
 from anonymatch.sparse.methods import SparseMethod, names, registry
 
 DEFAULT_CHUNK_ROWS = 100_000

@@ -46,8 +46,8 @@ from anonymatch.core import lifecycle
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import new_manifest
+from anonymatch.core.params import check_dimensions
 from anonymatch.core.runner import Placement, default_workers, run_partitions, split_even
-from anonymatch.core.validation import check_dimensions
 from anonymatch.sparse.io import binary_csr, iter_parquet_edges, sparse_format
 from anonymatch.sparse.job import SparseJob, check_rows, check_streamable
 from anonymatch.sparse.methods.smooth import cluster, vote

@@ -10,7 +10,7 @@ and ``anonymatch.graphs``, original always before release::
     anonymatch.tables.evaluate(df, result.release, qi="age,sex", numeric="age").to_dict()
     anonymatch.tables.risk(df, result.release, qi="age,sex", numeric="age").to_dict()
 
-The functions validate their arguments (``anonymatch.core.validation``) and delegate to
+The functions validate their arguments (``anonymatch.core.params``) and delegate to
 ``anonymatch.tables.pipeline``; heavy modules are imported on first call, so importing this
 package is cheap.
 """
@@ -22,8 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.front import keep_functions
-from anonymatch.core.params import accept_keywords
-from anonymatch.core.validation import require_frame
+from anonymatch.core.params import accept_keywords, require_frame
 from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:

@@ -38,7 +38,10 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.params import (
     Execution,
     check_level_fits,
+    check_seed,
+    check_weights,
     choice,
+    column_list,
     flag,
     integer,
     number,
@@ -46,7 +49,6 @@ from anonymatch.core.params import (
     param,
     with_defaults,
 )
-from anonymatch.core.validation import check_seed, check_weights, column_list
 from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:

@@ -21,8 +21,7 @@ from anonymatch.core.criteria import record
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.params import param
-from anonymatch.core.validation import require_frame
+from anonymatch.core.params import param, require_frame
 from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.errors import InputError
-from anonymatch.core.validation import check_weights, column_list
+from anonymatch.core.params import check_weights, column_list
 from anonymatch.tables.columns.hierarchy import Hierarchy
 from anonymatch.tables.columns.qitypes import OrdinalScale, QITypes, Scale
 

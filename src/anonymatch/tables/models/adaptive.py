@@ -22,9 +22,8 @@ import scipy.sparse as sp
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.params import check_level_fits, integer, param
+from anonymatch.core.params import check_level_fits, integer, param, require_frame
 from anonymatch.core.runner import Placement, run_partitions
-from anonymatch.core.validation import require_frame
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.job import ReleaseCheck, TableJob, plan

@@ -26,8 +26,7 @@ from anonymatch.core.cells import STAR, canonical_cell
 from anonymatch.core.counting import AnonymityReport, check_k, check_kl_codes, check_level
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.manifest import new_manifest
-from anonymatch.core.params import accept_keywords, param
-from anonymatch.core.validation import check_seed, column_list, require_frame
+from anonymatch.core.params import accept_keywords, check_seed, column_list, param, require_frame
 from anonymatch.core.view import group_rows
 from anonymatch.tables.columns.schema import (
     EncodedQI,

@@ -1,4 +1,4 @@
-"""Validation at the public boundary (anonymatch.core.validation)."""
+"""Validation at the public boundary (anonymatch.core.params)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from anonymatch.core.errors import InputError
-from anonymatch.core.validation import (
-    check_k,
-    check_optional_level,
-    check_positive_number,
+from anonymatch.core.params import (
     check_seed,
     check_weights,
     column_list,
+    integer,
+    number,
+    optional_integer,
     require_frame,
 )
 
@@ -74,21 +74,27 @@ def test_require_frame() -> None:
 
 @given(st.integers(min_value=1, max_value=10**12))
 def test_positive_ints_are_valid_k(k: int) -> None:
-    assert check_k(k) == k
-    assert check_k(np.int64(k)) == k
+    assert integer(k, "k") == k
+    assert integer(np.int64(k), "k") == k
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, False, 2.0, "3", None, np.float64(3)])
 def test_bad_k_is_an_input_error(bad: object) -> None:
-    with pytest.raises(InputError, match="^k must be a positive integer"):
-        check_k(bad)
+    with pytest.raises(InputError, match="^`k` must be an integer of at least 1, got "):
+        integer(bad, "k")
+
+
+def test_integer_minimum() -> None:
+    assert integer(0, "iterations", minimum=0) == 0
+    with pytest.raises(InputError, match="^`iterations` must be an integer of at least 0, got -1$"):
+        integer(-1, "iterations", minimum=0)
 
 
 def test_optional_level() -> None:
-    assert check_optional_level(None, "ell") is None
-    assert check_optional_level(2, "ell") == 2
-    with pytest.raises(InputError, match="^ell must"):
-        check_optional_level(0, "ell")
+    assert optional_integer(None, "ell") is None
+    assert optional_integer(2, "ell") == 2
+    with pytest.raises(InputError, match="^`ell` must"):
+        optional_integer(0, "ell")
 
 
 @given(st.one_of(st.none(), st.integers(min_value=0, max_value=2**64)))
@@ -138,9 +144,9 @@ def test_bad_weights_are_input_errors(bad: object) -> None:
 
 @pytest.mark.parametrize("bad", [0, -1.5, math.inf, math.nan, True, "60"])
 def test_positive_numbers(bad: object) -> None:
-    assert check_positive_number(2, "time_limit") == 2.0
-    with pytest.raises(InputError, match="^time_limit must be a positive number"):
-        check_positive_number(bad, "time_limit")
+    assert number(2, "time_limit") == 2.0
+    with pytest.raises(InputError, match=r"^`time_limit` must (be a number|be in \(0, ∞\))"):
+        number(bad, "time_limit")
 
 
 def test_no_weights() -> None:
