@@ -1,14 +1,15 @@
 """The shape of every data kind's method registry: a method's name, summary and capabilities.
 
-Each kind registers its methods once (``anonymatch.sets.methods.registry``,
-``anonymatch.sparse.methods.registry``, ``anonymatch.graphs.methods.registry``; the tables'
-``anonymatch.tables.methods.Method`` carries the same fields): the command line's ``--method``
-choices, the job file's enumeration (``anonymatch.app.jobfile.METHODS``), the typed jobs'
-capability checks and the tests' parametrizations are derived from the registry with
-:func:`names`, never listed again.
+Each kind registers its methods once (``anonymatch.tables.methods.registry``,
+``anonymatch.sets.methods.registry``, ``anonymatch.sparse.methods.registry``,
+``anonymatch.graphs.methods.registry``, ``anonymatch.relational.methods.registry``): the
+command line's ``--method`` choices, the job file's enumeration
+(``anonymatch.app.jobfile.METHODS``), the typed jobs' capability checks and the tests'
+parametrizations are derived from the registry with :func:`names`, never listed again.
 
-A kind extends :class:`Method` with its own capabilities (keyword-only fields with defaults, so
-that a subclass may add fields of its own). Every helper is O(number of methods).
+A kind extends :class:`Method` with its own capabilities (a ``kw_only`` dataclass, so that a
+subclass may add fields of its own, with or without defaults, and every entry is built with
+keywords). Every helper is O(number of methods).
 """
 
 from __future__ import annotations

@@ -6,9 +6,10 @@ returns a generalization graph over those records (published record j generalize
 others see the whole table. The suppression methods with per-record levels (Choromanski et al.)
 are registered too; they run on the adaptive path (``anonymatch.tables.models.adaptive``).
 
-Each method declares its capabilities (:class:`Method`); the command line's choices, the job
-file's enumeration, the typed job's checks (``anonymatch.tables.job``) and the tests'
-parametrizations are derived from the registry, never listed again.
+Each method declares its capabilities (:class:`Method`, a kind of
+:class:`anonymatch.core.registry.Method`); the command line's choices, the job file's
+enumeration, the typed job's checks (``anonymatch.tables.job``) and the tests'
+parametrizations are derived from the registry with :func:`names`, never listed again.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from anonymatch.core import registry as core
 from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.params import param
@@ -44,46 +46,39 @@ class BuildOptions:
 Builder = Callable[[EncodedQI, int, BuildOptions], GeneralizationGraph]
 
 
-@dataclass(frozen=True)
-class Method:
-    """A registered method and its capabilities.
+@dataclass(frozen=True, kw_only=True)
+class Method(core.Method):
+    """A registered table method: the capabilities every kind shares and the tables' own.
 
     Attributes
     ----------
-    name, summary : str
-        The method's name (``--method``) and one line on what it does.
-    build : Builder or None
-        The graph builder (None for the suppression methods, run by ``tables.adaptive``).
+    name, summary, sensitive, streamable, verified
+        As :class:`anonymatch.core.registry.Method` (``sensitive``: ℓ-diversity and
+        t-closeness on sensitive columns; ``streamable``: the streamed, partitioned path for
+        inputs larger than memory).
     partitioned : bool
         Runs once per partition of the lexicographic order (``partition_size`` applies).
+    build : Builder or None
+        The graph builder (None for the suppression methods, run by ``tables.adaptive``).
     regular : bool
         The graph is k-regular (otherwise every vertex has equal in- and out-degree ≥ k, as in
         Mondrian's bicliques).
     partition_size : callable
         ``partition_size(k)``: the default partition size of a partitioned method (before the
         floor of 2k that ``anonymatch.tables.job.effective_partition_size`` applies).
-    sensitive : bool
-        Supports ℓ-diversity and t-closeness on sensitive columns.
     missing : bool
         Accepts missing QI values (published as ``*``).
     levels : bool
         Per-record levels (``k_column``) and suppression: the adaptive path.
-    streamable : bool
-        Runs on the streamed, partitioned path (inputs larger than memory).
     typed : bool
         Supports ordinal and date QIs and hierarchies.
     """
 
-    name: str
     build: Builder | None
-    partitioned: bool
     regular: bool
-    summary: str
     partition_size: Callable[[int], int] = field(default=lambda k: 0)
-    sensitive: bool = False
     missing: bool = True
     levels: bool = False
-    streamable: bool = False
     typed: bool = True
 
     def partition_size_for(self, k: int, given: int | None = None) -> int | None:
@@ -151,73 +146,71 @@ def registry() -> dict[str, Method]:
     mondrian = _Lazy("mondrian")
     ring = _Lazy("ring")
 
-    methods = [
+    return core.registry_of(
         Method(
-            "hungarian",
-            freeform.hungarian,
-            True,
-            True,
-            "k−1 exact minimum-cost assignments on GCP-increase weights (Doka §7)",
-            freeform_partition_size,
+            name="hungarian",
+            summary="k−1 exact minimum-cost assignments on GCP-increase weights (Doka §7)",
+            build=freeform.hungarian,
+            partitioned=True,
+            regular=True,
+            partition_size=freeform_partition_size,
             sensitive=True,
             streamable=True,
         ),
         Method(
-            "sortgreedy",
-            freeform.sortgreedy,
-            True,
-            True,
-            "greedy assignments over edges sorted by weight (Doka §6, Algorithm 2)",
-            freeform_partition_size,
+            name="sortgreedy",
+            summary="greedy assignments over edges sorted by weight (Doka §6, Algorithm 2)",
+            build=freeform.sortgreedy,
+            partitioned=True,
+            regular=True,
+            partition_size=freeform_partition_size,
             sensitive=True,
             streamable=True,
         ),
         Method(
-            "greedy",
-            freeform.greedy,
-            True,
-            True,
-            "greedy assignments in lexicographic vertex order (Doka §5, Algorithm 1)",
-            freeform_partition_size,
+            name="greedy",
+            summary="greedy assignments in lexicographic vertex order (Doka §5, Algorithm 1)",
+            build=freeform.greedy,
+            partitioned=True,
+            regular=True,
+            partition_size=freeform_partition_size,
             sensitive=True,
             streamable=True,
         ),
         # HiGHS proves optimality within seconds up to ~8 records and hits a 60 s limit from 10
         # records on (k ≥ 3), hence partitions of max(8, 2k) records by default.
         Method(
-            "mip",
-            exact.mip,
-            True,
-            True,
-            "exact mixed-integer program of Doka §4 (HiGHS), small partitions only",
-            lambda k: max(8, 2 * k),
+            name="mip",
+            summary="exact mixed-integer program of Doka §4 (HiGHS), small partitions only",
+            build=exact.mip,
+            partitioned=True,
+            regular=True,
+            partition_size=lambda k: max(8, 2 * k),
             sensitive=True,
             missing=False,
             streamable=True,
         ),
         Method(
-            "mondrian",
-            mondrian.mondrian,
-            False,
-            False,
-            "strict multidimensional Mondrian (LeFevre et al. 2006), baseline",
+            name="mondrian",
+            summary="strict multidimensional Mondrian (LeFevre et al. 2006), baseline",
+            build=mondrian.mondrian,
+            regular=False,
             sensitive=True,
         ),
         Method(
-            "ring",
-            ring.ring,
-            False,
-            True,
-            "NH ring generalization over partitions of k…2k−1 records (Wong et al. 2010)",
+            name="ring",
+            summary="NH ring generalization over partitions of k…2k−1 records (Wong et al. 2010)",
+            build=ring.ring,
+            regular=True,
         ),
         *(
             Method(
-                name,
-                None,
-                True,
-                False,
-                summary,
-                adaptive_partition_size,
+                name=name,
+                summary=summary,
+                build=None,
+                partitioned=True,
+                regular=False,
+                partition_size=adaptive_partition_size,
                 levels=True,
                 typed=False,
             )
@@ -230,8 +223,7 @@ def registry() -> dict[str, Method]:
                 ("agglomerative", "k-anonymity with suppression by agglomeration, baseline"),
             )
         ),
-    ]
-    return {m.name: m for m in methods}
+    )
 
 
 class _Lazy:
@@ -254,15 +246,11 @@ class _Lazy:
         return build
 
 
-def names(**capabilities: bool) -> tuple[str, ...]:
-    """Names of the registered methods with the given capabilities, in registry order
+def names(**capabilities: object) -> tuple[str, ...]:
+    """Names of the table methods with the given capabilities, in registry order
     (``names(levels=False)``: the generalization methods; ``names(streamable=True)``: those
     of the streamed path)."""
-    return tuple(
-        m.name
-        for m in registry().values()
-        if all(getattr(m, key) == value for key, value in capabilities.items())
-    )
+    return core.names(registry(), **capabilities)
 
 
 METHOD_NAMES = names(levels=False)
