@@ -11,7 +11,15 @@ import scipy.sparse as sp
 from anonymatch.tables import run_job
 from anonymatch.tables.columns.schema import EncodedQI, Schema, encode_qi
 from anonymatch.tables.job import TableJob
+from anonymatch.tables.methods import names
 from anonymatch.tables.pipeline import Release
+
+
+def one_per_shape() -> tuple[str, ...]:
+    """One generalization method of each graph shape, from the tables' registry: the first
+    k-regular one (freeform) and the first publishing classes (``regular`` False), for the
+    suites that sample the methods for time rather than run every one."""
+    return tuple(names(levels=False, regular=regular)[0] for regular in (True, False))
 
 
 def random_frame(n: int, seed: int, n_num: int = 2, n_cat: int = 2, card: int = 4) -> pd.DataFrame:

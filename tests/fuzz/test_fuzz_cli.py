@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from anonymatch.sets.methods import names as set_methods
 from anonymatch.sparse.methods import names as sparse_methods
 from anonymatch.sparse.methods import registry as sparse_registry
+from anonymatch.tables.methods import names as table_methods
 from tests.fuzz.contract import FUZZ, STATS, case_dir, check, run
 
 ADULT = Path(os.environ.get("ANONYMATCH_DATA", "/nonexistent")) / "adult" / "adult.data"
@@ -120,7 +121,7 @@ def _schema(qi: list[str], numeric: list[str], sensitive: list[str]) -> list[str
 @given(
     case=table_case(),
     k=st.sampled_from([0, 1, 2, 2, 3, 5, 6]),
-    method=st.sampled_from(["hungarian", "sortgreedy", "greedy", "mondrian", "ring"]),
+    method=st.sampled_from([m for m in table_methods(levels=False) if m != "mip"]),
     executor=st.sampled_from(["auto", "threads", "inline"]),
     extra=st.lists(
         st.sampled_from(["--drop-missing", "--na-values=?,NA", "--seed=7", "--report", "--tsv"]),

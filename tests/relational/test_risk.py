@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from anonymatch.core.errors import InputError
 from anonymatch.relational import anonymize, risk, verify
 from anonymatch.relational.io import People, from_frames, release_from_objects
+from anonymatch.relational.methods import names
 
 
 def three_people() -> People:
@@ -96,7 +97,7 @@ def inputs(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame, int]:
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inputs(), st.sampled_from(["hungarian", "classes"]))
+@given(inputs(), st.sampled_from(names()))
 def test_every_person_has_k_candidates_on_a_verified_release(
     data: tuple[pd.DataFrame, pd.DataFrame, int], method: str
 ) -> None:

@@ -13,6 +13,7 @@ from scipy.sparse.csgraph import connected_components
 from anonymatch.cli import main
 from anonymatch.core.errors import InputError
 from anonymatch.tables.io.cells import parse_cells
+from anonymatch.tables.methods import names
 from anonymatch.tables.methods.bmatching import (
     SuppressionProblem,
     cheapest_candidates,
@@ -101,7 +102,7 @@ def test_patience_stops_the_sweep_early():
     assert short.history[: len(swept)] == full.history[: len(swept)]
 
 
-@pytest.mark.parametrize("method", ["bmatching", "bmatching-symmetric", "agglomerative"])
+@pytest.mark.parametrize("method", names(levels=True))
 @pytest.mark.parametrize("adaptive", [False, True])
 def test_parts_release_is_verified_and_no_worse_than_the_baseline(method, adaptive):
     rng = np.random.default_rng(7)

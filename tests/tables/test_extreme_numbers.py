@@ -19,6 +19,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.tables import anonymize, verify
 from anonymatch.tables.io import read_table
 from anonymatch.tables.io.cells import _number_text, write_release
+from tests.factories import one_per_shape
 
 EXTREMES = [
     0.0,
@@ -73,7 +74,7 @@ def test_extreme_numbers_round_trip_and_verify(
     _round_trip(frame, suffix, "sortgreedy")
 
 
-@pytest.mark.parametrize("method", ["hungarian", "mondrian"])
+@pytest.mark.parametrize("method", one_per_shape())
 def test_the_issue_cases_round_trip(method: str) -> None:
     frame = pd.DataFrame(
         {"x": [1e19, 2e19, 3e19, -1e300, 1e300, 5.0], "c": ["a", "b", "a", "b", "a", "b"]}

@@ -22,6 +22,7 @@ from anonymatch.tables.columns.qitypes import GRANULARITIES, DateScale, OrdinalS
 from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import format_cells, parse_cells, release_arrow_table
 from anonymatch.tables.job import ReleaseCheck
+from anonymatch.tables.methods import names
 from anonymatch.tables.metrics import (
     PublishedCells,
     TreeTables,
@@ -292,7 +293,7 @@ def test_tree_weights_are_the_loss_increase() -> None:
 
 # ------------------------------------------------------------------ every method verified
 
-METHODS = ("hungarian", "sortgreedy", "greedy", "mip", "mondrian", "ring")
+METHODS = names(typed=True)
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,14 +12,14 @@ from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.tables.models.kmap import JournalistRisk, KMap
 from anonymatch.tables.models.widening import enforce_population
 from anonymatch.tables.risk.population import PopulationInput, population_risk
-from tests.factories import random_frame
+from tests.factories import one_per_shape, random_frame
 
 QI = ["n0", "n1", "c0", "c1"]
 NUMERIC = ["n0", "n1"]
 OPTIONS = PopulationInput(qi=tuple(QI), numeric=tuple(NUMERIC))
 
 
-@pytest.mark.parametrize("method", ["hungarian", "mondrian"])
+@pytest.mark.parametrize("method", one_per_shape())
 @pytest.mark.parametrize("kmap", [8, 25])
 def test_repair_meets_kmap_and_keeps_k(method: str, kmap: int) -> None:
     sample = random_frame(80, 21)
@@ -120,7 +120,7 @@ def test_python_front_takes_kmap() -> None:
     assert made.report["guarantee"]["kmap"]["population"] is None  # type: ignore[index]
 
 
-@pytest.mark.parametrize("method", ["hungarian", "mondrian"])
+@pytest.mark.parametrize("method", one_per_shape())
 def test_average_journalist_risk_bound(method: str) -> None:
     sample = random_frame(80, 51)
     population = pd.concat([sample, random_frame(220, 52)], ignore_index=True)

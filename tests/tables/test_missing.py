@@ -15,6 +15,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.params import Execution
 from anonymatch.tables.columns.schema import MissingCodes, Schema, encode_qi
 from anonymatch.tables.job import ReleaseCheck
+from anonymatch.tables.methods import names
 from anonymatch.tables.models.suppress import choose_outliers
 from anonymatch.tables.pipeline import prepare, verify_release
 from tests.factories import anonymize_table as anonymize
@@ -30,7 +31,7 @@ def _check(k: int, **keywords: object) -> ReleaseCheck:
     return ReleaseCheck.of(SCHEMA, k=k, na_values=CODES, **keywords)
 
 
-METHODS = ["hungarian", "sortgreedy", "greedy", "mondrian", "ring"]
+METHODS = names(levels=False, missing=True)
 
 
 def _frame(n: int, seed: int, missing: float = 0.15) -> pd.DataFrame:

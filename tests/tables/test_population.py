@@ -9,6 +9,7 @@ import pytest
 
 import anonymatch
 from anonymatch.core.errors import InputError
+from anonymatch.tables.methods import names
 from anonymatch.tables.risk.population import (
     PopulationInput,
     PopulationSource,
@@ -30,7 +31,7 @@ def _sample_and_population(n: int, extra: int, seed: int) -> tuple[pd.DataFrame,
     return sample, population
 
 
-@pytest.mark.parametrize("method", ["hungarian", "greedy", "mondrian"])
+@pytest.mark.parametrize("method", [m for m in names(levels=False) if m != "mip"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_counts_match_brute_force(method: str, seed: int) -> None:
     sample, population = _sample_and_population(60, 140, seed)

@@ -18,7 +18,7 @@ from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import format_cells
 from anonymatch.tables.job import ReleaseCheck
-from anonymatch.tables.methods import METHOD_NAMES, SUPPRESSION_METHODS
+from anonymatch.tables.methods import names
 from anonymatch.tables.models.adaptive import anonymize_adaptive
 from anonymatch.tables.recode import recode
 from anonymatch.tables.risk.risk import Distribution, assess
@@ -134,7 +134,7 @@ def test_class_release_risk_is_one_over_class_size() -> None:
     assert report.sensitive[0].homogeneous == int(sizes[one_value].sum())
 
 
-@pytest.mark.parametrize("method", [m for m in METHOD_NAMES if m != "mondrian"])
+@pytest.mark.parametrize("method", names(levels=False, regular=True))
 def test_freeform_release_has_k_candidates(method: str) -> None:
     frame = random_frame(12 if method == "mip" else 30, 5)
     k = 3
@@ -149,7 +149,7 @@ def test_freeform_release_has_k_candidates(method: str) -> None:
     assert report.sensitive[0].mechanism_bound_max is not None
 
 
-@pytest.mark.parametrize("method", SUPPRESSION_METHODS)
+@pytest.mark.parametrize("method", names(levels=True))
 def test_suppression_release_has_level_candidates(method: str) -> None:
     frame = random_frame(24, 6)
     release = anonymize_adaptive(

@@ -19,6 +19,7 @@ from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.columns.schema import Schema
 from anonymatch.tables.io.cells import parse_cells
+from anonymatch.tables.methods import names
 from anonymatch.tables.models.sensitive import (
     EncodedSensitive,
     SensitiveModel,
@@ -31,7 +32,7 @@ from anonymatch.tables.models.sensitive import (
     person_stats,
 )
 from anonymatch.tables.pipeline import prepare
-from tests.factories import person_candidates, random_frame
+from tests.factories import one_per_shape, person_candidates, random_frame
 
 QI = "n0,n1,c0,c1"
 EPS = 1e-12  # the library's float slack on entropy and distance comparisons
@@ -313,7 +314,7 @@ def test_tampered_release_fails_the_verifier() -> None:
 # the construction: every method's release satisfies its model, from the release alone
 # ---------------------------------------------------------------------------------------------
 
-METHODS = ["hungarian", "sortgreedy", "greedy", "mondrian"]
+METHODS = [m for m in names(sensitive=True) if m != "mip"]  # the MIP: once, below
 MODEL_CASES = [
     {"l": 2},
     {"l": 2, "diversity": "entropy"},
@@ -384,7 +385,7 @@ def test_every_release_satisfies_its_model(
             assert np.count_nonzero(shown) >= model.l
 
 
-@pytest.mark.parametrize("method", [*METHODS, "mip"])
+@pytest.mark.parametrize("method", names(sensitive=True))
 def test_more_values_than_the_table_has_is_infeasible(method: str) -> None:
     data = _planted(20, 1)  # values low, mid, high
     kw = {"k": 2, "qi": QI, "numeric": "n0,n1", "sensitive": "s", "method": method}
@@ -407,7 +408,7 @@ def test_feasible_table_is_never_called_infeasible() -> None:
     data = random_frame(22, 34).assign(s=rng.permutation(["a"] * 15 + ["b"] * 7))
     kw = {"k": 2, "qi": QI, "numeric": "n0,n1", "sensitive": "s", "l": 2}
     kw |= {"diversity": "recursive", "c": 3.0}
-    for method in ("hungarian", "mondrian"):
+    for method in one_per_shape():
         result = anonymatch.tables.anonymize(data, method=method, seed=1, **kw)
         assert anonymatch.tables.verify(data, result, **kw).passed  # with a ring certificate
 

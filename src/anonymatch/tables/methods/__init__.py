@@ -253,12 +253,6 @@ def names(**capabilities: object) -> tuple[str, ...]:
     return core.names(registry(), **capabilities)
 
 
-METHOD_NAMES = names(levels=False)
-"""The generalization methods (``anonymatch.tables.anonymize``)."""
-FREEFORM_METHODS = names(levels=False, streamable=True)
-"""The freeform (nonreciprocal) methods of Doka et al."""
-SUPPRESSION_METHODS = names(levels=True)
-"""Suppression methods with per-record levels (Choromanski et al.; ``tables.adaptive``)."""
 # Up to this many records the b-matching sees every pair (Algorithm 1: a min-cost flow on n² arcs
 # takes ~0.1 s at n = 400). Algorithm 2's integer program is far costlier per pair (bupa, n = 345,
 # δ = 10: 73 s on all pairs vs 16 s on 40 neighbours, with 1 % fewer stars on the neighbours).

@@ -27,7 +27,7 @@ from anonymatch.core.runner import Placement, run_partitions
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.job import ReleaseCheck, TableJob, plan
-from anonymatch.tables.methods import SUPPRESSION_METHODS, registry
+from anonymatch.tables.methods import names, registry
 from anonymatch.tables.methods.agglomerative import agglomerative
 from anonymatch.tables.methods.bmatching import (
     DEFAULT_EPSILONS,
@@ -152,7 +152,7 @@ def solve(
     (symmetric, degrees ≥ δᵢ, a δ-factor) — so they never return more stars than k-anonymity.
     ``BMatching.baseline`` holds the baseline's star count.
     """
-    if method not in SUPPRESSION_METHODS:
+    if method not in names(levels=True):
         raise InputError(f"unknown suppression method {method!r}")
     n = problem.n
     k = int(problem.delta.max()) if n else 1
@@ -356,7 +356,7 @@ def anonymize_adaptive(
         raise InputError(f"give {param('job')} or the parameters, not both")
     if not job.method.levels:
         raise InputError(
-            f"{param('method')} must be one of {', '.join(SUPPRESSION_METHODS)}, "
+            f"{param('method')} must be one of {', '.join(names(levels=True))}, "
             f"got {job.method.name!r}"
         )
     method, schema, options = job.method.name, job.schema, job.adaptive
