@@ -222,5 +222,5 @@ def test_verify_reads_a_manifest_as_a_job_and_refuses_a_coerced_level(
     capsys.readouterr()
     assert main(["verify", str(data), str(out), "--manifest", str(report)]) == 2
     err = capsys.readouterr().err
-    # refused by the manifest's shape (report.manifest) before it is read as a job
+    # refused by the manifest's shape (core.manifest) before it is read as a job
     assert "guarantee.k is bool, expected an integer" in err

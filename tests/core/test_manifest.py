@@ -9,6 +9,7 @@ files.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,13 @@ import pytest
 import scipy.sparse as sp
 
 from anonymatch.cli import main
+from anonymatch.core.errors import InputError
 from anonymatch.core.files import sha256_file
 from anonymatch.core.manifest import (
     SCHEMA,
     TOP_LEVEL_KEYS,
     finish_manifest,
+    load_manifest,
     new_manifest,
     randomness_block,
     to_json,
@@ -236,3 +239,31 @@ def _args() -> dict[str, Any]:
         "input_records": 1,
         "output_records": 1,
     }
+
+
+def test_the_one_reader_reads_what_the_writer_wrote(tmp_path: Path) -> None:
+    written = {"schema": SCHEMA, "data_kind": "table", "parameters": {"qi": ["a"], "k": 3}}
+    path = tmp_path / "m.json"
+    write_manifest(path, written)
+    assert load_manifest(path) == written
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ([1, 2], r"\(the document\) is list, expected an object"),
+        ({"parameters": {"qi": "a"}}, "parameters.qi is str, expected a list"),
+        ({"input": {"records": True}}, "input.records is bool, expected an integer"),
+    ],
+)
+def test_the_one_reader_refuses_a_damaged_manifest(
+    tmp_path: Path, document: object, message: str
+) -> None:
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(document))
+    refused = f"^manifest {re.escape(str(path))}: not an anonymatch manifest: {message}"
+    with pytest.raises(InputError, match=refused):
+        load_manifest(path)
+    with pytest.raises(InputError, match="not JSON"):
+        path.write_text("{")
+        load_manifest(path)

@@ -120,6 +120,10 @@ def test_manifest_instead_of_sidecar_and_neither(tmp_path: Path) -> None:
     assert isinstance(typed["c0"].iloc[0], frozenset)
     with pytest.raises(InputError, match="release not found"):
         anonymatch.read_release(tmp_path / "none.csv")
+    # the manifest is read by the one reader (core.manifest.load_manifest): held to its shape
+    manifest.write_text(json.dumps({**result.report, "parameters": {"qi": "n0"}}))  # type: ignore[dict-item]
+    with pytest.raises(InputError, match="not an anonymatch manifest: parameters.qi is str"):
+        anonymatch.read_release(path, manifest)
 
 
 @settings(max_examples=15, deadline=None)

@@ -739,13 +739,13 @@ def load_job(path: str | os.PathLike[str]) -> Job:
     anonymatch.core.errors.InputError
         If the file is missing, not a regular file, larger than :data:`MAX_JOB_BYTES`, cannot
         be read, is not TOML, is nested more than ``MAX_DEPTH`` levels deep
-        (``anonymatch.tables.io.documents``), or does not validate (one located line).
+        (``anonymatch.core.documents``), or does not validate (one located line).
 
     Notes
     -----
     Time O(size of the file).
     """
-    from anonymatch.tables.io.documents import parse_toml, read_document
+    from anonymatch.core.documents import parse_toml, read_document
 
     p = Path(path)
     name = p.name or str(path)

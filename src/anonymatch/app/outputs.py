@@ -182,7 +182,7 @@ def check_outputs(
 def check_inputs(inputs: Iterable[str]) -> None:
     """InputError for an input path that exists but is neither a regular file nor a directory
     (``/dev/zero``, a FIFO, a socket). O(inputs)."""
-    from anonymatch.tables.io.documents import check_readable_path
+    from anonymatch.core.documents import check_readable_path
 
     for path in inputs:
         if path:
@@ -191,7 +191,7 @@ def check_inputs(inputs: Iterable[str]) -> None:
 
 def _check_one(out: Output, force: bool | None) -> None:
     path = out.path
-    from anonymatch.tables.io.documents import check_readable_path
+    from anonymatch.core.documents import check_readable_path
 
     check_readable_path(path, out.flag)
     if not force and os.path.lexists(path):

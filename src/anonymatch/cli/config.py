@@ -689,7 +689,7 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     anonymatch.core.errors.InputError
         If the manifest cannot be read or is not a table manifest this command can check.
     """
-    from anonymatch.report.manifest import load_manifest
+    from anonymatch.core.manifest import load_manifest
 
     manifest = load_manifest(path)  # bounded, and every key read below has its type
     try:

@@ -142,7 +142,7 @@ def report_cmd(
     # the shared output policy: .html, directory exists, no replacing without --force, not
     # one of the inputs
     claim_outputs(click.get_current_context(), HTML_EXTENSIONS)
-    from anonymatch.report.manifest import load_manifest
+    from anonymatch.core.manifest import load_manifest
 
     manifest = load_manifest(manifest_path)  # bounded JSON of a manifest's shape, or exit 2
     kind = manifest.get("data_kind") if isinstance(manifest, dict) else None

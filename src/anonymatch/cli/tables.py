@@ -60,8 +60,8 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.core.errors import InputError
+from anonymatch.core.manifest import load_manifest
 from anonymatch.core.params import number
-from anonymatch.report.manifest import load_manifest
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
 from anonymatch.tables.models import CRITERIA

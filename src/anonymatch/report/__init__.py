@@ -103,13 +103,13 @@ def build_report(
     Raises
     ------
     anonymatch.core.errors.InputError
-        An unknown or damaged manifest (``report.manifest.check_manifest``), only one of the
+        An unknown or damaged manifest (``core.manifest.check_manifest``), only one of the
         two files, a file that is not the one the
         manifest describes, or unreadable data.
     """
     import importlib
 
-    from anonymatch.report.manifest import check_manifest
+    from anonymatch.core.manifest import check_manifest
 
     started = time.perf_counter()
     if not isinstance(manifest, Mapping) or "guarantee" not in manifest:

@@ -252,7 +252,7 @@ class CensusModel:
 
     @classmethod
     def from_json(cls, text: str) -> CensusModel:
-        from anonymatch.tables.io.documents import parse_json
+        from anonymatch.core.documents import parse_json
 
         try:  # bounded: nested more than 64 levels is refused, never a RecursionError
             data = parse_json(text, "model")

@@ -30,7 +30,6 @@ event loop.
 from __future__ import annotations
 
 import copy
-import json
 import os
 import secrets
 import shutil
@@ -59,6 +58,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from anonymatch.app.jobfile import render_toml
 from anonymatch.core.errors import AnonymatchError, InputError
+from anonymatch.core.manifest import load_manifest
 from anonymatch.ui import data, relational
 from anonymatch.ui.runner import Run, quote_argv
 
@@ -659,7 +659,7 @@ def create_app(state: AppState) -> Starlette:
             fh.write(render_toml(run_settings.run_job(run_ds, session.directory)))
 
         def measure() -> dict[str, Any]:
-            manifest = json.loads(outputs["manifest"].read_text("utf-8"))
+            manifest = load_manifest(outputs["manifest"])
             found: dict[str, Any] = {"guarantee": data.guarantee(manifest)}
             if rt:
                 try:

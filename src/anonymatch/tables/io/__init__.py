@@ -83,7 +83,7 @@ def read_table(
             "(postgresql://…, sqlite:///…)"
         )
     p = Path(path)
-    from anonymatch.tables.io.documents import check_readable_path
+    from anonymatch.core.documents import check_readable_path
 
     if not check_readable_path(p):
         raise InputError(f"input file not found: {path}")

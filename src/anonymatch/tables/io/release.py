@@ -23,12 +23,13 @@ import pandas as pd
 
 from anonymatch.core.cells import NODE_MARK, STAR, split_cell
 from anonymatch.core.csvsafe import unescape_frame
+from anonymatch.core.documents import check_readable_path, load_json
 from anonymatch.core.errors import InputError
+from anonymatch.core.manifest import load_manifest
 from anonymatch.core.params import param
 from anonymatch.tables.columns.qitypes import GRANULARITIES, DateScale, OrdinalScale
 from anonymatch.tables.io import CsvOptions, is_parquet, read_table
 from anonymatch.tables.io.cells import _parse_numeric_column
-from anonymatch.tables.io.documents import check_readable_path, load_json
 from anonymatch.tables.io.sidecar import (
     PARQUET_TYPING_KEY,
     RELEASE_SCHEMA,
@@ -56,10 +57,14 @@ def _from_manifest(manifest: str | os.PathLike[str] | None) -> list[dict[str, An
     return _manifest_columns(manifest)
 
 
-def _manifest_columns(manifest: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def _manifest_columns(
+    manifest: str | os.PathLike[str], document: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """The QI column descriptions of a release from its manifest (``parameters.qi`` and
-    ``parameters.numeric``). InputError if it does not name them."""
-    document = load_json(manifest, "manifest")
+    ``parameters.numeric``; ``document``: the manifest already read). InputError if it does
+    not name them."""
+    if document is None:
+        document = load_manifest(manifest)
     try:
         parameters = document["parameters"]
         qi, numeric = list(parameters["qi"]), set(parameters.get("numeric") or ())
@@ -306,15 +311,15 @@ def _read_relational_release(
             f"{path} is a JSON Lines release: pass its manifest ({param('manifest')}: the JSON "
             f"report anonymize-rt writes) to tell its quasi-identifiers, {hint}"
         )
-    document = load_json(manifest, "manifest")
-    kind = document.get("data_kind") if isinstance(document, dict) else None
+    document = load_manifest(manifest)
+    kind = document.get("data_kind")
     if kind != "relational":
         raise InputError(
             f"the manifest {manifest} describes a {kind or 'non-relational'} release; "
             "anonymatch.read_release reads table releases and relational JSON Lines releases "
             "(a set-valued release: anonymatch.sets.io.read_set_release)"
         )
-    described = _manifest_columns(manifest)
+    described = _manifest_columns(manifest, document)
     rows: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as handle:
         for no, line in enumerate(handle, 1):
