@@ -113,13 +113,15 @@ def load_commands(module: str) -> None:
         if enabled:
             gc.enable()
     gc.freeze()
+    from anonymatch.cli.options import running_steps
+
     for command in loaded.COMMANDS:
         if command.name not in cli.commands:
             if kind is not None:
                 from anonymatch.cli.config import add_config_option
 
                 add_config_option(command, kind)
-            cli.add_command(command)
+            cli.add_command(running_steps(command))
 
 
 def import_quietly(*modules: str) -> None:

@@ -14,11 +14,10 @@ Job keys whose engine support has not landed are refused in one place,
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -27,19 +26,23 @@ from anonymatch.cli.options import (
     CONFIG_PATH,
     JOB_SCHEDULER,
     comma_list,
+    command,
     echo_stderr,
     parse_separator,
     parse_weights,
     per_column,
     verbosity_options,
+    with_step,
 )
 from anonymatch.core.errors import InputError
 from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
+    from anonymatch.tables.columns.qitypes import QITypes
+    from anonymatch.tables.columns.schema import MissingCodes
     from anonymatch.tables.io import CsvOptions
-    from anonymatch.tables.io.sql import SqlSource
+    from anonymatch.tables.job import ReleaseCheck, TableJob
 
 INPUT_PARAMS = ("input_path", "original", "table", "transactions", "edges", "people_path")
 """Positional parameters naming the data the job describes (``input.path``)."""
@@ -131,7 +134,7 @@ def _config_callback(ctx: click.Context, param: click.Parameter, value: str | No
             f'{source}: kind: a job for kind = "{job.kind}"; anonymatch {ctx.command.name} '
             f'reads kind = "{wanted}"'
         )
-    values = job_parameters(job, ctx.command, source)
+    values = job_parameters(job, ctx.command, source, ctx)
     check_job_columns(job, source)
     ctx.meta[CONFIG_PATH] = value  # an input of the run: no output may replace it
     if job.execution.scheduler is not None:  # confirmed on the command line, or refused
@@ -155,104 +158,157 @@ def _on_command_line(ctx: click.Context, keyword: str) -> bool:
 
 def typed_table_job(func: F) -> F:
     """Decorator (below a command's options) that turns the flags of a table run into one
-    validated ``TableJob``, passed to the command as ``job``.
+    validated ``TableJob``, passed to the command as ``job`` (:func:`table_job`)."""
+    return with_step(table_job, "job")(func)
+
+
+def table_job(
+    ctx: click.Context,
+    qi_types: QITypes,
+    qi: str | None,
+    numeric: str | None,
+    sensitive: str | None,
+    identifiers: str | None,
+    weights: str | None,
+    l: str | None,  # noqa: E741 - the flag's name
+    t: str | None,
+    suppression_limit: float | None,
+    epsilons: str | None,
+    k: int | None,
+    k_column: str | None,
+    diversity: str,
+    c: float | None,
+    method: str,
+    partition_size: int | None,
+    time_limit: float,
+    neighbours: int | None,
+    executor: str,
+    workers: int | None,
+    scheduler: str | None,
+    chunk_rows: int | None,
+    kmap: int | None,
+    journalist_risk: float | None,
+    population: str | None,
+    na_values: MissingCodes,
+    drop_missing: bool,
+    patience: int | None,
+    candidates: int | None,
+    cell_weights: str | None,
+    quiet: bool,
+    seed: int | None,
+) -> TableJob:
+    """The flags of a table run (``anonymize``) as one validated ``TableJob``.
 
     Each ``TableJob`` keyword comes from the command line if a flag that sets it was given
     there, else from the job file (``--config``; its typed values, straight from the file:
     ``app.tablejob.job_file_keywords``, per-column values restricted to the run's roles), else
-    from the flag's default. The command keeps the other parameters (input, output, reading
-    options, ``quiet``)."""
+    from the flag's default. O(columns + hierarchy files + the cell weights' table)."""
+    from anonymatch.tables.io import read_table
+    from anonymatch.tables.job import TableJob
 
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        from anonymatch.tables.io import read_table
-        from anonymatch.tables.job import TableJob
+    types = qi_types
+    flags: dict[str, Any] = {
+        "qi": comma_list(qi),
+        "numeric": comma_list(numeric),
+        "sensitive": comma_list(sensitive),
+        "identifiers": comma_list(identifiers),
+        "weights": parse_weights(weights),
+        "ordinal": {a: list(s.order) for a, s in types.ordinal.items()} or None,
+        "dates": {a: s.granularity for a, s in types.dates.items()} or None,
+        "hierarchies": dict(types.hierarchies) or None,
+        "hierarchy_cells": types.hierarchy_cells,
+        "l": per_column("--l", l, int),
+        "t": per_column("--t", t, float),
+        "suppression_limit": suppression_limit or 0.0,
+        "epsilons": _epsilons(epsilons),
+        "k": k,
+        "k_column": k_column,
+        "diversity": diversity,
+        "c": c,
+        "method": method,
+        "partition_size": partition_size,
+        "time_limit": time_limit,
+        "neighbours": neighbours,
+        "executor": executor,
+        "workers": workers,
+        "scheduler": scheduler,
+        "chunk_rows": chunk_rows,
+        "kmap": kmap,
+        "journalist_risk": journalist_risk,
+        "population": population,
+        "na_values": na_values,
+        "drop_missing": drop_missing,
+    }
+    assert set(flags) == set(TABLE_JOB_FLAGS)
+    job = ctx.meta.get(_META_JOB)  # the --config job file, loaded by its option's callback
+    if job is not None:
+        from anonymatch.app.tablejob import job_file_keywords
 
-        types = params.pop("qi_types")
-        flags: dict[str, Any] = {
-            "qi": comma_list(params.pop("qi")),
-            "numeric": comma_list(params.pop("numeric")),
-            "sensitive": comma_list(params.pop("sensitive")),
-            "identifiers": comma_list(params.pop("identifiers")),
-            "weights": parse_weights(params.pop("weights")),
-            "ordinal": {a: list(s.order) for a, s in types.ordinal.items()} or None,
-            "dates": {a: s.granularity for a, s in types.dates.items()} or None,
-            "hierarchies": dict(types.hierarchies) or None,
-            "hierarchy_cells": types.hierarchy_cells,
-            "l": per_column("--l", params.pop("l"), int),
-            "t": per_column("--t", params.pop("t"), float),
-            "suppression_limit": params.pop("suppression_limit") or 0.0,
-            "epsilons": _epsilons(params.pop("epsilons")),
+        roles = {r: flags[r] if _on_command_line(ctx, r) else None for r in ("qi", "sensitive")}
+        typed = job_file_keywords(job, roles["qi"], roles["sensitive"])
+        flags = {
+            name: value if _on_command_line(ctx, name) or name not in typed else typed[name]
+            for name, value in flags.items()
         }
-        for name in TABLE_JOB_FLAGS:
-            if name not in flags:
-                flags[name] = params.pop(name)
-        ctx = click.get_current_context()
-        job = ctx.meta.get(_META_JOB)
-        if job is not None:
-            from anonymatch.app.tablejob import job_file_keywords
-
-            roles = {r: flags[r] if _on_command_line(ctx, r) else None for r in ("qi", "sensitive")}
-            typed = job_file_keywords(job, roles["qi"], roles["sensitive"])
-            flags = {
-                name: value if _on_command_line(ctx, name) or name not in typed else typed[name]
-                for name, value in flags.items()
-            }
-        cell_weights = params.pop("cell_weights")
-        params["job"] = TableJob.build(
-            **flags,
-            patience=params.pop("patience"),
-            candidates=params.pop("candidates"),
-            cell_weights=read_table(cell_weights) if cell_weights else None,
-            progress=not params["quiet"],
-            seed=params.pop("seed"),
-        )
-        return func(**params)
-
-    return cast(F, wrapper)
-
-
-_CHECK_TEXT: dict[str, Callable[[Any], Any]] = {
-    "qi": comma_list,
-    "numeric": comma_list,
-    "sensitive": comma_list,
-    "identifiers": comma_list,
-    "weights": parse_weights,
-    "l": lambda text: per_column("--l", text, int),
-    "t": lambda text: per_column("--t", text, float),
-    "qi_types": lambda types: types or None,
-}
-"""How a checking command's flag text becomes a ``ReleaseCheck`` keyword."""
-_CHECK_FLAGS = (
-    *_CHECK_TEXT, "k", "k_column", "diversity", "c", "suppression_limit", "na_values",
-    "drop_missing",
-)  # fmt: skip
+    return TableJob.build(
+        **flags,
+        patience=patience,
+        candidates=candidates,
+        cell_weights=read_table(cell_weights) if cell_weights else None,
+        progress=not quiet,
+        seed=seed,
+    )
 
 
 def release_check(func: F) -> F:
     """Decorator (below a checking command's options) that turns the flags describing a
-    release — columns and roles, QI types, k or ``--k-column``, sensitive models, suppression
-    limit, missing values — into one validated ``ReleaseCheck`` (``tables.job``), passed to
-    the command as ``check``: the same value, and the same checks, as the Python fronts
-    ``verify``/``evaluate``/``risk`` build. A flag the command lacks, or left unset (None),
-    takes the check's default."""
+    release into one validated ``ReleaseCheck`` (``tables.job``), passed to the command as
+    ``check`` (:func:`check_of_flags`)."""
+    return with_step(check_of_flags, "check")(func)
 
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        from anonymatch.tables.job import ReleaseCheck
 
-        keywords: dict[str, Any] = {}
-        for name in _CHECK_FLAGS:
-            if name not in params:
-                continue
-            value = params.pop(name)
-            if name in _CHECK_TEXT:
-                value = _CHECK_TEXT[name](value)
-            if value is not None:
-                keywords["types" if name == "qi_types" else name] = value
-        return func(check=ReleaseCheck.build(**keywords), **params)
+def check_of_flags(
+    qi: str | None = None,
+    numeric: str | None = None,
+    sensitive: str | None = None,
+    identifiers: str | None = None,
+    weights: str | None = None,
+    l: str | None = None,  # noqa: E741 - the flag's name
+    t: str | None = None,
+    qi_types: QITypes | None = None,
+    k: int | None = None,
+    k_column: str | None = None,
+    diversity: str | None = None,
+    c: float | None = None,
+    suppression_limit: float | None = None,
+    na_values: MissingCodes | None = None,
+    drop_missing: bool | None = None,
+) -> ReleaseCheck:
+    """The flags describing a release — columns and roles, QI types, k or ``--k-column``,
+    sensitive models, suppression limit, missing values — as one validated ``ReleaseCheck``:
+    the same value, and the same checks, as the Python fronts ``verify``/``evaluate``/``risk``
+    build. A flag the command lacks, or left unset (None), takes the check's default. O(columns
+    + hierarchy files)."""
+    from anonymatch.tables.job import ReleaseCheck
 
-    return cast(F, wrapper)
+    keywords: dict[str, Any] = {
+        "qi": None if qi is None else comma_list(qi),
+        "numeric": None if numeric is None else comma_list(numeric),
+        "sensitive": None if sensitive is None else comma_list(sensitive),
+        "identifiers": None if identifiers is None else comma_list(identifiers),
+        "weights": None if weights is None else parse_weights(weights),
+        "l": per_column("--l", l, int),
+        "t": per_column("--t", t, float),
+        "types": qi_types or None,
+        "k": k,
+        "k_column": k_column,
+        "diversity": diversity,
+        "c": c,
+        "suppression_limit": suppression_limit,
+        "na_values": na_values,
+        "drop_missing": drop_missing,
+    }
+    return ReleaseCheck.build(**{n: v for n, v in keywords.items() if v is not None})
 
 
 def _epsilons(value: str | None) -> tuple[float, ...] | None:
@@ -302,17 +358,22 @@ class RoleFiltered:
     """
 
     def __init__(
-        self, values: Mapping[str, Any], roles: Mapping[str, list[str]], text: Any
+        self,
+        values: Mapping[str, Any],
+        roles: Mapping[str, list[str]],
+        text: Any,
+        ctx: click.Context | None = None,
     ) -> None:
         self.values = dict(values)
         self.roles = roles
         self.text = text
+        self.ctx = ctx  # the run whose parameters say the roles (None: the job's roles)
 
     def __call__(self) -> Any:
-        ctx = click.get_current_context()
+        params = self.ctx.params if self.ctx is not None else {}
         keep: set[str] = set()
         for role, names in self.roles.items():
-            given = ctx.params.get(role) if role in ctx.params else None
+            given = params.get(role)
             keep.update(comma_list(given) if isinstance(given, str) else names)
         kept = {name: value for name, value in self.values.items() if name in keep}
         return self.text(kept) if kept else None
@@ -328,7 +389,9 @@ def _per_column(value: Any) -> str:
     return str(value)
 
 
-def job_parameters(job: Job, command: click.Command, source: str = "job") -> dict[str, Any]:
+def job_parameters(
+    job: Job, command: click.Command, source: str = "job", ctx: click.Context | None = None
+) -> dict[str, Any]:
     """The parameters of ``command`` that ``job`` gives, by parameter name.
 
     Parameters
@@ -340,6 +403,9 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
         ``evaluate``).
     source : str, default "job"
         The job file's name, for error messages.
+    ctx : click.Context, optional
+        The run: its command line's ``--qi``/``--sensitive`` restrict the job's per-column
+        values (:class:`RoleFiltered`); without it, the job's roles do.
 
     Returns
     -------
@@ -397,18 +463,18 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
     if job.kind == "table":
         given["qi"] = _csv(job.qi)
         if job.numeric:
-            given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv)
+            given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv, ctx)
         if job.sensitive:
             given["sensitive"] = _csv(job.sensitive)
         if job.identifiers:
             given["identifiers"] = _csv(job.identifiers)
         weights = {n: c.weight for n, c in job.columns.items() if c.weight is not None}
         if weights:
-            given["weights"] = RoleFiltered(weights, qi_roles, _per_column)
+            given["weights"] = RoleFiltered(weights, qi_roles, _per_column, ctx)
     elif job.kind == "relational":  # people with a row and a set: the table's roles
         given["qi"] = _csv(job.qi)
         if job.numeric:
-            given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv)
+            given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv, ctx)
         if job.sensitive:
             given["sensitive"] = _csv(job.sensitive)
         if job.identifiers:  # anonymize-rt --identifiers (never published)
@@ -421,7 +487,7 @@ def job_parameters(job: Job, command: click.Command, source: str = "job") -> dic
     for key in ("l", "t"):
         value = getattr(model, key)
         if isinstance(value, dict):
-            given[key] = RoleFiltered(value, sensitive_roles, _per_column)
+            given[key] = RoleFiltered(value, sensitive_roles, _per_column, ctx)
         elif value is not None:
             given[key] = str(value)
     for criterion in CRITERIA.parameters():  # k-map, journalist risk, δ-presence, population
@@ -757,41 +823,7 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
 # --------------------------------------------------------------------------- init
 
 
-def _read_from_context(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Drop the option ``name`` from the command's keywords: the command reads it from the
-    click context (its signature keeps its shape)."""
-
-    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            kwargs.pop(name, None)
-            return func(*args, **kwargs)
-
-        return wrapper
-
-    return decorate
-
-
-def _database_data(func: F) -> F:
-    """Decorator of ``init``: ``--table``/``--query`` (with DATA a database URL) turn DATA into
-    one :class:`~anonymatch.tables.io.sql.SqlSource`; either of them with a file, or a URL
-    with neither, is refused with one line."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **params: Any) -> Any:
-        from anonymatch.tables.io.sql import SqlSource, is_database_url
-
-        table, query = params.pop("sql_table"), params.pop("sql_query")
-        if is_database_url(params["data"]):
-            params["data"] = SqlSource(params["data"], table, query)  # exactly one, or refused
-        elif table is not None or query is not None:
-            raise InputError("--table and --query read a database URL given as DATA")
-        return func(*args, **params)
-
-    return cast(F, wrapper)
-
-
-@click.command("init")
+@command("init")
 @click.argument("data")
 @click.option(
     "-o", "--output", default=None, help="Write the draft job file here (default: stdout)."
@@ -843,9 +875,6 @@ def _database_data(func: F) -> F:
 )
 @click.option("--id", "id_column", default=None, help="With --items: the person id column.")
 @click.option("--item-column", default=None, help="With --items: the item column.")
-@_read_from_context("items_path")
-@_read_from_context("id_column")
-@_read_from_context("item_column")
 @click.option(
     "--hierarchies",
     "hierarchies",
@@ -854,11 +883,9 @@ def _database_data(func: F) -> F:
     help="Directory of ARX hierarchy files (value;level1;…;*): each QI gets the file named "
     "after it (cup_hierarchy_ZIP.csv), else the one whose leaves hold its values.",
 )
-@_read_from_context("hierarchies")
 @verbosity_options
-@_database_data
 def init_cmd(
-    data: str | SqlSource,
+    data: str,
     output: str | None,
     force: bool,
     sep: str | None,
@@ -868,6 +895,12 @@ def init_cmd(
     fmt: str,
     sample_rows: int,
     k: int,
+    sql_table: str | None,
+    sql_query: str | None,
+    items_path: str | None,
+    id_column: str | None,
+    item_column: str | None,
+    hierarchies: str | None,
     quiet: bool,
 ) -> None:
     """Draft a job file from a table.
@@ -879,21 +912,27 @@ def init_cmd(
     from anonymatch.app.infer import infer_job
     from anonymatch.app.jobfile import render_toml
     from anonymatch.core.files import write_atomically
-    from anonymatch.tables.io.sql import SqlSource
+    from anonymatch.tables.io.sql import SqlSource, is_database_url
 
+    # --table/--query with DATA a database URL make DATA one SqlSource (exactly one of them, or
+    # refused); either of them with a file is refused
+    source: str | SqlSource = data
+    if is_database_url(data):
+        source = SqlSource(data, sql_table, sql_query)
+    elif sql_table is not None or sql_query is not None:
+        raise InputError("--table and --query read a database URL given as DATA")
     if sample_rows < 1:
         raise InputError(f"--sample-rows must be at least 1, got {sample_rows}")
     # the shared output policy: a .toml job file, not the table it describes, not replaced
     # without --force; DATA a regular file (or a directory of Parquet parts)
     outputs = [] if output is None else [Output("-o/--output", output, (".toml",))]
-    check_outputs(outputs, [] if isinstance(data, SqlSource) else [data], force)
+    check_outputs(outputs, [] if isinstance(source, SqlSource) else [data], force)
     if sep is not None:
         sep = parse_separator(sep, "--sep")
         if len(sep) != 1:  # the draft samples lines with the csv module: one character
             raise InputError(f"--sep of anonymatch init is one character, got {sep!r}")
-    hierarchies = click.get_current_context().params.get("hierarchies")
     job = infer_job(
-        data,
+        source,
         hierarchies=hierarchies,
         sep=sep,
         names=comma_list(names) or None,
@@ -904,13 +943,10 @@ def init_cmd(
         k=k,
         job_dir=Path(output).resolve().parent if output else Path.cwd(),
     )
-    given = click.get_current_context().params  # --items, --id, --item-column
-    items_path, id_column, item_column = (given.get(n) for n in ("items_path", "id_column",
-                                                                 "item_column"))  # fmt: skip
     if items_path is not None:
         from anonymatch.app.infer import relational_job
 
-        if isinstance(data, SqlSource):
+        if isinstance(source, SqlSource):
             raise InputError("--items drafts from a people file, not a database")
         job = relational_job(
             job,

@@ -3,11 +3,10 @@ Stokes NORDSEC 2013)."""
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import numpy as np
@@ -15,6 +14,7 @@ import numpy as np
 from anonymatch.app.outputs import GRAPH_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
     check_output_path,
+    command,
     exit_verdict,
     format_option,
     json_default,
@@ -22,6 +22,7 @@ from anonymatch.cli.options import (
     seed_option,
     stage_bar,
     verbosity_options,
+    with_step,
 )
 from anonymatch.core.manifest import finish_manifest, new_manifest, write_manifest
 
@@ -43,7 +44,7 @@ def _read_graph(path: str, n: int | None) -> Any:
     return graph
 
 
-@click.command("check-graph")
+@command("check-graph")
 @click.argument("edges")
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option("--closed", is_flag=True, help="Closed neighbourhoods (N(v) ∪ {v}).")
@@ -111,22 +112,15 @@ def check_graph_cmd(
     exit_verdict(report.passed)
 
 
-def _graph_job(func: F) -> F:
+def graph_job(k: int, closed: bool, iterations: int, fmt: str) -> GraphJob:
     """``--k``, ``--closed`` and ``--iterations`` as one validated ``GraphJob`` (parameter
-    ``job``); ``--format`` names the one input format (an edge list) and is not passed on."""
+    ``job``); ``--format`` names the one input format (an edge list) and goes no further."""
+    from anonymatch.graphs.job import GraphJob
 
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        from anonymatch.graphs.job import GraphJob
-
-        params.pop("fmt")
-        keywords = {name: params.pop(name) for name in ("k", "closed", "iterations")}
-        return func(job=GraphJob.build(**keywords), **params)
-
-    return cast(F, wrapper)
+    return GraphJob.build(k=k, closed=closed, iterations=iterations)
 
 
-@click.command("anonymize-graph")
+@command("anonymize-graph")
 @click.argument("edges")
 @output_options(
     "Edge list to write (CSV source,target: .csv, .txt or .edges).",
@@ -144,7 +138,7 @@ def _graph_job(func: F) -> F:
 )
 @seed_option
 @format_option(GRAPH_FORMATS, GRAPH_FORMAT_HELP)
-@_graph_job
+@with_step(graph_job, "job")
 def anonymize_graph_cmd(
     edges: str,
     output: str,

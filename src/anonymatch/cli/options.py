@@ -3,6 +3,7 @@ manifest writing, progress."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -11,10 +12,10 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 import numpy as np
@@ -33,6 +34,10 @@ from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import private_seed_file, utc_now
 from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, MissingCodes
 from anonymatch.tables.io import CsvOptions, check_quotechar
+
+if TYPE_CHECKING:
+    from anonymatch.core.params import Execution
+    from anonymatch.tables.columns.qitypes import QITypes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -155,6 +160,99 @@ def _apply(func: Any, options: Sequence[Callable[[Any], Any]]) -> Any:
     return func
 
 
+# ------------------------------------------------------------------ option groups as steps
+
+
+@dataclass(frozen=True)
+class Step:
+    """One group of a command's options that reaches its function as one typed value.
+
+    ``build`` is one function whose parameters name what it is made of: the command's
+    parameters (click names; a parameter with a default may be missing from a command), the
+    value of an earlier step (by its ``name``), and ``ctx`` for the click context. ``name`` is
+    the function parameter that receives what ``build`` returns (None: nothing, e.g. the
+    logging set-up). With ``around``, ``build`` is a context manager entered before the
+    command runs and left after it (``--seed-file`` is written after a successful run, the
+    HTML report rendered from the release just written); the value is what it yields.
+
+    The parameters a step was built from are not passed on to the command's function, unless
+    its signature names them (``quiet``, ``suppression_limit``): the function's signature
+    lists what it uses, each builder's what it is made of."""
+
+    build: Callable[..., Any]
+    name: str | None = None
+    around: bool = False
+
+
+STEPS = "__anonymatch_steps__"
+"""The attribute of a command's function holding its steps, outermost decorator first (it
+travels outwards with ``functools.wraps``)."""
+
+
+def steps_of(func: Callable[..., Any] | None) -> tuple[Step, ...]:
+    """The steps declared on a command's function (:func:`with_step`)."""
+    return cast(tuple[Step, ...], getattr(func, STEPS, ()))
+
+
+def with_step(
+    build: Callable[..., Any], name: str | None = None, around: bool = False
+) -> Callable[[F], F]:
+    """Decorator: run ``build`` (a :class:`Step`) before the command's function, after the
+    steps of the decorators below it, before those above it (the order of nested
+    wrappers)."""
+
+    def decorate(func: F) -> F:
+        setattr(func, STEPS, (Step(build, name, around), *steps_of(func)))
+        return func
+
+    return decorate
+
+
+class Command(click.Command):
+    """A command whose function gets its option groups built by their steps
+    (:class:`Step`): each step's builder is called with the parameters it names, in the order
+    of the decorators, outermost first; the function gets its own parameters and the steps'
+    values. O(parameters) per run."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        callback = self.callback
+        steps = steps_of(callback)
+        if callback is None or not steps:
+            return super().invoke(ctx)
+        own = set(inspect.signature(callback).parameters)
+        values: dict[str, Any] = dict(ctx.params)
+        taken: set[str] = set()
+        with contextlib.ExitStack() as stack:
+            for step in steps:
+                wanted = inspect.signature(step.build).parameters
+                args = {
+                    n: ctx if n == "ctx" else values[n] for n in wanted if n in values or n == "ctx"
+                }
+                taken.update(args)
+                value = step.build(**args)
+                if step.around:
+                    value = stack.enter_context(value)
+                if step.name is not None:
+                    values[step.name] = value
+                    taken.discard(step.name)
+            given = {n: v for n, v in values.items() if n not in taken or n in own}
+            return ctx.invoke(callback, **given)
+
+
+def command(name: str | None = None) -> Callable[[Callable[..., Any]], Command]:
+    """``click.command`` making a :class:`Command` (its steps run)."""
+    return cast(Callable[[Callable[..., Any]], Command], click.command(name, cls=Command))
+
+
+def running_steps(command: click.Command) -> click.Command:
+    """``command``, made a :class:`Command` when it was declared with a plain
+    ``click.command`` but its function carries steps (the shared decorators of this module):
+    ``cli/relational.py`` until it declares its commands with :func:`command`. O(1)."""
+    if not isinstance(command, Command) and steps_of(command.callback):
+        command.__class__ = Command  # adds behaviour only: no state of its own
+    return command
+
+
 def format_option(choices: tuple[str, ...], help: str) -> Callable[[F], F]:
     """``--format`` of an input (parameter ``fmt``): ``auto`` (the default) decides by the
     file's extension."""
@@ -170,102 +268,101 @@ def format_option(choices: tuple[str, ...], help: str) -> Callable[[F], F]:
 
 TABLE_FORMATS = ("auto", "csv", "tsv", "parquet")
 
-SQL_SOURCE = "anonymatch.sql_source"
-"""``ctx.meta`` key of a database input's ``(--table, --query)`` and an Excel input's
-``--sheet`` (set by
-:func:`table_input_options`, read by :func:`csv_options`)."""
-
 
 def table_input_options(func: F) -> F:
     """Options describing how to read the original table (shared by all table commands).
     ``--format``, ``--sep``, ``--names``, ``--quotechar`` and the database or sheet source reach
-    the command as one ``CsvOptions`` (parameter ``csv``); ``--na-values`` and ``--na`` as one
-    ``MissingCodes`` (parameter ``na_values``)."""
-
-    @functools.wraps(func)
-    def wrapper(
-        *args: Any,
-        na_values: str | None,
-        na: tuple[str, ...],
-        sql_table: str | None = None,
-        sql_query: str | None = None,
-        sheet: str | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        if sql_table is not None and sql_query is not None:
-            sql_table, sql_query = _one_sql_source(sql_table, sql_query)
-        click.get_current_context().meta[SQL_SOURCE] = (sql_table, sql_query, sheet)
-        reading = [kwargs.pop(name) for name in ("sep", "names", "quotechar", "fmt")]
-        return func(
-            *args, csv=csv_options(*reading), na_values=missing_codes_option(na_values, na),
-            **kwargs,
-        )  # fmt: skip
-
-    return _apply(
-        wrapper,
-        [
-            format_option(
-                TABLE_FORMATS,
-                ".parquet/.pq Parquet, .tsv/.tab tab-separated, else CSV; csv = comma-separated "
-                "unless --sep",
-            ),
-            click.option(
-                "--sep",
-                default=None,
-                help="CSV field separator (default: tab for .tsv or --format tsv, else ',').",
-            ),
-            click.option(
-                "--names",
-                default=None,
-                help="Comma-separated column names for a CSV file without header.",
-            ),
-            click.option(
-                "--quotechar", default='"', show_default=True, help="CSV quote character."
-            ),
-            click.option(
-                "--na-values",
-                default=None,
-                help="Comma-separated tokens meaning 'missing' "
-                f"(default: {','.join(repr(v) for v in DEFAULT_NA_VALUES)}).",
-            ),
-            click.option(
-                "--na",
-                multiple=True,
-                metavar="COL=V1|V2",
-                help="Codes meaning 'missing' in one column, besides --na-values, e.g. "
-                "EDUCYEAR=-1|-7|-8|-9 (repeatable; or comma-separated COL=…,COL=…). A missing QI "
-                "value is published as '*'.",
-            ),
-            click.option("--drop-missing", is_flag=True, help="Drop rows with a missing QI value."),
-            click.option(
-                "--table",
-                "sql_table",
-                default=None,
-                help="Database input (INPUT a URL such as postgresql://user@host/db or "
-                "sqlite:///file.db): the table read. The password comes from the URL, "
-                "PGPASSWORD or ~/.pgpass and is never recorded.",
-            ),
-            click.option(
-                "--query",
-                "sql_query",
-                default=None,
-                help="Database input: the SELECT whose rows are read (instead of --table).",
-            ),
-            click.option(
-                "--sheet",
-                default=None,
-                help="Excel input (.xlsx): the worksheet read (default: the first).",
-            ),
-        ],
+    the command as one ``CsvOptions`` (parameter ``csv``, :func:`reading_options`);
+    ``--na-values`` and ``--na`` as one ``MissingCodes`` (parameter ``na_values``,
+    :func:`missing_codes_option`)."""
+    func = with_step(missing_codes_option, "na_values")(func)
+    func = with_step(reading_options, "csv")(func)
+    return cast(
+        F,
+        _apply(
+            func,
+            [
+                format_option(
+                    TABLE_FORMATS,
+                    ".parquet/.pq Parquet, .tsv/.tab tab-separated, else CSV; csv = "
+                    "comma-separated unless --sep",
+                ),
+                click.option(
+                    "--sep",
+                    default=None,
+                    help="CSV field separator (default: tab for .tsv or --format tsv, else ',').",
+                ),
+                click.option(
+                    "--names",
+                    default=None,
+                    help="Comma-separated column names for a CSV file without header.",
+                ),
+                click.option(
+                    "--quotechar", default='"', show_default=True, help="CSV quote character."
+                ),
+                click.option(
+                    "--na-values",
+                    default=None,
+                    help="Comma-separated tokens meaning 'missing' "
+                    f"(default: {','.join(repr(v) for v in DEFAULT_NA_VALUES)}).",
+                ),
+                click.option(
+                    "--na",
+                    multiple=True,
+                    metavar="COL=V1|V2",
+                    help="Codes meaning 'missing' in one column, besides --na-values, e.g. "
+                    "EDUCYEAR=-1|-7|-8|-9 (repeatable; or comma-separated COL=…,COL=…). A missing "
+                    "QI value is published as '*'.",
+                ),
+                click.option(
+                    "--drop-missing", is_flag=True, help="Drop rows with a missing QI value."
+                ),
+                click.option(
+                    "--table",
+                    "sql_table",
+                    default=None,
+                    help="Database input (INPUT a URL such as postgresql://user@host/db or "
+                    "sqlite:///file.db): the table read. The password comes from the URL, "
+                    "PGPASSWORD or ~/.pgpass and is never recorded.",
+                ),
+                click.option(
+                    "--query",
+                    "sql_query",
+                    default=None,
+                    help="Database input: the SELECT whose rows are read (instead of --table).",
+                ),
+                click.option(
+                    "--sheet",
+                    default=None,
+                    help="Excel input (.xlsx): the worksheet read (default: the first).",
+                ),
+            ],
+        ),
     )
 
 
-def _one_sql_source(table: str, query: str) -> tuple[str | None, str | None]:
+def reading_options(
+    ctx: click.Context,
+    fmt: str,
+    sep: str | None,
+    names: str | None,
+    quotechar: str,
+    sql_table: str | None = None,
+    sql_query: str | None = None,
+    sheet: str | None = None,
+) -> CsvOptions:
+    """How to read the original table (:func:`table_input_options`) as one ``CsvOptions``:
+    ``--table`` and ``--query`` both set are settled by :func:`_one_sql_source`. O(1)."""
+    if sql_table is not None and sql_query is not None:
+        sql_table, sql_query = _one_sql_source(ctx, sql_table, sql_query)
+    return csv_options(sep, names, quotechar, fmt, sql_table, sql_query, sheet)
+
+
+def _one_sql_source(ctx: click.Context, table: str, query: str) -> tuple[str | None, str | None]:
     """``--table`` and ``--query`` both set: the one given on the command line wins over the
     other taken from ``--config`` or ``--manifest``; both on the command line are refused."""
     from click.core import ParameterSource
 
-    ctx = click.get_current_context()
     given = [
         ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
         for name in ("sql_table", "sql_query")
@@ -325,22 +422,23 @@ def source_options(formats: tuple[str, ...], help: str) -> Callable[[F], F]:
     return functools.partial(_source_options, formats=formats, help=help)
 
 
-def _source_options(func: F, formats: tuple[str, ...], help: str) -> F:
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        source = SetSource(
-            kwargs.pop("fmt"),
-            kwargs.pop("item_sep"),
-            kwargs.pop("id_column"),
-            kwargs.pop("item_column"),
-            kwargs.pop("dedupe"),
-            kwargs.pop("sensitive", None),
-            kwargs.pop("sensitive_file", None),
-        )
-        return func(*args, source=source, **kwargs)
+def set_source(
+    fmt: str,
+    item_sep: str,
+    id_column: str | None,
+    item_column: str | None,
+    dedupe: bool,
+    sensitive: str | None = None,
+    sensitive_file: str | None = None,
+) -> SetSource:
+    """How to read original transactions as one :class:`SetSource` (``--sensitive`` and
+    ``--sensitive-file`` where the command has them). O(1)."""
+    return SetSource(fmt, item_sep, id_column, item_column, dedupe, sensitive, sensitive_file)
 
+
+def _source_options(func: F, formats: tuple[str, ...], help: str) -> F:
     return _apply(
-        wrapper,
+        with_step(set_source, "source")(func),
         [
             format_option(formats, help),
             click.option(
@@ -391,15 +489,8 @@ def executor_options(meaning: str) -> Callable[[F], F]:
     that can run in parallel; ``meaning`` says what each choice does for the command."""
 
     def decorate(func: F) -> F:
-        @functools.wraps(func)
-        def wrapper(*args: Any, connect_timeout: float | None, **kwargs: Any) -> Any:
-            from anonymatch.core.runner import connect_timeout as bounded
-
-            with bounded(connect_timeout):
-                return func(*args, **kwargs)
-
         return _apply(
-            wrapper,
+            with_step(bounded_handshake, around=True)(func),
             [
                 click.option(
                     "--executor",
@@ -436,21 +527,32 @@ def executor_options(meaning: str) -> Callable[[F], F]:
     return decorate
 
 
+def bounded_handshake(connect_timeout: float | None) -> contextlib.AbstractContextManager[None]:
+    """``--connect-timeout``: the bound on a Dask scheduler's handshake while the command
+    runs (``core.runner.connect_timeout``). O(1)."""
+    from anonymatch.core.runner import connect_timeout as bounded
+
+    return bounded(connect_timeout)
+
+
 def execution_group(func: F) -> F:
     """Decorator (below :func:`executor_options` and ``--chunk-rows``) that passes
     ``--executor``, ``--workers``, ``--scheduler`` and ``--chunk-rows`` (those the command has)
-    to the command as one validated ``Execution`` (parameter ``execution``)."""
+    to the command as one validated ``Execution`` (parameter ``execution``, :func:`execution`)."""
+    return with_step(execution, "execution")(func)
 
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from anonymatch.core.params import Execution
 
-        names = ("executor", "workers", "scheduler", "chunk_rows")
-        given = {name: kwargs.pop(name) for name in names if name in kwargs}
-        check_workers(given.get("workers"))
-        return func(*args, execution=Execution.build(**given), **kwargs)
+def execution(
+    executor: str,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    chunk_rows: int | None = None,
+) -> Execution:
+    """The execution options as one validated ``Execution``. O(1)."""
+    from anonymatch.core.params import Execution
 
-    return cast(F, wrapper)
+    check_workers(workers)
+    return Execution.build(executor, workers, scheduler, chunk_rows)
 
 
 def check_workers(workers: int | None) -> None:
@@ -482,36 +584,10 @@ def seed_option(func: F) -> F:
     or PATH; it says ``randomness.seed_file: true`` and keeps ``source: "os-entropy"`` for a
     drawn seed (:func:`anonymatch.core.manifest.private_seed_file`)."""
 
-    @functools.wraps(func)
-    def wrapper(*args: Any, seed_file: str | None, **kwargs: Any) -> Any:
-        ctx = click.get_current_context()
-        given: int | None = kwargs["seed"]
-        force = bool(ctx.params.get("force"))
-        if seed_file is not None:
-            _check_seed_file(seed_file, ctx, force)
-        if given is not None:
-            # Not silenced by -q: -q silences progress and chatter, while this is about the
-            # privacy of what is published. Scripts run with -q are where a test seed left in by
-            # mistake would go unnoticed; the line goes to stderr and leaves stdout clean.
-            echo_stderr(SEED_WARNING)
-        if seed_file is None:
-            return func(*args, **kwargs)
-        kwargs["seed"] = seed = draw_seed(given)
-        with private_seed_file(seed_given=given is not None):
-            try:
-                result = func(*args, **kwargs)
-            except SystemExit as exc:  # sys.exit(0) is a success too
-                if exc.code not in (None, 0):
-                    raise
-                _write_seed_file(seed_file, seed, given is not None, ctx, force)
-                raise
-        _write_seed_file(seed_file, seed, given is not None, ctx, force)
-        return result
-
     return cast(
         F,
         _apply(
-            wrapper,
+            with_step(seed_step, "seed", around=True)(func),
             [
                 click.option(
                     "--seed",
@@ -535,10 +611,34 @@ def seed_option(func: F) -> F:
     )
 
 
-def _check_seed_file(path: str, ctx: click.Context, force: bool) -> None:
-    """Refuse a --seed-file that cannot or must not be written, before the command runs (the
-    shared output policy, :func:`claim_outputs`)."""
-    claim_outputs(ctx)
+@contextlib.contextmanager
+def seed_step(
+    ctx: click.Context, seed: int | None, seed_file: str | None, force: bool = False
+) -> Iterator[int | None]:
+    """The seed of the run (:func:`seed_option`), around it: the warning of ``--seed``; with
+    ``--seed-file``, a definite seed (drawn from OS entropy unless given) and the seed file
+    written once the command has returned normally (refused up front by the shared output
+    policy, :func:`claim_outputs`, when it cannot or must not be written). O(1)."""
+    if seed_file is not None:
+        claim_outputs(ctx)
+    if seed is not None:
+        # Not silenced by -q: -q silences progress and chatter, while this is about the
+        # privacy of what is published. Scripts run with -q are where a test seed left in by
+        # mistake would go unnoticed; the line goes to stderr and leaves stdout clean.
+        echo_stderr(SEED_WARNING)
+    if seed_file is None:
+        yield seed
+        return
+    drawn = draw_seed(seed)
+    with private_seed_file(seed_given=seed is not None):
+        try:
+            yield drawn
+        except SystemExit as exc:  # sys.exit(0) is a success too
+            if exc.code not in (None, 0):
+                raise
+            _write_seed_file(seed_file, drawn, seed is not None, ctx, force)
+            raise
+    _write_seed_file(seed_file, drawn, seed is not None, ctx, force)
 
 
 OUTPUT_FLAGS = {
@@ -772,25 +872,12 @@ def echo_explanation(report: Any) -> None:
 
 def verbosity_options(func: F) -> F:
     """``-v/--verbose`` and ``-q/--quiet`` (every command). Sets up logging; the command gets
-    ``quiet`` only if it has such a parameter. Refuses, before any work, a path parameter that
-    names a device, FIFO or socket (:func:`~anonymatch.app.outputs.check_inputs`): a reader
-    would never finish it or block on it."""
-    wants_quiet = "quiet" in inspect.signature(func).parameters
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, verbose: bool, quiet: bool, **kwargs: Any) -> Any:
-        if verbose and quiet:
-            raise InputError("-v/--verbose and -q/--quiet exclude each other")
-        setup_logging(verbose, quiet)
-        ctx = click.get_current_context()
-        check_inputs(run_inputs(ctx))  # no device or FIFO is read
-        check_job_scheduler(ctx)  # the table leaves the machine only if the command line says so
-        if wants_quiet:
-            kwargs["quiet"] = quiet
-        return func(*args, **kwargs)
-
+    ``quiet`` only if it has such a parameter (:func:`verbosity`). Refuses, before any work, a
+    path parameter that names a device, FIFO or socket
+    (:func:`~anonymatch.app.outputs.check_inputs`): a reader would never finish it or block on
+    it."""
     decorated = _apply(
-        wrapper,
+        with_step(verbosity)(func),
         [
             click.option("-v", "--verbose", is_flag=True, help="Log what is being done (stderr)."),
             click.option(
@@ -804,6 +891,17 @@ def verbosity_options(func: F) -> F:
     params = decorated.__click_params__
     params[:] = params[-2:] + params[:-2]  # listed last in --help
     return cast(F, decorated)
+
+
+def verbosity(ctx: click.Context, verbose: bool, quiet: bool) -> None:
+    """``-v``/``-q`` (:func:`verbosity_options`): logging set up, and before any work no path
+    naming a device or FIFO, and no job file's scheduler the command line does not confirm.
+    O(parameters)."""
+    if verbose and quiet:
+        raise InputError("-v/--verbose and -q/--quiet exclude each other")
+    setup_logging(verbose, quiet)
+    check_inputs(run_inputs(ctx))  # no device or FIFO is read
+    check_job_scheduler(ctx)  # the table leaves the machine only if the command line says so
 
 
 def csv_safe_option(func: F) -> F:
@@ -834,17 +932,20 @@ def output_options(
     an existing output or report is never replaced, and no two outputs or an output and an
     input may be one file."""
 
-    def decorate(func: F) -> F:
-        @functools.wraps(func)
-        def wrapper(*args: Any, force: bool, report_html: str | None = None, **kwargs: Any) -> Any:
-            claim_outputs(click.get_current_context(), extensions, directory)
-            if report_html is None:
-                return func(*args, **kwargs)
-            return _with_html_report(func, args, kwargs, report_html)
+    @contextlib.contextmanager
+    def outputs(ctx: click.Context, force: bool, report_html: str | None = None) -> Iterator[None]:
+        # every output claimed at once (--force read with them); the HTML report around
+        claim_outputs(ctx, extensions, directory)
+        if report_html is None:
+            yield
+            return
+        with html_report(ctx, report_html):
+            yield
 
+    def decorate(func: F) -> F:
         return verbosity_options(
             _apply(
-                wrapper,
+                with_step(outputs, around=True)(func),
                 [
                     click.option("-o", "--output", required=True, help=output_help),
                     click.option(
@@ -877,25 +978,26 @@ def output_options(
     return decorate
 
 
-def _with_html_report(
-    func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], path: str
-) -> Any:
-    """Run a release command, then render the HTML report of the release it wrote (from the
-    manifest it completed, the input and the output) and write it to ``path`` (checked up front
-    with the other outputs by :func:`claim_outputs`; committed with them by the CLI's
-    ``all_or_nothing``: a failed report leaves no release either)."""
+@contextlib.contextmanager
+def html_report(ctx: click.Context, path: str) -> Iterator[None]:
+    """Around a release command: then render the HTML report of the release it wrote (from the
+    manifest it completed, the input and the output, read as the command's parameters say)
+    and write it to ``path`` (checked up front with the other outputs by
+    :func:`claim_outputs`; committed with them by the CLI's ``all_or_nothing``: a failed
+    report leaves no release either)."""
     import time
 
     from anonymatch.core.files import current_path
     from anonymatch.core.manifest import capture_manifests
     from anonymatch.tables.io.reuse import reuse_parsed_release
 
-    source = kwargs.get("input_path") or kwargs.get("edges") or kwargs.get("people_path")
+    params = ctx.params
+    source = params.get("input_path") or params.get("edges") or params.get("people_path")
     # the report measures risk on the cells just verified: the cells and their compatibility
     # graph are computed once for both
     with reuse_parsed_release():
         with capture_manifests() as found:
-            result = func(*args, **kwargs)
+            yield
         if not found:  # pragma: no cover - every release command completes a manifest
             raise InputError("the command made no manifest to report on")
         from anonymatch.report import build_report, write_report
@@ -904,14 +1006,13 @@ def _with_html_report(
         html = build_report(
             found[-1],
             source,
-            current_path(kwargs["output"]),  # staged until the run commits its outputs
-            options=report_reading_options(kwargs),
+            current_path(params["output"]),  # staged until the run commits its outputs
+            options=report_reading_options(params),
             check_digests=False,  # the files were just written and digested
         )
     write_report(path, html)
-    if not kwargs.get("quiet"):
+    if not params.get("quiet"):
         click.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")
-    return result
 
 
 def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
@@ -985,15 +1086,21 @@ def parse_separator(text: str, flag: str = "--sep") -> str:
 
 
 def csv_options(
-    sep: str | None, names: str | None, quotechar: str, fmt: str = "auto"
+    sep: str | None,
+    names: str | None,
+    quotechar: str,
+    fmt: str = "auto",
+    table: str | None = None,
+    query: str | None = None,
+    sheet: str | None = None,
 ) -> CsvOptions:
+    """The reading options of a table from their flags' text (``--sep`` escapes decoded,
+    ``--names`` split); InputError on a bad separator or quote character. O(1)."""
     if sep is not None:
         sep = parse_separator(sep, "--sep")  # allow --sep '\t'
         if fmt == "tsv" and sep != "\t":
             raise InputError("--format tsv reads tab-separated values; use --format csv --sep")
     check_quotechar(quotechar, sep, "--quotechar")
-    ctx = click.get_current_context(silent=True)
-    table, query, sheet = ctx.meta.get(SQL_SOURCE, (None,) * 3) if ctx is not None else (None,) * 3
     return CsvOptions(
         sep=sep,
         names=comma_list(names) or None,
@@ -1088,32 +1195,10 @@ def qi_type_options(func: F) -> F:
     repeatable) and ``--hierarchy-cells node|set``: typed quasi-identifiers
     (``tables.columns.qitypes``). The command gets them as one ``qi_types`` parameter."""
 
-    @functools.wraps(func)
-    def wrapper(
-        *args: Any,
-        ordinal: tuple[str, ...],
-        date: tuple[str, ...],
-        hierarchy: tuple[str, ...],
-        hierarchy_cells: str,
-        **kwargs: Any,
-    ) -> Any:
-        from anonymatch.tables.columns.qitypes import build_types
-
-        dates: dict[str, str] = {}
-        for item in date:
-            dates.update(_pairs("--date", comma_list(item)))
-        kwargs["qi_types"] = build_types(
-            _pairs("--ordinal", ordinal),
-            dates,
-            _pairs("--hierarchy", hierarchy),
-            hierarchy_cells,
-        )
-        return func(*args, **kwargs)
-
     return cast(
         F,
         _apply(
-            wrapper,
+            with_step(qi_types, "qi_types")(func),
             [
                 click.option(
                     "--ordinal",
@@ -1146,6 +1231,21 @@ def qi_type_options(func: F) -> F:
                 ),
             ],
         ),
+    )
+
+
+def qi_types(
+    ordinal: Sequence[str], date: Sequence[str], hierarchy: Sequence[str], hierarchy_cells: str
+) -> QITypes:
+    """The typed QIs of :func:`qi_type_options` as one ``QITypes``; InputError on an item
+    that is not ``column=value`` or a column named twice. O(items + hierarchy files)."""
+    from anonymatch.tables.columns.qitypes import build_types
+
+    dates: dict[str, str] = {}
+    for item in date:
+        dates.update(_pairs("--date", comma_list(item)))
+    return build_types(
+        _pairs("--ordinal", ordinal), dates, _pairs("--hierarchy", hierarchy), hierarchy_cells
     )
 
 
@@ -1191,34 +1291,10 @@ def test_table_options(func: F) -> F:
     defaulting to ORIGINAL's). The command gets them as one ``test`` parameter, a
     :class:`TestTable` or None."""
 
-    @functools.wraps(func)
-    def wrapper(
-        *args: Any,
-        test_path: str | None,
-        test_sep: str | None,
-        test_names: str | None,
-        test_header: bool,
-        test_format: str | None,
-        **kwargs: Any,
-    ) -> Any:
-        given = test_sep is not None or test_names is not None or test_header or test_format
-        if test_path is None and given:
-            raise InputError(
-                "--test-sep, --test-names, --test-header and --test-format need --test"
-            )
-        if test_header and test_names is not None:
-            raise InputError("give one of --test-header and --test-names")
-        kwargs["test"] = (
-            None
-            if test_path is None
-            else TestTable(test_path, test_sep, test_names, test_header, test_format)
-        )
-        return func(*args, **kwargs)
-
     return cast(
         F,
         _apply(
-            wrapper,
+            with_step(test_table, "test")(func),
             [
                 click.option(
                     "--test",
@@ -1252,6 +1328,25 @@ def test_table_options(func: F) -> F:
             ],
         ),
     )
+
+
+def test_table(
+    test_path: str | None,
+    test_sep: str | None,
+    test_names: str | None,
+    test_header: bool,
+    test_format: str | None,
+) -> TestTable | None:
+    """``--test`` and its reading options (:func:`test_table_options`) as one
+    :class:`TestTable`, None without ``--test``; InputError when they do not fit. O(1)."""
+    given = test_sep is not None or test_names is not None or test_header or test_format
+    if test_path is None and given:
+        raise InputError("--test-sep, --test-names, --test-header and --test-format need --test")
+    if test_header and test_names is not None:
+        raise InputError("give one of --test-header and --test-names")
+    if test_path is None:
+        return None
+    return TestTable(test_path, test_sep, test_names, test_header, test_format)
 
 
 # ------------------------------------------------------------ population (risk, issue 28)

@@ -4,10 +4,9 @@ app)."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -18,10 +17,12 @@ from anonymatch.cli.options import (
     PopulationFlags,
     TestTable,
     claim_outputs,
+    command,
     population_options,
     report_reading_options,
     test_table_options,
     verbosity_options,
+    with_step,
 )
 from anonymatch.core.errors import InputError
 
@@ -33,19 +34,44 @@ F = TypeVar("F", bound=Callable[..., Any])
 REPORT_FORMATS = tuple(dict.fromkeys((*TABLE_FORMATS, *SET_FORMATS, "edges", "mtx")))
 
 
-def _report_options(func: F) -> F:
-    """``--classify`` with ``--test`` as one pair (parameter ``accuracy``); ``--force`` is read
-    by the shared output policy (``claim_outputs``, from the context), not by the command."""
+def reading_of(
+    fmt: str,
+    sep: str | None,
+    names: str | None,
+    quotechar: str,
+    na_values: str | None,
+    drop_missing: bool,
+    item_sep: str | None,
+    id_column: str | None,
+    item_column: str | None,
+    items: str | None,
+    adjacency: str | None,
+    n_vertices: int | None,
+) -> dict[str, Any]:
+    """How ``report`` reads ORIGINAL, whatever its kind, by parameter name (parameter
+    ``reading``; :func:`_recorded_reading` completes it from the manifest). O(1)."""
+    return {
+        "fmt": fmt,
+        "sep": sep,
+        "names": names,
+        "quotechar": quotechar,
+        "na_values": na_values,
+        "drop_missing": drop_missing,
+        "item_sep": item_sep,
+        "id_column": id_column,
+        "item_column": item_column,
+        "items": items,
+        "adjacency": adjacency,
+        "n_vertices": n_vertices,
+    }
 
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        params.pop("force")
-        return func(accuracy=(params.pop("label"), params.pop("test")), **params)
 
-    return cast(F, wrapper)
+def accuracy_of(label: str | None, test: TestTable | None) -> tuple[str | None, TestTable | None]:
+    """``--classify`` with ``--test`` as one pair (parameter ``accuracy``)."""
+    return label, test
 
 
-@click.command("report")
+@command("report")
 @click.argument("original", required=False)
 @click.argument("release", required=False)
 @click.option(
@@ -105,16 +131,20 @@ def _report_options(func: F) -> F:
 @test_table_options
 @population_options
 @verbosity_options
-@_report_options
+@with_step(reading_of, "reading")
+@with_step(accuracy_of, "accuracy")
+@click.pass_context
 def report_cmd(
+    ctx: click.Context,
     original: str | None,
     release: str | None,
     manifest_path: str,
     output: str,
+    force: bool,
     population: PopulationFlags,
     quiet: bool,
     accuracy: tuple[str | None, TestTable | None],
-    **reading: Any,
+    reading: dict[str, Any],
 ) -> None:
     """Write the privacy officer's HTML report of a release.
 
@@ -141,7 +171,7 @@ def report_cmd(
         raise InputError("give both ORIGINAL and RELEASE, or neither (manifest only)")
     # the shared output policy: .html, directory exists, no replacing without --force, not
     # one of the inputs
-    claim_outputs(click.get_current_context(), HTML_EXTENSIONS)
+    claim_outputs(ctx, HTML_EXTENSIONS)  # --force: whether an existing report is replaced
     from anonymatch.core.manifest import load_manifest
 
     manifest = load_manifest(manifest_path)  # bounded JSON of a manifest's shape, or exit 2
@@ -150,7 +180,7 @@ def report_cmd(
         raise InputError(f"--format {reading['fmt']} does not read a table")
     said = ""
     if original is not None:
-        reading, said = _recorded_reading(manifest, reading)
+        reading, said = _recorded_reading(ctx, manifest, reading)
     options = report_reading_options({k: v for k, v in reading.items()})
     if original is not None and kind == "table":
         options["csv"] = _database_source(manifest, original, options.get("csv"))
@@ -234,14 +264,15 @@ def _database_source(manifest: Any, original: str, csv: CsvOptions | None) -> Cs
     return dataclasses.replace(csv, table=table, query=query)
 
 
-def _recorded_reading(manifest: Any, reading: dict[str, Any]) -> tuple[dict[str, Any], str]:
+def _recorded_reading(
+    ctx: click.Context, manifest: Any, reading: dict[str, Any]
+) -> tuple[dict[str, Any], str]:
     """The reading options of ORIGINAL: those of the command line when it gives any, else those
     the release's manifest records (``parameters.input_options``), with the words that say
     which (its options other than the defaults; empty when the command line's are used). O(1).
     """
     from click.core import ParameterSource
 
-    ctx = click.get_current_context()
     given = [
         name
         for name in reading
@@ -317,7 +348,7 @@ def population_report_options(
     return options
 
 
-@click.command("ui")
+@command("ui")
 @click.argument("data_dir", required=False)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", type=int, default=0, help="Port to bind (default: a free one).")

@@ -6,12 +6,11 @@ not ℓ-eligible) or 4 (failed verification) through ``anonymatch.cli.main``; no
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -19,6 +18,7 @@ from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
     SetSource,
     check_output_path,
+    command,
     draw_seed,
     echo_check_summary,
     exit_verdict,
@@ -31,6 +31,7 @@ from anonymatch.cli.options import (
     source_options,
     stage_bar,
     verbosity_options,
+    with_step,
 )
 from anonymatch.core.errors import InputError
 from anonymatch.sets.io import Transactions, read_transactions
@@ -92,24 +93,12 @@ def _read_km(path: str, source: SetSource) -> Any:
     )
 
 
-def _set_job(func: F) -> F:
+def set_job(k: int | None, ell: int | None, method: str, segment: str, seed: int | None) -> SetJob:
     """``--k``/``--l``, ``--method``, ``--segment`` and the seed as one validated ``SetJob``
     (parameter ``job``)."""
+    from anonymatch.sets.job import SetJob
 
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        from anonymatch.sets.job import SetJob
-
-        job = SetJob.build(
-            k=params.pop("k"),
-            ell=params.pop("ell"),
-            method=params.pop("method"),
-            segment=_segment(params.pop("segment")),
-            seed=params.pop("seed"),
-        )
-        return func(job=job, **params)
-
-    return cast(F, wrapper)
+    return SetJob.build(k=k, ell=ell, method=method, segment=_segment(segment), seed=seed)
 
 
 def _segment(value: str) -> tuple[int, int]:
@@ -122,7 +111,7 @@ def _segment(value: str) -> tuple[int, int]:
     return lo, hi
 
 
-@click.command("anonymize-sets")
+@command("anonymize-sets")
 @click.argument("input_path", metavar="INPUT")
 @output_options(
     "Release file (JSON Lines: .jsonl, .ndjson or .json).", extensions=SET_RELEASE_EXTENSIONS
@@ -141,7 +130,7 @@ def _segment(value: str) -> tuple[int, int]:
 )
 @seed_option
 @set_input_options
-@_set_job
+@with_step(set_job, "job")
 def anonymize_sets_cmd(
     input_path: str,
     output: str,
@@ -202,7 +191,7 @@ def anonymize_sets_cmd(
         )
 
 
-@click.command("verify-sets")
+@command("verify-sets")
 @click.argument("original")
 @click.argument("published")
 @click.option("-k", "--k", "k", type=int, default=None, help="k-anonymity level.")
@@ -242,7 +231,7 @@ def verify_sets_cmd(
     exit_verdict(report.passed)
 
 
-@click.command("evaluate-sets")
+@command("evaluate-sets")
 @click.argument("original")
 @click.argument("published", nargs=-1, required=True)
 @click.option("--queries", type=int, default=500, show_default=True, help="Random queries.")
@@ -293,7 +282,7 @@ def evaluate_sets_cmd(
     click.echo(f"seed {seed}")
 
 
-@click.command("check-km")
+@command("check-km")
 @click.argument("transactions")
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @click.option("-m", "--m", "m", required=True, type=int, help="Items the adversary knows.")
@@ -319,7 +308,7 @@ def check_km_cmd(
     exit_verdict(report.passed)
 
 
-@click.command("anonymize-km")
+@command("anonymize-km")
 @click.argument("input_path", metavar="TRANSACTIONS")
 @output_options(
     "Release (JSON Lines, one {items} per line: .jsonl, .ndjson or .json).",

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import click
 import numpy as np
@@ -18,6 +17,7 @@ from anonymatch.app.outputs import SPARSE_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
     check_output_path,
     check_workers,
+    command,
     draw_seed,
     executor_options,
     exit_verdict,
@@ -25,6 +25,7 @@ from anonymatch.cli.options import (
     output_options,
     seed_option,
     verbosity_options,
+    with_step,
 )
 from anonymatch.core.errors import InputError
 from anonymatch.sparse.io import FORMATS, read_sparse, sparse_format, write_sparse
@@ -69,45 +70,47 @@ class Accuracy(NamedTuple):
     nets: int
 
 
-def _sparse_source(func: F) -> F:
+def sparse_source(fmt: str, adjacency: str) -> SparseSource:
     """``--format`` and ``--adjacency`` as one ``SparseSource`` (parameter ``source``)."""
-
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        return func(source=SparseSource(params.pop("fmt"), params.pop("adjacency")), **params)
-
-    return cast(F, wrapper)
+    return SparseSource(fmt, adjacency)
 
 
-def _accuracy(func: F) -> F:
+def accuracy_setting(
+    labels_path: str | None,
+    test_path: str | None,
+    test_labels_path: str | None,
+    test_fraction: float,
+    nets: int,
+) -> Accuracy:
     """The ``--accuracy`` options as one ``Accuracy`` (parameter ``accuracy``)."""
-
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        names = ("labels_path", "test_path", "test_labels_path", "test_fraction", "nets")
-        return func(accuracy=Accuracy(*(params.pop(n) for n in names)), **params)
-
-    return cast(F, wrapper)
+    return Accuracy(labels_path, test_path, test_labels_path, test_fraction, nets)
 
 
-def _sparse_job(func: F) -> F:
+def sparse_job(
+    k: int,
+    method: str,
+    epsilon: float | None,
+    dp: str,
+    beta: float,
+    runs: int,
+    chunk_rows: int | None,
+    executor: str,
+    workers: int | None,
+    scheduler: str | None,
+    seed: int | None,
+    lsh: str,
+    quiet: bool,
+) -> SparseJob:
     """``--k``, ``--method`` and its settings, the execution options and the seed as one
     validated ``SparseJob`` (parameter ``job``), built before the data is read."""
+    from anonymatch.sparse.job import SparseJob
 
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        from anonymatch.sparse.job import SparseJob
-
-        check_workers(params["workers"])
-        names = ("k", "method", "epsilon", "dp", "beta", "runs", "chunk_rows", "executor",
-                 "workers", "scheduler", "seed")  # fmt: skip
-        keywords = {name: params.pop(name) for name in names}
-        job = SparseJob.build(
-            **keywords, refine=params.pop("lsh") == "support", progress=not params["quiet"]
-        )
-        return func(job=job, **params)
-
-    return cast(F, wrapper)
+    check_workers(workers)
+    return SparseJob.build(
+        k=k, method=method, epsilon=epsilon, dp=dp, beta=beta, runs=runs,
+        chunk_rows=chunk_rows, executor=executor, workers=workers, scheduler=scheduler,
+        seed=seed, refine=lsh == "support", progress=not quiet,
+    )  # fmt: skip
 
 
 FORMAT_HELP = ".parquet Parquet edge list, .mtx Matrix Market, .dat FIMI, else CSV edge list"
@@ -118,7 +121,7 @@ EXECUTOR_MEANING = (
 )
 
 
-@click.command("anonymize-sparse")
+@command("anonymize-sparse")
 @click.argument("input_path", metavar="INPUT")
 @output_options(
     "Release: .csv/.txt/.edges edge list, .parquet, .mtx/.mm, .dat.",
@@ -176,8 +179,8 @@ EXECUTOR_MEANING = (
     help="Read an edge list as a square (directed/undirected) adjacency matrix.",
 )
 @seed_option
-@_sparse_source
-@_sparse_job
+@with_step(sparse_source, "source")
+@with_step(sparse_job, "job")
 def anonymize_sparse_cmd(
     input_path: str,
     output: str,
@@ -253,7 +256,7 @@ def _summary(report: dict[str, Any], output: str) -> None:
     click.echo(f"time: {report['seconds']['wall']:.1f} s")
 
 
-@click.command("verify-sparse")
+@command("verify-sparse")
 @click.argument("original")
 @click.argument("published")
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
@@ -348,7 +351,7 @@ def _accuracy_setup(
     return np.flatnonzero(~held), y[~held], x[np.flatnonzero(held)], y[held]
 
 
-@click.command("evaluate-sparse")
+@command("evaluate-sparse")
 @click.argument("original")
 @click.argument("published", nargs=-1, required=True)
 @format_option(FORMATS, FORMAT_HELP)
@@ -373,8 +376,8 @@ def _accuracy_setup(
 @seed_option
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @verbosity_options
-@_sparse_source
-@_accuracy
+@with_step(sparse_source, "source")
+@with_step(accuracy_setting, "accuracy")
 def evaluate_sparse_cmd(
     original: str,
     published: Sequence[str],

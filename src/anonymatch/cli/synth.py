@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar
 
 import click
 
-from anonymatch.cli.options import output_options, seed_option
+from anonymatch.cli.options import command, output_options, seed_option, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import current_path, human_size
 
@@ -39,22 +38,17 @@ class Fitting(NamedTuple):
     model_path: str | None
 
 
-def _model_options(func: F) -> F:
+def fitting(
+    source: str | None, estimator: str | None, model_out: str | None, model_path: str | None
+) -> Fitting:
     """``--source``, ``--estimator``, ``--model-out``, ``--model`` as one ``Fitting``
     (parameter ``fitting``), refused when ``--model`` is combined with the others."""
-
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        names = ("source", "estimator", "model_out", "model_path")
-        fitting = Fitting(*(params.pop(name) for name in names))
-        if fitting.model_path is not None and any(x is not None for x in fitting[:3]):
-            raise InputError("--model cannot be combined with --source, --estimator or --model-out")
-        return func(fitting=fitting, **params)
-
-    return cast(F, wrapper)
+    if model_path is not None and any(x is not None for x in (source, estimator, model_out)):
+        raise InputError("--model cannot be combined with --source, --estimator or --model-out")
+    return Fitting(source, estimator, model_out, model_path)
 
 
-@click.command("generate-census")
+@command("generate-census")
 @output_options(
     "Output table: .csv (with header) or .parquet/.pq.",
     report=False,
@@ -87,7 +81,7 @@ def _model_options(func: F) -> F:
     default=None,
     help="Rows per write batch / Parquet row group (the data does not depend on it).",
 )
-@_model_options
+@with_step(fitting, "fitting")
 def generate_census_cmd(
     output: str,
     rows: int,

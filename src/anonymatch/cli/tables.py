@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import json
 import os
 import time
@@ -34,6 +33,7 @@ from anonymatch.cli.options import (
     TestTable,
     check_output_path,
     claim_outputs,
+    command,
     criteria_options,
     csv_safe_option,
     draw_seed,
@@ -58,6 +58,7 @@ from anonymatch.cli.options import (
     table_input_options,
     test_table_options,
     verbosity_options,
+    with_step,
 )
 from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import load_manifest
@@ -90,10 +91,6 @@ VERIFY_EXECUTOR_MEANING = (
 )
 
 
-RELEASE_TABLE = "anonymatch.release_table"
-"""Where ``verify --release-table`` keeps its value in the click context."""
-
-
 def read_release(path: str, table: str | None = None) -> Any:
     """A table release as published (CSV formula guard undone; ``cells.read_release_text``),
     or the cells of the release ``table`` when ``path`` is a database URL."""
@@ -112,16 +109,8 @@ def read_release(path: str, table: str | None = None) -> Any:
 release_table_option = click.option(
     "--release-table",
     default=None,
-    expose_value=False,  # kept in the context (RELEASE_TABLE), read by ``read_release``
-    callback=lambda ctx, _param, value: ctx.meta.__setitem__(RELEASE_TABLE, value),
     help="The release a database URL (anonymize -o URL --output-table): the release table read.",
 )
-
-
-def _release_table() -> str | None:
-    """``--release-table`` of the current command (None: not given, or no such option)."""
-    ctx = click.get_current_context(silent=True)
-    return None if ctx is None else ctx.meta.get(RELEASE_TABLE)
 
 
 def _chunk_rows_option(func: Any) -> Any:
@@ -143,24 +132,16 @@ def _suppression_limit_option(help_text: str) -> Any:
     )
 
 
-def _strict_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--strict``: refuse a release whose kept columns leak (read by the command from the
-    click context, like ``--force``: the command's signature keeps its groups)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, strict: bool, **kwargs: Any) -> Any:
-        return func(*args, **kwargs)
-
-    return click.option(
-        "--strict",
-        is_flag=True,
-        help="Refuse (exit 2, nothing written) a release whose columns released unchanged give "
-        "QIs away, single people out or hold free text (docs/guarantees/leakage.md); without "
-        "it they are warned about on stderr.",
-    )(wrapper)
+strict_option = click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse (exit 2, nothing written) a release whose columns released unchanged give "
+    "QIs away, single people out or hold free text (docs/guarantees/leakage.md); without "
+    "it they are warned about on stderr.",
+)
 
 
-@click.command()
+@command()
 @click.argument("input_path", metavar="INPUT")
 @output_options(
     "Release file (.csv, .tsv, .parquet, .xlsx, .sav or .dta; on the streamed path also a"
@@ -249,7 +230,7 @@ def _strict_option(func: Callable[..., Any]) -> Callable[..., Any]:
     help="Database release (-o a URL such as postgresql://user@host/db or sqlite:///file.db): "
     "the table created, in one transaction (an existing one only with --force).",
 )
-@_strict_option
+@strict_option
 @table_input_options
 @typed_table_job
 def anonymize(
@@ -258,7 +239,9 @@ def anonymize(
     job: TableJob,
     csv_safe: bool,
     report_path: str | None,
+    force: bool,
     quiet: bool,
+    strict: bool,
     csv: CsvOptions,
     output_table: str | None = None,
 ) -> None:
@@ -276,13 +259,11 @@ def anonymize(
     from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
 
     db_in, db_out = is_database_url(input_path), is_database_url(output)
-    strict = bool(click.get_current_context().params.get("strict"))
     if not quiet and not db_in:
         _say_sniffed(input_path, csv)
     if output_table is not None and not db_out:
         raise InputError("--output-table writes to a database URL given as -o")
     if db_out:
-        force = bool(click.get_current_context().params.get("force"))
         check_output_table(output, output_table, force)
     streamed = None if job.method.levels else _streamed_executor(input_path, output, csv, job)
     from anonymatch.tables.io import is_excel
@@ -601,7 +582,7 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
     click.echo(f"time: {report['seconds']['wall']:.1f} s")
 
 
-@click.command()
+@command()
 @click.argument("original")
 @click.argument("published")
 @click.option("-k", "--k", "k", type=int, default=None, help="Anonymity level k for all.")
@@ -648,6 +629,8 @@ def verify(
     check: ReleaseCheck,
     manifest: str | None,
     as_json: bool,
+    suppression_limit: float | None,
+    release_table: str | None,
     execution: Execution,
     csv: CsvOptions,
     **criteria: Any,
@@ -669,7 +652,7 @@ def verify(
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     partitions = _manifest_partitions(manifest)
-    if click.get_current_context().meta.get(RELEASE_TABLE) or is_database_url(published):
+    if release_table or is_database_url(published):
         partitions = None  # a release table is checked whole, in memory
     asked = CRITERIA.build(criteria)
     unchecked = unchecked_claims(
@@ -697,7 +680,7 @@ def verify(
             )
         exit_verdict(bool(result["passed"]))
     orig = read_table(original, csv)
-    pub = read_release(published, _release_table())
+    pub = read_release(published, release_table)
     if check.k_column is not None:
         from anonymatch.tables.models.adaptive import verify_adaptive_release
 
@@ -713,7 +696,7 @@ def verify(
                 f" smallest surplus of matchable rows over the level {adaptive.min_slack}"
             )
         exit_verdict(adaptive.passed)
-    if click.get_current_context().params.get("suppression_limit") is None:
+    if suppression_limit is None:  # not given: the manifest's
         recorded_limit, recorded_size = _manifest_suppression(manifest)
         check = check.replace(
             suppression_limit=number(recorded_limit, "suppression_limit", high=1.0,
@@ -805,20 +788,14 @@ def _echo_sensitive(check: dict[str, Any]) -> None:
     )
 
 
-def _adversary(func: F) -> F:
+def adversary(key: str, known: int, trials: int) -> Adversary:
     """``--key``, ``--known``, ``--trials`` as one ``Adversary`` (parameter ``adversary``)."""
+    from anonymatch.tables.risk.attack import Adversary
 
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        from anonymatch.tables.risk.attack import Adversary
-
-        fields = (params.pop("key"), params.pop("known"), params.pop("trials"))
-        return func(adversary=Adversary(*fields), **params)
-
-    return cast(F, wrapper)
+    return Adversary(key, known, trials)
 
 
-@click.command()
+@command()
 @click.argument("original")
 @click.argument("published")
 @click.option("--known", "known", required=True, type=int, help="True matches the adversary knows.")
@@ -839,7 +816,7 @@ def _adversary(func: F) -> F:
 @release_table_option
 @table_input_options
 @release_check
-@_adversary
+@with_step(adversary, "adversary")
 def attack(
     original: str,
     published: str,
@@ -847,6 +824,7 @@ def attack(
     adversary: Adversary,
     seed: int | None,
     as_json: bool,
+    release_table: str | None,
     csv: CsvOptions,
 ) -> None:
     """Simulate an adversary who knows some true matches.
@@ -859,7 +837,7 @@ def attack(
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
     orig = read_table(original, csv)
-    pub = read_release(published, _release_table())
+    pub = read_release(published, release_table)
     seed = draw_seed(seed)
     report = attack_release(pub, orig, check, adversary, seed)
     if as_json:
@@ -898,28 +876,26 @@ class Learning:
     seed: int
 
 
-def _learning(func: F) -> F:
+def learning(
+    label: str | None,
+    regress: str | None,
+    test: TestTable | None,
+    test_size: float,
+    split_seed: int,
+) -> Learning | None:
     """``--classify``/``--regress``, ``--test`` (a ``TestTable``, from
     ``test_table_options``), ``--test-size``, ``--split-seed`` as one ``Learning`` (parameter
     ``learning``; None without ``--classify``/``--regress``)."""
-
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        label, regress = params.pop("label"), params.pop("regress")
-        rest = (params.pop("test"), params.pop("test_size"), params.pop("split_seed"))
-        if label is not None and regress is not None:
-            raise InputError("give one of --classify and --regress")
-        learning = None
-        if label is not None:
-            learning = Learning("classify", label, *rest)
-        elif regress is not None:
-            learning = Learning("regress", regress, *rest)
-        return func(learning=learning, **params)
-
-    return cast(F, wrapper)
+    if label is not None and regress is not None:
+        raise InputError("give one of --classify and --regress")
+    if label is not None:
+        return Learning("classify", label, test, test_size, split_seed)
+    if regress is not None:
+        return Learning("regress", regress, test, test_size, split_seed)
+    return None
 
 
-@click.command()
+@command()
 @click.argument("original")
 @click.argument("published", nargs=-1, required=True)
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
@@ -957,13 +933,14 @@ def _learning(func: F) -> F:
 @table_input_options
 @release_check
 @test_table_options
-@_learning
+@with_step(learning, "learning")
 def evaluate(
     original: str,
     published: Sequence[str],
     check: ReleaseCheck,
     as_json: bool,
     learning: Learning | None,
+    release_table: str | None,
     csv: CsvOptions,
 ) -> None:
     """Report information loss, or what models learn from releases.
@@ -978,9 +955,7 @@ def evaluate(
     if learning is not None:
         _learn(orig, published, learning, as_json, csv, check)
         return
-    results = {
-        p: evaluate_release(read_release(p, _release_table()), orig, check) for p in published
-    }
+    results = {p: evaluate_release(read_release(p, release_table), orig, check) for p in published}
     if as_json:
         click.echo(json.dumps({p: r.to_dict() for p, r in results.items()}, indent=2))
         return
@@ -1075,7 +1050,7 @@ known_option = click.option(
 )
 
 
-@click.command("check-kl")
+@command("check-kl")
 @click.argument("table")
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
 @known_option
@@ -1110,7 +1085,7 @@ def check_kl_cmd(
     exit_verdict(report.passed)
 
 
-@click.command("anonymize-kl")
+@command("anonymize-kl")
 @click.argument("input_path", metavar="INPUT")
 @output_options("Release file (.csv, .tsv or .parquet).", extensions=TABLE_RELEASE_EXTENSIONS)
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
@@ -1188,36 +1163,22 @@ COMMANDS = [anonymize, verify, evaluate, attack, anonymize_kl_cmd, check_kl_cmd]
 # ---------------------------------------------------------------------------- risk
 
 
-def _claimed(func: F) -> F:
+def claimed(ctx: click.Context, force: bool) -> None:
     """Claim the command's outputs by the shared policy (``claim_outputs``, which reads
     ``--force``) before it runs; ``--force`` then concerns the command no further."""
-
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        claim_outputs()
-        params.pop("force")
-        return func(**params)
-
-    return cast(F, wrapper)
+    claim_outputs(ctx)
 
 
-def _certified(func: F) -> F:
-    """Give the command's ``check`` the ring certificate its ``--manifest`` records (with
+def certified(check: ReleaseCheck, manifest: str | None) -> ReleaseCheck:
+    """The command's ``check`` with the ring certificate its ``--manifest`` records (with
     sensitive columns; ``guarantee.certificate``), so that the sensitive figures are those of
     the attacker who knows the certified graph; ``--manifest`` then concerns it no further."""
-
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        manifest = params.pop("manifest")
-        check: ReleaseCheck = params["check"]
-        if check.schema.sensitive:
-            params["check"] = check.replace(certificate=_manifest_certificate(manifest))
-        return func(**params)
-
-    return cast(F, wrapper)
+    if not check.schema.sensitive:
+        return check
+    return check.replace(certificate=_manifest_certificate(manifest))
 
 
-@click.command("risk")
+@command("risk")
 @click.argument("original")
 @click.argument("release")
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
@@ -1242,8 +1203,8 @@ def _certified(func: F) -> F:
 @release_table_option
 @table_input_options
 @release_check
-@_certified
-@_claimed
+@with_step(certified, "check")
+@with_step(claimed)
 def risk_cmd(
     original: str,
     release: str,
@@ -1251,6 +1212,7 @@ def risk_cmd(
     as_json: bool,
     report_path: str | None,
     quiet: bool,
+    release_table: str | None,
     csv: CsvOptions,
     population: PopulationFlags,
 ) -> None:
@@ -1271,12 +1233,12 @@ def risk_cmd(
 
     threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
-    pub = read_release(release, _release_table())
+    pub = read_release(release, release_table)
     report = assess(orig, pub, check, threshold)
     figures = report.to_dict()
     inputs = {
         "original": input_block(original, csv),
-        "release": input_block(release, CsvOptions(table=_release_table())),
+        "release": input_block(release, CsvOptions(table=release_table)),
     }
     beyond = None
     if population.given:
