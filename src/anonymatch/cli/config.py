@@ -186,9 +186,7 @@ def table_job(
     workers: int | None,
     scheduler: str | None,
     chunk_rows: int | None,
-    kmap: int | None,
-    journalist_risk: float | None,
-    population: str | None,
+    criteria: Mapping[str, Any],
     na_values: MissingCodes,
     drop_missing: bool,
     patience: int | None,
@@ -233,9 +231,7 @@ def table_job(
         "workers": workers,
         "scheduler": scheduler,
         "chunk_rows": chunk_rows,
-        "kmap": kmap,
-        "journalist_risk": journalist_risk,
-        "population": population,
+        **criteria,  # the criteria's parameters (``criteria_options``), by their names
         "na_values": na_values,
         "drop_missing": drop_missing,
     }

@@ -175,6 +175,9 @@ class Step:
     command runs and left after it (``--seed-file`` is written after a successful run, the
     HTML report rendered from the release just written); the value is what it yields.
 
+    With ``takes``, ``build`` gets those parameters (the ones the command has) as one mapping
+    instead: the options a registry declares as data (:func:`criteria_options`).
+
     The parameters a step was built from are not passed on to the command's function, unless
     its signature names them (``quiet``, ``suppression_limit``): the function's signature
     lists what it uses, each builder's what it is made of."""
@@ -182,6 +185,7 @@ class Step:
     build: Callable[..., Any]
     name: str | None = None
     around: bool = False
+    takes: tuple[str, ...] = ()
 
 
 STEPS = "__anonymatch_steps__"
@@ -195,14 +199,17 @@ def steps_of(func: Callable[..., Any] | None) -> tuple[Step, ...]:
 
 
 def with_step(
-    build: Callable[..., Any], name: str | None = None, around: bool = False
+    build: Callable[..., Any],
+    name: str | None = None,
+    around: bool = False,
+    takes: Sequence[str] = (),
 ) -> Callable[[F], F]:
     """Decorator: run ``build`` (a :class:`Step`) before the command's function, after the
     steps of the decorators below it, before those above it (the order of nested
     wrappers)."""
 
     def decorate(func: F) -> F:
-        setattr(func, STEPS, (Step(build, name, around), *steps_of(func)))
+        setattr(func, STEPS, (Step(build, name, around, tuple(takes)), *steps_of(func)))
         return func
 
     return decorate
@@ -224,12 +231,16 @@ class Command(click.Command):
         taken: set[str] = set()
         with contextlib.ExitStack() as stack:
             for step in steps:
-                wanted = inspect.signature(step.build).parameters
-                args = {
-                    n: ctx if n == "ctx" else values[n] for n in wanted if n in values or n == "ctx"
-                }
-                taken.update(args)
-                value = step.build(**args)
+                if step.takes:  # one mapping of the declared parameters
+                    mapping = {n: values[n] for n in step.takes if n in values}
+                    taken.update(mapping)
+                    value = step.build(mapping)
+                else:
+                    wanted = inspect.signature(step.build).parameters
+                    args = {n: ctx if n == "ctx" else values[n] for n in wanted
+                            if n in values or n == "ctx"}  # fmt: skip
+                    taken.update(args)
+                    value = step.build(**args)
                 if step.around:
                     value = stack.enter_context(value)
                 if step.name is not None:
@@ -1415,11 +1426,14 @@ _CLICK_TYPES: dict[str, Any] = {"integer": int, "fraction": float, "share": floa
 
 def criteria_options(registry: Registry) -> Callable[[F], F]:
     """Decorator: one option per parameter of a kind's criteria (``core.criteria``), derived
-    from the registry — flag, value type, placeholder and help — and passed to the command
-    under the parameter's own name (``--delta-max`` → ``delta_max``). The values are checked
-    where the criteria are built (``Registry.build``), not here."""
+    from the registry — flag, value type, placeholder and help — and passed to the command as
+    one mapping by the parameters' own names (``--delta-max`` → ``delta_max``; parameter
+    ``criteria``). The values are checked where the criteria are built (``Registry.build``),
+    not here."""
 
     def decorate(func: F) -> F:
+        names = [p.name for p in registry.parameters()]
+        func = with_step(dict, "criteria", takes=names)(func)
         for p in reversed(registry.parameters()):
             func = click.option(
                 p.flag, p.name, type=_CLICK_TYPES[p.kind], default=None, metavar=p.metavar,

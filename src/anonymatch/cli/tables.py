@@ -12,7 +12,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -633,7 +633,7 @@ def verify(
     release_table: str | None,
     execution: Execution,
     csv: CsvOptions,
-    **criteria: Any,
+    criteria: Mapping[str, Any],
 ) -> None:
     """Check that a table release is k-anonymous.
 
