@@ -356,3 +356,47 @@ def test_other_table_commands_read_a_database(
     assert json.loads(kl.read_text())["input"]["query"] == "select age, sex, cp from heart"
     for text in (risk.read_text(), kl.read_text(), out, err):
         assert PASSWORD not in text
+
+
+def _warnings(err: str) -> list[str]:
+    """The warnings about what a release keeps (not the --seed one)."""
+    return [ln for ln in err.splitlines() if "warning:" in ln and "--seed" not in ln]
+
+
+@pytest.mark.parametrize("executor", ["threads", "inline"])
+def test_sqlite_source_and_release_leakage_as_from_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], executor: str
+) -> None:
+    """Issue 35: a database source, a database release or both get the kept-column warnings the
+    same data gets from and to CSV files, on the in-memory and the streamed path, and --strict
+    refuses them the same way: exit 2, one error line, no table or file written."""
+    n = 600
+    frame = pd.DataFrame({"num": [i % 3 for i in range(n)], "x": [i % 5 for i in range(n)]})
+    frame["word"] = "w" + frame["num"].astype(str)  # recodes the generalized QI
+    data = tmp_path / "d.csv"
+    frame.to_csv(data, index=False)
+    url = f"sqlite:///{tmp_path / 'd.db'}"
+    _load(url, "people", frame)
+    roles = ["--k", "250", "--qi", "num", "--numeric", "num", "--method", "greedy",
+             "--seed", "1", "--executor", executor]  # fmt: skip
+    code, _, err = run(["anonymize", str(data), "-o", str(tmp_path / "r.csv"), *roles], capsys)
+    assert code == 0, err
+    expected = _warnings(err)
+    assert any("column 'word' is released unchanged" in ln for ln in expected)
+    cases = {
+        "source": (["anonymize", url, "--table", "people", "-o", str(tmp_path / "s.csv")], None),
+        "release": (["anonymize", str(data), "-o", url, "--output-table", "rel"], "rel"),
+        "both": (["anonymize", url, "--table", "people", "-o", url, "--output-table", "b"], "b"),
+    }
+    for name, (args, table) in cases.items():
+        code, _, err = run([*args, *roles, "--strict"], capsys)
+        assert code == 2, (name, err)
+        assert "refused (--strict): column 'word'" in err, name
+        assert [ln for ln in err.splitlines() if "error" in ln] == [err.splitlines()[-1]]
+        if table is None:
+            assert not (tmp_path / "s.csv").exists(), name
+        else:
+            assert not _has_table(url, table), name
+        code, _, err = run([*args, *roles], capsys)
+        assert code == 0, (name, err)
+        assert _warnings(err) == expected, name

@@ -277,30 +277,7 @@ def anonymize(
         )
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
-    if streamed is None and (db_in or db_out):
-        release = run_job(read_table(input_path, csv), job)
-        if strict:
-            _refuse_leaks(release.report)
-        if db_out:
-            assert output_table is not None
-            typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
-            write_sql_release(output, output_table, release.table, replace=True, typing=typing)
-        else:
-            write_release(output, release.table, release.cells, release.qi, csv_safe)
-        manifest: dict[str, Any] = (
-            dict(release.report) if db_out else _note_csv_safe(release.report, output, csv_safe)
-        )
-        manifest["parameters"] = {
-            **cast(dict[str, Any], manifest["parameters"]),
-            "input_options": input_options_block(csv, job.na, job.drop_missing),
-        }
-        _finish_database(manifest, input_path, output, csv, output_table, report_path, started)
-        if not quiet:
-            adaptive = manifest["guarantee"]["model"] == "adaptive-anonymity"
-            (_print_adaptive_summary if adaptive else _print_summary)(
-                manifest, manifest["output"]["path"]
-            )
-        return
+    report: dict[str, Any]
     if streamed is not None:
         from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks
         from anonymatch.tables.streamed import anonymize_file
@@ -325,9 +302,15 @@ def anonymize(
         release = run_job(frame, job)
         if strict:
             _refuse_leaks(release.report)
-        release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
-        write_release(output, release.table, release.cells, release.qi, csv_safe)
-        report = _note_csv_safe(release.report, output, csv_safe)
+        if db_out:  # a table created in one transaction
+            assert output_table is not None
+            typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
+            write_sql_release(output, output_table, release.table, replace=True, typing=typing)
+            report = dict(release.report)
+        else:
+            release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
+            write_release(output, release.table, release.cells, release.qi, csv_safe)
+            report = _note_csv_safe(release.report, output, csv_safe)
         labels = frame.attrs.get("variable_labels")
         if labels:  # an SPSS/Stata/SAS file's variable labels (tables.io.stats)
             report["input"] = {**cast(dict[str, Any], report["input"]), "variable_labels": labels}
@@ -335,12 +318,7 @@ def anonymize(
         **cast(dict[str, Any], report["parameters"]),
         "input_options": input_options_block(csv, job.na, job.drop_missing),
     }
-    if db_in or db_out:  # streamed from a server-side cursor, or to a table in one transaction
-        _finish_database(report, input_path, output, csv, output_table, report_path, started)
-        if not quiet:
-            _print_summary(report, cast(dict[str, Any], report["output"])["path"])
-        return
-    _finish(report, input_path, output, report_path, started, quiet)
+    _finish(report, input_path, output, csv, output_table, report_path, started, quiet)
 
 
 def _note_csv_safe(report: Any, output: str, csv_safe: bool) -> dict[str, Any]:
@@ -358,22 +336,40 @@ def _finish(
     report: dict[str, Any],
     input_path: str,
     output: str,
+    csv: CsvOptions,
+    output_table: str | None,
     report_path: str | None,
     started: float,
     quiet: bool,
 ) -> None:
-    """Complete the manifest (checksums, wall time), write it atomically, print the summary."""
+    """Complete the manifest (checksums, wall time), write it atomically, warn about what the
+    kept columns give away (the same for a file and a database, source or release), print the
+    summary. A database URL is recorded without its password, with the table or query read,
+    or the table written; a file side keeps its digest."""
     from anonymatch.core.manifest import finish_manifest, write_manifest
+    from anonymatch.tables.io.sql import is_database_url, redact_url
 
-    finish_manifest(report, input_path, output, started, command="anonymize")
+    db_in, db_out = is_database_url(input_path), is_database_url(output)
+    finish_manifest(
+        report,
+        None if db_in else input_path,
+        None if db_out else output,
+        started,
+        command="anonymize",
+    )
+    if db_in:
+        report["input"] = {**report["input"], **input_block(input_path, csv)}
+    if db_out:
+        report["output"] = {**report["output"], "path": redact_url(output), "table": output_table}
     write_manifest(report_path, report)
     _warn_honestly(report)
     if quiet:
         return
+    shown = report["output"]["path"] if db_in or db_out else output
     if report["guarantee"]["model"] == "adaptive-anonymity":
-        _print_adaptive_summary(report, output)
+        _print_adaptive_summary(report, shown)
     else:
-        _print_summary(report, output)
+        _print_summary(report, shown)
 
 
 def _say_sniffed(path: str, csv: CsvOptions) -> None:
@@ -414,35 +410,6 @@ def _warn_honestly(report: dict[str, Any]) -> None:
 
     for line in warnings_of(report):
         click.echo(f"anonymatch: warning: {line}", err=True)
-
-
-def _finish_database(
-    report: dict[str, Any],
-    input_path: str,
-    output: str,
-    csv: CsvOptions,
-    output_table: str | None,
-    report_path: str | None,
-    started: float,
-) -> None:
-    """``_finish`` for a database input or release: the URL is recorded without its password
-    (with the table or query read, the table written) and a file side keeps its digest."""
-    from anonymatch.core.manifest import finish_manifest, write_manifest
-    from anonymatch.tables.io.sql import is_database_url, redact_url
-
-    db_in, db_out = is_database_url(input_path), is_database_url(output)
-    finish_manifest(
-        report,
-        None if db_in else input_path,
-        None if db_out else output,
-        started,
-        command="anonymize",
-    )
-    if db_in:
-        report["input"] = {**report["input"], **input_block(input_path, csv)}
-    if db_out:
-        report["output"] = {**report["output"], "path": redact_url(output), "table": output_table}
-    write_manifest(report_path, report)
 
 
 def _manifest_partitions(path: str | None) -> int | None:
