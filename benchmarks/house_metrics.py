@@ -1,4 +1,5 @@
-"""House metrics of issue 23 (the typed job): counted on the source tree, before and after.
+"""House metrics of issues 23 (the typed job) and 35 (what a maintainer pays): counted on the
+source tree, before and after.
 
 Prints one JSON object:
 
@@ -10,18 +11,35 @@ Prints one JSON object:
   (``k < 1``, ``k >= 1``, ``check_k(``/``_check_k(`` calls, ``ge=1`` on a ``k`` field);
 - ``partition_size_sites``: places that derive a default partition size
   (``partition_size(k)``, ``adaptive_partition_size(``, ``freeform_partition_size(`` calls);
-- ``tables_top_level``: modules and packages directly in ``tables/``.
+- ``tables_top_level``: modules and packages directly in ``tables/``;
+- ``kwargs_functions``: functions and methods taking ``**anything``;
+- ``decorator_wrappers``: functions nested in a decorator (or decorator factory) that take
+  ``**anything`` and call the function being decorated (a parameter of an enclosing function);
+- ``params_pop``: ``params.pop(``/``kwargs.pop(`` calls (any receiver that is a function's
+  ``**`` parameter, or named ``params``/``kwargs``);
+- ``get_current_context``: ``click.get_current_context()`` calls (the context as a side
+  channel instead of a parameter);
+- ``locals_captures``: ``locals()`` calls;
+- ``new_manifest_sites``: ``new_manifest(`` call sites;
+- ``files_per_option``: for each job field (the keys of ``anonymatch.tables.job.PARAMETERS``,
+  imported from the measured tree), the number of files of the tree naming it as an
+  identifier or as a string (a token equal to it), and the sum over the fields.
 
-Usage: ``python benchmarks/house_metrics.py [SRC]`` (default ``src/anonymatch``). O(size of the
-tree).
+Usage: ``python benchmarks/house_metrics.py [SRC]`` (default ``src/anonymatch``); several
+trees: ``python benchmarks/house_metrics.py BEFORE AFTER`` prints each and, for every count,
+before → after. O(size of the trees).
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
+import subprocess
 import sys
+import tokenize
+from collections.abc import Iterator
 from pathlib import Path
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
@@ -40,16 +58,121 @@ def _library(path: Path, root: Path) -> bool:
     return top not in ("cli", "ui")
 
 
+def _functions(
+    tree: ast.AST, enclosing: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...] = ()
+) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, tuple[ast.AST, ...]]]:
+    """Every function of ``tree`` with the functions enclosing it, outermost first."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node, enclosing
+            yield from _functions(node, (*enclosing, node))
+        else:
+            yield from _functions(node, enclosing)
+
+
+def _names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    a = node.args
+    return {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+
+
+def _wrapper(node: ast.FunctionDef | ast.AsyncFunctionDef, enclosing: tuple[ast.AST, ...]) -> bool:
+    """A function taking ``**x`` that calls a parameter of a function enclosing it: the
+    wrapper a decorator returns around the function it decorates."""
+    if node.args.kwarg is None or not enclosing:
+        return False
+    wrapped = set().union(*(_names(f) for f in enclosing if isinstance(f, ast.FunctionDef)))
+    return any(
+        isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in wrapped
+        for sub in ast.walk(node)
+    )
+
+
+def _pops(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[int]:
+    """Lines of ``X.pop(`` calls in ``node`` (not in nested functions: they count alone) whose
+    receiver is its ``**`` parameter or is named ``params``/``kwargs``."""
+    receivers = {"params", "kwargs"} | ({node.args.kwarg.arg} if node.args.kwarg else set())
+    lines = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr == "pop"
+            and isinstance(sub.func.value, ast.Name)
+            and sub.func.value.id in receivers
+        ):
+            lines.append(sub.lineno)
+        stack.extend(ast.iter_child_nodes(sub))
+    return lines
+
+
+def _tokens(text: str) -> set[str]:
+    """The identifiers of a module and the values of its plain string literals."""
+    out: set[str] = set()
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.NAME:
+            out.add(tok.string)
+        elif tok.type == tokenize.STRING:
+            try:
+                value = ast.literal_eval(tok.string)
+            except (ValueError, SyntaxError):  # f-strings and the like
+                continue
+            if isinstance(value, str):
+                out.add(value)
+    return out
+
+
+def job_fields(root: Path) -> list[str]:
+    """The keys of ``anonymatch.tables.job.PARAMETERS`` of the tree at ``root`` (imported in a
+    child process, from that tree)."""
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]);"
+        "from anonymatch.tables.job import PARAMETERS; print(json.dumps(list(PARAMETERS)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root.resolve().parent)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return list(json.loads(out.strip().splitlines()[-1]))
+
+
 def measure(root: Path) -> dict[str, object]:
     many: list[str] = []
     flags: list[str] = []
     k_sites: list[str] = []
     size_sites: list[str] = []
+    kwargs: list[str] = []
+    wrappers: list[str] = []
+    pops: list[str] = []
+    contexts: list[str] = []
+    captures: list[str] = []
+    manifests: list[str] = []
+    tokens: dict[Path, set[str]] = {}
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
         text = path.read_text()
         tree = ast.parse(text)
+        tokens[rel] = _tokens(text)
+        for func, enclosing in _functions(tree):
+            if func.args.kwarg is not None:
+                kwargs.append(f"{rel}:{func.lineno}:{func.name}(**{func.args.kwarg.arg})")
+            if _wrapper(func, enclosing):
+                wrappers.append(f"{rel}:{func.lineno}:{func.name}")
+            pops += [f"{rel}:{line}" for line in _pops(func)]
         for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                called = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                if called == "get_current_context":
+                    contexts.append(f"{rel}:{node.lineno}")
+                elif called == "locals" and isinstance(node.func, ast.Name):
+                    captures.append(f"{rel}:{node.lineno}")
+                elif called == "new_manifest":
+                    manifests.append(f"{rel}:{node.lineno}")
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _params(node) > 8:
                 many.append(f"{rel}:{node.lineno}:{node.name}({_params(node)})")
             if isinstance(node, ast.Raise) and _library(path, root):
@@ -84,7 +207,16 @@ def measure(root: Path) -> dict[str, object]:
         if p.name not in ("__init__.py", "__pycache__")
         and (p.suffix == ".py" or (p / "__init__.py").exists())
     ]
+    fields = job_fields(root)
+    per_option = {f: sum(f in names for names in tokens.values()) for f in fields}
     return {
+        "kwargs_functions": {"count": len(kwargs), "where": kwargs},
+        "decorator_wrappers": {"count": len(wrappers), "where": wrappers},
+        "params_pop": {"count": len(pops), "where": pops},
+        "get_current_context": {"count": len(contexts), "where": contexts},
+        "locals_captures": {"count": len(captures), "where": captures},
+        "new_manifest_sites": {"count": len(manifests), "where": manifests},
+        "files_per_option": {"count": sum(per_option.values()), "fields": per_option},
         "many_parameter_functions": {"count": len(many), "where": many},
         "flag_messages": {"count": len(flags), "where": flags},
         "k_check_sites": {"count": len(k_sites), "where": k_sites},
@@ -93,6 +225,25 @@ def measure(root: Path) -> dict[str, object]:
     }
 
 
+def compare(trees: list[Path]) -> dict[str, object]:
+    """Each tree's figures and, per count, the counts from the first tree to the last."""
+    figures = {str(t): measure(t) for t in trees}
+    first, last = figures[str(trees[0])], figures[str(trees[-1])]
+    counts = {
+        name: " -> ".join(str(cast_count(figures[str(t)][name])) for t in trees)
+        for name in first
+        if name in last
+    }
+    return {"counts": counts, "trees": figures}
+
+
+def cast_count(figure: object) -> object:
+    return figure.get("count") if isinstance(figure, dict) else figure
+
+
 if __name__ == "__main__":
-    src = Path(sys.argv[1] if len(sys.argv) > 1 else "src/anonymatch")
-    print(json.dumps(measure(src), indent=1))
+    trees = [Path(a) for a in sys.argv[1:]] or [Path("src/anonymatch")]
+    if len(trees) == 1:
+        print(json.dumps(measure(trees[0]), indent=1))
+    else:
+        print(json.dumps(compare(trees), indent=1))

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from anonymatch.tables.columns.qitypes import QITypes
     from anonymatch.tables.columns.schema import MissingCodes
     from anonymatch.tables.io import CsvOptions
+    from anonymatch.tables.io.sql import SqlSource
     from anonymatch.tables.job import ReleaseCheck, TableJob
 
 INPUT_PARAMS = ("input_path", "original", "table", "transactions", "edges", "people_path")
@@ -819,6 +820,19 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
 # --------------------------------------------------------------------------- init
 
 
+def init_data(data: str, sql_table: str | None, sql_query: str | None) -> str | SqlSource:
+    """DATA of ``init``: with ``--table``/``--query`` and a database URL, one
+    :class:`~anonymatch.tables.io.sql.SqlSource` (exactly one of them, or refused); either of
+    them with a file, or a URL with neither, is refused with one line. O(1)."""
+    from anonymatch.tables.io.sql import SqlSource, is_database_url
+
+    if is_database_url(data):
+        return SqlSource(data, sql_table, sql_query)
+    if sql_table is not None or sql_query is not None:
+        raise InputError("--table and --query read a database URL given as DATA")
+    return data
+
+
 @command("init")
 @click.argument("data")
 @click.option(
@@ -880,8 +894,9 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     "after it (cup_hierarchy_ZIP.csv), else the one whose leaves hold its values.",
 )
 @verbosity_options
+@with_step(init_data, "data")
 def init_cmd(
-    data: str,
+    data: str | SqlSource,
     output: str | None,
     force: bool,
     sep: str | None,
@@ -891,8 +906,6 @@ def init_cmd(
     fmt: str,
     sample_rows: int,
     k: int,
-    sql_table: str | None,
-    sql_query: str | None,
     items_path: str | None,
     id_column: str | None,
     item_column: str | None,
@@ -908,27 +921,20 @@ def init_cmd(
     from anonymatch.app.infer import infer_job
     from anonymatch.app.jobfile import render_toml
     from anonymatch.core.files import write_atomically
-    from anonymatch.tables.io.sql import SqlSource, is_database_url
+    from anonymatch.tables.io.sql import SqlSource
 
-    # --table/--query with DATA a database URL make DATA one SqlSource (exactly one of them, or
-    # refused); either of them with a file is refused
-    source: str | SqlSource = data
-    if is_database_url(data):
-        source = SqlSource(data, sql_table, sql_query)
-    elif sql_table is not None or sql_query is not None:
-        raise InputError("--table and --query read a database URL given as DATA")
     if sample_rows < 1:
         raise InputError(f"--sample-rows must be at least 1, got {sample_rows}")
     # the shared output policy: a .toml job file, not the table it describes, not replaced
     # without --force; DATA a regular file (or a directory of Parquet parts)
     outputs = [] if output is None else [Output("-o/--output", output, (".toml",))]
-    check_outputs(outputs, [] if isinstance(source, SqlSource) else [data], force)
+    check_outputs(outputs, [] if isinstance(data, SqlSource) else [data], force)
     if sep is not None:
         sep = parse_separator(sep, "--sep")
         if len(sep) != 1:  # the draft samples lines with the csv module: one character
             raise InputError(f"--sep of anonymatch init is one character, got {sep!r}")
     job = infer_job(
-        source,
+        data,
         hierarchies=hierarchies,
         sep=sep,
         names=comma_list(names) or None,
@@ -942,7 +948,7 @@ def init_cmd(
     if items_path is not None:
         from anonymatch.app.infer import relational_job
 
-        if isinstance(source, SqlSource):
+        if isinstance(data, SqlSource):
             raise InputError("--items drafts from a people file, not a database")
         job = relational_job(
             job,
