@@ -113,7 +113,7 @@ def load_commands(module: str) -> None:
         if enabled:
             gc.enable()
     gc.freeze()
-    from anonymatch.cli.options import running_steps
+    from anonymatch.cli.steps import running_steps
 
     for command in loaded.COMMANDS:
         if command.name not in cli.commands:

@@ -26,14 +26,13 @@ from anonymatch.cli.options import (
     CONFIG_PATH,
     JOB_SCHEDULER,
     comma_list,
-    command,
     echo_stderr,
     parse_separator,
     parse_weights,
     per_column,
     verbosity_options,
-    with_step,
 )
+from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.tables.models import CRITERIA
 

@@ -14,7 +14,6 @@ import numpy as np
 from anonymatch.app.outputs import GRAPH_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
     check_output_path,
-    command,
     exit_verdict,
     format_option,
     json_default,
@@ -22,8 +21,8 @@ from anonymatch.cli.options import (
     seed_option,
     stage_bar,
     verbosity_options,
-    with_step,
 )
+from anonymatch.cli.steps import command, with_step
 from anonymatch.core.manifest import finish_manifest, new_manifest, write_manifest
 
 if TYPE_CHECKING:

@@ -17,13 +17,12 @@ from anonymatch.cli.options import (
     PopulationFlags,
     TestTable,
     claim_outputs,
-    command,
     population_options,
     report_reading_options,
     test_table_options,
     verbosity_options,
-    with_step,
 )
+from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 
 if TYPE_CHECKING:

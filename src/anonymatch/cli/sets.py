@@ -18,7 +18,6 @@ from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
     SetSource,
     check_output_path,
-    command,
     draw_seed,
     echo_check_summary,
     exit_verdict,
@@ -31,8 +30,8 @@ from anonymatch.cli.options import (
     source_options,
     stage_bar,
     verbosity_options,
-    with_step,
 )
+from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.sets.io import Transactions, read_transactions
 from anonymatch.sets.km import KM_FORMATS

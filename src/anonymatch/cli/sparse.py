@@ -17,7 +17,6 @@ from anonymatch.app.outputs import SPARSE_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
     check_output_path,
     check_workers,
-    command,
     draw_seed,
     executor_options,
     exit_verdict,
@@ -25,8 +24,8 @@ from anonymatch.cli.options import (
     output_options,
     seed_option,
     verbosity_options,
-    with_step,
 )
+from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.sparse.io import FORMATS, read_sparse, sparse_format, write_sparse
 from anonymatch.sparse.methods import names, rules

@@ -10,7 +10,8 @@ from typing import Any, NamedTuple, TypeVar
 
 import click
 
-from anonymatch.cli.options import command, output_options, seed_option, with_step
+from anonymatch.cli.options import output_options, seed_option
+from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import current_path, human_size
 

@@ -33,7 +33,6 @@ from anonymatch.cli.options import (
     TestTable,
     check_output_path,
     claim_outputs,
-    command,
     criteria_options,
     csv_safe_option,
     draw_seed,
@@ -58,8 +57,8 @@ from anonymatch.cli.options import (
     table_input_options,
     test_table_options,
     verbosity_options,
-    with_step,
 )
+from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import load_manifest
 from anonymatch.core.params import number
