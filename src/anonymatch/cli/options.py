@@ -562,7 +562,7 @@ HTML_EXTENSIONS = (".html", ".htm")
 
 
 def claim_outputs(
-    ctx: click.Context | None = None,
+    ctx: click.Context,
     extensions: tuple[str, ...] | None = None,
     directory: bool = False,
 ) -> None:
@@ -574,7 +574,6 @@ def claim_outputs(
     a table release (``extensions`` are :data:`TABLE_RELEASE_EXTENSIONS`) in CSV text, its
     sidecar; the inputs are :func:`run_inputs`. Done once per command, by the outermost of
     :func:`output_options` and :func:`seed_option`, or by a command itself."""
-    ctx = ctx or click.get_current_context()
     if ctx.meta.get("anonymatch.outputs_claimed"):
         return
     ctx.meta["anonymatch.outputs_claimed"] = True
@@ -1322,14 +1321,12 @@ _CLICK_TYPES: dict[str, Any] = {"integer": int, "fraction": float, "share": floa
 
 def criteria_options(registry: Registry) -> Callable[[F], F]:
     """Decorator: one option per parameter of a kind's criteria (``core.criteria``), derived
-    from the registry — flag, value type, placeholder and help — and passed to the command as
-    one mapping by the parameters' own names (``--delta-max`` → ``delta_max``; parameter
-    ``criteria``). The values are checked where the criteria are built (``Registry.build``),
-    not here."""
+    from the registry — flag, value type, placeholder and help — and passed to the command
+    under the parameter's own name (``--delta-max`` → ``delta_max``; as one mapping with
+    :func:`criteria_group` below). The values are checked where the criteria are built
+    (``Registry.build``), not here."""
 
     def decorate(func: F) -> F:
-        names = [p.name for p in registry.parameters()]
-        func = with_step(dict, "criteria", takes=names)(func)
         for p in reversed(registry.parameters()):
             func = click.option(
                 p.flag, p.name, type=_CLICK_TYPES[p.kind], default=None, metavar=p.metavar,
@@ -1338,6 +1335,13 @@ def criteria_options(registry: Registry) -> Callable[[F], F]:
         return func
 
     return decorate
+
+
+def criteria_group(registry: Registry) -> Callable[[F], F]:
+    """Decorator (below :func:`criteria_options`) that passes the criteria's options to the
+    command as one mapping by parameter name (parameter ``criteria``), as
+    :func:`execution_group` does the executor options."""
+    return with_step(dict, "criteria", takes=[p.name for p in registry.parameters()])
 
 
 def input_block(path: str, csv: CsvOptions) -> dict[str, Any]:

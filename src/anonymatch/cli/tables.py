@@ -33,6 +33,7 @@ from anonymatch.cli.options import (
     TestTable,
     check_output_path,
     claim_outputs,
+    criteria_group,
     criteria_options,
     csv_safe_option,
     draw_seed,
@@ -214,6 +215,7 @@ strict_option = click.option(
     "the cost of starring each cell.",
 )
 @criteria_options(CRITERIA)
+@criteria_group(CRITERIA)
 @sensitive_model_options
 @qi_type_options
 @_suppression_limit_option(
@@ -583,6 +585,7 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @executor_options(VERIFY_EXECUTOR_MEANING)
 @_chunk_rows_option
 @criteria_options(CRITERIA)
+@criteria_group(CRITERIA)
 @verbosity_options
 @qi_type_options
 @release_table_option
