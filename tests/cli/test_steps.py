@@ -11,7 +11,7 @@ from typing import Any
 import click
 import pytest
 
-from anonymatch.cli.steps import Command, command, running_steps, with_step
+from anonymatch.cli.steps import Command, command, with_step
 
 
 def _pair(a: str, b: int = 0) -> tuple[str, int]:
@@ -99,19 +99,3 @@ def test_takes_passes_declared_parameters_as_one_mapping() -> None:
 
     cmd.main(["--kmap", "3"], standalone_mode=False)
     assert seen == {"criteria": {"kmap": 3}, "other": "o"}
-
-
-def test_a_plain_click_command_with_steps_is_made_to_run_them() -> None:
-    seen: dict[str, Any] = {}
-
-    @click.command("t")
-    @click.option("--a", default="x")
-    @with_step(_pair, "pair")
-    def cmd(pair: tuple[str, int]) -> None:
-        seen["pair"] = pair
-
-    plain = click.command("p")(lambda: None)
-    assert running_steps(plain) is plain and type(plain) is click.Command
-    assert running_steps(cmd) is cmd and isinstance(cmd, Command)
-    cmd.main([], standalone_mode=False)
-    assert seen == {"pair": ("x", 0)}

@@ -113,15 +113,13 @@ def load_commands(module: str) -> None:
         if enabled:
             gc.enable()
     gc.freeze()
-    from anonymatch.cli.steps import running_steps
-
     for command in loaded.COMMANDS:
         if command.name not in cli.commands:
             if kind is not None:
                 from anonymatch.cli.config import add_config_option
 
                 add_config_option(command, kind)
-            cli.add_command(running_steps(command))
+            cli.add_command(command)
 
 
 def import_quietly(*modules: str) -> None:

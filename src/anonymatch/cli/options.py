@@ -1282,38 +1282,44 @@ def population_options(func: F) -> F:
     """Decorator: ``--threshold`` (the command's own option) and the three population flags,
     passed to the command as one :class:`PopulationFlags` named ``population``."""
 
-    @click.option(
-        "--population",
-        "population_path",
-        default=None,
-        help="A table of the population the original was sampled from (its QI columns): "
-        "k-map, journalist and marketer risk, population uniques, delta-presence.",
+    options = (
+        click.option(
+            "--population",
+            "population_path",
+            default=None,
+            help="A table of the population the original was sampled from (its QI columns): "
+            "k-map, journalist and marketer risk, population uniques, delta-presence.",
+        ),
+        click.option(
+            "--sampling-fraction",
+            type=float,
+            default=None,
+            help="Share of the population in the original, in (0, 1]: population uniqueness "
+            "estimated from the sample (Pitman, Zayatz, SNB, Dankar) and individual risk.",
+        ),
+        click.option(
+            "--weights",
+            "weights_column",
+            default=None,
+            help="A column of the original holding survey weights (each > 0), instead of "
+            "--sampling-fraction.",
+        ),
     )
-    @click.option(
-        "--sampling-fraction",
-        type=float,
-        default=None,
-        help="Share of the population in the original, in (0, 1]: population uniqueness "
-        "estimated from the sample (Pitman, Zayatz, SNB, Dankar) and individual risk.",
-    )
-    @click.option(
-        "--weights",
-        "weights_column",
-        default=None,
-        help="A column of the original holding survey weights (each > 0), instead of "
-        "--sampling-fraction.",
-    )
-    @functools.wraps(func)
-    def wrapper(**params: Any) -> Any:
-        params["population"] = PopulationFlags(
-            params.pop("threshold"),
-            params.pop("population_path"),
-            params.pop("sampling_fraction"),
-            params.pop("weights_column"),
-        )
-        return func(**params)
+    func = with_step(population_flags, "population")(func)
+    for option in reversed(options):
+        func = option(func)
+    return func
 
-    return wrapper  # type: ignore[return-value]
+
+def population_flags(
+    threshold: float,
+    population_path: str | None,
+    sampling_fraction: float | None,
+    weights_column: str | None,
+) -> PopulationFlags:
+    """The value of :func:`population_options`: the command's ``--threshold`` and the three
+    population flags, as given (checked where they are read)."""
+    return PopulationFlags(threshold, population_path, sampling_fraction, weights_column)
 
 
 _CLICK_TYPES: dict[str, Any] = {"integer": int, "fraction": float, "share": float, "table": str}

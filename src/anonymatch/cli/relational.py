@@ -28,6 +28,7 @@ from anonymatch.cli.options import (
     STREAM_MIN_ROWS,
     TABLE_FORMATS,
     comma_list,
+    criteria_group,
     criteria_options,
     echo_explanation,
     echo_sensitive_risk,
@@ -48,6 +49,7 @@ from anonymatch.cli.options import (
     share_text,
     verbosity_options,
 )
+from anonymatch.cli.steps import command
 from anonymatch.relational.methods import names
 from anonymatch.tables.models import CRITERIA
 
@@ -331,7 +333,7 @@ def _leak_text(manifest: Any) -> str:
     return f"kept columns LEAK: {', '.join(map(str, flagged))} (warnings on stderr)"
 
 
-@click.command("anonymize-rt")
+@command("anonymize-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).",
                 extensions=SET_RELEASE_EXTENSIONS)  # fmt: skip
@@ -360,6 +362,7 @@ def _leak_text(manifest: Any) -> str:
 )
 @sensitive_options
 @criteria_options(CRITERIA)
+@criteria_group(CRITERIA)
 @_stream_options
 @seed_option
 @people_options
@@ -391,7 +394,7 @@ def anonymize_rt_cmd(
     numeric: str,
     qi_types: Any,
     execution: Execution,
-    **criteria: Any,
+    criteria: Mapping[str, Any],
 ) -> None:
     """Publish people with a row and a set, k-anonymous, verified.
 
@@ -460,7 +463,7 @@ def anonymize_rt_cmd(
         )
 
 
-@click.command("verify-rt")
+@command("verify-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
 @click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
@@ -515,7 +518,7 @@ def verify_rt_cmd(
     exit_verdict(report.passed)
 
 
-@click.command("evaluate-rt")
+@command("evaluate-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
 @click.option("--queries", type=int, default=1000, show_default=True, help="Count queries.")
@@ -562,7 +565,7 @@ def evaluate_rt_cmd(
     click.echo(json.dumps(figures.to_dict(), indent=2, default=json_default))
 
 
-@click.command("risk-rt")
+@command("risk-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
 @risk_options("person")

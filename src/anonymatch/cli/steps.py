@@ -111,12 +111,3 @@ class Command(click.Command):
 def command(name: str | None = None) -> Callable[[Callable[..., Any]], Command]:
     """``click.command`` making a :class:`Command` (its steps run)."""
     return cast(Callable[[Callable[..., Any]], Command], click.command(name, cls=Command))
-
-
-def running_steps(command: click.Command) -> click.Command:
-    """``command``, made a :class:`Command` when it was declared with a plain
-    ``click.command`` but its function carries steps (the shared decorators of ``cli.options``):
-    ``cli/relational.py`` until it declares its commands with :func:`command`. O(1)."""
-    if not isinstance(command, Command) and steps_of(command.callback):
-        command.__class__ = Command  # adds behaviour only: no state of its own
-    return command
