@@ -73,6 +73,22 @@ def test_the_kinds_declare_their_capabilities() -> None:
     assert table_methods.names(missing=False) == ("mip",)
     assert table_methods.names(partitioned=False) == ("mondrian", "ring")
     assert relational_methods.names(classes=True) == ("classes",)
+    assert relational_methods.names(step="hungarian") == ("hungarian",)
+    assert sparse_methods.names(vote="majority") == ("smooth",)
+    assert graph_methods.names(neighbourhood="closed") == ("graph-kmeans-majority",)
+    assert set_methods.names(command="anonymize-km", sensitive=True) == ()
+
+
+def test_filters_are_explicit_keyword_only_parameters() -> None:
+    # a filter is a typed parameter (None: any): a capability the kind lacks, or a positional
+    # value, is refused rather than read as an attribute
+    with pytest.raises(TypeError):
+        graph_methods.names(sensitive=True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        set_methods.names(streamable=True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        table_methods.names(True)  # type: ignore[misc]
+    assert table_methods.names(levels=None) == table_methods.names()
 
 
 def _choices(command: click.Command, option: str) -> tuple[str, ...]:

@@ -9,7 +9,10 @@ parametrizations are derived from the registry with :func:`names`, never listed 
 
 A kind extends :class:`Method` with its own capabilities (a ``kw_only`` dataclass, so that a
 subclass may add fields of its own, with or without defaults, and every entry is built with
-keywords). Every helper is O(number of methods).
+keywords), and its ``names`` takes every capability that applies to the kind as a
+keyword-only filter (None: any value; the shared ones go to :func:`matching`, the kind's own
+are checked with :func:`fits`): every call site's filter is typed and checked by mypy. Every
+helper is O(number of methods).
 """
 
 from __future__ import annotations
@@ -59,14 +62,50 @@ def registry_of(*methods: M) -> dict[str, M]:
     return table
 
 
-def names(registry: Mapping[str, Method], **capabilities: object) -> tuple[str, ...]:
-    """Names of the registered methods whose capabilities have the given values, in registry
-    order (``names(SETS, sensitive=True)``: the methods that do ℓ-diversity)."""
+def fits(value: object, wanted: object) -> bool:
+    """Whether a method's capability ``value`` is the one a filter asks for (``wanted``; None:
+    any value)."""
+    return wanted is None or value == wanted
+
+
+def matching(
+    registry: Mapping[str, M],
+    *,
+    partitioned: bool | None = None,
+    sensitive: bool | None = None,
+    streamable: bool | None = None,
+    verified: bool | None = None,
+) -> tuple[M, ...]:
+    """The registered methods whose shared capabilities have the given values (None: any), in
+    registry order; a kind's ``names`` filters them further by its own capabilities."""
     return tuple(
-        m.name
+        m
         for m in registry.values()
-        if all(getattr(m, key) == value for key, value in capabilities.items())
+        if fits(m.partitioned, partitioned)
+        and fits(m.sensitive, sensitive)
+        and fits(m.streamable, streamable)
+        and fits(m.verified, verified)
     )
+
+
+def names(
+    registry: Mapping[str, Method],
+    *,
+    partitioned: bool | None = None,
+    sensitive: bool | None = None,
+    streamable: bool | None = None,
+    verified: bool | None = None,
+) -> tuple[str, ...]:
+    """Names of the registered methods whose capabilities have the given values (None: any), in
+    registry order (``names(SETS, sensitive=True)``: the methods that do ℓ-diversity)."""
+    chosen = matching(
+        registry,
+        partitioned=partitioned,
+        sensitive=sensitive,
+        streamable=streamable,
+        verified=verified,
+    )
+    return tuple(m.name for m in chosen)
 
 
 def lookup(registry: Mapping[str, M], value: object, name: str = "method") -> M:

@@ -40,6 +40,13 @@ def registry() -> dict[str, GraphMethod]:
     )
 
 
-def names(**capabilities: object) -> tuple[str, ...]:
-    """Names of the graph methods with the given capabilities, in registry order."""
-    return core.names(registry(), **capabilities)
+def names(*, verified: bool | None = None, neighbourhood: str | None = None) -> tuple[str, ...]:
+    """Names of the graph methods with the given capabilities (None: any), in registry order;
+    ``neighbourhood``: those that anonymize that neighbourhood (``open`` or ``closed``). A
+    graph has no partitioned or streamed path and no sensitive values: no graph method is
+    ``partitioned``, ``streamable`` or ``sensitive``, and those are not filters here."""
+    return tuple(
+        m.name
+        for m in core.matching(registry(), verified=verified)
+        if neighbourhood is None or neighbourhood in m.neighbourhoods
+    )

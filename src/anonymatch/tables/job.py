@@ -522,10 +522,18 @@ def _limit(p: Mapping[str, Any]) -> float:
                   high_open=True)  # fmt: skip
 
 
-def _names(**capabilities: bool) -> tuple[str, ...]:
+def _names(
+    *,
+    sensitive: bool | None = None,
+    streamable: bool | None = None,
+    missing: bool | None = None,
+    levels: bool | None = None,
+) -> tuple[str, ...]:
+    """``tables.methods.names`` on the capabilities the job's messages name (imported on
+    first use: the registry imports numpy)."""
     from anonymatch.tables.methods import names
 
-    return names(**capabilities)
+    return names(sensitive=sensitive, streamable=streamable, missing=missing, levels=levels)
 
 
 def _strict_levels(value: object, name: str, check: Any) -> None:

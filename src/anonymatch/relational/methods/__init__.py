@@ -70,7 +70,25 @@ def registry() -> dict[str, RelationalMethod]:
     )
 
 
-def names(**capabilities: object) -> tuple[str, ...]:
-    """Names of the relational-transaction methods with the given capabilities, in registry
-    order (``names()``: the choices of ``--method``)."""
-    return core.names(registry(), **capabilities)
+def names(
+    *,
+    partitioned: bool | None = None,
+    sensitive: bool | None = None,
+    streamable: bool | None = None,
+    verified: bool | None = None,
+    step: str | None = None,
+    classes: bool | None = None,
+) -> tuple[str, ...]:
+    """Names of the relational-transaction methods with the given capabilities (None: any), in
+    registry order (``names()``: the choices of ``--method``)."""
+    return tuple(
+        m.name
+        for m in core.matching(
+            registry(),
+            partitioned=partitioned,
+            sensitive=sensitive,
+            streamable=streamable,
+            verified=verified,
+        )
+        if core.fits(m.step, step) and core.fits(m.classes, classes)
+    )

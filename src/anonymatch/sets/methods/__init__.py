@@ -77,7 +77,26 @@ def registry() -> dict[str, SetMethod]:
     )
 
 
-def names(**capabilities: object) -> tuple[str, ...]:
-    """Names of the set-valued methods with the given capabilities, in registry order
-    (``names(command="anonymize-sets")``: the choices of ``--method``)."""
-    return core.names(registry(), **capabilities)
+def names(
+    *,
+    sensitive: bool | None = None,
+    verified: bool | None = None,
+    anonymity: bool | None = None,
+    km: bool | None = None,
+    ordered: bool | None = None,
+    tsp: bool | None = None,
+    command: str | None = None,
+) -> tuple[str, ...]:
+    """Names of the set-valued methods with the given capabilities (None: any), in registry
+    order (``names(command="anonymize-sets")``: the choices of ``--method``). Sets have no
+    partitioned or streamed path: no set method is ``partitioned`` or ``streamable``, and those
+    two are not filters here."""
+    return tuple(
+        m.name
+        for m in core.matching(registry(), sensitive=sensitive, verified=verified)
+        if core.fits(m.anonymity, anonymity)
+        and core.fits(m.km, km)
+        and core.fits(m.ordered, ordered)
+        and core.fits(m.tsp, tsp)
+        and core.fits(m.command, command)
+    )

@@ -83,10 +83,33 @@ def registry() -> dict[str, SparseMethod]:
     )
 
 
-def names(**capabilities: object) -> tuple[str, ...]:
-    """Names of the sparse methods with the given capabilities, in registry order
-    (``names(streamable=True)``: those of the streamed path)."""
-    return core.names(registry(), **capabilities)
+def names(
+    *,
+    partitioned: bool | None = None,
+    streamable: bool | None = None,
+    verified: bool | None = None,
+    model: str | None = None,
+    vote: str | None = None,
+    rule: str | None = None,
+    epsilon: bool | None = None,
+) -> tuple[str, ...]:
+    """Names of the sparse methods with the given capabilities (None: any, so that ``vote`` and
+    ``rule`` select among the methods that have one), in registry order
+    (``names(streamable=True)``: those of the streamed path). A sparse matrix has no sensitive
+    values: no sparse method is ``sensitive``, and that is not a filter here."""
+    return tuple(
+        m.name
+        for m in core.matching(
+            registry(),
+            partitioned=partitioned,
+            streamable=streamable,
+            verified=verified,
+        )
+        if core.fits(m.model, model)
+        and core.fits(m.vote, vote)
+        and core.fits(m.rule, rule)
+        and core.fits(m.epsilon, epsilon)
+    )
 
 
 def rules() -> tuple[str, ...]:

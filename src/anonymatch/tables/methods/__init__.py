@@ -246,11 +246,34 @@ class _Lazy:
         return build
 
 
-def names(**capabilities: object) -> tuple[str, ...]:
-    """Names of the table methods with the given capabilities, in registry order
+def names(
+    *,
+    partitioned: bool | None = None,
+    sensitive: bool | None = None,
+    streamable: bool | None = None,
+    verified: bool | None = None,
+    regular: bool | None = None,
+    missing: bool | None = None,
+    levels: bool | None = None,
+    typed: bool | None = None,
+) -> tuple[str, ...]:
+    """Names of the table methods with the given capabilities (None: any), in registry order
     (``names(levels=False)``: the generalization methods; ``names(streamable=True)``: those
     of the streamed path)."""
-    return core.names(registry(), **capabilities)
+    return tuple(
+        m.name
+        for m in core.matching(
+            registry(),
+            partitioned=partitioned,
+            sensitive=sensitive,
+            streamable=streamable,
+            verified=verified,
+        )
+        if core.fits(m.regular, regular)
+        and core.fits(m.missing, missing)
+        and core.fits(m.levels, levels)
+        and core.fits(m.typed, typed)
+    )
 
 
 # Up to this many records the b-matching sees every pair (Algorithm 1: a min-cost flow on n² arcs
