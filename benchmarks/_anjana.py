@@ -610,7 +610,7 @@ def verify_capped(
     limit = int(limit_gib * 2**30)
     with ProcessPoolExecutor(1, context, _cap_memory, (limit,)) as pool:
         try:
-            check = ReleaseCheck.of(schema, k=k)
+            check = ReleaseCheck.of(schema, dict(k=k))
             return bool(pool.submit(verify_release, release, data, check).result().passed)
         except (MemoryError, BrokenProcessPool):
             return None

@@ -249,7 +249,7 @@ def verified(
     qi, numeric = list(spec["qi"]), list(spec["numeric"])  # type: ignore[call-overload]
     text = pd.read_csv(rel.attrs["path"], dtype=str, keep_default_na=False)
     schema = Schema.build(qi, numeric, [str(spec["label"])] if model else [])
-    check = ReleaseCheck.of(schema, k=k, **(model or {}))
+    check = ReleaseCheck.of(schema, dict(k=k, **(model or {})))
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(1, context, _cap_memory, (4 * 2**30,)) as pool:
         try:

@@ -35,9 +35,9 @@ import dask.dataframe as dd
 from anonymatch.tables.job import TableJob
 from anonymatch.tables.streamed import anonymize_file
 mode, parts, out = sys.argv[1:4]
-job = TableJob.build(qi=["age", "c0", "c1", "c2", "c3", "c4", "c5"], numeric=["age"],
-                     sensitive=["dx"], k=10, method="hungarian", executor="inline",
-                     progress=False, seed=1)
+job = TableJob.build(dict(qi=["age", "c0", "c1", "c2", "c3", "c4", "c5"], numeric=["age"],
+                          sensitive=["dx"], k=10, method="hungarian", executor="inline",
+                          progress=False, seed=1))
 t0 = time.perf_counter()
 source = parts
 if mode != "parquet":

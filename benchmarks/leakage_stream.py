@@ -83,8 +83,8 @@ def chunk_share(source: Path, count: int) -> None:
     from anonymatch.tables.order import lexicographic_order
 
     job = TableJob.build(
-        qi=QI.split(","), numeric=["age", "education-num"], sensitive=["income"], k=10,
-        method="hungarian",
+        dict(qi=QI.split(","), numeric=["age", "education-num"], sensitive=["income"], k=10,
+        method="hungarian"),
     )  # fmt: skip
     table = streamed.scan_table(source, job.schema)
     qi, order = table.qi, lexicographic_order(table.qi)

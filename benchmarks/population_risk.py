@@ -141,7 +141,7 @@ def kmap_runs(census: pd.DataFrame, sample: pd.DataFrame) -> dict[str, object]:
             ("k = 2 + k-map 10", 2, {"kmap": 10, "population": census}),
         ):
             started = time.perf_counter()
-            job = TableJob.build(qi=QI, numeric=NUMERIC, k=k, method=method, seed=1, **extra)
+            job = TableJob.build(dict(qi=QI, numeric=NUMERIC, k=k, method=method, seed=1, **extra))
             made = run_job(sample, job)
             wall = time.perf_counter() - started
             block = dict(made.report["guarantee"]).get("kmap")  # type: ignore[call-overload]

@@ -45,7 +45,7 @@ streamed path never merges partitions (InfeasibleError, exit 3)."""
 
 def run(source: Path, out: Path, column: str, qi: list[str], model: dict) -> dict:
     k = int(model.pop("k", 10))
-    job = TableJob.build(qi=qi, numeric=NUMERIC, sensitive=[column], k=k, **model)
+    job = TableJob.build(dict(qi=qi, numeric=NUMERIC, sensitive=[column], k=k, **model))
     started = time.perf_counter()
     manifest = anonymize_file(source, out, job, executor="inline")
     seconds = time.perf_counter() - started

@@ -76,14 +76,16 @@ def table_job(schema: Schema, k: int | None, **keywords: object) -> TableJob:
     """The typed job of ``schema`` at level ``k`` (other parameters as keywords)."""
     roles = schema.roles()
     return TableJob.build(
-        qi=list(schema.qi),
-        numeric=roles["numeric"],
-        sensitive=list(schema.sensitive),
-        identifiers=list(schema.identifiers),
-        weights=dict(schema.weights) or None,
-        types=schema.types or None,
-        k=k,
-        **keywords,
+        dict(
+            qi=list(schema.qi),
+            numeric=roles["numeric"],
+            sensitive=list(schema.sensitive),
+            identifiers=list(schema.identifiers),
+            weights=dict(schema.weights) or None,
+            types=schema.types or None,
+            k=k,
+            **keywords,
+        ),
     )
 
 

@@ -140,7 +140,7 @@ def test_python_cli_and_job_file_build_the_same_job(
 ) -> None:
     data, out = tmp_path / "people.csv", tmp_path / "release.csv"
     people().to_csv(data, index=False)
-    python = TableJob.build(**kw, executor="threads")
+    python = TableJob.build(dict(**kw, executor="threads"))
     flags = captured_job(monkeypatch, [str(data), "-o", str(out), "--force", *cli_args(kw)])
     job = tmp_path / "job.toml"
     job.write_text(job_toml(kw, data, out))
@@ -156,9 +156,9 @@ def test_python_cli_and_job_file_build_the_same_job(
 @settings(max_examples=10, deadline=None)
 @given(kw=runs())
 def test_a_manifest_rebuilds_the_job_it_records(kw: dict[str, Any]) -> None:
-    job = TableJob.build(**kw)
+    job = TableJob.build(kw)
     release = anonymatch.tables.run_job(people(), job)
-    again = TableJob.build(**manifest_keywords(release.report), seed=kw["seed"])
+    again = TableJob.build(dict(**manifest_keywords(release.report), seed=kw["seed"]))
     for field in ("schema", "k", "k_column", "models", "method", "suppression_limit", "na"):
         assert getattr(again, field) == getattr(job, field), field
     assert again.drop_missing == job.drop_missing

@@ -13,7 +13,7 @@ from anonymatch.graphs.pipeline import anonymize_graph, run_job
 
 
 def test_build_fills_the_defaults() -> None:
-    job = GraphJob.build(k=2)
+    job = GraphJob.build(dict(k=2))
     assert (job.k, job.closed, job.iterations) == (2, False, 10)
     assert job.method is registry()["graph-kmeans-majority"]
 
@@ -30,14 +30,14 @@ def test_build_fills_the_defaults() -> None:
 )
 def test_build_refuses(keywords: dict[str, object], message: str) -> None:
     with pytest.raises(InputError, match=message):
-        GraphJob.build(**keywords)
+        GraphJob.build(keywords)
 
 
 def test_the_job_and_the_positional_form_agree_and_k_above_n_is_infeasible() -> None:
     star = np.zeros((6, 6), dtype=np.int8)
     star[0, 1:] = star[1:, 0] = 1
     adj = sp.csr_array(star)
-    a = run_job(adj, GraphJob.build(k=2, closed=True))
+    a = run_job(adj, GraphJob.build(dict(k=2, closed=True)))
     assert (a.adjacency != anonymize_graph(adj, 2, True).adjacency).nnz == 0
     with pytest.raises(InfeasibleError, match="larger than the number of vertices"):
-        run_job(adj, GraphJob.build(k=7))
+        run_job(adj, GraphJob.build(dict(k=7)))

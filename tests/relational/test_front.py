@@ -156,13 +156,13 @@ def test_bad_input_is_one_input_error(
 
 def test_job_checks() -> None:
     with pytest.raises(InputError, match="`k`"):
-        RelationalJob.build(k=True, qi=QI)
+        RelationalJob.build(dict(k=True, qi=QI))
     with pytest.raises(InputError, match="`item_weight`"):
-        RelationalJob.build(k=2, qi=QI, item_weight=-1.0)
+        RelationalJob.build(dict(k=2, qi=QI, item_weight=-1.0))
     with pytest.raises(InputError, match="partition_size"):
-        RelationalJob.build(k=2, qi=QI, method="classes", partition_size=10)
+        RelationalJob.build(dict(k=2, qi=QI, method="classes", partition_size=10))
     with pytest.raises(InputError, match="unknown parameter"):
-        RelationalJob.build(k=2, qi=QI, ell=2)
+        RelationalJob.build(dict(k=2, qi=QI, ell=2))
     with pytest.raises(InfeasibleError):
         anonymize(small_people(5), k=6, qi=QI, numeric=NUM)
     with pytest.raises(TypeError):

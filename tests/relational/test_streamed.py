@@ -74,7 +74,7 @@ def test_streamed_and_in_memory_releases_both_verify(
     items.to_csv(tmp_path / "items.csv", index=False)
     files = RelationalFiles(tmp_path / "people.csv", tmp_path / "items.csv", "pid", "code", ("-1",))
     job = RelationalJob.build(
-        k=4, qi=["age", "sex", "town"], numeric=["age"], method=method, seed=1
+        dict(k=4, qi=["age", "sex", "town"], numeric=["age"], method=method, seed=1)
     )
     out = tmp_path / "s.jsonl"
     manifest = anonymize_files(files, out, job, INLINE, buckets=3, batch_rows=40)
@@ -117,9 +117,11 @@ def test_k_factor_of_streamed_long_tables(
         path, out = Path(where) / "long.parquet", Path(where) / "r.jsonl"
         long.to_parquet(path)
         files = RelationalFiles(path, None, "pid", "code")
-        job = RelationalJob.build(k=k, qi=["age", "colour"], numeric=["age"], method=method, seed=0)
+        job = RelationalJob.build(
+            dict(k=k, qi=["age", "colour"], numeric=["age"], method=method, seed=0)
+        )
         if job.method.partitioned:  # several partitions (at most n people each)
-            job = job.replace(partition_size=max(2 * k, 4))
+            job = job.replace({"partition_size": max(2 * k, 4)})
         run = Execution.build(executor="inline", chunk_rows=7)
         anonymize_files(files, out, job, run, buckets=buckets, batch_rows=5)
         check(files, out, job)
@@ -132,7 +134,7 @@ def test_conflicting_attributes_in_a_later_batch(tmp_path: Path, private_tmp: Pa
     person = long.loc[len(long) - 1, "pid"]
     long.to_csv(tmp_path / "long.csv", index=False)
     files = RelationalFiles(tmp_path / "long.csv", None, "pid", "code", ("-1",))
-    job = RelationalJob.build(k=3, qi=["age", "sex"], numeric=["age"])
+    job = RelationalJob.build(dict(k=3, qi=["age", "sex"], numeric=["age"]))
     out = tmp_path / "r.jsonl"
     with pytest.raises(InputError, match=f"person '{person}' has conflicting values of 'town'"):
         anonymize_files(files, out, job, INLINE, buckets=4, batch_rows=10)
@@ -142,7 +144,7 @@ def test_conflicting_attributes_in_a_later_batch(tmp_path: Path, private_tmp: Pa
 
 def test_bad_inputs_are_refused(tmp_path: Path, private_tmp: Path) -> None:
     people, items = frames(30)
-    job = RelationalJob.build(k=3, qi=["age", "sex"], numeric=["age"])
+    job = RelationalJob.build(dict(k=3, qi=["age", "sex"], numeric=["age"]))
     out = tmp_path / "r.jsonl"
 
     def run(p: pd.DataFrame, i: pd.DataFrame, k: RelationalJob = job) -> None:
@@ -160,7 +162,7 @@ def test_bad_inputs_are_refused(tmp_path: Path, private_tmp: Path) -> None:
     with pytest.raises(InputError, match="unknown id column 'pid'.*the items table has"):
         run(people, items.rename(columns={"pid": "nope"}))
     with pytest.raises(InfeasibleError):
-        run(people, items, job.replace(k=31))
+        run(people, items, job.replace({"k": 31}))
     assert not out.exists() and not list(private_tmp.iterdir())
 
 
@@ -171,7 +173,7 @@ def test_a_cancellation_leaves_nothing(
     people.to_parquet(tmp_path / "p.parquet")
     items.to_parquet(tmp_path / "i.parquet")
     files = RelationalFiles(tmp_path / "p.parquet", tmp_path / "i.parquet", "pid", "code")
-    job = RelationalJob.build(k=3, qi=["age", "sex"], numeric=["age"])
+    job = RelationalJob.build(dict(k=3, qi=["age", "sex"], numeric=["age"]))
     route = streamed._route_pairs
 
     def signalled(*args: object) -> object:
@@ -229,7 +231,7 @@ def test_worker_processes(tmp_path: Path, private_tmp: Path) -> None:
     people.to_parquet(tmp_path / "p.parquet")
     items.to_parquet(tmp_path / "i.parquet")
     files = RelationalFiles(tmp_path / "p.parquet", tmp_path / "i.parquet", "pid", "code", ("-1",))
-    job = RelationalJob.build(k=3, qi=["age", "town"], numeric=["age"], partition_size=40)
+    job = RelationalJob.build(dict(k=3, qi=["age", "town"], numeric=["age"], partition_size=40))
     run = Execution.build(executor="processes", workers=2, chunk_rows=40)
     manifest = anonymize_files(files, tmp_path / "r.jsonl", job, run, buckets=2)
     assert manifest["verification"]["partitions"] == 3
@@ -252,8 +254,8 @@ def test_streamed_l_diversity_verifies_with_its_models(tmp_path: Path, private_t
     people = read_relational(files.people, files.items, "pid", "code", ["-1"])
     for models in ({"l": 2}, {"l": 2, "t": 0.6}):
         job = RelationalJob.build(
-            k=3, qi=["age", "sex"], numeric=["age"], sensitive=["disease"], partition_size=30,
-            seed=2, **models,
+            dict(k=3, qi=["age", "sex"], numeric=["age"], sensitive=["disease"], partition_size=30,
+            seed=2, **models),
         )  # fmt: skip
         out = tmp_path / "s.jsonl"
         manifest = anonymize_files(files, out, job, INLINE, buckets=2, batch_rows=50)
@@ -284,7 +286,7 @@ def test_a_model_no_partition_meets_writes_nothing(
     extra = pd.DataFrame({"pid": frame["pid"], "code": "7"})
     pd.concat([items, extra]).to_csv(files.items, index=False)
     job = RelationalJob.build(
-        k=2, qi=["age"], numeric=["age"], sensitive=["disease"], l=2, partition_size=40
+        dict(k=2, qi=["age"], numeric=["age"], sensitive=["disease"], l=2, partition_size=40)
     )
     out = tmp_path / "r.jsonl"
     with pytest.raises(InfeasibleError, match="partition of people 1–40.*'disease'.*nothing"):
@@ -319,7 +321,7 @@ def test_the_partition_check_refuses_classes_that_miss_the_model(
     frame["age"] = np.arange(60)
     frame["disease"] = np.where(np.arange(60) < 30, "flu", "cold")
     frame.to_csv(files.people, index=False)
-    job = RelationalJob.build(k=2, qi=["age"], numeric=["age"], sensitive=["disease"], l=2)
+    job = RelationalJob.build(dict(k=2, qi=["age"], numeric=["age"], sensitive=["disease"], l=2))
     monkeypatch.setattr(
         streamed, "diverse_clusters", lambda qi, k, target, size: (classes(qi, k), 1)
     )

@@ -19,12 +19,12 @@ RECORDS = [["a", "b"], ["a", "b", "c"], ["a", "c"], ["b", "d"], ["c", "d"], ["d"
 
 
 def test_build_fills_the_defaults_and_reads_the_registry() -> None:
-    job = SetJob.build(k=3)
+    job = SetJob.build(dict(k=3))
     assert (job.k, job.ell, job.segment, job.seed) == (3, None, (300, 350), None)
     assert job.method is registry()[PARAMETERS["method"]] and job.level == 3
     with pytest.raises(dataclasses.FrozenInstanceError):
         job.k = 4  # type: ignore[misc]
-    assert job.replace(seed=2).seed == 2 and job.replace(seed=2).k == 3
+    assert job.replace({"seed": 2}).seed == 2 and job.replace({"seed": 2}).k == 3
 
 
 @pytest.mark.parametrize(
@@ -46,13 +46,13 @@ def test_build_fills_the_defaults_and_reads_the_registry() -> None:
 )
 def test_build_refuses(keywords: dict[str, object], message: str) -> None:
     with pytest.raises(InputError, match=message):
-        SetJob.build(**keywords)
+        SetJob.build(keywords)
 
 
 @pytest.mark.parametrize("method", names(command="anonymize-sets", anonymity=True))
 def test_the_job_and_the_keywords_publish_the_same_release(method: str) -> None:
     t = from_sets(RECORDS)
-    a = run_job(t, SetJob.build(k=3, method=method, seed=4)).release
+    a = run_job(t, SetJob.build(dict(k=3, method=method, seed=4))).release
     b = anonymize_sets(t, k=3, method=method, seed=4).release
     c = anonymatch.sets.anonymize(RECORDS, k=3, method=method, seed=4).release
     for other in (b, c):
@@ -62,6 +62,6 @@ def test_the_job_and_the_keywords_publish_the_same_release(method: str) -> None:
 def test_data_checks_k_above_records_and_labels() -> None:
     t = from_sets(RECORDS)
     with pytest.raises(InfeasibleError, match="larger than the number of records"):
-        run_job(t, SetJob.build(k=len(RECORDS) + 1))
+        run_job(t, SetJob.build(dict(k=len(RECORDS) + 1)))
     with pytest.raises(InputError, match="needs sensitive labels"):
-        run_job(t, SetJob.build(ell=2))
+        run_job(t, SetJob.build(dict(ell=2)))

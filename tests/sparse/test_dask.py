@@ -36,7 +36,7 @@ def test_chunks_run_as_dask_tasks_on_a_local_cluster(tmp_path: Path) -> None:
             _draw, list(range(6)), placement=Placement(scheduler=address), seed=1
         )
         # the out-of-core path: chunk files read by the worker processes, parts written by them
-        job = SparseJob.build(k=4, seed=7, chunk_rows=40, scheduler=address)
+        job = SparseJob.build(dict(k=4, seed=7, chunk_rows=40, scheduler=address))
         streamed = anonymize_sparse_stream(src, out, job)
     local = anonymize_sparse(x, 4, seed=7, chunk_rows=40, executor="inline")
     assert on_dask.report["parameters"]["chunks"] == 4

@@ -18,11 +18,11 @@ from anonymatch.sparse.streamed import anonymize_sparse_stream
 
 
 def test_build_fills_the_defaults() -> None:
-    job = SparseJob.build(k=4)
+    job = SparseJob.build(dict(k=4))
     assert job.method is registry()["smooth"] and job.chunk_rows == DEFAULT_CHUNK_ROWS
     assert (job.beta, job.runs, job.epsilon, job.dp, job.refine) == (2.0, 10, None, "edge", True)
     assert job.execution.executor == "auto" and job.execution.progress is False
-    rr = SparseJob.build(k=1, method="rr", epsilon=2, dp="node")
+    rr = SparseJob.build(dict(k=1, method="rr", epsilon=2, dp="node"))
     assert rr.epsilon == 2.0 and isinstance(rr.epsilon, float) and rr.dp == "node"
 
 
@@ -49,7 +49,7 @@ def test_build_fills_the_defaults() -> None:
 )
 def test_build_refuses(keywords: dict[str, object], message: str) -> None:
     with pytest.raises(InputError, match=message):
-        SparseJob.build(**keywords)
+        SparseJob.build(keywords)
 
 
 def _matrix() -> sp.csr_array:
@@ -60,7 +60,7 @@ def _matrix() -> sp.csr_array:
 @pytest.mark.parametrize("method", names(verified=True))
 def test_the_job_and_the_keywords_publish_the_same_release(method: str) -> None:
     x = _matrix()
-    a = run_job(x, SparseJob.build(k=4, method=method, seed=3)).published
+    a = run_job(x, SparseJob.build(dict(k=4, method=method, seed=3))).published
     b = anonymize_sparse(x, 4, method, seed=3).published
     assert (a != b).nnz == 0
 
@@ -68,14 +68,17 @@ def test_the_job_and_the_keywords_publish_the_same_release(method: str) -> None:
 def test_k_above_the_rows_is_infeasible_but_not_for_rr() -> None:
     x = _matrix()
     with pytest.raises(InfeasibleError, match="larger than the number of rows"):
-        run_job(x, SparseJob.build(k=41))
-    assert run_job(x, SparseJob.build(k=41, method="rr", epsilon=2.0, seed=0)).verification is None
+        run_job(x, SparseJob.build(dict(k=41)))
+    assert (
+        run_job(x, SparseJob.build(dict(k=41, method="rr", epsilon=2.0, seed=0))).verification
+        is None
+    )
 
 
 @pytest.mark.parametrize("method", names(streamable=False))
 def test_the_streamed_path_refuses_what_does_not_stream(tmp_path: Path, method: str) -> None:
     src = tmp_path / "in.parquet"
     write_sparse(src, _matrix())
-    job = SparseJob.build(k=2, method=method, **({"epsilon": 1.0} if method == "rr" else {}))
+    job = SparseJob.build(dict(k=2, method=method, **({"epsilon": 1.0} if method == "rr" else {})))
     with pytest.raises(InputError, match="^the streamed path runs the methods smooth, nonsmooth"):
         anonymize_sparse_stream(src, tmp_path / "out.parquet", job)

@@ -80,7 +80,7 @@ def test_streamed_release_equals_in_memory_release(tmp_path: Path, ext: str) -> 
     x = binary_csr(rows, cols, x.shape)
     pq.write_table(pa.table({"row": rows, "col": cols}), src, row_group_size=700)
     out = tmp_path / f"out.{ext}"
-    job = SparseJob.build(k=4, chunk_rows=60, executor="threads", workers=2, seed=9)
+    job = SparseJob.build(dict(k=4, chunk_rows=60, executor="threads", workers=2, seed=9))
     report = anonymize_sparse_stream(src, out, job, workdir=tmp_path)
     memory = anonymize_sparse(x, 4, chunk_rows=60, executor="inline", seed=9)
     published = read_sparse(out)

@@ -370,7 +370,7 @@ def test_bad_k(builder: Builder) -> None:
     with pytest.raises(InfeasibleError):
         builder(qi, 6, OPTS)
     with pytest.raises(InputError):  # the builders trust k ≥ 1: the typed job checks it
-        TableJob.build(qi=["n0"], k=0, method=builder.__name__)
+        TableJob.build(dict(qi=["n0"], k=0, method=builder.__name__))
     with pytest.raises(InfeasibleError):
         builder(encode_frame(random_frame(0, seed=1)), 1, OPTS)
 

@@ -336,7 +336,7 @@ def test_every_method_release_verifies(method: str, text: str, data: st.DataObje
         time_limit=2.0,
     )
     schema = Schema.build(qi, ["x"], ["s"], types=types)
-    assert verify_release(release.table, frame, ReleaseCheck.of(schema, k=k)).passed
+    assert verify_release(release.table, frame, ReleaseCheck.of(schema, dict(k=k))).passed
     assert evaluate_release(release.table, frame, ReleaseCheck.of(schema)).gcp == pytest.approx(
         release.report["loss"]["gcp"]  # type: ignore[index]
     )
@@ -447,8 +447,9 @@ def test_streamed_path_with_typed_qis(tmp_path: Path) -> None:
     release = pd.read_csv(out, dtype=str)
     assert release["d"].str.match(r"^2019Q\d(\.\.2019Q\d)?$").all()
     original = pd.read_csv(table, dtype=str)
-    assert verify_release(release, original, ReleaseCheck.of(schema, k=3)).passed
-    assert verify_file(table, out, ReleaseCheck.of(schema, k=3), parts, execution=INLINE)["passed"]  # type: ignore[arg-type]
+    check = ReleaseCheck.of(schema, dict(k=3))
+    assert verify_release(release, original, check).passed
+    assert verify_file(table, out, check, parts, execution=INLINE)["passed"]  # type: ignore[arg-type]
     loss = evaluate_release(release, original, ReleaseCheck.of(schema))
     assert loss.gcp == pytest.approx(report["loss"]["gcp"])  # type: ignore[index]
 
@@ -466,9 +467,9 @@ def test_arx_exports_without_node_marks_verify(tmp_path: Path) -> None:
     release = anonymize(frame, 4, ["work", "age"], ["age"], types=types, seed=3).table
     assert release["work"].str.startswith("~").any()
     arx = release.assign(work=release["work"].str.replace("~", "", regex=False))
-    assert verify_release(arx, frame, ReleaseCheck.of(schema, k=4)).passed
+    assert verify_release(arx, frame, ReleaseCheck.of(schema, dict(k=4))).passed
     plain = Schema.build(["work", "age"], ["age"])  # without the hierarchy: a hint, not a pass
-    assert not verify_release(arx, frame, ReleaseCheck.of(plain, k=4)).passed
+    assert not verify_release(arx, frame, ReleaseCheck.of(plain, dict(k=4))).passed
 
 
 def test_read_release_gives_node_leaves_or_node_objects(

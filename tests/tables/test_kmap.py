@@ -68,14 +68,14 @@ def test_typed_job_runs_kmap_and_records_it(tmp_path) -> None:  # type: ignore[n
         assert block["k"] == 20 and figures["achieved"] >= 20 and figures["passed"]
         assert block["population"] == (None if source is population else str(path))
     with pytest.raises(InputError, match="`kmap` needs `population`"):
-        TableJob.build(qi=QI, k=2, kmap=5)
+        TableJob.build(dict(qi=QI, k=2, kmap=5))
     with pytest.raises(InputError, match="`population` is only read with `kmap`"):
-        TableJob.build(qi=QI, k=2, population=str(path))
+        TableJob.build(dict(qi=QI, k=2, population=str(path)))
     with pytest.raises(InputError, match="`kmap` must be an integer"):
-        TableJob.build(qi=QI, k=2, kmap=True, population=str(path))
+        TableJob.build(dict(qi=QI, k=2, kmap=True, population=str(path)))
     with pytest.raises(InputError, match="does not apply to method"):
-        TableJob.build(qi=QI, k_column="d", method="bmatching", kmap=5, population=str(path))
-    job = TableJob.build(qi=QI, k=2, kmap=5, population=str(path))
+        TableJob.build(dict(qi=QI, k_column="d", method="bmatching", kmap=5, population=str(path)))
+    job = TableJob.build(dict(qi=QI, k=2, kmap=5, population=str(path)))
     with pytest.raises(InputError, match="`kmap` runs in memory only"):
         plan(job, rows=80, streamed=True)
     with pytest.raises(InfeasibleError):
@@ -97,7 +97,7 @@ def test_job_file_and_manifest_carry_kmap(tmp_path) -> None:  # type: ignore[no-
     keywords = job_file_keywords(load_job(job_path))
     assert keywords["kmap"] == 10
     assert keywords["population"] == str(tmp_path / "register.csv")  # relative to the job file
-    job = TableJob.build(**keywords)
+    job = TableJob.build(keywords)
     assert job.criteria == (KMap(10),)
     block = {**job.criteria[0].describe(), "population": str(tmp_path / "register.csv")}
     manifest = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,7 @@ CODES = MissingCodes(("", "?"), {"edu": ("-9", "-8")})
 
 def _check(k: int, **keywords: object) -> ReleaseCheck:
     """What a release of SCHEMA read with CODES claims at level ``k``."""
-    return ReleaseCheck.of(SCHEMA, k=k, na_values=CODES, **keywords)
+    return ReleaseCheck.of(SCHEMA, dict(k=k, na_values=CODES, **keywords))
 
 
 METHODS = names(levels=False, missing=True)
@@ -110,7 +111,9 @@ def test_verifier_missing_matches_only_star() -> None:
     # missing: the rows of those people show ranges, which a missing value cannot be in
     code = data.loc[~data["edu"].isin(["-9", "-8"]), "edu"].iloc[0]
     stricter = MissingCodes(CODES.tokens, {"edu": ("-9", "-8", code)})
-    report = verify_release(release.table, data, ReleaseCheck.of(SCHEMA, k=2, na_values=stricter))
+    report = verify_release(
+        release.table, data, ReleaseCheck.of(SCHEMA, dict(k=2, na_values=stricter))
+    )
     assert not report.passed and "matches only" in report.reason
     # a release showing a present value where the original is missing fails too
     table = release.table.copy()
@@ -262,7 +265,9 @@ def test_suppression_with_a_sensitive_model_is_verified_on_the_kept_people() -> 
     report = verify_release(
         release.table,
         data,
-        ReleaseCheck.of(SCHEMA, k=3, suppression_limit=0.05).replace(models=models),
+        dataclasses.replace(
+            ReleaseCheck.of(SCHEMA, dict(k=3, suppression_limit=0.05)), models=models
+        ),
     )
     assert report.passed and report.sensitive and report.suppressed == dropped
 
@@ -360,7 +365,7 @@ def test_property_typed_qis_with_missing_values(
     assert np.array_equal(shown, want | (full if cells == "node" else False))
     assert np.array_equal(parsed.cat_star[:, j], shown)
     assert verify_release(
-        release.table, data, ReleaseCheck.of(schema, k=k, na_values=TYPED_CODES)
+        release.table, data, ReleaseCheck.of(schema, dict(k=k, na_values=TYPED_CODES))
     ).passed
 
 

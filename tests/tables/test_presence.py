@@ -71,13 +71,13 @@ def test_front_records_claim_and_verdict(tmp_path) -> None:  # type: ignore[no-u
 
 def test_parameters_are_checked_once() -> None:
     with pytest.raises(InputError, match="`delta_max` needs `population`"):
-        TableJob.build(qi=QI, k=2, delta_max=0.5)
+        TableJob.build(dict(qi=QI, k=2, delta_max=0.5))
     with pytest.raises(InputError, match="`delta_min` needs `delta_max`"):
-        TableJob.build(qi=QI, k=2, delta_min=0.1, population="p.csv")
+        TableJob.build(dict(qi=QI, k=2, delta_min=0.1, population="p.csv"))
     with pytest.raises(InputError, match="`delta_min` = 0.6 is above `delta_max` = 0.5"):
-        TableJob.build(qi=QI, k=2, delta_min=0.6, delta_max=0.5, population="p.csv")
+        TableJob.build(dict(qi=QI, k=2, delta_min=0.6, delta_max=0.5, population="p.csv"))
     with pytest.raises(InputError, match=r"`delta_max` must be in \(0, 1\]"):
-        TableJob.build(qi=QI, k=2, delta_max=1.5, population="p.csv")
+        TableJob.build(dict(qi=QI, k=2, delta_max=1.5, population="p.csv"))
     with pytest.raises(TypeError, match="unexpected keyword argument 'delta'"):
         anonymatch.tables.anonymize(random_frame(10, 1), k=2, qi=QI, delta=0.5)
 

@@ -92,7 +92,9 @@ def test_hand_made_release_exact_figures() -> None:
 
 def test_threshold_is_strict() -> None:
     original, release = _hand_made()
-    report = assess(original, release, ReleaseCheck.build(qi=["age", "sex"], numeric=["age"]), 0.5)
+    report = assess(
+        original, release, ReleaseCheck.build(dict(qi=["age", "sex"], numeric=["age"])), 0.5
+    )
     assert report.prosecutor.above == 1  # risk 1 (person 2); 0.5 is not above 0.5
     assert report.to_dict()["release"]["prosecutor"]["above_threshold"] == 1  # type: ignore[index]
 

@@ -133,10 +133,10 @@ def test_grouped_risk_is_the_person_level_risk(
             assert (a is None and b is None) or np.array_equal(a, b), f.name
     # the whole report: the same JSON as with the person-level candidates
     kwargs = dict(qi=QI, numeric=[*NUMERIC, "v"], sensitive=["s", "v"], k=k)
-    report = assess(original, release, ReleaseCheck.build(**kwargs))
+    report = assess(original, release, ReleaseCheck.build(kwargs))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sys.modules[assess.__module__], "attacker_view", _person_level_view)
-        reference = assess(original, release, ReleaseCheck.build(**kwargs))
+        reference = assess(original, release, ReleaseCheck.build(kwargs))
     assert report.to_dict() == reference.to_dict()
 
 
@@ -155,7 +155,9 @@ def test_one_class_release_in_linear_memory() -> None:
     tracemalloc.start()
     try:
         report = assess(
-            original, release, ReleaseCheck.build(qi=QI, numeric=NUMERIC, sensitive=["s"], k=n)
+            original,
+            release,
+            ReleaseCheck.build(dict(qi=QI, numeric=NUMERIC, sensitive=["s"], k=n)),
         )
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -209,7 +211,7 @@ def test_one_class_verification_in_linear_memory() -> None:
     )  # fmt: skip
     release = pd.DataFrame({"age": ["17..90"] * n, "job": ["a|b|c|d|e|f|g|h"] * n})
     release["s"] = original["s"].to_numpy()[rng.permutation(n)]
-    check = ReleaseCheck.build(qi=QI, numeric=NUMERIC, sensitive=["s"], k=5, t=0.01, l=3)
+    check = ReleaseCheck.build(dict(qi=QI, numeric=NUMERIC, sensitive=["s"], k=5, t=0.01, l=3))
     tracemalloc.start()
     try:
         report = verify_release(release, original, check)

@@ -105,7 +105,7 @@ def test_partitioned_release_passes_the_global_and_the_blocked_verification(
     # the whole compatibility graph has a k-factor (the in-memory verifier, no partitions)
     assert verify(parse_cells(published, enc), enc, 5).passed
     blocked = verify_file(
-        small_csv, out, ReleaseCheck.of(SCHEMA, k=5), report["parameters"]["partitions"]
+        small_csv, out, ReleaseCheck.of(SCHEMA, dict(k=5)), report["parameters"]["partitions"]
     )  # type: ignore[index]
     assert blocked["passed"] and blocked["min_matches_original"] >= 5
     # rows are neither lost nor duplicated: the sensitive and other columns are a permutation
@@ -123,11 +123,11 @@ def test_tampered_partitioned_release_is_rejected(small_csv: Path, tmp_path: Pat
     first, last = rows[1], rows[-1]  # rows of the first and the last partition
     swapped = tmp_path / "swapped.csv"
     swapped.write_text("\n".join([rows[0], last, *rows[2:-1], first]) + "\n")
-    report = verify_file(small_csv, swapped, ReleaseCheck.of(SCHEMA, k=5), parts)  # type: ignore[arg-type]
+    report = verify_file(small_csv, swapped, ReleaseCheck.of(SCHEMA, dict(k=5)), parts)  # type: ignore[arg-type]
     assert not report["passed"] and "partition of rows 1–" in str(report["reason"])
     short = tmp_path / "short.csv"
     short.write_text("\n".join(rows[:-1]) + "\n")
-    report = verify_file(small_csv, short, ReleaseCheck.of(SCHEMA, k=5), parts)  # type: ignore[arg-type]
+    report = verify_file(small_csv, short, ReleaseCheck.of(SCHEMA, dict(k=5)), parts)  # type: ignore[arg-type]
     assert not report["passed"]
 
 

@@ -11,6 +11,7 @@ import html
 import json
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -144,8 +145,8 @@ def test_form_is_a_job_file(app: Any, tmp_path: Path, capsys: pytest.CaptureFixt
     built: list[TableJob] = []
     original_build = TableJob.build.__func__  # type: ignore[attr-defined]
 
-    def capture(cls: type[TableJob], **keywords: Any) -> TableJob:
-        job = original_build(cls, **keywords)
+    def capture(cls: type[TableJob], values: Mapping[str, Any]) -> TableJob:
+        job = original_build(cls, values)
         built.append(job)
         return job
 
@@ -163,8 +164,8 @@ def test_form_is_a_job_file(app: Any, tmp_path: Path, capsys: pytest.CaptureFixt
         partition_size=40, na_values=MissingCodes(("NA", "?"), {"zip": ("-9",)}),
         drop_missing=True,
     )  # fmt: skip
-    same_job(built[0], TableJob.build(**hand))  # the command line's job
-    same_job(TableJob.build(**job_file_keywords(expected)), TableJob.build(**hand))  # the app's
+    same_job(built[0], TableJob.build(hand))  # the command line's job
+    same_job(TableJob.build(job_file_keywords(expected)), TableJob.build(hand))  # the app's
     manifest = json.loads(client.get("/download/manifest").text)
     assert manifest["parameters"]["ordinal"] == {"edu": EDU}
     assert manifest["parameters"]["suppression_limit"] == 0.05

@@ -261,6 +261,6 @@ def manifest_job(manifest: Mapping[str, Any]) -> TableJob:
         keywords = manifest_keywords(manifest)
         for key in ("ordinal", "dates", "hierarchies", "hierarchy_cells"):
             keywords.pop(key, None)
-        return TableJob.build(**keywords)
+        return TableJob.build(keywords)
     except (InputError, TypeError, AttributeError, KeyError) as exc:
         raise InputError(f"the manifest does not describe a valid job: {exc}") from None

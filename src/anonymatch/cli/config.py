@@ -247,12 +247,14 @@ def table_job(
             for name, value in flags.items()
         }
     return TableJob.build(
-        **flags,
-        patience=patience,
-        candidates=candidates,
-        cell_weights=read_table(cell_weights) if cell_weights else None,
-        progress=not quiet,
-        seed=seed,
+        dict(
+            **flags,
+            patience=patience,
+            candidates=candidates,
+            cell_weights=read_table(cell_weights) if cell_weights else None,
+            progress=not quiet,
+            seed=seed,
+        ),
     )
 
 
@@ -304,7 +306,7 @@ def check_of_flags(
         "na_values": na_values,
         "drop_missing": drop_missing,
     }
-    return ReleaseCheck.build(**{n: v for n, v in keywords.items() if v is not None})
+    return ReleaseCheck.build({n: v for n, v in keywords.items() if v is not None})
 
 
 def _epsilons(value: str | None) -> tuple[float, ...] | None:

@@ -116,7 +116,7 @@ def graph_job(k: int, closed: bool, iterations: int, fmt: str) -> GraphJob:
     ``job``); ``--format`` names the one input format (an edge list) and goes no further."""
     from anonymatch.graphs.job import GraphJob
 
-    return GraphJob.build(k=k, closed=closed, iterations=iterations)
+    return GraphJob.build(dict(k=k, closed=closed, iterations=iterations))
 
 
 @command("anonymize-graph")

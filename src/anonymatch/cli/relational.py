@@ -192,22 +192,24 @@ def relational_job(
     from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, PARAMETERS, RelationalJob
 
     return RelationalJob.build(
-        k=k,
-        qi=comma_list(qi),
-        numeric=comma_list(numeric),
-        identifiers=comma_list(identifiers),
-        types=qi_types or None,
-        na_values=source.qi_codes(),
-        sensitive=comma_list(sensitive),
-        l=per_column("--l", l, int),
-        diversity=diversity,
-        c=c,
-        t=per_column("--t", t, float),
-        item_weight=DEFAULT_ITEM_WEIGHT if item_weight is None else item_weight,
-        method=PARAMETERS["method"] if method is None else method,
-        partition_size=partition_size,
-        seed=seed,
-        **(criteria or {}),
+        dict(
+            k=k,
+            qi=comma_list(qi),
+            numeric=comma_list(numeric),
+            identifiers=comma_list(identifiers),
+            types=qi_types or None,
+            na_values=source.qi_codes(),
+            sensitive=comma_list(sensitive),
+            l=per_column("--l", l, int),
+            diversity=diversity,
+            c=c,
+            t=per_column("--t", t, float),
+            item_weight=DEFAULT_ITEM_WEIGHT if item_weight is None else item_weight,
+            method=PARAMETERS["method"] if method is None else method,
+            partition_size=partition_size,
+            seed=seed,
+            **(criteria or {}),
+        ),
     )
 
 
@@ -432,7 +434,7 @@ def anonymize_rt_cmd(
             _print_streamed(streamed, job, output)
         return
     if execution.workers is not None:  # threads in memory
-        job = job.replace(workers=execution.workers)
+        job = job.replace({"workers": execution.workers})
     people = source.read(people_path)
     result = run_job(people, job)
     if strict:

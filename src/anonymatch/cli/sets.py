@@ -97,7 +97,7 @@ def set_job(k: int | None, ell: int | None, method: str, segment: str, seed: int
     (parameter ``job``)."""
     from anonymatch.sets.job import SetJob
 
-    return SetJob.build(k=k, ell=ell, method=method, segment=_segment(segment), seed=seed)
+    return SetJob.build(dict(k=k, ell=ell, method=method, segment=_segment(segment), seed=seed))
 
 
 def _segment(value: str) -> tuple[int, int]:

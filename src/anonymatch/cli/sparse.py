@@ -105,11 +105,11 @@ def sparse_job(
     from anonymatch.sparse.job import SparseJob
 
     check_workers(workers)
-    return SparseJob.build(
+    return SparseJob.build(dict(
         k=k, method=method, epsilon=epsilon, dp=dp, beta=beta, runs=runs,
         chunk_rows=chunk_rows, executor=executor, workers=workers, scheduler=scheduler,
         seed=seed, refine=lsh == "support", progress=not quiet,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 FORMAT_HELP = ".parquet Parquet edge list, .mtx Matrix Market, .dat FIMI, else CSV edge list"

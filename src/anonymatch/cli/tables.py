@@ -667,13 +667,14 @@ def verify(
         exit_verdict(adaptive.passed)
     if suppression_limit is None:  # not given: the manifest's
         recorded_limit, recorded_size = _manifest_suppression(manifest)
-        check = check.replace(
+        check = dataclasses.replace(
+            check,
             suppression_limit=number(recorded_limit, "suppression_limit", high=1.0,
                                      low_open=False, high_open=True),
             partition_size=recorded_size,
         )  # fmt: skip
     if check.models and check.certificate is None:  # a ring release: every draw (§6)
-        check = check.replace(certificate=_manifest_certificate(manifest))
+        check = dataclasses.replace(check, certificate=_manifest_certificate(manifest))
     report = verify_release(pub, orig, check)
     if manifest is not None:  # its manifest was read: no certificate to point at
         from anonymatch.tables.pipeline import RING_HINT
@@ -1144,7 +1145,7 @@ def certified(check: ReleaseCheck, manifest: str | None) -> ReleaseCheck:
     the attacker who knows the certified graph; ``--manifest`` then concerns it no further."""
     if not check.schema.sensitive:
         return check
-    return check.replace(certificate=_manifest_certificate(manifest))
+    return dataclasses.replace(check, certificate=_manifest_certificate(manifest))
 
 
 @command("risk")

@@ -139,7 +139,7 @@ def anonymize(
 
     started = time.perf_counter()
     adj = _adjacency(data, "data")
-    job = GraphJob.build(k=k, closed=closed, iterations=iterations)
+    job = GraphJob.build(dict(k=k, closed=closed, iterations=iterations))
     result = run_job(adj, job)
     check = check_graph(result.adjacency, job.k, job.closed)
     if not check.passed:

@@ -24,7 +24,7 @@ PARAMETERS: dict[str, Any] = {
     "iterations": 10,
     "method": names()[0],
 }
-"""Every parameter of a graph job and its default (``GraphJob.build``'s keywords)."""
+"""Every parameter of a graph job and its default (the names ``GraphJob.build`` takes)."""
 
 
 @dataclass(frozen=True)
@@ -50,18 +50,19 @@ class GraphJob:
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def build(cls, **keywords: Any) -> GraphJob:
-        """Validate a run's parameters (``InputError`` naming the first bad one, or an unknown
-        keyword)."""
-        p = with_defaults(keywords, PARAMETERS)
+    def build(cls, values: Mapping[str, Any]) -> GraphJob:
+        """Validate a run's parameters, given by name (``InputError`` naming the first bad one,
+        or an unknown parameter)."""
+        p = with_defaults(values, PARAMETERS)
         return cls(
             k=integer(p["k"], "k"),
             closed=flag(p["closed"], "closed"),
             iterations=integer(p["iterations"], "iterations", minimum=0),
             method=lookup(registry(), p["method"]),
-            keywords=dict(keywords),
+            keywords=dict(values),
         )
 
-    def replace(self, **keywords: Any) -> GraphJob:
-        """A copy with some parameters changed, validated again."""
-        return GraphJob.build(**{**self.keywords, **keywords})
+    def replace(self, changes: Mapping[str, Any]) -> GraphJob:
+        """A copy with some parameters changed (``changes``: parameter → value), validated
+        again."""
+        return GraphJob.build({**self.keywords, **changes})

@@ -219,8 +219,8 @@ def graph_from_groups(adj: sp.csr_array, groups: np.ndarray, closed: bool) -> sp
 def anonymize_graph(
     adjacency: sp.csr_array, k: int, closed: bool = False, iterations: int = 10
 ) -> GraphAnonymization:
-    """:func:`run_job` on ``GraphJob.build(k=k, closed=closed, iterations=iterations)``."""
-    return run_job(adjacency, GraphJob.build(k=k, closed=closed, iterations=iterations))
+    """:func:`run_job` on ``GraphJob.build(dict(k=k, closed=closed, iterations=iterations))``."""
+    return run_job(adjacency, GraphJob.build(dict(k=k, closed=closed, iterations=iterations)))
 
 
 def run_job(adjacency: sp.csr_array, job: GraphJob) -> GraphAnonymization:

@@ -160,7 +160,7 @@ def anonymize(
     from anonymatch.relational.pipeline import run_job
 
     job = RelationalJob.build(
-        **{
+        {
             **dict(options or {}),
             "k": k,
             "qi": qi,
@@ -263,7 +263,7 @@ def verify(
             raise TypeError(
                 f"verify() got an unexpected option {name!r}; known: {', '.join(known)}"
             )
-    job = RelationalJob.build(**extra, k=k, qi=qi, numeric=numeric)
+    job = RelationalJob.build(dict(**extra, k=k, qi=qi, numeric=numeric))
     enc = encode(people, job.schema, job.na)
     return verify_relational(published, people, enc, job.k, models=job.models)
 

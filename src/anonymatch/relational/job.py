@@ -74,8 +74,8 @@ PARAMETERS: dict[str, Any] = {
 class RelationalJob:
     """A validated ``anonymize-rt`` run.
 
-    Build it with :meth:`build` (from keywords), never field by field: the fields are trusted
-    by the pipeline (``anonymatch.relational.pipeline.run_job``).
+    Build it with :meth:`build` (from the parameters by name), never field by field: the fields
+    are trusted by the pipeline (``anonymatch.relational.pipeline.run_job``).
 
     Attributes
     ----------
@@ -127,20 +127,20 @@ class RelationalJob:
     population: str | os.PathLike[str] | pd.DataFrame | None = field(default=None, compare=False)
 
     @classmethod
-    def build(cls, **keywords: Any) -> RelationalJob:
+    def build(cls, values: Mapping[str, Any]) -> RelationalJob:
         """Validate a run's parameters (those of :func:`anonymatch.relational.anonymize` but
         the data).
 
         Raises
         ------
         InputError
-            The first problem, naming the parameter; an unknown keyword; a partition size
+            The first problem, naming the parameter; an unknown parameter; a partition size
             below 2k or given to a method that does not partition.
         """
         from anonymatch.tables.columns.schema import Schema
         from anonymatch.tables.models.sensitive import build_models
 
-        p = with_defaults(keywords, PARAMETERS)
+        p = with_defaults(values, PARAMETERS)
         k = integer(p["k"], "k")
         method = lookup(registry(), p["method"])
         from anonymatch.tables.job import missing, qi_types
@@ -172,7 +172,7 @@ class RelationalJob:
             size,
             check_seed(p["seed"]),
             optional_integer(p["workers"], "workers"),
-            dict(keywords),
+            dict(values),
             CRITERIA.build(p),
             p["population"],
         )
@@ -188,9 +188,10 @@ class RelationalJob:
         assert size is not None  # the freeform steps are partitioned
         return min(size, n)
 
-    def replace(self, **keywords: Any) -> RelationalJob:
-        """A copy with some parameters changed, validated again."""
-        return RelationalJob.build(**{**self.keywords, **keywords})
+    def replace(self, changes: Mapping[str, Any]) -> RelationalJob:
+        """A copy with some parameters changed (``changes``: parameter → value), validated
+        again."""
+        return RelationalJob.build({**self.keywords, **changes})
 
 
 def check_data(job: RelationalJob, people: People) -> None:

@@ -233,15 +233,12 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
         qi_codes = MissingCodes(
             codes.tokens, {c: v for c, v in codes.columns.items() if c != item_column}
         )
-        job = RelationalJob.build(
-            **{
-                key: keywords[key]
-                for key in ("k", "qi", "numeric", "sensitive", "l", "diversity", "c", "t")
-                if keywords.get(key) is not None
-            },
-            types=_qi_types(params),
-            na_values=qi_codes,
-        )
+        recorded = {
+            key: keywords[key]
+            for key in ("k", "qi", "numeric", "sensitive", "l", "diversity", "c", "t")
+            if keywords.get(key) is not None
+        }
+        job = RelationalJob.build({**recorded, "types": _qi_types(params), "na_values": qi_codes})
     except (InputError, TypeError, KeyError) as exc:
         raise InputError(f"the manifest does not describe a valid relational job: {exc}") from None
     assert inputs.original is not None and inputs.release is not None

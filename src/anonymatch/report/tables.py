@@ -211,7 +211,8 @@ def _reverify(
             job = manifest_job(manifest)  # the claimed level and models, validated as a job
             assert job.k is not None
             certificate = g.get("certificate") if job.models else None
-            check = job.check.replace(
+            check = dataclasses.replace(
+                job.check,
                 schema=schema,
                 na=na,
                 drop_missing=drop_missing,

@@ -149,7 +149,7 @@ def anonymize(
     from anonymatch.sets.job import SetJob
     from anonymatch.sets.pipeline import run_job
 
-    job = SetJob.build(k=k, ell=ell, method=method, segment=segment, seed=seed)
+    job = SetJob.build(dict(k=k, ell=ell, method=method, segment=segment, seed=seed))
     return run_job(_transactions(data, labels, "data"), job)
 
 

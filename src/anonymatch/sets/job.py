@@ -42,15 +42,15 @@ PARAMETERS: dict[str, Any] = {
     "segment": (300, 350),
     "seed": None,
 }
-"""Every parameter of a set-valued job and its default (``SetJob.build``'s keywords)."""
+"""Every parameter of a set-valued job and its default (the names ``SetJob.build`` takes)."""
 
 
 @dataclass(frozen=True)
 class SetJob:
     """A validated ``anonymize-sets`` run: level, method, TSP segments, seed.
 
-    Build it with :meth:`build` (from keywords), never field by field: the fields are trusted
-    by the pipeline (``anonymatch.sets.pipeline.run_job``).
+    Build it with :meth:`build` (from the parameters by name), never field by field: the fields
+    are trusted by the pipeline (``anonymatch.sets.pipeline.run_job``).
 
     Attributes
     ----------
@@ -74,7 +74,7 @@ class SetJob:
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def build(cls, **keywords: Any) -> SetJob:
+    def build(cls, values: Mapping[str, Any]) -> SetJob:
         """Validate a run's parameters (those of :func:`anonymatch.sets.anonymize` but the data
         and its labels).
 
@@ -82,10 +82,10 @@ class SetJob:
         ------
         InputError
             The first problem, naming the parameter (```k``` must be an integer of at least 1,
-            got True); an unknown keyword; both or neither of ``k`` and ``ell``; a level the
+            got True); an unknown parameter; both or neither of ``k`` and ``ell``; a level the
             method does not offer.
         """
-        p = with_defaults(keywords, PARAMETERS)
+        p = with_defaults(values, PARAMETERS)
         methods = {name: registry()[name] for name in names(command="anonymize-sets")}
         method = lookup(methods, p["method"])
         k, ell = levels(p["k"], p["ell"])
@@ -99,7 +99,7 @@ class SetJob:
                 f"method {method.name!r} does not do ℓ-diversity ({param('ell')}); use one of "
                 f"{', '.join(names(sensitive=True))}"
             )
-        return cls(k, ell, method, segment(p["segment"]), check_seed(p["seed"]), dict(keywords))
+        return cls(k, ell, method, segment(p["segment"]), check_seed(p["seed"]), dict(values))
 
     @property
     def level(self) -> int:
@@ -111,9 +111,10 @@ class SetJob:
         """``k`` or ``ℓ``, as the messages on the data write it."""
         return "k" if self.k is not None else "ℓ"
 
-    def replace(self, **keywords: Any) -> SetJob:
-        """A copy with some parameters changed, validated again."""
-        return SetJob.build(**{**self.keywords, **keywords})
+    def replace(self, changes: Mapping[str, Any]) -> SetJob:
+        """A copy with some parameters changed (``changes``: parameter → value), validated
+        again."""
+        return SetJob.build({**self.keywords, **changes})
 
 
 def levels(k: object, ell: object) -> tuple[int | None, int | None]:

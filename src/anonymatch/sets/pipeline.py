@@ -64,7 +64,7 @@ class SetAnonymization:
 def anonymize_sets(t: Transactions, *, verify: bool = True, **keywords: Any) -> SetAnonymization:
     """:func:`run_job` on a job built from ``keywords`` (``SetJob.build``: ``k``, ``ell``,
     ``method``, ``segment``, ``seed``)."""
-    return run_job(t, SetJob.build(**keywords), verify=verify)
+    return run_job(t, SetJob.build(keywords), verify=verify)
 
 
 def run_job(t: Transactions, job: SetJob, *, verify: bool = True) -> SetAnonymization:

@@ -158,19 +158,21 @@ def anonymize(
 
     x = _matrix(data, "data")
     job = SparseJob.build(
-        k=k,
-        method=method,
-        beta=beta,
-        runs=runs,
-        chunk_rows=chunk_rows,
-        executor=executor,
-        scheduler=scheduler,
-        workers=workers,
-        seed=seed,
-        epsilon=epsilon,
-        dp=dp,
-        refine=refine,
-        progress=progress,
+        dict(
+            k=k,
+            method=method,
+            beta=beta,
+            runs=runs,
+            chunk_rows=chunk_rows,
+            executor=executor,
+            scheduler=scheduler,
+            workers=workers,
+            seed=seed,
+            epsilon=epsilon,
+            dp=dp,
+            refine=refine,
+            progress=progress,
+        ),
     )
     return run_job(x, job)
 

@@ -55,7 +55,7 @@ PARAMETERS: dict[str, Any] = {
     "refine": True,
     "progress": False,
 }
-"""Every parameter of a sparse job and its default (``SparseJob.build``'s keywords; those of
+"""Every parameter of a sparse job and its default (the names ``SparseJob.build`` takes; those of
 :func:`anonymatch.sparse.anonymize` but the data)."""
 
 
@@ -63,8 +63,8 @@ PARAMETERS: dict[str, Any] = {
 class SparseJob:
     """A validated sparse run: level, method, clustering settings, DP budget, execution, seed.
 
-    Build it with :meth:`build` (from keywords), never field by field: the fields are trusted by
-    both paths.
+    Build it with :meth:`build` (from the parameters by name), never field by field: the fields
+    are trusted by both paths.
 
     Attributes
     ----------
@@ -101,19 +101,19 @@ class SparseJob:
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def build(cls, **keywords: Any) -> SparseJob:
+    def build(cls, values: Mapping[str, Any]) -> SparseJob:
         """Validate a run's parameters.
 
         Raises
         ------
         InputError
             The first problem, naming the parameter (```beta``` must be in (1, ∞), got 1.0); an
-            unknown keyword; ``epsilon`` missing for ``rr`` or given to a method that is not
+            unknown parameter; ``epsilon`` missing for ``rr`` or given to a method that is not
             differentially private; ``chunk_rows`` below 2k.
         """
         from anonymatch.sparse.methods.randomized_response import LEVELS
 
-        p = with_defaults(keywords, PARAMETERS)
+        p = with_defaults(values, PARAMETERS)
         method = lookup(registry(), p["method"])
         k = integer(p["k"], "k")
         dp = choice(p["dp"], "dp", LEVELS)
@@ -152,7 +152,7 @@ class SparseJob:
             refine=flag(p["refine"], "refine"),
             execution=execution,
             seed=check_seed(p["seed"]),
-            keywords=dict(keywords),
+            keywords=dict(values),
         )
 
     @property
@@ -161,9 +161,10 @@ class SparseJob:
         assert self.execution.chunk_rows is not None
         return self.execution.chunk_rows
 
-    def replace(self, **keywords: Any) -> SparseJob:
-        """A copy with some parameters changed, validated again."""
-        return SparseJob.build(**{**self.keywords, **keywords})
+    def replace(self, changes: Mapping[str, Any]) -> SparseJob:
+        """A copy with some parameters changed (``changes``: parameter → value), validated
+        again."""
+        return SparseJob.build({**self.keywords, **changes})
 
 
 def check_rows(job: SparseJob, n: int) -> None:

@@ -67,7 +67,7 @@ def anonymize_sparse(
     """:func:`run_job` on a job built from ``k``, ``method`` and ``keywords``
     (``SparseJob.build``: ``beta``, ``runs``, ``chunk_rows``, ``executor``, ``scheduler``,
     ``workers``, ``seed``, ``epsilon``, ``dp``, ``refine``, ``progress``)."""
-    return run_job(x, SparseJob.build(k=k, method=method, **keywords))
+    return run_job(x, SparseJob.build(dict(k=k, method=method, **keywords)))
 
 
 def run_job(x: sp.spmatrix | sp.sparray, job: SparseJob) -> SparseRelease:

@@ -212,14 +212,14 @@ def anonymize(
     from anonymatch.tables.job import TableJob
 
     accept_keywords("anonymize", criteria, [p.name for p in CRITERIA.parameters()])
-    job = TableJob.build(
+    job = TableJob.build(dict(
         k=k, qi=qi, numeric=numeric, sensitive=sensitive, identifiers=identifiers,
         method=method, partition_size=partition_size, seed=seed, weights=weights,
         na_values=na_values, drop_missing=drop_missing, time_limit=time_limit,
         workers=workers, progress=progress, l=l, diversity=diversity, c=c, t=t,
         ordinal=ordinal, dates=dates, hierarchies=hierarchies,
         hierarchy_cells=hierarchy_cells, suppression_limit=suppression_limit, **criteria,
-    )  # fmt: skip
+    ))  # fmt: skip
     return run_job(require_frame(data, "data"), job)
 
 
@@ -367,7 +367,7 @@ def verify(
         guarantee = release.report.get("guarantee")
         if isinstance(guarantee, dict):
             keywords["certificate"] = guarantee.get("certificate")
-    check = ReleaseCheck.build(**keywords)
+    check = ReleaseCheck.build(keywords)
     return verify_release(_published(release), require_frame(original, "original"), check)
 
 
@@ -459,7 +459,7 @@ def evaluate(
     from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import evaluate_release
 
-    check = ReleaseCheck.build(**keywords)
+    check = ReleaseCheck.build(keywords)
     return evaluate_release(_published(release), require_frame(original, "original"), check)
 
 
@@ -594,7 +594,7 @@ def risk(
         if isinstance(guarantee, dict) and guarantee.get("certificate") is not None:
             keywords["certificate"] = guarantee["certificate"]
 
-    check = ReleaseCheck.build(**keywords)
+    check = ReleaseCheck.build(keywords)
     return assess(require_frame(original, "original"), _published(release), check, threshold)
 
 

@@ -103,8 +103,9 @@ class TableJob:
     """A validated table run: what its release claims (:class:`ReleaseCheck`: columns and
     roles, level, sensitive models, criteria), and how it is made (method, execution, seed).
 
-    Build it with :meth:`build` (from keywords), never field by field: the fields are trusted
-    by every path. The value is frozen; :meth:`replace` makes a changed copy, validated again.
+    Build it with :meth:`build` (from the parameters by name), never field by field: the fields
+    are trusted by every path. The value is frozen; :meth:`replace` makes a changed copy,
+    validated again.
     The claim's fields (``schema``, ``k``, ``k_column``, ``models``, ``suppression_limit``,
     ``na``, ``drop_missing``, ``partition_size``, ``criteria``, ``population``) are read
     through the job (``job.k`` is ``job.check.k``): they are defined once, on the check.
@@ -134,15 +135,16 @@ class TableJob:
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def build(cls, **keywords: Any) -> TableJob:
+    def build(cls, values: Mapping[str, Any]) -> TableJob:
         """Validate a run's parameters (those of :func:`anonymatch.tables.anonymize`, plus
         ``k_column``, ``epsilons``, ``neighbours``, ``patience``, ``candidates``,
         ``cell_weights``, ``executor``, ``scheduler``, ``chunk_rows``).
 
         Parameters
         ----------
-        **keywords
-            The run's parameters by name; unknown names are refused.
+        values : mapping of str to object
+            The run's parameters by name (the keys of :data:`PARAMETERS`; a missing one takes
+            its default); unknown names are refused.
 
         Returns
         -------
@@ -158,11 +160,12 @@ class TableJob:
         -----
         O(number of columns + size of the hierarchies read).
         """
-        return _build(with_defaults(keywords, PARAMETERS), dict(keywords))
+        return _build(with_defaults(values, PARAMETERS), dict(values))
 
-    def replace(self, **keywords: Any) -> TableJob:
-        """A copy with some parameters changed, validated again."""
-        return TableJob.build(**{**self.keywords, **keywords})
+    def replace(self, changes: Mapping[str, Any]) -> TableJob:
+        """A copy with some parameters changed (``changes``: parameter → value), validated
+        again."""
+        return TableJob.build({**self.keywords, **changes})
 
     @property
     def schema(self) -> Schema:
@@ -219,9 +222,11 @@ class TableJob:
 class ReleaseCheck:
     """What a release claims and how its original is read: the value every command and
     function that reads a release against its original builds (``verify``, ``evaluate``,
-    ``risk``, ``attack``, the report), from the same keywords as :class:`TableJob`.
+    ``risk``, ``attack``, the report), from the same parameters as :class:`TableJob`.
 
-    Build it with :meth:`build`; a job gives its own as :attr:`TableJob.check`.
+    Build it with :meth:`build`; a job gives its own as :attr:`TableJob.check`. It is frozen and
+    its fields already validated: ``dataclasses.replace(check, certificate=...)`` makes a changed
+    copy (field by field, checked by mypy).
 
     Attributes
     ----------
@@ -265,17 +270,18 @@ class ReleaseCheck:
     population: str | os.PathLike[str] | pd.DataFrame | None = field(default=None, compare=False)
 
     @classmethod
-    def build(cls, **keywords: Any) -> ReleaseCheck:
+    def build(cls, values: Mapping[str, Any]) -> ReleaseCheck:
         """Validate a check's parameters: those of :meth:`TableJob.build` that describe a
         release (``qi``, ``numeric``, ``sensitive``, ``identifiers``, ``weights``, the QI
         types, ``k`` or ``k_column``, ``l``/``diversity``/``c``/``t``,
         ``suppression_limit``, ``partition_size``, ``na_values``, ``drop_missing``), checked
-        the same way.
+        the same way, and ``certificate``.
 
         Parameters
         ----------
-        **keywords
-            The parameters by name; unknown names are refused.
+        values : mapping of str to object
+            The parameters by name (the keys of :data:`CHECK_PARAMETERS` and ``certificate``; a
+            missing one takes its default); unknown names are refused.
 
         Returns
         -------
@@ -290,20 +296,23 @@ class ReleaseCheck:
         -----
         O(number of columns + size of the hierarchies read).
         """
-        certificate = _certificate(keywords.pop("certificate", None))
-        p = with_defaults(keywords, {n: PARAMETERS[n] for n in CHECK_PARAMETERS})
-        return cls._validated(p, lambda k_column: _schema(p, k_column)).replace(
-            certificate=certificate
-        )
+        import dataclasses
+
+        certificate = _certificate(values.get("certificate"))
+        rest = {n: v for n, v in values.items() if n != "certificate"}
+        p = with_defaults(rest, {n: PARAMETERS[n] for n in CHECK_PARAMETERS})
+        check = cls._validated(p, lambda k_column: _schema(p, k_column))
+        return dataclasses.replace(check, certificate=certificate)
 
     @classmethod
-    def of(cls, schema: Schema, **keywords: Any) -> ReleaseCheck:
-        """A check on columns already described by ``schema`` (``Schema.build``): the
-        keywords of :meth:`build` but the columns' roles and types. O(1)."""
+    def of(cls, schema: Schema, values: Mapping[str, Any] | None = None) -> ReleaseCheck:
+        """A check on columns already described by ``schema`` (``Schema.build``): ``values``
+        are the parameters of :meth:`build` but the columns' roles and types (None: every
+        default). O(1)."""
         roles = {"qi", "numeric", "sensitive", "identifiers", "weights", "ordinal", "dates",
                  "hierarchies", "hierarchy_cells", "types"}  # fmt: skip
         known = {n: PARAMETERS[n] for n in CHECK_PARAMETERS if n not in roles}
-        return cls._validated(with_defaults(keywords, known), lambda k_column: schema)
+        return cls._validated(with_defaults(values or {}, known), lambda k_column: schema)
 
     @classmethod
     def _validated(
@@ -333,12 +342,6 @@ class ReleaseCheck:
             criteria=CRITERIA.build(p),
             population=p["population"],
         )
-
-    def replace(self, **changes: Any) -> ReleaseCheck:
-        """A copy with some fields changed (fields, not keywords: already validated)."""
-        import dataclasses
-
-        return dataclasses.replace(self, **changes)
 
 
 def _certificate(value: object) -> Mapping[str, Any] | None:
@@ -388,7 +391,7 @@ PARAMETERS: dict[str, Any] = {
     "seed": None,
     **CRITERIA.defaults(),
 }
-"""Every parameter of a table job and its default (``TableJob.build``'s keywords)."""
+"""Every parameter of a table job and its default (the names ``TableJob.build`` takes)."""
 
 CHECK_PARAMETERS = (
     "qi", "numeric", "sensitive", "identifiers", "weights", "ordinal", "dates", "hierarchies",

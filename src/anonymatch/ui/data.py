@@ -618,7 +618,7 @@ class Settings:
             job = job.model_copy(update={"model": job.model.model_copy(update=keys)})
         from anonymatch.app.tablejob import job_file_keywords
 
-        return TableJob.build(**job_file_keywords(job))
+        return TableJob.build(job_file_keywords(job))
 
     def _criteria_model(self, path: Callable[[Path], str]) -> Any:
         """The job's ``[model]`` with the uploaded population table (by ``path`` of its stored

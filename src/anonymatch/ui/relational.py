@@ -191,19 +191,21 @@ def relational_job(settings: Settings) -> Any:
     )
     weight = job.method.item_weight
     return RelationalJob.build(
-        k=keywords.get("k"),
-        qi=keywords["qi"],
-        numeric=keywords["numeric"],
-        sensitive=keywords["sensitive"],
-        types=types,
-        na_values=qi_codes,
-        l=keywords.get("l"),
-        diversity=keywords.get("diversity", "distinct"),
-        c=keywords.get("c"),
-        t=keywords.get("t"),
-        method=keywords.get("method", "hungarian"),
-        item_weight=DEFAULT_ITEM_WEIGHT if weight is None else weight,
-        partition_size=keywords.get("partition_size"),
+        dict(
+            k=keywords.get("k"),
+            qi=keywords["qi"],
+            numeric=keywords["numeric"],
+            sensitive=keywords["sensitive"],
+            types=types,
+            na_values=qi_codes,
+            l=keywords.get("l"),
+            diversity=keywords.get("diversity", "distinct"),
+            c=keywords.get("c"),
+            t=keywords.get("t"),
+            method=keywords.get("method", "hungarian"),
+            item_weight=DEFAULT_ITEM_WEIGHT if weight is None else weight,
+            partition_size=keywords.get("partition_size"),
+        ),
     )
 
 

@@ -347,11 +347,8 @@ def anonymize_adaptive(
     started = time.perf_counter()
     data = require_frame(data)
     if job is None:
-        job = TableJob.build(
-            qi=qi,
-            k=k,
-            **{"method": "bmatching", "time_limit": ADAPTIVE_TIME_LIMIT, **keywords},
-        )
+        defaults = {"method": "bmatching", "time_limit": ADAPTIVE_TIME_LIMIT}
+        job = TableJob.build({**defaults, **keywords, "qi": qi, "k": k})
     elif qi is not None or k is not None or keywords:
         raise InputError(f"give {param('job')} or the parameters, not both")
     if not job.method.levels:

@@ -74,7 +74,7 @@ def anonymize_kl(
     """
     accept_keywords("anonymize_kl", columns, KL_COLUMNS)
     data = require_frame(data)
-    check = ReleaseCheck.build(k=k, qi=qi, **columns)
+    check = ReleaseCheck.build(dict(k=k, qi=qi, **columns))
     return kl_release(data, check, level, seed=check_seed(seed), progress=progress)
 
 
