@@ -385,9 +385,6 @@ def set_sensitive_options(func: F) -> F:
     )
 
 
-# Inputs of at least this many rows take the streamed, partitioned path by default.
-STREAM_MIN_ROWS = 200_000
-
 EXECUTOR_CHOICES = ("auto", "inline", "threads", "processes", "dask")
 
 

@@ -25,7 +25,6 @@ import click
 
 from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
-    STREAM_MIN_ROWS,
     TABLE_FORMATS,
     comma_list,
     criteria_group,
@@ -50,6 +49,8 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.cli.steps import command
+from anonymatch.core.params import STREAM_MIN_ROWS
+from anonymatch.relational.job import streams
 from anonymatch.relational.methods import names
 from anonymatch.tables.models import CRITERIA
 
@@ -88,6 +89,18 @@ class PeopleSource:
             codes.for_column(self.item_column),
             CsvOptions(fmt=self.fmt),
         )
+
+    def rows(self, people_path: str) -> int:
+        """Rows of the people table, and of the items table while the total is below
+        ``STREAM_MIN_ROWS`` (what decides ``auto``'s path). O(rows counted)."""
+        from anonymatch.tables.io import CsvOptions
+        from anonymatch.tables.io.stream import count_rows
+
+        csv = CsvOptions(fmt=self.fmt)
+        rows = count_rows(people_path, csv)
+        if self.items_path is not None and rows < STREAM_MIN_ROWS:
+            rows += count_rows(self.items_path, csv)
+        return rows
 
     def describe(self) -> dict[str, Any]:
         """The items table's path and SHA-256 for the manifest's ``input`` block (both None
@@ -234,34 +247,6 @@ def _stream_options(func: F) -> F:
         help="People per job of the streamed path (whole partitions; default 50,000).",
     )(func)
     return executor_options(RT_EXECUTOR_MEANING)(func)
-
-
-def _streamed_rt(
-    people_path: str, source: PeopleSource, execution: Execution, stream: bool
-) -> bool:
-    """Whether ``anonymize-rt`` takes the streamed path (the tables' convention,
-    ``cli.tables._streamed_executor``): ``--stream``, an executor other than ``threads`` and
-    ``auto``, a scheduler, ``auto`` with ``--workers``, or ``auto`` on at least
-    ``STREAM_MIN_ROWS`` rows of people and items (sensitive models included: the streamed
-    path builds and checks them partition by partition)."""
-    from anonymatch.core.errors import InputError
-
-    if execution.executor == "threads":
-        if stream:
-            raise InputError("--stream runs on --executor inline, processes or dask, not threads")
-        return False
-    if stream or execution.scheduler or execution.executor != "auto":
-        return True
-    if execution.workers is not None:
-        return True
-    from anonymatch.tables.io import CsvOptions
-    from anonymatch.tables.io.stream import count_rows
-
-    csv = CsvOptions(fmt=source.fmt)
-    rows = count_rows(people_path, csv)
-    if source.items_path is not None and rows < STREAM_MIN_ROWS:
-        rows += count_rows(source.items_path, csv)
-    return rows >= STREAM_MIN_ROWS
 
 
 def _anonymize_streamed(
@@ -413,7 +398,7 @@ def anonymize_rt_cmd(
         sensitive=sensitive, l=l, diversity=diversity, c=c, t=t, item_weight=item_weight,
         method=method, partition_size=partition_size, seed=seed, criteria=criteria,
     )  # fmt: skip
-    if _streamed_rt(people_path, source, execution, stream):
+    if streams(job, execution, stream, lambda: source.rows(people_path)):
         from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks
 
         run = dataclasses.replace(execution, progress=not quiet)
