@@ -19,9 +19,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from anonymatch.core.classes import privacy_step
-from anonymatch.core.errors import VerificationError
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.core.manifest import new_manifest
+from anonymatch.core.release import Produced, publish
 from anonymatch.core.runner import Placement, run_partitions
 from anonymatch.relational.io import People, RelationalRelease
 from anonymatch.relational.job import RelationalJob, check_data
@@ -170,13 +169,9 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
         release, people, enc, k, blocks=published_graph.blocks(), models=job.models
     )
     seconds["verify"] = time.perf_counter() - clock
-    if not check.passed:
-        raise VerificationError(
-            f"the release failed verification ({check.reason}); nothing written"
-        )
     loss = information_loss(shown, enc)
-    report = new_manifest(
-        data_kind="relational",
+    produced = Produced(
+        kind="relational",
         method=job.method.name,
         parameters={
             **job.schema.roles(),
@@ -186,12 +181,7 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
             "partition_size": None if job.method.classes else job.size_for(n),
             "partitions": n_parts,
         },
-        guarantee={
-            "model": "k-anonymity",
-            "k": k,
-            "over": "joint compatibility",
-            **({"sensitive": [m.describe() for m in job.models]} if job.models else {}),
-        },
+        guarantee={"model": "k-anonymity", "k": k, "over": "joint compatibility"},
         verification=check.to_dict(),
         loss={
             **loss.to_dict(),
@@ -199,14 +189,16 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
             "mean_max_errors": float(np.mean(t)) if n else 0.0,
         },
         seconds={**seconds, "wall": time.perf_counter() - started},
-        randomness_seeded=job.seed is not None,
-        input_records=n,
-        output_records=n,
+        seeded=job.seed is not None,
+        records_in=n,
+        records_out=n,
         input_extra={
             "items": items.n_items,
             "item_rows": int(items.matrix.nnz),
             "people_without_items": int(np.sum(np.diff(items.matrix.indptr) == 0)),
             "duplicates_removed": people.duplicates_removed,
         },
+        models={"sensitive": [m.describe() for m in job.models]} if job.models else {},
     )
+    report = publish(produced)  # refuses a release that failed verification
     return RelationalAnonymization(release, published_graph, position[assigned], enc, check, report)
