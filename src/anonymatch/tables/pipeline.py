@@ -240,10 +240,11 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             models_claim["certificate"] = certificate
     suppression, run_plan = plan_blocks(run, job)
     na = missing_codes(job.na)
-    loss = information_loss(cells, enc).to_dict()
+    figures = information_loss(cells, enc)
+    loss = figures.to_dict()
     loss["suppressed_cells"] = int(cells.num_star.sum() + cells.cat_star.sum())
     if suppressed:  # each dropped record a row of NCP 1, as ARX's loss counts it
-        loss["gcp_with_suppressed"] = (float(loss["gcp"]) * n + suppressed) / (n + suppressed)
+        loss["gcp_with_suppressed"] = (float(figures.gcp) * n + suppressed) / (n + suppressed)
     produced = Produced(
         kind="table",
         method=spec.name,
