@@ -15,9 +15,10 @@ what it produced in one :class:`Produced`; :func:`publish` then
    release checks the path has (the kept-column ``leakage`` block and the utility
    ``headline``).
 
-The order in which the blocks are written is the manifest's key order (documented in
-``docs/manifest.md``); it is the same for every path, so that a path that gains a criterion or
-a check states it in the same place as the others.
+The blocks are written in one order for every path — the path's own figures, the criteria's
+claims and verdicts, the sensitive models', the plan, the leakage check, the headline — and that
+order is the manifest's key order (the top-level keys: ``docs/manifest.md``), so that a path
+that gains a criterion or a check states it where every other path does.
 
 References
 ----------
