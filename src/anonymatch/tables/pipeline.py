@@ -38,6 +38,7 @@ from anonymatch.tables.methods import BuildOptions, build_graph
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.models.certified import check_certified, ring_certificate
 from anonymatch.tables.models.sensitive import (
+    SensitiveCheck,
     SensitiveModel,
     SensitiveTarget,
     check_release,
@@ -199,9 +200,9 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     # the graph rebuilt from the cells.
     check = verify(published, enc, k, blocks=published_graph.blocks())
     refuse(check.passed, check.reason)
-    certificate = None
-    if rings is not None and rings.rings:
-        certificate = ring_certificate(k, [position[r] for r in rings.rings])
+    ring_rows = None if rings is None else [position[r] for r in rings.rings]
+    if ring_rows:  # every draw of the rings' privacy step, from their certificate (§6)
+        certificate = ring_certificate(k, ring_rows)
         sensitive_checks = check_certified(published, enc, table, data, models, certificate)
     else:
         sensitive_checks = check_release(published, enc, table, data, models)
@@ -228,16 +229,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         "leakage": time.perf_counter() - t0,
         "wall": time.perf_counter() - started,
     }
-    models_claim: dict[str, object] = {}
-    models_figures: dict[str, object] = {}
-    if models:
-        models_claim["sensitive"] = [m.describe() for m in models]
-        models_figures["sensitive"] = [s.to_dict() for s in sensitive_checks]
-        if rings is not None:
-            models_claim["construction"] = "rings" if rings.rings else "classes"
-            models_figures["ring_records"] = sum(len(r) for r in rings.rings)
-        if certificate is not None:
-            models_claim["certificate"] = certificate
+    models_claim, models_figures = sensitive_claims(models, sensitive_checks, k, ring_rows)
     suppression, run_plan = plan_blocks(run, job)
     na = missing_codes(job.na)
     figures = information_loss(cells, enc)
@@ -318,6 +310,31 @@ _ARROW_TEXT = pd.StringDtype("pyarrow", na_value=np.nan)
 """pandas' default text dtype (``str``), what CSV input columns are read as; taking rows of
 such a column keeps it, and converting them to objects and back (as for other dtypes) costs
 about 5 ms per column on Adult."""
+
+
+def sensitive_claims(
+    models: Sequence[SensitiveModel],
+    checks: Sequence[SensitiveCheck],
+    k: int,
+    rings: Sequence[np.ndarray] | None,
+) -> tuple[dict[str, object], dict[str, object]]:
+    """What a table release states about its sensitive models, in memory and streamed alike
+    (``core.release.Produced.models`` and ``model_figures``): ``guarantee.sensitive`` (each
+    model) and ``verification.sensitive`` (each check); with a freeform construction (``rings``:
+    every sensitive ring's release rows, in ring order; None for a method without one) also
+    ``guarantee.construction`` (rings or classes), ``verification.ring_records`` and, with
+    rings, ``guarantee.certificate`` (``models.certified.ring_certificate``), which ``verify
+    --manifest`` checks every draw with. Nothing without models. O(models + ring records)."""
+    if not models:
+        return {}, {}
+    claims: dict[str, object] = {"sensitive": [m.describe() for m in models]}
+    figures: dict[str, object] = {"sensitive": [c.to_dict() for c in checks]}
+    if rings is not None:
+        claims["construction"] = "rings" if rings else "classes"
+        figures["ring_records"] = int(sum(len(r) for r in rings))
+        if rings:
+            claims["certificate"] = ring_certificate(k, rings)
+    return claims, figures
 
 
 def plan_blocks(run: Plan, job: TableJob) -> tuple[dict[str, object], dict[str, object]]:

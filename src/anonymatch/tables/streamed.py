@@ -104,7 +104,7 @@ from anonymatch.tables.models.sensitive import (
     merge_checks,
 )
 from anonymatch.tables.order import lexicographic_order
-from anonymatch.tables.pipeline import plan_blocks
+from anonymatch.tables.pipeline import plan_blocks, sensitive_claims
 from anonymatch.tables.recode import GeneralizedQI, concat_cells, published_groups, recode
 from anonymatch.tables.risk.headline import headline
 from anonymatch.tables.risk.leakage import (
@@ -736,12 +736,7 @@ def anonymize_file(
             raise
     loss = loss_from_sums(sums, n, qi)
     codes = missing_codes(na_values)
-    models_claim: dict[str, object] = {}
-    models_figures: dict[str, object] = {}
-    if models:
-        models_claim["sensitive"] = [m.describe() for m in models]
-        models_figures["sensitive"] = [check.to_dict() for check in checks]
-        _record_rings(models_claim, models_figures, k, rings)
+    models_claim, models_figures = sensitive_claims(models, checks, k, rings)
     suppression, run_plan = plan_blocks(run, job)
     produced = Produced(
         kind="table",
@@ -836,24 +831,6 @@ _RING_CHECKED = (
 def _release_rows(rings: tuple[np.ndarray, ...], before: int) -> list[np.ndarray]:
     """A chunk's rings as release rows: its rows follow the ``before`` rows written so far."""
     return [before + ring for ring in rings]
-
-
-def _record_rings(
-    guarantee: dict[str, object],
-    verification: dict[str, object],
-    k: int,
-    rings: list[np.ndarray],
-) -> None:
-    """The manifest's record of the sensitive construction, as on the in-memory path:
-    ``guarantee.construction`` (rings or classes), ``verification.ring_records`` and, with
-    rings, ``guarantee.certificate`` (``models.certified.ring_certificate``: every ring's
-    release rows in ring order), which ``verify --manifest`` checks."""
-    from anonymatch.tables.models.certified import ring_certificate
-
-    guarantee["construction"] = "rings" if rings else "classes"
-    verification["ring_records"] = int(sum(len(r) for r in rings))
-    if rings:
-        guarantee["certificate"] = ring_certificate(k, rings)
 
 
 def memory_bound(
