@@ -17,12 +17,13 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from anonymatch.core.params import check_level_fits
+from anonymatch.core.release import Produced, publish
 from anonymatch.graphs.job import GraphJob
 from anonymatch.graphs.metrics import graph_metrics
+from anonymatch.graphs.verify import GraphAnonymityReport, check_graph
 
 if TYPE_CHECKING:
     from anonymatch.graphs.io import EdgeListGraph
-    from anonymatch.graphs.verify import GraphAnonymityReport
 
 # --------------------------------------------------------------------------------------------
 # neighbourhood classes and the checker
@@ -292,9 +293,6 @@ def release_graph(
     -----
     Complexity: that of :func:`run_job`, plus O(n + m) for the relabelling and the check.
     """
-    from anonymatch.core.release import Produced, publish
-    from anonymatch.graphs.verify import check_graph
-
     result = run_job(graph.adjacency, job)
     if keep_ids:
         adjacency, ids = result.adjacency, graph.ids
