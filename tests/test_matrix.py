@@ -18,7 +18,6 @@ test asserts the correct behaviour and is marked ``xfail(strict=True)`` with the
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +28,9 @@ import pandas as pd
 import pytest
 
 from anonymatch.cli import load_all_commands, main
-from anonymatch.relational.methods import names as relational_names
 from anonymatch.relational.methods import registry as relational_registry
 from anonymatch.sets.methods import names as set_names
 from anonymatch.sets.methods import registry as set_registry
-from anonymatch.sparse.methods import names as sparse_names
 from anonymatch.sparse.methods import registry as sparse_registry
 from anonymatch.tables.methods import names as table_names
 from anonymatch.tables.methods import registry as table_registry
@@ -322,7 +319,46 @@ def run_table(
     mcheck = ["verify", *where["original"], *where["release"], "--manifest", where["manifest"]]
     code, out, err = run([*mcheck, *inline, "--json"], capsys)
     assert code == 0, err + out
+    # every claim is re-checked: a manifest claiming more than the release holds fails
+    for name, edited in tampered(manifest, model).items():
+        forged = tmp / f"{name}.json"
+        forged.write_text(json.dumps(edited))
+        forge = ["verify", *where["original"], *where["release"], "--manifest", forged]
+        code, text, err = run([*forge, *inline, "--json"], capsys)
+        assert code == 4 and not json.loads(text)["passed"], (name, err + text)
     return {"guarantee": guarantee, "verify": explicit, "verify_manifest": verdict(json.loads(out))}
+
+
+def first_of(name: str) -> Any:
+    """The registered criterion called ``name``."""
+    return next(c for c in CRITERIA.criteria if c.name == name)
+
+
+def tampered(manifest: dict[str, Any], model: Model) -> dict[str, dict[str, Any]]:
+    """Copies of ``manifest`` claiming more than the release holds: k = 30 (of 60 people),
+    and the model's own claim raised (ℓ = 30, t = 0.001, a criterion's first parameter 30
+    times stricter)."""
+    out = {"k": json.loads(json.dumps(manifest))}
+    out["k"]["guarantee"]["k"] = 30
+    if not model.args:
+        return out
+    edited = json.loads(json.dumps(manifest))
+    guarantee = edited["guarantee"]
+    if model.criterion is None:
+        claim = guarantee["sensitive"][0]
+        if "l" in claim:
+            claim["l"] = 30
+        else:
+            claim["t"] = 0.001
+    else:
+        block = guarantee[model.criterion]
+        for other in first_of(model.criterion).parameters[1:]:
+            block.pop(other.name, None)  # the others at their defaults (δmin = 0)
+        for key, value in block.items():  # its numbers (the register's digest is text)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                block[key] = value * 30 if isinstance(value, int) else value / 30
+    out[model.id] = edited
+    return out
 
 
 _REFERENCE: dict[str, dict[str, Any]] = {}
@@ -662,4 +698,186 @@ def test_relational_item_column_is_not_the_id(
             "--item-column", "pid", "--qi", "age,sex", "--numeric", "age", "-k", "3"]  # fmt: skip
     before = files_in(tmp_path)
     code, _, err = run([*args, *path.executor, "-q", "-o", tmp_path / "r.jsonl"], capsys)
+    assert_refused(code, err, before, tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# sets (anonymize-sets, anonymize-km), sparse matrices and graphs
+
+
+@pytest.fixture(scope="module")
+def other_data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """60 transactions with a label each, a 48 × 36 binary matrix (CSV and Parquet edge lists)
+    and a 30-vertex graph."""
+    from anonymatch.sparse.io import write_sparse
+
+    root = tmp_path_factory.mktemp("others")
+    rng = np.random.default_rng(3)
+    lines = [
+        " ".join(map(str, sorted(set(rng.integers(0, 15, rng.integers(1, 6)).tolist()))))
+        for _ in range(60)
+    ]
+    (root / "t.dat").write_text("\n".join(lines) + "\n")
+    (root / "labels.txt").write_text("\n".join(f"job{i % 10}" for i in range(60)) + "\n")
+    matrix = planted(blocks=6, size=8, items=6, noise=0.05, seed=1)
+    write_sparse(root / "m.csv", matrix)
+    write_sparse(root / "m.parquet", matrix)
+    edges = [(a, b) for a in range(30) for b in range(a + 1, 30) if rng.random() < 0.3]
+    (root / "g.csv").write_text("".join(f"{a},{b}\n" for a, b in edges))
+    return {"dat": root / "t.dat", "labels": root / "labels.txt", "csv": root / "m.csv",
+            "parquet": root / "m.parquet", "graph": root / "g.csv"}  # fmt: skip
+
+
+SET_MODELS = {"k": ["--k", "4"], "l": ["--l", "3"]}
+
+
+@pytest.mark.parametrize("model", list(SET_MODELS))
+@pytest.mark.parametrize("method", set_names(command="anonymize-sets"))
+def test_sets_matrix(
+    method: str, model: str, other_data: dict[str, Path], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """anonymize-sets: every method × k / ℓ as its capabilities say (``anonymity``,
+    ``sensitive``); verify-sets agrees with the manifest's verdict; otherwise exit 2."""
+    m = set_registry()[method]
+    supported = m.anonymity if model == "k" else m.sensitive
+    labels = ["--sensitive-file", other_data["labels"]] if model == "l" else []
+    out, report = tmp_path / "rel.jsonl", tmp_path / "rel.json"
+    args = ["anonymize-sets", other_data["dat"], "--method", method, *SET_MODELS[model], *labels]
+    args += ["--segment", "10,14"] if m.tsp else []
+    args += ["-o", out, "--report", report]
+    if not supported:
+        before = files_in(tmp_path)
+        code, _, err = run([*args, "-q"], capsys)
+        assert_refused(code, err, before, tmp_path)
+        return
+    code, _, err = run([*args, *SEED], capsys)
+    assert code == 0, err
+    manifest = json.loads(report.read_text())
+    assert manifest["verification"]["passed"]
+    code, text, err = run(["verify-sets", other_data["dat"], out, *SET_MODELS[model], "--json"],
+                          capsys)  # fmt: skip
+    assert code == 0 and json.loads(text)["passed"], err + text
+    assert json.loads(text)["level"] == int(SET_MODELS[model][1])
+
+
+@pytest.mark.parametrize("method", set_names(command="anonymize-km"))
+def test_km_matrix(
+    method: str, other_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """anonymize-km: its release is k^m-anonymous by check-km and its manifest claims it."""
+    out, report = tmp_path / "rel.jsonl", tmp_path / "rel.json"
+    args = ["anonymize-km", other_data["dat"], "-k", "3", "-m", "2", "-o", out]
+    code, _, err = run([*args, "--report", report, *SEED], capsys)
+    assert code == 0, err
+    manifest = json.loads(report.read_text())
+    assert manifest["guarantee"] == {"model": "k^m-anonymity", "k": 3, "m": 2}
+    code, text, err = run(["check-km", out, "-k", "3", "-m", "2", "--json"], capsys)
+    assert code == 0 and json.loads(text)["passed"], err + text
+
+
+SPARSE_PATHS = {"memory": ("csv", "csv"), "streamed": ("parquet", "parquet")}
+
+
+def sparse_run(
+    method: str, path: str, data: dict[str, Path], tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> dict[str, Any]:
+    m = sparse_registry()[method]
+    source, target = SPARSE_PATHS[path]
+    out, report = tmp / f"rel.{target}", tmp / "rel.json"
+    extra = ["--epsilon", "2"] if m.epsilon else []
+    args = ["anonymize-sparse", data[source], "-o", out, "--k", "4", "--method", method, *extra]
+    code, _, err = run([*args, "--report", report, *SEED], capsys)
+    assert code == 0, err
+    manifest = json.loads(report.read_text())
+    # the streamed path runs the streamable methods; the others read the Parquet file whole
+    assert bool(manifest["parameters"].get("streamed")) == (path == "streamed" and m.streamable)
+    result: dict[str, Any] = {"guarantee": manifest["guarantee"]}
+    if m.verified:
+        assert manifest["verification"]["passed"]
+        check = ["verify-sparse", data[source], out, "--k", "4", "--rule", m.rule, "--json"]
+        code, text, err = run(check, capsys)
+        assert code == 0, err + text
+        figures = json.loads(text)
+        result["verify"] = {key: figures[key] for key in ("passed", "k", "rule")}
+    return result
+
+
+@pytest.mark.parametrize("path", list(SPARSE_PATHS))
+@pytest.mark.parametrize("method", list(sparse_registry()))
+def test_sparse_matrix(
+    method: str, path: str, other_data: dict[str, Path], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """anonymize-sparse: every method on the in-memory path (a CSV edge list) and the streamed
+    one (a Parquet edge list): the same claims and verify-sparse verdict."""
+    got = sparse_run(method, path, other_data, tmp_path, capsys)
+    if path != "memory":
+        ref = tmp_path / "reference"
+        ref.mkdir()
+        assert got == sparse_run(method, "memory", other_data, ref, capsys)
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+def test_graph_matrix(
+    closed: bool, other_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """anonymize-graph (open and closed neighbourhoods): check-graph agrees with the manifest."""
+    out, report = tmp_path / "g.csv", tmp_path / "g.json"
+    flag = ["--closed"] if closed else []
+    args = ["anonymize-graph", other_data["graph"], "-o", out, "--k", "3", *flag]
+    code, _, err = run([*args, "--report", report, *SEED], capsys)
+    assert code == 0, err
+    manifest = json.loads(report.read_text())
+    assert manifest["verification"]["passed"] and manifest["guarantee"]["k"] == 3
+    assert manifest["guarantee"]["neighbourhoods"] == ("closed" if closed else "open")
+    code, text, err = run(["check-graph", out, "--k", "3", "--n", "30", *flag, "--json"], capsys)
+    assert code == 0 and json.loads(text)["passed"], err + text
+
+
+# ---------------------------------------------------------------------------------------------
+# every criterion and check a kind's command does not take: exit 2, one line, nothing written
+
+
+KIND_COMMANDS = {
+    "relational": ["anonymize-rt", "{people}", "--items", "{items}", *RT_QI, "-k", "3"],
+    "sets": ["anonymize-sets", "{dat}", "--k", "3"],
+    "km": ["anonymize-km", "{dat}", "-k", "3", "-m", "2"],
+    "sparse": ["anonymize-sparse", "{csv}", "--k", "3"],
+    "graph": ["anonymize-graph", "{graph}", "--k", "3"],
+}
+
+
+def foreign_flags() -> list[tuple[str, list[str]]]:
+    """Every table criterion's parameters (the registry's), the sensitive models and the table
+    checks, as flags with a value."""
+    out = [(p.flag, [p.flag, "{register}" if p.kind == "table" else "0.5"])
+           for p in CRITERIA.parameters()]  # fmt: skip
+    out += [("--l", ["--l", "2"]), ("--t", ["--t", "0.4"])]
+    out += [("--identifiers", ["--identifiers", "x"]), ("--strict", ["--strict"])]
+    return out
+
+
+def foreign_cases() -> list[Any]:
+    cases = []
+    for kind, base in KIND_COMMANDS.items():
+        flags = command_flags(base[0])
+        for flag, args in foreign_flags():
+            if flag not in flags:
+                cases.append(pytest.param(kind, args, id=f"{kind}-{flag[2:]}"))
+    return cases
+
+
+@pytest.mark.parametrize(("kind", "extra"), foreign_cases())
+def test_unsupported_on_other_kinds(
+    kind: str, extra: list[str], other_data: dict[str, Path], rt_data: dict[str, Path],
+    table_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """A criterion or check a kind's command does not take is refused, not ignored."""
+    data = {**other_data, **rt_data, **table_data}
+    words = {f"{{{key}}}": str(value) for key, value in data.items()}
+    args = [words.get(a, a) for a in (*KIND_COMMANDS[kind], *extra)]
+    output = tmp_path / ("r.jsonl" if kind in ("relational", "sets", "km") else "r.csv")
+    before = files_in(tmp_path)
+    code, _, err = run([*args, "-o", output, "--report", tmp_path / "r.json", "-q"], capsys)
     assert_refused(code, err, before, tmp_path)
