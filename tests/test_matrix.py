@@ -201,6 +201,17 @@ BUG_DIRECTORY_SENSITIVE = (
     "parts) exits 2 'input is a directory, not a file' when the release claims an l-diversity or "
     "t-closeness model (k alone is checked)"
 )
+BUG_REPORT_DB_RELEASE = (
+    "report ORIGINAL URL --manifest M of a release written to a database in memory (-o URL "
+    "--output-table T) exits 2 'a database input needs exactly one of --table and --query': "
+    "report has no --release-table and does not read output.table from the manifest (the "
+    "streamed database release is reported)"
+)
+BUG_REPORT_SUPPRESSION = (
+    "report ORIGINAL RELEASE --manifest M of a release made with --suppression-limit exits 4 "
+    "'the manifest says n_original = 57, the verifier finds 60' although verify --manifest "
+    "passes: report re-checks without the suppressed records"
+)
 BUG_RT_LEAKS = (
     "anonymize-rt publishes every people column that is not a QI, sensitive or the id verbatim "
     "(here a unique free-text 'name') with no kept-column leakage warning and no --identifiers "
@@ -343,7 +354,11 @@ def run_table(
         forge = ["verify", *where["original"], *where["release"], "--manifest", forged]
         code, text, err = run([*forge, *inline, "--json"], capsys)
         assert code == 4 and not json.loads(text)["passed"], (name, err + text)
+    html = tmp / "report.html"
+    report = ["report", *where["original"][:1], where["release"][0], "--manifest",
+              where["manifest"], "-o", html, "-q"]  # fmt: skip
     return {
+        "report": report,
         "guarantee": claims(guarantee),
         "verify": explicit,
         "verify_manifest": verdict(json.loads(out)),
@@ -414,6 +429,10 @@ def _table_cases() -> Iterator[Any]:
                 marks.append(pytest.mark.xfail(strict=True, reason=BUG_VERIFY_POPULATION_DB))
             if supported and path.target == "dir" and model.sensitive:
                 marks.append(pytest.mark.xfail(strict=True, reason=BUG_DIRECTORY_SENSITIVE))
+            if supported and path.target == "db" and path.route == "memory":
+                marks.append(pytest.mark.xfail(strict=True, reason=BUG_REPORT_DB_RELEASE))
+            if supported and model is SUPPRESSION:
+                marks.append(pytest.mark.xfail(strict=True, reason=BUG_REPORT_SUPPRESSION))
             yield pytest.param(path, model, id=f"{path.id}-{model.id}", marks=marks)
 
 
@@ -431,6 +450,9 @@ def test_table_matrix(
         assert got["guarantee"] == want["guarantee"]
         assert got["verify"] == want["verify"]
         assert got["verify_manifest"] == want["verify_manifest"] == want["verify"]
+        # report re-checks the claims from the same files (exit 0: every claim checked, passed)
+        code, said, err = run(got["report"], capsys)
+        assert code == 0 and Path(got["report"][-2]).exists(), err + said
         return
     extra = [*model_args(model, table_data), "--identifiers", ",".join(IDENTIFIERS), "-q"]
     args, where = table_command(path, table_data, tmp_path, extra)
