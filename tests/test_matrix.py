@@ -651,6 +651,10 @@ def rt_run(
     check = ["verify-rt", base[0], out, *base[1:]]
     code, text, err = run([*check, *model_args(model, data), "--json"], capsys)
     assert code == 0, err + text
+    html = tmp / "report.html"
+    code, said, err = run(["report", data["people"], out, "--manifest", report, "-o", html,
+                           "-q"], capsys)  # fmt: skip
+    assert code == 0 and html.exists(), err + said
     return {"guarantee": manifest["guarantee"], "verify": verdict(json.loads(text))}
 
 
@@ -771,6 +775,16 @@ def other_data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "parquet": root / "m.parquet", "graph": root / "g.csv"}  # fmt: skip
 
 
+def assert_reported(
+    original: Path, release: Path, manifest: Path, tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report`` re-checks the release's claims from the files: exit 0 and the HTML file."""
+    html = tmp / "report.html"
+    args = ["report", original, release, "--manifest", manifest, "-o", html, "-q", "--force"]
+    code, said, err = run(args, capsys)
+    assert code == 0 and html.exists(), err + said
+
+
 SET_MODELS = {"k": ["--k", "4"], "l": ["--l", "3"]}
 
 
@@ -802,6 +816,7 @@ def test_sets_matrix(
                           capsys)  # fmt: skip
     assert code == 0 and json.loads(text)["passed"], err + text
     assert json.loads(text)["level"] == int(SET_MODELS[model][1])
+    assert_reported(other_data["dat"], out, report, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("method", set_names(command="anonymize-km"))
@@ -817,6 +832,7 @@ def test_km_matrix(
     assert manifest["guarantee"] == {"model": "k^m-anonymity", "k": 3, "m": 2}
     code, text, err = run(["check-km", out, "-k", "3", "-m", "2", "--json"], capsys)
     assert code == 0 and json.loads(text)["passed"], err + text
+    assert_reported(other_data["dat"], out, report, tmp_path, capsys)
 
 
 SPARSE_PATHS = {"memory": ("csv", "csv"), "streamed": ("parquet", "parquet")}
@@ -843,6 +859,7 @@ def sparse_run(
         assert code == 0, err + text
         figures = json.loads(text)
         result["verify"] = {key: figures[key] for key in ("passed", "k", "rule")}
+        assert_reported(data[source], out, report, tmp, capsys)
     return result
 
 
@@ -876,6 +893,7 @@ def test_graph_matrix(
     assert manifest["guarantee"]["neighbourhoods"] == ("closed" if closed else "open")
     code, text, err = run(["check-graph", out, "--k", "3", "--n", "30", *flag, "--json"], capsys)
     assert code == 0 and json.loads(text)["passed"], err + text
+    assert_reported(other_data["graph"], out, report, tmp_path, capsys)
 
 
 # ---------------------------------------------------------------------------------------------
