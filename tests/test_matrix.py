@@ -217,6 +217,11 @@ BUG_RT_LEAKS = (
     "(here a unique free-text 'name') with no kept-column leakage warning and no --identifiers "
     "to drop it"
 )
+BUG_RT_JOB_IDENTIFIERS = (
+    "anonymize-rt --config JOB with a column of role 'identifier' ignores the role: the column "
+    "is published on every record and the manifest says identifiers: [] (docs/jobs.md: "
+    "identifier columns are never published)"
+)
 BUG_RT_ITEM_IS_ID_MEMORY = (
     "anonymize-rt with --item-column equal to --id ends in an internal error (exit 1, "
     "KeyError) instead of exit 2"
@@ -942,3 +947,60 @@ def test_unsupported_on_other_kinds(
     before = files_in(tmp_path)
     code, _, err = run([*args, "-o", output, "--report", tmp_path / "r.json", "-q"], capsys)
     assert_refused(code, err, before, tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# identifiers given by a job file's roles (docs/jobs.md): never published, on every path
+
+
+def job_file(tmp: Path, kind: str, path: Path, extra: str, numeric: str) -> Path:
+    """A job file giving the columns' roles: the QIs, the sensitive column and an identifier."""
+    job = tmp / "job.toml"
+    job.write_text(f'kind = "{kind}"\n\n[input]\npath = "{path}"\n{extra}\n'
+                   f'[columns.{numeric}]\nrole = "qi"\ntype = "numeric"\n\n{{columns}}'
+                   '[model]\nk = 3\n')  # fmt: skip
+    return job
+
+
+@pytest.mark.parametrize("path", TABLE_PATHS[:2], ids=[p.id for p in TABLE_PATHS[:2]])
+def test_table_job_file_identifiers(
+    path: TablePath, table_data: dict[str, Path], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """A table job marking ``pid`` and ``note`` as identifiers publishes neither."""
+    job = job_file(tmp_path, "table", table_data["sample"], "", "n0")
+    roles = "".join(f'[columns.{c}]\nrole = "qi"\n\n' for c in ("n1", "c0", "c1"))
+    roles += "".join(f'[columns.{c}]\nrole = "identifier"\n\n' for c in IDENTIFIERS)
+    job.write_text(
+        job.read_text().replace("{columns}", roles + '[columns.s]\nrole = "sensitive"\n\n')
+    )
+    out, report = tmp_path / "rel.csv", tmp_path / "rel.json"
+    args = ["anonymize", "--config", job, "-o", out, "--report", report, *path.executor, "-q"]
+    code, _, err = run(args, capsys)
+    assert code == 0, err
+    manifest = json.loads(report.read_text())
+    assert manifest["plan"]["path"] == path.route
+    assert manifest["parameters"]["identifiers"] == IDENTIFIERS
+    assert not set(IDENTIFIERS) & set(pd.read_csv(out).columns)
+
+
+@pytest.mark.xfail(strict=True, reason=BUG_RT_JOB_IDENTIFIERS)
+@pytest.mark.parametrize("path", RT_PATHS[:2], ids=[p.id for p in RT_PATHS[:2]])
+def test_relational_job_file_identifiers(
+    path: RtPath, rt_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A relational job marking ``name`` as an identifier never publishes it, and the manifest
+    says so (``parameters.identifiers``), as docs/jobs.md promises."""
+    items = f'items = "{rt_data["items"]}"\nid_column = "pid"\nitem_column = "code"\n'
+    job = job_file(tmp_path, "relational", rt_data["named"], items, "age")
+    roles = '[columns.sex]\nrole = "qi"\n\n[columns.name]\nrole = "identifier"\n\n'
+    job.write_text(job.read_text().replace("{columns}", roles))
+    out, report = tmp_path / "rel.jsonl", tmp_path / "rel.json"
+    args = ["anonymize-rt", "--config", job, "-o", out, "--report", report, *path.executor]
+    code, _, err = run([*args, "-q"], capsys)
+    assert code == 0, err
+    assert json.loads(report.read_text())["parameters"].get("identifiers") == ["name"]
+    names = set(pd.read_csv(rt_data["named"])["name"])
+    for line in out.read_text().splitlines():
+        record = json.loads(line)
+        assert "name" not in record and not names & {str(v) for v in record.values()}
