@@ -354,6 +354,10 @@ def run_table(
     code, out, err = run([*check, "--json"], capsys)
     assert code == 0, err + out
     explicit = verdict(json.loads(out))
+    stricter = [*check, "--json"]
+    stricter[stricter.index("--k") + 1] = "10"  # more than the release holds: FAIL, exit 4
+    code, text, err = run(stricter, capsys)
+    assert code == 4 and not json.loads(text)["passed"], err + text
     inline = ["--executor", "inline"] if path.route == "streamed" else []
     mcheck = ["verify", *where["original"], *where["release"], "--manifest", where["manifest"]]
     code, out, err = run([*mcheck, *inline, "--json"], capsys)
@@ -1072,3 +1076,48 @@ def test_kl_kept_column_leakage(
     assert code == 0, err
     assert "warning: column 'note' is released unchanged" in err
     assert json.loads(report.read_text())["leakage"]["flagged"] == ["note"]
+
+
+# ---------------------------------------------------------------------------------------------
+# an infeasible model on every path: exit 3, one line, nothing left behind
+
+
+def infeasible_cases() -> list[Any]:
+    cases = [pytest.param(p, ["--l", "4"], id=f"{p.id}-l4") for p in TABLE_PATHS]  # 3 values
+    for c in CRITERIA.criteria:  # more than the register allows, where the criterion runs
+        args = {"kmap": ["--kmap", "301"], "journalist_risk": ["--journalist-risk", "0.001"],
+                "presence": ["--delta-max", "0.1"]}.get(c.name)  # fmt: skip
+        for p in TABLE_PATHS:
+            if args and p.route in c.paths:
+                cases.append(pytest.param(p, [*args, "--population", "{register}"],
+                                          id=f"{p.id}-{c.name}"))  # fmt: skip
+    return cases
+
+
+@pytest.mark.parametrize(("path", "extra"), infeasible_cases())
+def test_table_infeasible_leaves_nothing(
+    path: TablePath, extra: list[str], table_data: dict[str, Path], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """A model the data cannot meet ends with exit 3 and one line on every path, and leaves
+    no release, sidecar, part, manifest or database table behind."""
+    extra = [str(table_data["register"]) if a == "{register}" else a for a in extra]
+    args, where = table_command(path, table_data, tmp_path, [*extra, "--identifiers", "pid,note"])
+    url = where["url"]
+    before, tables = files_in(tmp_path), db_tables(url) if url else None
+    code, _, err = run([*args, "-q"], capsys)
+    lines = seedless(err)
+    assert code == 3 and len(lines) == 1, err
+    assert files_in(tmp_path) == before and (url is None or db_tables(url) == tables)
+
+
+@pytest.mark.parametrize("path", RT_PATHS, ids=[p.id for p in RT_PATHS])
+def test_relational_infeasible_leaves_nothing(
+    path: RtPath, rt_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ℓ = 4 of a column with 3 values: exit 3, one line, nothing written, on every path."""
+    before = files_in(tmp_path)
+    args = ["anonymize-rt", *rt_base(rt_data), "--l", "4", *path.executor, "-q"]
+    code, _, err = run([*args, "-o", tmp_path / "r.jsonl", "--report", tmp_path / "r.json"], capsys)
+    assert code == 3 and len(seedless(err)) == 1, err
+    assert files_in(tmp_path) == before
