@@ -218,23 +218,14 @@ BUG_KL_LEAKS = (
     "warning and no manifest leakage block (anonymize warns about the same column; --strict "
     "is not an option of anonymize-kl)"
 )
-BUG_RT_LEAKS = (
-    "anonymize-rt publishes every people column that is not a QI, sensitive or the id verbatim "
-    "(here a unique free-text 'name') with no kept-column leakage warning and no --identifiers "
-    "to drop it"
+BUG_VERIFY_RT_POPULATION = (
+    "verify-rt takes no --kmap/--journalist-risk/--delta-max/--delta-min/--population (and no "
+    "--manifest): a relational release's population claim cannot be re-checked from the files"
 )
-BUG_RT_JOB_IDENTIFIERS = (
-    "anonymize-rt --config JOB with a column of role 'identifier' ignores the role: the column "
-    "is published on every record and the manifest says identifiers: [] (docs/jobs.md: "
-    "identifier columns are never published)"
-)
-BUG_RT_ITEM_IS_ID_MEMORY = (
-    "anonymize-rt with --item-column equal to --id ends in an internal error (exit 1, "
-    "KeyError) instead of exit 2"
-)
-BUG_RT_ITEM_IS_ID_STREAMED = (
-    "anonymize-rt --stream with --item-column equal to --id exits 0 and publishes every "
-    "person's id in 'uncertain'"
+BUG_REPORT_RT_POPULATION = (
+    "report of a relational release does not re-check its population claims: a manifest "
+    "edited to claim k-map 300 (or journalist risk / delta-presence 30 times stricter) where "
+    "the release reaches far less gets exit 0"
 )
 
 
@@ -610,7 +601,8 @@ RT_QI = ["--id", "pid", "--item-column", "code", "--qi", "age,sex", "--numeric",
 
 @pytest.fixture(scope="module")
 def rt_data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """40 people (an id, two QIs, a disease) and their items in a long table."""
+    """40 people (an id, two QIs, a disease; and a copy with a free-text ``name``), their items
+    in a long table, and a register of 240 that contains them."""
     root = tmp_path_factory.mktemp("relational")
     rng = np.random.default_rng(3)
     n = 40
@@ -628,8 +620,10 @@ def rt_data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     items.to_csv(root / "items.csv", index=False)
     with_name = people.assign(name=[f"person {i}" for i in range(n)])
     with_name.to_csv(root / "people_named.csv", index=False)
+    others = pd.DataFrame({"age": rng.integers(20, 60, 200), "sex": rng.choice(list("FM"), 200)})
+    pd.concat([people[["age", "sex"]], others]).to_csv(root / "register.csv", index=False)
     return {"people": root / "people.csv", "items": root / "items.csv",
-            "named": root / "people_named.csv"}  # fmt: skip
+            "named": root / "people_named.csv", "register": root / "register.csv"}  # fmt: skip
 
 
 def rt_base(data: dict[str, Path], people: str = "people") -> list[str]:
@@ -642,7 +636,8 @@ def rt_run(
 ) -> dict[str, Any]:  # fmt: skip
     out, report = tmp / "rel.jsonl", tmp / "rel.json"
     method_args = ["--method", method] if method else []
-    args = ["anonymize-rt", *rt_base(data), *model_args(model, data), *method_args]
+    args = ["anonymize-rt", *rt_base(data, "named"), "--identifiers", "name"]
+    args += [*model_args(model, data), *method_args]
     code, _, err = run([*args, *path.executor, "-o", out, "--report", report, *SEED], capsys)
     assert code == 0, err
     manifest = json.loads(report.read_text())
@@ -655,33 +650,44 @@ def rt_run(
     assert manifest["guarantee"]["k"] == 3
     if model.sensitive:
         assert manifest["guarantee"]["sensitive"]
-    # the id is never published, in no field
-    ids = set(pd.read_csv(data["people"])["pid"])
+    if model.criterion is not None:
+        assert model.criterion in manifest["guarantee"]
+        assert manifest["verification"][model.criterion]["passed"]
+    assert manifest["parameters"]["identifiers"] == ["name"]
+    # the id and the identifier are never published, in no field
+    named = pd.read_csv(data["named"])
+    ids = set(named["pid"]) | set(named["name"])
     for line in out.read_text().splitlines():
         record = json.loads(line)
-        assert "pid" not in record
+        assert "pid" not in record and "name" not in record
         values = [v for x in record.values() for v in (x if isinstance(x, list) else [x])]
         assert not ids & {str(v) for v in values}
-    base = rt_base(data)
+    assert_reported(data["named"], out, report, tmp, capsys)
+    base = rt_base(data, "named")
     check = ["verify-rt", base[0], out, *base[1:]]
     code, text, err = run([*check, *model_args(model, data), "--json"], capsys)
     assert code == 0, err + text
-    html = tmp / "report.html"
-    code, said, err = run(["report", data["people"], out, "--manifest", report, "-o", html,
-                           "-q"], capsys)  # fmt: skip
-    assert code == 0 and html.exists(), err + said
-    return {"guarantee": manifest["guarantee"], "verify": verdict(json.loads(text))}
+    return {"guarantee": manifest["guarantee"], "verify": verdict(json.loads(text)),
+            "manifest": report, "release": out}  # fmt: skip
 
 
 _RT_REFERENCE: dict[str, dict[str, Any]] = {}
 
 
+def rt_supported(path: RtPath, model: Model) -> bool:
+    route = "memory" if path.id == "memory" else "streamed"
+    return "relational" in model.kinds and route in model.routes
+
+
 def rt_cases() -> list[Any]:
-    return [
-        pytest.param(path, model, id=f"{path.id}-{model.id}")
-        for path in RT_PATHS
-        for model in MODELS
-    ]
+    cases = []
+    for path in RT_PATHS:
+        for model in MODELS:
+            marks = []
+            if rt_supported(path, model) and model.population:
+                marks.append(pytest.mark.xfail(strict=True, reason=BUG_VERIFY_RT_POPULATION))
+            cases.append(pytest.param(path, model, id=f"{path.id}-{model.id}", marks=marks))
+    return cases
 
 
 @pytest.mark.parametrize(("path", "model"), rt_cases())
@@ -690,10 +696,10 @@ def test_relational_matrix(
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     """anonymize-rt: every path × every model and criterion. A model the registry runs on
-    relational data gives the in-memory verdict; any other (the population criteria, whose
-    ``kinds`` are tables only) exits 2, one line, nothing written."""
-    route = "memory" if path.id == "memory" else "streamed"
-    if "relational" in model.kinds and route in model.routes:
+    relational data on that path (``kinds``, ``paths``) gives the in-memory verdict, with the
+    identifier and the id never published; any other (the population criteria on the streamed
+    path) exits 2, one line, nothing written."""
+    if rt_supported(path, model):
         got = rt_run(path, model, rt_data, tmp_path, capsys)
         if model.id not in _RT_REFERENCE:
             ref = tmp_path / "reference"
@@ -702,8 +708,7 @@ def test_relational_matrix(
         want = _RT_REFERENCE[model.id]
         assert got["guarantee"] == want["guarantee"] and got["verify"] == want["verify"]
         return
-    data = {**rt_data, "register": rt_data["people"]}
-    args = ["anonymize-rt", *rt_base(rt_data), *model_args(model, data), *path.executor]
+    args = ["anonymize-rt", *rt_base(rt_data), *model_args(model, rt_data), *path.executor]
     before = files_in(tmp_path)
     code, _, err = run([*args, "-o", tmp_path / "r.jsonl", "--report", tmp_path / "r.json"], capsys)
     assert_refused(code, err, before, tmp_path)
@@ -726,7 +731,6 @@ def test_relational_methods(
     assert_refused(code, err, before, tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_RT_LEAKS)
 @pytest.mark.parametrize("path", RT_PATHS[:2], ids=[p.id for p in RT_PATHS[:2]])
 def test_relational_kept_column_is_checked(
     path: RtPath, rt_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -745,10 +749,8 @@ def test_relational_kept_column_is_checked(
 @pytest.mark.parametrize(
     "path",
     [
-        pytest.param(RT_PATHS[0], id="memory",
-                     marks=pytest.mark.xfail(strict=True, reason=BUG_RT_ITEM_IS_ID_MEMORY)),
-        pytest.param(RT_PATHS[1], id="streamed",
-                     marks=pytest.mark.xfail(strict=True, reason=BUG_RT_ITEM_IS_ID_STREAMED)),
+        pytest.param(RT_PATHS[0], id="memory"),
+        pytest.param(RT_PATHS[1], id="streamed"),
     ],
 )  # fmt: skip
 def test_relational_item_column_is_not_the_id(
@@ -1016,7 +1018,6 @@ def test_table_job_file_identifiers(
     assert not set(IDENTIFIERS) & set(pd.read_csv(out).columns)
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_RT_JOB_IDENTIFIERS)
 @pytest.mark.parametrize("path", RT_PATHS[:2], ids=[p.id for p in RT_PATHS[:2]])
 def test_relational_job_file_identifiers(
     path: RtPath, rt_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -1121,3 +1122,51 @@ def test_relational_infeasible_leaves_nothing(
     code, _, err = run([*args, "-o", tmp_path / "r.jsonl", "--report", tmp_path / "r.json"], capsys)
     assert code == 3 and len(seedless(err)) == 1, err
     assert files_in(tmp_path) == before
+
+
+@pytest.mark.parametrize("path", RT_PATHS[:2], ids=[p.id for p in RT_PATHS[:2]])
+def test_relational_strict_refuses_leaks(
+    path: RtPath, rt_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``anonymize-rt --strict`` refuses the kept free-text ``name`` on both paths: exit 2,
+    one line, nothing written."""
+    before = files_in(tmp_path)
+    args = ["anonymize-rt", *rt_base(rt_data, "named"), "--strict", *path.executor, "-q"]
+    code, _, err = run([*args, "-o", tmp_path / "r.jsonl", "--report", tmp_path / "r.json"], capsys)
+    assert_refused(code, err, before, tmp_path)
+    assert "'name'" in err
+
+
+def rt_forged_cases() -> list[Any]:
+    cases = []
+    for model in MODELS:
+        if not rt_supported(RT_PATHS[0], model) or model.sensitive or model is SUPPRESSION:
+            continue
+        marks = []
+        if model.population:
+            marks.append(pytest.mark.xfail(strict=True, reason=BUG_REPORT_RT_POPULATION))
+        cases.append(pytest.param(model, id=model.id, marks=marks))
+    return cases
+
+
+@pytest.mark.parametrize("model", rt_forged_cases())
+def test_relational_report_rechecks_claims(
+    model: Model, rt_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report re-checks every claim of a relational manifest: a manifest claiming more than
+    the release holds (k = 10, or the criterion 30 times stricter) exits 4."""
+    out, report = tmp_path / "rel.jsonl", tmp_path / "rel.json"
+    args = ["anonymize-rt", *rt_base(rt_data, "named"), "--identifiers", "name"]
+    args += [*model_args(model, rt_data), *RT_PATHS[0].executor, "-o", out, "--report", report]
+    code, _, err = run([*args, *SEED], capsys)
+    assert code == 0, err
+    assert_reported(rt_data["named"], out, report, tmp_path, capsys)
+    for name, edited in tampered(json.loads(report.read_text()), model).items():
+        if model.criterion is not None and name == "k":
+            continue  # the k claim is checked by the k case
+        forged = tmp_path / f"{name}.json"
+        forged.write_text(json.dumps(edited))
+        html = tmp_path / f"{name}.html"
+        got = run(["report", rt_data["named"], out, "--manifest", forged, "-o", html, "-q"],
+                  capsys)  # fmt: skip
+        assert got[0] == 4, (name, got)
