@@ -3,16 +3,28 @@ supports gives the same verdict as the in-memory path of the same kind, and an u
 combination exits 2 with one line on stderr and nothing written.
 
 The axes are derived from the registries, never listed by hand: the table criteria from
-``anonymatch.tables.models.CRITERIA`` (their parameters, the paths and kinds that run them),
-the ℓ-diversity variants from ``DIVERSITY_KINDS``, the methods from each kind's registry
-(``names(...)``) and the flags a command takes from the command itself. A new criterion or
-method is therefore in the matrix as soon as it is registered.
+``anonymatch.tables.models.CRITERIA`` (their parameters, and the paths and kinds that run
+them), the ℓ-diversity variants from ``DIVERSITY_KINDS``, the methods and their capabilities
+from each kind's registry and the flags a command takes from the command itself. A new
+criterion or method is in the matrix as soon as it is registered.
 
-Every supported combination is run through the command line (``anonymatch.cli.main``): the
-release is made, checked again by the kind's verifier (and ``verify --manifest`` for tables),
-its identifiers are looked for in what was published, its manifest's claims are read, and the
-verdict is compared with the one of the in-memory path. Where a combination shows a bug, the
-test asserts the correct behaviour and is marked ``xfail(strict=True)`` with the bug.
+- tables (``anonymize``): in memory, streamed (inline, processes, a directory of Parquet
+  parts), from a database, to a database, database to database streamed × k, each ℓ-diversity,
+  t-closeness, each registered criterion and the suppression limit; identifiers, kept-column
+  leakage, ``--strict``, ``--report-html``; every registered method × both run paths × k/ℓ;
+  infeasible models (exit 3, nothing left); ``anonymize-kl`` from a file and a database;
+- relational (``anonymize-rt``): in memory, streamed inline and on processes × the same models
+  and criteria, every method; identifiers (flag and job file), leakage, ``--strict``;
+- sets (``anonymize-sets`` from FIMI and long CSV, every method × k/ℓ; ``anonymize-km``),
+  sparse (in memory, chunked, streamed Parquet × every method) and graphs (open, closed);
+- every table criterion and check a kind's command does not take: exit 2.
+
+A supported combination is run through the command line (``anonymatch.cli.main``): the
+release is made, checked again by the kind's verifier (and ``verify --manifest`` and
+``report``), its identifiers are looked for in what was published, its manifest's claims are
+read (and, edited to claim more, fail), and its verdict is compared with the in-memory path's.
+Where a combination shows a bug, the test asserts the correct behaviour and is marked
+``xfail(strict=True)`` with the bug (the ``BUG_*`` texts below).
 """
 
 from __future__ import annotations
@@ -38,7 +50,11 @@ from anonymatch.tables.models import CRITERIA
 from anonymatch.tables.models.sensitive import DIVERSITY_KINDS
 from tests.factories import planted, random_frame
 
-sqlalchemy = pytest.importorskip("sqlalchemy", reason="the sql extra (sqlalchemy) is missing")
+
+def sql() -> Any:
+    """sqlalchemy (the sql extra): only the database paths need it; they skip without it."""
+    return pytest.importorskip("sqlalchemy", reason="the sql extra (sqlalchemy) is missing")
+
 
 QI = ["--qi", "n0,n1,c0,c1", "--numeric", "n0,n1", "--sensitive", "s", "--k", "3"]
 IDENTIFIERS = ["pid", "note"]  # a direct identifier and a free-text column, both dropped
@@ -66,9 +82,9 @@ def files_in(directory: Path) -> set[str]:
 
 
 def db_tables(url: str) -> set[str]:
-    engine = sqlalchemy.create_engine(url)
+    engine = sql().create_engine(url)
     try:
-        return set(sqlalchemy.inspect(engine).get_table_names())
+        return set(sql().inspect(engine).get_table_names())
     finally:
         engine.dispose()
 
@@ -257,7 +273,7 @@ def table_command(
         url = f"sqlite:///{tmp / 'data.db'}"
         where["url"] = url
         if not (tmp / "data.db").exists():
-            engine = sqlalchemy.create_engine(url)
+            engine = sql().create_engine(url)
             pd.read_csv(data["sample"]).to_sql("sample", engine, index=False)
             engine.dispose()
     source = [where["url"], "--table", "sample"] if path.source == "db" else [data["sample"]]
@@ -278,7 +294,7 @@ def table_command(
 def published(path: TablePath, where: dict[str, Any], name: str = "rel") -> pd.DataFrame:
     """The release as published (every cell as text)."""
     if path.target == "db":
-        engine = sqlalchemy.create_engine(where["url"])
+        engine = sql().create_engine(where["url"])
         try:
             return pd.read_sql_table(name, engine).astype(str)
         finally:
@@ -959,7 +975,7 @@ def foreign_flags() -> list[tuple[str, list[str]]]:
     out = [(p.flag, [p.flag, "{register}" if p.kind == "table" else "0.5"])
            for p in CRITERIA.parameters()]  # fmt: skip
     out += [("--l", ["--l", "2"]), ("--t", ["--t", "0.4"])]
-    out += [("--identifiers", ["--identifiers", "x"]), ("--strict", ["--strict"])]
+    out += [(flag, [flag, "x"] if flag == "--identifiers" else [flag]) for flag in table_checks()]
     return out
 
 
