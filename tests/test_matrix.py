@@ -1215,3 +1215,26 @@ def test_table_report_html_at_release(
     code, _, err = run(args, capsys)
     assert code == 0, err
     assert html.exists() and where["manifest"].exists()
+
+
+@pytest.mark.parametrize("path", RT_PATHS[:2], ids=[p.id for p in RT_PATHS[:2]])
+def test_relational_one_long_table(
+    path: RtPath, rt_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """anonymize-rt from one long table (each person's row repeated per item, no --items) on
+    both paths: verify-rt and report pass, the id and the identifier are never published."""
+    people, items = pd.read_csv(rt_data["named"]), pd.read_csv(rt_data["items"])
+    long = tmp_path / "long.csv"
+    people.merge(items, on="pid", how="left").fillna({"code": "none"}).to_csv(long, index=False)
+    roles = [*RT_QI, "--na", "code=none", "--sensitive", "disease", "-k", "3", "--l", "2"]
+    out, report = tmp_path / "rel.jsonl", tmp_path / "rel.json"
+    args = ["anonymize-rt", long, *roles, "--identifiers", "name", *path.executor]
+    code, _, err = run([*args, "-o", out, "--report", report, *SEED], capsys)
+    assert code == 0, err
+    secret = set(people["pid"]) | set(people["name"])
+    for line in out.read_text().splitlines():
+        record = json.loads(line)
+        assert "name" not in record and not secret & {str(v) for v in record.values()}
+    code, text, err = run(["verify-rt", long, out, *roles, "--json"], capsys)
+    assert code == 0 and json.loads(text)["passed"], err + text
+    assert_reported(long, out, report, tmp_path, capsys)
