@@ -530,7 +530,7 @@ def test_table_kept_column_leakage(
 ) -> None:  # fmt: skip
     """A kept free-text column (``note``, one value per person) is flagged on every path: the
     manifest's ``leakage`` block and a warning on stderr, as for a CSV in memory."""
-    args, where = table_command(path, table_data, tmp_path, ["--identifiers", "pid", "-q"])
+    args, where = table_command(path, table_data, tmp_path, ["--identifiers", "pid", *SEED])
     code, _, err = run(args, capsys)
     assert code == 0, err
     assert json.loads(where["manifest"].read_text())["leakage"]["flagged"] == ["note"]
@@ -582,7 +582,7 @@ def test_table_methods(
     data = {**table_data, "sample": small}
     m = table_registry()[method]
     supported = (path.route == "memory" or m.streamable) and (model == "k" or m.sensitive)
-    extra = ["--method", method, "--identifiers", ",".join(IDENTIFIERS), "-q"]
+    extra = ["--method", method, "--identifiers", ",".join(IDENTIFIERS), *SEED]
     extra += ["--time-limit", "0.5"] if method == "mip" else []  # HiGHS, partitions of 8
     extra += ["--l", "2"] if model == "l" else []
     args, where = table_command(path, data, tmp_path, extra)
@@ -782,7 +782,7 @@ def test_relational_kept_column_is_checked(
     is released unchanged: as for tables, the leakage check warns about it on stderr and the
     manifest records it."""
     out, report = tmp_path / "r.jsonl", tmp_path / "r.json"
-    args = ["anonymize-rt", *rt_base(rt_data, "named"), *path.executor, "-q"]
+    args = ["anonymize-rt", *rt_base(rt_data, "named"), *path.executor, *SEED]
     code, _, err = run([*args, "-o", out, "--report", report], capsys)
     assert code == 0, err
     assert "column 'name'" in err
@@ -1052,7 +1052,7 @@ def test_table_job_file_identifiers(
         job.read_text().replace("{columns}", roles + '[columns.s]\nrole = "sensitive"\n\n')
     )
     out, report = tmp_path / "rel.csv", tmp_path / "rel.json"
-    args = ["anonymize", "--config", job, "-o", out, "--report", report, *path.executor, "-q"]
+    args = ["anonymize", "--config", job, "-o", out, "--report", report, *path.executor, *SEED]
     code, _, err = run(args, capsys)
     assert code == 0, err
     manifest = json.loads(report.read_text())
@@ -1073,7 +1073,7 @@ def test_relational_job_file_identifiers(
     job.write_text(job.read_text().replace("{columns}", roles))
     out, report = tmp_path / "rel.jsonl", tmp_path / "rel.json"
     args = ["anonymize-rt", "--config", job, "-o", out, "--report", report, *path.executor]
-    code, _, err = run([*args, "-q"], capsys)
+    code, _, err = run([*args, *SEED], capsys)
     assert code == 0, err
     assert json.loads(report.read_text())["parameters"].get("identifiers") == ["name"]
     names = set(pd.read_csv(rt_data["named"])["name"])
@@ -1116,7 +1116,7 @@ def test_kl_kept_column_leakage(
     """The free-text ``note`` kept by anonymize-kl is flagged as anonymize flags it."""
     out, report = tmp_path / "kl.csv", tmp_path / "kl.json"
     args = ["anonymize-kl", table_data["sample"], "-o", out, *KL, "--sensitive", "s"]
-    code, _, err = run([*args, "--identifiers", "pid", "--report", report, "-q"], capsys)
+    code, _, err = run([*args, "--identifiers", "pid", "--report", report, *SEED], capsys)
     assert code == 0, err
     assert "warning: column 'note' is released unchanged" in err
     assert json.loads(report.read_text())["leakage"]["flagged"] == ["note"]
@@ -1234,7 +1234,7 @@ def test_table_report_html_at_release(
 ) -> None:  # fmt: skip
     """``anonymize --report-html`` writes the HTML report with the release on every path."""
     html = tmp_path / "release.html"
-    extra = ["--identifiers", ",".join(IDENTIFIERS), "--l", "2", "--report-html", html, "-q"]
+    extra = ["--identifiers", ",".join(IDENTIFIERS), "--l", "2", "--report-html", html, *SEED]
     args, where = table_command(path, table_data, tmp_path, extra)
     code, _, err = run(args, capsys)
     assert code == 0, err
