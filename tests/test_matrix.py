@@ -212,23 +212,6 @@ TABLE_PATHS = [
 RUNNING_PATHS = [p for p in TABLE_PATHS if p.route != REFUSED]
 
 # the bugs the matrix found, one entry each (the tests assert the correct behaviour)
-BUG_VERIFY_POPULATION_DB = (
-    "verify with --population (and verify --manifest of a release claiming a population "
-    "criterion) on a database original exits 2 ('--table and --query read a database URL'): the "
-    "population file is read with the original's --table"
-)
-BUG_DIRECTORY_CRITERION = (
-    "anonymize -o DIR/ (a directory of Parquet parts, which the streamed path writes) with a "
-    "criterion the streamed path cannot run (--kmap, --journalist-risk, --delta-max) exits 2 "
-    "'output directory does not exist: DIR' instead of naming the criterion ('--kmap runs in "
-    "memory only'): plan() now keeps such a job in memory and the directory output is then "
-    "refused as a missing directory (exit 2 and nothing written do hold)"
-)
-BUG_HTML_DB_SOURCE = (
-    "anonymize URL --table T -o R.csv --report-html R.html (a database source, in memory) "
-    "exits 2 'a database input needs exactly one of --table and --query' (nothing written; "
-    "report run afterwards on the same files works) - new on main 4c72c10"
-)
 BUG_DIRECTORY_SENSITIVE = (
     "verify ORIGINAL DIR --manifest M (the documented check of a streamed directory of Parquet "
     "parts) exits 2 'input is a directory, not a file' when the release claims an l-diversity or "
@@ -481,10 +464,6 @@ def _table_cases() -> Iterator[Any]:
         for model in MODELS:
             marks = []
             supported = path.route in model.routes and "table" in model.kinds
-            if supported and model.population and path.source == "db":
-                marks.append(pytest.mark.xfail(strict=True, reason=BUG_VERIFY_POPULATION_DB))
-            if not supported and path.target == "dir" and model.criterion is not None:
-                marks.append(pytest.mark.xfail(strict=True, reason=BUG_DIRECTORY_CRITERION))
             if supported and path.target == "dir" and model.sensitive:
                 marks.append(pytest.mark.xfail(strict=True, reason=BUG_DIRECTORY_SENSITIVE))
             if supported and path.target == "db" and path.route == "memory":
@@ -1233,8 +1212,6 @@ def report_html_cases() -> list[Any]:
         marks = []
         if path.target == "db" and path.route == "memory":
             marks.append(pytest.mark.xfail(strict=True, reason=BUG_HTML_DB_RELEASE))
-        if path.source == "db" and path.route == "memory":
-            marks.append(pytest.mark.xfail(strict=True, reason=BUG_HTML_DB_SOURCE))
         if path.target in ("parquet", "xlsx") and path.route == "memory":
             marks.append(pytest.mark.xfail(strict=True, reason=BUG_HTML_BINARY_RELEASE))
         cases.append(pytest.param(path, id=path.id, marks=marks))

@@ -693,8 +693,9 @@ def _check_criteria(
     from anonymatch.tables.risk.population import PopulationInput, population_risk
 
     assert population is not None  # Registry.build asks for it
+    as_file = dataclasses.replace(csv, table=None, query=None, sheet=None)  # a file, not the db
     view = population_risk(
-        original, release, read_table(population, csv), PopulationInput.of(check)
+        original, release, read_table(population, as_file), PopulationInput.of(check)
     )
     return {c.name: c.check(view) for c in criteria}
 
@@ -1255,7 +1256,8 @@ def population_figures(
         check_fraction(flags.sampling_fraction, "--sampling-fraction")
     if flags.sampling_fraction is not None and flags.weights is not None:
         raise InputError("give --sampling-fraction or --weights, not both")
-    table = None if flags.population is None else read_table(flags.population, csv)
+    as_file = dataclasses.replace(csv, table=None, query=None, sheet=None)  # a file, not the db
+    table = None if flags.population is None else read_table(flags.population, as_file)
     source = PopulationSource(table, flags.sampling_fraction, flags.weights)
     return assess_population(original, release, options, source)
 

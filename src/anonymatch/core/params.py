@@ -291,26 +291,31 @@ Streamed = Literal["inline", "processes", "dask"]
 
 
 def streamed_executor(
-    execution: Execution, *, memory_only: bool, large: Callable[[], bool]
+    execution: Execution,
+    *,
+    memory_only: bool,
+    large: Callable[[], bool],
+    required: bool = False,
 ) -> Streamed | None:
     """Where a run goes, whatever its kind: the executor of the streamed path, or None for
     the in-memory path. ``threads`` keeps the run in memory; an executor asked for by name
     (or a scheduler: Dask) is taken as asked — the plan then refuses what that path cannot
     run (exit 2); ``auto`` stays in memory for a job only the in-memory path can run
-    (``memory_only``: its method, a criterion, a suppression limit) and otherwise streams on
-    processes (Dask with workers) when the input is ``large`` (called only then).
-    O(1) + ``large``."""
+    (``memory_only``: its method, a criterion, a suppression limit) unless the files need
+    the streamed path (``required``: a directory of parts read or written — the plan then
+    names what that path cannot run), and otherwise streams on processes (Dask with workers)
+    when the input is ``large`` (called only then). O(1) + ``large``."""
     if execution.executor == "threads":
         return None
     if execution.scheduler:
         return "dask"
     if execution.executor != "auto":
         return cast(Streamed, execution.executor)
-    if memory_only:
+    if memory_only and not required:
         return None
     if execution.workers is not None:
         return "dask"
-    return "processes" if large() else None
+    return "processes" if required or large() else None
 
 
 def accept_keywords(

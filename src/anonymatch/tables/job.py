@@ -696,17 +696,17 @@ def choose_path(
         or any("streamed" not in c.paths for c in job.criteria)
     )
 
-    def large() -> bool:
-        source = Path(input_path)
-        if not is_database_url(output) and is_directory_output(output):
-            return True
-        if is_database_url(input_path):  # streamed from a server-side cursor when large
-            return count_rows(input_path, csv) >= STREAM_MIN_ROWS
-        if source.is_dir() and any(source.glob("*.parquet")):
-            return True
-        return source.is_file() and count_rows(input_path, csv) >= STREAM_MIN_ROWS
+    source = Path(input_path)
+    parts_out = not is_database_url(output) and is_directory_output(output)
+    parts_in = source.is_dir() and any(source.glob("*.parquet"))
 
-    return streamed_executor(job.execution, memory_only=memory_only, large=large)
+    def large() -> bool:
+        csv_rows = is_database_url(input_path) or source.is_file()  # a server-side cursor
+        return csv_rows and count_rows(input_path, csv) >= STREAM_MIN_ROWS
+
+    return streamed_executor(
+        job.execution, memory_only=memory_only, large=large, required=parts_out or parts_in
+    )
 
 
 def plan(
