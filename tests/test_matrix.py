@@ -243,15 +243,6 @@ BUG_HTML_BINARY_RELEASE = (
     "'malformed CSV in .R.parquet.XXXX.tmp': the HTML report reads the temporary binary release "
     "as CSV (the streamed Parquet release is reported)"
 )
-BUG_VERIFY_RT_POPULATION = (
-    "verify-rt takes no --kmap/--journalist-risk/--delta-max/--delta-min/--population (and no "
-    "--manifest): a relational release's population claim cannot be re-checked from the files"
-)
-BUG_REPORT_RT_POPULATION = (
-    "report of a relational release does not re-check its population claims: a manifest "
-    "edited to claim k-map 300 (or journalist risk / delta-presence 30 times stricter) where "
-    "the release reaches far less gets exit 0"
-)
 
 
 @pytest.fixture(scope="module")
@@ -716,8 +707,6 @@ def rt_cases() -> list[Any]:
     for path in RT_PATHS:
         for model in MODELS:
             marks = []
-            if rt_supported(path, model) and model.population:
-                marks.append(pytest.mark.xfail(strict=True, reason=BUG_VERIFY_RT_POPULATION))
             cases.append(pytest.param(path, model, id=f"{path.id}-{model.id}", marks=marks))
     return cases
 
@@ -1177,8 +1166,6 @@ def rt_forged_cases() -> list[Any]:
         if not rt_supported(RT_PATHS[0], model) or model.sensitive or model is SUPPRESSION:
             continue
         marks = []
-        if model.population:
-            marks.append(pytest.mark.xfail(strict=True, reason=BUG_REPORT_RT_POPULATION))
         cases.append(pytest.param(model, id=model.id, marks=marks))
     return cases
 

@@ -453,6 +453,8 @@ def anonymize_rt_cmd(
 @click.argument("published")
 @click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @sensitive_options
+@criteria_options(CRITERIA)
+@criteria_group(CRITERIA)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
 @people_options
@@ -475,32 +477,43 @@ def verify_rt_cmd(
     qi: str,
     numeric: str,
     qi_types: Any,
+    criteria: Mapping[str, Any],
 ) -> None:
     """Check a relational release: k-anonymous on both parts.
 
-    Is PUBLISHED (JSONL) k-anonymous w.r.t. PEOPLE (and --items)? Exit 0 iff it is, 4 if not."""
+    Is PUBLISHED (JSONL) k-anonymous w.r.t. PEOPLE (and --items)? With --population FILE,
+    also the criteria counted against it on the QI cells (--kmap, --journalist-risk,
+    --delta-max/--delta-min). Exit 0 iff everything holds, 4 if not."""
     from anonymatch.relational.io import read_release
-    from anonymatch.relational.pipeline import encode
+    from anonymatch.relational.pipeline import check_criteria, encode
     from anonymatch.relational.verify import verify_relational
 
     source = PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
     job = relational_job(
         source, k=k, qi=qi, numeric=numeric, qi_types=qi_types, sensitive=sensitive, l=l,
-        diversity=diversity, c=c, t=t,
+        diversity=diversity, c=c, t=t, criteria=criteria,
     )  # fmt: skip
     people = source.read(people_path)
     release = read_release(published, people, job.schema.qi)
     enc = encode(people, job.schema, job.na)
     report = verify_relational(release, people, enc, job.k, models=job.models)
+    verdicts = check_criteria(people, release, job)
+    passed = report.passed and all(v.passed for v in verdicts.values())
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
+        figures = {**report.to_dict(), **{n: v.to_dict() for n, v in verdicts.items()}}
+        click.echo(json.dumps({**figures, "passed": passed}, indent=2, default=json_default))
     elif not quiet:
         click.echo(
             f"{'PASS' if report.passed else 'FAIL'}: {report.reason}; k = {report.k}, "
             f"{report.n_original} people, {report.n_published} published records, "
             f"{report.factor_flow}/{report.factor_required} disjoint matches"
         )
-    exit_verdict(report.passed)
+        for criterion in job.criteria:
+            verdict = verdicts[criterion.name]
+            click.echo(
+                f"{criterion.title}: {'PASS' if verdict.passed else 'FAIL'} - {verdict.reason}"
+            )
+    exit_verdict(passed)
 
 
 @command("evaluate-rt")

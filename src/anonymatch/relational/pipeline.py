@@ -38,8 +38,9 @@ from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import recode
 
 if TYPE_CHECKING:
+    from anonymatch.core.criteria import Verdict
     from anonymatch.tables.models.widening import Widening
-    from anonymatch.tables.risk.population import PopulationRisk
+    from anonymatch.tables.risk.population import PopulationInput, PopulationRisk
 from anonymatch.tables.risk.leakage import check_leakage
 
 
@@ -243,10 +244,35 @@ def _widen(
     population of people's QIs (``tables.models.widening``: only QI cells widen, so the joint
     compatibility only grows). O(that of ``apply_population``)."""
     from anonymatch.tables.models.widening import apply_population
+
+    assert job.population is not None
+    return apply_population(
+        people.table, release.table, job.criteria, job.population, _population_input(job)
+    )
+
+
+def check_criteria(
+    people: People, release: RelationalRelease, job: RelationalJob
+) -> dict[str, Verdict]:
+    """The verdict of each of the job's population criteria on ``release``, from its QI cells,
+    the people and the population alone (``tables.risk.population``): what ``verify-rt`` and
+    ``report`` re-check. O(that of ``population_risk``)."""
+    if not job.criteria:
+        return {}
+    from anonymatch.tables.io import read_table
+    from anonymatch.tables.risk.population import population_risk
+
+    source = job.population
+    assert source is not None  # the job asks for it with its criteria
+    table = source if isinstance(source, pd.DataFrame) else read_table(source)
+    view = population_risk(people.table, release.table, table, _population_input(job))
+    return {c.name: c.check(view) for c in job.criteria}
+
+
+def _population_input(job: RelationalJob) -> PopulationInput:
+    """How the population criteria read the people's QIs (and the population's)."""
     from anonymatch.tables.risk.population import PopulationInput
 
     schema = job.schema
     numeric = tuple(a for a in schema.qi if a in schema.numeric)
-    options = PopulationInput(schema.qi, numeric, schema.types, job.na, False)
-    assert job.population is not None
-    return apply_population(people.table, release.table, job.criteria, job.population, options)
+    return PopulationInput(schema.qi, numeric, schema.types, job.na, False)
