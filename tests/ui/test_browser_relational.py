@@ -31,7 +31,8 @@ def test_relational_round_trip(server: str, browser: Any, shots: Path, tmp_path:
     page.click("#upload-button")
     page.wait_for_url("**/dataset")
     assert "Items table diagnoses.csv" in page.inner_text("#items-facts")
-    assert page.locator("#population").count() == 0
+    assert page.locator("#population input[name=delta_max]").count() == 1  # the criteria
+    assert page.locator("input[name=sampling_fraction]").count() == 0  # tables' figures only
     assert page.input_value("select[name=id_column]") == "pid"
     assert page.input_value("select[name=item_column]") == "code"
     assert page.input_value("select[name='role:pid']") == "identifier"

@@ -59,7 +59,8 @@ def test_relational_round_trip(app: tuple[TestClient, AppState], tmp_path: Path)
     assert 'id="items"' in text and "codes.csv" in text
     assert re.search(r'name="id_column">\s*<option value="pid" selected', text)
     assert '<option value="code" selected' in text
-    assert 'id="population"' not in text  # the table's population figures are not offered
+    assert 'id="population"' in text and 'name="delta_max"' in text  # criteria offered
+    assert 'name="sampling_fraction"' not in text  # the table's population figures are not
     form = {"csrf": csrf, "role:age": "qi", "type:age": "numeric", "role:sex": "qi",
             "type:sex": "categorical", "role:town": "other", "id_column": "pid",
             "item_column": "code", "item_na": "-1", "k": "3", "method": "hungarian"}  # fmt: skip
@@ -116,3 +117,33 @@ def test_a_codes_table_is_read_without_role_inference(tmp_path: Path) -> None:
         load(Dataset(path, "codes.csv", path.stat().st_size))
     items = load(Dataset(path, "codes.csv", path.stat().st_size), infer=False)
     assert items.columns == ["pid", "code"] and items.rows == 150
+
+
+def test_relational_criteria_against_an_uploaded_population(
+    app: tuple[TestClient, AppState],
+) -> None:
+    """The form's criteria fields make a relational release meet them against the uploaded
+    register (on the QI cells); without a register the form says so in one line."""
+    client, _ = app
+    csrf = login(client)
+    send(client, csrf)
+    people, _ = people_and_items()
+    register = (
+        people
+        + "".join(
+            f"q{i},{20 + (3 * i) % 50},{'FM'[i % 2]},{'abc'[i % 3]}\n" for i in range(60)
+        ).encode()
+    )
+    form = {"csrf": csrf, "role:age": "qi", "type:age": "numeric", "role:sex": "qi",
+            "type:sex": "categorical", "role:town": "other", "id_column": "pid",
+            "item_column": "code", "item_na": "-1", "k": "3", "method": "hungarian",
+            "delta_max": "0.5"}  # fmt: skip
+    page = client.post("/run", data=form)
+    assert "delta-presence: upload the population table" in page.text  # type: ignore[attr-defined]
+    client.post("/run", data=form, files={"population": ("register.csv", register)})
+    status = wait(client)
+    assert status["state"] == "done", status
+    manifest = client.get("/download/manifest").json()
+    assert manifest["guarantee"]["presence"]["delta_max"] == 0.5
+    assert manifest["verification"]["presence"]["passed"]
+    assert manifest["verification"]["presence"]["achieved_max"] <= 0.5

@@ -202,9 +202,10 @@ def claimed_population(guarantee: Mapping[str, Any]) -> str | None:
     return None
 
 
-CHECKED_CLAIMS = ("model", "k", "levels", "sensitive", "certificate", "construction")
-"""The ``guarantee`` keys of a table manifest that ``verify`` re-checks besides the criteria
-(``tables.models.CRITERIA``): the level, the sensitive models with their ring certificate."""
+CHECKED_CLAIMS = ("model", "k", "levels", "sensitive", "certificate", "construction", "over")
+"""The ``guarantee`` keys of a table (or relational) manifest that ``verify`` (``verify-rt``)
+re-checks besides the criteria (``tables.models.CRITERIA``): the level, the sensitive models
+with their ring certificate, the relational joint compatibility (``over``)."""
 
 
 def unchecked_claims(manifest: Mapping[str, Any] | None, population: str | None) -> list[str]:

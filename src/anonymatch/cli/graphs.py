@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-import numpy as np
 
 from anonymatch.app.outputs import GRAPH_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
@@ -23,7 +22,7 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.cli.steps import command, with_step
-from anonymatch.core.manifest import finish_manifest, new_manifest, write_manifest
+from anonymatch.core.manifest import finish_manifest, write_manifest
 
 if TYPE_CHECKING:
     from anonymatch.graphs.job import GraphJob
@@ -152,64 +151,23 @@ def anonymize_graph_cmd(
 
     EDGES is published k-anonymous w.r.t. neighbourhoods: groups of similar vertices, majority rule
     between groups; the checker verifies the graph before it is written."""
-    import scipy.sparse as sp
-
-    from anonymatch.core.errors import VerificationError
     from anonymatch.graphs.io import write_edge_list
-    from anonymatch.graphs.pipeline import run_job
-    from anonymatch.graphs.verify import check_graph
+    from anonymatch.graphs.pipeline import release_graph
 
     for path in (output, report_path):
         check_output_path(path, edges)
-    k, closed, iterations = job.k, job.closed, job.iterations
+    k, closed = job.k, job.closed
     started = time.perf_counter()
     bar = stage_bar(3, quiet, "anonymize-graph")
     graph = _read_graph(edges, n_vertices)
     bar.update()
-    result = run_job(graph.adjacency, job)
+    published = release_graph(graph, job, keep_ids=keep_ids, seed=seed, n_vertices=n_vertices)
+    result, check, report = published.result, published.check, published.report
     bar.update()
-    if keep_ids:
-        adjacency, ids = result.adjacency, graph.ids
-    else:
-        perm = np.random.default_rng(seed).permutation(graph.n)  # vertex v -> label perm[v]
-        p = sp.csr_array((np.ones(graph.n), (perm, np.arange(graph.n))), shape=(graph.n,) * 2)
-        adjacency = sp.csr_array(p @ result.adjacency @ p.T)
-        adjacency.data[:] = 1
-        ids = np.arange(graph.n, dtype=np.int64)
-    check = check_graph(adjacency, k, closed)
-    if not check.passed:
-        raise VerificationError(
-            f"the graph failed verification ({check.vertices_below_k} vertices in classes "
-            "smaller than k); nothing written"
-        )
-    write_edge_list(output, adjacency, ids)
+    write_edge_list(output, published.adjacency, published.ids)
     bar.update()
     bar.close()
-    verification = check.to_dict()
-    report = new_manifest(
-        data_kind="graph",
-        method=job.method.name,
-        parameters={
-            "closed": closed,
-            "iterations": iterations,
-            "keep_ids": keep_ids,
-            "n_vertices": n_vertices,
-        },
-        guarantee={
-            "model": "graph-k-anonymity",
-            "k": k,
-            "neighbourhoods": "closed" if closed else "open",
-        },
-        verification=verification,
-        loss={**result.metrics, "groups": int(result.groups.max()) + 1 if graph.n else 0},
-        seconds={},
-        randomness_seeded=None if keep_ids else seed is not None,
-        input_records=graph.n,
-        output_records=graph.n,
-        input_extra={"warnings": graph.warnings},
-        command="anonymize-graph",
-    )
-    finish_manifest(report, edges, output, started)
+    finish_manifest(report, edges, output, started, "anonymize-graph")
     write_manifest(report_path, report)
     if not quiet:
         mt = result.metrics

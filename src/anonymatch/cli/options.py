@@ -385,9 +385,6 @@ def set_sensitive_options(func: F) -> F:
     )
 
 
-# Inputs of at least this many rows take the streamed, partitioned path by default.
-STREAM_MIN_ROWS = 200_000
-
 EXECUTOR_CHOICES = ("auto", "inline", "threads", "processes", "dask")
 
 
@@ -913,7 +910,7 @@ def html_report(ctx: click.Context, path: str) -> Iterator[None]:
             found[-1],
             source,
             current_path(params["output"]),  # staged until the run commits its outputs
-            options=report_reading_options(params),
+            options=report_reading_options(params, ctx),
             check_digests=False,  # the files were just written and digested
         )
     write_report(path, html)
@@ -921,8 +918,12 @@ def html_report(ctx: click.Context, path: str) -> Iterator[None]:
         click.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")
 
 
-def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
-    """How the report reads the original, from a command's parameters (any data kind)."""
+def report_reading_options(
+    params: dict[str, Any], ctx: click.Context | None = None
+) -> dict[str, Any]:
+    """How the report reads the original, from a command's parameters (any data kind): with
+    the command's context (``ctx``), a table's database source (``--table``/``--query``) or
+    workbook sheet as the command read it (:func:`reading_options`)."""
     source = params.get("source")
     if isinstance(source, SetSource):  # a set command: its reading options as one object
         params = {
@@ -937,7 +938,13 @@ def report_reading_options(params: dict[str, Any]) -> dict[str, Any]:
     options = {key: params[key] for key in keys + ("dedupe",) if params.get(key) is not None}
     if params.get("item_sep"):
         options["item_sep"] = parse_separator(params["item_sep"], "--item-sep")
-    if "quotechar" in params:  # a table command
+    if "quotechar" in params and ctx is not None:  # a table command, as it read its input
+        options["csv"] = reading_options(
+            ctx, params.get("fmt", "auto"), params.get("sep"), params.get("names"),
+            params["quotechar"], params.get("sql_table"), params.get("sql_query"),
+            params.get("sheet"),
+        )  # fmt: skip
+    elif "quotechar" in params:  # a table command
         options["csv"] = csv_options(
             params.get("sep"), params.get("names"), params["quotechar"], params.get("fmt", "auto")
         )

@@ -25,7 +25,6 @@ import click
 
 from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.cli.options import (
-    STREAM_MIN_ROWS,
     TABLE_FORMATS,
     comma_list,
     criteria_group,
@@ -50,6 +49,8 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.cli.steps import command
+from anonymatch.core.params import STREAM_MIN_ROWS
+from anonymatch.relational.job import streams
 from anonymatch.relational.methods import names
 from anonymatch.tables.models import CRITERIA
 
@@ -88,6 +89,18 @@ class PeopleSource:
             codes.for_column(self.item_column),
             CsvOptions(fmt=self.fmt),
         )
+
+    def rows(self, people_path: str) -> int:
+        """Rows of the people table, and of the items table while the total is below
+        ``STREAM_MIN_ROWS`` (what decides ``auto``'s path). O(rows counted)."""
+        from anonymatch.tables.io import CsvOptions
+        from anonymatch.tables.io.stream import count_rows
+
+        csv = CsvOptions(fmt=self.fmt)
+        rows = count_rows(people_path, csv)
+        if self.items_path is not None and rows < STREAM_MIN_ROWS:
+            rows += count_rows(self.items_path, csv)
+        return rows
 
     def describe(self) -> dict[str, Any]:
         """The items table's path and SHA-256 for the manifest's ``input`` block (both None
@@ -236,34 +249,6 @@ def _stream_options(func: F) -> F:
         help="People per job of the streamed path (whole partitions; default 50,000).",
     )(func)
     return executor_options(RT_EXECUTOR_MEANING)(func)
-
-
-def _streamed_rt(
-    people_path: str, source: PeopleSource, execution: Execution, stream: bool
-) -> bool:
-    """Whether ``anonymize-rt`` takes the streamed path (the tables' convention,
-    ``cli.tables._streamed_executor``): ``--stream``, an executor other than ``threads`` and
-    ``auto``, a scheduler, ``auto`` with ``--workers``, or ``auto`` on at least
-    ``STREAM_MIN_ROWS`` rows of people and items (sensitive models included: the streamed
-    path builds and checks them partition by partition)."""
-    from anonymatch.core.errors import InputError
-
-    if execution.executor == "threads":
-        if stream:
-            raise InputError("--stream runs on --executor inline, processes or dask, not threads")
-        return False
-    if stream or execution.scheduler or execution.executor != "auto":
-        return True
-    if execution.workers is not None:
-        return True
-    from anonymatch.tables.io import CsvOptions
-    from anonymatch.tables.io.stream import count_rows
-
-    csv = CsvOptions(fmt=source.fmt)
-    rows = count_rows(people_path, csv)
-    if source.items_path is not None and rows < STREAM_MIN_ROWS:
-        rows += count_rows(source.items_path, csv)
-    return rows >= STREAM_MIN_ROWS
 
 
 def _anonymize_streamed(
@@ -415,7 +400,7 @@ def anonymize_rt_cmd(
         sensitive=sensitive, l=l, diversity=diversity, c=c, t=t, item_weight=item_weight,
         method=method, partition_size=partition_size, seed=seed, criteria=criteria,
     )  # fmt: skip
-    if _streamed_rt(people_path, source, execution, stream):
+    if streams(job, execution, stream, lambda: source.rows(people_path)):
         from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks
 
         run = dataclasses.replace(execution, progress=not quiet)
@@ -470,6 +455,8 @@ def anonymize_rt_cmd(
 @click.argument("published")
 @click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @sensitive_options
+@criteria_options(CRITERIA)
+@criteria_group(CRITERIA)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
 @people_options
@@ -492,32 +479,43 @@ def verify_rt_cmd(
     qi: str,
     numeric: str,
     qi_types: Any,
+    criteria: Mapping[str, Any],
 ) -> None:
     """Check a relational release: k-anonymous on both parts.
 
-    Is PUBLISHED (JSONL) k-anonymous w.r.t. PEOPLE (and --items)? Exit 0 iff it is, 4 if not."""
+    Is PUBLISHED (JSONL) k-anonymous w.r.t. PEOPLE (and --items)? With --population FILE,
+    also the criteria counted against it on the QI cells (--kmap, --journalist-risk,
+    --delta-max/--delta-min). Exit 0 iff everything holds, 4 if not."""
     from anonymatch.relational.io import read_release
-    from anonymatch.relational.pipeline import encode
+    from anonymatch.relational.pipeline import check_criteria, encode
     from anonymatch.relational.verify import verify_relational
 
     source = PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
     job = relational_job(
         source, k=k, qi=qi, numeric=numeric, qi_types=qi_types, sensitive=sensitive, l=l,
-        diversity=diversity, c=c, t=t,
+        diversity=diversity, c=c, t=t, criteria=criteria,
     )  # fmt: skip
     people = source.read(people_path)
     release = read_release(published, people, job.schema.qi)
     enc = encode(people, job.schema, job.na)
     report = verify_relational(release, people, enc, job.k, models=job.models)
+    verdicts = check_criteria(people, release, job)
+    passed = report.passed and all(v.passed for v in verdicts.values())
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
+        figures = {**report.to_dict(), **{n: v.to_dict() for n, v in verdicts.items()}}
+        click.echo(json.dumps({**figures, "passed": passed}, indent=2, default=json_default))
     elif not quiet:
         click.echo(
             f"{'PASS' if report.passed else 'FAIL'}: {report.reason}; k = {report.k}, "
             f"{report.n_original} people, {report.n_published} published records, "
             f"{report.factor_flow}/{report.factor_required} disjoint matches"
         )
-    exit_verdict(report.passed)
+        for criterion in job.criteria:
+            verdict = verdicts[criterion.name]
+            click.echo(
+                f"{criterion.title}: {'PASS' if verdict.passed else 'FAIL'} - {verdict.reason}"
+            )
+    exit_verdict(passed)
 
 
 @command("evaluate-rt")

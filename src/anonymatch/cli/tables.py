@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ from anonymatch.cli.config import (
     typed_table_job,
 )
 from anonymatch.cli.options import (
-    STREAM_MIN_ROWS,
     PopulationFlags,
     TestTable,
     check_output_path,
@@ -62,8 +60,9 @@ from anonymatch.cli.options import (
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import load_manifest
-from anonymatch.core.params import number
+from anonymatch.core.params import STREAM_MIN_ROWS, number
 from anonymatch.tables.io import CsvOptions, read_table
+from anonymatch.tables.job import choose_path
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
 from anonymatch.tables.models import CRITERIA
 
@@ -266,7 +265,7 @@ def anonymize(
         raise InputError("--output-table writes to a database URL given as -o")
     if db_out:
         check_output_table(output, output_table, force)
-    streamed = None if job.method.levels else _streamed_executor(input_path, output, csv, job)
+    streamed = choose_path(job, input_path, output, csv)
     from anonymatch.tables.io import is_excel
     from anonymatch.tables.io.stats import is_stats_file
 
@@ -450,39 +449,6 @@ def _manifest_certificate(path: str | None) -> dict[str, object] | None:
     except (OSError, ValueError, TypeError, AttributeError) as exc:
         raise InputError(f"cannot read the manifest {path}: {exc}") from None
     return certificate if isinstance(certificate, dict) else None
-
-
-def _streamed_executor(input_path: str, output: str, csv: CsvOptions, job: TableJob) -> Any:
-    """The executor of the streamed path, or None for the in-memory path: threads keep the
-    run in memory; a scheduler, or ``auto`` with workers, means Dask; ``auto`` streams
-    a directory of Parquet parts, a directory output or an input of at least STREAM_MIN_ROWS
-    rows on processes."""
-    from anonymatch.tables.io.stream import count_rows, is_directory_output
-
-    run = job.execution
-    if run.executor == "threads":
-        return None
-    if run.scheduler or (run.executor == "auto" and run.workers is not None):
-        return "dask"
-    if run.executor != "auto":
-        return run.executor
-    from anonymatch.tables.io import is_excel
-    from anonymatch.tables.io.sql import is_database_url
-    from anonymatch.tables.io.stats import is_stats_file
-
-    in_memory = (is_excel(input_path), is_stats_file(output), is_excel(output))
-    if any(in_memory) or is_stats_file(input_path):
-        return None  # a statistical package's file or a workbook: in memory
-    source = Path(input_path)
-    if not is_database_url(output) and is_directory_output(output):
-        return "processes"
-    if is_database_url(input_path):  # streamed from a server-side cursor when large
-        return "processes" if count_rows(input_path, csv) >= STREAM_MIN_ROWS else None
-    if source.is_dir() and any(source.glob("*.parquet")):
-        return "processes"
-    if os.path.isfile(input_path) and count_rows(input_path, csv) >= STREAM_MIN_ROWS:
-        return "processes"
-    return None
 
 
 def _print_summary(report: dict[str, Any], output: str) -> None:
@@ -728,8 +694,9 @@ def _check_criteria(
     from anonymatch.tables.risk.population import PopulationInput, population_risk
 
     assert population is not None  # Registry.build asks for it
+    as_file = dataclasses.replace(csv, table=None, query=None, sheet=None)  # a file, not the db
     view = population_risk(
-        original, release, read_table(population, csv), PopulationInput.of(check)
+        original, release, read_table(population, as_file), PopulationInput.of(check)
     )
     return {c.name: c.check(view) for c in criteria}
 
@@ -1290,7 +1257,8 @@ def population_figures(
         check_fraction(flags.sampling_fraction, "--sampling-fraction")
     if flags.sampling_fraction is not None and flags.weights is not None:
         raise InputError("give --sampling-fraction or --weights, not both")
-    table = None if flags.population is None else read_table(flags.population, csv)
+    as_file = dataclasses.replace(csv, table=None, query=None, sheet=None)  # a file, not the db
+    table = None if flags.population is None else read_table(flags.population, as_file)
     source = PopulationSource(table, flags.sampling_fraction, flags.weights)
     return assess_population(original, release, options, source)
 

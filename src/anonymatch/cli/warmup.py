@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import click
 
 from anonymatch.cli.options import verbosity_options
+from anonymatch.cli.steps import command
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,7 +55,7 @@ def warm_tables() -> None:
     anonymize(_table(60, 2, False), k=3, qi=qi, numeric=numeric, sensitive=sensitive, seed=1, l=2)
 
 
-@click.command("warmup")
+@command("warmup")
 @verbosity_options
 def warmup_cmd(quiet: bool) -> None:
     """Compile and cache the numba kernels once.

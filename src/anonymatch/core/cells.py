@@ -18,11 +18,6 @@ def escape_label(label: str) -> str:
     return "\\" + out if out.startswith(NODE_MARK) else out
 
 
-def is_node_cell(cell: str) -> bool:
-    """Whether a categorical cell names a hierarchy node (starts with an unescaped ``~``)."""
-    return cell.startswith(NODE_MARK)
-
-
 def split_cell(cell: str) -> list[str]:
     """Split a categorical cell on unescaped ``|`` and unescape the parts."""
     if "\\" not in cell:

@@ -142,11 +142,6 @@ def register_temp(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def forget_temp(path: str | os.PathLike[str]) -> None:
-    with _state.lock:
-        _state.temps.pop(Path(path), None)
-
-
 def remove_temp(path: str | os.PathLike[str]) -> None:
     """Remove a registered temporary path now and forget it."""
     p = Path(path)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -280,6 +280,42 @@ class Execution:
             optional_integer(chunk_rows, "chunk_rows"),
             flag(progress, "progress"),
         )
+
+
+STREAM_MIN_ROWS = 200_000
+"""Inputs of at least this many rows take the streamed, partitioned path under ``auto``."""
+
+
+Streamed = Literal["inline", "processes", "dask"]
+"""The executors of a streamed path."""
+
+
+def streamed_executor(
+    execution: Execution,
+    *,
+    memory_only: bool,
+    large: Callable[[], bool],
+    required: bool = False,
+) -> Streamed | None:
+    """Where a run goes, whatever its kind: the executor of the streamed path, or None for
+    the in-memory path. ``threads`` keeps the run in memory; an executor asked for by name
+    (or a scheduler: Dask) is taken as asked — the plan then refuses what that path cannot
+    run (exit 2); ``auto`` stays in memory for a job only the in-memory path can run
+    (``memory_only``: its method, a criterion, a suppression limit) unless the files need
+    the streamed path (``required``: a directory of parts read or written — the plan then
+    names what that path cannot run), and otherwise streams on processes (Dask with workers)
+    when the input is ``large`` (called only then). O(1) + ``large``."""
+    if execution.executor == "threads":
+        return None
+    if execution.scheduler:
+        return "dask"
+    if execution.executor != "auto":
+        return cast(Streamed, execution.executor)
+    if memory_only and not required:
+        return None
+    if execution.workers is not None:
+        return "dask"
+    return "processes" if required or large() else None
 
 
 def accept_keywords(

@@ -17,7 +17,7 @@ import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
-from anonymatch.core.errors import ArgumentTypeError, InputError, VerificationError
+from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.core.front import keep_functions
 from anonymatch.core.params import type_name
 
@@ -133,6 +133,7 @@ def anonymize(
     >>> anonymatch.graphs.verify(star, result.release, k=2).passed
     True
     """
+    from anonymatch.core.release import refuse
     from anonymatch.graphs.job import GraphJob
     from anonymatch.graphs.pipeline import run_job
     from anonymatch.graphs.verify import check_graph
@@ -142,8 +143,7 @@ def anonymize(
     job = GraphJob.build(dict(k=k, closed=closed, iterations=iterations))
     result = run_job(adj, job)
     check = check_graph(result.adjacency, job.k, job.closed)
-    if not check.passed:
-        raise VerificationError(f"the graph failed verification ({check.reason})")
+    refuse(check.passed, check.reason)
     result.verification = check
     result.report = {
         "kind": "graphs",

@@ -15,19 +15,22 @@ prints its flag. Every function is O(1) but :func:`check_data` (O(columns)).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.criteria import Criterion
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import (
+    STREAM_MIN_ROWS,
+    Execution,
     check_level_fits,
     check_seed,
     integer,
     number,
     optional_integer,
     param,
+    streamed_executor,
     with_defaults,
 )
 from anonymatch.core.registry import lookup
@@ -192,6 +195,37 @@ class RelationalJob:
         """A copy with some parameters changed (``changes``: parameter → value), validated
         again."""
         return RelationalJob.build({**self.keywords, **changes})
+
+
+def streams(
+    job: RelationalJob, execution: Execution, stream: bool, rows: Callable[[], int]
+) -> bool:
+    """Whether an ``anonymize-rt`` run takes the streamed path (``core.params.
+    streamed_executor``, the tables' rule): ``stream`` (``--stream``) asks for it, an executor
+    other than ``threads`` and ``auto`` or a scheduler too; ``auto`` stays in memory for a job
+    with a criterion the streamed path cannot check (``Criterion.paths``) and otherwise
+    streams on at least ``STREAM_MIN_ROWS`` people and item ``rows`` (counted only then;
+    sensitive models stream: each partition is built and checked for them).
+
+    Raises
+    ------
+    InputError
+        ``stream`` with ``executor`` threads. O(1) + ``rows``.
+    """
+    if execution.executor == "threads":
+        if stream:
+            raise InputError(
+                f"{param('stream')} runs on {param('executor')} inline, processes or dask, "
+                "not threads"
+            )
+        return False
+    if stream:
+        return True
+    memory_only = any("streamed" not in c.paths for c in job.criteria)
+    path = streamed_executor(
+        execution, memory_only=memory_only, large=lambda: rows() >= STREAM_MIN_ROWS
+    )
+    return path is not None
 
 
 def check_data(job: RelationalJob, people: People) -> None:

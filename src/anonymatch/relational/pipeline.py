@@ -20,10 +20,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from anonymatch.core.classes import privacy_step
-from anonymatch.core.criteria import record
-from anonymatch.core.errors import VerificationError
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.core.manifest import new_manifest
+from anonymatch.core.release import Produced, publish, refuse
 from anonymatch.core.runner import Placement, run_partitions
 from anonymatch.relational.io import People, RelationalRelease
 from anonymatch.relational.job import RelationalJob, check_data
@@ -40,8 +38,9 @@ from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import recode
 
 if TYPE_CHECKING:
+    from anonymatch.core.criteria import Verdict
     from anonymatch.tables.models.widening import Widening
-    from anonymatch.tables.risk.population import PopulationRisk
+    from anonymatch.tables.risk.population import PopulationInput, PopulationRisk
 from anonymatch.tables.risk.leakage import check_leakage
 
 
@@ -185,27 +184,20 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
         release, people, enc, k, blocks=published_graph.blocks(), models=job.models
     )
     seconds["verify"] = time.perf_counter() - clock
-    if not check.passed:
-        raise VerificationError(
-            f"the release failed verification ({check.reason}); nothing written"
-        )
-    widened = None
+    widening, view, source = None, None, None
     if job.criteria:  # widen the QI cells the population criteria refuse; verified again
-        widened = _widen(people, release, job)
-        table = widened[0]
+        refuse(check.passed, check.reason)
+        table, widened, view, source = _widen(people, release, job)
+        widening = widened.to_dict()
         release = RelationalRelease(table, sets, enc.names)
         shown = parse_cells(table, enc)
         check = verify_relational(release, people, enc, k, models=job.models)
-        if not check.passed:
-            raise VerificationError(
-                f"the widened release failed verification ({check.reason}); nothing written"
-            )
     loss = information_loss(shown, enc)
     clock = time.perf_counter()
     leakage = check_leakage(people.table, enc, shown, table, job.schema)
     seconds["leakage"] = time.perf_counter() - clock
-    report = new_manifest(
-        data_kind="relational",
+    produced = Produced(
+        kind="relational",
         method=job.method.name,
         parameters={
             **job.schema.roles(),
@@ -215,12 +207,7 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
             "partition_size": None if job.method.classes else job.size_for(n),
             "partitions": n_parts,
         },
-        guarantee={
-            "model": "k-anonymity",
-            "k": k,
-            "over": "joint compatibility",
-            **({"sensitive": [m.describe() for m in job.models]} if job.models else {}),
-        },
+        guarantee={"model": "k-anonymity", "k": k, "over": "joint compatibility"},
         verification=check.to_dict(),
         loss={
             **loss.to_dict(),
@@ -228,21 +215,25 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
             "mean_max_errors": float(np.mean(t)) if n else 0.0,
         },
         seconds={**seconds, "wall": time.perf_counter() - started},
-        randomness_seeded=job.seed is not None,
-        input_records=n,
-        output_records=n,
+        seeded=job.seed is not None,
+        records_in=n,
+        records_out=n,
         input_extra={
             "items": items.n_items,
             "item_rows": int(items.matrix.nnz),
             "people_without_items": int(np.sum(np.diff(items.matrix.indptr) == 0)),
             "duplicates_removed": people.duplicates_removed,
         },
+        models={"sensitive": [m.describe() for m in job.models]} if job.models else {},
     )
-    report["leakage"] = leakage.to_dict()  # the tables' block: kept columns against the QIs
-    if widened is not None:
-        _, widening, view, source = widened
-        record(report, job.criteria, view, source)
-        report["loss"]["widening"] = widening.to_dict()
+    report = publish(  # refuses a release that failed verification
+        produced,
+        criteria=job.criteria,
+        view=view,
+        source=source,
+        widening=widening,
+        leakage=leakage.to_dict(),  # the tables' block: kept columns against the QIs
+    )
     return RelationalAnonymization(release, published_graph, position[assigned], enc, check, report)
 
 
@@ -253,10 +244,35 @@ def _widen(
     population of people's QIs (``tables.models.widening``: only QI cells widen, so the joint
     compatibility only grows). O(that of ``apply_population``)."""
     from anonymatch.tables.models.widening import apply_population
+
+    assert job.population is not None
+    return apply_population(
+        people.table, release.table, job.criteria, job.population, _population_input(job)
+    )
+
+
+def check_criteria(
+    people: People, release: RelationalRelease, job: RelationalJob
+) -> dict[str, Verdict]:
+    """The verdict of each of the job's population criteria on ``release``, from its QI cells,
+    the people and the population alone (``tables.risk.population``): what ``verify-rt`` and
+    ``report`` re-check. O(that of ``population_risk``)."""
+    if not job.criteria:
+        return {}
+    from anonymatch.tables.io import read_table
+    from anonymatch.tables.risk.population import population_risk
+
+    source = job.population
+    assert source is not None  # the job asks for it with its criteria
+    table = source if isinstance(source, pd.DataFrame) else read_table(source)
+    view = population_risk(people.table, release.table, table, _population_input(job))
+    return {c.name: c.check(view) for c in job.criteria}
+
+
+def _population_input(job: RelationalJob) -> PopulationInput:
+    """How the population criteria read the people's QIs (and the population's)."""
     from anonymatch.tables.risk.population import PopulationInput
 
     schema = job.schema
     numeric = tuple(a for a in schema.qi if a in schema.numeric)
-    options = PopulationInput(schema.qi, numeric, schema.types, job.na, False)
-    assert job.population is not None
-    return apply_population(people.table, release.table, job.criteria, job.population, options)
+    return PopulationInput(schema.qi, numeric, schema.types, job.na, False)

@@ -83,10 +83,10 @@ from tqdm import tqdm
 from anonymatch.core import lifecycle
 from anonymatch.core.classes import privacy_step
 from anonymatch.core.criteria import refuse_unsupported
-from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
+from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.files import write_atomically
-from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import Execution, check_level_fits, param
+from anonymatch.core.release import Produced, publish, refuse
 from anonymatch.core.runner import ExecutorName, child_seeds, iter_partitions, partition_bounds
 from anonymatch.relational.io import (
     SET_FIELDS,
@@ -857,10 +857,7 @@ def anonymize_files(
                 ):
                     if result.infeasible is not None:
                         raise InfeasibleError(f"infeasible: {result.infeasible}; nothing written")
-                    if result.failure is not None:
-                        raise VerificationError(
-                            f"the release failed verification ({result.failure}); nothing written"
-                        )
+                    refuse(result.failure is None, result.failure)
                     tails = _others_json(table, order[result.source])
                     if tails is None:
                         handle.write("\n".join(result.lines) + "\n")
@@ -890,8 +887,8 @@ def anonymize_files(
         seconds["anonymize_verify_write"] = time.perf_counter() - clock
     loss = loss_from_sums(sums, n, qi)
     partitions = len(bounds) - 1
-    return new_manifest(
-        data_kind="relational",
+    produced = Produced(
+        kind="relational",
         method=job.method.name,
         parameters={
             **job.schema.roles(),
@@ -904,12 +901,7 @@ def anonymize_files(
             "executor": "dask" if run.scheduler else executor,
             "workers": run.workers,
         },
-        guarantee={
-            "model": "k-anonymity",
-            "k": job.k,
-            "over": "joint compatibility",
-            **({"sensitive": [m.describe() for m in job.models]} if job.models else {}),
-        },
+        guarantee={"model": "k-anonymity", "k": job.k, "over": "joint compatibility"},
         verification={
             "passed": True,
             "k": job.k,
@@ -930,7 +922,6 @@ def anonymize_files(
                 if job.models
                 else ""
             ),
-            **({"sensitive": [c.to_dict() for c in checks]} if job.models else {}),
         },
         loss={
             **loss.to_dict(),
@@ -938,9 +929,9 @@ def anonymize_files(
             "mean_max_errors": float(totals[1]) / n,
         },
         seconds={**seconds, "leakage": leaks[0][1], "wall": time.perf_counter() - started},
-        randomness_seeded=job.seed is not None,
-        input_records=n,
-        output_records=n,
+        seeded=job.seed is not None,
+        records_in=n,
+        records_out=n,
         input_extra={
             "items": len(joined.universe),
             "item_rows": joined.item_rows,
@@ -948,7 +939,8 @@ def anonymize_files(
             "duplicates_removed": joined.duplicates,
         },
         output_extra={"layout": "partitioned"},
-    ) | {
-        "plan": {"path": "streamed", "partition_size": size},
-        "leakage": leaks[0][0].to_dict(),  # after the plan, as on the tables' streamed path
-    }
+        models={"sensitive": [m.describe() for m in job.models]} if job.models else {},
+        model_figures={"sensitive": [c.to_dict() for c in checks]} if job.models else {},
+        plan={"path": "streamed", "partition_size": size},
+    )
+    return publish(produced, leakage=leaks[0][0].to_dict())  # after the plan, as for tables

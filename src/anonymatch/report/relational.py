@@ -113,12 +113,18 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         _manifest_leakage(risk, limits, manifest.get("leakage"))
         return parts
     job, people, release, enc = _read(manifest, inputs)
+    from anonymatch.app.tablejob import unchecked_claims
     from anonymatch.relational.metrics import relational_utility
+    from anonymatch.relational.pipeline import check_criteria
     from anonymatch.relational.verify import verify_relational
 
     claimed = manifest.get("verification") or {}
     rerun = verify_relational(release, people, enc, job.k, models=job.models).to_dict()
-    problems = compare(claimed if isinstance(claimed, Mapping) else {}, rerun)
+    rerun.update({n: v.to_dict() for n, v in check_criteria(people, release, job).items()})
+    population = job.population if isinstance(job.population, str) else None
+    problems = compare(claimed if isinstance(claimed, Mapping) else {}, rerun) + [
+        f"unchecked: {claim}" for claim in unchecked_claims(manifest, population)
+    ]
     parts.check = ClaimCheck(
         "mismatch" if problems else "checked", verification=rerun, problems=problems
     )
@@ -202,6 +208,7 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
     from anonymatch.report.tables import _qi_types
     from anonymatch.tables.columns.schema import MissingCodes
     from anonymatch.tables.io import CsvOptions
+    from anonymatch.tables.models import CRITERIA
 
     params = manifest.get("parameters") or {}
     source = manifest.get("input") or {}
@@ -233,11 +240,18 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
         qi_codes = MissingCodes(
             codes.tokens, {c: v for c, v in codes.columns.items() if c != item_column}
         )
-        recorded = {
-            key: keywords[key]
-            for key in ("k", "qi", "numeric", "sensitive", "l", "diversity", "c", "t")
-            if keywords.get(key) is not None
-        }
+        claims = (
+            "k",
+            "qi",
+            "numeric",
+            "sensitive",
+            "l",
+            "diversity",
+            "c",
+            "t",
+            *CRITERIA.defaults(),
+        )  # fmt: skip  (the population criteria, their population)
+        recorded = {key: keywords[key] for key in claims if keywords.get(key) is not None}
         job = RelationalJob.build({**recorded, "types": _qi_types(params), "na_values": qi_codes})
     except (InputError, TypeError, KeyError) as exc:
         raise InputError(f"the manifest does not describe a valid relational job: {exc}") from None

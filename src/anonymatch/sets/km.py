@@ -21,9 +21,9 @@ import scipy.sparse as sp
 
 from anonymatch.core.cells import split_cell
 from anonymatch.core.counting import check_k, check_km
-from anonymatch.core.errors import ArgumentTypeError, InputError, VerificationError
-from anonymatch.core.manifest import new_manifest
+from anonymatch.core.errors import ArgumentTypeError, InputError
 from anonymatch.core.params import check_seed, type_name
+from anonymatch.core.release import Produced, publish, refuse
 from anonymatch.sets.methods.km import group_labels, item_ncp, km_anonymize, transactions_matrix
 
 # --------------------------------------------------------------------------------------------
@@ -168,11 +168,10 @@ def anonymize_km(
     pub_matrix, pub_labels = transactions_matrix(published)
     check = check_km(pub_matrix, pub_labels, k, int(m))
     t_verify = time.perf_counter() - t0
-    if not ok or not check.passed:
-        why = how if not ok else f"{check.n_violations} rare itemsets"
-        raise VerificationError(f"the release failed verification ({why}); nothing written")
-    report = new_manifest(
-        data_kind="transactions",
+    refuse(ok, how)
+    refuse(check.passed, f"{check.n_violations} rare itemsets")
+    produced = Produced(
+        kind="transactions",
         method="km-hypergraph",
         parameters={},
         guarantee={"model": "k^m-anonymity", "k": k, "m": int(m)},
@@ -187,11 +186,12 @@ def anonymize_km(
             "verify": t_verify,
             "wall": time.perf_counter() - started,
         },
-        randomness_seeded=seed is not None,
-        input_records=int(mat.shape[0]),
-        output_records=len(published),
+        seeded=seed is not None,
+        records_in=int(mat.shape[0]),
+        records_out=len(published),
         input_extra={"items": int(mat.shape[1])},
     )
+    report = publish(produced)
     return KMRelease(published, report)
 
 

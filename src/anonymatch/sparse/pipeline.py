@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from anonymatch.core.errors import VerificationError
-from anonymatch.core.manifest import new_manifest, rename_keys
+from anonymatch.core.manifest import rename_keys
+from anonymatch.core.release import Produced, publish
 from anonymatch.core.runner import Placement, default_workers, run_partitions
 from anonymatch.sparse.job import SparseJob, check_rows
 from anonymatch.sparse.methods.mondrian import mondrian_labels
@@ -169,18 +169,17 @@ def run_job(x: sp.spmatrix | sp.sparray, job: SparseJob) -> SparseRelease:
         seconds["verify"] = time.perf_counter() - t
         extra["clusters"] = int(labels.max()) + 1 if n else 0
         checked = rename_keys(verification.to_dict(), {"rows": "records"})
-        if not verification.passed:
-            raise VerificationError(f"the release failed verification: {verification.reason}")
-    report = new_manifest(
-        data_kind="sparse",
+    produced = Produced(
+        kind="sparse",
         method=method.name,
         parameters=parameters,
         guarantee=guarantee,
         verification=checked,
         loss={**edge_metrics(x, published).to_dict(), **extra},
         seconds={**seconds, "wall": time.perf_counter() - started},
-        randomness_seeded=seed is not None,
-        input_records=n,
-        output_records=n,
+        seeded=seed is not None,
+        records_in=n,
+        records_out=n,
     )
+    report = publish(produced)  # refuses a release that failed verification
     return SparseRelease(published, labels, verification, report)

@@ -43,10 +43,10 @@ import pyarrow.parquet as pq
 import scipy.sparse as sp
 
 from anonymatch.core import lifecycle
-from anonymatch.core.errors import InputError, VerificationError
+from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
-from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import check_dimensions
+from anonymatch.core.release import Produced, publish, refuse
 from anonymatch.core.runner import Placement, default_workers, run_partitions, split_even
 from anonymatch.sparse.io import binary_csr, iter_parquet_edges, sparse_format
 from anonymatch.sparse.job import SparseJob, check_rows, check_streamable
@@ -272,8 +272,8 @@ def anonymize_sparse_stream(
         )
         seconds["anonymize"] = time.perf_counter() - t
         failed = [r["verification"] for r in results if not r["verification"]["passed"]]
-        if failed:
-            raise VerificationError(f"the release failed verification: {failed[0]['reason']}")
+        if failed:  # before anything is written
+            refuse(False, failed[0]["reason"])
         t = time.perf_counter()
         parts = [work / f"part-{c:06d}.parquet" for c in range(len(sizes))]
         write_atomically(output, lambda tmp: _write_parts(tmp, parts, out_fmt))
@@ -285,8 +285,8 @@ def anonymize_sparse_stream(
     common = sum(r["edges_common"] for r in results)
     union = e + p - common
     checks = [r["verification"] for r in results]
-    return new_manifest(
-        data_kind="sparse",
+    produced = Produced(
+        kind="sparse",
         method=method.name,
         parameters={
             "columns": m,
@@ -331,7 +331,8 @@ def anonymize_sparse_stream(
             },
         },
         seconds={**seconds, "wall": time.perf_counter() - started},
-        randomness_seeded=seed is not None,
-        input_records=n,
-        output_records=n,
+        seeded=seed is not None,
+        records_in=n,
+        records_out=n,
     )
+    return publish(produced)

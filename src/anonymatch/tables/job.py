@@ -36,7 +36,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from anonymatch.core.criteria import Criterion, refuse_unsupported
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import (
+    STREAM_MIN_ROWS,
     Execution,
+    Streamed,
     check_level_fits,
     check_seed,
     check_weights,
@@ -47,6 +49,7 @@ from anonymatch.core.params import (
     number,
     optional_integer,
     param,
+    streamed_executor,
     with_defaults,
 )
 from anonymatch.tables.models import CRITERIA
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
     from anonymatch.tables.columns.hierarchy import Hierarchy
     from anonymatch.tables.columns.qitypes import QITypes
     from anonymatch.tables.columns.schema import MissingCodes, Schema
+    from anonymatch.tables.io import CsvOptions
     from anonymatch.tables.methods import Method
     from anonymatch.tables.models.sensitive import SensitiveModel
 
@@ -672,6 +676,48 @@ class Plan:
         parameters["suppression_limit"] = job.suppression_limit
         parameters["missing"] = {**job.na.describe(), "drop": job.drop_missing}
         manifest["plan"] = self.to_dict()
+
+
+def choose_path(
+    job: TableJob, input_path: str, output: str, csv: CsvOptions | None = None
+) -> Streamed | None:
+    """Where a job runs on these files: the executor of the streamed path, or None for the
+    in-memory path (``core.params.streamed_executor``). The job says what it needs — a
+    method that does not stream, per-record levels, a suppression limit or a criterion the
+    streamed path cannot check (``Criterion.paths``) keep ``auto`` in memory, as do a
+    statistical package's file and a workbook —, the files whether they are large: a
+    directory of Parquet parts, a directory output, or at least ``STREAM_MIN_ROWS`` rows
+    (counted only when it matters). O(1), or O(rows) to count a file's rows."""
+    from pathlib import Path
+
+    if job.method.levels:  # the adaptive path reads the whole table
+        return None
+    from anonymatch.tables.io import is_excel
+    from anonymatch.tables.io.sql import is_database_url
+    from anonymatch.tables.io.stats import is_stats_file
+    from anonymatch.tables.io.stream import count_rows, is_directory_output
+
+    files_in_memory = any(
+        (is_excel(input_path), is_stats_file(input_path), is_excel(output), is_stats_file(output))
+    )
+    memory_only = (
+        files_in_memory
+        or not job.method.streamable
+        or bool(job.suppression_limit)
+        or any("streamed" not in c.paths for c in job.criteria)
+    )
+
+    source = Path(input_path)
+    parts_out = not is_database_url(output) and is_directory_output(output)
+    parts_in = source.is_dir() and any(source.glob("*.parquet"))
+
+    def large() -> bool:
+        csv_rows = is_database_url(input_path) or source.is_file()  # a server-side cursor
+        return csv_rows and count_rows(input_path, csv) >= STREAM_MIN_ROWS
+
+    return streamed_executor(
+        job.execution, memory_only=memory_only, large=large, required=parts_out or parts_in
+    )
 
 
 def plan(

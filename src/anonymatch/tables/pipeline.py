@@ -17,11 +17,10 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.classes import privacy_step
-from anonymatch.core.criteria import record
-from anonymatch.core.errors import InputError, VerificationError
+from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import param, require_frame
+from anonymatch.core.release import Produced, publish, refuse
 from anonymatch.tables.columns.schema import (
     DEFAULT_NA_VALUES,
     EncodedQI,
@@ -38,6 +37,7 @@ from anonymatch.tables.methods import BuildOptions, build_graph
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.models.certified import check_certified, ring_certificate
 from anonymatch.tables.models.sensitive import (
+    SensitiveCheck,
     SensitiveModel,
     SensitiveTarget,
     check_release,
@@ -198,65 +198,83 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     # verifier where a k-factor may be found piece by piece (faster); a pass is still proven on
     # the graph rebuilt from the cells.
     check = verify(published, enc, k, blocks=published_graph.blocks())
-    if not check.passed:
-        raise VerificationError(
-            f"the release failed verification ({check.reason}); nothing written"
-        )
-    certificate = None
-    if rings is not None and rings.rings:
-        certificate = ring_certificate(k, [position[r] for r in rings.rings])
+    refuse(check.passed, check.reason)
+    ring_rows = None if rings is None else [position[r] for r in rings.rings]
+    if ring_rows:  # every draw of the rings' privacy step, from their certificate (§6)
+        certificate = ring_certificate(k, ring_rows)
         sensitive_checks = check_certified(published, enc, table, data, models, certificate)
     else:
         sensitive_checks = check_release(published, enc, table, data, models)
     t_verify = time.perf_counter() - t0
-    for failed in (s for s in sensitive_checks if not s.passed):
-        raise VerificationError(
-            f"the release failed verification ({failed.reason}); nothing written"
-        )
+    for s in sensitive_checks:
+        refuse(s.passed, s.reason)
+    widening, view, source = None, None, None
     if job.criteria:  # widen the rows a population criterion refuses; all verified again
         from anonymatch.tables.models.widening import apply_population
         from anonymatch.tables.risk.population import PopulationInput
 
         assert job.population is not None
-        table, widening, view, source = apply_population(
+        table, widened, view, source = apply_population(
             data, table, job.criteria, job.population, PopulationInput.of(job), job.k
         )
+        widening = widened.to_dict()
         cells = published = parse_cells(table, enc)  # the widened cells, verified again:
         check = verify(published, enc, k)  # the manifest's figures are those of the release
-    loss = information_loss(cells, enc)
-    report = _report(job, run, n, dropped, n_parts, loss, check)
-    note_missing(report, job.na, enc, cells, suppressed)
-    if job.criteria:
-        record(report, job.criteria, view, source)
-        loss_block = report["loss"]
-        assert isinstance(loss_block, dict)
-        loss_block["widening"] = widening.to_dict()
-    if models:
-        guarantee = report["guarantee"]
-        verification = report["verification"]
-        assert isinstance(guarantee, dict) and isinstance(verification, dict)
-        guarantee["sensitive"] = [m.describe() for m in models]
-        verification["sensitive"] = [s.to_dict() for s in sensitive_checks]
-        if rings is not None:
-            guarantee["construction"] = "rings" if rings.rings else "classes"
-            in_rings = sum(len(r) for r in rings.rings)
-            verification["ring_records"] = in_rings
-        if certificate is not None:
-            guarantee["certificate"] = certificate
     from anonymatch.tables.risk.headline import headline
     from anonymatch.tables.risk.leakage import check_leakage
 
     t0 = time.perf_counter()
-    report["leakage"] = check_leakage(data, enc, published, table, schema).to_dict()
-    loss_block = report["loss"]
-    assert isinstance(loss_block, dict)
-    loss_block["headline"] = headline(published, enc).to_dict()
-    report["seconds"] = {
+    leakage = check_leakage(data, enc, published, table, schema).to_dict()
+    keeps = headline(published, enc).to_dict()
+    seconds = {
         "build": t_build,
         "verify": t_verify,
         "leakage": time.perf_counter() - t0,
         "wall": time.perf_counter() - started,
     }
+    models_claim, models_figures = sensitive_claims(models, sensitive_checks, k, ring_rows)
+    suppression, run_plan = plan_blocks(run, job)
+    na = missing_codes(job.na)
+    figures = information_loss(cells, enc)
+    loss = figures.to_dict()
+    loss["suppressed_cells"] = int(cells.num_star.sum() + cells.cat_star.sum())
+    if suppressed:  # each dropped record a row of NCP 1, as ARX's loss counts it
+        loss["gcp_with_suppressed"] = (float(figures.gcp) * n + suppressed) / (n + suppressed)
+    produced = Produced(
+        kind="table",
+        method=spec.name,
+        parameters={
+            **schema.roles(),
+            "partition_size": run.partition_size,
+            "partitions": n_parts,
+            **suppression,
+            **({"na_codes": {c: list(v) for c, v in na.columns.items()}} if na.columns else {}),
+        },
+        guarantee={"model": "k-anonymity", "k": k},
+        verification={**check.to_dict(), "suppressed": suppressed},
+        loss=loss,
+        seconds=seconds,
+        seeded=job.seed is not None,
+        records_in=n + dropped + suppressed,
+        records_out=n,
+        input_extra={
+            "dropped_missing": dropped,
+            "suppressed": suppressed,
+            "missing_values": int(enc.num_missing.sum() + enc.cat_missing.sum()),
+        },
+        models=models_claim,
+        model_figures=models_figures,
+        plan=run_plan,
+    )
+    report = publish(
+        produced,
+        criteria=job.criteria,
+        view=view,
+        source=source,
+        widening=widening,
+        leakage=leakage,
+        headline=keeps,
+    )
     return Release(table, cells, published_graph, enc, report)
 
 
@@ -297,65 +315,39 @@ such a column keeps it, and converting them to objects and back (as for other dt
 about 5 ms per column on Adult."""
 
 
-def _report(
-    job: TableJob,
-    run: Plan,
-    n: int,
-    dropped: int,
-    n_parts: int,
-    loss: InformationLoss,
-    check: VerificationReport,
-) -> dict[str, object]:
-    seed = job.seed
-    report = new_manifest(
-        data_kind="table",
-        method=job.method.name,
-        parameters={
-            **job.schema.roles(),
-            "partition_size": run.partition_size,
-            "partitions": n_parts,
-        },
-        guarantee={"model": "k-anonymity", "k": job.k},
-        verification=check.to_dict(),
-        loss=loss.to_dict(),
-        seconds={},
-        randomness_seeded=seed is not None,
-        input_records=n + dropped,
-        output_records=n,
-        input_extra={"dropped_missing": dropped},
-    )
-    run.record(report, job)
-    return report
+def sensitive_claims(
+    models: Sequence[SensitiveModel],
+    checks: Sequence[SensitiveCheck],
+    k: int,
+    rings: Sequence[np.ndarray] | None,
+) -> tuple[dict[str, object], dict[str, object]]:
+    """What a table release states about its sensitive models, in memory and streamed alike
+    (``core.release.Produced.models`` and ``model_figures``): ``guarantee.sensitive`` (each
+    model) and ``verification.sensitive`` (each check); with a freeform construction (``rings``:
+    every sensitive ring's release rows, in ring order; None for a method without one) also
+    ``guarantee.construction`` (rings or classes), ``verification.ring_records`` and, with
+    rings, ``guarantee.certificate`` (``models.certified.ring_certificate``), which ``verify
+    --manifest`` checks every draw with. Nothing without models. O(models + ring records)."""
+    if not models:
+        return {}, {}
+    claims: dict[str, object] = {"sensitive": [m.describe() for m in models]}
+    figures: dict[str, object] = {"sensitive": [c.to_dict() for c in checks]}
+    if rings is not None:
+        claims["construction"] = "rings" if rings else "classes"
+        figures["ring_records"] = int(sum(len(r) for r in rings))
+        if rings:
+            claims["certificate"] = ring_certificate(k, rings)
+    return claims, figures
 
 
-def note_missing(
-    report: dict[str, object],
-    na_values: NAValues | None,
-    enc: EncodedQI,
-    cells: GeneralizedQI,
-    suppressed: int,
-) -> None:
-    """Record missing values and suppression in a table manifest: per-column missing codes
-    (``parameters.na_codes``), the records dropped as outliers (``input.suppressed``, also
-    counted in ``input.records``), the missing QI values kept (``input.missing_values``) and
-    the cells published as ``*`` (``loss.suppressed_cells``); with suppressed records,
-    ``loss.gcp_with_suppressed`` counts each dropped record as a row of NCP 1, as ARX's loss
-    does. The suppression limit itself is recorded with the plan (``Plan.record``)."""
-    parameters, source, loss = report["parameters"], report["input"], report["loss"]
-    assert isinstance(parameters, dict) and isinstance(source, dict) and isinstance(loss, dict)
-    codes = missing_codes(na_values)
-    if codes.columns:
-        parameters["na_codes"] = {c: list(v) for c, v in codes.columns.items()}
-    source["suppressed"] = suppressed
-    source["records"] = int(source["records"]) + suppressed
-    source["missing_values"] = int(enc.num_missing.sum() + enc.cat_missing.sum())
-    loss["suppressed_cells"] = int(cells.num_star.sum() + cells.cat_star.sum())
-    if suppressed:
-        n = cells.n
-        loss["gcp_with_suppressed"] = (float(loss["gcp"]) * n + suppressed) / (n + suppressed)
-    verification = report["verification"]
-    assert isinstance(verification, dict)
-    verification["suppressed"] = suppressed
+def plan_blocks(run: Plan, job: TableJob) -> tuple[dict[str, object], dict[str, object]]:
+    """What the plan states in a table manifest (``Plan.record``): the parameters it adds
+    (``suppression_limit``, ``missing``) and the ``plan`` block. O(columns)."""
+    written: dict[str, object] = {"parameters": {}}
+    run.record(written, job)
+    parameters, block = written["parameters"], written["plan"]
+    assert isinstance(parameters, dict) and isinstance(block, dict)
+    return parameters, block
 
 
 def verify_release(

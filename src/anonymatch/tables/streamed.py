@@ -62,10 +62,10 @@ from tqdm import tqdm
 from anonymatch.core import lifecycle
 from anonymatch.core.classes import privacy_step
 from anonymatch.core.csvsafe import unescape_table
-from anonymatch.core.errors import InfeasibleError, InputError, VerificationError
+from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import Execution, param
+from anonymatch.core.release import Produced, publish, refuse
 from anonymatch.core.runner import (
     ExecutorName,
     child_seeds,
@@ -104,6 +104,7 @@ from anonymatch.tables.models.sensitive import (
     merge_checks,
 )
 from anonymatch.tables.order import lexicographic_order
+from anonymatch.tables.pipeline import plan_blocks, sensitive_claims
 from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
 from anonymatch.tables.risk.headline import headline
 from anonymatch.tables.risk.leakage import (
@@ -703,10 +704,7 @@ def anonymize_file(
             ):
                 if result.infeasible is not None:
                     raise InfeasibleError(f"infeasible: {result.infeasible}")
-                if result.failure is not None:
-                    raise VerificationError(
-                        f"the release failed verification ({result.failure}); nothing written"
-                    )
+                refuse(result.failure is None, result.failure)
                 batch = _release_batch(result, table, order)
                 rings.extend(_release_rows(result.rings, writer.rows))
                 columns = batch.column_names
@@ -741,14 +739,10 @@ def anonymize_file(
             raise
     loss = loss_from_sums(sums, n, qi)
     codes = missing_codes(na_values)
-    guarantee: dict[str, object] = {"model": "k-anonymity", "k": k}
-    sensitive_checks: dict[str, object] = {}
-    if models:
-        guarantee["sensitive"] = [m.describe() for m in models]
-        sensitive_checks["sensitive"] = [check.to_dict() for check in checks]
-        _record_rings(guarantee, sensitive_checks, k, rings)
-    manifest = new_manifest(
-        data_kind="table",
+    models_claim, models_figures = sensitive_claims(models, checks, k, rings)
+    suppression, run_plan = plan_blocks(run, job)
+    produced = Produced(
+        kind="table",
         method=method,
         parameters={
             **schema.roles(),
@@ -762,8 +756,9 @@ def anonymize_file(
                 if codes.columns
                 else {}
             ),
+            **suppression,
         },
-        guarantee=guarantee,
+        guarantee={"model": "k-anonymity", "k": k},
         verification={
             "passed": True,
             "k": k,
@@ -778,17 +773,16 @@ def anonymize_file(
             "partitions": len(bounds) - 1,
             "min_matches_original": int(min_matches),
             "compatible_pairs": int(pairs),
-            **sensitive_checks,
         },
-        loss={**loss.to_dict(), "suppressed_cells": stars, "headline": keeps.to_dict()},
+        loss={**loss.to_dict(), "suppressed_cells": stars},
         seconds={
             "scan_and_order": t_scan,
             "leakage": t_leakage,
             "wall": time.perf_counter() - started,
         },
-        randomness_seeded=seed is not None,
-        input_records=n + table.dropped,
-        output_records=n,
+        seeded=seed is not None,
+        records_in=n + table.dropped,
+        records_out=n,
         input_extra={
             "dropped_missing": table.dropped,
             "suppressed": 0,
@@ -798,10 +792,11 @@ def anonymize_file(
             "layout": "partitioned",
             **({"csv_safe": csv_safe} if writer.sidecar else {}),
         },
+        models=models_claim,
+        model_figures=models_figures,
+        plan=run_plan,
     )
-    run.record(manifest, job)
-    manifest["leakage"] = leakage.to_dict()  # after the plan, as on the in-memory path
-    return manifest
+    return publish(produced, leakage=leakage.to_dict(), headline=keeps.to_dict())
 
 
 def _leakage(
@@ -839,24 +834,6 @@ _RING_CHECKED = (
 def _release_rows(rings: tuple[np.ndarray, ...], before: int) -> list[np.ndarray]:
     """A chunk's rings as release rows: its rows follow the ``before`` rows written so far."""
     return [before + ring for ring in rings]
-
-
-def _record_rings(
-    guarantee: dict[str, object],
-    verification: dict[str, object],
-    k: int,
-    rings: list[np.ndarray],
-) -> None:
-    """The manifest's record of the sensitive construction, as on the in-memory path:
-    ``guarantee.construction`` (rings or classes), ``verification.ring_records`` and, with
-    rings, ``guarantee.certificate`` (``models.certified.ring_certificate``: every ring's
-    release rows in ring order), which ``verify --manifest`` checks."""
-    from anonymatch.tables.models.certified import ring_certificate
-
-    guarantee["construction"] = "rings" if rings else "classes"
-    verification["ring_records"] = int(sum(len(r) for r in rings))
-    if rings:
-        guarantee["certificate"] = ring_certificate(k, rings)
 
 
 def memory_bound(

@@ -630,9 +630,11 @@ def create_app(state: AppState) -> Starlette:
                 else:
                     settings = await run_in_threadpool(data.Settings.from_form, form, ds, trees,
                                                        carried)  # fmt: skip
-                if ds.items is None:  # the population figures are the table's
-                    await store_population(form, session, settings)
-                    await run_in_threadpool(settings.table_job, ds)  # its criteria, with it
+                await store_population(form, session, settings)
+                if ds.items is None:  # the criteria checked with the population stored
+                    await run_in_threadpool(settings.table_job, ds)
+                else:
+                    await run_in_threadpool(relational.relational_job, settings)
             except AnonymatchError as exc:
                 session.error = f"error: {exc}"
                 session.tidy_uploads()

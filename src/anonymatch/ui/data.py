@@ -488,10 +488,7 @@ class Settings:
                 raise InputError("k must be a whole number of at least 1")
             model["k"] = k
         model.update(sensitive_model(form))
-        for p in CRITERIA.parameters():  # the population is the form's upload (store_population)
-            value = None if p.kind == "table" else _number(form.get(p.name), p.python_type, p.name)
-            if value is not None:
-                model[p.name] = value
+        model.update(criteria_values(form))
         limit = _number(form.get("suppression_limit"), float, "the suppression limit")
         if limit:
             model["suppression_limit"] = limit
@@ -599,7 +596,7 @@ class Settings:
             "run/release.jsonl" if items is not None else "run/release.csv",
             "run/manifest.json",
             items,
-        ).model_copy(update={"model": self._criteria_model(relative)})
+        ).model_copy(update={"model": self.criteria_model(relative)})
 
     def table_job(self, dataset: Dataset, criteria: bool = True) -> Any:
         """The run's :class:`~anonymatch.tables.job.TableJob` (built from the job as the CLI's
@@ -612,7 +609,7 @@ class Settings:
             str(dataset.path), {c: str(h.path) for c, h in self.hierarchies.items()}, None, None
         )
         if criteria:
-            job = job.model_copy(update={"model": self._criteria_model(str)})
+            job = job.model_copy(update={"model": self.criteria_model(str)})
         else:
             keys = {p.name: None for p in CRITERIA.parameters()}
             job = job.model_copy(update={"model": job.model.model_copy(update=keys)})
@@ -620,7 +617,7 @@ class Settings:
 
         return TableJob.build(job_file_keywords(job))
 
-    def _criteria_model(self, path: Callable[[Path], str]) -> Any:
+    def criteria_model(self, path: Callable[[Path], str]) -> Any:
         """The job's ``[model]`` with the uploaded population table (by ``path`` of its stored
         file) when a criterion is asked for: the form's population is its population."""
         model = self.job.model
@@ -663,6 +660,18 @@ class Settings:
                 "output": self.job.output.model_copy(update={"path": output, "report": report}),
             }
         )
+
+
+def criteria_values(form: Mapping[str, Any]) -> dict[str, Any]:
+    """The form's fields of the population criteria (one per parameter of
+    ``tables.models.CRITERIA`` but the population, which is the form's upload): the
+    ``[model]`` keys they give. InputError when a field is not a number."""
+    values = {}
+    for p in CRITERIA.parameters():
+        value = None if p.kind == "table" else _number(form.get(p.name), p.python_type, p.name)
+        if value is not None:
+            values[p.name] = value
+    return values
 
 
 def read_job_text(raw: bytes, name: str) -> Job:

@@ -34,6 +34,7 @@ from anonymatch.ui.data import (
     _text,
     _tokens,
     column_spec,
+    criteria_values,
     risk_summary,
     sensitive_model,
 )
@@ -135,6 +136,7 @@ def settings_from_form(
     if k is not None:
         model["k"] = k  # checked by the job file's models and the RelationalJob
     model.update(sensitive_model(form))
+    model.update(criteria_values(form))  # counted against the uploaded population
     method_keys: dict[str, Any] = {"name": method}
     weight = _number(form.get("item_weight"), float, "the item weight")
     if weight is not None:
@@ -158,13 +160,15 @@ def settings_from_form(
     used = {c for c, col in columns.items() if "hierarchy" in col}
     settings = cls(parse_job(mapping, "the form"), {c: h for c, h in hierarchies.items()
                                                     if c in used})  # fmt: skip
-    relational_job(settings)  # the run's own checks, before the run
+    relational_job(settings, criteria=False)  # the run's own checks, before the run
     return settings
 
 
-def relational_job(settings: Settings) -> Any:
+def relational_job(settings: Settings, criteria: bool = True) -> Any:
     """The run's ``RelationalJob`` from the settings' job file (the hierarchies read from their
-    stored files), as ``anonymize-rt --config`` builds it. InputError (one line) on a problem."""
+    stored files), as ``anonymize-rt --config`` builds it, with the population criteria
+    counted against the uploaded population (``criteria``: False checks the rest before the
+    population is stored). InputError (one line) on a problem."""
     from anonymatch.app.tablejob import job_file_keywords
     from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, RelationalJob
     from anonymatch.tables.columns.schema import MissingCodes
@@ -205,8 +209,17 @@ def relational_job(settings: Settings) -> Any:
             method=keywords.get("method", "hungarian"),
             item_weight=DEFAULT_ITEM_WEIGHT if weight is None else weight,
             partition_size=keywords.get("partition_size"),
+            **(_criteria(settings) if criteria else {}),
         ),
     )
+
+
+def _criteria(settings: Settings) -> dict[str, Any]:
+    """The job's population criteria and the uploaded population's stored file."""
+    from anonymatch.tables.models import CRITERIA
+
+    model = settings.criteria_model(str)
+    return {p.name: getattr(model, p.name) for p in CRITERIA.parameters()}
 
 
 def headline(settings: Settings, dataset: Dataset, release: Path) -> dict[str, Any]:

@@ -49,7 +49,7 @@ class Partition:
     """Groups of records laid out contiguously: group g is ``order[bounds[g]:bounds[g + 1]]``.
 
     ``order`` is a permutation of 0..n−1 and ``bounds`` increases from 0 to n; groups appear in
-    the left-to-right order of the cuts. ``ranks[p]`` holds the dense ranks (``attribute_ranks``)
+    the left-to-right order of the cuts. ``ranks[p]`` holds the dense ranks (``_ranks_and_levels``)
     of record ``order[p]``, laid out like ``order``, for callers that need per-group statistics.
     """
 
@@ -109,18 +109,11 @@ def relaxed_partition(qi: EncodedQI, k: int) -> Partition:
     return _partition(qi, k, strict=False)
 
 
-def attribute_ranks(qi: EncodedQI) -> tuple[np.ndarray, np.ndarray]:
-    """Dense ranks of every record in every attribute, numeric first then categorical, as an
-    (n, d) int64 array, and the number of possible ranks per attribute. Categorical codes are
-    used as they are (already 0..|A|−1 in sorted label order; in depth-first order of the
-    hierarchy for a QI that has one). O(d·n log n)."""
-    ranks, modulus, _ = _ranks_and_levels(qi)
-    return ranks, modulus
-
-
 def _ranks_and_levels(qi: EncodedQI) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """``attribute_ranks`` plus, per numeric attribute, its sorted distinct values (the value of
-    each rank)."""
+    """Dense ranks of every record in every attribute, numeric first then categorical, as an
+    (n, d) array, the number of possible ranks per attribute and, per numeric attribute, its
+    sorted distinct values (the value of each rank). Categorical codes are used as they are
+    (0..|A|−1 in sorted label order; depth first in a QI's hierarchy). O(d·n log n)."""
     n, dn, dc = qi.n, qi.num.shape[1], qi.cat.shape[1]
     ranks = np.empty((n, dn + dc), dtype=np.int32 if n < 2**31 - 1 else np.int64)
     modulus = np.empty(dn + dc, dtype=np.int64)

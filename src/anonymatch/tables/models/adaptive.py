@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from anonymatch.core.errors import InputError, VerificationError
+from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.core.manifest import new_manifest
 from anonymatch.core.params import check_level_fits, integer, param, require_frame
+from anonymatch.core.release import Produced, publish
 from anonymatch.core.runner import Placement, run_partitions
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io.cells import parse_cells
@@ -37,7 +37,7 @@ from anonymatch.tables.methods.bmatching import (
     variational_bmatching,
 )
 from anonymatch.tables.metrics import information_loss
-from anonymatch.tables.pipeline import Release, _release_table, prepare
+from anonymatch.tables.pipeline import Release, _release_table, plan_blocks, prepare
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.risk.attack import Adversary, AttackReport, simulate_attack
 from anonymatch.tables.verify import AdaptiveVerificationReport, attacker_view, verify_adaptive
@@ -392,17 +392,14 @@ def anonymize_adaptive(
     t0 = time.perf_counter()
     check = verify_adaptive(parse_cells(table, enc), enc, delta)
     t_verify = time.perf_counter() - t0
-    if not check.passed:
-        raise VerificationError(
-            f"the release failed verification ({check.reason}); nothing written"
-        )
     position = np.empty(n, np.int64)
     position[shuffle] = np.arange(n)
     adj = solution.adjacency(n).tocoo()  # published row i covers original j
     graph = GeneralizationGraph.from_edges(adj.col, position[adj.row], n)
     stars = int(solution.stars.sum())
-    report = new_manifest(
-        data_kind="table",
+    suppression, run_plan = plan_blocks(run, job)
+    produced = Produced(
+        kind="table",
         method=method,
         parameters={
             **schema.roles(),
@@ -413,6 +410,7 @@ def anonymize_adaptive(
             "partition_size": run.partition_size,
             "patience": options.patience if method != "agglomerative" else None,
             "candidates": candidates if method != "agglomerative" else None,
+            **suppression,
         },
         guarantee={
             "model": "adaptive-anonymity",
@@ -440,12 +438,13 @@ def anonymize_adaptive(
             "verify": t_verify,
             "wall": time.perf_counter() - started,
         },
-        randomness_seeded=seed is not None,
-        input_records=n + dropped,
-        output_records=n,
+        seeded=seed is not None,
+        records_in=n + dropped,
+        records_out=n,
         input_extra={"dropped_missing": dropped},
+        plan=run_plan,
     )
-    run.record(report, job)
+    report = publish(produced)
     return Release(table, cells, graph, enc, report)
 
 

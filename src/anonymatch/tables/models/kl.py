@@ -24,9 +24,9 @@ import scipy.sparse as sp
 
 from anonymatch.core.cells import STAR, canonical_cell
 from anonymatch.core.counting import AnonymityReport, check_k, check_kl_codes, check_level
-from anonymatch.core.errors import InputError, VerificationError
-from anonymatch.core.manifest import new_manifest
+from anonymatch.core.errors import InputError
 from anonymatch.core.params import accept_keywords, check_seed, column_list, param, require_frame
+from anonymatch.core.release import Produced, publish, refuse
 from anonymatch.core.view import group_rows
 from anonymatch.tables.columns.schema import (
     EncodedQI,
@@ -118,12 +118,11 @@ def kl_release(
     truthful, how = verify_generalization(parse_cells(table, enc), enc)
     kl = check_kl(table, k, level, list(schema.qi), [a for a in schema.qi if a in schema.numeric])
     t_verify = time.perf_counter() - t0
-    if not truthful or not kl.passed:
-        why = how if not truthful else f"{kl.n_violations} rare combinations"
-        raise VerificationError(f"the release failed verification ({why}); nothing written")
+    refuse(truthful, how)
+    refuse(kl.passed, f"{kl.n_violations} rare combinations")
     loss = information_loss(cells, enc)
-    report = new_manifest(
-        data_kind="table",
+    produced = Produced(
+        kind="table",
         method="kl-hypergraph",
         parameters=schema.roles(),
         guarantee={"model": "(k,l)-anonymity", "k": k, "known": level},
@@ -138,11 +137,12 @@ def kl_release(
             "verify": t_verify,
             "wall": time.perf_counter() - started,
         },
-        randomness_seeded=seed is not None,
-        input_records=enc.n + dropped,
-        output_records=enc.n,
+        seeded=seed is not None,
+        records_in=enc.n + dropped,
+        records_out=enc.n,
         input_extra={"dropped_missing": dropped},
     )
+    report = publish(produced)
     return KLRelease(table, cells, enc, report)
 
 
