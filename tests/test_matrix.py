@@ -217,17 +217,6 @@ BUG_DIRECTORY_SENSITIVE = (
     "parts) exits 2 'input is a directory, not a file' when the release claims an l-diversity or "
     "t-closeness model (k alone is checked)"
 )
-BUG_REPORT_DB_RELEASE = (
-    "report ORIGINAL URL --manifest M of a release written to a database in memory (-o URL "
-    "--output-table T) exits 2 'a database input needs exactly one of --table and --query': "
-    "report has no --release-table and does not read output.table from the manifest (the "
-    "streamed database release is reported)"
-)
-BUG_REPORT_SUPPRESSION = (
-    "report ORIGINAL RELEASE --manifest M of a release made with --suppression-limit exits 4 "
-    "'the manifest says n_original = 57, the verifier finds 60' although verify --manifest "
-    "passes: report re-checks without the suppressed records"
-)
 BUG_KL_LEAKS = (
     "anonymize-kl publishes a kept free-text column (one value per person) with no leakage "
     "warning and no manifest leakage block (anonymize warns about the same column; --strict "
@@ -457,10 +446,6 @@ def _table_cases() -> Iterator[Any]:
             supported = path.route in model.routes and "table" in model.kinds
             if supported and path.target == "dir" and model.sensitive:
                 marks.append(pytest.mark.xfail(strict=True, reason=BUG_DIRECTORY_SENSITIVE))
-            if supported and path.target == "db" and path.route == "memory":
-                marks.append(pytest.mark.xfail(strict=True, reason=BUG_REPORT_DB_RELEASE))
-            if supported and model is SUPPRESSION:
-                marks.append(pytest.mark.xfail(strict=True, reason=BUG_REPORT_SUPPRESSION))
             yield pytest.param(path, model, id=f"{path.id}-{model.id}", marks=marks)
 
 
