@@ -212,11 +212,6 @@ TABLE_PATHS = [
 RUNNING_PATHS = [p for p in TABLE_PATHS if p.route != REFUSED]
 
 # the bugs the matrix found, one entry each (the tests assert the correct behaviour)
-BUG_DIRECTORY_SENSITIVE = (
-    "verify ORIGINAL DIR --manifest M (the documented check of a streamed directory of Parquet "
-    "parts) exits 2 'input is a directory, not a file' when the release claims an l-diversity or "
-    "t-closeness model (k alone is checked)"
-)
 BUG_KL_LEAKS = (
     "anonymize-kl publishes a kept free-text column (one value per person) with no leakage "
     "warning and no manifest leakage block (anonymize warns about the same column; --strict "
@@ -442,11 +437,7 @@ def table_cases() -> list[Any]:
 def _table_cases() -> Iterator[Any]:
     for path in TABLE_PATHS:
         for model in MODELS:
-            marks = []
-            supported = path.route in model.routes and "table" in model.kinds
-            if supported and path.target == "dir" and model.sensitive:
-                marks.append(pytest.mark.xfail(strict=True, reason=BUG_DIRECTORY_SENSITIVE))
-            yield pytest.param(path, model, id=f"{path.id}-{model.id}", marks=marks)
+            yield pytest.param(path, model, id=f"{path.id}-{model.id}")
 
 
 @pytest.mark.parametrize(("path", "model"), table_cases())
