@@ -217,11 +217,6 @@ BUG_KL_LEAKS = (
     "warning and no manifest leakage block (anonymize warns about the same column; --strict "
     "is not an option of anonymize-kl)"
 )
-BUG_HTML_DB_RELEASE = (
-    "anonymize -o URL --output-table T --report-html R.html (a database release in memory) "
-    "exits 2 'input file not found: sqlite:/…' after the release table T and T__anonymatch "
-    "were created: no manifest, no report, and the release left behind"
-)
 BUG_HTML_BINARY_RELEASE = (
     "anonymize -o R.parquet (or R.xlsx) --report-html R.html on the in-memory path exits 2 "
     "'malformed CSV in .R.parquet.XXXX.tmp': the HTML report reads the temporary binary release "
@@ -1173,8 +1168,6 @@ def report_html_cases() -> list[Any]:
     cases = []
     for path in RUNNING_PATHS:
         marks = []
-        if path.target == "db" and path.route == "memory":
-            marks.append(pytest.mark.xfail(strict=True, reason=BUG_HTML_DB_RELEASE))
         if path.target in ("parquet", "xlsx") and path.route == "memory":
             marks.append(pytest.mark.xfail(strict=True, reason=BUG_HTML_BINARY_RELEASE))
         cases.append(pytest.param(path, id=path.id, marks=marks))

@@ -890,7 +890,6 @@ def html_report(ctx: click.Context, path: str) -> Iterator[None]:
     report leaves no release either)."""
     import time
 
-    from anonymatch.core.files import current_path
     from anonymatch.core.manifest import capture_manifests
     from anonymatch.tables.io.reuse import reuse_parsed_release
 
@@ -909,13 +908,22 @@ def html_report(ctx: click.Context, path: str) -> Iterator[None]:
         html = build_report(
             found[-1],
             source,
-            current_path(params["output"]),  # staged until the run commits its outputs
+            _written(params["output"]),
             options=report_reading_options(params, ctx),
             check_digests=False,  # the files were just written and digested
         )
     write_report(path, html)
     if not params.get("quiet"):
         click.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")
+
+
+def _written(output: str) -> Any:
+    """Where the release a command wrote is read from before the run commits its outputs: a
+    file's staged path, a database URL as it is (its table is named by the manifest)."""
+    from anonymatch.core.files import current_path
+    from anonymatch.tables.io.sql import is_database_url
+
+    return output if is_database_url(output) else current_path(output)
 
 
 def report_reading_options(
