@@ -212,11 +212,6 @@ TABLE_PATHS = [
 RUNNING_PATHS = [p for p in TABLE_PATHS if p.route != REFUSED]
 
 # the bugs the matrix found, one entry each (the tests assert the correct behaviour)
-BUG_KL_LEAKS = (
-    "anonymize-kl publishes a kept free-text column (one value per person) with no leakage "
-    "warning and no manifest leakage block (anonymize warns about the same column; --strict "
-    "is not an option of anonymize-kl)"
-)
 BUG_HTML_BINARY_RELEASE = (
     "anonymize -o R.parquet (or R.xlsx) --report-html R.html on the in-memory path exits 2 "
     "'malformed CSV in .R.parquet.XXXX.tmp': the HTML report reads the temporary binary release "
@@ -1060,7 +1055,6 @@ def test_kl_matrix(
     assert_reported(original[0], out, report, tmp_path, capsys)
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_KL_LEAKS)
 def test_kl_kept_column_leakage(
     table_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
