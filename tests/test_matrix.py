@@ -23,8 +23,9 @@ A supported combination is run through the command line (``anonymatch.cli.main``
 release is made, checked again by the kind's verifier (and ``verify --manifest`` and
 ``report``), its identifiers are looked for in what was published, its manifest's claims are
 read (and, edited to claim more, fail), and its verdict is compared with the in-memory path's.
-Where a combination shows a bug, the test asserts the correct behaviour and is marked
-``xfail(strict=True)`` with the bug (the ``BUG_*`` texts below).
+The eleven bugs this matrix found when it was written (listed in the CHANGELOG, issue 35) are
+fixed; a new one is written as the correct behaviour, marked ``xfail(strict=True)`` with its
+reproduction until it is fixed.
 """
 
 from __future__ import annotations
@@ -212,11 +213,6 @@ TABLE_PATHS = [
 RUNNING_PATHS = [p for p in TABLE_PATHS if p.route != REFUSED]
 
 # the bugs the matrix found, one entry each (the tests assert the correct behaviour)
-BUG_HTML_BINARY_RELEASE = (
-    "anonymize -o R.parquet (or R.xlsx) --report-html R.html on the in-memory path exits 2 "
-    "'malformed CSV in .R.parquet.XXXX.tmp': the HTML report reads the temporary binary release "
-    "as CSV (the streamed Parquet release is reported)"
-)
 
 
 @pytest.fixture(scope="module")
@@ -672,8 +668,7 @@ def rt_cases() -> list[Any]:
     cases = []
     for path in RT_PATHS:
         for model in MODELS:
-            marks = []
-            cases.append(pytest.param(path, model, id=f"{path.id}-{model.id}", marks=marks))
+            cases.append(pytest.param(path, model, id=f"{path.id}-{model.id}"))
     return cases
 
 
@@ -1130,8 +1125,7 @@ def rt_forged_cases() -> list[Any]:
     for model in MODELS:
         if not rt_supported(RT_PATHS[0], model) or model.sensitive or model is SUPPRESSION:
             continue
-        marks = []
-        cases.append(pytest.param(model, id=model.id, marks=marks))
+        cases.append(pytest.param(model, id=model.id))
     return cases
 
 
@@ -1161,10 +1155,7 @@ def test_relational_report_rechecks_claims(
 def report_html_cases() -> list[Any]:
     cases = []
     for path in RUNNING_PATHS:
-        marks = []
-        if path.target in ("parquet", "xlsx") and path.route == "memory":
-            marks.append(pytest.mark.xfail(strict=True, reason=BUG_HTML_BINARY_RELEASE))
-        cases.append(pytest.param(path, id=path.id, marks=marks))
+        cases.append(pytest.param(path, id=path.id))
     return cases
 
 
