@@ -23,8 +23,9 @@ A supported combination is run through the command line (``anonymatch.cli.main``
 release is made, checked again by the kind's verifier (and ``verify --manifest`` and
 ``report``), its identifiers are looked for in what was published, its manifest's claims are
 read (and, edited to claim more, fail), and its verdict is compared with the in-memory path's.
-Where a combination shows a bug, the test asserts the correct behaviour and is marked
-``xfail(strict=True)`` with the bug (the ``BUG_*`` texts below).
+The eleven bugs this matrix found when it was written (listed in the CHANGELOG, issue 35) are
+fixed; a new one is written as the correct behaviour, marked ``xfail(strict=True)`` with its
+reproduction until it is fixed.
 """
 
 from __future__ import annotations
@@ -212,37 +213,6 @@ TABLE_PATHS = [
 RUNNING_PATHS = [p for p in TABLE_PATHS if p.route != REFUSED]
 
 # the bugs the matrix found, one entry each (the tests assert the correct behaviour)
-BUG_DIRECTORY_SENSITIVE = (
-    "verify ORIGINAL DIR --manifest M (the documented check of a streamed directory of Parquet "
-    "parts) exits 2 'input is a directory, not a file' when the release claims an l-diversity or "
-    "t-closeness model (k alone is checked)"
-)
-BUG_REPORT_DB_RELEASE = (
-    "report ORIGINAL URL --manifest M of a release written to a database in memory (-o URL "
-    "--output-table T) exits 2 'a database input needs exactly one of --table and --query': "
-    "report has no --release-table and does not read output.table from the manifest (the "
-    "streamed database release is reported)"
-)
-BUG_REPORT_SUPPRESSION = (
-    "report ORIGINAL RELEASE --manifest M of a release made with --suppression-limit exits 4 "
-    "'the manifest says n_original = 57, the verifier finds 60' although verify --manifest "
-    "passes: report re-checks without the suppressed records"
-)
-BUG_KL_LEAKS = (
-    "anonymize-kl publishes a kept free-text column (one value per person) with no leakage "
-    "warning and no manifest leakage block (anonymize warns about the same column; --strict "
-    "is not an option of anonymize-kl)"
-)
-BUG_HTML_DB_RELEASE = (
-    "anonymize -o URL --output-table T --report-html R.html (a database release in memory) "
-    "exits 2 'input file not found: sqlite:/…' after the release table T and T__anonymatch "
-    "were created: no manifest, no report, and the release left behind"
-)
-BUG_HTML_BINARY_RELEASE = (
-    "anonymize -o R.parquet (or R.xlsx) --report-html R.html on the in-memory path exits 2 "
-    "'malformed CSV in .R.parquet.XXXX.tmp': the HTML report reads the temporary binary release "
-    "as CSV (the streamed Parquet release is reported)"
-)
 
 
 @pytest.fixture(scope="module")
@@ -453,15 +423,7 @@ def table_cases() -> list[Any]:
 def _table_cases() -> Iterator[Any]:
     for path in TABLE_PATHS:
         for model in MODELS:
-            marks = []
-            supported = path.route in model.routes and "table" in model.kinds
-            if supported and path.target == "dir" and model.sensitive:
-                marks.append(pytest.mark.xfail(strict=True, reason=BUG_DIRECTORY_SENSITIVE))
-            if supported and path.target == "db" and path.route == "memory":
-                marks.append(pytest.mark.xfail(strict=True, reason=BUG_REPORT_DB_RELEASE))
-            if supported and model is SUPPRESSION:
-                marks.append(pytest.mark.xfail(strict=True, reason=BUG_REPORT_SUPPRESSION))
-            yield pytest.param(path, model, id=f"{path.id}-{model.id}", marks=marks)
+            yield pytest.param(path, model, id=f"{path.id}-{model.id}")
 
 
 @pytest.mark.parametrize(("path", "model"), table_cases())
@@ -706,8 +668,7 @@ def rt_cases() -> list[Any]:
     cases = []
     for path in RT_PATHS:
         for model in MODELS:
-            marks = []
-            cases.append(pytest.param(path, model, id=f"{path.id}-{model.id}", marks=marks))
+            cases.append(pytest.param(path, model, id=f"{path.id}-{model.id}"))
     return cases
 
 
@@ -1089,7 +1050,6 @@ def test_kl_matrix(
     assert_reported(original[0], out, report, tmp_path, capsys)
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_KL_LEAKS)
 def test_kl_kept_column_leakage(
     table_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1165,8 +1125,7 @@ def rt_forged_cases() -> list[Any]:
     for model in MODELS:
         if not rt_supported(RT_PATHS[0], model) or model.sensitive or model is SUPPRESSION:
             continue
-        marks = []
-        cases.append(pytest.param(model, id=model.id, marks=marks))
+        cases.append(pytest.param(model, id=model.id))
     return cases
 
 
@@ -1196,12 +1155,7 @@ def test_relational_report_rechecks_claims(
 def report_html_cases() -> list[Any]:
     cases = []
     for path in RUNNING_PATHS:
-        marks = []
-        if path.target == "db" and path.route == "memory":
-            marks.append(pytest.mark.xfail(strict=True, reason=BUG_HTML_DB_RELEASE))
-        if path.target in ("parquet", "xlsx") and path.route == "memory":
-            marks.append(pytest.mark.xfail(strict=True, reason=BUG_HTML_BINARY_RELEASE))
-        cases.append(pytest.param(path, id=path.id, marks=marks))
+        cases.append(pytest.param(path, id=path.id))
     return cases
 
 

@@ -890,7 +890,6 @@ def html_report(ctx: click.Context, path: str) -> Iterator[None]:
     report leaves no release either)."""
     import time
 
-    from anonymatch.core.files import current_path
     from anonymatch.core.manifest import capture_manifests
     from anonymatch.tables.io.reuse import reuse_parsed_release
 
@@ -906,16 +905,40 @@ def html_report(ctx: click.Context, path: str) -> Iterator[None]:
         from anonymatch.report import build_report, write_report
 
         started = time.perf_counter()
-        html = build_report(
-            found[-1],
-            source,
-            current_path(params["output"]),  # staged until the run commits its outputs
-            options=report_reading_options(params, ctx),
-            check_digests=False,  # the files were just written and digested
-        )
+        with _written(params["output"]) as release:
+            html = build_report(
+                found[-1],
+                source,
+                release,
+                options=report_reading_options(params, ctx),
+                check_digests=False,  # the files were just written and digested
+            )
     write_report(path, html)
     if not params.get("quiet"):
         click.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")
+
+
+@contextlib.contextmanager
+def _written(output: str) -> Iterator[Any]:
+    """Where the release a command wrote is read from before the run commits its outputs: a
+    database URL as it is (its table is named by the manifest), a file's staged path — seen
+    under the output's own name (a link in a private directory, removed after) when the staged
+    name hides its format (``.r.parquet.XXXX.tmp``)."""
+    from anonymatch.core import lifecycle
+    from anonymatch.core.files import current_path
+    from anonymatch.tables.io.sql import is_database_url
+
+    if is_database_url(output):
+        yield output
+        return
+    staged, final = current_path(output), Path(output)
+    if staged == final or staged.is_dir() or staged.suffix == final.suffix:
+        yield staged
+        return
+    with lifecycle.private_directory("anonymatch-report-") as tmp:
+        link = Path(tmp) / final.name
+        link.symlink_to(staged.resolve())
+        yield link
 
 
 def report_reading_options(

@@ -1032,6 +1032,7 @@ def check_kl_cmd(
 @click.option("--sensitive", default=None, help="Sensitive columns (kept as they are).")
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option("--weights", default=None, help="Attribute weights for GCP, e.g. age=2.")
+@strict_option
 @seed_option
 @csv_safe_option
 @table_input_options
@@ -1041,6 +1042,7 @@ def anonymize_kl_cmd(
     output: str,
     check: ReleaseCheck,
     level: int,
+    strict: bool,
     seed: int | None,
     csv_safe: bool,
     report_path: str | None,
@@ -1062,6 +1064,8 @@ def anonymize_kl_cmd(
     bar.update()
     release = kl_release(frame, check, level, seed=seed)
     bar.update()
+    if strict:
+        _refuse_leaks(release.report)
     write_release(output, release.table, release.cells, release.qi, csv_safe)
     bar.update()
     bar.close()
@@ -1078,6 +1082,7 @@ def anonymize_kl_cmd(
     if db_in:
         report["input"] = {**report["input"], **input_block(input_path, csv)}
     write_manifest(report_path, report)
+    _warn_honestly(report)
     if not quiet:
         loss = report["loss"]
         click.echo(

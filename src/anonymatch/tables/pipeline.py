@@ -251,7 +251,11 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             **({"na_codes": {c: list(v) for c, v in na.columns.items()}} if na.columns else {}),
         },
         guarantee={"model": "k-anonymity", "k": k},
-        verification={**check.to_dict(), "suppressed": suppressed},
+        # the original's people, as the verifier counts them (verify_release): the published
+        # ones have a k-factor, ``suppressed`` were left out under the limit
+        verification=dataclasses.replace(
+            check, n_original=check.n_original + suppressed, suppressed=suppressed
+        ).to_dict(),
         loss=loss,
         seconds=seconds,
         seeded=job.seed is not None,

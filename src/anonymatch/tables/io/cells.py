@@ -579,6 +579,12 @@ def write_release(
 def read_release_text(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read a table release (any tool's) as written: Parquet as is, CSV/TSV with every cell as
     text and the formula guard of ``write_release`` undone (``core.csvsafe.unescape_frame``),
-    so the cells are exactly the published values. O(file size)."""
+    so the cells are exactly the published values; a directory of Parquet parts (the streamed
+    path's release) as its parts one after the other, in name order. O(file size)."""
+    from pathlib import Path
+
+    parts = sorted(Path(path).glob("*.parquet")) if Path(path).is_dir() else []
+    if parts:
+        return pd.concat([read_table(part) for part in parts], ignore_index=True)
     frame = read_table(path)
     return frame if is_parquet(path) else unescape_frame(frame)

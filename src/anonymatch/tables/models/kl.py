@@ -142,7 +142,10 @@ def kl_release(
         records_out=enc.n,
         input_extra={"dropped_missing": dropped},
     )
-    report = publish(produced)
+    from anonymatch.tables.risk.leakage import check_leakage
+
+    published = parse_cells(table, enc)  # the kept columns against the QIs, as anonymize
+    report = publish(produced, leakage=check_leakage(data, enc, published, table, schema).to_dict())
     return KLRelease(table, cells, enc, report)
 
 
