@@ -359,7 +359,12 @@ def verify(
     >>> anonymatch.tables.verify(df, df, k=2, qi="age,sex", numeric="age").passed
     False
     """
-    keywords = {n: v for n, v in locals().items() if n not in ("original", "release")}
+    keywords: dict[str, object] = dict(
+        k=k, qi=qi, numeric=numeric, na_values=na_values, drop_missing=drop_missing,
+        sensitive=sensitive, l=l, diversity=diversity, c=c, t=t, ordinal=ordinal, dates=dates,
+        hierarchies=hierarchies, hierarchy_cells=hierarchy_cells,
+        suppression_limit=suppression_limit, certificate=certificate,
+    )  # fmt: skip
     from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import Release, verify_release
 
@@ -455,7 +460,10 @@ def evaluate(
     >>> 0.0 < loss.gcp <= 1.0
     True
     """
-    keywords = {n: v for n, v in locals().items() if n not in ("original", "release")}
+    keywords: dict[str, object] = dict(
+        qi=qi, numeric=numeric, weights=weights, na_values=na_values, drop_missing=drop_missing,
+        ordinal=ordinal, dates=dates, hierarchies=hierarchies, hierarchy_cells=hierarchy_cells,
+    )  # fmt: skip
     from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import evaluate_release
 
@@ -584,7 +592,11 @@ def risk(
     >>> figures.candidates.min >= 2, figures.prosecutor.max <= 0.5
     (True, True)
     """
-    keywords = {n: v for n, v in locals().items() if n not in ("original", "release", "threshold")}
+    keywords: dict[str, object] = dict(
+        qi=qi, numeric=numeric, sensitive=sensitive, k=k, na_values=na_values,
+        drop_missing=drop_missing, ordinal=ordinal, dates=dates, hierarchies=hierarchies,
+        hierarchy_cells=hierarchy_cells, certificate=certificate,
+    )  # fmt: skip
     from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import Release
     from anonymatch.tables.risk.risk import assess
