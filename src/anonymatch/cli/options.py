@@ -920,10 +920,8 @@ def html_report(ctx: click.Context, path: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _written(output: str) -> Iterator[Any]:
-    """Where the release a command wrote is read from before the run commits its outputs: a
-    database URL as it is (its table is named by the manifest), a file's staged path — seen
-    under the output's own name (a link in a private directory, removed after) when the staged
-    name hides its format (``.r.parquet.XXXX.tmp``)."""
+    """The release a command wrote, before its outputs are committed: a database URL, or the
+    staged file (under its own name through a private link when the staged name hides it)."""
     from anonymatch.core import lifecycle
     from anonymatch.core.files import current_path
     from anonymatch.tables.io.sql import is_database_url
@@ -944,9 +942,8 @@ def _written(output: str) -> Iterator[Any]:
 def report_reading_options(
     params: dict[str, Any], ctx: click.Context | None = None
 ) -> dict[str, Any]:
-    """How the report reads the original, from a command's parameters (any data kind): with
-    the command's context (``ctx``), a table's database source (``--table``/``--query``) or
-    workbook sheet as the command read it (:func:`reading_options`)."""
+    """How the report reads the original, from a command's parameters (any data kind); with
+    ``ctx``, a table as the command read it (:func:`reading_options`)."""
     source = params.get("source")
     if isinstance(source, SetSource):  # a set command: its reading options as one object
         params = {
