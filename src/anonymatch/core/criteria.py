@@ -199,12 +199,20 @@ class Registry:
         return tuple(seen.values())
 
     def docs(self, indent: str = "        ") -> str:
-        """The parameters as a numpydoc bullet list (a front's ``**criteria`` entry is
-        completed with it, so that its docs never list them by hand)."""
-        lines = []
-        for p in self.parameters():
-            kind = "path or DataFrame" if p.kind == "table" else p.python_type.__name__
-            lines.append(f"{indent}- ``{p.name}`` ({kind}): {p.help}")
+        """The parameters as a numpydoc bullet list, each with its criterion's paper (a
+        front's ``**criteria`` entry is completed with it, so that its docs never list them
+        by hand)."""
+        lines, seen = [], set()
+        for c in self.criteria:
+            own = [(p, c.reference) for p in c.parameters]
+            shared = [(POPULATION, "")] if c.needs_population else []
+            for p, reference in own + shared:
+                if p.name in seen:
+                    continue
+                seen.add(p.name)
+                kind = "path or DataFrame" if p.kind == "table" else p.python_type.__name__
+                cite = f" ({reference})" if reference else ""
+                lines.append(f"{indent}- ``{p.name}`` ({kind}): {p.help}{cite}")
         return "\n".join(lines)
 
     def defaults(self) -> dict[str, None]:
