@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -48,7 +48,7 @@ from anonymatch.cli.options import (
     share_text,
     verbosity_options,
 )
-from anonymatch.cli.steps import command
+from anonymatch.cli.steps import command, with_step
 from anonymatch.core.params import STREAM_MIN_ROWS
 from anonymatch.relational.job import streams
 from anonymatch.relational.methods import names
@@ -133,11 +133,11 @@ class PeopleSource:
 
 
 def people_options(func: F) -> F:
-    """``--format``, ``--items``, ``--id``, ``--item-column``, ``--na`` (parameters ``fmt``,
-    ``items_path``, ``id_column``, ``item_column``, ``na``: a :class:`PeopleSource`), the roles
-    ``--qi``, ``--numeric`` and the typed QIs (``--ordinal``, ``--date``, ``--hierarchy``,
-    parameter ``qi_types``)."""
-    decorated: Any = qi_type_options(func)
+    """``--format``, ``--items``, ``--id``, ``--item-column``, ``--na`` (one
+    :class:`PeopleSource`, parameter ``source``: :func:`people_source`), the roles ``--qi``,
+    ``--numeric`` and the typed QIs (``--ordinal``, ``--date``, ``--hierarchy``, parameter
+    ``qi_types``)."""
+    decorated: Any = qi_type_options(with_step(people_source, "source")(func))
     for option in reversed(
         [
             format_option(TABLE_FORMATS, "by extension: .parquet Parquet, .tsv TSV, else CSV"),
@@ -165,6 +165,13 @@ def people_options(func: F) -> F:
     ):
         decorated = option(decorated)
     return cast(F, decorated)
+
+
+def people_source(
+    items_path: str | None, id_column: str, item_column: str, na: Sequence[str], fmt: str
+) -> PeopleSource:
+    """The value of :func:`people_options`: how to read the people (and their items)."""
+    return PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
 
 
 def sensitive_options(func: F) -> F:
@@ -372,11 +379,7 @@ def anonymize_rt_cmd(
     t: str | None,
     stream: bool,
     seed: int | None,
-    items_path: str | None,
-    id_column: str,
-    item_column: str,
-    na: tuple[str, ...],
-    fmt: str,
+    source: PeopleSource,
     qi: str,
     numeric: str,
     qi_types: Any,
@@ -394,7 +397,6 @@ def anonymize_rt_cmd(
     from anonymatch.relational.pipeline import run_job
 
     started = time.perf_counter()
-    source = PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
     job = relational_job(
         source, k=k, qi=qi, numeric=numeric, identifiers=identifiers, qi_types=qi_types,
         sensitive=sensitive, l=l, diversity=diversity, c=c, t=t, item_weight=item_weight,
@@ -471,11 +473,7 @@ def verify_rt_cmd(
     t: str | None,
     as_json: bool,
     quiet: bool,
-    items_path: str | None,
-    id_column: str,
-    item_column: str,
-    na: tuple[str, ...],
-    fmt: str,
+    source: PeopleSource,
     qi: str,
     numeric: str,
     qi_types: Any,
@@ -490,7 +488,6 @@ def verify_rt_cmd(
     from anonymatch.relational.pipeline import check_criteria, encode
     from anonymatch.relational.verify import verify_relational
 
-    source = PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
     job = relational_job(
         source, k=k, qi=qi, numeric=numeric, qi_types=qi_types, sensitive=sensitive, l=l,
         diversity=diversity, c=c, t=t, criteria=criteria,
@@ -532,11 +529,7 @@ def evaluate_rt_cmd(
     published: str,
     queries: int,
     attributes: int,
-    items_path: str | None,
-    id_column: str,
-    item_column: str,
-    na: tuple[str, ...],
-    fmt: str,
+    source: PeopleSource,
     qi: str,
     numeric: str,
     qi_types: Any,
@@ -551,7 +544,6 @@ def evaluate_rt_cmd(
     from anonymatch.relational.pipeline import encode
     from anonymatch.tables.columns.schema import Schema
 
-    source = PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
     schema = Schema.build(comma_list(qi), comma_list(numeric), types=qi_types or None)
     people = source.read(people_path)
     release = read_release(published, people, schema.qi)
@@ -583,11 +575,7 @@ def risk_rt_cmd(
     report_path: str | None,
     force: bool,
     quiet: bool,
-    items_path: str | None,
-    id_column: str,
-    item_column: str,
-    na: tuple[str, ...],
-    fmt: str,
+    source: PeopleSource,
     qi: str,
     numeric: str,
     qi_types: Any,
@@ -612,7 +600,6 @@ def risk_rt_cmd(
     from anonymatch.tables.risk.risk import check_threshold
 
     claim_outputs(ctx)  # the shared output policy (``--report`` and ``--force``), up front
-    source = PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
     schema = Schema.build(
         comma_list(qi), comma_list(numeric), sensitive=comma_list(sensitive),
         types=qi_types or None,
