@@ -109,7 +109,9 @@ def anonymize(
         of the QIs, published as ``*``), ``workers`` (threads building partitions), and the
         sensitive models ``sensitive`` (columns), ``l``, ``diversity``, ``c``, ``t`` as for
         tables — the release is then made of classes that satisfy them, checked on the joint
-        graph.
+        graph —, and the population criteria of ``anonymatch.tables.models.CRITERIA``
+        (``kmap``, ``journalist_risk``, ``delta_max``, ``delta_min`` with ``population``: a
+        DataFrame or path of the people's QIs), enforced on the QI cells.
 
     Returns
     -------
