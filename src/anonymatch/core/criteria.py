@@ -121,8 +121,9 @@ class Criterion(ABC):
     """A privacy model or release check over the attacker's view.
 
     Subclasses declare the class attributes and implement :meth:`from_values`, :meth:`check`
-    and :meth:`describe`; those that can repair a release implement ``enforce`` in their own
-    terms (the pipeline calls it through their kind's module).
+    and :meth:`describe`. A family that can repair a release says what the repair needs on a
+    base of its own (``tables.models.kmap.PopulationCriterion``: the rows it accepts, whether
+    it is feasible), and its kind's module runs the repair.
 
     Class attributes
     ----------------
@@ -131,7 +132,8 @@ class Criterion(ABC):
     title : str
         Its name for people (``delta-presence``).
     parameters : tuple of Parameter
-        Its own parameters (the first one asks for the criterion: given ⇒ the criterion runs).
+        Its own parameters: any of them given asks for the criterion (:meth:`asked`); the
+        first names it in messages.
     needs_population : bool
         Counted against a population table (:data:`POPULATION`).
     kinds : tuple of str
