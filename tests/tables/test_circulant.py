@@ -173,7 +173,7 @@ def test_pipeline_ring_release_is_certified(monkeypatch):
     )
     data = _frame(200, 5, 3)
     kw = {"k": 4, "qi": "age,zip", "numeric": "age", "sensitive": "s", "l": 3}
-    result = anonymatch.tables.anonymize(data, seed=2, **kw)
+    result = anonymatch.tables.anonymize(data, seed=2, structure="rings", **kw)
     guarantee = result.report["guarantee"]
     assert guarantee["construction"] == "rings"
     cert = guarantee["certificate"]
@@ -223,7 +223,7 @@ def test_cli_verify_reads_the_certificate_from_the_manifest(tmp_path, monkeypatc
     release, report = tmp_path / "rel.csv", tmp_path / "rel.json"
     args = ["--k", "3", "--qi", "age,zip", "--numeric", "age", "--sensitive", "s"]
     code = main(["anonymize", str(data), "-o", str(release), "--report", str(report), "--l", "2"]
-                + args + ["--seed", "1"])  # fmt: skip
+                + args + ["--seed", "1", "--structure", "rings"])  # fmt: skip
     assert code == 0, capsys.readouterr().err
     manifest = json.loads(report.read_text())
     assert manifest["guarantee"]["construction"] == "rings"
@@ -250,7 +250,9 @@ def test_verify_without_the_certificate_points_at_it(tmp_path, monkeypatch, caps
     )
     data = _frame(120, 4, 1)
     kw = {"k": 4, "qi": "age,zip", "numeric": "age", "sensitive": "s", "l": 2}
-    result = anonymatch.tables.anonymize(data, seed=1, diversity="entropy", **kw)
+    result = anonymatch.tables.anonymize(
+        data, seed=1, diversity="entropy", structure="rings", **kw
+    )
     assert result.report["guarantee"]["construction"] == "rings"
     # the candidates of some person fail entropy diversity although every draw passes
     alone = anonymatch.tables.verify(data, result.release, diversity="entropy", **kw)

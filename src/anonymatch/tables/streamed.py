@@ -325,7 +325,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
                         f"its column {model.column!r} has {distinct} distinct value(s) and "
                         f"cannot satisfy {describe_model(model)} even as one class"
                     )
-                graph, ring = _sensitive_partition(qi, job.k, target)
+                graph, ring = _sensitive_partition(qi, job.k, target, job.options.rings)
             except InfeasibleError as error:
                 reason = str(error).removeprefix("infeasible: ")
                 return _infeasible(
@@ -370,17 +370,20 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
 
 
 def _sensitive_partition(
-    qi: EncodedQI, k: int, target: SensitiveTarget
+    qi: EncodedQI, k: int, target: SensitiveTarget, rings: bool = False
 ) -> tuple[GeneralizationGraph, np.ndarray | None]:
     """A partition's graph under sensitive models, as the in-memory path chooses it for a
     partition it did not merge (``circulant.sensitive_build``): the classes of
-    ``diverse_clusters`` (the partition as one segment), or a sensitive ring
-    (``circulant.cheaper_ring``) where one exists and costs less GCP. Returns (graph, ring
+    ``diverse_clusters`` (the partition as one segment), or — with ``rings`` (the job's
+    ``structure`` ``rings``) — a sensitive ring (``circulant.cheaper_ring``) where one exists
+    and costs less GCP. Returns (graph, ring
     order or None). Raises InfeasibleError like ``diverse_clusters``. Time: the class
     construction plus the ring's O(P²·(d + slots)); memory O(P²)."""
     from anonymatch.tables.methods.circulant import cheaper_ring
 
     classes, _ = diverse_clusters(qi, k, target, qi.n)  # one segment
+    if not rings:  # structure "classes" (the default)
+        return classes, None
     ring = cheaper_ring(qi, k, target, classes)
     return (classes, None) if ring is None else (ring[1], ring[0])
 
@@ -685,7 +688,12 @@ def anonymize_file(
             bounds,
             chunks,
             seeds,
-            ChunkBuild(k, method, BuildOptions(time_limit), writer.parquet),
+            ChunkBuild(
+                k,
+                method,
+                BuildOptions(time_limit, rings=job.structure == "rings"),
+                writer.parquet,
+            ),
             target,
         )
         checks: list[SensitiveCheck] = []
