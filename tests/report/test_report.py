@@ -580,8 +580,8 @@ def test_ring_release_report_shows_the_certified_posterior(
     source, release, manifest = tmp_path / "p.csv", tmp_path / "r.csv", tmp_path / "r.json"
     frame.to_csv(source, index=False)
     code, _, err = run(["anonymize", str(source), "-o", str(release), "--report", str(manifest),
-                        "--k", "3", *roles, "--l", "2", "--seed", "1", "-q", "--structure", "rings"],
-                         capsys)  # fmt: skip
+                        "--k", "3", *roles, "--l", "2", "--seed", "1", "-q",
+                        "--structure", "rings"], capsys)  # fmt: skip
     assert code == 0, err
     assert "anonymatch: warning: this release is made of sensitive rings: a person who" in err
     assert json.loads(manifest.read_text())["guarantee"]["construction"] == "rings"

@@ -155,7 +155,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     t0 = time.perf_counter()
     rings: RingRelease | None = None
     freeform = target is not None and spec.partitioned  # classes, or rings where asked (§6)
-    if freeform and job.structure == "rings":  # rings where cheaper, classes elsewhere
+    if target is not None and freeform and job.structure == "rings":  # rings where cheaper
         from anonymatch.tables.methods.circulant import sensitive_build
 
         rings = sensitive_build(enc, k, target, run.partition_size or n)
