@@ -125,7 +125,8 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     (``input.suppressed``) and the guarantee covers the published people. ``job.models`` put
     ℓ-diversity and/or t-closeness on the sensitive columns (``tables.sensitive``); the release is
     then made of classes that satisfy them (``methods.diverse``) and is checked from the release
-    alone. ``job.seed`` None draws the privacy randomness from OS entropy; a fixed seed makes
+    alone — or, with ``job.structure`` ``rings`` and a partitioned method, of sensitive rings
+    where cheaper (``methods.circulant``), checked from their certificate. ``job.seed`` None draws the privacy randomness from OS entropy; a fixed seed makes
     the release reproducible and lets anyone who knows the seed redo the random choice of the
     true assignment — use it only for tests and experiments.
 
