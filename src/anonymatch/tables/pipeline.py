@@ -126,9 +126,10 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     ℓ-diversity and/or t-closeness on the sensitive columns (``tables.sensitive``); the release is
     then made of classes that satisfy them (``methods.diverse``) and is checked from the release
     alone — or, with ``job.structure`` ``rings`` and a partitioned method, of sensitive rings
-    where cheaper (``methods.circulant``), checked from their certificate. ``job.seed`` None draws the privacy randomness from OS entropy; a fixed seed makes
-    the release reproducible and lets anyone who knows the seed redo the random choice of the
-    true assignment — use it only for tests and experiments.
+    where cheaper (``methods.circulant``), checked from their certificate. ``job.seed`` None
+    draws the privacy randomness from OS entropy; a fixed seed makes the release reproducible
+    and lets anyone who knows the seed redo the random choice of the true assignment — use it
+    only for tests and experiments.
 
     Raises InputError (data the job cannot run on), InfeasibleError (k larger than the table)
     and VerificationError (the release failed verification; should never happen).

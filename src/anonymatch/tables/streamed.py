@@ -20,8 +20,9 @@ cluster, verified partition by partition, written atomically (Doka et al. §8.1 
 With sensitive models (``--l``/``--t``) the scan also codes the sensitive columns through
 global dictionaries, each partition publishes classes that satisfy the models
 (``methods.diverse.diverse_clusters`` on the partition as one segment) — or, with the job's
-``structure`` ``rings`` and where cheaper, a sensitive ring drawn among its k shifts (``methods.circulant``, as in memory; the manifest
-then carries the rings' certificate, ``verify --manifest`` checks it) — and the models are
+``structure`` ``rings`` and where cheaper, a sensitive ring drawn among its k shifts
+(``methods.circulant``, as in memory; the manifest then carries the rings' certificate,
+``verify --manifest`` checks it) — and the models are
 checked partition by partition (``check_sensitive_partitions``); a partition that cannot
 satisfy them stops the run (InfeasibleError, nothing written), docs/guarantees/sensitive.md §4
 and §6.
@@ -635,11 +636,12 @@ def anonymize_file(
     -----
     ``job.models`` (ℓ-diversity / t-closeness; a sensitive column also in ``numeric`` gets the
     ordered distance): each partition then publishes classes that satisfy the models, or (with
-    ``job.structure`` ``rings``) a sensitive ring where cheaper (``anonymize_chunk``), checked partition by partition
-    (``check_sensitive_partitions``), and the manifest gets ``guarantee.sensitive``,
-    ``verification.sensitive``, ``guarantee.construction``, ``verification.ring_records`` and,
-    with rings, ``guarantee.certificate`` (every ring's release rows; O(ring records) ints in
-    the driver) as on the in-memory path. The sensitive values are coded during the scan, one
+    ``job.structure`` ``rings``) a sensitive ring where cheaper (``anonymize_chunk``), checked
+    partition by partition (``check_sensitive_partitions``), and the manifest gets
+    ``guarantee.sensitive``, ``verification.sensitive``, ``guarantee.construction``,
+    ``verification.ring_records`` and, with rings, ``guarantee.certificate`` (every ring's
+    release rows; O(ring records) ints in the driver) and ``guarantee.insider_weakness`` as on
+    the in-memory path. The sensitive values are coded during the scan, one
     int64 per row and model.
 
     Raises InputError, InfeasibleError (k > rows; a model that the whole table — checked before
