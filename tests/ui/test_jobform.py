@@ -371,3 +371,14 @@ def test_hierarchy_upload(app: Any) -> None:
     assert wait(client, 240)["state"] == "done"
     assert "hierarchy" not in tomllib.loads(client.get("/download/job").text)["columns"]["zip"]
     assert not stored.exists()
+
+
+def test_result_page_states_the_rings_insider_weakness() -> None:
+    from anonymatch.tables.job import RINGS_WEAKNESS
+    from anonymatch.ui.data import guarantee
+
+    rings = {"guarantee": {"model": "k-anonymity", "k": 3, "construction": "rings",
+                           "insider_weakness": RINGS_WEAKNESS}}  # fmt: skip
+    assert "learns every ring member's value" in guarantee(rings)["insider_warning"]
+    classes = {"guarantee": {"model": "k-anonymity", "k": 3, "construction": "classes"}}
+    assert guarantee(classes)["insider_warning"] is None

@@ -726,7 +726,8 @@ def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """What a finished run guarantees, from its manifest: the model, k (or the per-record
     levels), ℓ/t per sensitive column, the suppression, the plan (path, partition size),
     whether the release was verified, and what it keeps and leaks (``app.honest``: the utility
-    headline and its verdict, the kept columns that give QIs away)."""
+    headline and its verdict, the kept columns that give QIs away, a ring release's insider
+    weakness)."""
     g = manifest.get("guarantee") or {}
     plan = manifest.get("plan") or {}
     verification = manifest.get("verification") or {}
@@ -742,13 +743,20 @@ def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
             parts.append(f"t-closeness, t = {entry['t']:g}")
         sensitive.append((str(entry.get("column", "")), "; ".join(parts) or "kept as is"))
     levels = g.get("levels") or g.get("k_column")
-    from anonymatch.app.honest import headline_of, headline_text, leakage_lines, utility_warning
+    from anonymatch.app.honest import (
+        headline_of,
+        headline_text,
+        insider_warning,
+        leakage_lines,
+        utility_warning,
+    )
 
     kept = headline_of(manifest)
     return {
         "headline": headline_text(manifest),
         "verdict": kept.get("verdict") if kept else None,
         "utility_warning": utility_warning(manifest),
+        "insider_warning": insider_warning(manifest),
         "leaks": leakage_lines(manifest),
         "model": g.get("model", "?"),
         "k": g.get("k"),
