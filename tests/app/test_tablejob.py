@@ -62,6 +62,8 @@ def runs(draw: st.DrawFn) -> dict[str, Any]:
     if method.sensitive and draw(st.booleans()):
         kw["sensitive"] = ["disease"]
         kw["l"] = draw(st.integers(2, 3))
+        if method.partitioned and draw(st.booleans()):
+            kw["structure"] = "rings"
     elif draw(st.booleans()):
         kw["suppression_limit"] = 0.05
     return kw
@@ -81,6 +83,8 @@ def cli_args(kw: dict[str, Any]) -> list[str]:
         args += ["--partition-size", str(kw["partition_size"])]
     if "sensitive" in kw:
         args += ["--sensitive", "disease", "--l", str(kw["l"])]
+    if "structure" in kw:
+        args += ["--structure", kw["structure"]]
     if "suppression_limit" in kw:
         args += ["--suppression-limit", str(kw["suppression_limit"])]
     return args
@@ -101,8 +105,9 @@ def job_toml(kw: dict[str, Any], data: Path, out: Path) -> str:
         columns["age"]["na"] = ["-9"]
     model = {key: kw[key] for key in ("k", "l", "suppression_limit") if key in kw}
     method = {"name": kw["method"]}
-    if "partition_size" in kw:
-        method["partition_size"] = kw["partition_size"]
+    for key in ("partition_size", "structure"):
+        if key in kw:
+            method[key] = kw[key]
     lines = [f"[input]\npath = {toml_value(str(data))}"]
     if kw.get("drop_missing"):
         lines.append("drop_missing = true")

@@ -580,13 +580,16 @@ def test_ring_release_report_shows_the_certified_posterior(
     source, release, manifest = tmp_path / "p.csv", tmp_path / "r.csv", tmp_path / "r.json"
     frame.to_csv(source, index=False)
     code, _, err = run(["anonymize", str(source), "-o", str(release), "--report", str(manifest),
-                        "--k", "3", *roles, "--l", "2", "--seed", "1", "-q"], capsys)  # fmt: skip
+                        "--k", "3", *roles, "--l", "2", "--seed", "1", "-q",
+                        "--structure", "rings"], capsys)  # fmt: skip
     assert code == 0, err
+    assert "anonymatch: warning: this release is made of sensitive rings: a person who" in err
     assert json.loads(manifest.read_text())["guarantee"]["construction"] == "rings"
     code, html, err = _report([str(source), str(release), "--manifest", str(manifest)],
                               capsys, tmp_path / "r.html")  # fmt: skip
     assert code == 0, err
     assert "ring certificate proves" in html
+    assert "finds it among their rows learns every ring member" in html  # the limits
     figures = anonymatch.tables.risk(
         frame, pd.read_csv(release), qi="age,zip", numeric="age", sensitive="s", k=3,
         certificate=json.loads(manifest.read_text())["guarantee"]["certificate"],

@@ -173,7 +173,7 @@ def test_pipeline_ring_release_is_certified(monkeypatch):
     )
     data = _frame(200, 5, 3)
     kw = {"k": 4, "qi": "age,zip", "numeric": "age", "sensitive": "s", "l": 3}
-    result = anonymatch.tables.anonymize(data, seed=2, **kw)
+    result = anonymatch.tables.anonymize(data, seed=2, structure="rings", **kw)
     guarantee = result.report["guarantee"]
     assert guarantee["construction"] == "rings"
     cert = guarantee["certificate"]
@@ -223,7 +223,7 @@ def test_cli_verify_reads_the_certificate_from_the_manifest(tmp_path, monkeypatc
     release, report = tmp_path / "rel.csv", tmp_path / "rel.json"
     args = ["--k", "3", "--qi", "age,zip", "--numeric", "age", "--sensitive", "s"]
     code = main(["anonymize", str(data), "-o", str(release), "--report", str(report), "--l", "2"]
-                + args + ["--seed", "1"])  # fmt: skip
+                + args + ["--seed", "1", "--structure", "rings"])  # fmt: skip
     assert code == 0, capsys.readouterr().err
     manifest = json.loads(report.read_text())
     assert manifest["guarantee"]["construction"] == "rings"
@@ -250,7 +250,7 @@ def test_verify_without_the_certificate_points_at_it(tmp_path, monkeypatch, caps
     )
     data = _frame(120, 4, 1)
     kw = {"k": 4, "qi": "age,zip", "numeric": "age", "sensitive": "s", "l": 2}
-    result = anonymatch.tables.anonymize(data, seed=1, diversity="entropy", **kw)
+    result = anonymatch.tables.anonymize(data, seed=1, diversity="entropy", structure="rings", **kw)
     assert result.report["guarantee"]["construction"] == "rings"
     # the candidates of some person fail entropy diversity although every draw passes
     alone = anonymatch.tables.verify(data, result.release, diversity="entropy", **kw)
@@ -269,3 +269,97 @@ def test_verify_without_the_certificate_points_at_it(tmp_path, monkeypatch, caps
     assert main([*args, "--manifest", str(report)]) == 0
     # a class release fails without a hint when its manifest was given
     assert "pass it as" not in capsys.readouterr().out
+
+
+# -- the structure option (issue 36): classes by default, rings only by name ---------------
+
+
+@pytest.mark.parametrize("model", [{"l": 3}, {"l": 2, "diversity": "entropy"}, {"t": 0.4}])
+def test_default_structure_is_classes_and_verifies_without_a_certificate(monkeypatch, model):
+    # rings wherever they exist if asked for: the default must still publish none
+    monkeypatch.setattr(
+        circulant,
+        "sensitive_build",
+        functools.partial(circulant.sensitive_build, prefer_rings=True),
+    )
+    data = _frame(200, 5, 3)
+    kw = {"k": 4, "qi": "age,zip", "numeric": "age", "sensitive": "s", **model}
+    result = anonymatch.tables.anonymize(data, seed=2, **kw)
+    guarantee = result.report["guarantee"]
+    assert guarantee["construction"] == "classes"
+    assert "certificate" not in guarantee and "insider_weakness" not in guarantee
+    assert result.report["verification"]["ring_records"] == 0
+    assert anonymatch.tables.verify(data, result.release, **kw).passed  # no certificate
+    rings = anonymatch.tables.anonymize(data, seed=2, structure="rings", **kw)
+    guarantee = rings.report["guarantee"]
+    assert guarantee["construction"] == "rings" and guarantee["certificate"]["rings"]
+    assert "learns every ring member's value" in guarantee["insider_weakness"]
+    assert anonymatch.tables.verify(
+        data, rings.release, certificate=guarantee["certificate"], **kw
+    ).passed
+
+
+def test_cli_structure_default_classes_rings_by_name(tmp_path, monkeypatch, capsys):
+    import json
+
+    from anonymatch.app.honest import warnings_of
+    from anonymatch.cli import main
+
+    monkeypatch.setattr(
+        circulant,
+        "sensitive_build",
+        functools.partial(circulant.sensitive_build, prefer_rings=True),
+    )
+    data = tmp_path / "people.csv"
+    _frame(120, 5, 4).to_csv(data, index=False)
+    release, report = tmp_path / "rel.csv", tmp_path / "rel.json"
+    roles = ["--k", "3", "--qi", "age,zip", "--numeric", "age", "--sensitive", "s", "--t", "0.5"]
+    base = ["anonymize", str(data), "-o", str(release), "--report", str(report), "-q", "--force"]
+    assert main([*base, *roles]) == 0
+    manifest = json.loads(report.read_text())
+    assert manifest["guarantee"]["construction"] == "classes"
+    assert "certificate" not in manifest["guarantee"]
+    assert not any("ring" in w for w in warnings_of(manifest))
+    assert "ring" not in capsys.readouterr().err
+    assert main(["verify", str(data), str(release), *roles]) == 0  # no --manifest
+    assert main([*base, *roles, "--structure", "rings"]) == 0
+    err = capsys.readouterr().err
+    line = (
+        "anonymatch: warning: this release is made of sensitive rings: a person who knows "
+        "their own sensitive value and finds it among their rows learns every ring member's value"
+    )
+    assert line in err.splitlines()  # even with -q
+    manifest = json.loads(report.read_text())
+    assert manifest["guarantee"]["construction"] == "rings"
+    assert main(["verify", str(data), str(release), "--manifest", str(report)]) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ([], "error: --structure 'rings' needs a sensitive model (--l or --t)"),
+        (["--l", "2", "--method", "mondrian"], "the method 'mondrian' builds no rings"),
+        (["--l", "2", "--method", "ring"], "does not support"),  # no model with ring at all
+    ],
+)
+def test_cli_structure_rings_bad_combinations_exit_2(tmp_path, capsys, args, says):
+    from anonymatch.cli import main
+
+    data = tmp_path / "people.csv"
+    _frame(120, 5, 4).to_csv(data, index=False)
+    roles = ["--k", "3", "--qi", "age,zip", "--numeric", "age", "--sensitive", "s"]
+    argv = ["anonymize", str(data), "-o", str(tmp_path / "r.csv"), "-q", *roles, *args]
+    code = main([*argv, "--structure", "rings"])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    with pytest.raises(InputError, match="structure"):
+        anonymatch.tables.anonymize(_frame(40, 5, 1), k=3, qi="age,zip", structure="bogus")
+
+
+def test_report_limits_state_the_insider_weakness():
+    from anonymatch.report.tables import _limits
+
+    manifest = {"guarantee": {"model": "k-anonymity", "construction": "rings"}, "parameters": {}}
+    assert any("learns every ring member's value" in line for line in _limits(manifest))
+    manifest["guarantee"]["construction"] = "classes"
+    assert not any("ring member" in line for line in _limits(manifest))

@@ -318,10 +318,18 @@ def test_streamed_rings_are_certified_and_verify_manifest_checks_them(
     args = ["anonymize", str(src), "-o", str(out), "--report", str(report), "--k", "3"]
     args += ["--qi", ",".join(QI), "--numeric", ",".join(NUMERIC), "--sensitive", "s"]
     args += ["--l", "3", "-q", "--executor", "inline", "--partition-size", "40", "--seed", "3"]
-    assert main(args) == 0, capsys.readouterr().err
+    assert main(args) == 0, capsys.readouterr().err  # the default structure: classes
+    manifest = json.loads(report.read_text())
+    assert manifest["plan"]["path"] == "streamed"
+    assert manifest["guarantee"]["construction"] == "classes"
+    assert "certificate" not in manifest["guarantee"]
+    assert main(["verify", str(src), str(out), "--k", "3", "--qi", ",".join(QI), "--numeric",
+                 ",".join(NUMERIC), "--sensitive", "s", "--l", "3"]) == 0  # fmt: skip
+    assert main([*args, "--structure", "rings", "--force"]) == 0, capsys.readouterr().err
     manifest = json.loads(report.read_text())
     guarantee = manifest["guarantee"]
     assert manifest["plan"]["path"] == "streamed" and guarantee["construction"] == "rings"
+    assert "learns every ring member's value" in guarantee["insider_weakness"]
     rings = guarantee["certificate"]["rings"]
     assert 0 < sum(map(len, rings)) == manifest["verification"]["ring_records"] < 200
     # every cyclic window of 3 rows of every ring shows 3 values: every draw passes (§6)

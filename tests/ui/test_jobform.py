@@ -298,6 +298,7 @@ def test_open_a_job_file(tmp_path: Path) -> None:
         assert re.search(r'name="type:edu".*?<option value="ordinal" selected', page.text, re.S)
         assert re.search(r'value="sortgreedy"[^>]*checked', page.text)
         assert 'name="suppression_limit" step="any" min="0" max="0.99" value="0.1"' in page.text
+        assert '<select name="structure"><option value="classes" selected>' in page.text
         assert "method.time_limit = 30.0" in page.text  # kept, though the form has no field
         assert session.settings.job.columns["sex"].role == "other"  # not in the job
         # a table is open: a job whose input is outside is applied to it, the path unread
@@ -322,12 +323,13 @@ def test_open_a_job_file(tmp_path: Path) -> None:
                "suppression_limit": "0.1", "role:name": "identifier", "role:age": "qi",
                "type:age": "numeric", "role:edu": "qi", "type:edu": "ordinal",
                "order:edu": "low|mid|high|top", "role:dis": "sensitive",
-               "na:zip": "-9"}  # fmt: skip
+               "na:zip": "-9", "structure": "rings"}  # fmt: skip
         page = client.post("/run", data=run)
         assert page.url.path in ("/job", "/result"), error_of(page)
         assert wait(client, 240)["state"] == "done"
         written = tomllib.loads((session_of(state).directory / "job.toml").read_text())
         assert written["method"]["time_limit"] == 30.0
+        assert written["method"]["structure"] == "rings"  # the form's select, by name
     finally:
         state.stop_all()
 
@@ -369,3 +371,14 @@ def test_hierarchy_upload(app: Any) -> None:
     assert wait(client, 240)["state"] == "done"
     assert "hierarchy" not in tomllib.loads(client.get("/download/job").text)["columns"]["zip"]
     assert not stored.exists()
+
+
+def test_result_page_states_the_rings_insider_weakness() -> None:
+    from anonymatch.tables.job import RINGS_WEAKNESS
+    from anonymatch.ui.data import guarantee
+
+    rings = {"guarantee": {"model": "k-anonymity", "k": 3, "construction": "rings",
+                           "insider_weakness": RINGS_WEAKNESS}}  # fmt: skip
+    assert "learns every ring member's value" in guarantee(rings)["insider_warning"]
+    classes = {"guarantee": {"model": "k-anonymity", "k": 3, "construction": "classes"}}
+    assert guarantee(classes)["insider_warning"] is None

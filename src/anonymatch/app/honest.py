@@ -113,8 +113,19 @@ def utility_warning(manifest: Mapping[str, Any]) -> str | None:
     return None
 
 
+def insider_warning(manifest: Mapping[str, Any]) -> str | None:
+    """The insider weakness of a release made of sensitive rings (``structure`` ``rings``:
+    ``guarantee.insider_weakness``, docs/guarantees/sensitive.md §6), else None."""
+    guarantee = manifest.get("guarantee")
+    if not isinstance(guarantee, Mapping) or guarantee.get("construction") != "rings":
+        return None
+    weakness = guarantee.get("insider_weakness")
+    return f"this release is made of sensitive {weakness if weakness else 'rings'}"
+
+
 def warnings_of(manifest: Mapping[str, Any]) -> list[str]:
-    """Every warning of a release, leakage first."""
+    """Every warning of a release: leakage, the rings' insider weakness, utility."""
     lines = leakage_lines(manifest)
+    insider = insider_warning(manifest)
     useless = utility_warning(manifest)
-    return lines + ([useless] if useless else [])
+    return lines + ([insider] if insider else []) + ([useless] if useless else [])

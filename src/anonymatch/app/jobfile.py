@@ -404,6 +404,12 @@ class Method(_Strict):
         allow_inf_nan=False,
         description="Relational: price of one uncertain item in GCP units (default 0.005).",
     )
+    structure: Literal["classes", "rings"] | None = Field(
+        default=None,
+        description="Tables with l/t, freeform methods: publish classes (default), or rings "
+        "where cheaper (rings: a person who knows their own sensitive value and finds it among "
+        "their rows learns every ring member's value).",
+    )
 
 
 class Execution(_Strict):

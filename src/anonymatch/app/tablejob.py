@@ -95,7 +95,7 @@ def job_file_keywords(
             out[key] = value
     if method.name is not None:
         out["method"] = method.name
-    for key in ("partition_size", "time_limit", "neighbours", "hierarchy_cells"):
+    for key in ("partition_size", "time_limit", "neighbours", "hierarchy_cells", "structure"):
         if getattr(method, key) is not None:
             out[key] = getattr(method, key)
     if method.epsilons is not None:
@@ -207,6 +207,10 @@ CHECKED_CLAIMS = ("model", "k", "levels", "sensitive", "certificate", "construct
 re-checks besides the criteria (``tables.models.CRITERIA``): the level, the sensitive models
 with their ring certificate, the relational joint compatibility (``over``)."""
 
+WARNING_KEYS = ("insider_weakness",)
+"""The ``guarantee`` keys that state a weakness in words, not a claim (a ring release's
+``insider_weakness``): nothing to re-verify, never reported as unchecked."""
+
 
 def unchecked_claims(manifest: Mapping[str, Any] | None, population: str | None) -> list[str]:
     """The claims of a table manifest's ``guarantee`` that a check cannot re-verify, one line
@@ -223,7 +227,7 @@ def unchecked_claims(manifest: Mapping[str, Any] | None, population: str | None)
     out = []
     digest: object = None
     for key, block in guarantee.items():
-        if key in CHECKED_CLAIMS:
+        if key in CHECKED_CLAIMS or key in WARNING_KEYS:
             continue
         criterion = by_name.get(key)
         if criterion is None:

@@ -88,6 +88,7 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
     "workers": ("workers",),
     "scheduler": ("scheduler",),
     "chunk_rows": ("chunk_rows",),
+    "structure": ("structure",),
     **{p.name: (p.name,) for p in CRITERIA.parameters()},
 }
 """``TableJob`` keyword → the ``anonymize`` parameters (click names) that set it. With
@@ -194,6 +195,7 @@ def table_job(
     cell_weights: str | None,
     quiet: bool,
     seed: int | None,
+    structure: str = "classes",
 ) -> TableJob:
     """The flags of a table run (``anonymize``) as one validated ``TableJob``.
 
@@ -231,6 +233,7 @@ def table_job(
         "workers": workers,
         "scheduler": scheduler,
         "chunk_rows": chunk_rows,
+        "structure": structure,
         **criteria,  # the criteria's parameters (``criteria_options``), by their names
         "na_values": na_values,
         "drop_missing": drop_missing,

@@ -62,7 +62,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import load_manifest
 from anonymatch.core.params import STREAM_MIN_ROWS, number
 from anonymatch.tables.io import CsvOptions, read_table
-from anonymatch.tables.job import choose_path
+from anonymatch.tables.job import RINGS_WEAKNESS, STRUCTURES, choose_path
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
 from anonymatch.tables.models import CRITERIA
 
@@ -216,6 +216,14 @@ strict_option = click.option(
 @criteria_options(CRITERIA)
 @criteria_group(CRITERIA)
 @sensitive_model_options
+@click.option(
+    "--structure",
+    type=click.Choice(list(STRUCTURES)),
+    default="classes",
+    show_default=True,
+    help="With --l/--t, what the freeform methods publish: classes that satisfy the models, or "
+    f"sensitive rings where they cost less GCP (with a certificate). Warning: {RINGS_WEAKNESS}.",
+)
 @qi_type_options
 @_suppression_limit_option(
     "Share of the records, in [0, 1), that may be dropped from the release as outliers when "

@@ -816,6 +816,13 @@ def _limits(manifest: Mapping[str, Any]) -> list[str]:
             "Sensitive columns are released as they are; without --l/--t nothing bounds what "
             "an attacker learns about them from a person's candidate rows."
         )
+    if g.get("construction") == "rings":
+        out.append(
+            "An insider (this release was made of sensitive rings, --structure rings): a "
+            "person who knows their own sensitive value and finds it among their rows learns "
+            "every ring member's value — the ring's decomposition is public and its draw is one "
+            "shift. Classes (the default structure) have no such weakness."
+        )
     out.append(
         "Attributes not declared as quasi-identifiers are not generalized: the guarantee holds "
         "against an attacker who knows the listed quasi-identifiers "

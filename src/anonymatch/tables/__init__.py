@@ -75,6 +75,7 @@ def anonymize(
     hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
     hierarchy_cells: str = "node",
     suppression_limit: float = 0.0,
+    structure: str = "classes",
     **criteria: object,
 ) -> Release:
     """Publish a table under k-anonymity by freeform generalization, verified.
@@ -149,6 +150,13 @@ def anonymize(
         that lowers the loss (ARX's suppression limit; ``anonymatch.tables.models.suppress``). The
         guarantee holds for the published people; ``report["input"]["suppressed"]`` counts the
         others.
+    structure : {"classes", "rings"}, default "classes"
+        What the freeform methods publish under ``l``/``t``: classes that satisfy the models,
+        or ``"rings"`` — sensitive rings where they cost less GCP, classes elsewhere, with a
+        certificate in the manifest (``docs/guarantees/sensitive.md`` §6). Rings are weaker
+        against an insider: a person who knows their own sensitive value and finds it among
+        their rows learns every ring member's value. ``"rings"`` needs ``l`` or ``t`` and a
+        partitioned method (``hungarian``, ``sortgreedy``, ``greedy``, ``mip``).
     **criteria
         The criteria counted against a population table (``anonymatch.tables.models.
         CRITERIA``; rows they refuse are widened after the method, then k-anonymity and every
@@ -218,7 +226,8 @@ def anonymize(
         na_values=na_values, drop_missing=drop_missing, time_limit=time_limit,
         workers=workers, progress=progress, l=l, diversity=diversity, c=c, t=t,
         ordinal=ordinal, dates=dates, hierarchies=hierarchies,
-        hierarchy_cells=hierarchy_cells, suppression_limit=suppression_limit, **criteria,
+        hierarchy_cells=hierarchy_cells, suppression_limit=suppression_limit,
+        structure=structure, **criteria,
     ))  # fmt: skip
     return run_job(require_frame(data, "data"), job)
 

@@ -67,6 +67,20 @@ if TYPE_CHECKING:
 RunPath = Literal["memory", "streamed", "adaptive"]
 """Where a job runs: in memory, streamed from a file, or on the adaptive path."""
 
+STRUCTURES = ("classes", "rings")
+"""What a freeform method publishes under ℓ-diversity / t-closeness (``structure``):
+``classes`` (the default), or ``rings`` — sensitive rings where they cost less GCP, classes
+elsewhere (docs/guarantees/sensitive.md §6). A ring's decomposition is public and its draw is
+one shift, so a person who knows their own sensitive value and finds it among their rows learns
+every ring member's value; classes have no such weakness."""
+
+RINGS_WEAKNESS = (
+    "rings: a person who knows their own sensitive value and finds it among their rows "
+    "learns every ring member's value"
+)
+"""The insider weakness of a ring release, in plain words (``--help``, the CLI summary, the
+report's limits and the manifest's ``guarantee.insider_weakness``)."""
+
 DEFAULT_TIME_LIMIT = 60.0
 """Seconds per exact MIP solve (``mip``) or b-matching integer program."""
 
@@ -128,6 +142,8 @@ class TableJob:
         Executor, workers, scheduler, rows per streamed job, progress.
     seed : int or None
         Seed of the privacy step (None: OS entropy).
+    structure : {"classes", "rings"}
+        What a freeform method publishes under sensitive models (:data:`STRUCTURES`).
     """
 
     check: ReleaseCheck
@@ -136,6 +152,7 @@ class TableJob:
     adaptive: AdaptiveOptions
     execution: Execution
     seed: int | None
+    structure: str = "classes"
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -393,6 +410,7 @@ PARAMETERS: dict[str, Any] = {
     "chunk_rows": None,
     "progress": False,
     "seed": None,
+    "structure": "classes",
     **CRITERIA.defaults(),
 }
 """Every parameter of a table job and its default (the names ``TableJob.build`` takes)."""
@@ -437,6 +455,7 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
             f"method {method.name!r} does not support {param('l')}/{param('t')}; use one of: "
             f"{', '.join(_names(sensitive=True))}"
         )
+    structure = _structure(p, method, models)
     limit = _limit(p)
     if limit and method.levels:
         raise InputError(f"{param('suppression_limit')} does not apply to method {method.name!r}")
@@ -472,8 +491,28 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
             p["executor"], p["workers"], p["scheduler"], p["chunk_rows"], p["progress"]
         ),
         seed=check_seed(p["seed"]),
+        structure=structure,
         keywords=keywords,
     )
+
+
+def _structure(p: Mapping[str, Any], method: Method, models: tuple[SensitiveModel, ...]) -> str:
+    """The job's ``structure`` (:data:`STRUCTURES`): ``rings`` needs sensitive models and a
+    method that builds rings (a partitioned method with the ``sensitive`` capability)."""
+    structure = str(choice(p["structure"], "structure", STRUCTURES))
+    if structure == "rings":
+        if not models:
+            raise InputError(
+                f"{param('structure')} 'rings' needs a sensitive model ({param('l')} or "
+                f"{param('t')})"
+            )
+        if not (method.partitioned and method.sensitive):
+            raise InputError(
+                f"{param('structure')} 'rings' needs {param('method')} "
+                f"{' or '.join(_names(sensitive=True, partitioned=True))} (the method "
+                f"{method.name!r} builds no rings)"
+            )
+    return structure
 
 
 def _criteria(p: Mapping[str, Any], method: Method) -> tuple[Criterion, ...]:
@@ -535,12 +574,19 @@ def _names(
     streamable: bool | None = None,
     missing: bool | None = None,
     levels: bool | None = None,
+    partitioned: bool | None = None,
 ) -> tuple[str, ...]:
     """``tables.methods.names`` on the capabilities the job's messages name (imported on
     first use: the registry imports numpy)."""
     from anonymatch.tables.methods import names
 
-    return names(sensitive=sensitive, streamable=streamable, missing=missing, levels=levels)
+    return names(
+        sensitive=sensitive,
+        streamable=streamable,
+        missing=missing,
+        levels=levels,
+        partitioned=partitioned,
+    )
 
 
 def _strict_levels(value: object, name: str, check: Any) -> None:

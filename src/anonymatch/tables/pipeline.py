@@ -32,7 +32,7 @@ from anonymatch.tables.columns.schema import (
     missing_qi_mask,
 )
 from anonymatch.tables.io.cells import format_cells, parse_cells
-from anonymatch.tables.job import Plan, ReleaseCheck, TableJob, plan
+from anonymatch.tables.job import RINGS_WEAKNESS, Plan, ReleaseCheck, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, build_graph
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.models.certified import check_certified, ring_certificate
@@ -125,9 +125,11 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     (``input.suppressed``) and the guarantee covers the published people. ``job.models`` put
     ℓ-diversity and/or t-closeness on the sensitive columns (``tables.sensitive``); the release is
     then made of classes that satisfy them (``methods.diverse``) and is checked from the release
-    alone. ``job.seed`` None draws the privacy randomness from OS entropy; a fixed seed makes
-    the release reproducible and lets anyone who knows the seed redo the random choice of the
-    true assignment — use it only for tests and experiments.
+    alone — or, with ``job.structure`` ``rings`` and a partitioned method, of sensitive rings
+    where cheaper (``methods.circulant``), checked from their certificate. ``job.seed`` None
+    draws the privacy randomness from OS entropy; a fixed seed makes the release reproducible
+    and lets anyone who knows the seed redo the random choice of the true assignment — use it
+    only for tests and experiments.
 
     Raises InputError (data the job cannot run on), InfeasibleError (k larger than the table)
     and VerificationError (the release failed verification; should never happen).
@@ -154,7 +156,8 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
 
     t0 = time.perf_counter()
     rings: RingRelease | None = None
-    if target is not None and spec.partitioned:  # rings where cheaper, classes elsewhere
+    freeform = target is not None and spec.partitioned  # classes, or rings where asked (§6)
+    if target is not None and freeform and job.structure == "rings":  # rings where cheaper
         from anonymatch.tables.methods.circulant import sensitive_build
 
         rings = sensitive_build(enc, k, target, run.partition_size or n)
@@ -199,7 +202,9 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     # the graph rebuilt from the cells.
     check = verify(published, enc, k, blocks=published_graph.blocks())
     refuse(check.passed, check.reason)
-    ring_rows = None if rings is None else [position[r] for r in rings.rings]
+    ring_rows = [position[r] for r in rings.rings] if rings is not None else None
+    if ring_rows is None and freeform:  # classes: the construction is named, no certificate
+        ring_rows = []
     if ring_rows:  # every draw of the rings' privacy step, from their certificate (§6)
         certificate = ring_certificate(k, ring_rows)
         sensitive_checks = check_certified(published, enc, table, data, models, certificate)
@@ -331,7 +336,9 @@ def sensitive_claims(
     every sensitive ring's release rows, in ring order; None for a method without one) also
     ``guarantee.construction`` (rings or classes), ``verification.ring_records`` and, with
     rings, ``guarantee.certificate`` (``models.certified.ring_certificate``), which ``verify
-    --manifest`` checks every draw with. Nothing without models. O(models + ring records)."""
+    --manifest`` checks every draw with, and ``guarantee.insider_weakness`` (the rings'
+    weakness in plain words, ``job.RINGS_WEAKNESS``). Nothing without models.
+    O(models + ring records)."""
     if not models:
         return {}, {}
     claims: dict[str, object] = {"sensitive": [m.describe() for m in models]}
@@ -341,6 +348,7 @@ def sensitive_claims(
         figures["ring_records"] = int(sum(len(r) for r in rings))
         if rings:
             claims["certificate"] = ring_certificate(k, rings)
+            claims["insider_weakness"] = RINGS_WEAKNESS
     return claims, figures
 
 

@@ -19,9 +19,10 @@ cluster, verified partition by partition, written atomically (Doka et al. §8.1 
 
 With sensitive models (``--l``/``--t``) the scan also codes the sensitive columns through
 global dictionaries, each partition publishes classes that satisfy the models
-(``methods.diverse.diverse_clusters`` on the partition as one segment) — or, where cheaper, a
-sensitive ring drawn among its k shifts (``methods.circulant``, as in memory; the manifest
-then carries the rings' certificate, ``verify --manifest`` checks it) — and the models are
+(``methods.diverse.diverse_clusters`` on the partition as one segment) — or, with the job's
+``structure`` ``rings`` and where cheaper, a sensitive ring drawn among its k shifts
+(``methods.circulant``, as in memory; the manifest then carries the rings' certificate,
+``verify --manifest`` checks it) — and the models are
 checked partition by partition (``check_sensitive_partitions``); a partition that cannot
 satisfy them stops the run (InfeasibleError, nothing written), docs/guarantees/sensitive.md §4
 and §6.
@@ -325,7 +326,7 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
                         f"its column {model.column!r} has {distinct} distinct value(s) and "
                         f"cannot satisfy {describe_model(model)} even as one class"
                     )
-                graph, ring = _sensitive_partition(qi, job.k, target)
+                graph, ring = _sensitive_partition(qi, job.k, target, job.options.rings)
             except InfeasibleError as error:
                 reason = str(error).removeprefix("infeasible: ")
                 return _infeasible(
@@ -370,17 +371,20 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
 
 
 def _sensitive_partition(
-    qi: EncodedQI, k: int, target: SensitiveTarget
+    qi: EncodedQI, k: int, target: SensitiveTarget, rings: bool = False
 ) -> tuple[GeneralizationGraph, np.ndarray | None]:
     """A partition's graph under sensitive models, as the in-memory path chooses it for a
     partition it did not merge (``circulant.sensitive_build``): the classes of
-    ``diverse_clusters`` (the partition as one segment), or a sensitive ring
-    (``circulant.cheaper_ring``) where one exists and costs less GCP. Returns (graph, ring
+    ``diverse_clusters`` (the partition as one segment), or — with ``rings`` (the job's
+    ``structure`` ``rings``) — a sensitive ring (``circulant.cheaper_ring``) where one exists
+    and costs less GCP. Returns (graph, ring
     order or None). Raises InfeasibleError like ``diverse_clusters``. Time: the class
     construction plus the ring's O(P²·(d + slots)); memory O(P²)."""
     from anonymatch.tables.methods.circulant import cheaper_ring
 
     classes, _ = diverse_clusters(qi, k, target, qi.n)  # one segment
+    if not rings:  # structure "classes" (the default)
+        return classes, None
     ring = cheaper_ring(qi, k, target, classes)
     return (classes, None) if ring is None else (ring[1], ring[0])
 
@@ -631,12 +635,13 @@ def anonymize_file(
     Notes
     -----
     ``job.models`` (ℓ-diversity / t-closeness; a sensitive column also in ``numeric`` gets the
-    ordered distance): each partition then publishes classes that satisfy the models, or a
-    sensitive ring where cheaper (``anonymize_chunk``), checked partition by partition
-    (``check_sensitive_partitions``), and the manifest gets ``guarantee.sensitive``,
-    ``verification.sensitive``, ``guarantee.construction``, ``verification.ring_records`` and,
-    with rings, ``guarantee.certificate`` (every ring's release rows; O(ring records) ints in
-    the driver) as on the in-memory path. The sensitive values are coded during the scan, one
+    ordered distance): each partition then publishes classes that satisfy the models, or (with
+    ``job.structure`` ``rings``) a sensitive ring where cheaper (``anonymize_chunk``), checked
+    partition by partition (``check_sensitive_partitions``), and the manifest gets
+    ``guarantee.sensitive``, ``verification.sensitive``, ``guarantee.construction``,
+    ``verification.ring_records`` and, with rings, ``guarantee.certificate`` (every ring's
+    release rows; O(ring records) ints in the driver) and ``guarantee.insider_weakness`` as on
+    the in-memory path. The sensitive values are coded during the scan, one
     int64 per row and model.
 
     Raises InputError, InfeasibleError (k > rows; a model that the whole table — checked before
@@ -685,7 +690,12 @@ def anonymize_file(
             bounds,
             chunks,
             seeds,
-            ChunkBuild(k, method, BuildOptions(time_limit), writer.parquet),
+            ChunkBuild(
+                k,
+                method,
+                BuildOptions(time_limit, rings=job.structure == "rings"),
+                writer.parquet,
+            ),
             target,
         )
         checks: list[SensitiveCheck] = []

@@ -498,6 +498,9 @@ class Settings:
             method_keys["partition_size"] = size
         if hierarchies and _text(form, "hierarchy_cells") == "set":
             method_keys["hierarchy_cells"] = "set"
+        structure = _text(form, "structure")
+        if structure and structure != "classes":  # rings by name only (the job checks it)
+            method_keys["structure"] = structure
         source = dataset_input(dataset, dataset.name)
         na_values = _tokens(_text(form, "na_values"))
         if na_values:
@@ -565,8 +568,8 @@ class Settings:
             if kept:
                 carried[section] = kept
         method = job.method.model_dump(exclude_defaults=True)
-        method = {key: method[key] for key in ("name", "partition_size", "hierarchy_cells")
-                  if key in method}  # fmt: skip
+        method = {key: method[key] for key in ("name", "partition_size", "hierarchy_cells",
+                                               "structure") if key in method}  # fmt: skip
         mapping: dict[str, Any] = {
             "input": source,
             "columns": columns,
@@ -723,7 +726,8 @@ def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """What a finished run guarantees, from its manifest: the model, k (or the per-record
     levels), ℓ/t per sensitive column, the suppression, the plan (path, partition size),
     whether the release was verified, and what it keeps and leaks (``app.honest``: the utility
-    headline and its verdict, the kept columns that give QIs away)."""
+    headline and its verdict, the kept columns that give QIs away, a ring release's insider
+    weakness)."""
     g = manifest.get("guarantee") or {}
     plan = manifest.get("plan") or {}
     verification = manifest.get("verification") or {}
@@ -739,13 +743,20 @@ def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
             parts.append(f"t-closeness, t = {entry['t']:g}")
         sensitive.append((str(entry.get("column", "")), "; ".join(parts) or "kept as is"))
     levels = g.get("levels") or g.get("k_column")
-    from anonymatch.app.honest import headline_of, headline_text, leakage_lines, utility_warning
+    from anonymatch.app.honest import (
+        headline_of,
+        headline_text,
+        insider_warning,
+        leakage_lines,
+        utility_warning,
+    )
 
     kept = headline_of(manifest)
     return {
         "headline": headline_text(manifest),
         "verdict": kept.get("verdict") if kept else None,
         "utility_warning": utility_warning(manifest),
+        "insider_warning": insider_warning(manifest),
         "leaks": leakage_lines(manifest),
         "model": g.get("model", "?"),
         "k": g.get("k"),
@@ -954,7 +965,8 @@ def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
         return {"columns": columns, "k": 5, "k_column": "", "l": "", "diversity": "distinct",
                 "c": "", "t": "", "suppression_limit": "", "method": "hungarian",
                 "partition_size": "", "hierarchy_cells": "node", "na_values": "",
-                "drop_missing": False, "carried": "", **criteria}  # fmt: skip
+                "drop_missing": False, "carried": "", "structure": "classes",
+                **criteria}  # fmt: skip
     model, method = job.model, job.method
     carried = "; ".join(f"{section}.{key} = {value}" for section, keys in
                         (settings.carried if settings else {}).items()
@@ -971,6 +983,7 @@ def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
         "method": method.name or "hungarian",
         "partition_size": method.partition_size or "",
         "hierarchy_cells": method.hierarchy_cells or "node",
+        "structure": method.structure or "classes",
         "na_values": ",".join(job.input.na or ()),
         "drop_missing": job.input.drop_missing,
         "carried": carried,

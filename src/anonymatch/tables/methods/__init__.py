@@ -37,10 +37,13 @@ if TYPE_CHECKING:
 class BuildOptions:
     """Options some builders use. ``time_limit`` bounds one exact MIP solve, in seconds;
     ``sensitive`` (the sensitive values and their models) makes the builder publish classes
-    that satisfy the models (``methods.diverse``)."""
+    that satisfy the models (``methods.diverse``); ``rings`` (the job's ``structure``
+    ``rings``) lets the partitioned methods publish a sensitive ring instead of a partition's
+    classes where it costs less GCP (``methods.circulant``)."""
 
     time_limit: float = 60.0
     sensitive: SensitiveTarget | None = None
+    rings: bool = False
 
 
 Builder = Callable[[EncodedQI, int, BuildOptions], GeneralizationGraph]
