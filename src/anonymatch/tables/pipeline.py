@@ -219,12 +219,12 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         from anonymatch.tables.risk.population import PopulationInput
 
         assert job.population is not None
-        table, widened, view, source = apply_population(
-            data, table, job.criteria, job.population, PopulationInput.of(job), job.k
+        table, widened, view, source = apply_population(  # k is verified here, once:
+            data, table, job.criteria, job.population, PopulationInput.of(job)
         )
         widening = widened.to_dict()
-        cells = published = parse_cells(table, enc)  # the widened cells, verified again:
-        check = verify(published, enc, k)  # the manifest's figures are those of the release
+        cells = published = parse_cells(table, enc)  # the widened cells, verified again
+        check = verify(published, enc, k)  # (publish refuses a failure; the manifest's figures)
     from anonymatch.tables.risk.headline import headline
     from anonymatch.tables.risk.leakage import check_leakage
 
