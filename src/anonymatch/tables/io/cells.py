@@ -26,7 +26,7 @@ import pyarrow as pa
 import scipy.sparse as sp
 
 from anonymatch.core.cells import NODE_MARK, STAR, escape_label, split_cell
-from anonymatch.core.csvsafe import escape_frame, unescape_frame, write_text_csv
+from anonymatch.core.csvsafe import unescape_frame, write_csv
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
 from anonymatch.tables.columns.hierarchy import Hierarchy
@@ -566,8 +566,8 @@ def write_release(
     def write(tmp: Path) -> None:
         if excel:  # the CSV release's cells in a workbook (tables.io.excel)
             write_excel(frame, tmp, csv_safe)
-        elif not write_text_csv(frame, tmp, sep, csv_safe):  # pandas' bytes, faster
-            escape_frame(frame, csv_safe).to_csv(tmp, index=False, sep=sep)
+        else:
+            write_csv(frame, tmp, sep, csv_safe)
 
     try:
         write_atomically(path, write)
