@@ -622,6 +622,10 @@ def risk(
 # The analyst's side (issue 27), imported on first use so that ``import anonymatch`` stays cheap:
 # name -> module under anonymatch.tables.
 _LAZY = {
+    "read_release": "io.release",
+    "midpoints": "io.release",
+    "mean_bounds": "io.release",
+    "uniform_histogram": "io.release",
     "ReleaseFeatures": "models.features",
     "learn": "models.learn",
     "draw_microdata": "models.imputation",
