@@ -129,3 +129,18 @@ def test_init_drafts_a_job_from_a_workbook(tmp_path: Path) -> None:
     )
     job = infer_job(path, k=3)
     assert job.input.format == "auto" and set(job.qi) == {"age", "sex"}
+
+
+def test_a_column_missing_from_the_first_sheet_names_the_sheets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A workbook whose first sheet is a note: the error says which sheets there are and that
+    --sheet chooses one (one line, exit 2), for anonymize and verify alike."""
+    path = _book(tmp_path / "s.xlsx")
+    for command in (["anonymize", str(path), "-o", str(tmp_path / "r.csv")],
+                    ["verify", str(path), str(path)]):  # fmt: skip
+        code = main([*command, "-k", "2", *QI])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert "sheets About, People" in err and "--sheet" in err, err
+    assert not (tmp_path / "r.csv").exists()

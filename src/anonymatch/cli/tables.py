@@ -936,7 +936,7 @@ def _learn(
     def complete(frame: pd.DataFrame) -> pd.DataFrame:
         if not check.drop_missing:
             return frame
-        check.schema.check_columns([str(c) for c in frame.columns])
+        check.schema.check_columns(frame)
         return frame.loc[~missing_qi_mask(frame, check.schema, check.na)].reset_index(drop=True)
 
     task, target = learning.task, learning.target

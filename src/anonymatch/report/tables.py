@@ -194,7 +194,7 @@ def _complete(frame: pd.DataFrame, schema: Schema, na: MissingCodes) -> pd.DataF
     """``frame`` without its rows with a missing QI (``--drop-missing``). O(n·|qi|)."""
     from anonymatch.tables.columns.schema import missing_qi_mask
 
-    schema.check_columns([str(c) for c in frame.columns])
+    schema.check_columns(frame)
     return frame.loc[~missing_qi_mask(frame, schema, na)].reset_index(drop=True)
 
 

@@ -101,7 +101,7 @@ def prepare(
     dropped). ``data`` must be a DataFrame (``ArgumentTypeError`` otherwise): the common entry
     of every table pipeline."""
     data = require_frame(data)
-    schema.check_columns([str(c) for c in data.columns])
+    schema.check_columns(data)
     check_missing_codes(na_values, [str(c) for c in data.columns])
     na = missing_codes(na_values)
     dropped = 0

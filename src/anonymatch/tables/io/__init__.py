@@ -147,7 +147,10 @@ def _read_excel(path: Path, sheet: str | None, nrows: int | None) -> pd.DataFram
             data.append((cells + [""] * len(columns))[: len(columns)])
     finally:
         book.close()
-    return pd.DataFrame(data, columns=pd.Index(columns), dtype=object)
+    frame = pd.DataFrame(data, columns=pd.Index(columns), dtype=object)
+    if sheet is None and len(names) > 1:  # the first was read: a missing column says so
+        frame.attrs["sheets"] = names
+    return frame
 
 
 def _excel_text(value: object) -> str:
