@@ -38,6 +38,7 @@ from anonymatch.report.model import (
     KindSections,
     Section,
     Table,
+    file_name,
 )
 from anonymatch.report.tables import _leak_limits, _leakage_table, _manifest_leakage
 
@@ -83,7 +84,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     source = manifest.get("input") or {}
     params = manifest.get("parameters") or {}
     published.facts += [
-        ("items table", source.get("items_path") or "(one long table: PEOPLE)"),
+        ("items table", file_name(source.get("items_path") or "") or "(one long table: PEOPLE)"),
         ("distinct items", source.get("items")),
         ("(person, item) rows", source.get("item_rows")),
         ("people without items", source.get("people_without_items")),
