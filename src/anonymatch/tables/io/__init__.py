@@ -267,11 +267,47 @@ def _read_csv(path: Path, options: CsvOptions, nrows: int | None = None) -> pd.D
             )
         frame.columns = pd.Index(names)
         first_data_line = 1
-    short = frame.isna().any(axis=1).to_numpy()
+    short = frame.isna().any(axis=1).to_numpy()  # the python engine's short rows
     if short.any():
         line = int(short.argmax()) + first_data_line
         raise InputError(f"malformed CSV in {path}: line {line} has fewer fields than the header")
+    if len(sep) == 1 and len(frame.columns) > 1 and (frame.iloc[:, -1] == "").any():
+        refuse_short_rows(path, sep, options.quotechar)  # the C engine pads them with ""
     return frame
+
+
+def refuse_short_rows(path: Path, sep: str, quotechar: str | None) -> None:
+    """InputError naming the first line with fewer fields than the first line, found by a
+    single-threaded ``pyarrow.csv`` parse (the C engine of pandas pads a short row with empty
+    cells, which would be read as a person with missing values). Only called when the last
+    column has an empty cell, as every short row's does. O(file size)."""
+    import pyarrow.csv as pacsv
+
+    short: list[int | None] = []
+
+    def invalid(row: pacsv.InvalidRow) -> str:
+        if row.actual_columns < row.expected_columns and not short:
+            short.append(row.number)
+        return "skip"
+
+    try:
+        pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(autogenerate_column_names=True, use_threads=False),
+            parse_options=pacsv.ParseOptions(
+                delimiter=sep,
+                quote_char=quotechar or False,
+                newlines_in_values=True,
+                invalid_row_handler=invalid,
+            ),
+            convert_options=pacsv.ConvertOptions(include_columns=["f0"]),
+        )
+    except Exception:  # pyarrow's reading differs (an encoding, a quote): pandas' read stands
+        return
+    if short:
+        raise InputError(
+            f"malformed CSV in {path}: line {short[0]} has fewer fields than the header"
+        )
 
 
 def _first_line(exc: BaseException) -> str:
