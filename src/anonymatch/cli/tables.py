@@ -1313,7 +1313,8 @@ def print_population(report: Any) -> None:
     )
     ind = est.individual
     click.echo(
-        f"individual risk (sdcMicro): max {ind.max():.4f}, mean {ind.mean():.4f}, expected "
+        "individual risk of the original's QI rows, before release (sdcMicro): "
+        f"max {ind.max():.4f}, mean {ind.mean():.4f}, expected "
         f"re-identifications {ind.sum():.1f}"
     )
 

@@ -629,7 +629,10 @@ def _population(
          "no estimate" if share is None else f"{100 * share:.1f}%"]
     )  # fmt: skip
     ind = report["individual_risk"]
-    rows.append(["individual risk (sdcMicro): max / mean", f"{ind['max']:.4f} / {ind['mean']:.4f}"])
+    rows.append(
+        ["individual risk of the original's QI rows (sdcMicro): max / mean",
+         f"{ind['max']:.4f} / {ind['mean']:.4f}"]
+    )  # fmt: skip
     section.tables.append(
         Table(
             ["population figure", "value"],
