@@ -429,6 +429,11 @@ def test_manifest_alone_is_labelled_unchecked_everywhere(
     _, _, manifest, _ = table
     code, html, err = _report(["--manifest", str(manifest)], capsys, tmp_path / "r.html")
     assert code == 0, err
+    # `report M.json -o R.html`: the lone JSON argument is the manifest (it asked for --manifest)
+    code, alone, err = _report([str(manifest)], capsys, tmp_path / "alone.html")
+    assert code == 0 and alone.split("<footer")[0] == html.split("<footer")[0], err
+    code, _, err = _report([], capsys, tmp_path / "none.html")
+    assert code == 2 and "--manifest M.json" in err and not (tmp_path / "none.html").exists()
     body = html.split("<details>")[0]
     assert "certificate" not in body.lower().replace("not a certificate", "")
     assert "re-computed" not in body and "checked: passed" not in body

@@ -76,8 +76,9 @@ def accuracy_of(label: str | None, test: TestTable | None) -> tuple[str | None, 
 @click.option(
     "--manifest",
     "manifest_path",
-    required=True,
-    help="The release's JSON manifest (--report of the anonymize* command).",
+    default=None,
+    help="The release's JSON manifest (--report of the anonymize* command); `report M.json -o "
+    "R.html` alone reads M.json as it.",
 )
 @click.option("-o", "--output", required=True, help="HTML file to write.")
 @click.option("--force", is_flag=True, help="Replace an existing report.")
@@ -137,7 +138,7 @@ def report_cmd(
     ctx: click.Context,
     original: str | None,
     release: str | None,
-    manifest_path: str,
+    manifest_path: str | None,
     output: str,
     force: bool,
     population: PopulationFlags,
@@ -166,6 +167,10 @@ def report_cmd(
 
     started = time.perf_counter()
     threshold = check_threshold(population.threshold, "--threshold")
+    if manifest_path is None and release is None and str(original).lower().endswith(".json"):
+        manifest_path, original = original, None  # `report M.json -o R.html`: manifest only
+    if manifest_path is None:
+        raise InputError("give the release's manifest: --manifest M.json (anonymize --report)")
     if (original is None) != (release is None):
         raise InputError("give both ORIGINAL and RELEASE, or neither (manifest only)")
     # the shared output policy: .html, directory exists, no replacing without --force, not
