@@ -536,6 +536,11 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="Numeric QIs (published as ranges).")
 @click.option(
+    "--identifiers",
+    default=None,
+    help="Identifier columns: the release fails if it has any of them.",
+)
+@click.option(
     "--manifest",
     default=None,
     is_eager=True,
@@ -601,7 +606,7 @@ def verify(
     unchecked = unchecked_claims(
         None if manifest is None else load_manifest(manifest), criteria.get("population")
     )
-    if check.models or asked or unchecked:  # the whole release (candidates, population)
+    if check.models or asked or unchecked or check.schema.identifiers:  # the whole release
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
         from anonymatch.tables.streamed import verify_file

@@ -365,9 +365,10 @@ def plan_blocks(run: Plan, job: TableJob) -> tuple[dict[str, object], dict[str, 
 def verify_release(
     published: pd.DataFrame, original: pd.DataFrame, check: ReleaseCheck
 ) -> VerificationReport:
-    """Verify a published table against the original table: k-anonymity from the QIs, and
-    each sensitive model from the release's sensitive columns (``sensitive.check_release``),
-    as ``check`` claims them. Passes iff everything passes; the reason is the first failure's.
+    """Verify a published table against the original table: no identifier column of the check
+    published, k-anonymity from the QIs, and each sensitive model from the release's sensitive
+    columns (``sensitive.check_release``), as ``check`` claims them. Passes iff everything
+    passes; the reason is the first failure's.
 
     A release with fewer rows than the original passes only within the check's
     ``suppression_limit``, if some of the original's people — the published ones — have a
@@ -385,6 +386,12 @@ def verify_release(
     k, limit, models = check.k, check.suppression_limit, check.models
     data, enc, _ = prepare(original, check.schema, check.na, check.drop_missing)
     cells = parse_cells(published, enc)
+    shown = [c for c in check.schema.identifiers if c in set(map(str, published.columns))]
+    if shown:  # an identifier is never published, whatever the QIs show
+        report = verify(cells, enc, k, limit)
+        return dataclasses.replace(
+            report, passed=False, reason=f"the identifier column {shown[0]!r} is published"
+        )
     report = None
     if limit > 0 and cells.n < enc.n:
         keep = ~choose_outliers(enc, k, limit, check.partition_size)
