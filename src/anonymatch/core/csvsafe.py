@@ -170,8 +170,10 @@ def write_csv(
         for c in escaped.columns
         if escaped[c].dtype == object or pd.api.types.is_string_dtype(escaped[c].dtype)
     )
-    quoting = csv.QUOTE_NONNUMERIC if bare_cr else csv.QUOTE_MINIMAL
-    escaped.to_csv(path, index=False, sep=sep, quoting=quoting)
+    if bare_cr:
+        escaped.to_csv(path, index=False, sep=sep, quoting=csv.QUOTE_NONNUMERIC)
+    else:
+        escaped.to_csv(path, index=False, sep=sep)
 
 
 def _csv_fields(values: list[str], sep: str) -> list[str]:

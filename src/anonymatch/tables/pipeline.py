@@ -388,9 +388,10 @@ def verify_release(
     cells = parse_cells(published, enc)
     shown = [c for c in check.schema.identifiers if c in set(map(str, published.columns))]
     if shown:  # an identifier is never published, whatever the QIs show
-        report = verify(cells, enc, k, limit)
         return dataclasses.replace(
-            report, passed=False, reason=f"the identifier column {shown[0]!r} is published"
+            verify(cells, enc, k, limit),
+            passed=False,
+            reason=f"the identifier column {shown[0]!r} is published",
         )
     report = None
     if limit > 0 and cells.n < enc.n:
