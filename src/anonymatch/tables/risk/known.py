@@ -1,0 +1,388 @@
+"""The known-person attacker: what one person's true row reveals about the others.
+
+The attacker of ``tables.risk.risk`` (every person's QIs, the whole release; for a ring
+release, its certificate) who also knows the true row r of one person a — a data subject who
+finds their own row, or one person re-identified elsewhere (docs/guarantees/known-person.md).
+The worlds left are the perfect matchings of the public structure that pair a with r; for every
+other person b of a's **unit** (the part of the release a's knowledge reaches):
+
+* b's row is *certain* when every such world gives b the same row;
+* b's sensitive value is certain when every such world gives b rows showing one value;
+* the *posterior* of b's row (and of b's value) is its share of those worlds, the worlds being
+  equally likely (the uniform draw inside a class, the uniform shift of a ring; for a freeform
+  component, the attacker's indifference between the worlds consistent with the release).
+
+The units, and how each is computed:
+
+* a **class** (a component of the candidate graph that is a complete biclique of m people and
+  m rows, drawn as a uniform permutation): the others take the other m − 1 rows uniformly, so a
+  row is certain only when m = 2, the row posterior is 1 / (m − 1) and a value's is its share
+  among the m − 1 rows left — exact, O(m + values);
+* a **ring** (a certificate's ring of m rows, drawn as one of its k shifts): a's row fixes the
+  shift, so every other member's row and value is certain — exact, O(1);
+* a **freeform component** of the candidate graph (any other component): exactly, by listing
+  its perfect matchings, when it has at most ``exact_max`` people; otherwise the certain rows
+  and values of each hypothesis (a, r) are exact (the Dulmage–Mendelsohn candidates of the
+  component without a and r: ``core.view.AttackerView.candidates``) and the hypotheses are
+  sampled — the mean with its standard error, the max over the sample (a lower bound) — and the
+  posterior is not computed there (1 when some row is certain).
+
+Every figure is aggregated over the attacker: each person a, and each of a's candidate rows r
+as the true one (equally weighted: the mechanism's 1/k for a class, a ring or a k-regular
+graph); ``max`` over every hypothesis, ``mean`` over people.
+
+Complexity: O(n + pairs between groups) for the components and the classes; O(m!·m) for a
+freeform component of m ≤ ``exact_max`` people; per sampled hypothesis one max-flow and one
+strongly-connected-components pass on its component (O(pairs·√n) at worst); never n × n.
+
+References
+----------
+Choromanski, Jebara, Tang. "Adaptive Anonymity via b-Matching". NIPS 2013, §4 (an adversary
+who knows true matches); Dulmage & Mendelsohn (1958); Xue et al. KDD 2012 §4.2 (the draw).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from anonymatch.core.view import AttackerView
+
+EXACT_MAX = 8
+"""Freeform components of at most this many people are computed by listing their worlds."""
+
+SAMPLES = 200
+"""Hypotheses (person, true row) sampled over the larger freeform components."""
+
+
+@dataclass
+class _Figure:
+    """One figure (rows, or one sensitive column) accumulated over hypotheses."""
+
+    certain_max: int = 0
+    share_max: float = 0.0
+    posterior_max: float = 0.0
+    certain_sum: float = 0.0  # Σ over people of the expected number certain
+    share_sum: float = 0.0
+    sampled: list[float] = field(default_factory=list)  # shares of the sampled hypotheses
+    sampled_certain: list[float] = field(default_factory=list)
+
+    def add(self, people: float, certain: float, others: int, posterior: float) -> None:
+        """``people`` attackers whose expected number of others certain is ``certain``."""
+        self.certain_sum += people * certain
+        self.share_sum += people * (certain / others if others else 0.0)
+        self.posterior_max = max(self.posterior_max, posterior)
+
+    def worst(self, certain: int, others: int) -> None:
+        self.certain_max = max(self.certain_max, int(certain))
+        self.share_max = max(self.share_max, certain / others if others else 0.0)
+
+    def to_dict(self, n: int, sampled_people: int) -> dict[str, object]:
+        certain, share, se = self.certain_sum, self.share_sum, 0.0
+        if self.sampled:
+            s = np.asarray(self.sampled)
+            certain += sampled_people * float(np.mean(self.sampled_certain))
+            share += sampled_people * float(s.mean())
+            se = sampled_people / n * float(s.std(ddof=1) / np.sqrt(len(s))) if len(s) > 1 else 0
+        return {
+            "certain_max": self.certain_max,
+            "certain_mean": certain / n if n else 0.0,
+            "share_max": self.share_max,
+            "share_mean": share / n if n else 0.0,
+            "share_mean_standard_error": se,
+            "posterior_max": self.posterior_max,
+        }
+
+
+@dataclass(frozen=True)
+class KnownPersonRisk:
+    """The known-person figures of a release (module docstring); ``to_dict()`` for JSON.
+
+    ``rows`` and ``sensitive[column]``: ``certain_max`` (the most other people whose row — or
+    value — one known person makes certain), ``certain_mean`` (its mean over people),
+    ``share_max``/``share_mean`` (the same as a share of the other people of the known person's
+    unit, with the standard error of the sampled part), ``posterior_max`` (the largest
+    posterior of another person's row or value, over the units computed exactly; 1 when a
+    sampled hypothesis makes a row certain). ``units``: how many classes, rings and freeform
+    components (listed exactly, or sampled); ``samples``: hypotheses sampled."""
+
+    people: int
+    units: dict[str, int]
+    samples: int
+    sampled_people: int
+    rows: dict[str, object]
+    sensitive: dict[str, dict[str, object]]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "model": "one person's true row known (docs/guarantees/known-person.md)",
+            "people": self.people,
+            "units": dict(self.units),
+            "sampled": {"hypotheses": self.samples, "people": self.sampled_people},
+            "rows": dict(self.rows),
+            "sensitive": {c: dict(f) for c, f in self.sensitive.items()},
+        }
+
+
+def known_person(
+    cand: AttackerView,
+    values: Mapping[str, np.ndarray],
+    certificate: tuple[int, Sequence[np.ndarray]] | None = None,
+    samples: int = SAMPLES,
+    exact_max: int = EXACT_MAX,
+    seed: int = 0,
+) -> KnownPersonRisk:
+    """The known-person figures of a release.
+
+    Parameters
+    ----------
+    cand : AttackerView
+        The candidate view of the release (``AttackerView.candidates()``): people × published
+        rows, on groups.
+    values : mapping of str to numpy.ndarray
+        Per sensitive column, the code of the value each published row shows (n_published).
+    certificate : (int, sequence of numpy.ndarray), optional
+        A ring release's certificate (``models.certified.parse_certificate``): k and each
+        ring's rows in ring order. With it the units are the rings and the groups of identical rows outside them
+        (the certified graph, as ``risk.certified_sensitive``); without it, the components
+        of the candidate graph.
+    samples : int
+        Hypotheses sampled over the freeform components of more than ``exact_max`` people
+        (all of them when they are fewer).
+    exact_max : int
+        The largest freeform component whose worlds are listed.
+    seed : int
+        The sampling's seed (a measurement, not a release: fixed for reproducible figures).
+
+    Returns
+    -------
+    KnownPersonRisk
+
+    Notes
+    -----
+    Time O(n + pairs between groups) plus O(m!·m) per small freeform component and one
+    max-flow on its component per sampled hypothesis; memory O(n + pairs between groups).
+
+    References
+    ----------
+    Choromanski et al., NIPS 2013, §4; Dulmage & Mendelsohn (1958).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> view = AttackerView.singletons(sp.csr_array(np.ones((3, 3)))).candidates()
+    >>> fig = known_person(view, {"s": np.array([0, 0, 1])})
+    >>> fig.rows["certain_max"], fig.rows["posterior_max"], fig.sensitive["s"]["certain_max"]
+    (0, 0.5, 2)
+    """
+    rng = np.random.default_rng(seed)
+    rows, sens = _Figure(), {c: _Figure() for c in values}
+    units = {"classes": 0, "rings": 0, "freeform_exact": 0, "freeform_sampled": 0}
+    if certificate is not None:
+        k, rings = certificate
+        in_ring = np.zeros(cand.n_published, bool)
+        for ring in rings:
+            m = len(ring)
+            units["rings"] += 1
+            rows.add(m, m - 1, m - 1, 1.0)
+            rows.worst(m - 1, m - 1)
+            window = (np.arange(m)[:, None] - np.arange(k)) % m  # position p's k rows
+            for col, fig in sens.items():
+                shown = values[col][ring][window]
+                h = int((shown == shown[:, :1]).all(axis=1).sum())  # certain already
+                fig.add(m, m - 1 - h + h / m, m - 1, 1.0)
+                fig.worst(m - 1 - h + (h > 0), m - 1)
+            in_ring[ring] = True
+        free = np.flatnonzero(~in_ring)
+        order = free[np.argsort(cand.group[free], kind="stable")]
+        cut = np.flatnonzero(np.diff(cand.group[order])) + 1
+        for members in np.split(order, cut) if len(order) else []:
+            units["classes"] += 1
+            _class(rows, sens, values, members)
+        return _result(cand.n, units, rows, sens, 0, 0)
+    n_u, n_g = cand.c.shape
+    coo = sp.coo_array(cand.c)
+    graph = sp.csr_array(
+        (np.ones(coo.nnz, np.int8), (coo.row, n_u + coo.col)), shape=(n_u + n_g, n_u + n_g)
+    )
+    _, label = connected_components(graph, directed=False)
+    person_label, row_label = label[cand.inverse], label[n_u + cand.group]
+    pairs = np.bincount(label[coo.row], weights=cand.counts[coo.row] * cand.mult[coo.col])
+    people = np.bincount(person_label, minlength=len(pairs))
+    rows_of = np.argsort(row_label, kind="stable")
+    row_start = np.r_[0, np.cumsum(np.bincount(row_label, minlength=len(pairs)))]
+    people_of = np.argsort(person_label, kind="stable")
+    person_start = np.r_[0, np.cumsum(people)]
+    large = []
+    for comp in range(len(pairs)):
+        who = people_of[person_start[comp] : person_start[comp + 1]]
+        where = rows_of[row_start[comp] : row_start[comp + 1]]
+        m = len(who)
+        if pairs[comp] == m * m:  # every person compatible with every row: a class
+            units["classes"] += 1
+            _class(rows, sens, values, where)
+        elif m <= exact_max:
+            units["freeform_exact"] += 1
+            sub = cand.restrict(who, where)
+            _listed(rows, sens, {c: v[where] for c, v in values.items()}, sub)
+        else:
+            units["freeform_sampled"] += 1
+            large.append((who, where))
+    total = _sampled(rows, sens, values, cand, large, samples, rng)
+    return _result(cand.n, units, rows, sens, total, sum(len(w) for w, _ in large) * (total > 0))
+
+
+def _result(
+    n: int,
+    units: dict[str, int],
+    rows: _Figure,
+    sens: dict[str, _Figure],
+    samples: int,
+    sampled_people: int,
+) -> KnownPersonRisk:
+    return KnownPersonRisk(
+        n,
+        units,
+        samples,
+        sampled_people,
+        rows.to_dict(n, sampled_people),
+        {c: f.to_dict(n, sampled_people) for c, f in sens.items()},
+    )
+
+
+def _class(
+    rows: _Figure, sens: dict[str, _Figure], values: Mapping[str, np.ndarray], where: np.ndarray
+) -> None:
+    """A class of m people on the rows ``where``, drawn as a uniform permutation: exact. The
+    known person's row r is uniform over the m rows; the others share the m − 1 rows left."""
+    m = len(where)
+    others = m - 1
+    rows.add(m, others if m == 2 else 0, others, 1 / others if others else 0.0)
+    rows.worst(others if m == 2 else 0, others)
+    for col, fig in sens.items():
+        counts = np.bincount(values[col][where])
+        shown = np.flatnonzero(counts)
+        left = np.tile(counts, (len(shown), 1))  # one line per known value v: counts − e_v
+        left[np.arange(len(shown)), shown] -= 1
+        top = left.max(axis=1)
+        certain = np.where((top == others) & (len(shown) > 1), others, 0)  # newly certain
+        weight = counts[shown] / m
+        fig.add(m, float(weight @ certain), others, float(top.max()) / others if others else 0)
+        fig.worst(int(certain.max()), others)
+
+
+def _listed(
+    rows: _Figure, sens: dict[str, _Figure], values: Mapping[str, np.ndarray], sub: AttackerView
+) -> None:
+    """A freeform component of m ≤ ``EXACT_MAX`` people: every perfect matching listed
+    (O(m!·m)), the worlds equally likely; each person's true row uniform over their candidate
+    rows (the rows of some world)."""
+    matrix = sub.person_matrix().toarray().astype(bool)
+    m = matrix.shape[0]
+    perms = np.array(list(itertools.permutations(range(m))), dtype=np.int64).reshape(-1, m)
+    worlds = perms[matrix[np.arange(m), perms].all(axis=1)]
+    before = {"rows": (worlds == worlds[0]).all(axis=0)}  # certain without the known row
+    for c in sens:
+        before[c] = (values[c][worlds] == values[c][worlds[0]]).all(axis=0)
+    for a in range(m):
+        options = np.unique(worlds[:, a])
+        sums = {"rows": 0.0, **{c: 0.0 for c in sens}}
+        for r in options:
+            w = worlds[worlds[:, a] == r]
+            others = np.delete(np.arange(m), a)
+            for name, fig, shown in [("rows", rows, None)] + [
+                (c, sens[c], values[c]) for c in sens
+            ]:
+                got = w[:, others] if shown is None else shown[w[:, others]]
+                top = np.array([np.bincount(col).max() for col in got.T]) if m > 1 else []
+                certain = int(np.sum((np.asarray(top) == len(w)) & ~before[name][others]))
+                sums[name] += certain / len(options)
+                fig.worst(certain, m - 1)
+                if m > 1:
+                    fig.posterior_max = max(fig.posterior_max, float(np.max(top)) / len(w))
+        rows.add(1, sums["rows"], m - 1, rows.posterior_max)
+        for c in sens:
+            sens[c].add(1, sums[c], m - 1, sens[c].posterior_max)
+
+
+def _sampled(
+    rows: _Figure,
+    sens: dict[str, _Figure],
+    values: Mapping[str, np.ndarray],
+    cand: AttackerView,
+    large: list[tuple[np.ndarray, np.ndarray]],
+    samples: int,
+    rng: np.random.Generator,
+) -> int:
+    """The freeform components of more than ``EXACT_MAX`` people: the certain rows and values
+    of each hypothesis (a, r), exact (Dulmage–Mendelsohn on the component without a and r);
+    every hypothesis when there are at most ``samples``, else ``samples`` of them (a uniform
+    person of these components, a uniform candidate row of theirs). Returns how many were
+    sampled (0 when all were computed)."""
+    if not large:
+        return 0
+    views = [cand.restrict(who, where) for who, where in large]
+    cands = [v.per_original()[v.inverse] for v in views]  # candidates per person
+    total = sum(int(c.sum()) for c in cands)
+    every = total <= samples
+    if every:
+        todo = [(u, a, r) for u, c in enumerate(cands) for a in range(len(c)) for r in range(c[a])]
+    else:
+        sizes = np.array([len(c) for c in cands])
+        pick = rng.choice(int(sizes.sum()), size=samples)
+        unit = np.searchsorted(np.cumsum(sizes), pick, side="right")
+        start = np.r_[0, np.cumsum(sizes)][unit]
+        todo = [
+            (int(u), int(p - s), int(rng.integers(cands[u][p - s])))
+            for u, p, s in zip(unit, pick, start, strict=True)
+        ]
+    before = [  # per person of each component: certain without the known row
+        {"rows": c == 1, **{col: _single_valued(v, values[col][w])[v.inverse] for col in sens}}
+        for v, c, (_, w) in zip(views, cands, large, strict=True)
+    ]
+    for u, a, r in todo:
+        view, (who, where) = views[u], large[u]
+        m = len(who)
+        row = _candidate_rows(view, a)[r]
+        keep_p = np.delete(np.arange(m), a)
+        keep_r = np.delete(np.arange(len(where)), row)
+        left = view.restrict(keep_p, keep_r).candidates()
+        assert left is not None  # r is a candidate of a: some world pairs them
+        after = (left.per_original() == 1)[left.inverse]
+        certain = int((after & ~before[u]["rows"][keep_p]).sum())
+        weight = 1.0 / cands[u][a]
+        figures = [(rows, certain)]
+        for col, fig in sens.items():
+            after = _single_valued(left, values[col][where][keep_r])[left.inverse]
+            figures.append((fig, int((after & ~before[u][col][keep_p]).sum())))
+        for fig, got in figures:
+            fig.worst(got, m - 1)
+            if got:
+                fig.posterior_max = 1.0
+            if every:
+                fig.add(weight, got, m - 1, fig.posterior_max)
+            else:
+                fig.sampled.append(got / (m - 1))
+                fig.sampled_certain.append(got)
+    return 0 if every else len(todo)
+
+
+def _candidate_rows(view: AttackerView, a: int) -> np.ndarray:
+    """The candidate rows of person ``a`` of a candidate view, in increasing order. O(rows)."""
+    groups = view.c.indices[view.c.indptr[view.inverse[a]] : view.c.indptr[view.inverse[a] + 1]]
+    return np.flatnonzero(np.isin(view.group, groups))
+
+
+def _single_valued(view: AttackerView, shown: np.ndarray) -> np.ndarray:
+    """Per original group of a candidate view: whether its candidate rows all show one value
+    (``shown``: the code per published row). O(pairs)."""
+    coo = sp.coo_array(view.expanded())
+    base = int(shown.max()) + 1
+    key = np.unique(coo.row.astype(np.int64) * base + shown[coo.col])
+    return np.bincount(key // base, minlength=view.c.shape[0]) == 1
