@@ -7,6 +7,7 @@ import itertools
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
@@ -190,3 +191,76 @@ def test_sampling_states_its_error() -> None:
     exact = known_person(view_of(c), {"s": shown}, exact_max=0, samples=1000)
     assert fig.rows["certain_max"] <= exact.rows["certain_max"]
     json.dumps(fig.to_dict())
+
+
+def test_cli_risk_json_text_and_rings(tmp_path, monkeypatch, capsys) -> None:
+    """``risk --json`` carries ``known_person``: on a class release (mondrian) every unit is
+    a class; with a ring release's manifest, a known ring member unlocks the whole ring."""
+    import functools
+
+    import anonymatch
+    from anonymatch.cli import main
+    from anonymatch.tables.methods import circulant
+    from tests.factories import random_frame
+
+    data = tmp_path / "people.csv"
+    frame = random_frame(60, 3)
+    frame["s"] = [f"v{i % 4}" for i in range(60)]
+    frame.to_csv(data, index=False)
+    roles = ["--qi", "n0,n1,c0,c1", "--numeric", "n0,n1", "--sensitive", "s"]
+    classes = tmp_path / "classes.csv"
+    args = ["anonymize", str(data), "-o", str(classes), "--k", "3", *roles, "--seed", "1", "-q"]
+    assert main([*args, "--method", "mondrian"]) == 0
+    capsys.readouterr()
+    assert main(["risk", str(data), str(classes), *roles, "--json"]) == 0
+    known = json.loads(capsys.readouterr().out)["known_person"]
+    assert known["units"]["freeform_exact"] == known["units"]["freeform_sampled"] == 0
+    assert known["units"]["classes"] >= 1 and known["people"] == 60
+    front = anonymatch.risk(
+        pd.read_csv(data), pd.read_csv(classes), qi="n0,n1,c0,c1", numeric="n0,n1", sensitive="s"
+    )
+    assert front.to_dict()["known_person"] == known
+    assert main(["risk", str(data), str(classes), *roles]) == 0
+    text = capsys.readouterr().out
+    assert "one known person makes certain the rows of up to" in text
+    assert "one known person makes certain the s values of up to" in text
+    # a ring release, read with its manifest: the rings are unlocked by one member
+    monkeypatch.setattr(
+        circulant,
+        "sensitive_build",
+        functools.partial(circulant.sensitive_build, prefer_rings=True),
+    )
+    rings, report = tmp_path / "rings.csv", tmp_path / "rings.json"
+    assert main(["anonymize", str(data), "-o", str(rings), "--report", str(report), "--k", "3",
+                 *roles, "--l", "2", "--structure", "rings", "--seed", "1", "-q"]) == 0  # fmt: skip
+    cert = json.loads(report.read_text())["guarantee"]["certificate"]
+    capsys.readouterr()
+    assert main(["risk", str(data), str(rings), "--manifest", str(report), "--json"]) == 0
+    known = json.loads(capsys.readouterr().out)["known_person"]
+    assert known["units"]["rings"] == len(cert["rings"]) >= 1
+    biggest = max(len(r) for r in cert["rings"])
+    assert known["rows"]["certain_max"] == biggest - 1 and known["rows"]["posterior_max"] == 1.0
+
+
+def test_cli_risk_rt_reports_the_known_person(tmp_path, capsys) -> None:
+    """``risk-rt``: the known-person figures on the joint graph, in JSON and in words."""
+    from anonymatch.cli import main
+
+    people = pd.DataFrame({"pid": [f"p{i}" for i in range(12)], "age": list(range(30, 42)),
+                           "sex": list("FM") * 6, "dis": list("abc") * 4})  # fmt: skip
+    items = pd.DataFrame({"pid": [f"p{i % 12}" for i in range(20)],
+                          "code": [str(i % 4) for i in range(20)]})  # fmt: skip
+    people.to_csv(tmp_path / "people.csv", index=False)
+    items.to_csv(tmp_path / "items.csv", index=False)
+    read = ["--items", str(tmp_path / "items.csv"), "--id", "pid", "--item-column", "code",
+            "--qi", "age,sex", "--numeric", "age", "--sensitive", "dis"]  # fmt: skip
+    out = tmp_path / "r.jsonl"
+    assert main(["anonymize-rt", str(tmp_path / "people.csv"), *read, "-k", "3", "-o", str(out),
+                 "-q", "--seed", "1"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["risk-rt", str(tmp_path / "people.csv"), str(out), *read, "--json"]) == 0
+    known = json.loads(capsys.readouterr().out)["known_person"]
+    assert known["people"] == 12 and set(known["sensitive"]) == {"dis"}
+    assert 0 <= known["rows"]["share_mean"] <= 1
+    assert main(["risk-rt", str(tmp_path / "people.csv"), str(out), *read]) == 0
+    assert "one known person makes certain the dis values" in capsys.readouterr().out

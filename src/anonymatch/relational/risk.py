@@ -48,6 +48,7 @@ from anonymatch.tables.risk.risk import (
     _baseline,
     _sensitive_risk,
     check_threshold,
+    known_figures,
 )
 
 if TYPE_CHECKING:
@@ -192,6 +193,7 @@ def assess_relational(
         sensitive=sens,
         original=_baseline(cand.counts, cand.inverse, threshold),
         explanation=explain(dist.min, class_k, sens),
+        known=known_figures(cand, release.table, people.table, schema),
     )
 
 

@@ -82,7 +82,7 @@ class _Figure:
         self.certain_max = max(self.certain_max, int(certain))
         self.share_max = max(self.share_max, certain / others if others else 0.0)
 
-    def to_dict(self, n: int, sampled_people: int) -> dict[str, object]:
+    def to_dict(self, n: int, sampled_people: int) -> dict[str, float]:
         certain, share, se = self.certain_sum, self.share_sum, 0.0
         if self.sampled:
             s = np.asarray(self.sampled)
@@ -115,8 +115,24 @@ class KnownPersonRisk:
     units: dict[str, int]
     samples: int
     sampled_people: int
-    rows: dict[str, object]
-    sensitive: dict[str, dict[str, object]]
+    rows: dict[str, float]
+    sensitive: dict[str, dict[str, float]]
+
+    def lines(self) -> list[str]:
+        """The figures in words, one line for the rows and one per sensitive column (the
+        ``risk`` commands and the report). O(columns)."""
+        out = []
+        for what, fig in [("rows", self.rows)] + [
+            (f"{c} values", f) for c, f in self.sensitive.items()
+        ]:
+            se = fig["share_mean_standard_error"]
+            err = f" ± {100 * se:.2f}" if self.samples else ""
+            out.append(
+                f"one known person makes certain the {what} of up to {fig['certain_max']} "
+                f"others (mean {fig['certain_mean']:.2f}, {100 * fig['share_mean']:.2f}%{err} "
+                f"of their part); largest posterior {fig['posterior_max']:.3f}"
+            )
+        return out
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -148,9 +164,9 @@ def known_person(
         Per sensitive column, the code of the value each published row shows (n_published).
     certificate : (int, sequence of numpy.ndarray), optional
         A ring release's certificate (``models.certified.parse_certificate``): k and each
-        ring's rows in ring order. With it the units are the rings and the groups of identical rows outside them
-        (the certified graph, as ``risk.certified_sensitive``); without it, the components
-        of the candidate graph.
+        ring's rows in ring order. With it the units are the rings and the groups of
+        identical rows outside them (the certified graph, as ``risk.certified_sensitive``);
+        without it, the components of the candidate graph.
     samples : int
         Hypotheses sampled over the freeform components of more than ``exact_max`` people
         (all of them when they are fewer).
@@ -300,12 +316,11 @@ def _listed(
                 (c, sens[c], values[c]) for c in sens
             ]:
                 got = w[:, others] if shown is None else shown[w[:, others]]
-                top = np.array([np.bincount(col).max() for col in got.T]) if m > 1 else []
-                certain = int(np.sum((np.asarray(top) == len(w)) & ~before[name][others]))
+                top = np.array([np.bincount(col).max() for col in got.T])  # m ≥ 2: no class
+                certain = int(np.sum((top == len(w)) & ~before[name][others]))
                 sums[name] += certain / len(options)
                 fig.worst(certain, m - 1)
-                if m > 1:
-                    fig.posterior_max = max(fig.posterior_max, float(np.max(top)) / len(w))
+                fig.posterior_max = max(fig.posterior_max, float(top.max()) / len(w))
         rows.add(1, sums["rows"], m - 1, rows.posterior_max)
         for c in sens:
             sens[c].add(1, sums[c], m - 1, sens[c].posterior_max)
