@@ -91,11 +91,11 @@ class _Figure:
             se = sampled_people / n * float(s.std(ddof=1) / np.sqrt(len(s))) if len(s) > 1 else 0
         return {
             "certain_max": self.certain_max,
-            "certain_mean": certain / n if n else 0.0,
-            "share_max": self.share_max,
-            "share_mean": share / n if n else 0.0,
-            "share_mean_standard_error": se,
-            "posterior_max": self.posterior_max,
+            "certain_mean": float(certain / n) if n else 0.0,
+            "share_max": float(self.share_max),
+            "share_mean": float(share / n) if n else 0.0,
+            "share_mean_standard_error": float(se),
+            "posterior_max": float(self.posterior_max),
         }
 
 
