@@ -48,6 +48,8 @@ def main() -> None:
             out[name] = {"known_person": known, "risk": run}
     dump("known_person", {"releases": out, "machine": machine()})
     lines = [
+        "## The known-person attacker (issue 36)",
+        "",
         "What one person's true row gives away about the others of their class, ring or "
         "freeform component ([the model](guarantees/known-person.md)): the most other people "
         "one known person makes certain (row, or sensitive value), the mean over people, the "
@@ -76,6 +78,14 @@ def main() -> None:
                 f"{100 * f['share_mean']:.2f}%{se} | {f['posterior_max']:.3f} | "
                 f"{run['wall']:.1f} |"
             )
+    lines += [
+        "",
+        "Without a certificate `risk` measures the candidate graph (classes whose cells overlap "
+        "make one freeform component); the ring release is read with its manifest, so its "
+        "rings are units of their own: one member's row fixes the shift, and with it every "
+        "other member's row and occupation. Units sampled: the largest posterior is over the "
+        "exact units and 1 where a sampled hypothesis made a row certain.",
+    ]
     update_results("known-person", "\n".join(lines))
 
 
