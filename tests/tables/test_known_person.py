@@ -264,3 +264,18 @@ def test_cli_risk_rt_reports_the_known_person(tmp_path, capsys) -> None:
     assert 0 <= known["rows"]["share_mean"] <= 1
     assert main(["risk-rt", str(tmp_path / "people.csv"), str(out), *read]) == 0
     assert "one known person makes certain the dis values" in capsys.readouterr().out
+
+
+def test_the_manifest_risk_block_is_risk_s_figure() -> None:
+    """``anonymize`` records ``risk.known_person`` in its manifest: the figures ``risk``
+    computes from the release and the original."""
+    import anonymatch
+    from tests.factories import random_frame
+
+    frame = random_frame(50, 4)
+    frame["s"] = [f"v{i % 3}" for i in range(50)]
+    kw = {"qi": "n0,n1,c0,c1", "numeric": "n0,n1", "sensitive": "s"}
+    result = anonymatch.anonymize(frame, k=3, seed=1, **kw)
+    block = result.report["risk"]["known_person"]
+    assert block == anonymatch.risk(frame, result.release, **kw).to_dict()["known_person"]
+    assert block["people"] == 50 and set(block["sensitive"]) == {"s"}
