@@ -342,50 +342,97 @@ def _sampled(
     sampled (0 when all were computed)."""
     if not large:
         return 0
-    views = [cand.restrict(who, where) for who, where in large]
-    cands = [v.per_original()[v.inverse] for v in views]  # candidates per person
-    total = sum(int(c.sum()) for c in cands)
+    parts = [_Part(cand.restrict(who, where), {c: v[where] for c, v in values.items()})
+             for who, where in large]  # fmt: skip
+    sizes = np.array([len(who) for who, _ in large])
+    total = sum(int(part.cands.sum()) for part in parts)
     every = total <= samples
     if every:
-        todo = [(u, a, r) for u, c in enumerate(cands) for a in range(len(c)) for r in range(c[a])]
+        todo = [(u, a, r) for u, p in enumerate(parts) for a in range(len(p.cands))
+                for r in range(p.cands[a])]  # fmt: skip
     else:
-        sizes = np.array([len(c) for c in cands])
         pick = rng.choice(int(sizes.sum()), size=samples)
         unit = np.searchsorted(np.cumsum(sizes), pick, side="right")
         start = np.r_[0, np.cumsum(sizes)][unit]
         todo = [
-            (int(u), int(p - s), int(rng.integers(cands[u][p - s])))
+            (int(u), int(p - s), int(rng.integers(parts[u].cands[p - s])))
             for u, p, s in zip(unit, pick, start, strict=True)
         ]
-    before = [  # per person of each component: certain without the known row
-        {"rows": c == 1, **{col: _single_valued(v, values[col][w])[v.inverse] for col in sens}}
-        for v, c, (_, w) in zip(views, cands, large, strict=True)
-    ]
     for u, a, r in todo:
-        view, (who, where) = views[u], large[u]
-        m = len(who)
-        row = _candidate_rows(view, a)[r]
-        keep_p = np.delete(np.arange(m), a)
-        keep_r = np.delete(np.arange(len(where)), row)
-        left = view.restrict(keep_p, keep_r).candidates()
-        assert left is not None  # r is a candidate of a: some world pairs them
-        after = (left.per_original() == 1)[left.inverse]
-        certain = int((after & ~before[u]["rows"][keep_p]).sum())
-        weight = 1.0 / cands[u][a]
-        figures = [(rows, certain)]
-        for col, fig in sens.items():
-            after = _single_valued(left, values[col][where][keep_r])[left.inverse]
-            figures.append((fig, int((after & ~before[u][col][keep_p]).sum())))
-        for fig, got in figures:
-            fig.worst(got, m - 1)
-            if got:
+        part, m = parts[u], int(sizes[u])
+        got = part.certain(a, int(_candidate_rows(part.view, a)[r]))
+        for fig, name in [(rows, "rows")] + [(f, c) for c, f in sens.items()]:
+            fig.worst(got[name], m - 1)
+            if got["rows"]:
                 fig.posterior_max = 1.0
             if every:
-                fig.add(weight, got, m - 1, fig.posterior_max)
+                fig.add(1.0 / part.cands[a], got[name], m - 1, fig.posterior_max)
             else:
-                fig.sampled.append(got / (m - 1))
-                fig.sampled_certain.append(got)
+                fig.sampled.append(got[name] / (m - 1))
+                fig.sampled_certain.append(got[name])
     return 0 if every else len(todo)
+
+
+class _Part:
+    """One freeform component's view (groups), one perfect flow on it, its residual digraph,
+    and what is certain without any known row; :meth:`certain` conditions on one (a, r)."""
+
+    def __init__(self, view: AttackerView, shown: Mapping[str, np.ndarray]) -> None:
+        self.view, self.flow = view, view.perfect_flow()
+        assert self.flow is not None  # a component of the candidate graph
+        n_u, n_g = view.c.shape
+        self.pair_u = np.repeat(np.arange(n_u), np.diff(view.c.indptr))
+        g = view.c.indices.astype(np.int64)
+        used = self.flow > 0  # arcs u → g for every pair, g → u where the flow runs
+        self.digraph = sp.csr_array(
+            (np.ones(len(g) + int(used.sum()), np.int8),
+             (np.r_[self.pair_u, n_u + g[used]], np.r_[n_u + g, self.pair_u[used]])),
+            shape=(n_u + n_g, n_u + n_g),
+        )  # fmt: skip
+        cand = view.candidates_of(self.flow)
+        self.cands = (cand.per_original())[view.inverse]  # candidates per person
+        self.shown = {c: np.bincount(view.group * (int(v.max()) + 1) + v,
+                                     minlength=n_g * (int(v.max()) + 1)).reshape(n_g, -1)
+                      for c, v in shown.items()}  # fmt: skip  # rows per (group, value)
+        self.values = shown
+        self.before = {"rows": cand.per_original() == 1}
+        for c, table in self.shown.items():
+            self.before[c] = _distinct(cand.c, table) == 1
+
+    def certain(self, a: int, r: int) -> dict[str, int]:
+        """Others made certain by knowing person ``a``'s row ``r`` (indices in the component):
+        a perfect flow without them (the flow's alternating path from r's group to a's,
+        O(pairs)), then the candidates (one SCC pass) and their values."""
+        from scipy.sparse.csgraph import breadth_first_order
+
+        view, flow = self.view, self.flow.copy()
+        n_u = view.c.shape[0]
+        u, g = int(view.inverse[a]), int(view.group[r])
+        _, pred = breadth_first_order(self.digraph, n_u + g, return_predecessors=True)
+        x = u  # walk back g → u1 → g1 → … → u: row → person arcs lose a unit, others gain
+        while x != n_u + g:
+            p = int(pred[x])
+            if x < n_u:
+                flow[self._pair(x, p - n_u)] -= 1
+            else:
+                flow[self._pair(p, x - n_u)] += 1
+            x = p
+        counts, mult = view.counts.copy(), view.mult.copy()
+        counts[u] -= 1
+        mult[g] -= 1
+        left = AttackerView(view.c, counts, view.inverse, mult, view.group).candidates_of(flow)
+        got = {"rows": int(counts[(left.per_original() == 1) & ~self.before["rows"]].sum())}
+        for c, table in self.shown.items():
+            table = table.copy()
+            table[g, self.values[c][r]] -= 1
+            single = _distinct(left.c, table) == 1
+            got[c] = int(counts[single & ~self.before[c]].sum())
+        return got
+
+    def _pair(self, u: int, g: int) -> int:
+        """The position of the stored pair (u, g) in ``view.c``. O(log degree)."""
+        lo, hi = self.view.c.indptr[u], self.view.c.indptr[u + 1]
+        return int(lo + np.searchsorted(self.view.c.indices[lo:hi], g))
 
 
 def _candidate_rows(view: AttackerView, a: int) -> np.ndarray:
@@ -394,10 +441,7 @@ def _candidate_rows(view: AttackerView, a: int) -> np.ndarray:
     return np.flatnonzero(np.isin(view.group, groups))
 
 
-def _single_valued(view: AttackerView, shown: np.ndarray) -> np.ndarray:
-    """Per original group of a candidate view: whether its candidate rows all show one value
-    (``shown``: the code per published row). O(pairs)."""
-    coo = sp.coo_array(view.expanded())
-    base = int(shown.max()) + 1
-    key = np.unique(coo.row.astype(np.int64) * base + shown[coo.col])
-    return np.bincount(key // base, minlength=view.c.shape[0]) == 1
+def _distinct(c: sp.csr_array, table: np.ndarray) -> np.ndarray:
+    """Distinct values each original group's candidate rows show: ``c`` its candidate groups
+    (U × G), ``table`` rows per (row group, value) (G × values). O(pairs · values)."""
+    return np.asarray(((c @ (table > 0).astype(np.int64)) > 0).sum(axis=1)).reshape(-1)
