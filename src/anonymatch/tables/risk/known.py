@@ -32,8 +32,10 @@ as the true one (equally weighted: the mechanism's 1/k for a class, a ring or a 
 graph); ``max`` over every hypothesis, ``mean`` over people.
 
 Complexity: O(n + pairs between groups) for the components and the classes; O(m!·m) for a
-freeform component of m ≤ ``exact_max`` people; per sampled hypothesis one max-flow and one
-strongly-connected-components pass on its component (O(pairs·√n) at worst); never n × n.
+freeform component of m ≤ ``exact_max`` people; one max-flow per larger component, then per
+sampled hypothesis one breadth-first search (the alternating path that makes the component's
+perfect matching pair a with r) and one strongly-connected-components pass, O(pairs of the
+component); never n × n.
 
 References
 ----------
@@ -181,8 +183,9 @@ def known_person(
 
     Notes
     -----
-    Time O(n + pairs between groups) plus O(m!·m) per small freeform component and one
-    max-flow on its component per sampled hypothesis; memory O(n + pairs between groups).
+    Time O(n + pairs between groups) plus O(m!·m) per small freeform component, one max-flow
+    per larger one and O(its pairs) per sampled hypothesis; memory O(n + pairs between
+    groups).
 
     References
     ----------
@@ -378,8 +381,9 @@ class _Part:
     and what is certain without any known row; :meth:`certain` conditions on one (a, r)."""
 
     def __init__(self, view: AttackerView, shown: Mapping[str, np.ndarray]) -> None:
-        self.view, self.flow = view, view.perfect_flow()
-        assert self.flow is not None  # a component of the candidate graph
+        flow = view.perfect_flow()
+        assert flow is not None  # a component of the candidate graph
+        self.view, self.flow = view, flow
         n_u, n_g = view.c.shape
         self.pair_u = np.repeat(np.arange(n_u), np.diff(view.c.indptr))
         g = view.c.indices.astype(np.int64)
