@@ -39,6 +39,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.view import AttackerView
 from anonymatch.relational.io import People, RelationalRelease
 from anonymatch.tables.columns.schema import EncodedQI, MissingCodes, Schema
+from anonymatch.tables.risk.known import known_figures
 from anonymatch.tables.risk.risk import (
     DEFAULT_THRESHOLD,
     Distribution,
@@ -48,7 +49,6 @@ from anonymatch.tables.risk.risk import (
     _baseline,
     _sensitive_risk,
     check_threshold,
-    known_figures,
 )
 
 if TYPE_CHECKING:

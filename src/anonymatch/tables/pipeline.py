@@ -237,6 +237,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         "build": t_build,
         "verify": t_verify,
         "leakage": t_leakage,
+        "known_person": time.perf_counter() - t0 - t_leakage,
         "wall": time.perf_counter() - started,
     }
     models_claim, models_figures = sensitive_claims(models, sensitive_checks, k, ring_rows)
@@ -301,7 +302,7 @@ def _known_person(
     """The manifest's ``risk.known_person``: what one person's true row reveals about the
     others (``risk.known``), over the candidate graph, or over the rings of ``certificate``
     (k, rings) when there are any. O(pairs·√n) for the candidates plus ``known_person``."""
-    from anonymatch.tables.risk.risk import known_figures
+    from anonymatch.tables.risk.known import known_figures
     from anonymatch.tables.verify import attacker_view
 
     view = attacker_view(published, enc)

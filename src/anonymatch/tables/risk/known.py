@@ -48,12 +48,19 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from anonymatch.core.view import AttackerView
+from anonymatch.tables.models.sensitive import encode_sensitive
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from anonymatch.tables.columns.schema import Schema
 
 EXACT_MAX = 8
 """Freeform components of at most this many people are computed by listing their worlds."""
@@ -255,6 +262,25 @@ def known_person(
             large.append((who, where))
     total = _sampled(rows, sens, values, cand, large, samples, rng)
     return _result(cand.n, units, rows, sens, total, sum(len(w) for w, _ in large) * (total > 0))
+
+
+def known_figures(
+    view: AttackerView,
+    published: pd.DataFrame,
+    original: pd.DataFrame,
+    schema: Schema,
+    certificate: tuple[int, list[np.ndarray]] | None = None,
+) -> KnownPersonRisk:
+    """The known-person figures (``risk.known.known_person``) of a release's candidate
+    ``view`` (or, with ``certificate``, its attacker's view), the sensitive columns read from
+    the ``published`` and ``original`` tables (``schema``). O(n log n) plus ``known_person``."""
+    values = {
+        name: encode_sensitive(
+            name, published[name], original[name], name in schema.numeric
+        ).published
+        for name in schema.sensitive
+    }
+    return known_person(view, values, certificate)
 
 
 def _result(

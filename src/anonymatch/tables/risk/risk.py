@@ -71,7 +71,7 @@ from anonymatch.tables.models.sensitive import (
 )
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.risk.known import KnownPersonRisk, known_person
+from anonymatch.tables.risk.known import KnownPersonRisk, known_figures
 from anonymatch.tables.verify import attacker_view
 
 SCHEMA = "anonymatch-risk/1"
@@ -483,25 +483,6 @@ def assess_cells(
         explanation=explain(candidate_dist.min, class_k, sens),
         known=known_figures(cand, release, data, schema),
     )
-
-
-def known_figures(
-    view: AttackerView,
-    published: pd.DataFrame,
-    original: pd.DataFrame,
-    schema: Schema,
-    certificate: tuple[int, list[np.ndarray]] | None = None,
-) -> KnownPersonRisk:
-    """The known-person figures (``risk.known.known_person``) of a release's candidate
-    ``view`` (or, with ``certificate``, its attacker's view), the sensitive columns read from
-    the ``published`` and ``original`` tables (``schema``). O(n log n) plus ``known_person``."""
-    values = {
-        name: encode_sensitive(
-            name, published[name], original[name], name in schema.numeric
-        ).published
-        for name in schema.sensitive
-    }
-    return known_person(view, values, certificate)
 
 
 def _sensitive_risk(
