@@ -154,17 +154,18 @@ def test_grouped_views_match_brute_force(
     same(fig.sensitive["s"], want["s"], posterior=False)
 
 
-def test_a_ring_is_unlocked_by_one_known_person() -> None:
-    """A ring of 6 rows at k = 2 (the certificate's worlds are its 2 shifts): the known person
-    fixes the shift, so the 5 others' rows are certain; values become certain except where
-    the window already showed one value — checked against the shifts listed."""
-    m, k = 6, 2
-    shown = np.array([0, 0, 1, 2, 1, 2])
-    ring = np.arange(m)
+@settings(max_examples=40, deadline=None)
+@given(st.integers(3, 9), st.integers(2, 4), st.data())
+def test_a_ring_is_unlocked_by_one_known_person(m: int, k: int, data: st.DataObject) -> None:
+    """A ring of m rows (the certificate's worlds are its k shifts): the known person fixes the
+    shift, so every other member's row is certain; a value is made certain unless the member's
+    window already showed one value — checked against the shifts listed."""
+    k = min(k, m)
+    shown = np.array(data.draw(st.lists(st.integers(0, 2), min_size=m, max_size=m)))
     c = np.zeros((m, m), bool)
     for p in range(m):
         c[p, (p - np.arange(k)) % m] = True  # position p's k rows
-    fig = known_person(view_of(c), {"s": shown}, certificate=(k, [ring]))
+    fig = known_person(view_of(c), {"s": shown}, certificate=(k, [np.arange(m)]))
     assert fig.units == {"classes": 0, "rings": 1, "freeform_exact": 0, "freeform_sampled": 0}
     assert fig.rows["certain_max"] == m - 1 and fig.rows["share_mean"] == 1.0
     # brute force over the k shifts: person p has row p − t under shift t
@@ -174,6 +175,23 @@ def test_a_ring_is_unlocked_by_one_known_person() -> None:
     assert fig.sensitive["s"]["certain_max"] == max(certain)
     assert fig.sensitive["s"]["certain_mean"] == pytest.approx(np.mean(certain))
     assert fig.sensitive["s"]["posterior_max"] == 1.0
+
+
+def test_the_sample_agrees_with_every_hypothesis() -> None:
+    """On a 3-regular circulant graph of 40 people, 100 sampled hypotheses estimate the mean
+    that all 120 give, within four standard errors."""
+    n = 40
+    c = np.zeros((n, n), bool)
+    for t in (0, 1, 5):
+        c[np.arange(n), (np.arange(n) + t) % n] = True
+    shown = (np.arange(n) * 7 % 5 == 0).astype(int)
+    every = known_person(view_of(c), {"s": shown}, samples=1000)
+    sampled = known_person(view_of(c), {"s": shown}, samples=100, seed=3)
+    assert every.samples == 0 and sampled.samples == 100
+    for a, b in ((every.rows, sampled.rows), (every.sensitive["s"], sampled.sensitive["s"])):
+        se = max(b["share_mean_standard_error"], 1e-9)
+        assert abs(a["share_mean"] - b["share_mean"]) <= 4 * se + 1e-12
+        assert b["certain_max"] <= a["certain_max"]
 
 
 def test_sampling_states_its_error() -> None:
