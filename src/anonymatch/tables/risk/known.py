@@ -31,7 +31,7 @@ Every figure is aggregated over the attacker: each person a, and each of a's can
 as the true one (equally weighted: the mechanism's 1/k for a class, a ring or a k-regular
 graph); ``max`` over every hypothesis, ``mean`` over people.
 
-Complexity: O(n + pairs between groups) for the components and the classes; O(m!·m) for a
+Complexity: O(n + pairs between groups) for the components and the classes; O(m!·m⁴) at most for a
 freeform component of m ≤ ``exact_max`` people; one max-flow per larger component, then per
 sampled hypothesis one breadth-first search (the alternating path that makes the component's
 perfect matching pair a with r) and one strongly-connected-components pass, O(pairs of the
@@ -45,7 +45,6 @@ who knows true matches); Dulmage & Mendelsohn (1958); Xue et al. KDD 2012 §4.2 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -62,7 +61,7 @@ if TYPE_CHECKING:
 
     from anonymatch.tables.columns.schema import Schema
 
-EXACT_MAX = 8
+EXACT_MAX = 6
 """Freeform components of at most this many people are computed by listing their worlds."""
 
 SAMPLES = 200
@@ -190,9 +189,9 @@ def known_person(
 
     Notes
     -----
-    Time O(n + pairs between groups) plus O(m!·m) per small freeform component, one max-flow
-    per larger one and O(its pairs) per sampled hypothesis; memory O(n + pairs between
-    groups).
+    Time O(n + pairs between groups) plus O(m!·m⁴) at most per small freeform component
+    (m ≤ ``exact_max``), one max-flow per larger one and O(its pairs) per sampled hypothesis;
+    memory O(n + pairs between groups).
 
     References
     ----------
@@ -245,7 +244,7 @@ def known_person(
     row_start = np.r_[0, np.cumsum(np.bincount(row_label, minlength=len(pairs)))]
     people_of = np.argsort(person_label, kind="stable")
     person_start = np.r_[0, np.cumsum(people)]
-    large = []
+    large, small = [], []
     for comp in range(len(pairs)):
         who = people_of[person_start[comp] : person_start[comp + 1]]
         where = rows_of[row_start[comp] : row_start[comp + 1]]
@@ -255,11 +254,11 @@ def known_person(
             _class(rows, sens, values, where)
         elif m <= exact_max:
             units["freeform_exact"] += 1
-            sub = cand.restrict(who, where)
-            _listed(rows, sens, {c: v[where] for c, v in values.items()}, sub)
+            small.append((who, where))
         else:
             units["freeform_sampled"] += 1
             large.append((who, where))
+    _listed(rows, sens, values, cand, small)
     total = _sampled(rows, sens, values, cand, large, samples, rng)
     return _result(cand.n, units, rows, sens, total, sum(len(w) for w, _ in large) * (total > 0))
 
@@ -323,36 +322,67 @@ def _class(
 
 
 def _listed(
-    rows: _Figure, sens: dict[str, _Figure], values: Mapping[str, np.ndarray], sub: AttackerView
+    rows: _Figure,
+    sens: dict[str, _Figure],
+    values: Mapping[str, np.ndarray],
+    cand: AttackerView,
+    small: list[tuple[np.ndarray, np.ndarray]],
 ) -> None:
-    """A freeform component of m ≤ ``EXACT_MAX`` people: every perfect matching listed
-    (O(m!·m)), the worlds equally likely; each person's true row uniform over their candidate
-    rows (the rows of some world)."""
-    matrix = sub.person_matrix().toarray().astype(bool)
-    m = matrix.shape[0]
-    perms = np.array(list(itertools.permutations(range(m))), dtype=np.int64).reshape(-1, m)
-    worlds = perms[matrix[np.arange(m), perms].all(axis=1)]
-    before = {"rows": (worlds == worlds[0]).all(axis=0)}  # certain without the known row
-    for c in sens:
-        before[c] = (values[c][worlds] == values[c][worlds[0]]).all(axis=0)
-    for a in range(m):
-        options = np.unique(worlds[:, a])
-        sums = {"rows": 0.0, **{c: 0.0 for c in sens}}
-        for r in options:
-            w = worlds[worlds[:, a] == r]
-            others = np.delete(np.arange(m), a)
-            for name, fig, shown in [("rows", rows, None)] + [
-                (c, sens[c], values[c]) for c in sens
-            ]:
-                got = w[:, others] if shown is None else shown[w[:, others]]
-                top = np.array([np.bincount(col).max() for col in got.T])  # m ≥ 2: no class
-                certain = int(np.sum((top == len(w)) & ~before[name][others]))
-                sums[name] += certain / len(options)
-                fig.worst(certain, m - 1)
-                fig.posterior_max = max(fig.posterior_max, float(top.max()) / len(w))
-        rows.add(1, sums["rows"], m - 1, rows.posterior_max)
-        for c in sens:
-            sens[c].add(1, sums[c], m - 1, sens[c].posterior_max)
+    """The freeform components of m ≤ ``EXACT_MAX`` people (``small``: their people and rows):
+    every perfect matching listed, the worlds equally likely; each person's true row uniform
+    over their candidate rows (the rows of some world). One person × row matrix for them all
+    (block diagonal), then per component O(m!·m + worlds·m⁴)."""
+    if not small:
+        return
+    people = np.concatenate([who for who, _ in small])
+    where = np.concatenate([w for _, w in small])
+    pairs = sp.coo_array(cand.c[cand.inverse[people]][:, cand.group[where]])  # block diagonal
+    sizes = np.array([len(who) for who, _ in small])
+    starts = np.r_[0, np.cumsum(sizes)]
+    comp = np.searchsorted(starts, pairs.row, side="right") - 1
+    order = np.argsort(comp, kind="stable")
+    cuts = np.searchsorted(comp[order], np.arange(1, len(small)))
+    blocks = zip(np.split(pairs.row[order], cuts), np.split(pairs.col[order], cuts), strict=True)
+    for (who, w), start, (i, j) in zip(small, starts, blocks, strict=False):
+        m = len(who)
+        block = np.zeros((m, m), bool)
+        block[i - start, j - start] = True
+        worlds = _matchings(block)
+        onehot = np.zeros((len(worlds), m, m), np.float64)  # world, person, row
+        onehot[np.arange(len(worlds))[:, None], np.arange(m), worlds] = 1
+        flat = onehot.reshape(len(worlds), m * m)
+        joint = (flat.T @ flat).reshape(m, m, m, m)  # worlds with a → r and b → s
+        total = joint[np.arange(m), :, np.arange(m), :].diagonal(axis1=1, axis2=2)  # a, r
+        shown = [("rows", rows, np.eye(m))] + [
+            (c, sens[c], np.eye(int(values[c][w].max()) + 1)[values[c][w]]) for c in sens
+        ]
+        for _, fig, code in shown:
+            count = joint @ code  # a, r, b, value
+            top = count.max(axis=3)
+            before = (onehot.sum(axis=0) @ code > 0).sum(axis=1) == 1  # b: one value anyway
+            valid = total > 0
+            other = ~np.eye(m, dtype=bool)[:, None, :]  # b ≠ a
+            certain = ((top == total[:, :, None]) & other & ~before).sum(axis=2)
+            per_person = np.where(valid, certain, 0).sum(axis=1) / valid.sum(axis=1)
+            fig.add(m, float(per_person.mean()), m - 1, 0.0)
+            fig.worst(int(certain[valid].max()), m - 1)
+            post = np.where(other & valid[:, :, None], top / np.maximum(total, 1)[:, :, None], 0)
+            fig.posterior_max = max(fig.posterior_max, float(post.max()))
+
+
+def _matchings(block: np.ndarray) -> np.ndarray:
+    """Every perfect matching of a dense m × m 0/1 matrix, one per line (person → row): the
+    partial matchings of the first i people extended by person i's free compatible rows,
+    vectorized per (person, row). O(m² · partial matchings)."""
+    m = block.shape[0]
+    worlds = np.zeros((1, 0), np.int64)
+    for person in range(m):
+        grown = []
+        for row in np.flatnonzero(block[person]):
+            free = ~(worlds == row).any(axis=1)
+            grown.append(np.column_stack([worlds[free], np.full(int(free.sum()), row)]))
+        worlds = np.concatenate(grown) if grown else np.zeros((0, person + 1), np.int64)
+    return worlds
 
 
 def _sampled(
