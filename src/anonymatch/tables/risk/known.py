@@ -401,23 +401,27 @@ def _sampled(
     sampled (0 when all were computed)."""
     if not large:
         return 0
-    parts = [_Part(cand.restrict(who, where), {c: v[where] for c, v in values.items()})
-             for who, where in large]  # fmt: skip
+    per_person = cand.per_original()[cand.inverse]  # candidate rows
+    cands = [per_person[who] for who, _ in large]
     sizes = np.array([len(who) for who, _ in large])
-    total = sum(int(part.cands.sum()) for part in parts)
-    every = total <= samples
+    every = sum(int(c.sum()) for c in cands) <= samples
     if every:
-        todo = [(u, a, r) for u, p in enumerate(parts) for a in range(len(p.cands))
-                for r in range(p.cands[a])]  # fmt: skip
+        todo = [(u, a, r) for u, c in enumerate(cands) for a in range(len(c))
+                for r in range(c[a])]  # fmt: skip
     else:
         pick = rng.choice(int(sizes.sum()), size=samples)
         unit = np.searchsorted(np.cumsum(sizes), pick, side="right")
         start = np.r_[0, np.cumsum(sizes)][unit]
         todo = [
-            (int(u), int(p - s), int(rng.integers(parts[u].cands[p - s])))
+            (int(u), int(p - s), int(rng.integers(cands[u][p - s])))
             for u, p, s in zip(unit, pick, start, strict=True)
         ]
+    parts: dict[int, _Part] = {}  # built for the components a hypothesis falls in
     for u, a, r in todo:
+        if u not in parts:
+            who, where = large[u]
+            shown = {c: v[where] for c, v in values.items()}
+            parts[u] = _Part(cand.restrict(who, where), shown)
         part, m = parts[u], int(sizes[u])
         got = part.certain(a, int(_candidate_rows(part.view, a)[r]))
         for fig, name in [(rows, "rows")] + [(f, c) for c, f in sens.items()]:
@@ -425,7 +429,7 @@ def _sampled(
             if got["rows"]:
                 fig.posterior_max = 1.0
             if every:
-                fig.add(1.0 / part.cands[a], got[name], m - 1, fig.posterior_max)
+                fig.add(1.0 / cands[u][a], got[name], m - 1, fig.posterior_max)
             else:
                 fig.sampled.append(got[name] / (m - 1))
                 fig.sampled_certain.append(got[name])
@@ -450,7 +454,6 @@ class _Part:
             shape=(n_u + n_g, n_u + n_g),
         )  # fmt: skip
         cand = view.candidates_of(self.flow)
-        self.cands = (cand.per_original())[view.inverse]  # candidates per person
         self.shown = {c: np.bincount(view.group * (int(v.max()) + 1) + v,
                                      minlength=n_g * (int(v.max()) + 1)).reshape(n_g, -1)
                       for c, v in shown.items()}  # fmt: skip  # rows per (group, value)
