@@ -87,8 +87,11 @@ def main() -> None:
         "Without a certificate `risk` measures the candidate graph (classes whose cells overlap "
         "make one freeform component); the ring release is read with its manifest, so its "
         "rings are units of their own: one member's row fixes the shift, and with it every "
-        "other member's row and occupation. Units sampled: the largest posterior is over the "
-        "exact units and 1 where a sampled hypothesis made a row certain.",
+        "other member's row and occupation; the means are over every person, so the ring "
+        "release's 7 % is its ring members (who lose everything) among class members (who lose "
+        "nothing). Units sampled: the largest posterior is over the exact units and 1 where a "
+        "sampled hypothesis made a row certain. Times vary with the machine's load (it was "
+        "shared with other jobs).",
     ]
     update_results("known-person", "\n".join(lines))
 
