@@ -445,12 +445,12 @@ class _Part:
         assert flow is not None  # a component of the candidate graph
         self.view, self.flow = view, flow
         n_u, n_g = view.c.shape
-        self.pair_u = np.repeat(np.arange(n_u), np.diff(view.c.indptr))
+        pair_u = np.repeat(np.arange(n_u), np.diff(view.c.indptr))
         g = view.c.indices.astype(np.int64)
         used = self.flow > 0  # arcs u → g for every pair, g → u where the flow runs
         self.digraph = sp.csr_array(
             (np.ones(len(g) + int(used.sum()), np.int8),
-             (np.r_[self.pair_u, n_u + g[used]], np.r_[n_u + g, self.pair_u[used]])),
+             (np.r_[pair_u, n_u + g[used]], np.r_[n_u + g, pair_u[used]])),
             shape=(n_u + n_g, n_u + n_g),
         )  # fmt: skip
         cand = view.candidates_of(self.flow)
