@@ -88,6 +88,10 @@ def test_table_report_figures_agree_with_risk(table: tuple[Path, Path, Path, Pat
     assert f"<td>prosecutor risk: max</td><td>{report.prosecutor.max:.4f}</td>" in html
     homogeneous = report.sensitive[0].homogeneous
     assert f"<td>s</td><td>{homogeneous} (" in html
+    known = report.known
+    assert known is not None
+    assert f"<td>rows</td><td>{known.rows['certain_max']}</td>" in html
+    assert f"<td>s values</td><td>{known.sensitive['s']['certain_max']}</td>" in html
 
 
 def test_report_command_checks_digests_and_writes_nothing_on_error(
@@ -601,3 +605,5 @@ def test_ring_release_report_shows_the_certified_posterior(
     )  # fmt: skip
     (s,) = figures.sensitive
     assert f"{s.posterior_max:.3f} / {s.posterior_mean:.3f}" in html
+    assert figures.known is not None and figures.known.units["rings"] >= 1
+    assert f"<td>rows</td><td>{figures.known.rows['certain_max']}</td>" in html

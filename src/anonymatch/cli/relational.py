@@ -683,6 +683,8 @@ def _print_risk(report: Any, quiet: bool, leakage: Any) -> None:
     click.echo("(original: QIs and item sets published unchanged)")
     click.echo(f"candidates histogram: {histogram_text(cand.histogram)}")
     echo_sensitive_risk(report, "people")
+    for line in report.known.lines() if report.known is not None else []:
+        click.echo(line)
     if not quiet:
         echo_explanation(report)
 

@@ -1256,6 +1256,8 @@ def _print_risk(report: Any, quiet: bool) -> None:
     echo_sensitive_risk(report, "records")
     if report.sensitive:
         click.echo(_RISK_BASIS[report.basis])
+    for line in report.known.lines() if report.known is not None else []:
+        click.echo(line)
     if not quiet:
         echo_explanation(report)
 

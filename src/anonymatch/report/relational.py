@@ -40,7 +40,7 @@ from anonymatch.report.model import (
     Table,
     file_name,
 )
-from anonymatch.report.tables import _leak_limits, _leakage_table, _manifest_leakage
+from anonymatch.report.tables import _leak_limits, _leakage_table, _manifest_leakage, known_person
 
 QUERIES = 1000
 """Count queries of the utility workload (``evaluate-rt``'s default)."""
@@ -198,6 +198,7 @@ def _risk(section: Section, figures: Any, k: int) -> None:
             plots.count_histogram(dict(cand.histogram), "candidate records", "people", k),
         )
     )
+    known_person(section, figures.known)
 
 
 def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, Any]:

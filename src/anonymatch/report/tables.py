@@ -519,7 +519,43 @@ def _risk(section: Section, report: RiskReport, limits: list[str], modelled: boo
                 ),
             )
         )  # fmt: skip
+    known_person(section, report.known)
     section.bullets += list(report.explanation)
+
+
+def known_person(section: Section, known: Any) -> None:
+    """The known-person figures (``tables.risk.known``): what one person's true row gives
+    away about the others of their class, ring or component; nothing when not computed."""
+    if known is None:
+        return
+    err = (
+        f" The freeform components of {known.sampled_people} people were sampled "
+        f"({known.samples} hypotheses): the mean share carries its standard error, the most "
+        "is the most seen, and the largest posterior is not computed there (1 when a row "
+        "became certain)."
+        if known.samples
+        else ""
+    )
+    rows = []
+    for what, fig in [("rows", known.rows)] + [
+        (f"{c} values", f) for c, f in known.sensitive.items()
+    ]:
+        share = f"{100 * fig['share_mean']:.2f}%"
+        if known.samples:
+            share += f" ± {100 * fig['share_mean_standard_error']:.2f}"
+        rows.append([what, fig["certain_max"], f"{fig['certain_mean']:.2f}", share,
+                     f"{fig['posterior_max']:.3f}"])  # fmt: skip
+    section.tables.append(
+        Table(
+            ["made certain", "most others, one known person", "mean others", "mean share of "
+             "their part", "largest posterior"],
+            rows,
+            caption="The attacker who also knows one person's true row (a data subject, or "
+            "one person re-identified elsewhere): the other people of that person's class, "
+            "ring or component whose row — or value — becomes certain, and the largest "
+            f"posterior it gives (docs/guarantees/known-person.md).{err}",
+        )
+    )  # fmt: skip
 
 
 def _certified_risk(

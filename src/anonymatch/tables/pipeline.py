@@ -231,10 +231,13 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     t0 = time.perf_counter()
     leakage = check_leakage(data, enc, published, table, schema).to_dict()
     keeps = headline(published, enc).to_dict()
+    t_leakage = time.perf_counter() - t0
+    known = _known_person(published, enc, table, data, schema, (k, ring_rows or []))
     seconds = {
         "build": t_build,
         "verify": t_verify,
-        "leakage": time.perf_counter() - t0,
+        "leakage": t_leakage,
+        "known_person": time.perf_counter() - t0 - t_leakage,
         "wall": time.perf_counter() - started,
     }
     models_claim, models_figures = sensitive_claims(models, sensitive_checks, k, ring_rows)
@@ -283,8 +286,31 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         widening=widening,
         leakage=leakage,
         headline=keeps,
+        risk={"known_person": known},
     )
     return Release(table, cells, published_graph, enc, report)
+
+
+def _known_person(
+    published: GeneralizedQI,
+    enc: EncodedQI,
+    table: pd.DataFrame,
+    data: pd.DataFrame,
+    schema: Schema,
+    certificate: tuple[int, list[np.ndarray]],
+) -> dict[str, object]:
+    """The manifest's ``risk.known_person``: what one person's true row reveals about the
+    others (``risk.known``), over the candidate graph, or over the rings of ``certificate``
+    (k, rings) when there are any. O(pairs·√n) for the candidates plus ``known_person``."""
+    from anonymatch.tables.risk.known import known_figures
+    from anonymatch.tables.verify import attacker_view
+
+    view = attacker_view(published, enc)
+    if certificate[1]:
+        return known_figures(view, table, data, schema, certificate).to_dict()
+    cand = view.candidates()
+    assert cand is not None  # verified: a k-factor exists
+    return known_figures(cand, table, data, schema).to_dict()
 
 
 def sensitive_target(
