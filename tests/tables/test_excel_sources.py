@@ -12,6 +12,7 @@ import pytest
 
 from anonymatch.cli import main
 from anonymatch.tables.io import CsvOptions, read_table
+from anonymatch.tables.io.release import read_release
 
 openpyxl = pytest.importorskip("openpyxl", reason="the excel extra (openpyxl) is missing")
 
@@ -95,13 +96,18 @@ def test_xlsx_release_has_the_csv_release_cells(
                     + ["--seed", "3", "-q"])  # fmt: skip
         assert code == 0, capsys.readouterr().err
         assert (tmp_path / f"{name}.schema.json").exists()
-        runs[name] = read_table(out).astype(object)
+        runs[name] = read_release(out).astype(object)  # typed by the sidecar
     pd.testing.assert_frame_equal(runs["r.xlsx"], runs["r.csv"])
     book = openpyxl.load_workbook(tmp_path / "r.xlsx")
     assert book.sheetnames == ["release"]
     cells = {c.value: c.data_type for row in book["release"].iter_rows() for c in row}
     assert cells["'=1+2"] == "s" and not any(t == "f" for t in cells.values())
     assert main(["verify", str(tmp_path / "in.csv"), str(tmp_path / "r.xlsx"), "-k", "4", *QI]) == 0
+    # a kept numeric column is stored as numbers (issue 37: every number was text); QIs as text
+    score = [row[3] for row in book["release"].iter_rows(min_row=2, values_only=True)]
+    assert all(isinstance(v, (int, float)) for v in score)
+    assert sorted(score) == sorted(0.5 * i for i in range(40))
+    assert all(isinstance(row[0], str) for row in book["release"].iter_rows(values_only=True))
 
 
 def test_xlsx_release_beyond_excel_limits_is_refused(

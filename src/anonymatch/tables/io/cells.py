@@ -556,7 +556,12 @@ def write_release(
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
         return
     sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
-    from anonymatch.tables.io.excel import check_excel_limits, is_excel_release, write_excel
+    from anonymatch.tables.io.excel import (
+        check_excel_limits,
+        is_excel_release,
+        with_kept_numbers,
+        write_excel,
+    )
 
     excel = is_excel_release(path)
     if excel:
@@ -564,8 +569,8 @@ def write_release(
     sidecar = write_schema(path, release_schema(frame, qi))
 
     def write(tmp: Path) -> None:
-        if excel:  # the CSV release's cells in a workbook (tables.io.excel)
-            write_excel(frame, tmp, csv_safe)
+        if excel:  # the CSV release's cells in a workbook, numbers as numbers (tables.io.excel)
+            write_excel(with_kept_numbers(frame, (*qi.num_names, *qi.cat_names)), tmp, csv_safe)
         else:
             write_csv(frame, tmp, sep, csv_safe)
 
