@@ -19,7 +19,9 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 import pandas as pd
 import pyarrow as pa
@@ -27,67 +29,130 @@ import pyarrow as pa
 from anonymatch.core.errors import InputError, OutputError
 from anonymatch.core.params import param
 
-_URL = re.compile(r"^[a-z][a-z0-9+]*://", re.IGNORECASE)
+_URL = re.compile(r"^[a-z][a-z0-9+.\-]*://", re.IGNORECASE)
+_CREDENTIALS = re.compile(r"^[a-z][a-z0-9+.\-]*://[^:/@]*:.*@", re.IGNORECASE | re.DOTALL)
 _SCHEMES = ("postgresql", "postgres", "sqlite", "duckdb")
+_BACKENDS = {"postgresql": "postgresql", "postgres": "postgresql", "sqlite": "sqlite",
+             "duckdb": "duckdb"}  # fmt: skip
+# what follows the ``@`` that ends the user information: host, port, database, query
+_AFTER_USERINFO = re.compile(r"(\[[^\]]*\]|[^/:?@]*)(:[0-9]*)?(/[^?@]*)?(\?.*)?", re.DOTALL)
+_QUERY_PASSWORD = re.compile(r"(?i)([?&]password=)[^&]*")
 
 
 def is_database_url(text: object) -> bool:
     """Whether ``text`` names a database (``postgresql://…``, ``sqlite:///…``,
-    ``duckdb:///…``) rather than a file. O(len(text))."""
+    ``duckdb:///…``) rather than a file; any ``scheme://user:password@…`` is one too (so that
+    an unsupported ``mysql://`` or ``oracle://`` is refused as a database, with its password
+    hidden, never read as a file path). O(len(text))."""
     if not isinstance(text, str) or not _URL.match(text):
         return False
     scheme = text.split("://", 1)[0].split("+", 1)[0].lower()
-    return scheme in _SCHEMES
+    return scheme in _SCHEMES or _CREDENTIALS.match(text) is not None
+
+
+def _userinfo_end(rest: str) -> int:
+    """The index of the ``@`` ending the user information in ``rest`` (the URL after
+    ``scheme://``), -1 when there is none. A password may hold unencoded ``/``, ``@``, ``:``
+    and ``%`` (SQLAlchemy reads ``/`` and ``:``; ``@`` is ours): the first ``@`` after which
+    a host, port, database and query follow. O(len(rest)²) worst case, tiny in practice."""
+    if rest.startswith("/"):  # sqlite:///file: no user information
+        return -1
+    at = rest.find("@")
+    while at >= 0:
+        if _AFTER_USERINFO.fullmatch(rest, at + 1):
+            return at
+        at = rest.find("@", at + 1)
+    return -1
+
+
+def _normalized(text: str) -> str:
+    """``text`` with its password percent-encoded (an unencoded ``/``, ``@``, ``:`` or ``%``
+    in it kept as a character of the password), for ``make_url``. O(len(text))."""
+    head, sep, rest = text.partition("://")
+    end = _userinfo_end(rest) if sep else -1
+    if end < 0:
+        return text
+    user, colon, password = rest[:end].partition(":")
+    if not colon:
+        return text
+    return f"{head}://{user}:{quote(unquote(password), safe='')}@{rest[end + 1 :]}"
+
+
+def _parse(text: str) -> Any:
+    """SQLAlchemy's URL of ``text`` (:func:`_normalized` first). ImportError without the sql
+    extra; ValueError/ArgumentError on a malformed URL."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(_normalized(text))
 
 
 def _url(text: str) -> Any:
-    """The SQLAlchemy URL of ``text``, with ``postgres``/``postgresql`` on psycopg 3."""
+    """The SQLAlchemy URL of ``text``, with ``postgres``/``postgresql`` on psycopg 3.
+    InputError (one line, no password) on a malformed URL, a database other than PostgreSQL,
+    SQLite and DuckDB, or an unknown driver (``postgresql+nosuch://``)."""
     try:
-        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import NoSuchModuleError
     except ImportError as exc:  # pragma: no cover - the extra is installed in tests
         raise InputError(
             "reading or writing a database needs the sql extra: pip install 'anonymatch[sql]'"
         ) from exc
     try:
-        url = make_url(text)
-    except Exception as exc:  # ArgumentError and friends: malformed URL
-        raise InputError(f"malformed database URL {redact_url(text)}") from exc
-    if url.drivername in ("postgresql", "postgres"):
+        url = _parse(text)
+    except Exception:  # ArgumentError, ValueError (a port that is no number): malformed URL
+        raise InputError(f"malformed database URL {redact_url(text)}") from None
+    backend = _BACKENDS.get(url.get_backend_name().lower())
+    if backend is None:
+        raise InputError(
+            f"unsupported database {url.get_backend_name()!r} in {redact_url(text)} "
+            "(anonymatch reads and writes postgresql://, sqlite:/// and duckdb:/// URLs)"
+        )
+    if url.drivername.lower() in ("postgresql", "postgres"):
         url = url.set(drivername="postgresql+psycopg")
+    elif backend == "postgresql":
+        url = url.set(drivername="postgresql+" + url.get_driver_name())
+    try:
+        url.get_dialect().import_dbapi()  # the driver's module: psycopg, duckdb_engine, …
+    except (NoSuchModuleError, ImportError):
+        raise InputError(
+            f"unknown database driver {url.drivername!r} in {redact_url(text)} "
+            f"(try {backend}://)"
+        ) from None
     return url
 
 
 def redact_url(text: str) -> str:
-    """``text`` without its password (``postgresql://ann:***@host/db``); what manifests and
-    messages show. O(len(text))."""
-    head, sep, rest = text.partition("://")
-    if not sep:
-        return text
-    netloc, slash, path = rest.partition("/")
-    userinfo, at, host = netloc.rpartition("@")
-    if at and ":" in userinfo:
-        userinfo = userinfo.split(":", 1)[0] + ":***"
-    netloc = f"{userinfo}@{host}" if at else host
-    path = re.sub(r"(?i)(password=)[^&]*", r"\1***", path)
-    return f"{head}://{netloc}{slash}{path}"
+    """``text`` without its password (``postgresql://ann:***@host/db``, also a ``password=``
+    query parameter); what manifests and messages show. Parsed by SQLAlchemy
+    (``render_as_string(hide_password=True)``), so a password with unencoded ``/``, ``@``,
+    ``:`` or ``%`` is hidden whole; a URL it cannot parse shows only the user and what follows
+    the last ``@``. O(len(text))."""
+    try:
+        url = _parse(text)
+        shown = url.render_as_string(hide_password=True) if url.password is not None else text
+    except Exception:  # not parseable (or no sqlalchemy): hide all the user information
+        head, sep, rest = text.partition("://")
+        if not sep:
+            return text
+        user, at, host = rest.rpartition("@")
+        if at and not rest.startswith("/"):
+            name = re.split(r"[:/]", user, maxsplit=1)[0]
+            rest = f"{name}:***@{host}"
+        shown = f"{head}://{rest}"
+    return _QUERY_PASSWORD.sub(r"\1***", shown)
 
 
 def without_password(text: str) -> str:
     """``text`` with no password at all (``postgresql://ann@host/db``): a URL to write in a
     job file, where libpq then takes the password from ``PGPASSWORD`` or ``~/.pgpass``.
     O(len(text))."""
-    head, sep, rest = text.partition("://")
-    if not sep:
+    try:
+        url = _parse(text)
+    except Exception:
+        return redact_url(text)
+    query = {k: v for k, v in url.query.items() if k.lower() != "password"}
+    if url.password is None and len(query) == len(url.query):
         return text
-    netloc, slash, path = rest.partition("/")
-    userinfo, at, host = netloc.rpartition("@")
-    if at:
-        userinfo = userinfo.split(":", 1)[0]
-    netloc = f"{userinfo}@{host}" if at else host
-    path = re.sub(r"(?i)[?&]password=[^&]*", "", path)
-    if "?" not in path and "&" in path:
-        path = path.replace("&", "?", 1)
-    return f"{head}://{netloc}{slash}{path}"
+    return str(url._replace(password=None).set(query=query).render_as_string(False))
 
 
 def _scrub(message: str, text: str, url: Any) -> str:
@@ -95,21 +160,55 @@ def _scrub(message: str, text: str, url: Any) -> str:
     line = (message.strip().splitlines() or [""])[0]
     password = getattr(url, "password", None)
     if password:
-        line = line.replace(str(password), "***")
+        for shown in (str(password), quote(str(password), safe="")):
+            line = line.replace(shown, "***")
     return line.replace(text, redact_url(text))
 
 
-def _engine(text: str) -> Any:
+def _engine(text: str, read_only: bool = False) -> Any:
+    """The engine and URL of ``text``; with ``read_only`` (a source), a SQLite or DuckDB file
+    must exist (it is never created empty) and DuckDB opens it read-only."""
     from sqlalchemy import create_engine
 
     url = _url(text)
     args: dict[str, Any] = {}
     if url.drivername.startswith("postgresql"):
         args["connect_timeout"] = 10
+    if read_only:
+        path = database_file(url)
+        if path is not None and not path.is_file():
+            raise InputError(f"no database file {path} (from {redact_url(text)})")
+        if url.get_backend_name() == "duckdb":
+            args["read_only"] = True
     engine = create_engine(url, connect_args=args, poolclass=_null_pool())
     if url.drivername.startswith("sqlite"):
         _transactional_sqlite(engine)
     return engine, url
+
+
+def database_file(url: Any) -> Path | None:
+    """The file of a SQLite or DuckDB ``url`` (None for a server, or an in-memory database)."""
+    if url.get_backend_name() not in ("sqlite", "duckdb"):
+        return None
+    database = str(url.database or "")
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def _read_only(connection: Any) -> Any:
+    """``connection`` made unable to write, before its first statement: PostgreSQL's
+    ``SET TRANSACTION READ ONLY`` and a server-side (named) cursor for every statement — a
+    ``DECLARE … CURSOR`` holds exactly one SELECT, so ``commit; drop table …`` is a syntax
+    error, not two statements; SQLite's ``PRAGMA query_only`` (and Python's sqlite3 runs one
+    statement at a time); DuckDB is opened read-only (:func:`_engine`)."""
+    name = str(connection.dialect.name)
+    if name.startswith("postgresql"):
+        connection.exec_driver_sql("SET TRANSACTION READ ONLY")
+        return connection.execution_options(stream_results=True)
+    if name == "sqlite":
+        connection.exec_driver_sql("PRAGMA query_only = ON")
+    return connection
 
 
 def _transactional_sqlite(engine: Any) -> None:
@@ -158,6 +257,7 @@ class SqlSource:
     query: str | None = None
 
     def __post_init__(self) -> None:
+        _url(self.text)  # a supported database and driver, before anything else
         if (self.table is None) == (self.query is None):
             raise InputError(
                 f"a database input needs exactly one of {param('table')} and {param('query')}"
@@ -180,13 +280,17 @@ def _opened(source: SqlSource) -> Iterator[tuple[Any, str, Any]]:
     from sqlalchemy import exc as sa_exc
     from sqlalchemy import inspect
 
-    engine, url = _engine(source.text)
+    engine, url = _engine(source.text, read_only=True)
     try:
         try:
-            connection = engine.connect()
+            opened = engine.connect()
         except sa_exc.SQLAlchemyError as exc:
             raise _connect_error(exc, source.text, url) from None
-        with connection:
+        with opened:
+            try:
+                connection = _read_only(opened)
+            except sa_exc.SQLAlchemyError as exc:
+                raise _read_error(exc, source, url) from None
             if source.table is not None:
                 schema, name = _split(check_identifier(source.table, param("table")))
                 try:
@@ -234,13 +338,62 @@ def read_sql_source(
         if nrows is not None:
             statement = f"SELECT * FROM ({statement}) AS sample LIMIT {int(nrows)}"  # noqa: S608
         try:
-            frame = pd.read_sql(sql_text(statement), connection)
+            result = connection.execute(sql_text(statement))
+            names = _check_columns([str(c) for c in result.keys()], source)  # noqa: SIM118
+            json_columns = _json_columns(result)
+            rows = result.fetchall()
         except (sa_exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
             raise _read_error(exc, source, url) from None
-    if len(frame) == 0:
+    if len(rows) == 0:
         raise InputError(f"{source.what} in {source.where} has no rows")
-    frame.columns = pd.Index(_check_columns([str(c) for c in frame.columns], source))
-    return frame
+    columns = _faithful(list(zip(*rows, strict=True)), names, json_columns, source)
+    from pandas.io.sql import _wrap_result  # what pd.read_sql builds its frame with
+
+    return _wrap_result(list(zip(*columns, strict=True)), names)
+
+
+_JSON_OIDS = frozenset({114, 3802})  # PostgreSQL json, jsonb
+_REFUSED_KINDS = {bytes: "binary (bytea, BLOB)", bytearray: "binary (bytea, BLOB)",
+                  memoryview: "binary (bytea, BLOB)", list: "array (or list)",
+                  tuple: "array (or list)", dict: "structured (hstore, struct, map)",
+                  set: "array (or list)"}  # fmt: skip
+
+
+def _json_columns(result: Any) -> frozenset[int]:
+    """The positions of the PostgreSQL ``json``/``jsonb`` columns of ``result`` (psycopg
+    parses them into dicts and lists: they are given back as their JSON text)."""
+    description = getattr(getattr(result, "cursor", None), "description", None) or ()
+    return frozenset(
+        i for i, column in enumerate(description)
+        if getattr(column, "type_code", None) in _JSON_OIDS
+    )  # fmt: skip
+
+
+def _faithful(
+    columns: list[tuple[Any, ...]], names: list[str], json_columns: frozenset[int], source: Any
+) -> list[tuple[Any, ...]]:
+    """The ``columns`` of a database result as anonymatch reads them: a ``json``/``jsonb``
+    column as its JSON text; a binary (bytea, BLOB), array, list or structured column refused
+    with an InputError naming it (they have no faithful cell; a query can cast them to text).
+    O(cells)."""
+    import json
+
+    out = []
+    for i, values in enumerate(columns):
+        if i in json_columns:
+            out.append(tuple(None if v is None else json.dumps(v, ensure_ascii=False)
+                             for v in values))  # fmt: skip
+            continue
+        for kind in {type(v) for v in values}:
+            refused = next((w for t, w in _REFUSED_KINDS.items() if issubclass(kind, t)), None)
+            if refused is not None:
+                raise InputError(
+                    f"column {names[i]!r} of {source.what} in {source.where} is {refused}, "
+                    f"which anonymatch does not read: leave it out or cast it to text in a "
+                    f"{param('query')}"
+                )
+        out.append(values)
+    return out
 
 
 def count_sql_rows(text: str, table: str | None = None, query: str | None = None) -> int:
@@ -287,12 +440,13 @@ def iter_sql_batches(
             streaming = connection.execution_options(stream_results=True, yield_per=batch_rows)
             result = streaming.execute(sql_text(statement))
             names = _check_columns([str(c) for c in result.keys()], source)  # noqa: SIM118
+            json_columns = _json_columns(result)
             types: list[pa.DataType] | None = None
             read = 0
             for rows in result.partitions(batch_rows):
                 if not rows:
                     continue
-                batch, types = _arrow_batch(rows, names, types, _Where(source, read))
+                batch, types = _arrow_batch(rows, names, types, _Where(source, read, json_columns))
                 read += len(rows)
                 yield batch
         except sa_exc.SQLAlchemyError as exc:
@@ -305,6 +459,7 @@ def iter_sql_batches(
 class _Where:
     source: SqlSource
     row: int  # rows read before this batch
+    json_columns: frozenset[int] = frozenset()  # given back as their JSON text
 
 
 def _arrow_batch(
@@ -313,6 +468,7 @@ def _arrow_batch(
     """One batch of database rows as an Arrow table of the fixed ``types`` (inferred from
     this batch when None: the first batch). O(len(rows) · len(names))."""
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+    columns = _faithful(columns, names, at.json_columns, at.source)
     arrays: list[pa.Array] = []
     for i, values in enumerate(columns):
         if types is None:
@@ -364,15 +520,30 @@ def _as_text(values: Sequence[Any]) -> list[str | None]:
     return [None if v is None else str(v) for v in values]
 
 
-def check_output_table(text: str, table: str | None, force: bool) -> None:
-    """Up-front check of a database release: a table name is given, the server is reachable
-    and the table does not exist unless ``force``. InputError (one line, no password)."""
+def check_output_table(
+    text: str, table: str | None, force: bool, source: SqlSource | None = None
+) -> None:
+    """Up-front check of a database release: a supported URL and a table name are given, the
+    release is not its own input (``source``: the same table of the same database, or a query
+    that reads it — refused even with ``force``), the server is reachable and the table does
+    not exist unless ``force``. A SQLite/DuckDB file that does not exist yet is not created
+    here. InputError (one line, no password). The write checks existence again in its own
+    transaction (:func:`write_sql_release`, :class:`SqlReleaseWriter`)."""
     from sqlalchemy import exc as sa_exc
     from sqlalchemy import inspect
 
+    url = _url(text)
     if not table:
         raise InputError(f"the database output {redact_url(text)} needs {param('output_table')}")
-    schema, name = _split(check_identifier(table, param("output_table")))
+    check_identifier(table, param("output_table"))
+    if source is not None:
+        _check_not_input(source, text, table)
+    path = database_file(url)
+    if path is not None and not path.exists():
+        if not path.parent.is_dir():
+            raise InputError(f"no directory {path.parent} for the database file {path}")
+        return  # a new file: no table in it yet
+    schema, name = _split(table)
     engine, url = _engine(text)
     try:
         try:
@@ -387,6 +558,91 @@ def check_output_table(text: str, table: str | None, force: bool) -> None:
             f"table {table!r} already exists in {redact_url(text)} "
             f"(use {param('force')} to replace it)"
         )
+
+
+def _same_database(a: str, b: str) -> bool:
+    """Whether the URLs ``a`` and ``b`` name the same database (whoever connects): the same
+    SQLite/DuckDB file, or the same server (host or socket directory, port) and database."""
+    ua, ub = _url(a), _url(b)
+    if ua.get_backend_name() != ub.get_backend_name():
+        return False
+    fa, fb = database_file(ua), database_file(ub)
+    if fa is not None or fb is not None:
+        return fa is not None and fb is not None and fa.resolve() == fb.resolve()
+
+    def where(u: Any) -> tuple[str, int, str]:
+        host = u.host or u.query.get("host") or ""
+        return str(host).rstrip("/"), int(u.port or u.query.get("port") or 5432), u.database
+
+    return where(ua) == where(ub)
+
+
+def _default_schema(text: str) -> str:
+    return "public" if _url(text).get_backend_name() == "postgresql" else "main"
+
+
+def _check_not_input(source: SqlSource, text: str, table: str) -> None:
+    """InputError when the release table ``table`` of ``text`` is the input ``source``: the
+    same table of the same database, or a query naming it (directly, or through the views it
+    names, as far as they can be read). O(len(query) + views)."""
+    if not _same_database(source.text, text):
+        return
+    default = _default_schema(text)
+
+    def key(name: str) -> tuple[str, str]:
+        schema, bare = _split(name)
+        return (schema or default).lower(), bare.lower()
+
+    target = key(table)
+    refused = (
+        f"the release table {table!r} is the input; no output may be an input, "
+        f"not even with {param('force')}"
+    )
+    if source.table is not None:
+        if key(source.table) == target:
+            raise InputError(refused)
+        return
+    if target[1] in _names_read(source, text):
+        raise InputError(
+            f"the query reads the release table {table!r}; no output may be an input, "
+            f"not even with {param('force')}"
+        )
+
+
+def _words(sql: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_$]*", sql)}
+
+
+def _names_read(source: SqlSource, text: str) -> set[str]:
+    """Every identifier of ``source``'s query, and of the definitions of the views it names
+    (recursively): a superset of the tables it reads."""
+    from sqlalchemy import exc as sa_exc
+    from sqlalchemy import inspect
+
+    names = _words(str(source.query))
+    path = database_file(_url(text))
+    if path is not None and not path.exists():
+        return names
+    engine, _ = _engine(source.text, read_only=True)
+    try:
+        with engine.connect() as connection:
+            inspector = inspect(connection)
+            views = {v.lower(): v for v in inspector.get_view_names()}
+            todo = [v for v in names if v in views]
+            seen: set[str] = set()
+            while todo:
+                view = todo.pop()
+                if view in seen:
+                    continue
+                seen.add(view)
+                found = _words(str(inspector.get_view_definition(views[view]) or ""))
+                names |= found
+                todo += [v for v in found if v in views]
+    except (sa_exc.SQLAlchemyError, NotImplementedError):
+        pass  # the words of the query alone
+    finally:
+        engine.dispose()
+    return names
 
 
 def _insert_method(connection: Any) -> Any:
@@ -427,6 +683,7 @@ def write_sql_release(
 
     schema, name = _split(check_identifier(table, param("output_table")))
     engine, url = _engine(text)
+    fresh = _fresh_file(url)
     try:
         try:
             with engine.begin() as connection:  # one transaction: committed or rolled back
@@ -448,8 +705,28 @@ def write_sql_release(
                 f"cannot write table {table!r} to {redact_url(text)}: "
                 f"{_scrub(str(getattr(exc, 'orig', None) or exc), text, url)}"
             ) from None
+    except BaseException:
+        engine.dispose()
+        _remove_file(fresh)
+        raise
     finally:
         engine.dispose()
+
+
+def _fresh_file(url: Any) -> Path | None:
+    """The SQLite/DuckDB file of ``url`` when it does not exist yet (a write creates it, and
+    :func:`_remove_file` removes it again when the write fails), else None."""
+    path = database_file(url)
+    return path if path is not None and not path.exists() else None
+
+
+def _remove_file(path: Path | None) -> None:
+    """Remove the database file ``path`` created by a failed write, with its journals."""
+    if path is None:
+        return
+    for suffix in ("", "-journal", "-wal", "-shm", ".wal"):
+        with contextlib.suppress(OSError):
+            Path(str(path) + suffix).unlink(missing_ok=True)
 
 
 class SqlReleaseWriter:
@@ -475,6 +752,7 @@ class SqlReleaseWriter:
         self._url: Any = None
         self._connection: Any = None
         self._transaction: Any = None
+        self._fresh: Path | None = None  # a SQLite/DuckDB file this writer creates
 
     def _failed(self, exc: BaseException) -> OutputError:
         cause = getattr(exc, "orig", None) or exc
@@ -488,6 +766,7 @@ class SqlReleaseWriter:
         from sqlalchemy import inspect
 
         self._engine, self._url = _engine(self.text)
+        self._fresh = _fresh_file(self._url)
         try:
             self._connection = self._engine.connect()
             self._transaction = self._connection.begin()
@@ -528,7 +807,9 @@ class SqlReleaseWriter:
             if self.typing is not None:
                 write_typing(self._connection, self.table, self.typing)
             self._transaction.commit()
+            self._fresh = None  # committed: the file is the release's
         except sa_exc.SQLAlchemyError as exc:
+            self.abort()
             raise self._failed(exc) from None
         finally:
             self._close()
@@ -539,6 +820,8 @@ class SqlReleaseWriter:
             with contextlib.suppress(Exception):
                 self._transaction.rollback()
         self._close()
+        _remove_file(self._fresh)
+        self._fresh = None
 
     def _close(self) -> None:
         if self._connection is not None:
