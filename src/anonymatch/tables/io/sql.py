@@ -114,8 +114,7 @@ def _url(text: str) -> Any:
         url.get_dialect().import_dbapi()  # the driver's module: psycopg, duckdb_engine, …
     except (NoSuchModuleError, ImportError):
         raise InputError(
-            f"unknown database driver {url.drivername!r} in {redact_url(text)} "
-            f"(try {backend}://)"
+            f"unknown database driver {url.drivername!r} in {redact_url(text)} (try {backend}://)"
         ) from None
     return url
 
@@ -347,9 +346,17 @@ def read_sql_source(
     if len(rows) == 0:
         raise InputError(f"{source.what} in {source.where} has no rows")
     columns = _faithful(list(zip(*rows, strict=True)), names, json_columns, source)
-    from pandas.io.sql import _wrap_result  # what pd.read_sql builds its frame with
+    return _frame(list(zip(*columns, strict=True)), names)
 
-    return _wrap_result(list(zip(*columns, strict=True)), names)
+
+def _frame(rows: list[tuple[Any, ...]], names: list[str]) -> pd.DataFrame:
+    """The frame ``pd.read_sql`` builds from these rows: ``from_records`` with
+    ``coerce_float``, time zones converted to UTC. O(cells)."""
+    frame = pd.DataFrame.from_records(rows, columns=names, coerce_float=True)
+    for i, dtype in enumerate(frame.dtypes):
+        if isinstance(dtype, pd.DatetimeTZDtype):
+            frame.isetitem(i, frame.iloc[:, i].dt.tz_convert("UTC"))
+    return frame
 
 
 _JSON_OIDS = frozenset({114, 3802})  # PostgreSQL json, jsonb
