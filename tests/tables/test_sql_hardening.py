@@ -45,9 +45,9 @@ def _people(n: int = 60) -> pd.DataFrame:
                          "visits": rng.integers(0, 5, n)})  # fmt: skip
 
 
-def _load(url: str, name: str, frame: pd.DataFrame, **kw: object) -> None:
+def _load(url: str, name: str, frame: pd.DataFrame, if_exists: str = "replace") -> None:
     engine = _engine(url)
-    frame.to_sql(name, engine, index=False, if_exists="replace", **kw)  # type: ignore[arg-type]
+    frame.to_sql(name, engine, index=False, if_exists=if_exists)  # type: ignore[arg-type]
     engine.dispose()
 
 
@@ -122,7 +122,7 @@ def test_an_unsupported_scheme_or_driver_is_refused_as_a_database(
         (f"postgresql+nosuch://ann:{PASSWORD}@h/db", "unknown database driver"),
     ):
         for args in (
-            [url, "--table", "people", "-o", out],
+            [url, "--table", "h37_people", "-o", out],
             [url, "-o", out],
             [str(data), "-o", url, "--output-table", "rel"],
             [str(data), "-o", url],
@@ -170,7 +170,7 @@ def test_a_raw_password_works_and_is_never_shown(
 
 def _sqlite(tmp_path: Path) -> str:
     url = f"sqlite:///{tmp_path / 'd.db'}"
-    _load(url, "people", _people())
+    _load(url, "h37_people", _people())
     return url
 
 
@@ -188,19 +188,28 @@ def test_a_table_created_during_the_run_is_kept(
 
     real = sql.check_output_table
     for url in (_sqlite(tmp_path), pgserver.url(postgres)):
-        _load(url, "people", _people())
-        if _has(url, "theirs"):
-            _sql(url, "DROP TABLE theirs")
+        _load(url, "h37_people", _people())
+        if _has(url, "h37_theirs"):
+            _sql(url, "DROP TABLE h37_theirs")
 
         def racing(text: str, *args: object, _url: str = url) -> None:
             real(text, *args)  # type: ignore[arg-type]
-            _sql(_url, "CREATE TABLE theirs (a integer)", "INSERT INTO theirs VALUES (7)")
+            _sql(_url, "CREATE TABLE h37_theirs (a integer)", "INSERT INTO h37_theirs VALUES (7)")
 
         monkeypatch.setattr(sql, "check_output_table", racing)
-        args = ["anonymize", url, "--table", "people", "-o", url, "--output-table", "theirs"]
+        args = [
+            "anonymize",
+            url,
+            "--table",
+            "h37_people",
+            "-o",
+            url,
+            "--output-table",
+            "h37_theirs",
+        ]
         code, o, err = run([*args, *ROLES, *(STREAMED if streamed else [])], capsys)
         _refused(code, o, err, "already exists", "--force")
-        assert _rows(url, "theirs") == 1, url
+        assert _rows(url, "h37_theirs") == 1, url
 
 
 def test_the_release_is_never_its_input(
@@ -210,21 +219,21 @@ def test_the_release_is_never_its_input(
     written another way too), and so is a query reading the output table, directly or
     through a view; the input is untouched."""
     pg = pgserver.url(postgres)
-    _load(pg, "people", _people())
-    _sql(pg, "DROP VIEW IF EXISTS adults", "CREATE VIEW adults AS SELECT * FROM people "
+    _load(pg, "h37_people", _people())
+    _sql(pg, "DROP VIEW IF EXISTS h37_adults", "CREATE VIEW h37_adults AS SELECT * FROM h37_people "
          "WHERE age >= 30")  # fmt: skip
     lite = _sqlite(tmp_path)
-    _sql(lite, "CREATE VIEW adults AS SELECT * FROM people WHERE age >= 30")
+    _sql(lite, "CREATE VIEW h37_adults AS SELECT * FROM h37_people WHERE age >= 30")
     same_file = f"sqlite:///{tmp_path / 'sub' / '..' / 'd.db'}"
     (tmp_path / "sub").mkdir()
     cases = [
-        (lite, ["--table", "people"], lite, "people"),
-        (lite, ["--table", "people"], same_file, "PEOPLE"),
-        (lite, ["--query", "select * from people where age > 25"], lite, "people"),
-        (lite, ["--query", "select * from adults"], lite, "people"),
-        (pg, ["--table", "people"], _raw(postgres), "public.people"),
-        (pg, ["--query", 'SELECT * FROM "people"'], pg, "people"),
-        (pg, ["--query", "select * from adults"], pg, "people"),
+        (lite, ["--table", "h37_people"], lite, "h37_people"),
+        (lite, ["--table", "h37_people"], same_file, "H37_PEOPLE"),
+        (lite, ["--query", "select * from h37_people where age > 25"], lite, "h37_people"),
+        (lite, ["--query", "select * from h37_adults"], lite, "h37_people"),
+        (pg, ["--table", "h37_people"], _raw(postgres), "public.h37_people"),
+        (pg, ["--query", 'SELECT * FROM "h37_people"'], pg, "h37_people"),
+        (pg, ["--query", "select * from h37_adults"], pg, "h37_people"),
     ]
     for source, read, out, table in cases:
         for force in ([], ["--force"]):
@@ -232,30 +241,32 @@ def test_the_release_is_never_its_input(
             code, o, err = run([*args, *ROLES], capsys)
             _refused(code, o, err, "no output may be an input")
     for url in (lite, pg):
-        assert _rows(url, "people") == 60
+        assert _rows(url, "h37_people") == 60
 
 
 def test_a_writing_query_exits_2_and_changes_nothing(
     postgres: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pg = pgserver.url(postgres)
-    _load(pg, "wpeople", _people())
-    _load(pg, "victim", _people(5))
-    _sql(pg, "DROP SEQUENCE IF EXISTS counter", "CREATE SEQUENCE counter")
+    _load(pg, "h37_wpeople", _people())
+    _load(pg, "h37_victim", _people(5))
+    _sql(pg, "DROP SEQUENCE IF EXISTS h37_counter", "CREATE SEQUENCE h37_counter")
     lite = _sqlite(tmp_path)
-    _load(lite, "victim", _people(5))
+    _load(lite, "h37_victim", _people(5))
     duck = f"duckdb:///{tmp_path / 'd.duckdb'}"
-    _load(duck, "people", _people())
-    _load(duck, "victim", _people(5))
+    _load(duck, "h37_people", _people())
+    _load(duck, "h37_victim", _people(5))
     out = str(tmp_path / "r.csv")
     writing = {
-        pg: ["commit; drop table victim; commit; select * from wpeople",
-             "select * from wpeople; drop table victim",
-             "with gone as (delete from victim returning *) select * from wpeople",
-             "select p.*, nextval('counter') as n from wpeople p",
-             "select 1 as age) as s; drop table victim; select (1"],
-        lite: ["delete from victim returning *", "select * from people; drop table victim"],
-        duck: ["delete from victim returning *", "select * from people; drop table victim"],
+        pg: ["commit; drop table h37_victim; commit; select * from h37_wpeople",
+             "select * from h37_wpeople; drop table h37_victim",
+             "with gone as (delete from h37_victim returning *) select * from h37_wpeople",
+             "select p.*, nextval('h37_counter') as n from h37_wpeople p",
+             "select 1 as age) as s; drop table h37_victim; select (1"],
+        lite: ["delete from h37_victim returning *",
+               "select * from h37_people; drop table h37_victim"],
+        duck: ["delete from h37_victim returning *",
+               "select * from h37_people; drop table h37_victim"],
     }  # fmt: skip
     for url, queries in writing.items():
         for query in queries:
@@ -263,10 +274,10 @@ def test_a_writing_query_exits_2_and_changes_nothing(
                 code, o, err = run(["anonymize", url, "--query", query, "-o", out, "--force",
                                     *ROLES, *path], capsys)  # fmt: skip
                 _refused(code, o, err)
-                assert _rows(url, "victim") == 5, (url, query)
+                assert _rows(url, "h37_victim") == 5, (url, query)
     engine = _engine(pg)
     with engine.connect() as c:
-        assert c.exec_driver_sql("SELECT last_value FROM counter").scalar() == 1
+        assert c.exec_driver_sql("SELECT last_value FROM h37_counter").scalar() == 1
     engine.dispose()
     assert not Path(out).exists()
 
@@ -281,21 +292,21 @@ def test_binary_and_array_columns_are_refused_json_is_read_as_text(
     streamed path; json/jsonb: their JSON text, written to PostgreSQL as text."""
     pg = pgserver.url(postgres)
     people = _people()
-    _load(pg, "typed", people)
-    _sql(pg, "ALTER TABLE typed ADD COLUMN photo bytea DEFAULT '\\x00ff'",
-         "ALTER TABLE typed ADD COLUMN tags integer[] DEFAULT '{1,2}'",
-         "ALTER TABLE typed ADD COLUMN doc jsonb DEFAULT '{\"a\": [1, \"x\"]}'",
-         "ALTER TABLE typed ADD COLUMN raw json DEFAULT '\"text\"'")  # fmt: skip
+    _load(pg, "h37_typed", people)
+    _sql(pg, "ALTER TABLE h37_typed ADD COLUMN photo bytea DEFAULT '\\x00ff'",
+         "ALTER TABLE h37_typed ADD COLUMN tags integer[] DEFAULT '{1,2}'",
+         "ALTER TABLE h37_typed ADD COLUMN doc jsonb DEFAULT '{\"a\": [1, \"x\"]}'",
+         "ALTER TABLE h37_typed ADD COLUMN raw json DEFAULT '\"text\"'")  # fmt: skip
     out = str(tmp_path / "r.csv")
     for column in ("photo", "tags"):
         others = ", ".join(c for c in ("age", "sex", "photo", "tags") if c != column)
         del others
-        query = f"select age, sex, {column} from typed"
+        query = f"select age, sex, {column} from h37_typed"
         for path in ([], STREAMED):
             code, o, err = run(["anonymize", pg, "--query", query, "-o", out, *ROLES, *path],
                                capsys)  # fmt: skip
             _refused(code, o, err, f"column {column!r}", "cast it to text")
-    query = "select age, sex, doc, raw from typed"
+    query = "select age, sex, doc, raw from h37_typed"
     for path in ([], STREAMED):
         code, o, err = run(["anonymize", pg, "--query", query, "-o", pg, "--output-table",
                             "typed_rel", "--force", *ROLES, *path], capsys)  # fmt: skip
@@ -306,6 +317,50 @@ def test_binary_and_array_columns_are_refused_json_is_read_as_text(
         assert set(back["doc"]) == {'{"a": [1, "x"]}'} and set(back["raw"]) == {'"text"'}
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_release_keeps_its_source_types(
+    postgres: str, capsys: pytest.CaptureFixture[str], streamed: bool
+) -> None:
+    """smallint stays smallint, an integer column with NULLs stays integer (NULL, not NaN or
+    '*'), numeric, date and boolean stay so; an integer QI with NULLs is published as '100',
+    never '100.0'; from a table and from a query; the release still verifies."""
+    pg = pgserver.url(postgres)
+    _sql(pg, "DROP TABLE IF EXISTS h37_src", "CREATE TABLE h37_src (age integer, sex text, "
+         "zip integer, visits smallint, stays integer, amount numeric(8,2), born date, "
+         "flag boolean)")  # fmt: skip
+    people = _people().assign(zip=lambda f: 100 + f["visits"] % 3, stays=lambda f: f["visits"])
+    people["stays"] = people["stays"].astype("Int64")
+    people.loc[[2, 7], "stays"] = pd.NA
+    people["zip"] = people["zip"].astype("Int64")
+    people.loc[5, "zip"] = pd.NA
+    people = people.assign(amount=1.25, born=pd.Timestamp("2001-02-03").date(), flag=True)
+    _load(pg, "h37_src", people, if_exists="append")
+    roles = ["--qi", "age,sex,zip", "--numeric", "age", "-k", "4", "-q",
+             *(STREAMED if streamed else ["--method", "greedy"])]  # fmt: skip
+    query = "select * from h37_src where age > 0"
+    for read, out in ((["--table", "h37_src"], "h37_t"), (["--query", query], "h37_q")):
+        code, _, err = run(["anonymize", pg, *read, "-o", pg, "--output-table", out, "--force",
+                            *roles], capsys)  # fmt: skip
+        assert code == 0, err
+        engine = _engine(pg)
+        with engine.connect() as c:
+            types = dict(c.exec_driver_sql(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                f"WHERE table_name = '{out}'").fetchall())  # fmt: skip
+            nulls = c.exec_driver_sql(f"SELECT count(*) FROM {out} WHERE stays IS NULL").scalar()
+            zips = {z for (z,) in c.exec_driver_sql(f"SELECT zip FROM {out}").fetchall()}
+        engine.dispose()
+        assert types == {"age": "text", "sex": "text", "zip": "text", "visits": "smallint",
+                         "stays": "integer", "amount": "numeric", "born": "date",
+                         "flag": "boolean"}, types  # fmt: skip
+        assert nulls == 2
+        assert not any(".0" in z for z in zips), zips
+        code, _, err = run(["verify", pg, pg, "--table", "h37_src", "--release-table", out,
+                            "-k", "4", "--qi", "age,sex,zip", "--numeric", "age"],
+                           capsys)  # fmt: skip
+        assert code == 0, err
+
+
 # files --------------------------------------------------------------------------------------
 
 
@@ -314,7 +369,7 @@ def test_no_database_file_is_created_for_a_missing_input_or_left_by_a_failed_run
     tmp_path: Path, capsys: pytest.CaptureFixture[str], scheme: str
 ) -> None:
     missing = tmp_path / "missing.db"
-    code, o, err = run(["anonymize", f"{scheme}:///{missing}", "--table", "people", "-o",
+    code, o, err = run(["anonymize", f"{scheme}:///{missing}", "--table", "h37_people", "-o",
                         str(tmp_path / "r.csv"), *ROLES], capsys)  # fmt: skip
     _refused(code, o, err, "no database file")
     assert not missing.exists()
@@ -355,7 +410,7 @@ def test_report_reads_a_database_release_table(
     (a renamed release too); without a database RELEASE it is one line, exit 2."""
     url = _sqlite(tmp_path)
     manifest = tmp_path / "m.json"
-    code, _, err = run(["anonymize", url, "--table", "people", "-o", url, "--output-table",
+    code, _, err = run(["anonymize", url, "--table", "h37_people", "-o", url, "--output-table",
                         "rel", "--report", str(manifest), *ROLES], capsys)  # fmt: skip
     assert code == 0, err
     _sql(url, "ALTER TABLE rel RENAME TO published")
@@ -376,8 +431,8 @@ def test_l_diversity_with_missing_qis_does_not_suggest_the_method_in_use(
     people = _people().assign(dx=lambda f: np.where(f["visits"] % 3 == 0, "flu", "gout"))
     people["age"] = people["age"].astype("Int64")
     people.loc[3, "age"] = pd.NA  # NULL
-    _load(url, "people", people)
-    code, o, err = run(["anonymize", url, "--table", "people", "-o", str(tmp_path / "r.csv"),
+    _load(url, "h37_people", people)
+    code, o, err = run(["anonymize", url, "--table", "h37_people", "-o", str(tmp_path / "r.csv"),
                         *ROLES, "--sensitive", "dx", "--l", "2", "--method", "hungarian"],
                        capsys)  # fmt: skip
     _refused(code, o, err, "--drop-missing")

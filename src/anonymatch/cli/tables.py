@@ -265,6 +265,7 @@ def anonymize(
     from anonymatch.tables.io.cells import write_release
     from anonymatch.tables.io.sidecar import release_schema
     from anonymatch.tables.io.sql import (
+        ColumnTypes,
         SqlSource,
         check_output_table,
         is_database_url,
@@ -276,8 +277,8 @@ def anonymize(
         _say_sniffed(input_path, csv)
     if output_table is not None and not db_out:
         raise InputError("--output-table writes to a database URL given as -o")
+    source = SqlSource(input_path, csv.table, csv.query) if db_in else None
     if db_out:  # no output may be an input: the same table, or a query reading it
-        source = SqlSource(input_path, csv.table, csv.query) if db_in else None
         check_output_table(output, output_table, force, source)
     streamed = choose_path(job, input_path, output, csv)
     from anonymatch.tables.io import is_excel
@@ -321,7 +322,10 @@ def anonymize(
         if db_out:  # a table created in one transaction
             assert output_table is not None
             typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
-            write_sql_release(output, output_table, release.table, replace=force, typing=typing)
+            types = ColumnTypes.of(source, release.qi.names)  # a source's types but the QIs'
+            write_sql_release(
+                output, output_table, release.table, replace=force, typing=typing, types=types
+            )
             report = dict(release.report)
         else:
             release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}

@@ -346,16 +346,21 @@ def read_sql_source(
     if len(rows) == 0:
         raise InputError(f"{source.what} in {source.where} has no rows")
     columns = _faithful(list(zip(*rows, strict=True)), names, json_columns, source)
-    return _frame(list(zip(*columns, strict=True)), names)
+    return _frame(columns, names)
 
 
-def _frame(rows: list[tuple[Any, ...]], names: list[str]) -> pd.DataFrame:
-    """The frame ``pd.read_sql`` builds from these rows: ``from_records`` with
-    ``coerce_float``, time zones converted to UTC. O(cells)."""
-    frame = pd.DataFrame.from_records(rows, columns=names, coerce_float=True)
+def _frame(columns: list[tuple[Any, ...]], names: list[str]) -> pd.DataFrame:
+    """The frame ``pd.read_sql`` builds from these columns (``from_records`` with
+    ``coerce_float``, time zones converted to UTC), except that an integer column with NULLs
+    stays integer (pandas' nullable ``Int64``, not float: ``3``, never ``3.0``). O(cells)."""
+    frame = pd.DataFrame.from_records(
+        list(zip(*columns, strict=True)), columns=names, coerce_float=True
+    )
     for i, dtype in enumerate(frame.dtypes):
         if isinstance(dtype, pd.DatetimeTZDtype):
             frame.isetitem(i, frame.iloc[:, i].dt.tz_convert("UTC"))
+        elif {type(v) for v in columns[i]} == {int, type(None)}:
+            frame.isetitem(i, pd.array(columns[i], dtype="Int64"))
     return frame
 
 
@@ -527,6 +532,145 @@ def _as_text(values: Sequence[Any]) -> list[str | None]:
     return [None if v is None else str(v) for v in values]
 
 
+def source_types(source: SqlSource) -> dict[str, Any]:
+    """The SQL types of ``source``'s columns (SQLAlchemy types, by column name): reflected for
+    a table; for a query on PostgreSQL from its result's description (``LIMIT 0``); empty
+    otherwise (a SQLite/DuckDB query: the release's values decide, as pandas infers them).
+    InputError as for reading. O(columns)."""
+    from sqlalchemy import exc as sa_exc
+    from sqlalchemy import inspect
+    from sqlalchemy import text as sql_text
+
+    with _opened(source) as (connection, statement, url):
+        try:
+            if source.table is not None:
+                schema, name = _split(source.table)
+                try:
+                    found = inspect(connection).get_columns(name, schema=schema)
+                except (sa_exc.SQLAlchemyError, NotImplementedError):
+                    if _is_postgresql(connection):
+                        raise
+                    return {}  # duckdb-engine's reflection fails on some versions
+                return {str(c["name"]): c["type"] for c in found}
+            if not _is_postgresql(connection):
+                return {}
+            import psycopg
+
+            result = connection.execute(
+                sql_text(f"SELECT * FROM ({statement}) AS source LIMIT 0")  # noqa: S608
+            )
+            names = [str(c) for c in result.keys()]  # noqa: SIM118
+            described = result.cursor.description or ()
+            result.close()
+        except sa_exc.SQLAlchemyError as exc:
+            raise _read_error(exc, source, url) from None
+        types: dict[str, Any] = {}
+        for name, column in zip(names, described, strict=False):
+            info = psycopg.postgres.types.get(column.type_code)
+            kind = connection.dialect.ischema_names.get(getattr(info, "regtype", None) or "")
+            if kind is not None:
+                types[name] = kind()
+        return types
+
+
+def _fitted(values: pd.Series, kind: Any) -> pd.Series | None:
+    """``values`` (release cells of one column) as the SQL type ``kind`` of the source column,
+    or None when they do not fit it (a generalized cell, a text type, a type not handled
+    here): an integer type gets integers (``Int64``), a numeric type numbers, a boolean,
+    date or time type values of that kind; a missing or suppressed cell (``*``) is NULL.
+    O(rows)."""
+    import datetime as dt
+    import decimal
+
+    from sqlalchemy import types as t
+
+    from anonymatch.core.cells import STAR
+
+    if isinstance(kind, t.Integer):
+        accepted: tuple[type, ...] = (int,)
+    elif isinstance(kind, t.Numeric):
+        accepted = (int, float, decimal.Decimal)
+    elif isinstance(kind, t.Boolean):
+        accepted = (bool,)
+    elif isinstance(kind, t.DateTime):
+        accepted = (dt.datetime,)
+    elif isinstance(kind, t.Date):
+        accepted = (dt.date,)
+    elif isinstance(kind, t.Time):
+        accepted = (dt.time,)
+    else:
+        return None
+    out: list[Any] = []
+    for v in values.tolist():
+        if v is None or (not isinstance(v, (str, list, tuple)) and bool(pd.isna(v))):
+            out.append(None)
+        elif isinstance(v, str):
+            if v in (STAR, ""):
+                out.append(None)
+            elif isinstance(kind, t.Integer) and re.fullmatch(r"[+-]?[0-9]+", v):
+                out.append(int(v))
+            elif isinstance(kind, t.Numeric) and _is_number(v):
+                out.append(float(v))
+            else:
+                return None
+        elif isinstance(kind, t.Integer) and isinstance(v, float) and v.is_integer():
+            out.append(int(v))
+        elif isinstance(v, accepted) and not (isinstance(v, bool) and bool not in accepted):
+            out.append(v)
+        else:
+            return None
+    if isinstance(kind, t.Integer):
+        return pd.Series(pd.array(out, dtype="Int64"), index=values.index, name=values.name)
+    return pd.Series(out, index=values.index, name=values.name, dtype=object)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip().lower() not in ("nan", "inf", "-inf", "+inf", "infinity")
+
+
+@dataclass(frozen=True)
+class ColumnTypes:
+    """What a database release keeps of its source's column types: ``types`` (by column
+    name, :func:`source_types`), applied to every column but ``text`` (the QIs, published as
+    text cells)."""
+
+    types: dict[str, Any]
+    text: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, source: SqlSource | None, text: Sequence[str] = ()) -> ColumnTypes | None:
+        return None if source is None else cls(source_types(source), frozenset(text))
+
+    def apply(self, frame: pd.DataFrame, dialect: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+        """``frame`` with its columns converted to their source types where they fit, and the
+        ``dtype`` mapping for ``to_sql`` (a type of another database as its generic form).
+        O(cells)."""
+        dtypes: dict[str, Any] = {}
+        out = frame
+        for name in frame.columns:
+            kind = self.types.get(str(name))
+            if kind is None or name in self.text:
+                continue
+            fitted = _fitted(frame[name], kind)
+            if fitted is None:
+                continue
+            module = type(kind).__module__
+            if not module.startswith("sqlalchemy.sql.") and f".{dialect.name}" not in module:
+                try:  # another database's own type (PostgreSQL's TIMESTAMP into SQLite)
+                    kind = kind.as_generic()
+                except NotImplementedError:
+                    continue
+            if out is frame:
+                out = frame.copy()
+            out[name] = fitted
+            dtypes[str(name)] = kind
+        return out, dtypes
+
+
 def check_output_table(
     text: str, table: str | None, force: bool, source: SqlSource | None = None
 ) -> None:
@@ -680,11 +824,14 @@ def write_sql_release(
     frame: pd.DataFrame,
     replace: bool,
     typing: dict[str, object] | None = None,
+    types: ColumnTypes | None = None,
 ) -> None:
     """Create ``table`` holding ``frame`` in one transaction (an existing table is dropped in
     the same transaction when ``replace``, else refused), with ``typing`` — the sidecar of a
     CSV release (``tables.io.sidecar.release_schema``) — stored beside it in that transaction
-    (:func:`write_typing`). Nothing is visible unless the whole write commits. O(rows)."""
+    (:func:`write_typing`). With ``types`` (a database source's), each column keeps its
+    source's type where its cells fit it (``smallint`` stays ``smallint``, NULL for a missing
+    or suppressed cell). Nothing is visible unless the whole write commits. O(rows)."""
     from sqlalchemy import exc as sa_exc
     from sqlalchemy import inspect
 
@@ -703,8 +850,11 @@ def write_sql_release(
                     quoted = connection.dialect.identifier_preparer.quote
                     source = ".".join(quoted(p) for p in (schema, name) if p)
                     connection.exec_driver_sql(f"DROP TABLE {source}")
+                frame, dtypes = (
+                    (frame, {}) if types is None else types.apply(frame, connection.dialect)
+                )
                 frame.to_sql(name, connection, schema=schema, index=False, if_exists="fail",
-                             method=_insert_method(connection))  # fmt: skip
+                             method=_insert_method(connection), dtype=dtypes)  # fmt: skip
                 if typing is not None:
                     write_typing(connection, table, typing)
         except sa_exc.SQLAlchemyError as exc:
@@ -750,8 +900,11 @@ class SqlReleaseWriter:
     parquet = False  # the published cells as text, as in a CSV release
     sidecar = False  # no file beside a table: ``typing`` goes into the database instead
 
-    def __init__(self, text: str, table: str, replace: bool = False) -> None:
-        self.text, self.table, self.replace = text, table, replace
+    def __init__(
+        self, text: str, table: str, replace: bool = False, types: ColumnTypes | None = None
+    ) -> None:
+        self.text, self.table, self.replace, self.types = text, table, replace, types
+        self._dtypes: dict[str, Any] | None = None  # fixed by the first batch
         self.schema, self.name = _split(check_identifier(table, param("output_table")))
         self.rows = 0
         self.typing: dict[str, object] | None = None  # written by commit, in the transaction
@@ -796,9 +949,20 @@ class SqlReleaseWriter:
         if self._connection is None:
             self._open()
         frame = table.to_pandas()
+        if self.types is not None:
+            frame, dtypes = self.types.apply(frame, self._connection.dialect)
+            if self._dtypes is None:
+                self._dtypes = dtypes
+            elif set(dtypes) != set(self._dtypes):
+                unfit = sorted(set(self._dtypes) - set(dtypes))
+                raise OutputError(
+                    f"cannot write table {self.table!r} to {redact_url(self.text)}: column "
+                    f"{unfit[0] if unfit else '?'} no longer fits its source's type"
+                )
         try:
             frame.to_sql(self.name, self._connection, schema=self.schema, index=False,
-                         if_exists="append", method=_insert_method(self._connection))  # fmt: skip
+                         if_exists="append", method=_insert_method(self._connection),
+                         dtype=self._dtypes)  # fmt: skip
         except (sa_exc.SQLAlchemyError, pd.errors.DatabaseError) as exc:
             raise self._failed(exc) from None
         self.rows += table.num_rows
