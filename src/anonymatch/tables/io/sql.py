@@ -52,16 +52,18 @@ def is_database_url(text: object) -> bool:
 
 def _userinfo_end(rest: str) -> int:
     """The index of the ``@`` ending the user information in ``rest`` (the URL after
-    ``scheme://``), -1 when there is none. A password may hold unencoded ``/``, ``@``, ``:``
-    and ``%`` (SQLAlchemy reads ``/`` and ``:``; ``@`` is ours): the first ``@`` after which
-    a host, port, database and query follow. O(len(rest)²) worst case, tiny in practice."""
+    ``scheme://``), -1 when there is none. A password may hold unencoded ``/``, ``@``, ``:``,
+    ``?`` and ``%`` (SQLAlchemy reads ``/`` and ``:``; ``@`` is ours): the **last** ``@``
+    after which a host, port, database and query follow — never a part of the password
+    taken for a host, at the price of an ``@`` in a query parameter, which must be
+    percent-encoded. O(len(rest)²) worst case, tiny in practice."""
     if rest.startswith("/"):  # sqlite:///file: no user information
         return -1
-    at = rest.find("@")
+    at = rest.rfind("@")
     while at >= 0:
         if _AFTER_USERINFO.fullmatch(rest, at + 1):
             return at
-        at = rest.find("@", at + 1)
+        at = rest.rfind("@", 0, at)
     return -1
 
 
@@ -105,6 +107,12 @@ def _url(text: str) -> Any:
         raise InputError(
             f"unsupported database {url.get_backend_name()!r} in {redact_url(text)} "
             "(anonymatch reads and writes postgresql://, sqlite:/// and duckdb:/// URLs)"
+        )
+    if backend != "postgresql" and (url.username or url.password or url.host or url.port
+                                    or (backend == "duckdb" and url.query)):  # fmt: skip
+        raise InputError(
+            f"a {backend} URL names a file, with no user, password, host or port: "
+            f"{backend}:///relative/file or {backend}:////absolute/file, got {redact_url(text)}"
         )
     if url.drivername.lower() in ("postgresql", "postgres"):
         url = url.set(drivername="postgresql+psycopg")
@@ -207,7 +215,29 @@ def _read_only(connection: Any) -> Any:
         return connection.execution_options(stream_results=True)
     if name == "sqlite":
         connection.exec_driver_sql("PRAGMA query_only = ON")
+        connection.connection.driver_connection.set_authorizer(_sqlite_reader)
     return connection
+
+
+_SQLITE_READ_PRAGMAS = frozenset(
+    {"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
+     "foreign_key_list", "database_list", "collation_list", "compile_options", "encoding"}
+)  # fmt: skip
+
+
+def _sqlite_reader(action: int, arg1: Any, arg2: Any, *_: Any) -> int:
+    """SQLite's authorizer on a source's connection: no ATTACH/DETACH (a file made beside
+    the database) and no PRAGMA setting a value (``query_only = off``); everything else as
+    ``PRAGMA query_only`` allows. O(1) per statement's step."""
+    import sqlite3
+
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA and arg2 is not None:
+        return (
+            sqlite3.SQLITE_OK if str(arg1).lower() in _SQLITE_READ_PRAGMAS else sqlite3.SQLITE_DENY
+        )
+    return sqlite3.SQLITE_OK
 
 
 def _transactional_sqlite(engine: Any) -> None:
