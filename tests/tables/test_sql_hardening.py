@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from anonymatch.cli import main
@@ -131,6 +132,10 @@ def test_an_unsupported_scheme_or_driver_is_refused_as_a_database(
             _refused(code, o, err, scheme, "ann:***@")
         code, o, err = run(["verify", url, out, "--table", "t", "-k", "2", "--qi", "age"], capsys)
         _refused(code, o, err, scheme)
+        # another kind reads it as a file: the message still hides the password (cli.one_line)
+        sets = ["anonymize-sets", url, "-o", str(tmp_path / "s.jsonl"), "-k", "2"]
+        code, o, err = run(sets, capsys)
+        _refused(code, o, err, "ann:***@")
     assert not Path(out).exists()
 
 
@@ -393,8 +398,12 @@ def test_a_failed_write_removes_the_file_it_created(
     def broken(self: pd.DataFrame, name: str, con: object, **kw: object) -> None:
         raise sqlalchemy.exc.OperationalError("insert", {}, Exception("disk full"))
 
-    monkeypatch.setattr(pd.DataFrame, "to_sql", broken)
     new = tmp_path / "new.db"
+    with sql.SqlReleaseWriter(f"sqlite:///{new}", "rel") as writer:  # the streamed path's
+        writer.write(pa.Table.from_pandas(_people(), preserve_index=False))
+        assert new.exists()
+    assert list(tmp_path.iterdir()) == []  # not committed: rolled back and removed
+    monkeypatch.setattr(pd.DataFrame, "to_sql", broken)
     with pytest.raises(OutputError):
         sql.write_sql_release(f"sqlite:///{new}", "rel", _people(), replace=False)
     assert list(tmp_path.iterdir()) == []
