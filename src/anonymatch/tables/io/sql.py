@@ -978,7 +978,8 @@ class SqlReleaseWriter:
 
         if self._connection is None:
             self._open()
-        frame = table.to_pandas()
+        # with source types, integers with NULLs come as Python ints (exact beyond 2**53)
+        frame = table.to_pandas(integer_object_nulls=self.types is not None)
         if self.types is not None:
             frame, dtypes = self.types.apply(frame, self._connection.dialect)
             if self._dtypes is None:
