@@ -4,12 +4,20 @@ A source is a database URL (``postgresql://user@host/db``, ``sqlite:///file.db``
 ``duckdb:///file.duckdb`` through duckdb-engine) with a
 ``table`` or a ``query``. Credentials come from the URL or the environment (``PGPASSWORD``,
 ``~/.pgpass`` / ``PGPASSFILE``: libpq reads them); they are never recorded or printed —
-:func:`redact_url` is what manifests and messages show, and every message raised here has the
-password scrubbed out.
+:func:`redact_url` (SQLAlchemy's ``hide_password``) is what manifests and messages show, and
+every message raised here has the password scrubbed out. Any ``scheme://user:password@…`` is
+a database URL (:func:`is_database_url`); one other than PostgreSQL, SQLite or DuckDB, or with
+an unknown driver, is refused (:func:`_url`).
 
-A release is written to a table in one transaction: the table is created (or, with
-``replace``, dropped and created again) and filled, then committed; on any failure or
-interrupt the transaction is rolled back and nothing is visible.
+A source is read in a read-only transaction (:func:`_read_only`), its columns faithfully or
+refused naming the column (:func:`_faithful`); a SQLite/DuckDB source file must exist.
+
+A release is written to a table in one transaction: the table's existence is checked, the
+table created (or, with ``replace``, dropped and created again) and filled, then committed; on
+any failure or interrupt the transaction is rolled back and nothing is visible (a SQLite/DuckDB
+file the write created is removed). A release is never its own input
+(:func:`check_output_table`) and keeps its source's column types but for the QIs
+(:class:`ColumnTypes`).
 """
 
 from __future__ import annotations
