@@ -264,15 +264,22 @@ def anonymize(
     from anonymatch.tables import run_job
     from anonymatch.tables.io.cells import write_release
     from anonymatch.tables.io.sidecar import release_schema
-    from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
+    from anonymatch.tables.io.sql import (
+        ColumnTypes,
+        SqlSource,
+        check_output_table,
+        is_database_url,
+        write_sql_release,
+    )
 
     db_in, db_out = is_database_url(input_path), is_database_url(output)
     if not quiet and not db_in:
         _say_sniffed(input_path, csv)
     if output_table is not None and not db_out:
         raise InputError("--output-table writes to a database URL given as -o")
-    if db_out:
-        check_output_table(output, output_table, force)
+    source = SqlSource(input_path, csv.table, csv.query) if db_in else None
+    if db_out:  # no output may be an input: the same table, or a query reading it
+        check_output_table(output, output_table, force, source)
     streamed = choose_path(job, input_path, output, csv)
     from anonymatch.tables.io import is_excel
     from anonymatch.tables.io.stats import is_stats_file
@@ -298,7 +305,9 @@ def anonymize(
                     job,
                     csv=csv,
                     executor=streamed,
-                    replace=True,  # output_options refused an existing output without --force
+                    # output_options refused existing parts without --force; a table is
+                    # checked again in the write's transaction (one created meanwhile: kept)
+                    replace=force if db_out else True,
                     csv_safe=csv_safe,
                     output_table=output_table if db_out else None,  # one transaction
                 )
@@ -313,7 +322,10 @@ def anonymize(
         if db_out:  # a table created in one transaction
             assert output_table is not None
             typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
-            write_sql_release(output, output_table, release.table, replace=True, typing=typing)
+            types = ColumnTypes.of(source, release.qi.names)  # a source's types but the QIs'
+            write_sql_release(
+                output, output_table, release.table, replace=force, typing=typing, types=types
+            )
             report = dict(release.report)
         else:
             release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}

@@ -104,7 +104,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     drop_missing = bool(options.get("drop_missing")) or dropped > 0
     assert inputs.original is not None and inputs.release is not None
     original = read_table(inputs.original, csv)
-    release = read_table(inputs.release, _release_reading(manifest, inputs.release))
+    release = read_table(inputs.release, _release_reading(manifest, inputs.release, options))
     from anonymatch.tables.io.cells import parse_cells
     from anonymatch.tables.pipeline import prepare
 
@@ -140,14 +140,17 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     return KindSections(published, guarantee, risk, utility, limits, check, keeps.to_dict())
 
 
-def _release_reading(manifest: Mapping[str, Any], release: Any) -> CsvOptions | None:
-    """How to read a release: a database release is the table its manifest names
-    (``output.table``); a file as its name says (None)."""
+def _release_reading(
+    manifest: Mapping[str, Any], release: Any, options: Mapping[str, Any]
+) -> CsvOptions | None:
+    """How to read a release: a database release is the table ``options["release_table"]``
+    (``report --release-table``) or else its manifest names (``output.table``); a file as its
+    name says (None)."""
     from anonymatch.tables.io.sql import is_database_url
 
     if not is_database_url(str(release)):
         return None
-    table = (manifest.get("output") or {}).get("table")
+    table = options.get("release_table") or (manifest.get("output") or {}).get("table")
     if not isinstance(table, str):
         raise InputError("the release is a database URL; its manifest names no output.table")
     return CsvOptions(table=table)
