@@ -135,7 +135,8 @@ def render(rows: list[dict]) -> str:
         return f"{100 * r['gcp']:.2f}%{mark}"
 
     def homog(r: dict | None) -> str:
-        return "–" if r is None or r.get("homogeneous") is None else f"{100 * r['homogeneous']:.1f}%"
+        share = None if r is None else r.get("homogeneous")
+        return "–" if share is None else f"{100 * share:.1f}%"
 
     lines = [
         "Command: `ANONYMATCH_DATA=../shared/datasets MONDRIAN_PEER=../peers/Mondrian python "

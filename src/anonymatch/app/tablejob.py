@@ -215,9 +215,10 @@ CHECKED_CLAIMS = ("model", "k", "levels", "sensitive", "certificate", "construct
 re-checks besides the criteria (``tables.models.CRITERIA``): the level, the sensitive models
 with their ring certificate, the relational joint compatibility (``over``)."""
 
-WARNING_KEYS = ("insider_weakness",)
-"""The ``guarantee`` keys that state a weakness in words, not a claim (a ring release's
-``insider_weakness``): nothing to re-verify, never reported as unchecked."""
+WARNING_KEYS = ("insider_weakness", "unprotected")
+"""The ``guarantee`` keys that state a weakness, not a claim (a ring release's
+``insider_weakness``, the sensitive columns published ``unprotected``): nothing to re-verify,
+never reported as unchecked."""
 
 
 def unchecked_claims(manifest: Mapping[str, Any] | None, population: str | None) -> list[str]:

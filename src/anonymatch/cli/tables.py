@@ -716,6 +716,8 @@ def _echo_sensitive(check: dict[str, Any]) -> None:
     worst_l, worst_emd = check.get("worst_l"), check.get("worst_emd")
     if "l" in model:  # no figure when the check failed before any (``SensitiveCheck.failed``)
         extra = f", c = {model['c']:g}" if model["diversity"] == "recursive" else ""
+        if model.get("default"):
+            extra += " by default (a named sensitive column; --l 1 publishes it unprotected)"
         what.append(
             f"{model['diversity']} l-diversity l = {model['l']}{extra}"
             + (f" (weakest person: {worst_l:.3g})" if worst_l is not None else "")
