@@ -657,9 +657,14 @@ class SensitiveTarget:
         unmet = self.first_unmet()
         if unmet is not None:
             model, distinct = unmet
+            default = (
+                " (the default for a named sensitive column; `l` 1 publishes it unprotected)"
+                if model.default
+                else ""
+            )
             raise InfeasibleError(
                 f"infeasible: the table's column {model.column!r} ({distinct} distinct "
-                f"values) cannot satisfy {describe_model(model)} even as one class"
+                f"values) cannot satisfy {describe_model(model)}{default} even as one class"
             )
 
     def first_unmet(self) -> tuple[SensitiveModel, int] | None:
