@@ -151,8 +151,9 @@ def render(rows: list[dict]) -> str:
         "plain release. homog.: people whose candidate rows all show one sensitive value.",
         "",
         "| job (rows; sensitive) | hungarian plain | hungarian default | × | mondrian plain "
-        "| mondrian default | × | public Mondrian | homog. plain / default / public |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| mondrian default | × | public Mondrian | hungarian default / public "
+        "| homog. plain / default / public |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for job, spec in JOBS.items():
         hp, hd = by.get((job, "hungarian", "plain")), by.get((job, "hungarian", "default"))
@@ -167,8 +168,22 @@ def render(rows: list[dict]) -> str:
         lines.append(
             f"| {job} ({people[job]:,}; {spec['label']}) | {cell(hp)} | {cell(hd)} | "
             f"{ratio(hp, hd)} | {cell(mp)} | {cell(md)} | {ratio(mp, md)} | {cell(pub)} | "
-            f"{homog(hp)} / {homog(hd)} / {homog(pub)} |"
+            f"{ratio(pub, hd)} | {homog(hp)} / {homog(hd)} / {homog(pub)} |"
         )
+    lines += [
+        "",
+        "Reading. ×: the default's GCP over the plain release's, per method. What the default",
+        "costs follows how many people it has to move: on income and FARS' injury, where 33 %",
+        "and 42 % of the people see one value on all their candidate rows when unprotected,",
+        "hungarian pays 2.5× and 3.1× (with a model it publishes classes, docs/guarantees/",
+        "sensitive.md §3, and the classes must mix values) and our mondrian 1.9× and 2.5×; on",
+        "heart (14 % homogeneous) 1.21×, and on occupation (14 values, 0.4 % homogeneous)",
+        "1.25× — there hungarian pays for the class structure, not the model, and our mondrian,",
+        "already made of classes, pays almost nothing. In every job hungarian with the default",
+        "loses less than the public Mondrian without any protection (ratio column < 1), whose",
+        "releases leave 29 % (income) and 42 % (FARS) of the people with one sensitive value on",
+        "all their candidate rows.",
+    ]
     return "\n".join(lines)
 
 
