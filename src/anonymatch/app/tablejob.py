@@ -158,16 +158,16 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
     # without a model was published unprotected (l = 1; also a manifest written before the
     # default, issue 36)
     asked = [m for m in sens if not m.get("default")]
-    levels: dict[str, Any] = {m["column"]: m["l"] for m in asked if m.get("l") is not None}
-    if levels:
+    ells: dict[str, Any] = {m["column"]: m["l"] for m in asked if m.get("l") is not None}
+    if ells:
         first = next(m for m in asked if m.get("l") is not None)
         out["diversity"] = first.get("diversity", "distinct")
         if first.get("c") is not None:
             out["c"] = first["c"]
     modelled = {m["column"] for m in sens}
-    levels.update({c: 1 for c in out["sensitive"] if c not in modelled})
-    if levels:
-        out["l"] = levels
+    ells.update({c: 1 for c in out["sensitive"] if c not in modelled})
+    if ells:
+        out["l"] = ells
     if any(m.get("t") is not None for m in asked):
         out["t"] = {m["column"]: m["t"] for m in asked if m.get("t") is not None}
     if parameters.get("suppression_limit"):
