@@ -227,14 +227,19 @@ def test_strict_closeness_is_not_infeasible(
 def test_named_sensitive_column_gets_l2_by_default(
     planted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out, report = tmp_path / "rel.csv", tmp_path / "rel.json"
+    out, report, html = tmp_path / "rel.csv", tmp_path / "rel.json", tmp_path / "rel.html"
     base = [*BASE, "--sensitive", "s"]
     code, stdout, err = run(
-        ["anonymize", str(planted), "-o", str(out), "--report", str(report), *base], capsys
+        ["anonymize", str(planted), "-o", str(out), "--report", str(report), *base]
+        + ["--report-html", str(html)],
+        capsys,
     )
     assert code == 0, err
     assert "l = 2 by default" in stdout and "0 see one value only" in stdout
     assert "without protection" not in err
+    page = html.read_text()
+    assert "distinct ℓ = 2 applied by default" in page
+    assert "published without protection" not in page
     manifest = json.loads(report.read_text())
     default = {"column": "s", "diversity": "distinct", "l": 2, "default": True}
     assert manifest["guarantee"]["sensitive"] == [default]
