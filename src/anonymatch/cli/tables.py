@@ -157,7 +157,10 @@ strict_option = click.option(
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="QIs published as ranges (the others as value sets).")
 @click.option(
-    "--sensitive", default=None, help="Sensitive columns (kept, attached by the true match)."
+    "--sensitive",
+    default=None,
+    help="Sensitive columns (kept, attached by the true match); distinct l = 2 by default "
+    "(no person's candidate rows all show one value), --l 1 publishes them unprotected.",
 )
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option(
@@ -548,7 +551,8 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @click.option(
     "--sensitive",
     default=None,
-    help="Sensitive columns whose --l/--t models are checked (from the values the release "
+    help="Sensitive columns whose --l/--t models (default: distinct l = 2; --l 1: none) are "
+    "checked (from the values the release "
     "shows on each person's candidate rows).",
 )
 @sensitive_model_options
@@ -1039,7 +1043,11 @@ def check_kl_cmd(
 @known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Attributes published as ranges.")
-@click.option("--sensitive", default=None, help="Sensitive columns (kept as they are).")
+@click.option(
+    "--sensitive",
+    default=None,
+    help="Sensitive columns (kept as they are: (k,l) puts no model on them; flagged unprotected).",
+)
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option("--weights", default=None, help="Attribute weights for GCP, e.g. age=2.")
 @strict_option
