@@ -861,16 +861,22 @@ def plan(
     if rows is not None and k is not None:
         check_level_fits(k, rows, "k" if job.k is not None else "the largest level")
     if missing:
+        from anonymatch.tables.models.sensitive import only_default
+
         what: str | None = None
+        way_out = f"method {', '.join(_names(missing=True, levels=False))}"
         if not method.missing:
             what = f"method {method.name!r}"
+        elif only_default(job.models):  # the default ℓ = 2 of a named sensitive column
+            columns = ", ".join(repr(m.column) for m in job.models)
+            what = f"distinct ℓ = 2 (the default of sensitive column {columns})"
+            way_out = f"{param('l')} 1 to publish it unprotected"
         elif job.models:
             what = f"{param('l')}/{param('t')} (sensitive models)"
         if what is not None:
             raise InputError(
                 f"{what} does not handle missing QI values ({missing} records have one); use "
-                f"{param('drop_missing')}, or method "
-                f"{', '.join(_names(missing=True, levels=False))}"
+                f"{param('drop_missing')}, or {way_out}"
             )
     size = method.partition_size_for(k, job.partition_size) if k is not None else None
     path: RunPath = "adaptive" if method.levels else "streamed" if streamed else "memory"
