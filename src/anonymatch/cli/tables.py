@@ -26,6 +26,7 @@ from anonymatch.cli.config import (
     release_check,
     typed_table_job,
 )
+from anonymatch.cli.draw import Analysis, DpRequest, analysis_options, dp_companion_options
 from anonymatch.cli.options import (
     PopulationFlags,
     TestTable,
@@ -239,6 +240,7 @@ strict_option = click.option(
     "the table created, in one transaction (an existing one only with --force).",
 )
 @strict_option
+@dp_companion_options
 @table_input_options
 @typed_table_job
 def anonymize(
@@ -252,6 +254,7 @@ def anonymize(
     strict: bool,
     csv: CsvOptions,
     output_table: str | None = None,
+    dp: DpRequest | None = None,
 ) -> None:
     """Publish a table k-anonymous, verified.
 
@@ -279,6 +282,8 @@ def anonymize(
 
     special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path),
                is_excel(output))  # fmt: skip
+    if dp is not None and streamed is not None:
+        raise InputError("--dp-queries needs the in-memory path (--executor threads)")
     if streamed is not None and any(special):
         raise InputError(
             "an SPSS/Stata/SAS or an Excel file is read and written on the in-memory path"
@@ -319,6 +324,8 @@ def anonymize(
             release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
             write_release(output, release.table, release.cells, release.qi, csv_safe)
             report = _note_csv_safe(release.report, output, csv_safe)
+            if dp is not None:  # RELEASE.dp.json, committed with the release
+                report["dp_companion"] = dp.publish(frame, release.table, release.qi)
         labels = frame.attrs.get("variable_labels")
         if labels:  # an SPSS/Stata/SAS file's variable labels (tables.io.stats)
             report["input"] = {**cast(dict[str, Any], report["input"]), "variable_labels": labels}
@@ -878,6 +885,7 @@ def learning(
 @table_input_options
 @release_check
 @test_table_options
+@analysis_options
 @with_step(learning, "learning")
 def evaluate(
     original: str,
@@ -887,6 +895,7 @@ def evaluate(
     learning: Learning | None,
     release_table: str | None,
     csv: CsvOptions,
+    analysis: Analysis | None = None,
 ) -> None:
     """Report information loss, or what models learn from releases.
 
@@ -897,6 +906,9 @@ def evaluate(
     from anonymatch.tables.pipeline import evaluate_release
 
     orig = read_table(original, csv)
+    if analysis is not None:  # --estimate over draws, --queries (cli.draw)
+        analysis.run(orig, published, as_json, release_table)
+        return
     if learning is not None:
         _learn(orig, published, learning, as_json, csv, check)
         return
