@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from anonymatch.cli.options import echo_stderr, verbosity_options
+from anonymatch.cli.options import seed_option, verbosity_options
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 
@@ -90,9 +90,7 @@ def _draw_dir(path: str) -> tuple[Path, bool]:
 @click.option("--estimate", "estimates", multiple=True, metavar="SPEC",
               help="Print an estimate combined over the draws by Rubin's rules: mean(COL), "
               "proportion(COL = VALUE), ols(Y ~ X1 + X2). Repeatable.")  # fmt: skip
-@click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="Seed of the draws (tests/experiments; default OS entropy). Never written "
-              "to a file.")  # fmt: skip
+@seed_option
 @click.option("--force", is_flag=True, help="Replace existing draws of the same names.")
 @verbosity_options
 def draw(
@@ -106,6 +104,7 @@ def draw(
     seed: int | None,
     force: bool,
     quiet: bool,
+    seed_file: str | None = None,
 ) -> None:
     """Draw M plain microdata tables from a release.
 
@@ -115,14 +114,13 @@ def draw(
     the release's guarantee and no more: a draw is a function of the release and fresh
     randomness only. Analyse the M draws together (--estimate, or evaluate --estimate)."""
     from anonymatch.app.outputs import JSON_EXTENSIONS, Output, check_outputs
-    from anonymatch.cli.options import SEED_WARNING, run_inputs
+    from anonymatch.cli.options import run_inputs
     from anonymatch.core.files import write_atomically
     from anonymatch.tables.io.release import read_release
     from anonymatch.tables.models import draws as drawing
 
     specs = [drawing.parse_estimate(s) for s in estimates]
-    if seed is not None:
-        echo_stderr(SEED_WARNING)
+    given_seed = click.get_current_context().params.get("seed")  # not one drawn for --seed-file
     document = _load_manifest(manifest)
     degree = _degree(document)
     chosen = weights or ("anchored" if document is not None else "uniform")
@@ -138,9 +136,12 @@ def draw(
         meta = str(directory / DRAWS_MANIFEST)
         outputs = [Output("-o/--output-dir", f) for f in files]
         outputs.append(Output("the draws manifest", meta, JSON_EXTENSIONS))
+        if seed_file is not None:  # written after the run (seed_option), never among the draws
+            outputs.append(Output("--seed-file", seed_file, JSON_EXTENSIONS))
         check_outputs(outputs, run_inputs(click.get_current_context()), force)
         typed = read_release(release, manifest, table=release_table)
         tables = drawing.plain_draws(typed, m, weights=chosen, degree=degree, seed=seed)
+        rows = _estimate_rows(specs, {directory.name: tables}, None)  # refused before writing
         labels = ((document or {}).get("input") or {}).get("variable_labels")
         for path, table in zip(files, tables, strict=True):
             if labels:
@@ -148,8 +149,10 @@ def draw(
             drawing.write_table(path, table)
         guarantee = (document or {}).get("guarantee")
         block = drawing.manifest(release, files, weights=chosen, degree=degree if chosen ==
-                                 "anchored" else None, seeded=seed is not None,
+                                 "anchored" else None, seeded=given_seed is not None,
                                  guarantee=guarantee)  # fmt: skip
+        if seed_file is not None:  # kept privately: said, never the seed or the path
+            block["randomness"] = {**block["randomness"], "seed_file": True}
         text = json.dumps(block, indent=2, ensure_ascii=False) + "\n"
         write_atomically(meta, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     except BaseException:
@@ -162,20 +165,21 @@ def draw(
             f"{Path(files[0]).name} … {Path(files[-1]).name}, manifest {DRAWS_MANIFEST}"
         )
     if specs:
-        _echo_estimates(specs, {directory.name: tables}, None, as_json=False)
+        _print_estimates(rows, with_original=False, as_json=False)
 
 
 def _remove_if_empty(directory: Path) -> None:
-    """The directory a failed run created, once its staged files are gone (at exit)."""
-    import atexit
+    """Undo a failed run's directory: its staged files removed now (the run's outputs are
+    all-or-nothing anyway), then the directory it created, if nothing else is in it."""
     import contextlib
 
-    def remove() -> None:
-        with contextlib.suppress(OSError):
-            directory.rmdir()
+    from anonymatch.core.files import staging
 
-    atexit.register(remove)
-    remove()
+    staged = staging()
+    if staged is not None:
+        staged.abort()
+    with contextlib.suppress(OSError):
+        directory.rmdir()
 
 
 COMMANDS = [draw]
@@ -297,6 +301,15 @@ def _echo_estimates(
     original: pd.DataFrame | None,
     as_json: bool,
 ) -> None:
+    _print_estimates(_estimate_rows(specs, sets, original), original is not None, as_json)
+
+
+def _estimate_rows(
+    specs: Sequence[EstimateSpec],
+    sets: dict[str, list[pd.DataFrame]],
+    original: pd.DataFrame | None,
+) -> list[dict[str, Any]]:
+    """Each estimate combined over each set of draws (and its value on the original)."""
     from anonymatch.tables.models.draws import combine, complete_data, estimate_levels
 
     rows: list[dict[str, Any]] = []
@@ -310,11 +323,15 @@ def _echo_estimates(
                     row["original"] = truth[term]
                     row["covered"] = bool(result.interval[0] <= truth[term] <= result.interval[1])
                 rows.append(row)
+    return rows
+
+
+def _print_estimates(rows: list[dict[str, Any]], with_original: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     head = f"{'estimate':<32}{'draws':>10}{'combined':>14}{'95% interval':>30}{'FMI':>7}"
-    click.echo(head + (f"{'original':>14}" if original is not None else ""))
+    click.echo(head + (f"{'original':>14}" if with_original else ""))
     shown = None
     for r in rows:
         label = r["spec"] if r["term"] == r["spec"] else f"  {r['term']}"
@@ -324,7 +341,7 @@ def _echo_estimates(
         lo, hi = r["interval"]
         line = f"{label[:31]:<32}{r['draws'][:9]:>10}{r['estimate']:>14.6g}"
         line += f"{f'[{lo:.6g}, {hi:.6g}]':>30}{r['fraction_missing']:>7.2f}"
-        if original is not None:
+        if with_original:
             line += f"{r['original']:>14.6g}" + ("" if r["covered"] else "  (not covered)")
         click.echo(line)
 

@@ -449,11 +449,12 @@ def companion(
         )
         meas = composed(scale)
         spent = meas.map(1)  # the real composition's own privacy map: it must meet the budget
-        within = spent[0] <= budget[0] and spent[1] <= budget[1] if gaussian else spent <= budget
+        pair = tuple(spent) if gaussian else (spent, 0.0)
+        within = pair[0] <= epsilon and pair[1] <= delta
         if not within:  # pragma: no cover - the proxy's map is the composition's
             raise InputError(f"OpenDP states a privacy loss {spent} above the budget {budget}")
         released = meas(data)
-    eps_spent, delta_spent = spent if gaussian else (spent, 0.0)
+    eps_spent, delta_spent = pair
     q = len(workload.queries)
     from importlib.metadata import version
 
