@@ -109,6 +109,7 @@ def parse_workload(document: object) -> Workload:
     Returns
     -------
     Workload
+        The queries, each a mapping column → value or ``(lo, hi)``, and the marginals.
 
     Raises
     ------

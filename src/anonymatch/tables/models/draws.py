@@ -96,7 +96,7 @@ def plain_draws(
     Returns
     -------
     list of pandas.DataFrame
-        m tables with the release's columns in its order: integer ranges as int64, other
+        The m tables, with the release's columns in its order: integer ranges as int64, other
         ranges as float64, an ordinal QI as its labels, a value-set QI as int64/float64 when
         every label of the column is the exact text of such a number, else text; kept columns
         as read.
@@ -236,6 +236,7 @@ def parse_estimate(text: str) -> EstimateSpec:
     Returns
     -------
     EstimateSpec
+        The kind, the column (an OLS's response), a proportion's value, an OLS's terms.
 
     Raises
     ------
