@@ -156,3 +156,14 @@ def test_evaluate_estimate_and_queries(
     code, stdout, _ = run([*base, str(data["release"]), "--queries", str(data["queries"])],
                           capsys)  # fmt: skip
     assert code == 0 and "median relative error" in stdout
+
+
+def test_report_states_the_companion_and_its_caveat(
+    data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    html = tmp_path / "r.html"
+    code, _, err = run(["report", "--manifest", str(data["manifest"]), "-o", str(html)], capsys)
+    assert code == 0, err
+    text = " ".join(html.read_text().split())
+    assert "differentially private companion, r.csv.dp.json" in text
+    assert "k-anonymous, not DP" in text
