@@ -107,8 +107,7 @@ def test_analysing_page_runs_on_heart_statlog(monkeypatch: pytest.MonkeyPatch) -
 
 
 ANALYST = [
-    ("anonymatch.tables.models.draws", f)
-    for f in ("plain_draws", "parse_estimate", "combine")
+    ("anonymatch.tables.models.draws", f) for f in ("plain_draws", "parse_estimate", "combine")
 ] + [("anonymatch.tables.models.dp", f) for f in ("parse_workload", "companion")]
 
 

@@ -20,13 +20,13 @@ import click
 
 from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.app.tablejob import unchecked_claims
+from anonymatch.cli.analysis import Analysis, DpRequest, analysis_options, dp_companion_options
 from anonymatch.cli.config import (
     input_options_block,
     manifest_callback,
     release_check,
     typed_table_job,
 )
-from anonymatch.cli.draw import Analysis, DpRequest, analysis_options, dp_companion_options
 from anonymatch.cli.options import (
     PopulationFlags,
     TestTable,
@@ -906,7 +906,7 @@ def evaluate(
     from anonymatch.tables.pipeline import evaluate_release
 
     orig = read_table(original, csv)
-    if analysis is not None:  # --estimate over draws, --queries (cli.draw)
+    if analysis is not None:  # --estimate over draws, --queries (cli.analysis)
         analysis.run(orig, published, as_json, release_table)
         return
     if learning is not None:

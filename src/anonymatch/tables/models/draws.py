@@ -185,23 +185,6 @@ def write_table(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:
     write_atomically(path, lambda tmp: text.to_csv(tmp, index=False, sep=sep))
 
 
-def draw_extension(release_path: str) -> str:
-    """The extension of the draws of a release: the release's own (``.csv``, ``.tsv``,
-    ``.parquet``, ``.sav``, ``.dta``, …), Parquet for a directory of parts or a database
-    table, CSV for an Excel workbook. O(1)."""
-    from anonymatch.app.outputs import STATS_RELEASE_EXTENSIONS
-    from anonymatch.tables.io.sql import is_database_url
-
-    if is_database_url(release_path):
-        return ".parquet"
-    suffix = Path(release_path).suffix.lower()
-    if suffix in (".csv", ".tsv", ".tab", ".parquet", ".pq", *STATS_RELEASE_EXTENSIONS):
-        return suffix
-    if Path(release_path).is_dir() or not suffix:
-        return ".parquet"
-    return ".csv"
-
-
 # --- estimates written as text ---------------------------------------------------------------
 
 _NAME = r"\s*([^\s()~+=,][^()~+=,]*?)\s*"
