@@ -902,7 +902,9 @@ def evaluate(
     GCP and NCP per QI of one or more releases of ORIGINAL. With --classify LABEL (or
     --regress COLUMN): accuracy (R²) of a logistic (ridge) regression and a gradient-boosted
     model trained on each release and tested on original rows (--test, or a held-out part of
-    ORIGINAL), beside the same models trained on the original and the majority class (mean)."""
+    ORIGINAL), beside the same models trained on the original and the majority class (mean).
+    With --estimate: estimates combined over draws (anonymatch draw) by Rubin's rules; with
+    --queries: a workload answered by ORIGINAL, releases, draws and DP companions."""
     from anonymatch.tables.pipeline import evaluate_release
 
     orig = read_table(original, csv)
