@@ -261,7 +261,10 @@ def _numbers(table: pd.DataFrame, column: str) -> np.ndarray:
         raise InputError(f"the table has no column {column!r}")
     values = pd.to_numeric(table[column], errors="coerce").to_numpy(float)
     if np.isnan(values).any():
-        raise InputError(f"column {column!r} holds values that are not numbers")
+        raise InputError(
+            f"column {column!r} holds values that are not numbers (a release's ranges? estimate "
+            "on draws: anonymatch draw)"
+        )
     return values
 
 
