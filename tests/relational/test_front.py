@@ -61,7 +61,7 @@ def test_every_method_passes_the_verifier(method: str) -> None:
     people = small_people()
     result = anonymize(people, k=3, qi=QI, numeric=NUM, method=method, seed=1)
     report = verify(people, result.release, k=3, qi=QI, numeric=NUM)
-    assert report.passed and report.factor_flow == 3 * people.n
+    assert report.passed and report.k_factor_flow == 3 * people.n
     assert result.report["data_kind"] == "relational"
 
 

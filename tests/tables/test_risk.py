@@ -107,7 +107,8 @@ def test_to_dict_is_json_ready() -> None:
     data = json.loads(json.dumps(out.to_dict()))
     assert data["schema"] == "anonymatch-risk/1"
     assert set(data) == {
-        "schema", "people", "parameters", "release", "sensitive", "original", "explanation"
+        "schema", "people", "parameters", "release", "sensitive", "original", "known_person",
+        "explanation",
     }  # fmt: skip
     assert data["release"]["candidates"]["histogram"] == {"1": 1, "2": 4}
     assert "claimed_k" not in data["release"]

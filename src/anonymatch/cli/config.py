@@ -783,7 +783,7 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     else:
         values["k"] = job.k
     roles = job.schema.roles()
-    for key in ("qi", "numeric", "sensitive"):
+    for key in ("qi", "numeric", "sensitive", "identifiers"):
         if roles[key]:
             values[key] = _csv(roles[key])
     ls = {m.column: m.l for m in job.models if m.l is not None}

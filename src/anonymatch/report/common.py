@@ -160,8 +160,8 @@ def plain_guarantee(manifest: Mapping[str, Any]) -> str:
             "quasi-identifiers and any of their items cannot narrow them down to fewer than "
             f"{k} records. The verifier rebuilt the joint compatibility graph from the published "
             "records and the original people only: it has a "
-            f"{k}-factor ({v.get('factor_flow', '?')} of {v.get('factor_required', '?')} disjoint "
-            "matches found by max-flow)."
+            f"{k}-factor ({v.get('k_factor_flow', '?')} of {v.get('k_factor_required', '?')} "
+            "disjoint matches found by max-flow)."
         )
     if model == "k-anonymity":  # sparse nonsmooth / mondrian
         return (

@@ -38,8 +38,9 @@ from anonymatch.report.model import (
     KindSections,
     Section,
     Table,
+    file_name,
 )
-from anonymatch.report.tables import _leak_limits, _leakage_table, _manifest_leakage
+from anonymatch.report.tables import _leak_limits, _leakage_table, _manifest_leakage, known_person
 
 QUERIES = 1000
 """Count queries of the utility workload (``evaluate-rt``'s default)."""
@@ -83,7 +84,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     source = manifest.get("input") or {}
     params = manifest.get("parameters") or {}
     published.facts += [
-        ("items table", source.get("items_path") or "(one long table: PEOPLE)"),
+        ("items table", file_name(source.get("items_path") or "") or "(one long table: PEOPLE)"),
         ("distinct items", source.get("items")),
         ("(person, item) rows", source.get("item_rows")),
         ("people without items", source.get("people_without_items")),
@@ -197,6 +198,7 @@ def _risk(section: Section, figures: Any, k: int) -> None:
             plots.count_histogram(dict(cand.histogram), "candidate records", "people", k),
         )
     )
+    known_person(section, figures.known)
 
 
 def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, Any]:

@@ -264,6 +264,7 @@ def verify(
     k: int,
     qi: str | Iterable[str],
     numeric: str | Iterable[str] | None = None,
+    identifiers: str | Iterable[str] | None = None,
     na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
     sensitive: str | Iterable[str] | None = None,
@@ -297,6 +298,8 @@ def verify(
         Quasi-identifier columns; a string is a comma-separated list.
     numeric : str or iterable of str, optional
         Numeric QIs (their cells are ranges ``lo..hi``).
+    identifiers : str or iterable of str, optional
+        Identifier columns: the release fails if it publishes any of them.
     na_values : str or iterable of str, optional
         Cell texts read as missing in the original.
     drop_missing : bool, default False
@@ -369,9 +372,9 @@ def verify(
     False
     """
     keywords: dict[str, object] = dict(
-        k=k, qi=qi, numeric=numeric, na_values=na_values, drop_missing=drop_missing,
-        sensitive=sensitive, l=l, diversity=diversity, c=c, t=t, ordinal=ordinal, dates=dates,
-        hierarchies=hierarchies, hierarchy_cells=hierarchy_cells,
+        k=k, qi=qi, numeric=numeric, identifiers=identifiers, na_values=na_values,
+        drop_missing=drop_missing, sensitive=sensitive, l=l, diversity=diversity, c=c, t=t,
+        ordinal=ordinal, dates=dates, hierarchies=hierarchies, hierarchy_cells=hierarchy_cells,
         suppression_limit=suppression_limit, certificate=certificate,
     )  # fmt: skip
     from anonymatch.tables.job import ReleaseCheck
@@ -622,6 +625,10 @@ def risk(
 # The analyst's side (issue 27), imported on first use so that ``import anonymatch`` stays cheap:
 # name -> module under anonymatch.tables.
 _LAZY = {
+    "read_release": "io.release",
+    "midpoints": "io.release",
+    "mean_bounds": "io.release",
+    "uniform_histogram": "io.release",
     "ReleaseFeatures": "models.features",
     "learn": "models.learn",
     "draw_microdata": "models.imputation",

@@ -832,11 +832,11 @@ def plan(
             what = f"method {method.name!r}"
         elif job.models:
             what = f"{param('l')}/{param('t')} (sensitive models)"
-        if what is not None:
+        if what is not None:  # another method helps only when the method is the cause
+            others = f", or method {', '.join(_names(missing=True, levels=False))}"
             raise InputError(
                 f"{what} does not handle missing QI values ({missing} records have one); use "
-                f"{param('drop_missing')}, or method "
-                f"{', '.join(_names(missing=True, levels=False))}"
+                f"{param('drop_missing')}{others if not method.missing else ''}"
             )
     size = method.partition_size_for(k, job.partition_size) if k is not None else None
     path: RunPath = "adaptive" if method.levels else "streamed" if streamed else "memory"

@@ -81,6 +81,8 @@ class Dataset:
     table run; ``id_column`` and ``item_column`` the form's first choices."""
     id_column: str = ""
     item_column: str = ""
+    distinct: dict[str, int] = field(default_factory=dict)
+    """Distinct values per column in the rows read (the id column's guess)."""
 
     @property
     def separator(self) -> str | None:
@@ -168,6 +170,7 @@ def load(
             "which streams large tables)"
         )
     dataset.columns = [str(c) for c in frame.columns]
+    dataset.distinct = {str(c): int(frame[c].nunique()) for c in frame.columns}
     dataset.rows, dataset.rows_exact = rows, exact
     dataset.preview = [
         [str(v) for v in row] for row in frame.head(PREVIEW_ROWS).itertuples(index=False)
