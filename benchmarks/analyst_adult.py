@@ -1146,7 +1146,20 @@ Reading (hand-written with the run; the figures above are generated).
   than the column's distribution could break coverage, so the intervals are a model's, not a
   guarantee (`mean_bounds` is the guarantee: 34.5 to 43.0 years). The coefficient is covered by
   uniform and anchored draws, not by marginal ones; the share >50K is of a kept (exact) column,
-  so every method covers it trivially."""
+  so every method covers it trivially.
+- **Plain draws and the DP companion (issue 39).** Models trained on an anchored draw are
+  within 0.35 point of those trained on the release at k = 10 and 50 (target 0.5: met), so
+  an analyst loses nothing by taking plain rows. On the 20 random 2-way counts the draws
+  (mean of five) cut the release's expected-count error from 4.3 % to 1.1–1.3 % at k = 10
+  and from 19.3 % to 2.6–4.2 % at k = 50; the DP companion at ε = 1 answers them within
+  0.3–0.5 % (target ≤ 3 % at k = 50: met) — for a workload declared in advance, and under a
+  formal promise the release does not carry. `draw -m 5` took 1.1–1.6× the in-process
+  anonymize time at k = 10 and a tenth of it at k = 50 (target within 2×: met; on the
+  command line, Adult at k = 10: anonymize 8.9 s, `draw -m 5` 12.3 s, both under load ≈ 6–9),
+  after reading each distinct cell once instead of once per row (`distinct_labels`: the
+  anchored draws of Adult fell from 5.9 to 1.6 s). Rubin intervals from five anchored draws
+  covered the half's mean age and age coefficient in all 20 releases of random halves
+  (target ≥ 90 % of 50 releases: 20 measured, the session's time)."""
 
 
 if __name__ == "__main__":
