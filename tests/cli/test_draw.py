@@ -167,3 +167,16 @@ def test_report_states_the_companion_and_its_caveat(
     text = " ".join(html.read_text().split())
     assert "differentially private companion, r.csv.dp.json" in text
     assert "k-anonymous, not DP" in text
+
+
+def test_report_puts_release_draws_and_companion_side_by_side(
+    data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    html = tmp_path / "r.html"
+    args = ["report", str(data["table"]), str(data["release"]), "--manifest",
+            str(data["manifest"]), "-o", str(html)]  # fmt: skip
+    code, _, err = run(args, capsys)
+    assert code == 0, err
+    text = " ".join(html.read_text().split())
+    assert "count error (median)" in text and "5 anchored draws (mean count)" in text
+    assert "the DP companion (r.csv.dp.json)" in text and "k-anonymity, k = 4" in text

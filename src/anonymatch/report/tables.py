@@ -138,6 +138,9 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     if options.get("test") is not None and options.get("classify"):
         complete = _complete(original, schema, na) if drop_missing else original
         _learning(utility, complete, inputs.release, options, (csv, schema, na, drop_missing))
+    from anonymatch.report.analyst import side_by_side  # issue 39: release, draws, companion
+
+    side_by_side(utility, manifest, original, inputs.release)
     return KindSections(published, guarantee, risk, utility, limits, check, keeps.to_dict())
 
 
