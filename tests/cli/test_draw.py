@@ -180,3 +180,26 @@ def test_report_puts_release_draws_and_companion_side_by_side(
     text = " ".join(html.read_text().split())
     assert "count error (median)" in text and "5 anchored draws (mean count)" in text
     assert "the DP companion (r.csv.dp.json)" in text and "k-anonymity, k = 4" in text
+
+
+def test_a_job_file_declares_the_companion(
+    data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = tmp_path / "job.toml"
+    job.write_text(
+        'schema = "anonymatch-job/1"\nkind = "table"\n'
+        f'[input]\npath = "{data["table"]}"\n'
+        '[columns.age]\nrole = "qi"\ntype = "numeric"\n'
+        '[columns.job]\nrole = "qi"\n[columns.sex]\nrole = "qi"\n[columns.hours]\nrole = "other"\n'
+        "[model]\nk = 4\n"
+        f'[output]\npath = "r.csv"\nreport = "r.json"\ndp_queries = "{data["queries"]}"\n'
+        "epsilon = 0.5\ndelta = 1e-6\n"
+    )
+    code, _, err = run(["anonymize", "--config", str(job), "-q"], capsys)
+    assert code == 0, err
+    block = json.loads((tmp_path / "r.json").read_text())["dp_companion"]
+    assert block["epsilon"] <= 0.5 and block["delta"] == pytest.approx(1e-6)
+    assert (tmp_path / "r.csv.dp.json").is_file()
+    job.write_text(job.read_text().replace("epsilon = 0.5", "epsilon = 0"))
+    code, _, err = run(["anonymize", "--config", str(job), "-q", "--force"], capsys)
+    assert code == 2 and "epsilon" in err
