@@ -19,7 +19,11 @@ from _common import ADULT_CLI, adult_path, dump, machine, run_cli, update_result
 QI7 = "age,workclass,education-num,marital-status,race,sex,native-country"
 CLI7 = [*ADULT_CLI[:2], "--qi", QI7, *ADULT_CLI[4:]]
 RELEASES = {
-    "default: `--k 10 --sensitive income` (8 QIs)": (ADULT_CLI, ["--sensitive", "income"]),
+    "plain: `--k 10 --sensitive income --l 1` (8 QIs)": (
+        ADULT_CLI,
+        ["--sensitive", "income", "--l", "1"],
+    ),
+    "default ℓ = 2: `--k 10 --sensitive income` (8 QIs)": (ADULT_CLI, ["--sensitive", "income"]),
     "classes: `--k 10 --l 4 --sensitive occupation` (7 QIs)": (
         CLI7,
         ["--sensitive", "occupation", "--l", "4"],

@@ -129,7 +129,8 @@ def sensitive_model_options(func: F) -> F:
                     "l",
                     default=None,
                     help="l-diversity of the sensitive columns: every person's candidate rows "
-                    "show >= l values (one number, or column=l pairs).",
+                    "show >= l values (one number, or column=l pairs). Default 2 for a column "
+                    "with neither --l nor --t; --l 1 publishes it unprotected (flagged).",
                 ),
                 click.option(
                     "--diversity",
@@ -138,9 +139,7 @@ def sensitive_model_options(func: F) -> F:
                     show_default=True,
                     help="Which l-diversity (Machanavajjhala et al. 2007).",
                 ),
-                click.option(
-                    "--c", "c", type=float, default=None, help="c of recursive (c, l)-diversity."
-                ),
+                click.option("--c", type=float, help="c of recursive (c, l)-diversity."),
                 click.option(
                     "--t",
                     "t",

@@ -180,7 +180,8 @@ def sensitive_options(func: F) -> F:
     return click.option(
         "--sensitive",
         default=None,
-        help="Sensitive columns (attached by the true match; --l/--t protect them).",
+        help="Sensitive columns (attached by the true match; --l/--t protect them, distinct "
+        "l = 2 by default, --l 1: unprotected).",
     )(func)
 
 

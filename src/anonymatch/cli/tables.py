@@ -158,7 +158,10 @@ strict_option = click.option(
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="QIs published as ranges (the others as value sets).")
 @click.option(
-    "--sensitive", default=None, help="Sensitive columns (kept, attached by the true match)."
+    "--sensitive",
+    default=None,
+    help="Sensitive columns (kept, attached by the true match); distinct l = 2 by default "
+    "(no person's candidate rows all show one value), --l 1 publishes them unprotected.",
 )
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option(
@@ -572,7 +575,8 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @click.option(
     "--sensitive",
     default=None,
-    help="Sensitive columns whose --l/--t models are checked (from the values the release "
+    help="Sensitive columns whose --l/--t models (default: distinct l = 2; --l 1: none) are "
+    "checked (from the values the release "
     "shows on each person's candidate rows).",
 )
 @sensitive_model_options
@@ -740,6 +744,8 @@ def _echo_sensitive(check: dict[str, Any]) -> None:
     worst_l, worst_emd = check.get("worst_l"), check.get("worst_emd")
     if "l" in model:  # no figure when the check failed before any (``SensitiveCheck.failed``)
         extra = f", c = {model['c']:g}" if model["diversity"] == "recursive" else ""
+        if model.get("default"):
+            extra += " by default (a named sensitive column; --l 1 publishes it unprotected)"
         what.append(
             f"{model['diversity']} l-diversity l = {model['l']}{extra}"
             + (f" (weakest person: {worst_l:.3g})" if worst_l is not None else "")
@@ -1068,7 +1074,11 @@ def check_kl_cmd(
 @known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Attributes published as ranges.")
-@click.option("--sensitive", default=None, help="Sensitive columns (kept as they are).")
+@click.option(
+    "--sensitive",
+    default=None,
+    help="Sensitive columns (kept as they are: (k,l) puts no model on them; flagged unprotected).",
+)
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option("--weights", default=None, help="Attribute weights for GCP, e.g. age=2.")
 @strict_option

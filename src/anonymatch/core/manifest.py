@@ -466,8 +466,10 @@ SHAPE: dict[str, Any] = {
                 "t": NUMBER,
                 "c": NUMBER,
                 "diversity": TEXT,
+                "default": BOOL,
             },
         },
+        "unprotected": _NAMES,
     },
     "verification": {"": OBJECT, "passed": BOOL, "reason": TEXT},
     "loss": {

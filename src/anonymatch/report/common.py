@@ -142,6 +142,10 @@ def plain_guarantee(manifest: Mapping[str, Any]) -> str:
                 " On top of that, the sensitive models listed below hold on every person's "
                 "candidate rows (checked from the release)."
             )
+            from anonymatch.app.honest import default_model_note
+
+            note = default_model_note(manifest)
+            text += f" The {note[0].lower()}{note[1:]}." if note else ""
         return text
     if model == "k-anonymity" and kind == "transactions":
         return (

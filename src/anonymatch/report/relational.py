@@ -40,7 +40,13 @@ from anonymatch.report.model import (
     Table,
     file_name,
 )
-from anonymatch.report.tables import _leak_limits, _leakage_table, _manifest_leakage, known_person
+from anonymatch.report.tables import (
+    _leak_limits,
+    _leakage_table,
+    _manifest_leakage,
+    known_person,
+    unprotected_limits,
+)
 
 QUERIES = 1000
 """Count queries of the utility workload (``evaluate-rt``'s default)."""
@@ -101,12 +107,13 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         "The guarantee covers an adversary who knows a person's quasi-identifiers and any of "
         "their items: every person matches at least k published records through k disjoint "
         "assignments. Columns published unchanged (neither QI nor sensitive) are not protected.",
-        "Sensitive columns without ℓ-diversity or t-closeness are attached to the chosen record "
-        "as they are: a value shared by all of a person's candidates is disclosed."
-        if not g.get("sensitive")
-        else "ℓ-diversity / t-closeness bound what the candidates reveal about the sensitive "
-        "columns; the frequencies of their values in the whole data are still published.",
+        *unprotected_limits(manifest),
     ]
+    if g.get("sensitive"):
+        limits.append(
+            "ℓ-diversity / t-closeness bound what the candidates reveal about the sensitive "
+            "columns; the frequencies of their values in the whole data are still published."
+        )
     guarantee = Section("guarantee-kind", "")
     parts = KindSections(published, guarantee, risk, utility, limits)
     if not inputs.complete:

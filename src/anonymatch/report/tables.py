@@ -507,7 +507,8 @@ def _risk(section: Section, report: RiskReport, limits: list[str], modelled: boo
                 0,
                 f"Sensitive values: {s.homogeneous} people ({100 * s.homogeneous_share:.1f}%) "
                 f"show one {s.column} value on all their candidate rows, so it is disclosed "
-                "although they are hidden among k rows. Add --l or --t.",
+                "although they are hidden among k rows. Drop --l 1 (a named sensitive column "
+                "then gets ℓ = 2), or give --l or --t.",
             )
     if rows:
         section.tables.append(
@@ -842,6 +843,23 @@ def categorical_distributions(
     return [domain[i] for i in order], original[order], release[order]
 
 
+def unprotected_limits(manifest: Mapping[str, Any]) -> list[str]:
+    """The sensitive columns a release publishes without protection: ``guarantee.unprotected``
+    (``--l 1`` asked for; a named sensitive column otherwise gets distinct ℓ = 2), or, in a
+    manifest written before that default, every named column without a model. O(columns)."""
+    g = manifest.get("guarantee") or {}
+    named = (manifest.get("parameters") or {}).get("sensitive") or []
+    modelled = {m.get("column") for m in g.get("sensitive") or [] if isinstance(m, Mapping)}
+    columns = g.get("unprotected") or [c for c in named if c not in modelled]
+    return [
+        f"Sensitive column {c} published without protection (--l 1): nothing bounds what an "
+        "attacker learns about it from a person's candidate rows — a person whose candidate "
+        "rows all show one value has it disclosed. Without --l 1 a named sensitive column gets "
+        "distinct ℓ = 2."
+        for c in columns
+    ]
+
+
 def _limits(manifest: Mapping[str, Any]) -> list[str]:
     g = manifest.get("guarantee") or {}
     params = manifest.get("parameters") or {}
@@ -857,11 +875,7 @@ def _limits(manifest: Mapping[str, Any]) -> list[str]:
             "Each person is protected at their own level only: a person whose level is 1 is "
             "not hidden at all."
         )
-    if not g.get("sensitive") and params.get("sensitive"):
-        out.append(
-            "Sensitive columns are released as they are; without --l/--t nothing bounds what "
-            "an attacker learns about them from a person's candidate rows."
-        )
+    out += unprotected_limits(manifest)
     if g.get("construction") == "rings":
         out.append(
             "An insider (this release was made of sensitive rings, --structure rings): a "

@@ -96,7 +96,11 @@ def anonymize(
     numeric : str or iterable of str, optional
         QIs generalized to ranges ``lo..hi`` (the others become value sets ``a|b``).
     sensitive : str or iterable of str, optional
-        Columns published as they are, attached through the chosen assignment.
+        Columns published as they are, attached through the chosen assignment. A sensitive
+        column with neither ``l`` nor ``t`` is protected by distinct ℓ = 2 by default (no
+        person's candidate rows all show one value; the manifest's model says ``default``);
+        ``l=1`` publishes it unprotected, which the manifest (``guarantee.unprotected``) and
+        the report flag.
     identifiers : str or iterable of str, optional
         Columns dropped from the release.
     method : str, default "hungarian"
@@ -127,6 +131,7 @@ def anonymize(
         every person's candidate rows must show ≥ ℓ distinct values
         (``diversity="distinct"``), an entropy ≥ log ℓ (``"entropy"``) or satisfy recursive
         (c, ℓ)-diversity (``"recursive"``, with ``c``). See ``docs/guarantees/sensitive.md``.
+        Default: 2 for a sensitive column without ``t``; ``1``: no ℓ-diversity.
     diversity : {"distinct", "entropy", "recursive"}, default "distinct"
         Which ℓ-diversity.
     c : float, optional
@@ -309,7 +314,9 @@ def verify(
         are checked: from the values the release shows on each person's candidate rows
         (``docs/guarantees/sensitive.md``).
     l : int or mapping of str to int, optional
-        The ℓ of ℓ-diversity to check, as in ``anonymize``.
+        The ℓ of ℓ-diversity to check, as in ``anonymize``: a ``sensitive`` column with
+        neither ``l`` nor ``t`` is checked for distinct ℓ = 2 (what ``anonymize`` gives it by
+        default); ``l=1`` checks nothing on it.
     diversity : {"distinct", "entropy", "recursive"}, default "distinct"
         Which ℓ-diversity.
     c : float, optional

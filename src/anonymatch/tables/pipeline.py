@@ -240,7 +240,9 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         "known_person": time.perf_counter() - t0 - t_leakage,
         "wall": time.perf_counter() - started,
     }
-    models_claim, models_figures = sensitive_claims(models, sensitive_checks, k, ring_rows)
+    models_claim, models_figures = sensitive_claims(
+        models, sensitive_checks, k, ring_rows, job.unprotected
+    )
     suppression, run_plan = plan_blocks(run, job)
     na = missing_codes(job.na)
     figures = information_loss(cells, enc)
@@ -355,6 +357,7 @@ def sensitive_claims(
     checks: Sequence[SensitiveCheck],
     k: int,
     rings: Sequence[np.ndarray] | None,
+    unprotected: Sequence[str] = (),
 ) -> tuple[dict[str, object], dict[str, object]]:
     """What a table release states about its sensitive models, in memory and streamed alike
     (``core.release.Produced.models`` and ``model_figures``): ``guarantee.sensitive`` (each
@@ -363,11 +366,16 @@ def sensitive_claims(
     ``guarantee.construction`` (rings or classes), ``verification.ring_records`` and, with
     rings, ``guarantee.certificate`` (``models.certified.ring_certificate``), which ``verify
     --manifest`` checks every draw with, and ``guarantee.insider_weakness`` (the rings'
-    weakness in plain words, ``job.RINGS_WEAKNESS``). Nothing without models.
+    weakness in plain words, ``job.RINGS_WEAKNESS``). A model applied by default (a named
+    sensitive column without ``l``/``t``) says so (``default``); the sensitive columns
+    published without protection (``unprotected``: ``l = 1``) are listed in
+    ``guarantee.unprotected``. Nothing without models or unprotected columns.
     O(models + ring records)."""
     if not models:
-        return {}, {}
+        return ({"unprotected": list(unprotected)} if unprotected else {}), {}
     claims: dict[str, object] = {"sensitive": [m.describe() for m in models]}
+    if unprotected:
+        claims["unprotected"] = list(unprotected)
     figures: dict[str, object] = {"sensitive": [c.to_dict() for c in checks]}
     if rings is not None:
         claims["construction"] = "rings" if rings else "classes"

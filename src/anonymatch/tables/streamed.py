@@ -757,7 +757,7 @@ def anonymize_file(
             raise
     loss = loss_from_sums(sums, n, qi)
     codes = missing_codes(na_values)
-    models_claim, models_figures = sensitive_claims(models, checks, k, rings)
+    models_claim, models_figures = sensitive_claims(models, checks, k, rings, job.unprotected)
     suppression, run_plan = plan_blocks(run, job)
     produced = Produced(
         kind="table",
