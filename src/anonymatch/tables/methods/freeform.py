@@ -110,13 +110,18 @@ def _hungarian_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
 
 
 def build_freeform(
-    qi: EncodedQI, k: int, step: Iteration, extra: ExtraCostFactory | None = None
+    qi: EncodedQI,
+    k: int,
+    step: Iteration,
+    extra: ExtraCostFactory | None = None,
+    tick: Callable[[int], object] | None = None,
 ) -> GeneralizationGraph:
     """Run the k-iteration shell with ``step`` as the inner assignment routine.
 
     ``extra`` (optional) adds a cost of the kind's own to every allowed edge (the joint cost of
     ``anonymatch.relational``); forbidden edges are then re-priced above any assignment that
-    avoids them (m times the largest allowed weight, plus ``forbidden_cost``).
+    avoids them (m times the largest allowed weight, plus ``forbidden_cost``). ``tick``
+    (optional) is called with 1 after each round (the progress bar in rounds).
 
     Records are first put in lexicographic order (attributes from lower to higher cardinality,
     Doka §5), the order Greedy scans and backtracking searches. Time O(k·m²·d) for the weights
@@ -160,6 +165,8 @@ def build_freeform(
         for a in np.flatnonzero(trees.is_tree).tolist():  # j = match[i] now covers i leaf
             grown = trees.lca_levels(a, part.cat[:, a], part.cat[match, a], level[match, a])
             level[match, a] = grown
+        if tick is not None:
+            tick(1)
     assignments = np.stack(rounds)
     # back to the caller's record numbering: local position p is record order[p]
     return GeneralizationGraph.from_assignments(_relabel(assignments, order))
@@ -206,19 +213,19 @@ def _relabel(assignments: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 def greedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
     """Greedy (Doka §5, Algorithm 1 with backtracking). O(k·m²) per partition of m records."""
-    return build_freeform(qi, k, _greedy_step)
+    return build_freeform(qi, k, _greedy_step, tick=options.tick)
 
 
 def sortgreedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
     """SortGreedy (Doka §6, Algorithm 2). O(k·m² log m) per partition of m records."""
-    return build_freeform(qi, k, _sortgreedy_step)
+    return build_freeform(qi, k, _sortgreedy_step, tick=options.tick)
 
 
 def hungarian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
     """Hungarian (Doka §7): each iteration is an exact minimum-cost assignment (Jonker–Volgenant,
     ``core.lap``) on the GCP-increase weights, used edges forbidden. O(k·m³) per partition of m
     records in the worst case."""
-    return build_freeform(qi, k, _hungarian_step)
+    return build_freeform(qi, k, _hungarian_step, tick=options.tick)
 
 
 STEPS: dict[str, Iteration] = {
