@@ -184,7 +184,9 @@ def step_cold(out: Path, results: dict) -> None:
     results["cold"] = found
 
 
-def step_largek(out: Path, results: dict, before: str | None, limit: float) -> None:
+def step_largek(
+    out: Path, results: dict, before: str | None, limit: float, after: str | None = None
+) -> None:
     """Issue 38: the freeform methods at large k beside the public Mondrian, code before and
     after, interleaved in one sitting (ratios to the peer run next to them)."""
     data = adult_path()
@@ -192,7 +194,7 @@ def step_largek(out: Path, results: dict, before: str | None, limit: float) -> N
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "load_start": round(os.getloadavg()[0], 1),
     }  # noqa: E501
-    trees = [("after", str(ROOT / "src"))] + ([("before", before)] if before else [])
+    trees = [("after", after or str(ROOT / "src"))] + ([("before", before)] if before else [])
     for (_, src), method in itertools.product(trees, ("hungarian", "sortgreedy", "greedy")):
         warm = ["anonymize", data, "-o", str(out / "warm.csv"), "--k", "2", "-q", "--force"]
         anonymatch([*warm, "--method", method, *ADULT_CLI], {"PYTHONPATH": src})  # numba caches
@@ -620,6 +622,7 @@ def main() -> None:
     parser.add_argument("--data-dir", default="/tmp/anonymatch-speed")
     parser.add_argument("--rewrite", action="store_true", help="only redo docs from the JSON")
     parser.add_argument("--before", help="source tree of the code before (step largek)")
+    parser.add_argument("--after", help="source tree of the code after (default: this one)")
     parser.add_argument("--largek-limit", type=float, default=120.0)
     args = parser.parse_args()
     results = json.loads(CACHE.read_text()) if CACHE.exists() else {}
@@ -643,7 +646,7 @@ def main() -> None:
             if "profile" in steps:
                 step_profile(out, results)
             if "largek" in steps:
-                step_largek(out, results, args.before, args.largek_limit)
+                step_largek(out, results, args.before, args.largek_limit, args.after)
             CACHE.parent.mkdir(exist_ok=True)
             CACHE.write_text(json.dumps(results, indent=2) + "\n")
     write_markdown(results)
