@@ -136,16 +136,12 @@ def freeform_partition_size(k: int) -> int:
     return min(max(300, 20 * k), 1000)
 
 
-ROUND_SECONDS = 8.0e-9
-"""CPU seconds of one early freeform round per squared partition size (the weights and the
-assignment are O(P²) per round on a partition of P records)."""
-
-ROUND_GROWTH = 1.2e-10
-"""Growth of a round's CPU seconds per squared partition size with the round's number r, times
-P/1000: the later rounds' assignments have more forbidden edges and longer augmenting paths.
-Fitted with ``ROUND_SECONDS`` on Adult (2 shared cores, hungarian; P = 1000: 7 ms a round at
-r = 5, 16 ms at r = 95; P = 2000: 40 ms at r = 5, 166 ms at r = 115; docs/results.md, speed
-at large k)."""
+ROUND_SECONDS = 1.2e-8
+"""CPU seconds of one freeform round per squared partition size P², times max(1, P/1000): the
+weights and the assignment are O(P²) per round, and the assignment's augmenting paths grow
+with P. Fitted on Adult (2 shared cores, hungarian, whole partitions: P = 604, k = 300: 3.7 ms
+a round; P = 1006, k = 50 … 400: 10–13 ms; P = 2011, k = 100: 92 ms in mid-run; docs/results.md,
+speed at large k)."""
 
 EDGE_SECONDS = 3.0e-6
 """CPU seconds per edge of a k-regular graph for what follows the build (the closed walk of the
@@ -153,18 +149,17 @@ privacy step, recoding, the verifier's k-factor), measured with ``ROUND_SECONDS`
 
 
 def estimated_seconds(method: Method, rows: int, k: int, size: int | None, workers: int) -> float:
-    """Wall seconds a run of ``method`` on ``rows`` records at level k with partitions of
+    """Wall seconds a run of ``method`` on ``rows`` = n records at level k with partitions of
     ``size`` = P is expected to take on ``workers`` cores, for the methods that run rounds
-    (``Method.rounds``; 0 for the others): (n/P)·P²·(ROUND_SECONDS·(k − 1) +
-    ROUND_GROWTH·(P/1000)·(k − 1)²/2) for the rounds plus EDGE_SECONDS·n·k, divided among the
-    workers. A figure for a warning, good to a factor of about 2 (the machine's load and the
-    data change it; ties in the weights make rounds cheaper). O(1)."""
+    (``Method.rounds``; 0 for the others): (n/P)·(k − 1)·ROUND_SECONDS·P²·max(1, P/1000) for
+    the rounds plus EDGE_SECONDS·n·k, divided among the workers. A figure for a warning, good
+    to a factor of about 2 (the machine's load and the data change it: ties in the weights
+    make rounds cheaper). O(1)."""
     if not method.rounds or size is None or rows == 0:
         return 0.0
     size = min(size, rows)
-    r = max(k - 1, 0)
-    per_part = size * size * (ROUND_SECONDS * r + ROUND_GROWTH * (size / 1000) * r * r / 2)
-    cpu = rows / size * per_part + EDGE_SECONDS * rows * k
+    rounds = rows / size * max(k - 1, 0) * ROUND_SECONDS * size * size * max(1.0, size / 1000)
+    cpu = rounds + EDGE_SECONDS * rows * k
     return cpu / max(1, min(workers, rows // size))
 
 
