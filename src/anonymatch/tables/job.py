@@ -718,9 +718,9 @@ class Plan:
             return None
         minutes = self.estimate / 60
         return (
-            f"this run is expected to take about {minutes:.0f} min "
-            f"(partitions of {self.partition_size:,} records; rough estimate); a smaller "
-            f"{param('partition_size')} or a smaller k is faster"
+            f"this run is expected to take about {max(minutes, 1):.0f} min (partitions of "
+            f"{self.partition_size:,} records; a rough estimate, the progress bar shows the time "
+            f"left); a smaller {param('partition_size')} or k, or method 'mondrian', is faster"
         )
 
     def to_dict(self) -> dict[str, object]:
