@@ -67,8 +67,9 @@ def timed(argv: list[str], env: dict[str, str] | None = None, limit: float | Non
         out, err = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.communicate()
-        return {"wall": time.perf_counter() - started, "cpu": None, "peak_mib": None, "rc": -1}
+        out, err = proc.communicate()  # what it printed before (the plan's warning)
+        wall = time.perf_counter() - started
+        return {"wall": wall, "cpu": None, "peak_mib": None, "rc": -1, "stderr": err.decode()}
     wall = time.perf_counter() - started
     return {"wall": wall, "rc": proc.returncode, "stdout": out.decode(), "stderr": err.decode()}
 
