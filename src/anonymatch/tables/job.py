@@ -713,14 +713,16 @@ class Plan:
 
     def warning(self) -> str | None:
         """A line for a run expected to take more than ``LONG_RUN_SECONDS`` (None otherwise):
-        the estimate and what makes such a run faster."""
+        the estimate and what makes such a run faster. Printed by the pipeline itself (with
+        the progress bar), so it names no flag: the CLI's translation of parameter names does
+        not see it."""
         if self.estimate <= LONG_RUN_SECONDS:
             return None
         minutes = self.estimate / 60
         return (
             f"this run is expected to take about {max(minutes, 1):.0f} min (partitions of "
             f"{self.partition_size:,} records; a rough estimate, the progress bar shows the time "
-            f"left); a smaller {param('partition_size')} or k, or method 'mondrian', is faster"
+            "left); a smaller partition size or k, or method 'mondrian', is faster"
         )
 
     def to_dict(self) -> dict[str, object]:
