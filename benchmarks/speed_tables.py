@@ -51,6 +51,7 @@ PEER = Path(__file__).resolve().parent / "_mondrian_peer.py"
 QI = ADULT_CLI[ADULT_CLI.index("--qi") + 1].split(",")
 NUMERIC = ["age", "education-num"]
 CENSUS = ["--qi", ",".join(QI), "--numeric", ",".join(NUMERIC), "--sensitive", "income"]
+CENSUS += ["--l", "1"]  # plain k: income unprotected (the default is ℓ = 2, issue 36)
 ENTRY = "import sys; from anonymatch.cli import entry; sys.argv[0] = 'anonymatch'; entry()"
 
 
@@ -249,7 +250,7 @@ def largek_lines(results: dict) -> list[str]:
         "## Speed at large k (issue 38)",
         "",
         "Command: `python benchmarks/speed_tables.py --steps largek --before ../main/src` "
-        "(the tree before the change, here main at f24cc5b). Machine: "
+        "(the tree before the change: main as it stood during the sitting — f24cc5b, then from 08:02 UTC other issues' merges, none in the freeform build; the releases of before and after have the same GCP). Machine: "
         + results.get("machine", machine())
         + f". Run {block['date']}; the 2 cores were shared with other jobs "
         f"(load average {block['load_start']} at the start, {block['load']} at the end), "
