@@ -250,7 +250,9 @@ def largek_lines(results: dict) -> list[str]:
         "## Speed at large k (issue 38)",
         "",
         "Command: `python benchmarks/speed_tables.py --steps largek --before ../main/src` "
-        "(the tree before the change: main as it stood during the sitting — f24cc5b, then from 08:02 UTC other issues' merges, none in the freeform build; the releases of before and after have the same GCP). Machine: "
+        "(the tree before the change: main as it stood during the sitting — f24cc5b, then "
+        "from 08:02 UTC other issues' merges, none in the freeform build; the releases of "
+        "before and after have the same GCP). Machine: "
         + results.get("machine", machine())
         + f". Run {block['date']}; the 2 cores were shared with other jobs "
         f"(load average {block['load_start']} at the start, {block['load']} at the end), "
