@@ -70,7 +70,9 @@ def _draw_dir(path: str) -> tuple[Path, bool]:
 @seed_option
 @click.option("--force", is_flag=True, help="Replace existing draws of the same names.")
 @verbosity_options
+@click.pass_context
 def draw(
+    ctx: click.Context,
     release: str,
     m: int,
     out_dir: str,
@@ -97,7 +99,7 @@ def draw(
     from anonymatch.tables.models import draws as drawing
 
     specs = [drawing.parse_estimate(s) for s in estimates]
-    given_seed = click.get_current_context().params.get("seed")  # not one drawn for --seed-file
+    given_seed = ctx.params.get("seed")  # not one drawn for --seed-file
     document = _load_manifest(manifest)
     degree = _degree(document)
     chosen = weights or ("anchored" if document is not None else "uniform")
@@ -115,7 +117,7 @@ def draw(
         outputs.append(Output("the draws manifest", meta, JSON_EXTENSIONS))
         if seed_file is not None:  # written after the run (seed_option), never among the draws
             outputs.append(Output("--seed-file", seed_file, JSON_EXTENSIONS))
-        check_outputs(outputs, run_inputs(click.get_current_context()), force)
+        check_outputs(outputs, run_inputs(ctx), force)
         typed = read_release(release, manifest, table=release_table)
         tables = drawing.plain_draws(typed, m, weights=chosen, degree=degree, seed=seed)
         rows = estimate_rows(specs, {directory.name: tables}, None)  # refused before writing
