@@ -71,8 +71,19 @@ def test_examples_run(module: str) -> None:
         assert attempted >= 9  # at least three examples per front function
 
 
-def test_reading_releases_page_runs_on_heart_statlog(monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/reading-releases.md: its code and the outputs shown, on the real data."""
+@pytest.mark.parametrize(
+    ("page", "least", "needs"),
+    [
+        ("reading-releases.md", 10, None),  # reading a release
+        ("analysing.md", 30, "opendp"),  # draws, Rubin's rules and the DP companion
+    ],
+)
+def test_page_runs_on_heart_statlog(
+    monkeypatch: pytest.MonkeyPatch, page: str, least: int, needs: str | None
+) -> None:
+    """A docs page's code and the outputs shown, on the real data."""
+    if needs is not None:
+        pytest.importorskip(needs, reason=f"{needs} not installed (pip install 'anonymatch[dp]')")
     root = Path(__file__).resolve().parents[1]
     data = Path(os.environ.get("ANONYMATCH_DATA", root.parent / "shared" / "datasets"))
     if not (data / "heart_statlog" / "heart.dat").exists():
@@ -80,29 +91,11 @@ def test_reading_releases_page_runs_on_heart_statlog(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("ANONYMATCH_DATA", str(data))
     monkeypatch.chdir(root)
     failed, attempted = doctest.testfile(
-        str(root / "docs" / "reading-releases.md"),
+        str(root / "docs" / page),
         module_relative=False,
         optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
     )
-    assert attempted >= 10
-    assert failed == 0
-
-
-def test_analysing_page_runs_on_heart_statlog(monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/analysing.md: draws, Rubin's rules and the DP companion, on the real data."""
-    pytest.importorskip("opendp", reason="opendp not installed (pip install 'anonymatch[dp]')")
-    root = Path(__file__).resolve().parents[1]
-    data = Path(os.environ.get("ANONYMATCH_DATA", root.parent / "shared" / "datasets"))
-    if not (data / "heart_statlog" / "heart.dat").exists():
-        pytest.skip("heart_statlog not available (set ANONYMATCH_DATA)")
-    monkeypatch.setenv("ANONYMATCH_DATA", str(data))
-    monkeypatch.chdir(root)
-    failed, attempted = doctest.testfile(
-        str(root / "docs" / "analysing.md"),
-        module_relative=False,
-        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
-    )
-    assert attempted >= 30
+    assert attempted >= least
     assert failed == 0
 
 
