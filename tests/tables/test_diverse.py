@@ -23,22 +23,30 @@ MODELS = [
 ]
 
 
-def _helps(counts, size, k, codes_r, models):  # type: ignore[no-untyped-def]
-    """The per-record miss of the scan before issue 25 (the reference)."""
+def _helps(counts, size, k, codes_r, models, avail):  # type: ignore[no-untyped-def]
+    """The per-record miss of the scan before issue 25 (the reference), with issue 36's
+    keeping of rare values for the classes to come (distinct ℓ): ``avail`` counts the records
+    left per value slot."""
     offsets, kinds, ls, cs, ts, ordered, q = models
+    left = int(avail[offsets[0] : offsets[1]].sum())
+    g = max(left - 1 - max(k - size - 1, 0), 0) // k
     miss = 0
     for s in range(offsets.shape[0] - 1):
         a, b = offsets[s], offsets[s + 1]
-        if column_ok(counts[a:b], kinds[s], ls[s], cs[s], ts[s], ordered[s], q[a:b]):
-            continue
-        have = counts[a + codes_r[s]]
+        v = a + codes_r[s]
+        met = column_ok(counts[a:b], kinds[s], ls[s], cs[s], ts[s], ordered[s], q[a:b])
+        have = counts[v]
         good = True
-        if kinds[s] == 1 and have > 0:
-            good = ls[s] - int(np.count_nonzero(counts[a:b])) < k - size
-        if (kinds[s] == 2 or kinds[s] == 3) and (have + 1) * ls[s] > size + 1:
-            good = False
-        if ts[s] >= 0 and size > 0 and have >= q[a + codes_r[s]] * (size + 1):
-            good = False
+        if not met:
+            if kinds[s] == 1 and have > 0:
+                good = ls[s] - int(np.count_nonzero(counts[a:b])) < k - size
+            if (kinds[s] == 2 or kinds[s] == 3) and (have + 1) * ls[s] > size + 1:
+                good = False
+            if ts[s] >= 0 and size > 0 and have >= q[v] * (size + 1):
+                good = False
+        if good and kinds[s] == 1 and (met or have > 0) and 0 < avail[v] <= g:
+            room = int(np.minimum(avail[a:b], g).sum()) - ls[s] * g
+            good = room - 1 >= 0  # taking it keeps the records left room for their classes
         miss += 0 if good else 1
     return miss
 
@@ -76,10 +84,13 @@ def _reference(records, scales, card_max, codes, k, models):  # type: ignore[no-
         members, label[seed], size = [seed], g, 1
         while not (size >= k and ok(gcnt[g])) and size < 3 * k:
             best, best_miss, best_cost = -1, 1 << 30, np.inf
+            avail = np.zeros(offsets[-1], np.int64)
+            for r in np.flatnonzero(label < 0):
+                avail[offsets[:-1] + codes[r]] += 1
             for r in range(seed + 1, m):
                 if label[r] >= 0:
                     continue
-                miss = _helps(gcnt[g], size, k, codes[r], models)
+                miss = _helps(gcnt[g], size, k, codes[r], models, avail)
                 if miss > best_miss:
                     continue
                 cost = _cost(r, glo[g], ghi[g], num, num_scale, cat, cat_scale, gmem[g])

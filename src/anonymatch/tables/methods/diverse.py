@@ -46,7 +46,17 @@ from anonymatch.tables.order import lexicographic_order
 
 
 @njit(cache=True, nogil=True)
-def _unhelpful(counts, size, k, models, bad):  # pragma: no cover - compiled
+def _pool_short(avail, a, b, ell, g):  # pragma: no cover - compiled
+    """Σ_v min(avail_v, g) − ℓ·g over the value slots a:b of one distinct ℓ column: how far the
+    records left are from room for g more classes (negative: short)."""
+    total = 0
+    for v in range(a, b):
+        total += min(avail[v], g)
+    return total - ell * g
+
+
+@njit(cache=True, nogil=True)
+def _unhelpful(counts, size, k, models, bad, avail):  # pragma: no cover - compiled
     """For every value slot v: ``bad[v] = 1`` if a record showing v does *not* help its column
     while the column is unmet — a value already present (distinct ℓ-diversity, only once the
     missing values fill the class's free slots), a value at or above a 1/ℓ share (entropy,
@@ -54,13 +64,23 @@ def _unhelpful(counts, size, k, models, bad):  # pragma: no cover - compiled
     (the unmet columns it does not help) is the sum of ``bad`` over its values: computed once
     per growth step of a class, not once per candidate record. ``models`` = (offsets, kinds,
     ls, cs, ts, ordered, q): the sensitive models per column, as in ``_cluster``.
-    O(slots)."""
+
+    Distinct ℓ-diversity also keeps the rare values for the classes still to come (issue 36):
+    a value the class does not need (already present, or the column met) is bad when taking it
+    leaves the records left (``avail``, per value slot) without room for their classes —
+    Σ_v min(avail_v, g) < ℓ·g for the g = ⌊(left − the records this class still takes)/k⌋
+    classes after this one — so that a class does not spend a second of the few ``>50K``
+    records a segment holds while its neighbours then find none. O(slots)."""
     offsets, kinds, ls, cs, ts, ordered, q = models
+    left = 0
+    for v in range(offsets[0], offsets[1]):
+        left += avail[v]
+    rest = left - 1 - max(k - size - 1, 0)  # records left once this class is complete
+    g = max(rest, 0) // k
     for s in range(offsets.shape[0] - 1):
         a, b = offsets[s], offsets[s + 1]
-        if column_ok(counts[a:b], kinds[s], ls[s], cs[s], ts[s], ordered[s], q[a:b]):
-            bad[a:b] = 0
-            continue
+        met = column_ok(counts[a:b], kinds[s], ls[s], cs[s], ts[s], ordered[s], q[a:b])
+        spare = _pool_short(avail, a, b, ls[s], g) if kinds[s] == 1 else 0
         distinct = 0
         for v in range(a, b):
             if counts[v] > 0:
@@ -68,12 +88,15 @@ def _unhelpful(counts, size, k, models, bad):  # pragma: no cover - compiled
         for v in range(a, b):
             have = counts[v]
             good = True
-            if kinds[s] == 1 and have > 0:
-                good = ls[s] - distinct < k - size  # slack left: the cheapest may be taken
-            if (kinds[s] == 2 or kinds[s] == 3) and (have + 1) * ls[s] > size + 1:
-                good = False
-            if ts[s] >= 0 and size > 0 and have >= q[v] * (size + 1):
-                good = False
+            if not met:
+                if kinds[s] == 1 and have > 0:
+                    good = ls[s] - distinct < k - size  # slack left: the cheapest may be taken
+                if (kinds[s] == 2 or kinds[s] == 3) and (have + 1) * ls[s] > size + 1:
+                    good = False
+                if ts[s] >= 0 and size > 0 and have >= q[v] * (size + 1):
+                    good = False
+            if good and kinds[s] == 1 and (met or have > 0) and 0 < avail[v] <= g:
+                good = spare - 1 >= 0  # taking it keeps the records left with room
             bad[v] = 0 if good else 1
 
 
@@ -181,7 +204,7 @@ def _cluster(records, scales, card_max, codes, k, models):  # pragma: no cover -
                 break
             # the record of least (miss, cost), the first in scan order among equals; no record
             # can beat (least miss, 0), so the scan stops at the first that reaches it
-            _unhelpful(gcnt[g], size, k, models, bad)
+            _unhelpful(gcnt[g], size, k, models, bad, avail)
             floor = _least_miss(bad, avail, offsets)
             best, best_miss, best_cost = -1, 1 << 30, np.inf
             node = links[0][0]  # records before the seed are all in classes
@@ -264,6 +287,7 @@ def diverse_clusters(
     target.check_table()
     order = lexicographic_order(qi)
     segments = [order[part] for part in split_even(qi.n, partition_size)]
+    segments = _rebalance(segments, qi, k, target)
     segments = _merge_until(segments, lambda ids: bool(target.ok(target.counts(ids)[None])[0]))
     done: list[tuple[np.ndarray, np.ndarray]] = []
     while segments:
@@ -328,3 +352,105 @@ def _cluster_segment(qi: EncodedQI, k: int, target: SensitiveTarget) -> np.ndarr
         (target.offsets, target.kinds, target.ls, target.cs, target.ts, target.ordered, target.q),
     )
     return None if labels[0] < 0 else labels
+
+
+def _distinct_only(target: SensitiveTarget) -> bool:
+    """Whether every sensitive column's model is distinct ℓ-diversity alone."""
+    return bool(np.all(target.kinds == 1) and np.all(target.ts < 0))
+
+
+def _room(counts: np.ndarray, size: int, k: int, target: SensitiveTarget) -> bool:
+    """Whether ``size`` records with value ``counts`` (flat slots) leave room for ⌊size/k⌋
+    classes each distinct ℓ-diverse in every column: Σ_v min(c_v, g) ≥ ℓ·g per column, for
+    g = ⌊size/k⌋ (each class needs ℓ values, a value serves at most c_v classes; enough by a
+    flow argument, column by column). O(slots)."""
+    g = size // k
+    if g == 0:
+        return False
+    for s in range(len(target.offsets) - 1):
+        a, b = int(target.offsets[s]), int(target.offsets[s + 1])
+        if int(np.minimum(counts[a:b], g).sum()) < int(target.ls[s]) * g:
+            return False
+    return True
+
+
+def _lacks(counts: np.ndarray, size: int, k: int, target: SensitiveTarget, slots) -> bool:
+    """Whether a record with value ``slots`` (one per column) brings ``counts`` closer to room
+    for ⌊size/k⌋ classes: some column short of room has fewer than g records of its value."""
+    g = max(size // k, 1)
+    for s in range(len(target.offsets) - 1):
+        a, b = int(target.offsets[s]), int(target.offsets[s + 1])
+        short = int(np.minimum(counts[a:b], g).sum()) < int(target.ls[s]) * g
+        if short and counts[slots[s]] < g:
+            return True
+    return False
+
+
+def _profile_cost(qi: EncodedQI, members: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """How far each record of ``rows`` lies from the records ``members`` (GCP weights): per
+    numeric QI the distance to their median, per categorical QI the share of members with
+    another value; a missing value costs a suppressed cell's weight. O((|members| + |rows|)·d)."""
+    num_scale, cat_scale = qi.ncp_scales()
+    num_star, cat_star = qi.star_scales()
+    cost = np.zeros(len(rows))
+    for a in range(qi.num.shape[1]):
+        present = ~qi.num_missing[members, a]
+        centre = float(np.median(qi.num[members[present], a])) if present.any() else 0.0
+        far = np.abs(qi.num[rows, a] - centre) * num_scale[a]
+        cost += np.where(qi.num_missing[rows, a], num_star[a], far)
+    for a in range(qi.cat.shape[1]):
+        share = np.bincount(qi.cat[members, a], minlength=int(qi.cat[:, a].max()) + 1)
+        share = share / len(members)
+        away = (1.0 - share[qi.cat[rows, a]]) * cat_scale[a]
+        cost += np.where(qi.cat_missing[rows, a], cat_star[a], away)
+    return cost
+
+
+def _rebalance(
+    segments: list[np.ndarray], qi: EncodedQI, k: int, target: SensitiveTarget
+) -> list[np.ndarray]:
+    """Segments that leave room for classes of about k records (``_room``), for distinct
+    ℓ-diversity: a segment of the lexicographic order where some values are rare (Adult's
+    young people earn ``>50K`` 1 time in 2,000) would otherwise give classes of hundreds of
+    records, each built around one of its few rare values. Such a segment takes, one at a
+    time, the record nearest to it (``_profile_cost``) among those of the values it lacks
+    whose own segment keeps room without them, until it has room or no record can come.
+    Records taken join the end of the segment (the scan order). Other models: unchanged.
+    Time O(S·n·d) for S segments lacking room; memory O(n)."""
+    if not _distinct_only(target) or len(segments) < 2:
+        return segments
+    n = sum(len(seg) for seg in segments)
+    seg_of = np.empty(n if n == qi.n else qi.n, dtype=np.int64)
+    for i, seg in enumerate(segments):
+        seg_of[seg] = i
+    counts = np.stack([target.counts(seg) for seg in segments])
+    sizes = np.array([len(seg) for seg in segments], dtype=np.int64)
+    extra: list[list[int]] = [[] for _ in segments]
+    # a value slot of each record (one per sensitive column)
+    slots = target.codes + target.offsets[:-1][None, :]
+    for i, seg in enumerate(segments):
+        if _room(counts[i], int(sizes[i]), k, target):
+            continue
+        rows = np.flatnonzero(seg_of != i)
+        rows = rows[np.argsort(_profile_cost(qi, seg, rows), kind="stable")]
+        for r in rows:  # nearest first
+            if _room(counts[i], int(sizes[i]), k, target):
+                break
+            j = int(seg_of[r])
+            if j == i or not _lacks(counts[i], int(sizes[i]) + 1, k, target, slots[r]):
+                continue
+            left = counts[j].copy()
+            left[slots[r]] -= 1
+            if not _room(left, int(sizes[j]) - 1, k, target):
+                continue
+            counts[j] = left
+            sizes[j] -= 1
+            counts[i, slots[r]] += 1
+            sizes[i] += 1
+            seg_of[r] = i
+            extra[i].append(int(r))
+    out = []
+    for i, seg in enumerate(segments):
+        came = np.array(extra[i], dtype=np.int64)
+        out.append(np.concatenate([seg[seg_of[seg] == i], came[seg_of[came] == i]]))
+    return [seg for seg in out if len(seg)]
