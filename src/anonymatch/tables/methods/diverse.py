@@ -273,8 +273,222 @@ def _cluster(records, scales, card_max, codes, k, models):  # pragma: no cover -
     return label
 
 
+@njit(cache=True, nogil=True)
+def _class_cost(lo, hi, distinct, num_scale, cat_scale):  # pragma: no cover - compiled
+    """GCP of one published row of a class: its numeric widths and extra categorical values."""
+    c = 0.0
+    for a in range(lo.shape[0]):
+        c += (hi[a] - lo[a]) * num_scale[a]
+    for a in range(distinct.shape[0]):
+        c += (distinct[a] - 1) * cat_scale[a]
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _without(members, num, lo, hi):  # pragma: no cover - compiled
+    """Per member i of a class: the numeric bounds of the class without i (lo[i], hi[i])."""
+    for i in range(members.shape[0]):
+        for a in range(num.shape[1]):
+            lo[i, a] = np.inf
+            hi[i, a] = -np.inf
+        for j in range(members.shape[0]):
+            if j != i:
+                for a in range(num.shape[1]):
+                    v = num[members[j], a]
+                    lo[i, a] = min(lo[i, a], v)
+                    hi[i, a] = max(hi[i, a], v)
+
+
+@njit(cache=True, nogil=True)
+def _swapped_cost(lo, hi, cnt, distinct, r, s, num, cat, num_scale, cat_scale):  # pragma: no cover
+    """GCP of one row of a class whose member r is replaced by record s: ``lo``/``hi`` the
+    class's numeric bounds without r, ``cnt`` its categorical value counts and ``distinct``
+    its numbers of values (with r). O(d)."""
+    c = 0.0
+    for a in range(num.shape[1]):
+        v = num[s, a]
+        c += (max(hi[a], v) - min(lo[a], v)) * num_scale[a]
+    for a in range(cat.shape[1]):
+        ra, sa = cat[r, a], cat[s, a]
+        if ra == sa:
+            c += (distinct[a] - 1) * cat_scale[a]
+            continue
+        d = distinct[a] - (1 if cnt[a, ra] == 1 else 0) + (1 if cnt[a, sa] == 0 else 0)
+        c += (d - 1) * cat_scale[a]
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _gain(members, num, cat, cnt, dis, cost, lo, hi, num_scale, cat_scale):  # pragma: no cover
+    """The most one row of a class (cost ``cost``) can lose by removing one member: max over
+    members r of cost − cost(class − r). ``lo``/``hi``: work space (members × dn)."""
+    _without(members, num, lo, hi)
+    best = 0.0
+    for i in range(members.shape[0]):
+        c = 0.0
+        for a in range(num.shape[1]):
+            c += (hi[i, a] - lo[i, a]) * num_scale[a]
+        for a in range(cat.shape[1]):
+            d = dis[a] - (1 if cnt[a, cat[members[i], a]] == 1 else 0)
+            c += (d - 1) * cat_scale[a]
+        best = max(best, cost - c)
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _least_inc(members, lo, hi, cnt, num, cat, num_scale, cat_scale):  # pragma: no cover
+    """The least GCP increase of one row of a class (bounds lo/hi, value counts cnt) when one
+    of ``members`` (records of another class) joins it."""
+    best = np.inf
+    for r in members:
+        c = 0.0
+        for a in range(num.shape[1]):
+            v = num[r, a]
+            c += (max(hi[a], v) - min(lo[a], v) - (hi[a] - lo[a])) * num_scale[a]
+        for a in range(cat.shape[1]):
+            if cnt[a, cat[r, a]] == 0:
+                c += cat_scale[a]
+        best = min(best, c)
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _improve(label, records, scales, card_max, codes, models, passes, cross):  # pragma: no cover
+    """Local search on classes that satisfy the models: swap one member of a class with one
+    of another class when that lowers the GCP (Σ size × row cost) and both classes still
+    satisfy the models; the best swap of each pair of classes, pass after pass, until a pass
+    changes nothing or ``passes`` are done. ``cross`` > 0: only pairs of a class below
+    ``cross`` and one from ``cross`` on (two neighbouring segments' classes). Sizes never change, so every class
+    keeps ≥ k records. Time O(passes·G²·K²·(d + card)) for G classes of ≤ K records;
+    memory O(G·(d·card + slots) + m)."""
+    num, cat = records
+    num_scale, cat_scale = scales
+    offsets, kinds, ls, cs, ts, ordered, q = models
+    m, dn, dc = num.shape[0], num.shape[1], cat.shape[1]
+    G = label.max() + 1
+    size = np.zeros(G, np.int64)
+    for r in range(m):
+        size[label[r]] += 1
+    start = np.zeros(G + 1, np.int64)
+    for g in range(G):
+        start[g + 1] = start[g] + size[g]
+    mem = np.empty(m, np.int64)
+    fill = start[:-1].copy()
+    for r in range(m):
+        mem[fill[label[r]]] = r
+        fill[label[r]] += 1
+    cnt = np.zeros((G, dc, card_max), np.int64)
+    dis = np.zeros((G, dc), np.int64)
+    scnt = np.zeros((G, offsets[-1]), np.int64)
+    cost = np.zeros(G)
+    lo = np.zeros((G, dn))
+    hi = np.zeros((G, dn))
+    big = size.max()
+    for g in range(G):
+        lo[g] = np.inf
+        hi[g] = -np.inf
+        for p in range(start[g], start[g + 1]):
+            r = mem[p]
+            for a in range(dn):
+                lo[g, a] = min(lo[g, a], num[r, a])
+                hi[g, a] = max(hi[g, a], num[r, a])
+            for a in range(dc):
+                cnt[g, a, cat[r, a]] += 1
+            for s in range(codes.shape[1]):
+                scnt[g, offsets[s] + codes[r, s]] += 1
+        for a in range(dc):
+            dis[g, a] = np.count_nonzero(cnt[g, a])
+        cost[g] = _class_cost(lo[g], hi[g], dis[g], num_scale, cat_scale)
+    loA = np.empty((big, dn))
+    hiA = np.empty((big, dn))
+    loB = np.empty((big, dn))
+    hiB = np.empty((big, dn))
+    trial = np.empty(offsets[-1], np.int64)
+    gain = np.zeros(G)
+    for g in range(G):
+        gain[g] = _gain(mem[start[g] : start[g + 1]], num, cat, cnt[g], dis[g], cost[g], loA,
+                        hiA, num_scale, cat_scale)  # fmt: skip
+    dirty = np.ones(G, np.bool_)  # changed since the pair was last tried
+    for _ in range(passes):
+        changed = False
+        now = np.zeros(G, np.bool_)
+        for A in range(min(G, cross) if cross > 0 else G):
+            for B in range(max(A + 1, cross), G):
+                if not (dirty[A] or dirty[B] or now[A] or now[B]):
+                    continue  # tried, unchanged since: no better swap
+                ma = mem[start[A] : start[A + 1]]
+                mb = mem[start[B] : start[B + 1]]
+                # a swap r ↔ s changes A's row by inc(s | A − r) − (cost A − cost(A − r)) ≥
+                # inc(s | A) − gain A (the increase is submodular), and B's likewise: skip the
+                # pair when no swap can lower the sum
+                low = size[A] * (
+                    _least_inc(mb, lo[A], hi[A], cnt[A], num, cat, num_scale, cat_scale) - gain[A]
+                ) + size[B] * (
+                    _least_inc(ma, lo[B], hi[B], cnt[B], num, cat, num_scale, cat_scale) - gain[B]
+                )
+                if low >= -1e-12:
+                    continue
+                _without(ma, num, loA, hiA)
+                _without(mb, num, loB, hiB)
+                best, bi, bj = -1e-12, -1, -1
+                for i in range(ma.shape[0]):
+                    r = ma[i]
+                    for j in range(mb.shape[0]):
+                        s = mb[j]
+                        ca = _swapped_cost(loA[i], hiA[i], cnt[A], dis[A], r, s, num, cat,
+                                           num_scale, cat_scale)  # fmt: skip
+                        cb = _swapped_cost(loB[j], hiB[j], cnt[B], dis[B], s, r, num, cat,
+                                           num_scale, cat_scale)  # fmt: skip
+                        delta = size[A] * (ca - cost[A]) + size[B] * (cb - cost[B])
+                        if delta >= best:
+                            continue
+                        trial[:] = scnt[A]
+                        for c in range(codes.shape[1]):
+                            trial[offsets[c] + codes[r, c]] -= 1
+                            trial[offsets[c] + codes[s, c]] += 1
+                        if not row_ok(trial, offsets, kinds, ls, cs, ts, ordered, q):
+                            continue
+                        trial[:] = scnt[B]
+                        for c in range(codes.shape[1]):
+                            trial[offsets[c] + codes[s, c]] -= 1
+                            trial[offsets[c] + codes[r, c]] += 1
+                        if not row_ok(trial, offsets, kinds, ls, cs, ts, ordered, q):
+                            continue
+                        best, bi, bj = delta, i, j
+                if bi < 0:
+                    continue
+                r, s = ma[bi], mb[bj]
+                mem[start[A] + bi], mem[start[B] + bj] = s, r
+                label[r], label[s] = B, A
+                for X, out, inn in ((A, r, s), (B, s, r)):
+                    for a in range(dc):
+                        cnt[X, a, cat[out, a]] -= 1
+                        cnt[X, a, cat[inn, a]] += 1
+                    for c in range(codes.shape[1]):
+                        scnt[X, offsets[c] + codes[out, c]] -= 1
+                        scnt[X, offsets[c] + codes[inn, c]] += 1
+                    lo[X] = np.inf
+                    hi[X] = -np.inf
+                    for p in range(start[X], start[X + 1]):
+                        for a in range(dn):
+                            lo[X, a] = min(lo[X, a], num[mem[p], a])
+                            hi[X, a] = max(hi[X, a], num[mem[p], a])
+                    for a in range(dc):
+                        dis[X, a] = np.count_nonzero(cnt[X, a])
+                    cost[X] = _class_cost(lo[X], hi[X], dis[X], num_scale, cat_scale)
+                    gain[X] = _gain(mem[start[X] : start[X + 1]], num, cat, cnt[X], dis[X],
+                                    cost[X], loB, hiB, num_scale, cat_scale)  # fmt: skip
+                now[A] = True
+                now[B] = True
+                changed = True
+        if not changed:
+            break
+        dirty = now
+    return label
+
+
 def diverse_clusters(
-    qi: EncodedQI, k: int, target: SensitiveTarget, partition_size: int
+    qi: EncodedQI, k: int, target: SensitiveTarget, partition_size: int, across: bool = True
 ) -> tuple[GeneralizationGraph, int]:
     """Classes of ≥ k records satisfying ``target``'s models, by greedy k-member clustering
     (``_cluster``) on segments of about ``partition_size`` records of the lexicographic order.
@@ -287,7 +501,8 @@ def diverse_clusters(
     target.check_table()
     order = lexicographic_order(qi)
     segments = [order[part] for part in split_even(qi.n, partition_size)]
-    segments = _rebalance(segments, qi, k, target)
+    if across:
+        segments = _rebalance(segments, qi, k, target)
     segments = _merge_until(segments, lambda ids: bool(target.ok(target.counts(ids)[None])[0]))
     done: list[tuple[np.ndarray, np.ndarray]] = []
     while segments:
@@ -309,10 +524,17 @@ def diverse_clusters(
                 + " and ".join(describe_model(m) for m in target.models)
             )
     labels = np.empty(qi.n, dtype=np.int64)
-    base = 0
+    bases = [0]
     for ids, local in done:
-        labels[ids] = local + base
-        base += int(local.max()) + 1
+        labels[ids] = local + bases[-1]
+        bases.append(bases[-1] + int(local.max()) + 1)
+    if across:  # swaps between the classes of neighbouring segments
+        for w in range(len(done) - 1):
+            ids = np.flatnonzero((labels >= bases[w]) & (labels < bases[w + 2]))
+            local = _improved(
+                qi.take(ids), target.take(ids), labels[ids] - bases[w], bases[w + 1] - bases[w]
+            )
+            labels[ids] = local + bases[w]
     return GeneralizationGraph.from_classes(labels), len(done)
 
 
@@ -335,23 +557,55 @@ def _merge_until(segments: list[np.ndarray], ok: Callable[[np.ndarray], bool]) -
     return out
 
 
-def _cluster_segment(qi: EncodedQI, k: int, target: SensitiveTarget) -> np.ndarray | None:
-    """Class labels 0..G−1 of the records of one segment (already in scan order), or None."""
-    if qi.n < k:
-        return None
+IMPROVE_PASSES = 6
+"""Passes of the swap search (``_improve``) on each segment's classes and on each pair of
+neighbouring segments' classes."""
+
+
+def _packed(qi: EncodedQI) -> tuple[tuple[np.ndarray, np.ndarray], int]:
+    """(numeric values, local categorical codes) of the records, and the codes' bound."""
     local = [np.unique(qi.cat[:, a], return_inverse=True)[1] for a in range(qi.cat.shape[1])]
     cat = np.column_stack(local).astype(np.int64) if local else np.empty((qi.n, 0), np.int64)
     card_max = int(cat.max()) + 1 if cat.size else 1
-    num_scale, cat_scale = qi.ncp_scales()
-    labels = _cluster(
-        (np.ascontiguousarray(qi.num), np.ascontiguousarray(cat)),
-        (num_scale, cat_scale),
+    return (np.ascontiguousarray(qi.num), np.ascontiguousarray(cat)), card_max
+
+
+def _models(target: SensitiveTarget) -> tuple[np.ndarray, ...]:
+    return (target.offsets, target.kinds, target.ls, target.cs, target.ts, target.ordered,
+            target.q)  # fmt: skip
+
+
+def _improved(
+    qi: EncodedQI, target: SensitiveTarget, labels: np.ndarray, cross: int = 0
+) -> np.ndarray:
+    """``_improve`` on the classes ``labels`` (0..G−1) of these records."""
+    if not IMPROVE_PASSES or qi.has_missing or qi.n == 0:
+        return labels
+    records, card_max = _packed(qi)
+    return _improve(
+        labels.copy(),
+        records,
+        qi.ncp_scales(),
         card_max,
         np.ascontiguousarray(target.codes),
-        k,
-        (target.offsets, target.kinds, target.ls, target.cs, target.ts, target.ordered, target.q),
+        _models(target),
+        IMPROVE_PASSES,
+        cross,
     )
-    return None if labels[0] < 0 else labels
+
+
+def _cluster_segment(qi: EncodedQI, k: int, target: SensitiveTarget) -> np.ndarray | None:
+    """Class labels 0..G−1 of the records of one segment (already in scan order), improved by
+    the swap search, or None."""
+    if qi.n < k:
+        return None
+    records, card_max = _packed(qi)
+    labels = _cluster(
+        records, qi.ncp_scales(), card_max, np.ascontiguousarray(target.codes), k, _models(target)
+    )
+    if labels[0] < 0:
+        return None
+    return _improved(qi, target, labels)
 
 
 def _distinct_only(target: SensitiveTarget) -> bool:
@@ -431,11 +685,12 @@ def _rebalance(
     for i, seg in enumerate(segments):
         if _room(counts[i], int(sizes[i]), k, target):
             continue
-        rows = np.flatnonzero(seg_of != i)
+        # only values short of ⌊size/k⌋ copies can help, and the segment takes at most
+        # ℓ·g records (ℓ per class): values with that many copies already never can
+        g_max = (int(sizes[i]) + int(target.ls.max()) * (int(sizes[i]) // k + 1)) // k + 1
+        rows = np.flatnonzero((seg_of != i) & (counts[i][slots] < g_max).any(axis=1))
         rows = rows[np.argsort(_profile_cost(qi, seg, rows), kind="stable")]
         for r in rows:  # nearest first
-            if _room(counts[i], int(sizes[i]), k, target):
-                break
             j = int(seg_of[r])
             if j == i or not _lacks(counts[i], int(sizes[i]) + 1, k, target, slots[r]):
                 continue
@@ -449,6 +704,8 @@ def _rebalance(
             sizes[i] += 1
             seg_of[r] = i
             extra[i].append(int(r))
+            if _room(counts[i], int(sizes[i]), k, target):
+                break
     out = []
     for i, seg in enumerate(segments):
         came = np.array(extra[i], dtype=np.int64)
