@@ -28,6 +28,16 @@ the mechanism-aware attacker of docs/guarantees/sensitive.md §3/§6, and the sh
 whose neighbours all show one value.
 
 Usage: python benchmarks/sensitive_adult.py --rings [--rewrite]
+
+``--cheap LABEL`` (issue 36, item 4: cheaper ℓ/t with classes) runs hungarian on the five
+releases of the goal — plain k = 10 and (10, 4) distinct on occupation (7 QIs), plain k = 10,
+(10, 2) distinct and t = 0.2 on income (8 QIs) — each release checked by ``verify`` from the
+release and the original alone (the candidate check, no certificate), stores them under LABEL
+in benchmarks/results/sensitive_cheap.json and writes the section sensitive_cheap of
+docs/results.md from the labels ``before`` and ``after``. Run ``before`` with the library of the
+commit before (``PYTHONPATH=<that tree>/src``), ``after`` with this one, on the same machine.
+
+Usage: python benchmarks/sensitive_adult.py --cheap before|after [--repeat N]
 """
 
 from __future__ import annotations
@@ -352,12 +362,98 @@ def write_rings(rows: list[dict], old: list[dict]) -> None:
     update_results("sensitive_rings", "\n".join(lines))
 
 
+CHEAP_CASES = [  # (part, QIs, column, k, model)
+    ("occupation", QI7, "occupation", 10, {}),
+    ("occupation", QI7, "occupation", 10, {"l": 4}),
+    ("income", QI8, "income", 10, {}),
+    ("income", QI8, "income", 10, {"l": 2}),
+    ("income", QI8, "income", 10, {"t": 0.2}),
+]
+
+
+def cheap_main(label: str | None, repeat: int) -> None:
+    """Issue 36, item 4: the goal's releases under ``label`` (None: only rewrite the section)."""
+    import json
+
+    path = ROOT / "benchmarks" / "results" / "sensitive_cheap.json"
+    store = json.loads(path.read_text()) if path.exists() else {}
+    if label is not None:
+        adult = load_adult()
+        anonymatch.tables.anonymize(
+            adult.head(300), k=5, qi=QI7, numeric=NUMERIC, sensitive="occupation", l=2
+        )  # warm the numba cache
+        rows = []
+        for part, qi, column, k, model in CHEAP_CASES:
+            runs = [run("hungarian", adult, qi, NUMERIC, column, k, model) for _ in range(repeat)]
+            row = {"part": part, **runs[0]}
+            row["seconds"] = float(np.median([r["seconds"] for r in runs]))
+            row["gcp_runs"] = [r["gcp"] for r in runs]
+            row["verified"] = all(r["verified"] for r in runs)
+            rows.append(row)
+            print(label, rows[-1])
+        store[label] = {"machine": machine(), "rows": rows}
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(store, indent=2) + "\n")
+    write_cheap(store)
+
+
+def write_cheap(store: dict) -> None:
+    """The section sensitive_cheap of docs/results.md from the stored labels."""
+    before = {(r["part"], _label(r)): r for r in store.get("before", {}).get("rows", [])}
+    after = {(r["part"], _label(r)): r for r in store.get("after", {}).get("rows", [])}
+    lines = [
+        "Command: `python benchmarks/sensitive_adult.py --cheap before` (with the library "
+        "before this change on `PYTHONPATH`), then `--cheap after`; same session, same machine: "
+        + store.get("after", store.get("before", {})).get("machine", "?")
+        + " (shared with other jobs: the seconds are noisy).",
+        "",
+        "hungarian, classes (the default structure). GCP of the release (every run drew the",
+        "same classes; only the draw is random), seconds of `anonymize` (median), and whether",
+        "`verify` passed from the release and the original alone (the candidate check, no",
+        "certificate). Ratio: GCP / the plain k = 10 GCP of the same QIs.",
+        "",
+        "| QIs, sensitive | model | GCP before | GCP after | ratio to plain before → after "
+        "| goal | s before | s after | verify (no manifest) |",
+        "|---|---|---:|---:|---|---|---:|---:|---|",
+    ]
+    goals = {"(10, 4) distinct": "≤ 1.3×", "(10, 2) distinct": "≤ 2×"}
+    for part, qis in [("occupation", "7 QIs, occupation"), ("income", "8 QIs, income")]:
+        plain_b = before.get((part, "k = 10 (plain)"))
+        plain_a = after.get((part, "k = 10 (plain)"))
+        for key in [k for k in after if k[0] == part] or [k for k in before if k[0] == part]:
+            b, a = before.get(key), after.get(key)
+
+            def pct(r: dict | None) -> str:
+                return "–" if r is None else f"{100 * r['gcp']:.2f}%"
+
+            def ratio(r: dict | None, plain: dict | None) -> str:
+                return "–" if r is None or plain is None else f"{r['gcp'] / plain['gcp']:.2f}×"
+
+            def sec(r: dict | None) -> str:
+                return "–" if r is None else f"{r['seconds']:.1f}"
+
+            verdict = " / ".join(
+                ("PASS" if r["verified"] else "FAIL") for r in (b, a) if r is not None
+            )
+            lines.append(
+                f"| {qis} | {key[1]} | {pct(b)} | {pct(a)} | "
+                f"{ratio(b, plain_b)} → {ratio(a, plain_a)} | {goals.get(key[1], '')} | "
+                f"{sec(b)} | {sec(a)} | {verdict} |"
+            )
+    update_results("sensitive_cheap", "\n".join(lines))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--no-anjana", action="store_true")
     parser.add_argument("--rewrite", action="store_true", help="only rewrite docs/results.md")
     parser.add_argument("--rings", action="store_true", help="the ring construction (issue 26)")
+    parser.add_argument("--cheap", metavar="LABEL", help="issue 36 item 4: before or after")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per release (--cheap)")
     args = parser.parse_args()
+    if args.cheap:
+        cheap_main(args.cheap, args.repeat)
+        return
     if args.rings:
         rings_main(args.rewrite)
         return
