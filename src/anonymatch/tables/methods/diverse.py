@@ -325,6 +325,12 @@ def _swapped_cost(lo, hi, cnt, distinct, r, s, num, cat, num_scale, cat_scale): 
     return c
 
 
+BAND = 60
+"""The swap search pairs a class with the next ``BAND`` classes only (classes are numbered in
+the QI order, so these are its neighbours): a merged segment of thousands of records (t-closeness
+on Adult) would otherwise try every pair of its hundreds of classes."""
+
+
 @njit(cache=True, nogil=True)
 def _gain(members, num, cat, cnt, dis, cost, lo, hi, num_scale, cat_scale):  # pragma: no cover
     """The most one row of a class (cost ``cost``) can lose by removing one member: max over
@@ -422,7 +428,7 @@ def _improve(label, records, scales, card_max, codes, models, passes, cross):  #
         changed = False
         now = np.zeros(G, np.bool_)
         for A in range(min(G, cross) if cross > 0 else G):
-            for B in range(max(A + 1, cross), G):
+            for B in range(max(A + 1, cross), min(G, A + 1 + BAND)):
                 if not (dirty[A] or dirty[B] or now[A] or now[B]):
                     continue  # tried, unchanged since: no better swap
                 ma = mem[start[A] : start[A + 1]]
