@@ -332,11 +332,12 @@ on Adult) would otherwise try every pair of its hundreds of classes."""
 
 
 @njit(cache=True, nogil=True)
-def _gain(members, num, cat, cnt, dis, cost, lo, hi, num_scale, cat_scale):  # pragma: no cover
-    """The most one row of a class (cost ``cost``) can lose by removing one member: max over
-    members r of cost − cost(class − r). ``lo``/``hi``: work space (members × dn)."""
+def _gains(
+    members, num, cat, cnt, dis, cost, lo, hi, num_scale, cat_scale, out
+):  # pragma: no cover
+    """Per member r of a class (cost ``cost`` per row): how much one row loses by removing r,
+    cost − cost(class − r), into ``out``. ``lo``/``hi``: work space (members × dn)."""
     _without(members, num, lo, hi)
-    best = 0.0
     for i in range(members.shape[0]):
         c = 0.0
         for a in range(num.shape[1]):
@@ -344,16 +345,19 @@ def _gain(members, num, cat, cnt, dis, cost, lo, hi, num_scale, cat_scale):  # p
         for a in range(cat.shape[1]):
             d = dis[a] - (1 if cnt[a, cat[members[i], a]] == 1 else 0)
             c += (d - 1) * cat_scale[a]
-        best = max(best, cost - c)
-    return best
+        out[i] = cost - c
 
 
 @njit(cache=True, nogil=True)
-def _least_inc(members, lo, hi, cnt, num, cat, num_scale, cat_scale):  # pragma: no cover
-    """The least GCP increase of one row of a class (bounds lo/hi, value counts cnt) when one
-    of ``members`` (records of another class) joins it."""
+def _least_side(
+    members, gains, weight, there, lo, hi, cnt, num, cat, num_scale, cat_scale
+):  # pragma: no cover
+    """min over members r of a class of there·inc(r | other class) − weight·gain(r): the least
+    that moving r out of its class (of ``weight`` records) into the other class (of ``there``
+    records; bounds lo/hi, value counts cnt) can add to the GCP sum."""
     best = np.inf
-    for r in members:
+    for i in range(members.shape[0]):
+        r = members[i]
         c = 0.0
         for a in range(num.shape[1]):
             v = num[r, a]
@@ -361,7 +365,7 @@ def _least_inc(members, lo, hi, cnt, num, cat, num_scale, cat_scale):  # pragma:
         for a in range(cat.shape[1]):
             if cnt[a, cat[r, a]] == 0:
                 c += cat_scale[a]
-        best = min(best, c)
+        best = min(best, there * c - weight * gains[i])
     return best
 
 
@@ -372,7 +376,7 @@ def _improve(label, records, scales, card_max, codes, models, passes, cross):  #
     of ``_cost``) and both classes still satisfy the models; the best swap of each pair of
     classes, pass after pass, until a pass changes nothing or ``passes`` are done. A pair is
     tried again only once one of its classes changed, and skipped when a bound shows that no
-    swap can gain (``_gain``, ``_least_inc``). ``cross`` > 0: only pairs of a class below
+    swap can gain (``_gains``, ``_least_side``). ``cross`` > 0: only pairs of a class below
     ``cross`` and one from ``cross`` on (two neighbouring segments' classes). Sizes never
     change, so every class keeps ≥ k records. Time O(passes·G²·K²·d) for G classes of ≤ K
     records (far fewer pairs in practice); memory O(G·(d·card + slots) + m)."""
@@ -419,10 +423,10 @@ def _improve(label, records, scales, card_max, codes, models, passes, cross):  #
     loB = np.empty((big, dn))
     hiB = np.empty((big, dn))
     trial = np.empty(offsets[-1], np.int64)
-    gain = np.zeros(G)
+    gain = np.zeros(m)  # per position of mem: what removing that member saves its class
     for g in range(G):
-        gain[g] = _gain(mem[start[g] : start[g + 1]], num, cat, cnt[g], dis[g], cost[g], loA,
-                        hiA, num_scale, cat_scale)  # fmt: skip
+        _gains(mem[start[g] : start[g + 1]], num, cat, cnt[g], dis[g], cost[g], loA, hiA,
+               num_scale, cat_scale, gain[start[g] : start[g + 1]])  # fmt: skip
     dirty = np.ones(G, np.bool_)  # changed since the pair was last tried
     for _ in range(passes):
         changed = False
@@ -433,14 +437,14 @@ def _improve(label, records, scales, card_max, codes, models, passes, cross):  #
                     continue  # tried, unchanged since: no better swap
                 ma = mem[start[A] : start[A + 1]]
                 mb = mem[start[B] : start[B + 1]]
-                # a swap r ↔ s changes A's row by inc(s | A − r) − (cost A − cost(A − r)) ≥
-                # inc(s | A) − gain A (the increase is submodular), and B's likewise: skip the
-                # pair when no swap can lower the sum
-                low = size[A] * (
-                    _least_inc(mb, lo[A], hi[A], cnt[A], num, cat, num_scale, cat_scale) - gain[A]
-                ) + size[B] * (
-                    _least_inc(ma, lo[B], hi[B], cnt[B], num, cat, num_scale, cat_scale) - gain[B]
-                )
+                # a swap r ↔ s changes A's row by inc(s | A − r) − gain(r) ≥ inc(s | A) −
+                # gain(r) (the increase is submodular), and B's likewise: the sum is at least
+                # [|B|·inc(r | B) − |A|·gain(r)] + [|A|·inc(s | A) − |B|·gain(s)], whose two
+                # terms are minimised apart; skip the pair when that cannot be negative
+                low = _least_side(ma, gain[start[A] : start[A + 1]], size[A], size[B], lo[B],
+                                  hi[B], cnt[B], num, cat, num_scale, cat_scale) + _least_side(
+                    mb, gain[start[B] : start[B + 1]], size[B], size[A], lo[A], hi[A], cnt[A],
+                    num, cat, num_scale, cat_scale)  # fmt: skip
                 if low >= -1e-12:
                     continue
                 _without(ma, num, loA, hiA)
@@ -491,8 +495,9 @@ def _improve(label, records, scales, card_max, codes, models, passes, cross):  #
                     for a in range(dc):
                         dis[X, a] = np.count_nonzero(cnt[X, a])
                     cost[X] = _class_cost(lo[X], hi[X], dis[X], num_scale, cat_scale)
-                    gain[X] = _gain(mem[start[X] : start[X + 1]], num, cat, cnt[X], dis[X],
-                                    cost[X], loB, hiB, num_scale, cat_scale)  # fmt: skip
+                    own = slice(start[X], start[X + 1])
+                    _gains(mem[own], num, cat, cnt[X], dis[X], cost[X], loB, hiB, num_scale,
+                           cat_scale, gain[own])  # fmt: skip
                 now[A] = True
                 now[B] = True
                 changed = True
