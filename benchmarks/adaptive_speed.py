@@ -76,6 +76,8 @@ def adult20k(method: str, timeout: float | None = None) -> dict[str, float]:
             ADULT_QI,
             "--sensitive",
             "income",
+            "--l",
+            "1",  # per-record levels run no sensitive model (the default ℓ = 2 is refused)
             "--report",
             str(report),
             "-q",

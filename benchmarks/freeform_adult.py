@@ -62,6 +62,8 @@ def main() -> None:
                         method,
                         "--sensitive",
                         "income",
+                        "--l",
+                        "1",  # plain k: income unprotected (the default is ℓ = 2, issue 36)
                         "--report",
                         str(report),
                         "-q",

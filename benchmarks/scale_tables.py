@@ -31,7 +31,7 @@ from anonymatch.tables.streamed import DEFAULT_CHUNK_ROWS, memory_bound
 
 CACHE = ROOT / "benchmarks" / "results" / "scale_tables.json"
 QI = "age,workclass,education-num,marital-status,occupation,race,sex,native-country"
-SCHEMA = ["--qi", QI, "--numeric", "age,education-num", "--sensitive", "income"]
+SCHEMA = ["--qi", QI, "--numeric", "age,education-num", "--sensitive", "income", "--l", "1"]
 STEPS = ("100k", "memory100k", "1m", "dask1", "dask2", "slices", "verify1m", "10m", "verify10m")
 
 

@@ -137,7 +137,9 @@ def class_check(release, data, qi, numeric, column, k, models) -> tuple[bool, fl
 def run(
     tool: str, data: pd.DataFrame, qi, numeric, column, k: int, model: dict
 ) -> dict[str, object]:
-    """One release by ``tool`` with ``model`` ({} plain, {"l":…, "diversity":…} or {"t":…})."""
+    """One release by ``tool`` with ``model`` ({} plain, {"l":…, "diversity":…} or {"t":…}).
+    Plain is ``l=1``: since issue 36 a named sensitive column otherwise gets ℓ = 2."""
+    given = model or {"l": 1}
     started = time.perf_counter()
     if tool == "anjana":
         from _anjana import anjana_release
@@ -147,18 +149,18 @@ def run(
         release, _ = anjana_release(data, qi, numeric, column, k, kind, value)
     else:
         release = anonymatch.tables.anonymize(
-            data, k=k, qi=qi, numeric=numeric, sensitive=column, method=tool, **model
+            data, k=k, qi=qi, numeric=numeric, sensitive=column, method=tool, **given
         ).release
     seconds = time.perf_counter() - started
     models = build_models(
-        [column], model.get("l"), model.get("diversity", "distinct"), None, model.get("t")
+        [column], given.get("l"), given.get("diversity", "distinct"), None, given.get("t")
     )
     loss = anonymatch.tables.evaluate(data, release, qi=qi, numeric=numeric)
     if tool == "anjana":  # global recoding: classes of identical rows, checked class by class
         verified, homogeneous = class_check(release, data, qi, numeric, column, k, models)
     else:
         verified = anonymatch.tables.verify(
-            data, release, k=k, qi=qi, numeric=numeric, sensitive=column, **model
+            data, release, k=k, qi=qi, numeric=numeric, sensitive=column, **given
         ).passed
         homogeneous = homogeneous_share(release, data, qi, numeric, column)
     return {

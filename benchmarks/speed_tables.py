@@ -45,6 +45,7 @@ PEER = Path(__file__).resolve().parent / "_mondrian_peer.py"
 QI = ADULT_CLI[ADULT_CLI.index("--qi") + 1].split(",")
 NUMERIC = ["age", "education-num"]
 CENSUS = ["--qi", ",".join(QI), "--numeric", ",".join(NUMERIC), "--sensitive", "income"]
+CENSUS += ["--l", "1"]  # plain k: income unprotected (the default is ℓ = 2, issue 36)
 ENTRY = "import sys; from anonymatch.cli import entry; sys.argv[0] = 'anonymatch'; entry()"
 
 

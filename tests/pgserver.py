@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 USER = "steward"
-PASSWORD = "s3cret-Pa55"
+PASSWORD = "s3/cr@t:Pa%-55"  # / @ : % unencoded in a URL: issue 37
 
 
 def server_binaries() -> Path | None:

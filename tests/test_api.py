@@ -33,6 +33,15 @@ def test_top_level_is_the_tables_front() -> None:
         assert issubclass(getattr(anonymatch, name), anonymatch.AnonymatchError)
 
 
+def test_the_analyst_functions_import_from_the_tables_front() -> None:
+    """What the top level offers an analyst is importable from ``anonymatch.tables`` too."""
+    from anonymatch.tables import draw_microdata, read_release, rubin_combine  # noqa: F401
+
+    assert anonymatch.tables.read_release is anonymatch.read_release
+    for name in ("midpoints", "mean_bounds", "uniform_histogram", "ReleaseFeatures"):
+        assert getattr(anonymatch.tables, name) is not None
+
+
 def test_old_mixed_reexports_are_gone() -> None:
     for name in ("anonymize_sparse", "verify_sparse", "edge_metrics", "read_sparse", "Schema"):
         assert not hasattr(anonymatch, name)

@@ -526,7 +526,7 @@ def test_table_methods(
     supported = (path.route == "memory" or m.streamable) and (model == "k" or m.sensitive)
     extra = ["--method", method, "--identifiers", ",".join(IDENTIFIERS), *SEED]
     extra += ["--time-limit", "0.5"] if method == "mip" else []  # HiGHS, partitions of 8
-    extra += ["--l", "2"] if model == "l" else []
+    extra += ["--l", "2"] if model == "l" else ["--l", "1"]  # k: the column unprotected
     args, where = table_command(path, data, tmp_path, extra)
     if not supported:
         before = files_in(tmp_path)
@@ -539,7 +539,7 @@ def test_table_methods(
     assert manifest["plan"]["path"] == path.route and manifest["method"] == method
     release = published(path, where)
     assert not set(IDENTIFIERS) & set(release.columns)
-    check = ["verify", small, where["release"][0], *QI, *(["--l", "2"] if model == "l" else [])]
+    check = ["verify", small, where["release"][0], *QI, "--l", "2" if model == "l" else "1"]
     code, out, err = run([*check, "--json"], capsys)
     assert code == 0 and json.loads(out)["passed"], err + out
     code, out, err = run(["verify", small, where["release"][0], "--manifest",
@@ -1042,7 +1042,9 @@ def test_kl_matrix(
     code, _, err = run(args, capsys)
     assert code == 0, err
     manifest = json.loads(report.read_text())
-    assert manifest["guarantee"] == {"model": "(k,l)-anonymity", "k": 3, "known": 2}
+    assert manifest["guarantee"] == {  # no model on the sensitive column: flagged
+        "model": "(k,l)-anonymity", "k": 3, "known": 2, "unprotected": ["s"]
+    }  # fmt: skip
     release = pd.read_csv(out, dtype=str)
     assert not set(IDENTIFIERS) & set(release.columns)
     code, text, err = run(["check-kl", out, *KL, "--json"], capsys)

@@ -70,7 +70,7 @@ def test_roles_in_column_order() -> None:
         ({"model": {"k": "five"}}, "job.toml: model.k: input should be a valid integer"),
         (
             {"model": {"l": 0}},
-            "job.toml: model.l: must be at least 2 (l = 1 protects nothing), got 0",
+            "job.toml: model.l: must be at least 1 (l = 1: no protection), got 0",
         ),
         ({"model": {"k": True}}, "job.toml: model.k: input should be a valid integer, got True"),
         ({"model": {"k": "10"}}, "job.toml: model.k: input should be a valid integer, got '10'"),

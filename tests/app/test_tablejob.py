@@ -194,7 +194,7 @@ def test_flags_override_the_job_file_and_roles_filter_its_columns(
     [
         ("k = true", "model.k: input should be a valid integer, got True"),
         ('k = "10"', "model.k: input should be a valid integer, got '10'"),
-        ("k = 3\nl = 1", "model.l: must be at least 2"),
+        ("k = 3\nl = 0", "model.l: must be at least 1"),
     ],
 )
 def test_a_job_file_never_coerces_a_level(

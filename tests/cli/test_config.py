@@ -377,7 +377,7 @@ def test_missing_codes_suppression_and_dedupe_run_from_a_job(
         JOB.replace('n0 = { role = "qi", type = "numeric" }',
                     'n0 = { role = "qi", type = "numeric", na = [-9] }')
         .replace('c0 = { role = "qi" }', 'c0 = { role = "qi", na = ["-8"] }')
-        .replace("l = 2", "suppression_limit = 0.05")
+        .replace("l = 2", "suppression_limit = 0.05\nl = 1")  # s unprotected: missing QIs
     )  # fmt: skip
     job = tmp_path / "job.toml"
     job.write_text(text)

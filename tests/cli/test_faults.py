@@ -28,7 +28,7 @@ from anonymatch.tables.synth import example_census_frame
 psutil = pytest.importorskip("psutil")
 
 SCHEMA = ["--qi", "age,workclass,education-num,marital-status,occupation,race,sex,native-country"]
-SCHEMA += ["--numeric", "age,education-num", "--sensitive", "income"]
+SCHEMA += ["--numeric", "age,education-num", "--sensitive", "income", "--l", "1"]  # plain k: long
 STREAMED = ["--executor", "processes", "--workers", "2", "--chunk-rows", "2000"]
 ONE_LINE = "anonymatch: interrupted; nothing written"
 

@@ -130,6 +130,12 @@ def test_evaluate_reads_test_with_its_own_options(
     assert json.loads(capsys.readouterr().out)["test"]["rows"] == 60
     assert main(args) == 2  # read like ORIGINAL (comma, a header line): no column 'label'
     assert "has no column 'label'" in capsys.readouterr().err
+    noted = tmp_path / "noted.tsv"  # adult.test's first line: `|1x3 Cross validator`
+    noted.write_text("|1x3 Cross validator\n" + test.read_text())
+    assert main([*args, *own[:2], "--test", str(noted), *own[2:]]) == 2
+    assert "malformed CSV" in capsys.readouterr().err  # its first line is one field
+    assert main([*args, *own, "--test", str(noted), "--test-skip-rows", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["test"]["rows"] == 60
 
 
 def test_drop_missing_trains_and_tests_on_complete_rows(

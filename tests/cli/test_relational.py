@@ -48,6 +48,8 @@ def test_anonymize_verify_evaluate(
     assert len(lines) == 12 and "pid" not in lines[0] and "items" in lines[0]
     manifest = json.loads(report.read_text())
     assert manifest["data_kind"] == "relational" and manifest["verification"]["passed"]
+    assert manifest["verification"]["k_factor_flow"] == 3 * 12  # one spelling (docs/manifest.md)
+    assert "factor_flow" not in manifest["verification"]
     schema = json.loads((Path(__file__).parents[2] / "docs" / "manifest.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(manifest)
     assert main(["verify-rt", str(people), str(out), *args(items), "-k", "3"]) == 0

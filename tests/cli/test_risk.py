@@ -70,7 +70,7 @@ def test_json_and_report(
     assert json.loads(report.read_text()) == data
     assert list(data) == [
         "schema", "tool", "created", "input", "people", "parameters", "release", "sensitive",
-        "original", "explanation",
+        "original", "known_person", "explanation",
     ]  # fmt: skip
     assert data["schema"] == "anonymatch-risk/1" and data["people"] == 40
     assert data["input"]["release"]["path"] == str(classes)

@@ -51,12 +51,14 @@ def test_anonymize_then_verify(
     plain = tmp_path / "plain.csv"
     code, _, err = run(["anonymize", str(planted), "-o", str(plain), *BASE, "--seed", "1"], capsys)
     assert code == 0, err
-    code, stdout, _ = run(["verify", str(planted), str(plain), *BASE, "--sensitive", "s"], capsys)
-    assert code == 0  # no model asked: k alone
-    code, stdout, _ = run(
-        ["verify", str(planted), str(plain), *BASE, "--sensitive", "s", "--l", "2"], capsys
-    )
+    verify_plain = ["verify", str(planted), str(plain), *BASE, "--sensitive", "s"]
+    code, stdout, _ = run([*verify_plain, "--l", "2"], capsys)
     assert code == 4 and "sensitive 's': FAIL" in stdout
+    # a named sensitive column without --l/--t: the default ℓ = 2 is checked
+    code, stdout, _ = run(verify_plain, capsys)
+    assert code == 4 and "sensitive 's': FAIL" in stdout and "l = 2 by default" in stdout
+    code, stdout, _ = run([*verify_plain, "--l", "1"], capsys)
+    assert code == 0 and "sensitive 's'" not in stdout  # --l 1: k alone
 
 
 def test_entropy_and_closeness_with_report(
@@ -110,7 +112,9 @@ def test_ordered_closeness(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         (["--sensitive", "s", "--l", "2", "--c", "2"], 2, "--c applies"),
         (["--sensitive", "s", "--l", "2", "--diversity", "recursive", "--c", "0"], 2, "--c must"),
         (["--sensitive", "s", "--diversity", "entropy"], 2, "need --l"),
-        (["--sensitive", "s", "--l", "1"], 2, "at least 2"),
+        (["--sensitive", "s", "--l", "0"], 2, "at least 1"),
+        (["--sensitive", "s", "--l", "1", "--diversity", "entropy"], 2, "without ℓ-diversity"),
+        (["--sensitive", "s", "--method", "bmatching"], 2, "by default"),
         (["--sensitive", "s", "--l", "2.5"], 2, "--l expects"),
         (["--sensitive", "s", "--l", "abc"], 2, "--l expects"),
         (["--sensitive", "s", "--l", "s="], 2, "--l expects"),
@@ -165,7 +169,7 @@ def test_streamed_path_publishes_and_checks_the_model(
     ("extra", "message"),
     [
         (["--l", "2"], "--sensitive"),
-        (["--sensitive", "s", "--l", "1"], "at least 2"),
+        (["--sensitive", "s", "--l", "0"], "at least 1"),
         (["--sensitive", "s", "--t", "2"], "--t must be in (0, 1]"),
         (["--sensitive", "c0", "--l", "2"], "both a quasi-identifier"),
         (["--sensitive", "s", "--l", "2", "--diversity", "recursive"], "needs --c"),
@@ -215,3 +219,136 @@ def test_strict_closeness_is_not_infeasible(
     assert code == 0, err
     code, stdout, _ = run(["verify", str(planted), str(out), *BASE, *model], capsys)
     assert code == 0 and "sensitive 's': PASS" in stdout
+
+
+# ------------------------------------------------------------ issue 36: the default ℓ = 2
+
+
+def test_named_sensitive_column_gets_l2_by_default(
+    planted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, report, html = tmp_path / "rel.csv", tmp_path / "rel.json", tmp_path / "rel.html"
+    base = [*BASE, "--sensitive", "s"]
+    code, stdout, err = run(
+        ["anonymize", str(planted), "-o", str(out), "--report", str(report), *base]
+        + ["--report-html", str(html)],
+        capsys,
+    )
+    assert code == 0, err
+    assert "l = 2 by default" in stdout and "0 see one value only" in stdout
+    assert "without protection" not in err
+    page = html.read_text()
+    assert "distinct ℓ = 2 applied by default" in page
+    assert "published without protection" not in page
+    manifest = json.loads(report.read_text())
+    default = {"column": "s", "diversity": "distinct", "l": 2, "default": True}
+    assert manifest["guarantee"]["sensitive"] == [default]
+    assert "unprotected" not in manifest["guarantee"]
+    # the candidate check, from the release and the original alone (no manifest): no person's
+    # candidate rows all show one value
+    import anonymatch
+
+    original, release = pd.read_csv(planted), pd.read_csv(out, dtype=str)
+    check = anonymatch.tables.verify(original, release, k=3, qi=QI, numeric="n0,n1", l=2,
+                                     sensitive="s")  # fmt: skip
+    assert check.passed and check.sensitive[0]["homogeneous"] == 0
+    # verify with the same flags checks what anonymize promised: the default ℓ = 2
+    code, stdout, _ = run(["verify", str(planted), str(out), *base], capsys)
+    assert code == 0 and "sensitive 's': PASS - distinct l-diversity l = 2 by default" in stdout
+    code, stdout, _ = run(["verify", str(planted), str(out), "--manifest", str(report)], capsys)
+    assert code == 0 and "sensitive 's': PASS" in stdout and "UNCHECKED" not in stdout
+
+
+def test_l1_publishes_unprotected_and_is_flagged(
+    planted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, report, html = tmp_path / "rel.csv", tmp_path / "rel.json", tmp_path / "rel.html"
+    base = [*BASE, "--sensitive", "s", "--l", "1"]
+    code, stdout, err = run(
+        ["anonymize", str(planted), "-o", str(out), "--report", str(report), *base]
+        + ["--report-html", str(html)],
+        capsys,
+    )
+    assert code == 0, err
+    assert "sensitive 's'" not in stdout  # no model checked
+    assert "warning: sensitive column 's' published without protection (l = 1)" in err
+    manifest = json.loads(report.read_text())
+    assert manifest["guarantee"]["unprotected"] == ["s"]
+    assert "sensitive" not in manifest["guarantee"]
+    page = html.read_text()
+    limits = page[page.index('id="limits"') :]
+    assert "Sensitive column s published without protection (--l 1)" in limits
+    # verify --manifest rebuilds the opt-out (no ℓ = 2 asked of an unprotected release)
+    code, stdout, _ = run(["verify", str(planted), str(out), "--manifest", str(report)], capsys)
+    assert code == 0 and "UNCHECKED" not in stdout, stdout
+    code, stdout, _ = run(["verify", str(planted), str(out), *base], capsys)
+    assert code == 0
+
+
+def test_default_on_the_streamed_path(
+    planted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, report = tmp_path / "rel.csv", tmp_path / "rel.json"
+    base = [*BASE, "--sensitive", "s"]
+    code, _, err = run(
+        ["anonymize", str(planted), "-o", str(out), "--report", str(report), *base]
+        + ["--executor", "inline", "--partition-size", "20"],
+        capsys,
+    )
+    assert code == 0, err
+    manifest = json.loads(report.read_text())
+    assert manifest["plan"]["path"] == "streamed"
+    assert manifest["guarantee"]["sensitive"][0]["default"] is True
+    assert manifest["verification"]["sensitive"][0]["passed"]
+
+
+def test_default_infeasible_is_one_line_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = random_frame(30, 2).assign(s="same")  # one value: no ℓ = 2 exists
+    path, out = tmp_path / "people.csv", tmp_path / "rel.csv"
+    frame.to_csv(path, index=False)
+    code, _, err = run(["anonymize", str(path), "-o", str(out), *BASE, "--sensitive", "s"], capsys)
+    assert code == 3 and len(err.strip().splitlines()) == 1, err
+    assert "infeasible" in err and "the default for a named sensitive column" in err
+    assert "--l 1 publishes it unprotected" in err and not out.exists()
+    code, _, err = run(
+        ["anonymize", str(path), "-o", str(out), *BASE, "--sensitive", "s", "--l", "1"], capsys
+    )
+    assert code == 0, err
+
+
+def test_python_front_and_job_file_get_the_same_default(
+    planted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anonymatch
+    from anonymatch.core.errors import InfeasibleError, InputError
+    from anonymatch.tables.job import TableJob
+
+    frame = pd.read_csv(planted)
+    result = anonymatch.anonymize(frame, k=3, qi=QI, numeric="n0,n1", sensitive="s", seed=1)
+    default = {"column": "s", "diversity": "distinct", "l": 2, "default": True}
+    assert result.report["guarantee"]["sensitive"] == [default]
+    assert anonymatch.verify(frame, result.release, k=3, qi=QI, numeric="n0,n1",
+                             sensitive="s").passed  # fmt: skip
+    opted = anonymatch.anonymize(frame, k=3, qi=QI, numeric="n0,n1", sensitive="s", l=1, seed=1)
+    assert opted.report["guarantee"]["unprotected"] == ["s"]
+    with pytest.raises(InfeasibleError, match="default"):
+        anonymatch.anonymize(frame.assign(s="x"), k=3, qi=QI, sensitive="s")
+    with pytest.raises(InputError, match="by default.*`l` 1"):
+        anonymatch.anonymize(frame, k=3, qi=QI, sensitive="s", method="bmatching")
+    # the job file: a sensitive column and no model
+    from anonymatch.app.jobfile import load_job
+    from anonymatch.app.tablejob import job_file_keywords
+
+    job = tmp_path / "job.toml"
+    columns = "".join(f'[columns.{c}]\nrole = "qi"\n' for c in QI.split(","))
+    job.write_text(
+        f'kind = "table"\n[input]\npath = "{planted}"\n[model]\nk = 3\n'
+        f'{columns}[columns.s]\nrole = "sensitive"\n'
+    )
+    built = TableJob.build(job_file_keywords(load_job(job)))
+    assert [m.describe() for m in built.models] == [default] and not built.unprotected
+    job.write_text(job.read_text().replace("k = 3\n", "k = 3\nl = 1\n"))
+    built = TableJob.build(job_file_keywords(load_job(job)))
+    assert built.models == () and built.unprotected == ("s",)

@@ -330,3 +330,31 @@ def test_leaking_kept_column_is_warned_and_refused_with_strict(
     code, _, err = run([*args, "--strict", "--identifiers", "word"], capsys)
     assert code == 0 and "column 'word'" not in err
     assert "warning: the release is useless" in err  # one QI, all of it merged
+
+
+def test_verify_fails_a_release_that_publishes_an_identifier(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An identifier is never published (issue 37: verify had no --identifiers): a release
+    that keeps the column fails verify --identifiers and verify --manifest of a run that named
+    it an identifier; the release without it passes both."""
+    import anonymatch
+
+    frame = random_frame(40, 7)
+    frame["pid"] = [f"p{i}" for i in range(40)]
+    src = tmp_path / "o.csv"
+    frame.to_csv(src, index=False)
+    base = ["--k", "3", "--qi", "n0,c0", "--numeric", "n0"]
+    leaky, clean, manifest = tmp_path / "leaky.csv", tmp_path / "clean.csv", tmp_path / "m.json"
+    assert main(["anonymize", str(src), "-o", str(leaky), *base, "-q", "--seed", "1"]) == 0
+    args = ["anonymize", str(src), "-o", str(clean), *base, "--identifiers", "pid", "-q"]
+    assert main([*args, "--report", str(manifest)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(src), str(leaky), *base, "--identifiers", "pid"]) == 4
+    assert "the identifier column 'pid' is published" in capsys.readouterr().out
+    assert main(["verify", str(src), str(leaky), "--manifest", str(manifest)]) == 4
+    assert main(["verify", str(src), str(clean), "--manifest", str(manifest)]) == 0
+    assert main(["verify", str(src), str(clean), *base, "--identifiers", "pid"]) == 0
+    released = pd.read_csv(leaky, dtype=str, keep_default_na=False)
+    keywords = {"k": 3, "qi": "n0,c0", "numeric": "n0", "identifiers": "pid"}
+    assert not anonymatch.tables.verify(frame, released, **keywords).passed

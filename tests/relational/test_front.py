@@ -61,7 +61,7 @@ def test_every_method_passes_the_verifier(method: str) -> None:
     people = small_people()
     result = anonymize(people, k=3, qi=QI, numeric=NUM, method=method, seed=1)
     report = verify(people, result.release, k=3, qi=QI, numeric=NUM)
-    assert report.passed and report.factor_flow == 3 * people.n
+    assert report.passed and report.k_factor_flow == 3 * people.n
     assert result.report["data_kind"] == "relational"
 
 
@@ -263,3 +263,19 @@ def test_front_refuses_unknown_or_missing_keywords() -> None:
         anonymize(people, qi=QI)
     with pytest.raises(TypeError, match="unexpected keyword"):
         verify(people, anonymize(people, k=2, qi=QI, seed=0), k=2, qi=QI, method="classes")
+
+
+def test_a_named_sensitive_column_gets_l2_by_default() -> None:
+    """Issue 36: the relational path shares the tables' default (``build_models``)."""
+    rng = np.random.default_rng(11)
+    people = small_people(60, seed=11)
+    table = people.table.assign(disease=rng.choice(["flu", "cold", "hiv", "none"], people.n))
+    people = dataclasses.replace(people, table=table)
+    named = {"sensitive": ["disease"]}
+    result = anonymize(people, k=3, qi=QI, numeric=NUM, seed=0, options=named)
+    default = {"column": "disease", "diversity": "distinct", "l": 2, "default": True}
+    assert result.report["guarantee"]["sensitive"] == [default]
+    assert verify(people, result, k=3, qi=QI, numeric=NUM, options=named).passed
+    opted = anonymize(people, k=3, qi=QI, numeric=NUM, seed=0, options={**named, "l": 1})
+    assert opted.report["guarantee"]["unprotected"] == ["disease"]
+    assert "sensitive" not in opted.report["guarantee"]

@@ -92,3 +92,5 @@ def test_anonymize_rt_writes_the_html_report_beside_the_release(
     assert code == 0
     html = page.read_text()
     assert "candidates per person" in html and "re-verified from the files" in html
+    items = str(tmp_path / "items.csv")  # shown by its name; only the embedded manifest has it
+    assert ">items.csv<" in html and f">{items}<" not in html

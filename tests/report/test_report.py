@@ -88,6 +88,10 @@ def test_table_report_figures_agree_with_risk(table: tuple[Path, Path, Path, Pat
     assert f"<td>prosecutor risk: max</td><td>{report.prosecutor.max:.4f}</td>" in html
     homogeneous = report.sensitive[0].homogeneous
     assert f"<td>s</td><td>{homogeneous} (" in html
+    known = report.known
+    assert known is not None
+    assert f"<td>rows</td><td>{known.rows['certain_max']}</td>" in html
+    assert f"<td>s values</td><td>{known.sensitive['s']['certain_max']}</td>" in html
 
 
 def test_report_command_checks_digests_and_writes_nothing_on_error(
@@ -429,6 +433,11 @@ def test_manifest_alone_is_labelled_unchecked_everywhere(
     _, _, manifest, _ = table
     code, html, err = _report(["--manifest", str(manifest)], capsys, tmp_path / "r.html")
     assert code == 0, err
+    # `report M.json -o R.html`: the lone JSON argument is the manifest (it asked for --manifest)
+    code, alone, err = _report([str(manifest)], capsys, tmp_path / "alone.html")
+    assert code == 0 and alone.split("<footer")[0] == html.split("<footer")[0], err
+    code, _, err = _report([], capsys, tmp_path / "none.html")
+    assert code == 2 and "--manifest M.json" in err and not (tmp_path / "none.html").exists()
     body = html.split("<details>")[0]
     assert "certificate" not in body.lower().replace("not a certificate", "")
     assert "re-computed" not in body and "checked: passed" not in body
@@ -596,3 +605,5 @@ def test_ring_release_report_shows_the_certified_posterior(
     )  # fmt: skip
     (s,) = figures.sensitive
     assert f"{s.posterior_max:.3f} / {s.posterior_mean:.3f}" in html
+    assert figures.known is not None and figures.known.units["rings"] >= 1
+    assert f"<td>rows</td><td>{figures.known.rows['certain_max']}</td>" in html

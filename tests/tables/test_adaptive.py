@@ -496,6 +496,8 @@ def test_attack_cli_and_bad_inputs(tmp_path, capsys):
                 "bmatching",
                 "--sensitive",
                 "key",
+                "--l",
+                "1",  # per-record levels run no sensitive model: key published unprotected
                 "--seed",
                 "1",
                 "-q",

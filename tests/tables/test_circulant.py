@@ -337,7 +337,7 @@ def test_cli_structure_default_classes_rings_by_name(tmp_path, monkeypatch, caps
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        ([], "error: --structure 'rings' needs a sensitive model (--l or --t)"),
+        (["--l", "1"], "error: --structure 'rings' needs a sensitive model (--l or --t)"),
         (["--l", "2", "--method", "mondrian"], "the method 'mondrian' builds no rings"),
         (["--l", "2", "--method", "ring"], "does not support"),  # no model with ring at all
     ],

@@ -126,3 +126,15 @@ def test_bad_fraction_and_weights() -> None:
         sample_estimates(keys, weights=WeightColumn("w", np.array([1.0, 2.0, -1.0, 3.0])))
     with pytest.raises(InputError, match="must be positive"):
         sample_estimates(keys, weights=WeightColumn("w", np.array([1.0, 2.0, np.nan, 3.0])))
+
+
+@pytest.mark.parametrize("fraction", [1e-320, 1e-15])
+def test_a_population_beyond_any_is_refused(fraction: float) -> None:
+    """A fraction so small, or weights so large, that n / f or Σw overflow the estimators'
+    sums: one InputError, not an internal error (found by the hostile tests of issue 37)."""
+    keys = np.arange(8.0).reshape(-1, 1) % 3
+    with pytest.raises(InputError, match="sampling_fraction` implies"):
+        sample_estimates(keys, fraction=fraction)
+    with pytest.raises(InputError, match="weights` implies"):
+        sample_estimates(keys, weights=WeightColumn("w", np.full(8, 1e308)))
+    assert sample_estimates(keys, fraction=1e-12).population == pytest.approx(8e12)

@@ -12,6 +12,7 @@ import pytest
 
 from anonymatch.cli import main
 from anonymatch.tables.io import CsvOptions, read_table
+from anonymatch.tables.io.release import read_release
 
 openpyxl = pytest.importorskip("openpyxl", reason="the excel extra (openpyxl) is missing")
 
@@ -95,13 +96,18 @@ def test_xlsx_release_has_the_csv_release_cells(
                     + ["--seed", "3", "-q"])  # fmt: skip
         assert code == 0, capsys.readouterr().err
         assert (tmp_path / f"{name}.schema.json").exists()
-        runs[name] = read_table(out).astype(object)
+        runs[name] = read_release(out).astype(object)  # typed by the sidecar
     pd.testing.assert_frame_equal(runs["r.xlsx"], runs["r.csv"])
     book = openpyxl.load_workbook(tmp_path / "r.xlsx")
     assert book.sheetnames == ["release"]
     cells = {c.value: c.data_type for row in book["release"].iter_rows() for c in row}
     assert cells["'=1+2"] == "s" and not any(t == "f" for t in cells.values())
     assert main(["verify", str(tmp_path / "in.csv"), str(tmp_path / "r.xlsx"), "-k", "4", *QI]) == 0
+    # a kept numeric column is stored as numbers (issue 37: every number was text); QIs as text
+    score = [row[3] for row in book["release"].iter_rows(min_row=2, values_only=True)]
+    assert all(isinstance(v, (int, float)) for v in score)
+    assert sorted(score) == sorted(0.5 * i for i in range(40))
+    assert all(isinstance(row[0], str) for row in book["release"].iter_rows(values_only=True))
 
 
 def test_xlsx_release_beyond_excel_limits_is_refused(
@@ -129,3 +135,18 @@ def test_init_drafts_a_job_from_a_workbook(tmp_path: Path) -> None:
     )
     job = infer_job(path, k=3)
     assert job.input.format == "auto" and set(job.qi) == {"age", "sex"}
+
+
+def test_a_column_missing_from_the_first_sheet_names_the_sheets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A workbook whose first sheet is a note: the error says which sheets there are and that
+    --sheet chooses one (one line, exit 2), for anonymize and verify alike."""
+    path = _book(tmp_path / "s.xlsx")
+    for command in (["anonymize", str(path), "-o", str(tmp_path / "r.csv")],
+                    ["verify", str(path), str(path)]):  # fmt: skip
+        code = main([*command, "-k", "2", *QI])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert "sheets About, People" in err and "--sheet" in err, err
+    assert not (tmp_path / "r.csv").exists()

@@ -334,6 +334,7 @@ def test_every_method_release_verifies(method: str, text: str, data: st.DataObje
         seed=1,
         types=types,
         time_limit=2.0,
+        l=1,  # each method's own graph: s unprotected (no default ℓ = 2)
     )
     schema = Schema.build(qi, ["x"], ["s"], types=types)
     assert verify_release(release.table, frame, ReleaseCheck.of(schema, dict(k=k))).passed

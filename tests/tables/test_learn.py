@@ -104,3 +104,18 @@ def test_test_labels_written_differently_are_refused() -> None:
     test["y"] = test["y"] + "."
     with pytest.raises(InputError, match=r"labels \('no\.', 'yes\.'\) are none of the original"):
         learn(df, [df], target="y", test=test)
+
+
+def test_one_label_only_is_refused(tmp_path) -> None:
+    """Training labels of one class (found by the hostile tests of issue 37): one line and exit
+    2 from the CLI, an InputError from Python, never scikit-learn's internal error."""
+    from anonymatch.cli import main
+
+    df = frame(60, 0)
+    df["y"] = "yes"
+    with pytest.raises(InputError, match="labels are all 'yes': a classifier needs at least two"):
+        learn(df, [df], target="y")
+    df.to_csv(tmp_path / "o.csv", index=False)
+    code = main(["evaluate", str(tmp_path / "o.csv"), str(tmp_path / "o.csv"),
+                 "--qi", "age,sex", "--numeric", "age", "--classify", "y"])  # fmt: skip
+    assert code == 2

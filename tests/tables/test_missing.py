@@ -29,6 +29,7 @@ CODES = MissingCodes(("", "?"), {"edu": ("-9", "-8")})
 
 def _check(k: int, **keywords: object) -> ReleaseCheck:
     """What a release of SCHEMA read with CODES claims at level ``k``."""
+    keywords.setdefault("l", 1)  # s unprotected, as the module's releases (no default ℓ = 2)
     return ReleaseCheck.of(SCHEMA, dict(k=k, na_values=CODES, **keywords))
 
 
@@ -75,7 +76,7 @@ def _expected_stars(
 @pytest.mark.parametrize("method", METHODS)
 def test_missing_values_kept_starred_and_verified(method: str) -> None:
     data = _frame(60, 3)
-    release = anonymize(data, 3, QI, NUMERIC, ["s"], method=method, seed=1, na_values=CODES)
+    release = anonymize(data, 3, QI, NUMERIC, ["s"], method=method, seed=1, na_values=CODES, l=1)
     assert len(release.table) == 60  # nobody dropped for a missing value
     _expected_stars(release, data)
     assert verify_release(release.table, data, _check(3)).passed
@@ -99,20 +100,20 @@ def test_property_small_tables_with_nans(
 ) -> None:
     data = _frame(n, seed, share)
     data.loc[data["age"] == "", "age"] = None  # a null is missing too
-    release = anonymize(data, k, QI, NUMERIC, ["s"], method=method, seed=seed, na_values=CODES)
+    release = anonymize(data, k, QI, NUMERIC, ["s"], method=method, seed=seed, na_values=CODES, l=1)
     _expected_stars(release, data)
     assert verify_release(release.table, data, _check(k)).passed
 
 
 def test_verifier_missing_matches_only_star() -> None:
     data = _frame(40, 5)
-    release = anonymize(data, 2, QI, NUMERIC, ["s"], seed=2, na_values=CODES)
+    release = anonymize(data, 2, QI, NUMERIC, ["s"], seed=2, na_values=CODES, l=1)
     # the same release against an original in which some present values are declared
     # missing: the rows of those people show ranges, which a missing value cannot be in
     code = data.loc[~data["edu"].isin(["-9", "-8"]), "edu"].iloc[0]
     stricter = MissingCodes(CODES.tokens, {"edu": ("-9", "-8", code)})
     report = verify_release(
-        release.table, data, ReleaseCheck.of(SCHEMA, dict(k=2, na_values=stricter))
+        release.table, data, ReleaseCheck.of(SCHEMA, dict(k=2, na_values=stricter, l=1))
     )
     assert not report.passed and "matches only" in report.reason
     # a release showing a present value where the original is missing fails too
@@ -148,10 +149,12 @@ def test_per_column_codes_numeric_dtype_and_mapping() -> None:
 def test_unsupported_methods_refuse_missing_values() -> None:
     data = _frame(30, 1)
     with pytest.raises(InputError, match="method 'mip' does not handle missing"):
-        anonymize(data, 2, QI, NUMERIC, ["s"], method="mip", na_values=CODES)
+        anonymize(data, 2, QI, NUMERIC, ["s"], method="mip", na_values=CODES, l=1)
     with pytest.raises(InputError, match="sensitive models.*does not handle missing"):
         anonymize(data, 2, QI, NUMERIC, ["s"], na_values=CODES, l=2)
-    release = anonymize(data, 2, QI, NUMERIC, ["s"], na_values=CODES, drop_missing=True)
+    with pytest.raises(InputError, match="default of sensitive column 's'.*`l` 1 to publish"):
+        anonymize(data, 2, QI, NUMERIC, ["s"], na_values=CODES)  # the default ℓ = 2 refused
+    release = anonymize(data, 2, QI, NUMERIC, ["s"], na_values=CODES, drop_missing=True, l=1)
     assert release.report["input"]["dropped_missing"] > 0  # type: ignore[index]
 
 
@@ -171,9 +174,9 @@ def test_suppression_never_exceeds_the_limit(n: int, k: int, limit: float, seed:
 
 def test_suppression_release_verified_within_the_limit_only() -> None:
     data = _frame(200, 11)
-    plain = anonymize(data, 5, QI, NUMERIC, ["s"], seed=4, na_values=CODES)
+    plain = anonymize(data, 5, QI, NUMERIC, ["s"], seed=4, na_values=CODES, l=1)
     release = anonymize(
-        data, 5, QI, NUMERIC, ["s"], seed=4, na_values=CODES, suppression_limit=0.05
+        data, 5, QI, NUMERIC, ["s"], seed=4, na_values=CODES, suppression_limit=0.05, l=1
     )
     dropped = release.report["input"]["suppressed"]  # type: ignore[index]
     assert 0 < dropped <= 10 and len(release.table) == 200 - dropped
@@ -212,7 +215,7 @@ def test_streamed_path_keeps_missing_values(tmp_path: Path) -> None:
     data.to_csv(source, index=False)
     out = tmp_path / "out.csv"
     report = anonymize_file(
-        source, out, 3, SCHEMA, na_values=CODES, executor="inline", partition_size=60, seed=3
+        source, out, 3, SCHEMA, na_values=CODES, executor="inline", partition_size=60, seed=3, l=1
     )
     published = release_frame(out)
     assert len(published) == 300 and report["input"]["missing_values"] > 0  # type: ignore[index]
@@ -266,7 +269,7 @@ def test_suppression_with_a_sensitive_model_is_verified_on_the_kept_people() -> 
         release.table,
         data,
         dataclasses.replace(
-            ReleaseCheck.of(SCHEMA, dict(k=3, suppression_limit=0.05)), models=models
+            ReleaseCheck.of(SCHEMA, dict(k=3, suppression_limit=0.05, l=2)), models=models
         ),
     )
     assert report.passed and report.sensitive and report.suppressed == dropped
@@ -333,7 +336,7 @@ def test_property_typed_qis_with_missing_values(
     types = schema.types
     release = anonymize(
         data, k, TYPED_QI, ["age"], ["s"], method=method, seed=seed, na_values=TYPED_CODES,
-        types=types,
+        types=types, l=1,
     )  # fmt: skip
     assert len(release.table) == n
     _expected_stars(release, data, schema, TYPED_CODES)
@@ -365,7 +368,7 @@ def test_property_typed_qis_with_missing_values(
     assert np.array_equal(shown, want | (full if cells == "node" else False))
     assert np.array_equal(parsed.cat_star[:, j], shown)
     assert verify_release(
-        release.table, data, ReleaseCheck.of(schema, dict(k=k, na_values=TYPED_CODES))
+        release.table, data, ReleaseCheck.of(schema, dict(k=k, na_values=TYPED_CODES, l=1))
     ).passed
 
 

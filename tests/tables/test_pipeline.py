@@ -48,6 +48,8 @@ TABLE1_MATCHES = [
 def _anonymize(frame: pd.DataFrame, k: int, method: str, **kw: object) -> Release:
     qi = [c for c in frame.columns if c != "s"]
     numeric = [c for c in qi if c.startswith("n") or c in ("Age", "Salary")]
+    if "l" not in kw and "t" not in kw:
+        kw["l"] = 1  # the method's own graph: s published unprotected (no default ℓ = 2)
     return anonymatch.anonymize(
         frame,
         k=k,

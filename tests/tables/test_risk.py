@@ -107,7 +107,8 @@ def test_to_dict_is_json_ready() -> None:
     data = json.loads(json.dumps(out.to_dict()))
     assert data["schema"] == "anonymatch-risk/1"
     assert set(data) == {
-        "schema", "people", "parameters", "release", "sensitive", "original", "explanation"
+        "schema", "people", "parameters", "release", "sensitive", "original", "known_person",
+        "explanation",
     }  # fmt: skip
     assert data["release"]["candidates"]["histogram"] == {"1": 1, "2": 4}
     assert "claimed_k" not in data["release"]
@@ -141,8 +142,9 @@ def test_freeform_release_has_k_candidates(method: str) -> None:
     frame = random_frame(12 if method == "mip" else 30, 5)
     k = 3
     result = anonymatch.anonymize(
-        frame, k=k, qi=QI, numeric=NUMERIC, sensitive="s", method=method, seed=1, time_limit=2.0
-    )
+        frame, k=k, qi=QI, numeric=NUMERIC, sensitive="s", method=method, seed=1, time_limit=2.0,
+        l=1,  # the method's own graph: s unprotected
+    )  # fmt: skip
     report = anonymatch.risk(frame, result, qi=QI, numeric=NUMERIC, sensitive="s", k=k)
     assert report.candidates.min >= k
     assert report.prosecutor.max <= 1 / k
@@ -155,7 +157,7 @@ def test_freeform_release_has_k_candidates(method: str) -> None:
 def test_suppression_release_has_level_candidates(method: str) -> None:
     frame = random_frame(24, 6)
     release = anonymize_adaptive(
-        frame, QI.split(","), 3, method=method, numeric=NUMERIC, sensitive="s", seed=3
+        frame, QI.split(","), 3, method=method, numeric=NUMERIC, sensitive="s", seed=3, l=1
     )
     report = anonymatch.risk(frame, release.table, qi=QI, numeric=NUMERIC, sensitive="s", k=3)
     assert report.candidates.min >= 3 and report.prosecutor.max <= 1 / 3

@@ -239,7 +239,8 @@ def test_verifier_counts_only_matchable_rows() -> None:
     assert not check.passed and check.min_matches_original == 2
     assert check.sensitive[0]["failing"] == 2 and check.sensitive[0]["homogeneous"] == 2
     assert "2 of 4 people fail on 's'" in check.reason
-    assert anonymatch.tables.verify(original, release, **kw).passed  # k alone holds
+    assert not anonymatch.tables.verify(original, release, **kw).passed  # the default ℓ = 2
+    assert anonymatch.tables.verify(original, release, l=1, **kw).passed  # k alone holds
 
 
 def test_homogeneous_class_fails_and_a_diverse_one_passes() -> None:
@@ -463,7 +464,7 @@ def test_biclique_oracle() -> None:
 def test_every_release_satisfies_its_model_for_every_draw(method: str, model: dict) -> None:
     data = _planted(80, 3)
     kw = {"k": 3, "qi": QI, "numeric": "n0,n1", "sensitive": "s", "method": method}
-    plain_result = anonymatch.tables.anonymize(data, seed=2, **kw)
+    plain_result = anonymatch.tables.anonymize(data, seed=2, l=1, **kw)  # unprotected
     assert _is_union_of_bicliques(plain_result.graph) == (method == "mondrian")
     kw.pop("method")
     plain = anonymatch.tables.verify(data, plain_result.release, **kw, **model)
@@ -533,8 +534,11 @@ def test_manifest_records_models_and_checks(model: dict, described: dict) -> Non
     assert verification["passed"]
     text = json.dumps(report)
     assert str(seed) not in text and report["randomness"] == {"source": "seed"}
-    plain = anonymatch.tables.anonymize(data, k=3, qi=QI, numeric="n0,n1", sensitive="s", seed=1)
+    plain = anonymatch.tables.anonymize(
+        data, k=3, qi=QI, numeric="n0,n1", sensitive="s", seed=1, l=1
+    )
     assert "sensitive" not in plain.report["guarantee"]
+    assert plain.report["guarantee"]["unprotected"] == ["s"]
 
 
 def test_ordered_ground_distance_in_the_manifest() -> None:
@@ -547,8 +551,13 @@ def test_ordered_ground_distance_in_the_manifest() -> None:
 
 
 def test_per_column_models() -> None:
-    (one,) = build_models(["s", "u"], l={"u": 3})
-    assert one == SensitiveModel("u", l=3)
+    default, one = build_models(["s", "u"], l={"u": 3})
+    assert one == SensitiveModel("u", l=3) and not one.default
+    assert default == SensitiveModel("s", l=2) and default.default  # named, no model
+    (only,) = build_models(["s", "u"], l={"s": 1, "u": 3})  # l = 1: s unprotected
+    assert only == SensitiveModel("u", l=3)
+    (closeness,) = build_models(["s"], l=1, t=0.5)  # no ℓ, but t
+    assert closeness == SensitiveModel("s", t=0.5)
     both = build_models(["s", "u"], l=2, t={"s": 0.5}, ordered=["s"])
     assert both == (SensitiveModel("s", l=2, t=0.5, ordered=True), SensitiveModel("u", l=2))
     assert describe_model(both[0]) == "distinct l-diversity with l = 2 and t-closeness with t = 0.5"
@@ -563,7 +572,7 @@ def test_infeasible_and_malformed_models() -> None:
     for bad_t in (0.0, 1.5, -0.1, float("nan")):
         with pytest.raises(InputError, match="`t` must be in"):
             build_models(["s"], t=bad_t)
-    for bad_l in (1, 0, 2.0, True, "2"):
+    for bad_l in (0, -1, 2.0, True, "2"):
         with pytest.raises(InputError, match="`l` must be an integer"):
             build_models(["s"], l=bad_l)
     with pytest.raises(InputError, match="`sensitive`"):

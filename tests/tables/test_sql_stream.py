@@ -186,6 +186,7 @@ sex = {{ role = "qi" }}
 dx = {{ role = "sensitive" }}
 [model]
 k = 4
+l = 1
 [output]
 {output_keys}
 """

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from anonymatch.cli import main
+from anonymatch.core.errors import InputError
 from anonymatch.tables.io import read_table
 
 pyreadstat = pytest.importorskip("pyreadstat", reason="the stats extra (pyreadstat) is missing")
@@ -64,6 +65,18 @@ def test_value_labels_applied_and_variable_labels_kept(tmp_path: Path, suffix: s
 def test_sas_transport_file_is_read(tmp_path: Path) -> None:
     frame = read_table(_write(tmp_path / "survey.xpt"))
     assert list(frame.columns) == ["age", "sex", "region", "income"] and len(frame) == 60
+
+
+@pytest.mark.parametrize("suffix", [".xpt", ".sav", ".dta"])
+@pytest.mark.parametrize("share", [0.6, 0.9])
+def test_a_file_cut_short_is_refused(tmp_path: Path, suffix: str, share: float) -> None:
+    """Found by the hostile tests of issue 37: a transport file cut short was read as the rows
+    left in it, with exit 0. Every statistical file cut short is refused in one line."""
+    path = _write(tmp_path / f"survey{suffix}")
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * share) // 8 * 8 + 3])  # not on a record boundary
+    with pytest.raises(InputError, match=f"cannot read {path}"):
+        read_table(path)
 
 
 @pytest.mark.parametrize("suffix", [".sav", ".dta"])

@@ -84,7 +84,7 @@ def test_streamed_release_satisfies_l_diversity_as_a_whole(
     table: Path, tmp_path: Path, executor: str
 ) -> None:
     plain = tmp_path / "plain.csv"
-    run(table, plain, executor=executor, workers=2)
+    run(table, plain, executor=executor, workers=2, l=1)  # s unprotected: plain k
     assert not check(table, plain, l=2).passed  # plain k leaves homogeneous people
     out = tmp_path / "diverse.csv"
     manifest = run(table, out, executor=executor, workers=2, l=2)

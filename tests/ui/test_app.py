@@ -142,12 +142,16 @@ def test_upload_run_download(app: tuple[TestClient, AppState], tmp_path: Path) -
     assert "verified: PASS" in page.text and str(state.directory) not in page.text
     assert '<section id="honest">' in page.text and 'id="utility-headline"' in page.text
     assert "exact cells" in page.text  # issue 25: what the release keeps, with its figures
+    assert "applied by default" in page.text  # issue 36: the form's sensitive column, ℓ = 2
     release = client.get("/download/release")
     assert release.status_code == 200 and "attachment" in release.headers["content-disposition"]
     assert 'filename="people_release.csv"' in release.headers["content-disposition"]
     assert release.text.splitlines()[0].split(",") == list(frame.columns)
     manifest = client.get("/download/manifest").json()
-    assert manifest["guarantee"] == {"model": "k-anonymity", "k": 3}
+    default = {"column": "s", "diversity": "distinct", "l": 2, "default": True}
+    assert manifest["guarantee"] == {
+        "model": "k-anonymity", "k": 3, "sensitive": [default], "construction": "classes"
+    }  # fmt: skip
     report = client.get("/report")
     assert report.status_code == 200 and '<section id="risk">' in report.text
     assert client.get("/download/nothing").status_code == 404

@@ -119,6 +119,34 @@ def test_a_codes_table_is_read_without_role_inference(tmp_path: Path) -> None:
     assert items.columns == ["pid", "code"] and items.rows == 150
 
 
+def test_the_id_column_is_guessed_as_init_guesses_it(tmp_path: Path) -> None:
+    """INFORMS-like tables whose shared columns are the dwelling (DUID, several people each)
+    before the person (DUPERSID): the form's first choice is DUPERSID, as ``init`` drafts it
+    (issue 37: the form chose DUID and its first run failed)."""
+    import pandas as pd
+
+    from anonymatch.app.infer import infer_job, relational_job
+    from anonymatch.ui.data import Dataset, load
+    from anonymatch.ui.relational import attach_items
+
+    people, codes = tmp_path / "people.csv", tmp_path / "codes.csv"
+    pd.DataFrame({"DUID": [10 + i // 3 for i in range(60)],
+                  "DUPERSID": [f"{10 + i // 3}{i % 3:03d}" for i in range(60)],
+                  "age": [20 + i % 40 for i in range(60)], "sex": list("FM") * 30}
+                 ).to_csv(people, index=False)  # fmt: skip
+    pd.DataFrame({"DUID": [10 + i // 6 for i in range(120)],
+                  "DUPERSID": [f"{10 + i // 6}{(i // 2) % 3:03d}" for i in range(120)],
+                  "code": [f"c{i % 7}" for i in range(120)]}
+                 ).to_csv(codes, index=False)  # fmt: skip
+    form = attach_items(
+        load(Dataset(people, "people.csv", people.stat().st_size)),
+        load(Dataset(codes, "codes.csv", codes.stat().st_size), infer=False),
+    )
+    drafted = relational_job(infer_job(people), people, codes)
+    assert form.id_column == drafted.input.id_column == "DUPERSID"
+    assert form.item_column == "code" and form.roles["DUPERSID"] == "identifier"
+
+
 def test_relational_criteria_against_an_uploaded_population(
     app: tuple[TestClient, AppState],
 ) -> None:

@@ -123,9 +123,48 @@ def insider_warning(manifest: Mapping[str, Any]) -> str | None:
     return f"this release is made of sensitive {weakness if weakness else 'rings'}"
 
 
+def unprotected_warning(manifest: Mapping[str, Any]) -> str | None:
+    """The sensitive columns published without protection (``l = 1`` asked for:
+    ``guarantee.unprotected``; a named sensitive column otherwise gets distinct ℓ = 2), else
+    None."""
+    guarantee = manifest.get("guarantee")
+    columns = guarantee.get("unprotected") if isinstance(guarantee, Mapping) else None
+    if not columns:
+        return None
+    names = ", ".join(repr(str(c)) for c in columns)
+    return (
+        f"sensitive column {names} published without protection (l = 1): a person whose "
+        "candidate rows all show one value of it has that value disclosed"
+    )
+
+
+def default_model_note(manifest: Mapping[str, Any]) -> str | None:
+    """The sensitive columns protected by the default distinct ℓ = 2 (named with neither
+    ``l`` nor ``t``: ``guarantee.sensitive[].default``), in words, else None."""
+    guarantee = manifest.get("guarantee")
+    models = guarantee.get("sensitive") if isinstance(guarantee, Mapping) else None
+    columns = [
+        str(m.get("column")) for m in models or () if isinstance(m, Mapping) and m.get("default")
+    ]
+    if not columns:
+        return None
+    names = ", ".join(repr(c) for c in columns)
+    return (
+        f"sensitive column {names}: distinct ℓ = 2 applied by default (no person's candidate "
+        "rows all show one value; l = 1 publishes it unprotected)"
+    )
+
+
 def warnings_of(manifest: Mapping[str, Any]) -> list[str]:
-    """Every warning of a release: leakage, the rings' insider weakness, utility."""
+    """Every warning of a release: leakage, a sensitive column published unprotected, the
+    rings' insider weakness, utility."""
     lines = leakage_lines(manifest)
+    unprotected = unprotected_warning(manifest)
     insider = insider_warning(manifest)
     useless = utility_warning(manifest)
-    return lines + ([insider] if insider else []) + ([useless] if useless else [])
+    return (
+        lines
+        + ([unprotected] if unprotected else [])
+        + ([insider] if insider else [])
+        + ([useless] if useless else [])
+    )

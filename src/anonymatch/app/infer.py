@@ -15,7 +15,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -928,6 +928,14 @@ def id_rebuilding(
     return found
 
 
+def guess_id_column(distinct: Mapping[str, int], shared: Sequence[str]) -> str:
+    """The person id column of a people table and an items table: of the columns both have
+    (``shared``, non-empty), the one with the most ``distinct`` values among the people
+    (DUPERSID, not the dwelling's DUID that it extends; the first on a tie). ``init`` and the
+    web app guess it alike. O(len(shared))."""
+    return str(max(shared, key=lambda c: distinct.get(c, 0)))
+
+
 def relational_job(
     job: Job,
     people: str | os.PathLike[str],
@@ -1012,7 +1020,7 @@ def relational_job(
     if id_column is None:
         if not shared:
             raise InputError(f"{p.name} and {q.name} share no column: give {param('id_column')}")
-        id_column = str(max(shared, key=lambda c: sample[c].nunique()))
+        id_column = guess_id_column({c: sample[c].nunique() for c in shared}, shared)
         notes["input.id_column"] = [
             f"guessed: of the columns both tables have ({', '.join(map(str, shared))}), the one "
             f"with the most distinct values in {p.name}; check"

@@ -294,7 +294,7 @@ class Column(_Strict):
         return self
 
 
-PerColumnInt = int | dict[str, Annotated[int, Field(ge=2)]]
+PerColumnInt = int | dict[str, Annotated[int, Field(ge=1)]]
 PerColumnFloat = float | dict[str, Annotated[float, Field(gt=0, le=1)]]
 
 
@@ -318,7 +318,9 @@ class _Model(_Strict):
     )
     l: PerColumnInt | None = Field(  # noqa: E741 - the model's own name
         default=None,
-        description="l-diversity: one number for every sensitive column, or {column = l}.",
+        description="l-diversity: one number for every sensitive column, or {column = l}. A "
+        "sensitive column with neither l nor t gets distinct l = 2 by default; l = 1 publishes "
+        "it without protection (the manifest and the report flag it).",
     )
     diversity: Literal["distinct", "entropy", "recursive"] | None = Field(
         default=None, description="Which l-diversity (default distinct)."
@@ -342,8 +344,8 @@ class _Model(_Strict):
 
     @model_validator(mode="after")
     def _levels(self) -> _Model:
-        if isinstance(self.l, int) and self.l < 2:
-            raise _located(("l",), f"must be at least 2 (l = 1 protects nothing), got {self.l}")
+        if isinstance(self.l, int) and self.l < 1:
+            raise _located(("l",), f"must be at least 1 (l = 1: no protection), got {self.l}")
         if isinstance(self.t, float) and not 0 < self.t <= 1:
             raise _located(("t",), f"must be in (0, 1], got {self.t}")
         if self.c is not None and self.diversity not in (None, "recursive"):

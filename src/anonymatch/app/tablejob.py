@@ -154,14 +154,22 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
         isinstance(m, Mapping) and isinstance(m.get("column"), str) for m in sens
     ):
         raise InputError(f"malformed sensitive models in the manifest: {sens!r}")
-    if any(m.get("l") is not None for m in sens):
-        out["l"] = {m["column"]: m["l"] for m in sens if m.get("l") is not None}
-        first = next(m for m in sens if m.get("l") is not None)
+    # a model applied by default is left to the default again; a named sensitive column
+    # without a model was published unprotected (l = 1; also a manifest written before the
+    # default, issue 36)
+    asked = [m for m in sens if not m.get("default")]
+    ells: dict[str, Any] = {m["column"]: m["l"] for m in asked if m.get("l") is not None}
+    if ells:
+        first = next(m for m in asked if m.get("l") is not None)
         out["diversity"] = first.get("diversity", "distinct")
         if first.get("c") is not None:
             out["c"] = first["c"]
-    if any(m.get("t") is not None for m in sens):
-        out["t"] = {m["column"]: m["t"] for m in sens if m.get("t") is not None}
+    modelled = {m["column"] for m in sens}
+    ells.update({c: 1 for c in out["sensitive"] if c not in modelled})
+    if ells:
+        out["l"] = ells
+    if any(m.get("t") is not None for m in asked):
+        out["t"] = {m["column"]: m["t"] for m in asked if m.get("t") is not None}
     if parameters.get("suppression_limit"):
         out["suppression_limit"] = parameters["suppression_limit"]
     population = claimed_population(guarantee)
@@ -207,9 +215,10 @@ CHECKED_CLAIMS = ("model", "k", "levels", "sensitive", "certificate", "construct
 re-checks besides the criteria (``tables.models.CRITERIA``): the level, the sensitive models
 with their ring certificate, the relational joint compatibility (``over``)."""
 
-WARNING_KEYS = ("insider_weakness",)
-"""The ``guarantee`` keys that state a weakness in words, not a claim (a ring release's
-``insider_weakness``): nothing to re-verify, never reported as unchecked."""
+WARNING_KEYS = ("insider_weakness", "unprotected")
+"""The ``guarantee`` keys that state a weakness, not a claim (a ring release's
+``insider_weakness``, the sensitive columns published ``unprotected``): nothing to re-verify,
+never reported as unchecked."""
 
 
 def unchecked_claims(manifest: Mapping[str, Any] | None, population: str | None) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import re
 import sys
 import threading
 from collections.abc import Sequence
@@ -202,9 +203,15 @@ def _command_name(argv: Sequence[str] | None) -> str | None:
     return next((a for a in args if not a.startswith("-")), None)
 
 
+_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@'\"]*:)\S*@")
+
+
 def one_line(message: str) -> str:
     """The message on one line: line breaks and other control characters (a hostile column
-    name, a cell quoted in an error) are shown escaped, never printed."""
+    name, a cell quoted in an error) are shown escaped, never printed; and the password of
+    any ``scheme://user:password@`` in it hidden (up to the last ``@`` of the word: the
+    messages already show URLs redacted, this is the net under them)."""
+    message = _CREDENTIALS.sub(r"\1***@", message)
     return "".join(
         ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
         for ch in message

@@ -783,17 +783,20 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     else:
         values["k"] = job.k
     roles = job.schema.roles()
-    for key in ("qi", "numeric", "sensitive"):
+    for key in ("qi", "numeric", "sensitive", "identifiers"):
         if roles[key]:
             values[key] = _csv(roles[key])
-    ls = {m.column: m.l for m in job.models if m.l is not None}
-    ts = {m.column: m.t for m in job.models if m.t is not None}
+    asked = [m for m in job.models if not m.default]  # a default model: the default again
+    ls = {m.column: m.l for m in asked if m.l is not None}
+    ts = {m.column: m.t for m in asked if m.t is not None}
     if ls:
-        values["l"] = _per_column(ls)
-        first = next(m for m in job.models if m.l is not None)
+        first = next(m for m in asked if m.l is not None)
         values["diversity"] = first.diversity
         if first.c is not None:
             values["c"] = first.c
+    ls.update(dict.fromkeys(job.unprotected, 1))  # published unprotected: --l 1
+    if ls:
+        values["l"] = _per_column(ls)
     if ts:
         values["t"] = _per_column(ts)
     if job.criteria:  # counted against a population named by path: checked again

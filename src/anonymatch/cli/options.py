@@ -129,7 +129,8 @@ def sensitive_model_options(func: F) -> F:
                     "l",
                     default=None,
                     help="l-diversity of the sensitive columns: every person's candidate rows "
-                    "show >= l values (one number, or column=l pairs).",
+                    "show >= l values (one number, or column=l pairs). Default 2 for a column "
+                    "with neither --l nor --t; --l 1 publishes it unprotected (flagged).",
                 ),
                 click.option(
                     "--diversity",
@@ -138,9 +139,7 @@ def sensitive_model_options(func: F) -> F:
                     show_default=True,
                     help="Which l-diversity (Machanavajjhala et al. 2007).",
                 ),
-                click.option(
-                    "--c", "c", type=float, default=None, help="c of recursive (c, l)-diversity."
-                ),
+                click.option("--c", type=float, help="c of recursive (c, l)-diversity."),
                 click.option(
                     "--t",
                     "t",
@@ -1195,6 +1194,7 @@ class TestTable:
     names: str | None = None
     header: bool = False
     fmt: str | None = None
+    skip_rows: int = 0
 
     def csv(self, original: CsvOptions) -> CsvOptions:
         """TEST's reading options: its own where given, else ORIGINAL's. O(1)."""
@@ -1209,7 +1209,7 @@ class TestTable:
             names = None
         elif self.names is not None:
             names = comma_list(self.names) or None
-        return CsvOptions(sep=sep, names=names, quotechar=original.quotechar, fmt=fmt)
+        return CsvOptions(sep, names, original.quotechar, fmt=fmt, skip_rows=self.skip_rows)
 
     def read(self, original: CsvOptions) -> Any:
         """The test table (a DataFrame), read with :meth:`csv`. O(n·d)."""
@@ -1224,27 +1224,18 @@ def test_table_options(func: F) -> F:
     defaulting to ORIGINAL's). The command gets them as one ``test`` parameter, a
     :class:`TestTable` or None."""
 
+    test = "Original rows to test models on (read like ORIGINAL unless --test-* say otherwise)."
     return cast(
         F,
         _apply(
             with_step(test_table, "test")(func),
             [
+                click.option("--test", "test_path", default=None, metavar="FILE", help=test),
                 click.option(
-                    "--test",
-                    "test_path",
-                    default=None,
-                    metavar="FILE",
-                    help="Original rows to test models on (read like ORIGINAL unless the "
-                    "--test-* options say otherwise).",
-                ),
-                click.option(
-                    "--test-sep",
-                    default=None,
-                    help="CSV field separator of TEST (default ORIGINAL's).",
+                    "--test-sep", help="CSV field separator of TEST (default ORIGINAL's)."
                 ),
                 click.option(
                     "--test-names",
-                    default=None,
                     help="Column names of TEST, a CSV without header (default ORIGINAL's).",
                 ),
                 click.option(
@@ -1254,9 +1245,14 @@ def test_table_options(func: F) -> F:
                 ),
                 click.option(
                     "--test-format",
-                    default=None,
                     type=click.Choice(list(TABLE_FORMATS)),
                     help="Format of TEST (default ORIGINAL's).",
+                ),
+                click.option(
+                    "--test-skip-rows",
+                    type=click.IntRange(min=0),
+                    default=0,
+                    help="Lines at the top of TEST that are not part of the table (adult.test: 1).",
                 ),
             ],
         ),
@@ -1269,17 +1265,18 @@ def test_table(
     test_names: str | None,
     test_header: bool,
     test_format: str | None,
+    test_skip_rows: int = 0,
 ) -> TestTable | None:
     """``--test`` and its reading options (:func:`test_table_options`) as one
     :class:`TestTable`, None without ``--test``; InputError when they do not fit. O(1)."""
     given = test_sep is not None or test_names is not None or test_header or test_format
-    if test_path is None and given:
-        raise InputError("--test-sep, --test-names, --test-header and --test-format need --test")
+    if test_path is None and (given or test_skip_rows):
+        raise InputError("the --test-* options need --test")
     if test_header and test_names is not None:
         raise InputError("give one of --test-header and --test-names")
     if test_path is None:
         return None
-    return TestTable(test_path, test_sep, test_names, test_header, test_format)
+    return TestTable(test_path, test_sep, test_names, test_header, test_format, test_skip_rows)
 
 
 # ------------------------------------------------------------ population (risk, issue 28)

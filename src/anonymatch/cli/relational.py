@@ -180,7 +180,8 @@ def sensitive_options(func: F) -> F:
     return click.option(
         "--sensitive",
         default=None,
-        help="Sensitive columns (attached by the true match; --l/--t protect them).",
+        help="Sensitive columns (attached by the true match; --l/--t protect them, distinct "
+        "l = 2 by default, --l 1: unprotected).",
     )(func)
 
 
@@ -442,7 +443,7 @@ def anonymize_rt_cmd(
             f" -> {output}"
         )
         click.echo(
-            f"verified: {'PASS' if v.passed else 'FAIL'} - {v.factor_flow}/{v.factor_required}"
+            f"verified: {'PASS' if v.passed else 'FAIL'} - {v.k_factor_flow}/{v.k_factor_required}"
             f" disjoint matches; fewest matches per person {v.min_matches_original}; "
             f"{_leak_text(report)}"
         )
@@ -505,7 +506,7 @@ def verify_rt_cmd(
         click.echo(
             f"{'PASS' if report.passed else 'FAIL'}: {report.reason}; k = {report.k}, "
             f"{report.n_original} people, {report.n_published} published records, "
-            f"{report.factor_flow}/{report.factor_required} disjoint matches"
+            f"{report.k_factor_flow}/{report.k_factor_required} disjoint matches"
         )
         for criterion in job.criteria:
             verdict = verdicts[criterion.name]
@@ -683,6 +684,8 @@ def _print_risk(report: Any, quiet: bool, leakage: Any) -> None:
     click.echo("(original: QIs and item sets published unchanged)")
     click.echo(f"candidates histogram: {histogram_text(cand.histogram)}")
     echo_sensitive_risk(report, "people")
+    for line in report.known.lines() if report.known is not None else []:
+        click.echo(line)
     if not quiet:
         echo_explanation(report)
 

@@ -76,8 +76,9 @@ def accuracy_of(label: str | None, test: TestTable | None) -> tuple[str | None, 
 @click.option(
     "--manifest",
     "manifest_path",
-    required=True,
-    help="The release's JSON manifest (--report of the anonymize* command).",
+    default=None,
+    help="The release's JSON manifest (--report of the anonymize* command); `report M.json -o "
+    "R.html` alone reads M.json as it.",
 )
 @click.option("-o", "--output", required=True, help="HTML file to write.")
 @click.option("--force", is_flag=True, help="Replace an existing report.")
@@ -121,6 +122,12 @@ def accuracy_of(label: str | None, test: TestTable | None) -> tuple[str | None, 
 )
 @click.option("--n-vertices", type=int, default=None, help="Graphs: vertex count of ORIGINAL.")
 @click.option(
+    "--release-table",
+    default=None,
+    help="Tables: RELEASE is a database URL and this its release table (default: the "
+    "manifest's output.table).",
+)
+@click.option(
     "--classify",
     "label",
     default=None,
@@ -137,13 +144,14 @@ def report_cmd(
     ctx: click.Context,
     original: str | None,
     release: str | None,
-    manifest_path: str,
+    manifest_path: str | None,
     output: str,
     force: bool,
     population: PopulationFlags,
     quiet: bool,
     accuracy: tuple[str | None, TestTable | None],
     reading: dict[str, Any],
+    release_table: str | None,
 ) -> None:
     """Write the privacy officer's HTML report of a release.
 
@@ -154,6 +162,8 @@ def report_cmd(
     guarantee is re-verified from the files (the verifier re-run with the manifest's k and
     models); a figure of the manifest it does not give is reported and the command exits 4.
     Without them the report holds what the manifest says, every claim labelled unchecked.
+    A database RELEASE (a URL) is read from --release-table, or else the manifest's
+    output.table; a database ORIGINAL from the table or query its manifest records.
     With --test TEST --classify LABEL (tables) the utility section also shows the accuracy of a
     logistic regression and a gradient-boosted model trained on the release and on ORIGINAL,
     tested on TEST's original rows (as ``evaluate --classify``).
@@ -166,6 +176,10 @@ def report_cmd(
 
     started = time.perf_counter()
     threshold = check_threshold(population.threshold, "--threshold")
+    if manifest_path is None and release is None and str(original).lower().endswith(".json"):
+        manifest_path, original = original, None  # `report M.json -o R.html`: manifest only
+    if manifest_path is None:
+        raise InputError("give the release's manifest: --manifest M.json (anonymize --report)")
     if (original is None) != (release is None):
         raise InputError("give both ORIGINAL and RELEASE, or neither (manifest only)")
     # the shared output policy: .html, directory exists, no replacing without --force, not
@@ -183,6 +197,9 @@ def report_cmd(
     options = report_reading_options({k: v for k, v in reading.items()})
     if original is not None and kind == "table":
         options["csv"] = _database_source(manifest, original, options.get("csv"))
+    if release_table is not None:
+        _check_release_table(release, release_table, kind)
+        options["release_table"] = release_table
     options.update(population_report_options(population, kind, original, options.get("csv")))
     label, test = accuracy
     if (test is None) != (label is None):
@@ -261,6 +278,15 @@ def _database_source(manifest: Any, original: str, csv: CsvOptions | None) -> Cs
     if table is None and query is None:
         raise InputError("the manifest records no table or query for a database ORIGINAL")
     return dataclasses.replace(csv, table=table, query=query)
+
+
+def _check_release_table(release: str | None, table: str, kind: object) -> None:
+    """``--release-table`` names a table of a database RELEASE of a table release."""
+    from anonymatch.tables.io.sql import check_identifier, is_database_url
+
+    if kind != "table" or release is None or not is_database_url(release):
+        raise InputError("--release-table reads a table release from a database URL (RELEASE)")
+    check_identifier(table, "--release-table")
 
 
 def _recorded_reading(

@@ -181,7 +181,7 @@ def anonymize_sets_cmd(
                 f" (Gray) -> {o.hamming_gray_tsp} (Gray-TSP), {o.segments} segments"
             )
         click.echo(
-            f"verified: {'PASS' if v.passed else 'FAIL'} - {v.factor_flow}/{v.factor_required}"
+            f"verified: {'PASS' if v.passed else 'FAIL'} - {v.k_factor_flow}/{v.k_factor_required}"
             f" disjoint matches; fewest matches per original {v.min_matches_original}"
         )
         click.echo(
@@ -225,7 +225,7 @@ def verify_sets_cmd(
             f" level {report.level}, {report.n_original} originals, {report.n_published}"
             f" published, fewest matches per original {report.min_matches_original}, per"
             f" published {report.min_matches_published}, factor flow"
-            f" {report.factor_flow}/{report.factor_required}"
+            f" {report.k_factor_flow}/{report.k_factor_required}"
         )
     exit_verdict(report.passed)
 

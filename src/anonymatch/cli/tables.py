@@ -157,7 +157,10 @@ strict_option = click.option(
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="QIs published as ranges (the others as value sets).")
 @click.option(
-    "--sensitive", default=None, help="Sensitive columns (kept, attached by the true match)."
+    "--sensitive",
+    default=None,
+    help="Sensitive columns (kept, attached by the true match); distinct l = 2 by default "
+    "(no person's candidate rows all show one value), --l 1 publishes them unprotected.",
 )
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option(
@@ -264,15 +267,22 @@ def anonymize(
     from anonymatch.tables import run_job
     from anonymatch.tables.io.cells import write_release
     from anonymatch.tables.io.sidecar import release_schema
-    from anonymatch.tables.io.sql import check_output_table, is_database_url, write_sql_release
+    from anonymatch.tables.io.sql import (
+        ColumnTypes,
+        SqlSource,
+        check_output_table,
+        is_database_url,
+        write_sql_release,
+    )
 
     db_in, db_out = is_database_url(input_path), is_database_url(output)
     if not quiet and not db_in:
         _say_sniffed(input_path, csv)
     if output_table is not None and not db_out:
         raise InputError("--output-table writes to a database URL given as -o")
-    if db_out:
-        check_output_table(output, output_table, force)
+    source = SqlSource(input_path, csv.table, csv.query) if db_in else None
+    if db_out:  # no output may be an input: the same table, or a query reading it
+        check_output_table(output, output_table, force, source)
     streamed = choose_path(job, input_path, output, csv)
     from anonymatch.tables.io import is_excel
     from anonymatch.tables.io.stats import is_stats_file
@@ -298,7 +308,9 @@ def anonymize(
                     job,
                     csv=csv,
                     executor=streamed,
-                    replace=True,  # output_options refused an existing output without --force
+                    # output_options refused existing parts without --force; a table is
+                    # checked again in the write's transaction (one created meanwhile: kept)
+                    replace=force if db_out else True,
                     csv_safe=csv_safe,
                     output_table=output_table if db_out else None,  # one transaction
                 )
@@ -313,7 +325,10 @@ def anonymize(
         if db_out:  # a table created in one transaction
             assert output_table is not None
             typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
-            write_sql_release(output, output_table, release.table, replace=True, typing=typing)
+            types = ColumnTypes.of(source, release.qi.names)  # a source's types but the QIs'
+            write_sql_release(
+                output, output_table, release.table, replace=force, typing=typing, types=types
+            )
             report = dict(release.report)
         else:
             release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
@@ -536,6 +551,11 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="Numeric QIs (published as ranges).")
 @click.option(
+    "--identifiers",
+    default=None,
+    help="Identifier columns: the release fails if it has any of them.",
+)
+@click.option(
     "--manifest",
     default=None,
     is_eager=True,
@@ -548,7 +568,8 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @click.option(
     "--sensitive",
     default=None,
-    help="Sensitive columns whose --l/--t models are checked (from the values the release "
+    help="Sensitive columns whose --l/--t models (default: distinct l = 2; --l 1: none) are "
+    "checked (from the values the release "
     "shows on each person's candidate rows).",
 )
 @sensitive_model_options
@@ -601,7 +622,7 @@ def verify(
     unchecked = unchecked_claims(
         None if manifest is None else load_manifest(manifest), criteria.get("population")
     )
-    if check.models or asked or unchecked:  # the whole release (candidates, population)
+    if check.models or asked or unchecked or check.schema.identifiers:  # the whole release
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
         from anonymatch.tables.streamed import verify_file
@@ -716,6 +737,8 @@ def _echo_sensitive(check: dict[str, Any]) -> None:
     worst_l, worst_emd = check.get("worst_l"), check.get("worst_emd")
     if "l" in model:  # no figure when the check failed before any (``SensitiveCheck.failed``)
         extra = f", c = {model['c']:g}" if model["diversity"] == "recursive" else ""
+        if model.get("default"):
+            extra += " by default (a named sensitive column; --l 1 publishes it unprotected)"
         what.append(
             f"{model['diversity']} l-diversity l = {model['l']}{extra}"
             + (f" (weakest person: {worst_l:.3g})" if worst_l is not None else "")
@@ -936,7 +959,7 @@ def _learn(
     def complete(frame: pd.DataFrame) -> pd.DataFrame:
         if not check.drop_missing:
             return frame
-        check.schema.check_columns([str(c) for c in frame.columns])
+        check.schema.check_columns(frame)
         return frame.loc[~missing_qi_mask(frame, check.schema, check.na)].reset_index(drop=True)
 
     task, target = learning.task, learning.target
@@ -1037,7 +1060,11 @@ def check_kl_cmd(
 @known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Attributes published as ranges.")
-@click.option("--sensitive", default=None, help="Sensitive columns (kept as they are).")
+@click.option(
+    "--sensitive",
+    default=None,
+    help="Sensitive columns (kept as they are: (k,l) puts no model on them; flagged unprotected).",
+)
 @click.option("--identifiers", default=None, help="Identifier columns (dropped).")
 @click.option("--weights", default=None, help="Attribute weights for GCP, e.g. age=2.")
 @strict_option
@@ -1251,6 +1278,8 @@ def _print_risk(report: Any, quiet: bool) -> None:
     echo_sensitive_risk(report, "records")
     if report.sensitive:
         click.echo(_RISK_BASIS[report.basis])
+    for line in report.known.lines() if report.known is not None else []:
+        click.echo(line)
     if not quiet:
         echo_explanation(report)
 
@@ -1313,7 +1342,8 @@ def print_population(report: Any) -> None:
     )
     ind = est.individual
     click.echo(
-        f"individual risk (sdcMicro): max {ind.max():.4f}, mean {ind.mean():.4f}, expected "
+        "individual risk of the original's QI rows, before release (sdcMicro): "
+        f"max {ind.max():.4f}, mean {ind.mean():.4f}, expected "
         f"re-identifications {ind.sum():.1f}"
     )
 

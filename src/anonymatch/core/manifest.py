@@ -51,9 +51,6 @@ API_COMMAND = "python-api"
 DATA_KINDS = ("table", "transactions", "sparse", "graph", "relational")
 """The values of ``data_kind``."""
 
-FACTOR_KEYS = {"factor_flow": "k_factor_flow", "factor_required": "k_factor_required"}
-"""The one spelling of the disjoint-match (factor) figures of the verifiers."""
-
 TOP_LEVEL_KEYS = (
     "schema",
     "tool",
@@ -469,8 +466,10 @@ SHAPE: dict[str, Any] = {
                 "t": NUMBER,
                 "c": NUMBER,
                 "diversity": TEXT,
+                "default": BOOL,
             },
         },
+        "unprotected": _NAMES,
     },
     "verification": {"": OBJECT, "passed": BOOL, "reason": TEXT},
     "loss": {

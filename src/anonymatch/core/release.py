@@ -129,6 +129,7 @@ def publish(
     widening: Mapping[str, Any] | None = None,
     leakage: Mapping[str, Any] | None = None,
     headline: Mapping[str, Any] | None = None,
+    risk: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest of a verified release: refuse, build, record the criteria and the checks.
 
@@ -150,6 +151,9 @@ def publish(
         The kept-column leakage check (the top-level ``leakage`` block, after ``plan``).
     headline : mapping, optional
         What the release keeps, in one line's figures (``loss.headline``, last).
+    risk : mapping, optional
+        Risk figures measured on the release (the top-level ``risk`` block, last:
+        ``known_person``).
 
     Returns
     -------
@@ -194,4 +198,6 @@ def publish(
         manifest["leakage"] = dict(leakage)
     if headline is not None:
         manifest["loss"]["headline"] = dict(headline)
+    if risk is not None:
+        manifest["risk"] = dict(risk)
     return manifest

@@ -383,6 +383,23 @@ class AttackerView:
         cand: AttackerView | None = self._cache["candidates"]
         return cand
 
+    def perfect_flow(self) -> np.ndarray | None:
+        """Per stored pair of ``c`` (sorted CSR order): the flow of one perfect matching on the
+        groups, or None when there is none (computed once: Dinic on O(U + G + pairs between
+        groups) arcs). ``candidates_of(flow)`` takes it, or any other perfect flow."""
+        if "flow" not in self._cache:
+            self._cache["flow"] = self._perfect_flow()
+        flow: np.ndarray | None = self._cache["flow"]
+        return flow
+
+    def candidates_of(self, flow: np.ndarray) -> AttackerView:
+        """:meth:`candidates` given the flow of a perfect matching on the groups (per stored
+        pair of ``c``, as :meth:`perfect_flow`), without the max-flow: one strongly connected
+        components pass, O(U + G + pairs between groups)."""
+        cand = self._candidates(flow)
+        assert cand is not None
+        return cand
+
     def _perfect_flow(self) -> np.ndarray | None:
         """Per stored pair of ``c``: the flow of one perfect matching on the groups, or None.
         Dinic on O(U + G + pairs between groups) arcs."""

@@ -39,6 +39,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.view import AttackerView
 from anonymatch.relational.io import People, RelationalRelease
 from anonymatch.tables.columns.schema import EncodedQI, MissingCodes, Schema
+from anonymatch.tables.risk.known import known_figures
 from anonymatch.tables.risk.risk import (
     DEFAULT_THRESHOLD,
     Distribution,
@@ -192,6 +193,7 @@ def assess_relational(
         sensitive=sens,
         original=_baseline(cand.counts, cand.inverse, threshold),
         explanation=explain(dist.min, class_k, sens),
+        known=known_figures(cand, release.table, people.table, schema),
     )
 
 

@@ -118,6 +118,7 @@ from anonymatch.tables.models.sensitive import (
     check_model,
     describe_model,
     merge_checks,
+    model_claims,
 )
 from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
 from anonymatch.tables.risk.leakage import (
@@ -909,8 +910,8 @@ def anonymize_files(
             "n_published": n,
             "min_matches_original": int(least[0]),
             "min_matches_published": int(least[1]),
-            "factor_flow": job.k * n,
-            "factor_required": job.k * n,
+            "k_factor_flow": job.k * n,
+            "k_factor_required": job.k * n,
             "compatible_pairs": int(totals[2]),
             "reason": "ok",
             "partitions": partitions,
@@ -939,7 +940,7 @@ def anonymize_files(
             "duplicates_removed": joined.duplicates,
         },
         output_extra={"layout": "partitioned"},
-        models={"sensitive": [m.describe() for m in job.models]} if job.models else {},
+        models=model_claims(job.models, job.schema.sensitive),
         model_figures={"sensitive": [c.to_dict() for c in checks]} if job.models else {},
         plan={"path": "streamed", "partition_size": size},
     )

@@ -56,8 +56,8 @@ class RelationalVerificationReport:
     n_published: int
     min_matches_original: int
     min_matches_published: int
-    factor_flow: int
-    factor_required: int
+    k_factor_flow: int
+    k_factor_required: int
     compatible_pairs: int
     reason: str
     sensitive: tuple[dict[str, object], ...] = ()

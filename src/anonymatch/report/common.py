@@ -142,6 +142,10 @@ def plain_guarantee(manifest: Mapping[str, Any]) -> str:
                 " On top of that, the sensitive models listed below hold on every person's "
                 "candidate rows (checked from the release)."
             )
+            from anonymatch.app.honest import default_model_note
+
+            note = default_model_note(manifest)
+            text += f" The {note[0].lower()}{note[1:]}." if note else ""
         return text
     if model == "k-anonymity" and kind == "transactions":
         return (
@@ -160,8 +164,8 @@ def plain_guarantee(manifest: Mapping[str, Any]) -> str:
             "quasi-identifiers and any of their items cannot narrow them down to fewer than "
             f"{k} records. The verifier rebuilt the joint compatibility graph from the published "
             "records and the original people only: it has a "
-            f"{k}-factor ({v.get('factor_flow', '?')} of {v.get('factor_required', '?')} disjoint "
-            "matches found by max-flow)."
+            f"{k}-factor ({v.get('k_factor_flow', '?')} of {v.get('k_factor_required', '?')} "
+            "disjoint matches found by max-flow)."
         )
     if model == "k-anonymity":  # sparse nonsmooth / mondrian
         return (

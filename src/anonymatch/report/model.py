@@ -103,8 +103,6 @@ LABELS: dict[str, str] = {
     "min_labels_original": "fewest distinct labels per person",
     "k_factor_flow": "disjoint matches found (k-factor flow)",
     "k_factor_required": "disjoint matches required (k × people)",
-    "factor_flow": "disjoint matches found",
-    "factor_required": "disjoint matches required",
     "compatible_pairs": "compatible (person, record) pairs",
     "worst_l": "smallest ℓ reached",
     "worst_emd": "largest distance to the table (t)",

@@ -38,8 +38,15 @@ from anonymatch.report.model import (
     KindSections,
     Section,
     Table,
+    file_name,
 )
-from anonymatch.report.tables import _leak_limits, _leakage_table, _manifest_leakage
+from anonymatch.report.tables import (
+    _leak_limits,
+    _leakage_table,
+    _manifest_leakage,
+    known_person,
+    unprotected_limits,
+)
 
 QUERIES = 1000
 """Count queries of the utility workload (``evaluate-rt``'s default)."""
@@ -83,7 +90,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     source = manifest.get("input") or {}
     params = manifest.get("parameters") or {}
     published.facts += [
-        ("items table", source.get("items_path") or "(one long table: PEOPLE)"),
+        ("items table", file_name(source.get("items_path") or "") or "(one long table: PEOPLE)"),
         ("distinct items", source.get("items")),
         ("(person, item) rows", source.get("item_rows")),
         ("people without items", source.get("people_without_items")),
@@ -100,12 +107,13 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
         "The guarantee covers an adversary who knows a person's quasi-identifiers and any of "
         "their items: every person matches at least k published records through k disjoint "
         "assignments. Columns published unchanged (neither QI nor sensitive) are not protected.",
-        "Sensitive columns without ℓ-diversity or t-closeness are attached to the chosen record "
-        "as they are: a value shared by all of a person's candidates is disclosed."
-        if not g.get("sensitive")
-        else "ℓ-diversity / t-closeness bound what the candidates reveal about the sensitive "
-        "columns; the frequencies of their values in the whole data are still published.",
+        *unprotected_limits(manifest),
     ]
+    if g.get("sensitive"):
+        limits.append(
+            "ℓ-diversity / t-closeness bound what the candidates reveal about the sensitive "
+            "columns; the frequencies of their values in the whole data are still published."
+        )
     guarantee = Section("guarantee-kind", "")
     parts = KindSections(published, guarantee, risk, utility, limits)
     if not inputs.complete:
@@ -197,6 +205,7 @@ def _risk(section: Section, figures: Any, k: int) -> None:
             plots.count_histogram(dict(cand.histogram), "candidate records", "people", k),
         )
     )
+    known_person(section, figures.known)
 
 
 def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, Any]:

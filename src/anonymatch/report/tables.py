@@ -104,7 +104,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     drop_missing = bool(options.get("drop_missing")) or dropped > 0
     assert inputs.original is not None and inputs.release is not None
     original = read_table(inputs.original, csv)
-    release = read_table(inputs.release, _release_reading(manifest, inputs.release))
+    release = read_table(inputs.release, _release_reading(manifest, inputs.release, options))
     from anonymatch.tables.io.cells import parse_cells
     from anonymatch.tables.pipeline import prepare
 
@@ -140,14 +140,17 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     return KindSections(published, guarantee, risk, utility, limits, check, keeps.to_dict())
 
 
-def _release_reading(manifest: Mapping[str, Any], release: Any) -> CsvOptions | None:
-    """How to read a release: a database release is the table its manifest names
-    (``output.table``); a file as its name says (None)."""
+def _release_reading(
+    manifest: Mapping[str, Any], release: Any, options: Mapping[str, Any]
+) -> CsvOptions | None:
+    """How to read a release: a database release is the table ``options["release_table"]``
+    (``report --release-table``) or else its manifest names (``output.table``); a file as its
+    name says (None)."""
     from anonymatch.tables.io.sql import is_database_url
 
     if not is_database_url(str(release)):
         return None
-    table = (manifest.get("output") or {}).get("table")
+    table = options.get("release_table") or (manifest.get("output") or {}).get("table")
     if not isinstance(table, str):
         raise InputError("the release is a database URL; its manifest names no output.table")
     return CsvOptions(table=table)
@@ -194,7 +197,7 @@ def _complete(frame: pd.DataFrame, schema: Schema, na: MissingCodes) -> pd.DataF
     """``frame`` without its rows with a missing QI (``--drop-missing``). O(n·|qi|)."""
     from anonymatch.tables.columns.schema import missing_qi_mask
 
-    schema.check_columns([str(c) for c in frame.columns])
+    schema.check_columns(frame)
     return frame.loc[~missing_qi_mask(frame, schema, na)].reset_index(drop=True)
 
 
@@ -500,7 +503,8 @@ def _risk(section: Section, report: RiskReport, limits: list[str], modelled: boo
                 0,
                 f"Sensitive values: {s.homogeneous} people ({100 * s.homogeneous_share:.1f}%) "
                 f"show one {s.column} value on all their candidate rows, so it is disclosed "
-                "although they are hidden among k rows. Add --l or --t.",
+                "although they are hidden among k rows. Drop --l 1 (a named sensitive column "
+                "then gets ℓ = 2), or give --l or --t.",
             )
     if rows:
         section.tables.append(
@@ -519,7 +523,43 @@ def _risk(section: Section, report: RiskReport, limits: list[str], modelled: boo
                 ),
             )
         )  # fmt: skip
+    known_person(section, report.known)
     section.bullets += list(report.explanation)
+
+
+def known_person(section: Section, known: Any) -> None:
+    """The known-person figures (``tables.risk.known``): what one person's true row gives
+    away about the others of their class, ring or component; nothing when not computed."""
+    if known is None:
+        return
+    err = (
+        f" The freeform components of {known.sampled_people} people were sampled "
+        f"({known.samples} hypotheses): the mean share carries its standard error, the most "
+        "is the most seen, and the largest posterior is not computed there (1 when a row "
+        "became certain)."
+        if known.samples
+        else ""
+    )
+    rows = []
+    for what, fig in [("rows", known.rows)] + [
+        (f"{c} values", f) for c, f in known.sensitive.items()
+    ]:
+        share = f"{100 * fig['share_mean']:.2f}%"
+        if known.samples:
+            share += f" ± {100 * fig['share_mean_standard_error']:.2f}"
+        rows.append([what, fig["certain_max"], f"{fig['certain_mean']:.2f}", share,
+                     f"{fig['posterior_max']:.3f}"])  # fmt: skip
+    section.tables.append(
+        Table(
+            ["made certain", "most others, one known person", "mean others", "mean share of "
+             "their part", "largest posterior"],
+            rows,
+            caption="The attacker who also knows one person's true row (a data subject, or "
+            "one person re-identified elsewhere): the other people of that person's class, "
+            "ring or component whose row — or value — becomes certain, and the largest "
+            f"posterior it gives (docs/guarantees/known-person.md).{err}",
+        )
+    )  # fmt: skip
 
 
 def _certified_risk(
@@ -629,7 +669,10 @@ def _population(
          "no estimate" if share is None else f"{100 * share:.1f}%"]
     )  # fmt: skip
     ind = report["individual_risk"]
-    rows.append(["individual risk (sdcMicro): max / mean", f"{ind['max']:.4f} / {ind['mean']:.4f}"])
+    rows.append(
+        ["individual risk of the original's QI rows (sdcMicro): max / mean",
+         f"{ind['max']:.4f} / {ind['mean']:.4f}"]
+    )  # fmt: skip
     section.tables.append(
         Table(
             ["population figure", "value"],
@@ -796,6 +839,23 @@ def categorical_distributions(
     return [domain[i] for i in order], original[order], release[order]
 
 
+def unprotected_limits(manifest: Mapping[str, Any]) -> list[str]:
+    """The sensitive columns a release publishes without protection: ``guarantee.unprotected``
+    (``--l 1`` asked for; a named sensitive column otherwise gets distinct ℓ = 2), or, in a
+    manifest written before that default, every named column without a model. O(columns)."""
+    g = manifest.get("guarantee") or {}
+    named = (manifest.get("parameters") or {}).get("sensitive") or []
+    modelled = {m.get("column") for m in g.get("sensitive") or [] if isinstance(m, Mapping)}
+    columns = g.get("unprotected") or [c for c in named if c not in modelled]
+    return [
+        f"Sensitive column {c} published without protection (--l 1): nothing bounds what an "
+        "attacker learns about it from a person's candidate rows — a person whose candidate "
+        "rows all show one value has it disclosed. Without --l 1 a named sensitive column gets "
+        "distinct ℓ = 2."
+        for c in columns
+    ]
+
+
 def _limits(manifest: Mapping[str, Any]) -> list[str]:
     g = manifest.get("guarantee") or {}
     params = manifest.get("parameters") or {}
@@ -811,11 +871,7 @@ def _limits(manifest: Mapping[str, Any]) -> list[str]:
             "Each person is protected at their own level only: a person whose level is 1 is "
             "not hidden at all."
         )
-    if not g.get("sensitive") and params.get("sensitive"):
-        out.append(
-            "Sensitive columns are released as they are; without --l/--t nothing bounds what "
-            "an attacker learns about them from a person's candidate rows."
-        )
+    out += unprotected_limits(manifest)
     if g.get("construction") == "rings":
         out.append(
             "An insider (this release was made of sensitive rings, --structure rings): a "

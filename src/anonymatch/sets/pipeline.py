@@ -34,7 +34,6 @@ import numpy as np
 
 from anonymatch.core.assignment import choose_assignment
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.core.manifest import FACTOR_KEYS, rename_keys
 from anonymatch.core.release import Produced, publish
 from anonymatch.sets.io import SetRelease, Transactions
 from anonymatch.sets.job import SetJob, check_data
@@ -127,7 +126,7 @@ def run_job(t: Transactions, job: SetJob, *, verify: bool = True) -> SetAnonymiz
     guarantee: dict[str, object] = (
         {"model": "k-anonymity", "k": k} if k is not None else {"model": "l-diversity", "l": ell}
     )
-    checked = rename_keys(report.to_dict(), FACTOR_KEYS)
+    checked = report.to_dict()
     if not verify:  # pragma: no cover - benchmarks only: nothing checked, never a pass
         checked["passed"] = None
     produced = Produced(

@@ -43,8 +43,8 @@ class SetVerificationReport:
     min_matches_original: int
     min_matches_published: int
     min_labels_original: int | None
-    factor_flow: int
-    factor_required: int
+    k_factor_flow: int
+    k_factor_required: int
     compatible_pairs: int
     reason: str
 

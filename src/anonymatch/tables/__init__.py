@@ -96,7 +96,11 @@ def anonymize(
     numeric : str or iterable of str, optional
         QIs generalized to ranges ``lo..hi`` (the others become value sets ``a|b``).
     sensitive : str or iterable of str, optional
-        Columns published as they are, attached through the chosen assignment.
+        Columns published as they are, attached through the chosen assignment. A sensitive
+        column with neither ``l`` nor ``t`` is protected by distinct ℓ = 2 by default (no
+        person's candidate rows all show one value; the manifest's model says ``default``);
+        ``l=1`` publishes it unprotected, which the manifest (``guarantee.unprotected``) and
+        the report flag.
     identifiers : str or iterable of str, optional
         Columns dropped from the release.
     method : str, default "hungarian"
@@ -127,6 +131,7 @@ def anonymize(
         every person's candidate rows must show ≥ ℓ distinct values
         (``diversity="distinct"``), an entropy ≥ log ℓ (``"entropy"``) or satisfy recursive
         (c, ℓ)-diversity (``"recursive"``, with ``c``). See ``docs/guarantees/sensitive.md``.
+        Default: 2 for a sensitive column without ``t``; ``1``: no ℓ-diversity.
     diversity : {"distinct", "entropy", "recursive"}, default "distinct"
         Which ℓ-diversity.
     c : float, optional
@@ -264,6 +269,7 @@ def verify(
     k: int,
     qi: str | Iterable[str],
     numeric: str | Iterable[str] | None = None,
+    identifiers: str | Iterable[str] | None = None,
     na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
     sensitive: str | Iterable[str] | None = None,
@@ -297,6 +303,8 @@ def verify(
         Quasi-identifier columns; a string is a comma-separated list.
     numeric : str or iterable of str, optional
         Numeric QIs (their cells are ranges ``lo..hi``).
+    identifiers : str or iterable of str, optional
+        Identifier columns: the release fails if it publishes any of them.
     na_values : str or iterable of str, optional
         Cell texts read as missing in the original.
     drop_missing : bool, default False
@@ -306,7 +314,9 @@ def verify(
         are checked: from the values the release shows on each person's candidate rows
         (``docs/guarantees/sensitive.md``).
     l : int or mapping of str to int, optional
-        The ℓ of ℓ-diversity to check, as in ``anonymize``.
+        The ℓ of ℓ-diversity to check, as in ``anonymize``: a ``sensitive`` column with
+        neither ``l`` nor ``t`` is checked for distinct ℓ = 2 (what ``anonymize`` gives it by
+        default); ``l=1`` checks nothing on it.
     diversity : {"distinct", "entropy", "recursive"}, default "distinct"
         Which ℓ-diversity.
     c : float, optional
@@ -369,9 +379,9 @@ def verify(
     False
     """
     keywords: dict[str, object] = dict(
-        k=k, qi=qi, numeric=numeric, na_values=na_values, drop_missing=drop_missing,
-        sensitive=sensitive, l=l, diversity=diversity, c=c, t=t, ordinal=ordinal, dates=dates,
-        hierarchies=hierarchies, hierarchy_cells=hierarchy_cells,
+        k=k, qi=qi, numeric=numeric, identifiers=identifiers, na_values=na_values,
+        drop_missing=drop_missing, sensitive=sensitive, l=l, diversity=diversity, c=c, t=t,
+        ordinal=ordinal, dates=dates, hierarchies=hierarchies, hierarchy_cells=hierarchy_cells,
         suppression_limit=suppression_limit, certificate=certificate,
     )  # fmt: skip
     from anonymatch.tables.job import ReleaseCheck
@@ -622,6 +632,10 @@ def risk(
 # The analyst's side (issue 27), imported on first use so that ``import anonymatch`` stays cheap:
 # name -> module under anonymatch.tables.
 _LAZY = {
+    "read_release": "io.release",
+    "midpoints": "io.release",
+    "mean_bounds": "io.release",
+    "uniform_histogram": "io.release",
     "ReleaseFeatures": "models.features",
     "learn": "models.learn",
     "draw_microdata": "models.imputation",

@@ -214,6 +214,11 @@ class TableJob:
         return self.check.suppression_limit
 
     @property
+    def unprotected(self) -> tuple[str, ...]:
+        """Sensitive columns published without protection (``l = 1``, no ``t``)."""
+        return self.check.unprotected
+
+    @property
     def na(self) -> MissingCodes:
         """What counts as missing, in every column and per column."""
         return self.check.na
@@ -290,6 +295,14 @@ class ReleaseCheck:
     criteria: tuple[Criterion, ...] = ()
     population: str | os.PathLike[str] | pd.DataFrame | None = field(default=None, compare=False)
 
+    @property
+    def unprotected(self) -> tuple[str, ...]:
+        """The sensitive columns published without protection (``l = 1`` and no ``t``: a
+        named sensitive column otherwise gets distinct ℓ = 2 by default). O(columns)."""
+        from anonymatch.tables.models.sensitive import unprotected_columns
+
+        return unprotected_columns(self.schema.sensitive, self.models)
+
     @classmethod
     def build(cls, values: Mapping[str, Any]) -> ReleaseCheck:
         """Validate a check's parameters: those of :meth:`TableJob.build` that describe a
@@ -349,7 +362,9 @@ class ReleaseCheck:
         models = _models(p, schema)
         if models and k_column is not None:
             raise InputError(
-                f"{param('l')}/{param('t')} are checked with {param('k')}, not {param('k_column')}"
+                _default_refused(models, f"per-record levels ({param('k_column')})")
+                or f"{param('l')}/{param('t')} are checked with {param('k')}, not "
+                f"{param('k_column')}"
             )
         return cls(
             schema,
@@ -452,8 +467,9 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
     models = _models(p, schema)
     if models and not method.sensitive:
         raise InputError(
-            f"method {method.name!r} does not support {param('l')}/{param('t')}; use one of: "
-            f"{', '.join(_names(sensitive=True))}"
+            _default_refused(models, f"method {method.name!r}", _names(sensitive=True))
+            or f"method {method.name!r} does not support {param('l')}/{param('t')}; use one "
+            f"of: {', '.join(_names(sensitive=True))}"
         )
     structure = _structure(p, method, models)
     limit = _limit(p)
@@ -552,7 +568,7 @@ def _models(p: Mapping[str, Any], schema: Schema) -> tuple[SensitiveModel, ...]:
     from anonymatch.tables.models.sensitive import DIVERSITY_KINDS, build_models
 
     choice(p["diversity"], "diversity", DIVERSITY_KINDS)
-    _strict_levels(p["l"], "l", lambda v, n: integer(v, n, minimum=2))
+    _strict_levels(p["l"], "l", lambda v, n: integer(v, n, minimum=1))
     _strict_levels(p["t"], "t", lambda v, n: number(v, n, high=1.0))
     if p["c"] is not None:
         number(p["c"], "c")
@@ -560,6 +576,24 @@ def _models(p: Mapping[str, Any], schema: Schema) -> tuple[SensitiveModel, ...]:
         build_models(
             schema.sensitive, p["l"], p["diversity"], p["c"], p["t"], schema.ordered_sensitive
         )
+    )
+
+
+def _default_refused(
+    models: tuple[SensitiveModel, ...], what: str, instead: Sequence[str] = ()
+) -> str | None:
+    """The refusal of a path that cannot protect a sensitive column when the protection is
+    the default (``build_models``: distinct ℓ = 2), naming the opt-out; None when a model
+    was asked for (the caller's own message then)."""
+    from anonymatch.tables.models.sensitive import DEFAULT_L, only_default
+
+    if not only_default(models):
+        return None
+    columns = ", ".join(repr(m.column) for m in models)
+    alternative = f"use {param('method')} {', '.join(instead)}, or " if instead else ""
+    return (
+        f"sensitive column {columns} gets distinct ℓ = {DEFAULT_L} by default, which {what} "
+        f"cannot give; {alternative}pass {param('l')} 1 to publish it without protection"
     )
 
 
@@ -827,16 +861,23 @@ def plan(
     if rows is not None and k is not None:
         check_level_fits(k, rows, "k" if job.k is not None else "the largest level")
     if missing:
+        from anonymatch.tables.models.sensitive import only_default
+
         what: str | None = None
+        way_out = ""  # another method helps only when the method is the cause
         if not method.missing:
             what = f"method {method.name!r}"
+            way_out = f", or method {', '.join(_names(missing=True, levels=False))}"
+        elif only_default(job.models):  # the default ℓ = 2 of a named sensitive column
+            columns = ", ".join(repr(m.column) for m in job.models)
+            what = f"distinct ℓ = 2 (the default of sensitive column {columns})"
+            way_out = f", or {param('l')} 1 to publish it unprotected"
         elif job.models:
             what = f"{param('l')}/{param('t')} (sensitive models)"
         if what is not None:
             raise InputError(
                 f"{what} does not handle missing QI values ({missing} records have one); use "
-                f"{param('drop_missing')}, or method "
-                f"{', '.join(_names(missing=True, levels=False))}"
+                f"{param('drop_missing')}{way_out}"
             )
     size = method.partition_size_for(k, job.partition_size) if k is not None else None
     path: RunPath = "adaptive" if method.levels else "streamed" if streamed else "memory"

@@ -101,7 +101,7 @@ def prepare(
     dropped). ``data`` must be a DataFrame (``ArgumentTypeError`` otherwise): the common entry
     of every table pipeline."""
     data = require_frame(data)
-    schema.check_columns([str(c) for c in data.columns])
+    schema.check_columns(data)
     check_missing_codes(na_values, [str(c) for c in data.columns])
     na = missing_codes(na_values)
     dropped = 0
@@ -231,13 +231,18 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     t0 = time.perf_counter()
     leakage = check_leakage(data, enc, published, table, schema).to_dict()
     keeps = headline(published, enc).to_dict()
+    t_leakage = time.perf_counter() - t0
+    known = _known_person(published, enc, table, data, schema, (k, ring_rows or []))
     seconds = {
         "build": t_build,
         "verify": t_verify,
-        "leakage": time.perf_counter() - t0,
+        "leakage": t_leakage,
+        "known_person": time.perf_counter() - t0 - t_leakage,
         "wall": time.perf_counter() - started,
     }
-    models_claim, models_figures = sensitive_claims(models, sensitive_checks, k, ring_rows)
+    models_claim, models_figures = sensitive_claims(
+        models, sensitive_checks, k, ring_rows, job.unprotected
+    )
     suppression, run_plan = plan_blocks(run, job)
     na = missing_codes(job.na)
     figures = information_loss(cells, enc)
@@ -283,8 +288,31 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         widening=widening,
         leakage=leakage,
         headline=keeps,
+        risk={"known_person": known},
     )
     return Release(table, cells, published_graph, enc, report)
+
+
+def _known_person(
+    published: GeneralizedQI,
+    enc: EncodedQI,
+    table: pd.DataFrame,
+    data: pd.DataFrame,
+    schema: Schema,
+    certificate: tuple[int, list[np.ndarray]],
+) -> dict[str, object]:
+    """The manifest's ``risk.known_person``: what one person's true row reveals about the
+    others (``risk.known``), over the candidate graph, or over the rings of ``certificate``
+    (k, rings) when there are any. O(pairs·√n) for the candidates plus ``known_person``."""
+    from anonymatch.tables.risk.known import known_figures
+    from anonymatch.tables.verify import attacker_view
+
+    view = attacker_view(published, enc)
+    if certificate[1]:
+        return known_figures(view, table, data, schema, certificate).to_dict()
+    cand = view.candidates()
+    assert cand is not None  # verified: a k-factor exists
+    return known_figures(cand, table, data, schema).to_dict()
 
 
 def sensitive_target(
@@ -329,6 +357,7 @@ def sensitive_claims(
     checks: Sequence[SensitiveCheck],
     k: int,
     rings: Sequence[np.ndarray] | None,
+    unprotected: Sequence[str] = (),
 ) -> tuple[dict[str, object], dict[str, object]]:
     """What a table release states about its sensitive models, in memory and streamed alike
     (``core.release.Produced.models`` and ``model_figures``): ``guarantee.sensitive`` (each
@@ -337,11 +366,16 @@ def sensitive_claims(
     ``guarantee.construction`` (rings or classes), ``verification.ring_records`` and, with
     rings, ``guarantee.certificate`` (``models.certified.ring_certificate``), which ``verify
     --manifest`` checks every draw with, and ``guarantee.insider_weakness`` (the rings'
-    weakness in plain words, ``job.RINGS_WEAKNESS``). Nothing without models.
+    weakness in plain words, ``job.RINGS_WEAKNESS``). A model applied by default (a named
+    sensitive column without ``l``/``t``) says so (``default``); the sensitive columns
+    published without protection (``unprotected``: ``l = 1``) are listed in
+    ``guarantee.unprotected``. Nothing without models or unprotected columns.
     O(models + ring records)."""
     if not models:
-        return {}, {}
+        return ({"unprotected": list(unprotected)} if unprotected else {}), {}
     claims: dict[str, object] = {"sensitive": [m.describe() for m in models]}
+    if unprotected:
+        claims["unprotected"] = list(unprotected)
     figures: dict[str, object] = {"sensitive": [c.to_dict() for c in checks]}
     if rings is not None:
         claims["construction"] = "rings" if rings else "classes"
@@ -365,9 +399,10 @@ def plan_blocks(run: Plan, job: TableJob) -> tuple[dict[str, object], dict[str, 
 def verify_release(
     published: pd.DataFrame, original: pd.DataFrame, check: ReleaseCheck
 ) -> VerificationReport:
-    """Verify a published table against the original table: k-anonymity from the QIs, and
-    each sensitive model from the release's sensitive columns (``sensitive.check_release``),
-    as ``check`` claims them. Passes iff everything passes; the reason is the first failure's.
+    """Verify a published table against the original table: no identifier column of the check
+    published, k-anonymity from the QIs, and each sensitive model from the release's sensitive
+    columns (``sensitive.check_release``), as ``check`` claims them. Passes iff everything
+    passes; the reason is the first failure's.
 
     A release with fewer rows than the original passes only within the check's
     ``suppression_limit``, if some of the original's people — the published ones — have a
@@ -385,6 +420,13 @@ def verify_release(
     k, limit, models = check.k, check.suppression_limit, check.models
     data, enc, _ = prepare(original, check.schema, check.na, check.drop_missing)
     cells = parse_cells(published, enc)
+    shown = [c for c in check.schema.identifiers if c in set(map(str, published.columns))]
+    if shown:  # an identifier is never published, whatever the QIs show
+        return dataclasses.replace(
+            verify(cells, enc, k, limit),
+            passed=False,
+            reason=f"the identifier column {shown[0]!r} is published",
+        )
     report = None
     if limit > 0 and cells.n < enc.n:
         keep = ~choose_outliers(enc, k, limit, check.partition_size)

@@ -665,10 +665,18 @@ def anonymize_file(
         job.execution.progress,
     )
     if output_table is not None:
-        from anonymatch.tables.io.sql import SqlReleaseWriter
+        from anonymatch.tables.io.sql import (
+            ColumnTypes,
+            SqlReleaseWriter,
+            SqlSource,
+            is_database_url,
+        )
 
+        source = None  # a database source's column types, kept but for the QIs
+        if is_database_url(input_path) and csv is not None:
+            source = SqlSource(str(input_path), csv.table, csv.query)
         release: ReleaseWriter | SqlReleaseWriter = SqlReleaseWriter(
-            str(output), output_table, replace
+            str(output), output_table, replace, ColumnTypes.of(source, schema.qi)
         )
     else:
         release = ReleaseWriter(output, replace=replace, csv_safe=csv_safe)
@@ -749,7 +757,7 @@ def anonymize_file(
             raise
     loss = loss_from_sums(sums, n, qi)
     codes = missing_codes(na_values)
-    models_claim, models_figures = sensitive_claims(models, checks, k, rings)
+    models_claim, models_figures = sensitive_claims(models, checks, k, rings, job.unprotected)
     suppression, run_plan = plan_blocks(run, job)
     produced = Produced(
         kind="table",

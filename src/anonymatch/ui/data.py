@@ -81,6 +81,8 @@ class Dataset:
     table run; ``id_column`` and ``item_column`` the form's first choices."""
     id_column: str = ""
     item_column: str = ""
+    distinct: dict[str, int] = field(default_factory=dict)
+    """Distinct values per column in the rows read (the id column's guess)."""
 
     @property
     def separator(self) -> str | None:
@@ -168,6 +170,7 @@ def load(
             "which streams large tables)"
         )
     dataset.columns = [str(c) for c in frame.columns]
+    dataset.distinct = {str(c): int(frame[c].nunique()) for c in frame.columns}
     dataset.rows, dataset.rows_exact = rows, exact
     dataset.preview = [
         [str(v) for v in row] for row in frame.head(PREVIEW_ROWS).itertuples(index=False)
@@ -727,7 +730,7 @@ def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
     levels), ℓ/t per sensitive column, the suppression, the plan (path, partition size),
     whether the release was verified, and what it keeps and leaks (``app.honest``: the utility
     headline and its verdict, the kept columns that give QIs away, a ring release's insider
-    weakness)."""
+    weakness, a sensitive column published unprotected)."""
     g = manifest.get("guarantee") or {}
     plan = manifest.get("plan") or {}
     verification = manifest.get("verification") or {}
@@ -738,16 +741,21 @@ def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
         if entry.get("l") is not None:
             kind = entry.get("diversity") or "distinct"
             c = f", c = {entry['c']:g}" if entry.get("c") is not None else ""
+            default = " (applied by default; ℓ = 1 publishes it unprotected)"
             parts.append(f"{kind} ℓ-diversity, ℓ = {entry['l']}{c}")
+            parts[-1] += default if entry.get("default") else ""
         if entry.get("t") is not None:
             parts.append(f"t-closeness, t = {entry['t']:g}")
         sensitive.append((str(entry.get("column", "")), "; ".join(parts) or "kept as is"))
+    for column in g.get("unprotected") or []:
+        sensitive.append((str(column), "published without protection (ℓ = 1)"))
     levels = g.get("levels") or g.get("k_column")
     from anonymatch.app.honest import (
         headline_of,
         headline_text,
         insider_warning,
         leakage_lines,
+        unprotected_warning,
         utility_warning,
     )
 
@@ -757,6 +765,7 @@ def guarantee(manifest: Mapping[str, Any]) -> dict[str, Any]:
         "verdict": kept.get("verdict") if kept else None,
         "utility_warning": utility_warning(manifest),
         "insider_warning": insider_warning(manifest),
+        "unprotected_warning": unprotected_warning(manifest),
         "leaks": leakage_lines(manifest),
         "model": g.get("model", "?"),
         "k": g.get("k"),

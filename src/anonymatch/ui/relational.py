@@ -75,10 +75,11 @@ def check_readable(dataset: Dataset, what: str) -> None:
 
 def attach_items(people: Dataset, items: Dataset) -> Dataset:
     """``people`` with its items table (read already, ``data.load``): the id column guessed as
-    the first column of both tables whose inferred role is an identifier (else the first
-    shared column), the item column as the items table's first column the people table lacks;
-    the id column's role set to identifier (it is never published). InputError (one line) when
-    the tables share no column or the items table has no other column."""
+    ``anonymatch init`` guesses it (``app.infer.guess_id_column``: of the columns both tables
+    have, the one with the most distinct values among the people), the item column as the
+    items table's first column the people table lacks; the id column's role set to identifier
+    (it is never published). InputError (one line) when the tables share no column or the
+    items table has no other column."""
     check_readable(people, "the people table")
     check_readable(items, "the items table")
     shared = [c for c in people.columns if c in items.columns]
@@ -87,8 +88,9 @@ def attach_items(people: Dataset, items: Dataset) -> Dataset:
             f"the items table {items.name} shares no column with {people.name}: it needs the "
             "person id column"
         )
-    ids = [c for c in shared if people.roles.get(c) == "identifier"]
-    id_column = (ids or shared)[0]
+    from anonymatch.app.infer import guess_id_column
+
+    id_column = guess_id_column(people.distinct, shared)
     rest = [c for c in items.columns if c not in people.columns]
     if not rest:
         raise InputError(

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.errors import InputError
-from anonymatch.core.params import check_weights, column_list
+from anonymatch.core.params import check_weights, column_list, param
 from anonymatch.tables.columns.hierarchy import Hierarchy
 from anonymatch.tables.columns.qitypes import OrdinalScale, QITypes, Scale
 
@@ -145,13 +145,25 @@ class Schema:
         """The sensitive columns listed as numeric: t-closeness uses the ordered distance."""
         return [a for a in self.sensitive if a in self.numeric]
 
-    def check_columns(self, columns: Sequence[str]) -> None:
-        """Raise InputError if a named column is missing or the table repeats a column name."""
-        _no_duplicates("column", tuple(columns), where="in the input")
-        present = set(columns)
+    def check_columns(self, columns: Sequence[str] | pd.DataFrame) -> None:
+        """Raise InputError if a named column is missing or the table repeats a column name.
+
+        ``columns`` is the input's column names, or the input itself: the first sheet of a
+        workbook of several (``frame.attrs["sheets"]``, ``tables.io.read_table``) then says
+        which sheets there are and that ``--sheet`` chooses one. O(columns)."""
+        sheets = columns.attrs.get("sheets") if isinstance(columns, pd.DataFrame) else None
+        names = [str(c) for c in columns.columns] if isinstance(columns, pd.DataFrame) else columns
+        _no_duplicates("column", tuple(names), where="in the input")
+        present = set(names)
         for name in (*self.qi, *self.sensitive, *self.identifiers):
             if name not in present:
-                raise InputError(f"unknown column {name!r}; the input has: {', '.join(columns)}")
+                hint = (
+                    f" (the first of the sheets {', '.join(sheets)}; {param('sheet')} picks one)"
+                    if sheets
+                    else ""
+                )
+                have = ", ".join(names)
+                raise InputError(f"unknown column {name!r}; the input has: {have}{hint}")
 
     def roles(self) -> dict[str, object]:
         """The roles as JSON-ready lists (for audit manifests)."""

@@ -48,6 +48,8 @@ class CsvOptions:
     table: str | None = None
     query: str | None = None
     sheet: str | None = None
+    skip_rows: int = 0
+    """Lines before the header (or the first row) that are not part of the table."""
 
     def __post_init__(self) -> None:
         check_quotechar(self.quotechar, self.sep)
@@ -147,7 +149,10 @@ def _read_excel(path: Path, sheet: str | None, nrows: int | None) -> pd.DataFram
             data.append((cells + [""] * len(columns))[: len(columns)])
     finally:
         book.close()
-    return pd.DataFrame(data, columns=pd.Index(columns), dtype=object)
+    frame = pd.DataFrame(data, columns=pd.Index(columns), dtype=object)
+    if sheet is None and len(names) > 1:  # the first was read: a missing column says so
+        frame.attrs["sheets"] = names
+    return frame
 
 
 def _excel_text(value: object) -> str:
@@ -246,7 +251,9 @@ def _read_csv(path: Path, options: CsvOptions, nrows: int | None = None) -> pd.D
         check_names(names)
     limit = None if nrows is None else nrows + (names is None)  # the header is read as a row
     try:
-        frame = pd.read_csv(path, **read_csv_options(options, sep), nrows=limit)  # type: ignore[call-overload]
+        frame = pd.read_csv(  # type: ignore[call-overload]
+            path, **read_csv_options(options, sep), nrows=limit, skiprows=options.skip_rows
+        )
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"input is empty: {path}") from exc
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError, csv.Error) as exc:
@@ -256,19 +263,57 @@ def _read_csv(path: Path, options: CsvOptions, nrows: int | None = None) -> pd.D
         header = check_header([str(x) for x in frame.iloc[0]], path)
         frame = frame.iloc[1:].reset_index(drop=True)
         frame.columns = pd.Index(header)
-        first_data_line = 2
+        first_data_line = 2 + options.skip_rows
     else:
         if len(frame.columns) != len(names):
             raise InputError(
                 f"`names` gives {len(names)} columns but {path} has {len(frame.columns)}"
             )
         frame.columns = pd.Index(names)
-        first_data_line = 1
-    short = frame.isna().any(axis=1).to_numpy()
+        first_data_line = 1 + options.skip_rows
+    short = frame.isna().any(axis=1).to_numpy()  # the python engine's short rows
     if short.any():
         line = int(short.argmax()) + first_data_line
         raise InputError(f"malformed CSV in {path}: line {line} has fewer fields than the header")
+    if len(sep) == 1 and len(frame.columns) > 1 and (frame.iloc[:, -1] == "").any():
+        refuse_short_rows(path, sep, options.quotechar, options.skip_rows)  # padded with ""
     return frame
+
+
+def refuse_short_rows(path: Path, sep: str, quotechar: str | None, skip_rows: int = 0) -> None:
+    """InputError naming the first line with fewer fields than the first line, found by a
+    single-threaded ``pyarrow.csv`` parse (the C engine of pandas pads a short row with empty
+    cells, which would be read as a person with missing values). Only called when the last
+    column has an empty cell, as every short row's does. O(file size)."""
+    import pyarrow.csv as pacsv
+
+    short: list[int | None] = []
+
+    def invalid(row: pacsv.InvalidRow) -> str:
+        if row.actual_columns < row.expected_columns and not short:
+            short.append(row.number)
+        return "skip"
+
+    try:
+        pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(
+                autogenerate_column_names=True, use_threads=False, skip_rows=skip_rows
+            ),
+            parse_options=pacsv.ParseOptions(
+                delimiter=sep,
+                quote_char=quotechar or False,
+                newlines_in_values=True,
+                invalid_row_handler=invalid,
+            ),
+            convert_options=pacsv.ConvertOptions(include_columns=["f0"]),
+        )
+    except Exception:  # pyarrow's reading differs (an encoding, a quote): pandas' read stands
+        return
+    if short:
+        raise InputError(
+            f"malformed CSV in {path}: line {short[0]} has fewer fields than the header"
+        )
 
 
 def _first_line(exc: BaseException) -> str:

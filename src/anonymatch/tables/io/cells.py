@@ -26,7 +26,7 @@ import pyarrow as pa
 import scipy.sparse as sp
 
 from anonymatch.core.cells import NODE_MARK, STAR, escape_label, split_cell
-from anonymatch.core.csvsafe import escape_frame, unescape_frame, write_text_csv
+from anonymatch.core.csvsafe import unescape_frame, write_csv
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import write_atomically
 from anonymatch.tables.columns.hierarchy import Hierarchy
@@ -556,7 +556,12 @@ def write_release(
         write_atomically(path, lambda tmp: pq.write_table(table, tmp))
         return
     sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
-    from anonymatch.tables.io.excel import check_excel_limits, is_excel_release, write_excel
+    from anonymatch.tables.io.excel import (
+        check_excel_limits,
+        is_excel_release,
+        with_kept_numbers,
+        write_excel,
+    )
 
     excel = is_excel_release(path)
     if excel:
@@ -564,10 +569,10 @@ def write_release(
     sidecar = write_schema(path, release_schema(frame, qi))
 
     def write(tmp: Path) -> None:
-        if excel:  # the CSV release's cells in a workbook (tables.io.excel)
-            write_excel(frame, tmp, csv_safe)
-        elif not write_text_csv(frame, tmp, sep, csv_safe):  # pandas' bytes, faster
-            escape_frame(frame, csv_safe).to_csv(tmp, index=False, sep=sep)
+        if excel:  # the CSV release's cells in a workbook, numbers as numbers (tables.io.excel)
+            write_excel(with_kept_numbers(frame, (*qi.num_names, *qi.cat_names)), tmp, csv_safe)
+        else:
+            write_csv(frame, tmp, sep, csv_safe)
 
     try:
         write_atomically(path, write)

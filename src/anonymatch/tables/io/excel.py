@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -67,6 +68,28 @@ def check_excel_limits(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Non
                 f"{path}: column {name!r} has a cell of {longest:,} characters, more than an "
                 f"Excel cell holds ({MAX_CELL_CHARS:,}); write .csv or .parquet"
             )
+
+
+def with_kept_numbers(frame: pd.DataFrame, qi: Iterable[str]) -> pd.DataFrame:
+    """``frame`` with each kept column (not in ``qi``) that the release publishes as numbers
+    (``sidecar.kept_column_dtype``: every cell the exact text of a number) converted to them,
+    so that the workbook holds numbers where the CSV release holds their text; an integer
+    column beyond ±2^53, which Excel's doubles would round, stays text. O(n·d)."""
+    from anonymatch.tables.io.sidecar import kept_column_dtype, typed_kept_column
+
+    out = frame
+    for name in frame.columns:
+        if name in set(qi):
+            continue
+        dtype = kept_column_dtype(frame[name])
+        if dtype not in ("int64", "float64"):
+            continue
+        typed = typed_kept_column(frame[name], dtype, str(name))
+        if dtype == "int64" and len(typed) and int(typed.abs().max()) > 2**53:
+            continue
+        out = out.copy() if out is frame else out
+        out[name] = typed
+    return out
 
 
 def write_excel(frame: pd.DataFrame, tmp: Path, csv_safe: bool = True) -> None:

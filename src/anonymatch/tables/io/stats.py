@@ -50,6 +50,9 @@ def read_stats_file(path: Path, nrows: int | None = None) -> pd.DataFrame:
             f"reading {path.suffix} files needs the stats extra: pip install 'anonymatch[stats]'"
         ) from exc
     name = STATS_EXTENSIONS[path.suffix.lower()]
+    if name == "read_xport" and path.is_file() and path.stat().st_size % 80:
+        # a transport file is whole 80-byte records: cut short, pyreadstat reads what is left
+        raise InputError(f"cannot read {path}: cut short (not a whole number of 80-byte records)")
     options: dict[str, Any] = {"row_limit": nrows or 0}
     if name in _LABELLED:
         options.update(apply_value_formats=True, formats_as_category=False)

@@ -35,6 +35,7 @@ from anonymatch.tables.io import (
     csv_separator,
     is_parquet,
     read_csv_options,
+    refuse_short_rows,
 )
 
 if TYPE_CHECKING:  # imported where used: ``anonymize`` of a small table never needs them
@@ -260,7 +261,7 @@ def _csv_batches(path: Path, options: CsvOptions, batch_rows: int) -> Iterator[p
             chunksize=batch_rows,
             **read_csv_options(options, sep),
         )
-        rows = 0
+        rows, checked = 0, False
         for chunk in reader:
             if chunk.shape[1] != len(names):
                 more = "more" if chunk.shape[1] > len(names) else "fewer"
@@ -275,6 +276,9 @@ def _csv_batches(path: Path, options: CsvOptions, batch_rows: int) -> Iterator[p
                 raise InputError(
                     f"malformed CSV in {path}: line {line} has fewer fields than the header"
                 )
+            if not checked and len(sep) == 1 and len(names) > 1 and (chunk.iloc[:, -1] == "").any():
+                checked = True  # the C engine pads a short row with "": one pass over the file
+                refuse_short_rows(path, sep, options.quotechar)
             rows += len(chunk)
             yield pa.Table.from_pandas(chunk, preserve_index=False)
     except pd.errors.EmptyDataError as exc:

@@ -125,7 +125,14 @@ def kl_release(
         kind="table",
         method="kl-hypergraph",
         parameters=schema.roles(),
-        guarantee={"model": "(k,l)-anonymity", "k": k, "known": level},
+        # (k,ℓ) generalization puts no model on a sensitive column: published unprotected,
+        # flagged (the default ℓ = 2 of the other table paths has no (k,ℓ) counterpart)
+        guarantee={
+            "model": "(k,l)-anonymity",
+            "k": k,
+            "known": level,
+            **({"unprotected": list(schema.sensitive)} if schema.sensitive else {}),
+        },
         verification={"passed": True, "truthful": how, "kl": kl.to_dict()},
         loss={
             **loss.to_dict(),

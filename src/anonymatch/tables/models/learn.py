@@ -103,10 +103,16 @@ def _target(frame: pd.DataFrame, column: str, task: str, where: str) -> np.ndarr
 
 
 def _same_labels(truth: np.ndarray, trained: np.ndarray, where: str) -> None:
-    """Raise InputError if the test rows' labels share none with those a model is trained on
-    (``>50K.`` in adult.test against ``>50K`` in adult.data, ``1.0`` against ``1``): every
-    accuracy would be 0, silently. O(n log n)."""
-    if len(truth) and not np.isin(truth, np.unique(trained)).any():
+    """Raise InputError if the labels a model is trained on are one value only (no classifier
+    can be trained), or if the test rows' labels share none with them (``>50K.`` in adult.test
+    against ``>50K`` in adult.data, ``1.0`` against ``1``): every accuracy would be 0,
+    silently. O(n log n)."""
+    labels = np.unique(trained)
+    if len(labels) == 1:
+        raise InputError(
+            f"{where}'s labels are all {labels[0]!r}: a classifier needs at least two labels"
+        )
+    if len(truth) and not np.isin(truth, labels).any():
         seen = ", ".join(repr(v) for v in np.unique(trained)[:3])
         tested = ", ".join(repr(v) for v in np.unique(truth)[:3])
         raise InputError(

@@ -36,6 +36,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import param
 
 MODELS = ("pitman", "zayatz", "snb", "dankar")
 """The population-uniqueness estimators, in the order of the report."""
@@ -324,6 +325,11 @@ class SampleEstimates:
         }
 
 
+MAX_POPULATION = 1e15
+"""The largest population (n / f, or the sum of the weights) the estimators take: far above any
+population of people, far below where their sums overflow a float."""
+
+
 def check_fraction(value: object, name: str = "sampling_fraction") -> float:
     """``value`` as a sampling fraction in (0, 1]; InputError naming ``name`` otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
@@ -386,6 +392,12 @@ def sample_estimates(
         f = check_fraction(1.0 if fraction is None else fraction)
         population = n / f
         big = fk / f
+    if not population <= MAX_POPULATION:  # the estimators' sums overflow (and inf is no size)
+        given = param("weights") if weights is not None else param("sampling_fraction")
+        raise InputError(
+            f"the population that {given} implies ({population:.3g} people) is above "
+            f"{MAX_POPULATION:.0e}; the estimates would overflow"
+        )
     hist = Histogram.of(counts, max(population, float(n)))
     return SampleEstimates(
         records=n,

@@ -863,7 +863,9 @@ def _tally(
     pinned: np.ndarray,
 ) -> QILeak:
     """Count the rows of one (kept column, QI) pair and mark them in ``leaked``/``pinned``."""
-    has_rule = published >= 0
+    has_rule = published >= 0  # no rule for a missing kept value (an all-missing column)
+    single = np.zeros(len(published), bool)
+    single[has_rule] = rules.size[published[has_rule]] == 1
     has_rule[has_rule] = rules.size[published[has_rule]] < rules.m
     generalized = width > 1
     narrowed = has_rule & generalized & (inside >= 1) & (inside <= options.narrow_factor * width)
@@ -876,7 +878,7 @@ def _tally(
         int(generalized.sum()),
         int(narrowed.sum()),
         int(exact.sum()),
-        int((has_rule & (rules.size[np.maximum(published, 0)] == 1)).sum()),
+        int((has_rule & single).sum()),
         rules.predicted,
     )
 

@@ -314,7 +314,7 @@ def _joint(
     """The sample's and the population's QIs encoded together (sample rows first): one code
     space, so a combination has the same key in both. Returns (codes, sample rows, sample rows
     dropped for a missing QI). O((n + N)·d)."""
-    schema.check_columns([str(c) for c in original.columns])
+    schema.check_columns(original)
     qi = list(schema.qi)
     parts = []
     dropped = 0
@@ -663,7 +663,7 @@ def encode_sample(frame: pd.DataFrame, schema: Schema, options: PopulationInput)
     """The QIs of ``frame`` encoded, rows with a missing QI dropped when
     ``options.drop_missing`` (what ``pipeline.prepare`` does, without importing the
     pipeline). O(n·d)."""
-    schema.check_columns([str(c) for c in frame.columns])
+    schema.check_columns(frame)
     if options.drop_missing:
         frame = frame.loc[~missing_qi_mask(frame, schema, options.na_values)]
     if len(frame) == 0:

@@ -71,6 +71,7 @@ from anonymatch.tables.models.sensitive import (
 )
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import GeneralizedQI
+from anonymatch.tables.risk.known import KnownPersonRisk, known_figures
 from anonymatch.tables.verify import attacker_view
 
 SCHEMA = "anonymatch-risk/1"
@@ -279,6 +280,9 @@ class RiskReport:
     """What the sensitive figures are computed over: ``candidates`` (each person's candidate
     rows), or ``certificate`` (the graph a ring release's certificate proves, for the attacker
     who knows it: ``certified_sensitive``)."""
+    known: KnownPersonRisk | None = None
+    """The attacker who also knows one person's true row (``risk.known``; over the certified
+    graph with ``basis`` ``certificate``)."""
 
     @property
     def threshold(self) -> float:
@@ -308,6 +312,7 @@ class RiskReport:
             "release": release,
             "sensitive": {s.column: s.to_dict() for s in self.sensitive},
             "original": self.original.to_dict(),
+            "known_person": None if self.known is None else self.known.to_dict(),
             "explanation": list(self.explanation),
         }
 
@@ -390,6 +395,7 @@ def certified_sensitive(
     original. Time: the compatibility and matching of ``certified.structure_exists``, plus
     O(n·k) per sensitive column."""
     from anonymatch.tables.models.certified import parse_certificate, structure_exists, units
+    from anonymatch.tables.verify import attacker_view
 
     k, rings = parse_certificate(certificate, inputs.cells.n)
     if not structure_exists(inputs.cells, inputs.enc, k, rings):
@@ -410,8 +416,10 @@ def certified_sensitive(
         )
         sens.append(SensitiveRisk.of(name, name in num, enc, stats, mechanism))
     explanation = explain(report.candidates.min, report.class_k, sens)
+    view = attacker_view(inputs.cells, inputs.enc)
+    known = known_figures(view, inputs.release, inputs.data, inputs.schema, (k, rings))
     return dataclasses.replace(
-        report, sensitive=tuple(sens), explanation=explanation, basis="certificate"
+        report, sensitive=tuple(sens), explanation=explanation, basis="certificate", known=known
     )
 
 
@@ -473,6 +481,7 @@ def assess_cells(
         sensitive=sens,
         original=_baseline(view.counts, view.inverse, threshold),
         explanation=explain(candidate_dist.min, class_k, sens),
+        known=known_figures(cand, release, data, schema),
     )
 
 

@@ -1,0 +1,510 @@
+"""The known-person attacker: what one person's true row reveals about the others.
+
+The attacker of ``tables.risk.risk`` (every person's QIs, the whole release; for a ring
+release, its certificate) who also knows the true row r of one person a — a data subject who
+finds their own row, or one person re-identified elsewhere (docs/guarantees/known-person.md).
+The worlds left are the perfect matchings of the public structure that pair a with r; for every
+other person b of a's **unit** (the part of the release a's knowledge reaches):
+
+* b's row is *certain* when every such world gives b the same row;
+* b's sensitive value is certain when every such world gives b rows showing one value;
+* the *posterior* of b's row (and of b's value) is its share of those worlds, the worlds being
+  equally likely (the uniform draw inside a class, the uniform shift of a ring; for a freeform
+  component, the attacker's indifference between the worlds consistent with the release).
+
+The units, and how each is computed:
+
+* a **class** (a component of the candidate graph that is a complete biclique of m people and
+  m rows, drawn as a uniform permutation): the others take the other m − 1 rows uniformly, so a
+  row is certain only when m = 2, the row posterior is 1 / (m − 1) and a value's is its share
+  among the m − 1 rows left — exact, O(m + values);
+* a **ring** (a certificate's ring of m rows, drawn as one of its k shifts): a's row fixes the
+  shift, so every other member's row and value is certain — exact, O(1);
+* a **freeform component** of the candidate graph (any other component): exactly, by listing
+  its perfect matchings, when it has at most ``exact_max`` people; otherwise the certain rows
+  and values of each hypothesis (a, r) are exact (the Dulmage–Mendelsohn candidates of the
+  component without a and r: ``core.view.AttackerView.candidates``) and the hypotheses are
+  sampled — the mean with its standard error, the max over the sample (a lower bound) — and the
+  posterior is not computed there (1 when some row is certain).
+
+Every figure is aggregated over the attacker: each person a, and each of a's candidate rows r
+as the true one (equally weighted: the mechanism's 1/k for a class, a ring or a k-regular
+graph); ``max`` over every hypothesis, ``mean`` over people.
+
+Complexity: O(n + pairs between groups) for the components and the classes; O(m!·m⁴) at most for a
+freeform component of m ≤ ``exact_max`` people; one max-flow per larger component, then per
+sampled hypothesis one breadth-first search (the alternating path that makes the component's
+perfect matching pair a with r) and one strongly-connected-components pass, O(pairs of the
+component); never n × n.
+
+References
+----------
+Choromanski, Jebara, Tang. "Adaptive Anonymity via b-Matching". NIPS 2013, §4 (an adversary
+who knows true matches); Dulmage & Mendelsohn (1958); Xue et al. KDD 2012 §4.2 (the draw).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from anonymatch.core.view import AttackerView
+from anonymatch.tables.models.sensitive import encode_sensitive
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from anonymatch.tables.columns.schema import Schema
+
+EXACT_MAX = 6
+"""Freeform components of at most this many people are computed by listing their worlds."""
+
+SAMPLES = 200
+"""Hypotheses (person, true row) sampled over the larger freeform components."""
+
+
+@dataclass
+class _Figure:
+    """One figure (rows, or one sensitive column) accumulated over hypotheses."""
+
+    certain_max: int = 0
+    share_max: float = 0.0
+    posterior_max: float = 0.0
+    certain_sum: float = 0.0  # Σ over people of the expected number certain
+    share_sum: float = 0.0
+    sampled: list[float] = field(default_factory=list)  # shares of the sampled hypotheses
+    sampled_certain: list[float] = field(default_factory=list)
+
+    def add(self, people: float, certain: float, others: int, posterior: float) -> None:
+        """``people`` attackers whose expected number of others certain is ``certain``."""
+        self.certain_sum += people * certain
+        self.share_sum += people * (certain / others if others else 0.0)
+        self.posterior_max = max(self.posterior_max, posterior)
+
+    def worst(self, certain: int, others: int) -> None:
+        self.certain_max = max(self.certain_max, int(certain))
+        self.share_max = max(self.share_max, certain / others if others else 0.0)
+
+    def to_dict(self, n: int, sampled_people: int) -> dict[str, float]:
+        certain, share, se = self.certain_sum, self.share_sum, 0.0
+        if self.sampled:
+            s = np.asarray(self.sampled)
+            certain += sampled_people * float(np.mean(self.sampled_certain))
+            share += sampled_people * float(s.mean())
+            se = sampled_people / n * float(s.std(ddof=1) / np.sqrt(len(s))) if len(s) > 1 else 0
+        return {
+            "certain_max": self.certain_max,
+            "certain_mean": float(certain / n) if n else 0.0,
+            "share_max": float(self.share_max),
+            "share_mean": float(share / n) if n else 0.0,
+            "share_mean_standard_error": float(se),
+            "posterior_max": float(self.posterior_max),
+        }
+
+
+@dataclass(frozen=True)
+class KnownPersonRisk:
+    """The known-person figures of a release (module docstring); ``to_dict()`` for JSON.
+
+    ``rows`` and ``sensitive[column]``: ``certain_max`` (the most other people whose row — or
+    value — one known person makes certain), ``certain_mean`` (its mean over people),
+    ``share_max``/``share_mean`` (the same as a share of the other people of the known person's
+    unit, with the standard error of the sampled part), ``posterior_max`` (the largest
+    posterior of another person's row or value, over the units computed exactly; 1 when a
+    sampled hypothesis makes a row certain). ``units``: how many classes, rings and freeform
+    components (listed exactly, or sampled); ``samples``: hypotheses sampled."""
+
+    people: int
+    units: dict[str, int]
+    samples: int
+    sampled_people: int
+    rows: dict[str, float]
+    sensitive: dict[str, dict[str, float]]
+
+    def lines(self) -> list[str]:
+        """The figures in words, one line for the rows and one per sensitive column (the
+        ``risk`` commands and the report). O(columns)."""
+        out = []
+        for what, fig in [("rows", self.rows)] + [
+            (f"{c} values", f) for c, f in self.sensitive.items()
+        ]:
+            se = fig["share_mean_standard_error"]
+            err = f" ± {100 * se:.2f}" if self.samples else ""
+            out.append(
+                f"one known person makes certain the {what} of up to {fig['certain_max']} "
+                f"others (mean {fig['certain_mean']:.2f}, {100 * fig['share_mean']:.2f}%{err} "
+                f"of their part); largest posterior {fig['posterior_max']:.3f}"
+            )
+        return out
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "model": "one person's true row known (docs/guarantees/known-person.md)",
+            "people": self.people,
+            "units": dict(self.units),
+            "sampled": {"hypotheses": self.samples, "people": self.sampled_people},
+            "rows": dict(self.rows),
+            "sensitive": {c: dict(f) for c, f in self.sensitive.items()},
+        }
+
+
+def known_person(
+    cand: AttackerView,
+    values: Mapping[str, np.ndarray],
+    certificate: tuple[int, Sequence[np.ndarray]] | None = None,
+    samples: int = SAMPLES,
+    exact_max: int = EXACT_MAX,
+    seed: int = 0,
+) -> KnownPersonRisk:
+    """The known-person figures of a release.
+
+    Parameters
+    ----------
+    cand : AttackerView
+        The candidate view of the release (``AttackerView.candidates()``): people × published
+        rows, on groups.
+    values : mapping of str to numpy.ndarray
+        Per sensitive column, the code of the value each published row shows (n_published).
+    certificate : (int, sequence of numpy.ndarray), optional
+        A ring release's certificate (``models.certified.parse_certificate``): k and each
+        ring's rows in ring order. With it the units are the rings and the groups of
+        identical rows outside them (the certified graph, as ``risk.certified_sensitive``);
+        without it, the components of the candidate graph.
+    samples : int
+        Hypotheses sampled over the freeform components of more than ``exact_max`` people
+        (all of them when they are fewer).
+    exact_max : int
+        The largest freeform component whose worlds are listed.
+    seed : int
+        The sampling's seed (a measurement, not a release: fixed for reproducible figures).
+
+    Returns
+    -------
+    KnownPersonRisk
+
+    Notes
+    -----
+    Time O(n + pairs between groups) plus O(m!·m⁴) at most per small freeform component
+    (m ≤ ``exact_max``), one max-flow per larger one and O(its pairs) per sampled hypothesis;
+    memory O(n + pairs between groups).
+
+    References
+    ----------
+    Choromanski et al., NIPS 2013, §4; Dulmage & Mendelsohn (1958).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> view = AttackerView.singletons(sp.csr_array(np.ones((3, 3)))).candidates()
+    >>> fig = known_person(view, {"s": np.array([0, 0, 1])})
+    >>> fig.rows["certain_max"], fig.rows["posterior_max"], fig.sensitive["s"]["certain_max"]
+    (0, 0.5, 2)
+    """
+    rng = np.random.default_rng(seed)
+    rows, sens = _Figure(), {c: _Figure() for c in values}
+    units = {"classes": 0, "rings": 0, "freeform_exact": 0, "freeform_sampled": 0}
+    if certificate is not None:
+        k, rings = certificate
+        in_ring = np.zeros(cand.n_published, bool)
+        for ring in rings:
+            m = len(ring)
+            units["rings"] += 1
+            rows.add(m, m - 1, m - 1, 1.0)
+            rows.worst(m - 1, m - 1)
+            window = (np.arange(m)[:, None] - np.arange(k)) % m  # position p's k rows
+            for col, fig in sens.items():
+                shown = values[col][ring][window]
+                h = int((shown == shown[:, :1]).all(axis=1).sum())  # certain already
+                fig.add(m, m - 1 - h + h / m, m - 1, 1.0)
+                fig.worst(m - 1 - h + (h > 0), m - 1)
+            in_ring[ring] = True
+        free = np.flatnonzero(~in_ring)
+        order = free[np.argsort(cand.group[free], kind="stable")]
+        cut = np.flatnonzero(np.diff(cand.group[order])) + 1
+        for members in np.split(order, cut) if len(order) else []:
+            units["classes"] += 1
+            _class(rows, sens, values, members)
+        return _result(cand.n, units, rows, sens, 0, 0)
+    n_u, n_g = cand.c.shape
+    coo = sp.coo_array(cand.c)
+    graph = sp.csr_array(
+        (np.ones(coo.nnz, np.int8), (coo.row, n_u + coo.col)), shape=(n_u + n_g, n_u + n_g)
+    )
+    _, label = connected_components(graph, directed=False)
+    person_label, row_label = label[cand.inverse], label[n_u + cand.group]
+    pairs = np.bincount(label[coo.row], weights=cand.counts[coo.row] * cand.mult[coo.col])
+    people = np.bincount(person_label, minlength=len(pairs))
+    rows_of = np.argsort(row_label, kind="stable")
+    row_start = np.r_[0, np.cumsum(np.bincount(row_label, minlength=len(pairs)))]
+    people_of = np.argsort(person_label, kind="stable")
+    person_start = np.r_[0, np.cumsum(people)]
+    large, small = [], []
+    for comp in range(len(pairs)):
+        who = people_of[person_start[comp] : person_start[comp + 1]]
+        where = rows_of[row_start[comp] : row_start[comp + 1]]
+        m = len(who)
+        if pairs[comp] == m * m:  # every person compatible with every row: a class
+            units["classes"] += 1
+            _class(rows, sens, values, where)
+        elif m <= exact_max:
+            units["freeform_exact"] += 1
+            small.append((who, where))
+        else:
+            units["freeform_sampled"] += 1
+            large.append((who, where))
+    _listed(rows, sens, values, cand, small)
+    total = _sampled(rows, sens, values, cand, large, samples, rng)
+    return _result(cand.n, units, rows, sens, total, sum(len(w) for w, _ in large) * (total > 0))
+
+
+def known_figures(
+    view: AttackerView,
+    published: pd.DataFrame,
+    original: pd.DataFrame,
+    schema: Schema,
+    certificate: tuple[int, list[np.ndarray]] | None = None,
+) -> KnownPersonRisk:
+    """The known-person figures (``risk.known.known_person``) of a release's candidate
+    ``view`` (or, with ``certificate``, its attacker's view), the sensitive columns read from
+    the ``published`` and ``original`` tables (``schema``). O(n log n) plus ``known_person``."""
+    values = {
+        name: encode_sensitive(
+            name, published[name], original[name], name in schema.numeric
+        ).published
+        for name in schema.sensitive
+    }
+    return known_person(view, values, certificate)
+
+
+def _result(
+    n: int,
+    units: dict[str, int],
+    rows: _Figure,
+    sens: dict[str, _Figure],
+    samples: int,
+    sampled_people: int,
+) -> KnownPersonRisk:
+    return KnownPersonRisk(
+        n,
+        units,
+        samples,
+        sampled_people,
+        rows.to_dict(n, sampled_people),
+        {c: f.to_dict(n, sampled_people) for c, f in sens.items()},
+    )
+
+
+def _class(
+    rows: _Figure, sens: dict[str, _Figure], values: Mapping[str, np.ndarray], where: np.ndarray
+) -> None:
+    """A class of m people on the rows ``where``, drawn as a uniform permutation: exact. The
+    known person's row r is uniform over the m rows; the others share the m − 1 rows left."""
+    m = len(where)
+    others = m - 1
+    rows.add(m, others if m == 2 else 0, others, 1 / others if others else 0.0)
+    rows.worst(others if m == 2 else 0, others)
+    for col, fig in sens.items():
+        counts = np.bincount(values[col][where])
+        shown = np.flatnonzero(counts)
+        left = np.tile(counts, (len(shown), 1))  # one line per known value v: counts − e_v
+        left[np.arange(len(shown)), shown] -= 1
+        top = left.max(axis=1)
+        certain = np.where((top == others) & (len(shown) > 1), others, 0)  # newly certain
+        weight = counts[shown] / m
+        fig.add(m, float(weight @ certain), others, float(top.max()) / others if others else 0)
+        fig.worst(int(certain.max()), others)
+
+
+def _listed(
+    rows: _Figure,
+    sens: dict[str, _Figure],
+    values: Mapping[str, np.ndarray],
+    cand: AttackerView,
+    small: list[tuple[np.ndarray, np.ndarray]],
+) -> None:
+    """The freeform components of m ≤ ``EXACT_MAX`` people (``small``: their people and rows):
+    every perfect matching listed, the worlds equally likely; each person's true row uniform
+    over their candidate rows (the rows of some world). One person × row matrix for them all
+    (block diagonal), then per component O(m!·m + worlds·m⁴)."""
+    if not small:
+        return
+    people = np.concatenate([who for who, _ in small])
+    where = np.concatenate([w for _, w in small])
+    pairs = sp.coo_array(cand.c[cand.inverse[people]][:, cand.group[where]])  # block diagonal
+    sizes = np.array([len(who) for who, _ in small])
+    starts = np.r_[0, np.cumsum(sizes)]
+    comp = np.searchsorted(starts, pairs.row, side="right") - 1
+    order = np.argsort(comp, kind="stable")
+    cuts = np.searchsorted(comp[order], np.arange(1, len(small)))
+    blocks = zip(np.split(pairs.row[order], cuts), np.split(pairs.col[order], cuts), strict=True)
+    for (who, w), start, (i, j) in zip(small, starts, blocks, strict=False):
+        m = len(who)
+        block = np.zeros((m, m), bool)
+        block[i - start, j - start] = True
+        worlds = _matchings(block)
+        onehot = np.zeros((len(worlds), m, m), np.float64)  # world, person, row
+        onehot[np.arange(len(worlds))[:, None], np.arange(m), worlds] = 1
+        flat = onehot.reshape(len(worlds), m * m)
+        joint = (flat.T @ flat).reshape(m, m, m, m)  # worlds with a → r and b → s
+        total = joint[np.arange(m), :, np.arange(m), :].diagonal(axis1=1, axis2=2)  # a, r
+        shown = [("rows", rows, np.eye(m))] + [
+            (c, sens[c], np.eye(int(values[c][w].max()) + 1)[values[c][w]]) for c in sens
+        ]
+        for _, fig, code in shown:
+            count = joint @ code  # a, r, b, value
+            top = count.max(axis=3)
+            before = (onehot.sum(axis=0) @ code > 0).sum(axis=1) == 1  # b: one value anyway
+            valid = total > 0
+            other = ~np.eye(m, dtype=bool)[:, None, :]  # b ≠ a
+            certain = ((top == total[:, :, None]) & other & ~before).sum(axis=2)
+            per_person = np.where(valid, certain, 0).sum(axis=1) / valid.sum(axis=1)
+            fig.add(m, float(per_person.mean()), m - 1, 0.0)
+            fig.worst(int(certain[valid].max()), m - 1)
+            post = np.where(other & valid[:, :, None], top / np.maximum(total, 1)[:, :, None], 0)
+            fig.posterior_max = max(fig.posterior_max, float(post.max()))
+
+
+def _matchings(block: np.ndarray) -> np.ndarray:
+    """Every perfect matching of a dense m × m 0/1 matrix, one per line (person → row): the
+    partial matchings of the first i people extended by person i's free compatible rows,
+    vectorized per (person, row). O(m² · partial matchings)."""
+    m = block.shape[0]
+    worlds = np.zeros((1, 0), np.int64)
+    for person in range(m):
+        grown = []
+        for row in np.flatnonzero(block[person]):
+            free = ~(worlds == row).any(axis=1)
+            grown.append(np.column_stack([worlds[free], np.full(int(free.sum()), row)]))
+        worlds = np.concatenate(grown) if grown else np.zeros((0, person + 1), np.int64)
+    return worlds
+
+
+def _sampled(
+    rows: _Figure,
+    sens: dict[str, _Figure],
+    values: Mapping[str, np.ndarray],
+    cand: AttackerView,
+    large: list[tuple[np.ndarray, np.ndarray]],
+    samples: int,
+    rng: np.random.Generator,
+) -> int:
+    """The freeform components of more than ``EXACT_MAX`` people: the certain rows and values
+    of each hypothesis (a, r), exact (Dulmage–Mendelsohn on the component without a and r);
+    every hypothesis when there are at most ``samples``, else ``samples`` of them (a uniform
+    person of these components, a uniform candidate row of theirs). Returns how many were
+    sampled (0 when all were computed)."""
+    if not large:
+        return 0
+    per_person = cand.per_original()[cand.inverse]  # candidate rows
+    cands = [per_person[who] for who, _ in large]
+    sizes = np.array([len(who) for who, _ in large])
+    every = sum(int(c.sum()) for c in cands) <= samples
+    if every:
+        todo = [(u, a, r) for u, c in enumerate(cands) for a in range(len(c))
+                for r in range(c[a])]  # fmt: skip
+    else:
+        pick = rng.choice(int(sizes.sum()), size=samples)
+        unit = np.searchsorted(np.cumsum(sizes), pick, side="right")
+        start = np.r_[0, np.cumsum(sizes)][unit]
+        todo = [
+            (int(u), int(p - s), int(rng.integers(cands[u][p - s])))
+            for u, p, s in zip(unit, pick, start, strict=True)
+        ]
+    parts: dict[int, _Part] = {}  # built for the components a hypothesis falls in
+    for u, a, r in todo:
+        if u not in parts:
+            who, where = large[u]
+            shown = {c: v[where] for c, v in values.items()}
+            parts[u] = _Part(cand.restrict(who, where), shown)
+        part, m = parts[u], int(sizes[u])
+        got = part.certain(a, int(_candidate_rows(part.view, a)[r]))
+        for fig, name in [(rows, "rows")] + [(f, c) for c, f in sens.items()]:
+            fig.worst(got[name], m - 1)
+            if got["rows"]:
+                fig.posterior_max = 1.0
+            if every:
+                fig.add(1.0 / cands[u][a], got[name], m - 1, fig.posterior_max)
+            else:
+                fig.sampled.append(got[name] / (m - 1))
+                fig.sampled_certain.append(got[name])
+    return 0 if every else len(todo)
+
+
+class _Part:
+    """One freeform component's view (groups), one perfect flow on it, its residual digraph,
+    and what is certain without any known row; :meth:`certain` conditions on one (a, r)."""
+
+    def __init__(self, view: AttackerView, shown: Mapping[str, np.ndarray]) -> None:
+        flow = view.perfect_flow()
+        assert flow is not None  # a component of the candidate graph
+        self.view, self.flow = view, flow
+        n_u, n_g = view.c.shape
+        pair_u = np.repeat(np.arange(n_u), np.diff(view.c.indptr))
+        g = view.c.indices.astype(np.int64)
+        used = self.flow > 0  # arcs u → g for every pair, g → u where the flow runs
+        self.digraph = sp.csr_array(
+            (np.ones(len(g) + int(used.sum()), np.int8),
+             (np.r_[pair_u, n_u + g[used]], np.r_[n_u + g, pair_u[used]])),
+            shape=(n_u + n_g, n_u + n_g),
+        )  # fmt: skip
+        cand = view.candidates_of(self.flow)
+        self.shown = {c: np.bincount(view.group * (int(v.max()) + 1) + v,
+                                     minlength=n_g * (int(v.max()) + 1)).reshape(n_g, -1)
+                      for c, v in shown.items()}  # fmt: skip  # rows per (group, value)
+        self.values = shown
+        self.before = {"rows": cand.per_original() == 1}
+        for c, table in self.shown.items():
+            self.before[c] = _distinct(cand.c, table) == 1
+
+    def certain(self, a: int, r: int) -> dict[str, int]:
+        """Others made certain by knowing person ``a``'s row ``r`` (indices in the component):
+        a perfect flow without them (the flow's alternating path from r's group to a's,
+        O(pairs)), then the candidates (one SCC pass) and their values."""
+        from scipy.sparse.csgraph import breadth_first_order
+
+        view, flow = self.view, self.flow.copy()
+        n_u = view.c.shape[0]
+        u, g = int(view.inverse[a]), int(view.group[r])
+        _, pred = breadth_first_order(self.digraph, n_u + g, return_predecessors=True)
+        x = u  # walk back g → u1 → g1 → … → u: row → person arcs lose a unit, others gain
+        while x != n_u + g:
+            p = int(pred[x])
+            if x < n_u:
+                flow[self._pair(x, p - n_u)] -= 1
+            else:
+                flow[self._pair(p, x - n_u)] += 1
+            x = p
+        counts, mult = view.counts.copy(), view.mult.copy()
+        counts[u] -= 1
+        mult[g] -= 1
+        left = AttackerView(view.c, counts, view.inverse, mult, view.group).candidates_of(flow)
+        got = {"rows": int(counts[(left.per_original() == 1) & ~self.before["rows"]].sum())}
+        for c, table in self.shown.items():
+            table = table.copy()
+            table[g, self.values[c][r]] -= 1
+            single = _distinct(left.c, table) == 1
+            got[c] = int(counts[single & ~self.before[c]].sum())
+        return got
+
+    def _pair(self, u: int, g: int) -> int:
+        """The position of the stored pair (u, g) in ``view.c``. O(log degree)."""
+        lo, hi = self.view.c.indptr[u], self.view.c.indptr[u + 1]
+        return int(lo + np.searchsorted(self.view.c.indices[lo:hi], g))
+
+
+def _candidate_rows(view: AttackerView, a: int) -> np.ndarray:
+    """The candidate rows of person ``a`` of a candidate view, in increasing order. O(rows)."""
+    groups = view.c.indices[view.c.indptr[view.inverse[a]] : view.c.indptr[view.inverse[a] + 1]]
+    return np.flatnonzero(np.isin(view.group, groups))
+
+
+def _distinct(c: sp.csr_array, table: np.ndarray) -> np.ndarray:
+    """Distinct values each original group's candidate rows show: ``c`` its candidate groups
+    (U × G), ``table`` rows per (row group, value) (G × values). O(pairs · values)."""
+    return np.asarray(((c @ (table > 0).astype(np.int64)) > 0).sum(axis=1)).reshape(-1)
