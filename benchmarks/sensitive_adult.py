@@ -475,7 +475,11 @@ def write_cheap(store: dict) -> None:
         "merged until they satisfy t, reach 7,000 records, and the search pairs each class with",
         "its next 60 classes only. With `--structure rings`, (10, 4) on occupation now publishes",
         "no ring (5 rings, 1,507 people, before): the classes are cheaper, and a partition that",
-        "exchanged records with a neighbour is no longer a ring candidate.",
+        "exchanged records with a neighbour is no longer a ring candidate. The known-person",
+        "figures (`benchmarks/known_person.py`, run before and after) did not get worse: on the",
+        "default ℓ = 2 release of income one known person makes at most 14 others' income",
+        "certain (70 before), 0.20 on average (0.33); on (10, 4) occupation none, as before,",
+        "with the largest posterior 0.778 (0.857).",
     ]
     update_results("sensitive_cheap", "\n".join(lines))
 
