@@ -18,7 +18,7 @@ ADULT_OPTS := --names $(ADULT_NAMES) --qi $(ADULT_QI) --numeric age,education-nu
 $(BIN)/anonymatch: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench,ui,docs,sql,stats,excel,spark]'
+	$(BIN)/pip install --quiet -e '.[dev,bench,ui,docs,sql,stats,excel,spark,dp]'
 	$(BIN)/anonymatch warmup --quiet  # compile numba's kernels now, not in the first run
 	touch $@
 

@@ -88,6 +88,36 @@ def test_reading_releases_page_runs_on_heart_statlog(monkeypatch: pytest.MonkeyP
     assert failed == 0
 
 
+def test_analysing_page_runs_on_heart_statlog(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/analysing.md: draws, Rubin's rules and the DP companion, on the real data."""
+    pytest.importorskip("opendp", reason="opendp not installed (pip install 'anonymatch[dp]')")
+    root = Path(__file__).resolve().parents[1]
+    data = Path(os.environ.get("ANONYMATCH_DATA", root.parent / "shared" / "datasets"))
+    if not (data / "heart_statlog" / "heart.dat").exists():
+        pytest.skip("heart_statlog not available (set ANONYMATCH_DATA)")
+    monkeypatch.setenv("ANONYMATCH_DATA", str(data))
+    monkeypatch.chdir(root)
+    failed, attempted = doctest.testfile(
+        str(root / "docs" / "analysing.md"),
+        module_relative=False,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+    )
+    assert attempted >= 30
+    assert failed == 0
+
+
+ANALYST = [
+    ("anonymatch.tables.models.draws", f) for f in ("plain_draws", "parse_estimate", "combine")
+] + [("anonymatch.tables.models.dp", f) for f in ("parse_workload", "companion")]
+
+
+@pytest.mark.parametrize(("module", "name"), ANALYST)
+def test_analyst_functions_pass_numpydoc_validation(module: str, name: str) -> None:
+    result = validate(get_doc_object(_function(module, name)))
+    errors = [e for e in result["errors"] if e[0] not in ("SA01", "EX01", "ES01")]
+    assert errors == [], f"{module}.{name}: {errors}"
+
+
 READERS = [
     ("anonymatch.tables.io.release", f)
     for f in ("read_release", "midpoints", "mean_bounds", "uniform_histogram")

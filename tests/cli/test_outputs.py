@@ -187,8 +187,8 @@ def test_a_release_that_cannot_be_written(
     args, name = _commands(tmp_path)["anonymize"]
     rel = str(tmp_path / name)
     monkeypatch.setattr(pd.DataFrame, "to_csv", full)
-    # the text-only release writer (core.csvsafe.write_text_csv) fails the same way
-    monkeypatch.setattr("anonymatch.tables.io.cells.write_text_csv", full)
+    # the CSV writer (core.csvsafe.write_csv: text-only or pandas) fails the same way
+    monkeypatch.setattr("anonymatch.tables.io.cells.write_csv", full)
     argv = [*args, "-o", rel, "--report", str(tmp_path / "m.json"), "-q"]
     _refused(argv, tmp_path, capsys, 6, f"cannot write {rel}: No space left on device")
 

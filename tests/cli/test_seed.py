@@ -102,6 +102,7 @@ CASES: dict[str, Argv] = {
         ["anonymize-rt", d["table"], "-o", f"{o}/r.jsonl", "--id", "key", "--item-column"]
         + ["job", "--qi", "age,sex", "--numeric", "age", "--k", "3"]
     ),
+    "draw": lambda d, o: ["draw", d["table_release"], "-m", "2", "-o", f"{o}/draws"],
     "generate-census": lambda d, o: (
         ["generate-census", "-o", f"{o}/r.csv", "--rows", "50"] + ["--model", d["model"]]
     ),
@@ -125,7 +126,12 @@ def _without_release_warnings(err: str) -> str:
 
 def _result(argv: list[str], stdout: str) -> bytes:
     """What the command produced: the bytes of its -o file, else what it printed."""
-    return Path(argv[argv.index("-o") + 1]).read_bytes() if "-o" in argv else stdout.encode()
+    if "-o" not in argv:
+        return stdout.encode()
+    out = Path(argv[argv.index("-o") + 1])
+    if out.is_dir():  # draw: the draws, in order
+        return b"".join(p.read_bytes() for p in sorted(out.glob("draw_*")))
+    return out.read_bytes()
 
 
 def _values(obj: Any) -> list[Any]:

@@ -142,6 +142,7 @@ def test_upload_run_download(app: tuple[TestClient, AppState], tmp_path: Path) -
     assert "verified: PASS" in page.text and str(state.directory) not in page.text
     assert '<section id="honest">' in page.text and 'id="utility-headline"' in page.text
     assert "exact cells" in page.text  # issue 25: what the release keeps, with its figures
+    assert 'id="analyst-hint"' in page.text and "anonymatch draw" in page.text  # issue 39
     assert "applied by default" in page.text  # issue 36: the form's sensitive column, ℓ = 2
     release = client.get("/download/release")
     assert release.status_code == 200 and "attachment" in release.headers["content-disposition"]

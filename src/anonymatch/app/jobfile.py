@@ -440,6 +440,17 @@ class Output(_Strict):
         description="Tables, a database path (postgresql://…, sqlite:///…): the release table, "
         "created in one transaction (an existing one only with --force).",
     )
+    dp_queries: str | None = Field(
+        default=None,
+        description="Tables: a workload (JSON count queries) whose noisy answers are published "
+        "beside the release as RELEASE.dp.json (OpenDP; anonymize --dp-queries).",
+    )
+    epsilon: float | None = Field(
+        default=None, gt=0, description="The DP companion's privacy budget ε (with dp_queries)."
+    )
+    delta: float | None = Field(
+        default=None, ge=0, lt=1, description="The DP companion's δ (default 0: pure ε-DP)."
+    )
 
     @model_validator(mode="after")
     def _database_release(self) -> Output:
@@ -773,6 +784,7 @@ PATH_FIELDS: tuple[tuple[str, str], ...] = (
     *(("model", p.name) for p in CRITERIA.parameters() if p.kind == "table"),
     ("output", "path"),
     ("output", "report"),
+    ("output", "dp_queries"),
 )
 """The path-valued keys outside ``[columns]`` (each column's ``hierarchy`` is one too)."""
 

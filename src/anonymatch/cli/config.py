@@ -431,6 +431,9 @@ def job_parameters(
         if name.startswith("check-"):  # check-kl/-km/-graph TABLE: the job's release
             for p in INPUT_PARAMS:
                 given[p] = out.path
+    for key in ("dp_queries", "epsilon", "delta"):  # the DP companion (anonymize, cli.analysis)
+        if getattr(out, key) is not None:
+            given[key] = getattr(out, key)
     if out.report is not None:
         if name.startswith("anonymize"):
             given["report_path"] = out.report

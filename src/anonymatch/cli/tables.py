@@ -20,6 +20,7 @@ import click
 
 from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.app.tablejob import unchecked_claims
+from anonymatch.cli.analysis import Analysis, DpRequest, analysis_options, dp_companion_options
 from anonymatch.cli.config import (
     input_options_block,
     manifest_callback,
@@ -242,6 +243,7 @@ strict_option = click.option(
     "the table created, in one transaction (an existing one only with --force).",
 )
 @strict_option
+@dp_companion_options
 @table_input_options
 @typed_table_job
 def anonymize(
@@ -255,6 +257,7 @@ def anonymize(
     strict: bool,
     csv: CsvOptions,
     output_table: str | None = None,
+    dp: DpRequest | None = None,
 ) -> None:
     """Publish a table k-anonymous, verified.
 
@@ -289,6 +292,8 @@ def anonymize(
 
     special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path),
                is_excel(output))  # fmt: skip
+    if dp is not None and streamed is not None:
+        raise InputError("--dp-queries needs the in-memory path (--executor threads)")
     if streamed is not None and any(special):
         raise InputError(
             "an SPSS/Stata/SAS or an Excel file is read and written on the in-memory path"
@@ -334,6 +339,8 @@ def anonymize(
             release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
             write_release(output, release.table, release.cells, release.qi, csv_safe)
             report = _note_csv_safe(release.report, output, csv_safe)
+            if dp is not None:  # RELEASE.dp.json, committed with the release
+                report["dp_companion"] = dp.publish(frame, release.table, release.qi)
         labels = frame.attrs.get("variable_labels")
         if labels:  # an SPSS/Stata/SAS file's variable labels (tables.io.stats)
             report["input"] = {**cast(dict[str, Any], report["input"]), "variable_labels": labels}
@@ -901,6 +908,7 @@ def learning(
 @table_input_options
 @release_check
 @test_table_options
+@analysis_options
 @with_step(learning, "learning")
 def evaluate(
     original: str,
@@ -910,16 +918,22 @@ def evaluate(
     learning: Learning | None,
     release_table: str | None,
     csv: CsvOptions,
+    analysis: Analysis | None = None,
 ) -> None:
     """Report information loss, or what models learn from releases.
 
     GCP and NCP per QI of one or more releases of ORIGINAL. With --classify LABEL (or
     --regress COLUMN): accuracy (R²) of a logistic (ridge) regression and a gradient-boosted
     model trained on each release and tested on original rows (--test, or a held-out part of
-    ORIGINAL), beside the same models trained on the original and the majority class (mean)."""
+    ORIGINAL), beside the same models trained on the original and the majority class (mean).
+    With --estimate: estimates combined over draws (anonymatch draw) by Rubin's rules; with
+    --queries: a workload answered by ORIGINAL, releases, draws and DP companions."""
     from anonymatch.tables.pipeline import evaluate_release
 
     orig = read_table(original, csv)
+    if analysis is not None:  # --estimate over draws, --queries (cli.analysis)
+        analysis.run(orig, published, as_json, release_table)
+        return
     if learning is not None:
         _learn(orig, published, learning, as_json, csv, check)
         return

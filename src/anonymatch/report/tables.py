@@ -58,6 +58,7 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     """The table sections; without the original and the release only what the manifest says."""
     params = manifest.get("parameters") or {}
     guarantee = Section("guarantee-kind", "")
+    guarantee.bullets += dp_companion_lines(manifest)  # anonymize --dp-queries (issue 39)
     risk = Section("risk", "Re-identification and disclosure risk")
     utility = Section("utility", "Utility: what the release keeps")
     limits = _limits(manifest)
@@ -137,6 +138,9 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     if options.get("test") is not None and options.get("classify"):
         complete = _complete(original, schema, na) if drop_missing else original
         _learning(utility, complete, inputs.release, options, (csv, schema, na, drop_missing))
+    from anonymatch.report.analyst import side_by_side  # issue 39: release, draws, companion
+
+    side_by_side(utility, manifest, original, inputs.release)
     return KindSections(published, guarantee, risk, utility, limits, check, keeps.to_dict())
 
 
@@ -889,3 +893,18 @@ def _limits(manifest: Mapping[str, Any]) -> list[str]:
 
 def _share(count: int, total: int) -> str:
     return f"{count} ({100 * count / max(total, 1):.1f}%)"
+
+
+def dp_companion_lines(manifest: Mapping[str, Any]) -> list[str]:
+    """The DP companion a release was published with (``dp_companion``), its privacy loss and
+    its caveat, in words; none without one. O(1)."""
+    block = manifest.get("dp_companion")
+    if not isinstance(block, Mapping):
+        return []
+    return [
+        f"A differentially private companion, {block.get('path')}, was published beside the "
+        f"release: {block.get('queries')} count queries and {len(block.get('marginals') or [])} "
+        f"marginals under (ε = {float(block.get('epsilon') or 0):.4g}, δ = "
+        f"{float(block.get('delta') or 0):.3g})-DP ({block.get('library')}). "
+        + str(block.get("caveat") or "")
+    ]

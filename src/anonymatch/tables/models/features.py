@@ -72,6 +72,22 @@ def _cell_labels(cell: object) -> frozenset[str] | None:
     return None if text == "*" else frozenset([text])
 
 
+def distinct_labels(values: pd.Series) -> tuple[np.ndarray, list[frozenset[str]]]:
+    """Codes of the rows into their distinct label sets (−1: suppressed or missing) and those
+    sets, in order of first appearance. Each distinct cell is read once: O(n) hashing plus
+    O(distinct cells) parsing."""
+    try:
+        raw_codes, raw = pd.factorize(values.astype(object), use_na_sentinel=True)
+    except TypeError:  # unhashable cells (lists): read every row
+        cells = [_cell_labels(c) for c in values]
+        codes, uniques = pd.factorize(pd.Series(cells, dtype=object), use_na_sentinel=True)
+        return np.asarray(codes), list(uniques)
+    labels = pd.Series([_cell_labels(c) for c in raw], dtype=object)
+    label_codes, uniques = pd.factorize(labels, use_na_sentinel=True)
+    lookup = np.append(np.asarray(label_codes, dtype=np.int64), -1)  # raw −1 → −1
+    return lookup[np.asarray(raw_codes)], list(uniques)
+
+
 class ReleaseFeatures(TransformerMixin, BaseEstimator):
     """Featurize a table release (or original rows) for a scikit-learn model.
 
@@ -162,9 +178,8 @@ class ReleaseFeatures(TransformerMixin, BaseEstimator):
 
     def _distinct(self, column: str, values: pd.Series) -> tuple[np.ndarray, list[Any]]:
         """Codes of the rows into their distinct cells (−1: suppressed) and those cells."""
-        cells = [_cell_labels(c) for c in values]
-        codes, uniques = pd.factorize(pd.Series(cells, dtype=object), use_na_sentinel=True)
-        return np.asarray(codes), [self._expand(column, u) for u in uniques]
+        codes, uniques = distinct_labels(values)
+        return codes, [self._expand(column, u) for u in uniques]
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> ReleaseFeatures:
         """Learn the columns, their kinds, the leaves and the priors from a release. O(n·d)."""

@@ -26,7 +26,7 @@ import pandas as pd
 from anonymatch.core.cells import NODE_MARK
 from anonymatch.core.errors import InputError
 from anonymatch.tables.models.anchored import AnchoredModel, draw_ranges, draw_sets, row_degrees
-from anonymatch.tables.models.features import ReleaseFeatures, _cell_labels, cell_bounds
+from anonymatch.tables.models.features import ReleaseFeatures, cell_bounds, distinct_labels
 
 if TYPE_CHECKING:
     from anonymatch.tables.columns.hierarchy import Hierarchy
@@ -143,7 +143,7 @@ def _prepare(column: pd.Series, numeric: bool, tree: Hierarchy | None) -> _Prepa
     if (codes < 0).all():
         raise InputError(f"column {name!r} is suppressed in every row")
     # the same distinct cells before hierarchy nodes are expanded: a node is not anchored
-    raw = pd.factorize(pd.Series([_cell_labels(v) for v in column], dtype=object))[1]
+    raw = distinct_labels(column)[1]
     anchored = np.array([not any(str(x).startswith(NODE_MARK) for x in u) for u in raw], bool)
     member = features._onehot(name, cells, with_prior=False) > 0
     leaves = np.asarray(features.domains_[name], dtype=object)
