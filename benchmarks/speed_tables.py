@@ -17,7 +17,12 @@ One session, whole processes, on the 2-core machine (shared: compare the ratios 
   processes above), and at 100 k both paths (``--executor threads`` = in memory,
   ``--executor processes`` = streamed), each with a time limit (``--limit``, default 900 s);
 - ``profile``: py-spy (``--native``, if installed) on hungarian k = 10 and k = 50, summarized as
-  the share of samples in the main frames.
+  the share of samples in the main frames;
+- ``largek`` (issue 38): Adult at k = 50 and 100, interleaved whole processes — the public
+  Mondrian (before and after each block), hungarian and sortgreedy of the code before
+  (``--before SRC``: a source tree, e.g. a worktree of main) and of this tree, greedy; each
+  release scored (GCP) and verified; then k = 1,000 (hungarian, stopped after
+  ``--largek-limit`` s, with its plan's estimate read from the warning) and the public Mondrian.
 
 Results: benchmarks/results/speed_tables.json (each step cached; ``--steps`` reruns some),
 docs/results.md (section speed_tables), docs/img/speed_vs_k.png and docs/img/speed_vs_n.png.
@@ -27,6 +32,7 @@ Usage: python benchmarks/speed_tables.py [--steps version,cold,k,n,profile] [--k
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -62,8 +68,9 @@ def timed(argv: list[str], env: dict[str, str] | None = None, limit: float | Non
         out, err = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.communicate()
-        return {"wall": time.perf_counter() - started, "cpu": None, "peak_mib": None, "rc": -1}
+        out, err = proc.communicate()  # what it printed before (the plan's warning)
+        wall = time.perf_counter() - started
+        return {"wall": wall, "cpu": None, "peak_mib": None, "rc": -1, "stderr": err.decode()}
     wall = time.perf_counter() - started
     return {"wall": wall, "rc": proc.returncode, "stdout": out.decode(), "stderr": err.decode()}
 
@@ -177,6 +184,102 @@ def step_cold(out: Path, results: dict) -> None:
         found[label] = {"first": runs[0], "warm": runs[1:]}
         print("cold", label, [round(r["wall"], 2) for r in runs], flush=True)
     results["cold"] = found
+
+
+def step_largek(
+    out: Path, results: dict, before: str | None, limit: float, after: str | None = None
+) -> None:
+    """Issue 38: the freeform methods at large k beside the public Mondrian, code before and
+    after, interleaved in one sitting (ratios to the peer run next to them)."""
+    data = adult_path()
+    started = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_start": round(os.getloadavg()[0], 1),
+    }  # noqa: E501
+    trees = [("after", after or str(ROOT / "src"))] + ([("before", before)] if before else [])
+    for (_, src), method in itertools.product(trees, ("hungarian", "sortgreedy", "greedy")):
+        warm = ["anonymize", data, "-o", str(out / "warm.csv"), "--k", "2", "-q", "--force"]
+        anonymatch([*warm, "--method", method, *ADULT_CLI], {"PYTHONPATH": src})  # numba caches
+    rows = []
+
+    def ours(
+        k: int, method: str, tree: str, src: str, quiet: bool = True, cap: float | None = None
+    ):
+        release, report = out / f"{method}_{tree}_{k}.csv", out / f"{method}_{tree}_{k}.json"
+        args = ["anonymize", data, "-o", str(release), "--k", str(k), "--method", method]
+        args += ["--report", str(report), "--force", *ADULT_CLI] + (["-q"] if quiet else [])
+        r = anonymatch(args, {"PYTHONPATH": src}, limit=cap)
+        found = re.search(r"expected to take about (\d+) min", r.get("stderr", "") or "")
+        r = {"k": k, "tool": method, "tree": tree, **clean(r)}
+        if found:
+            r["estimate_min"] = int(found.group(1))
+        if r["rc"] == 0:
+            r.update(score(release, k))
+        rows.append(r)
+        gcp = f"{100 * r['gcp']:6.2f} %" if "gcp" in r else "—"
+        print(f"k={k:4d} {method:10s} {tree:6s} wall {r['wall']:7.1f} s rc {r['rc']} GCP {gcp}",
+              flush=True)  # fmt: skip
+
+    def the_peer(k: int, label: str) -> None:
+        release = out / f"peer_{k}_{label}.csv"
+        r = {"k": k, "tool": "peer", "tree": label, **clean(peer(k, release)), **score(release, k)}
+        rows.append(r)
+        print(f"k={k:4d} peer       {label:6s} wall {r['wall']:7.1f} s", flush=True)
+
+    for k in (50, 100):
+        the_peer(k, "first")
+        for method in ("hungarian", "sortgreedy"):
+            for tree, src in trees[::-1]:
+                ours(k, method, tree, src)
+        ours(k, "greedy", "after", trees[0][1])
+        the_peer(k, "last")
+    the_peer(1000, "first")
+    ours(1000, "hungarian", "after", trees[0][1], quiet=False, cap=limit)
+    results["largek"] = {**started, "rows": rows, "load": round(os.getloadavg()[0], 1)}
+
+
+def largek_lines(results: dict) -> list[str]:
+    """The section of issue 38 (written by ``write_markdown``)."""
+    block = results["largek"]
+    rows = block["rows"]
+    peer_wall = {}
+    for k in sorted({r["k"] for r in rows}):
+        walls = [r["wall"] for r in rows if r["k"] == k and r["tool"] == "peer"]
+        peer_wall[k] = sum(walls) / len(walls)
+    lines = [
+        "## Speed at large k (issue 38)",
+        "",
+        "Command: `python benchmarks/speed_tables.py --steps largek --before ../main/src` "
+        "(the tree before the change: main as it stood during the sitting — f24cc5b, then "
+        "from 08:02 UTC other issues' merges, none in the freeform build; the releases of "
+        "before and after have the same GCP). Machine: "
+        + results.get("machine", machine())
+        + f". Run {block['date']}; the 2 cores were shared with other jobs "
+        f"(load average {block['load_start']} at the start, {block['load']} at the end), "
+        "so the seconds are inflated and the ratios to the public Mondrian, run before and "
+        "after each block of the same k, are the figures to read. Whole processes (read, "
+        "anonymize, verify, write); each release scored with our GCP and passed our verifier.",
+        "",
+        "| k | method | code | wall s | CPU s | peak MiB | GCP | ÷ peer (wall) | verified |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        k = r["k"]
+        if r["rc"] != 0:
+            estimate = f" (plan's estimate: {r['estimate_min']} min)" if "estimate_min" in r else ""
+            lines.append(
+                f"| {k:,} | {r['tool']} | {r['tree']} | > {r['wall']:.0f}, stopped{estimate} "
+                "| | | | | |"
+            )
+            continue
+        ratio = "" if r["tool"] == "peer" else f"{r['wall'] / peer_wall[k]:.1f}×"
+        cpu = f"{r['cpu']:.1f}" if r.get("cpu") is not None else "—"
+        peak = f"{r['peak_mib']:.0f}" if r.get("peak_mib") else "—"
+        lines.append(
+            f"| {k:,} | {r['tool']} | {r['tree']} | {r['wall']:.1f} | {cpu} | {peak} | "
+            f"{100 * r['gcp']:.2f} % | {ratio} | {r['verified']} |"
+        )
+    return [*lines, ""]
 
 
 def step_version(results: dict) -> None:
@@ -370,6 +473,8 @@ def write_markdown(results: dict) -> None:
         lines += profile_lines(results)
     lines += target_lines(results)
     update_results("speed_tables", "\n".join(lines))
+    if "largek" in results:
+        update_results("speed_largek", "\n".join(largek_lines(results)))
 
 
 def profile_lines(results: dict) -> list[str]:
@@ -520,12 +625,16 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=900.0)
     parser.add_argument("--data-dir", default="/tmp/anonymatch-speed")
     parser.add_argument("--rewrite", action="store_true", help="only redo docs from the JSON")
+    parser.add_argument("--before", help="source tree of the code before (step largek)")
+    parser.add_argument("--after", help="source tree of the code after (default: this one)")
+    parser.add_argument("--largek-limit", type=float, default=120.0)
     args = parser.parse_args()
     results = json.loads(CACHE.read_text()) if CACHE.exists() else {}
     if not args.rewrite:
-        results["machine"] = machine()
-        results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        results["load"] = round(os.getloadavg()[0], 1)
+        if args.steps != "largek":
+            results["machine"] = machine()  # the header of issue 17's section
+            results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            results["load"] = round(os.getloadavg()[0], 1)
         steps = args.steps.split(",")
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp)
@@ -540,6 +649,8 @@ def main() -> None:
                 step_n(sizes, Path(args.data_dir), out, args.limit, results)
             if "profile" in steps:
                 step_profile(out, results)
+            if "largek" in steps:
+                step_largek(out, results, args.before, args.largek_limit, args.after)
             CACHE.parent.mkdir(exist_ok=True)
             CACHE.write_text(json.dumps(results, indent=2) + "\n")
     write_markdown(results)

@@ -735,11 +735,29 @@ class Plan:
         Records per partition (None: the method sees the whole table).
     rows : int or None
         The number of records planned for (None until the streamed path has scanned them).
+    estimate : float
+        Expected wall seconds of the build and what follows it, for the methods that run
+        rounds (``methods.estimated_seconds``; 0 for the others or while rows are unknown).
     """
 
     path: RunPath
     partition_size: int | None
     rows: int | None = None
+    estimate: float = 0.0
+
+    def warning(self) -> str | None:
+        """A line for a run expected to take more than ``LONG_RUN_SECONDS`` (None otherwise):
+        the estimate and what makes such a run faster. Printed by the pipeline itself (with
+        the progress bar), so it names no flag: the CLI's translation of parameter names does
+        not see it."""
+        if self.estimate <= LONG_RUN_SECONDS:
+            return None
+        minutes = self.estimate / 60
+        return (
+            f"this run is expected to take about {max(minutes, 1):.0f} min (partitions of "
+            f"{self.partition_size:,} records; a rough estimate, the progress bar shows the time "
+            "left); a smaller partition size or k, or method 'mondrian', is faster"
+        )
 
     def to_dict(self) -> dict[str, object]:
         """The manifest's ``plan`` block."""
@@ -798,6 +816,10 @@ def choose_path(
     return streamed_executor(
         job.execution, memory_only=memory_only, large=large, required=parts_out or parts_in
     )
+
+
+LONG_RUN_SECONDS = 60.0
+"""``plan`` warns (``Plan.warning``) when a run is expected to take longer than this."""
 
 
 def plan(
@@ -881,4 +903,11 @@ def plan(
             )
     size = method.partition_size_for(k, job.partition_size) if k is not None else None
     path: RunPath = "adaptive" if method.levels else "streamed" if streamed else "memory"
-    return Plan(path, size, rows)
+    estimate = 0.0
+    if rows is not None and k is not None and not job.models:
+        from anonymatch.core.runner import default_workers
+        from anonymatch.tables.methods import estimated_seconds
+
+        workers = job.execution.workers or default_workers()
+        estimate = estimated_seconds(method, rows, k, size, workers)
+    return Plan(path, size, rows, estimate)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -153,6 +154,11 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     target = sensitive_target(data, models)
     rng = np.random.default_rng(job.seed)
     workers, progress = job.execution.workers, job.execution.progress
+    long_run = run.warning()
+    if long_run and progress:  # with the progress bar (not under --quiet): stderr
+        from tqdm import tqdm
+
+        tqdm.write(f"anonymatch: warning: {long_run}", file=sys.stderr)
 
     t0 = time.perf_counter()
     rings: RingRelease | None = None

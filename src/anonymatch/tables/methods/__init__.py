@@ -14,6 +14,7 @@ parametrizations are derived from the registry with :func:`names`, never listed 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,11 +40,14 @@ class BuildOptions:
     ``sensitive`` (the sensitive values and their models) makes the builder publish classes
     that satisfy the models (``methods.diverse``); ``rings`` (the job's ``structure``
     ``rings``) lets the partitioned methods publish a sensitive ring instead of a partition's
-    classes where it costs less GCP (``methods.circulant``)."""
+    classes where it costs less GCP (``methods.circulant``). ``tick`` (optional) is called with
+    1 after each assignment round of the methods that run rounds (``Method.rounds``): the
+    progress bar of :func:`build_graph`, in rounds."""
 
     time_limit: float = 60.0
     sensitive: SensitiveTarget | None = None
     rings: bool = False
+    tick: Callable[[int], object] | None = field(default=None, compare=False)
 
 
 Builder = Callable[[EncodedQI, int, BuildOptions], GeneralizationGraph]
@@ -75,6 +79,9 @@ class Method(core.Method):
         Per-record levels (``k_column``) and suppression: the adaptive path.
     typed : bool
         Supports ordinal and date QIs and hierarchies.
+    rounds : bool
+        Builds a partition in k − 1 assignment rounds (the freeform methods): progress is shown
+        in rounds, and :func:`estimated_seconds` knows its cost.
     """
 
     build: Builder | None
@@ -83,6 +90,7 @@ class Method(core.Method):
     missing: bool = True
     levels: bool = False
     typed: bool = True
+    rounds: bool = False
 
     def partition_size_for(self, k: int, given: int | None = None) -> int | None:
         """The partition size a run of this method uses: the one formula of every path.
@@ -128,6 +136,33 @@ def freeform_partition_size(k: int) -> int:
     return min(max(300, 20 * k), 1000)
 
 
+ROUND_SECONDS = 1.2e-8
+"""CPU seconds of one freeform round per squared partition size P², times max(1, P/1000): the
+weights and the assignment are O(P²) per round, and the assignment's augmenting paths grow
+with P. Fitted on Adult (2 shared cores, hungarian, whole partitions: P = 604, k = 300: 3.7 ms
+a round; P = 1006, k = 50 … 400: 10–13 ms; P = 2011, k = 100: 92 ms in mid-run; docs/results.md,
+speed at large k)."""
+
+EDGE_SECONDS = 3.0e-6
+"""CPU seconds per edge of a k-regular graph for what follows the build (the closed walk of the
+privacy step, recoding, the verifier's k-factor), measured with ``ROUND_SECONDS``."""
+
+
+def estimated_seconds(method: Method, rows: int, k: int, size: int | None, workers: int) -> float:
+    """Wall seconds a run of ``method`` on ``rows`` = n records at level k with partitions of
+    ``size`` = P is expected to take on ``workers`` cores, for the methods that run rounds
+    (``Method.rounds``; 0 for the others): (n/P)·(k − 1)·ROUND_SECONDS·P²·max(1, P/1000) for
+    the rounds plus EDGE_SECONDS·n·k, divided among the workers. A figure for a warning, good
+    to a factor of about 2 (the machine's load and the data change it: ties in the weights
+    make rounds cheaper). O(1)."""
+    if not method.rounds or size is None or rows == 0:
+        return 0.0
+    size = min(size, rows)
+    rounds = rows / size * max(k - 1, 0) * ROUND_SECONDS * size * size * max(1.0, size / 1000)
+    cpu = rounds + EDGE_SECONDS * rows * k
+    return cpu / max(1, min(workers, rows // size))
+
+
 ADAPTIVE_PARTITION = 500
 """Records per part of the adaptive (b-matching) path, chosen by benchmark
 (benchmarks/adaptive_speed.py, docs/results.md)."""
@@ -159,6 +194,7 @@ def registry() -> dict[str, Method]:
             partition_size=freeform_partition_size,
             sensitive=True,
             streamable=True,
+            rounds=True,
         ),
         Method(
             name="sortgreedy",
@@ -169,6 +205,7 @@ def registry() -> dict[str, Method]:
             partition_size=freeform_partition_size,
             sensitive=True,
             streamable=True,
+            rounds=True,
         ),
         Method(
             name="greedy",
@@ -179,6 +216,7 @@ def registry() -> dict[str, Method]:
             partition_size=freeform_partition_size,
             sensitive=True,
             streamable=True,
+            rounds=True,
         ),
         # HiGHS proves optimality within seconds up to ~8 records and hits a 60 s limit from 10
         # records on (k ≥ 3), hence partitions of max(8, 2k) records by default.
@@ -320,15 +358,28 @@ def build_graph(
     if size is None:
         return build(qi, k, options), 1
     parts = partitions(qi, size)
+    rounds = None
+    if progress and method.rounds and k > 1:  # a bar in rounds: it moves within a partition
+        from tqdm import tqdm
+
+        rounds = tqdm(
+            total=len(parts) * (k - 1), desc=f"{method.name} rounds", unit="round", delay=1.0,
+            leave=False,
+        )  # fmt: skip
+        options = dataclasses.replace(options, tick=rounds.update)
     work: Callable[[np.ndarray], GeneralizationGraph] = lambda ids: build(  # noqa: E731
         qi.take(ids), k, options
     )
-    graphs = run_partitions(
-        work,
-        parts,
-        placement=Placement("threads", workers=workers),
-        progress=progress,
-        desc=f"{method.name} partitions",
-    )
+    try:
+        graphs = run_partitions(
+            work,
+            parts,
+            placement=Placement("threads", workers=workers),
+            progress=progress and rounds is None,
+            desc=f"{method.name} partitions",
+        )
+    finally:
+        if rounds is not None:
+            rounds.close()
     blocks = list(zip(parts, graphs, strict=True))
     return GeneralizationGraph.block_diagonal(blocks, qi.n), len(parts)

@@ -111,24 +111,29 @@ def greedy_iteration(w, used):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def sortgreedy_iteration(w, used, edge_order):  # pragma: no cover - compiled
-    """One iteration of Doka Algorithm 2: scan edges by ascending weight (``edge_order`` is the
-    argsort of the flattened weights) taking every edge whose endpoints are both free; then each
-    unmatched original looks for a swap partner among its predecessors and successors in the
-    lexicographic order, nearest first, with an augmenting path as the last resort.
-    O(m² log m) per iteration, dominated by the sort done by the caller."""
-    m = w.shape[0]
-    match = np.full(m, -1, np.int64)
-    owner = np.full(m, -1, np.int64)
-    matched = 0
-    for e in edge_order:
+def sortgreedy_scan(edges, used, match, owner, matched):  # pragma: no cover - compiled
+    """The scan of Doka Algorithm 2 over one batch of flat edge ids ``edges`` (i·m + j, in
+    ascending weight, ties in flat order): take every unused edge whose endpoints are both
+    free. Continues the state ``match``/``owner`` (−1: free) and returns the new number of
+    matched originals; stops when all m are matched. O(len(edges))."""
+    m = match.shape[0]
+    for e in edges:
+        if matched == m:
+            break
         i, j = e // m, e % m
         if match[i] < 0 and owner[j] < 0 and not used[i, j]:
             match[i] = j
             owner[j] = i
             matched += 1
-            if matched == m:
-                return match
+    return matched
+
+
+@njit(cache=True, nogil=True)
+def sortgreedy_repair(w, used, match, owner):  # pragma: no cover - compiled
+    """The end of Doka Algorithm 2 after the scan: each unmatched original looks for a swap
+    partner among its predecessors and successors in the lexicographic order, nearest first,
+    with an augmenting path as the last resort. Returns ``match`` (completed in place)."""
+    m = w.shape[0]
     free = np.empty(m, np.int64)
     n_free = 0
     for t in range(m):
