@@ -271,12 +271,12 @@ def test_theorem2_stars_never_increase(seed, symmetric, adaptive):
     delta = rng.integers(1, 5, n) if adaptive else np.full(n, int(rng.integers(2, 5)))
     p = _problem(x, np.minimum(delta, n))
     result = variational_bmatching(p, symmetric=symmetric)
-    # Theorem 2 holds for one ε: the reweighting iterations of a fixed ε never add stars. A new,
-    # smaller ε restarts from other weights and may start higher (seed 1813: 17 -> 18 stars at
-    # ε = 2^-6); the returned solution is the best over the whole sweep.
-    for eps in {h[0] for h in result.history}:
-        run = [h[2] for h in result.history if h[0] == eps]
-        assert all(b <= a for a, b in zip(run, run[1:], strict=False))
+    # Theorem 2 bounds the variational objective Σ U·(1 − (ε/(1+ε))^c), not the star count:
+    # a reweighting iteration may add a star (seed 1835, not symmetric, uniform δ: 9 -> 10
+    # stars at ε = 0.5, found by hypothesis in issue 36's session), and a new, smaller ε
+    # restarts from other weights (seed 1813: 17 -> 18 stars at ε = 2^-6). What the sweep
+    # guarantees is that no iteration is lost: the solution returned has the fewest stars of
+    # every solve.
     assert result.star_total(p) <= min(h[2] for h in result.history)
 
 
