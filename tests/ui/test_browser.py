@@ -372,3 +372,27 @@ def test_report_opens_offline_and_prints(
     pdf = page.pdf(format="A4")
     assert pdf.startswith(b"%PDF") and len(pdf) > 20_000
     context.close()
+
+
+def test_a_wide_table_scrolls_inside_its_card(server: str, browser: Any, tmp_path: Path) -> None:
+    """A table of many long-named columns: the roles table scrolls inside its card and the page
+    itself never scrolls sideways (issue 37: the roles table overflowed its card, because a
+    fieldset is at least as wide as its content unless told otherwise)."""
+    names = ["age", "sex", *(f"a_rather_long_column_name_{i:02d}" for i in range(14))]
+    rows = [[str(20 + r % 40), "FM"[r % 2], *(f"v{(r * 7 + c) % 4}" for c in range(14))]
+            for r in range(60)]  # fmt: skip
+    wide = tmp_path / "wide.csv"
+    wide.write_text("\n".join(",".join(row) for row in [names, *rows]) + "\n")
+    context = browser.new_context(viewport={"width": 760, "height": 900})
+    page = context.new_page()
+    page.goto(server)
+    page.set_input_files("#file", str(wide))
+    page.click("#upload-button")
+    page.wait_for_url("**/dataset", timeout=10_000)
+    sideways = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    inside = page.evaluate(
+        "(() => { const s = document.querySelector('#roles').parentElement;"
+        " return s.scrollWidth - s.clientWidth; })()"
+    )
+    context.close()
+    assert sideways <= 0 and inside > 0, (sideways, inside)
