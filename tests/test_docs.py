@@ -11,6 +11,7 @@ import doctest
 import importlib
 import inspect
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -212,3 +213,7 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
         assert f'id="{module}.{name}"' in page, f"{module}.{name} not on its API page"
     errors = (site / "api" / "errors" / "index.html").read_text(encoding="utf-8")
     assert 'id="anonymatch.core.errors.InputError"' in errors
+    # the docstrings' Sphinx roles render as code, never as raw `:func:` text (issue 37)
+    for page in (site / "api").rglob("index.html"):
+        raw = re.findall(r":(?:func|class|meth|attr|mod|data):<code>", page.read_text("utf-8"))
+        assert not raw, f"{page.parent.name}: {len(raw)} raw roles"
