@@ -119,3 +119,16 @@ def test_one_label_only_is_refused(tmp_path) -> None:
     code = main(["evaluate", str(tmp_path / "o.csv"), str(tmp_path / "o.csv"),
                  "--qi", "age,sex", "--numeric", "age", "--classify", "y"])  # fmt: skip
     assert code == 2
+
+
+def test_models_use_the_idle_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gradient-boosted models' OpenMP threads: the cores left idle by the load (issue 37:
+    spinning threads on a loaded machine made evaluate --classify 17× slower than anonymize)."""
+    import os
+
+    from anonymatch.tables.models.learn import idle_cores
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    for load, threads in ((0.0, 8), (2.4, 6), (7.6, 1), (40.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert idle_cores() == threads

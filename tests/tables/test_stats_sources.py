@@ -135,3 +135,72 @@ def test_release_written_as_spss_or_stata_with_labels(
     assert {k: v for k, v in meta.column_names_to_labels.items() if v} == LABELS
     assert not Path(str(release) + ".schema.json").exists()
     assert main(["verify", str(source), str(release), "-k", "4", *QI]) == 0
+
+
+KEPT_LABELS = {
+    "status": {1.0: "employed", 2.0: "unemployed", 9.0: "refused"},  # 3: no label
+    "flag": {1.0: "flagged"},  # a numeric column with one label
+}
+KEPT_MISSING = {  # SPSS user-missing: two codes for status, a range for flag
+    "status": [{"lo": 8.0, "hi": 8.0}, {"lo": 9.0, "hi": 9.0}],
+    "flag": [{"lo": 90.0, "hi": 99.0}],
+}
+
+
+def _write_kept(path: Path) -> pd.DataFrame:
+    """The survey with two kept (non-QI) labelled columns; SPSS gets user-missing codes."""
+    frame = _frame()
+    frame["status"] = [(1.0, 2.0, 3.0, 8.0, 9.0)[i % 5] for i in range(len(frame))]
+    frame["flag"] = [(0.0, 1.0, 0.0, 99.0)[i % 4] for i in range(len(frame))]
+    if path.suffix == ".sav":
+        values = {c: {float(k): v for k, v in m.items()} for c, m in VALUES.items()}
+        pyreadstat.write_sav(
+            frame,
+            str(path),
+            column_labels=LABELS,
+            variable_value_labels={**values, **KEPT_LABELS},
+            missing_ranges={c: [dict(r) for r in m] for c, m in KEPT_MISSING.items()},
+        )
+    else:
+        labels = {c: {int(k): v for k, v in m.items()} for c, m in KEPT_LABELS.items()}
+        pyreadstat.write_dta(
+            frame, str(path), column_labels=LABELS, variable_value_labels={**VALUES, **labels}
+        )
+    return frame
+
+
+def _rows(frame: pd.DataFrame) -> list[tuple[float, ...]]:
+    """The kept columns' codes row by row (rows may be shuffled: compared as a sorted list)."""
+    cells = frame[["income", "status", "flag"]].to_numpy(dtype=float)
+    return sorted(tuple(-1.0 if v != v else v for v in row) for row in cells)
+
+
+PAIRS = [(".sav", ".sav"), (".dta", ".sav"), (".dta", ".dta"), (".sav", ".zsav")]
+
+
+@pytest.mark.parametrize(("source_suffix", "suffix"), PAIRS)
+def test_kept_labelled_columns_keep_codes_value_labels_and_user_missing(
+    tmp_path: Path, source_suffix: str, suffix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the hostile tests of issue 37: a .sav release dropped the value labels of the
+    labelled columns and wrote an untouched numeric column with one label as text ('0.0', ''
+    for a user-missing code). A kept labelled column now comes back as its codes, with its value
+    labels and (SPSS) its user-missing definitions; the QIs stay text; verify passes."""
+    source = tmp_path / f"survey{source_suffix}"
+    original = _write_kept(source)
+    release = tmp_path / f"r{suffix}"
+    code = main(["anonymize", str(source), "-o", str(release), "-k", "4", *QI, "-q"])
+    assert code == 0, capsys.readouterr().err
+    reader = pyreadstat.read_dta if suffix == ".dta" else pyreadstat.read_sav
+    raw, meta = reader(str(release), **({} if suffix == ".dta" else {"user_missing": True}))
+    assert _rows(raw) == _rows(original)  # the same codes, user-missing ones included
+    assert raw["status"].dtype == raw["flag"].dtype == "float64"
+    assert not pd.api.types.is_numeric_dtype(raw["sex"])  # a QI: published text
+    labels = {c: {float(k): v for k, v in m.items()} for c, m in meta.variable_value_labels.items()}
+    assert labels == KEPT_LABELS
+    if suffix != ".dta":
+        expected = KEPT_MISSING if source_suffix == ".sav" else {}
+        assert {c: meta.missing_ranges.get(c, []) for c in expected} == expected
+        assert set(meta.missing_ranges) == set(expected)
+    assert {k: v for k, v in meta.column_names_to_labels.items() if v} == LABELS
+    assert main(["verify", str(source), str(release), "-k", "4", *QI]) == 0

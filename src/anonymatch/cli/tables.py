@@ -288,7 +288,12 @@ def anonymize(
         check_output_table(output, output_table, force, source)
     streamed = choose_path(job, input_path, output, csv)
     from anonymatch.tables.io import is_excel
-    from anonymatch.tables.io.stats import is_stats_file
+    from anonymatch.tables.io.stats import (
+        is_stats_file,
+        keeps_user_missing,
+        kept_value_labels,
+        user_missing_as_na,
+    )
 
     special = (is_stats_file(input_path), is_stats_file(output), is_excel(input_path),
                is_excel(output))  # fmt: skip
@@ -323,8 +328,15 @@ def anonymize(
             _refuse_leaks({"leakage": refused.report.to_dict()})
             raise
     else:
-        frame = read_table(input_path, csv)
-        release = run_job(frame, job)
+        keep = dataclasses.replace(csv, keep_user_missing=not db_out and keeps_user_missing(output))
+        frame = read_table(input_path, keep)
+        check = job.check  # user-missing codes stay only in the columns published untouched
+        protected = {
+            *check.schema.qi,
+            *(m.column for m in check.models),
+            *filter(None, [check.k_column]),
+        }
+        release = run_job(user_missing_as_na(frame, protected), job)
         if strict:
             _refuse_leaks(release.report)
         if db_out:  # a table created in one transaction
@@ -337,6 +349,7 @@ def anonymize(
             report = dict(release.report)
         else:
             release.table.attrs["variable_labels"] = frame.attrs.get("variable_labels") or {}
+            release.table.attrs.update(kept_value_labels(frame.attrs, protected))
             write_release(output, release.table, release.cells, release.qi, csv_safe)
             report = _note_csv_safe(release.report, output, csv_safe)
             if dp is not None:  # RELEASE.dp.json, committed with the release

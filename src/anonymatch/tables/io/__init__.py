@@ -50,6 +50,9 @@ class CsvOptions:
     sheet: str | None = None
     skip_rows: int = 0
     """Lines before the header (or the first row) that are not part of the table."""
+    keep_user_missing: bool = False
+    """An SPSS file's user-missing codes kept as read (``tables.io.stats``): ``anonymize``
+    makes them missing in its QIs and sensitive columns only."""
 
     def __post_init__(self) -> None:
         check_quotechar(self.quotechar, self.sep)
@@ -98,7 +101,7 @@ def read_table(
     if options.sheet is not None and not is_excel(p):
         raise InputError(f"{param('sheet')} reads an Excel file (.xlsx)")
     if options.fmt == "auto" and is_stats_file(p):
-        frame = read_stats_file(p, nrows)
+        frame = read_stats_file(p, nrows, options.keep_user_missing)
     elif options.fmt == "auto" and is_excel(p):
         frame = _read_excel(p, options.sheet, nrows)
     elif options.reads_parquet(p):
