@@ -20,7 +20,7 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from tests.fuzz.contract import FUZZ, case_dir, check
+from tests.fuzz.contract import FUZZ, breaks, case_dir, check
 
 pyreadstat = pytest.importorskip("pyreadstat", reason="the stats extra (pyreadstat) is missing")
 
@@ -188,3 +188,20 @@ def test_stats_writer_draws_are_files() -> None:
     frame = pd.DataFrame({"age": [30.0, 31.0], "sex": [0.0, 1.0], "zip": ["a", "b"]})
     for fmt in WRITERS:
         assert _write(frame, {"variable_value_labels": {"sex": {0.0: "f"}}}, work / f"x{fmt}", fmt)
+
+
+@pytest.mark.parametrize("release", [".sav", ".dta"])
+def test_quote_led_text_in_a_stats_release(release: str) -> None:
+    """A text cell starting with ``'`` (``'=1``, a value label) is written to an SPSS/Stata
+    release as it is; the readers took the CSV formula guard off it (``=1``) and ``verify``
+    failed the tool's own release (fuzz soak, issue 37)."""
+    work = case_dir("fuzz-stats-")
+    frame = pd.DataFrame({"age": [30.0 + i for i in range(6)], "sex": ["'=1", "u"] * 3})
+    pyreadstat.write_sav(frame, str(work / "in.sav"))
+    src, out = work / "in.sav", work / f"out{release}"
+    verify = ["verify", src, out, "--k", 2, "--qi", "sex", "-q"]
+    outcome = check("stats-known", ["anonymize", src, "-o", out, "--k", 2, "--qi", "sex", "-q"],
+                    [out], verify, keep=True)  # fmt: skip
+    assert outcome.code == 0 and not breaks("stats-known"), breaks("stats-known")
+    risk = check("stats-known", ["risk", src, out, "--qi", "sex", "--k", 2, "-q", "--json"])
+    assert risk.code == 0 and not breaks("stats-known"), breaks("stats-known")
