@@ -157,6 +157,7 @@ def check(
         message = "; ".join(problems)
         first = outcome.errors[0] if outcome.errors else ""
         tally.breaks.append(f"{' '.join(map(str, argv))[:400]} -> {message} [{first[:200]}]")
+        _keep_inputs(argv)
         if SOAK is False:
             raise AssertionError(f"contract broken: {tally.breaks[-1]}")
     else:
@@ -169,6 +170,20 @@ def check(
         else:
             path.unlink(missing_ok=True)
     return outcome
+
+
+def _keep_inputs(argv: Sequence[str]) -> None:
+    """With ``ANONYMATCH_FUZZ_KEEP=DIR``, copy the files a breaking run was given into
+    ``DIR/<n>/`` (the soak's inputs are otherwise removed with their case directory)."""
+    target = os.environ.get("ANONYMATCH_FUZZ_KEEP")
+    if not target:
+        return
+    base = Path(target) / str(sum(len(t.breaks) for t in STATS.values()))
+    for arg in argv:
+        path = Path(str(arg))
+        if len(str(arg)) < 4096 and path.is_absolute() and path.is_file():
+            base.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, base / path.name)
 
 
 def breaks(command: str) -> list[str]:

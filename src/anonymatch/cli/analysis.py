@@ -104,11 +104,13 @@ def _read_plain(path: str) -> pd.DataFrame:
     from anonymatch.core.csvsafe import unescape_frame
     from anonymatch.tables.io import CsvOptions, is_parquet, read_table
     from anonymatch.tables.io.sidecar import kept_column_dtype, typed_kept_column
+    from anonymatch.tables.io.stats import is_stats_file
 
     frame = read_table(path, CsvOptions())
     if is_parquet(path):
         return frame
-    frame = unescape_frame(frame)
+    if not is_stats_file(path):  # SPSS/Stata draws hold their cells unguarded
+        frame = unescape_frame(frame)
     for name in frame.columns:  # numbers where every cell is the exact text of one
         if frame[name].dtype == object or pd.api.types.is_string_dtype(frame[name].dtype):
             dtype = kept_column_dtype(frame[name])

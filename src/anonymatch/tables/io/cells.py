@@ -592,4 +592,6 @@ def read_release_text(path: str | os.PathLike[str]) -> pd.DataFrame:
     if parts:
         return pd.concat([read_table(part) for part in parts], ignore_index=True)
     frame = read_table(path)
-    return frame if is_parquet(path) else unescape_frame(frame)
+    from anonymatch.tables.io.stats import is_stats_file  # SPSS/Stata: cells unguarded
+
+    return frame if is_parquet(path) or is_stats_file(path) else unescape_frame(frame)

@@ -36,6 +36,7 @@ from anonymatch.tables.io.sidecar import (
     schema_path,
     typed_kept_column,
 )
+from anonymatch.tables.io.stats import is_stats_file
 
 
 def _sidecar(path: Path, manifest: str | os.PathLike[str] | None) -> list[dict[str, Any]] | None:
@@ -210,7 +211,9 @@ def read_release(
                 f"{path} has no sidecar {Path(schema_path(p)).name}: pass the release's manifest "
                 "to tell its quasi-identifiers"
             )
-        frame = unescape_frame(read_table(p, CsvOptions(skip_initial_space=False)))
+        frame = read_table(p, CsvOptions(skip_initial_space=False))
+        if not is_stats_file(p):  # SPSS/Stata releases hold their cells unguarded
+            frame = unescape_frame(frame)
         columns = described
     return typed_release(frame, columns, ranges)
 
