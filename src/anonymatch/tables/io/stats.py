@@ -79,6 +79,9 @@ def read_stats_file(
     except Exception as exc:  # ReadstatError, PyreadstatError, OSError, UnicodeError, …
         text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(f"cannot read {path}: {text}") from exc
+    nameless = [i for i, c in enumerate(frame.columns) if not isinstance(c, str) or not c.strip()]
+    if nameless:  # a damaged file: pyreadstat names such a column None
+        raise InputError(f"cannot read {path}: its variable {nameless[0] + 1} has no name")
     if len(set(frame.columns)) != len(frame.columns):
         raise InputError(f"{path} repeats a column name")
     labels = {
