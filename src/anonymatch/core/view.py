@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from anonymatch.core.matching import has_k_factor, k_factor_in_blocks
 
@@ -411,25 +412,34 @@ class AttackerView:
             return None
         if n == 0:
             return np.zeros(self.c.nnz, np.int64)
-        coo = sp.coo_array(self.c)
-        u, g = coo.row.astype(np.int64), coo.col.astype(np.int64)
-        counts, mult = self.counts, self.mult
+        # The network in CSR form directly, the same matrix its COO lists gave (issue 38: the
+        # int64 lists and the COO → CSR copy were the peak memory of large-k runs): row 0 the
+        # source, rows 1 + u the original groups' pairs in ``c``'s sorted order, then each
+        # published group → sink.
+        c, counts, mult = self.c, self.counts, self.mult
         src, sink = 0, 1 + n_u + n_g
-        net = sp.csr_array(
-            (
-                np.concatenate([counts, np.minimum(counts[u], mult[g]), mult]).astype(np.int32),
-                (
-                    np.concatenate([np.zeros(n_u, np.int64), 1 + u, 1 + n_u + np.arange(n_g)]),
-                    np.concatenate([1 + np.arange(n_u), 1 + n_u + g, np.full(n_g, sink)]),
-                ),
-            ),
-            shape=(sink + 1, sink + 1),
-        )
+        pairs = int(c.nnz)
+        indptr = np.empty(sink + 2, np.int64)
+        indptr[0] = 0
+        indptr[1 : 2 + n_u] = n_u + c.indptr
+        indptr[2 + n_u : sink + 1] = indptr[1 + n_u] + 1 + np.arange(n_g)
+        indptr[sink + 1] = indptr[sink]
+        indices = np.empty(int(indptr[-1]), np.int32)
+        caps = np.empty(int(indptr[-1]), np.int32)
+        indices[:n_u], caps[:n_u] = 1 + np.arange(n_u), counts
+        inner = slice(n_u, n_u + pairs)
+        indices[inner] = c.indices
+        indices[inner] += 1 + n_u
+        caps[inner] = mult[c.indices]
+        np.minimum(caps[inner], np.repeat(counts, np.diff(c.indptr)), out=caps[inner])
+        indices[n_u + pairs :], caps[n_u + pairs :] = sink, mult
+        net = sp.csr_array((caps, indices, indptr.astype(np.int32)), shape=(sink + 1, sink + 1))
         result = maximum_flow(net, src, sink, method="dinic")
+        del net, indices, caps
         if int(result.flow_value) != n:
             return None
         flow = sp.csr_array(result.flow)
-        return np.asarray(flow[1 + u, 1 + n_u + g]).reshape(-1).astype(np.int64)
+        return _pair_flows(flow.indptr, flow.indices, flow.data, c.indptr, c.indices, n_u)
 
     def _pair_index(self, people: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For each (person, published row): the position of its group pair among the stored
@@ -497,3 +507,26 @@ class AttackerView:
         )
         cand.sort_indices()
         return AttackerView(cand, self.counts, self.inverse, self.mult, self.group)
+
+
+@njit(cache=True, nogil=True)
+def _pair_flows(f_ptr, f_idx, f_val, c_ptr, c_idx, n_u):  # pragma: no cover - compiled
+    """The flow on each stored pair (u, g) of ``c`` (sorted CSR order), read from the flow
+    matrix of ``_perfect_flow``'s network (entry (1 + u, 1 + n_u + g), duplicates summed):
+    row by row through a stamp over the published groups. O(pairs + flow entries)."""
+    out = np.zeros(len(c_idx), np.int64)
+    n_g = f_ptr.shape[0] - 3 - n_u
+    stamp = np.zeros(n_g, np.int64)
+    for u in range(n_u):
+        row = 1 + u
+        for p in range(f_ptr[row], f_ptr[row + 1]):
+            g = f_idx[p] - 1 - n_u
+            if 0 <= g < n_g:
+                stamp[g] += f_val[p]
+        for p in range(c_ptr[u], c_ptr[u + 1]):
+            out[p] = stamp[c_idx[p]]
+        for p in range(f_ptr[row], f_ptr[row + 1]):
+            g = f_idx[p] - 1 - n_u
+            if 0 <= g < n_g:
+                stamp[g] = 0
+    return out
