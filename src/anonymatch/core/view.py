@@ -490,22 +490,41 @@ class AttackerView:
 
         if used_flow is None:
             return None
-        n_u, n_g = self.c.shape
-        u = np.repeat(np.arange(n_u, dtype=np.int64), np.diff(self.c.indptr))
-        g = self.c.indices.astype(np.int64)
-        used = used_flow > 0
-        # nodes 0..U−1 the original groups, U..U+G−1 the published groups
-        heads = np.concatenate([u, n_u + g[used]])
-        tails = np.concatenate([n_u + g, u[used]])
+        # nodes 0..U−1 the original groups, U..U+G−1 the published groups; arcs u → g for
+        # every pair (``c``'s rows), g → u where the flow runs (at most n pairs). Laid out as
+        # CSR directly, int32 (issue 38: the int64 COO lists were the peak of large-k runs):
+        # the same sorted matrix as the COO lists gave, so the same components.
+        c = self.c
+        n_u, n_g = c.shape
+        pairs = int(c.nnz)
+        used = np.flatnonzero(used_flow > 0)
+        u_used = np.searchsorted(c.indptr, used, side="right") - 1
+        g_used = c.indices[used]
+        back = np.argsort(g_used, kind="stable")  # stays increasing in u within a g
+        indptr = np.empty(n_u + n_g + 1, np.int64)
+        indptr[: n_u + 1] = c.indptr
+        np.cumsum(np.bincount(g_used, minlength=n_g), out=indptr[n_u + 1 :])
+        indptr[n_u + 1 :] += pairs
+        indices = np.empty(pairs + len(used), np.int32)
+        indices[:pairs] = c.indices
+        indices[:pairs] += n_u
+        indices[pairs:] = u_used[back]
         arcs = sp.csr_array(
-            (np.ones(len(heads), np.int8), (heads, tails)), shape=(n_u + n_g, n_u + n_g)
+            (np.ones(len(indices), np.int8), indices, indptr.astype(np.int32)),
+            shape=(n_u + n_g, n_u + n_g),
         )
+        del indices, indptr
         _, scc = connected_components(arcs, directed=True, connection="strong")
-        keep = scc[u] == scc[n_u + g]
+        del arcs
+        keep, kept = _same_component(c.indptr, c.indices, scc.astype(np.int32), n_u)
+        ptr = np.zeros(n_u + 1, np.int64)
+        np.cumsum(kept, out=ptr[1:])
+        index = np.int32 if max(n_u, n_g, int(ptr[-1])) < 2**31 else np.int64
         cand = sp.csr_array(
-            (np.ones(int(keep.sum()), np.int8), (u[keep], g[keep])), shape=(n_u, n_g)
+            (np.ones(int(ptr[-1]), np.int8), c.indices[keep].astype(index), ptr.astype(index)),
+            shape=(n_u, n_g),
         )
-        cand.sort_indices()
+        cand.has_sorted_indices = True
         return AttackerView(cand, self.counts, self.inverse, self.mult, self.group)
 
 
@@ -530,3 +549,17 @@ def _pair_flows(f_ptr, f_idx, f_val, c_ptr, c_idx, n_u):  # pragma: no cover - c
             if 0 <= g < n_g:
                 stamp[g] = 0
     return out
+
+
+@njit(cache=True, nogil=True)
+def _same_component(indptr, indices, scc, n_u):  # pragma: no cover - compiled
+    """Per stored pair (u, g) of a U × G CSR matrix: whether u and published node U + g share
+    a strongly connected component; and how many pairs each row keeps. O(pairs)."""
+    keep = np.zeros(len(indices), np.bool_)
+    kept = np.zeros(n_u, np.int64)
+    for u in range(n_u):
+        for p in range(indptr[u], indptr[u + 1]):
+            if scc[u] == scc[n_u + indices[p]]:
+                keep[p] = True
+                kept[u] += 1
+    return keep, kept
