@@ -569,9 +569,9 @@ def _compatibility(
         at += len(u)
     parts.clear()
     indptr = np.cumsum(per_row)
-    index = rows.dtype if at < 2**31 else np.int64
+    int_type = rows.dtype if at < 2**31 else np.int64
     by_col = sp.csc_array(
-        (np.ones(at, np.int8), rows.astype(index, copy=False), indptr.astype(index)),
+        (np.ones(at, np.int8), rows.astype(int_type, copy=False), indptr.astype(int_type)),
         shape=(n_u, n_pub),
     )
     del rows
