@@ -445,13 +445,12 @@ class AttackerView:
         """For each (person, published row): the position of its group pair among the stored
         pairs of ``c`` (sorted CSR order) and whether it is stored (compatible).
         O(len · log pairs + pairs between groups)."""
-        n_g = self.c.shape[1]
-        key = self.inverse[people] * n_g + self.group[rows]
-        pair_u = np.repeat(np.arange(self.c.shape[0], dtype=np.int64), np.diff(self.c.indptr))
-        stored = pair_u * n_g + self.c.indices  # sorted: CSR with sorted indices
-        at = np.minimum(np.searchsorted(stored, key), max(len(stored) - 1, 0))
-        found = stored[at] == key if len(stored) else np.zeros(len(key), bool)
-        return at, found
+        # a binary search in each person's group row of ``c`` (compiled; issue 38: the
+        # per-pair int64 keys of every stored pair were a peak of large-k runs). The same
+        # positions as a search among all stored pairs: rows are sorted and laid out in order.
+        return _pair_positions(
+            self.c.indptr, self.c.indices, self.inverse[people], self.group[rows]
+        )
 
     def compatible(self, people: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Whether person ``people[t]`` is compatible with published row ``rows[t]``, for
@@ -563,3 +562,20 @@ def _same_component(indptr, indices, scc, n_u):  # pragma: no cover - compiled
                 keep[p] = True
                 kept[u] += 1
     return keep, kept
+
+
+@njit(cache=True, nogil=True)
+def _pair_positions(indptr, indices, u, g):  # pragma: no cover - compiled
+    """For each (u[t], g[t]): its position among the stored pairs of a CSR matrix with sorted
+    indices (or where it would be inserted, at most the last position) and whether it is
+    stored."""
+    size = len(indices)
+    at = np.zeros(len(u), np.int64)
+    found = np.zeros(len(u), np.bool_)
+    for t in range(len(u)):
+        lo, hi = indptr[u[t]], indptr[u[t] + 1]
+        p = lo + np.searchsorted(indices[lo:hi], g[t])
+        if p < hi and indices[p] == g[t]:
+            found[t] = True
+        at[t] = min(p, max(size - 1, 0))
+    return at, found
