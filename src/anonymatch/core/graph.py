@@ -115,8 +115,15 @@ class GeneralizationGraph:
         if self._classes is not None:
             rows, cols = self._classes
             return GeneralizationGraph.from_classes(rows, cols[shuffle])
-        coo = self.matrix.tocoo()
-        moved = GeneralizationGraph.from_edges(coo.row, position[coo.col], self.n)
+        # the rows stay; each row's columns are renamed and sorted again (no COO round trip:
+        # issue 38, int64 edge lists of n·k entries at large k). The same sorted 0/1 matrix.
+        m = self.matrix
+        cols = position[m.indices].astype(m.indices.dtype, copy=False)
+        matrix = sp.csr_array(
+            (np.ones(len(cols), np.int8), cols, m.indptr.copy()), shape=(self.n, self.n)
+        )
+        matrix.sort_indices()
+        moved = GeneralizationGraph(matrix)
         if self._parts is not None:
             moved._parts = (self._parts[0], self._parts[1][shuffle])
         return moved

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.sparse.csgraph import maximum_flow
 
 
@@ -102,22 +103,31 @@ def k_factor_in_blocks(
     row_keys, counts = np.unique(row_block * n_u + inverse, return_counts=True)
     col_keys, mult = np.unique(col_block * n_g + group, return_counts=True)
     u_block, u = row_keys // n_u, row_keys % n_u
-    degree = np.diff(c.indptr)[u]
-    tail = np.repeat(np.arange(len(row_keys)), degree)
-    first = np.cumsum(degree) - degree
-    at = np.arange(int(degree.sum())) - np.repeat(first - c.indptr[u], degree)
-    wanted = np.repeat(u_block, degree) * n_g + c.indices[at]  # (block, g) of each edge
-    head = np.minimum(np.searchsorted(col_keys, wanted), len(col_keys) - 1)
-    inside = col_keys[head] == wanted  # edges whose published group has rows in the block
-    tail, head = tail[inside], head[inside]
-    a, b = counts[tail], mult[head]
-    block = np.minimum(np.minimum(a * b, k * a), k * b)
+    # The network in CSR form directly (issue 38: at k = 100 on Adult the block edges number
+    # millions, and their int64 COO lists, masks and the COO → CSR copy were the run's peak
+    # memory): row 0 the source, rows 1 … the (block, u) nodes with their edges to the (block,
+    # g) nodes present (in increasing g: sorted, as the COO conversion laid them), then the
+    # (block, g) nodes to the sink. The same matrix as the COO lists gave, so the same flow.
     n_rows, n_cols = len(row_keys), len(col_keys)
     src, sink = 0, 1 + n_rows + n_cols
-    rows = np.concatenate([np.zeros(n_rows, np.int64), 1 + tail, 1 + n_rows + np.arange(n_cols)])
-    cols = np.concatenate([1 + np.arange(n_rows), 1 + n_rows + head, np.full(n_cols, sink)])
-    caps = np.concatenate([k * counts, block, k * mult]).astype(np.int32)
-    net = sp.csr_array((caps, (rows, cols)), shape=(sink + 1, sink + 1))
+    indptr = np.empty(sink + 2, np.int32)
+    indptr[0] = 0
+    indptr[1] = n_rows
+    inner = _block_edge_counts(c.indptr, c.indices, u, u_block * n_g, col_keys)
+    np.cumsum(inner, out=indptr[2 : 2 + n_rows])
+    indptr[2 : 2 + n_rows] += n_rows
+    indptr[2 + n_rows : sink + 1] = indptr[1 + n_rows] + 1 + np.arange(n_cols, dtype=np.int32)
+    indptr[sink + 1] = indptr[sink]
+    size = int(indptr[-1])
+    indices = np.empty(size, np.int32)
+    caps = np.empty(size, np.int32)
+    indices[:n_rows] = 1 + np.arange(n_rows, dtype=np.int32)
+    caps[:n_rows] = k * counts
+    _block_edges(c.indptr, c.indices, u, u_block * n_g, col_keys, counts, mult, k,
+                 indptr, indices, caps)  # fmt: skip
+    indices[indptr[1 + n_rows] :] = sink
+    caps[indptr[1 + n_rows] :] = k * mult
+    net = sp.csr_array((caps, indices, indptr), shape=(sink + 1, sink + 1))
     return int(maximum_flow(net, src, sink, method="dinic").flow_value) == k * n
 
 
@@ -175,3 +185,38 @@ def k_factor_subset(
         # else: an edge may carry more than f_u / k units (the capacity was the larger m_u),
         # which f_u / k originals cannot take on distinct rows: recompute with m_u = f_u / k
         m = kept
+
+
+@njit(cache=True, nogil=True)
+def _block_edge_counts(indptr, indices, u, base, col_keys):  # pragma: no cover - compiled
+    """Per (block, u) node: how many of u's compatible groups g have rows in its block
+    (``base`` = block · G; ``col_keys`` the sorted block · G + g of the published nodes)."""
+    out = np.zeros(len(u), np.int32)
+    for r in range(len(u)):
+        for p in range(indptr[u[r]], indptr[u[r] + 1]):
+            key = base[r] + indices[p]
+            at = np.searchsorted(col_keys, key)
+            if at < len(col_keys) and col_keys[at] == key:
+                out[r] += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _block_edges(
+    indptr, indices, u, base, col_keys, counts, mult, k, net_ptr, net_idx, caps
+):  # pragma: no cover - compiled
+    """Fill the (block, u) → (block, g) arcs of ``k_factor_in_blocks``'s network in place
+    (node 1 + r for row key r, 1 + n_rows + position for a published node), capacity
+    min(a·b, k·a, k·b) for a originals and b published rows."""
+    n_rows = len(u)
+    for r in range(n_rows):
+        at_out = net_ptr[1 + r]
+        a = counts[r]
+        for p in range(indptr[u[r]], indptr[u[r] + 1]):
+            key = base[r] + indices[p]
+            at = np.searchsorted(col_keys, key)
+            if at < len(col_keys) and col_keys[at] == key:
+                b = mult[at]
+                net_idx[at_out] = 1 + n_rows + at
+                caps[at_out] = min(min(a * b, k * a), k * b)
+                at_out += 1

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from anonymatch.core.matching import has_k_factor, k_factor_in_blocks
 
@@ -411,37 +412,45 @@ class AttackerView:
             return None
         if n == 0:
             return np.zeros(self.c.nnz, np.int64)
-        coo = sp.coo_array(self.c)
-        u, g = coo.row.astype(np.int64), coo.col.astype(np.int64)
-        counts, mult = self.counts, self.mult
+        # The network in CSR form directly, the same matrix its COO lists gave (issue 38: the
+        # int64 lists and the COO → CSR copy were the peak memory of large-k runs): row 0 the
+        # source, rows 1 + u the original groups' pairs in ``c``'s sorted order, then each
+        # published group → sink.
+        c, counts, mult = self.c, self.counts, self.mult
         src, sink = 0, 1 + n_u + n_g
-        net = sp.csr_array(
-            (
-                np.concatenate([counts, np.minimum(counts[u], mult[g]), mult]).astype(np.int32),
-                (
-                    np.concatenate([np.zeros(n_u, np.int64), 1 + u, 1 + n_u + np.arange(n_g)]),
-                    np.concatenate([1 + np.arange(n_u), 1 + n_u + g, np.full(n_g, sink)]),
-                ),
-            ),
-            shape=(sink + 1, sink + 1),
-        )
+        pairs = int(c.nnz)
+        indptr = np.empty(sink + 2, np.int64)
+        indptr[0] = 0
+        indptr[1 : 2 + n_u] = n_u + c.indptr
+        indptr[2 + n_u : sink + 1] = indptr[1 + n_u] + 1 + np.arange(n_g)
+        indptr[sink + 1] = indptr[sink]
+        indices = np.empty(int(indptr[-1]), np.int32)
+        caps = np.empty(int(indptr[-1]), np.int32)
+        indices[:n_u], caps[:n_u] = 1 + np.arange(n_u), counts
+        inner = slice(n_u, n_u + pairs)
+        indices[inner] = c.indices
+        indices[inner] += 1 + n_u
+        caps[inner] = mult[c.indices]
+        np.minimum(caps[inner], np.repeat(counts, np.diff(c.indptr)), out=caps[inner])
+        indices[n_u + pairs :], caps[n_u + pairs :] = sink, mult
+        net = sp.csr_array((caps, indices, indptr.astype(np.int32)), shape=(sink + 1, sink + 1))
         result = maximum_flow(net, src, sink, method="dinic")
+        del net, indices, caps
         if int(result.flow_value) != n:
             return None
         flow = sp.csr_array(result.flow)
-        return np.asarray(flow[1 + u, 1 + n_u + g]).reshape(-1).astype(np.int64)
+        return _pair_flows(flow.indptr, flow.indices, flow.data, c.indptr, c.indices, n_u)
 
     def _pair_index(self, people: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For each (person, published row): the position of its group pair among the stored
         pairs of ``c`` (sorted CSR order) and whether it is stored (compatible).
         O(len · log pairs + pairs between groups)."""
-        n_g = self.c.shape[1]
-        key = self.inverse[people] * n_g + self.group[rows]
-        pair_u = np.repeat(np.arange(self.c.shape[0], dtype=np.int64), np.diff(self.c.indptr))
-        stored = pair_u * n_g + self.c.indices  # sorted: CSR with sorted indices
-        at = np.minimum(np.searchsorted(stored, key), max(len(stored) - 1, 0))
-        found = stored[at] == key if len(stored) else np.zeros(len(key), bool)
-        return at, found
+        # a binary search in each person's group row of ``c`` (compiled; issue 38: the
+        # per-pair int64 keys of every stored pair were a peak of large-k runs). The same
+        # positions as a search among all stored pairs: rows are sorted and laid out in order.
+        return _pair_positions(
+            self.c.indptr, self.c.indices, self.inverse[people], self.group[rows]
+        )
 
     def compatible(self, people: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Whether person ``people[t]`` is compatible with published row ``rows[t]``, for
@@ -480,20 +489,93 @@ class AttackerView:
 
         if used_flow is None:
             return None
-        n_u, n_g = self.c.shape
-        u = np.repeat(np.arange(n_u, dtype=np.int64), np.diff(self.c.indptr))
-        g = self.c.indices.astype(np.int64)
-        used = used_flow > 0
-        # nodes 0..U−1 the original groups, U..U+G−1 the published groups
-        heads = np.concatenate([u, n_u + g[used]])
-        tails = np.concatenate([n_u + g, u[used]])
+        # nodes 0..U−1 the original groups, U..U+G−1 the published groups; arcs u → g for
+        # every pair (``c``'s rows), g → u where the flow runs (at most n pairs). Laid out as
+        # CSR directly, int32 (issue 38: the int64 COO lists were the peak of large-k runs):
+        # the same sorted matrix as the COO lists gave, so the same components.
+        c = self.c
+        n_u, n_g = c.shape
+        pairs = int(c.nnz)
+        used = np.flatnonzero(used_flow > 0)
+        u_used = np.searchsorted(c.indptr, used, side="right") - 1
+        g_used = c.indices[used]
+        back = np.argsort(g_used, kind="stable")  # stays increasing in u within a g
+        indptr = np.empty(n_u + n_g + 1, np.int64)
+        indptr[: n_u + 1] = c.indptr
+        np.cumsum(np.bincount(g_used, minlength=n_g), out=indptr[n_u + 1 :])
+        indptr[n_u + 1 :] += pairs
+        indices = np.empty(pairs + len(used), np.int32)
+        indices[:pairs] = c.indices
+        indices[:pairs] += n_u
+        indices[pairs:] = u_used[back]
         arcs = sp.csr_array(
-            (np.ones(len(heads), np.int8), (heads, tails)), shape=(n_u + n_g, n_u + n_g)
+            (np.ones(len(indices), np.int8), indices, indptr.astype(np.int32)),
+            shape=(n_u + n_g, n_u + n_g),
         )
+        del indices, indptr
         _, scc = connected_components(arcs, directed=True, connection="strong")
-        keep = scc[u] == scc[n_u + g]
+        del arcs
+        keep, kept = _same_component(c.indptr, c.indices, scc.astype(np.int32), n_u)
+        ptr = np.zeros(n_u + 1, np.int64)
+        np.cumsum(kept, out=ptr[1:])
+        index = np.int32 if max(n_u, n_g, int(ptr[-1])) < 2**31 else np.int64
         cand = sp.csr_array(
-            (np.ones(int(keep.sum()), np.int8), (u[keep], g[keep])), shape=(n_u, n_g)
+            (np.ones(int(ptr[-1]), np.int8), c.indices[keep].astype(index), ptr.astype(index)),
+            shape=(n_u, n_g),
         )
-        cand.sort_indices()
+        cand.has_sorted_indices = True
         return AttackerView(cand, self.counts, self.inverse, self.mult, self.group)
+
+
+@njit(cache=True, nogil=True)
+def _pair_flows(f_ptr, f_idx, f_val, c_ptr, c_idx, n_u):  # pragma: no cover - compiled
+    """The flow on each stored pair (u, g) of ``c`` (sorted CSR order), read from the flow
+    matrix of ``_perfect_flow``'s network (entry (1 + u, 1 + n_u + g), duplicates summed):
+    row by row through a stamp over the published groups. O(pairs + flow entries)."""
+    out = np.zeros(len(c_idx), np.int64)
+    n_g = f_ptr.shape[0] - 3 - n_u
+    stamp = np.zeros(n_g, np.int64)
+    for u in range(n_u):
+        row = 1 + u
+        for p in range(f_ptr[row], f_ptr[row + 1]):
+            g = f_idx[p] - 1 - n_u
+            if 0 <= g < n_g:
+                stamp[g] += f_val[p]
+        for p in range(c_ptr[u], c_ptr[u + 1]):
+            out[p] = stamp[c_idx[p]]
+        for p in range(f_ptr[row], f_ptr[row + 1]):
+            g = f_idx[p] - 1 - n_u
+            if 0 <= g < n_g:
+                stamp[g] = 0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _same_component(indptr, indices, scc, n_u):  # pragma: no cover - compiled
+    """Per stored pair (u, g) of a U × G CSR matrix: whether u and published node U + g share
+    a strongly connected component; and how many pairs each row keeps. O(pairs)."""
+    keep = np.zeros(len(indices), np.bool_)
+    kept = np.zeros(n_u, np.int64)
+    for u in range(n_u):
+        for p in range(indptr[u], indptr[u + 1]):
+            if scc[u] == scc[n_u + indices[p]]:
+                keep[p] = True
+                kept[u] += 1
+    return keep, kept
+
+
+@njit(cache=True, nogil=True)
+def _pair_positions(indptr, indices, u, g):  # pragma: no cover - compiled
+    """For each (u[t], g[t]): its position among the stored pairs of a CSR matrix with sorted
+    indices (or where it would be inserted, at most the last position) and whether it is
+    stored."""
+    size = len(indices)
+    at = np.zeros(len(u), np.int64)
+    found = np.zeros(len(u), np.bool_)
+    for t in range(len(u)):
+        lo, hi = indptr[u[t]], indptr[u[t] + 1]
+        p = lo + np.searchsorted(indices[lo:hi], g[t])
+        if p < hi and indices[p] == g[t]:
+            found[t] = True
+        at[t] = min(p, max(size - 1, 0))
+    return at, found

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from anonymatch.core.graph import GeneralizationGraph, class_members
 from anonymatch.core.view import group_rows
@@ -354,21 +355,21 @@ def _same_members(members: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
     n = members.shape[0]
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    m = sp.csr_array(members, copy=True)
-    m.sort_indices()
+    m = sp.csr_array(members)
+    if not m.has_sorted_indices:
+        m = sp.csr_array(members, copy=True)
+        m.sort_indices()
     sizes = np.diff(m.indptr)
     weights = np.random.default_rng().integers(1, 2**62, max(m.shape[1], 1))
+    # Row sums and the exact comparison by a compiled pass, O(n) extra memory (issue 38: the
+    # per-edge int64 arrays of the numpy version were a peak of large-k runs); the sums are
+    # ``np.add.reduceat``'s, wrapping on overflow as it does.
     with np.errstate(over="ignore"):
-        hashed = np.add.reduceat(weights[m.indices], m.indptr[:-1])
+        hashed = _row_sums(m.indptr, m.indices, weights)
         hashed = hashed * 1_000_003 + sizes
     _, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
     rep = first[inverse.reshape(-1)]
-    same = sizes == sizes[rep]
-    offset = np.arange(len(m.indices)) - np.repeat(m.indptr[:-1], sizes)
-    mine = np.repeat(np.arange(n), sizes)
-    ok = same[mine]
-    theirs = np.where(ok, np.repeat(m.indptr[rep], sizes) + offset, 0)
-    same[mine[ok & (m.indices != m.indices[theirs])]] = False
+    same = _same_rows(m.indptr, m.indices, rep)
     key = np.where(same, rep, n + np.arange(n))
     _, reps, group = np.unique(key, return_index=True, return_inverse=True)
     order = np.argsort(reps, kind="stable")
@@ -478,3 +479,41 @@ def _distinct_rows(sets: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     reps = np.argsort(group, kind="stable")[starts]  # the first row of each group
     return reps.astype(np.int64), group
+
+
+@njit(cache=True, nogil=True)
+def _row_sums(indptr, indices, weights):  # pragma: no cover - compiled
+    """``np.add.reduceat(weights[indices], indptr[:-1])`` without the per-edge array (an
+    empty row takes the next row's first weight, as reduceat gives)."""
+    n = len(indptr) - 1
+    out = np.zeros(n, np.int64)
+    for i in range(n):
+        a, b = indptr[i], indptr[i + 1]
+        if a == b:
+            if a < len(indices):
+                out[i] = weights[indices[a]]
+            continue
+        total = np.int64(0)
+        for p in range(a, b):
+            total += weights[indices[p]]
+        out[i] = total
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _same_rows(indptr, indices, rep):  # pragma: no cover - compiled
+    """Whether each row of a CSR matrix (sorted indices) equals row ``rep[i]``."""
+    n = len(indptr) - 1
+    same = np.zeros(n, np.bool_)
+    for i in range(n):
+        a, r = indptr[i], indptr[rep[i]]
+        size = indptr[i + 1] - a
+        if size != indptr[rep[i] + 1] - r:
+            continue
+        ok = True
+        for t in range(size):
+            if indices[a + t] != indices[r + t]:
+                ok = False
+                break
+        same[i] = ok
+    return same

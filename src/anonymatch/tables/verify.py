@@ -556,9 +556,26 @@ def _compatibility(
     else:
         with ThreadPoolExecutor(max_workers=default_workers()) as pool:
             parts = list(pool.map(lambda ab: _compatible_pairs(ab[0], ab[1], *args), slices))
-    u = np.concatenate([p[0] for p in parts])
-    j = np.concatenate([p[1] for p in parts])
-    c = sp.csr_array((np.ones(len(u), np.int8), (u, j)), shape=(n_u, n_pub))
+    # The slices come in order of published rows, each in increasing j: the pairs are laid
+    # out column by column already, so they make a CSC matrix without a COO sort, and its CSR
+    # conversion sorts every row (issue 38: int32 indices instead of two int64 lists and their
+    # COO copies, at millions of pairs the peak memory of large-k runs).
+    per_row = np.zeros(n_pub + 1, np.int64)
+    rows = np.empty(sum(len(p[0]) for p in parts), np.int32 if n_u < 2**31 else np.int64)
+    at = 0
+    for (j0, j1), (u, j) in zip(slices, parts, strict=True):
+        per_row[j0 + 1 : j1 + 1] = np.bincount(j - j0, minlength=j1 - j0)
+        rows[at : at + len(u)] = u
+        at += len(u)
+    parts.clear()
+    indptr = np.cumsum(per_row)
+    int_type = rows.dtype if at < 2**31 else np.int64
+    by_col = sp.csc_array(
+        (np.ones(at, np.int8), rows.astype(int_type, copy=False), indptr.astype(int_type)),
+        shape=(n_u, n_pub),
+    )
+    del rows
+    c = by_col.tocsr()
     return c, counts.astype(np.int64), inverse
 
 
