@@ -185,38 +185,32 @@ def registry() -> dict[str, Method]:
     ring = _Lazy("ring")
 
     return core.registry_of(
-        Method(
-            name="hungarian",
-            summary="k−1 exact minimum-cost assignments on GCP-increase weights (Doka §7)",
-            build=freeform.hungarian,
-            partitioned=True,
-            regular=True,
-            partition_size=freeform_partition_size,
-            sensitive=True,
-            streamable=True,
-            rounds=True,
-        ),
-        Method(
-            name="sortgreedy",
-            summary="greedy assignments over edges sorted by weight (Doka §6, Algorithm 2)",
-            build=freeform.sortgreedy,
-            partitioned=True,
-            regular=True,
-            partition_size=freeform_partition_size,
-            sensitive=True,
-            streamable=True,
-            rounds=True,
-        ),
-        Method(
-            name="greedy",
-            summary="greedy assignments in lexicographic vertex order (Doka §5, Algorithm 1)",
-            build=freeform.greedy,
-            partitioned=True,
-            regular=True,
-            partition_size=freeform_partition_size,
-            sensitive=True,
-            streamable=True,
-            rounds=True,
+        *(
+            Method(
+                name=name,
+                summary=summary,
+                build=getattr(freeform, name),
+                partitioned=True,
+                regular=True,
+                partition_size=freeform_partition_size,
+                sensitive=True,
+                streamable=True,
+                rounds=True,
+            )
+            for name, summary in (
+                (
+                    "hungarian",
+                    "k−1 exact minimum-cost assignments on GCP-increase weights (Doka §7)",
+                ),
+                (
+                    "sortgreedy",
+                    "greedy assignments over edges sorted by weight (Doka §6, Algorithm 2)",
+                ),
+                (
+                    "greedy",
+                    "greedy assignments in lexicographic vertex order (Doka §5, Algorithm 1)",
+                ),
+            )
         ),
         # HiGHS proves optimality within seconds up to ~8 records and hits a 60 s limit from 10
         # records on (k ≥ 3), hence partitions of max(8, 2k) records by default.
