@@ -39,6 +39,10 @@ Parts (``--parts``, default all):
   random halves of adult.data at k = 10, ``--m`` anchored draws each, and how often the Rubin
   intervals of ``combine`` cover the half's mean age and its OLS age coefficient in
   hours-per-week ~ age + sex.
+* ``coverage`` (issue 39): that coverage measurement alone, on ``--coverage-repeats`` releases
+  (one fresh seed each, from ``--first-seed``) of each of ``--coverage-data``: random halves of
+  adult.data (the data change with the seed) and the whole of adult.data (the seed draws the
+  published assignment and the draws); the intervals are drawn per release in a figure.
 
 Models: logistic regression and gradient boosting (scikit-learn, ``anonymatch.tables.learn``),
 beside the same models trained on the original (ceiling) and the majority class (floor).
@@ -49,7 +53,8 @@ it is absent.
 
 Usage: python benchmarks/analyst_adult.py [--ks 5,10,20,50,100] [--qi-ks 10,50,100]
        [--methods hungarian,sortgreedy,mondrian,anjana] [--repeats 20] [--m 10]
-       [--parts full,qi,models,tables,rubin] [--from-json]
+       [--parts full,qi,models,tables,rubin,halves,draws,coverage] [--from-json]
+       [--coverage-repeats 50] [--first-seed 1] [--coverage-data halves,whole]
        [--table-methods hungarian,mondrian,anjana,mondrian-public]
        [--model-methods hungarian,mondrian,anjana]
 The peers need ANJANA importable (e.g. PYTHONPATH=/tmp/a2/pylib, installed --no-deps with
@@ -103,7 +108,7 @@ LABEL = "income"
 RICH = ">50K"
 QI = ADULT_QI.split(",")
 NUMERIC = ["age", "education-num"]
-PARTS = ("full", "qi", "models", "tables", "rubin", "halves", "draws")
+PARTS = ("full", "qi", "models", "tables", "rubin", "halves", "draws", "coverage")
 PEERS = ("anjana", "mondrian-public")
 METHOD_ORDER = ("hungarian", "sortgreedy", "mondrian", *PEERS)  # ours first, in the tables
 WEIGHTS = ("uniform", "marginal", "anchored")
@@ -564,14 +569,7 @@ def part_draws(args: argparse.Namespace, out: Path) -> dict[str, object]:
         parse_workload,
         release_answers,
     )
-    from anonymatch.tables.models.draws import (
-        combine,
-        complete_data,
-        estimate_levels,
-        parse_estimate,
-        plain_draws,
-        write_table,
-    )
+    from anonymatch.tables.models.draws import plain_draws, write_table
 
     full, test = load_adult(adult_path()), adult_test()
     queries = random_workload(full)
@@ -609,24 +607,62 @@ def part_draws(args: argparse.Namespace, out: Path) -> dict[str, object]:
             }
             rows.append(row)
             print("draws", columns, k, row, file=sys.stderr, flush=True)
+    coverage = coverage_rows(full, range(1, args.repeats + 1), args.m, "halves", out)
+    return {"rows": rows, "queries": queries, "coverage": coverage, "m": args.m}
+
+
+def coverage_rows(
+    full: pd.DataFrame, seeds: range, m: int, data: str, out: Path, part: str | None = None
+) -> list[dict[str, object]]:
+    """Rubin coverage: for each seed, a hungarian release at k = 10 of adult.data (``data`` =
+    "whole", the seed drawing only the published assignment and the draws) or of the seed's
+    random half ("halves": the data change too), ``m`` anchored draws, and whether the
+    intervals of ``combine`` hold the data's own mean age and OLS age coefficient (hours ~ age
+    + sex). With ``part``, the rows so far are dumped after every release (a partial run)."""
+    from anonymatch.tables.models.draws import (
+        combine,
+        complete_data,
+        estimate_levels,
+        parse_estimate,
+        plain_draws,
+    )
+
     specs = [parse_estimate("mean(age)"), parse_estimate("ols(hours-per-week ~ age + sex)")]
     coverage: list[dict[str, object]] = []
-    for seed in range(1, args.repeats + 1):
-        half = full.sample(frac=0.5, random_state=seed).reset_index(drop=True)
-        rel, _ = ours(half, ADULT, 10, "hungarian", out, seed=seed)
-        tables = plain_draws(rel, args.m, weights="anchored", degree=10, seed=seed)
+    for seed in seeds:
+        own_data = full if data == "whole" else full.sample(frac=0.5, random_state=seed)
+        own_data = own_data.reset_index(drop=True)
+        started = time.perf_counter()
+        rel, _ = ours(own_data, ADULT, 10, "hungarian", out, seed=seed)
+        tables = plain_draws(rel, m, weights="anchored", degree=10, seed=seed)
         for spec in specs:
-            own = complete_data(half, spec, estimate_levels(tables, spec))
+            own = complete_data(own_data, spec, estimate_levels(tables, spec))
             for term, est in combine(tables, spec).items():
                 if term not in ("mean(age)", "age"):
                     continue
                 covered = bool(est.interval[0] <= own[term] <= est.interval[1])
                 coverage.append(
-                    {"seed": seed, "estimand": spec.text, "term": term, "truth": own[term],
-                     **est.to_dict(), "covered": covered}
+                    {"seed": seed, "data": data, "estimand": spec.text, "term": term,
+                     "truth": own[term], **est.to_dict(), "covered": covered,
+                     "seconds": time.perf_counter() - started}
                 )  # fmt: skip
-        print("coverage", seed, file=sys.stderr, flush=True)
-    return {"rows": rows, "queries": queries, "coverage": coverage, "m": args.m}
+        (out / f"adult_hungarian_10_{seed}.csv").unlink(missing_ok=True)
+        print("coverage", data, seed, file=sys.stderr, flush=True)
+        if part is not None:
+            dump(f"analyst_adult.{part}.partial", {"coverage": coverage, "m": m})
+    return coverage
+
+
+def part_coverage(args: argparse.Namespace, out: Path) -> dict[str, object]:
+    """Issue 39's coverage target on its own: ``--coverage-repeats`` releases (seeds
+    ``--first-seed`` onwards, one fresh seed per release) for each of ``--coverage-data``."""
+    full = load_adult(adult_path())
+    seeds = range(args.first_seed, args.first_seed + args.coverage_repeats)
+    coverage: list[dict[str, object]] = []
+    for data in args.coverage_data.split(","):
+        coverage += coverage_rows(full, seeds, args.m, data, out, part="coverage")
+        dump("analyst_adult.coverage.partial", {"coverage": coverage, "m": args.m})
+    return {"coverage": coverage, "m": args.m}
 
 
 def draws_lines(part: dict[str, object]) -> list[str]:
@@ -695,6 +731,15 @@ def main() -> None:
     parser.add_argument("--parts", default=",".join(PARTS))
     parser.add_argument("--draw-ks", default="10,50", help="The ks of the draws part.")
     parser.add_argument(
+        "--coverage-repeats", type=int, default=50, help="Releases per data of the coverage part."
+    )
+    parser.add_argument(
+        "--first-seed", type=int, default=1, help="The coverage part's first seed (one a release)."
+    )
+    parser.add_argument(
+        "--coverage-data", default="halves,whole", help="The coverage part's data: halves, whole."
+    )
+    parser.add_argument(
         "--from-json",
         action="store_true",
         help="Rewrite the docs section from benchmarks/results/analyst_adult.json, no runs.",
@@ -724,6 +769,7 @@ def main() -> None:
             "rubin": lambda: part_rubin(args, out),
             "halves": lambda: part_rubin(args, out, halves=True),
             "draws": lambda: part_draws(args, out),
+            "coverage": lambda: part_coverage(args, out),
         }
         for part in parts:
             t0 = time.perf_counter()

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from anonymatch.cli.analysis import DRAWS_MANIFEST, estimate_rows, print_estimates
+from anonymatch.cli.analysis import estimate_rows, print_estimates
 from anonymatch.cli.options import seed_option, verbosity_options
 from anonymatch.cli.steps import command
 from anonymatch.core.errors import InputError
@@ -97,6 +97,7 @@ def draw(
     from anonymatch.core.files import write_atomically
     from anonymatch.tables.io.release import read_release
     from anonymatch.tables.models import draws as drawing
+    from anonymatch.tables.models.draws import DRAWS_MANIFEST
 
     specs = [drawing.parse_estimate(s) for s in estimates]
     given_seed = ctx.params.get("seed")  # not one drawn for --seed-file

@@ -31,6 +31,9 @@ import pandas as pd
 from anonymatch.core.errors import InputError
 from anonymatch.tables.models.imputation import RubinEstimate, draw_microdata, ols, rubin_combine
 
+DRAWS_MANIFEST = "draws.json"
+"""The draws manifest written beside the draws, ``DIR/draws.json``."""
+
 DRAWS_SCHEMA = "anonymatch-draws/1"
 """The ``schema`` of a draws manifest (``DIR/draws.json``)."""
 
@@ -183,6 +186,81 @@ def write_table(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:
     sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
     text = escape_frame(frame, True)
     write_atomically(path, lambda tmp: text.to_csv(tmp, index=False, sep=sep))
+
+
+def read_draw(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A draw as :func:`write_table` wrote it, typed back: CSV safety undone, a text column
+    whose every cell is the exact text of a number read as numbers (Parquet and the statistical
+    formats keep their types). O(n·d)."""
+    from anonymatch.core.csvsafe import unescape_frame
+    from anonymatch.tables.io import CsvOptions, is_parquet, read_table
+    from anonymatch.tables.io.sidecar import kept_column_dtype, typed_kept_column
+    from anonymatch.tables.io.stats import is_stats_file
+
+    frame = read_table(os.fspath(path), CsvOptions())
+    if is_parquet(path):
+        return frame
+    if not is_stats_file(path):  # SPSS/Stata draws hold their cells unguarded
+        frame = unescape_frame(frame)
+    for name in frame.columns:  # numbers where every cell is the exact text of one
+        if frame[name].dtype == object or pd.api.types.is_string_dtype(frame[name].dtype):
+            dtype = kept_column_dtype(frame[name])
+            if dtype != "string":
+                frame[name] = typed_kept_column(frame[name], dtype, str(name))
+    return frame
+
+
+def draw_files(directory: Path) -> list[str]:
+    """The draws of a directory, as its manifest ``draws.json`` lists them (else its ``draw_*``
+    files by number). O(m)."""
+    meta = directory / DRAWS_MANIFEST
+    if meta.is_file():
+        from anonymatch.core.documents import load_json
+
+        doc = load_json(meta, "draws manifest")
+        files = doc.get("files") if isinstance(doc, dict) else None
+        if isinstance(files, list) and all(
+            isinstance(f, dict) and isinstance(f.get("path"), str) for f in files
+        ):
+            return [str(directory / Path(f["path"]).name) for f in files]
+        raise InputError(f"cannot read the draws manifest {meta}: no list of files")
+    found = sorted(directory.glob("draw_*"), key=lambda p: (len(p.name), p.name))
+    if not found:
+        raise InputError(f"{directory} holds no draw (draw_1.csv, …)")
+    return [str(p) for p in found]
+
+
+def is_draw(path: str) -> bool:
+    """Whether ``path`` is a draw: a file its directory's draws manifest lists. O(m)."""
+    p = Path(path)
+    if not p.is_file() or not (p.parent / DRAWS_MANIFEST).is_file():
+        return False
+    return p.name in {Path(f).name for f in draw_files(p.parent)}
+
+
+def published_tables(
+    published: Sequence[str], release_table: str | None = None
+) -> tuple[list[str], list[pd.DataFrame]]:
+    """The tables ``evaluate --classify`` trains on, with their names: a release as
+    ``read_release`` types it, a draw (a file its directory's ``draws.json`` lists) plain as
+    ``draw`` wrote it, a directory of draws as each of its draws (``DIR/draw_1.csv``, …).
+    O(size of the tables)."""
+    from anonymatch.tables.io.release import read_release
+
+    names: list[str] = []
+    tables: list[pd.DataFrame] = []
+    for path in published:
+        if Path(path).is_dir() and (Path(path) / DRAWS_MANIFEST).is_file():
+            for file in draw_files(Path(path)):
+                names.append(str(Path(path) / Path(file).name))
+                tables.append(read_draw(file))
+        elif is_draw(path):
+            names.append(path)
+            tables.append(read_draw(path))
+        else:
+            names.append(path)
+            tables.append(read_release(path, table=release_table))
+    return names, tables
 
 
 # --- estimates written as text ---------------------------------------------------------------
