@@ -195,7 +195,7 @@ def side_by_side(
     """
     block = manifest.get("dp_companion")
     companion = block if isinstance(block, Mapping) else None
-    if companion is None and learning is None:
+    if companion is None and learning is None and draws_dir is None:
         return
     try:
         draws = report_draws(manifest, release_path, draws_dir)
