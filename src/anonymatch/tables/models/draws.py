@@ -102,7 +102,7 @@ def plain_draws(
         The m tables, with the release's columns in its order: integer ranges as int64, other
         ranges as float64, an ordinal QI as its labels, a value-set QI as int64/float64 when
         every label of the column is the exact text of such a number, else text; kept columns
-        as read.
+        as read, a text column whose every cell is the exact text of a number as numbers.
 
     Raises
     ------
@@ -151,7 +151,17 @@ def plain_draws(
     )
     ordinal: Mapping[str, list[str]] = release.attrs.get("ordinal") or {}
     types = {c: _label_dtype(v) for c, v in labels.items()}
-    from anonymatch.tables.io.sidecar import typed_kept_column
+    from anonymatch.tables.io.sidecar import kept_column_dtype, typed_kept_column
+
+    # a kept column published as the text of numbers (an SPSS/Stata or untyped release of a
+    # CSV input) is a number column in the draws, as in the original
+    kept = {
+        str(c): dtype
+        for c in release.columns
+        if c not in qi
+        and (release[c].dtype == object or pd.api.types.is_string_dtype(release[c].dtype))
+        and (dtype := kept_column_dtype(release[c])) in ("int64", "float64")
+    }
 
     out = []
     for table in tables:
@@ -163,22 +173,32 @@ def plain_draws(
                 plain[name] = pd.Series(np.asarray(order, dtype=object)[ranks.astype(np.int64)])
         for name, dtype in types.items():
             plain[name] = typed_kept_column(plain[name].astype(str), dtype, name)
+        for name, dtype in kept.items():
+            plain[name] = typed_kept_column(plain[name], dtype, name)
         out.append(plain)
     return out
 
 
 def write_table(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:
     """Write a plain table atomically, in the format its extension names: CSV (tab-separated
-    for ``.tsv``/``.tab``; text cells that look like formulas prefixed with ``'``), Parquet,
-    SPSS ``.sav``/``.zsav`` or Stata ``.dta`` (with ``frame.attrs["variable_labels"]``).
+    for ``.tsv``/``.tab``; text cells that look like formulas prefixed with ``'``), Parquet, an
+    Excel workbook (``.xlsx``: numbers as numbers, text as text cells guarded like a CSV's;
+    InputError beyond a worksheet's limits), SPSS ``.sav``/``.zsav`` or Stata ``.dta`` (with
+    ``frame.attrs["variable_labels"]``, and its ``value_labels`` and ``missing_ranges``: a
+    column whose every cell is a label or a code is written as codes with its labels).
     O(n·d)."""
     from anonymatch.core.csvsafe import escape_frame
     from anonymatch.core.files import write_atomically
     from anonymatch.tables.io import is_parquet
+    from anonymatch.tables.io.excel import check_excel_limits, is_excel_release, write_excel
     from anonymatch.tables.io.stats import is_stats_release, write_stats_release
 
     if is_stats_release(path):
         write_stats_release(path, frame)
+        return
+    if is_excel_release(path):
+        check_excel_limits(frame, path)
+        write_atomically(path, lambda tmp: write_excel(frame, tmp))
         return
     if is_parquet(path):
         write_atomically(path, lambda tmp: frame.to_parquet(tmp, index=False))
@@ -190,16 +210,19 @@ def write_table(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:
 
 def read_draw(path: str | os.PathLike[str]) -> pd.DataFrame:
     """A draw as :func:`write_table` wrote it, typed back: CSV safety undone, a text column
-    whose every cell is the exact text of a number read as numbers (Parquet and the statistical
-    formats keep their types). O(n·d)."""
+    whose every cell is the exact text of a number read as numbers (Parquet, Excel's number
+    cells and the statistical formats keep their types). O(n·d)."""
     from anonymatch.core.csvsafe import unescape_frame
     from anonymatch.tables.io import CsvOptions, is_parquet, read_table
+    from anonymatch.tables.io.excel import is_excel_release
     from anonymatch.tables.io.sidecar import kept_column_dtype, typed_kept_column
     from anonymatch.tables.io.stats import is_stats_file
 
-    frame = read_table(os.fspath(path), CsvOptions())
     if is_parquet(path):
-        return frame
+        return read_table(os.fspath(path), CsvOptions())
+    if is_excel_release(path):  # the workbook's own cell types: numbers, and text cells
+        return unescape_frame(pd.read_excel(path, sheet_name=0, engine="openpyxl"))
+    frame = read_table(os.fspath(path), CsvOptions())
     if not is_stats_file(path):  # SPSS/Stata draws hold their cells unguarded
         frame = unescape_frame(frame)
     for name in frame.columns:  # numbers where every cell is the exact text of one
@@ -218,6 +241,11 @@ def draw_files(directory: Path) -> list[str]:
         from anonymatch.core.documents import load_json
 
         doc = load_json(meta, "draws manifest")
+        if isinstance(doc, dict) and "tables" in doc and "files" not in doc:
+            raise InputError(
+                f"the draws of {meta} are tables of the release's database: read them there "
+                "(read_table with the database URL and each table)"
+            )
         files = doc.get("files") if isinstance(doc, dict) else None
         if isinstance(files, list) and all(
             isinstance(f, dict) and isinstance(f.get("path"), str) for f in files
@@ -494,11 +522,13 @@ def manifest(
     degree: int | None,
     seeded: bool,
     guarantee: Mapping[str, Any] | None,
+    in_database: bool = False,
 ) -> dict[str, Any]:
     """The draws manifest ``DIR/draws.json`` (``schema`` ``anonymatch-draws/1``): the release
-    drawn from (name and digest), the files, the model, the release's guarantee as its manifest
-    states it (null without one), :data:`STATEMENT`, and where the randomness came from (never
-    a seed). O(size of the files) for the digests."""
+    drawn from (name and digest), the files (or, ``in_database``, the tables of the release's
+    database that ``files`` names: ``tables``), the model, the release's guarantee as its
+    manifest states it (null without one), :data:`STATEMENT`, and where the randomness came
+    from (never a seed). O(size of the files) for the digests."""
     from anonymatch.core.files import current_path, sha256_file
     from anonymatch.core.manifest import randomness_block, utc_now
     from anonymatch.core.version import __version__
@@ -519,7 +549,15 @@ def manifest(
         "m": len(files),
         "weights": weights,
         "degree": degree,
-        "files": [{"path": Path(f).name, "sha256": sha256_file(current_path(f))} for f in files],
+        **(
+            {"tables": [{"table": t} for t in files]}
+            if in_database
+            else {
+                "files": [
+                    {"path": Path(f).name, "sha256": sha256_file(current_path(f))} for f in files
+                ]
+            }  # fmt: skip
+        ),
         "guarantee": dict(guarantee) if guarantee is not None else None,
         "statement": STATEMENT,
         "randomness": randomness_block(seeded),
