@@ -713,6 +713,89 @@ def draws_lines(part: dict[str, object]) -> list[str]:
     return lines
 
 
+COVERAGE_TERMS = {"mean(age)": "mean age", "age": "age coefficient (hours ~ age + sex)"}
+COVERAGE_DATA = {"halves": "random halves of adult.data", "whole": "the whole of adult.data"}
+
+
+def coverage_lines(part: dict[str, object]) -> list[str]:
+    """The coverage part: a table per data and estimand, the target, the figure."""
+    cov = pd.DataFrame(part["coverage"])
+    if cov.empty:
+        return []
+    lines = [
+        "",
+        f"### Coverage of Rubin's intervals over {cov['seed'].nunique()} releases (issue 39)",
+        "",
+        f"Hungarian releases at k = 10, one fresh seed each (seeds {int(cov['seed'].min())}–"
+        f"{int(cov['seed'].max())}); m = {part['m']} anchored draws of each"
+        ' (`plain_draws(weights="anchored", degree=10)`, what `anonymatch draw --manifest`'
+        " makes); `combine` (Rubin's rules, Barnard–Rubin df) gives the 95 % interval of the"
+        " mean age and of the age coefficient in OLS hours-per-week ~ age + sex; covered ="
+        " the interval holds the value on the data released. Halves: each seed draws another"
+        " random half of adult.data (15,081 rows), so the data and the cells change; whole:"
+        " adult.data (30,162 rows) every time, the seed drawing the published assignment and"
+        " the draws (the cells stay the same, so its releases are not independent).",
+        "",
+        "| data | estimand | releases | covered | coverage | mean error | mean half-width |"
+        " λ (between share) | seconds per release |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    verdicts = []
+    for (data, term), g in cov.groupby(["data", "term"], sort=False):
+        half = np.mean([(b - a) / 2 for a, b in g["interval"]])
+        rate = float(g["covered"].mean())
+        lines.append(
+            f"| {COVERAGE_DATA.get(str(data), data)} | {COVERAGE_TERMS.get(str(term), term)} |"
+            f" {len(g)} | {int(g['covered'].sum())} | {100 * rate:.0f} % |"
+            f" {np.mean(np.abs(g['estimate'] - g['truth'])):.4g} | {half:.4g} |"
+            f" {g['fraction_missing'].mean():.2f} | {g['seconds'].mean():.1f} |"
+        )
+        verdicts.append(rate)
+    met = all(r >= 0.9 for r in verdicts)
+    lines += [
+        "",
+        "Target (≥ 90 % of 50 releases for the mean age and the OLS coefficient): "
+        f"**{'met' if met else 'not met'}** (lowest {100 * min(verdicts):.0f} %).",
+    ]
+    image = plot_coverage(cov)
+    if image:
+        lines += ["", f"![Rubin intervals of 50 releases around the value on the data]({image})"]
+    return lines
+
+
+def plot_coverage(cov: pd.DataFrame) -> str | None:
+    """One panel per data and estimand: each release's interval minus the value on its data
+    (0 = the truth), covered in blue, missed in red."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = list(cov.groupby(["data", "term"], sort=False))
+    if not groups:
+        return None
+    fig, axes = plt.subplots(1, len(groups), figsize=(3.6 * len(groups), 3.6), squeeze=False)
+    for ax, ((data, term), g) in zip(axes[0], groups, strict=True):
+        g = g.assign(error=g["estimate"] - g["truth"]).sort_values("error")
+        lo = np.array([a for a, _ in g["interval"]]) - g["truth"].to_numpy()
+        hi = np.array([b for _, b in g["interval"]]) - g["truth"].to_numpy()
+        mid = g["estimate"].to_numpy() - g["truth"].to_numpy()
+        x = np.arange(len(g))
+        colors = np.where(g["covered"].to_numpy(bool), "tab:blue", "tab:red")
+        ax.vlines(x, lo, hi, colors=colors, lw=1.2)
+        ax.scatter(x, mid, s=6, c=colors)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xlabel("release (sorted by estimate − value)")
+        ax.set_ylabel("interval − value on the data")
+        name = "mean age" if term == "mean(age)" else "age coefficient"
+        ax.set_title(f"{name}, {data}: {int(g['covered'].sum())}/{len(g)}", fontsize=9)
+    fig.tight_layout()
+    path = ROOT / "docs" / "img" / "analyst_coverage.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return "img/analyst_coverage.png"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ks", default="5,10,20,50,100")
@@ -963,6 +1046,8 @@ def write(saved: dict[str, object]) -> None:
         lines += rubin_lines(saved["halves"], True)
     if "draws" in saved:
         lines += draws_lines(saved["draws"])
+    if "coverage" in saved:
+        lines += coverage_lines(saved["coverage"])
     lines += ["", READING]
     update_results("analyst_adult", "\n".join(lines))
 
@@ -1204,8 +1289,21 @@ Reading (hand-written with the run; the figures above are generated).
   command line, Adult at k = 10: anonymize 8.9 s, `draw -m 5` 12.3 s, both under load ≈ 6–9),
   after reading each distinct cell once instead of once per row (`distinct_labels`: the
   anchored draws of Adult fell from 5.9 to 1.6 s). Rubin intervals from five anchored draws
-  covered the half's mean age and age coefficient in all 20 releases of random halves
-  (target ≥ 90 % of 50 releases: 20 measured, the session's time)."""
+  covered the half's mean age and age coefficient in all 20 releases of random halves.
+- **Coverage over 50 releases (issue 39).** Fifty fresh-seed releases of random halves and
+  fifty of the whole of adult.data (k = 10, five anchored draws each): every one of the 200
+  intervals covered the value on the data released (target ≥ 90 %: met). 100 % against a
+  nominal 95 % says the intervals are conservative, not exact: were they exact, 50 of 50 would
+  happen 8 % of the time (0.95⁵⁰), and the mean errors (0.06–0.08 years of age, 0.004 for the
+  coefficient) are a sixth to a quarter of the half-widths (0.43–0.50 years, 0.015–0.019). Most
+  of the width is the between-draw variance (λ 0.71–0.79 for the mean age, 0.37–0.45 for the
+  coefficient): the interior's unknown shape that the anchored model draws afresh for every
+  table. The estimates lean one way: above the value in 74–96 % of the releases (mean signed
+  error +0.04 to +0.06 years of age, +0.004 for the coefficient; the figure's points mostly
+  above zero): a small bias the width absorbs here, and the reason the intervals are a model's, not a guarantee (see Rubin's
+  intervals above). The whole-data releases share their cells (the seed draws the published
+  assignment and the draws), so they are 50 draws of one release's uncertainty, not 50
+  independent releases; the halves are."""
 
 
 if __name__ == "__main__":
