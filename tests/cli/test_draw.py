@@ -314,3 +314,25 @@ def test_report_refuses_draws_of_another_release(
     code, _, err = run(["report", "--manifest", str(d["manifest"]), "-o", str(html),
                         "--draws", str(d["draws"])], capsys)  # fmt: skip
     assert code == 2 and "--draws needs ORIGINAL" in err and not html.exists()
+
+
+def test_draw_reads_the_release_and_manifest_of_a_job_file(
+    data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``draw --config JOB``: the release is the job's output.path and the manifest its
+    output.report, so the draws are anchored with the release's k."""
+    job = tmp_path / "job.toml"
+    job.write_text(
+        'schema = "anonymatch-job/1"\nkind = "table"\n'
+        f'[input]\npath = "{data["table"]}"\n'
+        '[columns.age]\nrole = "qi"\ntype = "numeric"\n'
+        '[columns.job]\nrole = "qi"\n[columns.sex]\nrole = "qi"\n[columns.hours]\nrole = "other"\n'
+        '[model]\nk = 4\n[output]\npath = "r.csv"\nreport = "r.json"\n'
+    )
+    assert main(["anonymize", "--config", str(job), "-q"]) == 0
+    code, stdout, err = run(["draw", "--config", str(job), "-o", str(tmp_path / "d"), "-m", "2"],
+                            capsys)  # fmt: skip
+    assert code == 0, err
+    assert "2 draws (anchored) of r.csv" in stdout
+    meta = json.loads((tmp_path / "d" / "draws.json").read_text())
+    assert meta["degree"] == 4 and meta["release"]["path"] == "r.csv"
