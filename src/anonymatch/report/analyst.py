@@ -64,7 +64,9 @@ def report_draws(
     Returns
     -------
     names : list of str
+        One per draw: its path (``DIR/draw_i.EXT``) or ``draw i (fresh)``.
     tables : list of pandas.DataFrame
+        The draws, typed as ``evaluate`` reads them; empty when none can be made.
     source : str
         Words for the captions.
 
@@ -111,12 +113,15 @@ def models_table(
     release_path: str,
     draws: tuple[Sequence[str], Sequence[pd.DataFrame], str],
 ) -> Table:
-    """The accuracy of the models of ``evaluate --classify`` trained on the release, on each
-    draw (and their mean) and on the original, tested on the test table's rows.
+    """Table the accuracy of models trained on the release, its draws and the original.
+
+    The models are those of ``evaluate --classify``; each draw has its row, and their mean
+    one more; every model is tested on the test table's rows.
 
     Parameters
     ----------
     learning : LearningInputs
+        The original, the test table and the label.
     release_path : str
         The release file (typed by ``read_release``, as ``evaluate`` reads it).
     draws : (names, tables, source)
@@ -125,6 +130,8 @@ def models_table(
     Returns
     -------
     Table
+        Rows: the release, each draw, the draws' mean, the original, the majority class;
+        columns: the models' accuracies as ``evaluate`` prints them (``77.50%``).
 
     Raises
     ------

@@ -209,9 +209,29 @@ def write_table(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:
 
 
 def read_draw(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """A draw as :func:`write_table` wrote it, typed back: CSV safety undone, a text column
-    whose every cell is the exact text of a number read as numbers (Parquet, Excel's number
-    cells and the statistical formats keep their types). O(n·d)."""
+    """Read a draw as :func:`write_table` wrote it, typed back.
+
+    Parameters
+    ----------
+    path : path-like
+        A draw file: CSV/TSV, Parquet, Excel, SPSS or Stata.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The plain table: CSV safety undone, a text column whose every cell is the exact text
+        of a number read as numbers (Parquet, Excel's number cells and the statistical formats
+        keep their types).
+
+    Raises
+    ------
+    InputError
+        The file cannot be read.
+
+    Notes
+    -----
+    Time and memory O(n·d) for n rows and d columns.
+    """
     from anonymatch.core.csvsafe import unescape_frame
     from anonymatch.tables.io import CsvOptions, is_parquet, read_table
     from anonymatch.tables.io.excel import is_excel_release
@@ -269,10 +289,33 @@ def is_draw(path: str) -> bool:
 def published_tables(
     published: Sequence[str], release_table: str | None = None
 ) -> tuple[list[str], list[pd.DataFrame]]:
-    """The tables ``evaluate --classify`` trains on, with their names: a release as
-    ``read_release`` types it, a draw (a file its directory's ``draws.json`` lists) plain as
-    ``draw`` wrote it, a directory of draws as each of its draws (``DIR/draw_1.csv``, …).
-    O(size of the tables)."""
+    """The tables ``evaluate --classify`` trains on, with their names.
+
+    Parameters
+    ----------
+    published : sequence of str
+        Releases, draw files (a file its directory's ``draws.json`` lists) and directories
+        of draws (``anonymatch draw -o DIR``), in any mix.
+    release_table : str, optional
+        The release table when a release is a database URL.
+
+    Returns
+    -------
+    names : list of str
+        One per table: the path, or ``DIR/draw_i.EXT`` for each draw of a directory.
+    tables : list of pandas.DataFrame
+        A release as :func:`~anonymatch.tables.io.release.read_release` types it, a draw
+        plain as :func:`read_draw` reads it.
+
+    Raises
+    ------
+    InputError
+        A path that is neither, a damaged draws manifest, draws held in a database.
+
+    Notes
+    -----
+    Time and memory O(size of the tables).
+    """
     from anonymatch.tables.io.release import read_release
 
     names: list[str] = []
