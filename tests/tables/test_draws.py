@@ -243,6 +243,7 @@ def test_draws_of_a_database_release_are_tables_all_or_none(tmp_path: Path) -> N
     assert types["age"] in ("BIGINT", "INTEGER") and types["sex"] == "TEXT"
     meta = json.loads((tmp_path / "d" / "draws.json").read_text())
     assert [t["table"] for t in meta["tables"]] == ["drawn_1", "drawn_2", "drawn_3"]
+    assert meta["release"]["table"] == "rel"
     with engine.connect() as connection:
         drawn = pd.read_sql_table("drawn_1", connection)
     typed = read_release(url, table="rel")

@@ -148,7 +148,8 @@ def draw(
         block = drawing.manifest(release, tables_out or files,
                                  weights=chosen, degree=degree if chosen == "anchored" else
                                  None, seeded=given_seed is not None, guarantee=guarantee,
-                                 in_database=bool(tables_out))  # fmt: skip
+                                 in_database=bool(tables_out),
+                                 release_table=release_table)  # fmt: skip
         if seed_file is not None:  # kept privately: said, never the seed or the path
             block["randomness"] = {**block["randomness"], "seed_file": True}
         text = json.dumps(block, indent=2, ensure_ascii=False) + "\n"

@@ -566,12 +566,14 @@ def manifest(
     seeded: bool,
     guarantee: Mapping[str, Any] | None,
     in_database: bool = False,
+    release_table: str | None = None,
 ) -> dict[str, Any]:
     """The draws manifest ``DIR/draws.json`` (``schema`` ``anonymatch-draws/1``): the release
     drawn from (name and digest), the files (or, ``in_database``, the tables of the release's
     database that ``files`` names: ``tables``), the model, the release's guarantee as its
     manifest states it (null without one), :data:`STATEMENT`, and where the randomness came
-    from (never a seed). O(size of the files) for the digests."""
+    from (never a seed); a database release is its URL without the password and
+    ``release_table``. O(size of the files) for the digests."""
     from anonymatch.core.files import current_path, sha256_file
     from anonymatch.core.manifest import randomness_block, utc_now
     from anonymatch.core.version import __version__
@@ -579,7 +581,7 @@ def manifest(
 
     source: dict[str, Any]
     if is_database_url(release_path):
-        source = {"path": redact_url(release_path)}
+        source = {"path": redact_url(release_path), "table": release_table}
     else:
         from anonymatch.core.manifest import file_digest
 
