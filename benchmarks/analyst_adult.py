@@ -1300,10 +1300,10 @@ Reading (hand-written with the run; the figures above are generated).
   coefficient): the interior's unknown shape that the anchored model draws afresh for every
   table. The estimates lean one way: above the value in 74–96 % of the releases (mean signed
   error +0.04 to +0.06 years of age, +0.004 for the coefficient; the figure's points mostly
-  above zero): a small bias the width absorbs here, and the reason the intervals are a model's, not a guarantee (see Rubin's
-  intervals above). The whole-data releases share their cells (the seed draws the published
-  assignment and the draws), so they are 50 draws of one release's uncertainty, not 50
-  independent releases; the halves are."""
+  above zero): a small bias the width absorbs here, and the reason the intervals are a
+  model's, not a guarantee (see Rubin's intervals above). The whole-data releases share
+  their cells (the seed draws the published assignment and the draws), so they are 50 draws
+  of one release's uncertainty, not 50 independent releases; the halves are."""
 
 
 if __name__ == "__main__":
