@@ -39,6 +39,10 @@ Parts (``--parts``, default all):
   random halves of adult.data at k = 10, ``--m`` anchored draws each, and how often the Rubin
   intervals of ``combine`` cover the half's mean age and its OLS age coefficient in
   hours-per-week ~ age + sex.
+* ``coverage`` (issue 39): that coverage measurement alone, on ``--coverage-repeats`` releases
+  (one fresh seed each, from ``--first-seed``) of each of ``--coverage-data``: random halves of
+  adult.data (the data change with the seed) and the whole of adult.data (the seed draws the
+  published assignment and the draws); the intervals are drawn per release in a figure.
 
 Models: logistic regression and gradient boosting (scikit-learn, ``anonymatch.tables.learn``),
 beside the same models trained on the original (ceiling) and the majority class (floor).
@@ -49,7 +53,8 @@ it is absent.
 
 Usage: python benchmarks/analyst_adult.py [--ks 5,10,20,50,100] [--qi-ks 10,50,100]
        [--methods hungarian,sortgreedy,mondrian,anjana] [--repeats 20] [--m 10]
-       [--parts full,qi,models,tables,rubin] [--from-json]
+       [--parts full,qi,models,tables,rubin,halves,draws,coverage] [--from-json]
+       [--coverage-repeats 50] [--first-seed 1] [--coverage-data halves,whole]
        [--table-methods hungarian,mondrian,anjana,mondrian-public]
        [--model-methods hungarian,mondrian,anjana]
 The peers need ANJANA importable (e.g. PYTHONPATH=/tmp/a2/pylib, installed --no-deps with
@@ -103,7 +108,7 @@ LABEL = "income"
 RICH = ">50K"
 QI = ADULT_QI.split(",")
 NUMERIC = ["age", "education-num"]
-PARTS = ("full", "qi", "models", "tables", "rubin", "halves", "draws")
+PARTS = ("full", "qi", "models", "tables", "rubin", "halves", "draws", "coverage")
 PEERS = ("anjana", "mondrian-public")
 METHOD_ORDER = ("hungarian", "sortgreedy", "mondrian", *PEERS)  # ours first, in the tables
 WEIGHTS = ("uniform", "marginal", "anchored")
@@ -564,14 +569,7 @@ def part_draws(args: argparse.Namespace, out: Path) -> dict[str, object]:
         parse_workload,
         release_answers,
     )
-    from anonymatch.tables.models.draws import (
-        combine,
-        complete_data,
-        estimate_levels,
-        parse_estimate,
-        plain_draws,
-        write_table,
-    )
+    from anonymatch.tables.models.draws import plain_draws, write_table
 
     full, test = load_adult(adult_path()), adult_test()
     queries = random_workload(full)
@@ -609,24 +607,62 @@ def part_draws(args: argparse.Namespace, out: Path) -> dict[str, object]:
             }
             rows.append(row)
             print("draws", columns, k, row, file=sys.stderr, flush=True)
+    coverage = coverage_rows(full, range(1, args.repeats + 1), args.m, "halves", out)
+    return {"rows": rows, "queries": queries, "coverage": coverage, "m": args.m}
+
+
+def coverage_rows(
+    full: pd.DataFrame, seeds: range, m: int, data: str, out: Path, part: str | None = None
+) -> list[dict[str, object]]:
+    """Rubin coverage: for each seed, a hungarian release at k = 10 of adult.data (``data`` =
+    "whole", the seed drawing only the published assignment and the draws) or of the seed's
+    random half ("halves": the data change too), ``m`` anchored draws, and whether the
+    intervals of ``combine`` hold the data's own mean age and OLS age coefficient (hours ~ age
+    + sex). With ``part``, the rows so far are dumped after every release (a partial run)."""
+    from anonymatch.tables.models.draws import (
+        combine,
+        complete_data,
+        estimate_levels,
+        parse_estimate,
+        plain_draws,
+    )
+
     specs = [parse_estimate("mean(age)"), parse_estimate("ols(hours-per-week ~ age + sex)")]
     coverage: list[dict[str, object]] = []
-    for seed in range(1, args.repeats + 1):
-        half = full.sample(frac=0.5, random_state=seed).reset_index(drop=True)
-        rel, _ = ours(half, ADULT, 10, "hungarian", out, seed=seed)
-        tables = plain_draws(rel, args.m, weights="anchored", degree=10, seed=seed)
+    for seed in seeds:
+        own_data = full if data == "whole" else full.sample(frac=0.5, random_state=seed)
+        own_data = own_data.reset_index(drop=True)
+        started = time.perf_counter()
+        rel, _ = ours(own_data, ADULT, 10, "hungarian", out, seed=seed)
+        tables = plain_draws(rel, m, weights="anchored", degree=10, seed=seed)
         for spec in specs:
-            own = complete_data(half, spec, estimate_levels(tables, spec))
+            own = complete_data(own_data, spec, estimate_levels(tables, spec))
             for term, est in combine(tables, spec).items():
                 if term not in ("mean(age)", "age"):
                     continue
                 covered = bool(est.interval[0] <= own[term] <= est.interval[1])
                 coverage.append(
-                    {"seed": seed, "estimand": spec.text, "term": term, "truth": own[term],
-                     **est.to_dict(), "covered": covered}
+                    {"seed": seed, "data": data, "estimand": spec.text, "term": term,
+                     "truth": own[term], **est.to_dict(), "covered": covered,
+                     "seconds": time.perf_counter() - started}
                 )  # fmt: skip
-        print("coverage", seed, file=sys.stderr, flush=True)
-    return {"rows": rows, "queries": queries, "coverage": coverage, "m": args.m}
+        (out / f"adult_hungarian_10_{seed}.csv").unlink(missing_ok=True)
+        print("coverage", data, seed, file=sys.stderr, flush=True)
+        if part is not None:
+            dump(f"analyst_adult.{part}.partial", {"coverage": coverage, "m": m})
+    return coverage
+
+
+def part_coverage(args: argparse.Namespace, out: Path) -> dict[str, object]:
+    """Issue 39's coverage target on its own: ``--coverage-repeats`` releases (seeds
+    ``--first-seed`` onwards, one fresh seed per release) for each of ``--coverage-data``."""
+    full = load_adult(adult_path())
+    seeds = range(args.first_seed, args.first_seed + args.coverage_repeats)
+    coverage: list[dict[str, object]] = []
+    for data in args.coverage_data.split(","):
+        coverage += coverage_rows(full, seeds, args.m, data, out, part="coverage")
+        dump("analyst_adult.coverage.partial", {"coverage": coverage, "m": args.m})
+    return {"coverage": coverage, "m": args.m}
 
 
 def draws_lines(part: dict[str, object]) -> list[str]:
@@ -677,6 +713,89 @@ def draws_lines(part: dict[str, object]) -> list[str]:
     return lines
 
 
+COVERAGE_TERMS = {"mean(age)": "mean age", "age": "age coefficient (hours ~ age + sex)"}
+COVERAGE_DATA = {"halves": "random halves of adult.data", "whole": "the whole of adult.data"}
+
+
+def coverage_lines(part: dict[str, object]) -> list[str]:
+    """The coverage part: a table per data and estimand, the target, the figure."""
+    cov = pd.DataFrame(part["coverage"])
+    if cov.empty:
+        return []
+    lines = [
+        "",
+        f"### Coverage of Rubin's intervals over {cov['seed'].nunique()} releases (issue 39)",
+        "",
+        f"Hungarian releases at k = 10, one fresh seed each (seeds {int(cov['seed'].min())}–"
+        f"{int(cov['seed'].max())}); m = {part['m']} anchored draws of each"
+        ' (`plain_draws(weights="anchored", degree=10)`, what `anonymatch draw --manifest`'
+        " makes); `combine` (Rubin's rules, Barnard–Rubin df) gives the 95 % interval of the"
+        " mean age and of the age coefficient in OLS hours-per-week ~ age + sex; covered ="
+        " the interval holds the value on the data released. Halves: each seed draws another"
+        " random half of adult.data (15,081 rows), so the data and the cells change; whole:"
+        " adult.data (30,162 rows) every time, the seed drawing the published assignment and"
+        " the draws (the cells stay the same, so its releases are not independent).",
+        "",
+        "| data | estimand | releases | covered | coverage | mean error | mean half-width |"
+        " λ (between share) | seconds per release |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    verdicts = []
+    for (data, term), g in cov.groupby(["data", "term"], sort=False):
+        half = np.mean([(b - a) / 2 for a, b in g["interval"]])
+        rate = float(g["covered"].mean())
+        lines.append(
+            f"| {COVERAGE_DATA.get(str(data), data)} | {COVERAGE_TERMS.get(str(term), term)} |"
+            f" {len(g)} | {int(g['covered'].sum())} | {100 * rate:.0f} % |"
+            f" {np.mean(np.abs(g['estimate'] - g['truth'])):.4g} | {half:.4g} |"
+            f" {g['fraction_missing'].mean():.2f} | {g['seconds'].mean():.1f} |"
+        )
+        verdicts.append(rate)
+    met = all(r >= 0.9 for r in verdicts)
+    lines += [
+        "",
+        "Target (≥ 90 % of 50 releases for the mean age and the OLS coefficient): "
+        f"**{'met' if met else 'not met'}** (lowest {100 * min(verdicts):.0f} %).",
+    ]
+    image = plot_coverage(cov)
+    if image:
+        lines += ["", f"![Rubin intervals of 50 releases around the value on the data]({image})"]
+    return lines
+
+
+def plot_coverage(cov: pd.DataFrame) -> str | None:
+    """One panel per data and estimand: each release's interval minus the value on its data
+    (0 = the truth), covered in blue, missed in red."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = list(cov.groupby(["data", "term"], sort=False))
+    if not groups:
+        return None
+    fig, axes = plt.subplots(1, len(groups), figsize=(3.6 * len(groups), 3.6), squeeze=False)
+    for ax, ((data, term), g) in zip(axes[0], groups, strict=True):
+        g = g.assign(error=g["estimate"] - g["truth"]).sort_values("error")
+        lo = np.array([a for a, _ in g["interval"]]) - g["truth"].to_numpy()
+        hi = np.array([b for _, b in g["interval"]]) - g["truth"].to_numpy()
+        mid = g["estimate"].to_numpy() - g["truth"].to_numpy()
+        x = np.arange(len(g))
+        colors = np.where(g["covered"].to_numpy(bool), "tab:blue", "tab:red")
+        ax.vlines(x, lo, hi, colors=colors, lw=1.2)
+        ax.scatter(x, mid, s=6, c=colors)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xlabel("release (sorted by estimate − value)")
+        ax.set_ylabel("interval − value on the data")
+        name = "mean age" if term == "mean(age)" else "age coefficient"
+        ax.set_title(f"{name}, {data}: {int(g['covered'].sum())}/{len(g)}", fontsize=9)
+    fig.tight_layout()
+    path = ROOT / "docs" / "img" / "analyst_coverage.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return "img/analyst_coverage.png"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ks", default="5,10,20,50,100")
@@ -694,6 +813,15 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=10)
     parser.add_argument("--parts", default=",".join(PARTS))
     parser.add_argument("--draw-ks", default="10,50", help="The ks of the draws part.")
+    parser.add_argument(
+        "--coverage-repeats", type=int, default=50, help="Releases per data of the coverage part."
+    )
+    parser.add_argument(
+        "--first-seed", type=int, default=1, help="The coverage part's first seed (one a release)."
+    )
+    parser.add_argument(
+        "--coverage-data", default="halves,whole", help="The coverage part's data: halves, whole."
+    )
     parser.add_argument(
         "--from-json",
         action="store_true",
@@ -724,6 +852,7 @@ def main() -> None:
             "rubin": lambda: part_rubin(args, out),
             "halves": lambda: part_rubin(args, out, halves=True),
             "draws": lambda: part_draws(args, out),
+            "coverage": lambda: part_coverage(args, out),
         }
         for part in parts:
             t0 = time.perf_counter()
@@ -917,6 +1046,8 @@ def write(saved: dict[str, object]) -> None:
         lines += rubin_lines(saved["halves"], True)
     if "draws" in saved:
         lines += draws_lines(saved["draws"])
+    if "coverage" in saved:
+        lines += coverage_lines(saved["coverage"])
     lines += ["", READING]
     update_results("analyst_adult", "\n".join(lines))
 
@@ -1158,8 +1289,21 @@ Reading (hand-written with the run; the figures above are generated).
   command line, Adult at k = 10: anonymize 8.9 s, `draw -m 5` 12.3 s, both under load ≈ 6–9),
   after reading each distinct cell once instead of once per row (`distinct_labels`: the
   anchored draws of Adult fell from 5.9 to 1.6 s). Rubin intervals from five anchored draws
-  covered the half's mean age and age coefficient in all 20 releases of random halves
-  (target ≥ 90 % of 50 releases: 20 measured, the session's time)."""
+  covered the half's mean age and age coefficient in all 20 releases of random halves.
+- **Coverage over 50 releases (issue 39).** Fifty fresh-seed releases of random halves and
+  fifty of the whole of adult.data (k = 10, five anchored draws each): every one of the 200
+  intervals covered the value on the data released (target ≥ 90 %: met). 100 % against a
+  nominal 95 % says the intervals are conservative, not exact: were they exact, 50 of 50 would
+  happen 8 % of the time (0.95⁵⁰), and the mean errors (0.06–0.08 years of age, 0.004 for the
+  coefficient) are a sixth to a quarter of the half-widths (0.43–0.50 years, 0.015–0.019). Most
+  of the width is the between-draw variance (λ 0.71–0.79 for the mean age, 0.37–0.45 for the
+  coefficient): the interior's unknown shape that the anchored model draws afresh for every
+  table. The estimates lean one way: above the value in 74–96 % of the releases (mean signed
+  error +0.04 to +0.06 years of age, +0.004 for the coefficient; the figure's points mostly
+  above zero): a small bias the width absorbs here, and the reason the intervals are a
+  model's, not a guarantee (see Rubin's intervals above). The whole-data releases share
+  their cells (the seed draws the published assignment and the draws), so they are 50 draws
+  of one release's uncertainty, not 50 independent releases; the halves are."""
 
 
 if __name__ == "__main__":

@@ -101,8 +101,10 @@ def test_page_runs_on_heart_statlog(
 
 
 ANALYST = [
-    ("anonymatch.tables.models.draws", f) for f in ("plain_draws", "parse_estimate", "combine")
+    ("anonymatch.tables.models.draws", f)
+    for f in ("plain_draws", "parse_estimate", "combine", "read_draw", "published_tables")
 ] + [("anonymatch.tables.models.dp", f) for f in ("parse_workload", "companion")]
+ANALYST += [("anonymatch.report.analyst", f) for f in ("report_draws", "models_table")]
 
 
 @pytest.mark.parametrize(("module", "name"), ANALYST)

@@ -178,7 +178,7 @@ def test_report_puts_release_draws_and_companion_side_by_side(
     code, _, err = run(args, capsys)
     assert code == 0, err
     text = " ".join(html.read_text().split())
-    assert "count error (median)" in text and "5 anchored draws (mean count)" in text
+    assert "count error (median)" in text and "5 draws (mean count)" in text
     assert "the DP companion (r.csv.dp.json)" in text and "k-anonymity, k = 4" in text
 
 
@@ -203,3 +203,136 @@ def test_a_job_file_declares_the_companion(
     job.write_text(job.read_text().replace("epsilon = 0.5", "epsilon = 0"))
     code, _, err = run(["anonymize", "--config", str(job), "-q", "--force"], capsys)
     assert code == 2 and "epsilon" in err
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A release of a table with a label to predict, three seeded draws of it, a test table."""
+    d = tmp_path_factory.mktemp("learn")
+    rng = np.random.default_rng(39)
+    n = 240
+    age = rng.integers(18, 80, n)
+    sex = rng.choice(["F", "M"], n)
+    rich = (age + 8 * (sex == "M") + rng.normal(0, 8, n)) > 52
+    frame = pd.DataFrame({"age": age, "sex": sex, "job": rng.choice(["a", "b", "c"], n),
+                          "y": np.where(rich, "yes", "no")})  # fmt: skip
+    frame.iloc[:160].to_csv(d / "t.csv", index=False)
+    frame.iloc[160:].to_csv(d / "test.csv", index=False)
+    assert main(["anonymize", str(d / "t.csv"), "-o", str(d / "r.csv"), "--k", "4", *QI,
+                 "--report", str(d / "r.json"), "--seed", SEED, "-q"]) == 0  # fmt: skip
+    assert main(["draw", str(d / "r.csv"), "-m", "3", "-o", str(d / "draws"), "--manifest",
+                 str(d / "r.json"), "--seed", "7", "-q"]) == 0  # fmt: skip
+    return {"dir": d, "table": d / "t.csv", "release": d / "r.csv", "manifest": d / "r.json",
+            "test": d / "test.csv", "draws": d / "draws"}  # fmt: skip
+
+
+def _rows(html: str, first: str) -> dict[str, list[str]]:
+    """The table of ``html`` whose header starts with ``first``: label → the other cells."""
+    import re
+
+    for table in re.findall(r"<table.*?</table>", html, flags=re.S):
+        cells = [
+            [re.sub(r"<[^>]+>", "", c).strip()
+             for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, flags=re.S)]
+            for r in re.findall(r"<tr.*?</tr>", table, flags=re.S)
+        ]  # fmt: skip
+        if cells and cells[0] and cells[0][0] == first:
+            return {row[0]: row[1:] for row in cells[1:]}
+    raise AssertionError(f"no table headed {first!r}")
+
+
+def test_report_models_equal_evaluates_on_the_same_draws(
+    labelled: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The side-by-side page's accuracies are evaluate --classify's on the same files and seed:
+    the release, each draw, their mean and the original."""
+    d = labelled
+    code, stdout, err = run(["evaluate", str(d["table"]), str(d["release"]), str(d["draws"]),
+                             *QI, "--classify", "y", "--test", str(d["test"]), "--json"],
+                            capsys)  # fmt: skip
+    assert code == 0, err
+    printed = json.loads(stdout)
+    assert [Path(r["path"]).name for r in printed["releases"]] == [
+        "r.csv", "draw_1.csv", "draw_2.csv", "draw_3.csv"]  # fmt: skip
+    html = tmp_path / "r.html"
+    code, _, err = run(["report", str(d["table"]), str(d["release"]), "--manifest",
+                        str(d["manifest"]), "-o", str(html), "--test", str(d["test"]),
+                        "--classify", "y", "--draws", str(d["draws"])], capsys)  # fmt: skip
+    assert code == 0, err
+    page = _rows(html.read_text(), "trained on")
+
+    def shown(scores: dict[str, float]) -> list[str]:
+        return [f"{100 * scores[m]:.2f}%" for m in ("logistic", "gradient_boosting")]
+
+    assert page["the release (r.csv)"] == shown(printed["releases"][0]["classify"])
+    for i in (1, 2, 3):
+        assert page[f"draw_{i}.csv"] == shown(printed["releases"][i]["classify"])
+    mean = {m: float(np.mean([r["classify"][m] for r in printed["releases"][1:]]))
+            for m in ("logistic", "gradient_boosting")}  # fmt: skip
+    assert page["the draws: mean of 3"] == shown(mean)
+    assert page["the original (ceiling)"] == shown(printed["original"]["classify"])
+    assert page["majority class (floor)"][0] == f"{100 * printed['majority']:.2f}%"
+    # each draw file alone is read the same way
+    code, stdout, err = run(["evaluate", str(d["table"]), str(d["draws"] / "draw_2.csv"), *QI,
+                             "--classify", "y", "--test", str(d["test"]), "--json"],
+                            capsys)  # fmt: skip
+    assert code == 0, err
+    assert json.loads(stdout)["releases"][0]["classify"] == printed["releases"][2]["classify"]
+
+
+def test_report_without_draws_dir_trains_on_fresh_draws(
+    labelled: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = labelled
+    html = tmp_path / "r.html"
+    code, _, err = run(["report", str(d["table"]), str(d["release"]), "--manifest",
+                        str(d["manifest"]), "-o", str(html), "--test", str(d["test"]),
+                        "--classify", "y"], capsys)  # fmt: skip
+    assert code == 0, err
+    page = _rows(html.read_text(), "trained on")
+    assert [f"draw {i} (fresh)" in page for i in range(1, 6)] == [True] * 5
+    assert "the draws: mean of 5" in page and "the release (r.csv)" in page
+
+
+def test_report_refuses_draws_of_another_release(
+    labelled: dict[str, Path], data: dict[str, Path], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    other = tmp_path / "other"
+    assert main(["draw", str(data["release"]), "-m", "2", "-o", str(other), "-q"]) == 0
+    d = labelled
+    html = tmp_path / "r.html"
+    base = ["report", str(d["table"]), str(d["release"]), "--manifest", str(d["manifest"]),
+            "-o", str(html)]  # fmt: skip
+    for extra, message in (
+        (["--draws", str(other)], "not drawn from this release"),
+        (["--draws", str(tmp_path / "none")], "not a directory of draws"),
+    ):
+        code, _, err = run([*base, *extra], capsys)
+        assert code == 2 and err.count("\n") == 1 and message in err, err
+        assert not html.exists()
+    code, _, err = run(["report", "--manifest", str(d["manifest"]), "-o", str(html),
+                        "--draws", str(d["draws"])], capsys)  # fmt: skip
+    assert code == 2 and "--draws needs ORIGINAL" in err and not html.exists()
+
+
+def test_draw_reads_the_release_and_manifest_of_a_job_file(
+    data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``draw --config JOB``: the release is the job's output.path and the manifest its
+    output.report, so the draws are anchored with the release's k."""
+    job = tmp_path / "job.toml"
+    job.write_text(
+        'schema = "anonymatch-job/1"\nkind = "table"\n'
+        f'[input]\npath = "{data["table"]}"\n'
+        '[columns.age]\nrole = "qi"\ntype = "numeric"\n'
+        '[columns.job]\nrole = "qi"\n[columns.sex]\nrole = "qi"\n[columns.hours]\nrole = "other"\n'
+        '[model]\nk = 4\n[output]\npath = "r.csv"\nreport = "r.json"\n'
+    )
+    assert main(["anonymize", "--config", str(job), "-q"]) == 0
+    code, stdout, err = run(["draw", "--config", str(job), "-o", str(tmp_path / "d"), "-m", "2"],
+                            capsys)  # fmt: skip
+    assert code == 0, err
+    assert "2 draws (anchored) of r.csv" in stdout
+    meta = json.loads((tmp_path / "d" / "draws.json").read_text())
+    assert meta["degree"] == 4 and meta["release"]["path"] == "r.csv"

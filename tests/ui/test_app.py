@@ -5,6 +5,7 @@ names, and the server's exits (signals, a killed instance swept at the next star
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -14,8 +15,10 @@ import subprocess
 import sys
 import time
 import warnings
+import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -156,6 +159,21 @@ def test_upload_run_download(app: tuple[TestClient, AppState], tmp_path: Path) -
     report = client.get("/report")
     assert report.status_code == 200 and '<section id="risk">' in report.text
     assert client.get("/download/nothing").status_code == 404
+    # issue 39: the result page offers five plain draws of the release, with their manifest
+    assert 'id="download-draws"' in page.text
+    draws = client.get("/download/draws")
+    assert draws.status_code == 200 and 'filename="people_draws.zip"' in (
+        draws.headers["content-disposition"])  # fmt: skip
+    with zipfile.ZipFile(io.BytesIO(draws.content)) as archive:
+        names = sorted(archive.namelist())
+        assert names == [*(f"draw_{i}.csv" for i in range(1, 6)), "draws.json"]
+        meta = json.loads(archive.read("draws.json"))
+        drawn = pd.read_csv(io.BytesIO(archive.read("draw_1.csv")))
+    assert meta["weights"] == "anchored" and meta["degree"] == 3 and meta["guarantee"]["k"] == 3
+    assert meta["randomness"] == {"source": "os-entropy"}  # fresh randomness, no seed
+    assert list(drawn.columns) == list(frame.columns) and len(drawn) == len(frame)
+    assert pd.api.types.is_numeric_dtype(drawn["n0"])
+    assert client.get("/download/draws").content == draws.content  # made once per run
     # the job file reproduces the run: beside the table, `anonymize --config` makes a release
     # with the same guarantee
     job = client.get("/download/job")

@@ -82,6 +82,7 @@ CONFIG_KINDS = {
     "sparse": "sparse",
     "graphs": "graph",
     "relational": "relational",
+    "draw": "table",  # draw --config JOB: the job's release (output.path) and manifest
 }
 
 

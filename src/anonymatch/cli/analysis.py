@@ -28,9 +28,6 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DRAWS_MANIFEST = "draws.json"
-"""The draws manifest written beside the draws, ``DIR/draws.json``."""
-
 
 def _apply(func: F, options: Sequence[Callable[[F], F]]) -> F:
     for option in reversed(options):
@@ -97,56 +94,17 @@ def analysis_options(func: F) -> F:
     )
 
 
-def _read_plain(path: str) -> pd.DataFrame:
-    """A draw as written by ``draw`` (CSV safety undone; numbers typed back). O(n·d)."""
-    import pandas as pd
-
-    from anonymatch.core.csvsafe import unescape_frame
-    from anonymatch.tables.io import CsvOptions, is_parquet, read_table
-    from anonymatch.tables.io.sidecar import kept_column_dtype, typed_kept_column
-    from anonymatch.tables.io.stats import is_stats_file
-
-    frame = read_table(path, CsvOptions())
-    if is_parquet(path):
-        return frame
-    if not is_stats_file(path):  # SPSS/Stata draws hold their cells unguarded
-        frame = unescape_frame(frame)
-    for name in frame.columns:  # numbers where every cell is the exact text of one
-        if frame[name].dtype == object or pd.api.types.is_string_dtype(frame[name].dtype):
-            dtype = kept_column_dtype(frame[name])
-            if dtype != "string":
-                frame[name] = typed_kept_column(frame[name], dtype, str(name))
-    return frame
-
-
-def _draw_files(directory: Path) -> list[str]:
-    """The draws of a directory, as its manifest lists them (else ``draw_*`` by number)."""
-    meta = directory / DRAWS_MANIFEST
-    if meta.is_file():
-        from anonymatch.core.documents import load_json
-
-        doc = load_json(meta, "draws manifest")
-        files = doc.get("files") if isinstance(doc, dict) else None
-        if isinstance(files, list) and all(
-            isinstance(f, dict) and isinstance(f.get("path"), str) for f in files
-        ):
-            return [str(directory / Path(f["path"]).name) for f in files]
-        raise InputError(f"cannot read the draws manifest {meta}: no list of files")
-    found = sorted(directory.glob("draw_*"), key=lambda p: (len(p.name), p.name))
-    if not found:
-        raise InputError(f"{directory} holds no draw (draw_1.csv, …)")
-    return [str(p) for p in found]
-
-
 def _draw_sets(published: Sequence[str]) -> dict[str, list[pd.DataFrame]]:
     """Each directory one set of draws; the plain files given, together, another."""
+    from anonymatch.tables.models.draws import draw_files, read_draw
+
     sets: dict[str, list[pd.DataFrame]] = {}
     loose = [p for p in published if not Path(p).is_dir()]
     for path in published:
         if Path(path).is_dir():
-            sets[Path(path).name or path] = [_read_plain(f) for f in _draw_files(Path(path))]
+            sets[Path(path).name or path] = [read_draw(f) for f in draw_files(Path(path))]
     if loose:
-        sets["draws" if len(sets) == 0 else "files"] = [_read_plain(p) for p in loose]
+        sets["draws" if len(sets) == 0 else "files"] = [read_draw(p) for p in loose]
     return sets
 
 
@@ -229,6 +187,7 @@ def _echo_queries(
         median_relative_error,
         release_answers,
     )
+    from anonymatch.tables.models.draws import DRAWS_MANIFEST, draw_files, read_draw
 
     truth = exact_answers(original, workload)
     columns: dict[str, list[float]] = {}
@@ -246,7 +205,7 @@ def _echo_queries(
     for path in published:
         p = Path(path)
         if p.is_dir() and (p / DRAWS_MANIFEST).is_file():
-            tables = [_read_plain(f) for f in _draw_files(p)]
+            tables = [read_draw(f) for f in draw_files(p)]
             counts = np.mean([exact_answers(t, workload) for t in tables], axis=0)
             columns[f"{p.name}/ (mean of {len(tables)})"] = [float(c) for c in counts]
         elif path.endswith(".dp.json"):

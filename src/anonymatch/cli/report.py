@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -134,6 +135,15 @@ def accuracy_of(label: str | None, test: TestTable | None) -> tuple[str | None, 
     help="Tables, with --test: show the accuracy of models trained on the release to predict "
     "this kept column, tested on TEST's original rows.",
 )
+@click.option(
+    "--draws",
+    "draws_dir",
+    default=None,
+    metavar="DIR",
+    help="Tables: the draws of RELEASE (anonymatch draw -o DIR) for the side-by-side tables "
+    "(models trained on them with --classify, their counts beside a DP companion); default "
+    "five anchored draws made for the report.",
+)
 @test_table_options
 @population_options
 @verbosity_options
@@ -152,6 +162,7 @@ def report_cmd(
     accuracy: tuple[str | None, TestTable | None],
     reading: dict[str, Any],
     release_table: str | None,
+    draws_dir: str | None = None,
 ) -> None:
     """Write the privacy officer's HTML report of a release.
 
@@ -166,7 +177,9 @@ def report_cmd(
     output.table; a database ORIGINAL from the table or query its manifest records.
     With --test TEST --classify LABEL (tables) the utility section also shows the accuracy of a
     logistic regression and a gradient-boosted model trained on the release and on ORIGINAL,
-    tested on TEST's original rows (as ``evaluate --classify``).
+    tested on TEST's original rows (as ``evaluate --classify``), beside the same models trained
+    on draws of the release (--draws DIR: those of ``anonymatch draw``; default five anchored
+    draws made for the report).
     Tables: --population FILE (read like ORIGINAL) adds the figures against the population the
     original was sampled from (k-map, journalist and marketer risk, population uniques,
     delta-presence); --sampling-fraction or --weights the population uniqueness estimated from
@@ -210,6 +223,12 @@ def report_cmd(
         if original is None:
             raise InputError("--test needs ORIGINAL and RELEASE (models train on them)")
         options.update(test=test.path, test_csv=test.csv(options["csv"]), classify=label)
+    if draws_dir is not None:
+        if kind != "table" or original is None:
+            raise InputError("--draws needs ORIGINAL and a table RELEASE (draws of it)")
+        if not Path(draws_dir).is_dir():
+            raise InputError(f"--draws {draws_dir} is not a directory of draws")
+        options["draws"] = draws_dir
     html = build_report(
         manifest,
         original,

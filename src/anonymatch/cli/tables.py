@@ -980,7 +980,7 @@ def _learn(
     as they were before publishing: the ceiling is trained on the rows the releases were made
     of."""
     from anonymatch.tables.columns.schema import missing_qi_mask
-    from anonymatch.tables.io.release import read_release as read_typed
+    from anonymatch.tables.models.draws import published_tables
     from anonymatch.tables.models.learn import learn
 
     def complete(frame: pd.DataFrame) -> pd.DataFrame:
@@ -997,13 +997,14 @@ def _learn(
             raise InputError(f"the test table {learning.test.path} has no column {target!r}")
     if target not in orig.columns:
         raise InputError(f"the original has no column {target!r}")
+    names, tables = published_tables(published)  # releases, draws, directories of draws
     report = learn(
         complete(orig),
-        [read_typed(p) for p in published],
+        tables,
         target=target,
         task=task,
         test=None if test is None else complete(test),
-        names=list(published),
+        names=names,
         test_size=learning.test_size,
         seed=learning.seed,
     )
@@ -1012,7 +1013,7 @@ def _learn(
         return
     metric = "accuracy" if task == "classify" else "R²"
     models = list(report.original)
-    width = max(18, *(len(Path(p).name) for p in published))
+    width = max(18, *(len(Path(r["path"]).name) for r in report.releases))
     click.echo(
         f"{metric} predicting {target!r} on {report.test_rows} original rows ({report.test_source})"
     )

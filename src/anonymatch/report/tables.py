@@ -39,6 +39,7 @@ from anonymatch.tables.risk.leakage import LeakageReport
 from anonymatch.tables.risk.risk import RiskReport, assess_cells
 
 if TYPE_CHECKING:
+    from anonymatch.report.analyst import LearningInputs
     from anonymatch.tables.job import ReleaseCheck, TableJob
 
 UNIQUE_FLAG_SHARE = 0.05
@@ -135,12 +136,14 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     keeps = headline(cells, enc)
     _utility(utility, cells, enc, data, schema)
     _headline_facts(utility, keeps)
+    learning = None
     if options.get("test") is not None and options.get("classify"):
         complete = _complete(original, schema, na) if drop_missing else original
-        _learning(utility, complete, inputs.release, options, (csv, schema, na, drop_missing))
+        learning = _learning(complete, options, (csv, schema, na, drop_missing))
     from anonymatch.report.analyst import side_by_side  # issue 39: release, draws, companion
 
-    side_by_side(utility, manifest, original, inputs.release)
+    side_by_side(utility, manifest, original, inputs.release, draws_dir=options.get("draws"),
+                 learning=learning)  # fmt: skip
     return KindSections(published, guarantee, risk, utility, limits, check, keeps.to_dict())
 
 
@@ -161,40 +164,23 @@ def _release_reading(
 
 
 def _learning(
-    section: Section,
     original: pd.DataFrame,
-    release_path: Any,
     options: Mapping[str, Any],
     reading: tuple[CsvOptions, Schema, MissingCodes, bool],
-) -> None:
-    """Accuracy of models trained on the release and on the original, tested on the original
-    rows of ``options["test"]``, read with ``options["test_csv"]`` (default the original's
-    options, ``reading[0]``; ``options["classify"]`` names the label): issue 27. When the
-    release dropped rows with a missing QI (``reading[3]``), the test table's such rows are
-    dropped too (``original`` comes without them)."""
-    from anonymatch.tables.io.release import read_release
-    from anonymatch.tables.models.learn import learn
+) -> LearningInputs:
+    """What the models table trains and tests on (issue 27; the table itself is
+    ``report.analyst.models_table``, beside the draws): the original, the test table
+    ``options["test"]`` read with ``options["test_csv"]`` (default the original's options,
+    ``reading[0]``) and the label ``options["classify"]``. When the release dropped rows with a
+    missing QI (``reading[3]``), the test table's such rows are dropped too (``original`` comes
+    without them). O(n·d)."""
+    from anonymatch.report.analyst import LearningInputs
 
     csv, schema, na, drop_missing = reading
-    label = str(options["classify"])
     test = read_table(options["test"], options.get("test_csv") or csv)
     if drop_missing:
         test = _complete(test, schema, na)
-    report = learn(original, [read_release(release_path)], target=label, test=test)
-    scores = report.releases[0]["scores"]
-    rows = [
-        [model, f"{100 * scores[model]:.2f}%", f"{100 * report.original[model]:.2f}%"]
-        for model in scores
-    ]
-    rows.append(["majority class", f"{100 * report.floor:.2f}%", f"{100 * report.floor:.2f}%"])
-    section.tables.append(
-        Table(
-            ["model", "trained on the release", "trained on the original"],
-            rows,
-            f"Accuracy predicting {label!r} on the {report.test_rows} original rows of the test "
-            "table (anonymatch evaluate --classify).",
-        )
-    )
+    return LearningInputs(original, test, str(options["classify"]))
 
 
 def _complete(frame: pd.DataFrame, schema: Schema, na: MissingCodes) -> pd.DataFrame:

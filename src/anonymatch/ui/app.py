@@ -821,6 +821,12 @@ def create_app(state: AppState) -> Starlette:
             disposition = {"content-disposition": attachment(f"{stem}_job.toml")}
             return Response(settings.job_toml(ran), media_type="application/toml",
                             headers=disposition)  # fmt: skip
+        if what == "draws" and "draws" not in session.run.outputs and ran.items is None:
+            # issue 39: five anchored draws of the release, made on the first request by
+            # `anonymatch draw` (a child process, as the run), kept for the next ones
+            target = session.run.outputs["release"].parent / "draws.zip"
+            await run_in_threadpool(draws_zip, session.run.outputs, target, session.directory)
+            session.run.outputs["draws"] = target
         if what not in session.run.outputs:
             return PlainTextResponse("404 not found\n", 404)
         path = session.run.outputs[what]
@@ -862,6 +868,42 @@ def create_app(state: AppState) -> Starlette:
     )
     app.add_middleware(Guard, state=state, error_page=error_page)
     return app
+
+
+DRAWS = 5
+"""Plain draws in the result page's ZIP (``anonymatch draw -m 5``)."""
+
+
+def draws_zip(outputs: dict[str, Path], target: Path, tmpdir: Path) -> None:
+    """Run ``anonymatch draw RELEASE -m 5 --manifest MANIFEST`` in a child process (fresh
+    randomness, anchored draws with the release's k) and pack the draws and their
+    ``draws.json`` into the ZIP ``target`` (mode 0600). InputError with the CLI's error line
+    when the draw fails. O(the draws' size)."""
+    import subprocess
+    import tempfile
+    import zipfile
+
+    from anonymatch.ui.runner import child_env, cli_command
+
+    work = Path(tempfile.mkdtemp(dir=tmpdir))
+    try:
+        out = work / "draws"
+        argv = ["draw", str(outputs["release"]), "-m", str(DRAWS), "-o", str(out),
+                "--manifest", str(outputs["manifest"]), "-q"]  # fmt: skip
+        done = subprocess.run([*cli_command(), *argv], stdin=subprocess.DEVNULL,
+                              capture_output=True, env=child_env(tmpdir), cwd=tmpdir,
+                              check=False)  # fmt: skip
+        if done.returncode != 0:
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise InputError((lines[-1] if lines else "draw failed").removeprefix(
+                "anonymatch: error: "))  # fmt: skip
+        target.unlink(missing_ok=True)
+        with open(target, "xb", opener=_private_opener) as fh, zipfile.ZipFile(
+                fh, "w", zipfile.ZIP_DEFLATED) as archive:  # fmt: skip
+            for path in sorted(out.iterdir()):
+                archive.write(path, path.name)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _private_opener(path: str, flags: int) -> int:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -870,31 +870,51 @@ def write_sql_release(
     (:func:`write_typing`). With ``types`` (a database source's), each column keeps its
     source's type where its cells fit it (``smallint`` stays ``smallint``, NULL for a missing
     or suppressed cell). Nothing is visible unless the whole write commits. O(rows)."""
+    write_sql_tables(text, {table: frame}, replace, {table: typing} if typing else None, types)
+
+
+def write_sql_tables(
+    text: str,
+    frames: Mapping[str, pd.DataFrame],
+    replace: bool,
+    typings: Mapping[str, dict[str, object]] | None = None,
+    types: ColumnTypes | None = None,
+) -> None:
+    """Create every table of ``frames`` (name → rows) in **one** transaction: all of them
+    appear, or none (the draws of ``anonymatch draw``, one table each; a single release,
+    :func:`write_sql_release`). An existing table is dropped in that transaction when
+    ``replace``, else refused (InputError); ``typings`` (name → sidecar) are stored beside
+    their tables, ``types`` applied as in :func:`write_sql_release`. OutputError (one line,
+    no password) when the database refuses a write. O(rows)."""
     from sqlalchemy import exc as sa_exc
     from sqlalchemy import inspect
 
-    schema, name = _split(check_identifier(table, param("output_table")))
+    names = {table: _split(check_identifier(table, param("output_table"))) for table in frames}
     engine, url = _engine(text)
     fresh = _fresh_file(url)
+    table = next(iter(frames), "")
     try:
         try:
             with engine.begin() as connection:  # one transaction: committed or rolled back
-                if inspect(connection).has_table(name, schema=schema):
-                    if not replace:
-                        raise InputError(
-                            f"table {table!r} already exists in {redact_url(text)} "
-                            f"(use {param('force')} to replace it)"
-                        )
-                    quoted = connection.dialect.identifier_preparer.quote
-                    source = ".".join(quoted(p) for p in (schema, name) if p)
-                    connection.exec_driver_sql(f"DROP TABLE {source}")
-                frame, dtypes = (
-                    (frame, {}) if types is None else types.apply(frame, connection.dialect)
-                )
-                frame.to_sql(name, connection, schema=schema, index=False, if_exists="fail",
-                             method=_insert_method(connection), dtype=dtypes)  # fmt: skip
-                if typing is not None:
-                    write_typing(connection, table, typing)
+                for table, frame in frames.items():
+                    schema, name = names[table]
+                    if inspect(connection).has_table(name, schema=schema):
+                        if not replace:
+                            raise InputError(
+                                f"table {table!r} already exists in {redact_url(text)} "
+                                f"(use {param('force')} to replace it)"
+                            )
+                        quoted = connection.dialect.identifier_preparer.quote
+                        source = ".".join(quoted(p) for p in (schema, name) if p)
+                        connection.exec_driver_sql(f"DROP TABLE {source}")
+                    frame, dtypes = (
+                        (frame, {}) if types is None else types.apply(frame, connection.dialect)
+                    )
+                    frame.to_sql(name, connection, schema=schema, index=False, if_exists="fail",
+                                 method=_insert_method(connection), dtype=dtypes)  # fmt: skip
+                    typing = (typings or {}).get(table)
+                    if typing is not None:
+                        write_typing(connection, table, typing)
         except sa_exc.SQLAlchemyError as exc:
             raise OutputError(
                 f"cannot write table {table!r} to {redact_url(text)}: "

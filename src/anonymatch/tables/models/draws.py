@@ -31,6 +31,9 @@ import pandas as pd
 from anonymatch.core.errors import InputError
 from anonymatch.tables.models.imputation import RubinEstimate, draw_microdata, ols, rubin_combine
 
+DRAWS_MANIFEST = "draws.json"
+"""The draws manifest written beside the draws, ``DIR/draws.json``."""
+
 DRAWS_SCHEMA = "anonymatch-draws/1"
 """The ``schema`` of a draws manifest (``DIR/draws.json``)."""
 
@@ -99,7 +102,7 @@ def plain_draws(
         The m tables, with the release's columns in its order: integer ranges as int64, other
         ranges as float64, an ordinal QI as its labels, a value-set QI as int64/float64 when
         every label of the column is the exact text of such a number, else text; kept columns
-        as read.
+        as read, a text column whose every cell is the exact text of a number as numbers.
 
     Raises
     ------
@@ -148,7 +151,17 @@ def plain_draws(
     )
     ordinal: Mapping[str, list[str]] = release.attrs.get("ordinal") or {}
     types = {c: _label_dtype(v) for c, v in labels.items()}
-    from anonymatch.tables.io.sidecar import typed_kept_column
+    from anonymatch.tables.io.sidecar import kept_column_dtype, typed_kept_column
+
+    # a kept column published as the text of numbers (an SPSS/Stata or untyped release of a
+    # CSV input) is a number column in the draws, as in the original
+    kept = {
+        str(c): dtype
+        for c in release.columns
+        if c not in qi
+        and (release[c].dtype == object or pd.api.types.is_string_dtype(release[c].dtype))
+        and (dtype := kept_column_dtype(release[c])) in ("int64", "float64")
+    }
 
     out = []
     for table in tables:
@@ -160,22 +173,32 @@ def plain_draws(
                 plain[name] = pd.Series(np.asarray(order, dtype=object)[ranks.astype(np.int64)])
         for name, dtype in types.items():
             plain[name] = typed_kept_column(plain[name].astype(str), dtype, name)
+        for name, dtype in kept.items():
+            plain[name] = typed_kept_column(plain[name], dtype, name)
         out.append(plain)
     return out
 
 
 def write_table(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:
     """Write a plain table atomically, in the format its extension names: CSV (tab-separated
-    for ``.tsv``/``.tab``; text cells that look like formulas prefixed with ``'``), Parquet,
-    SPSS ``.sav``/``.zsav`` or Stata ``.dta`` (with ``frame.attrs["variable_labels"]``).
+    for ``.tsv``/``.tab``; text cells that look like formulas prefixed with ``'``), Parquet, an
+    Excel workbook (``.xlsx``: numbers as numbers, text as text cells guarded like a CSV's;
+    InputError beyond a worksheet's limits), SPSS ``.sav``/``.zsav`` or Stata ``.dta`` (with
+    ``frame.attrs["variable_labels"]``, and its ``value_labels`` and ``missing_ranges``: a
+    column whose every cell is a label or a code is written as codes with its labels).
     O(n·d)."""
     from anonymatch.core.csvsafe import escape_frame
     from anonymatch.core.files import write_atomically
     from anonymatch.tables.io import is_parquet
+    from anonymatch.tables.io.excel import check_excel_limits, is_excel_release, write_excel
     from anonymatch.tables.io.stats import is_stats_release, write_stats_release
 
     if is_stats_release(path):
         write_stats_release(path, frame)
+        return
+    if is_excel_release(path):
+        check_excel_limits(frame, path)
+        write_atomically(path, lambda tmp: write_excel(frame, tmp))
         return
     if is_parquet(path):
         write_atomically(path, lambda tmp: frame.to_parquet(tmp, index=False))
@@ -183,6 +206,132 @@ def write_table(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:
     sep = "\t" if str(path).lower().endswith((".tsv", ".tab")) else ","
     text = escape_frame(frame, True)
     write_atomically(path, lambda tmp: text.to_csv(tmp, index=False, sep=sep))
+
+
+def read_draw(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a draw as :func:`write_table` wrote it, typed back.
+
+    Parameters
+    ----------
+    path : path-like
+        A draw file: CSV/TSV, Parquet, Excel, SPSS or Stata.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The plain table: CSV safety undone, a text column whose every cell is the exact text
+        of a number read as numbers (Parquet, Excel's number cells and the statistical formats
+        keep their types).
+
+    Raises
+    ------
+    InputError
+        The file cannot be read.
+
+    Notes
+    -----
+    Time and memory O(n·d) for n rows and d columns.
+    """
+    from anonymatch.core.csvsafe import unescape_frame
+    from anonymatch.tables.io import CsvOptions, is_parquet, read_table
+    from anonymatch.tables.io.excel import is_excel_release
+    from anonymatch.tables.io.sidecar import kept_column_dtype, typed_kept_column
+    from anonymatch.tables.io.stats import is_stats_file
+
+    if is_parquet(path):
+        return read_table(os.fspath(path), CsvOptions())
+    if is_excel_release(path):  # the workbook's own cell types: numbers, and text cells
+        return unescape_frame(pd.read_excel(path, sheet_name=0, engine="openpyxl"))
+    frame = read_table(os.fspath(path), CsvOptions())
+    if not is_stats_file(path):  # SPSS/Stata draws hold their cells unguarded
+        frame = unescape_frame(frame)
+    for name in frame.columns:  # numbers where every cell is the exact text of one
+        if frame[name].dtype == object or pd.api.types.is_string_dtype(frame[name].dtype):
+            dtype = kept_column_dtype(frame[name])
+            if dtype != "string":
+                frame[name] = typed_kept_column(frame[name], dtype, str(name))
+    return frame
+
+
+def draw_files(directory: Path) -> list[str]:
+    """The draws of a directory, as its manifest ``draws.json`` lists them (else its ``draw_*``
+    files by number). O(m)."""
+    meta = directory / DRAWS_MANIFEST
+    if meta.is_file():
+        from anonymatch.core.documents import load_json
+
+        doc = load_json(meta, "draws manifest")
+        if isinstance(doc, dict) and "tables" in doc and "files" not in doc:
+            raise InputError(
+                f"the draws of {meta} are tables of the release's database: read them there "
+                "(read_table with the database URL and each table)"
+            )
+        files = doc.get("files") if isinstance(doc, dict) else None
+        if isinstance(files, list) and all(
+            isinstance(f, dict) and isinstance(f.get("path"), str) for f in files
+        ):
+            return [str(directory / Path(f["path"]).name) for f in files]
+        raise InputError(f"cannot read the draws manifest {meta}: no list of files")
+    found = sorted(directory.glob("draw_*"), key=lambda p: (len(p.name), p.name))
+    if not found:
+        raise InputError(f"{directory} holds no draw (draw_1.csv, …)")
+    return [str(p) for p in found]
+
+
+def is_draw(path: str) -> bool:
+    """Whether ``path`` is a draw: a file its directory's draws manifest lists. O(m)."""
+    p = Path(path)
+    if not p.is_file() or not (p.parent / DRAWS_MANIFEST).is_file():
+        return False
+    return p.name in {Path(f).name for f in draw_files(p.parent)}
+
+
+def published_tables(
+    published: Sequence[str], release_table: str | None = None
+) -> tuple[list[str], list[pd.DataFrame]]:
+    """The tables ``evaluate --classify`` trains on, with their names.
+
+    Parameters
+    ----------
+    published : sequence of str
+        Releases, draw files (a file its directory's ``draws.json`` lists) and directories
+        of draws (``anonymatch draw -o DIR``), in any mix.
+    release_table : str, optional
+        The release table when a release is a database URL.
+
+    Returns
+    -------
+    names : list of str
+        One per table: the path, or ``DIR/draw_i.EXT`` for each draw of a directory.
+    tables : list of pandas.DataFrame
+        A release as :func:`~anonymatch.tables.io.release.read_release` types it, a draw
+        plain as :func:`read_draw` reads it.
+
+    Raises
+    ------
+    InputError
+        A path that is neither, a damaged draws manifest, draws held in a database.
+
+    Notes
+    -----
+    Time and memory O(size of the tables).
+    """
+    from anonymatch.tables.io.release import read_release
+
+    names: list[str] = []
+    tables: list[pd.DataFrame] = []
+    for path in published:
+        if Path(path).is_dir() and (Path(path) / DRAWS_MANIFEST).is_file():
+            for file in draw_files(Path(path)):
+                names.append(str(Path(path) / Path(file).name))
+                tables.append(read_draw(file))
+        elif is_draw(path):
+            names.append(path)
+            tables.append(read_draw(path))
+        else:
+            names.append(path)
+            tables.append(read_release(path, table=release_table))
+    return names, tables
 
 
 # --- estimates written as text ---------------------------------------------------------------
@@ -416,11 +565,15 @@ def manifest(
     degree: int | None,
     seeded: bool,
     guarantee: Mapping[str, Any] | None,
+    in_database: bool = False,
+    release_table: str | None = None,
 ) -> dict[str, Any]:
     """The draws manifest ``DIR/draws.json`` (``schema`` ``anonymatch-draws/1``): the release
-    drawn from (name and digest), the files, the model, the release's guarantee as its manifest
-    states it (null without one), :data:`STATEMENT`, and where the randomness came from (never
-    a seed). O(size of the files) for the digests."""
+    drawn from (name and digest), the files (or, ``in_database``, the tables of the release's
+    database that ``files`` names: ``tables``), the model, the release's guarantee as its
+    manifest states it (null without one), :data:`STATEMENT`, and where the randomness came
+    from (never a seed); a database release is its URL without the password and
+    ``release_table``. O(size of the files) for the digests."""
     from anonymatch.core.files import current_path, sha256_file
     from anonymatch.core.manifest import randomness_block, utc_now
     from anonymatch.core.version import __version__
@@ -428,7 +581,7 @@ def manifest(
 
     source: dict[str, Any]
     if is_database_url(release_path):
-        source = {"path": redact_url(release_path)}
+        source = {"path": redact_url(release_path), "table": release_table}
     else:
         from anonymatch.core.manifest import file_digest
 
@@ -441,7 +594,15 @@ def manifest(
         "m": len(files),
         "weights": weights,
         "degree": degree,
-        "files": [{"path": Path(f).name, "sha256": sha256_file(current_path(f))} for f in files],
+        **(
+            {"tables": [{"table": t} for t in files]}
+            if in_database
+            else {
+                "files": [
+                    {"path": Path(f).name, "sha256": sha256_file(current_path(f))} for f in files
+                ]
+            }  # fmt: skip
+        ),
         "guarantee": dict(guarantee) if guarantee is not None else None,
         "statement": STATEMENT,
         "randomness": randomness_block(seeded),
