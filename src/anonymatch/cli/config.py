@@ -25,6 +25,7 @@ from anonymatch.app.outputs import Output, check_outputs
 from anonymatch.cli.options import (
     CONFIG_PATH,
     JOB_SCHEDULER,
+    check_workers,
     comma_list,
     echo_stderr,
     parse_separator,
@@ -38,6 +39,7 @@ from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
+    from anonymatch.core.params import Execution
     from anonymatch.tables.columns.qitypes import QITypes
     from anonymatch.tables.columns.schema import MissingCodes
     from anonymatch.tables.io import CsvOptions
@@ -140,21 +142,98 @@ def _config_callback(ctx: click.Context, param: click.Parameter, value: str | No
     ctx.meta[CONFIG_PATH] = value  # an input of the run: no output may replace it
     if job.execution.scheduler is not None:  # confirmed on the command line, or refused
         ctx.meta[JOB_SCHEDULER] = (job.execution.scheduler, source)
+    ctx.meta[_META_JOB] = job  # typed values: the commands' job steps (with_job_file)
     if ctx.command.name in TYPED_JOB_COMMANDS:
-        ctx.meta[_META_JOB] = job
         typed = {p for params in TABLE_JOB_FLAGS.values() for p in params} - {"qi"}
         values = {p: v for p, v in values.items() if p not in typed}  # qi: a required option
     _merge(ctx, _META_CONFIG, values)
 
 
-def _on_command_line(ctx: click.Context, keyword: str) -> bool:
-    """Whether the command line itself gave a flag that sets the ``TableJob`` ``keyword``."""
+def _on_command_line(ctx: click.Context, names: Sequence[str]) -> bool:
+    """Whether the command line itself gave one of the parameters ``names``."""
     from click.core import ParameterSource
 
-    return any(
-        ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
-        for name in TABLE_JOB_FLAGS[keyword]
+    return any(ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE for n in names)
+
+
+def with_job_file(
+    ctx: click.Context,
+    flags: Mapping[str, Any],
+    sources: Mapping[str, Sequence[str]] | None = None,
+    keywords: Callable[[Job], Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A typed job's keywords from the run's flags and its ``--config`` job file: each keyword
+    of ``flags`` (keyword → the value its flags give) is the flags' value if the command line
+    gave one of the parameters that set it (``sources``: keyword → click names; default the
+    keyword itself), else the job file's typed value if the file gives one (``keywords``,
+    default the kind's function of ``app.tablejob.JOB_KEYWORDS``), else the flags' value (their
+    default, or what ``verify --manifest`` recorded). Without a job file, ``flags``. O(keys)."""
+    job: Job | None = ctx.meta.get(_META_JOB)  # the --config job file, loaded by its callback
+    if job is None:
+        return dict(flags)
+    if keywords is None:
+        from anonymatch.app.tablejob import JOB_KEYWORDS
+
+        keywords = JOB_KEYWORDS[job.kind]
+    typed = keywords(job)
+    names = sources or {}
+    return {
+        key: typed[key] if key in typed and not _on_command_line(ctx, names.get(key, (key,)))
+        else value
+        for key, value in flags.items()
+    }  # fmt: skip
+
+
+def type_pieces(types: QITypes | None) -> dict[str, Any]:
+    """The typed QIs of ``--ordinal``/``--date``/``--hierarchy``/``--hierarchy-cells`` as the
+    jobs' keywords ``ordinal``, ``dates``, ``hierarchies``, ``hierarchy_cells`` (each set by
+    its own flag, or by the job file). O(typed QIs)."""
+    from anonymatch.tables.columns.qitypes import QITypes
+
+    types = types or QITypes()
+    return {
+        "ordinal": {a: list(s.order) for a, s in types.ordinal.items()} or None,
+        "dates": {a: s.granularity for a, s in types.dates.items()} or None,
+        "hierarchies": dict(types.hierarchies) or None,
+        "hierarchy_cells": types.hierarchy_cells,
+    }
+
+
+def role_filtered(
+    ctx: click.Context, flags: Mapping[str, Any], kind: str
+) -> Callable[[Job], Mapping[str, Any]]:
+    """The kind's job-file keywords (table or relational) with the per-column values restricted
+    to the run's QIs and sensitive columns: the command line's (``flags``) where given there."""
+    from anonymatch.app.tablejob import JOB_KEYWORDS
+
+    roles = {r: flags.get(r) if _on_command_line(ctx, (r,)) else None for r in ("qi", "sensitive")}
+    return lambda job: JOB_KEYWORDS[kind](job, roles["qi"], roles["sensitive"])
+
+
+def execution_group(func: F) -> F:
+    """Decorator (below :func:`executor_options` and ``--chunk-rows``) that passes
+    ``--executor``, ``--workers``, ``--scheduler`` and ``--chunk-rows`` (those the command has)
+    to the command as one validated ``Execution`` (parameter ``execution``, :func:`execution`)."""
+    return with_step(execution, "execution")(func)
+
+
+def execution(
+    ctx: click.Context,
+    executor: str,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    chunk_rows: int | None = None,
+) -> Execution:
+    """The execution options over the job file's (``cli.config.with_job_file``) as one
+    validated ``Execution``. O(1)."""
+    from anonymatch.core.params import Execution
+
+    run: dict[str, Any] = dict(
+        executor=executor, workers=workers, scheduler=scheduler, chunk_rows=chunk_rows
     )
+    run = with_job_file(ctx, {key: value for key, value in run.items() if key in ctx.params})
+    check_workers(run.get("workers"))
+    return Execution.build(**run)
 
 
 def typed_table_job(func: F) -> F:
@@ -206,17 +285,13 @@ def table_job(
     from anonymatch.tables.io import read_table
     from anonymatch.tables.job import TableJob
 
-    types = qi_types
     flags: dict[str, Any] = {
         "qi": comma_list(qi),
         "numeric": comma_list(numeric),
         "sensitive": comma_list(sensitive),
         "identifiers": comma_list(identifiers),
         "weights": parse_weights(weights),
-        "ordinal": {a: list(s.order) for a, s in types.ordinal.items()} or None,
-        "dates": {a: s.granularity for a, s in types.dates.items()} or None,
-        "hierarchies": dict(types.hierarchies) or None,
-        "hierarchy_cells": types.hierarchy_cells,
+        **type_pieces(qi_types),
         "l": per_column("--l", l, int),
         "t": per_column("--t", t, float),
         "suppression_limit": suppression_limit or 0.0,
@@ -239,16 +314,7 @@ def table_job(
         "drop_missing": drop_missing,
     }
     assert set(flags) == set(TABLE_JOB_FLAGS)
-    job = ctx.meta.get(_META_JOB)  # the --config job file, loaded by its option's callback
-    if job is not None:
-        from anonymatch.app.tablejob import job_file_keywords
-
-        roles = {r: flags[r] if _on_command_line(ctx, r) else None for r in ("qi", "sensitive")}
-        typed = job_file_keywords(job, roles["qi"], roles["sensitive"])
-        flags = {
-            name: value if _on_command_line(ctx, name) or name not in typed else typed[name]
-            for name, value in flags.items()
-        }
+    flags = with_job_file(ctx, flags, TABLE_JOB_FLAGS, role_filtered(ctx, flags, "table"))
     return TableJob.build(
         dict(
             **flags,
@@ -393,7 +459,16 @@ def _per_column(value: Any) -> str:
 def job_parameters(
     job: Job, command: click.Command, source: str = "job", ctx: click.Context | None = None
 ) -> dict[str, Any]:
-    """The parameters of ``command`` that ``job`` gives, by parameter name.
+    """The parameters of ``command`` that click itself takes from ``job``, by parameter name.
+
+    Only what click must see: the data's and the release's paths (positional arguments and
+    ``--output``), how the input is read (format, separator, header names, missing tokens, the
+    id/item/label columns, ``--dedupe``, a database or sheet source) and where the outputs go;
+    and, for an option click requires (``--qi``, ``-k``, ``-m``, ``--known``), a stand-in so
+    that click does not ask for it — the command's job step replaces it by the job's typed
+    value (:func:`with_job_file`), as it does every other key of the model, the roles and the
+    method. The table commands but ``anonymize`` still take the model's and the roles' keys
+    here, as command-line text (issue 35: their typed route lands with the criteria).
 
     Parameters
     ----------
@@ -421,7 +496,7 @@ def job_parameters(
     params = _params(command)
     name = command.name or ""
     given: dict[str, Any] = {}
-    inp, model, method, run, out = job.input, job.model, job.method, job.execution, job.output
+    inp, out = job.input, job.output
     for p in INPUT_PARAMS:
         given[p] = inp.path
     if out.path is not None:
@@ -461,79 +536,63 @@ def job_parameters(
             given[flag] = getattr(inp, key)
     if out.table is not None and name.startswith("anonymize"):
         given["output_table"] = out.table
-    qi_roles = {"qi": job.qi}
-    both = {"qi": job.qi, "sensitive": job.sensitive}
-    sensitive_roles = {"sensitive": job.sensitive}
+    if job.kind == "transactions" and job.sensitive:
+        given["sensitive"] = job.sensitive[0]  # how labels are read: the long CSV's column
     if job.kind == "table":
-        given["qi"] = _csv(job.qi)
-        if job.numeric:
-            given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv, ctx)
-        if job.sensitive:
-            given["sensitive"] = _csv(job.sensitive)
-        if job.identifiers:
-            given["identifiers"] = _csv(job.identifiers)
-        weights = {n: c.weight for n, c in job.columns.items() if c.weight is not None}
-        if weights:
-            given["weights"] = RoleFiltered(weights, qi_roles, _per_column, ctx)
-    elif job.kind == "relational":  # people with a row and a set: the table's roles
-        given["qi"] = _csv(job.qi)
-        if job.numeric:
-            given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv, ctx)
-        if job.sensitive:
-            given["sensitive"] = _csv(job.sensitive)
-        if job.identifiers:  # anonymize-rt --identifiers (never published)
-            given["identifiers"] = _csv(job.identifiers)
-    elif job.sensitive:
-        given["sensitive"] = job.sensitive[0]  # the label column of long CSV / JSONL
-    for key in ("k", "k_column", "diversity", "c", "m"):
+        given.update(_table_text(job, ctx))
+    features = feature_parameters(job, command, source)  # refuses what a command cannot do
+    given.update({p: v for p, v in features.items() if job.kind == "table" or p == "dedupe"})
+    stand_ins = {"qi": _csv(job.qi), "k": job.model.k, "m": job.model.m, "level": job.model.known}
+    for p, param in params.items():
+        if p not in given and getattr(param, "required", False) and stand_ins.get(p):
+            given[p] = stand_ins[p]
+    values = {p: v for p, v in given.items() if p in params}
+    for p, param in params.items():  # nargs=-1 arguments take a list
+        if p in values and isinstance(param, click.Argument) and param.nargs == -1:
+            values[p] = [values[p]]
+    return values
+
+
+def _table_text(job: Job, ctx: click.Context | None) -> dict[str, Any]:
+    """The model's, the roles' and the method's keys of a table job as command-line text: what
+    the table commands but ``anonymize`` still read through click."""
+    model, method, run = job.model, job.method, job.execution
+    given: dict[str, Any] = {"qi": _csv(job.qi)}
+    both = {"qi": job.qi, "sensitive": job.sensitive}
+    if job.numeric:
+        given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv, ctx)
+    if job.sensitive:
+        given["sensitive"] = _csv(job.sensitive)
+    if job.identifiers:
+        given["identifiers"] = _csv(job.identifiers)
+    weights = {n: c.weight for n, c in job.columns.items() if c.weight is not None}
+    if weights:
+        given["weights"] = RoleFiltered(weights, {"qi": job.qi}, _per_column, ctx)
+    for key in ("k", "k_column", "diversity", "c"):
         if getattr(model, key) is not None:
             given[key] = getattr(model, key)
     for key in ("l", "t"):
         value = getattr(model, key)
         if isinstance(value, dict):
-            given[key] = RoleFiltered(value, sensitive_roles, _per_column, ctx)
+            given[key] = RoleFiltered(value, {"sensitive": job.sensitive}, _per_column, ctx)
         elif value is not None:
             given[key] = str(value)
     for criterion in CRITERIA.parameters():  # k-map, journalist risk, δ-presence, population
         if getattr(model, criterion.name) is not None:
             given[criterion.name] = getattr(model, criterion.name)
-    if isinstance(model.l, int):
-        given["ell"] = model.l  # the set commands' -l
     if model.known is not None:
         given["level"] = model.known
     if method.name is not None:
         given["method"] = method.name
-    for key in (
-        "partition_size",
-        "time_limit",
-        "neighbours",
-        "cell_weights",
-        "epsilon",
-        "dp",
-        "beta",
-        "runs",
-        "lsh",
-        "closed",
-        "iterations",
-        "keep_ids",
-        "hierarchy_cells",
-        "item_weight",
-    ):
+    for key in ("partition_size", "time_limit", "neighbours", "cell_weights", "hierarchy_cells"):
         if getattr(method, key) is not None:
             given[key] = getattr(method, key)
     if method.epsilons is not None:
         given["epsilons"] = _csv(method.epsilons)
-    if method.segment is not None:
-        given["segment"] = _csv(method.segment)
     for key in ("executor", "workers", "scheduler", "chunk_rows"):
         if getattr(run, key) is not None:
             given[key] = getattr(run, key)
-    values = {p: v for p, v in given.items() if p in params}
-    for p, param in params.items():  # nargs=-1 arguments take a list
-        if p in values and isinstance(param, click.Argument) and param.nargs == -1:
-            values[p] = [values[p]]
-    values.update(feature_parameters(job, command, source))
-    return values
+    return given
 
 
 def feature_parameters(job: Job, command: click.Command, source: str = "job") -> dict[str, Any]:

@@ -22,6 +22,7 @@ from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.app.tablejob import unchecked_claims
 from anonymatch.cli.analysis import Analysis, DpRequest, analysis_options, dp_companion_options
 from anonymatch.cli.config import (
+    execution_group,
     input_options_block,
     manifest_callback,
     release_check,
@@ -39,7 +40,6 @@ from anonymatch.cli.options import (
     echo_check_summary,
     echo_explanation,
     echo_sensitive_risk,
-    execution_group,
     executor_options,
     exit_verdict,
     histogram_text,
