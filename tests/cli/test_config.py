@@ -443,3 +443,39 @@ def test_init_matches_hierarchy_files(tmp_path: Path, capsys: pytest.CaptureFixt
     assert job.columns["zip"].hierarchy.endswith("h_zip.csv")
     code, _, err = run(["anonymize", "--config", str(out), "--k", "5", "--force"], capsys)
     assert code == 0, err
+
+
+def test_a_sets_job_reaches_the_commands_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A transactions job's label column, ℓ and segment sizes reach anonymize-sets and
+    verify-sets typed, not as command-line text: a label column named ``group, x=y`` survives
+    (it was refused), the pair ``segment`` is the pair the run used, and flags still win."""
+    import numpy as np
+
+    rng = np.random.default_rng(8)
+    rows = ['person,code,"group, x=y"']
+    for p in range(40):
+        rows += [f"p{p},c{c},g{p % 8}" for c in rng.choice(30, rng.integers(2, 5), replace=False)]
+    (tmp_path / "long.csv").write_text("\n".join(rows) + "\n")
+    job = tmp_path / "sets.toml"
+    job.write_text(
+        'kind = "transactions"\n[input]\npath = "long.csv"\nformat = "long"\n'
+        'id_column = "person"\nitem_column = "code"\n[columns."group, x=y"]\n'
+        'role = "sensitive"\n[model]\nl = 2\n[method]\nsegment = [4, 6]\n'
+        '[output]\npath = "r.jsonl"\nreport = "r.json"\n'
+    )
+    code, _, err = run(["anonymize-sets", "--config", str(job), "-q", "--seed", "1"], capsys)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "r.json").read_text())
+    assert manifest["guarantee"] == {"model": "l-diversity", "l": 2}
+    assert manifest["parameters"]["segment"] == [4, 6] and manifest["parameters"]["labels"]
+    labels = {json.loads(line)["label"] for line in (tmp_path / "r.jsonl").read_text().split()}
+    assert labels == {f"g{i}" for i in range(8)}
+    code, out, err = run(["verify-sets", "--config", str(job)], capsys)
+    assert code == 0 and out.startswith("PASS: ok; l-diversity level 2"), err
+    code, out, _ = run(["verify-sets", "--config", str(job), "--l", "40"], capsys)
+    assert code == 4 and "l-diversity level 40" in out  # the flag wins
+    args = ["anonymize-sets", "--config", str(job), "-q", "--force", "--segment", "5,7"]
+    assert run(args, capsys)[0] == 0
+    assert json.loads((tmp_path / "r.json").read_text())["parameters"]["segment"] == [5, 7]

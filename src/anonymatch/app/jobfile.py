@@ -510,8 +510,8 @@ class Job(_Strict):
                 f"expected one of {', '.join(known)} for kind = "
                 f'"{self.kind}", got {self.method.name!r}',
             )
-        for name in self.columns:  # the command line lists columns comma-separated
-            if "," in name:
+        for name in self.columns:  # verify & co. list a table's columns comma-separated
+            if "," in name and self.kind == "table":
                 raise _located(("columns", name), "a column name cannot contain ','")
         for i, token in enumerate(self.input.na or ()):
             if "," in token:

@@ -630,6 +630,7 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
     reads_table = job.kind in ("table", "relational") and "qi" in params
     publishes = reads_table and "output" in params
     wanted: dict[str, tuple[list[str] | float | bool, str, str, bool]] = {}
+    text = job.kind == "table"  # the other kinds take these keys typed (with_job_file)
 
     def want(param: str, item: str, loc: str, what: str, applies: bool) -> None:
         items, first_loc, first_what, _ = wanted.get(param, ([], loc, what, applies))
@@ -638,7 +639,7 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
 
     for name, col in job.columns.items():
         where = f"columns.{_loc_text([name])}"
-        if col.type == "ordinal" and col.role in ("qi", "sensitive") and col.order:
+        if col.type == "ordinal" and col.role in ("qi", "sensitive") and col.order and text:
             _representable(source, f"{where}.order", col.order, "|", "--ordinal")
             order = "|".join(col.order)
             want("ordinal", f"{name}={order}", f"{where}.type", "ordinal columns", reads_table)
@@ -653,7 +654,7 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
                 "hierarchies",
                 reads_table,
             )
-        if col.na is not None:
+        if col.na is not None and text:
             _representable(source, f"{where}.na", col.na, "|,", "--na")
             tokens = "|".join(col.na)
             want("na", f"{name}={tokens}", f"{where}.na", "per-column missing codes", reads_table)
