@@ -312,52 +312,48 @@ def test_kind_specific_values_are_checked(
     assert 'job.toml: method.name: expected one of graph-kmeans-majority for kind = "graph"' in err
 
 
-def test_feature_keys_map_to_the_agreed_options_once_a_command_has_them() -> None:
-    """The coordinator's wiring: give a command --ordinal/--date/--hierarchy/--na/
-    --suppression-limit and the job's keys reach it in the agreed form."""
+def test_feature_keys_reach_a_command_typed_never_as_text() -> None:
+    """A command with --ordinal/--date/--hierarchy/--na/--suppression-limit takes the job's
+    keys typed (``app.tablejob.job_file_keywords``), not as option text: values the text could
+    not carry (a category holding ``|``, a missing code holding ``|`` or ``,``) survive; a
+    command without the option refuses the job in one located line."""
     import click
 
+    from anonymatch.app.tablejob import job_file_keywords
     from anonymatch.cli.config import job_parameters
 
-    @click.command("anonymize")
-    @click.option("--qi")
-    @click.option("-o", "--output")
-    @click.option("--ordinal", multiple=True)
-    @click.option("--date", multiple=True)
-    @click.option("--hierarchy", multiple=True)
-    @click.option("--hierarchy-cells")
-    @click.option("--na", multiple=True)
-    @click.option("--suppression-limit", type=float)
-    def fake(**kwargs: object) -> None:
-        pass
+    def command(*flags: str) -> click.Command:
+        options = [click.Option([f], multiple=f != "--qi", required=f == "--qi") for f in flags]
+        return click.Command("anonymize", params=[click.Option(["-o", "--output"]), *options])
 
     job = parse_job(
         {
             "input": {"path": "x.csv"},
             "columns": {
-                "Installs": {"role": "qi", "type": "ordinal", "order": ["1+", "1,000+"]},
+                "Installs": {"role": "qi", "type": "ordinal", "order": ["1+", "1|2", "1,000+"]},
                 "updated": {"role": "qi", "type": "date", "granularity": "month"},
                 "stamp": {"role": "qi", "type": "datetime"},
                 "job": {"role": "qi", "hierarchy": "/h/job.csv"},
-                "EDUCYEAR": {"role": "qi", "type": "numeric", "na": [-9, -8]},
+                "EDUCYEAR": {"role": "qi", "type": "numeric", "na": [-9, "a|b", "c,d"]},
             },
             "model": {"k": 5, "suppression_limit": 0.05},
             "method": {"hierarchy_cells": "set"},
         }
     )
-    values = job_parameters(job, fake)
-    assert values["ordinal"] == ["Installs=1+|1,000+"]
-    assert values["date"] == ["updated=month", "stamp=second"]
-    assert values["hierarchy"] == ["job=/h/job.csv"]
-    assert values["hierarchy_cells"] == "set"
-    assert values["na"] == ["EDUCYEAR=-9|-8"]
-    assert values["suppression_limit"] == 0.05
-    bad = job.model_copy(
-        update={"columns": {**job.columns, "EDUCYEAR": job.columns["EDUCYEAR"].model_copy(
-            update={"na": ["-9", "a|b"]})}}
-    )  # fmt: skip
-    with pytest.raises(InputError, match=r"^job: columns.EDUCYEAR.na: 'a\|b' contains '\|'"):
-        job_parameters(bad, fake)
+    full = command("--qi", "--ordinal", "--date", "--hierarchy", "--na", "--suppression-limit")
+    # no option text; only a stand-in for the required --qi (the job step replaces it)
+    assert job_parameters(job, full) == {"qi": "Installs,updated,stamp,job,EDUCYEAR"}
+    typed = job_file_keywords(job)
+    assert typed["ordinal"] == {"Installs": ["1+", "1|2", "1,000+"]}
+    assert typed["dates"] == {"updated": "month", "stamp": "second"}
+    assert typed["hierarchies"] == {"job": "/h/job.csv"}
+    assert typed["hierarchy_cells"] == "set" and typed["suppression_limit"] == 0.05
+    assert typed["na_values"].columns == {"EDUCYEAR": ("-9", "a|b", "c,d")}
+    with pytest.raises(InputError, match=r"^job: columns.Installs.type: ordinal columns are not"):
+        job_parameters(job, command("--qi", "--date", "--hierarchy", "--na"))
+    lacking = command("--qi", "--ordinal", "--date", "--hierarchy", "--na")
+    with pytest.raises(InputError, match=r"^job: model.suppression_limit: a suppression limit"):
+        job_parameters(job, lacking)
 
 
 def test_missing_codes_suppression_and_dedupe_run_from_a_job(

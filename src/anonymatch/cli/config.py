@@ -335,6 +335,7 @@ def release_check(func: F) -> F:
 
 
 def check_of_flags(
+    ctx: click.Context,
     qi: str | None = None,
     numeric: str | None = None,
     sensitive: str | None = None,
@@ -354,8 +355,11 @@ def check_of_flags(
     """The flags describing a release — columns and roles, QI types, k or ``--k-column``,
     sensitive models, suppression limit, missing values — as one validated ``ReleaseCheck``:
     the same value, and the same checks, as the Python fronts ``verify``/``evaluate``/``risk``
-    build. A flag the command lacks, or left unset (None), takes the check's default. O(columns
-    + hierarchy files)."""
+    build. The roles, QI types, missing codes and suppression limit of a ``--config`` job file
+    come typed (:func:`with_job_file`) for the flags the command has; the per-column missing
+    codes from the job, its tokens from ``--na-values``. A flag the command lacks, or left
+    unset (None), takes the check's default. O(columns + hierarchy files)."""
+    from anonymatch.tables.columns.schema import MissingCodes
     from anonymatch.tables.job import ReleaseCheck
 
     keywords: dict[str, Any] = {
@@ -364,17 +368,19 @@ def check_of_flags(
         "sensitive": None if sensitive is None else comma_list(sensitive),
         "identifiers": None if identifiers is None else comma_list(identifiers),
         "weights": None if weights is None else parse_weights(weights),
-        "l": per_column("--l", l, int),
-        "t": per_column("--t", t, float),
-        "types": qi_types or None,
-        "k": k,
-        "k_column": k_column,
-        "diversity": diversity,
-        "c": c,
+        **(type_pieces(qi_types) if "hierarchy_cells" in ctx.params else {}),
         "suppression_limit": suppression_limit,
         "na_values": na_values,
         "drop_missing": drop_missing,
     }
+    has = {key for key in keywords if any(n in ctx.params for n in TABLE_JOB_FLAGS[key])}
+    keywords = with_job_file(ctx, {key: keywords[key] for key in has},
+                             TABLE_JOB_FLAGS, role_filtered(ctx, keywords, "table"))  # fmt: skip
+    codes = keywords.get("na_values")
+    if na_values is not None and codes is not None:  # --na-values' tokens, the job's codes
+        keywords["na_values"] = MissingCodes(na_values.tokens, codes.columns)
+    keywords.update(l=per_column("--l", l, int), t=per_column("--t", t, float), k=k,
+                    k_column=k_column, diversity=diversity, c=c)  # fmt: skip
     return ReleaseCheck.build({n: v for n, v in keywords.items() if v is not None})
 
 
@@ -540,8 +546,7 @@ def job_parameters(
         given["sensitive"] = job.sensitive[0]  # how labels are read: the long CSV's column
     if job.kind == "table":
         given.update(_table_text(job, ctx))
-    features = feature_parameters(job, command, source)  # refuses what a command cannot do
-    given.update({p: v for p, v in features.items() if job.kind == "table" or p == "dedupe"})
+    given.update(feature_parameters(job, command, source))  # refuses what a command cannot do
     stand_ins = {"qi": _csv(job.qi), "k": job.model.k, "m": job.model.m, "level": job.model.known}
     for p, param in params.items():
         if p not in given and getattr(param, "required", False) and stand_ins.get(p):
@@ -554,20 +559,11 @@ def job_parameters(
 
 
 def _table_text(job: Job, ctx: click.Context | None) -> dict[str, Any]:
-    """The model's, the roles' and the method's keys of a table job as command-line text: what
-    the table commands but ``anonymize`` still read through click."""
-    model, method, run = job.model, job.method, job.execution
-    given: dict[str, Any] = {"qi": _csv(job.qi)}
-    both = {"qi": job.qi, "sensitive": job.sensitive}
-    if job.numeric:
-        given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv, ctx)
-    if job.sensitive:
-        given["sensitive"] = _csv(job.sensitive)
-    if job.identifiers:
-        given["identifiers"] = _csv(job.identifiers)
-    weights = {n: c.weight for n, c in job.columns.items() if c.weight is not None}
-    if weights:
-        given["weights"] = RoleFiltered(weights, {"qi": job.qi}, _per_column, ctx)
+    """The model's keys of a table job as command-line text (``k``, ``k_column``, the
+    sensitive models, the criteria, ``known``): what the table commands but ``anonymize`` still
+    read through click until the criteria declare them (issue 35)."""
+    model = job.model
+    given: dict[str, Any] = {}
     for key in ("k", "k_column", "diversity", "c"):
         if getattr(model, key) is not None:
             given[key] = getattr(model, key)
@@ -582,28 +578,19 @@ def _table_text(job: Job, ctx: click.Context | None) -> dict[str, Any]:
             given[criterion.name] = getattr(model, criterion.name)
     if model.known is not None:
         given["level"] = model.known
-    if method.name is not None:
-        given["method"] = method.name
-    for key in ("partition_size", "time_limit", "neighbours", "cell_weights", "hierarchy_cells"):
-        if getattr(method, key) is not None:
-            given[key] = getattr(method, key)
-    if method.epsilons is not None:
-        given["epsilons"] = _csv(method.epsilons)
-    for key in ("executor", "workers", "scheduler", "chunk_rows"):
-        if getattr(run, key) is not None:
-            given[key] = getattr(run, key)
     return given
 
 
 def feature_parameters(job: Job, command: click.Command, source: str = "job") -> dict[str, Any]:
-    """The job keys of the newer features, as parameters of ``command`` — or an error.
+    """The job keys of the newer features that ``command`` cannot take — refused — and
+    ``--dedupe``.
 
-    The one place that knows which job keys need which option: ordinal QIs (``--ordinal
-    col=a|b|c``), dates (``--date col=month``), hierarchies (``--hierarchy col=path``),
-    per-column missing codes (``--na col=-9|-8``), the suppression limit
-    (``--suppression-limit``) and ``--dedupe``. A command that reads what such a key describes
-    but has no such option refuses the job (``… is not supported yet``) rather than treat the
-    column as something it is not.
+    The one place that knows which job keys need which option: ordinal QIs (``--ordinal``),
+    dates (``--date``), hierarchies (``--hierarchy``), per-column missing codes (``--na``),
+    the suppression limit (``--suppression-limit``) and ``--dedupe``. A command that reads what
+    such a key describes but has no such option refuses the job (``… is not supported yet``)
+    rather than treat the column as something it is not; a command that has it takes the key
+    typed (:func:`with_job_file`), never as text.
 
     Parameters
     ----------
@@ -617,7 +604,7 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
     Returns
     -------
     dict
-        Parameter name → value (a list for a repeatable option, else comma-joined text).
+        ``{"dedupe": True}`` when the job dedupes and the command reads long transactions.
 
     Raises
     ------
@@ -628,71 +615,29 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
 
     params = _params(command)
     reads_table = job.kind in ("table", "relational") and "qi" in params
-    publishes = reads_table and "output" in params
-    wanted: dict[str, tuple[list[str] | float | bool, str, str, bool]] = {}
-    text = job.kind == "table"  # the other kinds take these keys typed (with_job_file)
-
-    def want(param: str, item: str, loc: str, what: str, applies: bool) -> None:
-        items, first_loc, first_what, _ = wanted.get(param, ([], loc, what, applies))
-        assert isinstance(items, list)
-        wanted[param] = ([*items, item], first_loc, first_what, applies)
-
+    wanted: dict[str, tuple[str, str, bool]] = {}  # option → (key, what, whether it applies)
     for name, col in job.columns.items():
         where = f"columns.{_loc_text([name])}"
-        if col.type == "ordinal" and col.role in ("qi", "sensitive") and col.order and text:
-            _representable(source, f"{where}.order", col.order, "|", "--ordinal")
-            order = "|".join(col.order)
-            want("ordinal", f"{name}={order}", f"{where}.type", "ordinal columns", reads_table)
+        if col.type == "ordinal" and col.role in ("qi", "sensitive") and col.order:
+            wanted.setdefault("ordinal", (f"{where}.type", "ordinal columns", reads_table))
         if col.type in ("date", "datetime") and col.role == "qi":
-            unit = col.granularity or ("day" if col.type == "date" else "second")
-            want("date", f"{name}={unit}", f"{where}.type", f"{col.type} columns", reads_table)
+            wanted.setdefault("date", (f"{where}.type", f"{col.type} columns", reads_table))
         if col.hierarchy is not None and col.role == "qi":
-            want(
-                "hierarchy",
-                f"{name}={col.hierarchy}",
-                f"{where}.hierarchy",
-                "hierarchies",
-                reads_table,
-            )
-        if col.na is not None and text:
-            _representable(source, f"{where}.na", col.na, "|,", "--na")
-            tokens = "|".join(col.na)
-            want("na", f"{name}={tokens}", f"{where}.na", "per-column missing codes", reads_table)
+            wanted.setdefault("hierarchy", (f"{where}.hierarchy", "hierarchies", reads_table))
+        if col.na is not None:
+            wanted.setdefault("na", (f"{where}.na", "per-column missing codes", reads_table))
     if job.model.suppression_limit is not None:
-        wanted["suppression_limit"] = (
-            job.model.suppression_limit,
-            "model.suppression_limit",
-            "a suppression limit",
-            publishes,
-        )
+        publishes = reads_table and "output" in params
+        wanted["suppression_limit"] = ("model.suppression_limit", "a suppression limit", publishes)
     if job.input.dedupe:
-        wanted["dedupe"] = (True, "input.dedupe", "dedupe", "id_column" in params)
-    out: dict[str, Any] = {}
-    for param_name, (value, loc, what, applies) in wanted.items():
-        param = params.get(param_name)
-        if param is None:
-            if applies:
-                raise InputError(
-                    f"{source}: {loc}: {what} are not supported yet by anonymatch {command.name}"
-                    if what.endswith("s")
-                    else f"{source}: {loc}: {what} is not supported yet by anonymatch "
-                    f"{command.name}"
-                )
-            continue
-        if isinstance(value, list) and not getattr(param, "multiple", False):
-            out[param_name] = ",".join(value)
-        else:
-            out[param_name] = value
-    return out
-
-
-def _representable(source: str, loc: str, values: Sequence[str], forbidden: str, flag: str) -> None:
-    """InputError if a value cannot pass through ``flag`` (which splits on ``forbidden``)."""
-    for value in values:
-        bad = [ch for ch in forbidden if ch in value]
-        if bad or not value.strip():
-            why = f"contains {bad[0]!r}" if bad else "is blank"
-            raise InputError(f"{source}: {loc}: {value!r} {why}, which {flag} cannot pass")
+        wanted["dedupe"] = ("input.dedupe", "dedupe", "id_column" in params)
+    for param_name, (loc, what, applies) in wanted.items():
+        if param_name not in params and applies:
+            verb = "are" if what.endswith("s") else "is"
+            raise InputError(
+                f"{source}: {loc}: {what} {verb} not supported yet by anonymatch {command.name}"
+            )
+    return {"dedupe": True} if "dedupe" in wanted and "dedupe" in params else {}
 
 
 def check_job_columns(job: Job, source: str = "job") -> None:
