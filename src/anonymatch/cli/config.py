@@ -14,8 +14,11 @@ Job keys whose engine support has not landed are refused in one place,
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,7 +28,6 @@ from anonymatch.app.outputs import Output, check_outputs
 from anonymatch.cli.options import (
     CONFIG_PATH,
     JOB_SCHEDULER,
-    check_workers,
     comma_list,
     echo_stderr,
     parse_separator,
@@ -33,7 +35,7 @@ from anonymatch.cli.options import (
     per_column,
     verbosity_options,
 )
-from anonymatch.cli.steps import command, with_step
+from anonymatch.cli.steps import LOCATE, command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.tables.models import CRITERIA
 
@@ -97,6 +99,9 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
 ``--config``, these come from the job file typed (``app.tablejob.job_file_keywords``), not
 through click's text; a parameter given on the command line wins."""
 
+_SOURCES: dict[str, tuple[str, ...]] = {**TABLE_JOB_FLAGS, "refine": ("lsh",)}
+"""Typed-job keyword → the click parameters that set it (else the keyword itself)."""
+
 TYPED_JOB_COMMANDS = ("anonymize",)
 """Commands that build a typed job from a job file directly."""
 
@@ -143,10 +148,43 @@ def _config_callback(ctx: click.Context, param: click.Parameter, value: str | No
     if job.execution.scheduler is not None:  # confirmed on the command line, or refused
         ctx.meta[JOB_SCHEDULER] = (job.execution.scheduler, source)
     ctx.meta[_META_JOB] = job  # typed values: the commands' job steps (with_job_file)
+    ctx.meta[LOCATE] = functools.partial(located, ctx, job, source)
     if ctx.command.name in TYPED_JOB_COMMANDS:
         typed = {p for params in TABLE_JOB_FLAGS.values() for p in params} - {"qi"}
         values = {p: v for p, v in values.items() if p not in typed}  # qi: a required option
     _merge(ctx, _META_CONFIG, values)
+
+
+_PARAMETER = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(?:\['([^`\]]*)'\])?`")
+"""A parameter a library message names (```partition_size```, ```l['disease']```)."""
+
+
+@contextlib.contextmanager
+def located(ctx: click.Context, job: Job, source: str) -> Iterator[None]:
+    """Run a command whose ``--config`` job file is ``job``: an ``InputError`` about a
+    parameter (its message starts with it) whose value the job file gave, not the command line,
+    is said at the file's key — ``job.toml: method.partition_size: must be at least 2k = 6, got
+    4`` — with the other parameters it names by their keys too (``app.jobfile.job_key``): the
+    typed job's ``build`` gives the semantic error, the file's key says where. O(message)."""
+    try:
+        yield
+    except InputError as exc:
+        from anonymatch.app.jobfile import job_key
+        from anonymatch.app.tablejob import JOB_KEYWORDS
+
+        message = str(exc)
+        first = _PARAMETER.match(message)
+        if first is None or first.group(1) not in JOB_KEYWORDS[job.kind](job):
+            raise
+        if _on_command_line(ctx, _SOURCES.get(first.group(1), (first.group(1),))):
+            raise
+
+        def key(match: re.Match[str]) -> str:
+            column = match.group(2)
+            return job_key(match.group(1)) + ("" if column is None else "." + column)
+
+        rest = _PARAMETER.sub(key, message[first.end() :].lstrip())
+        raise InputError(f"{source}: {key(first)}: {rest}") from None
 
 
 def _on_command_line(ctx: click.Context, names: Sequence[str]) -> bool:
@@ -232,7 +270,6 @@ def execution(
         executor=executor, workers=workers, scheduler=scheduler, chunk_rows=chunk_rows
     )
     run = with_job_file(ctx, {key: value for key, value in run.items() if key in ctx.params})
-    check_workers(run.get("workers"))
     return Execution.build(**run)
 
 

@@ -437,11 +437,6 @@ def bounded_handshake(connect_timeout: float | None) -> contextlib.AbstractConte
     return bounded(connect_timeout)
 
 
-def check_workers(workers: int | None) -> None:
-    if workers is not None and workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}")
-
-
 def _check_seed(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
     if value is not None and value < 0:
         raise InputError(f"--seed must be a non-negative integer, got {value}")

@@ -17,7 +17,6 @@ from anonymatch.app.outputs import SPARSE_RELEASE_EXTENSIONS
 from anonymatch.cli.config import with_job_file
 from anonymatch.cli.options import (
     check_output_path,
-    check_workers,
     draw_seed,
     executor_options,
     exit_verdict,
@@ -112,7 +111,6 @@ def sparse_job(
         chunk_rows=chunk_rows, executor=executor, workers=workers, scheduler=scheduler,
         refine=lsh == "support",
     ), {"refine": ("lsh",)})  # fmt: skip
-    check_workers(flags["workers"])
     return SparseJob.build(dict(flags, seed=seed, progress=not quiet))
 
 
