@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
     from anonymatch.tables.job import TableJob
 
+EXECUTION = ("executor", "workers", "scheduler", "chunk_rows")
+"""The ``[execution]`` keys, keywords of the typed jobs by the same names."""
+
 ROLE_FILTERED = ("numeric", "weights", "ordinal", "dates", "hierarchies", "l", "t")
 """Per-column keywords restricted to the columns that have the role in the run (a flag such as
 ``--qi a,b`` on the command line overrides the job's QIs; the job's per-column values for other
@@ -102,42 +105,35 @@ def job_file_keywords(
             out[key] = getattr(method, key)
     if method.epsilons is not None:
         out["epsilons"] = tuple(method.epsilons)
-    for key in ("executor", "workers", "scheduler", "chunk_rows"):
+    for key in EXECUTION:
         if getattr(run, key) is not None:
             out[key] = getattr(run, key)
     return out
 
 
-def set_job_keywords(job: Job) -> dict[str, Any]:
-    """The ``SetJob.build`` keywords (and ``m`` of the k^m commands) a transactions job file
-    gives: ``k``, ``ell`` (``model.l``), ``m``, ``method``, ``segment``."""
-    model, method = job.model, job.method
-    out = {"k": model.k, "ell": model.l, "m": model.m, "method": method.name}
-    if method.segment is not None:
-        out["segment"] = tuple(method.segment)
-    return {key: value for key, value in out.items() if value is not None}
+KIND_KEYS: dict[str, dict[str, str]] = {
+    "transactions": {"k": "model.k", "ell": "model.l", "m": "model.m", "method": "method.name",
+                     "segment": "method.segment"},
+    "sparse": {"k": "model.k", "method": "method.name", "epsilon": "method.epsilon",
+               "dp": "method.dp", "beta": "method.beta", "runs": "method.runs",
+               "refine": "method.lsh", **{k: f"execution.{k}" for k in EXECUTION}},
+    "graph": {"k": "model.k", "closed": "method.closed", "iterations": "method.iterations",
+              "method": "method.name", "keep_ids": "method.keep_ids"},
+}  # fmt: skip
+"""The typed job's keyword → the job file's key, of the set, sparse and graph jobs (``m`` of
+the k^m commands and the graph's ``keep_ids`` beside them)."""
 
 
-def sparse_job_keywords(job: Job) -> dict[str, Any]:
-    """The ``SparseJob.build`` keywords a sparse job file gives (``refine`` from
-    ``method.lsh``)."""
-    model, method, run = job.model, job.method, job.execution
-    out = {
-        "k": model.k, "method": method.name, "epsilon": method.epsilon, "dp": method.dp,
-        "beta": method.beta, "runs": method.runs, "chunk_rows": run.chunk_rows,
-        "executor": run.executor, "workers": run.workers, "scheduler": run.scheduler,
-        "refine": None if method.lsh is None else method.lsh == "support",
-    }  # fmt: skip
-    return {key: value for key, value in out.items() if value is not None}
-
-
-def graph_job_keywords(job: Job) -> dict[str, Any]:
-    """The ``GraphJob.build`` keywords a graph job file gives, and ``keep_ids`` (how the
-    release is written)."""
-    model, method = job.model, job.method
-    out = {"k": model.k, "closed": method.closed, "iterations": method.iterations,
-           "method": method.name, "keep_ids": method.keep_ids}  # fmt: skip
-    return {key: value for key, value in out.items() if value is not None}
+def kind_keywords(job: Job) -> dict[str, Any]:
+    """The typed job's keywords a set, sparse or graph job file gives (:data:`KIND_KEYS`;
+    ``refine`` is ``method.lsh = "support"``)."""
+    out: dict[str, Any] = {}
+    for keyword, key in KIND_KEYS[job.kind].items():
+        section, name = key.split(".")
+        value = getattr(getattr(job, section), name)
+        if value is not None:
+            out[keyword] = value == "support" if keyword == "refine" else value
+    return out
 
 
 def relational_job_keywords(
@@ -349,9 +345,7 @@ def manifest_job(manifest: Mapping[str, Any]) -> TableJob:
 
 JOB_KEYWORDS: dict[str, Callable[..., dict[str, Any]]] = {
     "table": job_file_keywords,
-    "transactions": set_job_keywords,
-    "sparse": sparse_job_keywords,
-    "graph": graph_job_keywords,
+    **dict.fromkeys(KIND_KEYS, kind_keywords),
     "relational": relational_job_keywords,
 }
 """Kind → the function mapping a job file of that kind to its typed job's keywords."""

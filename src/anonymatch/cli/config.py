@@ -1,14 +1,14 @@
 """``--config job.toml`` for every command, ``verify --manifest``, and ``anonymatch init``.
 
-One mechanism fills a command's parameters from a job file (``anonymatch.app.jobfile``): the
-eager ``--config`` option's callback maps the job to the command's parameter names
-(:func:`job_parameters`) and puts them in click's ``default_map``. Click then takes each
-parameter from the command line if given there, else from the job, else its own default — so
-flags always override the job, and the job can supply positional arguments (the input, the
-release) and required options (``--qi``) alike. ``verify --manifest m.json`` fills the same map
-from the manifest of the release (:func:`manifest_parameters`), below the job and the flags.
-
-Job keys whose engine support has not landed are refused in one place,
+A job file (``anonymatch.app.jobfile``) reaches a command typed: the eager ``--config``
+option's callback loads it once; each command's job step builds its kind's typed job from the
+command line, else the job file's values (one mapper per kind, ``app.tablejob.JOB_KEYWORDS``),
+else the defaults (:func:`with_job_file`), and a bad value is reported at the file's key
+(:func:`located`). Click itself takes from the job (its ``default_map``, :func:`job_parameters`)
+only the paths, the reading options and stand-ins for the options it requires — and, until the
+criteria land, the table model's keys of the commands but ``anonymize``. ``verify --manifest
+m.json`` fills the same map from the manifest of the release (:func:`manifest_parameters`),
+below the job and the flags. Job keys a command cannot take are refused in one place,
 :func:`feature_parameters`, with ``… is not supported yet``.
 """
 
@@ -197,15 +197,14 @@ def _on_command_line(ctx: click.Context, names: Sequence[str]) -> bool:
 def with_job_file(
     ctx: click.Context,
     flags: Mapping[str, Any],
-    sources: Mapping[str, Sequence[str]] | None = None,
     keywords: Callable[[Job], Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A typed job's keywords from the run's flags and its ``--config`` job file: each keyword
     of ``flags`` (keyword → the value its flags give) is the flags' value if the command line
-    gave one of the parameters that set it (``sources``: keyword → click names; default the
-    keyword itself), else the job file's typed value if the file gives one (``keywords``,
-    default the kind's function of ``app.tablejob.JOB_KEYWORDS``), else the flags' value (their
-    default, or what ``verify --manifest`` recorded). Without a job file, ``flags``. O(keys)."""
+    gave a parameter that sets it (``_SOURCES``, else the keyword itself), else the job file's
+    typed value if the file gives one (``keywords``, default the kind's function of
+    ``app.tablejob.JOB_KEYWORDS``), else the flags' value (their default, or what ``verify
+    --manifest`` recorded). Without a job file, ``flags``. O(keys)."""
     job: Job | None = ctx.meta.get(_META_JOB)  # the --config job file, loaded by its callback
     if job is None:
         return dict(flags)
@@ -214,9 +213,8 @@ def with_job_file(
 
         keywords = JOB_KEYWORDS[job.kind]
     typed = keywords(job)
-    names = sources or {}
     return {
-        key: typed[key] if key in typed and not _on_command_line(ctx, names.get(key, (key,)))
+        key: typed[key] if key in typed and not _on_command_line(ctx, _SOURCES.get(key, (key,)))
         else value
         for key, value in flags.items()
     }  # fmt: skip
@@ -351,7 +349,7 @@ def table_job(
         "drop_missing": drop_missing,
     }
     assert set(flags) == set(TABLE_JOB_FLAGS)
-    flags = with_job_file(ctx, flags, TABLE_JOB_FLAGS, role_filtered(ctx, flags, "table"))
+    flags = with_job_file(ctx, flags, role_filtered(ctx, flags, "table"))
     return TableJob.build(
         dict(
             **flags,
@@ -411,8 +409,9 @@ def check_of_flags(
         "drop_missing": drop_missing,
     }
     has = {key for key in keywords if any(n in ctx.params for n in TABLE_JOB_FLAGS[key])}
-    keywords = with_job_file(ctx, {key: keywords[key] for key in has},
-                             TABLE_JOB_FLAGS, role_filtered(ctx, keywords, "table"))  # fmt: skip
+    keywords = with_job_file(
+        ctx, {key: keywords[key] for key in has}, role_filtered(ctx, keywords, "table")
+    )
     codes = keywords.get("na_values")
     if na_values is not None and codes is not None:  # --na-values' tokens, the job's codes
         keywords["na_values"] = MissingCodes(na_values.tokens, codes.columns)

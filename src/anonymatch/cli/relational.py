@@ -25,7 +25,6 @@ import click
 
 from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
 from anonymatch.cli.config import (
-    TABLE_JOB_FLAGS,
     execution_group,
     role_filtered,
     type_pieces,
@@ -182,7 +181,7 @@ def people_source(
     """The value of :func:`people_options`: how to read the people (and their items), the
     ``--na`` codes over the ``--config`` job file's ``columns.*.na`` (typed)."""
     flags = {"na_values": missing_codes_option(None, na)}
-    codes = with_job_file(ctx, flags, {"na_values": ("na",)})["na_values"]
+    codes = with_job_file(ctx, flags)["na_values"]
     return PeopleSource(items_path, id_column, item_column, codes, fmt)
 
 
@@ -218,7 +217,7 @@ def people_keywords(ctx: click.Context, flags: Mapping[str, Any], qi_types: Any)
 
     typed = {key: TEXT_FLAGS[key](v) if key in TEXT_FLAGS else v for key, v in flags.items()}
     typed.update(type_pieces(qi_types))
-    merged = with_job_file(ctx, typed, TABLE_JOB_FLAGS, role_filtered(ctx, typed, "relational"))
+    merged = with_job_file(ctx, typed, role_filtered(ctx, typed, "relational"))
     return {key: value for key, value in with_types(merged).items() if value is not None}
 
 

@@ -110,7 +110,7 @@ def sparse_job(
         k=k, method=method, epsilon=epsilon, dp=dp, beta=beta, runs=runs,
         chunk_rows=chunk_rows, executor=executor, workers=workers, scheduler=scheduler,
         refine=lsh == "support",
-    ), {"refine": ("lsh",)})  # fmt: skip
+    ))  # fmt: skip
     return SparseJob.build(dict(flags, seed=seed, progress=not quiet))
 
 
