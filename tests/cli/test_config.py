@@ -475,3 +475,24 @@ def test_a_sets_job_reaches_the_commands_typed(
     args = ["anonymize-sets", "--config", str(job), "-q", "--force", "--segment", "5,7"]
     assert run(args, capsys)[0] == 0
     assert json.loads((tmp_path / "r.json").read_text())["parameters"]["segment"] == [5, 7]
+
+
+def test_a_missing_code_holding_a_bar_reaches_the_table_commands(
+    job: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table job's per-column missing codes reach anonymize and verify typed: a code holding
+    ``|`` or ``,`` (which ``--na COLUMN=A|B`` splits) is one code (it was refused)."""
+    frame = random_frame(40, 5)
+    frame["c0"] = frame["c0"].astype(str)
+    frame.loc[:3, "c0"], frame.loc[4:6, "c0"] = "n|a", "?,?"
+    frame.to_csv(job.parent / "people.csv", index=False)
+    text = JOB.replace('c0 = { role = "qi" }', 'c0 = { role = "qi", na = ["n|a", "?,?"] }')
+    job.write_text(text.replace("l = 2", "l = 1"))
+    code, _, err = run(["anonymize", "--config", str(job), "--seed", "1", "-q"], capsys)
+    assert code == 0, err
+    manifest = json.loads((job.parent / "release.json").read_text())
+    assert manifest["parameters"]["missing"]["columns"] == {"c0": ["n|a", "?,?"]}
+    release = pd.read_csv(job.parent / "release.csv", dtype=str, keep_default_na=False)
+    assert (release["c0"] == "*").sum() >= 1 and not release["c0"].str.contains(r"n\|a|\?").any()
+    code, out, err = run(["verify", "--config", str(job)], capsys)
+    assert code == 0 and out.startswith("PASS"), err

@@ -174,7 +174,7 @@ def located(ctx: click.Context, job: Job, source: str) -> Iterator[None]:
 
         message = str(exc)
         first = _PARAMETER.match(message)
-        if first is None or first.group(1) not in JOB_KEYWORDS[job.kind](job):
+        if first is None or JOB_KEYWORDS[job.kind](job).get(first.group(1)) is None:
             raise
         if _on_command_line(ctx, _SOURCES.get(first.group(1), (first.group(1),))):
             raise
@@ -214,7 +214,8 @@ def with_job_file(
         keywords = JOB_KEYWORDS[job.kind]
     typed = keywords(job)
     return {
-        key: typed[key] if key in typed and not _on_command_line(ctx, _SOURCES.get(key, (key,)))
+        key: typed[key]
+        if typed.get(key) is not None and not _on_command_line(ctx, _SOURCES.get(key, (key,)))
         else value
         for key, value in flags.items()
     }  # fmt: skip
@@ -431,10 +432,18 @@ def _epsilons(value: str | None) -> tuple[float, ...] | None:
 
 
 def manifest_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Callback of ``verify --manifest``: the release's manifest supplies what it recorded."""
+    """Callback of ``verify --manifest``: the release's manifest supplies what it recorded,
+    but what a ``--config`` job file gives (typed, above the manifest)."""
     if value is None or ctx.resilient_parsing:
         return value
-    _merge(ctx, _META_MANIFEST, manifest_parameters(value, ctx.command))
+    values = manifest_parameters(value, ctx.command)
+    job: Job | None = ctx.meta.get(_META_JOB)
+    if job is not None:
+        from anonymatch.app.tablejob import JOB_KEYWORDS
+
+        given = [_SOURCES.get(k, (k,)) for k, v in JOB_KEYWORDS[job.kind](job).items() if v]
+        values = {p: v for p, v in values.items() if not any(p in names for names in given)}
+    _merge(ctx, _META_MANIFEST, values)
     return value
 
 
