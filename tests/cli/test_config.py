@@ -496,3 +496,31 @@ def test_a_missing_code_holding_a_bar_reaches_the_table_commands(
     assert (release["c0"] == "*").sum() >= 1 and not release["c0"].str.contains(r"n\|a|\?").any()
     code, out, err = run(["verify", "--config", str(job)], capsys)
     assert code == 0 and out.startswith("PASS"), err
+
+
+@pytest.mark.parametrize(
+    ("kind", "edit", "message"),
+    [
+        ("sparse", ("runs = 2", "beta = 1.0"), "method.beta: must be in (1, ∞), got 1.0"),
+        ("sparse", ("[output]", "[execution]\nworkers = 0\n[output]"),
+         "execution.workers: must be an integer of at least 1, got 0"),
+        ("transactions", ("k = 4", "l = 0"), "model.l: must be an integer of at least 1, got 0"),
+    ],
+)  # fmt: skip
+def test_other_kinds_check_a_jobs_values_at_their_key(
+    kind: str,
+    edit: tuple[str, str],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The typed job's ``build`` checks a job file's values (pydantic holds the shapes), and
+    the error names the file's key, in one line, exit 2."""
+    from tests.cli import test_golden
+
+    maker, data, text, commands = KIND_JOBS[kind]
+    getattr(test_golden, maker)(tmp_path / data)
+    job = tmp_path / "job.toml"
+    job.write_text(text.replace(*edit))
+    code, _, err = run([commands[0], "--config", str(job), "-q"], capsys)
+    assert code == 2 and err == f"anonymatch: error: job.toml: {message}\n", err

@@ -515,11 +515,12 @@ def job_parameters(
     Only what click must see: the data's and the release's paths (positional arguments and
     ``--output``), how the input is read (format, separator, header names, missing tokens, the
     id/item/label columns, ``--dedupe``, a database or sheet source) and where the outputs go;
-    and, for an option click requires (``--qi``, ``-k``, ``-m``, ``--known``), a stand-in so
-    that click does not ask for it — the command's job step replaces it by the job's typed
-    value (:func:`with_job_file`), as it does every other key of the model, the roles and the
-    method. The table commands but ``anonymize`` still take the model's and the roles' keys
-    here, as command-line text (issue 35: their typed route lands with the criteria).
+    and, for an option click requires (``--qi``, ``-k``, ``-m``, ``--known``), the job's value
+    so that click does not ask for it (a number as it is; ``--qi`` a stand-in that the job step
+    replaces by the typed list). Every other key of the model, the roles and the method reaches
+    the command's job step typed (:func:`with_job_file`). The table commands but ``anonymize`` still take the model's keys here (``k``,
+    ``l``, ``t``, …), as command-line text (issue 35: their typed route lands with the
+    criteria).
 
     Parameters
     ----------
