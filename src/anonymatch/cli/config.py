@@ -518,9 +518,9 @@ def job_parameters(
     and, for an option click requires (``--qi``, ``-k``, ``-m``, ``--known``), the job's value
     so that click does not ask for it (a number as it is; ``--qi`` a stand-in that the job step
     replaces by the typed list). Every other key of the model, the roles and the method reaches
-    the command's job step typed (:func:`with_job_file`). The table commands but ``anonymize`` still take the model's keys here (``k``,
-    ``l``, ``t``, …), as command-line text (issue 35: their typed route lands with the
-    criteria).
+    the command's job step typed (:func:`with_job_file`). The table commands but
+    ``anonymize`` still take the model's keys here (``k``, ``l``, ``t``, …), as command-line
+    text (issue 35: their typed route lands with the criteria).
 
     Parameters
     ----------
