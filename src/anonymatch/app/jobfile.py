@@ -27,9 +27,12 @@ A minimal table job::
     [output]
     path = "heart_k5.csv"
 
-Validation is done by pydantic models, never by hand: the first problem becomes one located
-line, ``job.toml: columns.age.type: expected one of numeric, categorical, …``
-(:func:`load_job` raises :class:`anonymatch.core.errors.InputError`, exit code 2). Paths may use
+The pydantic models check the shape and the types, never by hand: the first problem becomes
+one located line, ``job.toml: columns.age.type: expected one of numeric, categorical, …``
+(:func:`load_job` raises :class:`anonymatch.core.errors.InputError`, exit code 2). The rules on
+the values a typed job checks itself (``partition_size`` at least 2k, ``workers`` at least 1,
+``t`` in (0, 1], …) are not re-stated here: the command's typed job gives the error, at the
+file's key (``job.toml: method.partition_size: …``, :func:`job_key`). Paths may use
 environment variables (``${ANONYMATCH_DATA}``, ``$HOME``); relative paths are resolved against
 the job file's directory (:func:`resolve_paths`).
 """
