@@ -43,11 +43,13 @@ def _read_graph(path: str, n: int | None) -> Any:
     return graph
 
 
-def graph_check(ctx: click.Context, k: int, closed: bool) -> tuple[int, bool]:
-    """``check-graph``'s ``--k`` and ``--closed`` over the job file's ``model.k`` and
-    ``method.closed`` (parameter ``level``; the checker checks them)."""
-    given = with_job_file(ctx, dict(k=k, closed=closed))
-    return given["k"], given["closed"]
+def graph_job(ctx: click.Context, k: int, closed: bool, fmt: str, iterations: int = 10) -> GraphJob:
+    """``--k``, ``--closed`` and ``--iterations`` (``anonymize-graph``), over the ``--config``
+    job file's typed values (``with_job_file``), as one validated ``GraphJob`` (parameter
+    ``job``); ``--format`` names the one input format (an edge list) and goes no further."""
+    from anonymatch.graphs.job import GraphJob
+
+    return GraphJob.build(with_job_file(ctx, dict(k=k, closed=closed, iterations=iterations)))
 
 
 @command("check-graph")
@@ -64,10 +66,10 @@ def graph_check(ctx: click.Context, k: int, closed: bool) -> tuple[int, bool]:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @format_option(GRAPH_FORMATS, GRAPH_FORMAT_HELP)
 @verbosity_options
-@with_step(graph_check, "level")
+@with_step(graph_job, "job")
 def check_graph_cmd(
     edges: str,
-    level: tuple[int, bool],
+    job: GraphJob,
     n_vertices: int | None,
     decomposition: bool,
     as_json: bool,
@@ -83,7 +85,7 @@ def check_graph_cmd(
     )
     from anonymatch.graphs.verify import check_graph
 
-    k, closed = level
+    k, closed = job.k, job.closed
     graph = _read_graph(edges, n_vertices)
     report = check_graph(graph.adjacency, k, closed)
     out = report.to_dict()
@@ -117,15 +119,6 @@ def check_graph_cmd(
                 f"{d['classes_from_tree']} (smallest {d['smallest_class_from_tree']})"  # type: ignore[index]
             )
     exit_verdict(report.passed)
-
-
-def graph_job(ctx: click.Context, k: int, closed: bool, iterations: int, fmt: str) -> GraphJob:
-    """``--k``, ``--closed`` and ``--iterations``, over the ``--config`` job file's typed
-    values (``with_job_file``), as one validated ``GraphJob`` (parameter ``job``); ``--format``
-    names the one input format (an edge list) and goes no further."""
-    from anonymatch.graphs.job import GraphJob
-
-    return GraphJob.build(with_job_file(ctx, dict(k=k, closed=closed, iterations=iterations)))
 
 
 def kept_ids(ctx: click.Context, keep_ids: bool) -> bool:
