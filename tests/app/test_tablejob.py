@@ -194,7 +194,7 @@ def test_flags_override_the_job_file_and_roles_filter_its_columns(
     [
         ("k = true", "model.k: input should be a valid integer, got True"),
         ('k = "10"', "model.k: input should be a valid integer, got '10'"),
-        ("k = 3\nl = 0", "model.l: must be at least 1"),
+        ("k = 3\nl = 0", "job.toml: model.l: must be an integer of at least 1, got 0"),
     ],
 )
 def test_a_job_file_never_coerces_a_level(
@@ -229,3 +229,38 @@ def test_verify_reads_a_manifest_as_a_job_and_refuses_a_coerced_level(
     err = capsys.readouterr().err
     # refused by the manifest's shape (core.manifest) before it is read as a job
     assert "guarantee.k is bool, expected an integer" in err
+
+
+@pytest.mark.parametrize(
+    ("command", "keys", "message"),
+    [
+        ("anonymize", "[model]\nk = 3\nl = 0", "model.l: must be an integer of at least 1, got 0"),
+        ("verify", "[model]\nk = 3\nl = 0", "model.l: must be an integer of at least 1, got 0"),
+        ("anonymize", "[model]\nk = 3\nt = 1.5", "model.t: must be in (0, 1], got 1.5"),
+        ("verify", "[model]\nk = 3\nt = { disease = 2.0 }", "model.t.disease: must be in (0, 1]"),
+        ("anonymize", "[model]\nk = 3\n[method]\npartition_size = 4",
+         "method.partition_size: must be at least 2k = 6, got 4"),
+        ("verify", "[model]\nk = 3\n[execution]\nworkers = 0",
+         "execution.workers: must be an integer of at least 1, got 0"),
+    ],
+)  # fmt: skip
+def test_a_job_files_values_are_checked_by_the_typed_job_at_their_key(
+    command: str, keys: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The job file's model (pydantic) holds shapes and types; the typed job's ``build`` gives
+    the semantic error, located at the file's key, in one line (exit 2); the same value given
+    on the command line is named by its flag."""
+    data, out = tmp_path / "people.csv", tmp_path / "release.csv"
+    people().to_csv(data, index=False)
+    job = tmp_path / "job.toml"
+    job.write_text(
+        f'[input]\npath = "{data}"\n[columns]\nage = {{ role = "qi", type = "numeric" }}\n'
+        f'disease = {{ role = "sensitive" }}\n{keys}\n[output]\npath = "{out}"\n'
+    )
+    assert main([command, "--config", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"anonymatch: error: job.toml: {message}")
+    assert err.count("\n") == 1 and not out.exists()
+    if "l = 0" in keys:
+        assert main([command, "--config", str(job), "--l", "0"]) == 2
+        assert "error: --l must be an integer of at least 1, got 0" in capsys.readouterr().err

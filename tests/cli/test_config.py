@@ -312,52 +312,48 @@ def test_kind_specific_values_are_checked(
     assert 'job.toml: method.name: expected one of graph-kmeans-majority for kind = "graph"' in err
 
 
-def test_feature_keys_map_to_the_agreed_options_once_a_command_has_them() -> None:
-    """The coordinator's wiring: give a command --ordinal/--date/--hierarchy/--na/
-    --suppression-limit and the job's keys reach it in the agreed form."""
+def test_feature_keys_reach_a_command_typed_never_as_text() -> None:
+    """A command with --ordinal/--date/--hierarchy/--na/--suppression-limit takes the job's
+    keys typed (``app.tablejob.job_file_keywords``), not as option text: values the text could
+    not carry (a category holding ``|``, a missing code holding ``|`` or ``,``) survive; a
+    command without the option refuses the job in one located line."""
     import click
 
+    from anonymatch.app.tablejob import job_file_keywords
     from anonymatch.cli.config import job_parameters
 
-    @click.command("anonymize")
-    @click.option("--qi")
-    @click.option("-o", "--output")
-    @click.option("--ordinal", multiple=True)
-    @click.option("--date", multiple=True)
-    @click.option("--hierarchy", multiple=True)
-    @click.option("--hierarchy-cells")
-    @click.option("--na", multiple=True)
-    @click.option("--suppression-limit", type=float)
-    def fake(**kwargs: object) -> None:
-        pass
+    def command(*flags: str) -> click.Command:
+        options = [click.Option([f], multiple=f != "--qi", required=f == "--qi") for f in flags]
+        return click.Command("anonymize", params=[click.Option(["-o", "--output"]), *options])
 
     job = parse_job(
         {
             "input": {"path": "x.csv"},
             "columns": {
-                "Installs": {"role": "qi", "type": "ordinal", "order": ["1+", "1,000+"]},
+                "Installs": {"role": "qi", "type": "ordinal", "order": ["1+", "1|2", "1,000+"]},
                 "updated": {"role": "qi", "type": "date", "granularity": "month"},
                 "stamp": {"role": "qi", "type": "datetime"},
                 "job": {"role": "qi", "hierarchy": "/h/job.csv"},
-                "EDUCYEAR": {"role": "qi", "type": "numeric", "na": [-9, -8]},
+                "EDUCYEAR": {"role": "qi", "type": "numeric", "na": [-9, "a|b", "c,d"]},
             },
             "model": {"k": 5, "suppression_limit": 0.05},
             "method": {"hierarchy_cells": "set"},
         }
     )
-    values = job_parameters(job, fake)
-    assert values["ordinal"] == ["Installs=1+|1,000+"]
-    assert values["date"] == ["updated=month", "stamp=second"]
-    assert values["hierarchy"] == ["job=/h/job.csv"]
-    assert values["hierarchy_cells"] == "set"
-    assert values["na"] == ["EDUCYEAR=-9|-8"]
-    assert values["suppression_limit"] == 0.05
-    bad = job.model_copy(
-        update={"columns": {**job.columns, "EDUCYEAR": job.columns["EDUCYEAR"].model_copy(
-            update={"na": ["-9", "a|b"]})}}
-    )  # fmt: skip
-    with pytest.raises(InputError, match=r"^job: columns.EDUCYEAR.na: 'a\|b' contains '\|'"):
-        job_parameters(bad, fake)
+    full = command("--qi", "--ordinal", "--date", "--hierarchy", "--na", "--suppression-limit")
+    # no option text; only a stand-in for the required --qi (the job step replaces it)
+    assert job_parameters(job, full) == {"qi": "Installs,updated,stamp,job,EDUCYEAR"}
+    typed = job_file_keywords(job)
+    assert typed["ordinal"] == {"Installs": ["1+", "1|2", "1,000+"]}
+    assert typed["dates"] == {"updated": "month", "stamp": "second"}
+    assert typed["hierarchies"] == {"job": "/h/job.csv"}
+    assert typed["hierarchy_cells"] == "set" and typed["suppression_limit"] == 0.05
+    assert typed["na_values"].columns == {"EDUCYEAR": ("-9", "a|b", "c,d")}
+    with pytest.raises(InputError, match=r"^job: columns.Installs.type: ordinal columns are not"):
+        job_parameters(job, command("--qi", "--date", "--hierarchy", "--na"))
+    lacking = command("--qi", "--ordinal", "--date", "--hierarchy", "--na")
+    with pytest.raises(InputError, match=r"^job: model.suppression_limit: a suppression limit"):
+        job_parameters(job, lacking)
 
 
 def test_missing_codes_suppression_and_dedupe_run_from_a_job(
@@ -443,3 +439,88 @@ def test_init_matches_hierarchy_files(tmp_path: Path, capsys: pytest.CaptureFixt
     assert job.columns["zip"].hierarchy.endswith("h_zip.csv")
     code, _, err = run(["anonymize", "--config", str(out), "--k", "5", "--force"], capsys)
     assert code == 0, err
+
+
+def test_a_sets_job_reaches_the_commands_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A transactions job's label column, ℓ and segment sizes reach anonymize-sets and
+    verify-sets typed, not as command-line text: a label column named ``group, x=y`` survives
+    (it was refused), the pair ``segment`` is the pair the run used, and flags still win."""
+    import numpy as np
+
+    rng = np.random.default_rng(8)
+    rows = ['person,code,"group, x=y"']
+    for p in range(40):
+        rows += [f"p{p},c{c},g{p % 8}" for c in rng.choice(30, rng.integers(2, 5), replace=False)]
+    (tmp_path / "long.csv").write_text("\n".join(rows) + "\n")
+    job = tmp_path / "sets.toml"
+    job.write_text(
+        'kind = "transactions"\n[input]\npath = "long.csv"\nformat = "long"\n'
+        'id_column = "person"\nitem_column = "code"\n[columns."group, x=y"]\n'
+        'role = "sensitive"\n[model]\nl = 2\n[method]\nsegment = [4, 6]\n'
+        '[output]\npath = "r.jsonl"\nreport = "r.json"\n'
+    )
+    code, _, err = run(["anonymize-sets", "--config", str(job), "-q", "--seed", "1"], capsys)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "r.json").read_text())
+    assert manifest["guarantee"] == {"model": "l-diversity", "l": 2}
+    assert manifest["parameters"]["segment"] == [4, 6] and manifest["parameters"]["labels"]
+    labels = {json.loads(line)["label"] for line in (tmp_path / "r.jsonl").read_text().split()}
+    assert labels == {f"g{i}" for i in range(8)}
+    code, out, err = run(["verify-sets", "--config", str(job)], capsys)
+    assert code == 0 and out.startswith("PASS: ok; l-diversity level 2"), err
+    code, out, _ = run(["verify-sets", "--config", str(job), "--l", "40"], capsys)
+    assert code == 4 and "l-diversity level 40" in out  # the flag wins
+    args = ["anonymize-sets", "--config", str(job), "-q", "--force", "--segment", "5,7"]
+    assert run(args, capsys)[0] == 0
+    assert json.loads((tmp_path / "r.json").read_text())["parameters"]["segment"] == [5, 7]
+
+
+def test_a_missing_code_holding_a_bar_reaches_the_table_commands(
+    job: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table job's per-column missing codes reach anonymize and verify typed: a code holding
+    ``|`` or ``,`` (which ``--na COLUMN=A|B`` splits) is one code (it was refused)."""
+    frame = random_frame(40, 5)
+    frame["c0"] = frame["c0"].astype(str)
+    frame.loc[:3, "c0"], frame.loc[4:6, "c0"] = "n|a", "?,?"
+    frame.to_csv(job.parent / "people.csv", index=False)
+    text = JOB.replace('c0 = { role = "qi" }', 'c0 = { role = "qi", na = ["n|a", "?,?"] }')
+    job.write_text(text.replace("l = 2", "l = 1"))
+    code, _, err = run(["anonymize", "--config", str(job), "--seed", "1", "-q"], capsys)
+    assert code == 0, err
+    manifest = json.loads((job.parent / "release.json").read_text())
+    assert manifest["parameters"]["missing"]["columns"] == {"c0": ["n|a", "?,?"]}
+    release = pd.read_csv(job.parent / "release.csv", dtype=str, keep_default_na=False)
+    assert (release["c0"] == "*").sum() >= 1 and not release["c0"].str.contains(r"n\|a|\?").any()
+    code, out, err = run(["verify", "--config", str(job)], capsys)
+    assert code == 0 and out.startswith("PASS"), err
+
+
+@pytest.mark.parametrize(
+    ("kind", "edit", "message"),
+    [
+        ("sparse", ("runs = 2", "beta = 1.0"), "method.beta: must be in (1, ∞), got 1.0"),
+        ("sparse", ("[output]", "[execution]\nworkers = 0\n[output]"),
+         "execution.workers: must be an integer of at least 1, got 0"),
+        ("transactions", ("k = 4", "l = 0"), "model.l: must be an integer of at least 1, got 0"),
+    ],
+)  # fmt: skip
+def test_other_kinds_check_a_jobs_values_at_their_key(
+    kind: str,
+    edit: tuple[str, str],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The typed job's ``build`` checks a job file's values (pydantic holds the shapes), and
+    the error names the file's key, in one line, exit 2."""
+    from tests.cli import test_golden
+
+    maker, data, text, commands = KIND_JOBS[kind]
+    getattr(test_golden, maker)(tmp_path / data)
+    job = tmp_path / "job.toml"
+    job.write_text(text.replace(*edit))
+    code, _, err = run([commands[0], "--config", str(job), "-q"], capsys)
+    assert code == 2 and err == f"anonymatch: error: job.toml: {message}\n", err

@@ -159,3 +159,40 @@ def test_init_with_items_drafts_a_relational_job_that_runs(
     capsys.readouterr()
     assert main(["init", str(people), "--id", "person"]) == 2
     assert "--items" in capsys.readouterr().err
+
+
+def test_column_names_with_commas_and_equals_reach_the_commands_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A job file's roles, per-column ℓ and missing codes reach anonymize-rt and verify-rt as
+    typed values: a column named ``age, years`` or ``disease=dx``, or a code holding ``|``,
+    survives (through command-line text it was split, or refused)."""
+    people_path, items_path = write_files(tmp_path)
+    names = {"age": "age, years", "sex": "sex=at birth", "disease": "disease=dx,icd"}
+    pd.read_csv(people_path).rename(columns=names).to_csv(people_path, index=False)
+    items = pd.read_csv(items_path, dtype=str)
+    items.loc[1, "code"] = "n|a"
+    items.to_csv(items_path, index=False)
+    text = (
+        JOB.replace("[columns.age]", '[columns."age, years"]')
+        .replace("[columns.sex]", '[columns."sex=at birth"]')
+        .replace("[columns.disease]", '[columns."disease=dx,icd"]')
+        .replace('na = ["-1"]', 'na = ["-1", "n|a"]')
+        .replace("l = 2", 'l = { "disease=dx,icd" = 3 }')
+    )
+    job = tmp_path / "job.toml"
+    job.write_text(text)
+    assert main(["anonymize-rt", "--config", str(job), "-q", "--seed", "2"]) == 0
+    manifest = json.loads((tmp_path / "release.json").read_text())
+    assert manifest["parameters"]["qi"] == ["age, years", "sex=at birth"]
+    assert manifest["parameters"]["missing"]["columns"] == {"code": ["-1", "n|a"]}
+    (model,) = manifest["guarantee"]["sensitive"]
+    assert (model["column"], model["l"]) == ("disease=dx,icd", 3)
+    lines = [json.loads(x) for x in (tmp_path / "release.jsonl").read_text().splitlines()]
+    assert not any("n|a" in line["items"] or "-1" in line["items"] for line in lines)
+    assert {"age, years", "sex=at birth", "disease=dx,icd"} <= set(lines[0])
+    capsys.readouterr()
+    assert main(["verify-rt", "--config", str(job)]) == 0
+    assert capsys.readouterr().out.startswith("PASS")
+    # the command line still wins over the job's typed values
+    assert main(["verify-rt", "--config", str(job), "--l", "4", "-q"]) in (3, 4)

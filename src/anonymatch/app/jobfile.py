@@ -27,9 +27,12 @@ A minimal table job::
     [output]
     path = "heart_k5.csv"
 
-Validation is done by pydantic models, never by hand: the first problem becomes one located
-line, ``job.toml: columns.age.type: expected one of numeric, categorical, …``
-(:func:`load_job` raises :class:`anonymatch.core.errors.InputError`, exit code 2). Paths may use
+The pydantic models check the shape and the types, never by hand: the first problem becomes
+one located line, ``job.toml: columns.age.type: expected one of numeric, categorical, …``
+(:func:`load_job` raises :class:`anonymatch.core.errors.InputError`, exit code 2). The rules on
+the values a typed job checks itself (``partition_size`` at least 2k, ``workers`` at least 1,
+``t`` in (0, 1], …) are not re-stated here: the command's typed job gives the error, at the
+file's key (``job.toml: method.partition_size: …``, :func:`job_key`). Paths may use
 environment variables (``${ANONYMATCH_DATA}``, ``$HOME``); relative paths are resolved against
 the job file's directory (:func:`resolve_paths`).
 """
@@ -294,8 +297,8 @@ class Column(_Strict):
         return self
 
 
-PerColumnInt = int | dict[str, Annotated[int, Field(ge=1)]]
-PerColumnFloat = float | dict[str, Annotated[float, Field(gt=0, le=1)]]
+PerColumnInt = int | dict[str, int]
+PerColumnFloat = float | dict[str, float]
 
 
 def _criterion_field(p: Parameter) -> Any:
@@ -342,16 +345,6 @@ class _Model(_Strict):
         description="Share of records that may be dropped as outliers when it lowers the loss.",
     )
 
-    @model_validator(mode="after")
-    def _levels(self) -> _Model:
-        if isinstance(self.l, int) and self.l < 1:
-            raise _located(("l",), f"must be at least 1 (l = 1: no protection), got {self.l}")
-        if isinstance(self.t, float) and not 0 < self.t <= 1:
-            raise _located(("t",), f"must be in (0, 1], got {self.t}")
-        if self.c is not None and self.diversity not in (None, "recursive"):
-            raise _located(("c",), 'c applies to diversity = "recursive" only')
-        return self
-
 
 PrivacyModel: Any = create_model(
     "PrivacyModel",
@@ -366,16 +359,12 @@ class Method(_Strict):
     """``[method]``: the algorithm and its settings."""
 
     name: str | None = Field(default=None, description="The algorithm (default per command).")
-    partition_size: int | None = Field(
-        default=None, ge=2, description="Records per partition (≥ 2k)."
-    )
-    time_limit: float | None = Field(default=None, gt=0, description="Seconds per exact MIP solve.")
-    epsilons: list[Annotated[float, Field(gt=0)]] | None = Field(
+    partition_size: int | None = Field(default=None, description="Records per partition (≥ 2k).")
+    time_limit: float | None = Field(default=None, description="Seconds per exact MIP solve.")
+    epsilons: list[float] | None = Field(
         default=None, description="b-matching: the ε values swept."
     )
-    neighbours: int | None = Field(
-        default=None, ge=1, description="b-matching: candidate neighbours."
-    )
+    neighbours: int | None = Field(default=None, description="b-matching: candidate neighbours.")
     cell_weights: str | None = Field(
         default=None, description="b-matching/agglomerative: CSV of the cost of starring each cell."
     )
@@ -384,12 +373,10 @@ class Method(_Strict):
         strict=False,  # a TOML array; its items are still strict ints
         description="Transactions, gray-tsp: segment sizes [min, max].",
     )
-    epsilon: float | None = Field(
-        default=None, gt=0, description="Sparse rr: ε of randomized response."
-    )
+    epsilon: float | None = Field(default=None, description="Sparse rr: ε of randomized response.")
     dp: Literal["edge", "node"] | None = Field(default=None, description="Sparse rr: DP level.")
-    beta: float | None = Field(default=None, gt=1, description="Sparse smooth: β > 1.")
-    runs: int | None = Field(default=None, ge=1, description="Sparse smooth: Meyerson runs.")
+    beta: float | None = Field(default=None, description="Sparse smooth: β > 1.")
+    runs: int | None = Field(default=None, description="Sparse smooth: Meyerson runs.")
     lsh: Literal["support", "minhash"] | None = Field(
         default=None, description="Sparse: chunk order."
     )
@@ -402,8 +389,6 @@ class Method(_Strict):
     )
     item_weight: float | None = Field(
         default=None,
-        ge=0,
-        allow_inf_nan=False,
         description="Relational: price of one uncertain item in GCP units (default 0.005).",
     )
     structure: Literal["classes", "rings"] | None = Field(
@@ -418,13 +403,11 @@ class Execution(_Strict):
     """``[execution]``: where the work runs."""
 
     executor: Literal["auto", "inline", "threads", "processes", "dask"] | None = None
-    workers: int | None = Field(default=None, ge=1)
+    workers: int | None = None
     scheduler: str | None = Field(
         default=None, description="Address of a dask.distributed scheduler."
     )
-    chunk_rows: int | None = Field(
-        default=None, ge=1, description="Rows per job of the streamed path."
-    )
+    chunk_rows: int | None = Field(default=None, description="Rows per job of the streamed path.")
 
 
 class Output(_Strict):
@@ -510,8 +493,8 @@ class Job(_Strict):
                 f"expected one of {', '.join(known)} for kind = "
                 f'"{self.kind}", got {self.method.name!r}',
             )
-        for name in self.columns:  # the command line lists columns comma-separated
-            if "," in name:
+        for name in self.columns:  # verify & co. list a table's columns comma-separated
+            if "," in name and self.kind == "table":
                 raise _located(("columns", name), "a column name cannot contain ','")
         for i, token in enumerate(self.input.na or ()):
             if "," in token:
@@ -610,6 +593,21 @@ class Job(_Strict):
         ``"columns.age"``) → comment lines. Set by :func:`anonymatch.app.infer.infer_job`;
         never read from a file."""
         return self._comments
+
+
+_KEYS = {"ell": "model.l", "method": "method.name", "refine": "method.lsh",
+         "drop_missing": "input.drop_missing", "na_values": "columns"}  # fmt: skip
+
+
+def job_key(keyword: str) -> str:
+    """The job file's key that sets a typed job's ``keyword`` (``partition_size`` →
+    ``method.partition_size``; a role or a column's type → ``columns``). O(1)."""
+    if keyword in _KEYS:
+        return _KEYS[keyword]
+    for section, model in (("model", PrivacyModel), ("method", Method), ("execution", Execution)):
+        if keyword in model.model_fields:
+            return f"{section}.{keyword}"
+    return "columns"
 
 
 class _LocatedError(ValueError):

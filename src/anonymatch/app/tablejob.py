@@ -1,19 +1,21 @@
-"""The typed table job from a job file or from a release's manifest, typed all the way.
+"""The typed jobs from a job file or from a release's manifest, typed all the way.
 
-Every entry point builds the same :class:`~anonymatch.tables.job.TableJob`: the Python front
-from its keywords, the ``anonymize`` command from its flags, and — here — a job file
-(:func:`job_file_keywords`, used by ``anonymize --config``; flags given on the command line
-win) and a manifest (:func:`manifest_keywords`, what a release says it was made with). The
-values go from the job file's or the manifest's typed form straight to ``TableJob.build``: a
-number stays a number, a list stays a list, nothing is turned into command-line text and parsed
-again. ``tests/app/test_tablejob.py`` checks that the five sources build equal jobs.
+Every entry point of a kind builds the same typed job (``TableJob``, ``SetJob``,
+``SparseJob``, ``GraphJob``, ``RelationalJob``): the Python front from its keywords, a command
+from its flags, and — here — a job file (one function per kind, :data:`JOB_KEYWORDS`; a
+command given ``--config`` takes them, flags given on the command line win:
+``cli.config.with_job_file``) and a table manifest (:func:`manifest_keywords`, what a release
+says it was made with). The values go from the job file's or the manifest's typed form straight
+to the job's ``build``: a number stays a number, a list stays a list, a column name keeps its
+commas, nothing is turned into command-line text and parsed again.
+``tests/app/test_tablejob.py`` checks that the sources build equal jobs.
 
-Both functions are O(number of columns).
+Every function is O(number of columns).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import InputError
@@ -22,6 +24,9 @@ from anonymatch.tables.models import CRITERIA
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
     from anonymatch.tables.job import TableJob
+
+EXECUTION = ("executor", "workers", "scheduler", "chunk_rows")
+"""The ``[execution]`` keys, keywords of the typed jobs by the same names."""
 
 ROLE_FILTERED = ("numeric", "weights", "ordinal", "dates", "hierarchies", "l", "t")
 """Per-column keywords restricted to the columns that have the role in the run (a flag such as
@@ -100,9 +105,67 @@ def job_file_keywords(
             out[key] = getattr(method, key)
     if method.epsilons is not None:
         out["epsilons"] = tuple(method.epsilons)
-    for key in ("executor", "workers", "scheduler", "chunk_rows"):
+    for key in EXECUTION:
         if getattr(run, key) is not None:
             out[key] = getattr(run, key)
+    return out
+
+
+KIND_KEYS: dict[str, dict[str, str]] = {
+    "transactions": {"k": "model.k", "ell": "model.l", "m": "model.m", "method": "method.name",
+                     "segment": "method.segment"},
+    "sparse": {"k": "model.k", "method": "method.name", "epsilon": "method.epsilon",
+               "dp": "method.dp", "beta": "method.beta", "runs": "method.runs",
+               "refine": "method.lsh", **{k: f"execution.{k}" for k in EXECUTION}},
+    "graph": {"k": "model.k", "closed": "method.closed", "iterations": "method.iterations",
+              "method": "method.name", "keep_ids": "method.keep_ids"},
+}  # fmt: skip
+"""The typed job's keyword → the job file's key, of the set, sparse and graph jobs (``m`` of
+the k^m commands and the graph's ``keep_ids`` beside them)."""
+
+
+def kind_keywords(job: Job) -> dict[str, Any]:
+    """The typed job's keywords a set, sparse or graph job file gives (:data:`KIND_KEYS`;
+    ``refine`` is ``method.lsh = "support"``)."""
+    out: dict[str, Any] = {}
+    for keyword, key in KIND_KEYS[job.kind].items():
+        section, name = key.split(".")
+        value = getattr(getattr(job, section), name)
+        if value is not None:
+            out[keyword] = value == "support" if keyword == "refine" else value
+    return out
+
+
+def relational_job_keywords(
+    job: Job, qi: Iterable[str] | None = None, sensitive: Iterable[str] | None = None
+) -> dict[str, Any]:
+    """The ``RelationalJob.build`` keywords a relational job file gives: the tables' ones
+    (:func:`job_file_keywords` over the people's columns) with the typed QIs as ``ordinal``,
+    ``dates``, ``hierarchies`` and ``hierarchy_cells`` (:func:`with_types` makes them
+    ``types``), ``na_values`` every column's codes (the item column's mean "no item"),
+    ``item_weight``, and the execution keys. ``qi``/``sensitive`` as for
+    :func:`job_file_keywords`."""
+    if job.kind != "relational":
+        raise InputError(f'a job of kind = "{job.kind}" is not a relational job')
+    out = job_file_keywords(job.model_copy(update={"kind": "table"}), qi, sensitive)
+    for key in ("weights", "k_column", "suppression_limit", "drop_missing", "time_limit",
+                "neighbours", "epsilons", "structure"):  # fmt: skip
+        out.pop(key, None)  # refused in a relational job (jobfile), or not a relational key
+    if job.method.item_weight is not None:
+        out["item_weight"] = job.method.item_weight
+    return out
+
+
+def with_types(keywords: Mapping[str, Any]) -> dict[str, Any]:
+    """``keywords`` with the typed QIs' keys (``ordinal``, ``dates``, ``hierarchies``,
+    ``hierarchy_cells``) as one ``types`` (``tables.job.qi_types``; hierarchy files read)."""
+    from anonymatch.tables.job import qi_types
+
+    pieces = ("ordinal", "dates", "hierarchies", "hierarchy_cells")
+    out = {key: value for key, value in keywords.items() if key not in pieces}
+    get = keywords.get
+    out["types"] = qi_types(get("ordinal"), get("dates"), get("hierarchies"),
+                            get("hierarchy_cells") or "node")  # fmt: skip
     return out
 
 
@@ -278,3 +341,11 @@ def manifest_job(manifest: Mapping[str, Any]) -> TableJob:
         return TableJob.build(keywords)
     except (InputError, TypeError, AttributeError, KeyError) as exc:
         raise InputError(f"the manifest does not describe a valid job: {exc}") from None
+
+
+JOB_KEYWORDS: dict[str, Callable[..., dict[str, Any]]] = {
+    "table": job_file_keywords,
+    **dict.fromkeys(KIND_KEYS, kind_keywords),
+    "relational": relational_job_keywords,
+}
+"""Kind → the function mapping a job file of that kind to its typed job's keywords."""

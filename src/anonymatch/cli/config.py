@@ -1,21 +1,24 @@
 """``--config job.toml`` for every command, ``verify --manifest``, and ``anonymatch init``.
 
-One mechanism fills a command's parameters from a job file (``anonymatch.app.jobfile``): the
-eager ``--config`` option's callback maps the job to the command's parameter names
-(:func:`job_parameters`) and puts them in click's ``default_map``. Click then takes each
-parameter from the command line if given there, else from the job, else its own default — so
-flags always override the job, and the job can supply positional arguments (the input, the
-release) and required options (``--qi``) alike. ``verify --manifest m.json`` fills the same map
-from the manifest of the release (:func:`manifest_parameters`), below the job and the flags.
-
-Job keys whose engine support has not landed are refused in one place,
+A job file (``anonymatch.app.jobfile``) reaches a command typed: the eager ``--config``
+option's callback loads it once; each command's job step builds its kind's typed job from the
+command line, else the job file's values (one mapper per kind, ``app.tablejob.JOB_KEYWORDS``),
+else the defaults (:func:`with_job_file`), and a bad value is reported at the file's key
+(:func:`located`). Click itself takes from the job (its ``default_map``, :func:`job_parameters`)
+only the paths, the reading options and stand-ins for the options it requires — and, until the
+criteria land, the table model's keys of the commands but ``anonymize``. ``verify --manifest
+m.json`` fills the same map from the manifest of the release (:func:`manifest_parameters`),
+below the job and the flags. Job keys a command cannot take are refused in one place,
 :func:`feature_parameters`, with ``… is not supported yet``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,12 +35,13 @@ from anonymatch.cli.options import (
     per_column,
     verbosity_options,
 )
-from anonymatch.cli.steps import command, with_step
+from anonymatch.cli.steps import LOCATE, command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.tables.models import CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
+    from anonymatch.core.params import Execution
     from anonymatch.tables.columns.qitypes import QITypes
     from anonymatch.tables.columns.schema import MissingCodes
     from anonymatch.tables.io import CsvOptions
@@ -95,6 +99,9 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
 ``--config``, these come from the job file typed (``app.tablejob.job_file_keywords``), not
 through click's text; a parameter given on the command line wins."""
 
+_SOURCES: dict[str, tuple[str, ...]] = {**TABLE_JOB_FLAGS, "refine": ("lsh",)}
+"""Typed-job keyword → the click parameters that set it (else the keyword itself)."""
+
 TYPED_JOB_COMMANDS = ("anonymize",)
 """Commands that build a typed job from a job file directly."""
 
@@ -140,21 +147,129 @@ def _config_callback(ctx: click.Context, param: click.Parameter, value: str | No
     ctx.meta[CONFIG_PATH] = value  # an input of the run: no output may replace it
     if job.execution.scheduler is not None:  # confirmed on the command line, or refused
         ctx.meta[JOB_SCHEDULER] = (job.execution.scheduler, source)
+    ctx.meta[_META_JOB] = job  # typed values: the commands' job steps (with_job_file)
+    ctx.meta[LOCATE] = functools.partial(located, ctx, job, source)
     if ctx.command.name in TYPED_JOB_COMMANDS:
-        ctx.meta[_META_JOB] = job
         typed = {p for params in TABLE_JOB_FLAGS.values() for p in params} - {"qi"}
         values = {p: v for p, v in values.items() if p not in typed}  # qi: a required option
     _merge(ctx, _META_CONFIG, values)
 
 
-def _on_command_line(ctx: click.Context, keyword: str) -> bool:
-    """Whether the command line itself gave a flag that sets the ``TableJob`` ``keyword``."""
+_PARAMETER = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(?:\['([^`\]]*)'\])?`")
+"""A parameter a library message names (```partition_size```, ```l['disease']```)."""
+
+
+@contextlib.contextmanager
+def located(ctx: click.Context, job: Job, source: str) -> Iterator[None]:
+    """Run a command whose ``--config`` job file is ``job``: an ``InputError`` about a
+    parameter (its message starts with it) whose value the job file gave, not the command line,
+    is said at the file's key — ``job.toml: method.partition_size: must be at least 2k = 6, got
+    4`` — with the other parameters it names by their keys too (``app.jobfile.job_key``): the
+    typed job's ``build`` gives the semantic error, the file's key says where. O(message)."""
+    try:
+        yield
+    except InputError as exc:
+        from anonymatch.app.jobfile import job_key
+        from anonymatch.app.tablejob import JOB_KEYWORDS
+
+        message = str(exc)
+        first = _PARAMETER.match(message)
+        if first is None or JOB_KEYWORDS[job.kind](job).get(first.group(1)) is None:
+            raise
+        if _on_command_line(ctx, _SOURCES.get(first.group(1), (first.group(1),))):
+            raise
+
+        def key(match: re.Match[str]) -> str:
+            column = match.group(2)
+            return job_key(match.group(1)) + ("" if column is None else "." + column)
+
+        rest = _PARAMETER.sub(key, message[first.end() :].lstrip())
+        raise InputError(f"{source}: {key(first)}: {rest}") from None
+
+
+def _on_command_line(ctx: click.Context, names: Sequence[str]) -> bool:
+    """Whether the command line itself gave one of the parameters ``names``."""
     from click.core import ParameterSource
 
-    return any(
-        ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
-        for name in TABLE_JOB_FLAGS[keyword]
+    return any(ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE for n in names)
+
+
+def with_job_file(
+    ctx: click.Context,
+    flags: Mapping[str, Any],
+    keywords: Callable[[Job], Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A typed job's keywords from the run's flags and its ``--config`` job file: each keyword
+    of ``flags`` (keyword → the value its flags give) is the flags' value if the command line
+    gave a parameter that sets it (``_SOURCES``, else the keyword itself), else the job file's
+    typed value if the file gives one (``keywords``, default the kind's function of
+    ``app.tablejob.JOB_KEYWORDS``), else the flags' value (their default, or what ``verify
+    --manifest`` recorded). Without a job file, ``flags``. O(keys)."""
+    job: Job | None = ctx.meta.get(_META_JOB)  # the --config job file, loaded by its callback
+    if job is None:
+        return dict(flags)
+    if keywords is None:
+        from anonymatch.app.tablejob import JOB_KEYWORDS
+
+        keywords = JOB_KEYWORDS[job.kind]
+    typed = keywords(job)
+    return {
+        key: typed[key]
+        if typed.get(key) is not None and not _on_command_line(ctx, _SOURCES.get(key, (key,)))
+        else value
+        for key, value in flags.items()
+    }  # fmt: skip
+
+
+def type_pieces(types: QITypes | None) -> dict[str, Any]:
+    """The typed QIs of ``--ordinal``/``--date``/``--hierarchy``/``--hierarchy-cells`` as the
+    jobs' keywords ``ordinal``, ``dates``, ``hierarchies``, ``hierarchy_cells`` (each set by
+    its own flag, or by the job file). O(typed QIs)."""
+    from anonymatch.tables.columns.qitypes import QITypes
+
+    types = types or QITypes()
+    return {
+        "ordinal": {a: list(s.order) for a, s in types.ordinal.items()} or None,
+        "dates": {a: s.granularity for a, s in types.dates.items()} or None,
+        "hierarchies": dict(types.hierarchies) or None,
+        "hierarchy_cells": types.hierarchy_cells,
+    }
+
+
+def role_filtered(
+    ctx: click.Context, flags: Mapping[str, Any], kind: str
+) -> Callable[[Job], Mapping[str, Any]]:
+    """The kind's job-file keywords (table or relational) with the per-column values restricted
+    to the run's QIs and sensitive columns: the command line's (``flags``) where given there."""
+    from anonymatch.app.tablejob import JOB_KEYWORDS
+
+    roles = {r: flags.get(r) if _on_command_line(ctx, (r,)) else None for r in ("qi", "sensitive")}
+    return lambda job: JOB_KEYWORDS[kind](job, roles["qi"], roles["sensitive"])
+
+
+def execution_group(func: F) -> F:
+    """Decorator (below :func:`executor_options` and ``--chunk-rows``) that passes
+    ``--executor``, ``--workers``, ``--scheduler`` and ``--chunk-rows`` (those the command has)
+    to the command as one validated ``Execution`` (parameter ``execution``, :func:`execution`)."""
+    return with_step(execution, "execution")(func)
+
+
+def execution(
+    ctx: click.Context,
+    executor: str,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    chunk_rows: int | None = None,
+) -> Execution:
+    """The execution options over the job file's (``cli.config.with_job_file``) as one
+    validated ``Execution``. O(1)."""
+    from anonymatch.core.params import Execution
+
+    run: dict[str, Any] = dict(
+        executor=executor, workers=workers, scheduler=scheduler, chunk_rows=chunk_rows
     )
+    run = with_job_file(ctx, {key: value for key, value in run.items() if key in ctx.params})
+    return Execution.build(**run)
 
 
 def typed_table_job(func: F) -> F:
@@ -206,17 +321,13 @@ def table_job(
     from anonymatch.tables.io import read_table
     from anonymatch.tables.job import TableJob
 
-    types = qi_types
     flags: dict[str, Any] = {
         "qi": comma_list(qi),
         "numeric": comma_list(numeric),
         "sensitive": comma_list(sensitive),
         "identifiers": comma_list(identifiers),
         "weights": parse_weights(weights),
-        "ordinal": {a: list(s.order) for a, s in types.ordinal.items()} or None,
-        "dates": {a: s.granularity for a, s in types.dates.items()} or None,
-        "hierarchies": dict(types.hierarchies) or None,
-        "hierarchy_cells": types.hierarchy_cells,
+        **type_pieces(qi_types),
         "l": per_column("--l", l, int),
         "t": per_column("--t", t, float),
         "suppression_limit": suppression_limit or 0.0,
@@ -239,16 +350,7 @@ def table_job(
         "drop_missing": drop_missing,
     }
     assert set(flags) == set(TABLE_JOB_FLAGS)
-    job = ctx.meta.get(_META_JOB)  # the --config job file, loaded by its option's callback
-    if job is not None:
-        from anonymatch.app.tablejob import job_file_keywords
-
-        roles = {r: flags[r] if _on_command_line(ctx, r) else None for r in ("qi", "sensitive")}
-        typed = job_file_keywords(job, roles["qi"], roles["sensitive"])
-        flags = {
-            name: value if _on_command_line(ctx, name) or name not in typed else typed[name]
-            for name, value in flags.items()
-        }
+    flags = with_job_file(ctx, flags, role_filtered(ctx, flags, "table"))
     return TableJob.build(
         dict(
             **flags,
@@ -269,6 +371,7 @@ def release_check(func: F) -> F:
 
 
 def check_of_flags(
+    ctx: click.Context,
     qi: str | None = None,
     numeric: str | None = None,
     sensitive: str | None = None,
@@ -288,8 +391,11 @@ def check_of_flags(
     """The flags describing a release — columns and roles, QI types, k or ``--k-column``,
     sensitive models, suppression limit, missing values — as one validated ``ReleaseCheck``:
     the same value, and the same checks, as the Python fronts ``verify``/``evaluate``/``risk``
-    build. A flag the command lacks, or left unset (None), takes the check's default. O(columns
-    + hierarchy files)."""
+    build. The roles, QI types, missing codes and suppression limit of a ``--config`` job file
+    come typed (:func:`with_job_file`) for the flags the command has; the per-column missing
+    codes from the job, its tokens from ``--na-values``. A flag the command lacks, or left
+    unset (None), takes the check's default. O(columns + hierarchy files)."""
+    from anonymatch.tables.columns.schema import MissingCodes
     from anonymatch.tables.job import ReleaseCheck
 
     keywords: dict[str, Any] = {
@@ -298,17 +404,20 @@ def check_of_flags(
         "sensitive": None if sensitive is None else comma_list(sensitive),
         "identifiers": None if identifiers is None else comma_list(identifiers),
         "weights": None if weights is None else parse_weights(weights),
-        "l": per_column("--l", l, int),
-        "t": per_column("--t", t, float),
-        "types": qi_types or None,
-        "k": k,
-        "k_column": k_column,
-        "diversity": diversity,
-        "c": c,
+        **(type_pieces(qi_types) if "hierarchy_cells" in ctx.params else {}),
         "suppression_limit": suppression_limit,
         "na_values": na_values,
         "drop_missing": drop_missing,
     }
+    has = {key for key in keywords if any(n in ctx.params for n in TABLE_JOB_FLAGS[key])}
+    keywords = with_job_file(
+        ctx, {key: keywords[key] for key in has}, role_filtered(ctx, keywords, "table")
+    )
+    codes = keywords.get("na_values")
+    if na_values is not None and codes is not None:  # --na-values' tokens, the job's codes
+        keywords["na_values"] = MissingCodes(na_values.tokens, codes.columns)
+    keywords.update(l=per_column("--l", l, int), t=per_column("--t", t, float), k=k,
+                    k_column=k_column, diversity=diversity, c=c)  # fmt: skip
     return ReleaseCheck.build({n: v for n, v in keywords.items() if v is not None})
 
 
@@ -323,10 +432,18 @@ def _epsilons(value: str | None) -> tuple[float, ...] | None:
 
 
 def manifest_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Callback of ``verify --manifest``: the release's manifest supplies what it recorded."""
+    """Callback of ``verify --manifest``: the release's manifest supplies what it recorded,
+    but what a ``--config`` job file gives (typed, above the manifest)."""
     if value is None or ctx.resilient_parsing:
         return value
-    _merge(ctx, _META_MANIFEST, manifest_parameters(value, ctx.command))
+    values = manifest_parameters(value, ctx.command)
+    job: Job | None = ctx.meta.get(_META_JOB)
+    if job is not None:
+        from anonymatch.app.tablejob import JOB_KEYWORDS
+
+        given = [_SOURCES.get(k, (k,)) for k, v in JOB_KEYWORDS[job.kind](job).items() if v]
+        values = {p: v for p, v in values.items() if not any(p in names for names in given)}
+    _merge(ctx, _META_MANIFEST, values)
     return value
 
 
@@ -393,7 +510,17 @@ def _per_column(value: Any) -> str:
 def job_parameters(
     job: Job, command: click.Command, source: str = "job", ctx: click.Context | None = None
 ) -> dict[str, Any]:
-    """The parameters of ``command`` that ``job`` gives, by parameter name.
+    """The parameters of ``command`` that click itself takes from ``job``, by parameter name.
+
+    Only what click must see: the data's and the release's paths (positional arguments and
+    ``--output``), how the input is read (format, separator, header names, missing tokens, the
+    id/item/label columns, ``--dedupe``, a database or sheet source) and where the outputs go;
+    and, for an option click requires (``--qi``, ``-k``, ``-m``, ``--known``), the job's value
+    so that click does not ask for it (a number as it is; ``--qi`` a stand-in that the job step
+    replaces by the typed list). Every other key of the model, the roles and the method reaches
+    the command's job step typed (:func:`with_job_file`). The table commands but
+    ``anonymize`` still take the model's keys here (``k``, ``l``, ``t``, …), as command-line
+    text (issue 35: their typed route lands with the criteria).
 
     Parameters
     ----------
@@ -421,7 +548,7 @@ def job_parameters(
     params = _params(command)
     name = command.name or ""
     given: dict[str, Any] = {}
-    inp, model, method, run, out = job.input, job.model, job.method, job.execution, job.output
+    inp, out = job.input, job.output
     for p in INPUT_PARAMS:
         given[p] = inp.path
     if out.path is not None:
@@ -461,90 +588,55 @@ def job_parameters(
             given[flag] = getattr(inp, key)
     if out.table is not None and name.startswith("anonymize"):
         given["output_table"] = out.table
-    qi_roles = {"qi": job.qi}
-    both = {"qi": job.qi, "sensitive": job.sensitive}
-    sensitive_roles = {"sensitive": job.sensitive}
+    if job.kind == "transactions" and job.sensitive:
+        given["sensitive"] = job.sensitive[0]  # how labels are read: the long CSV's column
     if job.kind == "table":
-        given["qi"] = _csv(job.qi)
-        if job.numeric:
-            given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv, ctx)
-        if job.sensitive:
-            given["sensitive"] = _csv(job.sensitive)
-        if job.identifiers:
-            given["identifiers"] = _csv(job.identifiers)
-        weights = {n: c.weight for n, c in job.columns.items() if c.weight is not None}
-        if weights:
-            given["weights"] = RoleFiltered(weights, qi_roles, _per_column, ctx)
-    elif job.kind == "relational":  # people with a row and a set: the table's roles
-        given["qi"] = _csv(job.qi)
-        if job.numeric:
-            given["numeric"] = RoleFiltered(dict.fromkeys(job.numeric), both, _csv, ctx)
-        if job.sensitive:
-            given["sensitive"] = _csv(job.sensitive)
-        if job.identifiers:  # anonymize-rt --identifiers (never published)
-            given["identifiers"] = _csv(job.identifiers)
-    elif job.sensitive:
-        given["sensitive"] = job.sensitive[0]  # the label column of long CSV / JSONL
-    for key in ("k", "k_column", "diversity", "c", "m"):
+        given.update(_table_text(job, ctx))
+    given.update(feature_parameters(job, command, source))  # refuses what a command cannot do
+    stand_ins = {"qi": _csv(job.qi), "k": job.model.k, "m": job.model.m, "level": job.model.known}
+    for p, param in params.items():
+        if p not in given and getattr(param, "required", False) and stand_ins.get(p):
+            given[p] = stand_ins[p]
+    values = {p: v for p, v in given.items() if p in params}
+    for p, param in params.items():  # nargs=-1 arguments take a list
+        if p in values and isinstance(param, click.Argument) and param.nargs == -1:
+            values[p] = [values[p]]
+    return values
+
+
+def _table_text(job: Job, ctx: click.Context | None) -> dict[str, Any]:
+    """The model's keys of a table job as command-line text (``k``, ``k_column``, the
+    sensitive models, the criteria, ``known``): what the table commands but ``anonymize`` still
+    read through click until the criteria declare them (issue 35)."""
+    model = job.model
+    given: dict[str, Any] = {}
+    for key in ("k", "k_column", "diversity", "c"):
         if getattr(model, key) is not None:
             given[key] = getattr(model, key)
     for key in ("l", "t"):
         value = getattr(model, key)
         if isinstance(value, dict):
-            given[key] = RoleFiltered(value, sensitive_roles, _per_column, ctx)
+            given[key] = RoleFiltered(value, {"sensitive": job.sensitive}, _per_column, ctx)
         elif value is not None:
             given[key] = str(value)
     for criterion in CRITERIA.parameters():  # k-map, journalist risk, δ-presence, population
         if getattr(model, criterion.name) is not None:
             given[criterion.name] = getattr(model, criterion.name)
-    if isinstance(model.l, int):
-        given["ell"] = model.l  # the set commands' -l
     if model.known is not None:
         given["level"] = model.known
-    if method.name is not None:
-        given["method"] = method.name
-    for key in (
-        "partition_size",
-        "time_limit",
-        "neighbours",
-        "cell_weights",
-        "epsilon",
-        "dp",
-        "beta",
-        "runs",
-        "lsh",
-        "closed",
-        "iterations",
-        "keep_ids",
-        "hierarchy_cells",
-        "item_weight",
-    ):
-        if getattr(method, key) is not None:
-            given[key] = getattr(method, key)
-    if method.epsilons is not None:
-        given["epsilons"] = _csv(method.epsilons)
-    if method.segment is not None:
-        given["segment"] = _csv(method.segment)
-    for key in ("executor", "workers", "scheduler", "chunk_rows"):
-        if getattr(run, key) is not None:
-            given[key] = getattr(run, key)
-    values = {p: v for p, v in given.items() if p in params}
-    for p, param in params.items():  # nargs=-1 arguments take a list
-        if p in values and isinstance(param, click.Argument) and param.nargs == -1:
-            values[p] = [values[p]]
-    values.update(feature_parameters(job, command, source))
-    return values
+    return given
 
 
 def feature_parameters(job: Job, command: click.Command, source: str = "job") -> dict[str, Any]:
-    """The job keys of the newer features, as parameters of ``command`` — or an error.
+    """The job keys of the newer features that ``command`` cannot take — refused — and
+    ``--dedupe``.
 
-    The one place that knows which job keys need which option: ordinal QIs (``--ordinal
-    col=a|b|c``), dates (``--date col=month``), hierarchies (``--hierarchy col=path``),
-    per-column missing codes (``--na col=-9|-8``), the suppression limit
-    (``--suppression-limit``) and ``--dedupe``. A command that reads what such a key describes
-    but has no such option refuses the job (``… is not supported yet``) rather than treat the
-    column as something it is not.
+    The one place that knows which job keys need which option: ordinal QIs (``--ordinal``),
+    dates (``--date``), hierarchies (``--hierarchy``), per-column missing codes (``--na``),
+    the suppression limit (``--suppression-limit``) and ``--dedupe``. A command that reads what
+    such a key describes but has no such option refuses the job (``… is not supported yet``)
+    rather than treat the column as something it is not; a command that has it takes the key
+    typed (:func:`with_job_file`), never as text.
 
     Parameters
     ----------
@@ -558,7 +650,7 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
     Returns
     -------
     dict
-        Parameter name → value (a list for a repeatable option, else comma-joined text).
+        ``{"dedupe": True}`` when the job dedupes and the command reads long transactions.
 
     Raises
     ------
@@ -569,70 +661,29 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
 
     params = _params(command)
     reads_table = job.kind in ("table", "relational") and "qi" in params
-    publishes = reads_table and "output" in params
-    wanted: dict[str, tuple[list[str] | float | bool, str, str, bool]] = {}
-
-    def want(param: str, item: str, loc: str, what: str, applies: bool) -> None:
-        items, first_loc, first_what, _ = wanted.get(param, ([], loc, what, applies))
-        assert isinstance(items, list)
-        wanted[param] = ([*items, item], first_loc, first_what, applies)
-
+    wanted: dict[str, tuple[str, str, bool]] = {}  # option → (key, what, whether it applies)
     for name, col in job.columns.items():
         where = f"columns.{_loc_text([name])}"
         if col.type == "ordinal" and col.role in ("qi", "sensitive") and col.order:
-            _representable(source, f"{where}.order", col.order, "|", "--ordinal")
-            order = "|".join(col.order)
-            want("ordinal", f"{name}={order}", f"{where}.type", "ordinal columns", reads_table)
+            wanted.setdefault("ordinal", (f"{where}.type", "ordinal columns", reads_table))
         if col.type in ("date", "datetime") and col.role == "qi":
-            unit = col.granularity or ("day" if col.type == "date" else "second")
-            want("date", f"{name}={unit}", f"{where}.type", f"{col.type} columns", reads_table)
+            wanted.setdefault("date", (f"{where}.type", f"{col.type} columns", reads_table))
         if col.hierarchy is not None and col.role == "qi":
-            want(
-                "hierarchy",
-                f"{name}={col.hierarchy}",
-                f"{where}.hierarchy",
-                "hierarchies",
-                reads_table,
-            )
+            wanted.setdefault("hierarchy", (f"{where}.hierarchy", "hierarchies", reads_table))
         if col.na is not None:
-            _representable(source, f"{where}.na", col.na, "|,", "--na")
-            tokens = "|".join(col.na)
-            want("na", f"{name}={tokens}", f"{where}.na", "per-column missing codes", reads_table)
+            wanted.setdefault("na", (f"{where}.na", "per-column missing codes", reads_table))
     if job.model.suppression_limit is not None:
-        wanted["suppression_limit"] = (
-            job.model.suppression_limit,
-            "model.suppression_limit",
-            "a suppression limit",
-            publishes,
-        )
+        publishes = reads_table and "output" in params
+        wanted["suppression_limit"] = ("model.suppression_limit", "a suppression limit", publishes)
     if job.input.dedupe:
-        wanted["dedupe"] = (True, "input.dedupe", "dedupe", "id_column" in params)
-    out: dict[str, Any] = {}
-    for param_name, (value, loc, what, applies) in wanted.items():
-        param = params.get(param_name)
-        if param is None:
-            if applies:
-                raise InputError(
-                    f"{source}: {loc}: {what} are not supported yet by anonymatch {command.name}"
-                    if what.endswith("s")
-                    else f"{source}: {loc}: {what} is not supported yet by anonymatch "
-                    f"{command.name}"
-                )
-            continue
-        if isinstance(value, list) and not getattr(param, "multiple", False):
-            out[param_name] = ",".join(value)
-        else:
-            out[param_name] = value
-    return out
-
-
-def _representable(source: str, loc: str, values: Sequence[str], forbidden: str, flag: str) -> None:
-    """InputError if a value cannot pass through ``flag`` (which splits on ``forbidden``)."""
-    for value in values:
-        bad = [ch for ch in forbidden if ch in value]
-        if bad or not value.strip():
-            why = f"contains {bad[0]!r}" if bad else "is blank"
-            raise InputError(f"{source}: {loc}: {value!r} {why}, which {flag} cannot pass")
+        wanted["dedupe"] = ("input.dedupe", "dedupe", "id_column" in params)
+    for param_name, (loc, what, applies) in wanted.items():
+        if param_name not in params and applies:
+            verb = "are" if what.endswith("s") else "is"
+            raise InputError(
+                f"{source}: {loc}: {what} {verb} not supported yet by anonymatch {command.name}"
+            )
+    return {"dedupe": True} if "dedupe" in wanted and "dedupe" in params else {}
 
 
 def check_job_columns(job: Job, source: str = "job") -> None:

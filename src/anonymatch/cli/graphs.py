@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from anonymatch.app.outputs import GRAPH_RELEASE_EXTENSIONS
+from anonymatch.cli.config import with_job_file
 from anonymatch.cli.options import (
     check_output_path,
     exit_verdict,
@@ -42,6 +43,15 @@ def _read_graph(path: str, n: int | None) -> Any:
     return graph
 
 
+def graph_job(ctx: click.Context, k: int, closed: bool, fmt: str, iterations: int = 10) -> GraphJob:
+    """``--k``, ``--closed`` and ``--iterations`` (``anonymize-graph``), over the ``--config``
+    job file's typed values (``with_job_file``), as one validated ``GraphJob`` (parameter
+    ``job``); ``--format`` names the one input format (an edge list) and goes no further."""
+    from anonymatch.graphs.job import GraphJob
+
+    return GraphJob.build(with_job_file(ctx, dict(k=k, closed=closed, iterations=iterations)))
+
+
 @command("check-graph")
 @click.argument("edges")
 @click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
@@ -56,10 +66,10 @@ def _read_graph(path: str, n: int | None) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @format_option(GRAPH_FORMATS, GRAPH_FORMAT_HELP)
 @verbosity_options
+@with_step(graph_job, "job")
 def check_graph_cmd(
     edges: str,
-    k: int,
-    closed: bool,
+    job: GraphJob,
     n_vertices: int | None,
     decomposition: bool,
     as_json: bool,
@@ -75,6 +85,7 @@ def check_graph_cmd(
     )
     from anonymatch.graphs.verify import check_graph
 
+    k, closed = job.k, job.closed
     graph = _read_graph(edges, n_vertices)
     report = check_graph(graph.adjacency, k, closed)
     out = report.to_dict()
@@ -110,12 +121,9 @@ def check_graph_cmd(
     exit_verdict(report.passed)
 
 
-def graph_job(k: int, closed: bool, iterations: int, fmt: str) -> GraphJob:
-    """``--k``, ``--closed`` and ``--iterations`` as one validated ``GraphJob`` (parameter
-    ``job``); ``--format`` names the one input format (an edge list) and goes no further."""
-    from anonymatch.graphs.job import GraphJob
-
-    return GraphJob.build(dict(k=k, closed=closed, iterations=iterations))
+def kept_ids(ctx: click.Context, keep_ids: bool) -> bool:
+    """``--keep-ids``, or the job file's ``method.keep_ids`` (parameter ``keep_ids``)."""
+    return bool(with_job_file(ctx, {"keep_ids": keep_ids})["keep_ids"])
 
 
 @command("anonymize-graph")
@@ -137,6 +145,7 @@ def graph_job(k: int, closed: bool, iterations: int, fmt: str) -> GraphJob:
 @seed_option
 @format_option(GRAPH_FORMATS, GRAPH_FORMAT_HELP)
 @with_step(graph_job, "job")
+@with_step(kept_ids, "keep_ids")
 def anonymize_graph_cmd(
     edges: str,
     output: str,

@@ -36,7 +36,6 @@ from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, MissingCodes
 from anonymatch.tables.io import CsvOptions, check_quotechar
 
 if TYPE_CHECKING:
-    from anonymatch.core.params import Execution
     from anonymatch.tables.columns.qitypes import QITypes
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -436,31 +435,6 @@ def bounded_handshake(connect_timeout: float | None) -> contextlib.AbstractConte
     from anonymatch.core.runner import connect_timeout as bounded
 
     return bounded(connect_timeout)
-
-
-def execution_group(func: F) -> F:
-    """Decorator (below :func:`executor_options` and ``--chunk-rows``) that passes
-    ``--executor``, ``--workers``, ``--scheduler`` and ``--chunk-rows`` (those the command has)
-    to the command as one validated ``Execution`` (parameter ``execution``, :func:`execution`)."""
-    return with_step(execution, "execution")(func)
-
-
-def execution(
-    executor: str,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    chunk_rows: int | None = None,
-) -> Execution:
-    """The execution options as one validated ``Execution``. O(1)."""
-    from anonymatch.core.params import Execution
-
-    check_workers(workers)
-    return Execution.build(executor, workers, scheduler, chunk_rows)
-
-
-def check_workers(workers: int | None) -> None:
-    if workers is not None and workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}")
 
 
 def _check_seed(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:

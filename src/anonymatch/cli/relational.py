@@ -24,6 +24,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 
 from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
+from anonymatch.cli.config import (
+    execution_group,
+    role_filtered,
+    type_pieces,
+    with_job_file,
+)
 from anonymatch.cli.options import (
     TABLE_FORMATS,
     comma_list,
@@ -31,7 +37,6 @@ from anonymatch.cli.options import (
     criteria_options,
     echo_explanation,
     echo_sensitive_risk,
-    execution_group,
     executor_options,
     exit_verdict,
     format_option,
@@ -72,7 +77,7 @@ class PeopleSource:
     items_path: str | None
     id_column: str
     item_column: str
-    na: tuple[str, ...] = ()
+    codes: MissingCodes
     fmt: str = "auto"
 
     def read(self, people_path: str) -> People:
@@ -80,13 +85,12 @@ class PeopleSource:
         from anonymatch.relational.io import read_relational
         from anonymatch.tables.io import CsvOptions
 
-        codes = missing_codes_option(None, self.na)
         return read_relational(
             people_path,
             self.items_path,
             self.id_column,
             self.item_column,
-            codes.for_column(self.item_column),
+            self.codes.for_column(self.item_column),
             CsvOptions(fmt=self.fmt),
         )
 
@@ -117,17 +121,16 @@ class PeopleSource:
     def missing(self) -> dict[str, Any]:
         """The ``--na`` codes as the manifest's ``parameters.missing`` (the tables' shape:
         ``tokens`` and per-column ``columns``, the item column's meaning "no item")."""
-        codes = missing_codes_option(None, self.na)
         return {
-            "tokens": list(codes.tokens),
-            "columns": {c: list(v) for c, v in codes.columns.items()},
+            "tokens": list(self.codes.tokens),
+            "columns": {c: list(v) for c, v in self.codes.columns.items()},
         }
 
     def qi_codes(self) -> MissingCodes:
         """The ``--na`` codes of the people's columns (without the item column's)."""
         from anonymatch.tables.columns.schema import MissingCodes
 
-        codes = missing_codes_option(None, self.na)
+        codes = self.codes
         columns = {c: v for c, v in codes.columns.items() if c != self.item_column}
         return MissingCodes(codes.tokens, columns)
 
@@ -168,10 +171,18 @@ def people_options(func: F) -> F:
 
 
 def people_source(
-    items_path: str | None, id_column: str, item_column: str, na: Sequence[str], fmt: str
+    ctx: click.Context,
+    items_path: str | None,
+    id_column: str,
+    item_column: str,
+    na: Sequence[str],
+    fmt: str,
 ) -> PeopleSource:
-    """The value of :func:`people_options`: how to read the people (and their items)."""
-    return PeopleSource(items_path, id_column, item_column, tuple(na), fmt)
+    """The value of :func:`people_options`: how to read the people (and their items), the
+    ``--na`` codes over the ``--config`` job file's ``columns.*.na`` (typed)."""
+    flags = {"na_values": missing_codes_option(None, na)}
+    codes = with_job_file(ctx, flags)["na_values"]
+    return PeopleSource(items_path, id_column, item_column, codes, fmt)
 
 
 def sensitive_options(func: F) -> F:
@@ -185,53 +196,45 @@ def sensitive_options(func: F) -> F:
     )(func)
 
 
-def relational_job(
-    source: PeopleSource,
-    *,
-    k: int,
-    qi: str,
-    numeric: str,
-    qi_types: Any,
-    sensitive: str | None,
-    l: str | None,  # noqa: E741 - the model's name
-    diversity: str,
-    c: float | None,
-    t: str | None,
-    identifiers: str = "",
-    item_weight: float | None = None,
-    method: str | None = None,
-    partition_size: int | None = None,
-    seed: int | None = None,
-    criteria: Mapping[str, Any] | None = None,
-) -> RelationalJob:
-    """The command's flags as one validated ``RelationalJob``: ``--k``, ``--qi``,
-    ``--numeric``, ``--identifiers``, the typed QIs, the QIs' ``--na`` codes (of ``source``),
-    the sensitive models and, where the command has them, ``--method``, ``--item-weight``,
-    ``--partition-size``, the seed and the population criteria's flags (``criteria``: by
-    parameter name, ``tables.models.CRITERIA``; None: the job's defaults). InputError
-    (exit 2) naming the first bad flag."""
-    from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, PARAMETERS, RelationalJob
+TEXT_FLAGS: dict[str, Callable[[Any], Any]] = {
+    "qi": comma_list,
+    "numeric": comma_list,
+    "identifiers": comma_list,
+    "sensitive": comma_list,
+    "l": lambda value: per_column("--l", value, int),
+    "t": lambda value: per_column("--t", value, float),
+}
+"""The ``RelationalJob`` keywords whose flags are text, and how it is read."""
 
-    return RelationalJob.build(
-        dict(
-            k=k,
-            qi=comma_list(qi),
-            numeric=comma_list(numeric),
-            identifiers=comma_list(identifiers),
-            types=qi_types or None,
-            na_values=source.qi_codes(),
-            sensitive=comma_list(sensitive),
-            l=per_column("--l", l, int),
-            diversity=diversity,
-            c=c,
-            t=per_column("--t", t, float),
-            item_weight=DEFAULT_ITEM_WEIGHT if item_weight is None else item_weight,
-            method=PARAMETERS["method"] if method is None else method,
-            partition_size=partition_size,
-            seed=seed,
-            **(criteria or {}),
-        ),
-    )
+
+def people_keywords(ctx: click.Context, flags: Mapping[str, Any], qi_types: Any) -> dict[str, Any]:
+    """The ``RelationalJob`` keywords of a run: ``flags`` (keyword → the command's flag, text
+    read by :data:`TEXT_FLAGS`) and the typed QIs, each over the ``--config`` job file's typed
+    value unless given on the command line (``with_job_file``; per-column values restricted
+    to the run's roles), the typed QIs as ``types``; a keyword left None takes the job's
+    default. O(columns + hierarchy files)."""
+    from anonymatch.app.tablejob import with_types
+
+    typed = {key: TEXT_FLAGS[key](v) if key in TEXT_FLAGS else v for key, v in flags.items()}
+    typed.update(type_pieces(qi_types))
+    merged = with_job_file(ctx, typed, role_filtered(ctx, typed, "relational"))
+    return {key: value for key, value in with_types(merged).items() if value is not None}
+
+
+def relational_job(
+    ctx: click.Context,
+    source: PeopleSource,
+    qi_types: Any,
+    flags: Mapping[str, Any],
+    seed: int | None = None,
+) -> RelationalJob:
+    """The command's flags (``flags``: ``RelationalJob`` keyword → flag value) over the job
+    file's (:func:`people_keywords`), the QIs' ``--na`` codes (of ``source``) and the seed, as
+    one validated ``RelationalJob``. InputError (exit 2) naming the first bad flag."""
+    from anonymatch.relational.job import RelationalJob
+
+    keywords = people_keywords(ctx, flags, qi_types)
+    return RelationalJob.build(dict(keywords, na_values=source.qi_codes(), seed=seed))
 
 
 RT_EXECUTOR_MEANING = (
@@ -266,13 +269,12 @@ def _anonymize_streamed(
     from anonymatch.relational.streamed import RelationalFiles, anonymize_files
     from anonymatch.tables.io import CsvOptions
 
-    codes = missing_codes_option(None, source.na)
     files = RelationalFiles(
         people_path,
         source.items_path,
         source.id_column,
         source.item_column,
-        tuple(str(c) for c in codes.for_column(source.item_column)),
+        tuple(str(c) for c in source.codes.for_column(source.item_column)),
         CsvOptions(fmt=source.fmt),
     )
     if run.executor == "auto":
@@ -362,7 +364,9 @@ def _leak_text(manifest: Any) -> str:
 @seed_option
 @people_options
 @execution_group
+@click.pass_context
 def anonymize_rt_cmd(
+    ctx: click.Context,
     people_path: str,
     output: str,
     quiet: bool,
@@ -398,11 +402,11 @@ def anonymize_rt_cmd(
     from anonymatch.relational.pipeline import run_job
 
     started = time.perf_counter()
-    job = relational_job(
-        source, k=k, qi=qi, numeric=numeric, identifiers=identifiers, qi_types=qi_types,
-        sensitive=sensitive, l=l, diversity=diversity, c=c, t=t, item_weight=item_weight,
-        method=method, partition_size=partition_size, seed=seed, criteria=criteria,
-    )  # fmt: skip
+    job = relational_job(ctx, source, qi_types, dict(
+        k=k, qi=qi, numeric=numeric, identifiers=identifiers, sensitive=sensitive, l=l,
+        diversity=diversity, c=c, t=t, item_weight=item_weight, method=method,
+        partition_size=partition_size, **criteria,
+    ), seed)  # fmt: skip
     if streams(job, execution, stream, lambda: source.rows(people_path)):
         from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks
 
@@ -463,7 +467,9 @@ def anonymize_rt_cmd(
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
 @people_options
+@click.pass_context
 def verify_rt_cmd(
+    ctx: click.Context,
     people_path: str,
     published: str,
     k: int,
@@ -489,10 +495,10 @@ def verify_rt_cmd(
     from anonymatch.relational.pipeline import check_criteria, encode
     from anonymatch.relational.verify import verify_relational
 
-    job = relational_job(
-        source, k=k, qi=qi, numeric=numeric, qi_types=qi_types, sensitive=sensitive, l=l,
-        diversity=diversity, c=c, t=t, criteria=criteria,
-    )  # fmt: skip
+    job = relational_job(ctx, source, qi_types, dict(
+        k=k, qi=qi, numeric=numeric, sensitive=sensitive, l=l, diversity=diversity, c=c, t=t,
+        **criteria,
+    ))  # fmt: skip
     people = source.read(people_path)
     release = read_release(published, people, job.schema.qi)
     enc = encode(people, job.schema, job.na)
@@ -525,7 +531,9 @@ def verify_rt_cmd(
 )
 @verbosity_options
 @people_options
+@click.pass_context
 def evaluate_rt_cmd(
+    ctx: click.Context,
     people_path: str,
     published: str,
     queries: int,
@@ -545,7 +553,8 @@ def evaluate_rt_cmd(
     from anonymatch.relational.pipeline import encode
     from anonymatch.tables.columns.schema import Schema
 
-    schema = Schema.build(comma_list(qi), comma_list(numeric), types=qi_types or None)
+    roles = people_keywords(ctx, {"qi": qi, "numeric": numeric}, qi_types)
+    schema = Schema.build(roles["qi"], roles.get("numeric", ()), types=roles.get("types"))
     people = source.read(people_path)
     release = read_release(published, people, schema.qi)
     figures = relational_utility(
@@ -601,14 +610,16 @@ def risk_rt_cmd(
     from anonymatch.tables.risk.risk import check_threshold
 
     claim_outputs(ctx)  # the shared output policy (``--report`` and ``--force``), up front
+    roles = people_keywords(ctx, {"qi": qi, "numeric": numeric, "sensitive": sensitive,
+                                  "k": k}, qi_types)  # fmt: skip
     schema = Schema.build(
-        comma_list(qi), comma_list(numeric), sensitive=comma_list(sensitive),
-        types=qi_types or None,
+        roles["qi"], roles.get("numeric", ()), sensitive=roles.get("sensitive", ()),
+        types=roles.get("types"),
     )  # fmt: skip
     question = RiskQuestion(
         schema,
         source.qi_codes(),
-        optional_integer(k, "k"),
+        optional_integer(roles.get("k"), "k"),
         check_threshold(threshold, "--threshold"),
     )
     people = source.read(people_path)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from anonymatch.app.outputs import SET_RELEASE_EXTENSIONS
+from anonymatch.cli.config import with_job_file
 from anonymatch.cli.options import (
     SetSource,
     check_output_path,
@@ -92,12 +93,26 @@ def _read_km(path: str, source: SetSource) -> Any:
     )
 
 
-def set_job(k: int | None, ell: int | None, method: str, segment: str, seed: int | None) -> SetJob:
-    """``--k``/``--l``, ``--method``, ``--segment`` and the seed as one validated ``SetJob``
-    (parameter ``job``)."""
+def set_job(
+    ctx: click.Context, k: int | None, ell: int | None, method: str, segment: str, seed: int | None
+) -> SetJob:
+    """``--k``/``--l``, ``--method``, ``--segment`` and the seed, over the ``--config`` job
+    file's typed values (``with_job_file``), as one validated ``SetJob`` (parameter ``job``)."""
     from anonymatch.sets.job import SetJob
 
-    return SetJob.build(dict(k=k, ell=ell, method=method, segment=_segment(segment), seed=seed))
+    flags = dict(k=k, ell=ell, method=method, segment=segment)
+    keywords = with_job_file(ctx, flags)
+    if isinstance(keywords["segment"], str):  # the flag's text (a job's is a pair already)
+        keywords["segment"] = _segment(keywords["segment"])
+    return SetJob.build(dict(keywords, seed=seed))
+
+
+def set_levels(ctx: click.Context, k: int | None, ell: int | None) -> tuple[int | None, ...]:
+    """``--k``/``--l`` over the ``--config`` job file's ``model.k``/``model.l``, checked:
+    exactly one, an integer ≥ 1 (parameter ``levels``)."""
+    from anonymatch.sets.job import levels
+
+    return levels(**with_job_file(ctx, {"k": k, "ell": ell}))
 
 
 def _segment(value: str) -> tuple[int, int]:
@@ -198,11 +213,11 @@ def anonymize_sets_cmd(
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
 @set_input_options
+@with_step(set_levels, "levels")
 def verify_sets_cmd(
     original: str,
     published: str,
-    k: int | None,
-    ell: int | None,
+    levels: tuple[int | None, int | None],
     as_json: bool,
     source: SetSource,
 ) -> None:
@@ -210,10 +225,9 @@ def verify_sets_cmd(
 
     Is PUBLISHED (JSONL) k-anonymous / ℓ-diverse w.r.t. ORIGINAL? Exit 0 iff it is."""
     from anonymatch.sets.io import read_set_release
-    from anonymatch.sets.job import levels
     from anonymatch.sets.verify import verify_sets
 
-    k, ell = levels(k, ell)
+    k, ell = levels
     t = _read(original, source)
     release = read_set_release(published, t)
     report = verify_sets(release, t, k=k, ell=ell)

@@ -14,9 +14,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from anonymatch.app.outputs import SPARSE_RELEASE_EXTENSIONS
+from anonymatch.cli.config import with_job_file
 from anonymatch.cli.options import (
     check_output_path,
-    check_workers,
     draw_seed,
     executor_options,
     exit_verdict,
@@ -86,6 +86,7 @@ def accuracy_setting(
 
 
 def sparse_job(
+    ctx: click.Context,
     k: int,
     method: str,
     epsilon: float | None,
@@ -100,16 +101,17 @@ def sparse_job(
     lsh: str,
     quiet: bool,
 ) -> SparseJob:
-    """``--k``, ``--method`` and its settings, the execution options and the seed as one
-    validated ``SparseJob`` (parameter ``job``), built before the data is read."""
+    """``--k``, ``--method`` and its settings and the execution options, over the ``--config``
+    job file's typed values (``with_job_file``), and the seed as one validated ``SparseJob``
+    (parameter ``job``), built before the data is read."""
     from anonymatch.sparse.job import SparseJob
 
-    check_workers(workers)
-    return SparseJob.build(dict(
+    flags = with_job_file(ctx, dict(
         k=k, method=method, epsilon=epsilon, dp=dp, beta=beta, runs=runs,
         chunk_rows=chunk_rows, executor=executor, workers=workers, scheduler=scheduler,
-        seed=seed, refine=lsh == "support", progress=not quiet,
+        refine=lsh == "support",
     ))  # fmt: skip
+    return SparseJob.build(dict(flags, seed=seed, progress=not quiet))
 
 
 FORMAT_HELP = ".parquet Parquet edge list, .mtx Matrix Market, .dat FIMI, else CSV edge list"

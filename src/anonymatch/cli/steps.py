@@ -51,6 +51,11 @@ STEPS = "__anonymatch_steps__"
 travels outwards with ``functools.wraps``)."""
 
 
+LOCATE = "anonymatch.locate"
+"""``ctx.meta`` key of a context manager the run's steps and function run in: a ``--config``
+job file's (``cli.config``) says at which key of the file a bad value was written."""
+
+
 def steps_of(func: Callable[..., Any] | None) -> tuple[Step, ...]:
     """The steps declared on a command's function (:func:`with_step`)."""
     return cast(tuple[Step, ...], getattr(func, STEPS, ()))
@@ -83,11 +88,12 @@ class Command(click.Command):
         callback = self.callback
         steps = steps_of(callback)
         if callback is None or not steps:
-            return super().invoke(ctx)
+            with ctx.meta.get(LOCATE, contextlib.nullcontext)():
+                return super().invoke(ctx)
         own = set(inspect.signature(callback).parameters)
         values: dict[str, Any] = dict(ctx.params)
         taken: set[str] = set()
-        with contextlib.ExitStack() as stack:
+        with ctx.meta.get(LOCATE, contextlib.nullcontext)(), contextlib.ExitStack() as stack:
             for step in steps:
                 if step.takes:  # one mapping of the declared parameters
                     mapping = {n: values[n] for n in step.takes if n in values}

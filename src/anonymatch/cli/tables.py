@@ -22,10 +22,12 @@ from anonymatch.app.outputs import TABLE_RELEASE_EXTENSIONS
 from anonymatch.app.tablejob import unchecked_claims
 from anonymatch.cli.analysis import Analysis, DpRequest, analysis_options, dp_companion_options
 from anonymatch.cli.config import (
+    execution_group,
     input_options_block,
     manifest_callback,
     release_check,
     typed_table_job,
+    with_job_file,
 )
 from anonymatch.cli.options import (
     PopulationFlags,
@@ -39,7 +41,6 @@ from anonymatch.cli.options import (
     echo_check_summary,
     echo_explanation,
     echo_sensitive_risk,
-    execution_group,
     executor_options,
     exit_verdict,
     histogram_text,
@@ -123,13 +124,18 @@ def _chunk_rows_option(func: Any) -> Any:
 
 
 def _suppression_limit_option(help_text: str) -> Any:
-    return click.option(
-        "--suppression-limit",
-        type=float,
-        default=None,
-        metavar="SHARE",
-        help=help_text,
+    """``--suppression-limit``, over the ``--config`` job file's ``model.suppression_limit``
+    (typed: :func:`job_limit`)."""
+    option = click.option(
+        "--suppression-limit", type=float, default=None, metavar="SHARE", help=help_text
     )
+    return lambda func: option(with_step(job_limit, "suppression_limit")(func))
+
+
+def job_limit(ctx: click.Context, suppression_limit: float | None) -> float | None:
+    """The suppression limit of the command line, else of the job file (parameter
+    ``suppression_limit``)."""
+    return with_job_file(ctx, {"suppression_limit": suppression_limit})["suppression_limit"]
 
 
 strict_option = click.option(

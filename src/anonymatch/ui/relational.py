@@ -171,10 +171,10 @@ def relational_job(settings: Settings, criteria: bool = True) -> Any:
     stored files), as ``anonymize-rt --config`` builds it, with the population criteria
     counted against the uploaded population (``criteria``: False checks the rest before the
     population is stored). InputError (one line) on a problem."""
-    from anonymatch.app.tablejob import job_file_keywords
-    from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, RelationalJob
+    from anonymatch.app.tablejob import relational_job_keywords, with_types
+    from anonymatch.relational.job import PARAMETERS, RelationalJob
     from anonymatch.tables.columns.schema import MissingCodes
-    from anonymatch.tables.job import qi_types
+    from anonymatch.tables.models import CRITERIA
 
     job = settings.job
     columns = {
@@ -183,37 +183,15 @@ def relational_job(settings: Settings, criteria: bool = True) -> Any:
         else col
         for c, col in job.columns.items()
     }
-    as_table = job.model_copy(update={"kind": "table", "columns": columns})
-    keywords = job_file_keywords(as_table)
-    item_column = job.input.item_column
+    keywords = with_types(relational_job_keywords(job.model_copy(update={"columns": columns})))
     codes = keywords.get("na_values") or MissingCodes()
-    qi_codes = MissingCodes(codes.tokens, {c: v for c, v in codes.columns.items()
-                                           if c != item_column})  # fmt: skip
-    types = qi_types(
-        keywords.get("ordinal"),
-        keywords.get("dates"),
-        keywords.get("hierarchies"),
-        keywords.get("hierarchy_cells", "node"),
-    )
-    weight = job.method.item_weight
-    return RelationalJob.build(
-        dict(
-            k=keywords.get("k"),
-            qi=keywords["qi"],
-            numeric=keywords["numeric"],
-            sensitive=keywords["sensitive"],
-            types=types,
-            na_values=qi_codes,
-            l=keywords.get("l"),
-            diversity=keywords.get("diversity", "distinct"),
-            c=keywords.get("c"),
-            t=keywords.get("t"),
-            method=keywords.get("method", "hungarian"),
-            item_weight=DEFAULT_ITEM_WEIGHT if weight is None else weight,
-            partition_size=keywords.get("partition_size"),
-            **(_criteria(settings) if criteria else {}),
-        ),
-    )
+    item_column = job.input.item_column
+    keywords["na_values"] = MissingCodes(codes.tokens, {c: v for c, v in codes.columns.items()
+                                                        if c != item_column})  # fmt: skip
+    for name in CRITERIA.parameters():  # the uploaded population's, below
+        keywords.pop(name.name, None)
+    keywords = {key: value for key, value in keywords.items() if key in PARAMETERS}
+    return RelationalJob.build({**keywords, **(_criteria(settings) if criteria else {})})
 
 
 def _criteria(settings: Settings) -> dict[str, Any]:
