@@ -294,19 +294,21 @@ class Column(_Strict):
         return self
 
 
-PerColumnInt = int | dict[str, Annotated[int, Field(ge=1)]]
-PerColumnFloat = float | dict[str, Annotated[float, Field(gt=0, le=1)]]
-
-
 def _criterion_field(p: Parameter) -> Any:
     """A job-file key of a criterion's parameter (``core.criteria``): its type, bounds and
-    description, from the parameter's declaration."""
+    description, from the parameter's declaration (a per-column one: one value, or a table
+    ``{column = value}`` whose values are bounded; a one-value ``l``/``t`` is bounded by
+    :meth:`_Model._levels`, which says what ``l = 1`` means)."""
     bounds: dict[str, Any] = {
         "integer": {"ge": p.minimum}, "fraction": {"gt": 0, "le": 1}, "share": {"ge": 0, "le": 1},
-        "table": {},
+        "positive": {"gt": 0}, "choice": {}, "table": {},
     }  # fmt: skip
     text = p.help + (" Relative to the job file's directory." if p.kind == "table" else "")
-    return (p.python_type | None, Field(default=None, description=text, **bounds[p.kind]))
+    kind: Any = Literal[p.choices] if p.choices else p.python_type
+    if p.per_column:
+        per_column = dict[str, Annotated[kind, Field(**bounds[p.kind])]]
+        return (kind | per_column | None, Field(default=None, description=text))
+    return (kind | None, Field(default=None, description=text, **bounds[p.kind]))
 
 
 class _Model(_Strict):
@@ -315,19 +317,6 @@ class _Model(_Strict):
     k: int | None = Field(default=None, ge=1, description="k-anonymity level for everyone.")
     k_column: str | None = Field(
         default=None, description="Adaptive anonymity: the column holding each person's own level."
-    )
-    l: PerColumnInt | None = Field(  # noqa: E741 - the model's own name
-        default=None,
-        description="l-diversity: one number for every sensitive column, or {column = l}. A "
-        "sensitive column with neither l nor t gets distinct l = 2 by default; l = 1 publishes "
-        "it without protection (the manifest and the report flag it).",
-    )
-    diversity: Literal["distinct", "entropy", "recursive"] | None = Field(
-        default=None, description="Which l-diversity (default distinct)."
-    )
-    c: float | None = Field(default=None, gt=0, description="c of recursive (c, l)-diversity.")
-    t: PerColumnFloat | None = Field(
-        default=None, description="t-closeness, 0 < t ≤ 1: one number, or {column = t}."
     )
     known: int | None = Field(
         default=None, ge=1, description="(k,l)-anonymity: attributes the adversary may know."
@@ -344,11 +333,14 @@ class _Model(_Strict):
 
     @model_validator(mode="after")
     def _levels(self) -> _Model:
-        if isinstance(self.l, int) and self.l < 1:
-            raise _located(("l",), f"must be at least 1 (l = 1: no protection), got {self.l}")
-        if isinstance(self.t, float) and not 0 < self.t <= 1:
-            raise _located(("t",), f"must be in (0, 1], got {self.t}")
-        if self.c is not None and self.diversity not in (None, "recursive"):
+        """The one-value ``l``/``t`` bounds, and ``c`` only with recursive diversity (the
+        keys come from the criteria's registry: :data:`PrivacyModel`)."""
+        ell, t, c = getattr(self, "l", None), getattr(self, "t", None), getattr(self, "c", None)
+        if isinstance(ell, int) and ell < 1:
+            raise _located(("l",), f"must be at least 1 (l = 1: no protection), got {ell}")
+        if isinstance(t, float) and not 0 < t <= 1:
+            raise _located(("t",), f"must be in (0, 1], got {t}")
+        if c is not None and getattr(self, "diversity", None) not in (None, "recursive"):
             raise _located(("c",), 'c applies to diversity = "recursive" only')
         return self
 
@@ -356,8 +348,9 @@ class _Model(_Strict):
 PrivacyModel: Any = create_model(
     "PrivacyModel",
     __base__=_Model,
-    __doc__="``[model]``: the guarantee, and the keys of the table criteria (k-map, journalist "
-    "risk, δ-presence, the population), derived from their registry: never listed here.",
+    __doc__="``[model]``: the guarantee, and the keys of the table criteria (the sensitive "
+    "models, k-map, journalist risk, δ-presence, the population), derived from their "
+    "registry: never listed here.",
     **{p.name: _criterion_field(p) for p in CRITERIA.parameters()},
 )
 

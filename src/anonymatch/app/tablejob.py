@@ -17,13 +17,16 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import InputError
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import CRITERIA, SAMPLE_CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
     from anonymatch.tables.job import TableJob
 
-ROLE_FILTERED = ("numeric", "weights", "ordinal", "dates", "hierarchies", "l", "t")
+ROLE_FILTERED = (
+    "numeric", "weights", "ordinal", "dates", "hierarchies",
+    *(p.name for p in CRITERIA.parameters() if p.per_column),  # l, t: per sensitive column
+)  # fmt: skip
 """Per-column keywords restricted to the columns that have the role in the run (a flag such as
 ``--qi a,b`` on the command line overrides the job's QIs; the job's per-column values for other
 columns then no longer apply)."""
@@ -83,16 +86,15 @@ def job_file_keywords(
     tokens = tuple(job.input.na) if job.input.na is not None else DEFAULT_NA_VALUES
     if codes or job.input.na is not None:
         out["na_values"] = MissingCodes(tokens, codes)
-    keys = ("k", "k_column", "diversity", "c", "suppression_limit")
-    for key in (*keys, *(p.name for p in CRITERIA.parameters())):
+    for key in ("k", "k_column", "suppression_limit"):
         if getattr(model, key) is not None:
             out[key] = getattr(model, key)
-    for key in ("l", "t"):
-        value = getattr(model, key)
-        if isinstance(value, Mapping):
+    for p in CRITERIA.parameters():  # the sensitive models', the population criteria's
+        value = getattr(model, p.name)
+        if p.per_column and isinstance(value, Mapping):  # for the run's sensitive columns
             value = {n: v for n, v in value.items() if n in sens} or None
         if value is not None:
-            out[key] = value
+            out[p.name] = value
     if method.name is not None:
         out["method"] = method.name
     for key in ("partition_size", "time_limit", "neighbours", "hierarchy_cells", "structure"):
@@ -149,27 +151,8 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
     trees = parameters.get("hierarchies")
     if isinstance(trees, Mapping) and trees:
         out["hierarchies"] = {c: h.get("path") for c, h in trees.items() if isinstance(h, Mapping)}
-    sens = guarantee.get("sensitive") or []
-    if not isinstance(sens, list) or not all(
-        isinstance(m, Mapping) and isinstance(m.get("column"), str) for m in sens
-    ):
-        raise InputError(f"malformed sensitive models in the manifest: {sens!r}")
-    # a model applied by default is left to the default again; a named sensitive column
-    # without a model was published unprotected (l = 1; also a manifest written before the
-    # default, issue 36)
-    asked = [m for m in sens if not m.get("default")]
-    ells: dict[str, Any] = {m["column"]: m["l"] for m in asked if m.get("l") is not None}
-    if ells:
-        first = next(m for m in asked if m.get("l") is not None)
-        out["diversity"] = first.get("diversity", "distinct")
-        if first.get("c") is not None:
-            out["c"] = first["c"]
-    modelled = {m["column"] for m in sens}
-    ells.update({c: 1 for c in out["sensitive"] if c not in modelled})
-    if ells:
-        out["l"] = ells
-    if any(m.get("t") is not None for m in asked):
-        out["t"] = {m["column"]: m["t"] for m in asked if m.get("t") is not None}
+    # the sensitive models, read back by their criterion (``SensitiveModels.claimed_in``)
+    out.update(SAMPLE_CRITERIA.claims(guarantee, {"sensitive": out["sensitive"]}))
     if parameters.get("suppression_limit"):
         out["suppression_limit"] = parameters["suppression_limit"]
     population = claimed_population(guarantee)
@@ -210,10 +193,11 @@ def claimed_population(guarantee: Mapping[str, Any]) -> str | None:
     return None
 
 
-CHECKED_CLAIMS = ("model", "k", "levels", "sensitive", "certificate", "construction", "over")
+CHECKED_CLAIMS = ("model", "k", "levels", "certificate", "construction", "over")
 """The ``guarantee`` keys of a table (or relational) manifest that ``verify`` (``verify-rt``)
-re-checks besides the criteria (``tables.models.CRITERIA``): the level, the sensitive models
-with their ring certificate, the relational joint compatibility (``over``)."""
+re-checks besides the criteria (``tables.models.CRITERIA``, the sensitive models among them):
+the level, the sensitive models' ring certificate, the relational joint compatibility
+(``over``)."""
 
 WARNING_KEYS = ("insider_weakness", "unprotected")
 """The ``guarantee`` keys that state a weakness, not a claim (a ring release's
@@ -241,6 +225,8 @@ def unchecked_claims(manifest: Mapping[str, Any] | None, population: str | None)
         criterion = by_name.get(key)
         if criterion is None:
             out.append(f"guarantee.{key}: no check of this tool re-verifies this claim")
+        elif not criterion.needs_population:  # from the release and the original alone
+            continue
         elif not isinstance(block, Mapping) or not isinstance(block.get("population"), str):
             out.append(
                 f"{criterion.title}: the manifest names no population file to check it "

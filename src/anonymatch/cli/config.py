@@ -29,12 +29,11 @@ from anonymatch.cli.options import (
     echo_stderr,
     parse_separator,
     parse_weights,
-    per_column,
     verbosity_options,
 )
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA, SAMPLE_CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -74,10 +73,6 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
     "drop_missing": ("drop_missing",),
     "k": ("k",),
     "k_column": ("k_column",),
-    "l": ("l",),
-    "diversity": ("diversity",),
-    "c": ("c",),
-    "t": ("t",),
     "suppression_limit": ("suppression_limit",),
     "method": ("method",),
     "partition_size": ("partition_size",),
@@ -171,14 +166,10 @@ def table_job(
     sensitive: str | None,
     identifiers: str | None,
     weights: str | None,
-    l: str | None,  # noqa: E741 - the flag's name
-    t: str | None,
     suppression_limit: float | None,
     epsilons: str | None,
     k: int | None,
     k_column: str | None,
-    diversity: str,
-    c: float | None,
     method: str,
     partition_size: int | None,
     time_limit: float,
@@ -217,14 +208,10 @@ def table_job(
         "dates": {a: s.granularity for a, s in types.dates.items()} or None,
         "hierarchies": dict(types.hierarchies) or None,
         "hierarchy_cells": types.hierarchy_cells,
-        "l": per_column("--l", l, int),
-        "t": per_column("--t", t, float),
         "suppression_limit": suppression_limit or 0.0,
         "epsilons": _epsilons(epsilons),
         "k": k,
         "k_column": k_column,
-        "diversity": diversity,
-        "c": c,
         "method": method,
         "partition_size": partition_size,
         "time_limit": time_limit,
@@ -234,7 +221,7 @@ def table_job(
         "scheduler": scheduler,
         "chunk_rows": chunk_rows,
         "structure": structure,
-        **criteria,  # the criteria's parameters (``criteria_options``), by their names
+        **criteria,  # the criteria's parameters (``criteria_options``, typed), by name
         "na_values": na_values,
         "drop_missing": drop_missing,
     }
@@ -274,8 +261,8 @@ def check_of_flags(
     sensitive: str | None = None,
     identifiers: str | None = None,
     weights: str | None = None,
-    l: str | None = None,  # noqa: E741 - the flag's name
-    t: str | None = None,
+    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the flag's name
+    t: float | Mapping[str, float] | None = None,
     qi_types: QITypes | None = None,
     k: int | None = None,
     k_column: str | None = None,
@@ -298,8 +285,8 @@ def check_of_flags(
         "sensitive": None if sensitive is None else comma_list(sensitive),
         "identifiers": None if identifiers is None else comma_list(identifiers),
         "weights": None if weights is None else parse_weights(weights),
-        "l": per_column("--l", l, int),
-        "t": per_column("--t", t, float),
+        "l": l,  # typed by their options (``criteria_options``)
+        "t": t,
         "types": qi_types or None,
         "k": k,
         "k_column": k_column,
@@ -485,18 +472,15 @@ def job_parameters(
             given["identifiers"] = _csv(job.identifiers)
     elif job.sensitive:
         given["sensitive"] = job.sensitive[0]  # the label column of long CSV / JSONL
-    for key in ("k", "k_column", "diversity", "c", "m"):
+    for key in ("k", "k_column", "m"):
         if getattr(model, key) is not None:
             given[key] = getattr(model, key)
-    for key in ("l", "t"):
-        value = getattr(model, key)
-        if isinstance(value, dict):
-            given[key] = RoleFiltered(value, sensitive_roles, _per_column, ctx)
+    for criterion in CRITERIA.parameters():  # the sensitive models, the population criteria
+        value = getattr(model, criterion.name)
+        if criterion.per_column and isinstance(value, dict):  # per sensitive column
+            given[criterion.name] = RoleFiltered(value, sensitive_roles, _per_column, ctx)
         elif value is not None:
-            given[key] = str(value)
-    for criterion in CRITERIA.parameters():  # k-map, journalist risk, δ-presence, population
-        if getattr(model, criterion.name) is not None:
-            given[criterion.name] = getattr(model, criterion.name)
+            given[criterion.name] = value
     if isinstance(model.l, int):
         given["ell"] = model.l  # the set commands' -l
     if model.known is not None:
@@ -789,21 +773,9 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     for key in ("qi", "numeric", "sensitive", "identifiers"):
         if roles[key]:
             values[key] = _csv(roles[key])
-    asked = [m for m in job.models if not m.default]  # a default model: the default again
-    ls = {m.column: m.l for m in asked if m.l is not None}
-    ts = {m.column: m.t for m in asked if m.t is not None}
-    if ls:
-        first = next(m for m in asked if m.l is not None)
-        values["diversity"] = first.diversity
-        if first.c is not None:
-            values["c"] = first.c
-    ls.update(dict.fromkeys(job.unprotected, 1))  # published unprotected: --l 1
-    if ls:
-        values["l"] = _per_column(ls)
-    if ts:
-        values["t"] = _per_column(ts)
+    values.update(SAMPLE_CRITERIA.claims(guarantee, roles))  # typed: the options take them
     if job.criteria:  # counted against a population named by path: checked again
-        values.update(CRITERIA.claims(guarantee), population=job.population)
+        values.update(POPULATION_CRITERIA.claims(guarantee), population=job.population)
     read = parameters.get("input_options")
     if isinstance(read, dict):
         for key, param in (("format", "fmt"), ("sep", "sep"), ("quotechar", "quotechar")):

@@ -40,11 +40,9 @@ from anonymatch.cli.options import (
     json_default,
     missing_codes_option,
     output_options,
-    per_column,
     qi_type_options,
     risk_options,
     seed_option,
-    sensitive_model_options,
     share_text,
     verbosity_options,
 )
@@ -175,8 +173,8 @@ def people_source(
 
 
 def sensitive_options(func: F) -> F:
-    """``--sensitive`` and the models ``--l``, ``--diversity``, ``--c``, ``--t``."""
-    func = sensitive_model_options(func)
+    """``--sensitive`` (their models' ``--l``, ``--diversity``, ``--c``, ``--t`` are the
+    criteria's options, ``tables.models.CRITERIA``)."""
     return click.option(
         "--sensitive",
         default=None,
@@ -193,10 +191,6 @@ def relational_job(
     numeric: str,
     qi_types: Any,
     sensitive: str | None,
-    l: str | None,  # noqa: E741 - the model's name
-    diversity: str,
-    c: float | None,
-    t: str | None,
     identifiers: str = "",
     item_weight: float | None = None,
     method: str | None = None,
@@ -206,10 +200,10 @@ def relational_job(
 ) -> RelationalJob:
     """The command's flags as one validated ``RelationalJob``: ``--k``, ``--qi``,
     ``--numeric``, ``--identifiers``, the typed QIs, the QIs' ``--na`` codes (of ``source``),
-    the sensitive models and, where the command has them, ``--method``, ``--item-weight``,
-    ``--partition-size``, the seed and the population criteria's flags (``criteria``: by
-    parameter name, ``tables.models.CRITERIA``; None: the job's defaults). InputError
-    (exit 2) naming the first bad flag."""
+    ``--sensitive`` and, where the command has them, ``--method``, ``--item-weight``,
+    ``--partition-size``, the seed and the criteria's flags — the sensitive models and the
+    population criteria (``criteria``: by parameter name, ``tables.models.CRITERIA``; None:
+    the job's defaults). InputError (exit 2) naming the first bad flag."""
     from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, PARAMETERS, RelationalJob
 
     return RelationalJob.build(
@@ -221,10 +215,6 @@ def relational_job(
             types=qi_types or None,
             na_values=source.qi_codes(),
             sensitive=comma_list(sensitive),
-            l=per_column("--l", l, int),
-            diversity=diversity,
-            c=c,
-            t=per_column("--t", t, float),
             item_weight=DEFAULT_ITEM_WEIGHT if item_weight is None else item_weight,
             method=PARAMETERS["method"] if method is None else method,
             partition_size=partition_size,
@@ -374,10 +364,6 @@ def anonymize_rt_cmd(
     identifiers: str,
     strict: bool,
     sensitive: str | None,
-    l: str | None,  # noqa: E741 - the model's name
-    diversity: str,
-    c: float | None,
-    t: str | None,
     stream: bool,
     seed: int | None,
     source: PeopleSource,
@@ -400,8 +386,8 @@ def anonymize_rt_cmd(
     started = time.perf_counter()
     job = relational_job(
         source, k=k, qi=qi, numeric=numeric, identifiers=identifiers, qi_types=qi_types,
-        sensitive=sensitive, l=l, diversity=diversity, c=c, t=t, item_weight=item_weight,
-        method=method, partition_size=partition_size, seed=seed, criteria=criteria,
+        sensitive=sensitive, item_weight=item_weight, method=method,
+        partition_size=partition_size, seed=seed, criteria=criteria,
     )  # fmt: skip
     if streams(job, execution, stream, lambda: source.rows(people_path)):
         from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks
@@ -468,10 +454,6 @@ def verify_rt_cmd(
     published: str,
     k: int,
     sensitive: str | None,
-    l: str | None,  # noqa: E741 - the model's name
-    diversity: str,
-    c: float | None,
-    t: str | None,
     as_json: bool,
     quiet: bool,
     source: PeopleSource,
@@ -490,8 +472,8 @@ def verify_rt_cmd(
     from anonymatch.relational.verify import verify_relational
 
     job = relational_job(
-        source, k=k, qi=qi, numeric=numeric, qi_types=qi_types, sensitive=sensitive, l=l,
-        diversity=diversity, c=c, t=t, criteria=criteria,
+        source, k=k, qi=qi, numeric=numeric, qi_types=qi_types, sensitive=sensitive,
+        criteria=criteria,
     )  # fmt: skip
     people = source.read(people_path)
     release = read_release(published, people, job.schema.qi)

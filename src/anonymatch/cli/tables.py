@@ -51,7 +51,6 @@ from anonymatch.cli.options import (
     qi_type_options,
     risk_options,
     seed_option,
-    sensitive_model_options,
     share_text,
     stage_bar,
     table_input_options,
@@ -65,7 +64,7 @@ from anonymatch.core.params import STREAM_MIN_ROWS, number
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.job import RINGS_WEAKNESS, STRUCTURES, choose_path
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -219,7 +218,6 @@ strict_option = click.option(
 )
 @criteria_options(CRITERIA)
 @criteria_group(CRITERIA)
-@sensitive_model_options
 @click.option(
     "--structure",
     type=click.Choice(list(STRUCTURES)),
@@ -592,7 +590,6 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
     "checked (from the values the release "
     "shows on each person's candidate rows).",
 )
-@sensitive_model_options
 @_suppression_limit_option(
     "The suppression limit the release was made with (default: the manifest's, else 0): a "
     "release may then lack up to that share of the original's people."
@@ -638,7 +635,7 @@ def verify(
     partitions = _manifest_partitions(manifest)
     if release_table or is_database_url(published):
         partitions = None  # a release table is checked whole, in memory
-    asked = CRITERIA.build(criteria)
+    asked = POPULATION_CRITERIA.build(criteria)  # the sensitive models: ``check``'s
     unchecked = unchecked_claims(
         None if manifest is None else load_manifest(manifest), criteria.get("population")
     )

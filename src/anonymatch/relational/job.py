@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from anonymatch.relational.io import People
     from anonymatch.tables.columns.schema import MissingCodes, Schema
-    from anonymatch.tables.models.sensitive import SensitiveModel
+    from anonymatch.tables.models.diversity import SensitiveModel, SensitiveModels
 
 DEFAULT_ITEM_WEIGHT = 0.005
 """λ, the price of one uncertain item in GCP units (a record's GCP is in [0, 1]): chosen on
@@ -59,10 +59,6 @@ PARAMETERS: dict[str, Any] = {
     "types": None,
     "na_values": None,
     "sensitive": (),
-    "l": None,
-    "diversity": "distinct",
-    "c": None,
-    "t": None,
     "method": "hungarian",
     "item_weight": DEFAULT_ITEM_WEIGHT,
     "partition_size": None,
@@ -90,10 +86,10 @@ class RelationalJob:
         for tables), the sensitive columns (``sensitive``) and the identifiers
         (``identifiers``: columns of the people table never published, as the tables'
         ``--identifiers``; the id column never is, listed or not).
-    models : tuple of SensitiveModel
+    sensitive_models : SensitiveModels
         ℓ-diversity and/or t-closeness on sensitive columns (``l``, ``diversity``, ``c``,
-        ``t``: ``anonymatch.tables.models.sensitive.build_models``); the release is then made of
-        classes that satisfy them.
+        ``t``: the criterion ``anonymatch.tables.models.diversity.SensitiveModels``); the
+        release is then made of classes that satisfy them.
     method : RelationalMethod
         The registered method.
     item_weight : float
@@ -118,7 +114,7 @@ class RelationalJob:
 
     k: int
     schema: Schema
-    models: tuple[SensitiveModel, ...]
+    sensitive_models: SensitiveModels
     method: RelationalMethod
     item_weight: float
     na: MissingCodes
@@ -141,7 +137,7 @@ class RelationalJob:
             below 2k or given to a method that does not partition.
         """
         from anonymatch.tables.columns.schema import Schema
-        from anonymatch.tables.models.sensitive import build_models
+        from anonymatch.tables.models.diversity import SensitiveModels
 
         p = with_defaults(values, PARAMETERS)
         k = integer(p["k"], "k")
@@ -156,9 +152,9 @@ class RelationalJob:
             weights=p["weights"],
             types=qi_types(types=p["types"]),
         )
-        models = build_models(
-            schema.sensitive, p["l"], p["diversity"], p["c"], p["t"], schema.ordered_sensitive
-        )
+        roles = {"sensitive": schema.sensitive, "numeric": schema.ordered_sensitive}
+        built = CRITERIA.build({**p, **roles})  # the sensitive models and the population's
+        models = next((c for c in built if isinstance(c, SensitiveModels)), SensitiveModels())
         weight = number(p["item_weight"], "item_weight", low_open=False)
         size = optional_integer(p["partition_size"], "partition_size")
         if size is not None and not method.partitioned:
@@ -176,9 +172,14 @@ class RelationalJob:
             check_seed(p["seed"]),
             optional_integer(p["workers"], "workers"),
             dict(values),
-            CRITERIA.build(p),
+            tuple(c for c in built if c is not models),
             p["population"],
         )
+
+    @property
+    def models(self) -> tuple[SensitiveModel, ...]:
+        """ℓ-diversity / t-closeness per protected sensitive column."""
+        return self.sensitive_models.models
 
     def size_for(self, n: int) -> int:
         """The partition size of a run on n people: the tables' one formula for the freeform

@@ -118,7 +118,6 @@ from anonymatch.tables.models.sensitive import (
     check_model,
     describe_model,
     merge_checks,
-    model_claims,
 )
 from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
 from anonymatch.tables.risk.leakage import (
@@ -940,7 +939,7 @@ def anonymize_files(
             "duplicates_removed": joined.duplicates,
         },
         output_extra={"layout": "partitioned"},
-        models=model_claims(job.models, job.schema.sensitive),
+        models=job.sensitive_models.describe(),
         model_figures={"sensitive": [c.to_dict() for c in checks]} if job.models else {},
         plan={"path": "streamed", "partition_size": size},
     )

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from anonymatch.core.errors import InputError
+from anonymatch.tables.models import SAMPLE_CRITERIA
 from anonymatch.ui.data import (
     Dataset,
     HierarchyFile,
@@ -36,7 +37,6 @@ from anonymatch.ui.data import (
     column_spec,
     criteria_values,
     risk_summary,
-    sensitive_model,
 )
 
 SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
@@ -137,8 +137,7 @@ def settings_from_form(
     k = _number(form.get("k"), int, "k")
     if k is not None:
         model["k"] = k  # checked by the job file's models and the RelationalJob
-    model.update(sensitive_model(form))
-    model.update(criteria_values(form))  # counted against the uploaded population
+    model.update(criteria_values(form))  # the sensitive models; the population's
     method_keys: dict[str, Any] = {"name": method}
     weight = _number(form.get("item_weight"), float, "the item weight")
     if weight is not None:
@@ -204,10 +203,7 @@ def relational_job(settings: Settings, criteria: bool = True) -> Any:
             sensitive=keywords["sensitive"],
             types=types,
             na_values=qi_codes,
-            l=keywords.get("l"),
-            diversity=keywords.get("diversity", "distinct"),
-            c=keywords.get("c"),
-            t=keywords.get("t"),
+            **{p.name: keywords.get(p.name, p.default) for p in SAMPLE_CRITERIA.parameters()},
             method=keywords.get("method", "hungarian"),
             item_weight=DEFAULT_ITEM_WEIGHT if weight is None else weight,
             partition_size=keywords.get("partition_size"),
@@ -218,10 +214,10 @@ def relational_job(settings: Settings, criteria: bool = True) -> Any:
 
 def _criteria(settings: Settings) -> dict[str, Any]:
     """The job's population criteria and the uploaded population's stored file."""
-    from anonymatch.tables.models import CRITERIA
+    from anonymatch.tables.models import POPULATION_CRITERIA
 
     model = settings.criteria_model(str)
-    return {p.name: getattr(model, p.name) for p in CRITERIA.parameters()}
+    return {p.name: getattr(model, p.name) for p in POPULATION_CRITERIA.parameters()}
 
 
 def headline(settings: Settings, dataset: Dataset, release: Path) -> dict[str, Any]:
