@@ -51,7 +51,7 @@ import pandas as pd
 from _common import ADULT_NAMES, ROOT, adult_path, dump, machine, update_results
 
 import anonymatch
-from anonymatch.tables.models.diversity import build_models
+from anonymatch.tables.models.disclosure import build_models
 from anonymatch.tables.models.sensitive import encode_sensitive, grouped_person_stats, person_stats
 from anonymatch.tables.verify import attacker_view
 

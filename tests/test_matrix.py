@@ -48,7 +48,7 @@ from anonymatch.sparse.methods import registry as sparse_registry
 from anonymatch.tables.methods import names as table_names
 from anonymatch.tables.methods import registry as table_registry
 from anonymatch.tables.models import POPULATION_CRITERIA
-from anonymatch.tables.models.diversity import DIVERSITY_KINDS
+from anonymatch.tables.models.disclosure import DIVERSITY_KINDS
 from tests.factories import planted, random_frame
 
 

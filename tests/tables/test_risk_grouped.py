@@ -21,7 +21,7 @@ from anonymatch.core.view import AttackerView
 from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.job import ReleaseCheck
-from anonymatch.tables.models.diversity import SensitiveModel
+from anonymatch.tables.models.disclosure import SensitiveModel
 from anonymatch.tables.models.sensitive import (
     check_model,
     check_release,

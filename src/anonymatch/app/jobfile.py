@@ -301,7 +301,7 @@ def _criterion_field(p: Parameter) -> Any:
     :meth:`_Model._levels`, which says what ``l = 1`` means)."""
     bounds: dict[str, Any] = {
         "integer": {"ge": p.minimum}, "fraction": {"gt": 0, "le": 1}, "share": {"ge": 0, "le": 1},
-        "positive": {"gt": 0}, "choice": {}, "table": {},
+        "positive": {"gt": 0}, "choice": {}, "column": {"min_length": 1}, "table": {},
     }  # fmt: skip
     text = p.help + (" Relative to the job file's directory." if p.kind == "table" else "")
     kind: Any = Literal[p.choices] if p.choices else p.python_type
@@ -312,24 +312,8 @@ def _criterion_field(p: Parameter) -> Any:
 
 
 class _Model(_Strict):
-    """``[model]``: the guarantee (:data:`PrivacyModel` adds the criteria's keys)."""
-
-    k: int | None = Field(default=None, ge=1, description="k-anonymity level for everyone.")
-    k_column: str | None = Field(
-        default=None, description="Adaptive anonymity: the column holding each person's own level."
-    )
-    known: int | None = Field(
-        default=None, ge=1, description="(k,l)-anonymity: attributes the adversary may know."
-    )
-    m: int | None = Field(
-        default=None, ge=1, description="k^m-anonymity: items the adversary knows."
-    )
-    suppression_limit: float | None = Field(
-        default=None,
-        ge=0,
-        lt=1,
-        description="Share of records that may be dropped as outliers when it lowers the loss.",
-    )
+    """``[model]``: the guarantee (:data:`PrivacyModel` adds its keys: the criteria's first,
+    from their registry, then :data:`_MODEL_KEYS`)."""
 
     @model_validator(mode="after")
     def _levels(self) -> _Model:
@@ -345,13 +329,38 @@ class _Model(_Strict):
         return self
 
 
+_MODEL_KEYS: dict[str, Any] = {
+    "known": (
+        int | None,
+        Field(
+            default=None, ge=1, description="(k,l)-anonymity: attributes the adversary may know."
+        ),
+    ),
+    "m": (
+        int | None,
+        Field(default=None, ge=1, description="k^m-anonymity: items the adversary knows."),
+    ),
+    "suppression_limit": (
+        float | None,
+        Field(
+            default=None,
+            ge=0,
+            lt=1,
+            description="Share of records that may be dropped as outliers when it lowers the loss.",
+        ),
+    ),
+}
+"""The ``[model]`` keys that are no table criterion's parameters (other kinds', the
+suppression limit)."""
+
 PrivacyModel: Any = create_model(
     "PrivacyModel",
     __base__=_Model,
-    __doc__="``[model]``: the guarantee, and the keys of the table criteria (the sensitive "
-    "models, k-map, journalist risk, δ-presence, the population), derived from their "
-    "registry: never listed here.",
+    __doc__="``[model]``: the guarantee, and the keys of the table criteria (the level, the "
+    "sensitive models, k-map, journalist risk, δ-presence, the population), derived from "
+    "their registry: never listed here.",
     **{p.name: _criterion_field(p) for p in CRITERIA.parameters()},
+    **_MODEL_KEYS,
 )
 
 

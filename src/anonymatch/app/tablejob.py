@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import InputError
-from anonymatch.tables.models import CRITERIA, SAMPLE_CRITERIA
+from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA, SAMPLE_CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -86,10 +86,9 @@ def job_file_keywords(
     tokens = tuple(job.input.na) if job.input.na is not None else DEFAULT_NA_VALUES
     if codes or job.input.na is not None:
         out["na_values"] = MissingCodes(tokens, codes)
-    for key in ("k", "k_column", "suppression_limit"):
-        if getattr(model, key) is not None:
-            out[key] = getattr(model, key)
-    for p in CRITERIA.parameters():  # the sensitive models', the population criteria's
+    if model.suppression_limit is not None:
+        out["suppression_limit"] = model.suppression_limit
+    for p in CRITERIA.parameters():  # the level, the sensitive models, the population's
         value = getattr(model, p.name)
         if p.per_column and isinstance(value, Mapping):  # for the run's sensitive columns
             value = {n: v for n, v in value.items() if n in sens} or None
@@ -138,12 +137,6 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"method": manifest.get("method")}
     for key in ("qi", "numeric", "sensitive", "identifiers"):
         out[key] = list(parameters.get(key) or [])
-    levels = guarantee.get("levels")
-    if isinstance(levels, Mapping) and levels.get("column"):
-        out["k_column"] = levels["column"]
-        out["identifiers"] = [c for c in out["identifiers"] if c != levels["column"]]
-    else:
-        out["k"] = guarantee.get("k")
     out["weights"] = dict(parameters.get("weights") or {}) or None
     for key in ("ordinal", "dates", "hierarchy_cells"):
         if parameters.get(key):
@@ -151,13 +144,16 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
     trees = parameters.get("hierarchies")
     if isinstance(trees, Mapping) and trees:
         out["hierarchies"] = {c: h.get("path") for c, h in trees.items() if isinstance(h, Mapping)}
-    # the sensitive models, read back by their criterion (``SensitiveModels.claimed_in``)
+    # the level and the sensitive models, read back by their criteria (``claimed_in``); the
+    # level column is an identifier of the release's schema, not of the job
     out.update(SAMPLE_CRITERIA.claims(guarantee, {"sensitive": out["sensitive"]}))
+    if out.get("k_column") is not None:
+        out["identifiers"] = [c for c in out["identifiers"] if c != out["k_column"]]
     if parameters.get("suppression_limit"):
         out["suppression_limit"] = parameters["suppression_limit"]
     population = claimed_population(guarantee)
     if population is not None:  # the criteria counted against a population given by path
-        out.update(CRITERIA.claims(guarantee), population=population)
+        out.update(POPULATION_CRITERIA.claims(guarantee), population=population)
     plan = manifest.get("plan")
     if isinstance(plan, Mapping) and plan.get("partition_size") is not None:
         out["partition_size"] = plan["partition_size"]

@@ -71,8 +71,6 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
     "hierarchy_cells": ("hierarchy_cells",),
     "na_values": ("na_values", "na"),
     "drop_missing": ("drop_missing",),
-    "k": ("k",),
-    "k_column": ("k_column",),
     "suppression_limit": ("suppression_limit",),
     "method": ("method",),
     "partition_size": ("partition_size",),
@@ -168,8 +166,6 @@ def table_job(
     weights: str | None,
     suppression_limit: float | None,
     epsilons: str | None,
-    k: int | None,
-    k_column: str | None,
     method: str,
     partition_size: int | None,
     time_limit: float,
@@ -210,8 +206,6 @@ def table_job(
         "hierarchy_cells": types.hierarchy_cells,
         "suppression_limit": suppression_limit or 0.0,
         "epsilons": _epsilons(epsilons),
-        "k": k,
-        "k_column": k_column,
         "method": method,
         "partition_size": partition_size,
         "time_limit": time_limit,
@@ -472,10 +466,9 @@ def job_parameters(
             given["identifiers"] = _csv(job.identifiers)
     elif job.sensitive:
         given["sensitive"] = job.sensitive[0]  # the label column of long CSV / JSONL
-    for key in ("k", "k_column", "m"):
-        if getattr(model, key) is not None:
-            given[key] = getattr(model, key)
-    for criterion in CRITERIA.parameters():  # the sensitive models, the population criteria
+    if model.m is not None:
+        given["m"] = model.m
+    for criterion in CRITERIA.parameters():  # level, sensitive models, population criteria
         value = getattr(model, criterion.name)
         if criterion.per_column and isinstance(value, dict):  # per sensitive column
             given[criterion.name] = RoleFiltered(value, sensitive_roles, _per_column, ctx)
@@ -765,15 +758,12 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
     values: dict[str, Any] = {}
-    if job.k_column is not None:
-        values["k_column"] = job.k_column
-    else:
-        values["k"] = job.k
     roles = job.schema.roles()
     for key in ("qi", "numeric", "sensitive", "identifiers"):
         if roles[key]:
             values[key] = _csv(roles[key])
-    values.update(SAMPLE_CRITERIA.claims(guarantee, roles))  # typed: the options take them
+    # the level and the sensitive models (typed: their options take them as they are)
+    values.update(SAMPLE_CRITERIA.claims(guarantee, roles))
     if job.criteria:  # counted against a population named by path: checked again
         values.update(POPULATION_CRITERIA.claims(guarantee), population=job.population)
     read = parameters.get("input_options")

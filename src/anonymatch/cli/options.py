@@ -1312,7 +1312,7 @@ def _click_type(p: Parameter) -> Any:
         return _Parsed(p)
     if p.kind == "choice":
         return click.Choice(p.choices)
-    return {"integer": int, "table": str}.get(p.kind, float)
+    return {"integer": int, "column": str, "table": str}.get(p.kind, float)
 
 
 def criteria_options(registry: Registry) -> Callable[[F], F]:
@@ -1325,8 +1325,9 @@ def criteria_options(registry: Registry) -> Callable[[F], F]:
     def decorate(func: F) -> F:
         for p in reversed(registry.parameters()):
             func = click.option(
-                p.flag, p.name, type=_click_type(p), default=p.default, metavar=p.metavar,
-                show_default=p.default is not None, help=p.help,
+                *([p.short] if p.short else []), p.flag, p.name, type=_click_type(p),
+                default=p.default, metavar=p.metavar, show_default=p.default is not None,
+                help=p.help,
             )(func)  # fmt: skip
         return func
 

@@ -50,7 +50,7 @@ from anonymatch.cli.steps import command, with_step
 from anonymatch.core.params import STREAM_MIN_ROWS
 from anonymatch.relational.job import streams
 from anonymatch.relational.methods import names
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import RELATIONAL_CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.core.params import Execution
@@ -174,7 +174,7 @@ def people_source(
 
 def sensitive_options(func: F) -> F:
     """``--sensitive`` (their models' ``--l``, ``--diversity``, ``--c``, ``--t`` are the
-    criteria's options, ``tables.models.CRITERIA``)."""
+    criteria's options, ``tables.models.RELATIONAL_CRITERIA``)."""
     return click.option(
         "--sensitive",
         default=None,
@@ -186,7 +186,6 @@ def sensitive_options(func: F) -> F:
 def relational_job(
     source: PeopleSource,
     *,
-    k: int,
     qi: str,
     numeric: str,
     qi_types: Any,
@@ -198,17 +197,16 @@ def relational_job(
     seed: int | None = None,
     criteria: Mapping[str, Any] | None = None,
 ) -> RelationalJob:
-    """The command's flags as one validated ``RelationalJob``: ``--k``, ``--qi``,
+    """The command's flags as one validated ``RelationalJob``: ``--qi``,
     ``--numeric``, ``--identifiers``, the typed QIs, the QIs' ``--na`` codes (of ``source``),
     ``--sensitive`` and, where the command has them, ``--method``, ``--item-weight``,
-    ``--partition-size``, the seed and the criteria's flags — the sensitive models and the
-    population criteria (``criteria``: by parameter name, ``tables.models.CRITERIA``; None:
-    the job's defaults). InputError (exit 2) naming the first bad flag."""
+    ``--partition-size``, the seed and the criteria's flags — ``--k``, the sensitive models and
+    the population criteria (``criteria``: by parameter name,
+    ``tables.models.RELATIONAL_CRITERIA``). InputError (exit 2) naming the first bad flag."""
     from anonymatch.relational.job import DEFAULT_ITEM_WEIGHT, PARAMETERS, RelationalJob
 
     return RelationalJob.build(
         dict(
-            k=k,
             qi=comma_list(qi),
             numeric=comma_list(numeric),
             identifiers=comma_list(identifiers),
@@ -322,7 +320,6 @@ def _leak_text(manifest: Any) -> str:
 @click.argument("people_path", metavar="PEOPLE")
 @output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).",
                 extensions=SET_RELEASE_EXTENSIONS)  # fmt: skip
-@click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @click.option("--method", type=click.Choice(names()), default=names()[0], show_default=True)
 @click.option(
     "--item-weight",
@@ -346,8 +343,8 @@ def _leak_text(manifest: Any) -> str:
     "they are warned about on stderr.",
 )
 @sensitive_options
-@criteria_options(CRITERIA)
-@criteria_group(CRITERIA)
+@criteria_options(RELATIONAL_CRITERIA)
+@criteria_group(RELATIONAL_CRITERIA)
 @_stream_options
 @seed_option
 @people_options
@@ -357,7 +354,6 @@ def anonymize_rt_cmd(
     output: str,
     quiet: bool,
     report_path: str | None,
-    k: int,
     method: str,
     item_weight: float | None,
     partition_size: int | None,
@@ -385,7 +381,7 @@ def anonymize_rt_cmd(
 
     started = time.perf_counter()
     job = relational_job(
-        source, k=k, qi=qi, numeric=numeric, identifiers=identifiers, qi_types=qi_types,
+        source, qi=qi, numeric=numeric, identifiers=identifiers, qi_types=qi_types,
         sensitive=sensitive, item_weight=item_weight, method=method,
         partition_size=partition_size, seed=seed, criteria=criteria,
     )  # fmt: skip
@@ -442,17 +438,15 @@ def anonymize_rt_cmd(
 @command("verify-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
-@click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @sensitive_options
-@criteria_options(CRITERIA)
-@criteria_group(CRITERIA)
+@criteria_options(RELATIONAL_CRITERIA)
+@criteria_group(RELATIONAL_CRITERIA)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
 @people_options
 def verify_rt_cmd(
     people_path: str,
     published: str,
-    k: int,
     sensitive: str | None,
     as_json: bool,
     quiet: bool,
@@ -472,7 +466,7 @@ def verify_rt_cmd(
     from anonymatch.relational.verify import verify_relational
 
     job = relational_job(
-        source, k=k, qi=qi, numeric=numeric, qi_types=qi_types, sensitive=sensitive,
+        source, qi=qi, numeric=numeric, qi_types=qi_types, sensitive=sensitive,
         criteria=criteria,
     )  # fmt: skip
     people = source.read(people_path)

@@ -148,12 +148,6 @@ strict_option = click.option(
     extensions=TABLE_RELEASE_EXTENSIONS,
     directory=True,
 )
-@click.option("-k", "--k", "k", type=int, default=None, help="Anonymity level k ≥ 1 (for all).")
-@click.option(
-    "--k-column",
-    default=None,
-    help="Column holding each person's own level δᵢ (b-matching and agglomerative methods).",
-)
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="QIs published as ranges (the others as value sets).")
 @click.option(
@@ -560,12 +554,6 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @command()
 @click.argument("original")
 @click.argument("published")
-@click.option("-k", "--k", "k", type=int, default=None, help="Anonymity level k for all.")
-@click.option(
-    "--k-column",
-    default=None,
-    help="Column of ORIGINAL with each person's level δᵢ (adaptive anonymity check).",
-)
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="Numeric QIs (published as ranges).")
 @click.option(

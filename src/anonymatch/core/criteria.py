@@ -37,11 +37,11 @@ from typing import Any, ClassVar, Literal
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import choice, integer, number, param
 
-Kind = Literal["integer", "fraction", "share", "positive", "choice", "table"]
+Kind = Literal["integer", "fraction", "share", "positive", "choice", "column", "table"]
 """How a parameter's value is checked: ``integer`` ≥ ``minimum``; ``fraction`` in (0, 1];
-``share`` in [0, 1]; ``positive`` a number > 0; ``choice`` one of ``choices``; ``table`` a file
-path or a DataFrame. A ``per_column`` parameter takes one such value or a mapping column →
-value (``l``, ``t``)."""
+``share`` in [0, 1]; ``positive`` a number > 0; ``choice`` one of ``choices``; ``column`` a
+column name; ``table`` a file path or a DataFrame. A ``per_column`` parameter takes one such
+value or a mapping column → value (``l``, ``t``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,7 +52,7 @@ class Parameter:
     ----------
     name : str
         The Python keyword and job-file key (``delta_max``); the flag is ``--delta-max``.
-    kind : {"integer", "fraction", "share", "positive", "choice", "table"}
+    kind : {"integer", "fraction", "share", "positive", "choice", "column", "table"}
         How a value is checked (:meth:`check`).
     help : str
         One sentence for ``--help``, the job file's schema and the web form.
@@ -60,6 +60,8 @@ class Parameter:
         The smallest value of an ``integer``.
     metavar : str
         The placeholder of the flag's value in ``--help``.
+    short : str or None
+        A short flag beside the long one (``-k``).
     per_column : bool
         One value for every column of the role, or ``column=value,…`` (a mapping in Python
         and job files): ``l`` and ``t`` per sensitive column.
@@ -78,6 +80,7 @@ class Parameter:
     help: str
     minimum: int = 1
     metavar: str = "X"
+    short: str | None = None
     per_column: bool = False
     choices: tuple[str, ...] = ()
     default: object = None
@@ -112,6 +115,10 @@ class Parameter:
             return number(value, name)
         if self.kind == "choice":
             return choice(value, name, self.choices)
+        if self.kind == "column":
+            if not isinstance(value, str) or not value:
+                raise InputError(f"{param(name)} must be a column name, got {value!r}")
+            return value
         import pandas as pd
 
         if isinstance(value, str | os.PathLike | pd.DataFrame):
@@ -147,7 +154,7 @@ class Parameter:
     @property
     def python_type(self) -> type:
         """The type of one value in a job file (``int``, ``float`` or ``str``)."""
-        return {"integer": int, "choice": str, "table": str}.get(self.kind, float)
+        return {"integer": int, "choice": str, "column": str, "table": str}.get(self.kind, float)
 
 
 POPULATION = Parameter(
@@ -162,12 +169,14 @@ POPULATION = Parameter(
 
 @dataclass(frozen=True)
 class Verdict:
-    """A criterion's verdict on a release: ``passed``, the ``reason`` (one line) and the
-    figures that support it (the manifest's ``verification.<name>`` block)."""
+    """A criterion's verdict on a release: ``passed``, the ``reason`` (one line), the
+    figures that support it (the manifest's ``verification.<name>`` block) and ``detail``, the
+    kind's own report of the check for its callers (never written: not in :meth:`to_dict`)."""
 
     passed: bool
     reason: str
     figures: Mapping[str, Any] = field(default_factory=dict)
+    detail: Any = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"passed": self.passed, "reason": self.reason, **self.figures}
@@ -192,6 +201,9 @@ class Criterion(ABC):
         first names it in messages.
     needs_population : bool
         Counted against a population table (:data:`POPULATION`).
+    level : bool
+        The release's level (k for everyone, or per-record levels): a release claims exactly
+        one.
     kinds : tuple of str
         The data kinds that run and check it.
     paths : tuple of str
@@ -204,6 +216,7 @@ class Criterion(ABC):
     title: ClassVar[str]
     parameters: ClassVar[tuple[Parameter, ...]]
     needs_population: ClassVar[bool] = False
+    level: ClassVar[bool] = False
     kinds: ClassVar[tuple[str, ...]] = ("table",)
     paths: ClassVar[tuple[str, ...]] = ("memory",)
     reference: ClassVar[str] = ""

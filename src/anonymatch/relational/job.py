@@ -35,14 +35,14 @@ from anonymatch.core.params import (
 )
 from anonymatch.core.registry import lookup
 from anonymatch.relational.methods import RelationalMethod, registry
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import RELATIONAL_CRITERIA
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from anonymatch.relational.io import People
     from anonymatch.tables.columns.schema import MissingCodes, Schema
-    from anonymatch.tables.models.diversity import SensitiveModel, SensitiveModels
+    from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels
 
 DEFAULT_ITEM_WEIGHT = 0.005
 """λ, the price of one uncertain item in GCP units (a record's GCP is in [0, 1]): chosen on
@@ -51,7 +51,6 @@ stays within 1.5× of the table-only release while the uncertain items drop (0.0
 and 11 % fewer uncertain items than λ = 0; 0.01: 1.46× and 19 % fewer)."""
 
 PARAMETERS: dict[str, Any] = {
-    "k": None,
     "qi": (),
     "numeric": (),
     "identifiers": (),
@@ -64,7 +63,7 @@ PARAMETERS: dict[str, Any] = {
     "partition_size": None,
     "seed": None,
     "workers": None,
-    **CRITERIA.defaults(),
+    **RELATIONAL_CRITERIA.defaults(),  # k, the sensitive models, the population criteria
 }
 """Every parameter of a relational-transaction job and its default (``RelationalJob.build``)."""
 
@@ -88,7 +87,7 @@ class RelationalJob:
         ``--identifiers``; the id column never is, listed or not).
     sensitive_models : SensitiveModels
         ℓ-diversity and/or t-closeness on sensitive columns (``l``, ``diversity``, ``c``,
-        ``t``: the criterion ``anonymatch.tables.models.diversity.SensitiveModels``); the
+        ``t``: the criterion ``anonymatch.tables.models.disclosure.SensitiveModels``); the
         release is then made of classes that satisfy them.
     method : RelationalMethod
         The registered method.
@@ -137,9 +136,11 @@ class RelationalJob:
             below 2k or given to a method that does not partition.
         """
         from anonymatch.tables.columns.schema import Schema
-        from anonymatch.tables.models.diversity import SensitiveModels
+        from anonymatch.tables.models.disclosure import SensitiveModels
 
         p = with_defaults(values, PARAMETERS)
+        if p["k"] is None:
+            raise InputError(f"missing {param('k')}")
         k = integer(p["k"], "k")
         method = lookup(registry(), p["method"])
         from anonymatch.tables.job import missing, qi_types
@@ -153,7 +154,7 @@ class RelationalJob:
             types=qi_types(types=p["types"]),
         )
         roles = {"sensitive": schema.sensitive, "numeric": schema.ordered_sensitive}
-        built = CRITERIA.build({**p, **roles})  # the sensitive models and the population's
+        built = RELATIONAL_CRITERIA.build({**p, **roles})  # k, the sensitive models, ...
         models = next((c for c in built if isinstance(c, SensitiveModels)), SensitiveModels())
         weight = number(p["item_weight"], "item_weight", low_open=False)
         size = optional_integer(p["partition_size"], "partition_size")
@@ -172,7 +173,7 @@ class RelationalJob:
             check_seed(p["seed"]),
             optional_integer(p["workers"], "workers"),
             dict(values),
-            tuple(c for c in built if c is not models),
+            tuple(c for c in built if c.needs_population),
             p["population"],
         )
 

@@ -34,6 +34,7 @@ from anonymatch.sets.methods.nonreciprocal import bit_vote
 from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, EncodedQI, MissingCodes, Schema
 from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.metrics import information_loss
+from anonymatch.tables.models.levels import KAnonymity
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import recode
 
@@ -207,7 +208,7 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
             "partition_size": None if job.method.classes else job.size_for(n),
             "partitions": n_parts,
         },
-        guarantee={"model": "k-anonymity", "k": k, "over": "joint compatibility"},
+        guarantee={**KAnonymity(k).describe(), "over": "joint compatibility"},
         verification=check.to_dict(),
         loss={
             **loss.to_dict(),

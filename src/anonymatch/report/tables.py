@@ -243,7 +243,7 @@ def _reverify(
         elif model == "adaptive-anonymity" and params.get("k_column"):
             from anonymatch.tables.job import ReleaseCheck
             from anonymatch.tables.models.adaptive import verify_adaptive_release
-            from anonymatch.tables.models.diversity import SensitiveModels
+            from anonymatch.tables.models.disclosure import SensitiveModels
 
             column = str(params["k_column"])
             adaptive_schema = Schema.build(schema.qi, schema.numeric, identifiers=[column])

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.front import keep_functions
 from anonymatch.core.params import accept_keywords, require_frame
-from anonymatch.tables.models import CRITERIA, SAMPLE_CRITERIA
+from anonymatch.tables.models import CRITERIA, SENSITIVE_CRITERIA
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -312,7 +312,7 @@ def verify(
         (``docs/guarantees/sensitive.md`` §6).
     **criteria
         The sensitive models to check, as in ``anonymize`` (``anonymatch.tables.models.
-        SAMPLE_CRITERIA``): a ``sensitive`` column with neither ``l`` nor ``t`` is checked for
+        SENSITIVE_CRITERIA``): a ``sensitive`` column with neither ``l`` nor ``t`` is checked for
         distinct ℓ = 2, what ``anonymize`` gives it by default; ``l=1`` checks nothing on it:
 
         {criteria}
@@ -360,7 +360,7 @@ def verify(
         hierarchies=hierarchies, hierarchy_cells=hierarchy_cells,
         suppression_limit=suppression_limit, certificate=certificate, **criteria,
     )  # fmt: skip
-    accept_keywords("verify", criteria, [p.name for p in SAMPLE_CRITERIA.parameters()])
+    accept_keywords("verify", criteria, [p.name for p in SENSITIVE_CRITERIA.parameters()])
     from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import Release, verify_release
 
@@ -632,5 +632,5 @@ def __getattr__(name: str) -> Any:
 
 
 anonymize.__doc__ = (anonymize.__doc__ or "").replace("        {criteria}", CRITERIA.docs())
-verify.__doc__ = (verify.__doc__ or "").replace("        {criteria}", SAMPLE_CRITERIA.docs())
+verify.__doc__ = (verify.__doc__ or "").replace("        {criteria}", SENSITIVE_CRITERIA.docs())
 keep_functions(__name__, __all__)  # ``verify`` is also a submodule name

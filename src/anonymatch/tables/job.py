@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from anonymatch.tables.columns.schema import MissingCodes, Schema
     from anonymatch.tables.io import CsvOptions
     from anonymatch.tables.methods import Method
-    from anonymatch.tables.models.diversity import SensitiveModel, SensitiveModels
+    from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels
 
 RunPath = Literal["memory", "streamed", "adaptive"]
 """Where a job runs: in memory, streamed from a file, or on the adaptive path."""
@@ -262,7 +262,7 @@ class ReleaseCheck:
     k_column : str or None
         Adaptive anonymity: the original's column holding each person's level.
     sensitive_models : SensitiveModels
-        The criterion of the sensitive columns (``tables.models.diversity``): ℓ-diversity /
+        The criterion of the sensitive columns (``tables.models.disclosure``): ℓ-diversity /
         t-closeness claimed per sensitive column, and the columns left unprotected.
     suppression_limit : float
         Share of the original's people the release may lack, in [0, 1).
@@ -299,6 +299,16 @@ class ReleaseCheck:
     def models(self) -> tuple[SensitiveModel, ...]:
         """ℓ-diversity / t-closeness per protected sensitive column."""
         return self.sensitive_models.models
+
+    @property
+    def level(self) -> Criterion | None:
+        """The level the release claims, as its criterion (``tables.models.levels``):
+        k-anonymity, per-record levels, or None when neither is claimed."""
+        from anonymatch.tables.models.levels import KAnonymity, PerRecordLevels
+
+        if self.k is not None:
+            return KAnonymity(self.k)
+        return None if self.k_column is None else PerRecordLevels(self.k_column)
 
     @property
     def unprotected(self) -> tuple[str, ...]:
@@ -355,10 +365,7 @@ class ReleaseCheck:
     def _validated(
         cls, p: Mapping[str, Any], columns: Callable[[str | None], Schema]
     ) -> ReleaseCheck:
-        k = optional_integer(p["k"], "k")
-        k_column = p["k_column"]
-        if k_column is not None and (not isinstance(k_column, str) or not k_column):
-            raise InputError(f"{param('k_column')} must be a column name, got {k_column!r}")
+        k, k_column = _level(p)
         if k is not None and k_column is not None:
             raise InputError(f"give exactly one of {param('k')} and {param('k_column')}")
         schema = columns(k_column)
@@ -406,8 +413,6 @@ PARAMETERS: dict[str, Any] = {
     "hierarchies": None,
     "hierarchy_cells": "node",
     "types": None,
-    "k": None,
-    "k_column": None,
     "suppression_limit": 0.0,
     "method": "hungarian",
     "partition_size": None,
@@ -432,7 +437,7 @@ PARAMETERS: dict[str, Any] = {
 
 CHECK_PARAMETERS = (
     "qi", "numeric", "sensitive", "identifiers", "weights", "ordinal", "dates", "hierarchies",
-    "hierarchy_cells", "types", "k", "k_column", "suppression_limit", "partition_size",
+    "hierarchy_cells", "types", "suppression_limit", "partition_size",
     "na_values", "drop_missing",
     *CRITERIA.defaults(),
 )  # fmt: skip
@@ -444,10 +449,7 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
 
     methods = registry()
     method = methods[choice(p["method"], "method", tuple(methods))]
-    k = optional_integer(p["k"], "k")
-    k_column = p["k_column"]
-    if k_column is not None and (not isinstance(k_column, str) or not k_column):
-        raise InputError(f"{param('k_column')} must be a column name, got {k_column!r}")
+    k, k_column = _level(p)
     if method.levels:
         if (k is None) == (k_column is None):
             raise InputError(f"give exactly one of {param('k')} and {param('k_column')}")
@@ -538,12 +540,22 @@ def _criteria(
     """The criteria a job asks for (``tables.models.CRITERIA``, every parameter checked by its
     declaration) on the columns of ``schema``: the sensitive models (empty without a sensitive
     column) and the criteria counted against a population. O(columns + parameters)."""
-    from anonymatch.tables.models.diversity import SensitiveModels
+    from anonymatch.tables.models.disclosure import SensitiveModels
 
     roles = {"sensitive": schema.sensitive, "numeric": schema.ordered_sensitive}
     built = CRITERIA.build({**p, **roles})
     sensitive = next((c for c in built if isinstance(c, SensitiveModels)), SensitiveModels())
-    return sensitive, tuple(c for c in built if c is not sensitive)
+    return sensitive, tuple(c for c in built if c.needs_population)
+
+
+def _level(p: Mapping[str, Any]) -> tuple[int | None, str | None]:
+    """``k`` and ``k_column`` as given, each checked by its declaration
+    (``tables.models.levels``); which of them a run needs is the caller's rule. O(1)."""
+    from anonymatch.tables.models.levels import K_COLUMN, K
+
+    k = None if p["k"] is None else K.check(p["k"])
+    k_column = None if p["k_column"] is None else K_COLUMN.check(p["k_column"])
+    return k, k_column  # type: ignore[return-value]
 
 
 def _population_criteria(criteria: tuple[Criterion, ...], method: Method) -> tuple[Criterion, ...]:
@@ -582,7 +594,7 @@ def _default_refused(
     """The refusal of a path that cannot protect a sensitive column when the protection is
     the default (``build_models``: distinct ℓ = 2), naming the opt-out; None when a model
     was asked for (the caller's own message then)."""
-    from anonymatch.tables.models.diversity import DEFAULT_L, only_default
+    from anonymatch.tables.models.disclosure import DEFAULT_L, only_default
 
     if not only_default(models):
         return None
@@ -867,7 +879,7 @@ def plan(
     if rows is not None and k is not None:
         check_level_fits(k, rows, "k" if job.k is not None else "the largest level")
     if missing:
-        from anonymatch.tables.models.diversity import only_default
+        from anonymatch.tables.models.disclosure import only_default
 
         what: str | None = None
         way_out = ""  # another method helps only when the method is the cause

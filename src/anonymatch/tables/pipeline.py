@@ -38,7 +38,8 @@ from anonymatch.tables.job import RINGS_WEAKNESS, Plan, ReleaseCheck, TableJob, 
 from anonymatch.tables.methods import BuildOptions, build_graph
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.models.certified import ring_certificate
-from anonymatch.tables.models.diversity import SensitiveModel, SensitiveModels, SensitiveView
+from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels, SensitiveView
+from anonymatch.tables.models.levels import KAnonymity, LevelView
 from anonymatch.tables.models.sensitive import SensitiveTarget, encode_sensitive
 from anonymatch.tables.models.suppress import choose_outliers
 from anonymatch.tables.recode import GeneralizedQI, recode
@@ -263,7 +264,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             **suppression,
             **({"na_codes": {c: list(v) for c, v in na.columns.items()}} if na.columns else {}),
         },
-        guarantee={"model": "k-anonymity", "k": k},
+        guarantee=KAnonymity(k).describe(),
         # the original's people, as the verifier counts them (verify_release): the published
         # ones have a k-factor, ``suppressed`` were left out under the limit
         verification=dataclasses.replace(
@@ -446,8 +447,8 @@ def verify_release(
                 report = dataclasses.replace(kept, n_original=enc.n, suppressed=enc.n - cells.n)
                 data = data.loc[keep].reset_index(drop=True)
                 enc = enc.take(np.flatnonzero(keep))
-    if report is None:
-        report = verify(cells, enc, k, limit)
+    if report is None:  # the level's criterion (``models.levels``): a k-factor
+        report = KAnonymity(k).check(LevelView(cells, enc, data, limit)).detail
         if models and report.passed and report.suppressed:
             raise InputError(
                 f"checking {param('l')}/{param('t')} on a release with suppressed records needs "

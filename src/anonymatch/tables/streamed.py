@@ -94,7 +94,8 @@ from anonymatch.tables.job import ReleaseCheck, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, registry
 from anonymatch.tables.methods.diverse import diverse_clusters
 from anonymatch.tables.metrics import loss_from_sums, ncp_sums
-from anonymatch.tables.models.diversity import SensitiveModel, SensitiveModels
+from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels
+from anonymatch.tables.models.levels import KAnonymity
 from anonymatch.tables.models.sensitive import (
     EncodedSensitive,
     SensitiveCheck,
@@ -777,7 +778,7 @@ def anonymize_file(
             ),
             **suppression,
         },
-        guarantee={"model": "k-anonymity", "k": k},
+        guarantee=KAnonymity(k).describe(),
         verification={
             "passed": True,
             "k": k,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import human_size as human_size
 from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA
-from anonymatch.tables.models.diversity import DIVERSITY
+from anonymatch.tables.models.disclosure import DIVERSITY
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -34,6 +34,10 @@ ROLES = ("qi", "sensitive", "identifier", "other")
 TYPES = ("numeric", "categorical", "ordinal", "date", "datetime")
 GRANULARITIES = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 DIVERSITIES = DIVERSITY.choices
+
+FORM_CRITERIA = CRITERIA.where(lambda c: not c.level)
+"""The criteria whose fields the form reads by their declarations (the level is the page's
+own: k, or a level column where the method takes one)."""
 PREVIEW_ROWS = 10
 SAMPLE_ROWS = 20_000
 """Rows read for the preview and the role inference of a table too large to read whole."""
@@ -639,14 +643,14 @@ class Settings:
 
 
 def criteria_values(form: Mapping[str, Any]) -> dict[str, Any]:
-    """The form's fields of the criteria (one per parameter of ``tables.models.CRITERIA``
-    but the population, which is the form's upload), each read by its declaration
+    """The form's fields of the criteria (one per parameter of :data:`FORM_CRITERIA` but the
+    population, which is the form's upload), each read by its declaration
     (``Parameter.parse``: ``l`` and ``t`` one number or ``column=value,…``): the ``[model]``
     keys they give, a field left empty or at its default giving none. The sensitive models'
     ``diversity`` and ``c`` refine ``l``: without ``l`` they are not read. InputError when a
     field is not a number. O(fields)."""
     values = {}
-    for p in CRITERIA.parameters():
+    for p in FORM_CRITERIA.parameters():
         text = _text(form, p.name)
         if p.kind == "table" or not text or text == p.default:
             continue
@@ -946,7 +950,7 @@ def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
             return ",".join(f"{c}={v:g}" for c, v in value.items())
         return value if isinstance(value, str) else f"{value:g}"
 
-    fields = [p for p in CRITERIA.parameters() if p.kind != "table"]  # the population: upload
+    fields = [p for p in FORM_CRITERIA.parameters() if p.kind != "table"]  # population: upload
     if job is None:
         return {"columns": columns, "k": 5, "k_column": "", "suppression_limit": "",
                 "method": "hungarian",

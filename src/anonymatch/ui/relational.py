@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from anonymatch.core.errors import InputError
-from anonymatch.tables.models import SAMPLE_CRITERIA
+from anonymatch.tables.models import SENSITIVE_CRITERIA
 from anonymatch.ui.data import (
     Dataset,
     HierarchyFile,
@@ -203,7 +203,7 @@ def relational_job(settings: Settings, criteria: bool = True) -> Any:
             sensitive=keywords["sensitive"],
             types=types,
             na_values=qi_codes,
-            **{p.name: keywords.get(p.name, p.default) for p in SAMPLE_CRITERIA.parameters()},
+            **{p.name: keywords.get(p.name, p.default) for p in SENSITIVE_CRITERIA.parameters()},
             method=keywords.get("method", "hungarian"),
             item_weight=DEFAULT_ITEM_WEIGHT if weight is None else weight,
             partition_size=keywords.get("partition_size"),

@@ -464,9 +464,14 @@ def verify_adaptive_release(
     (``check.k_column``)."""
     if check.k_column is None:
         raise InputError(f"missing {param('k_column')}")
+    from anonymatch.tables.models.levels import LevelView, PerRecordLevels
+
     data, enc, _ = prepare(original, check.schema, check.na, check.drop_missing)
-    delta = parse_levels(data, check.k_column)
-    return verify_adaptive(parse_cells(published, enc), enc, delta)
+    level = PerRecordLevels(check.k_column)  # the criterion's check: ≥ δᵢ disjoint matches
+    report: AdaptiveVerificationReport = level.check(
+        LevelView(parse_cells(published, enc), enc, data)
+    ).detail
+    return report
 
 
 def attack_release(

@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import param
 from anonymatch.tables.columns.schema import EncodedQI
-from anonymatch.tables.models.diversity import SensitiveModel
+from anonymatch.tables.models.disclosure import SensitiveModel
 from anonymatch.tables.models.sensitive import SensitiveCheck, check_model, encode_sensitive
 from anonymatch.tables.recode import GeneralizedQI, published_groups
 

@@ -46,7 +46,7 @@ from numba import njit
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.view import AttackerView
 from anonymatch.tables.columns.schema import EncodedQI
-from anonymatch.tables.models.diversity import SensitiveModel
+from anonymatch.tables.models.disclosure import SensitiveModel
 from anonymatch.tables.recode import GeneralizedQI
 
 _KIND = {"distinct": 1, "entropy": 2, "recursive": 3}

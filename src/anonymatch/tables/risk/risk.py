@@ -61,7 +61,7 @@ from anonymatch.tables.columns.schema import (
 )
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.job import ReleaseCheck
-from anonymatch.tables.models.diversity import SensitiveModel
+from anonymatch.tables.models.disclosure import SensitiveModel
 from anonymatch.tables.models.sensitive import (
     EncodedSensitive,
     PersonStats,
