@@ -189,11 +189,11 @@ def claimed_population(guarantee: Mapping[str, Any]) -> str | None:
     return None
 
 
-CHECKED_CLAIMS = ("model", "k", "levels", "certificate", "construction", "over")
+CHECKED_CLAIMS = ("model", "certificate", "construction", "over")
 """The ``guarantee`` keys of a table (or relational) manifest that ``verify`` (``verify-rt``)
-re-checks besides the criteria (``tables.models.CRITERIA``, the sensitive models among them):
-the level, the sensitive models' ring certificate, the relational joint compatibility
-(``over``)."""
+re-checks besides the criteria's own keys (``tables.models.CRITERIA``: ``k``, ``levels``,
+``sensitive``, the population criteria's): the level's model, the sensitive models' ring
+certificate and construction, the relational joint compatibility (``over``)."""
 
 WARNING_KEYS = ("insider_weakness", "unprotected")
 """The ``guarantee`` keys that state a weakness, not a claim (a ring release's

@@ -37,8 +37,8 @@ from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.job import RINGS_WEAKNESS, Plan, ReleaseCheck, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, build_graph
 from anonymatch.tables.metrics import InformationLoss, information_loss
-from anonymatch.tables.models.certified import ring_certificate
-from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels, SensitiveView
+from anonymatch.tables.models.certified import SensitiveView, ring_certificate
+from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels
 from anonymatch.tables.models.levels import KAnonymity, LevelView
 from anonymatch.tables.models.sensitive import SensitiveTarget, encode_sensitive
 from anonymatch.tables.models.suppress import choose_outliers

@@ -37,17 +37,10 @@ import math
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from anonymatch.core.criteria import Criterion, Parameter, Verdict
 from anonymatch.core.errors import InputError
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from anonymatch.tables.columns.schema import EncodedQI
-    from anonymatch.tables.models.sensitive import SensitiveCheck
-    from anonymatch.tables.recode import GeneralizedQI
 
 DIVERSITY_KINDS = ("distinct", "entropy", "recursive")
 DEFAULT_L = 2
@@ -217,17 +210,25 @@ T = Parameter(
 )
 
 
-@dataclass(frozen=True)
-class SensitiveView:
-    """What the sensitive models are checked on: the release's parsed QI cells and table, the
-    original's encoded QIs and table, and a ring release's certificate (None: the candidates
-    of the attacker's view, ``core.view``)."""
+class ColumnCheck(Protocol):
+    """One sensitive column's check on a release (``sensitive.SensitiveCheck``)."""
 
-    cells: GeneralizedQI
-    original: EncodedQI
-    published_table: pd.DataFrame
-    original_table: pd.DataFrame
-    certificate: Mapping[str, Any] | None = None
+    @property
+    def passed(self) -> bool: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    def to_dict(self) -> dict[str, object]: ...
+
+
+class SensitiveEvidence(Protocol):
+    """What the models are checked on: the release as its attacker sees it, which computes
+    each model's per-column check (``certified.SensitiveView``: each person's candidates, or
+    every draw of a ring release's certificate). The statistics live with the view, beside
+    the attacker's view they need; this module stays light."""
+
+    def checks(self, models: Sequence[SensitiveModel]) -> Sequence[ColumnCheck]: ...
 
 
 @dataclass(frozen=True)
@@ -318,30 +319,16 @@ class SensitiveModels(Criterion):
             out["t"] = {m["column"]: m["t"] for m in asked if m.get("t") is not None}
         return out
 
-    def check(self, view: SensitiveView) -> Verdict:
-        """Every model on the release the view shows: on each person's candidates
-        (``sensitive.check_release``), or for every draw of a ring release's certificate
-        (``certified.check_certified``, docs/guarantees/sensitive.md §6). The figures'
-        ``checks`` are the per-column checks (``SensitiveCheck.to_dict``). Cost: the
+    def check(self, view: SensitiveEvidence) -> Verdict:
+        """Every model on the release the view shows (``view.checks``: on each person's
+        candidates, ``sensitive.check_release``, or for every draw of a ring release's
+        certificate, ``certified.check_certified``, docs/guarantees/sensitive.md §6). The
+        figures' ``checks`` are the per-column checks (``SensitiveCheck.to_dict``). Cost: the
         candidates once, then O(pairs between groups · values) per model."""
-        if view.certificate is not None:
-            from anonymatch.tables.models.certified import check_certified
-
-            checks = check_certified(
-                view.cells, view.original, view.published_table, view.original_table,
-                self.models, view.certificate,
-            )  # fmt: skip
-        else:
-            from anonymatch.tables.models.sensitive import check_release
-
-            checks = check_release(
-                view.cells, view.original, view.published_table, view.original_table,
-                self.models,
-            )  # fmt: skip
-        return self.verdict(checks)
+        return self.verdict(view.checks(self.models))
 
     @staticmethod
-    def verdict(checks: Sequence[SensitiveCheck]) -> Verdict:
+    def verdict(checks: Sequence[ColumnCheck]) -> Verdict:
         """The verdict of per-column checks (:meth:`check`'s, or a streamed release's merged
         over its partitions): passed iff every check passed, the first failure's reason.
         O(columns)."""

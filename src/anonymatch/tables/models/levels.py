@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from anonymatch.core.criteria import Criterion, Parameter, Verdict
+from anonymatch.core.errors import InputError
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from anonymatch.tables.columns.schema import EncodedQI
@@ -142,11 +144,44 @@ class PerRecordLevels(Criterion):
     def check(self, view: LevelView) -> Verdict:
         """At least δᵢ disjoint matches per person (``tables.verify.verify_adaptive``; its
         figures). O(compatible pairs + b-matching flow)."""
-        from anonymatch.tables.models.adaptive import parse_levels
         from anonymatch.tables.verify import verify_adaptive
 
         delta = parse_levels(view.original_table, self.column)
         return _verdict(verify_adaptive(view.cells, view.original, delta))
+
+
+def parse_levels(data: pd.DataFrame, column: str, n: int | None = None) -> np.ndarray:
+    """δ from a column: integers 1 ≤ δᵢ ≤ n, none missing; InputError otherwise. O(n)."""
+    import numpy as np
+    import pandas as pd
+
+    if column not in data.columns:
+        raise InputError(f"level column {column!r} is not in the input")
+    values = data[column]
+    text = values.astype(str).str.strip()
+    missing = values.isna().to_numpy() | text.isin(["", "nan", "NaN", "NA", "null"]).to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise InputError(f"missing privacy level in column {column!r} (row {row + 1})")
+    numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(numbers) | (numbers != np.round(numbers))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"privacy level {text.iloc[row]!r} in column {column!r} (row {row + 1}) "
+            "is not an integer"
+        )
+    delta = numbers.astype(np.int64)
+    n = len(delta) if n is None else n
+    if delta.min() < 1:
+        row = int(np.argmin(delta))
+        raise InputError(f"privacy level {delta[row]} (row {row + 1}) must be at least 1")
+    if delta.max() > n:
+        row = int(np.argmax(delta))
+        raise InputError(
+            f"privacy level {delta[row]} (row {row + 1}) exceeds the number of rows ({n})"
+        )
+    return delta
 
 
 def _verdict(report: Any) -> Verdict:
