@@ -60,11 +60,17 @@ from anonymatch.cli.options import (
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import load_manifest
-from anonymatch.core.params import STREAM_MIN_ROWS, number
+from anonymatch.core.params import STREAM_MIN_ROWS, number, param
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.job import RINGS_WEAKNESS, STRUCTURES, choose_path
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
 from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA
+from anonymatch.tables.models.levels import KAnonymity
+
+LEVEL_CRITERIA = CRITERIA.where(lambda c: c.level)
+"""The level a release promises (``-k`` or ``--k-column``): what ``attack`` scores against."""
+K_CRITERIA = CRITERIA.where(lambda c: c is KAnonymity)
+"""k alone: the (k,ℓ) commands' level."""
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -779,8 +785,7 @@ def adversary(key: str, known: int, trials: int) -> Adversary:
     help="A column with a unique value per person, present in ORIGINAL and PUBLISHED (kept as a "
     "sensitive column): it gives the true matching to score the attack against.",
 )
-@click.option("-k", "--k", "k", type=int, default=None, help="The level k promised to all.")
-@click.option("--k-column", default=None, help="Column of ORIGINAL with each person's level.")
+@criteria_options(LEVEL_CRITERIA)  # the level the release promises: -k or --k-column
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="Numeric QIs.")
 @seed_option
@@ -1032,7 +1037,7 @@ known_option = click.option(
 
 @command("check-kl")
 @click.argument("table")
-@click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
+@criteria_options(K_CRITERIA)
 @known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Numeric attributes (5 and 5..5 are one value).")
@@ -1055,7 +1060,8 @@ def check_kl_cmd(
     if check.drop_missing:
         schema.check_columns([str(c) for c in frame.columns])
         frame = frame.loc[~missing_qi_mask(frame, schema, check.na)]
-    assert check.k is not None  # a required option
+    if check.k is None:
+        raise InputError(f"missing {param('k')}")
     numeric = [a for a in schema.qi if a in schema.numeric]
     report = check_kl(frame, check.k, level, list(schema.qi), numeric)
     if as_json:
@@ -1068,7 +1074,7 @@ def check_kl_cmd(
 @command("anonymize-kl")
 @click.argument("input_path", metavar="INPUT")
 @output_options("Release file (.csv, .tsv or .parquet).", extensions=TABLE_RELEASE_EXTENSIONS)
-@click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
+@criteria_options(K_CRITERIA)
 @known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Attributes published as ranges.")
