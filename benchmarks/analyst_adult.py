@@ -276,7 +276,7 @@ def verified(
     if model:  # class by class: ≥ k rows, truthful, and the model (sensitive_adult's check)
         from sensitive_adult import class_check as class_models
 
-        from anonymatch.tables.models.sensitive import build_models
+        from anonymatch.tables.models.disclosure import build_models
 
         label = str(spec["label"])
         models = build_models([label], model.get("l"), "distinct", None, model.get("t"))

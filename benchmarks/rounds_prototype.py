@@ -43,7 +43,7 @@ from anonymatch.tables.columns.schema import Schema
 from anonymatch.tables.methods import freeform_partition_size, partitions
 from anonymatch.tables.methods.diverse import diverse_clusters
 from anonymatch.tables.metrics import information_loss
-from anonymatch.tables.models.sensitive import build_models
+from anonymatch.tables.models.disclosure import build_models
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.pipeline import prepare, sensitive_target
 from anonymatch.tables.recode import recode

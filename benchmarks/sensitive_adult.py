@@ -51,12 +51,8 @@ import pandas as pd
 from _common import ADULT_NAMES, ROOT, adult_path, dump, machine, update_results
 
 import anonymatch
-from anonymatch.tables.models.sensitive import (
-    build_models,
-    encode_sensitive,
-    grouped_person_stats,
-    person_stats,
-)
+from anonymatch.tables.models.disclosure import build_models
+from anonymatch.tables.models.sensitive import encode_sensitive, grouped_person_stats, person_stats
 from anonymatch.tables.verify import attacker_view
 
 QI7 = ["age", "workclass", "education-num", "marital-status", "race", "sex", "native-country"]

@@ -3,7 +3,7 @@ supports gives the same verdict as the in-memory path of the same kind, and an u
 combination exits 2 with one line on stderr and nothing written.
 
 The axes are derived from the registries, never listed by hand: the table criteria from
-``anonymatch.tables.models.CRITERIA`` (their parameters, and the paths and kinds that run
+``anonymatch.tables.models.POPULATION_CRITERIA`` (their parameters, and the paths and kinds that run
 them), the ℓ-diversity variants from ``DIVERSITY_KINDS``, the methods and their capabilities
 from each kind's registry and the flags a command takes from the command itself. A new
 criterion or method is in the matrix as soon as it is registered.
@@ -47,8 +47,8 @@ from anonymatch.sets.methods import registry as set_registry
 from anonymatch.sparse.methods import registry as sparse_registry
 from anonymatch.tables.methods import names as table_names
 from anonymatch.tables.methods import registry as table_registry
-from anonymatch.tables.models import CRITERIA
-from anonymatch.tables.models.sensitive import DIVERSITY_KINDS
+from anonymatch.tables.models import POPULATION_CRITERIA
+from anonymatch.tables.models.disclosure import DIVERSITY_KINDS
 from tests.factories import planted, random_frame
 
 
@@ -156,7 +156,8 @@ def sensitive_models() -> list[Model]:
 
 
 def population_models() -> list[Model]:
-    """One case per registered criterion (``CRITERIA``), with the paths and kinds it declares."""
+    """One case per registered population criterion (``POPULATION_CRITERIA``), with the paths
+    and kinds it declares (the sensitive models: :func:`sensitive_models`)."""
     return [
         Model(
             c.name,
@@ -166,7 +167,7 @@ def population_models() -> list[Model]:
             c.name,
             c.needs_population,
         )  # fmt: skip
-        for c in CRITERIA.criteria
+        for c in POPULATION_CRITERIA.criteria
     ]
 
 
@@ -285,7 +286,7 @@ def model_args(model: Model, data: dict[str, Path]) -> list[str]:
 def claims(guarantee: dict[str, Any]) -> dict[str, Any]:
     """A manifest's claims: the model, k, the sensitive models and every registered criterion
     (not how the release was built: ``construction``, a ring ``certificate``)."""
-    keys = {"model", "k", "sensitive", *(c.name for c in CRITERIA.criteria)}
+    keys = {"model", "k", "sensitive", *(c.name for c in POPULATION_CRITERIA.criteria)}
     return {key: value for key, value in guarantee.items() if key in keys}
 
 
@@ -294,7 +295,7 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"passed": report["passed"], "k": report.get("k")}
     if report.get("sensitive"):
         out["sensitive"] = [(s["column"], s["model"], s["passed"]) for s in report["sensitive"]]
-    for c in CRITERIA.criteria:
+    for c in POPULATION_CRITERIA.criteria:
         if c.name in report:
             out[c.name] = report[c.name]["passed"]
     return out
@@ -367,7 +368,7 @@ def run_table(
 
 def first_of(name: str) -> Any:
     """The registered criterion called ``name``."""
-    return next(c for c in CRITERIA.criteria if c.name == name)
+    return next(c for c in POPULATION_CRITERIA.criteria if c.name == name)
 
 
 def tampered(manifest: dict[str, Any], model: Model) -> dict[str, dict[str, Any]]:
@@ -936,7 +937,7 @@ def foreign_flags() -> list[tuple[str, list[str]]]:
     """Every table criterion's parameters (the registry's), the sensitive models and the table
     checks, as flags with a value."""
     out = [(p.flag, [p.flag, "{register}" if p.kind == "table" else "0.5"])
-           for p in CRITERIA.parameters()]  # fmt: skip
+           for p in POPULATION_CRITERIA.parameters()]  # fmt: skip
     out += [("--l", ["--l", "2"]), ("--t", ["--t", "0.4"])]
     out += [(flag, [flag, "x"] if flag == "--identifiers" else [flag]) for flag in table_checks()]
     return out
@@ -1070,7 +1071,7 @@ def test_kl_kept_column_leakage(
 
 def infeasible_cases() -> list[Any]:
     cases = [pytest.param(p, ["--l", "4"], id=f"{p.id}-l4") for p in RUNNING_PATHS]  # 3 values
-    for c in CRITERIA.criteria:  # more than the register allows, where the criterion runs
+    for c in POPULATION_CRITERIA.criteria:  # more than the register allows, where it runs
         args = {"kmap": ["--kmap", "301"], "journalist_risk": ["--journalist-risk", "0.001"],
                 "presence": ["--delta-max", "0.1"]}.get(c.name)  # fmt: skip
         for p in RUNNING_PATHS:

@@ -19,11 +19,8 @@ from anonymatch.tables.columns.schema import Schema
 from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.methods import circulant
 from anonymatch.tables.models.certified import check_certified, ring_certificate
-from anonymatch.tables.models.sensitive import (
-    build_models,
-    check_model,
-    encode_sensitive,
-)
+from anonymatch.tables.models.disclosure import build_models
+from anonymatch.tables.models.sensitive import check_model, encode_sensitive
 from anonymatch.tables.pipeline import prepare, sensitive_target
 from anonymatch.tables.recode import recode
 from tests.factories import person_candidates

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonymatch.tables.methods.diverse import _cluster, _cost
-from anonymatch.tables.models.sensitive import SensitiveModel, SensitiveTarget, column_ok, row_ok
+from anonymatch.tables.models.disclosure import SensitiveModel
+from anonymatch.tables.models.sensitive import SensitiveTarget, column_ok, row_ok
 
 MODELS = [
     SensitiveModel("s", l=2),

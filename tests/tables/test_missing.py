@@ -258,7 +258,7 @@ def test_k_factor_subset_is_a_proof(n_u: int, n_pub: int, k: int, seed: int) -> 
 
 
 def test_suppression_with_a_sensitive_model_is_verified_on_the_kept_people() -> None:
-    from anonymatch.tables.models.sensitive import build_models
+    from anonymatch.tables.models.disclosure import SensitiveModels, build_models
 
     data = _frame(150, 21, missing=0.0)
     release = anonymize(data, 3, QI, NUMERIC, ["s"], seed=5, l=2, suppression_limit=0.05)
@@ -269,7 +269,8 @@ def test_suppression_with_a_sensitive_model_is_verified_on_the_kept_people() -> 
         release.table,
         data,
         dataclasses.replace(
-            ReleaseCheck.of(SCHEMA, dict(k=3, suppression_limit=0.05, l=2)), models=models
+            ReleaseCheck.of(SCHEMA, dict(k=3, suppression_limit=0.05, l=2)),
+            sensitive_models=SensitiveModels(models),
         ),
     )
     assert report.passed and report.sensitive and report.suppressed == dropped

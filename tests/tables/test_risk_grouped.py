@@ -21,8 +21,8 @@ from anonymatch.core.view import AttackerView
 from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.job import ReleaseCheck
+from anonymatch.tables.models.disclosure import SensitiveModel
 from anonymatch.tables.models.sensitive import (
-    SensitiveModel,
     check_model,
     check_release,
     encode_sensitive,

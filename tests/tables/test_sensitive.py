@@ -20,11 +20,10 @@ from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.columns.schema import Schema
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.methods import names
+from anonymatch.tables.models.disclosure import SensitiveModel, build_models
 from anonymatch.tables.models.sensitive import (
     EncodedSensitive,
-    SensitiveModel,
     SensitiveTarget,
-    build_models,
     check_model,
     describe_model,
     encode_sensitive,

@@ -21,7 +21,8 @@ from anonymatch.tables import streamed as scale
 from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.methods import BuildOptions
-from anonymatch.tables.models.sensitive import SensitiveTarget, build_models, encode_sensitive
+from anonymatch.tables.models.disclosure import build_models
+from anonymatch.tables.models.sensitive import SensitiveTarget, encode_sensitive
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.recode import GeneralizedQI, published_groups
 from anonymatch.tables.streamed import release_frame, scan_table

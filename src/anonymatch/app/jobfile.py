@@ -297,61 +297,59 @@ class Column(_Strict):
         return self
 
 
-PerColumnInt = int | dict[str, int]
-PerColumnFloat = float | dict[str, float]
-
-
 def _criterion_field(p: Parameter) -> Any:
     """A job-file key of a criterion's parameter (``core.criteria``): its type, bounds and
-    description, from the parameter's declaration."""
+    description, from the parameter's declaration (a per-column one: one value, or a table
+    ``{column = value}``, each value bounded alike)."""
     bounds: dict[str, Any] = {
         "integer": {"ge": p.minimum}, "fraction": {"gt": 0, "le": 1}, "share": {"ge": 0, "le": 1},
-        "table": {},
+        "positive": {"gt": 0}, "choice": {}, "column": {"min_length": 1}, "table": {},
     }  # fmt: skip
     text = p.help + (" Relative to the job file's directory." if p.kind == "table" else "")
-    return (p.python_type | None, Field(default=None, description=text, **bounds[p.kind]))
+    kind: Any = Literal[p.choices] if p.choices else p.python_type
+    if p.per_column:
+        one = Annotated[kind, Field(**bounds[p.kind])]
+        return (one | dict[str, one] | None, Field(default=None, description=text))
+    return (kind | None, Field(default=None, description=text, **bounds[p.kind]))
 
 
 class _Model(_Strict):
-    """``[model]``: the guarantee (:data:`PrivacyModel` adds the criteria's keys)."""
+    """``[model]``: the guarantee (:data:`PrivacyModel` adds its keys: the criteria's first,
+    from their registry, then :data:`_MODEL_KEYS`)."""
 
-    k: int | None = Field(default=None, ge=1, description="k-anonymity level for everyone.")
-    k_column: str | None = Field(
-        default=None, description="Adaptive anonymity: the column holding each person's own level."
-    )
-    l: PerColumnInt | None = Field(  # noqa: E741 - the model's own name
-        default=None,
-        description="l-diversity: one number for every sensitive column, or {column = l}. A "
-        "sensitive column with neither l nor t gets distinct l = 2 by default; l = 1 publishes "
-        "it without protection (the manifest and the report flag it).",
-    )
-    diversity: Literal["distinct", "entropy", "recursive"] | None = Field(
-        default=None, description="Which l-diversity (default distinct)."
-    )
-    c: float | None = Field(default=None, gt=0, description="c of recursive (c, l)-diversity.")
-    t: PerColumnFloat | None = Field(
-        default=None, description="t-closeness, 0 < t ≤ 1: one number, or {column = t}."
-    )
-    known: int | None = Field(
-        default=None, ge=1, description="(k,l)-anonymity: attributes the adversary may know."
-    )
-    m: int | None = Field(
-        default=None, ge=1, description="k^m-anonymity: items the adversary knows."
-    )
-    suppression_limit: float | None = Field(
-        default=None,
-        ge=0,
-        lt=1,
-        description="Share of records that may be dropped as outliers when it lowers the loss.",
-    )
 
+_MODEL_KEYS: dict[str, Any] = {
+    "known": (
+        int | None,
+        Field(
+            default=None, ge=1, description="(k,l)-anonymity: attributes the adversary may know."
+        ),
+    ),
+    "m": (
+        int | None,
+        Field(default=None, ge=1, description="k^m-anonymity: items the adversary knows."),
+    ),
+    "suppression_limit": (
+        float | None,
+        Field(
+            default=None,
+            ge=0,
+            lt=1,
+            description="Share of records that may be dropped as outliers when it lowers the loss.",
+        ),
+    ),
+}
+"""The ``[model]`` keys that are no table criterion's parameters (other kinds', the
+suppression limit)."""
 
 PrivacyModel: Any = create_model(
     "PrivacyModel",
     __base__=_Model,
-    __doc__="``[model]``: the guarantee, and the keys of the table criteria (k-map, journalist "
-    "risk, δ-presence, the population), derived from their registry: never listed here.",
+    __doc__="``[model]``: the guarantee, and the keys of the table criteria (the level, the "
+    "sensitive models, k-map, journalist risk, δ-presence, the population), derived from "
+    "their registry: never listed here.",
     **{p.name: _criterion_field(p) for p in CRITERIA.parameters()},
+    **_MODEL_KEYS,
 )
 
 

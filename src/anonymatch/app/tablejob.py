@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import InputError
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA, SAMPLE_CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -28,7 +28,10 @@ if TYPE_CHECKING:
 EXECUTION = ("executor", "workers", "scheduler", "chunk_rows")
 """The ``[execution]`` keys, keywords of the typed jobs by the same names."""
 
-ROLE_FILTERED = ("numeric", "weights", "ordinal", "dates", "hierarchies", "l", "t")
+ROLE_FILTERED = (
+    "numeric", "weights", "ordinal", "dates", "hierarchies",
+    *(p.name for p in CRITERIA.parameters() if p.per_column),  # l, t: per sensitive column
+)  # fmt: skip
 """Per-column keywords restricted to the columns that have the role in the run (a flag such as
 ``--qi a,b`` on the command line overrides the job's QIs; the job's per-column values for other
 columns then no longer apply)."""
@@ -88,16 +91,14 @@ def job_file_keywords(
     tokens = tuple(job.input.na) if job.input.na is not None else DEFAULT_NA_VALUES
     if codes or job.input.na is not None:
         out["na_values"] = MissingCodes(tokens, codes)
-    keys = ("k", "k_column", "diversity", "c", "suppression_limit")
-    for key in (*keys, *(p.name for p in CRITERIA.parameters())):
-        if getattr(model, key) is not None:
-            out[key] = getattr(model, key)
-    for key in ("l", "t"):
-        value = getattr(model, key)
-        if isinstance(value, Mapping):
+    if model.suppression_limit is not None:
+        out["suppression_limit"] = model.suppression_limit
+    for p in CRITERIA.parameters():  # the level, the sensitive models, the population's
+        value = getattr(model, p.name)
+        if p.per_column and isinstance(value, Mapping):  # for the run's sensitive columns
             value = {n: v for n, v in value.items() if n in sens} or None
         if value is not None:
-            out[key] = value
+            out[p.name] = value
     if method.name is not None:
         out["method"] = method.name
     for key in ("partition_size", "time_limit", "neighbours", "hierarchy_cells", "structure"):
@@ -199,12 +200,6 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"method": manifest.get("method")}
     for key in ("qi", "numeric", "sensitive", "identifiers"):
         out[key] = list(parameters.get(key) or [])
-    levels = guarantee.get("levels")
-    if isinstance(levels, Mapping) and levels.get("column"):
-        out["k_column"] = levels["column"]
-        out["identifiers"] = [c for c in out["identifiers"] if c != levels["column"]]
-    else:
-        out["k"] = guarantee.get("k")
     out["weights"] = dict(parameters.get("weights") or {}) or None
     for key in ("ordinal", "dates", "hierarchy_cells"):
         if parameters.get(key):
@@ -212,32 +207,16 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
     trees = parameters.get("hierarchies")
     if isinstance(trees, Mapping) and trees:
         out["hierarchies"] = {c: h.get("path") for c, h in trees.items() if isinstance(h, Mapping)}
-    sens = guarantee.get("sensitive") or []
-    if not isinstance(sens, list) or not all(
-        isinstance(m, Mapping) and isinstance(m.get("column"), str) for m in sens
-    ):
-        raise InputError(f"malformed sensitive models in the manifest: {sens!r}")
-    # a model applied by default is left to the default again; a named sensitive column
-    # without a model was published unprotected (l = 1; also a manifest written before the
-    # default, issue 36)
-    asked = [m for m in sens if not m.get("default")]
-    ells: dict[str, Any] = {m["column"]: m["l"] for m in asked if m.get("l") is not None}
-    if ells:
-        first = next(m for m in asked if m.get("l") is not None)
-        out["diversity"] = first.get("diversity", "distinct")
-        if first.get("c") is not None:
-            out["c"] = first["c"]
-    modelled = {m["column"] for m in sens}
-    ells.update({c: 1 for c in out["sensitive"] if c not in modelled})
-    if ells:
-        out["l"] = ells
-    if any(m.get("t") is not None for m in asked):
-        out["t"] = {m["column"]: m["t"] for m in asked if m.get("t") is not None}
+    # the level and the sensitive models, read back by their criteria (``claimed_in``); the
+    # level column is an identifier of the release's schema, not of the job
+    out.update(SAMPLE_CRITERIA.claims(guarantee, {"sensitive": out["sensitive"]}))
+    if out.get("k_column") is not None:
+        out["identifiers"] = [c for c in out["identifiers"] if c != out["k_column"]]
     if parameters.get("suppression_limit"):
         out["suppression_limit"] = parameters["suppression_limit"]
     population = claimed_population(guarantee)
     if population is not None:  # the criteria counted against a population given by path
-        out.update(CRITERIA.claims(guarantee), population=population)
+        out.update(POPULATION_CRITERIA.claims(guarantee), population=population)
     plan = manifest.get("plan")
     if isinstance(plan, Mapping) and plan.get("partition_size") is not None:
         out["partition_size"] = plan["partition_size"]
@@ -273,10 +252,11 @@ def claimed_population(guarantee: Mapping[str, Any]) -> str | None:
     return None
 
 
-CHECKED_CLAIMS = ("model", "k", "levels", "sensitive", "certificate", "construction", "over")
+CHECKED_CLAIMS = ("model", "certificate", "construction", "over")
 """The ``guarantee`` keys of a table (or relational) manifest that ``verify`` (``verify-rt``)
-re-checks besides the criteria (``tables.models.CRITERIA``): the level, the sensitive models
-with their ring certificate, the relational joint compatibility (``over``)."""
+re-checks besides the criteria's own keys (``tables.models.CRITERIA``: ``k``, ``levels``,
+``sensitive``, the population criteria's): the level's model, the sensitive models' ring
+certificate and construction, the relational joint compatibility (``over``)."""
 
 WARNING_KEYS = ("insider_weakness", "unprotected")
 """The ``guarantee`` keys that state a weakness, not a claim (a ring release's
@@ -304,6 +284,8 @@ def unchecked_claims(manifest: Mapping[str, Any] | None, population: str | None)
         criterion = by_name.get(key)
         if criterion is None:
             out.append(f"guarantee.{key}: no check of this tool re-verifies this claim")
+        elif not criterion.needs_population:  # from the release and the original alone
+            continue
         elif not isinstance(block, Mapping) or not isinstance(block.get("population"), str):
             out.append(
                 f"{criterion.title}: the manifest names no population file to check it "

@@ -32,12 +32,11 @@ from anonymatch.cli.options import (
     echo_stderr,
     parse_separator,
     parse_weights,
-    per_column,
     verbosity_options,
 )
 from anonymatch.cli.steps import LOCATE, command, with_step
 from anonymatch.core.errors import InputError
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA, SAMPLE_CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -76,12 +75,6 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
     "hierarchy_cells": ("hierarchy_cells",),
     "na_values": ("na_values", "na"),
     "drop_missing": ("drop_missing",),
-    "k": ("k",),
-    "k_column": ("k_column",),
-    "l": ("l",),
-    "diversity": ("diversity",),
-    "c": ("c",),
-    "t": ("t",),
     "suppression_limit": ("suppression_limit",),
     "method": ("method",),
     "partition_size": ("partition_size",),
@@ -286,14 +279,8 @@ def table_job(
     sensitive: str | None,
     identifiers: str | None,
     weights: str | None,
-    l: str | None,  # noqa: E741 - the flag's name
-    t: str | None,
     suppression_limit: float | None,
     epsilons: str | None,
-    k: int | None,
-    k_column: str | None,
-    diversity: str,
-    c: float | None,
     method: str,
     partition_size: int | None,
     time_limit: float,
@@ -328,14 +315,8 @@ def table_job(
         "identifiers": comma_list(identifiers),
         "weights": parse_weights(weights),
         **type_pieces(qi_types),
-        "l": per_column("--l", l, int),
-        "t": per_column("--t", t, float),
         "suppression_limit": suppression_limit or 0.0,
         "epsilons": _epsilons(epsilons),
-        "k": k,
-        "k_column": k_column,
-        "diversity": diversity,
-        "c": c,
         "method": method,
         "partition_size": partition_size,
         "time_limit": time_limit,
@@ -345,7 +326,7 @@ def table_job(
         "scheduler": scheduler,
         "chunk_rows": chunk_rows,
         "structure": structure,
-        **criteria,  # the criteria's parameters (``criteria_options``), by their names
+        **criteria,  # the criteria's parameters (``criteria_options``, typed), by name
         "na_values": na_values,
         "drop_missing": drop_missing,
     }
@@ -377,8 +358,8 @@ def check_of_flags(
     sensitive: str | None = None,
     identifiers: str | None = None,
     weights: str | None = None,
-    l: str | None = None,  # noqa: E741 - the flag's name
-    t: str | None = None,
+    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the flag's name
+    t: float | Mapping[str, float] | None = None,
     qi_types: QITypes | None = None,
     k: int | None = None,
     k_column: str | None = None,
@@ -405,6 +386,12 @@ def check_of_flags(
         "identifiers": None if identifiers is None else comma_list(identifiers),
         "weights": None if weights is None else parse_weights(weights),
         **(type_pieces(qi_types) if "hierarchy_cells" in ctx.params else {}),
+        "l": l,  # typed by their options (``criteria_options``)
+        "t": t,
+        "k": k,
+        "k_column": k_column,
+        "diversity": diversity,
+        "c": c,
         "suppression_limit": suppression_limit,
         "na_values": na_values,
         "drop_missing": drop_missing,
@@ -416,8 +403,6 @@ def check_of_flags(
     codes = keywords.get("na_values")
     if na_values is not None and codes is not None:  # --na-values' tokens, the job's codes
         keywords["na_values"] = MissingCodes(na_values.tokens, codes.columns)
-    keywords.update(l=per_column("--l", l, int), t=per_column("--t", t, float), k=k,
-                    k_column=k_column, diversity=diversity, c=c)  # fmt: skip
     return ReleaseCheck.build({n: v for n, v in keywords.items() if v is not None})
 
 
@@ -591,7 +576,7 @@ def job_parameters(
     if job.kind == "transactions" and job.sensitive:
         given["sensitive"] = job.sensitive[0]  # how labels are read: the long CSV's column
     if job.kind == "table":
-        given.update(_table_text(job, ctx))
+        given.update(_table_criteria(job, ctx))
     given.update(feature_parameters(job, command, source))  # refuses what a command cannot do
     stand_ins = {"qi": _csv(job.qi), "k": job.model.k, "m": job.model.m, "level": job.model.known}
     for p, param in params.items():
@@ -604,26 +589,23 @@ def job_parameters(
     return values
 
 
-def _table_text(job: Job, ctx: click.Context | None) -> dict[str, Any]:
-    """The model's keys of a table job as command-line text (``k``, ``k_column``, the
-    sensitive models, the criteria, ``known``): what the table commands but ``anonymize`` still
-    read through click until the criteria declare them (issue 35)."""
-    model = job.model
+def _table_criteria(job: Job, ctx: click.Context | None) -> dict[str, Any]:
+    """The table criteria's keys a job gives (the level, the sensitive models, the population
+    criteria: ``tables.models.CRITERIA``), as the values of the options declared from them —
+    per-column ones restricted to the run's sensitive columns — for the commands that take them
+    as options rather than through :func:`with_job_file` (``attack``, ``check-kl``, a required
+    ``-k``). O(parameters)."""
     given: dict[str, Any] = {}
-    for key in ("k", "k_column", "diversity", "c"):
-        if getattr(model, key) is not None:
-            given[key] = getattr(model, key)
-    for key in ("l", "t"):
-        value = getattr(model, key)
-        if isinstance(value, dict):
-            given[key] = RoleFiltered(value, {"sensitive": job.sensitive}, _per_column, ctx)
+    for criterion in CRITERIA.parameters():
+        value = getattr(job.model, criterion.name)
+        if criterion.per_column and isinstance(value, dict):  # per sensitive column
+            given[criterion.name] = RoleFiltered(
+                value, {"sensitive": job.sensitive}, _per_column, ctx
+            )
         elif value is not None:
-            given[key] = str(value)
-    for criterion in CRITERIA.parameters():  # k-map, journalist risk, δ-presence, population
-        if getattr(model, criterion.name) is not None:
-            given[criterion.name] = getattr(model, criterion.name)
-    if model.known is not None:
-        given["level"] = model.known
+            given[criterion.name] = value
+    if job.model.known is not None:
+        given["level"] = job.model.known
     return given
 
 
@@ -832,29 +814,14 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
     values: dict[str, Any] = {}
-    if job.k_column is not None:
-        values["k_column"] = job.k_column
-    else:
-        values["k"] = job.k
     roles = job.schema.roles()
     for key in ("qi", "numeric", "sensitive", "identifiers"):
         if roles[key]:
             values[key] = _csv(roles[key])
-    asked = [m for m in job.models if not m.default]  # a default model: the default again
-    ls = {m.column: m.l for m in asked if m.l is not None}
-    ts = {m.column: m.t for m in asked if m.t is not None}
-    if ls:
-        first = next(m for m in asked if m.l is not None)
-        values["diversity"] = first.diversity
-        if first.c is not None:
-            values["c"] = first.c
-    ls.update(dict.fromkeys(job.unprotected, 1))  # published unprotected: --l 1
-    if ls:
-        values["l"] = _per_column(ls)
-    if ts:
-        values["t"] = _per_column(ts)
+    # the level and the sensitive models (typed: their options take them as they are)
+    values.update(SAMPLE_CRITERIA.claims(guarantee, roles))
     if job.criteria:  # counted against a population named by path: checked again
-        values.update(CRITERIA.claims(guarantee), population=job.population)
+        values.update(POPULATION_CRITERIA.claims(guarantee), population=job.population)
     read = parameters.get("input_options")
     if isinstance(read, dict):
         for key, param in (("format", "fmt"), ("sep", "sep"), ("quotechar", "quotechar")):

@@ -28,7 +28,7 @@ from anonymatch.app.outputs import (
     check_outputs,
 )
 from anonymatch.cli.steps import with_step
-from anonymatch.core.criteria import Registry
+from anonymatch.core.criteria import Parameter, Registry
 from anonymatch.core.errors import InputError, VerificationError
 from anonymatch.core.files import write_atomically
 from anonymatch.core.manifest import private_seed_file, utc_now
@@ -97,59 +97,6 @@ def parse_weights(value: str | None) -> dict[str, float]:
         except ValueError:
             raise InputError(f"--weights expects name=number pairs, got {item!r}") from None
     return out
-
-
-def per_column(flag: str, value: str | None, convert: Callable[[str], Any]) -> Any:
-    """``--l 3`` (one value for every sensitive column) or ``--l occupation=4,disease=2``."""
-    if value is None:
-        return None
-    try:
-        if "=" not in value:
-            return convert(value.strip())
-        out = {}
-        for item in comma_list(value):
-            name, _, number = item.partition("=")
-            out[name.strip()] = convert(number.strip())
-        return out
-    except ValueError:
-        raise InputError(f"{flag} expects a number or column=number pairs, got {value!r}") from None
-
-
-def sensitive_model_options(func: F) -> F:
-    """``--l``, ``--diversity``, ``--c``, ``--t`` (parameters ``l``, ``diversity``, ``c``,
-    ``t``): ℓ-diversity and t-closeness on the ``--sensitive`` columns."""
-    return cast(
-        F,
-        _apply(
-            func,
-            [
-                click.option(
-                    "--l",
-                    "l",
-                    default=None,
-                    help="l-diversity of the sensitive columns: every person's candidate rows "
-                    "show >= l values (one number, or column=l pairs). Default 2 for a column "
-                    "with neither --l nor --t; --l 1 publishes it unprotected (flagged).",
-                ),
-                click.option(
-                    "--diversity",
-                    type=click.Choice(["distinct", "entropy", "recursive"]),
-                    default="distinct",
-                    show_default=True,
-                    help="Which l-diversity (Machanavajjhala et al. 2007).",
-                ),
-                click.option("--c", type=float, help="c of recursive (c, l)-diversity."),
-                click.option(
-                    "--t",
-                    "t",
-                    default=None,
-                    help="t-closeness, 0 < t <= 1: every person's candidates show values within "
-                    "earth mover's distance t of the table's (one number, or column=t pairs; "
-                    "ordered distance for sensitive columns listed in --numeric).",
-                ),
-            ],
-        ),
-    )
 
 
 def _apply(func: Any, options: Sequence[Callable[[Any], Any]]) -> Any:
@@ -1320,20 +1267,40 @@ def population_flags(
     return PopulationFlags(threshold, population_path, sampling_fraction, weights_column)
 
 
-_CLICK_TYPES: dict[str, Any] = {"integer": int, "fraction": float, "share": float, "table": str}
+class _Parsed(click.ParamType):
+    """The click type of a criterion's parameter read by its own :meth:`Parameter.parse`
+    (``--l 3`` or ``--l occupation=4,disease=2``); a value already typed (a job file's or a
+    manifest's default) passes as it is."""
+
+    def __init__(self, parameter: Parameter) -> None:
+        self.parameter = parameter
+        self.name = parameter.kind
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return self.parameter.parse(value) if isinstance(value, str) else value
+
+
+def _click_type(p: Parameter) -> Any:
+    """The click type of a criterion's parameter, from its declaration."""
+    if p.per_column:
+        return _Parsed(p)
+    if p.kind == "choice":
+        return click.Choice(p.choices)
+    return {"integer": int, "column": str, "table": str}.get(p.kind, float)
 
 
 def criteria_options(registry: Registry) -> Callable[[F], F]:
     """Decorator: one option per parameter of a kind's criteria (``core.criteria``), derived
-    from the registry — flag, value type, placeholder and help — and passed to the command
-    under the parameter's own name (``--delta-max`` → ``delta_max``; as one mapping with
-    :func:`criteria_group` below). The values are checked where the criteria are built
-    (``Registry.build``), not here."""
+    from the registry — flag, value type, choices, default, placeholder and help — and passed
+    to the command under the parameter's own name (``--delta-max`` → ``delta_max``; as one
+    mapping with :func:`criteria_group` below). The values are checked where the criteria
+    are built (``Registry.build``), not here."""
 
     def decorate(func: F) -> F:
         for p in reversed(registry.parameters()):
             func = click.option(
-                p.flag, p.name, type=_CLICK_TYPES[p.kind], default=None, metavar=p.metavar,
+                *([p.short] if p.short else []), p.flag, p.name, type=_click_type(p),
+                default=p.default, metavar=p.metavar, show_default=p.default is not None,
                 help=p.help,
             )(func)  # fmt: skip
         return func

@@ -45,11 +45,9 @@ from anonymatch.cli.options import (
     json_default,
     missing_codes_option,
     output_options,
-    per_column,
     qi_type_options,
     risk_options,
     seed_option,
-    sensitive_model_options,
     share_text,
     verbosity_options,
 )
@@ -57,7 +55,7 @@ from anonymatch.cli.steps import command, with_step
 from anonymatch.core.params import STREAM_MIN_ROWS
 from anonymatch.relational.job import streams
 from anonymatch.relational.methods import names
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import RELATIONAL_CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.core.params import Execution
@@ -186,8 +184,8 @@ def people_source(
 
 
 def sensitive_options(func: F) -> F:
-    """``--sensitive`` and the models ``--l``, ``--diversity``, ``--c``, ``--t``."""
-    func = sensitive_model_options(func)
+    """``--sensitive`` (their models' ``--l``, ``--diversity``, ``--c``, ``--t`` are the
+    criteria's options, ``tables.models.RELATIONAL_CRITERIA``)."""
     return click.option(
         "--sensitive",
         default=None,
@@ -201,8 +199,6 @@ TEXT_FLAGS: dict[str, Callable[[Any], Any]] = {
     "numeric": comma_list,
     "identifiers": comma_list,
     "sensitive": comma_list,
-    "l": lambda value: per_column("--l", value, int),
-    "t": lambda value: per_column("--t", value, float),
 }
 """The ``RelationalJob`` keywords whose flags are text, and how it is read."""
 
@@ -334,7 +330,6 @@ def _leak_text(manifest: Any) -> str:
 @click.argument("people_path", metavar="PEOPLE")
 @output_options("Release file (JSON Lines: .jsonl, .ndjson or .json).",
                 extensions=SET_RELEASE_EXTENSIONS)  # fmt: skip
-@click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @click.option("--method", type=click.Choice(names()), default=names()[0], show_default=True)
 @click.option(
     "--item-weight",
@@ -358,8 +353,8 @@ def _leak_text(manifest: Any) -> str:
     "they are warned about on stderr.",
 )
 @sensitive_options
-@criteria_options(CRITERIA)
-@criteria_group(CRITERIA)
+@criteria_options(RELATIONAL_CRITERIA)
+@criteria_group(RELATIONAL_CRITERIA)
 @_stream_options
 @seed_option
 @people_options
@@ -371,17 +366,12 @@ def anonymize_rt_cmd(
     output: str,
     quiet: bool,
     report_path: str | None,
-    k: int,
     method: str,
     item_weight: float | None,
     partition_size: int | None,
     identifiers: str,
     strict: bool,
     sensitive: str | None,
-    l: str | None,  # noqa: E741 - the model's name
-    diversity: str,
-    c: float | None,
-    t: str | None,
     stream: bool,
     seed: int | None,
     source: PeopleSource,
@@ -403,9 +393,8 @@ def anonymize_rt_cmd(
 
     started = time.perf_counter()
     job = relational_job(ctx, source, qi_types, dict(
-        k=k, qi=qi, numeric=numeric, identifiers=identifiers, sensitive=sensitive, l=l,
-        diversity=diversity, c=c, t=t, item_weight=item_weight, method=method,
-        partition_size=partition_size, **criteria,
+        qi=qi, numeric=numeric, identifiers=identifiers, sensitive=sensitive,
+        item_weight=item_weight, method=method, partition_size=partition_size, **criteria,
     ), seed)  # fmt: skip
     if streams(job, execution, stream, lambda: source.rows(people_path)):
         from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks
@@ -460,10 +449,9 @@ def anonymize_rt_cmd(
 @command("verify-rt")
 @click.argument("people_path", metavar="PEOPLE")
 @click.argument("published")
-@click.option("-k", "--k", "k", type=int, required=True, help="k-anonymity level.")
 @sensitive_options
-@criteria_options(CRITERIA)
-@criteria_group(CRITERIA)
+@criteria_options(RELATIONAL_CRITERIA)
+@criteria_group(RELATIONAL_CRITERIA)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbosity_options
 @people_options
@@ -472,12 +460,7 @@ def verify_rt_cmd(
     ctx: click.Context,
     people_path: str,
     published: str,
-    k: int,
     sensitive: str | None,
-    l: str | None,  # noqa: E741 - the model's name
-    diversity: str,
-    c: float | None,
-    t: str | None,
     as_json: bool,
     quiet: bool,
     source: PeopleSource,
@@ -496,8 +479,7 @@ def verify_rt_cmd(
     from anonymatch.relational.verify import verify_relational
 
     job = relational_job(ctx, source, qi_types, dict(
-        k=k, qi=qi, numeric=numeric, sensitive=sensitive, l=l, diversity=diversity, c=c, t=t,
-        **criteria,
+        qi=qi, numeric=numeric, sensitive=sensitive, **criteria,
     ))  # fmt: skip
     people = source.read(people_path)
     release = read_release(published, people, job.schema.qi)

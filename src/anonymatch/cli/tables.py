@@ -52,7 +52,6 @@ from anonymatch.cli.options import (
     qi_type_options,
     risk_options,
     seed_option,
-    sensitive_model_options,
     share_text,
     stage_bar,
     table_input_options,
@@ -62,11 +61,17 @@ from anonymatch.cli.options import (
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import load_manifest
-from anonymatch.core.params import STREAM_MIN_ROWS, number
+from anonymatch.core.params import STREAM_MIN_ROWS, number, param
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.job import RINGS_WEAKNESS, STRUCTURES, choose_path
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA
+from anonymatch.tables.models.levels import KAnonymity
+
+LEVEL_CRITERIA = CRITERIA.where(lambda c: c.level)
+"""The level a release promises (``-k`` or ``--k-column``): what ``attack`` scores against."""
+K_CRITERIA = CRITERIA.where(lambda c: c is KAnonymity)
+"""k alone: the (k,ℓ) commands' level."""
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -155,12 +160,6 @@ strict_option = click.option(
     extensions=TABLE_RELEASE_EXTENSIONS,
     directory=True,
 )
-@click.option("-k", "--k", "k", type=int, default=None, help="Anonymity level k ≥ 1 (for all).")
-@click.option(
-    "--k-column",
-    default=None,
-    help="Column holding each person's own level δᵢ (b-matching and agglomerative methods).",
-)
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="QIs published as ranges (the others as value sets).")
 @click.option(
@@ -225,7 +224,6 @@ strict_option = click.option(
 )
 @criteria_options(CRITERIA)
 @criteria_group(CRITERIA)
-@sensitive_model_options
 @click.option(
     "--structure",
     type=click.Choice(list(STRUCTURES)),
@@ -568,12 +566,6 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
 @command()
 @click.argument("original")
 @click.argument("published")
-@click.option("-k", "--k", "k", type=int, default=None, help="Anonymity level k for all.")
-@click.option(
-    "--k-column",
-    default=None,
-    help="Column of ORIGINAL with each person's level δᵢ (adaptive anonymity check).",
-)
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="Numeric QIs (published as ranges).")
 @click.option(
@@ -598,7 +590,6 @@ def _print_adaptive_summary(report: dict[str, Any], output: str) -> None:
     "checked (from the values the release "
     "shows on each person's candidate rows).",
 )
-@sensitive_model_options
 @_suppression_limit_option(
     "The suppression limit the release was made with (default: the manifest's, else 0): a "
     "release may then lack up to that share of the original's people."
@@ -644,7 +635,7 @@ def verify(
     partitions = _manifest_partitions(manifest)
     if release_table or is_database_url(published):
         partitions = None  # a release table is checked whole, in memory
-    asked = CRITERIA.build(criteria)
+    asked = POPULATION_CRITERIA.build(criteria)  # the sensitive models: ``check``'s
     unchecked = unchecked_claims(
         None if manifest is None else load_manifest(manifest), criteria.get("population")
     )
@@ -800,8 +791,7 @@ def adversary(key: str, known: int, trials: int) -> Adversary:
     help="A column with a unique value per person, present in ORIGINAL and PUBLISHED (kept as a "
     "sensitive column): it gives the true matching to score the attack against.",
 )
-@click.option("-k", "--k", "k", type=int, default=None, help="The level k promised to all.")
-@click.option("--k-column", default=None, help="Column of ORIGINAL with each person's level.")
+@criteria_options(LEVEL_CRITERIA)  # the level the release promises: -k or --k-column
 @click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
 @click.option("--numeric", default=None, help="Numeric QIs.")
 @seed_option
@@ -1054,7 +1044,7 @@ known_option = click.option(
 
 @command("check-kl")
 @click.argument("table")
-@click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
+@criteria_options(K_CRITERIA)
 @known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Numeric attributes (5 and 5..5 are one value).")
@@ -1077,7 +1067,8 @@ def check_kl_cmd(
     if check.drop_missing:
         schema.check_columns([str(c) for c in frame.columns])
         frame = frame.loc[~missing_qi_mask(frame, schema, check.na)]
-    assert check.k is not None  # a required option
+    if check.k is None:
+        raise InputError(f"missing {param('k')}")
     numeric = [a for a in schema.qi if a in schema.numeric]
     report = check_kl(frame, check.k, level, list(schema.qi), numeric)
     if as_json:
@@ -1090,7 +1081,7 @@ def check_kl_cmd(
 @command("anonymize-kl")
 @click.argument("input_path", metavar="INPUT")
 @output_options("Release file (.csv, .tsv or .parquet).", extensions=TABLE_RELEASE_EXTENSIONS)
-@click.option("-k", "--k", "k", required=True, type=int, help="Anonymity level k ≥ 1.")
+@criteria_options(K_CRITERIA)
 @known_option
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Attributes published as ranges.")

@@ -30,16 +30,18 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from anonymatch.core.errors import InputError
-from anonymatch.core.params import integer, number, param
+from anonymatch.core.params import choice, integer, number, param
 
-Kind = Literal["integer", "fraction", "share", "table"]
+Kind = Literal["integer", "fraction", "share", "positive", "choice", "column", "table"]
 """How a parameter's value is checked: ``integer`` ≥ ``minimum``; ``fraction`` in (0, 1];
-``share`` in [0, 1]; ``table`` a file path or a DataFrame."""
+``share`` in [0, 1]; ``positive`` a number > 0; ``choice`` one of ``choices``; ``column`` a
+column name; ``table`` a file path or a DataFrame. A ``per_column`` parameter takes one such
+value or a mapping column → value (``l``, ``t``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +52,7 @@ class Parameter:
     ----------
     name : str
         The Python keyword and job-file key (``delta_max``); the flag is ``--delta-max``.
-    kind : {"integer", "fraction", "share", "table"}
+    kind : {"integer", "fraction", "share", "positive", "choice", "column", "table"}
         How a value is checked (:meth:`check`).
     help : str
         One sentence for ``--help``, the job file's schema and the web form.
@@ -58,6 +60,19 @@ class Parameter:
         The smallest value of an ``integer``.
     metavar : str
         The placeholder of the flag's value in ``--help``.
+    short : str or None
+        A short flag beside the long one (``-k``).
+    per_column : bool
+        One value for every column of the role, or ``column=value,…`` (a mapping in Python
+        and job files): ``l`` and ``t`` per sensitive column.
+    choices : tuple of str
+        The values of a ``choice``.
+    default : object
+        The value when not given (None: not asked); a criterion is asked for by a value
+        other than its default (:meth:`Criterion.asked`).
+    refines : str or None
+        The parameter this one refines, read only with it (``diversity`` and ``c`` refine
+        ``l``): a form leaves it out without that one.
     """
 
     name: str
@@ -65,6 +80,11 @@ class Parameter:
     help: str
     minimum: int = 1
     metavar: str = "X"
+    short: str | None = None
+    per_column: bool = False
+    choices: tuple[str, ...] = ()
+    default: object = None
+    refines: str | None = None
 
     @property
     def flag(self) -> str:
@@ -72,26 +92,69 @@ class Parameter:
         return "--" + self.name.replace("_", "-")
 
     def check(self, value: object) -> object:
-        """``value`` checked as the parameter's kind (``InputError`` naming the parameter).
-        O(1)."""
+        """``value`` checked as the parameter's kind (``InputError`` naming the parameter; a
+        per-column value names the column: ```l['disease']```). O(columns)."""
+        if self.per_column and isinstance(value, Mapping):
+            for column, v in value.items():
+                if not isinstance(column, str):
+                    raise InputError(
+                        f"{param(self.name)} must be keyed by column names, got {column!r}"
+                    )
+                self._check_one(v, f"{self.name}[{column!r}]")
+            return dict(value)
+        return self._check_one(value, self.name)
+
+    def _check_one(self, value: object, name: str) -> object:
         if self.kind == "integer":
-            return integer(value, self.name, minimum=self.minimum)
+            return integer(value, name, minimum=self.minimum)
         if self.kind == "fraction":
-            return number(value, self.name, high=1.0)
+            return number(value, name, high=1.0)
         if self.kind == "share":
-            return number(value, self.name, low_open=False, high=1.0)
+            return number(value, name, low_open=False, high=1.0)
+        if self.kind == "positive":
+            return number(value, name)
+        if self.kind == "choice":
+            return choice(value, name, self.choices)
+        if self.kind == "column":
+            if not isinstance(value, str) or not value:
+                raise InputError(f"{param(name)} must be a column name, got {value!r}")
+            return value
         import pandas as pd
 
         if isinstance(value, str | os.PathLike | pd.DataFrame):
             return value
         raise InputError(
-            f"{param(self.name)} must be a file path or a DataFrame, got {type(value).__name__}"
+            f"{param(name)} must be a file path or a DataFrame, got {type(value).__name__}"
         )
+
+    def parse(self, text: str) -> object:
+        """A value from text (a command-line flag, a web form's field): a number of the
+        parameter's type, or for a per-column parameter ``3`` (every column) or
+        ``occupation=4,disease=2``; checked later by :meth:`check`. InputError naming the
+        parameter (the command line shows its flag) when a number does not parse.
+        O(len(text))."""
+        convert = {"integer": int, "fraction": float, "share": float, "positive": float}.get(
+            self.kind, str
+        )
+        try:
+            if not self.per_column or "=" not in text:
+                return convert(text.strip())
+            out = {}
+            for item in (part.strip() for part in text.split(",")):
+                if item:
+                    name, _, value = item.partition("=")
+                    out[name.strip()] = convert(value.strip())
+            return out
+        except ValueError:
+            what = (
+                "expects a number or column=number pairs" if self.per_column else "must be a number"
+            )
+            raise InputError(f"{param(self.name)} {what}, got {text!r}") from None
 
     @property
     def python_type(self) -> type:
-        """The type of a value in a job file (``int``, ``float`` or ``str``)."""
-        return {"integer": int, "fraction": float, "share": float, "table": str}[self.kind]
+        """The type of one value in a job file (``int``, ``float`` or ``str``)."""
+        return {"integer": int, "choice": str, "column": str, "table": str}.get(self.kind, float)
 
 
 POPULATION = Parameter(
@@ -106,12 +169,14 @@ POPULATION = Parameter(
 
 @dataclass(frozen=True)
 class Verdict:
-    """A criterion's verdict on a release: ``passed``, the ``reason`` (one line) and the
-    figures that support it (the manifest's ``verification.<name>`` block)."""
+    """A criterion's verdict on a release: ``passed``, the ``reason`` (one line), the
+    figures that support it (the manifest's ``verification.<name>`` block) and ``detail``, the
+    kind's own report of the check for its callers (never written: not in :meth:`to_dict`)."""
 
     passed: bool
     reason: str
     figures: Mapping[str, Any] = field(default_factory=dict)
+    detail: Any = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"passed": self.passed, "reason": self.reason, **self.figures}
@@ -136,6 +201,9 @@ class Criterion(ABC):
         first names it in messages.
     needs_population : bool
         Counted against a population table (:data:`POPULATION`).
+    level : bool
+        The release's level (k for everyone, or per-record levels): a release claims exactly
+        one.
     kinds : tuple of str
         The data kinds that run and check it.
     paths : tuple of str
@@ -148,19 +216,22 @@ class Criterion(ABC):
     title: ClassVar[str]
     parameters: ClassVar[tuple[Parameter, ...]]
     needs_population: ClassVar[bool] = False
+    level: ClassVar[bool] = False
     kinds: ClassVar[tuple[str, ...]] = ("table",)
     paths: ClassVar[tuple[str, ...]] = ("memory",)
     reference: ClassVar[str] = ""
 
     @classmethod
     def asked(cls, values: Mapping[str, object]) -> bool:
-        """Whether ``values`` ask for this criterion (any of its own parameters given)."""
-        return any(values.get(p.name) is not None for p in cls.parameters)
+        """Whether ``values`` ask for this criterion (any of its own parameters given, other
+        than its default)."""
+        return any(values.get(p.name) not in (None, p.default) for p in cls.parameters)
 
     @classmethod
     @abstractmethod
     def from_values(cls, values: Mapping[str, object]) -> Criterion:
-        """The criterion from its parameters' checked values (``None`` for those not given);
+        """The criterion from its parameters' checked values (``None`` for those not given)
+        and the run's other values (the columns' roles, for a criterion on columns);
         ``InputError`` naming the parameter when they do not fit together."""
 
     @abstractmethod
@@ -172,6 +243,17 @@ class Criterion(ABC):
         """The parameters a manifest's ``guarantee.<name>`` block claims (the inverse of
         :meth:`describe`), to re-check the release with. O(parameters)."""
         return {p.name: block.get(p.name) for p in cls.parameters}
+
+    @classmethod
+    def claimed_in(
+        cls, guarantee: Mapping[str, Any], roles: Mapping[str, Any]
+    ) -> dict[str, object]:
+        """The parameters the manifest's whole ``guarantee`` block claims for this criterion
+        (``roles``: the release's columns by role, ``Schema.roles``); by default
+        :meth:`claimed` of its ``guarantee.<name>`` block, nothing without one. A criterion
+        whose claim spans several keys (the sensitive models) overrides it."""
+        block = guarantee.get(cls.name)
+        return cls.claimed(block) if isinstance(block, Mapping) else {}
 
     @abstractmethod
     def check(self, view: Any) -> Verdict:
@@ -191,6 +273,11 @@ class Registry:
         names = [c.name for c in criteria]
         assert len(set(names)) == len(names), "a criterion is registered twice"
         self.criteria = criteria
+
+    def where(self, test: Callable[[type[Criterion]], bool]) -> Registry:
+        """The criteria passing ``test``, in order (``needs_population``: the population
+        criteria, which a form reads with the population's upload)."""
+        return Registry(*(c for c in self.criteria if test(c)))
 
     def parameters(self) -> tuple[Parameter, ...]:
         """Every criterion's parameters, each once (the population once), in order."""
@@ -212,14 +299,22 @@ class Registry:
                 if p.name in seen:
                     continue
                 seen.add(p.name)
-                kind = "path or DataFrame" if p.kind == "table" else p.python_type.__name__
+                kind = (
+                    "path or DataFrame" if p.kind == "table"
+                    else "{" + ", ".join(f'"{c}"' for c in p.choices) + "}" if p.choices
+                    else p.python_type.__name__
+                )  # fmt: skip
+                if p.per_column:
+                    kind += f" or mapping of str to {kind}"
+                if p.default is not None:
+                    kind += f", default {p.default!r}"
                 cite = f" ({reference})" if reference else ""
                 lines.append(f"{indent}- ``{p.name}`` ({kind}): {p.help}{cite}")
         return "\n".join(lines)
 
-    def defaults(self) -> dict[str, None]:
+    def defaults(self) -> dict[str, object]:
         """Every parameter with its default (None: not asked)."""
-        return {p.name: None for p in self.parameters()}
+        return {p.name: p.default for p in self.parameters()}
 
     def build(self, values: Mapping[str, object]) -> tuple[Criterion, ...]:
         """The criteria that ``values`` ask for, checked: every value by its
@@ -229,7 +324,8 @@ class Registry:
         Parameters
         ----------
         values : mapping
-            Parameter name → value (None: not given); other names are ignored.
+            Parameter name → value (None: not given); the other names are the run's (the
+            columns' roles: ``sensitive``, ``numeric``), passed to the criteria.
 
         Returns
         -------
@@ -244,7 +340,8 @@ class Registry:
             p.name: None if values.get(p.name) is None else p.check(values[p.name])
             for p in self.parameters()
         }
-        chosen = [c for c in self.criteria if c.asked(checked)]
+        context = {**values, **checked}
+        chosen = [c for c in self.criteria if c.asked(context)]
         wanted = [c for c in chosen if c.needs_population]
         if wanted and checked.get("population") is None:
             names = " / ".join(param(c.parameters[0].name) for c in wanted)
@@ -254,16 +351,17 @@ class Registry:
                 param(c.parameters[0].name) for c in self.criteria if c.needs_population
             )
             raise InputError(f"{param('population')} is only read with {asked}")
-        return tuple(c.from_values(checked) for c in chosen)
+        return tuple(c.from_values(context) for c in chosen)
 
-    def claims(self, guarantee: Mapping[str, Any]) -> dict[str, object]:
-        """The parameters of every criterion a manifest's ``guarantee`` block claims (its
-        ``guarantee.<name>`` blocks, read back by :meth:`Criterion.claimed`)."""
+    def claims(
+        self, guarantee: Mapping[str, Any], roles: Mapping[str, Any] | None = None
+    ) -> dict[str, object]:
+        """The parameters of every criterion a manifest's ``guarantee`` block claims (read
+        back by :meth:`Criterion.claimed_in`; ``roles``: the release's columns by role)."""
         out: dict[str, object] = {}
         for c in self.criteria:
-            block = guarantee.get(c.name)
-            if isinstance(block, Mapping):
-                out.update({k: v for k, v in c.claimed(block).items() if v is not None})
+            claimed = c.claimed_in(guarantee, roles or {})
+            out.update({k: v for k, v in claimed.items() if v is not None})
         return out
 
 

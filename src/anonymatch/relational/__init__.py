@@ -255,11 +255,12 @@ def verify(
     from anonymatch.relational.job import RelationalJob
     from anonymatch.relational.pipeline import encode
     from anonymatch.relational.verify import verify_relational
+    from anonymatch.tables.models import SENSITIVE_CRITERIA
 
     people = _people(original, "original")
     published = _release(release)
     extra = dict(options or {})
-    known = ("types", "na_values", "sensitive", "l", "diversity", "c", "t")
+    known = ("types", "na_values", "sensitive", *(p.name for p in SENSITIVE_CRITERIA.parameters()))
     for name in extra:
         if name not in known:
             raise TypeError(

@@ -35,14 +35,14 @@ from anonymatch.core.params import (
 )
 from anonymatch.core.registry import lookup
 from anonymatch.relational.methods import RelationalMethod, registry
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import RELATIONAL_CRITERIA
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from anonymatch.relational.io import People
     from anonymatch.tables.columns.schema import MissingCodes, Schema
-    from anonymatch.tables.models.sensitive import SensitiveModel
+    from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels
 
 DEFAULT_ITEM_WEIGHT = 0.005
 """λ, the price of one uncertain item in GCP units (a record's GCP is in [0, 1]): chosen on
@@ -51,7 +51,6 @@ stays within 1.5× of the table-only release while the uncertain items drop (0.0
 and 11 % fewer uncertain items than λ = 0; 0.01: 1.46× and 19 % fewer)."""
 
 PARAMETERS: dict[str, Any] = {
-    "k": None,
     "qi": (),
     "numeric": (),
     "identifiers": (),
@@ -59,16 +58,12 @@ PARAMETERS: dict[str, Any] = {
     "types": None,
     "na_values": None,
     "sensitive": (),
-    "l": None,
-    "diversity": "distinct",
-    "c": None,
-    "t": None,
     "method": "hungarian",
     "item_weight": DEFAULT_ITEM_WEIGHT,
     "partition_size": None,
     "seed": None,
     "workers": None,
-    **CRITERIA.defaults(),
+    **RELATIONAL_CRITERIA.defaults(),  # k, the sensitive models, the population criteria
 }
 """Every parameter of a relational-transaction job and its default (``RelationalJob.build``)."""
 
@@ -90,10 +85,10 @@ class RelationalJob:
         for tables), the sensitive columns (``sensitive``) and the identifiers
         (``identifiers``: columns of the people table never published, as the tables'
         ``--identifiers``; the id column never is, listed or not).
-    models : tuple of SensitiveModel
+    sensitive_models : SensitiveModels
         ℓ-diversity and/or t-closeness on sensitive columns (``l``, ``diversity``, ``c``,
-        ``t``: ``anonymatch.tables.models.sensitive.build_models``); the release is then made of
-        classes that satisfy them.
+        ``t``: the criterion ``anonymatch.tables.models.disclosure.SensitiveModels``); the
+        release is then made of classes that satisfy them.
     method : RelationalMethod
         The registered method.
     item_weight : float
@@ -118,7 +113,7 @@ class RelationalJob:
 
     k: int
     schema: Schema
-    models: tuple[SensitiveModel, ...]
+    sensitive_models: SensitiveModels
     method: RelationalMethod
     item_weight: float
     na: MissingCodes
@@ -141,9 +136,11 @@ class RelationalJob:
             below 2k or given to a method that does not partition.
         """
         from anonymatch.tables.columns.schema import Schema
-        from anonymatch.tables.models.sensitive import build_models
+        from anonymatch.tables.models.disclosure import SensitiveModels
 
         p = with_defaults(values, PARAMETERS)
+        if p["k"] is None:
+            raise InputError(f"missing {param('k')}")
         k = integer(p["k"], "k")
         method = lookup(registry(), p["method"])
         from anonymatch.tables.job import missing, qi_types
@@ -156,9 +153,9 @@ class RelationalJob:
             weights=p["weights"],
             types=qi_types(types=p["types"]),
         )
-        models = build_models(
-            schema.sensitive, p["l"], p["diversity"], p["c"], p["t"], schema.ordered_sensitive
-        )
+        roles = {"sensitive": schema.sensitive, "numeric": schema.ordered_sensitive}
+        built = RELATIONAL_CRITERIA.build({**p, **roles})  # k, the sensitive models, ...
+        models = next((c for c in built if isinstance(c, SensitiveModels)), SensitiveModels())
         weight = number(p["item_weight"], "item_weight", low_open=False)
         size = optional_integer(p["partition_size"], "partition_size")
         if size is not None and not method.partitioned:
@@ -176,9 +173,14 @@ class RelationalJob:
             check_seed(p["seed"]),
             optional_integer(p["workers"], "workers"),
             dict(values),
-            CRITERIA.build(p),
+            tuple(c for c in built if c.needs_population),
             p["population"],
         )
+
+    @property
+    def models(self) -> tuple[SensitiveModel, ...]:
+        """ℓ-diversity / t-closeness per protected sensitive column."""
+        return self.sensitive_models.models
 
     def size_for(self, n: int) -> int:
         """The partition size of a run on n people: the tables' one formula for the freeform

@@ -34,7 +34,7 @@ from anonymatch.sets.methods.nonreciprocal import bit_vote
 from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, EncodedQI, MissingCodes, Schema
 from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.metrics import information_loss
-from anonymatch.tables.models.sensitive import model_claims
+from anonymatch.tables.models.levels import KAnonymity
 from anonymatch.tables.pipeline import prepare
 from anonymatch.tables.recode import recode
 
@@ -208,7 +208,7 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
             "partition_size": None if job.method.classes else job.size_for(n),
             "partitions": n_parts,
         },
-        guarantee={"model": "k-anonymity", "k": k, "over": "joint compatibility"},
+        guarantee={**KAnonymity(k).describe(), "over": "joint compatibility"},
         verification=check.to_dict(),
         loss={
             **loss.to_dict(),
@@ -225,7 +225,7 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
             "people_without_items": int(np.sum(np.diff(items.matrix.indptr) == 0)),
             "duplicates_removed": people.duplicates_removed,
         },
-        models=model_claims(job.models, job.schema.sensitive),
+        models=job.sensitive_models.describe(),
     )
     report = publish(  # refuses a release that failed verification
         produced,

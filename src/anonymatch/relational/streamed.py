@@ -111,6 +111,7 @@ from anonymatch.tables.io.cells import format_cells
 from anonymatch.tables.io.stream import DEFAULT_BATCH_ROWS, count_rows, iter_table_batches
 from anonymatch.tables.methods.diverse import diverse_clusters
 from anonymatch.tables.metrics import loss_from_sums, ncp_sums
+from anonymatch.tables.models.levels import KAnonymity
 from anonymatch.tables.models.sensitive import (
     EncodedSensitive,
     SensitiveCheck,
@@ -118,7 +119,6 @@ from anonymatch.tables.models.sensitive import (
     check_model,
     describe_model,
     merge_checks,
-    model_claims,
 )
 from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
 from anonymatch.tables.risk.leakage import (
@@ -902,7 +902,7 @@ def anonymize_files(
             "executor": "dask" if run.scheduler else executor,
             "workers": run.workers,
         },
-        guarantee={"model": "k-anonymity", "k": job.k, "over": "joint compatibility"},
+        guarantee={**KAnonymity(job.k).describe(), "over": "joint compatibility"},
         verification={
             "passed": True,
             "k": job.k,
@@ -940,7 +940,7 @@ def anonymize_files(
             "duplicates_removed": joined.duplicates,
         },
         output_extra={"layout": "partitioned"},
-        models=model_claims(job.models, job.schema.sensitive),
+        models=job.sensitive_models.describe(),
         model_figures={"sensitive": [c.to_dict() for c in checks]} if job.models else {},
         plan={"path": "streamed", "partition_size": size},
     )

@@ -36,12 +36,8 @@ from anonymatch.core.view import AttackerView, group_sets
 from anonymatch.relational.io import People, RelationalRelease
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io.cells import parse_cells
-from anonymatch.tables.models.sensitive import (
-    SensitiveCheck,
-    SensitiveModel,
-    check_model,
-    encode_sensitive,
-)
+from anonymatch.tables.models.disclosure import SensitiveModel
+from anonymatch.tables.models.sensitive import SensitiveCheck, check_model, encode_sensitive
 from anonymatch.tables.verify import attacker_view
 
 

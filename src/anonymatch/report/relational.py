@@ -217,7 +217,7 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
     from anonymatch.report.tables import _qi_types
     from anonymatch.tables.columns.schema import MissingCodes
     from anonymatch.tables.io import CsvOptions
-    from anonymatch.tables.models import CRITERIA
+    from anonymatch.tables.models import RELATIONAL_CRITERIA
 
     params = manifest.get("parameters") or {}
     source = manifest.get("input") or {}
@@ -254,12 +254,8 @@ def _read(manifest: Mapping[str, Any], inputs: Inputs) -> tuple[Any, Any, Any, A
             "qi",
             "numeric",
             "sensitive",
-            "l",
-            "diversity",
-            "c",
-            "t",
-            *CRITERIA.defaults(),
-        )  # fmt: skip  (the population criteria, their population)
+            *RELATIONAL_CRITERIA.defaults(),
+        )  # fmt: skip  (the criteria: the sensitive models, the population's)
         recorded = {key: keywords[key] for key in claims if keywords.get(key) is not None}
         job = RelationalJob.build({**recorded, "types": _qi_types(params), "na_values": qi_codes})
     except (InputError, TypeError, KeyError) as exc:

@@ -229,10 +229,13 @@ def _reverify(
         elif model == "adaptive-anonymity" and params.get("k_column"):
             from anonymatch.tables.job import ReleaseCheck
             from anonymatch.tables.models.adaptive import verify_adaptive_release
+            from anonymatch.tables.models.disclosure import SensitiveModels
 
             column = str(params["k_column"])
             adaptive_schema = Schema.build(schema.qi, schema.numeric, identifiers=[column])
-            adaptive = ReleaseCheck(adaptive_schema, None, column, (), 0.0, na, drop_missing, None)
+            adaptive = ReleaseCheck(
+                adaptive_schema, None, column, SensitiveModels(), 0.0, na, drop_missing, None
+            )
             rerun = verify_adaptive_release(release, original, adaptive).to_dict()
         else:
             return ClaimCheck("unchecked", f"this report does not re-verify {model} releases")

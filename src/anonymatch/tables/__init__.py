@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.front import keep_functions
 from anonymatch.core.params import accept_keywords, require_frame
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import CRITERIA, SENSITIVE_CRITERIA
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,10 +66,6 @@ def anonymize(
     time_limit: float = 60.0,
     workers: int | None = None,
     progress: bool = False,
-    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
-    diversity: str = "distinct",
-    c: float | None = None,
-    t: float | Mapping[str, float] | None = None,
     ordinal: Mapping[str, str | Sequence[str]] | None = None,
     dates: Mapping[str, str] | None = None,
     hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
@@ -126,20 +122,6 @@ def anonymize(
         Processes for the partitions (None: one per core when worthwhile).
     progress : bool, default False
         Show a progress bar on stderr.
-    l : int or mapping of str to int, optional
-        The ℓ of ℓ-diversity on the sensitive columns (one value for all, or per column):
-        every person's candidate rows must show ≥ ℓ distinct values
-        (``diversity="distinct"``), an entropy ≥ log ℓ (``"entropy"``) or satisfy recursive
-        (c, ℓ)-diversity (``"recursive"``, with ``c``). See ``docs/guarantees/sensitive.md``.
-        Default: 2 for a sensitive column without ``t``; ``1``: no ℓ-diversity.
-    diversity : {"distinct", "entropy", "recursive"}, default "distinct"
-        Which ℓ-diversity.
-    c : float, optional
-        The c of recursive (c, ℓ)-diversity.
-    t : float or mapping of str to float, optional
-        The t of t-closeness, 0 < t ≤ 1: every person's candidates show a value distribution within
-        earth mover's distance t of the table's (ordered distance for sensitive columns also
-        listed in ``numeric``, equal distance otherwise).
     ordinal : mapping of str to str or sequence of str, optional
         Ordinal QIs and their values, lowest first (``{"Installs": "0+|1+|5+"}``): published
         as ranges over the order (``1+..5+``), scored on ranks. See ``tables.qitypes``.
@@ -163,9 +145,11 @@ def anonymize(
         their rows learns every ring member's value. ``"rings"`` needs ``l`` or ``t`` and a
         partitioned method (``hungarian``, ``sortgreedy``, ``greedy``, ``mip``).
     **criteria
-        The criteria counted against a population table (``anonymatch.tables.models.
-        CRITERIA``; rows they refuse are widened after the method, then k-anonymity and every
-        criterion are verified; InfeasibleError when no release can meet one):
+        The criteria (``anonymatch.tables.models.CRITERIA``): the sensitive models on the
+        ``sensitive`` columns (``docs/guarantees/sensitive.md``; the method builds releases
+        that satisfy them), and the criteria counted against a population table (rows they
+        refuse are widened after the method); k-anonymity and every criterion are verified;
+        InfeasibleError when no release can meet one:
 
         {criteria}
 
@@ -229,8 +213,7 @@ def anonymize(
         k=k, qi=qi, numeric=numeric, sensitive=sensitive, identifiers=identifiers,
         method=method, partition_size=partition_size, seed=seed, weights=weights,
         na_values=na_values, drop_missing=drop_missing, time_limit=time_limit,
-        workers=workers, progress=progress, l=l, diversity=diversity, c=c, t=t,
-        ordinal=ordinal, dates=dates, hierarchies=hierarchies,
+        workers=workers, progress=progress, ordinal=ordinal, dates=dates, hierarchies=hierarchies,
         hierarchy_cells=hierarchy_cells, suppression_limit=suppression_limit,
         structure=structure, **criteria,
     ))  # fmt: skip
@@ -273,16 +256,13 @@ def verify(
     na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
     sensitive: str | Iterable[str] | None = None,
-    l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
-    diversity: str = "distinct",
-    c: float | None = None,
-    t: float | Mapping[str, float] | None = None,
     ordinal: Mapping[str, str | Sequence[str]] | None = None,
     dates: Mapping[str, str] | None = None,
     hierarchies: Mapping[str, str | os.PathLike[str] | Hierarchy] | None = None,
     hierarchy_cells: str = "node",
     suppression_limit: float = 0.0,
     certificate: Mapping[str, object] | None = None,
+    **criteria: object,
 ) -> VerificationReport:
     """Check that a published table is k-anonymous with respect to the original.
 
@@ -313,16 +293,6 @@ def verify(
         Sensitive columns whose models (``l``/``diversity``/``c``/``t``, as in ``anonymize``)
         are checked: from the values the release shows on each person's candidate rows
         (``docs/guarantees/sensitive.md``).
-    l : int or mapping of str to int, optional
-        The ℓ of ℓ-diversity to check, as in ``anonymize``: a ``sensitive`` column with
-        neither ``l`` nor ``t`` is checked for distinct ℓ = 2 (what ``anonymize`` gives it by
-        default); ``l=1`` checks nothing on it.
-    diversity : {"distinct", "entropy", "recursive"}, default "distinct"
-        Which ℓ-diversity.
-    c : float, optional
-        The c of recursive (c, ℓ)-diversity.
-    t : float or mapping of str to float, optional
-        The t of t-closeness to check, as in ``anonymize``.
     ordinal : mapping of str to str or sequence of str, optional
         Ordinal QIs and their orders, as in ``anonymize``.
     dates : mapping of str to str, optional
@@ -340,6 +310,12 @@ def verify(
         ``guarantee.certificate``; taken from ``release.report`` when ``release`` is a
         ``Release``): the models are then checked for every draw of the privacy step
         (``docs/guarantees/sensitive.md`` §6).
+    **criteria
+        The sensitive models to check, as in ``anonymize`` (``anonymatch.tables.models.
+        SENSITIVE_CRITERIA``): a ``sensitive`` column with neither ``l`` nor ``t`` is checked for
+        distinct ℓ = 2, what ``anonymize`` gives it by default; ``l=1`` checks nothing on it:
+
+        {criteria}
 
     Returns
     -------
@@ -380,10 +356,11 @@ def verify(
     """
     keywords: dict[str, object] = dict(
         k=k, qi=qi, numeric=numeric, identifiers=identifiers, na_values=na_values,
-        drop_missing=drop_missing, sensitive=sensitive, l=l, diversity=diversity, c=c, t=t,
-        ordinal=ordinal, dates=dates, hierarchies=hierarchies, hierarchy_cells=hierarchy_cells,
-        suppression_limit=suppression_limit, certificate=certificate,
+        drop_missing=drop_missing, sensitive=sensitive, ordinal=ordinal, dates=dates,
+        hierarchies=hierarchies, hierarchy_cells=hierarchy_cells,
+        suppression_limit=suppression_limit, certificate=certificate, **criteria,
     )  # fmt: skip
+    accept_keywords("verify", criteria, [p.name for p in SENSITIVE_CRITERIA.parameters()])
     from anonymatch.tables.job import ReleaseCheck
     from anonymatch.tables.pipeline import Release, verify_release
 
@@ -655,4 +632,5 @@ def __getattr__(name: str) -> Any:
 
 
 anonymize.__doc__ = (anonymize.__doc__ or "").replace("        {criteria}", CRITERIA.docs())
+verify.__doc__ = (verify.__doc__ or "").replace("        {criteria}", SENSITIVE_CRITERIA.docs())
 keep_functions(__name__, __all__)  # ``verify`` is also a submodule name

@@ -45,7 +45,6 @@ from anonymatch.core.params import (
     choice,
     column_list,
     flag,
-    integer,
     number,
     optional_integer,
     param,
@@ -62,7 +61,7 @@ if TYPE_CHECKING:
     from anonymatch.tables.columns.schema import MissingCodes, Schema
     from anonymatch.tables.io import CsvOptions
     from anonymatch.tables.methods import Method
-    from anonymatch.tables.models.sensitive import SensitiveModel
+    from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels
 
 RunPath = Literal["memory", "streamed", "adaptive"]
 """Where a job runs: in memory, streamed from a file, or on the adaptive path."""
@@ -262,8 +261,9 @@ class ReleaseCheck:
         The level claimed for everyone (None: not claimed, or per-record levels).
     k_column : str or None
         Adaptive anonymity: the original's column holding each person's level.
-    models : tuple of SensitiveModel
-        ℓ-diversity / t-closeness claimed per sensitive column.
+    sensitive_models : SensitiveModels
+        The criterion of the sensitive columns (``tables.models.disclosure``): ℓ-diversity /
+        t-closeness claimed per sensitive column, and the columns left unprotected.
     suppression_limit : float
         Share of the original's people the release may lack, in [0, 1).
     na : MissingCodes
@@ -277,8 +277,8 @@ class ReleaseCheck:
         ``guarantee.certificate``): the models are then checked for every draw
         (``models.certified``, docs/guarantees/sensitive.md §6).
     criteria : tuple of Criterion
-        The criteria counted against a population (``tables.models.CRITERIA``: k-map, the
-        average journalist risk, δ-presence).
+        The criteria counted against a population (``tables.models.CRITERIA`` but the
+        sensitive models: k-map, the average journalist risk, δ-presence).
     population : path, DataFrame or None
         The population table of those criteria (None without them).
     """
@@ -286,7 +286,7 @@ class ReleaseCheck:
     schema: Schema
     k: int | None
     k_column: str | None
-    models: tuple[SensitiveModel, ...]
+    sensitive_models: SensitiveModels
     suppression_limit: float
     na: MissingCodes
     drop_missing: bool
@@ -296,12 +296,25 @@ class ReleaseCheck:
     population: str | os.PathLike[str] | pd.DataFrame | None = field(default=None, compare=False)
 
     @property
+    def models(self) -> tuple[SensitiveModel, ...]:
+        """ℓ-diversity / t-closeness per protected sensitive column."""
+        return self.sensitive_models.models
+
+    @property
+    def level(self) -> Criterion | None:
+        """The level the release claims, as its criterion (``tables.models.levels``):
+        k-anonymity, per-record levels, or None when neither is claimed."""
+        from anonymatch.tables.models.levels import KAnonymity, PerRecordLevels
+
+        if self.k is not None:
+            return KAnonymity(self.k)
+        return None if self.k_column is None else PerRecordLevels(self.k_column)
+
+    @property
     def unprotected(self) -> tuple[str, ...]:
         """The sensitive columns published without protection (``l = 1`` and no ``t``: a
-        named sensitive column otherwise gets distinct ℓ = 2 by default). O(columns)."""
-        from anonymatch.tables.models.sensitive import unprotected_columns
-
-        return unprotected_columns(self.schema.sensitive, self.models)
+        named sensitive column otherwise gets distinct ℓ = 2 by default)."""
+        return self.sensitive_models.unprotected
 
     @classmethod
     def build(cls, values: Mapping[str, Any]) -> ReleaseCheck:
@@ -352,14 +365,12 @@ class ReleaseCheck:
     def _validated(
         cls, p: Mapping[str, Any], columns: Callable[[str | None], Schema]
     ) -> ReleaseCheck:
-        k = optional_integer(p["k"], "k")
-        k_column = p["k_column"]
-        if k_column is not None and (not isinstance(k_column, str) or not k_column):
-            raise InputError(f"{param('k_column')} must be a column name, got {k_column!r}")
+        k, k_column = _level(p)
         if k is not None and k_column is not None:
             raise InputError(f"give exactly one of {param('k')} and {param('k_column')}")
         schema = columns(k_column)
-        models = _models(p, schema)
+        sensitive, criteria = _criteria(p, schema)
+        models = sensitive.models
         if models and k_column is not None:
             raise InputError(
                 _default_refused(models, f"per-record levels ({param('k_column')})")
@@ -370,12 +381,12 @@ class ReleaseCheck:
             schema,
             k,
             k_column,
-            models,
+            sensitive,
             _limit(p),
             missing(p["na_values"]),
             flag(p["drop_missing"], "drop_missing"),
             optional_integer(p["partition_size"], "partition_size", minimum=2),
-            criteria=CRITERIA.build(p),
+            criteria=criteria,
             population=p["population"],
         )
 
@@ -402,12 +413,6 @@ PARAMETERS: dict[str, Any] = {
     "hierarchies": None,
     "hierarchy_cells": "node",
     "types": None,
-    "k": None,
-    "k_column": None,
-    "l": None,
-    "diversity": "distinct",
-    "c": None,
-    "t": None,
     "suppression_limit": 0.0,
     "method": "hungarian",
     "partition_size": None,
@@ -432,8 +437,8 @@ PARAMETERS: dict[str, Any] = {
 
 CHECK_PARAMETERS = (
     "qi", "numeric", "sensitive", "identifiers", "weights", "ordinal", "dates", "hierarchies",
-    "hierarchy_cells", "types", "k", "k_column", "l", "diversity", "c", "t",
-    "suppression_limit", "partition_size", "na_values", "drop_missing",
+    "hierarchy_cells", "types", "suppression_limit", "partition_size",
+    "na_values", "drop_missing",
     *CRITERIA.defaults(),
 )  # fmt: skip
 """The parameters of a :class:`ReleaseCheck` (a subset of :data:`PARAMETERS`)."""
@@ -444,10 +449,7 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
 
     methods = registry()
     method = methods[choice(p["method"], "method", tuple(methods))]
-    k = optional_integer(p["k"], "k")
-    k_column = p["k_column"]
-    if k_column is not None and (not isinstance(k_column, str) or not k_column):
-        raise InputError(f"{param('k_column')} must be a column name, got {k_column!r}")
+    k, k_column = _level(p)
     if method.levels:
         if (k is None) == (k_column is None):
             raise InputError(f"give exactly one of {param('k')} and {param('k_column')}")
@@ -464,7 +466,8 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
         raise InputError(
             f"ordinal, date and hierarchy QIs are not supported by the method {method.name!r}"
         )
-    models = _models(p, schema)
+    sensitive, criteria = _criteria(p, schema)
+    models = sensitive.models
     if models and not method.sensitive:
         raise InputError(
             _default_refused(models, f"method {method.name!r}", _names(sensitive=True))
@@ -492,12 +495,12 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
             schema,
             k,
             k_column,
-            models,
+            sensitive,
             limit,
             missing(p["na_values"]),
             flag(p["drop_missing"], "drop_missing"),
             partition_size,
-            criteria=_criteria(p, method),
+            criteria=_population_criteria(criteria, method),
             population=p["population"],
         ),
         method=method,
@@ -531,10 +534,32 @@ def _structure(p: Mapping[str, Any], method: Method, models: tuple[SensitiveMode
     return structure
 
 
-def _criteria(p: Mapping[str, Any], method: Method) -> tuple[Criterion, ...]:
-    """The criteria a job asks for (``tables.models.CRITERIA``), checked; none applies to a
-    method with per-record levels."""
-    criteria = CRITERIA.build(p)
+def _criteria(
+    p: Mapping[str, Any], schema: Schema
+) -> tuple[SensitiveModels, tuple[Criterion, ...]]:
+    """The criteria a job asks for (``tables.models.CRITERIA``, every parameter checked by its
+    declaration) on the columns of ``schema``: the sensitive models (empty without a sensitive
+    column) and the criteria counted against a population. O(columns + parameters)."""
+    from anonymatch.tables.models.disclosure import SensitiveModels
+
+    roles = {"sensitive": schema.sensitive, "numeric": schema.ordered_sensitive}
+    built = CRITERIA.build({**p, **roles})
+    sensitive = next((c for c in built if isinstance(c, SensitiveModels)), SensitiveModels())
+    return sensitive, tuple(c for c in built if c.needs_population)
+
+
+def _level(p: Mapping[str, Any]) -> tuple[int | None, str | None]:
+    """``k`` and ``k_column`` as given, each checked by its declaration
+    (``tables.models.levels``); which of them a run needs is the caller's rule. O(1)."""
+    from anonymatch.tables.models.levels import K_COLUMN, K
+
+    k = None if p["k"] is None else K.check(p["k"])
+    k_column = None if p["k_column"] is None else K_COLUMN.check(p["k_column"])
+    return k, k_column  # type: ignore[return-value]
+
+
+def _population_criteria(criteria: tuple[Criterion, ...], method: Method) -> tuple[Criterion, ...]:
+    """The population criteria of a job; none applies to a method with per-record levels."""
     if criteria and method.levels:
         first = criteria[0].parameters[0].name
         raise InputError(f"{param(first)} does not apply to method {method.name!r}")
@@ -563,29 +588,13 @@ def _schema(p: Mapping[str, Any], k_column: str | None) -> Schema:
     )
 
 
-def _models(p: Mapping[str, Any], schema: Schema) -> tuple[SensitiveModel, ...]:
-    """The sensitive models (ℓ-diversity, t-closeness) of a job's keywords, strictly typed."""
-    from anonymatch.tables.models.sensitive import DIVERSITY_KINDS, build_models
-
-    choice(p["diversity"], "diversity", DIVERSITY_KINDS)
-    _strict_levels(p["l"], "l", lambda v, n: integer(v, n, minimum=1))
-    _strict_levels(p["t"], "t", lambda v, n: number(v, n, high=1.0))
-    if p["c"] is not None:
-        number(p["c"], "c")
-    return tuple(
-        build_models(
-            schema.sensitive, p["l"], p["diversity"], p["c"], p["t"], schema.ordered_sensitive
-        )
-    )
-
-
 def _default_refused(
     models: tuple[SensitiveModel, ...], what: str, instead: Sequence[str] = ()
 ) -> str | None:
     """The refusal of a path that cannot protect a sensitive column when the protection is
     the default (``build_models``: distinct ℓ = 2), naming the opt-out; None when a model
     was asked for (the caller's own message then)."""
-    from anonymatch.tables.models.sensitive import DEFAULT_L, only_default
+    from anonymatch.tables.models.disclosure import DEFAULT_L, only_default
 
     if not only_default(models):
         return None
@@ -621,19 +630,6 @@ def _names(
         levels=levels,
         partitioned=partitioned,
     )
-
-
-def _strict_levels(value: object, name: str, check: Any) -> None:
-    """``l``/``t``: one value, or a mapping column → value; each checked by ``check``."""
-    if value is None:
-        return
-    if isinstance(value, Mapping):
-        for column, v in value.items():
-            if not isinstance(column, str):
-                raise InputError(f"{param(name)} must be keyed by column names, got {column!r}")
-            check(v, f"{name}[{column!r}]")
-        return
-    check(value, name)
 
 
 def qi_types(
@@ -883,7 +879,7 @@ def plan(
     if rows is not None and k is not None:
         check_level_fits(k, rows, "k" if job.k is not None else "the largest level")
     if missing:
-        from anonymatch.tables.models.sensitive import only_default
+        from anonymatch.tables.models.disclosure import only_default
 
         what: str | None = None
         way_out = ""  # another method helps only when the method is the cause

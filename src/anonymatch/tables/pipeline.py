@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.classes import privacy_step
+from anonymatch.core.criteria import Verdict
 from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.params import param, require_frame
@@ -36,14 +37,10 @@ from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.job import RINGS_WEAKNESS, Plan, ReleaseCheck, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, build_graph
 from anonymatch.tables.metrics import InformationLoss, information_loss
-from anonymatch.tables.models.certified import check_certified, ring_certificate
-from anonymatch.tables.models.sensitive import (
-    SensitiveCheck,
-    SensitiveModel,
-    SensitiveTarget,
-    check_release,
-    encode_sensitive,
-)
+from anonymatch.tables.models.certified import SensitiveView, ring_certificate
+from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels
+from anonymatch.tables.models.levels import KAnonymity, LevelView
+from anonymatch.tables.models.sensitive import SensitiveTarget, encode_sensitive
 from anonymatch.tables.models.suppress import choose_outliers
 from anonymatch.tables.recode import GeneralizedQI, recode
 from anonymatch.tables.verify import VerificationReport, verify
@@ -211,21 +208,21 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     ring_rows = [position[r] for r in rings.rings] if rings is not None else None
     if ring_rows is None and freeform:  # classes: the construction is named, no certificate
         ring_rows = []
-    if ring_rows:  # every draw of the rings' privacy step, from their certificate (§6)
-        certificate = ring_certificate(k, ring_rows)
-        sensitive_checks = check_certified(published, enc, table, data, models, certificate)
-    else:
-        sensitive_checks = check_release(published, enc, table, data, models)
+    # every draw of a ring release's privacy step, from its certificate (§6); else each
+    # person's candidates
+    certificate = ring_certificate(k, ring_rows) if ring_rows else None
+    view = SensitiveView(published, enc, table, data, certificate)
+    sensitive = job.check.sensitive_models.check(view) if models else None
     t_verify = time.perf_counter() - t0
-    for s in sensitive_checks:
-        refuse(s.passed, s.reason)
-    widening, view, source = None, None, None
+    if sensitive is not None:
+        refuse(sensitive.passed, sensitive.reason)
+    widening, population_view, source = None, None, None
     if job.criteria:  # widen the rows a population criterion refuses; all verified again
         from anonymatch.tables.models.widening import apply_population
         from anonymatch.tables.risk.population import PopulationInput
 
         assert job.population is not None
-        table, widened, view, source = apply_population(  # k is verified here, once:
+        table, widened, population_view, source = apply_population(  # k is verified here, once:
             data, table, job.criteria, job.population, PopulationInput.of(job)
         )
         widening = widened.to_dict()
@@ -248,7 +245,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         "wall": time.perf_counter() - started,
     }
     models_claim, models_figures = sensitive_claims(
-        models, sensitive_checks, k, ring_rows, job.unprotected
+        job.check.sensitive_models, sensitive, k, ring_rows
     )
     suppression, run_plan = plan_blocks(run, job)
     na = missing_codes(job.na)
@@ -267,7 +264,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             **suppression,
             **({"na_codes": {c: list(v) for c, v in na.columns.items()}} if na.columns else {}),
         },
-        guarantee={"model": "k-anonymity", "k": k},
+        guarantee=KAnonymity(k).describe(),
         # the original's people, as the verifier counts them (verify_release): the published
         # ones have a k-factor, ``suppressed`` were left out under the limit
         verification=dataclasses.replace(
@@ -290,7 +287,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     report = publish(
         produced,
         criteria=job.criteria,
-        view=view,
+        view=population_view,
         source=source,
         widening=widening,
         leakage=leakage,
@@ -370,30 +367,27 @@ about 5 ms per column on Adult."""
 
 
 def sensitive_claims(
-    models: Sequence[SensitiveModel],
-    checks: Sequence[SensitiveCheck],
+    criterion: SensitiveModels,
+    verdict: Verdict | None,
     k: int,
     rings: Sequence[np.ndarray] | None,
-    unprotected: Sequence[str] = (),
 ) -> tuple[dict[str, object], dict[str, object]]:
     """What a table release states about its sensitive models, in memory and streamed alike
-    (``core.release.Produced.models`` and ``model_figures``): ``guarantee.sensitive`` (each
-    model) and ``verification.sensitive`` (each check); with a freeform construction (``rings``:
-    every sensitive ring's release rows, in ring order; None for a method without one) also
-    ``guarantee.construction`` (rings or classes), ``verification.ring_records`` and, with
-    rings, ``guarantee.certificate`` (``models.certified.ring_certificate``), which ``verify
-    --manifest`` checks every draw with, and ``guarantee.insider_weakness`` (the rings'
-    weakness in plain words, ``job.RINGS_WEAKNESS``). A model applied by default (a named
-    sensitive column without ``l``/``t``) says so (``default``); the sensitive columns
-    published without protection (``unprotected``: ``l = 1``) are listed in
-    ``guarantee.unprotected``. Nothing without models or unprotected columns.
-    O(models + ring records)."""
-    if not models:
-        return ({"unprotected": list(unprotected)} if unprotected else {}), {}
-    claims: dict[str, object] = {"sensitive": [m.describe() for m in models]}
-    if unprotected:
-        claims["unprotected"] = list(unprotected)
-    figures: dict[str, object] = {"sensitive": [c.to_dict() for c in checks]}
+    (``core.release.Produced.models`` and ``model_figures``): the criterion's claims
+    (:meth:`SensitiveModels.describe`: ``guarantee.sensitive``, each model, and
+    ``guarantee.unprotected``, the columns published without protection, ``l = 1``) and
+    ``verification.sensitive`` (its verdict's checks, ``verdict``: None without models); with a
+    freeform construction (``rings``: every sensitive ring's release rows, in ring order; None
+    for a method without one) also ``guarantee.construction`` (rings or classes),
+    ``verification.ring_records`` and, with rings, ``guarantee.certificate``
+    (``models.certified.ring_certificate``), which ``verify --manifest`` checks every draw
+    with, and ``guarantee.insider_weakness`` (the rings' weakness in plain words,
+    ``job.RINGS_WEAKNESS``). O(models + ring records)."""
+    claims: dict[str, object] = criterion.describe()
+    if not criterion.models:
+        return claims, {}
+    assert verdict is not None  # the models were checked
+    figures: dict[str, object] = {"sensitive": list(verdict.figures["checks"])}
     if rings is not None:
         claims["construction"] = "rings" if rings else "classes"
         figures["ring_records"] = int(sum(len(r) for r in rings))
@@ -453,8 +447,8 @@ def verify_release(
                 report = dataclasses.replace(kept, n_original=enc.n, suppressed=enc.n - cells.n)
                 data = data.loc[keep].reset_index(drop=True)
                 enc = enc.take(np.flatnonzero(keep))
-    if report is None:
-        report = verify(cells, enc, k, limit)
+    if report is None:  # the level's criterion (``models.levels``): a k-factor
+        report = KAnonymity(k).check(LevelView(cells, enc, data, limit)).detail
         if models and report.passed and report.suppressed:
             raise InputError(
                 f"checking {param('l')}/{param('t')} on a release with suppressed records needs "
@@ -463,19 +457,18 @@ def verify_release(
             )
     if not models or not report.passed:
         return report
-    if check.certificate is not None:  # a ring release: every draw, from its certificate (§6)
-        checks = check_certified(cells, enc, published, data, models, check.certificate)
-    else:
-        checks = check_release(cells, enc, published, data, models)
-    failed = [c for c in checks if not c.passed]
-    reason = failed[0].reason if failed else report.reason
+    # a ring release: every draw, from its certificate (§6); else each person's candidates
+    view = SensitiveView(cells, enc, published, data, check.certificate)
+    verdict = check.sensitive_models.check(view)
+    checks = verdict.figures["checks"]
+    reason = verdict.reason if not verdict.passed else report.reason
     if check.certificate is None and any(
-        not c.passed and (m.t is not None or m.diversity != "distinct")
+        not c["passed"] and (m.t is not None or m.diversity != "distinct")
         for c, m in zip(checks, models, strict=True)
     ):
         reason += RING_HINT
     return dataclasses.replace(
-        report, passed=not failed, reason=reason, sensitive=tuple(c.to_dict() for c in checks)
+        report, passed=verdict.passed, reason=reason, sensitive=tuple(checks)
     )
 
 

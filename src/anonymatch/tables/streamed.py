@@ -94,11 +94,12 @@ from anonymatch.tables.job import ReleaseCheck, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, registry
 from anonymatch.tables.methods.diverse import diverse_clusters
 from anonymatch.tables.metrics import loss_from_sums, ncp_sums
+from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels
+from anonymatch.tables.models.levels import KAnonymity
 from anonymatch.tables.models.sensitive import (
     EncodedSensitive,
     SensitiveCheck,
     SensitiveCodebook,
-    SensitiveModel,
     SensitiveTarget,
     check_model,
     describe_model,
@@ -757,7 +758,8 @@ def anonymize_file(
             raise
     loss = loss_from_sums(sums, n, qi)
     codes = missing_codes(na_values)
-    models_claim, models_figures = sensitive_claims(models, checks, k, rings, job.unprotected)
+    verdict = SensitiveModels.verdict(checks) if models else None
+    models_claim, models_figures = sensitive_claims(job.check.sensitive_models, verdict, k, rings)
     suppression, run_plan = plan_blocks(run, job)
     produced = Produced(
         kind="table",
@@ -776,7 +778,7 @@ def anonymize_file(
             ),
             **suppression,
         },
-        guarantee={"model": "k-anonymity", "k": k},
+        guarantee=KAnonymity(k).describe(),
         verification={
             "passed": True,
             "k": k,

@@ -545,7 +545,7 @@ def create_app(state: AppState) -> Starlette:
             types=data.TYPES,
             granularities=data.GRANULARITIES,
             diversities=data.DIVERSITIES,
-            criteria=[p for p in data.CRITERIA.parameters() if p.kind != "table"],
+            criteria=[p for p in data.POPULATION_CRITERIA.parameters() if p.kind != "table"],
             separators=list(data.SEPARATORS),
             error=error,
             notice=notice,

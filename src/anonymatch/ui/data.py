@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import human_size as human_size
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA
+from anonymatch.tables.models.disclosure import DIVERSITY
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -32,7 +33,11 @@ SEPARATORS = {"auto": None, "comma": ",", "semicolon": ";", "tab": "\t", "space"
 ROLES = ("qi", "sensitive", "identifier", "other")
 TYPES = ("numeric", "categorical", "ordinal", "date", "datetime")
 GRANULARITIES = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
-DIVERSITIES = ("distinct", "entropy", "recursive")
+DIVERSITIES = DIVERSITY.choices
+
+FORM_CRITERIA = CRITERIA.where(lambda c: not c.level)
+"""The criteria whose fields the form reads by their declarations (the level is the page's
+own: k, or a level column where the method takes one)."""
 PREVIEW_ROWS = 10
 SAMPLE_ROWS = 20_000
 """Rows read for the preview and the role inference of a table too large to read whole."""
@@ -363,38 +368,6 @@ def _tokens(text: str, sep: str = ",") -> list[str]:
     return [v.strip() for v in text.split(sep) if v.strip()]
 
 
-def _levels(text: str, kind: type, name: str) -> Any:
-    """``l``/``t`` from the form: one number, or ``column=value,…`` per sensitive column."""
-    if not text:
-        return None
-    if "=" not in text:
-        return _number(text, kind, name)
-    out: dict[str, Any] = {}
-    for part in _tokens(text):
-        column, _, value = part.partition("=")
-        out[column.strip()] = _number(value, kind, name)
-    return out
-
-
-def sensitive_model(form: Mapping[str, Any]) -> dict[str, Any]:
-    """The sensitive models of a job's ``model`` table from a form: ``l`` (with its diversity
-    and c) and ``t``, each only when given. O(1)."""
-    model: dict[str, Any] = {}
-    l_value = _levels(_text(form, "l"), int, "l")
-    t_value = _levels(_text(form, "t"), float, "t")
-    if l_value is not None:
-        model["l"] = l_value
-        diversity = _text(form, "diversity")
-        if diversity and diversity != "distinct":
-            model["diversity"] = diversity
-        c_value = _number(form.get("c"), float, "c")
-        if c_value is not None:
-            model["c"] = c_value
-    if t_value is not None:
-        model["t"] = t_value
-    return model
-
-
 def column_spec(
     form: Mapping[str, Any], c: str, role: str, hierarchies: Mapping[str, HierarchyFile]
 ) -> dict[str, Any]:
@@ -490,7 +463,6 @@ class Settings:
             if k is None or k < 1:
                 raise InputError("k must be a whole number of at least 1")
             model["k"] = k
-        model.update(sensitive_model(form))
         model.update(criteria_values(form))
         limit = _number(form.get("suppression_limit"), float, "the suppression limit")
         if limit:
@@ -617,7 +589,7 @@ class Settings:
         if criteria:
             job = job.model_copy(update={"model": self.criteria_model(str)})
         else:
-            keys = {p.name: None for p in CRITERIA.parameters()}
+            keys = {p.name: None for p in POPULATION_CRITERIA.parameters()}
             job = job.model_copy(update={"model": job.model.model_copy(update=keys)})
         from anonymatch.app.tablejob import job_file_keywords
 
@@ -627,11 +599,13 @@ class Settings:
         """The job's ``[model]`` with the uploaded population table (by ``path`` of its stored
         file) when a criterion is asked for: the form's population is its population."""
         model = self.job.model
-        asked = any(getattr(model, p.name) is not None for p in CRITERIA.parameters())
+        asked = any(getattr(model, p.name) is not None for p in POPULATION_CRITERIA.parameters())
         if not asked:
             return model
         if self.population is None:
-            names = ", ".join(c.title for c in CRITERIA.criteria if c.asked(model.__dict__))
+            names = ", ".join(
+                c.title for c in POPULATION_CRITERIA.criteria if c.asked(model.__dict__)
+            )
             raise InputError(f"{names}: upload the population table it is counted against")
         return model.model_copy(update={"population": path(self.population.path)})
 
@@ -669,14 +643,20 @@ class Settings:
 
 
 def criteria_values(form: Mapping[str, Any]) -> dict[str, Any]:
-    """The form's fields of the population criteria (one per parameter of
-    ``tables.models.CRITERIA`` but the population, which is the form's upload): the
-    ``[model]`` keys they give. InputError when a field is not a number."""
+    """The form's fields of the criteria (one per parameter of :data:`FORM_CRITERIA` but the
+    population, which is the form's upload), each read by its declaration
+    (``Parameter.parse``: ``l`` and ``t`` one number or ``column=value,…``): the ``[model]``
+    keys they give, a field left empty or at its default giving none. The sensitive models'
+    ``diversity`` and ``c`` refine ``l``: without ``l`` they are not read. InputError when a
+    field is not a number. O(fields)."""
     values = {}
-    for p in CRITERIA.parameters():
-        value = None if p.kind == "table" else _number(form.get(p.name), p.python_type, p.name)
-        if value is not None:
-            values[p.name] = value
+    for p in FORM_CRITERIA.parameters():
+        text = _text(form, p.name)
+        if p.kind == "table" or not text or text == p.default:
+            continue
+        if p.refines is not None and not _text(form, p.refines):
+            continue  # the page shows them beside the parameter they refine
+        values[p.name] = p.parse(text)
     return values
 
 
@@ -962,20 +942,21 @@ def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
             "hierarchy": tree.name if tree is not None else "",
         }
 
-    def levels(value: Any) -> str:
+    def shown(value: Any, default: Any) -> str:
+        """A criterion's value as its field shows it (``column=value,…`` per column)."""
         if value is None:
-            return ""
+            return "" if default is None else str(default)
         if isinstance(value, Mapping):
             return ",".join(f"{c}={v:g}" for c, v in value.items())
-        return f"{value:g}"
+        return value if isinstance(value, str) else f"{value:g}"
 
-    criteria = {p.name: "" for p in CRITERIA.parameters() if p.kind != "table"}
+    fields = [p for p in FORM_CRITERIA.parameters() if p.kind != "table"]  # population: upload
     if job is None:
-        return {"columns": columns, "k": 5, "k_column": "", "l": "", "diversity": "distinct",
-                "c": "", "t": "", "suppression_limit": "", "method": "hungarian",
+        return {"columns": columns, "k": 5, "k_column": "", "suppression_limit": "",
+                "method": "hungarian",
                 "partition_size": "", "hierarchy_cells": "node", "na_values": "",
                 "drop_missing": False, "carried": "", "structure": "classes",
-                **criteria}  # fmt: skip
+                **{p.name: shown(None, p.default) for p in fields}}  # fmt: skip
     model, method = job.model, job.method
     carried = "; ".join(f"{section}.{key} = {value}" for section, keys in
                         (settings.carried if settings else {}).items()
@@ -984,10 +965,6 @@ def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
         "columns": columns,
         "k": "" if model.k is None else model.k,
         "k_column": model.k_column or "",
-        "l": levels(model.l),
-        "diversity": model.diversity or "distinct",
-        "c": "" if model.c is None else f"{model.c:g}",
-        "t": levels(model.t),
         "suppression_limit": f"{model.suppression_limit:g}" if model.suppression_limit else "",
         "method": method.name or "hungarian",
         "partition_size": method.partition_size or "",
@@ -996,7 +973,7 @@ def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
         "na_values": ",".join(job.input.na or ()),
         "drop_missing": job.input.drop_missing,
         "carried": carried,
-        **{n: "" if getattr(model, n) is None else f"{getattr(model, n):g}" for n in criteria},
+        **{p.name: shown(getattr(model, p.name), p.default) for p in fields},
     }
 
 

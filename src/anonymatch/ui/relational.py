@@ -36,7 +36,6 @@ from anonymatch.ui.data import (
     column_spec,
     criteria_values,
     risk_summary,
-    sensitive_model,
 )
 
 SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
@@ -137,8 +136,7 @@ def settings_from_form(
     k = _number(form.get("k"), int, "k")
     if k is not None:
         model["k"] = k  # checked by the job file's models and the RelationalJob
-    model.update(sensitive_model(form))
-    model.update(criteria_values(form))  # counted against the uploaded population
+    model.update(criteria_values(form))  # the sensitive models; the population's
     method_keys: dict[str, Any] = {"name": method}
     weight = _number(form.get("item_weight"), float, "the item weight")
     if weight is not None:
@@ -174,7 +172,7 @@ def relational_job(settings: Settings, criteria: bool = True) -> Any:
     from anonymatch.app.tablejob import relational_job_keywords, with_types
     from anonymatch.relational.job import PARAMETERS, RelationalJob
     from anonymatch.tables.columns.schema import MissingCodes
-    from anonymatch.tables.models import CRITERIA
+    from anonymatch.tables.models import POPULATION_CRITERIA
 
     job = settings.job
     columns = {
@@ -188,7 +186,7 @@ def relational_job(settings: Settings, criteria: bool = True) -> Any:
     item_column = job.input.item_column
     keywords["na_values"] = MissingCodes(codes.tokens, {c: v for c, v in codes.columns.items()
                                                         if c != item_column})  # fmt: skip
-    for name in CRITERIA.parameters():  # the uploaded population's, below
+    for name in POPULATION_CRITERIA.parameters():  # the uploaded population's, below
         keywords.pop(name.name, None)
     keywords = {key: value for key, value in keywords.items() if key in PARAMETERS}
     return RelationalJob.build({**keywords, **(_criteria(settings) if criteria else {})})
@@ -196,10 +194,10 @@ def relational_job(settings: Settings, criteria: bool = True) -> Any:
 
 def _criteria(settings: Settings) -> dict[str, Any]:
     """The job's population criteria and the uploaded population's stored file."""
-    from anonymatch.tables.models import CRITERIA
+    from anonymatch.tables.models import POPULATION_CRITERIA
 
     model = settings.criteria_model(str)
-    return {p.name: getattr(model, p.name) for p in CRITERIA.parameters()}
+    return {p.name: getattr(model, p.name) for p in POPULATION_CRITERIA.parameters()}
 
 
 def headline(settings: Settings, dataset: Dataset, release: Path) -> dict[str, Any]:

@@ -1,19 +1,40 @@
 """Privacy models of tables beyond plain k-anonymity.
 
-``sensitive`` (ℓ-diversity and t-closeness on the sensitive columns), ``kl`` ((k,ℓ)-anonymity
-releases), ``suppress`` (which records a suppression limit removes), ``adaptive`` (per-record
-anonymity levels: b-matching, suppression), and the criteria counted against a population:
-``kmap`` (k-map, the average journalist risk, and the widening that enforces them all) and
-``presence`` (δ-presence).
+``levels`` (the release's level as a criterion: k for everyone, or per-record levels),
+``disclosure`` (the sensitive models as one criterion: ℓ-diversity and t-closeness, their
+parameters and defaults) and ``sensitive`` (their statistics on a release), ``kl`` ((k,ℓ)-
+anonymity releases), ``suppress`` (which records a suppression limit removes), ``adaptive``
+(per-record anonymity levels: b-matching, suppression), and the criteria counted against a
+population: ``kmap`` (k-map, the average journalist risk, and the widening that enforces them
+all) and ``presence`` (δ-presence).
 
 :data:`CRITERIA` registers the table criteria (``anonymatch.core.criteria``): the job's
 keywords, the command line's flags, the job file's keys, the web form's fields and the
-manifest's claims derive from it.
+manifest's claims derive from it. The other names are views of it, by what the criteria
+declare.
 """
 
 from anonymatch.core.criteria import Registry
+from anonymatch.tables.models.disclosure import SensitiveModels
 from anonymatch.tables.models.kmap import JournalistRisk, KMap
+from anonymatch.tables.models.levels import KAnonymity, PerRecordLevels
 from anonymatch.tables.models.presence import DeltaPresence
 
-CRITERIA = Registry(KMap, JournalistRisk, DeltaPresence)
+CRITERIA = Registry(
+    KAnonymity, PerRecordLevels, SensitiveModels, KMap, JournalistRisk, DeltaPresence
+)
 """The table criteria, in the order they are checked and described."""
+
+POPULATION_CRITERIA = CRITERIA.where(lambda c: c.needs_population)
+"""The criteria counted against a population table (the web form reads them with the
+population's upload)."""
+
+SAMPLE_CRITERIA = CRITERIA.where(lambda c: not c.needs_population)
+"""The criteria checked from the release and the original alone (the level, the sensitive
+models): what a manifest's claims are read back with, beside the population's."""
+
+SENSITIVE_CRITERIA = SAMPLE_CRITERIA.where(lambda c: not c.level)
+"""The criteria on the sensitive columns (the ℓ-diversity family and t-closeness)."""
+
+RELATIONAL_CRITERIA = CRITERIA.where(lambda c: "relational" in c.kinds)
+"""The criteria relational data (people with a row and a set) take."""

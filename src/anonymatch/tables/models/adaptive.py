@@ -37,6 +37,7 @@ from anonymatch.tables.methods.bmatching import (
     variational_bmatching,
 )
 from anonymatch.tables.metrics import information_loss
+from anonymatch.tables.models.levels import parse_levels
 from anonymatch.tables.pipeline import Release, _release_table, plan_blocks, prepare
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.risk.attack import Adversary, AttackReport, simulate_attack
@@ -65,37 +66,6 @@ def discrete_codes(enc: EncodedQI) -> np.ndarray:
 
 def layout_names(enc: EncodedQI) -> tuple[str, ...]:
     return enc.num_names + enc.cat_names
-
-
-def parse_levels(data: pd.DataFrame, column: str, n: int | None = None) -> np.ndarray:
-    """δ from a column: integers 1 ≤ δᵢ ≤ n, none missing; InputError otherwise."""
-    if column not in data.columns:
-        raise InputError(f"level column {column!r} is not in the input")
-    values = data[column]
-    text = values.astype(str).str.strip()
-    missing = values.isna().to_numpy() | text.isin(["", "nan", "NaN", "NA", "null"]).to_numpy()
-    if missing.any():
-        row = int(np.flatnonzero(missing)[0])
-        raise InputError(f"missing privacy level in column {column!r} (row {row + 1})")
-    numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(numbers) | (numbers != np.round(numbers))
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise InputError(
-            f"privacy level {text.iloc[row]!r} in column {column!r} (row {row + 1}) "
-            "is not an integer"
-        )
-    delta = numbers.astype(np.int64)
-    n = len(delta) if n is None else n
-    if delta.min() < 1:
-        row = int(np.argmin(delta))
-        raise InputError(f"privacy level {delta[row]} (row {row + 1}) must be at least 1")
-    if delta.max() > n:
-        row = int(np.argmax(delta))
-        raise InputError(
-            f"privacy level {delta[row]} (row {row + 1}) exceeds the number of rows ({n})"
-        )
-    return delta
 
 
 def build_problem(
@@ -464,9 +434,14 @@ def verify_adaptive_release(
     (``check.k_column``)."""
     if check.k_column is None:
         raise InputError(f"missing {param('k_column')}")
+    from anonymatch.tables.models.levels import LevelView, PerRecordLevels
+
     data, enc, _ = prepare(original, check.schema, check.na, check.drop_missing)
-    delta = parse_levels(data, check.k_column)
-    return verify_adaptive(parse_cells(published, enc), enc, delta)
+    level = PerRecordLevels(check.k_column)  # the criterion's check: ≥ δᵢ disjoint matches
+    report: AdaptiveVerificationReport = level.check(
+        LevelView(parse_cells(published, enc), enc, data)
+    ).detail
+    return report
 
 
 def attack_release(

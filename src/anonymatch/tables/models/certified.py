@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,10 +43,11 @@ import scipy.sparse as sp
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import param
 from anonymatch.tables.columns.schema import EncodedQI
+from anonymatch.tables.models.disclosure import SensitiveModel
 from anonymatch.tables.models.sensitive import (
     SensitiveCheck,
-    SensitiveModel,
     check_model,
+    check_release,
     encode_sensitive,
 )
 from anonymatch.tables.recode import GeneralizedQI, published_groups
@@ -242,3 +245,29 @@ def check_certified(
             check = dataclasses.replace(check, reason="some draw fails: " + windows)
         checks.append(check)
     return checks
+
+
+@dataclass(frozen=True)
+class SensitiveView:
+    """What the sensitive models are checked on (``disclosure.SensitiveModels.check``): the
+    release's parsed QI cells and table, the original's encoded QIs and table, and a ring
+    release's certificate (None: each person's candidates in the attacker's view,
+    ``core.view``)."""
+
+    cells: GeneralizedQI
+    original: EncodedQI
+    published_table: pd.DataFrame
+    original_table: pd.DataFrame
+    certificate: Mapping[str, Any] | None = None
+
+    def checks(self, models: Sequence[SensitiveModel]) -> list[SensitiveCheck]:
+        """Each model's check: for every draw of the certificate (:func:`check_certified`),
+        else on each person's candidates (``sensitive.check_release``)."""
+        if self.certificate is not None:
+            return check_certified(
+                self.cells, self.original, self.published_table, self.original_table, models,
+                self.certificate,
+            )  # fmt: skip
+        return check_release(
+            self.cells, self.original, self.published_table, self.original_table, models
+        )

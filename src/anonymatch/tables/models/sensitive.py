@@ -35,8 +35,8 @@ costs O(n + Σ distinct originals per class · values).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -46,157 +46,11 @@ from numba import njit
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.view import AttackerView
 from anonymatch.tables.columns.schema import EncodedQI
+from anonymatch.tables.models.disclosure import SensitiveModel
 from anonymatch.tables.recode import GeneralizedQI
 
-DIVERSITY_KINDS = ("distinct", "entropy", "recursive")
 _KIND = {"distinct": 1, "entropy": 2, "recursive": 3}
 _EPS = 1e-12  # float slack of the entropy and EMD comparisons
-DEFAULT_L = 2
-"""The distinct ℓ a sensitive column gets when it is named with neither ``l`` nor ``t``
-(``build_models``): no person's candidates all show one value. ``l = 1`` opts out."""
-UNPROTECTED_L = 1
-"""``l = 1``: the column is published without ℓ-diversity — with no ``t``, unprotected."""
-
-
-@dataclass(frozen=True)
-class SensitiveModel:
-    """The privacy model on one sensitive column.
-
-    ``l`` with ``diversity`` (distinct|entropy|recursive, ``c`` for recursive) and/or ``t``
-    (t-closeness; ``ordered`` picks the ordered ground distance of a numeric column)."""
-
-    column: str
-    l: int | None = None  # noqa: E741 - the model's own name
-    diversity: str = "distinct"
-    c: float | None = None
-    t: float | None = None
-    ordered: bool = False
-    default: bool = field(default=False, compare=False)
-    """Applied by default: the column was named sensitive with neither ``l`` nor ``t``, so it
-    got distinct ℓ = :data:`DEFAULT_L` (``build_models``)."""
-
-    def describe(self) -> dict[str, object]:
-        """JSON-ready description (for manifests): ``default`` true when applied by
-        default."""
-        out: dict[str, object] = {"column": self.column}
-        if self.l is not None:
-            out["diversity"] = self.diversity
-            out["l"] = self.l
-            if self.diversity == "recursive":
-                out["c"] = self.c
-        if self.t is not None:
-            out["t"] = self.t
-            out["ground_distance"] = "ordered" if self.ordered else "equal"
-        if self.default:
-            out["default"] = True
-        return out
-
-
-def build_models(
-    sensitive: Sequence[str],
-    l: int | Mapping[str, int] | None = None,  # noqa: E741
-    diversity: str = "distinct",
-    c: float | None = None,
-    t: float | Mapping[str, float] | None = None,
-    ordered: Sequence[str] = (),
-) -> tuple[SensitiveModel, ...]:
-    """Validate the model parameters and return one model per protected sensitive column.
-
-    ``l`` and ``t`` are either one value for every sensitive column or a mapping column → value.
-    **The default is decided here, for every entry point**: a sensitive column with neither
-    ``l`` nor ``t`` gets distinct ℓ = :data:`DEFAULT_L` (``SensitiveModel.default``); ``l = 1``
-    for a column means no ℓ-diversity, so a column with ``l = 1`` and no ``t`` gets no model:
-    it is published unprotected (:func:`unprotected_columns`), which the manifest records
-    (``guarantee.unprotected``) and the report flags.
-    Raises InputError: a model without a sensitive column, ℓ < 1, t outside (0, 1], an unknown
-    diversity kind, c ≤ 0 or c missing for recursive diversity, ``diversity``/``c`` with
-    ℓ = 1, a mapping naming a column that is not sensitive."""
-    if diversity not in DIVERSITY_KINDS:
-        raise InputError(
-            f"unknown diversity {diversity!r}; choose one of: {', '.join(DIVERSITY_KINDS)}"
-        )
-    if (l is not None or t is not None) and not sensitive:
-        raise InputError("`l` and `t` protect a sensitive column: name it with `sensitive`")
-    if l is None and (diversity != "distinct" or c is not None):
-        raise InputError("`diversity` and `c` need `l`")
-    if diversity == "recursive":
-        if c is None:
-            raise InputError("recursive (c, l)-diversity needs `c`")
-        if not (math.isfinite(c) and c > 0):
-            raise InputError(f"`c` must be a positive number, got {c}")
-    elif c is not None:
-        raise InputError("`c` applies to `diversity` recursive only")
-    per_l = _per_column("`l`", l, sensitive)
-    per_t = _per_column("`t`", t, sensitive)
-    for name, value in per_l.items():
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise InputError(f"`l` must be an integer of at least 1, got {value} for {name!r}")
-        if value == UNPROTECTED_L and (diversity != "distinct" or c is not None):
-            raise InputError(
-                f"`l` = 1 publishes {name!r} without ℓ-diversity: `diversity` and `c` need "
-                "`l` of at least 2"
-            )
-    for name, value in per_t.items():
-        if not (isinstance(value, float | int) and 0 < value <= 1):
-            raise InputError(f"`t` must be in (0, 1], got {value} for {name!r}")
-    models = []
-    for name in sensitive:
-        ell = int(per_l[name]) if name in per_l else None
-        if ell == UNPROTECTED_L:
-            ell = None
-        if name not in per_l and name not in per_t:  # named, no model: the default
-            models.append(SensitiveModel(name, DEFAULT_L, ordered=name in ordered, default=True))
-        elif ell is not None or name in per_t:
-            models.append(
-                SensitiveModel(
-                    column=name,
-                    l=ell,
-                    diversity=diversity,
-                    c=float(c) if c is not None and ell is not None else None,
-                    t=float(per_t[name]) if name in per_t else None,
-                    ordered=name in ordered,
-                )
-            )
-    return tuple(models)
-
-
-def unprotected_columns(
-    sensitive: Sequence[str], models: Sequence[SensitiveModel]
-) -> tuple[str, ...]:
-    """The sensitive columns published without protection: those without a model, which
-    ``build_models`` leaves only when asked by ``l = 1`` (and no ``t``). O(columns)."""
-    protected = {m.column for m in models}
-    return tuple(name for name in sensitive if name not in protected)
-
-
-def model_claims(models: Sequence[SensitiveModel], sensitive: Sequence[str]) -> dict[str, object]:
-    """A release's claims on its sensitive columns (the manifest's ``guarantee``):
-    ``sensitive`` (each model's ``describe``) and ``unprotected`` (the columns published
-    without protection), each only when non-empty. O(columns)."""
-    out: dict[str, object] = {}
-    if models:
-        out["sensitive"] = [m.describe() for m in models]
-    unprotected = unprotected_columns(sensitive, models)
-    if unprotected:
-        out["unprotected"] = list(unprotected)
-    return out
-
-
-def only_default(models: Sequence[SensitiveModel]) -> bool:
-    """Whether every model was applied by default (none asked for): a path that cannot run
-    sensitive models then says how to opt out (``l = 1``) rather than that ``l`` was given."""
-    return bool(models) and all(m.default for m in models)
-
-
-def _per_column(flag: str, value: object, sensitive: Sequence[str]) -> dict[str, int | float]:
-    if value is None:
-        return {}
-    if isinstance(value, Mapping):
-        for name in value:
-            if name not in sensitive:
-                raise InputError(f"{flag} names {name!r}, which is not a `sensitive` column")
-        return dict(value)
-    return {name: value for name in sensitive}  # type: ignore[misc]
 
 
 @dataclass(frozen=True)

@@ -61,10 +61,10 @@ from anonymatch.tables.columns.schema import (
 )
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.job import ReleaseCheck
+from anonymatch.tables.models.disclosure import SensitiveModel
 from anonymatch.tables.models.sensitive import (
     EncodedSensitive,
     PersonStats,
-    SensitiveModel,
     encode_sensitive,
     grouped_person_stats,
     person_stats,
