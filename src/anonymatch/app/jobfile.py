@@ -300,7 +300,7 @@ class Column(_Strict):
 def _criterion_field(p: Parameter) -> Any:
     """A job-file key of a criterion's parameter (``core.criteria``): its type, bounds and
     description, from the parameter's declaration (a per-column one: one value, or a table
-    ``{column = value}``, each value bounded alike)."""
+    ``{column = value}``, whose bounds the typed job's ``build`` checks, located at the key)."""
     bounds: dict[str, Any] = {
         "integer": {"ge": p.minimum}, "fraction": {"gt": 0, "le": 1}, "share": {"ge": 0, "le": 1},
         "positive": {"gt": 0}, "choice": {}, "column": {"min_length": 1}, "table": {},
@@ -308,8 +308,7 @@ def _criterion_field(p: Parameter) -> Any:
     text = p.help + (" Relative to the job file's directory." if p.kind == "table" else "")
     kind: Any = Literal[p.choices] if p.choices else p.python_type
     if p.per_column:
-        one = Annotated[kind, Field(**bounds[p.kind])]
-        return (one | dict[str, one] | None, Field(default=None, description=text))
+        return (kind | dict[str, kind] | None, Field(default=None, description=text))
     return (kind | None, Field(default=None, description=text, **bounds[p.kind]))
 
 
