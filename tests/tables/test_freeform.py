@@ -3,15 +3,31 @@ reference, k-regularity through the verifier."""
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import numpy as np
+import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 import anonymatch
-from anonymatch.tables.job import LONG_RUN_SECONDS, TableJob, plan
-from anonymatch.tables.methods import BuildOptions, estimated_seconds, names, registry
+from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.tables.job import LONG_RUN_SECONDS, WINDOWS_CPU_SECONDS, TableJob, plan
+from anonymatch.tables.methods import (
+    BuildOptions,
+    TimeUp,
+    estimated_seconds,
+    names,
+    registry,
+    rounds_seconds,
+)
 from anonymatch.tables.methods._kernels import sortgreedy_repair, sortgreedy_scan
-from anonymatch.tables.methods.freeform import _sortgreedy_step, sortgreedy
+from anonymatch.tables.methods.freeform import _sortgreedy_step, hungarian, sortgreedy
+from anonymatch.tables.methods.ring import draw_assignment, windows
+from anonymatch.tables.order import lexicographic_order
 from tests.factories import encode_frame, random_frame
 
 
@@ -77,7 +93,100 @@ def test_the_estimate_grows_with_k_and_warns_past_a_minute() -> None:
     large = estimated_seconds(hungarian, 30_162, 1000, 2000, 2)
     assert 0 < small < 5 < LONG_RUN_SECONDS < large
     assert estimated_seconds(mondrian, 30_162, 1000, None, 2) == 0
-    job = TableJob.build(dict(qi=["n0"], k=1000, method="hungarian"))
-    assert plan(job, rows=30_162).warning() is not None
+    job = TableJob.build(dict(qi=["n0"], k=1000, method="hungarian", time_limit=600.0))
+    run = plan(job, rows=30_162)  # a limit: the rounds run until it, and it is announced
+    assert not run.windows and run.limit == 600.0 and run.warning() is not None
     job = TableJob.build(dict(qi=["n0"], k=10, method="hungarian"))
     assert plan(job, rows=30_162).warning() is None
+
+
+def test_the_plan_publishes_windows_where_the_rounds_would_cost_too_much() -> None:
+    spec = registry()["hungarian"]
+    for k, expect in ((10, False), (100, False), (1000, True), (2000, True)):
+        job = TableJob.build(dict(qi=["n0"], k=k, method="hungarian"))
+        run = plan(job, rows=30_162)
+        cpu = rounds_seconds(spec, 30_162, k, run.partition_size)
+        assert run.windows is expect is (cpu > WINDOWS_CPU_SECONDS)
+        assert run.warning() is None  # windows take seconds; the rounds below it under a minute
+        assert run.to_dict(15 if expect else 0).get("windows") == (
+            {"partitions": 15, "why": "estimate"} if expect else None
+        )
+    # neither the exact nor the streamed path, nor a method without rounds, is changed
+    job = TableJob.build(dict(qi=["n0"], k=1000, method="mondrian"))
+    assert not plan(job, rows=30_162).windows
+    job = TableJob.build(dict(qi=["n0"], k=1000, method="hungarian"))
+    assert not plan(job, rows=30_162, streamed=True).windows
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(4, 80), k=st.integers(1, 8), seed=st.integers(0, 2**16))
+def test_windows_are_k_shifts_and_the_draw_is_one_of_them(n: int, k: int, seed: int) -> None:
+    qi = encode_frame(random_frame(n, seed))
+    k = min(k, n)
+    graph = windows(qi, k)
+    assert (graph.out_degrees() == k).all() and (graph.in_degrees() == k).all()
+    order = lexicographic_order(qi)
+    matrix = graph.matrix.toarray().astype(bool)
+    for t in range(k):  # the k shifts are perfect matchings inside the graph
+        assert matrix[order, np.roll(order, t)].all()
+    drawn = draw_assignment(graph, (order,), k, np.random.default_rng(seed))
+    assert sorted(drawn.tolist()) == list(range(n))
+    assert matrix[np.arange(n), drawn].all()
+    t = (-int(np.flatnonzero(order == drawn[order[0]])[0])) % n  # the shift drawn
+    assert t < k and np.array_equal(drawn[order], np.roll(order, t))
+
+
+def test_the_shift_is_uniform_and_the_rest_is_walked() -> None:
+    qi = encode_frame(random_frame(40, 5))
+    k = 4
+    ring_ids = np.arange(20)
+    left = windows(qi.take(ring_ids), k)
+    right = registry()["hungarian"].build(qi.take(ring_ids + 20), k, BuildOptions())
+    graph = GeneralizationGraph.block_diagonal([(ring_ids, left), (ring_ids + 20, right)], 40)
+    ring = ring_ids[lexicographic_order(qi.take(ring_ids))]
+    rng = np.random.default_rng(1)
+    seen = []
+    matrix = graph.matrix.toarray().astype(bool)
+    for _ in range(400):
+        drawn = draw_assignment(graph, (ring,), k, rng)
+        assert sorted(drawn.tolist()) == list(range(40)) and matrix[np.arange(40), drawn].all()
+        seen.append(int(np.flatnonzero(ring == drawn[ring[0]])[0]))
+    counts = np.bincount([(-s) % 20 for s in seen], minlength=k)
+    assert counts.sum() == 400 and len(counts) == k
+    assert stats.chisquare(counts).pvalue > 1e-4  # each shift 1/k
+
+
+def _anonymize(frame: pd.DataFrame, k: int, **kw: Any) -> Any:
+    return anonymatch.anonymize(
+        frame, k=k, qi="n0,n1,c0,c1", numeric="n0,n1", method="hungarian", seed=3, **kw
+    )
+
+
+def test_a_tiny_time_limit_publishes_windows_verified_and_says_so() -> None:
+    frame = random_frame(300, 8)
+    k = 5
+    full = _anonymize(frame, k, partition_size=60)
+    assert "windows" not in full.report["plan"] and "time_limit" not in full.report["plan"]
+    again = _anonymize(frame, k, partition_size=60, time_limit=1e-9)  # past before the rounds
+    plan_block = again.report["plan"]
+    assert plan_block["time_limit"] == 1e-9
+    assert plan_block["windows"] == {"partitions": 5, "why": "time_limit"}
+    assert again.report["verification"]["passed"]
+    check = anonymatch.verify(frame, again.release, k=k, qi="n0,n1,c0,c1", numeric="n0,n1")
+    assert check.passed
+    # the rounds lose less than the windows: the limit costs information, never privacy
+    assert full.report["loss"]["gcp"] <= again.report["loss"]["gcp"]
+    generous = _anonymize(frame, k, partition_size=60, time_limit=3600.0)
+    assert generous.report["plan"]["windows"] == {"partitions": 0, "why": "time_limit"}
+    assert generous.release.equals(full.release)  # a limit not reached changes nothing
+
+
+def test_the_time_limit_stops_the_rounds_between_two_rounds() -> None:
+    qi = encode_frame(random_frame(60, 2))
+    ticks: list[int] = []
+    with pytest.raises(TimeUp):
+        hungarian(qi, 5, BuildOptions(tick=ticks.append, deadline=time.perf_counter() - 1))
+    assert ticks == []
+    deadline = time.perf_counter() + 3600
+    graph = hungarian(qi, 5, BuildOptions(tick=ticks.append, deadline=deadline))
+    assert ticks == [1] * 4 and graph.is_regular(5)

@@ -369,7 +369,11 @@ class Method(_Strict):
     partition_size: int | None = Field(
         default=None, ge=2, description="Records per partition (≥ 2k)."
     )
-    time_limit: float | None = Field(default=None, gt=0, description="Seconds per exact MIP solve.")
+    time_limit: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds per exact MIP solve; the freeform methods' rounds' budget.",
+    )
     epsilons: list[Annotated[float, Field(gt=0)]] | None = Field(
         default=None, description="b-matching: the ε values swept."
     )

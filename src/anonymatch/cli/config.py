@@ -181,7 +181,7 @@ def table_job(
     c: float | None,
     method: str,
     partition_size: int | None,
-    time_limit: float,
+    time_limit: float | None,
     neighbours: int | None,
     executor: str,
     workers: int | None,

@@ -181,9 +181,9 @@ strict_option = click.option(
 @click.option(
     "--time-limit",
     type=float,
-    default=60.0,
-    show_default=True,
-    help="Seconds per exact MIP solve (method mip).",
+    default=None,
+    help="Seconds: per exact MIP solve (mip; default 60); for hungarian/sortgreedy/greedy, "
+    "the rounds' budget: partitions not done by then are published as windows.",
 )
 @click.option(
     "--epsilons",

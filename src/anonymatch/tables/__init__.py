@@ -63,7 +63,7 @@ def anonymize(
     weights: Mapping[str, float] | None = None,
     na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
-    time_limit: float = 60.0,
+    time_limit: float | None = None,
     workers: int | None = None,
     progress: bool = False,
     l: int | Mapping[str, int] | None = None,  # noqa: E741 - the model's own name
@@ -120,8 +120,12 @@ def anonymize(
         (``docs/guarantees/missing.md``).
     drop_missing : bool, default False
         Drop rows with a missing QI instead.
-    time_limit : float, default 60.0
-        Seconds allowed per partition for the exact ``mip`` method.
+    time_limit : float, optional
+        Seconds: per partition for the exact ``mip`` method (default 60); for the freeform
+        methods, the run's budget — the rounds stop where what follows them must start, and
+        the partitions not done are published as windows (``methods.ring.windows``), stated
+        in the manifest's ``plan`` block. None: no limit, and the plan publishes windows
+        only where the rounds would cost more than ``tables.job.WINDOWS_CPU_SECONDS``.
     workers : int, optional
         Processes for the partitions (None: one per core when worthwhile).
     progress : bool, default False

@@ -28,6 +28,7 @@ References
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -82,7 +83,8 @@ RINGS_WEAKNESS = (
 report's limits and the manifest's ``guarantee.insider_weakness``)."""
 
 DEFAULT_TIME_LIMIT = 60.0
-"""Seconds per exact MIP solve (``mip``) or b-matching integer program."""
+"""Seconds per exact MIP solve (``mip``) or b-matching integer program when the job sets no
+time limit."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,10 @@ class TableJob:
     method : Method
         The registered method (with its capabilities).
     time_limit : float
-        Seconds per exact solve.
+        Seconds per exact solve (``time_limit`` as given, else ``DEFAULT_TIME_LIMIT``).
+    limit : float or None
+        The run's time limit as given (None: none). The freeform methods' rounds stop there:
+        the partitions not done are published as windows (``methods.build_graph``).
     adaptive : AdaptiveOptions
         Settings of the suppression methods.
     execution : Execution
@@ -154,6 +159,7 @@ class TableJob:
     seed: int | None
     structure: str = "classes"
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    limit: float | None = None
 
     @classmethod
     def build(cls, values: Mapping[str, Any]) -> TableJob:
@@ -411,7 +417,7 @@ PARAMETERS: dict[str, Any] = {
     "suppression_limit": 0.0,
     "method": "hungarian",
     "partition_size": None,
-    "time_limit": DEFAULT_TIME_LIMIT,
+    "time_limit": None,
     "epsilons": None,
     "neighbours": None,
     "patience": None,
@@ -487,6 +493,8 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
             f"{param('candidates')} and {param('cell_weights')} need {param('method')} "
             f"{', '.join(_names(levels=True))}"
         )
+    given = p["time_limit"]
+    limit_given = None if given is None else number(given, "time_limit")
     return TableJob(
         check=ReleaseCheck(
             schema,
@@ -501,7 +509,7 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
             population=p["population"],
         ),
         method=method,
-        time_limit=number(p["time_limit"], "time_limit"),
+        time_limit=DEFAULT_TIME_LIMIT if limit_given is None else limit_given,
         adaptive=adaptive,
         execution=Execution.build(
             p["executor"], p["workers"], p["scheduler"], p["chunk_rows"], p["progress"]
@@ -509,6 +517,7 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
         seed=check_seed(p["seed"]),
         structure=structure,
         keywords=keywords,
+        limit=limit_given,
     )
 
 
@@ -738,32 +747,49 @@ class Plan:
     estimate : float
         Expected wall seconds of the build and what follows it, for the methods that run
         rounds (``methods.estimated_seconds``; 0 for the others or while rows are unknown).
+    windows : bool
+        Publish every partition as windows (``methods.ring.windows``) instead of running the
+        method's rounds: chosen when the rounds are expected to cost more than
+        ``WINDOWS_CPU_SECONDS`` and the job sets no time limit (:func:`plan`).
+    limit : float or None
+        The job's time limit, for a method that runs rounds (None: none, or another method).
     """
 
     path: RunPath
     partition_size: int | None
     rows: int | None = None
     estimate: float = 0.0
+    windows: bool = False
+    limit: float | None = None
 
     def warning(self) -> str | None:
         """A line for a run expected to take more than ``LONG_RUN_SECONDS`` (None otherwise):
         the estimate and what makes such a run faster. Printed by the pipeline itself (with
         the progress bar), so it names no flag: the CLI's translation of parameter names does
         not see it."""
-        if self.estimate <= LONG_RUN_SECONDS:
+        expected = min(self.estimate, math.inf if self.limit is None else self.limit)
+        if expected <= LONG_RUN_SECONDS or self.windows:
             return None
-        minutes = self.estimate / 60
+        minutes = expected / 60
         return (
             f"this run is expected to take about {max(minutes, 1):.0f} min (partitions of "
             f"{self.partition_size:,} records; a rough estimate, the progress bar shows the time "
             "left); a smaller partition size or k, or method 'mondrian', is faster"
         )
 
-    def to_dict(self) -> dict[str, object]:
-        """The manifest's ``plan`` block."""
-        return {"path": self.path, "partition_size": self.partition_size}
+    def to_dict(self, windows: int = 0) -> dict[str, object]:
+        """The manifest's ``plan`` block: with ``time_limit`` when the job set one for a
+        method that runs rounds, and ``windows`` (the partitions published as windows, of
+        ``windows``; ``why``: ``estimate`` or ``time_limit``) when there is a limit or some."""
+        block: dict[str, object] = {"path": self.path, "partition_size": self.partition_size}
+        if self.limit is not None:
+            block["time_limit"] = self.limit
+        if self.limit is not None or windows:
+            why = "estimate" if self.windows else "time_limit"
+            block["windows"] = {"partitions": windows, "why": why}
+        return block
 
-    def record(self, manifest: dict[str, object], job: TableJob) -> None:
+    def record(self, manifest: dict[str, object], job: TableJob, windows: int = 0) -> None:
         """Write the plan (``plan``), the suppression limit (``parameters.suppression_limit``)
         and how missing values were read (``parameters.missing``: ``tokens``, per-column
         ``columns`` codes, ``drop``) into ``manifest``: with the roles, level and models already
@@ -773,7 +799,7 @@ class Plan:
         assert isinstance(parameters, dict)
         parameters["suppression_limit"] = job.suppression_limit
         parameters["missing"] = {**job.na.describe(), "drop": job.drop_missing}
-        manifest["plan"] = self.to_dict()
+        manifest["plan"] = self.to_dict(windows)
 
 
 def choose_path(
@@ -820,6 +846,13 @@ def choose_path(
 
 LONG_RUN_SECONDS = 60.0
 """``plan`` warns (``Plan.warning``) when a run is expected to take longer than this."""
+
+WINDOWS_CPU_SECONDS = 120.0
+"""Without a time limit, ``plan`` publishes windows (``Plan.windows``) instead of a freeform
+method's rounds when the rounds are expected to cost more CPU seconds than this (about a
+minute on two cores): on UCI Adult from k ≈ 330 on (docs/results.md, speed at large k). CPU,
+not wall seconds, so that the choice, and hence the release, does not depend on the machine's
+cores."""
 
 
 def plan(
@@ -903,11 +936,15 @@ def plan(
             )
     size = method.partition_size_for(k, job.partition_size) if k is not None else None
     path: RunPath = "adaptive" if method.levels else "streamed" if streamed else "memory"
-    estimate = 0.0
+    estimate, windows = 0.0, False
+    # the streamed path runs each partition to its end (its time limit bounds mip's solves)
+    limit = job.limit if method.rounds and not job.models and not streamed else None
     if rows is not None and k is not None and not job.models:
         from anonymatch.core.runner import default_workers
-        from anonymatch.tables.methods import estimated_seconds
+        from anonymatch.tables.methods import estimated_seconds, rounds_seconds
 
         workers = job.execution.workers or default_workers()
         estimate = estimated_seconds(method, rows, k, size, workers)
-    return Plan(path, size, rows, estimate)
+        cpu = rounds_seconds(method, rows, k, size)
+        windows = limit is None and cpu > WINDOWS_CPU_SECONDS and not streamed
+    return Plan(path, size, rows, estimate, windows, limit)

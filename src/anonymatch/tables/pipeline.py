@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from anonymatch.core.classes import privacy_step
 from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.params import param, require_frame
@@ -34,7 +33,8 @@ from anonymatch.tables.columns.schema import (
 )
 from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.job import RINGS_WEAKNESS, Plan, ReleaseCheck, TableJob, plan
-from anonymatch.tables.methods import BuildOptions, build_graph
+from anonymatch.tables.methods import BuildOptions, after_build_seconds, build_graph
+from anonymatch.tables.methods.ring import draw_assignment
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.models.certified import check_certified, ring_certificate
 from anonymatch.tables.models.sensitive import (
@@ -162,21 +162,26 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
 
     t0 = time.perf_counter()
     rings: RingRelease | None = None
+    windows: tuple[np.ndarray, ...] = ()  # the build's windows partitions, in ring order
     freeform = target is not None and spec.partitioned  # classes, or rings where asked (§6)
     if target is not None and freeform and job.structure == "rings":  # rings where cheaper
         from anonymatch.tables.methods.circulant import sensitive_build
 
         rings = sensitive_build(enc, k, target, run.partition_size or n)
-        graph, n_parts = rings.graph, rings.parts
+        graph, n_parts, n_windows = rings.graph, rings.parts, 0
     else:
-        graph, n_parts = build_graph(
+        deadline = None
+        if run.limit is not None:  # the rounds stop where what follows them must start
+            deadline = started + run.limit - after_build_seconds(n, k)
+        graph, n_parts, n_windows, windows = build_graph(
             enc,
             k,
             spec,
             run.partition_size,
-            BuildOptions(job.time_limit, target),
+            BuildOptions(job.time_limit, target, deadline=deadline),
             workers,
             progress,
+            windows=run.windows,
         )
     t_build = time.perf_counter() - t0
     # Privacy step: published record j is true-matched to original truth_of[j]. Recoding
@@ -188,7 +193,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
 
             private = side.submit(shift_assignment, rings, rng)
         else:
-            private = side.submit(privacy_step, graph, rng)
+            private = side.submit(draw_assignment, graph, windows, k, rng)
         recoded = recode(graph, enc)
         assigned = private.result()
     truth_of = np.empty(n, dtype=np.int64)
@@ -250,7 +255,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     models_claim, models_figures = sensitive_claims(
         models, sensitive_checks, k, ring_rows, job.unprotected
     )
-    suppression, run_plan = plan_blocks(run, job)
+    suppression, run_plan = plan_blocks(run, job, n_windows)
     na = missing_codes(job.na)
     figures = information_loss(cells, enc)
     loss = figures.to_dict()
@@ -403,11 +408,14 @@ def sensitive_claims(
     return claims, figures
 
 
-def plan_blocks(run: Plan, job: TableJob) -> tuple[dict[str, object], dict[str, object]]:
+def plan_blocks(
+    run: Plan, job: TableJob, windows: int = 0
+) -> tuple[dict[str, object], dict[str, object]]:
     """What the plan states in a table manifest (``Plan.record``): the parameters it adds
-    (``suppression_limit``, ``missing``) and the ``plan`` block. O(columns)."""
+    (``suppression_limit``, ``missing``) and the ``plan`` block (with ``windows``: the
+    partitions the build published as windows). O(columns)."""
     written: dict[str, object] = {"parameters": {}}
-    run.record(written, job)
+    run.record(written, job, windows)
     parameters, block = written["parameters"], written["plan"]
     assert isinstance(parameters, dict) and isinstance(block, dict)
     return parameters, block
