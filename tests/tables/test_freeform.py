@@ -26,8 +26,15 @@ from anonymatch.tables.methods import (
 )
 from anonymatch.tables.methods._kernels import sortgreedy_repair, sortgreedy_scan
 from anonymatch.tables.methods.freeform import _sortgreedy_step, hungarian, sortgreedy
-from anonymatch.tables.methods.ring import draw_assignment, windows
+from anonymatch.tables.methods.ring import (
+    draw_assignment,
+    windows,
+    windows_cells,
+    windows_graph,
+    windows_of,
+)
 from anonymatch.tables.order import lexicographic_order
+from anonymatch.tables.recode import recode
 from tests.factories import encode_frame, random_frame
 
 
@@ -134,6 +141,47 @@ def test_windows_are_k_shifts_and_the_draw_is_one_of_them(n: int, k: int, seed: 
     assert matrix[np.arange(n), drawn].all()
     t = (-int(np.flatnonzero(order == drawn[order[0]])[0])) % n  # the shift drawn
     assert t < k and np.array_equal(drawn[order], np.roll(order, t))
+
+
+@settings(max_examples=10, deadline=None)
+@given(sizes=st.lists(st.integers(1, 30), min_size=1, max_size=4), k=st.integers(1, 6))
+def test_the_windows_graph_at_once_is_the_parts_assembled(sizes: list[int], k: int) -> None:
+    sizes = [s + k for s in sizes]
+    n = sum(sizes)
+    perm = np.random.default_rng(n * k).permutation(n)
+    rings = tuple(np.split(perm, np.cumsum(sizes)[:-1]))
+    blocks = [(ring, windows_of(np.arange(len(ring)), k)) for ring in rings]
+    assembled = GeneralizationGraph.block_diagonal(blocks, n)
+    at_once = windows_graph(rings, k, n)
+    assert (at_once.matrix != assembled.matrix).nnz == 0 and at_once.is_regular(k)
+    assert at_once.matrix.has_sorted_indices
+    for got, want in zip(at_once.blocks(), assembled.blocks(), strict=True):
+        assert np.array_equal(got, want)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    n=st.integers(6, 70),
+    k=st.integers(1, 6),
+    parts=st.integers(1, 3),
+    holes=st.floats(0, 0.1),
+    seed=st.integers(0, 2**16),
+)
+def test_windows_cells_are_the_recoded_cells(
+    n: int, k: int, parts: int, holes: float, seed: int
+) -> None:
+    frame = random_frame(n, seed).astype(object)
+    rng = np.random.default_rng(seed)
+    frame = frame.mask(rng.random(frame.shape) < holes)  # missing values: starred cells
+    qi = encode_frame(frame)
+    k = min(k, n // parts)
+    rings = tuple(np.array_split(rng.permutation(n), parts))
+    got = windows_cells(rings, k, qi)
+    want = recode(windows_graph(rings, k, n), qi)
+    for field in ("num_lo", "num_hi", "num_star", "cat_star"):
+        assert np.array_equal(getattr(got, field), getattr(want, field)), field
+    for a, (mine, theirs) in enumerate(zip(got.cat_sets, want.cat_sets, strict=True)):
+        assert (mine != theirs).nnz == 0, a
 
 
 def test_the_shift_is_uniform_and_the_rest_is_walked() -> None:

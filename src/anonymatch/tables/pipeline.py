@@ -34,7 +34,7 @@ from anonymatch.tables.columns.schema import (
 from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.job import RINGS_WEAKNESS, Plan, ReleaseCheck, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, after_build_seconds, build_graph
-from anonymatch.tables.methods.ring import draw_assignment
+from anonymatch.tables.methods.ring import draw_assignment, windows_cells
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.models.certified import check_certified, ring_certificate
 from anonymatch.tables.models.sensitive import (
@@ -194,7 +194,10 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             private = side.submit(shift_assignment, rings, rng)
         else:
             private = side.submit(draw_assignment, graph, windows, k, rng)
-        recoded = recode(graph, enc)
+        if windows and sum(len(r) for r in windows) == n:  # all windows: from the rings
+            recoded = windows_cells(windows, k, enc)
+        else:
+            recoded = recode(graph, enc)
         assigned = private.result()
     truth_of = np.empty(n, dtype=np.int64)
     truth_of[assigned] = np.arange(n)

@@ -400,8 +400,13 @@ def build_graph(
     from anonymatch.tables.methods.ring import windows_of
 
     parts = partitions(qi, size)
+    if windows:  # no rounds: the rings, and their graph built at once
+        from anonymatch.tables.methods.ring import windows_graph
+
+        ordered = tuple(ids[lexicographic_order(qi.take(ids))] for ids in parts)
+        return Built(windows_graph(ordered, k, qi.n), len(parts), len(parts), ordered)
     rounds = None
-    if progress and method.rounds and k > 1 and not windows:  # a bar in rounds
+    if progress and method.rounds and k > 1:  # a bar in rounds: it moves within a partition
         from tqdm import tqdm
 
         rounds = tqdm(
@@ -413,11 +418,10 @@ def build_graph(
 
     def work(ids: np.ndarray) -> GeneralizationGraph:
         sub = qi.take(ids)
-        if not windows:
-            try:
-                return build(sub, k, options)
-            except TimeUp:  # the time limit: this partition as windows
-                pass
+        try:
+            return build(sub, k, options)
+        except TimeUp:  # the time limit: this partition as windows
+            pass
         order = lexicographic_order(sub)
         rings[int(ids[0])] = ids[order]
         return windows_of(order, k)
