@@ -32,8 +32,8 @@ from anonymatch.tables.methods.ring import (
     windows_cells,
     windows_graph,
     windows_of,
+    windows_order,
 )
-from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.recode import recode
 from tests.factories import encode_frame, random_frame
 
@@ -132,7 +132,8 @@ def test_windows_are_k_shifts_and_the_draw_is_one_of_them(n: int, k: int, seed: 
     k = min(k, n)
     graph = windows(qi, k)
     assert (graph.out_degrees() == k).all() and (graph.in_degrees() == k).all()
-    order = lexicographic_order(qi)
+    order = windows_order(qi)
+    assert sorted(order.tolist()) == list(range(n))
     matrix = graph.matrix.toarray().astype(bool)
     for t in range(k):  # the k shifts are perfect matchings inside the graph
         assert matrix[order, np.roll(order, t)].all()
@@ -141,6 +142,15 @@ def test_windows_are_k_shifts_and_the_draw_is_one_of_them(n: int, k: int, seed: 
     assert matrix[np.arange(n), drawn].all()
     t = (-int(np.flatnonzero(order == drawn[order[0]])[0])) % n  # the shift drawn
     assert t < k and np.array_equal(drawn[order], np.roll(order, t))
+
+
+def test_the_windows_order_is_serpentine() -> None:
+    # a (2 values) before b (3 values): b runs up for a = 0 and down for a = 1
+    a, b = [0, 1, 0, 1, 0, 1, 0, 1], [0, 0, 1, 1, 2, 2, 1, 0]
+    frame = pd.DataFrame({"n0": a, "n1": b, "s": ["x"] * 8})
+    order = windows_order(encode_frame(frame))
+    got = [(a[i], b[i]) for i in order]
+    assert got == [(0, 0), (0, 1), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0), (1, 0)]
 
 
 @settings(max_examples=10, deadline=None)
@@ -191,7 +201,7 @@ def test_the_shift_is_uniform_and_the_rest_is_walked() -> None:
     left = windows(qi.take(ring_ids), k)
     right = registry()["hungarian"].build(qi.take(ring_ids + 20), k, BuildOptions())
     graph = GeneralizationGraph.block_diagonal([(ring_ids, left), (ring_ids + 20, right)], 40)
-    ring = ring_ids[lexicographic_order(qi.take(ring_ids))]
+    ring = ring_ids[windows_order(qi.take(ring_ids))]
     rng = np.random.default_rng(1)
     seen = []
     matrix = graph.matrix.toarray().astype(bool)

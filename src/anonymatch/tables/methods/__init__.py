@@ -397,13 +397,13 @@ def build_graph(
     build = method.build
     if size is None:
         return Built(build(qi, k, options), 1)
-    from anonymatch.tables.methods.ring import windows_of
+    from anonymatch.tables.methods.ring import windows_of, windows_order
 
     parts = partitions(qi, size)
     if windows:  # no rounds: the rings, and their graph built at once
-        from anonymatch.tables.methods.ring import windows_graph
+        from anonymatch.tables.methods.ring import windows_graph, windows_order
 
-        ordered = tuple(ids[lexicographic_order(qi.take(ids))] for ids in parts)
+        ordered = tuple(ids[windows_order(qi.take(ids))] for ids in parts)
         return Built(windows_graph(ordered, k, qi.n), len(parts), len(parts), ordered)
     rounds = None
     if progress and method.rounds and k > 1:  # a bar in rounds: it moves within a partition
@@ -422,7 +422,7 @@ def build_graph(
             return build(sub, k, options)
         except TimeUp:  # the time limit: this partition as windows
             pass
-        order = lexicographic_order(sub)
+        order = windows_order(sub)
         rings[int(ids[0])] = ids[order]
         return windows_of(order, k)
 

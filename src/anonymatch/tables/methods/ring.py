@@ -90,11 +90,12 @@ def ring_edges(members: np.ndarray, bounds: np.ndarray, k: int) -> tuple[np.ndar
 
 
 def windows(qi: EncodedQI, k: int) -> GeneralizationGraph:
-    """The k cyclic shifts of the lexicographic order of ``qi``'s records: a ring over the
-    whole of them, the fast structure of a freeform partition at large k or past a time limit.
+    """The k cyclic shifts of a serpentine lexicographic order of ``qi``'s records: a ring
+    over the whole of them, the fast structure of a freeform partition at large k or past a
+    time limit.
 
-    In the lexicographic order x₀ … x_{m−1} (``order.lexicographic_order``, the order the
-    freeform shell works in), published record x_j generalizes the originals x_j … x_{j+k−1}
+    In the order x₀ … x_{m−1} of :func:`windows_order` (the lexicographic order the freeform
+    shell works in, made serpentine), published record x_j generalizes the originals x_j … x_{j+k−1}
     (mod m): its cell is the box of a window of k consecutive records. The graph is the union
     of the k shifts x_p → x_{p−t} (t = 0 … k−1), k disjoint perfect matchings, so it is
     k-regular with the self-edges (m ≥ k), as a freeform partition's graph is, and the
@@ -129,9 +130,35 @@ def windows(qi: EncodedQI, k: int) -> GeneralizationGraph:
     R. C.-W. Wong et al., SIGMOD 2010 (rings); M. Xue et al., KDD 2012 (rings along an order
     of the records); K. Doka et al., ASIA CCS 2015, Theorem 2.3 (any k disjoint assignments).
     """
-    from anonymatch.tables.order import lexicographic_order
+    return windows_of(windows_order(qi), k)
 
-    return windows_of(lexicographic_order(qi), k)
+
+def windows_order(qi: EncodedQI) -> np.ndarray:
+    """The ring order of :func:`windows`: the lexicographic order
+    (``order.lexicographic_order``: attributes from fewest to most values, records missing
+    the same attributes together) made serpentine — within every group of records that agree
+    on the attributes before it, an attribute runs up in one group and down in the next, so
+    that the last records of a group and the first of the next, which share a window, are
+    close on it too (a boustrophedon order). On UCI Adult it takes 0.8–1 point off the
+    windows' GCP at k = 50, 100 and 1,000 (docs/results.md, speed at large k).
+    O(n·d² + n·d log n) time, O(n·d) memory."""
+    from anonymatch.tables.order import attribute_cardinalities, lexicographic_order
+
+    order = lexicographic_order(qi)
+    if qi.n < 2:
+        return order
+    priority = np.argsort(attribute_cardinalities(qi), kind="stable")
+    keys = qi.keys(ordered=True)[order][:, priority]
+    gone = np.hstack([qi.num_missing, qi.cat_missing])[order]
+    changed = np.any(gone[1:] != gone[:-1], axis=1)  # the missing pattern: the outer group
+    serpent = keys.copy()
+    for j in range(1, keys.shape[1]):
+        changed |= keys[1:, j - 1] != keys[:-1, j - 1]  # a new group of the first j attributes
+        odd = np.concatenate([[0], np.cumsum(changed)]) % 2 == 1
+        serpent[odd, j] = -keys[odd, j]
+    pattern = np.concatenate([[0], np.cumsum(np.any(gone[1:] != gone[:-1], axis=1))])
+    columns = [serpent[:, j] for j in range(keys.shape[1] - 1, -1, -1)]
+    return order[np.lexsort((*columns, pattern))].astype(np.int64)
 
 
 def windows_of(order: np.ndarray, k: int) -> GeneralizationGraph:
