@@ -894,7 +894,14 @@ def plan(
 
     Notes
     -----
-    O(1).
+    The cost model of the freeform methods (``Method.rounds``): ``methods.rounds_seconds``
+    prices their k − 1 assignment rounds per partition. With a time limit (``job.limit``) the
+    rounds run until it and the partitions not done are published as windows
+    (``Plan.limit``); without one, the plan publishes every partition as windows
+    (``Plan.windows``) when the rounds would cost more than ``WINDOWS_CPU_SECONDS`` — on UCI
+    Adult (30,162 rows) from k ≈ 330 on, where the rounds take minutes and windows seconds
+    (docs/results.md, speed at large k). Not under sensitive models (their classes or rings
+    are built otherwise) nor on the streamed path. O(1).
     """
     method = job.method
     k = job.k if job.k is not None else level

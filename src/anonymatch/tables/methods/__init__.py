@@ -437,7 +437,11 @@ def build_graph(
     finally:
         if rounds is not None:
             rounds.close()
+    ordered = tuple(rings[int(ids[0])] for ids in parts if int(ids[0]) in rings)
+    if len(ordered) == len(parts):  # every partition past the limit: the graph at once
+        from anonymatch.tables.methods.ring import windows_graph
+
+        return Built(windows_graph(ordered, k, qi.n), len(parts), len(parts), ordered)
     blocks = list(zip(parts, graphs, strict=True))
     graph = GeneralizationGraph.block_diagonal(blocks, qi.n)
-    ordered = tuple(rings[int(ids[0])] for ids in parts if int(ids[0]) in rings)
     return Built(graph, len(parts), len(ordered), ordered)
