@@ -3,6 +3,7 @@ reference, k-regularity through the verifier."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -19,6 +20,7 @@ from anonymatch.tables.job import LONG_RUN_SECONDS, WINDOWS_CPU_SECONDS, TableJo
 from anonymatch.tables.methods import (
     BuildOptions,
     TimeUp,
+    build_graph,
     estimated_seconds,
     names,
     registry,
@@ -35,6 +37,7 @@ from anonymatch.tables.methods.ring import (
     windows_order,
 )
 from anonymatch.tables.recode import recode
+from anonymatch.tables.verify import verify
 from tests.factories import encode_frame, random_frame
 
 
@@ -237,6 +240,37 @@ def test_a_tiny_time_limit_publishes_windows_verified_and_says_so() -> None:
     generous = _anonymize(frame, k, partition_size=60, time_limit=3600.0)
     assert generous.report["plan"]["windows"] == {"partitions": 0, "why": "time_limit"}
     assert generous.release.equals(full.release)  # a limit not reached changes nothing
+
+
+def test_partitions_past_the_limit_are_windows_beside_the_rounds() -> None:
+    qi = encode_frame(random_frame(200, 4))
+    k, calls = 4, []
+    spec = registry()["hungarian"]
+
+    def every_other(sub: Any, level: int, options: BuildOptions) -> GeneralizationGraph:
+        calls.append(sub.n)
+        if len(calls) % 2 == 0:
+            raise TimeUp  # as the rounds do past the deadline
+        return hungarian(sub, level, options)
+
+    limited = dataclasses.replace(spec, build=every_other)
+    built = build_graph(qi, k, limited, 40, BuildOptions(), workers=1)
+    assert built.partitions == 5 and built.windows == 2 == len(built.rings)
+    assert built.graph.is_regular(k)
+    for ring in built.rings:  # each fallen partition is its windows, in the graph
+        local = windows_order(qi.take(np.sort(ring)))
+        assert np.array_equal(ring, np.sort(ring)[local])
+        sub = built.graph.matrix[ring][:, ring].toarray().astype(bool)
+        assert all(
+            sub[np.arange(len(ring)), np.roll(np.arange(len(ring)), t)].all() for t in range(k)
+        )
+    matrix = built.graph.matrix.toarray().astype(bool)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        drawn = draw_assignment(built.graph, built.rings, k, rng)
+        assert sorted(drawn.tolist()) == list(range(200)) and matrix[np.arange(200), drawn].all()
+    cells = recode(built.graph, qi)
+    assert verify(cells, qi, k).passed
 
 
 def test_the_time_limit_stops_the_rounds_between_two_rounds() -> None:
