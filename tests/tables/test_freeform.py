@@ -232,6 +232,10 @@ def test_a_tiny_time_limit_publishes_windows_verified_and_says_so() -> None:
     plan_block = again.report["plan"]
     assert plan_block["time_limit"] == 1e-9
     assert plan_block["windows"] == {"partitions": 5, "why": "time_limit"}
+    # one shift per partition: a person who knows one true row knows the other 59 of theirs
+    assert again.report["guarantee"]["insider_weakness"].startswith("windows:")
+    assert again.report["risk"]["known_person"]["rows"]["certain_max"] == 59
+    assert "insider_weakness" not in full.report["guarantee"]
     assert again.report["verification"]["passed"]
     check = anonymatch.verify(frame, again.release, k=k, qi="n0,n1,c0,c1", numeric="n0,n1")
     assert check.passed

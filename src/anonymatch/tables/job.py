@@ -82,6 +82,14 @@ RINGS_WEAKNESS = (
 """The insider weakness of a ring release, in plain words (``--help``, the CLI summary, the
 report's limits and the manifest's ``guarantee.insider_weakness``)."""
 
+WINDOWS_WEAKNESS = (
+    "windows: a person who knows one person's true row learns the true row of every person "
+    "of that partition (one shift drawn per partition)"
+)
+"""The insider weakness of a release whose every partition is windows (``Plan.windows`` or
+all partitions past the time limit): ``guarantee.insider_weakness``; its known-person figures
+are the rings' (``risk.known``)."""
+
 DEFAULT_TIME_LIMIT = 60.0
 """Seconds per exact MIP solve (``mip``) or b-matching integer program when the job sets no
 time limit."""

@@ -32,7 +32,14 @@ from anonymatch.tables.columns.schema import (
     missing_qi_mask,
 )
 from anonymatch.tables.io.cells import format_cells, parse_cells
-from anonymatch.tables.job import RINGS_WEAKNESS, Plan, ReleaseCheck, TableJob, plan
+from anonymatch.tables.job import (
+    RINGS_WEAKNESS,
+    WINDOWS_WEAKNESS,
+    Plan,
+    ReleaseCheck,
+    TableJob,
+    plan,
+)
 from anonymatch.tables.methods import BuildOptions, after_build_seconds, build_graph
 from anonymatch.tables.methods.ring import draw_assignment, windows_cells
 from anonymatch.tables.metrics import InformationLoss, information_loss
@@ -184,6 +191,11 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             windows=run.windows,
         )
     t_build = time.perf_counter() - t0
+    # Every partition windows: one shift drawn per partition, the cells from the rings (the
+    # insider weakness of rings, stated). Some only (past a time limit): the closed walk over
+    # the whole graph, as for any freeform graph — no shift shared by a partition.
+    if sum(len(r) for r in windows) != n:
+        windows = ()
     # Privacy step: published record j is true-matched to original truth_of[j]. Recoding
     # needs the graph only, not the privacy step's draws: it runs meanwhile in this thread
     # (numpy/scipy, single-threaded) while the walks run on the pool (numba, nogil).
@@ -194,10 +206,8 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             private = side.submit(shift_assignment, rings, rng)
         else:
             private = side.submit(draw_assignment, graph, windows, k, rng)
-        if windows and sum(len(r) for r in windows) == n:  # all windows: from the rings
-            recoded = windows_cells(windows, k, enc)
-        else:
-            recoded = recode(graph, enc)
+        # all windows: the cells from the rings
+        recoded = windows_cells(windows, k, enc) if windows else recode(graph, enc)
         assigned = private.result()
     truth_of = np.empty(n, dtype=np.int64)
     truth_of[assigned] = np.arange(n)
@@ -247,7 +257,8 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     keeps = headline(published, enc).to_dict()
     t_leakage = time.perf_counter() - t0
     truth = position[assigned]  # original i's true row of the release
-    known = _known_person(published, enc, table, data, schema, (k, ring_rows or []), truth)
+    shifts = ring_rows or [position[r] for r in windows]  # each drawn as one of its k shifts
+    known = _known_person(published, enc, table, data, schema, (k, shifts), truth)
     seconds = {
         "build": t_build,
         "verify": t_verify,
@@ -275,7 +286,11 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             **suppression,
             **({"na_codes": {c: list(v) for c, v in na.columns.items()}} if na.columns else {}),
         },
-        guarantee={"model": "k-anonymity", "k": k},
+        guarantee={
+            "model": "k-anonymity",
+            "k": k,
+            **({"insider_weakness": WINDOWS_WEAKNESS} if windows else {}),
+        },
         # the original's people, as the verifier counts them (verify_release): the published
         # ones have a k-factor, ``suppressed`` were left out under the limit
         verification=dataclasses.replace(
