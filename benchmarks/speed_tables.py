@@ -23,6 +23,10 @@ One session, whole processes, on the 2-core machine (shared: compare the ratios 
   (``--before SRC``: a source tree, e.g. a worktree of main) and of this tree, greedy; each
   release scored (GCP) and verified; then k = 1,000 (hungarian, stopped after
   ``--largek-limit`` s, with its plan's estimate read from the warning) and the public Mondrian.
+- ``designs`` (issue 38): the designs for large k (``DESIGNS``: the default rounds, windows,
+  the rounds cut by ``--time-limit 60``, classes, NH rings) at k = 50, 100, 1,000 on Adult
+  beside the public Mondrian, and k = 2,000 with 10 QIs (``QI10``); runs over
+  ``--largek-limit`` s are stopped. Section speed_largek_designs, docs/img/speed_largek_designs.png.
 
 Results: benchmarks/results/speed_tables.json (each step cached; ``--steps`` reruns some),
 docs/results.md (section speed_tables), docs/img/speed_vs_k.png and docs/img/speed_vs_n.png.
@@ -128,8 +132,9 @@ def clean(result: dict) -> dict:
     return {key: value for key, value in result.items() if key not in ("stdout", "stderr")}
 
 
-def score(release: Path, k: int) -> dict:
-    """GCP by our metric and our verifier's verdict, for any release of Adult."""
+def score(release: Path, k: int, qi: list[str] | None = None, numeric: list[str] | None = None):
+    """GCP by our metric and our verifier's verdict, for any release of Adult (``qi`` and
+    ``numeric``: default the 8 QIs of ``make run``)."""
     import pandas as pd
 
     sys.path.insert(0, str(ROOT / "src"))
@@ -138,7 +143,7 @@ def score(release: Path, k: int) -> dict:
     names = ADULT_CLI[ADULT_CLI.index("--names") + 1].split(",")
     data = pd.read_csv(adult_path(), names=names, skipinitialspace=True, dtype=str)
     published = pd.read_csv(release, dtype=str, keep_default_na=False)
-    opts = {"qi": QI, "numeric": NUMERIC, "na_values": ["?"], "drop_missing": True}
+    opts = {"qi": qi or QI, "numeric": numeric or NUMERIC, "na_values": ["?"], "drop_missing": True}
     gcp = anonymatch.evaluate(data, published, **opts).gcp
     passed = anonymatch.verify(data, published, k=k, **opts).passed
     return {"gcp": gcp, "verified": bool(passed)}
@@ -278,6 +283,115 @@ def largek_lines(results: dict) -> list[str]:
         lines.append(
             f"| {k:,} | {r['tool']} | {r['tree']} | {r['wall']:.1f} | {cpu} | {peak} | "
             f"{100 * r['gcp']:.2f} % | {ratio} | {r['verified']} |"
+        )
+    return [*lines, ""]
+
+
+QI10 = [*QI, "hours-per-week", "capital-gain"]
+"""Adult with two more numeric QIs: the steward's k = 2,000 case of issue 38."""
+NUMERIC10 = [*NUMERIC, "hours-per-week", "capital-gain"]
+DESIGNS = {
+    "hungarian": ("hungarian (the default)", []),
+    "windows": ("windows (--structure windows)", ["--structure", "windows"]),
+    "limit60": ("hungarian --time-limit 60", ["--time-limit", "60"]),
+    "mondrian": ("classes (mondrian)", ["--method", "mondrian"]),
+    "ring": ("NH rings (ring)", ["--method", "ring"]),
+}
+"""Issue 38's designs at large k, as whole CLI runs: the default (the rounds), windows
+(``--structure windows``, opt-in: one shift per partition), the rounds cut at 60 s, classes and
+the NH rings over relaxed Mondrian groups."""
+
+
+def step_designs(out: Path, results: dict, cap: float) -> None:
+    """Issue 38: the designs for large k at k = 50, 100, 1,000 on Adult (8 QIs) beside the
+    public Mondrian (before and after each k), and k = 2,000 with 10 QIs; whole processes,
+    each release scored (GCP) and verified; a run over ``cap`` s is stopped."""
+    data = adult_path()
+    started = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_start": round(os.getloadavg()[0], 1),
+    }
+    warm = ["anonymize", data, "-o", str(out / "warm.csv"), "--k", "2", "-q", "--force"]
+    for extra in ([], ["--method", "mondrian"], ["--method", "ring"]):
+        anonymatch([*warm, *extra, *ADULT_CLI])  # numba's caches
+    anonymatch([*warm, "--time-limit", "1e-9", *ADULT_CLI])
+    rows: list[dict] = []
+
+    def ours(k: int, design: str, qis: int = 8) -> None:
+        release, report = out / f"{design}_{k}.csv", out / f"{design}_{k}.json"
+        cli = list(ADULT_CLI)
+        if qis == 10:
+            cli[cli.index("--qi") + 1] = ",".join(QI10)
+            cli[cli.index("--numeric") + 1] = ",".join(NUMERIC10)
+        args = ["anonymize", data, "-o", str(release), "--k", str(k), *DESIGNS[design][1]]
+        args += ["--report", str(report), "--force", "-q", *cli]
+        r = {"k": k, "qis": qis, "tool": design, **clean(anonymatch(args, limit=cap))}
+        if r["rc"] == 0:
+            if qis == 10:
+                r.update(score(release, k, QI10, NUMERIC10))
+            else:
+                r.update(score(release, k))
+            r["plan"] = json.loads(report.read_text()).get("plan")
+        rows.append(r)
+        gcp = f"{100 * r['gcp']:6.2f} %" if "gcp" in r else "—"
+        print(f"k={k:5d} {design:10s} wall {r['wall']:7.1f} s rc {r['rc']} GCP {gcp}", flush=True)
+
+    def the_peer(k: int, label: str) -> None:
+        release = out / f"peer_{k}_{label}.csv"
+        r = {"k": k, "qis": 8, "tool": "peer", "tree": label, **clean(peer(k, release))}
+        rows.append({**r, **score(release, k)})
+        print(f"k={k:5d} peer       {label:6s} wall {r['wall']:7.1f} s", flush=True)
+
+    for k in (50, 100, 1000):
+        the_peer(k, "first")
+        for design in DESIGNS:
+            if design == "limit60" and k < 1000:
+                continue  # the rounds finish well within 60 s
+            ours(k, design)
+        the_peer(k, "last")
+    for design in ("hungarian", "mondrian"):
+        ours(2000, design, qis=10)
+    results["designs"] = {**started, "rows": rows, "load": round(os.getloadavg()[0], 1)}
+
+
+def designs_lines(results: dict) -> list[str]:
+    """The table of issue 38's designs (written by ``write_markdown``)."""
+    block = results["designs"]
+    rows = block["rows"]
+    peer_wall = {}
+    for k in sorted({r["k"] for r in rows if r["tool"] == "peer"}):
+        walls = [r["wall"] for r in rows if r["k"] == k and r["tool"] == "peer"]
+        peer_wall[k] = sum(walls) / len(walls)
+    lines = [
+        "Command: `MONDRIAN_PEER=../wt/peers/Mondrian python benchmarks/speed_tables.py "
+        "--steps designs`. Machine: "
+        + results.get("machine", machine())
+        + f". Run {block['date']}, the 2 cores shared with other helpers' jobs (load average "
+        f"{block['load_start']} at the start, {block['load']} at the end): read the ratios to "
+        "the public Mondrian run before and after each k. Whole processes (read, anonymize, "
+        "verify, risk figures, write), each release scored with our GCP and passed by our "
+        "verifier; peak = the process's VmHWM.",
+        "",
+        "| k | QIs | design | wall s | CPU s | peak MiB | GCP | ÷ peer (wall) | windows "
+        "| verified |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        k = r["k"]
+        name = "public Mondrian" if r["tool"] == "peer" else DESIGNS[r["tool"]][0]
+        if r["rc"] != 0:
+            lines.append(
+                f"| {k:,} | {r['qis']} | {name} | > {r['wall']:.0f}, stopped | | | | | | |"
+            )
+            continue
+        ratio = f"{r['wall'] / peer_wall[k]:.1f}×" if k in peer_wall and r["tool"] != "peer" else ""
+        cpu = f"{r['cpu']:.1f}" if r.get("cpu") is not None else "—"
+        peak = f"{r['peak_mib']:.0f}" if r.get("peak_mib") else "—"
+        windows = (r.get("plan") or {}).get("windows")
+        shown = f"{windows['partitions']} ({windows['why']})" if windows else ""
+        lines.append(
+            f"| {k:,} | {r['qis']} | {name} | {r['wall']:.1f} | {cpu} | {peak} | "
+            f"{100 * r['gcp']:.2f} % | {ratio} | {shown} | {r['verified']} |"
         )
     return [*lines, ""]
 
@@ -475,6 +589,8 @@ def write_markdown(results: dict) -> None:
     update_results("speed_tables", "\n".join(lines))
     if "largek" in results:
         update_results("speed_largek", "\n".join(largek_lines(results)))
+    if "designs" in results:
+        update_results("speed_largek_designs", "\n".join(designs_lines(results)))
 
 
 def profile_lines(results: dict) -> list[str]:
@@ -615,6 +731,37 @@ def plot(results: dict) -> None:
         ax.set_ylabel("seconds")
         ax.set_title("Synthetic census, hungarian k = 10 (labels: GCP)")
         _finish(fig, ax, img / "speed_vs_n.png")
+    if "designs" in results:
+        plot_designs(results, img)
+
+
+def plot_designs(results: dict, img: Path) -> None:
+    """docs/img/speed_largek_designs.png: wall time vs k of each design (labels: GCP)."""
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in results["designs"]["rows"] if r["rc"] == 0 and r["qis"] == 8]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for tool in ("peer", *DESIGNS):
+        mine = sorted((r for r in rows if r["tool"] == tool), key=lambda r: r["k"])
+        if tool == "peer":  # one point per k: the mean of the runs before and after
+            mine = [
+                {**m, "wall": sum(x["wall"] for x in mine if x["k"] == m["k"]) / 2}
+                for m in mine
+                if m.get("tree") == "first"
+            ]
+        if not mine:
+            continue
+        label = "public Mondrian" if tool == "peer" else DESIGNS[tool][0]
+        ax.plot([r["k"] for r in mine], [r["wall"] for r in mine], marker="o", label=label)
+        _label_gcp(ax, mine, "k")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ks = sorted({r["k"] for r in rows})
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set_xlabel("k")
+    ax.set_ylabel("wall time of the whole run (s)")
+    ax.set_title("UCI Adult, designs at large k (labels: GCP)")
+    _finish(fig, ax, img / "speed_largek_designs.png")
 
 
 def main() -> None:
@@ -631,7 +778,7 @@ def main() -> None:
     args = parser.parse_args()
     results = json.loads(CACHE.read_text()) if CACHE.exists() else {}
     if not args.rewrite:
-        if args.steps != "largek":
+        if args.steps not in ("largek", "designs"):
             results["machine"] = machine()  # the header of issue 17's section
             results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             results["load"] = round(os.getloadavg()[0], 1)
@@ -651,6 +798,8 @@ def main() -> None:
                 step_profile(out, results)
             if "largek" in steps:
                 step_largek(out, results, args.before, args.largek_limit, args.after)
+            if "designs" in steps:
+                step_designs(out, results, args.largek_limit)
             CACHE.parent.mkdir(exist_ok=True)
             CACHE.write_text(json.dumps(results, indent=2) + "\n")
     write_markdown(results)

@@ -115,12 +115,15 @@ def utility_warning(manifest: Mapping[str, Any]) -> str | None:
 
 def insider_warning(manifest: Mapping[str, Any]) -> str | None:
     """The insider weakness of a release made of sensitive rings (``structure`` ``rings``:
-    ``guarantee.insider_weakness``, docs/guarantees/sensitive.md §6), else None."""
+    ``guarantee.insider_weakness``, docs/guarantees/sensitive.md §6) or of windows (every
+    partition one drawn shift: docs/guarantees/freeform.md), else None."""
     guarantee = manifest.get("guarantee")
-    if not isinstance(guarantee, Mapping) or guarantee.get("construction") != "rings":
+    if not isinstance(guarantee, Mapping):
         return None
     weakness = guarantee.get("insider_weakness")
-    return f"this release is made of sensitive {weakness if weakness else 'rings'}"
+    if guarantee.get("construction") == "rings":
+        return f"this release is made of sensitive {weakness if weakness else 'rings'}"
+    return f"this release is made of {weakness}" if weakness else None
 
 
 def unprotected_warning(manifest: Mapping[str, Any]) -> str | None:

@@ -357,7 +357,10 @@ class Method(_Strict):
 
     name: str | None = Field(default=None, description="The algorithm (default per command).")
     partition_size: int | None = Field(default=None, description="Records per partition (≥ 2k).")
-    time_limit: float | None = Field(default=None, description="Seconds per exact MIP solve.")
+    time_limit: float | None = Field(
+        default=None,
+        description="Seconds per exact MIP solve; the freeform methods' rounds' budget.",
+    )
     epsilons: list[float] | None = Field(
         default=None, description="b-matching: the ε values swept."
     )
@@ -388,11 +391,13 @@ class Method(_Strict):
         default=None,
         description="Relational: price of one uncertain item in GCP units (default 0.005).",
     )
-    structure: Literal["classes", "rings"] | None = Field(
+    structure: Literal["classes", "rings", "windows"] | None = Field(
         default=None,
         description="Tables with l/t, freeform methods: publish classes (default), or rings "
         "where cheaper (rings: a person who knows their own sensitive value and finds it among "
-        "their rows learns every ring member's value).",
+        "their rows learns every ring member's value). Without l/t: windows, the k shifts of a "
+        "sort order instead of the rounds (fast at large k; a person who knows one true row "
+        "learns their partition's).",
     )
 
 

@@ -283,7 +283,7 @@ def table_job(
     epsilons: str | None,
     method: str,
     partition_size: int | None,
-    time_limit: float,
+    time_limit: float | None,
     neighbours: int | None,
     executor: str,
     workers: int | None,

@@ -63,7 +63,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import load_manifest
 from anonymatch.core.params import STREAM_MIN_ROWS, number, param
 from anonymatch.tables.io import CsvOptions, read_table
-from anonymatch.tables.job import RINGS_WEAKNESS, STRUCTURES, choose_path
+from anonymatch.tables.job import RINGS_WEAKNESS, STRUCTURES, WINDOWS_WEAKNESS, choose_path
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
 from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA
 from anonymatch.tables.models.levels import KAnonymity
@@ -186,9 +186,9 @@ strict_option = click.option(
 @click.option(
     "--time-limit",
     type=float,
-    default=60.0,
-    show_default=True,
-    help="Seconds per exact MIP solve (method mip).",
+    default=None,
+    help="Seconds: per exact MIP solve (mip; default 60); for hungarian/sortgreedy/greedy, "
+    "the rounds' budget: partitions not done by then are published as windows.",
 )
 @click.option(
     "--epsilons",
@@ -230,7 +230,9 @@ strict_option = click.option(
     default="classes",
     show_default=True,
     help="With --l/--t, what the freeform methods publish: classes that satisfy the models, or "
-    f"sensitive rings where they cost less GCP (with a certificate). Warning: {RINGS_WEAKNESS}.",
+    f"sensitive rings where they cost less GCP (with a certificate). Warning: {RINGS_WEAKNESS}. "
+    "Without: 'windows' replaces the rounds by k shifts of a sort order (fast at large k; "
+    f"warning: {WINDOWS_WEAKNESS}).",
 )
 @qi_type_options
 @_suppression_limit_option(

@@ -106,6 +106,15 @@ class GeneralizationGraph:
             assembled._parts = (part, part)
         return assembled
 
+    @classmethod
+    def from_parts(cls, matrix: sp.csr_array, part: np.ndarray) -> GeneralizationGraph:
+        """A graph whose edges never cross two parts (``part``: the part of each record, both
+        sides), built by the caller as a CSR matrix with sorted indices: ``blocks`` returns
+        the parts, as for ``block_diagonal``. O(1)."""
+        graph = cls(matrix)
+        graph._parts = (part, part)
+        return graph
+
     def with_published_order(self, position: np.ndarray) -> GeneralizationGraph:
         """The same graph with published record j moved to position ``position[j]``. A graph
         stored as classes stays one (its edges are not built) and assembled parts are kept.

@@ -63,7 +63,7 @@ def anonymize(
     weights: Mapping[str, float] | None = None,
     na_values: str | Iterable[str] | Mapping[str, Iterable[object]] | MissingCodes | None = None,
     drop_missing: bool = False,
-    time_limit: float = 60.0,
+    time_limit: float | None = None,
     workers: int | None = None,
     progress: bool = False,
     ordinal: Mapping[str, str | Sequence[str]] | None = None,
@@ -116,8 +116,11 @@ def anonymize(
         (``docs/guarantees/missing.md``).
     drop_missing : bool, default False
         Drop rows with a missing QI instead.
-    time_limit : float, default 60.0
-        Seconds allowed per partition for the exact ``mip`` method.
+    time_limit : float, optional
+        Seconds: per partition for the exact ``mip`` method (default 60); for the freeform
+        methods, the run's budget — the rounds stop where what follows them must start, and
+        the partitions not done are published as windows (``methods.ring.windows``), stated
+        in the manifest's ``plan`` block. None: no limit.
     workers : int, optional
         Processes for the partitions (None: one per core when worthwhile).
     progress : bool, default False
@@ -137,13 +140,18 @@ def anonymize(
         that lowers the loss (ARX's suppression limit; ``anonymatch.tables.models.suppress``). The
         guarantee holds for the published people; ``report["input"]["suppressed"]`` counts the
         others.
-    structure : {"classes", "rings"}, default "classes"
+    structure : {"classes", "rings", "windows"}, default "classes"
         What the freeform methods publish under ``l``/``t``: classes that satisfy the models,
         or ``"rings"`` — sensitive rings where they cost less GCP, classes elsewhere, with a
         certificate in the manifest (``docs/guarantees/sensitive.md`` §6). Rings are weaker
         against an insider: a person who knows their own sensitive value and finds it among
         their rows learns every ring member's value. ``"rings"`` needs ``l`` or ``t`` and a
         partitioned method (``hungarian``, ``sortgreedy``, ``greedy``, ``mip``).
+        ``"windows"`` (k-anonymity only, ``hungarian``/``sortgreedy``/``greedy``): every
+        partition as the k cyclic shifts of a sort order instead of the assignment rounds —
+        seconds where the rounds take minutes at large k (Adult, k = 1,000: about 11 s), but
+        one shift is drawn per partition, so a person who knows one true row learns their
+        partition's (``guarantee.insider_weakness``); opt-in only.
     **criteria
         The criteria (``anonymatch.tables.models.CRITERIA``): the sensitive models on the
         ``sensitive`` columns (``docs/guarantees/sensitive.md``; the method builds releases

@@ -28,6 +28,7 @@ References
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
 RunPath = Literal["memory", "streamed", "adaptive"]
 """Where a job runs: in memory, streamed from a file, or on the adaptive path."""
 
-STRUCTURES = ("classes", "rings")
+STRUCTURES = ("classes", "rings", "windows")
 """What a freeform method publishes under ℓ-diversity / t-closeness (``structure``):
 ``classes`` (the default), or ``rings`` — sensitive rings where they cost less GCP, classes
 elsewhere (docs/guarantees/sensitive.md §6). A ring's decomposition is public and its draw is
@@ -80,8 +81,17 @@ RINGS_WEAKNESS = (
 """The insider weakness of a ring release, in plain words (``--help``, the CLI summary, the
 report's limits and the manifest's ``guarantee.insider_weakness``)."""
 
+WINDOWS_WEAKNESS = (
+    "windows: a person who knows one person's true row learns the true row of every person "
+    "of that partition (one shift drawn per partition)"
+)
+"""The insider weakness of a release whose every partition is windows (``Plan.windows`` or
+all partitions past the time limit): ``guarantee.insider_weakness``; its known-person figures
+are the rings' (``risk.known``)."""
+
 DEFAULT_TIME_LIMIT = 60.0
-"""Seconds per exact MIP solve (``mip``) or b-matching integer program."""
+"""Seconds per exact MIP solve (``mip``) or b-matching integer program when the job sets no
+time limit."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +144,10 @@ class TableJob:
     method : Method
         The registered method (with its capabilities).
     time_limit : float
-        Seconds per exact solve.
+        Seconds per exact solve (``time_limit`` as given, else ``DEFAULT_TIME_LIMIT``).
+    limit : float or None
+        The run's time limit as given (None: none). The freeform methods' rounds stop there:
+        the partitions not done are published as windows (``methods.build_graph``).
     adaptive : AdaptiveOptions
         Settings of the suppression methods.
     execution : Execution
@@ -153,6 +166,7 @@ class TableJob:
     seed: int | None
     structure: str = "classes"
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    limit: float | None = None
 
     @classmethod
     def build(cls, values: Mapping[str, Any]) -> TableJob:
@@ -416,7 +430,7 @@ PARAMETERS: dict[str, Any] = {
     "suppression_limit": 0.0,
     "method": "hungarian",
     "partition_size": None,
-    "time_limit": DEFAULT_TIME_LIMIT,
+    "time_limit": None,
     "epsilons": None,
     "neighbours": None,
     "patience": None,
@@ -490,6 +504,8 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
             f"{param('candidates')} and {param('cell_weights')} need {param('method')} "
             f"{', '.join(_names(levels=True))}"
         )
+    given = p["time_limit"]
+    limit_given = None if given is None else number(given, "time_limit")
     return TableJob(
         check=ReleaseCheck(
             schema,
@@ -504,7 +520,7 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
             population=p["population"],
         ),
         method=method,
-        time_limit=number(p["time_limit"], "time_limit"),
+        time_limit=DEFAULT_TIME_LIMIT if limit_given is None else limit_given,
         adaptive=adaptive,
         execution=Execution.build(
             p["executor"], p["workers"], p["scheduler"], p["chunk_rows"], p["progress"]
@@ -512,13 +528,29 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
         seed=check_seed(p["seed"]),
         structure=structure,
         keywords=keywords,
+        limit=limit_given,
     )
 
 
 def _structure(p: Mapping[str, Any], method: Method, models: tuple[SensitiveModel, ...]) -> str:
     """The job's ``structure`` (:data:`STRUCTURES`): ``rings`` needs sensitive models and a
-    method that builds rings (a partitioned method with the ``sensitive`` capability)."""
+    method that builds rings (a partitioned method with the ``sensitive`` capability);
+    ``windows`` (k-anonymity only: no sensitive model) a method that runs assignment rounds."""
     structure = str(choice(p["structure"], "structure", STRUCTURES))
+    if structure == "windows":
+        if models:
+            raise InputError(
+                f"{param('structure')} 'windows' publishes k-anonymity only: the sensitive "
+                f"models ({param('l')}/{param('t')}) need 'classes' or 'rings'"
+            )
+        if not method.rounds:
+            from anonymatch.tables.methods import registry
+
+            rounds = " or ".join(m.name for m in registry().values() if m.rounds)
+            raise InputError(
+                f"{param('structure')} 'windows' replaces the assignment rounds of "
+                f"{param('method')} {rounds} (the method {method.name!r} runs none)"
+            )
     if structure == "rings":
         if not models:
             raise InputError(
@@ -734,32 +766,49 @@ class Plan:
     estimate : float
         Expected wall seconds of the build and what follows it, for the methods that run
         rounds (``methods.estimated_seconds``; 0 for the others or while rows are unknown).
+    windows : bool
+        Publish every partition as windows (``methods.ring.windows``) instead of running the
+        method's rounds: the job asked for ``structure`` ``windows`` (:func:`plan`).
+    limit : float or None
+        The job's time limit, for a method that runs rounds (None: none, or another method).
     """
 
     path: RunPath
     partition_size: int | None
     rows: int | None = None
     estimate: float = 0.0
+    windows: bool = False
+    limit: float | None = None
 
     def warning(self) -> str | None:
         """A line for a run expected to take more than ``LONG_RUN_SECONDS`` (None otherwise):
         the estimate and what makes such a run faster. Printed by the pipeline itself (with
         the progress bar), so it names no flag: the CLI's translation of parameter names does
         not see it."""
-        if self.estimate <= LONG_RUN_SECONDS:
+        expected = min(self.estimate, math.inf if self.limit is None else self.limit)
+        if expected <= LONG_RUN_SECONDS or self.windows:
             return None
-        minutes = self.estimate / 60
+        minutes = expected / 60
         return (
             f"this run is expected to take about {max(minutes, 1):.0f} min (partitions of "
             f"{self.partition_size:,} records; a rough estimate, the progress bar shows the time "
-            "left); a smaller partition size or k, or method 'mondrian', is faster"
+            "left); a smaller partition size or k, method 'mondrian', a time limit or structure "
+            "'windows' is faster (windows: weaker against an insider)"
         )
 
-    def to_dict(self) -> dict[str, object]:
-        """The manifest's ``plan`` block."""
-        return {"path": self.path, "partition_size": self.partition_size}
+    def to_dict(self, windows: int = 0) -> dict[str, object]:
+        """The manifest's ``plan`` block: with ``time_limit`` when the job set one for a
+        method that runs rounds, and ``windows`` (the partitions published as windows, of
+        ``windows``; ``why``: ``structure`` or ``time_limit``) when there is a limit or some."""
+        block: dict[str, object] = {"path": self.path, "partition_size": self.partition_size}
+        if self.limit is not None:
+            block["time_limit"] = self.limit
+        if self.limit is not None or windows:
+            why = "structure" if self.windows else "time_limit"
+            block["windows"] = {"partitions": windows, "why": why}
+        return block
 
-    def record(self, manifest: dict[str, object], job: TableJob) -> None:
+    def record(self, manifest: dict[str, object], job: TableJob, windows: int = 0) -> None:
         """Write the plan (``plan``), the suppression limit (``parameters.suppression_limit``)
         and how missing values were read (``parameters.missing``: ``tokens``, per-column
         ``columns`` codes, ``drop``) into ``manifest``: with the roles, level and models already
@@ -769,7 +818,7 @@ class Plan:
         assert isinstance(parameters, dict)
         parameters["suppression_limit"] = job.suppression_limit
         parameters["missing"] = {**job.na.describe(), "drop": job.drop_missing}
-        manifest["plan"] = self.to_dict()
+        manifest["plan"] = self.to_dict(windows)
 
 
 def choose_path(
@@ -857,7 +906,14 @@ def plan(
 
     Notes
     -----
-    O(1).
+    The cost model of the freeform methods (``Method.rounds``): ``methods.rounds_seconds``
+    prices their k − 1 assignment rounds per partition. With a time limit (``job.limit``) the
+    rounds run until it and the partitions not done are published as windows
+    (``Plan.limit``). Every partition is published as windows (``Plan.windows``) only when
+    the job asks for ``structure`` ``windows``: in seconds where the rounds take minutes (UCI
+    Adult, k = 1,000: about 11 s), but one shift is drawn per partition, so a person who knows
+    one true row learns their partition's (``WINDOWS_WEAKNESS``) — never a default
+    (docs/results.md, speed at large k). Not on the streamed path. O(1).
     """
     method = job.method
     k = job.k if job.k is not None else level
@@ -899,11 +955,17 @@ def plan(
             )
     size = method.partition_size_for(k, job.partition_size) if k is not None else None
     path: RunPath = "adaptive" if method.levels else "streamed" if streamed else "memory"
-    estimate = 0.0
+    estimate, windows = 0.0, job.structure == "windows"
+    if windows and streamed:
+        raise InputError(
+            f"{param('structure')} 'windows' runs in memory only ({param('executor')} threads)"
+        )
+    # the streamed path runs each partition to its end (its time limit bounds mip's solves)
+    limit = job.limit if method.rounds and not job.models and not streamed else None
     if rows is not None and k is not None and not job.models:
         from anonymatch.core.runner import default_workers
         from anonymatch.tables.methods import estimated_seconds
 
         workers = job.execution.workers or default_workers()
         estimate = estimated_seconds(method, rows, k, size, workers)
-    return Plan(path, size, rows, estimate)
+    return Plan(path, size, rows, estimate, windows, limit)

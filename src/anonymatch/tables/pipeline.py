@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from anonymatch.core.classes import privacy_step
 from anonymatch.core.criteria import Verdict
 from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
@@ -34,8 +33,16 @@ from anonymatch.tables.columns.schema import (
     missing_qi_mask,
 )
 from anonymatch.tables.io.cells import format_cells, parse_cells
-from anonymatch.tables.job import RINGS_WEAKNESS, Plan, ReleaseCheck, TableJob, plan
-from anonymatch.tables.methods import BuildOptions, build_graph
+from anonymatch.tables.job import (
+    RINGS_WEAKNESS,
+    WINDOWS_WEAKNESS,
+    Plan,
+    ReleaseCheck,
+    TableJob,
+    plan,
+)
+from anonymatch.tables.methods import BuildOptions, after_build_seconds, build_graph
+from anonymatch.tables.methods.ring import draw_assignment, windows_cells
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.models.certified import SensitiveView, ring_certificate
 from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels
@@ -159,23 +166,33 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
 
     t0 = time.perf_counter()
     rings: RingRelease | None = None
+    windows: tuple[np.ndarray, ...] = ()  # the build's windows partitions, in ring order
     freeform = target is not None and spec.partitioned  # classes, or rings where asked (§6)
     if target is not None and freeform and job.structure == "rings":  # rings where cheaper
         from anonymatch.tables.methods.circulant import sensitive_build
 
         rings = sensitive_build(enc, k, target, run.partition_size or n)
-        graph, n_parts = rings.graph, rings.parts
+        graph, n_parts, n_windows = rings.graph, rings.parts, 0
     else:
-        graph, n_parts = build_graph(
+        deadline = None
+        if run.limit is not None:  # the rounds stop where what follows them must start
+            deadline = started + run.limit - after_build_seconds(n, k)
+        graph, n_parts, n_windows, windows = build_graph(
             enc,
             k,
             spec,
             run.partition_size,
-            BuildOptions(job.time_limit, target),
+            BuildOptions(job.time_limit, target, deadline=deadline),
             workers,
             progress,
+            windows=run.windows,
         )
     t_build = time.perf_counter() - t0
+    # Every partition windows: one shift drawn per partition, the cells from the rings (the
+    # insider weakness of rings, stated). Some only (past a time limit): the closed walk over
+    # the whole graph, as for any freeform graph — no shift shared by a partition.
+    if sum(len(r) for r in windows) != n:
+        windows = ()
     # Privacy step: published record j is true-matched to original truth_of[j]. Recoding
     # needs the graph only, not the privacy step's draws: it runs meanwhile in this thread
     # (numpy/scipy, single-threaded) while the walks run on the pool (numba, nogil).
@@ -185,8 +202,9 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
 
             private = side.submit(shift_assignment, rings, rng)
         else:
-            private = side.submit(privacy_step, graph, rng)
-        recoded = recode(graph, enc)
+            private = side.submit(draw_assignment, graph, windows, k, rng)
+        # all windows: the cells from the rings
+        recoded = windows_cells(windows, k, enc) if windows else recode(graph, enc)
         assigned = private.result()
     truth_of = np.empty(n, dtype=np.int64)
     truth_of[assigned] = np.arange(n)
@@ -236,7 +254,8 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     keeps = headline(published, enc).to_dict()
     t_leakage = time.perf_counter() - t0
     truth = position[assigned]  # original i's true row of the release
-    known = _known_person(published, enc, table, data, schema, (k, ring_rows or []), truth)
+    shifts = ring_rows or [position[r] for r in windows]  # each drawn as one of its k shifts
+    known = _known_person(published, enc, table, data, schema, (k, shifts), truth)
     seconds = {
         "build": t_build,
         "verify": t_verify,
@@ -247,7 +266,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     models_claim, models_figures = sensitive_claims(
         job.check.sensitive_models, sensitive, k, ring_rows
     )
-    suppression, run_plan = plan_blocks(run, job)
+    suppression, run_plan = plan_blocks(run, job, n_windows)
     na = missing_codes(job.na)
     figures = information_loss(cells, enc)
     loss = figures.to_dict()
@@ -264,7 +283,10 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             **suppression,
             **({"na_codes": {c: list(v) for c, v in na.columns.items()}} if na.columns else {}),
         },
-        guarantee=KAnonymity(k).describe(),
+        guarantee={
+            **KAnonymity(k).describe(),
+            **({"insider_weakness": WINDOWS_WEAKNESS} if windows else {}),
+        },
         # the original's people, as the verifier counts them (verify_release): the published
         # ones have a k-factor, ``suppressed`` were left out under the limit
         verification=dataclasses.replace(
@@ -397,11 +419,14 @@ def sensitive_claims(
     return claims, figures
 
 
-def plan_blocks(run: Plan, job: TableJob) -> tuple[dict[str, object], dict[str, object]]:
+def plan_blocks(
+    run: Plan, job: TableJob, windows: int = 0
+) -> tuple[dict[str, object], dict[str, object]]:
     """What the plan states in a table manifest (``Plan.record``): the parameters it adds
-    (``suppression_limit``, ``missing``) and the ``plan`` block. O(columns)."""
+    (``suppression_limit``, ``missing``) and the ``plan`` block (with ``windows``: the
+    partitions the build published as windows). O(columns)."""
     written: dict[str, object] = {"parameters": {}}
-    run.record(written, job)
+    run.record(written, job, windows)
     parameters, block = written["parameters"], written["plan"]
     assert isinstance(parameters, dict) and isinstance(block, dict)
     return parameters, block

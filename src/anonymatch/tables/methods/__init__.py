@@ -18,7 +18,7 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -42,12 +42,21 @@ class BuildOptions:
     ``rings``) lets the partitioned methods publish a sensitive ring instead of a partition's
     classes where it costs less GCP (``methods.circulant``). ``tick`` (optional) is called with
     1 after each assignment round of the methods that run rounds (``Method.rounds``): the
-    progress bar of :func:`build_graph`, in rounds."""
+    progress bar of :func:`build_graph`, in rounds. ``deadline`` (optional, a
+    ``time.perf_counter()`` value) is when the run's time limit stops those rounds: a
+    partition not finished by then raises :class:`TimeUp`, and :func:`build_graph` publishes
+    it as windows (``ring.windows``)."""
 
     time_limit: float = 60.0
     sensitive: SensitiveTarget | None = None
     rings: bool = False
     tick: Callable[[int], object] | None = field(default=None, compare=False)
+    deadline: float | None = None
+
+
+class TimeUp(Exception):
+    """A partition's assignment rounds reached ``BuildOptions.deadline`` (the run's time
+    limit) before they were done; caught by :func:`build_graph`."""
 
 
 Builder = Callable[[EncodedQI, int, BuildOptions], GeneralizationGraph]
@@ -158,9 +167,26 @@ def estimated_seconds(method: Method, rows: int, k: int, size: int | None, worke
     if not method.rounds or size is None or rows == 0:
         return 0.0
     size = min(size, rows)
-    rounds = rows / size * max(k - 1, 0) * ROUND_SECONDS * size * size * max(1.0, size / 1000)
-    cpu = rounds + EDGE_SECONDS * rows * k
+    cpu = rounds_seconds(method, rows, k, size) + EDGE_SECONDS * rows * k
     return cpu / max(1, min(workers, rows // size))
+
+
+def after_build_seconds(rows: int, k: int) -> float:
+    """Seconds expected for what follows the build of a k-regular graph on ``rows`` records
+    (the second term of :func:`estimated_seconds`, EDGE_SECONDS·n·k): what a time limit keeps
+    back from the rounds (``tables.pipeline.anonymize``). O(1)."""
+    return EDGE_SECONDS * rows * k
+
+
+def rounds_seconds(method: Method, rows: int, k: int, size: int | None) -> float:
+    """CPU seconds of the assignment rounds alone (the first term of
+    :func:`estimated_seconds`): (n/P)·(k − 1)·ROUND_SECONDS·P²·max(1, P/1000); 0 for a method
+    without rounds. The plan's cost model (``tables.job.plan``) compares it with its budget.
+    O(1)."""
+    if not method.rounds or size is None or rows == 0:
+        return 0.0
+    size = min(size, rows)
+    return rows / size * max(k - 1, 0) * ROUND_SECONDS * size * size * max(1.0, size / 1000)
 
 
 ADAPTIVE_PARTITION = 500
@@ -325,6 +351,18 @@ def partitions(qi: EncodedQI, size: int) -> list[np.ndarray]:
     return [order[part] for part in split_even(qi.n, size)]
 
 
+class Built(NamedTuple):
+    """What :func:`build_graph` made: the graph, its number of partitions, and how many of
+    them were published as windows (``ring.windows``) instead of the method's rounds — chosen
+    by the plan (``windows`` of :func:`build_graph`) or past the run's time limit."""
+
+    graph: GeneralizationGraph
+    partitions: int
+    windows: int = 0
+    rings: tuple[np.ndarray, ...] = ()
+    """The windows partitions' record ids in ring order (``ring.draw_assignment``)."""
+
+
 def build_graph(
     qi: EncodedQI,
     k: int,
@@ -333,25 +371,40 @@ def build_graph(
     options: BuildOptions,
     workers: int | None = None,
     progress: bool = False,
-) -> tuple[GeneralizationGraph, int]:
-    """Run ``method`` on the whole table or on its partitions; returns the graph and the number
-    of partitions. ``size`` is the partition size of the run's plan
-    (:meth:`Method.partition_size_for`; None for a method that sees the whole table). Memory:
-    O(P²) per running partition of P records (never n²).
+    windows: bool = False,
+) -> Built:
+    """Run ``method`` on the whole table or on its partitions. ``size`` is the partition size
+    of the run's plan (:meth:`Method.partition_size_for`; None for a method that sees the whole
+    table). Memory: O(P²) per running partition of P records (never n²).
 
     With ``options.sensitive`` the methods with the ``sensitive`` capability form classes that
     satisfy the models: the freeform methods by ``diverse_clusters`` on partitions of the same
     size, Mondrian by cutting only where both sides satisfy them (the typed job refuses the
-    models for the other methods)."""
+    models for the other methods).
+
+    ``windows`` (the plan's choice at large k, :func:`estimated_seconds`) publishes every
+    partition of a partitioned method as the k shifts of its lexicographic order
+    (``ring.windows``, O(k·P) a partition) instead of running rounds. With
+    ``options.deadline`` (the run's time limit), a partition whose rounds are not done by then
+    is published so too: the graph stays k-regular partition by partition, and the release is
+    verified as any other. ``Built.windows`` counts those partitions."""
     if options.sensitive is not None and method.partitioned:
         from anonymatch.tables.methods.diverse import diverse_clusters
 
-        return diverse_clusters(qi, k, options.sensitive, size or qi.n)
+        graph, parts_made = diverse_clusters(qi, k, options.sensitive, size or qi.n)
+        return Built(graph, parts_made)
     assert method.build is not None, f"{method.name} runs on the adaptive path"
     build = method.build
     if size is None:
-        return build(qi, k, options), 1
+        return Built(build(qi, k, options), 1)
+    from anonymatch.tables.methods.ring import windows_of, windows_order
+
     parts = partitions(qi, size)
+    if windows:  # no rounds: the rings, and their graph built at once
+        from anonymatch.tables.methods.ring import windows_graph, windows_order
+
+        ordered = tuple(ids[windows_order(qi.take(ids))] for ids in parts)
+        return Built(windows_graph(ordered, k, qi.n), len(parts), len(parts), ordered)
     rounds = None
     if progress and method.rounds and k > 1:  # a bar in rounds: it moves within a partition
         from tqdm import tqdm
@@ -361,9 +414,18 @@ def build_graph(
             leave=False,
         )  # fmt: skip
         options = dataclasses.replace(options, tick=rounds.update)
-    work: Callable[[np.ndarray], GeneralizationGraph] = lambda ids: build(  # noqa: E731
-        qi.take(ids), k, options
-    )
+    rings: dict[int, np.ndarray] = {}  # by first record; one item set per thread: atomic
+
+    def work(ids: np.ndarray) -> GeneralizationGraph:
+        sub = qi.take(ids)
+        try:
+            return build(sub, k, options)
+        except TimeUp:  # the time limit: this partition as windows
+            pass
+        order = windows_order(sub)
+        rings[int(ids[0])] = ids[order]
+        return windows_of(order, k)
+
     try:
         graphs = run_partitions(
             work,
@@ -375,5 +437,11 @@ def build_graph(
     finally:
         if rounds is not None:
             rounds.close()
+    ordered = tuple(rings[int(ids[0])] for ids in parts if int(ids[0]) in rings)
+    if len(ordered) == len(parts):  # every partition past the limit: the graph at once
+        from anonymatch.tables.methods.ring import windows_graph
+
+        return Built(windows_graph(ordered, k, qi.n), len(parts), len(parts), ordered)
     blocks = list(zip(parts, graphs, strict=True))
-    return GeneralizationGraph.block_diagonal(blocks, qi.n), len(parts)
+    graph = GeneralizationGraph.block_diagonal(blocks, qi.n)
+    return Built(graph, len(parts), len(ordered), ordered)

@@ -11,6 +11,7 @@ weights are the increase of the hierarchy Loss metric (``metrics.gcp_increase_we
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -20,7 +21,7 @@ from anonymatch.core.errors import InfeasibleError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.lap import lapjv
 from anonymatch.tables.columns.schema import EncodedQI
-from anonymatch.tables.methods import BuildOptions
+from anonymatch.tables.methods import BuildOptions, TimeUp
 from anonymatch.tables.methods._kernels import (
     greedy_iteration,
     sortgreedy_repair,
@@ -115,13 +116,17 @@ def build_freeform(
     step: Iteration,
     extra: ExtraCostFactory | None = None,
     tick: Callable[[int], object] | None = None,
+    deadline: float | None = None,
 ) -> GeneralizationGraph:
     """Run the k-iteration shell with ``step`` as the inner assignment routine.
 
     ``extra`` (optional) adds a cost of the kind's own to every allowed edge (the joint cost of
     ``anonymatch.relational``); forbidden edges are then re-priced above any assignment that
     avoids them (m times the largest allowed weight, plus ``forbidden_cost``). ``tick``
-    (optional) is called with 1 after each round (the progress bar in rounds).
+    (optional) is called with 1 after each round (the progress bar in rounds). ``deadline``
+    (optional, a ``time.perf_counter()`` value): past it, the next round is not started and
+    :class:`~anonymatch.tables.methods.TimeUp` is raised (the run's time limit:
+    ``methods.build_graph`` publishes the partition another way).
 
     Records are first put in lexicographic order (attributes from lower to higher cardinality,
     Doka §5), the order Greedy scans and backtracking searches. Time O(k·m²·d) for the weights
@@ -144,6 +149,8 @@ def build_freeform(
     rounds = [np.arange(m, dtype=np.int64)]
     joint = None if extra is None else extra(order)
     for _ in range(k - 1):
+        if deadline is not None and time.perf_counter() > deadline:
+            raise TimeUp
         cells = PublishedCells(lo, hi, member, part.cat, level, num_star, cat_star)
         w = gcp_increase_weights(local_qi, cells, trees, part.cat, used)
         if joint is not None:
@@ -213,19 +220,19 @@ def _relabel(assignments: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 def greedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
     """Greedy (Doka §5, Algorithm 1 with backtracking). O(k·m²) per partition of m records."""
-    return build_freeform(qi, k, _greedy_step, tick=options.tick)
+    return build_freeform(qi, k, _greedy_step, tick=options.tick, deadline=options.deadline)
 
 
 def sortgreedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
     """SortGreedy (Doka §6, Algorithm 2). O(k·m² log m) per partition of m records."""
-    return build_freeform(qi, k, _sortgreedy_step, tick=options.tick)
+    return build_freeform(qi, k, _sortgreedy_step, tick=options.tick, deadline=options.deadline)
 
 
 def hungarian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
     """Hungarian (Doka §7): each iteration is an exact minimum-cost assignment (Jonker–Volgenant,
     ``core.lap``) on the GCP-increase weights, used edges forbidden. O(k·m³) per partition of m
     records in the worst case."""
-    return build_freeform(qi, k, _hungarian_step, tick=options.tick)
+    return build_freeform(qi, k, _hungarian_step, tick=options.tick, deadline=options.deadline)
 
 
 STEPS: dict[str, Iteration] = {
