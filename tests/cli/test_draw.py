@@ -336,3 +336,15 @@ def test_draw_reads_the_release_and_manifest_of_a_job_file(
     assert "2 draws (anchored) of r.csv" in stdout
     meta = json.loads((tmp_path / "d" / "draws.json").read_text())
     assert meta["degree"] == 4 and meta["release"]["path"] == "r.csv"
+    # the job file may say how many draws and where ([output] draws, draws_dir: relative to
+    # the job file's directory); the command line still wins
+    job.write_text(job.read_text() + 'draws = 3\ndraws_dir = "jd"\n')
+    code, stdout, err = run(["draw", "--config", str(job)], capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "jd").iterdir()) == [
+        "draw_1.csv", "draw_2.csv", "draw_3.csv", "draws.json",
+    ]  # fmt: skip
+    code, _, err = run(["draw", "--config", str(job), "-m", "2", "-o", str(tmp_path / "e")],
+                       capsys)  # fmt: skip
+    assert code == 0, err
+    assert len(list((tmp_path / "e").glob("draw_*.csv"))) == 2

@@ -436,6 +436,18 @@ class Output(_Strict):
     delta: float | None = Field(
         default=None, ge=0, lt=1, description="The DP companion's δ (default 0: pure ε-DP)."
     )
+    draws: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="Tables: how many plain tables `anonymatch draw --config` draws from the "
+        "release (its -m; default 5).",
+    )
+    draws_dir: str | None = Field(
+        default=None,
+        description="Tables: the directory of those draws (draw -o: DIR/draw_1.EXT … and "
+        "DIR/draws.json).",
+    )
 
     @model_validator(mode="after")
     def _database_release(self) -> Output:
@@ -785,6 +797,7 @@ PATH_FIELDS: tuple[tuple[str, str], ...] = (
     ("output", "path"),
     ("output", "report"),
     ("output", "dp_queries"),
+    ("output", "draws_dir"),
 )
 """The path-valued keys outside ``[columns]`` (each column's ``hierarchy`` is one too)."""
 

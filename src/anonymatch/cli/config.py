@@ -546,6 +546,9 @@ def job_parameters(
     for key in ("dp_queries", "epsilon", "delta"):  # the DP companion (anonymize, cli.analysis)
         if getattr(out, key) is not None:
             given[key] = getattr(out, key)
+    for key, flag in (("draws", "m"), ("draws_dir", "out_dir")):  # draw: -m and -o
+        if getattr(out, key) is not None and name == "draw":
+            given[flag] = getattr(out, key)
     if out.report is not None:
         if name.startswith("anonymize"):
             given["report_path"] = out.report
