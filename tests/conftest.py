@@ -1,5 +1,6 @@
 """Fixtures shared by the test packages: one throwaway PostgreSQL server per test process (the
-table and web-app tests share it; each test uses tables of its own names)."""
+table and web-app tests share it; each test uses tables of its own names) and one Dask
+LocalCluster per test process."""
 
 from __future__ import annotations
 

@@ -26,6 +26,8 @@ from anonymatch.core.runner import dask_client, iter_partitions
 from anonymatch.tables.synth import example_census_frame
 
 psutil = pytest.importorskip("psutil")
+# bounds on the seconds from a signal to the exit: alone under xdist (conftest.py)
+pytestmark = pytest.mark.serial
 
 SCHEMA = ["--qi", "age,workclass,education-num,marital-status,occupation,race,sex,native-country"]
 SCHEMA += ["--numeric", "age,education-num", "--sensitive", "income", "--l", "1"]  # plain k: long

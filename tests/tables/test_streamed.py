@@ -197,6 +197,7 @@ def _cli(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen
     )
 
 
+@pytest.mark.serial  # a signal 1 s into the run: alone under xdist (conftest.py)
 def test_ctrl_c_leaves_no_output(tmp_path: Path) -> None:
     src = tmp_path / "big.csv"
     census(40_000, seed=2).to_csv(src, index=False)
@@ -218,6 +219,7 @@ def test_ctrl_c_leaves_no_output(tmp_path: Path) -> None:
     assert list(spill.iterdir()) == []
 
 
+@pytest.mark.serial  # a bound on the child's peak memory: alone under xdist (conftest.py)
 def test_memory_stays_within_the_bound_on_200k_rows(tmp_path: Path) -> None:
     n, chunk = 200_000, 20_000
     src = tmp_path / "census.csv"
