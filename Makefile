@@ -54,9 +54,9 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
-## On two workers (pytest-xdist): 340 -> about 200 s on a 2-core machine. A test marked serial
-## (a bound on seconds after a signal, or on a child's peak memory) runs with no other test
-## running (conftest.py). PYTEST_WORKERS=0 runs the suite in one process.
+## On two workers (pytest-xdist): 331 -> 214 s in a fresh clone on a 2-core machine (issue
+## 35). A test marked serial (a bound on seconds after a signal, or on a child's peak memory)
+## runs while no other test runs (conftest.py). PYTEST_WORKERS=0: the suite in one process.
 PYTEST_WORKERS ?= 2
 pytest:
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
