@@ -54,8 +54,12 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
+## On two workers (pytest-xdist): 331 -> 214 s in a fresh clone on a 2-core machine (issue
+## 35). A test marked serial (a bound on seconds after a signal, or on a child's peak memory)
+## runs while no other test runs (conftest.py). PYTEST_WORKERS=0: the suite in one process.
+PYTEST_WORKERS ?= 2
 pytest:
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
 
 ## The documentation site (mkdocs.yml: Material, the API from the docstrings by mkdocstrings),
 ## built strictly (any warning fails) into out/site; a few seconds. Not --quiet: it would hide the

@@ -26,6 +26,8 @@ from anonymatch.core.runner import dask_client, iter_partitions
 from anonymatch.tables.synth import example_census_frame
 
 psutil = pytest.importorskip("psutil")
+# bounds on the seconds from a signal to the exit: alone under xdist (conftest.py)
+pytestmark = pytest.mark.serial
 
 SCHEMA = ["--qi", "age,workclass,education-num,marital-status,occupation,race,sex,native-country"]
 SCHEMA += ["--numeric", "age,education-num", "--sensitive", "income", "--l", "1"]  # plain k: long
@@ -66,6 +68,25 @@ class Run:
         time.sleep(then)
         assert self.proc.poll() is None, "finished before the signal: make the run longer"
         return list(self.ps.children(recursive=True))
+
+    def wait_for_read(self, source: Path, then: float, at_most: float) -> None:
+        """Until the run has opened ``source`` and closed it again (imports done, input read:
+        the kernels come next), then ``then`` seconds more; ``at_most`` seconds from now if
+        the read was too short to be seen between two looks."""
+        source, opened = source.resolve(), False
+        deadline = time.monotonic() + at_most
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.proc.communicate()[1]
+            try:
+                now_open = any(Path(f.path) == source for f in self.ps.open_files())
+            except psutil.Error:  # the process is exiting: the poll above says why
+                now_open = opened
+            if opened and not now_open:
+                break
+            opened = opened or now_open
+            time.sleep(0.01)
+        time.sleep(then)
+        assert self.proc.poll() is None, "finished before the signal: make the run longer"
 
     def wait_for_release_temp(self, timeout: float = 90) -> None:
         """Until the release's hidden temporary exists beside the output (chunks written)."""
@@ -144,11 +165,13 @@ def test_streamed_sigkill_leaves_no_worker_and_no_named_spill(
 def test_in_memory_signal_exits_within_two_seconds(
     census_csv: Path, tmp_path: Path, sig: int, code: int
 ) -> None:
-    # k = 50: the whole run must outlast the 5 s wait below; k = 10 (≈ 5 s on an idle machine
-    # before issue 17) and, since the cheaper closed walk, k = 25 could end before the signal
+    # k = 50: the whole run must outlast the wait below (the input read, then 1 s; at most
+    # 5 s); k = 10 (≈ 5 s on an idle machine before issue 17) and, since the cheaper closed
+    # walk, k = 25 could end before the signal. Waiting for the read, not a fixed 5 s, saves
+    # about 3 s per signal on an idle machine.
     args = ["anonymize", str(census_csv), "-o", "{out}/release.csv", "--k", "50", "-q"]
     run = Run(tmp_path, [*args, *SCHEMA, "--report", "{out}/release.json"])
-    run.wait_for(workers=0, then=5.0)  # imports done, numba kernels running
+    run.wait_for_read(census_csv, then=1.0, at_most=5.0)  # input read, numba kernels running
     rc, seconds, err = run.signal(sig)
     assert (rc, err.strip()) == (code, ONE_LINE)  # not "internal error: SystemError"
     assert seconds <= 2.0

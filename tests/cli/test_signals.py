@@ -15,6 +15,9 @@ import pytest
 from anonymatch.cli import signals
 from anonymatch.core import lifecycle
 
+# a signal seen within 3 s, a child killed by one: alone under xdist (conftest.py)
+pytestmark = pytest.mark.serial
+
 
 @pytest.fixture(autouse=True)
 def fresh_state() -> Iterator[None]:

@@ -19,6 +19,9 @@ from anonymatch.core import lifecycle
 from anonymatch.core.files import write_atomically
 from anonymatch.core.runner import iter_partitions
 
+# processes that must be gone within 5 s of a kill: alone under xdist (conftest.py)
+pytestmark = pytest.mark.serial
+
 
 @pytest.fixture(autouse=True)
 def fresh_state() -> Iterator[None]:

@@ -14,7 +14,7 @@ from anonymatch.sparse.pipeline import anonymize_sparse
 from anonymatch.sparse.streamed import anonymize_sparse_stream
 from tests.factories import planted
 
-distributed = pytest.importorskip("distributed")
+pytest.importorskip("distributed")
 
 
 def _draw(job: int, seed: np.random.SeedSequence) -> tuple[int, float]:
@@ -23,21 +23,16 @@ def _draw(job: int, seed: np.random.SeedSequence) -> tuple[int, float]:
     return os.getpid(), job + float(np.random.default_rng(seed).random())
 
 
-def test_chunks_run_as_dask_tasks_on_a_local_cluster(tmp_path: Path) -> None:
+def test_chunks_run_as_dask_tasks_on_a_local_cluster(tmp_path: Path, dask_scheduler: str) -> None:
     x = planted(blocks=16, size=10, items=10, noise=0.01, seed=3)
     src, out = tmp_path / "x.parquet", tmp_path / "p.parquet"
     write_sparse(src, x)
-    with distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-    ) as cluster:
-        address = cluster.scheduler_address
-        on_dask = anonymize_sparse(x, 4, seed=7, chunk_rows=40, scheduler=address)
-        drawn = run_partitions(
-            _draw, list(range(6)), placement=Placement(scheduler=address), seed=1
-        )
-        # the out-of-core path: chunk files read by the worker processes, parts written by them
-        job = SparseJob.build(dict(k=4, seed=7, chunk_rows=40, scheduler=address))
-        streamed = anonymize_sparse_stream(src, out, job)
+    address = dask_scheduler  # tests/conftest.py: the session's LocalCluster, 2 worker processes
+    on_dask = anonymize_sparse(x, 4, seed=7, chunk_rows=40, scheduler=address)
+    drawn = run_partitions(_draw, list(range(6)), placement=Placement(scheduler=address), seed=1)
+    # the out-of-core path: chunk files read by the worker processes, parts written by them
+    job = SparseJob.build(dict(k=4, seed=7, chunk_rows=40, scheduler=address))
+    streamed = anonymize_sparse_stream(src, out, job)
     local = anonymize_sparse(x, 4, seed=7, chunk_rows=40, executor="inline")
     assert on_dask.report["parameters"]["chunks"] == 4
     assert on_dask.report["parameters"]["executor"] == "dask"

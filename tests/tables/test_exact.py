@@ -51,8 +51,10 @@ def all_regular_graphs(n: int, k: int) -> list[GeneralizationGraph]:
 def test_result_is_k_regular(n: int, k: int) -> None:
     qi = encode_frame(random_frame(n, seed=100 * n + k, n_num=2, n_cat=2, card=4))
     # A short time limit keeps the test fast: a solution returned at the limit (not proven
-    # optimal) must be k-regular too.
-    graph = mip(qi, k, BuildOptions(time_limit=2.0))
+    # optimal) must be k-regular too. 0.5 s (was 2 s, which n = 8, 9 reached: 8 s in all): HiGHS
+    # holds a feasible solution after 0.05 s for every n here, and n >= 7 now all stop at the
+    # limit (the case this checks); proven optima are test_optimal_against_brute_force's.
+    graph = mip(qi, k, BuildOptions(time_limit=0.5))
     assert graph.n == n
     assert graph.is_regular(k)
 

@@ -75,17 +75,13 @@ def run(src: Path, out: Path, **kw: object) -> dict[str, object]:
 
 
 def test_same_seed_same_release_whatever_the_executor_and_chunking(
-    small_csv: Path, tmp_path: Path
+    small_csv: Path, tmp_path: Path, dask_scheduler: str
 ) -> None:
-    distributed = pytest.importorskip("distributed")
     inline = tmp_path / "inline.csv"
     report = run(small_csv, inline)
     run(small_csv, tmp_path / "chunks.csv", chunk_rows=1300)
     run(small_csv, tmp_path / "procs.csv", executor="processes", workers=2)
-    with distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-    ) as cluster:
-        run(small_csv, tmp_path / "dask.csv", scheduler=cluster.scheduler_address)
+    run(small_csv, tmp_path / "dask.csv", scheduler=dask_scheduler)  # 2 worker processes
     text = inline.read_bytes()
     for name in ("chunks.csv", "procs.csv", "dask.csv"):
         assert (tmp_path / name).read_bytes() == text, name
@@ -201,6 +197,7 @@ def _cli(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen
     )
 
 
+@pytest.mark.serial  # a signal 1 s into the run: alone under xdist (conftest.py)
 def test_ctrl_c_leaves_no_output(tmp_path: Path) -> None:
     src = tmp_path / "big.csv"
     census(40_000, seed=2).to_csv(src, index=False)
@@ -222,6 +219,7 @@ def test_ctrl_c_leaves_no_output(tmp_path: Path) -> None:
     assert list(spill.iterdir()) == []
 
 
+@pytest.mark.serial  # a bound on the child's peak memory: alone under xdist (conftest.py)
 def test_memory_stays_within_the_bound_on_200k_rows(tmp_path: Path) -> None:
     n, chunk = 200_000, 20_000
     src = tmp_path / "census.csv"

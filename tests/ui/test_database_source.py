@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 
 from tests import pgserver
-from tests.tables.conftest import postgres  # noqa: F401 - the shared server fixture
 from tests.ui.test_app import files, login, make_app, wait
 
 sqlalchemy = pytest.importorskip("sqlalchemy", reason="the sql extra (sqlalchemy) is missing")
@@ -39,7 +38,7 @@ def _error(page: object) -> str:
 
 
 def test_postgresql_table_runs_and_the_password_is_never_shown(
-    postgres: str,  # noqa: F811
+    postgres: str,
     tmp_path: Path,
 ) -> None:
     url = pgserver.url(postgres)
