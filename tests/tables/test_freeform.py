@@ -128,6 +128,21 @@ def test_windows_only_when_asked_for() -> None:
         TableJob.build(dict(qi=["n0"], sensitive=["s"], k=10, structure="windows"))
 
 
+def test_a_time_limit_the_run_cannot_honour_is_refused() -> None:
+    limited = TableJob.build(dict(qi=["n0"], k=10, method="hungarian", time_limit=30.0))
+    assert plan(limited, rows=1000).limit == 30.0
+    with pytest.raises(InputError, match="streamed path runs every partition"):
+        plan(limited, rows=1000, streamed=True)
+    sensitive = TableJob.build(
+        dict(qi=["n0"], sensitive=["s"], k=10, method="hungarian", time_limit=30.0)
+    )
+    with pytest.raises(InputError, match="sensitive models runs every partition"):
+        plan(sensitive, rows=1000)
+    # mip's limit bounds each solve, on every path
+    mip = TableJob.build(dict(qi=["n0"], k=2, method="mip", time_limit=5.0))
+    assert plan(mip, rows=10, streamed=False).limit is None
+
+
 @settings(max_examples=10, deadline=None)
 @given(n=st.integers(4, 80), k=st.integers(1, 8), seed=st.integers(0, 2**16))
 def test_windows_are_k_shifts_and_the_draw_is_one_of_them(n: int, k: int, seed: int) -> None:

@@ -960,8 +960,15 @@ def plan(
         raise InputError(
             f"{param('structure')} 'windows' runs in memory only ({param('executor')} threads)"
         )
-    # the streamed path runs each partition to its end (its time limit bounds mip's solves)
-    limit = job.limit if method.rounds and not job.models and not streamed else None
+    if job.limit is not None and method.rounds and (streamed or job.models):
+        # a limit the run could not honour is refused, never ignored
+        where = "the streamed path" if streamed else "a run with sensitive models"
+        raise InputError(
+            f"{param('time_limit')} bounds the assignment rounds of a run in memory without "
+            f"sensitive models; {where} runs every partition to its end (a smaller "
+            f"{param('partition_size')} or k is faster)"
+        )
+    limit = job.limit if method.rounds else None
     if rows is not None and k is not None and not job.models:
         from anonymatch.core.runner import default_workers
         from anonymatch.tables.methods import estimated_seconds
