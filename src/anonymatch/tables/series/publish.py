@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -224,7 +224,9 @@ def publish_next(data: pd.DataFrame, job: TableJob, store: SeriesStore) -> Serie
         labels, counts = _next_classes(enc, target, ids, values, previous, k, size)
     else:
         previous = None
-        labels = diverse_clusters(enc, k, target, size)[0].classes[0]
+        first = diverse_clusters(enc, k, target, size)[0].classes
+        assert first is not None  # a graph of classes
+        labels = first[0]
         counts = {"continuing": 0, "new": enc.n, "changed": 0, "departed": 0, "suppressed": 0}
     t_build = time.perf_counter() - t0
     keep = np.flatnonzero(labels >= 0)
@@ -235,26 +237,21 @@ def publish_next(data: pd.DataFrame, job: TableJob, store: SeriesStore) -> Serie
         data = data.iloc[keep].reset_index(drop=True)
         enc = enc.take(keep)
         ids, values, labels = ids[keep], values[keep], labels[keep]
-    release, position = _release(data, enc, job, run, np.unique(labels, return_inverse=True)[1])
+    classes = np.unique(labels, return_inverse=True)[1]
+    timing = {"build": t_build, "started": started}
+    release, position = _release(data, enc, job, run, classes, (dropped, suppressed), timing)
     rows = pd.DataFrame(
         {
             "person_id": ids,
             "release": store.next_release,
             "row": position,
-            "class": np.unique(labels, return_inverse=True)[1],
+            "class": classes,
         }
     )
     published = value_text(release.table[settings.sensitive])
     checked = check_signatures(published, rows, previous)
-    refuse(checked["passed"], checked.get("reason"))
-    report = release.report
-    report["input"] = {**report["input"], "records": enc.n + dropped + suppressed,
-                       "suppressed": suppressed}  # fmt: skip
-    report["verification"] = {**report["verification"], "n_original": enc.n + suppressed,
-                              "suppressed": suppressed}  # fmt: skip
-    report["seconds"] = {**report["seconds"], "series_build": t_build,
-                         "wall": time.perf_counter() - started}  # fmt: skip
-    report["series"] = {
+    refuse(checked["passed"] is True, checked.get("reason"))
+    release.report["series"] = {
         "release": store.next_release,
         "previous_sha256": store.previous_sha256,
         "person_id": "the steward's person-id column, kept in a private map, never published",
@@ -285,10 +282,12 @@ class Previous:
 
     ``signature[p]``: person p's signature in the last release they were published in (absent:
     not published before); ``value[p]``: the value published on their row there;
-    ``departed``: people of the last release absent from this one."""
+    ``group[p]``: that release and p's class in it; ``departed``: people of the last release
+    absent from this one."""
 
     signature: dict[str, Signature]
     value: dict[str, str]
+    group: dict[str, tuple[int, int]]
     departed: int
 
 
@@ -298,6 +297,7 @@ def _previous(store: SeriesStore, ids: np.ndarray) -> Previous:
     table = store.read_map()
     signature: dict[str, Signature] = {}
     value: dict[str, str] = {}
+    group: dict[str, tuple[int, int]] = {}
     for number in sorted(set(table["release"].tolist())):  # later releases overwrite
         part = table[table["release"] == number]
         shown = store.release_values(number)
@@ -311,10 +311,11 @@ def _previous(store: SeriesStore, ids: np.ndarray) -> Previous:
                              strict=True):  # fmt: skip
             signature[pid] = sigs[c]
             value[pid] = v
+            group[pid] = (number, c)
     here = set(ids.tolist())
     last = table[table["release"] == store.next_release - 1]["person_id"]
     departed = int((~last.isin(here)).sum())
-    return Previous(signature, value, departed)
+    return Previous(signature, value, group, departed)
 
 
 def _next_classes(
@@ -330,13 +331,18 @@ def _next_classes(
     docstring, steps 2–4), and the counts. O(buckets · new people · d) plus the clustering."""
     n = enc.n
     labels = np.full(n, -1, dtype=np.int64)
-    buckets: dict[Signature, list[int]] = {}
+    # a bucket: the continuing people of one class of the release they were last in (a
+    # signature's classes lie apart in the QI space: merged, they would widen every cell)
+    buckets: dict[tuple[int, int], list[int]] = {}
+    signature_of: dict[tuple[int, int], Signature] = {}
     fresh = np.zeros(n, dtype=bool)  # new people and changed values: not bound
     changed = 0
     for i in range(n):
         sig = previous.signature.get(ids[i])
         if sig is not None and previous.value.get(ids[i]) == values[i]:
-            buckets.setdefault(sig, []).append(i)
+            key = previous.group[ids[i]]
+            buckets.setdefault(key, []).append(i)
+            signature_of[key] = sig
         else:
             fresh[i] = True
             changed += sig is not None
@@ -346,21 +352,37 @@ def _next_classes(
         "changed": changed,
         "departed": previous.departed,
     }
-    pool = Pool(enc, values, fresh)
+    from anonymatch.tables.series.fill import fill_buckets
+
+    codes = target.codes[:, 0]
+    code_of = dict(zip(values.tolist(), codes.tolist(), strict=True))
+    # a signature holding a value nobody holds this year cannot be shown: suppressed
+    keys = [g for g in sorted(buckets) if all(v in code_of for v in signature_of[g])]
+    sigs = [signature_of[g] for g in keys]
+    members = [np.array(buckets[g], dtype=np.int64) for g in keys]
+    wanted = [np.array([code_of[v] for v in sig], dtype=np.int64) for sig in sigs]
     classes: list[np.ndarray] = []
     signatures: list[Signature] = []
-    # buckets short of a value first (their needs are the scarce ones), then by size
-    order = sorted(
-        buckets, key=lambda s: (-len(set(s) - set(values[buckets[s]])), len(buckets[s]), s)
-    )
-    for sig in order:
-        members = pool.complete(np.array(buckets[sig], dtype=np.int64), sig, k)
-        if members is None:
-            continue  # suppressed: the bucket cannot show its whole signature
-        for part in _split(enc, target, members, sig, k):
-            classes.append(part)
-            signatures.append(sig)
-    left = pool.left()
+    free = fresh.copy()
+    # first each class's bucket on its own; then the buckets left incomplete merged by
+    # signature (two halves of one signature together need fewer new people); the buckets
+    # still incomplete are suppressed
+    for attempt in range(2):
+        fills = fill_buckets(enc, codes, members, wanted, free, k)
+        failed: dict[Signature, list[np.ndarray]] = {}
+        for sig, mem, got in zip(sigs, members, fills, strict=True):
+            if got is None:
+                failed.setdefault(sig, []).append(mem)
+                continue
+            free[got] = False
+            for part in _split(enc, target, np.concatenate([mem, got]), sig, k):
+                classes.append(part)
+                signatures.append(sig)
+        if attempt == 0:
+            sigs = sorted(failed)
+            members = [np.concatenate(failed[sig]) for sig in sigs]
+            wanted = [np.array([code_of[v] for v in sig], dtype=np.int64) for sig in sigs]
+    left = np.flatnonzero(free)
     for part in _fresh_classes(enc, target, left, k, size):
         classes.append(part)
         signatures.append(tuple(sorted(set(values[part].tolist()))))
@@ -383,63 +405,6 @@ def _distance(enc: EncodedQI, members: np.ndarray, rows: np.ndarray) -> np.ndarr
     from anonymatch.tables.methods.diverse import _profile_cost
 
     return _profile_cost(enc, members, rows)
-
-
-class Pool:
-    """The new people (and those whose value changed) not yet in a class, by value.
-
-    Parameters
-    ----------
-    enc : EncodedQI
-        Everyone's encoded QIs.
-    values : numpy.ndarray
-        Everyone's sensitive value texts.
-    fresh : numpy.ndarray of bool
-        Who is in the pool at first.
-    """
-
-    def __init__(self, enc: EncodedQI, values: np.ndarray, fresh: np.ndarray) -> None:
-        self.enc = enc
-        self.values = values
-        self.free = fresh.copy()
-
-    def _nearest(self, members: np.ndarray, allowed: Iterable[str], count: int) -> np.ndarray:
-        """The ``count`` free people nearest to ``members`` among those holding a value of
-        ``allowed`` (fewer if there are not enough). O(free · d)."""
-        rows = np.flatnonzero(self.free & np.isin(self.values, list(allowed)))
-        if len(rows) <= count:
-            return rows
-        cost = _distance(self.enc, members, rows)
-        return rows[np.argsort(cost, kind="stable")[:count]]
-
-    def complete(self, members: np.ndarray, sig: Signature, k: int) -> np.ndarray | None:
-        """The bucket ``members`` completed from the pool to show every value of ``sig`` with
-        ≥ k people (the people taken leave the pool), or None (suppressed; nobody taken).
-        O(|sig| · free · d)."""
-        taken: list[int] = []
-        have = set(self.values[members].tolist())
-        for v in sig:
-            if v in have:
-                continue
-            got = self._nearest(np.concatenate([members, np.array(taken, np.int64)]), [v], 1)
-            if len(got) == 0:
-                self.free[taken] = True
-                return None
-            taken.append(int(got[0]))
-            self.free[got] = False
-        short = k - len(members) - len(taken)
-        if short > 0:
-            got = self._nearest(np.concatenate([members, np.array(taken, np.int64)]), sig, short)
-            self.free[got] = False
-            taken.extend(int(r) for r in got)
-            if len(got) < short:
-                self.free[taken] = True
-                return None
-        return np.concatenate([members, np.array(taken, dtype=np.int64)])
-
-    def left(self) -> np.ndarray:
-        """The people still in the pool. O(n)."""
-        return np.flatnonzero(self.free)
 
 
 def _split(
@@ -522,9 +487,17 @@ def check_signatures(
 
 
 def _release(
-    data: pd.DataFrame, enc: EncodedQI, job: TableJob, run: Any, labels: np.ndarray
+    data: pd.DataFrame,
+    enc: EncodedQI,
+    job: TableJob,
+    run: Any,
+    labels: np.ndarray,
+    left_out: tuple[int, int],
+    timing: Mapping[str, float],
 ) -> tuple[Release, np.ndarray]:
-    """The verified release of classes ``labels`` (0..G−1, each ≥ k people) over ``data``, as
+    """The verified release of classes ``labels`` (0..G−1, each ≥ k people) over ``data``
+    (``left_out``: the rows dropped for a missing QI and the people suppressed before it;
+    ``timing``: the build's seconds and the run's start), as
     the in-memory path makes a classes release (``tables.pipeline.anonymize``): each class's
     one cell, every row its own person's other columns, the rows shuffled (OS entropy unless
     the job's seed), the k-anonymity verifier and the sensitive models' check from what is
@@ -548,6 +521,7 @@ def _release(
 
     assert job.k is not None
     k, schema = job.k, job.schema
+    dropped, suppressed = left_out
     t0 = time.perf_counter()
     graph = GeneralizationGraph.from_classes(labels)
     recoded = recode(graph, enc)  # published record i: person i's class cell, i's own columns
@@ -580,13 +554,27 @@ def _release(
         method=job.method.name,
         parameters={**schema.roles(), "partition_size": run.partition_size, **suppression},
         guarantee=KAnonymity(k).describe(),
-        verification=check.to_dict(),
+        # the people of this release, as the verifier counts them: the published ones have a
+        # k-factor, ``suppressed`` were left out (their signature could not be shown)
+        verification=dataclasses.replace(
+            check, n_original=check.n_original + suppressed, suppressed=suppressed
+        ).to_dict(),
         loss=loss,
-        seconds={"recode": t_recode, "verify": t_verify, "checks": time.perf_counter() - t0},
+        seconds={
+            "build": timing["build"],
+            "recode": t_recode,
+            "verify": t_verify,
+            "checks": time.perf_counter() - t0,
+            "wall": time.perf_counter() - timing["started"],
+        },
         seeded=job.seed is not None,
-        records_in=enc.n,
+        records_in=enc.n + dropped + suppressed,
         records_out=enc.n,
-        input_extra={"missing_values": int(enc.num_missing.sum() + enc.cat_missing.sum())},
+        input_extra={
+            "dropped_missing": dropped,
+            "suppressed": suppressed,
+            "missing_values": int(enc.num_missing.sum() + enc.cat_missing.sum()),
+        },
         models=models_claim,
         model_figures=models_figures,
         plan=run_plan,
