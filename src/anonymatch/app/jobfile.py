@@ -461,6 +461,23 @@ class Output(_Strict):
         return self
 
 
+class Series(_Strict):
+    """``[series]``: the release series the release belongs to (tables, ``anonymize``;
+    docs/series.md): the series directory and the person-id column (never published)."""
+
+    dir: str | None = Field(
+        default=None,
+        description="The series directory (series.json, the releases, the private map); "
+        "anonymize --series.",
+    )
+    person_id: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The column identifying a person across releases (never published); "
+        "anonymize --person-id.",
+    )
+
+
 class Job(_Strict):
     """A job file (``anonymatch-job/1``).
 
@@ -489,6 +506,7 @@ class Job(_Strict):
     method: Method = Method()
     execution: Execution = Execution()
     output: Output = Output()
+    series: Series = Series()
 
     _comments: dict[str, list[str]] = PrivateAttr(default_factory=dict)
 
@@ -520,6 +538,18 @@ class Job(_Strict):
                     raise _located(
                         ("columns", name), f"unknown column; input.names has: {', '.join(names)}"
                     )
+        if (self.series.dir is None) != (self.series.person_id is None):
+            key = "person_id" if self.series.person_id is None else "dir"
+            raise _located(("series", key), "a series needs both dir and person_id")
+        if self.series.dir is not None and self.kind != "table":
+            raise _located(("series",), 'read by kind = "table" only')
+        role = self.columns.get(self.series.person_id or "")
+        if role is not None and role.role in ("qi", "sensitive"):
+            raise _located(
+                ("series", "person_id"),
+                f"{self.series.person_id!r} has role = {role.role!r}; the person id is never "
+                'published: an "identifier" column',
+            )
         if self.input.items is not None and self.kind != "relational":
             raise _located(("input", "items"), 'read by kind = "relational" only')
         if self.kind == "relational":
@@ -798,6 +828,7 @@ PATH_FIELDS: tuple[tuple[str, str], ...] = (
     ("output", "report"),
     ("output", "dp_queries"),
     ("output", "draws_dir"),
+    ("series", "dir"),
 )
 """The path-valued keys outside ``[columns]`` (each column's ``hierarchy`` is one too)."""
 
@@ -996,7 +1027,7 @@ def render_toml(job: Job, comments: Mapping[str, Sequence[str]] | None = None) -
             values = {"role": column.role, "type": column.type, **values}
         path = f"columns.{name}"
         table(f"columns.{toml_key(name)}", path, values)
-    for section in ("model", "method", "execution", "output"):
+    for section in ("model", "method", "execution", "output", "series"):
         values = fields(getattr(job, section))
         if values or notes.get(section) or notes.get(f"{section}.after"):
             table(section, section, values)

@@ -249,6 +249,10 @@ strict_option = click.option(
     "the table created, in one transaction (an existing one only with --force).",
 )
 @strict_option
+@click.option("--series", "series_dir", default=None, metavar="DIR", help="Publish the next "
+              "release of the series in DIR, with --person-id (docs/series.md).")  # fmt: skip
+@click.option("--person-id", default=None, help="The column linking a person across the "
+              "series' releases (never published).")  # fmt: skip
 @dp_companion_options
 @table_input_options
 @typed_table_job
@@ -264,6 +268,8 @@ def anonymize(
     csv: CsvOptions,
     output_table: str | None = None,
     dp: DpRequest | None = None,
+    series_dir: str | None = None,
+    person_id: str | None = None,
 ) -> None:
     """Publish a table k-anonymous, verified.
 
@@ -293,6 +299,14 @@ def anonymize(
     if db_out:  # no output may be an input: the same table, or a query reading it
         check_output_table(output, output_table, force, source)
     streamed = choose_path(job, input_path, output, csv)
+    from anonymatch.tables.series.publish import SeriesRun
+
+    picked = with_job_file(click.get_current_context(), _series_flags(series_dir, person_id),
+                           lambda j: _series_flags(j.series.dir, j.series.person_id))  # fmt: skip
+    why = "not on the streamed path (--executor threads)" if streamed else None
+    why = "not to a database" if db_in or db_out else why
+    series = SeriesRun.open(picked["series_dir"], picked["person_id"], job,
+                            "without --dp-queries" if dp else why)  # fmt: skip
     from anonymatch.tables.io import is_excel
     from anonymatch.tables.io.stats import (
         is_stats_file,
@@ -342,7 +356,8 @@ def anonymize(
             *(m.column for m in check.models),
             *filter(None, [check.k_column]),
         }
-        release = run_job(user_missing_as_na(frame, protected), job)
+        plain = user_missing_as_na(frame, protected)
+        release = run_job(plain, job) if series is None else series.publish(plain)
         if strict:
             _refuse_leaks(release.report)
         if db_out:  # a table created in one transaction
@@ -368,6 +383,12 @@ def anonymize(
         "input_options": input_options_block(csv, job.na, job.drop_missing),
     }
     _finish(report, input_path, output, csv, output_table, report_path, started, quiet)
+    if series is not None:  # committed with the release and its manifest
+        series.commit(report, csv_safe)
+
+
+def _series_flags(series_dir: str | None, person_id: str | None) -> dict[str, str | None]:
+    return {"series_dir": series_dir, "person_id": person_id}
 
 
 def _note_csv_safe(report: Any, output: str, csv_safe: bool) -> dict[str, Any]:

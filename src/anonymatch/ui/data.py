@@ -510,6 +510,8 @@ class Settings:
 
         if job.kind != "table":
             raise InputError(f"kind: the web app runs table jobs, not {job.kind!r}")
+        if job.series.dir is not None:  # never dropped in silence
+            raise InputError("series: the web app publishes no release series (anonymize --series)")
         for name in job.columns:
             if name not in dataset.columns:
                 raise InputError(

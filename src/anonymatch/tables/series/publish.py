@@ -177,6 +177,64 @@ def anonymize_series(
     return release
 
 
+class SeriesRun:
+    """The series of a command-line run (``anonymize --series DIR --person-id COLUMN``):
+    opened and checked before the input is read (:meth:`open`), the release made in memory
+    (:meth:`publish`), recorded in the directory once the command's own outputs are written
+    (:meth:`commit`; the CLI commits every output together, ``core.files.all_or_nothing``).
+
+    Parameters
+    ----------
+    store : SeriesStore
+        The opened directory.
+    job : TableJob
+        The run, the person id among its identifiers.
+    """
+
+    def __init__(self, store: SeriesStore, job: TableJob) -> None:
+        self.store = store
+        self.job = job
+        self.made: SeriesRelease | None = None
+
+    @classmethod
+    def open(
+        cls,
+        directory: str | None,
+        person_id: str | None,
+        job: TableJob,
+        refused: str | None = None,
+    ) -> SeriesRun | None:
+        """The run's series, or None without ``--series``. ``refused``: why the command's
+        other options cannot make a series release (the streamed path, a database, …), or
+        None. Raises ``InputError`` (one line, exit 2): ``--series`` without ``--person-id``
+        or the reverse, ``refused``, a job a series cannot run (:func:`series_settings`), a
+        directory of other settings or modified (``SeriesStore.open``). O(the directory's
+        releases, for their digests)."""
+        if directory is None and person_id is None:
+            return None
+        if directory is None or person_id is None:
+            raise InputError("--series DIR and --person-id COLUMN go together")
+        if refused is not None:
+            raise InputError(f"--series publishes in memory: {refused}")
+        settings = series_settings(job, person_id)
+        return cls(SeriesStore.open(directory, settings), series_job(job, person_id))
+
+    def publish(self, data: pd.DataFrame) -> Release:
+        """The next release of the series from ``data`` (:func:`publish_next`), kept for
+        :meth:`commit`."""
+        self.made = publish_next(data, self.job, self.store)
+        return self.made.release
+
+    def commit(self, manifest: Mapping[str, Any], csv_safe: bool = True) -> None:
+        """Record the release published by :meth:`publish` in the directory, with its
+        finished ``manifest`` (``SeriesStore.commit``)."""
+        assert self.made is not None, "publish first"
+        release = self.made.release
+        self.store.commit(
+            release.table, release.cells, release.qi, manifest, self.made.rows, csv_safe
+        )
+
+
 def publish_next(data: pd.DataFrame, job: TableJob, store: SeriesStore) -> SeriesRelease:
     """The next release of ``store``'s series from ``data`` (module docstring), verified;
     nothing is written (``SeriesStore.commit`` writes it).

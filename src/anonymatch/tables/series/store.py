@@ -154,7 +154,10 @@ class SeriesStore:
             raise InputError(f"--series {root}: not a directory")
         index = root / INDEX
         if not index.exists():
-            if root.exists() and any(root.iterdir()):
+            # an empty private directory may stay from a run refused after creating it
+            if root.exists() and any(
+                p.name != PRIVATE or not p.is_dir() or any(p.iterdir()) for p in root.iterdir()
+            ):
                 raise InputError(
                     f"--series {root}: not a series directory (no {INDEX}) and not empty"
                 )
