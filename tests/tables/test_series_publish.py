@@ -1,0 +1,320 @@
+"""Publishing a release series (issue 40): ``tables.series.anonymize_series``, the series
+directory and ``anonymize --series DIR --person-id COLUMN``.
+
+The composition attacker (S1's ``verify_series``, from the releases and the originals only)
+finds nobody below ℓ values in a series published with the signatures kept, while the same
+years released independently leave people below ℓ; people who cannot keep their signature are
+suppressed and counted; a modified directory or other settings exit 2; the private map is 0600
+in a 0700 directory and no published file holds a person id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anonymatch.cli import main
+from anonymatch.core.errors import InputError
+from anonymatch.tables import anonymize
+from anonymatch.tables.series import anonymize_series, verify_series
+from anonymatch.tables.series.store import MAP, PRIVATE
+from tests.factories import random_frame
+
+QI = ["n0", "n1", "c0", "c1"]
+KW = {"k": 5, "qi": QI, "numeric": ["n0", "n1"], "sensitive": "s", "l": 3}
+CHECK = {"person_id": "pid", "qi": QI, "numeric": ["n0", "n1"], "sensitive": "s", "k": 5, "l": 3}
+
+
+def series_years(n: int, seed: int, years: int = 3, changed: float = 0.0) -> list[pd.DataFrame]:
+    """``years`` tables of n people each: 30 % of a year's people leave the next year and as
+    many arrive, ages (``n0``) advance by one, a share ``changed`` of those staying get
+    another sensitive value; 8 sensitive values."""
+    rng = np.random.default_rng(seed)
+    step = int(0.3 * n)
+    base = random_frame(n + step * (years - 1), seed)
+    base["s"] = [f"s{x}" for x in rng.integers(0, 8, len(base))]
+    base["pid"] = [f"person{i:05d}" for i in range(len(base))]
+    out = []
+    for t in range(years):
+        year = base.iloc[t * step : t * step + n].copy().reset_index(drop=True)
+        year["n0"] = year["n0"] + t
+        flip = rng.random(n) < changed
+        year.loc[flip, "s"] = [f"s{x}" for x in rng.integers(0, 8, int(flip.sum()))]
+        out.append(year)
+    return out
+
+
+def published_originals(directory: Path, years: list[pd.DataFrame]) -> list[pd.DataFrame]:
+    """Each year's people the series published (the attacker knows who is in which
+    release), from the private map."""
+    mapped = pd.read_parquet(directory / PRIVATE / MAP)
+    return [
+        year[
+            year["pid"].isin(set(mapped.loc[mapped["release"] == t + 1, "person_id"]))
+        ].reset_index(drop=True)
+        for t, year in enumerate(years)
+    ]
+
+
+def publish_all(directory: Path, years: list[pd.DataFrame], **extra: object) -> list:
+    return [anonymize_series(y, series=directory, person_id="pid", **KW, **extra) for y in years]
+
+
+def test_series_passes_the_composition_attacker_where_independent_releases_fail(
+    tmp_path: Path,
+) -> None:
+    years = series_years(300, seed=3)
+    made = publish_all(tmp_path / "S", years)
+    report = verify_series(
+        published_originals(tmp_path / "S", years), [r.table for r in made], **CHECK
+    )
+    assert report.passed, report.reason
+    counts = report.counts()
+    assert counts["strong"]["below_l"] == 0 and counts["weak"]["below_l"] == 0
+    assert counts["in_two_or_more"] >= 250  # the series really repeats people (300 at most)
+    assert counts["min_candidates"] >= 5
+    independent = [anonymize(y, identifiers="pid", **KW).table for y in years]
+    alone = verify_series(years, independent, **CHECK)
+    assert not alone.passed and alone.counts()["strong"]["below_l"] > 0
+    # the manifests count the people: 90 leave and 90 arrive each year
+    for t, r in enumerate(made):
+        block = r.report["series"]
+        assert block["release"] == t + 1 and block["verification"]["passed"] is True
+        c = block["counts"]
+        assert c["continuing"] + c["new"] + c["changed"] == 300
+        assert c["departed"] == (0 if t == 0 else 90)
+        assert c["new"] == (300 if t == 0 else 90)
+        assert r.report["input"]["suppressed"] == c["suppressed"] == 300 - len(r.table)
+        assert len(block["previous_sha256"]) == t
+        assert r.report["guarantee"]["construction"] == "classes"
+
+
+def test_changed_values_are_counted_apart_and_the_rest_keep_their_signatures(
+    tmp_path: Path,
+) -> None:
+    years = series_years(300, seed=5, changed=0.1)
+    made = publish_all(tmp_path / "S", years)
+    assert sum(r.report["series"]["counts"]["changed"] for r in made) > 0
+    report = verify_series(
+        published_originals(tmp_path / "S", years), [r.table for r in made], **CHECK
+    )
+    assert report.passed, report.reason
+    assert report.counts()["strong"]["below_l"] == 0
+
+
+def test_people_who_cannot_keep_their_signature_are_suppressed_and_counted(
+    tmp_path: Path,
+) -> None:
+    # two classes of exactly k = 5 apart in age; one person of the old class leaves and nobody
+    # arrives: the four left cannot form a class of 5 showing {c, d}, so they are suppressed
+    first = pd.DataFrame(
+        {
+            "age": [20, 21, 22, 23, 24, 60, 61, 62, 63, 64],
+            "s": list("ababacdcdc"),
+            "pid": [f"p{i}" for i in range(10)],
+        }
+    )
+    second = first.drop(index=5).reset_index(drop=True)
+    kw = {"k": 5, "qi": "age", "numeric": "age", "sensitive": "s", "l": 2, "seed": 0}
+    anonymize_series(first, series=tmp_path / "S", person_id="pid", **kw)
+    made = anonymize_series(second, series=tmp_path / "S", person_id="pid", **kw)
+    counts = made.report["series"]["counts"]
+    assert counts["suppressed"] == 4 and counts["departed"] == 1 and counts["continuing"] == 9
+    assert len(made.table) == 5 and made.report["input"]["suppressed"] == 4
+    assert made.report["verification"]["suppressed"] == 4
+    mapped = pd.read_parquet(tmp_path / "S" / PRIVATE / MAP)
+    assert set(mapped.loc[mapped["release"] == 2, "person_id"]) == {f"p{i}" for i in range(5)}
+    check = {"person_id": "pid", "qi": ["age"], "numeric": ["age"], "sensitive": "s"}
+    years = [first, second]
+    report = verify_series(
+        published_originals(tmp_path / "S", years), [first_table(tmp_path), made.table],
+        **check, k=5, l=2,
+    )  # fmt: skip
+    assert report.passed, report.reason
+
+
+def first_table(tmp_path: Path) -> pd.DataFrame:
+    from anonymatch.tables.io.cells import read_release_text
+
+    return read_release_text(tmp_path / "S" / "001.release.csv")
+
+
+def test_a_modified_series_directory_or_other_settings_are_refused(tmp_path: Path) -> None:
+    years = series_years(120, seed=7, years=2)
+    publish_all(tmp_path / "S", years[:1])
+    with pytest.raises(InputError, match="the series was published with k 5"):
+        anonymize_series(years[1], series=tmp_path / "S", person_id="pid", **{**KW, "k": 6})
+    with pytest.raises(InputError, match="sensitive"):
+        anonymize_series(
+            years[1].rename(columns={"s": "t"}), series=tmp_path / "S", person_id="pid",
+            **{**KW, "sensitive": "t"},
+        )  # fmt: skip
+    release = tmp_path / "S" / "001.release.csv"
+    text = release.read_text()
+    release.write_text(text.replace("s1", "s2", 1))
+    with pytest.raises(InputError, match="was modified since it was published"):
+        anonymize_series(years[1], series=tmp_path / "S", person_id="pid", **KW)
+    release.write_text(text)
+    os.chmod(tmp_path / "S" / PRIVATE / MAP, 0o644)
+    with pytest.raises(InputError, match="must not be readable by others"):
+        anonymize_series(years[1], series=tmp_path / "S", person_id="pid", **KW)
+    os.chmod(tmp_path / "S" / PRIVATE / MAP, 0o600)
+    anonymize_series(years[1], series=tmp_path / "S", person_id="pid", **KW)  # restored: runs
+    index = json.loads((tmp_path / "S" / "series.json").read_text())
+    assert [e["release"] for e in index["releases"]] == [1, 2]
+
+
+def test_jobs_a_series_cannot_run_are_refused(tmp_path: Path) -> None:
+    year = series_years(60, seed=1, years=1)[0]
+    cases = [
+        ({**KW, "t": 0.5}, "distinct l-diversity only"),
+        ({**KW, "diversity": "entropy"}, "distinct l-diversity"),
+        ({**KW, "structure": "rings"}, "publishes classes"),
+        ({**KW, "time_limit": 5.0}, "--time-limit"),
+        ({**KW, "suppression_limit": 0.1}, "--suppression-limit"),
+        ({k: v for k, v in KW.items() if k not in ("sensitive", "l")}, "one sensitive column"),
+    ]
+    for keywords, message in cases:
+        with pytest.raises(InputError, match=message):
+            anonymize_series(year, series=tmp_path / "S", person_id="pid", **keywords)
+    with pytest.raises(InputError, match="neither a QI"):
+        anonymize_series(year, series=tmp_path / "S", person_id="n0", **KW)
+    twice = year.assign(pid=["same"] * len(year))
+    with pytest.raises(InputError, match="holds a person twice"):
+        anonymize_series(twice, series=tmp_path / "S", person_id="pid", **KW)
+    assert not (tmp_path / "S").exists()  # nothing written
+
+
+def _files(directory: Path) -> list[Path]:
+    return [p for p in directory.rglob("*") if p.is_file()]
+
+
+def test_the_map_is_private_and_no_published_file_holds_a_person_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    years = series_years(150, seed=11)
+    args = ["-k", "5", "--qi", ",".join(QI), "--numeric", "n0,n1", "--sensitive", "s", "--l", "3"]
+    for t, year in enumerate(years):
+        year.to_csv(tmp_path / f"y{t}.csv", index=False)
+        code = main(["anonymize", str(tmp_path / f"y{t}.csv"), "-o", str(tmp_path / f"r{t}.csv"),
+                     "--report", str(tmp_path / f"r{t}.json"), *args, "--series",
+                     str(tmp_path / "S"), "--person-id", "pid", "-q"])  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+    private = tmp_path / "S" / PRIVATE
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    assert stat.S_IMODE((private / MAP).stat().st_mode) == 0o600
+    mapped = pd.read_parquet(private / MAP)
+    assert list(mapped.columns) == ["person_id", "release", "row", "class"]
+    ids = set(pd.concat(years)["pid"])
+    assert set(mapped["person_id"]) <= ids and len(mapped) > 0
+    published = [p for p in _files(tmp_path / "S") if private not in p.parents]
+    published += [tmp_path / f"r{t}.{ext}" for t in range(3) for ext in ("csv", "json")]
+    for path in published:
+        text = path.read_text()
+        assert not any(pid in text for pid in ids), path
+        assert "map.parquet" not in text and str(private) not in text
+    for t in range(3):  # the copy in DIR is the release written
+        assert (tmp_path / f"r{t}.csv").read_bytes() == (
+            tmp_path / "S" / f"{t + 1:03d}.release.csv"
+        ).read_bytes()
+        manifest = json.loads((tmp_path / f"r{t}.json").read_text())
+        assert manifest["series"]["release"] == t + 1
+        assert json.loads((tmp_path / "S" / f"{t + 1:03d}.manifest.json").read_text()) == manifest
+
+
+def test_cli_refusals_are_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    year = series_years(60, seed=2, years=1)[0]
+    year.to_csv(tmp_path / "y.csv", index=False)
+    base = ["anonymize", str(tmp_path / "y.csv"), "-o", str(tmp_path / "r.csv"), "-k", "5",
+            "--qi", ",".join(QI), "--numeric", "n0,n1", "--sensitive", "s"]  # fmt: skip
+    series = ["--series", str(tmp_path / "S"), "--person-id", "pid"]
+    cases = [
+        ([*base, "--l", "3", "--series", str(tmp_path / "S")], "go together"),
+        ([*base, "--l", "3", "--person-id", "pid"], "go together"),
+        ([*base, "--t", "0.5", *series], "distinct l-diversity"),
+        ([*base, "--l", "3", "--executor", "processes", *series], "streamed path"),
+        ([*base, "--l", "3", "--time-limit", "5", *series], "--time-limit"),
+        ([*base, "--l", "3", "--structure", "rings", *series], "publishes classes"),
+    ]
+    for args, message in cases:
+        code = main(args)
+        err = capsys.readouterr().err
+        assert code == 2, (args, err)
+        assert message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "S").exists() and not (tmp_path / "r.csv").exists()
+    (tmp_path / "S").mkdir()
+    (tmp_path / "S" / "other.txt").write_text("not a series")
+    assert main([*base, "--l", "3", *series]) == 2
+    assert "not a series directory" in capsys.readouterr().err
+
+
+def test_a_job_file_series_block_runs_the_series(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    years = series_years(90, seed=4, years=2)
+    for t, year in enumerate(years):
+        year.to_csv(tmp_path / f"y{t}.csv", index=False)
+    job = """
+[input]
+path = "y0.csv"
+[columns]
+n0 = { role = "qi", type = "numeric" }
+n1 = { role = "qi", type = "numeric" }
+c0 = { role = "qi" }
+c1 = { role = "qi" }
+s = { role = "sensitive" }
+pid = { role = "identifier" }
+[model]
+k = 5
+l = 3
+[series]
+dir = "S"
+person_id = "pid"
+"""
+    (tmp_path / "job.toml").write_text(job)
+    for t in range(2):
+        job_file, out = str(tmp_path / "job.toml"), str(tmp_path / f"r{t}.csv")
+        code = main(["anonymize", str(tmp_path / f"y{t}.csv"), "--config", job_file, "-o", out])
+        assert code == 0, capsys.readouterr().err
+    index = json.loads((tmp_path / "S" / "series.json").read_text())
+    assert index["person_id"] == "pid" and len(index["releases"]) == 2
+    (tmp_path / "bad.toml").write_text(job.replace('person_id = "pid"\n', ""))
+    assert main(["anonymize", str(tmp_path / "y0.csv"), "--config", str(tmp_path / "bad.toml"),
+                 "-o", str(tmp_path / "x.csv")]) == 2  # fmt: skip
+    assert "series.person_id: a series needs both dir and person_id" in capsys.readouterr().err
+
+
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10_000),
+    changed=st.sampled_from([0.0, 0.2]),
+    k=st.integers(2, 6),
+    ell=st.integers(2, 4),
+)
+def test_every_series_keeps_everyone_at_l_values_or_more(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, changed: float, k: int, ell: int
+) -> None:
+    directory = tmp_path_factory.mktemp("series") / "S"
+    years = series_years(80, seed=seed, changed=changed)
+    kw = {**KW, "k": k, "l": ell}
+    made = [anonymize_series(y, series=directory, person_id="pid", **kw) for y in years]
+    report = verify_series(
+        published_originals(directory, years), [r.table for r in made],
+        **{**CHECK, "k": k, "l": ell},
+    )  # fmt: skip
+    assert report.passed, report.reason
+    assert report.counts()["strong"]["below_l"] == 0
+    for r in made:
+        assert r.report["series"]["counts"]["suppressed"] == 80 - len(r.table)
