@@ -116,13 +116,13 @@ def verify_series_cmd(
             "per release, in the same order"
         )
     import_quietly("anonymatch.tables.pipeline")
-    from anonymatch.cli.tables import read_release
+    from anonymatch.tables.io.cells import read_release_text
     from anonymatch.tables.io import read_table
     from anonymatch.tables.series import verify_series
 
     report = verify_series(
         [read_table(path, csv) for path in originals],
-        [read_release(path) for path in releases],
+        [read_release_text(path) for path in releases],
         person_id=person_id,
         qi=_columns(qi, "--qi"),
         numeric=_columns(numeric, "--numeric", required=False),
