@@ -116,8 +116,8 @@ def verify_series_cmd(
             "per release, in the same order"
         )
     import_quietly("anonymatch.tables.pipeline")
-    from anonymatch.tables.io.cells import read_release_text
     from anonymatch.tables.io import read_table
+    from anonymatch.tables.io.cells import read_release_text
     from anonymatch.tables.series import verify_series
 
     report = verify_series(
