@@ -72,8 +72,11 @@ def yearly_originals(seed: int) -> list[pd.DataFrame]:
     return frames
 
 
-def anonymize_args(original: Path, output: Path, report: Path) -> list[str]:
-    """The ``anonymize`` command line of one year (identifiers: pid, never published)."""
+def anonymize_args(original: Path, output: Path, report: Path, series: Path | None) -> list[str]:
+    """The ``anonymize`` command line of one year: pid never published (an identifier; with
+    ``--series`` the person id, an identifier by definition)."""
+    person = ["--identifiers", "pid"] if series is None else []
+    person += [] if series is None else ["--series", str(series), "--person-id", "pid"]
     return [
         "anonymize",
         str(original),
@@ -83,8 +86,7 @@ def anonymize_args(original: Path, output: Path, report: Path) -> list[str]:
         ",".join(QI),
         "--numeric",
         ",".join(NUMERIC),
-        "--identifiers",
-        "pid",
+        *person,
         "--sensitive",
         SENSITIVE,
         "--l",
@@ -105,10 +107,7 @@ def publish(frames: list[pd.DataFrame], work: Path, series: Path | None) -> list
         original = work / f"year{t}.csv"
         frame.to_csv(original, index=False)
         release, report = work / f"year{t}.release.csv", work / f"year{t}.manifest.json"
-        args = anonymize_args(original, release, report)
-        if series is not None:
-            args += ["--series", str(series), "--person-id", "pid"]
-        run = run_cli(args)
+        run = run_cli(anonymize_args(original, release, report, series))
         if run["rc"] != 0:
             sys.exit(f"anonymize of year {t} failed (exit {run['rc']})")
         manifest = json.loads(report.read_text())
@@ -121,6 +120,9 @@ def publish(frames: list[pd.DataFrame], work: Path, series: Path | None) -> list
                 "release": published,
                 "people": people,
                 "gcp": float(manifest["loss"]["gcp"]),
+                "suppressed": int(
+                    manifest.get("series", {}).get("counts", {}).get("suppressed", 0)
+                ),
                 "seconds": run["wall"],
                 "manifest": manifest,
             }
@@ -144,6 +146,8 @@ def main() -> None:
     mode.add_argument("--series", type=Path, metavar="DIR")
     parser.add_argument("--seed", type=int, default=40)
     args = parser.parse_args()
+    if args.series is not None and args.series.exists() and any(args.series.iterdir()):
+        sys.exit(f"--series {args.series}: give a new or empty directory (a fresh series)")
     frames = yearly_originals(args.seed)
     name = "independent" if args.independent else "series"
     with tempfile.TemporaryDirectory() as tmp:
@@ -169,6 +173,7 @@ def main() -> None:
         "anonymize_seconds": [y["seconds"] for y in years],
         "verify_series_seconds": verify_seconds,
         "published": [len(y["release"]) for y in years],
+        "suppressed": [y["suppressed"] for y in years],
         "figures": figures,
     }
     stored = json.loads(RESULTS_JSON.read_text()) if RESULTS_JSON.exists() else {}
@@ -180,22 +185,25 @@ def main() -> None:
 
 
 def section(stored: dict) -> str:
-    """The docs/results.md section from the stored entries."""
+    """The docs/results.md section from the stored entries (and the series' ratios to the
+    independent releases when both are there)."""
     lines = [
         "## Release series on Adult (issue 40)",
         "",
         "Adult's 30,162 complete rows split into three yearly originals of 20,000 people (70 % "
-        "kept from one year to the next, ages +1 a year), QIs " + ", ".join(QI) + "; sensitive "
-        f"occupation, distinct ℓ = {L}, k = {K}. `python benchmarks/series_adult.py "
-        "--independent` (three ordinary `anonymize` runs) and `--series DIR` (`anonymize "
-        "--series DIR --person-id pid`); the attacker's figures are `verify_series`'s "
-        "(weak: compatible rows, strong: candidate rows, intersected over a person's "
-        "releases).",
+        "kept from one year to the next, ages +1 a year, a person who left may return), QIs "
+        + ", ".join(QI)
+        + f"; sensitive occupation, distinct ℓ = {L}, k = {K}. `python "
+        "benchmarks/series_adult.py --independent` (three ordinary `anonymize` processes) and "
+        "`--series DIR` (`anonymize --series DIR --person-id pid`); the attacker's figures are "
+        "`verify_series`'s over each release's published people (weak: compatible rows, "
+        "strong: candidate rows, intersected over a person's releases; below ℓ and certain "
+        "among the people in two releases or more).",
         "",
         "| mode | in ≥ 2 releases | below ℓ weak | certain weak | below ℓ strong | "
-        "certain strong | largest posterior | fewest candidates | GCP per release | "
-        "anonymize s | verify-series s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "certain strong | largest posterior | fewest candidates | suppressed | GCP per release "
+        "| anonymize s | verify-series s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in ("independent", "series"):
         if name not in stored:
@@ -207,9 +215,20 @@ def section(stored: dict) -> str:
             f"| {name} | {f['in_two_or_more']:,} | {f['weak']['below_l']:,} | "
             f"{f['weak']['certain']:,} | {f['strong']['below_l']:,} | "
             f"{f['strong']['certain']:,} | {'—' if post is None else f'{post:.3f}'} | "
-            f"{f['min_candidates']} | {', '.join(f'{g:.4f}' for g in e['gcp'])} | "
+            f"{f['min_candidates']} | {sum(e.get('suppressed', [0])):,} | "
+            f"{', '.join(f'{g:.4f}' for g in e['gcp'])} | "
             f"{sum(e['anonymize_seconds']):.1f} | {e['verify_series_seconds']:.1f} |"
         )
+    if "independent" in stored and "series" in stored:
+        ind, ser = stored["independent"], stored["series"]
+        gcp = sum(ser["gcp"]) / sum(ind["gcp"])
+        secs = sum(ser["anonymize_seconds"]) / sum(ind["anonymize_seconds"])
+        lines += [
+            "",
+            f"Series over independent: GCP {gcp:.2f}× (goal ≤ 1.3×), anonymize time "
+            f"{secs:.2f}× (goal ≤ 2×), strong attacker below ℓ "
+            f"{ser['figures']['strong']['below_l']} (goal 0).",
+        ]
     lines += ["", f"Machine: {next(iter(stored.values()))['machine']}."]
     return "\n".join(lines)
 
