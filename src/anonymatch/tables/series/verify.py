@@ -263,11 +263,11 @@ def _year(
         raise InputError(
             f"release {t}'s values of sensitive column {sensitive!r} are not original {t}'s"
         )
-    for label in np.unique(orig_labels):
-        codebook.setdefault(str(label), len(codebook))
-    code = np.vectorize(codebook.__getitem__, otypes=[np.int64])
-    true = code(orig_labels) if len(orig_labels) else np.empty(0, np.int64)
-    shown = code(pub_labels) if len(pub_labels) else np.empty(0, np.int64)
+    # one dictionary lookup per distinct label, not per row: the series' codes
+    labels, inverse = np.unique(np.concatenate([orig_labels, pub_labels]), return_inverse=True)
+    codes = np.array([codebook.setdefault(str(x), len(codebook)) for x in labels], np.int64)
+    coded = codes[inverse.reshape(-1)]
+    true, shown = coded[: len(orig_labels)], coded[len(orig_labels) :]
     view = attacker_view(cells, enc)
     by_value = sp.csr_array(
         (np.ones(len(shown), np.int64), (view.group, shown)),
