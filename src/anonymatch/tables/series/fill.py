@@ -16,8 +16,10 @@ min_weight_full_bipartite_matching``, LAPJVsp):
   :data:`WINDOW` new people nearest the bucket in the lexicographic order of the QIs (the
   order the classes are built in), or among all new holders of a missing value when the
   window has none;
-- each slot also has a private dummy of cost :data:`UNFILLED`, so that a full assignment always
-  exists; a bucket with a slot left on its dummy cannot be completed and is suppressed.
+- each slot also has a private dummy (leaving it unfilled), so that a full assignment always
+  exists; a bucket with a slot left on its dummy cannot be completed: its people are released
+  and the assignment runs again without it (``_assign``: the buckets that publish more people
+  per person taken win where slots compete).
 """
 
 from __future__ import annotations
@@ -109,8 +111,6 @@ def fill_buckets(
     assignment on S slots and S·CANDIDATES edges (LAPJVsp: O(S²·log) worst case, near linear on
     these sparse graphs). Memory O(B·WINDOW + S·CANDIDATES).
     """
-    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
-
     from anonymatch.tables.order import lexicographic_order
 
     out: list[np.ndarray | None] = [np.empty(0, np.int64) for _ in members]
@@ -174,23 +174,71 @@ def fill_buckets(
         edges_r.append(np.full(len(cols), s))
         edges_c.append(cols)
         edges_w.append(w + 1.0)  # > 0: an explicit edge
-    n_slots = len(slot_bucket)
-    rows = np.concatenate([*edges_r, np.arange(n_slots)])
-    cols = np.concatenate([*edges_c, len(pool) + np.arange(n_slots)])
-    weights = np.concatenate([*edges_w, np.full(n_slots, UNFILLED)])
-    graph = sp.csr_array((weights, (rows, cols)), shape=(n_slots, len(pool) + n_slots))
-    _, match = min_weight_full_bipartite_matching(graph)
-    taken: dict[int, list[int]] = {}
-    for s, col in enumerate(match.tolist()):
-        b = slot_bucket[s]
-        if col >= len(pool):
-            out[b] = None
-        elif out[b] is not None:
-            taken.setdefault(b, []).append(int(pool[col]))
-    for b, got in taken.items():
-        if out[b] is not None:
-            out[b] = np.array(got, dtype=np.int64)
+    chosen = _assign(
+        np.array(slot_bucket), np.concatenate(edges_r), np.concatenate(edges_c),
+        np.concatenate(edges_w), len(pool),
+        np.array([len(m) for m in members], dtype=np.float64),
+    )  # fmt: skip
+    for b in needy:
+        got = chosen.get(b)
+        out[b] = None if got is None else pool[np.array(got, dtype=np.int64)]
     return out
+
+
+def _assign(
+    slot_bucket: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    weights: np.ndarray,
+    n_pool: int,
+    people: np.ndarray,
+) -> dict[int, list[int]]:
+    """Fill the slots (``slot_bucket``: each slot's bucket; edges ``rows`` slot → ``cols``
+    pool position, of cost ``weights``) in rounds of a minimum-cost full assignment with a
+    dummy per slot: a bucket whose every slot is filled keeps its people; a bucket of which no
+    slot is filled is given up; the buckets partly filled, whose people are released, try again
+    without them (a bucket filled in part publishes nobody). Leaving a slot unfilled costs
+    :data:`UNFILLED` times (1 + the people of its bucket per slot), so that where slots compete
+    the buckets that publish more people per person taken win. Returns the pool positions each
+    completed bucket takes. O(rounds × the assignment), at most :data:`ROUNDS` rounds."""
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+    slots_of = np.bincount(slot_bucket)
+    active = np.ones(len(slot_bucket), dtype=bool)
+    taken = np.zeros(n_pool, dtype=bool)
+    done: dict[int, list[int]] = {}
+    for _ in range(ROUNDS):
+        live = np.flatnonzero(active)
+        if len(live) == 0:
+            break
+        index = np.full(len(slot_bucket), -1)
+        index[live] = np.arange(len(live))
+        keep = active[rows] & ~taken[cols]
+        r, c, w = index[rows[keep]], cols[keep], weights[keep]
+        bucket = slot_bucket[live]
+        dummy = UNFILLED * (1.0 + people[bucket] / slots_of[bucket])
+        graph = sp.csr_array(
+            (np.concatenate([w, dummy]),
+             (np.concatenate([r, np.arange(len(live))]),
+              np.concatenate([c, n_pool + np.arange(len(live))]))),
+            shape=(len(live), n_pool + len(live)),
+        )  # fmt: skip
+        _, match = min_weight_full_bipartite_matching(graph)
+        filled = match < n_pool
+        full = np.bincount(bucket[filled], minlength=len(slots_of)) == slots_of
+        some = np.bincount(bucket[filled], minlength=len(slots_of)) > 0
+        for j in np.flatnonzero(filled & full[bucket]):
+            done.setdefault(int(bucket[j]), []).append(int(match[j]))
+            taken[match[j]] = True
+        # the complete and the hopeless are settled; the partly filled try again
+        active[live] = ~full[bucket] & some[bucket]
+        if not (some & ~full).any():
+            break
+    return done
+
+
+ROUNDS = 4
+"""Rounds of :func:`_assign`."""
 
 
 def _boxes(

@@ -12,10 +12,13 @@ The next release (:func:`publish_next`):
 
 1. reads each continuing person's signature from the last release they were published in
    (private map → class → that class's values in the published file);
-2. buckets the people whose value is unchanged by signature; a bucket missing a value of its
-   signature takes the nearest new person holding it, one short of k people takes the nearest
-   new people holding values of the signature; a bucket that cannot be completed is
-   **suppressed** (not published, counted: no counterfeit rows);
+2. buckets the people whose value is unchanged by their class there (followed forward to the
+   class most of its members went to, so that people coming back join their classmates); a
+   bucket missing a value of its signature takes a new person holding it, one short of k
+   people takes new people holding values of the signature, all buckets at once by a
+   minimum-cost assignment (``series.fill``); the buckets left incomplete are merged by
+   signature and filled again; what is still incomplete joins the nearest class of its
+   signature, or is **suppressed** (not published, counted: no counterfeit rows);
 3. splits a bucket holding room for several classes into classes of ≥ k people each showing
    the whole signature (``methods.diverse.diverse_clusters`` with ℓ = |signature| on the
    bucket alone: every class then shows exactly the signature);
@@ -35,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -351,11 +355,17 @@ class Previous:
 
 def _previous(store: SeriesStore, ids: np.ndarray) -> Previous:
     """Each person's signature and published value in the last release they were in, from the
-    private map and the published files (``store.release_values``). O(map + releases)."""
+    private map and the published files (``store.release_values``). O(map + releases).
+
+    A person's group is the class of that release, followed forward: the class of the next
+    release where most of its members who kept its signature went, and so on — so that a
+    person who comes back after a release away joins the classmates they left (same
+    signature, near in the QIs) instead of a bucket of their own."""
     table = store.read_map()
     signature: dict[str, Signature] = {}
     value: dict[str, str] = {}
     group: dict[str, tuple[int, int]] = {}
+    votes: dict[tuple[int, int], Counter[tuple[int, int]]] = {}
     for number in sorted(set(table["release"].tolist())):  # later releases overwrite
         part = table[table["release"] == number]
         shown = store.release_values(number)
@@ -367,9 +377,17 @@ def _previous(store: SeriesStore, ids: np.ndarray) -> Previous:
                 for c in set(part["class"].tolist())}  # fmt: skip
         for pid, c, v in zip(part["person_id"].tolist(), part["class"].tolist(), mine.tolist(),
                              strict=True):  # fmt: skip
+            before = group.get(pid)
+            if before is not None and signature[pid] == sigs[c]:
+                votes.setdefault(before, Counter())[(number, c)] += 1
             signature[pid] = sigs[c]
             value[pid] = v
             group[pid] = (number, c)
+    successor = {g: count.most_common(1)[0][0] for g, count in votes.items()}
+    for pid, g in group.items():
+        while g in successor:  # releases increase along the chain: it ends
+            g = successor[g]
+        group[pid] = g
     here = set(ids.tolist())
     last = table[table["release"] == store.next_release - 1]["person_id"]
     departed = int((~last.isin(here)).sum())
@@ -440,6 +458,14 @@ def _next_classes(
             sigs = sorted(failed)
             members = [np.concatenate(failed[sig]) for sig in sigs]
             wanted = [np.array([code_of[v] for v in sig], dtype=np.int64) for sig in sigs]
+    # what is still incomplete joins the nearest class of its signature, if there is one
+    # (any class of ≥ k people showing the signature keeps it with them); else suppressed
+    for sig, parts in failed.items():
+        fits = [c for c, s in enumerate(signatures) if s == sig]
+        together = np.concatenate(parts)
+        if fits:
+            best = min(fits, key=lambda c: float(_distance(enc, classes[c], together).sum()))
+            classes[best] = np.concatenate([classes[best], together])
     left = np.flatnonzero(free)
     for part in _fresh_classes(enc, target, left, k, size):
         classes.append(part)
@@ -607,6 +633,10 @@ def _release(
     figures = information_loss(cells, enc)
     loss = figures.to_dict()
     loss["suppressed_cells"] = int(cells.num_star.sum() + cells.cat_star.sum())
+    if suppressed:  # each suppressed person a row of NCP 1, as the suppression limit counts it
+        loss["gcp_with_suppressed"] = (float(figures.gcp) * enc.n + suppressed) / (
+            enc.n + suppressed
+        )
     produced = Produced(
         kind="table",
         method=job.method.name,
