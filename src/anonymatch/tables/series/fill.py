@@ -133,7 +133,10 @@ def fill_buckets(
         return out
     boxes = _boxes(enc, [members[b] for b in needy])
     width = min(WINDOW, len(pool))
-    centre = np.array([np.median(rank[members[b]]) if len(members[b]) else 0 for b in needy])
+    sizes = np.array([len(members[b]) for b in needy], dtype=np.int64)
+    owner = np.repeat(np.arange(len(needy)), sizes)
+    every = np.concatenate([members[b] for b in needy]).astype(np.int64)
+    centre = np.bincount(owner, rank[every], len(needy)) / np.maximum(sizes, 1)  # mean rank
     start = np.clip(np.searchsorted(rank[pool], centre) - width // 2, 0, len(pool) - width)
     window = start[:, None] + np.arange(width)[None, :]  # positions in ``pool``, no repeats
     open_slots = Counter(b for b, v in zip(slot_bucket, slot_value, strict=True) if v < 0)

@@ -373,8 +373,7 @@ def _previous(store: SeriesStore, ids: np.ndarray) -> Previous:
         if len(rows) and (rows.min() < 0 or rows.max() >= len(shown)):
             raise InputError(f"--series: the private map names a row release {number} lacks")
         mine = shown[rows]
-        sigs = {c: tuple(sorted(set(mine[part["class"].to_numpy() == c].tolist())))
-                for c in set(part["class"].tolist())}  # fmt: skip
+        sigs = _class_signatures(part["class"].to_numpy(), mine)
         for pid, c, v in zip(part["person_id"].tolist(), part["class"].tolist(), mine.tolist(),
                              strict=True):  # fmt: skip
             before = group.get(pid)
@@ -392,6 +391,17 @@ def _previous(store: SeriesStore, ids: np.ndarray) -> Previous:
     last = table[table["release"] == store.next_release - 1]["person_id"]
     departed = int((~last.isin(here)).sum())
     return Previous(signature, value, group, departed)
+
+
+def _class_signatures(klass: np.ndarray, shown: np.ndarray) -> dict[int, Signature]:
+    """Each class's signature: the sorted distinct values ``shown`` by its rows (``klass``: each
+    row's class). O(n log n)."""
+    order = np.argsort(klass, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(klass[order]) != 0])
+    sigs: dict[int, Signature] = {}
+    for a, b in zip(starts, [*starts[1:], len(order)], strict=True):
+        sigs[int(klass[order[a]])] = tuple(sorted(set(shown[order[a:b]].tolist())))
+    return sigs
 
 
 def _next_classes(
@@ -549,11 +559,7 @@ def check_signatures(
         return {"passed": True, "method": method, "continuing_checked": 0}
     klass = rows["class"].to_numpy()
     shown = published[rows["row"].to_numpy()]  # each person's own value, on their row
-    order = np.argsort(klass, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(klass[order]) != 0])
-    sigs: dict[int, Signature] = {}
-    for a, b in zip(starts, [*starts[1:], len(order)], strict=True):
-        sigs[int(klass[order[a]])] = tuple(sorted(set(shown[order[a:b]].tolist())))
+    sigs = _class_signatures(klass, shown)
     checked = 0
     for pid, c, v in zip(rows["person_id"].tolist(), klass.tolist(), shown.tolist(), strict=True):
         before = previous.signature.get(pid)
