@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -318,3 +319,26 @@ def test_every_series_keeps_everyone_at_l_values_or_more(
     assert report.counts()["strong"]["below_l"] == 0
     for r in made:
         assert r.report["series"]["counts"]["suppressed"] == 80 - len(r.table)
+
+
+def test_job_file_series_keys_are_checked_and_the_web_app_refuses_them(tmp_path: Path) -> None:
+    from anonymatch.app.jobfile import parse_job, render_toml
+    from anonymatch.ui.data import Dataset, Settings
+
+    base = {
+        "input": {"path": "y.csv"},
+        "columns": {"age": {"role": "qi", "type": "numeric"}, "s": {"role": "sensitive"},
+                    "pid": {"role": "identifier"}},
+        "model": {"k": 2},
+    }  # fmt: skip
+    job = parse_job({**base, "series": {"dir": "S", "person_id": "pid"}})
+    assert parse_job(tomllib.loads(render_toml(job))) == job  # round trip
+    with pytest.raises(InputError, match="series.dir: a series needs both"):
+        parse_job({**base, "series": {"person_id": "pid"}})
+    with pytest.raises(InputError, match="never published"):
+        parse_job({**base, "series": {"dir": "S", "person_id": "age"}})
+    (tmp_path / "y.csv").write_text("age,s,pid\n30,a,p1\n40,b,p2\n")
+    dataset = Dataset(path=tmp_path / "y.csv", name="y.csv", size=1, columns=["age", "s", "pid"])
+    with pytest.raises(InputError, match="the web app publishes no release series"):
+        Settings.from_job(job, dataset)
+    Settings.from_job(parse_job(base), dataset)  # without the block: opened
