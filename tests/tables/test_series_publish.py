@@ -286,7 +286,9 @@ person_id = "pid"
     for t in range(2):
         job_file, out = str(tmp_path / "job.toml"), str(tmp_path / f"r{t}.csv")
         code = main(["anonymize", str(tmp_path / f"y{t}.csv"), "--config", job_file, "-o", out])
-        assert code == 0, capsys.readouterr().err
+        shown = capsys.readouterr()
+        assert code == 0, shown.err
+        assert f"release {t + 1} (" in shown.out and "suppressed)" in shown.out
     index = json.loads((tmp_path / "S" / "series.json").read_text())
     assert index["person_id"] == "pid" and len(index["releases"]) == 2
     (tmp_path / "bad.toml").write_text(job.replace('person_id = "pid"\n', ""))

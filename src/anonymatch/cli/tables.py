@@ -385,6 +385,8 @@ def anonymize(
     _finish(report, input_path, output, csv, output_table, report_path, started, quiet)
     if series is not None:  # committed with the release and its manifest
         series.commit(report, csv_safe)
+        if not quiet:
+            click.echo(series.summary())
 
 
 def _series_flags(series_dir: str | None, person_id: str | None) -> dict[str, str | None]:

@@ -229,6 +229,14 @@ class SeriesRun:
         self.made = publish_next(data, self.job, self.store)
         return self.made.release
 
+    def summary(self) -> str:
+        """One line on the release made: its number in the series and the people counted."""
+        assert self.made is not None, "publish first"
+        block = self.made.release.report["series"]
+        assert isinstance(block, dict)
+        counts = ", ".join(f"{n:,} {what}" for what, n in block["counts"].items())
+        return f"series {self.store.path}: release {block['release']} ({counts})"
+
     def commit(self, manifest: Mapping[str, Any], csv_safe: bool = True) -> None:
         """Record the release published by :meth:`publish` in the directory, with its
         finished ``manifest`` (``SeriesStore.commit``)."""
