@@ -344,3 +344,27 @@ def test_job_file_series_keys_are_checked_and_the_web_app_refuses_them(tmp_path:
     with pytest.raises(InputError, match="the web app publishes no release series"):
         Settings.from_job(job, dataset)
     Settings.from_job(parse_job(base), dataset)  # without the block: opened
+
+
+def test_new_people_too_few_for_a_class_join_one_showing_their_value(tmp_path: Path) -> None:
+    rng = np.random.default_rng(8)
+    first = pd.DataFrame(
+        {
+            "age": rng.integers(20, 70, 40),
+            "s": [f"v{x}" for x in rng.integers(0, 3, 40)],
+            "pid": [f"p{i}" for i in range(40)],
+        }
+    )
+    arrivals = pd.DataFrame({"age": [33, 58], "s": ["v0", "v0"], "pid": ["new1", "new2"]})
+    second = pd.concat([first, arrivals], ignore_index=True)
+    kw = {"k": 5, "qi": "age", "numeric": "age", "sensitive": "s", "l": 2}
+    anonymize_series(first, series=tmp_path / "S", person_id="pid", **kw)
+    made = anonymize_series(second, series=tmp_path / "S", person_id="pid", **kw)
+    counts = made.report["series"]["counts"]
+    assert counts["new"] == 2 and counts["continuing"] == 40 and counts["suppressed"] == 0
+    assert len(made.table) == 42
+    report = verify_series(
+        [first, second], [first_table(tmp_path), made.table], person_id="pid", qi=["age"],
+        numeric=["age"], sensitive="s", k=5, l=2,
+    )  # fmt: skip
+    assert report.passed, report.reason

@@ -459,8 +459,7 @@ def _next_classes(
     signatures: list[Signature] = []
     free = fresh.copy()
     # first each class's bucket on its own; then the buckets left incomplete merged by
-    # signature (two halves of one signature together need fewer new people); the buckets
-    # still incomplete are suppressed
+    # signature (two halves of one signature together need fewer new people)
     for attempt in range(2):
         fills = fill_buckets(enc, codes, members, wanted, free, k)
         failed: dict[Signature, list[np.ndarray]] = {}
@@ -488,16 +487,23 @@ def _next_classes(
     for part in _fresh_classes(enc, target, left, k, size):
         classes.append(part)
         signatures.append(tuple(sorted(set(values[part].tolist()))))
-    joined = {int(i) for part in classes for i in part}
-    for r in left:  # too few to form classes of their own: the nearest class showing their value
-        if int(r) in joined:
-            continue
-        fits = [c for c, sig in enumerate(signatures) if values[r] in sig]
-        if fits:
-            best = min(fits, key=lambda c: float(_distance(enc, classes[c], np.array([r]))[0]))
-            classes[best] = np.append(classes[best], r)
     for c, part in enumerate(classes):
         labels[part] = c
+    alone = left[labels[left] < 0]
+    if len(alone) and classes:  # too few for classes of their own: each joins the class
+        # showing their value whose cell grows least with them (``fill._costs``)
+        from anonymatch.tables.series.fill import _boxes, _costs
+
+        boxes = _boxes(enc, classes)
+        shows = np.zeros((len(classes), int(codes.max()) + 1), dtype=bool)
+        for c, part in enumerate(classes):
+            shows[c, codes[part]] = True
+        for r in alone.tolist():
+            cost = np.where(
+                shows[:, codes[r]], _costs(enc, boxes, np.full((len(classes), 1), r))[:, 0], np.inf
+            )
+            if np.isfinite(cost.min()):
+                labels[r] = int(np.argmin(cost))
     return labels, counts
 
 
