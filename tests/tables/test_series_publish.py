@@ -179,6 +179,7 @@ def test_jobs_a_series_cannot_run_are_refused(tmp_path: Path) -> None:
         ({**KW, "t": 0.5}, "distinct l-diversity only"),
         ({**KW, "diversity": "entropy"}, "distinct l-diversity"),
         ({**KW, "structure": "rings"}, "publishes classes"),
+        ({**KW, "method": "mondrian"}, "not --method mondrian"),
         ({**KW, "time_limit": 5.0}, "--time-limit"),
         ({**KW, "suppression_limit": 0.1}, "--suppression-limit"),
         ({k: v for k, v in KW.items() if k not in ("sensitive", "l")}, "one sensitive column"),

@@ -82,11 +82,12 @@ class SeriesRelease:
 
 
 def series_settings(job: TableJob, person_id: str) -> SeriesSettings:
-    """The settings of a series run, or ``InputError`` (exit 2) for a job a series cannot run:
-    exactly one sensitive column under distinct ℓ-diversity, published as classes, in memory,
-    without t-closeness, a population criterion, a time limit, a suppression limit or
-    per-record levels; the person id a column that is neither a QI nor the sensitive column.
-    O(columns)."""
+    """The settings of a series run, or ``InputError`` (exit 2) for a job a series cannot run.
+
+    A series needs exactly one sensitive column under distinct ℓ-diversity, published as the
+    classes of the freeform methods (``methods.diverse``), in memory, without t-closeness, a
+    population criterion, a time limit, a suppression limit or per-record levels; the person
+    id a column that is neither a QI nor the sensitive column. O(columns)."""
     models = job.models
     if job.k is None or job.method.levels:
         raise InputError("--series needs one level k (-k), not per-record levels")
@@ -98,6 +99,10 @@ def series_settings(job: TableJob, person_id: str) -> SeriesSettings:
         raise InputError("--series supports distinct l-diversity only, not t-closeness")
     if job.unprotected:
         raise InputError("--series protects every sensitive column: drop --l 1 columns")
+    if not job.method.partitioned:  # the classes are the freeform methods' (issue 36)
+        raise InputError(
+            f"--series builds the classes of the freeform methods, not --method {job.method.name}"
+        )
     if job.structure != "classes":
         raise InputError(f"--series publishes classes, not --structure {job.structure}")
     if job.criteria:
