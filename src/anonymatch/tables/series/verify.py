@@ -370,8 +370,10 @@ def verify_series(
         release t is not in ``originals[t]``: the attacker knows who is in which release), with
         the person-id column, the QIs and the sensitive column.
     releases : sequence of pandas.DataFrame
-        The published tables, in the same order (as read by ``read_release_text`` or
-        ``read_release``: the release cell format).
+        The published tables, in the same order, in the release cell format as the other
+        verifiers take it (``tables.verify``): text cells as ``tables.io.cells.read_release_text``
+        reads a CSV release, or a Parquet release's columns; not ``read_release``'s typed
+        intervals and sets.
     person_id : str
         The column of the originals identifying a person across years (never published).
     qi, numeric : sequence of str
