@@ -201,8 +201,8 @@ def section(stored: dict) -> str:
         "among the people in two releases or more).",
         "",
         "| mode | in ≥ 2 releases | below ℓ weak | certain weak | below ℓ strong | "
-        "certain strong | largest posterior | fewest candidates | suppressed | GCP per release "
-        "| anonymize s | verify-series s |",
+        "certain strong | largest posterior / share | fewest candidates | suppressed | "
+        "GCP per release | anonymize s | verify-series s |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in ("independent", "series"):
@@ -210,11 +210,13 @@ def section(stored: dict) -> str:
             continue
         e = stored[name]
         f = e["figures"]
-        post = f["strong"]["largest_posterior"]
+        post, share = f["strong"]["largest_posterior"], f["strong"].get("largest_share")
+        shown = "—" if post is None else f"{post:.3f}"
+        shown += "" if share is None else f" / {share:.3f}"
         lines.append(
             f"| {name} | {f['in_two_or_more']:,} | {f['weak']['below_l']:,} | "
             f"{f['weak']['certain']:,} | {f['strong']['below_l']:,} | "
-            f"{f['strong']['certain']:,} | {'—' if post is None else f'{post:.3f}'} | "
+            f"{f['strong']['certain']:,} | {shown} | "
             f"{f['min_candidates']} | {sum(e.get('suppressed', [0])):,} | "
             f"{', '.join(f'{g:.4f}' for g in e['gcp'])} | "
             f"{sum(e['anonymize_seconds']):.1f} | {e['verify_series_seconds']:.1f} |"

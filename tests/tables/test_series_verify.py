@@ -93,8 +93,10 @@ def oracle(years, releases, k, l):  # noqa: E741
         weak = set.intersection(*(p[1] for p in parts))
         mass = {v: np.prod([p[2][v] for p in parts]) for v in strong}
         post = max(mass.values()) / sum(mass.values()) if mass else np.nan
+        inside = [[p[2][v] for v in strong] for p in parts]
+        share = max(max(c) / sum(c) for c in inside) if strong else np.nan
         changed = len({p[3] for p in parts}) > 1
-        out[pid] = (len(strong), len(weak), post, changed, len(parts))
+        out[pid] = (len(strong), len(weak), post, changed, len(parts), share)
         if not changed and len(strong) < l:
             ok = False
     return out, ok
@@ -137,16 +139,17 @@ def test_figures_match_brute_force_over_all_assignments(series) -> None:
     expected, ok = oracle(years, releases, k, l)
     assert report.passed == ok
     for p, pid in enumerate(report.person_ids):
-        strong, weak, post, changed, count = expected[pid]
+        strong, weak, post, changed, count, share = expected[pid]
         assert report.strong_values[p] == strong, pid
         assert report.weak_values[p] == weak, pid
         assert report.changed[p] == changed
         assert report.present[p].sum() == count
         assert report.weak_values[p] >= report.strong_values[p]  # candidates ⊆ compatible
         if np.isnan(post):
-            assert np.isnan(report.posterior[p])
+            assert np.isnan(report.posterior[p]) and np.isnan(report.share[p])
         else:
             assert report.posterior[p] == pytest.approx(post)
+            assert report.share[p] == pytest.approx(share)
     counts = report.counts()
     multi = report.repeated & ~report.changed
     assert counts["strong"]["below_l"] == sum(
@@ -225,7 +228,7 @@ def test_a_continuing_person_left_with_one_value_fails_and_is_counted() -> None:
     assert "fewer than l = 2" in report.reason
     counts = report.counts()
     assert counts["strong"] == {"below_l": 4, "certain": 4, "min_values": 1,
-                                "largest_posterior": 1.0}  # fmt: skip
+                                "largest_posterior": 1.0, "largest_share": 1.0}  # fmt: skip
     assert counts["in_two_or_more"] == 4 and counts["changed"] == 0
     # each release alone is 2-anonymous and 2-diverse
     assert all(r.min_candidates == 2 and r.below_k == 0 for r in report.releases)
@@ -293,3 +296,18 @@ def test_a_published_person_id_fails(tmp_path: Path) -> None:
     releases[0] = releases[0].assign(pid=["p0", "p1", "p2", "p3"])
     report = check(years, releases, 2, 1)
     assert not report.passed and report.reason == "release 1 publishes the person-id column"
+
+
+def test_posterior_counts_each_release_and_share_one_release() -> None:
+    # one class of 8 a, 1 b, 1 c published three times: the product of shares counts the same
+    # evidence three times (0.8³ / (0.8³ + 2 · 0.1³)); the largest share stays one release's 0.8
+    ten = range(10)
+    year = pd.DataFrame({"pid": [f"p{i}" for i in ten], "age": [str(30 + i) for i in ten],
+                         "sex": ["F"] * 10, "dx": list("aaaaaaaabc")})  # fmt: skip
+    release = release_of(year.astype({"age": int}), [list(range(10))])
+    report = check([year] * 3, [release] * 3, 10, 3)
+    assert report.passed
+    strong = report.counts()["strong"]
+    assert strong["largest_posterior"] == pytest.approx(0.512 / 0.514)
+    assert strong["largest_share"] == pytest.approx(0.8)
+    assert strong["min_values"] == 3

@@ -158,7 +158,9 @@ def _print(figures: dict[str, Any]) -> None:
     click.echo(
         f"after intersection: {strong['below_l']} below l ({strong['certain']} certain) on "
         f"candidates, {weak['below_l']} below l ({weak['certain']} certain) on compatible rows; "
-        "largest posterior " + ("-" if post is None else f"{post:.3f}")
+        "largest posterior "
+        + ("-" if post is None else f"{post:.3f}")
+        + ("" if strong["largest_share"] is None else f", share {strong['largest_share']:.3f}")
     )
     if figures["changed"]:
         click.echo(

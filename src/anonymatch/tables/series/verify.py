@@ -96,13 +96,19 @@ class SeriesReport:
         the values shown by p's candidate rows (strong) or compatible rows (weak). For a person
         in one release, the distinct values of that release's rows.
     posterior : numpy.ndarray
-        (P,) float64: the strong attacker's largest posterior of one value (NaN when the
-        intersection is empty, which only a changed value allows). With s_t(v) the share of
-        p's candidate rows in release t showing v, the posterior of v is
-        Π_t s_t(v) / Σ_w Π_t s_t(w), the sum over the values w of the intersection: the
-        attacker's belief with a uniform prior over values and the releases' assignments drawn
-        independently. It is an estimate, not a bound: when value frequencies differ across
-        releases it can exceed 1/ℓ (docs/guarantees/series.md, limits).
+        (P,) float64: the largest posterior of one value for the strong attacker who treats the
+        releases as independent evidence (NaN when the intersection is empty, which only a
+        changed value allows). With s_t(v) the share of p's candidate rows in release t showing
+        v, the posterior of v is Π_t s_t(v) / Σ_w Π_t s_t(w), the sum over the values w of the
+        intersection: the belief with a uniform prior over values when each release's
+        assignment is drawn independently. It overstates what the releases reveal when the same
+        people share a class again (the same evidence counted once per release: a class of
+        8 a, 1 b, 1 c in three releases gives 0.996 for a, while they say no more than one
+        release's 0.8), and it is an estimate, not a bound (docs/guarantees/series.md, limits).
+    share : numpy.ndarray
+        (P,) float64: the largest share of one value of the intersection among p's candidate
+        rows showing a value of the intersection, in any one of p's releases (NaN as above):
+        what a single release tells an attacker who has narrowed p to the intersection.
     """
 
     passed: bool
@@ -117,6 +123,7 @@ class SeriesReport:
     strong_values: np.ndarray
     weak_values: np.ndarray
     posterior: np.ndarray
+    share: np.ndarray
 
     @property
     def repeated(self) -> np.ndarray:
@@ -129,6 +136,8 @@ class SeriesReport:
         steady = multi & ~changed
         post = self.posterior[steady]
         post = post[np.isfinite(post)]
+        share = self.share[steady]
+        share = share[np.isfinite(share)]
         present = self.present
         cand = np.where(present, self.candidates, np.iinfo(np.int64).max)
         min_cand = int(cand.min()) if present.any() else 0
@@ -147,6 +156,7 @@ class SeriesReport:
                 **side(self.strong_values),
                 "min_values": int(self.strong_values[steady].min()) if steady.any() else None,
                 "largest_posterior": float(post.max()) if len(post) else None,
+                "largest_share": float(share.max()) if len(share) else None,
             },
             "weak": side(self.weak_values),
             "changed_below_l": int((multi & changed & (self.strong_values < self.l)).sum()),
@@ -299,18 +309,22 @@ def _intersect(
     sizes: Sequence[np.ndarray],
     releases_of: np.ndarray,
     m: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per person: the number of values shown in every one of their releases, and the largest
-    posterior over them (:class:`SeriesReport`). ``entries[t]`` are release t's (global
-    person, value, rows showing it), ``sizes[t]`` the person's rows in release t (per entry),
-    ``releases_of`` each person's number of releases. O(E log E) for E entries in all."""
-    n_people = len(releases_of)
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per person: the number of values shown in every one of their releases, the largest
+    posterior over them and the largest share (:class:`SeriesReport`). ``entries[t]`` are
+    release t's (global person, value, rows showing it), ``sizes[t]`` the person's rows in
+    release t (per entry), ``releases_of`` each person's number of releases.
+    O(E log E + P·T) for E entries in all, P people and T releases."""
+    n_people, n_rel = len(releases_of), len(entries)
     person = np.concatenate([e[0] for e in entries])
     value = np.concatenate([e[1] for e in entries])
-    share = np.concatenate([e[2] / np.maximum(s, 1) for e, s in zip(entries, sizes, strict=True)])
+    count = np.concatenate([e[2] for e in entries]).astype(np.float64)
+    release = np.repeat(np.arange(n_rel), [len(e[0]) for e in entries])
+    share = count / np.maximum(np.concatenate(list(sizes)), 1)
     key = person * max(m, 1) + value
     uniq, inverse, times = np.unique(key, return_inverse=True, return_counts=True)
-    log_share = np.bincount(inverse.reshape(-1), weights=np.log(share), minlength=len(uniq))
+    inverse = inverse.reshape(-1)
+    log_share = np.bincount(inverse, weights=np.log(share), minlength=len(uniq))
     owner = uniq // max(m, 1)
     kept = times == releases_of[owner]  # shown in every release of the person
     owner, log_share = owner[kept], log_share[kept]
@@ -318,10 +332,20 @@ def _intersect(
     top = np.full(n_people, -np.inf)
     np.maximum.at(top, owner, log_share)
     mass = np.bincount(owner, weights=np.exp(log_share - top[owner]), minlength=n_people)
-    posterior = np.full(n_people, np.nan)
     has = values > 0
+    posterior = np.full(n_people, np.nan)
     posterior[has] = 1.0 / mass[has]
-    return values, posterior
+    # per (person, release): the rows showing the most shown value of the intersection over
+    # the rows showing any value of it
+    inside = kept[inverse]
+    slot = (person * n_rel + release)[inside]
+    total = np.bincount(slot, weights=count[inside], minlength=n_people * n_rel)
+    most = np.zeros(n_people * n_rel)
+    np.maximum.at(most, slot, count[inside])
+    ratio = np.divide(most, total, out=np.zeros_like(most), where=total > 0)
+    largest = ratio.reshape(n_people, n_rel).max(axis=1) if n_rel else np.zeros(n_people)
+    largest[~has] = np.nan
+    return values, posterior, largest
 
 
 def verify_series(
@@ -346,8 +370,10 @@ def verify_series(
         release t is not in ``originals[t]``: the attacker knows who is in which release), with
         the person-id column, the QIs and the sensitive column.
     releases : sequence of pandas.DataFrame
-        The published tables, in the same order (as read by ``read_release_text`` or
-        ``read_release``: the release cell format).
+        The published tables, in the same order, in the release cell format as the other
+        verifiers take it (``tables.verify``): text cells as ``tables.io.cells.read_release_text``
+        reads a CSV release, or a Parquet release's columns; not ``read_release``'s typed
+        intervals and sets.
     person_id : str
         The column of the originals identifying a person across years (never published).
     qi, numeric : sequence of str
@@ -447,8 +473,8 @@ def verify_series(
         weak.append((people[year.weak[0]], year.weak[1], year.weak[2]))
         weak_sizes.append(year.compatible[year.weak[0]])
     releases_of = present.sum(axis=1)
-    strong_values, posterior = _intersect(strong, strong_sizes, releases_of, m)
-    weak_values, _ = _intersect(weak, weak_sizes, releases_of, m)
+    strong_values, posterior, share = _intersect(strong, strong_sizes, releases_of, m)
+    weak_values, _, _ = _intersect(weak, weak_sizes, releases_of, m)
     changed = low != high
     report = SeriesReport(
         passed=False,
@@ -463,6 +489,7 @@ def verify_series(
         strong_values=strong_values,
         weak_values=weak_values,
         posterior=posterior,
+        share=share,
     )
     reason = _first_failure(report, years)
     return SeriesReport(**{**report.__dict__, "passed": reason == "ok", "reason": reason})
