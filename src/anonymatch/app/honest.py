@@ -15,12 +15,6 @@ from typing import Any
 from anonymatch.tables.risk.headline import USELESS_LOSS, WARN_LOSS
 from anonymatch.tables.risk.leakage import RECODES
 
-LEAK_EXIT_HINT = (
-    "declare the flagged columns quasi-identifiers (--qi) or identifiers (--identifiers), or "
-    "drop --strict to publish anyway"
-)
-"""What ``anonymize --strict`` says after refusing a leaking release (exit code 2)."""
-
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"

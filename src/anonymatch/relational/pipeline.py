@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from anonymatch.core.criteria import Verdict
     from anonymatch.tables.models.widening import Widening
     from anonymatch.tables.risk.population import PopulationInput, PopulationRisk
-from anonymatch.tables.risk.leakage import check_leakage
+from anonymatch.tables.risk.checks import ReleaseView, release_checks
 
 
 @dataclass
@@ -194,9 +194,6 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
         shown = parse_cells(table, enc)
         check = verify_relational(release, people, enc, k, models=job.models)
     loss = information_loss(shown, enc)
-    clock = time.perf_counter()
-    leakage = check_leakage(people.table, enc, shown, table, job.schema)
-    seconds["leakage"] = time.perf_counter() - clock
     produced = Produced(
         kind="relational",
         method=job.method.name,
@@ -233,7 +230,8 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
         view=view,
         source=source,
         widening=widening,
-        leakage=leakage.to_dict(),  # the tables' block: kept columns against the QIs
+        checks=release_checks("relational", "memory", (*job.schema.identifiers, people.id_column)),
+        shown=ReleaseView.of(people.table, enc, shown, table, job.schema),  # the tables' checks
     )
     return RelationalAnonymization(release, published_graph, position[assigned], enc, check, report)
 
