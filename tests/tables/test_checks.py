@@ -129,6 +129,7 @@ def test_streamed_rows_give_the_in_memory_figures(rows: list[tuple[int, str]], w
     distinct = release["num"].drop_duplicates()
     group = release["num"].map({v: i for i, v in enumerate(distinct)}).to_numpy()
     rows_view = RowCells(parse_cells(release.loc[distinct.index], seen.enc), group)
+
     def kept() -> tuple[tuple[str, pd.Series, None], ...]:
         return (("word", data["word"], None),)
 
