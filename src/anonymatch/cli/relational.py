@@ -296,15 +296,6 @@ def _print_streamed(report: dict[str, Any], job: RelationalJob, output: str) -> 
     )
 
 
-def _warn_leaks(manifest: Any) -> None:
-    """The release's warnings on stderr, even with --quiet (the tables' ``anonymize``: they
-    are about what was published): one line per flagged kept column (``app.honest``)."""
-    from anonymatch.app.honest import warnings_of
-
-    for line in warnings_of(manifest):
-        click.echo(f"anonymatch: warning: {line}", err=True)
-
-
 def _leak_text(manifest: Any) -> str:
     """The summary line's leakage verdict: the flagged columns, or that none leaks."""
     flagged = (manifest.get("leakage") or {}).get("flagged") or []
@@ -383,6 +374,7 @@ def anonymize_rt_cmd(
         qi=qi, numeric=numeric, identifiers=identifiers, sensitive=sensitive,
         item_weight=item_weight, method=method, partition_size=partition_size, **criteria,
     ), seed)  # fmt: skip
+    from anonymatch.cli.tables import warn_honestly
     from anonymatch.tables.risk.leakage import refusing_leaks
 
     # --strict: a leak is refused before anything is written (the checks, publish)
@@ -395,7 +387,7 @@ def anonymize_rt_cmd(
         streamed["input"].update(source.describe())
         streamed["parameters"]["missing"] = source.missing()
         write_manifest(report_path, streamed)
-        _warn_leaks(streamed)
+        warn_honestly(streamed)
         if not quiet:
             _print_streamed(streamed, job, output)
         return
@@ -412,7 +404,7 @@ def anonymize_rt_cmd(
     report["input"].update(source.describe())  # what the report needs to read them again
     report["parameters"]["missing"] = source.missing()
     write_manifest(report_path, report)
-    _warn_leaks(report)
+    warn_honestly(report)
     if not quiet:
         v, loss = result.verification, report["loss"]
         click.echo(

@@ -408,7 +408,7 @@ def _finish(
     if db_out:
         report["output"] = {**report["output"], "path": redact_url(output), "table": output_table}
     write_manifest(report_path, report)
-    _warn_honestly(report)
+    warn_honestly(report)
     if quiet:
         return
     shown = report["output"]["path"] if db_in or db_out else output
@@ -438,9 +438,10 @@ def _say_sniffed(path: str, csv: CsvOptions) -> None:
         )
 
 
-def _warn_honestly(report: dict[str, Any]) -> None:
+def warn_honestly(report: dict[str, Any]) -> None:
     """Warn on stderr about kept columns that leak QIs and about a release that keeps little
-    (``app.honest``; even with --quiet: they are about what was published)."""
+    (``app.honest``; even with --quiet: they are about what was published), for every kind
+    (``anonymize``, ``anonymize-kl``, ``anonymize-rt``)."""
     from anonymatch.app.honest import warnings_of
 
     for line in warnings_of(report):
@@ -1131,7 +1132,7 @@ def anonymize_kl_cmd(
     if db_in:
         report["input"] = {**report["input"], **input_block(input_path, csv)}
     write_manifest(report_path, report)
-    _warn_honestly(report)
+    warn_honestly(report)
     if not quiet:
         loss = report["loss"]
         click.echo(

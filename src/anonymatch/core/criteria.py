@@ -309,6 +309,17 @@ class Check(Criterion):
         return True
 
     @classmethod
+    def from_values(cls, values: Mapping[str, object]) -> Check:
+        """The check built with its parameters' values as keywords (defaults when not given)."""
+        given = {p.name: values.get(p.name) for p in cls.parameters}
+        return cls(**{p.name: p.default if given[p.name] is None else given[p.name]
+                      for p in cls.parameters})  # fmt: skip
+
+    def describe(self) -> dict[str, Any]:
+        """Its parameters' values (the run records them, e.g. ``parameters.identifiers``)."""
+        return {p.name: getattr(self, p.name) for p in self.parameters}
+
+    @classmethod
     def demanded(cls, values: Mapping[str, object]) -> bool:
         """Whether ``values`` ask for the check by one of its parameters (other than its
         default): a path that cannot run it then refuses the run."""

@@ -10,6 +10,7 @@ independent verifier (``anonymatch.relational.verify``) on what is written.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,14 +67,8 @@ def encode(people: People, schema: Schema, na: MissingCodes | None = None) -> En
     """The people's QIs encoded by the tables' ``prepare`` (the id column and the identifiers
     never published; ``na`` the missing-value tokens and per-column codes, default the
     tables')."""
-    full = Schema(
-        schema.qi,
-        schema.numeric,
-        schema.sensitive,
-        tuple(dict.fromkeys((*schema.identifiers, people.id_column))),
-        schema.weights,
-        schema.types,
-    )
+    ids = tuple(dict.fromkeys((*schema.identifiers, people.id_column)))
+    full = dataclasses.replace(schema, identifiers=ids)
     _, enc, _ = prepare(people.table, full, DEFAULT_NA_VALUES if na is None else na)
     return enc
 

@@ -63,6 +63,7 @@ nothing written). Why per-partition checks prove the whole release: docs/guarant
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -105,7 +106,7 @@ from anonymatch.relational.order import keyed_order
 from anonymatch.relational.verify import joint_view, verify_relational
 from anonymatch.sets.io import SetRelease, Transactions
 from anonymatch.sets.methods.nonreciprocal import bit_vote
-from anonymatch.tables.columns.schema import EncodedQI, Schema
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io import CsvOptions
 from anonymatch.tables.io.cells import format_cells
 from anonymatch.tables.io.stream import DEFAULT_BATCH_ROWS, count_rows, iter_table_batches
@@ -688,16 +689,8 @@ def _scan(
     first = next(iter_table_batches(joined.people, files.csv, 1))
     names = [c for c in first.column_names if c not in (ROW, files.item_column)]
     check_columns(job, files.id_column, names)
-    full = Schema(
-        schema.qi,
-        schema.numeric,
-        schema.sensitive,
-        tuple(dict.fromkeys((*schema.identifiers, *dropped))),
-        schema.weights,
-        schema.types,
-    )
-    present = [c for c in full.identifiers if c in first.column_names]
-    full = Schema(full.qi, full.numeric, full.sensitive, tuple(present), full.weights, full.types)
+    ids = [c for c in dict.fromkeys((*schema.identifiers, *dropped)) if c in first.column_names]
+    full = dataclasses.replace(schema, identifiers=tuple(ids))
     table = scan_table(
         joined.people,
         full,

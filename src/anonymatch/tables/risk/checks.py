@@ -19,7 +19,7 @@ and the streamed paths from their spill files.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,13 +91,6 @@ class Identifiers(Check):
 
     def __init__(self, identifiers: Iterable[str] = ()) -> None:
         self.identifiers = tuple(identifiers)
-
-    @classmethod
-    def from_values(cls, values: Mapping[str, object]) -> Identifiers:
-        return cls(values.get("identifiers") or ())  # type: ignore[arg-type]
-
-    def describe(self) -> dict[str, Any]:
-        return {"identifiers": list(self.identifiers)}
 
     def check(self, view: Any) -> Verdict:
         shown = [c for c in self.identifiers if c in set(view.columns)]

@@ -91,13 +91,6 @@ class Kept(Check):
     seconds = "leakage"  # timed with the leakage check, as before it was a check
     reference = "Doka et al., AsiaCCS 2015, eq. (1)-(3)"
 
-    @classmethod
-    def from_values(cls, values: Any) -> Kept:
-        return cls()
-
-    def describe(self) -> dict[str, Any]:
-        return {}
-
     def check(self, view: Any) -> Verdict:
         kept = headline(view.rows, view.enc)
         return Verdict(True, kept.verdict, kept.to_dict(), kept)

@@ -206,7 +206,7 @@ class LeakageReport:
 
     def lines(self) -> list[str]:
         """One sentence per flagged column, with its figures (for warnings and reports)."""
-        return [describe(c, self.rows) for c in self.flagged]
+        return [describe(c) for c in self.flagged]
 
     @classmethod
     def from_dict(cls, block: Mapping[str, Any]) -> LeakageReport:
@@ -250,12 +250,13 @@ class LeakageReport:
         return cls(int(block["rows"]), columns, options)
 
 
-def describe(column: ColumnLeak, rows: int) -> str:
-    """One sentence: the flagged column, its reasons and the proposed role."""
-    return (
-        f"column {column.column!r} is released unchanged but {'; '.join(column.reasons)} "
-        f"(make it {'an identifier' if column.proposed_role == 'identifier' else 'a QI'})"
-    )
+def describe(column: ColumnLeak) -> str:
+    """One sentence: the flagged column, its reasons and the proposed role (the one wording of
+    the CLI's warnings, ``--strict``'s refusal, the report and the web app)."""
+    identifier = column.proposed_role == "identifier"
+    role = "an identifier (dropped)" if identifier else "a quasi-identifier"
+    reasons = "; ".join(column.reasons)
+    return f"column {column.column!r} is released unchanged but {reasons} (make it {role})"
 
 
 def _share(count: int, rows: int) -> str:
@@ -502,13 +503,10 @@ LEAK_EXIT_HINT = (
 
 
 class LeakRefused(InputError):
-    """A release refused because kept columns leak (``report``: the check); nothing written.
-    The message names each flagged column as the CLI's warnings do (``app.honest``)."""
+    """A release refused because kept columns leak (``report``: the check); nothing written."""
 
     def __init__(self, report: LeakageReport) -> None:
-        from anonymatch.app.honest import leakage_lines
-
-        lines = "; ".join(leakage_lines({"leakage": report.to_dict()}))
+        lines = "; ".join(report.lines())
         super().__init__(f"refused (--strict): {lines}; {LEAK_EXIT_HINT}; nothing written")
         self.report = report
 
@@ -538,13 +536,6 @@ class Leakage(Check):
 
     def __init__(self, strict: bool = False, options: LeakageOptions | None = None) -> None:
         self.strict, self.options = strict, options or LeakageOptions()
-
-    @classmethod
-    def from_values(cls, values: Mapping[str, object]) -> Leakage:
-        return cls(bool(values.get("strict")))
-
-    def describe(self) -> dict[str, Any]:
-        return {"strict": self.strict}
 
     def check(self, view: Any) -> Verdict:
         report = leakage_of(view.kept(), view.enc, view.rows, view.schema.sensitive, self.options)
