@@ -50,6 +50,7 @@ from anonymatch.cli.options import (
     seed_option,
     share_text,
     verbosity_options,
+    warn_honestly,
 )
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.params import STREAM_MIN_ROWS
@@ -374,7 +375,6 @@ def anonymize_rt_cmd(
         qi=qi, numeric=numeric, identifiers=identifiers, sensitive=sensitive,
         item_weight=item_weight, method=method, partition_size=partition_size, **criteria,
     ), seed)  # fmt: skip
-    from anonymatch.cli.tables import warn_honestly
     from anonymatch.tables.risk.leakage import refusing_leaks
 
     # --strict: a leak is refused before anything is written (the checks, publish)

@@ -57,6 +57,7 @@ from anonymatch.cli.options import (
     table_input_options,
     test_table_options,
     verbosity_options,
+    warn_honestly,
 )
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
@@ -436,16 +437,6 @@ def _say_sniffed(path: str, csv: CsvOptions) -> None:
             "--sep to choose)",
             err=True,
         )
-
-
-def warn_honestly(report: dict[str, Any]) -> None:
-    """Warn on stderr about kept columns that leak QIs and about a release that keeps little
-    (``app.honest``; even with --quiet: they are about what was published), for every kind
-    (``anonymize``, ``anonymize-kl``, ``anonymize-rt``)."""
-    from anonymatch.app.honest import warnings_of
-
-    for line in warnings_of(report):
-        click.echo(f"anonymatch: warning: {line}", err=True)
 
 
 def _manifest_partitions(path: str | None) -> int | None:

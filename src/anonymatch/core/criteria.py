@@ -335,11 +335,8 @@ class Check(Criterion):
         return dict(verdict.figures)
 
     def refuse(self, verdict: Verdict) -> None:
-        """Refuse a release that failed the check (default: ``VerificationError``, the
-        one wording of ``core.release.refuse``)."""
-        from anonymatch.core.release import refuse
-
-        refuse(verdict.passed, verdict.reason)
+        """Raise the check's own error for a failed ``verdict`` (default: none; a release that
+        failed a check is then refused by ``core.release.refuse``, ``VerificationError``)."""
 
 
 class Registry:

@@ -188,7 +188,8 @@ def publish(
     for check in checks:
         clock = time.perf_counter()
         verdict = check.check(shown)
-        check.refuse(verdict)
+        check.refuse(verdict)  # its own error, else the one wording
+        refuse(verdict.passed, verdict.reason)
         blocks.append((check, verdict))
         if check.seconds is not None:
             timed[check.seconds] = timed.get(check.seconds, 0.0) + time.perf_counter() - clock
