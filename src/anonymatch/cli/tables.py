@@ -57,6 +57,7 @@ from anonymatch.cli.options import (
     table_input_options,
     test_table_options,
     verbosity_options,
+    warn_honestly,
 )
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
@@ -312,27 +313,25 @@ def anonymize(
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
     report: dict[str, Any]
-    if streamed is not None:
-        from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks
+    from anonymatch.tables.risk.leakage import refusing_leaks
+
+    strictly = refusing_leaks() if strict else contextlib.nullcontext()  # --strict: a leak
+    if streamed is not None:  # is refused before anything is committed (the checks, publish)
         from anonymatch.tables.streamed import anonymize_file
 
-        try:  # --strict: refused before the parts are committed, and removed
-            with refusing_leaks() if strict else contextlib.nullcontext():
-                report = anonymize_file(
-                    input_path,
-                    output,
-                    job,
-                    csv=csv,
-                    executor=streamed,
-                    # output_options refused existing parts without --force; a table is
-                    # checked again in the write's transaction (one created meanwhile: kept)
-                    replace=force if db_out else True,
-                    csv_safe=csv_safe,
-                    output_table=output_table if db_out else None,  # one transaction
-                )
-        except LeakRefused as refused:
-            _refuse_leaks({"leakage": refused.report.to_dict()})
-            raise
+        with strictly:
+            report = anonymize_file(
+                input_path,
+                output,
+                job,
+                csv=csv,
+                executor=streamed,
+                # output_options refused existing parts without --force; a table is
+                # checked again in the write's transaction (one created meanwhile: kept)
+                replace=force if db_out else True,
+                csv_safe=csv_safe,
+                output_table=output_table if db_out else None,  # one transaction
+            )
     else:
         keep = dataclasses.replace(csv, keep_user_missing=not db_out and keeps_user_missing(output))
         frame = read_table(input_path, keep)
@@ -342,9 +341,8 @@ def anonymize(
             *(m.column for m in check.models),
             *filter(None, [check.k_column]),
         }
-        release = run_job(user_missing_as_na(frame, protected), job)
-        if strict:
-            _refuse_leaks(release.report)
+        with strictly:
+            release = run_job(user_missing_as_na(frame, protected), job)
         if db_out:  # a table created in one transaction
             assert output_table is not None
             typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
@@ -411,7 +409,7 @@ def _finish(
     if db_out:
         report["output"] = {**report["output"], "path": redact_url(output), "table": output_table}
     write_manifest(report_path, report)
-    _warn_honestly(report)
+    warn_honestly(report)
     if quiet:
         return
     shown = report["output"]["path"] if db_in or db_out else output
@@ -439,26 +437,6 @@ def _say_sniffed(path: str, csv: CsvOptions) -> None:
             "--sep to choose)",
             err=True,
         )
-
-
-def _refuse_leaks(report: Any) -> None:
-    """InputError (exit 2) naming the flagged kept columns of a release, before any writing."""
-    from anonymatch.app.honest import LEAK_EXIT_HINT, leakage_lines
-
-    lines = leakage_lines(report)
-    if lines:
-        raise InputError(
-            f"refused (--strict): {'; '.join(lines)}; {LEAK_EXIT_HINT}; nothing written"
-        )
-
-
-def _warn_honestly(report: dict[str, Any]) -> None:
-    """Warn on stderr about kept columns that leak QIs and about a release that keeps little
-    (``app.honest``; even with --quiet: they are about what was published)."""
-    from anonymatch.app.honest import warnings_of
-
-    for line in warnings_of(report):
-        click.echo(f"anonymatch: warning: {line}", err=True)
 
 
 def _manifest_partitions(path: str | None) -> int | None:
@@ -1124,10 +1102,11 @@ def anonymize_kl_cmd(
     bar = stage_bar(3, quiet, "anonymize-kl")  # read, anonymize, write
     frame = read_table(input_path, csv)
     bar.update()
-    release = kl_release(frame, check, level, seed=seed)
+    from anonymatch.tables.risk.leakage import refusing_leaks
+
+    with refusing_leaks() if strict else contextlib.nullcontext():  # refused before writing
+        release = kl_release(frame, check, level, seed=seed)
     bar.update()
-    if strict:
-        _refuse_leaks(release.report)
     write_release(output, release.table, release.cells, release.qi, csv_safe)
     bar.update()
     bar.close()
@@ -1144,7 +1123,7 @@ def anonymize_kl_cmd(
     if db_in:
         report["input"] = {**report["input"], **input_block(input_path, csv)}
     write_manifest(report_path, report)
-    _warn_honestly(report)
+    warn_honestly(report)
     if not quiet:
         loss = report["loss"]
         click.echo(

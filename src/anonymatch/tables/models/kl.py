@@ -149,10 +149,11 @@ def kl_release(
         records_out=enc.n,
         input_extra={"dropped_missing": dropped},
     )
-    from anonymatch.tables.risk.leakage import check_leakage
+    from anonymatch.tables.risk.checks import ReleaseView, release_checks
 
     published = parse_cells(table, enc)  # the kept columns against the QIs, as anonymize
-    report = publish(produced, leakage=check_leakage(data, enc, published, table, schema).to_dict())
+    report = publish(produced, checks=release_checks("table", "kl", schema.identifiers),
+                     shown=ReleaseView.of(data, enc, published, table, schema))  # fmt: skip
     return KLRelease(table, cells, enc, report)
 
 
