@@ -7,7 +7,7 @@
   report: no data kind and not core;
 - a data kind (tables, sets, sparse, graphs, relational) imports only from core and from
   itself; the exceptions are declared here with their reason;
-- tables has at most 14 top-level modules and packages (``__init__`` aside);
+- tables has at most 15 top-level modules and packages (``__init__`` aside);
 - the command modules of ``cli`` import nothing from each other but the shared ``options``,
   ``steps`` (option groups as typed values) and ``config`` (``--config`` job files, ``verify
   --manifest``).
@@ -129,13 +129,14 @@ def in_package(name: str, package: str) -> bool:
 
 def test_tables_has_few_top_level_entries() -> None:
     # tables reads like the other kinds: its modules are grouped into inner packages (columns,
-    # io, models, risk, methods) rather than piling up side by side
+    # io, models, risk, methods) rather than piling up side by side; 15 since release series
+    # (issue 40): a package of their own (series: verify, publish, store)
     entries = [
         p.name
         for p in (SRC / "anonymatch" / "tables").iterdir()
         if (p.suffix == ".py" and p.name != "__init__.py") or (p / "__init__.py").exists()
     ]
-    assert len(entries) <= 14, sorted(entries)
+    assert len(entries) <= 15, sorted(entries)
 
 
 def test_cli_modules_share_only_options() -> None:

@@ -71,6 +71,7 @@ LAZY_COMMANDS = {
     **dict.fromkeys(("anonymize-rt", "verify-rt", "evaluate-rt", "risk-rt"), "relational"),
     "generate-census": "synth",
     "warmup": "warmup",
+    "verify-series": "series",
     "draw": "draw",
     "init": "config",
     **dict.fromkeys(("report", "ui"), "report"),
