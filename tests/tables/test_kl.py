@@ -290,9 +290,11 @@ def test_cli_kl_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--known", "0"], "ℓ must be at least 1"),
+        (["--known", "0"], "--known must be an integer of at least 1"),
         (["--known", "7"], "exceeds the number of attributes"),
         (["--known", "1", "--k", "0"], "--k must be an integer of at least 1"),
+        ([], "missing --known"),  # the criterion's two parameters are both needed
+        (["--known", "2", "--k", "-"], "missing --k"),
     ],
 )
 def test_cli_kl_bad_input(
@@ -304,6 +306,7 @@ def test_cli_kl_bad_input(
     base = ["--qi", ",".join(KL_QI)]
     if "--k" not in extra:
         base += ["--k", "2"]
+    extra = extra[:-2] if extra[-2:] == ["--k", "-"] else extra  # no -k at all
     code, _, err = run(["anonymize-kl", str(src), "-o", str(out), *base, *extra], capsys)
     assert code == 2 and message in err and err.count("\n") == 1
     assert not out.exists()
