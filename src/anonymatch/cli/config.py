@@ -811,7 +811,7 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     if manifest.get("data_kind") not in (None, "table"):
         raise InputError(f"{path} is the manifest of a {manifest['data_kind']} release")
     model = guarantee.get("model")
-    if model not in ("k-anonymity", "adaptive-anonymity"):
+    if model not in ("k-anonymity", "adaptive-anonymity", "(k,l)-anonymity"):
         raise InputError(f"{path}: a {model} release is checked by another command than verify")
     from anonymatch.app.tablejob import manifest_job
 

@@ -632,13 +632,14 @@ def verify(
 
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
+    claims = None if manifest is None else load_manifest(manifest)
+    unchecked = unchecked_claims(claims, criteria.get("population"))
+    if claims is not None and KL_CRITERIA.claims(claims["guarantee"]):
+        _verify_kl((original, published, release_table), check, claims, unchecked, as_json, csv)
     partitions = _manifest_partitions(manifest)
     if release_table or is_database_url(published):
         partitions = None  # a release table is checked whole, in memory
     asked = POPULATION_CRITERIA.build(criteria)  # the sensitive models: ``check``'s
-    unchecked = unchecked_claims(
-        None if manifest is None else load_manifest(manifest), criteria.get("population")
-    )
     if check.models or asked or unchecked or check.schema.identifiers:  # the whole release
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
@@ -720,6 +721,37 @@ def verify(
             click.echo(
                 f"{criterion.title}: {'PASS' if verdict.passed else 'FAIL'} - {verdict.reason}"
             )
+        for claim in unchecked:
+            click.echo(f"UNCHECKED: {claim}")
+    exit_verdict(passed)
+
+
+def _verify_kl(
+    files: tuple[str, str, str | None],
+    check: ReleaseCheck,
+    manifest: Mapping[str, Any],
+    unchecked: list[str],
+    as_json: bool,
+    csv: CsvOptions,
+) -> None:
+    """``verify --manifest`` of a (k,ℓ) release: its claim re-checked by its criterion
+    (``KLAnonymity.check``; k from -k if given, else the manifest's), then exit 0 (PASS) or 4.
+    ``files``: the original, the release and its database table."""
+    from anonymatch.tables.models.kl import kl_view
+
+    criterion = KLAnonymity.build({**KL_CRITERIA.claims(manifest["guarantee"]), "k": check.k})
+    original, published, release_table = files
+    orig, pub = read_table(original, csv), read_release(published, release_table)
+    verdict = criterion.check(kl_view(orig, pub, check.schema, check.na, check.drop_missing))
+    passed = verdict.passed and not unchecked
+    if as_json:
+        figures = {**verdict.to_dict(), **({"unchecked": unchecked} if unchecked else {})}
+        click.echo(json.dumps({**figures, "passed": passed}, indent=2))
+    else:
+        click.echo(
+            f"{'PASS' if verdict.passed else 'FAIL'}: {verdict.reason}; (k,ℓ) = "
+            f"({criterion.k}, {criterion.known}), {len(pub)} published rows"
+        )
         for claim in unchecked:
             click.echo(f"UNCHECKED: {claim}")
     exit_verdict(passed)

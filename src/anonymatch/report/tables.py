@@ -201,8 +201,8 @@ def _reverify(
 ) -> ClaimCheck:
     """Re-run the verifier of the manifest's model on the files, with the claimed k (or the
     levels column) and sensitive models, and compare its certificate with the manifest's
-    ``verification`` block (what ``verify --manifest`` checks). (k,ℓ)-anonymity is not
-    re-verified here (``anonymatch check-kl``): its claims stay unchecked."""
+    ``verification`` block (what ``verify --manifest`` checks). A (k,ℓ) claim is re-checked by
+    its criterion (``KLAnonymity.check``: a truthful generalization, and the (k,ℓ) counts)."""
     g = manifest.get("guarantee") or {}
     v = manifest.get("verification") or {}
     params = manifest.get("parameters") or {}
@@ -237,6 +237,13 @@ def _reverify(
                 adaptive_schema, None, column, SensitiveModels(), 0.0, na, drop_missing, None
             )
             rerun = verify_adaptive_release(release, original, adaptive).to_dict()
+        elif model == "(k,l)-anonymity":
+            from anonymatch.tables.models import KL_CRITERIA
+            from anonymatch.tables.models.kl import KLAnonymity, kl_view
+
+            criterion = KLAnonymity.build(KL_CRITERIA.claims(g))
+            verdict = criterion.check(kl_view(original, release, schema, na, drop_missing))
+            rerun = {"passed": verdict.passed, **verdict.figures}
         else:
             return ClaimCheck("unchecked", f"this report does not re-verify {model} releases")
     except InputError as exc:
