@@ -108,9 +108,12 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     original = read_table(inputs.original, csv)
     release = read_table(inputs.release, _release_reading(manifest, inputs.release, options))
     from anonymatch.tables.io.cells import parse_cells
+    from anonymatch.tables.models.kl import MODEL as KL_MODEL
+    from anonymatch.tables.models.kl import kl_encoded
     from anonymatch.tables.pipeline import prepare
 
-    data, enc, _ = prepare(original, schema, na, drop_missing)
+    kl = (manifest.get("guarantee") or {}).get("model") == KL_MODEL  # missing labels published
+    data, enc, _ = (kl_encoded if kl else prepare)(original, schema, na, drop_missing)
     cells = parse_cells(release, enc)
     kept = _published_people(manifest, enc, cells.n)
     if kept is not None:  # records suppressed under the limit: report on the published people

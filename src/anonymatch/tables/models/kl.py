@@ -162,13 +162,13 @@ def kl_view(
     numeric QI has one). InputError when the files do not fit each other. O(n·d)."""
     from anonymatch.tables.io.cells import parse_cells
 
-    _, enc, _ = _encoded(original, schema, na, drop_missing)
+    _, enc, _ = kl_encoded(original, schema, na, drop_missing)
     cells = parse_cells(release, enc)
     numeric = tuple(a for a in schema.qi if a in schema.numeric)
     return KLView(release, cells, enc, tuple(schema.qi), numeric)
 
 
-def _encoded(
+def kl_encoded(
     data: pd.DataFrame, schema: Schema, na: MissingCodes, drop_missing: bool
 ) -> tuple[pd.DataFrame, EncodedQI, int]:
     """``data`` prepared for (k,ℓ) (``pipeline.prepare``), its encoded QIs and the rows
@@ -253,7 +253,7 @@ def kl_release(
     started = time.perf_counter()
     k, schema = criterion.k, check.schema
     level = check_level(criterion.known, len(schema.qi))
-    data, enc, dropped = _encoded(data, schema, check.na, check.drop_missing)
+    data, enc, dropped = kl_encoded(data, schema, check.na, check.drop_missing)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     rec = kl_anonymize(enc, k, level, progress)
