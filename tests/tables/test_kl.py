@@ -447,14 +447,20 @@ def test_verify_and_report_recheck_the_kl_claim(
     src, rel, manifest = tmp_path / "people.csv", tmp_path / "rel.csv", tmp_path / "rel.json"
     frame = mixed_table(120, 5)
     frame.loc[::9, "hair"] = np.nan
+    frame["pid"] = range(len(frame))
     frame.to_csv(src, index=False)
     args = ["anonymize-kl", str(src), "-o", str(rel), "--k", "3", "--known", "2", "--qi"]
     args += [",".join(KL_QI), "--numeric", "age,hours", "--sensitive", "disease"]
+    args += ["--identifiers", "pid"]
     code, _, err = run([*args, "--report", str(manifest), "--seed", "4", "-q"], capsys)
     assert code == 0, err
     verify = ["verify", str(src), str(rel), "--manifest"]
     code, out, err = run([*verify, str(manifest)], capsys)
     assert code == 0 and out.startswith("PASS") and "(k,ℓ) = (3, 2)" in out, err + out
+    code, out, err = run(["verify", str(src), str(src), "--manifest", str(manifest)], capsys)
+    assert code == 4 and out.startswith("FAIL: the identifier column 'pid' is published"), out
+    code, out, err = run([*verify, str(manifest), "--l", "2"], capsys)  # not checked: refused
+    assert code == 2 and "checked for its claim alone" in err, err
     html = tmp_path / "r.html"
     report = ["report", str(src), str(rel), "-o", str(html), "-q", "--force", "--manifest"]
     code, out, err = run([*report, str(manifest)], capsys)

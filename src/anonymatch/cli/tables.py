@@ -634,12 +634,14 @@ def verify(
         raise InputError("give exactly one of --k and --k-column")
     claims = None if manifest is None else load_manifest(manifest)
     unchecked = unchecked_claims(claims, criteria.get("population"))
+    asked = POPULATION_CRITERIA.build(criteria)  # the sensitive models: ``check``'s
     if claims is not None and KL_CRITERIA.claims(claims["guarantee"]):
+        if asked or check.models:  # never passed unchecked
+            raise InputError("a (k,ℓ) release is checked for its claim alone (no --l, --t, --kmap)")
         _verify_kl((original, published, release_table), check, claims, unchecked, as_json, csv)
     partitions = _manifest_partitions(manifest)
     if release_table or is_database_url(published):
         partitions = None  # a release table is checked whole, in memory
-    asked = POPULATION_CRITERIA.build(criteria)  # the sensitive models: ``check``'s
     if check.models or asked or unchecked or check.schema.identifiers:  # the whole release
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
@@ -735,14 +737,16 @@ def _verify_kl(
     csv: CsvOptions,
 ) -> None:
     """``verify --manifest`` of a (k,ℓ) release: its claim re-checked by its criterion
-    (``KLAnonymity.check``; k from -k if given, else the manifest's), then exit 0 (PASS) or 4.
+    (``kl.recheck_claim``; k from -k if given, else the manifest's), then exit 0 (PASS) or 4.
     ``files``: the original, the release and its database table."""
-    from anonymatch.tables.models.kl import kl_view
+    from anonymatch.tables.models.kl import recheck_claim
 
-    criterion = KLAnonymity.build({**KL_CRITERIA.claims(manifest["guarantee"]), "k": check.k})
+    claims = {**KL_CRITERIA.claims(manifest["guarantee"]), "k": check.k}
     original, published, release_table = files
-    orig, pub = read_table(original, csv), read_release(published, release_table)
-    verdict = criterion.check(kl_view(orig, pub, check.schema, check.na, check.drop_missing))
+    pub = read_release(published, release_table)
+    criterion, verdict = recheck_claim(
+        claims, read_table(original, csv), pub, check.schema, check.na, check.drop_missing
+    )
     passed = verdict.passed and not unchecked
     if as_json:
         figures = {**verdict.to_dict(), **({"unchecked": unchecked} if unchecked else {})}

@@ -242,10 +242,10 @@ def _reverify(
             rerun = verify_adaptive_release(release, original, adaptive).to_dict()
         elif model == "(k,l)-anonymity":
             from anonymatch.tables.models import KL_CRITERIA
-            from anonymatch.tables.models.kl import KLAnonymity, kl_view
+            from anonymatch.tables.models.kl import recheck_claim
 
-            criterion = KLAnonymity.build(KL_CRITERIA.claims(g))
-            verdict = criterion.check(kl_view(original, release, schema, na, drop_missing))
+            claims = KL_CRITERIA.claims(g)
+            _, verdict = recheck_claim(claims, original, release, schema, na, drop_missing)
             rerun = {"passed": verdict.passed, **verdict.figures}
         else:
             return ClaimCheck("unchecked", f"this report does not re-verify {model} releases")

@@ -168,6 +168,27 @@ def kl_view(
     return KLView(release, cells, enc, tuple(schema.qi), numeric)
 
 
+def recheck_claim(
+    claims: Mapping[str, object],
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    schema: Schema,
+    na: MissingCodes,
+    drop_missing: bool,
+) -> tuple[KLAnonymity, Verdict]:
+    """A manifest's (k,ℓ) claim (``claims``: ``k``, ``known``) re-checked on the files, as
+    ``verify --manifest`` and ``report`` do: no identifier column of ``schema`` published, and
+    :meth:`KLAnonymity.check` on :func:`kl_view`. InputError for a claim that is no valid
+    criterion (``known`` above the number of QIs, a missing one). O(that of the check)."""
+    criterion = KLAnonymity.build(claims)
+    verdict = criterion.check(kl_view(original, release, schema, na, drop_missing))
+    shown = [c for c in schema.identifiers if c in set(map(str, release.columns))]
+    if shown:  # an identifier is never published, whatever the QIs show
+        reason = f"the identifier column {shown[0]!r} is published"
+        verdict = Verdict(False, reason, verdict.figures, verdict.detail)
+    return criterion, verdict
+
+
 def kl_encoded(
     data: pd.DataFrame, schema: Schema, na: MissingCodes, drop_missing: bool
 ) -> tuple[pd.DataFrame, EncodedQI, int]:
