@@ -480,3 +480,24 @@ def test_verify_and_report_recheck_the_kl_claim(
             assert code == 2 and "does not match the original" in err, err
         else:
             assert code == 4 and "do not hold" in err, (edit, err)
+
+
+@pytest.mark.parametrize(
+    ("guarantee", "unchecked"),
+    [
+        ({"model": "(k,l)-anonymity", "k": 3, "known": 2, "unprotected": ["s"]}, []),
+        ({"model": "k-anonymity", "k": 3}, []),
+        ({"model": "adaptive-anonymity", "k": None, "levels": {"column": "lvl", "min": 2}}, []),
+        ({"model": "adaptive-anonymity", "k": 2, "levels": {"column": "lvl", "min": 2}}, []),
+        ({"model": "k-anonymity", "k": 3, "known": 2}, ["guarantee.known: claimed without"]),
+    ],
+)
+def test_a_known_is_checked_with_its_model_only(
+    guarantee: dict[str, object], unchecked: list[str]
+) -> None:
+    """``known`` is re-checked as (k,ℓ)'s claim; beside another model no check reads it."""
+    from anonymatch.app.tablejob import unchecked_claims
+
+    found = unchecked_claims({"guarantee": guarantee}, None)
+    assert len(found) == len(unchecked)
+    assert all(f.startswith(u) for f, u in zip(found, unchecked, strict=True))
