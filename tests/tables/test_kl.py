@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from collections import Counter
 from itertools import combinations
 from pathlib import Path
@@ -23,6 +24,7 @@ from anonymatch.sets.methods.km import km_anonymize, transactions_matrix
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.models import ALL_CRITERIA, KL_CRITERIA
 from anonymatch.tables.models.kl import (
+    KNOWN,
     KLAnonymity,
     anonymize_kl,
     check_kl,
@@ -380,6 +382,16 @@ def test_kl_flags_derive_from_the_criterion(command: str) -> None:
     for other in ("anonymize", "verify"):  # (k,ℓ) stays off them (KLAnonymity's docstring)
         assert "known" not in _options(other)
     assert _options("attack")["true_matches"].opts == ["--known"]  # another parameter
+
+
+def test_the_job_files_known_derives_from_the_criterion() -> None:
+    from anonymatch.app.jobfile import PrivacyModel, parse_job
+
+    assert PrivacyModel.model_fields["known"].description == KNOWN.help
+    text = '[input]\npath = "x.csv"\n[columns]\na = { role = "qi" }\n[model]\nk = 2\n'
+    assert parse_job(tomllib.loads(text + "known = 2\n")).model.known == 2
+    with pytest.raises(InputError, match="model.known"):
+        parse_job(tomllib.loads(text + "known = 0\n"))
 
 
 KL_JOB = """\
