@@ -49,6 +49,7 @@ from anonymatch.tables.methods import names as table_names
 from anonymatch.tables.methods import registry as table_registry
 from anonymatch.tables.models import POPULATION_CRITERIA
 from anonymatch.tables.models.disclosure import DIVERSITY_KINDS
+from anonymatch.tables.risk.checks import CHECKS
 from tests.factories import planted, random_frame
 
 
@@ -110,8 +111,9 @@ def command_flags(command: str) -> set[str]:
 
 
 def table_checks() -> list[str]:
-    """The table release checks that are flags of their own (beside the criteria)."""
-    return ["--identifiers", "--strict"]
+    """The table release checks that are flags of their own (beside the criteria): the
+    parameters of the registered checks (``tables.risk.checks.CHECKS``)."""
+    return [p.flag for p in CHECKS.parameters()]
 
 
 def criterion_values(criterion: Any) -> list[str]:
@@ -495,6 +497,112 @@ def test_table_strict_refuses_leaks(
     code, _, err = run(args, capsys)
     assert_refused(code, err, before, tmp_path, url, tables)
     assert "refused (--strict)" in err and "'note'" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# the release checks (identifiers, leakage, headline: ``tables.risk.checks.CHECKS``): each one's
+# verdict on every path that runs it is the in-memory path's, and what the manifest states is the
+# check's own verdict on the files written
+
+
+def at(manifest: dict[str, Any], where: tuple[str, ...]) -> Any:
+    """The manifest's block at a check's place (None: absent)."""
+    block: Any = manifest
+    for key in where:
+        block = block.get(key) if isinstance(block, dict) else None
+    return block
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal JSON, floats to 1e-12 (a streamed release sums its shares in another order)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) or isinstance(b, float):
+        return bool(a == pytest.approx(b, rel=1e-12, abs=1e-12))
+    return bool(a == b)
+
+
+def table_check_cases() -> list[Any]:
+    return [
+        pytest.param(c, path, id=f"{c.name}-{path.id}")
+        for c in CHECKS.criteria
+        for path in RUNNING_PATHS
+    ]
+
+
+_CHECK_REFERENCE: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize(("check", "path"), table_check_cases())
+def test_table_check_verdicts(
+    check: Any, path: TablePath, table_data: dict[str, Path], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Every registered release check on every table path: where the registry runs it, the
+    block at its place is its verdict on the written release and the original (re-checked
+    here from the files, in memory), and its verdict is the in-memory path's; where it does
+    not run, no block."""
+    from anonymatch.cli.tables import read_release
+    from anonymatch.tables.columns.schema import Schema
+    from anonymatch.tables.io import read_table
+    from anonymatch.tables.io.cells import parse_cells
+    from anonymatch.tables.pipeline import prepare
+    from anonymatch.tables.risk.checks import ReleaseView
+
+    args, where = table_command(path, table_data, tmp_path, ["--identifiers", "pid", *SEED])
+    code, _, err = run(args, capsys)
+    assert code == 0, err
+    manifest = json.loads(where["manifest"].read_text())
+    runs = check.runs("table", path.route)
+    if not check.at:  # a check that only refuses: the release passed it
+        assert runs
+    elif not runs:
+        assert at(manifest, check.at) is None
+        return
+    schema = Schema.build(QI[1].split(","), QI[3].split(","), ["s"], ["pid"])
+    data, enc, _ = prepare(read_table(str(table_data["sample"])).astype(str), schema)
+    release = read_release(*map(str, where["release"][:1]), *where["release"][2:])
+    view = ReleaseView.of(data, enc, parse_cells(release, enc), release, schema)
+    verdict = CHECKS.for_release({"identifiers": ("pid",)}, "table", path.route)
+    again = next(c for c in verdict if type(c) is check).check(view)
+    assert again.passed
+    if check.at:
+        assert same(at(manifest, check.at), json.loads(json.dumps(again.figures)))
+    summary = (again.passed, again.reason)
+    assert _CHECK_REFERENCE.setdefault(check.name, summary) == summary  # memory runs first
+    # the same check fails a release that shows what it guards against
+    if check.name == "identifiers":
+        shown = release.assign(pid="x")
+        assert not check(("pid",)).check(ReleaseView.of(data, enc, view.rows.cells, shown,
+                                                         schema)).passed  # fmt: skip
+
+
+def test_relational_check_verdicts(
+    rt_data: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The registered checks that run on relational releases give the same verdict on every
+    relational path (the flagged kept column, the identifier and the id never published) and
+    the others write nothing."""
+    blocks = []
+    for path in RT_PATHS:
+        out, report = tmp_path / f"{path.id}.jsonl", tmp_path / f"{path.id}.json"
+        args = ["anonymize-rt", *rt_base(rt_data, "named"), *path.executor, *SEED]
+        code, _, err = run([*args, "-o", out, "--report", report], capsys)
+        assert code == 0, err
+        manifest = json.loads(report.read_text())
+        route = "memory" if path.id == "memory" else "streamed"
+        found = {}
+        for check in CHECKS.criteria:
+            if check.at:
+                block = at(manifest, check.at)
+                assert (block is not None) == check.runs("relational", route), check.name
+                found[check.name] = block and block.get("flagged", block.get("verdict"))
+        records = [json.loads(line) for line in out.read_text().splitlines()]
+        assert all("pid" not in r for r in records)
+        blocks.append(found)
+    assert blocks[0]["leakage"] == ["name"] and all(b == blocks[0] for b in blocks)
 
 
 # ---------------------------------------------------------------------------------------------

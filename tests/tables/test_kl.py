@@ -3,23 +3,34 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
+import click
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonymatch.cli import main
+from anonymatch.cli import cli, load_all_commands, main
+from anonymatch.cli import tables as cli_tables
 from anonymatch.core.counting import check_km
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.sets.km import anonymize_km, read_transactions, verify_item_generalization
 from anonymatch.sets.methods.km import km_anonymize, transactions_matrix
 from anonymatch.tables.io.cells import parse_cells
-from anonymatch.tables.models.kl import anonymize_kl, check_kl, verify_generalization
+from anonymatch.tables.models import ALL_CRITERIA, KL_CRITERIA
+from anonymatch.tables.models.kl import (
+    KNOWN,
+    KLAnonymity,
+    anonymize_kl,
+    check_kl,
+    verify_generalization,
+)
+from tests.factories import random_frame
 from tests.tables.kl_examples import SLIDES_TABLE_1, SLIDES_TABLE_2
 
 
@@ -290,9 +301,11 @@ def test_cli_kl_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--known", "0"], "ℓ must be at least 1"),
+        (["--known", "0"], "--known must be an integer of at least 1"),
         (["--known", "7"], "exceeds the number of attributes"),
         (["--known", "1", "--k", "0"], "--k must be an integer of at least 1"),
+        ([], "missing --known"),  # the criterion's two parameters are both needed
+        (["--known", "2", "--k", "-"], "missing --k"),
     ],
 )
 def test_cli_kl_bad_input(
@@ -304,6 +317,7 @@ def test_cli_kl_bad_input(
     base = ["--qi", ",".join(KL_QI)]
     if "--k" not in extra:
         base += ["--k", "2"]
+    extra = extra[:-2] if extra[-2:] == ["--k", "-"] else extra  # no -k at all
     code, _, err = run(["anonymize-kl", str(src), "-o", str(out), *base, *extra], capsys)
     assert code == 2 and message in err and err.count("\n") == 1
     assert not out.exists()
@@ -336,3 +350,166 @@ def test_cli_km_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     bad.write_text('{"nope": 1}\n')
     code, _, err = run(["check-km", str(bad), "--k", "2", "--m", "1"], capsys)
     assert code == 2 and "items" in err
+
+
+# ----------------------------------------------------------------------------- the criterion
+
+
+@given(k=st.integers(1, 500), known=st.integers(1, 40))
+def test_the_kl_claim_reads_back(k: int, known: int) -> None:
+    """describe → claimed_in → build gives the same criterion; no other model claims it."""
+    criterion = KLAnonymity(k, known)
+    guarantee = criterion.describe()
+    assert guarantee == {"model": "(k,l)-anonymity", "k": k, "known": known}
+    assert KLAnonymity.build(KL_CRITERIA.claims(guarantee)) == criterion
+    assert ALL_CRITERIA.claims(guarantee)["known"] == known
+    assert KLAnonymity.claimed_in({"model": "k-anonymity", "k": k, "known": known}, {}) == {}
+
+
+def _options(name: str) -> dict[str, click.Option]:
+    load_all_commands()
+    return {p.name: p for p in cli.commands[name].params if isinstance(p, click.Option) and p.name}
+
+
+@pytest.mark.parametrize("command", ["anonymize-kl", "check-kl"])
+def test_kl_flags_derive_from_the_criterion(command: str) -> None:
+    options = _options(command)
+    for p in KL_CRITERIA.parameters():
+        option = options[p.name]
+        assert p.flag in option.opts and option.help == p.help and option.metavar == p.metavar
+        assert (p.short in option.opts) if p.short else option.opts == [p.flag]
+    assert not hasattr(cli_tables, "known_option")
+    for other in ("anonymize", "verify"):  # (k,ℓ) stays off them (KLAnonymity's docstring)
+        assert "known" not in _options(other)
+    assert _options("attack")["true_matches"].opts == ["--known"]  # another parameter
+
+
+def test_the_job_files_known_derives_from_the_criterion() -> None:
+    from anonymatch.app.jobfile import PrivacyModel, parse_job
+
+    assert PrivacyModel.model_fields["known"].description == KNOWN.help
+    text = '[input]\npath = "x.csv"\n[columns]\na = { role = "qi" }\n[model]\nk = 2\n'
+    assert parse_job(tomllib.loads(text + "known = 2\n")).model.known == 2
+    with pytest.raises(InputError, match="model.known"):
+        parse_job(tomllib.loads(text + "known = 0\n"))
+
+
+KL_JOB = """\
+[input]
+path = "people.csv"
+
+[columns]
+n0 = { role = "qi", type = "numeric" }
+n1 = { role = "qi", type = "numeric" }
+c0 = { role = "qi" }
+c1 = { role = "qi" }
+pid = { role = "sensitive" }
+
+[model]
+k = 3
+l = 1
+known = 2
+
+[output]
+path = "release.csv"
+"""
+
+
+def test_job_file_known_is_kl_and_never_attacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``[model] known`` is (k,ℓ)'s ℓ for anonymize-kl and check-kl; anonymize refuses it (it
+    would publish another model); attack's --known (true matches) never takes it."""
+    frame = random_frame(60, 3).drop(columns="s")
+    frame["pid"] = [f"p{i}" for i in range(len(frame))]
+    frame.to_csv(tmp_path / "people.csv", index=False)
+    job = tmp_path / "job.toml"
+    job.write_text(KL_JOB)
+    kl, manifest = tmp_path / "kl.csv", tmp_path / "kl.json"
+    code, _, err = run(["anonymize-kl", "--config", str(job), "-o", str(kl), "--report",
+                        str(manifest), "--seed", "1", "-q"], capsys)  # fmt: skip
+    assert code == 0, err
+    assert json.loads(manifest.read_text())["guarantee"]["known"] == 2
+    code, out, err = run(["check-kl", str(kl), "--config", str(job), "--json"], capsys)
+    assert code == 0 and json.loads(out)["level"] == 2, err
+    code, out, err = run(["check-kl", str(kl), "--config", str(job), "--known", "1"], capsys)
+    assert code == 0 and "ℓ = 1" in out, err  # the command line wins
+    code, _, err = run(["anonymize", "--config", str(job), "-q"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "model.known: (k,ℓ)-anonymity is published by anonymatch anonymize-kl" in err
+    assert not (tmp_path / "release.csv").exists()
+    job.write_text(KL_JOB.replace("known = 2\n", ""))  # a k-anonymous release to attack
+    code, _, err = run(["anonymize", "--config", str(job), "--seed", "1", "-q"], capsys)
+    assert code == 0, err
+    job.write_text(KL_JOB)
+    attack = ["attack", "--config", str(job), "--key", "pid", "--trials", "3", "--seed", "1"]
+    code, _, err = run(attack, capsys)
+    assert code == 2 and "--known" in err  # its own option, not the job's ℓ
+    code, out, err = run([*attack, "--known", "1", "--json"], capsys)
+    assert code == 0 and json.loads(out)["known"] == 1, err
+
+
+def test_verify_and_report_recheck_the_kl_claim(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verify --manifest and report re-check a (k,ℓ) claim through the criterion: PASS on the
+    release; a manifest edited to claim a larger k or known, or known without the model: FAIL
+    or UNCHECKED, exit 4. A missing categorical value is published as a label of its own and
+    read back so."""
+    src, rel, manifest = tmp_path / "people.csv", tmp_path / "rel.csv", tmp_path / "rel.json"
+    frame = mixed_table(120, 5)
+    frame.loc[::9, "hair"] = np.nan
+    frame["pid"] = range(len(frame))
+    frame.to_csv(src, index=False)
+    args = ["anonymize-kl", str(src), "-o", str(rel), "--k", "3", "--known", "2", "--qi"]
+    args += [",".join(KL_QI), "--numeric", "age,hours", "--sensitive", "disease"]
+    args += ["--identifiers", "pid"]
+    code, _, err = run([*args, "--report", str(manifest), "--seed", "4", "-q"], capsys)
+    assert code == 0, err
+    verify = ["verify", str(src), str(rel), "--manifest"]
+    code, out, err = run([*verify, str(manifest)], capsys)
+    assert code == 0 and out.startswith("PASS") and "(k,ℓ) = (3, 2)" in out, err + out
+    code, out, err = run(["verify", str(src), str(src), "--manifest", str(manifest)], capsys)
+    assert code == 4 and out.startswith("FAIL: the identifier column 'pid' is published"), out
+    code, out, err = run([*verify, str(manifest), "--l", "2"], capsys)  # not checked: refused
+    assert code == 2 and "checked for its claim alone" in err, err
+    html = tmp_path / "r.html"
+    report = ["report", str(src), str(rel), "-o", str(html), "-q", "--force", "--manifest"]
+    code, out, err = run([*report, str(manifest)], capsys)
+    assert code == 0, err
+    honest = json.loads(manifest.read_text())
+    for edit in ({"k": 40}, {"known": 5}, {"model": "k-anonymity"}):
+        edited = tmp_path / "edited.json"
+        edited.write_text(json.dumps({**honest, "guarantee": {**honest["guarantee"], **edit}}))
+        code, out, err = run([*verify, str(edited), "--json"], capsys)
+        assert code == 4, (edit, out, err)
+        if "model" not in edit:  # the criterion's own verdict: rare combinations
+            assert not json.loads(out)["passed"] and json.loads(out)["kl"]["n_violations"] > 0
+        else:  # a k-factor check, and the known nobody reads
+            assert "guarantee.known: claimed without" in json.loads(out)["unchecked"][0]
+        code, out, err = run([*report, str(edited)], capsys)
+        if "model" in edit:  # read as k-anonymity, the missing labels pair with nothing: exit 2
+            assert code == 2 and "does not match the original" in err, err
+        else:
+            assert code == 4 and "do not hold" in err, (edit, err)
+
+
+@pytest.mark.parametrize(
+    ("guarantee", "unchecked"),
+    [
+        ({"model": "(k,l)-anonymity", "k": 3, "known": 2, "unprotected": ["s"]}, []),
+        ({"model": "k-anonymity", "k": 3}, []),
+        ({"model": "adaptive-anonymity", "k": None, "levels": {"column": "lvl", "min": 2}}, []),
+        ({"model": "adaptive-anonymity", "k": 2, "levels": {"column": "lvl", "min": 2}}, []),
+        ({"model": "k-anonymity", "k": 3, "known": 2}, ["guarantee.known: claimed without"]),
+    ],
+)
+def test_a_known_is_checked_with_its_model_only(
+    guarantee: dict[str, object], unchecked: list[str]
+) -> None:
+    """``known`` is re-checked as (k,ℓ)'s claim; beside another model no check reads it."""
+    from anonymatch.app.tablejob import unchecked_claims
+
+    found = unchecked_claims({"guarantee": guarantee}, None)
+    assert len(found) == len(unchecked)
+    assert all(f.startswith(u) for f, u in zip(found, unchecked, strict=True))

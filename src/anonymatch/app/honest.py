@@ -13,60 +13,33 @@ from collections.abc import Mapping
 from typing import Any
 
 from anonymatch.tables.risk.headline import USELESS_LOSS, WARN_LOSS
-from anonymatch.tables.risk.leakage import RECODES
-
-LEAK_EXIT_HINT = (
-    "declare the flagged columns quasi-identifiers (--qi) or identifiers (--identifiers), or "
-    "drop --strict to publish anyway"
-)
-"""What ``anonymize --strict`` says after refusing a leaking release (exit code 2)."""
+from anonymatch.tables.risk.leakage import LeakageReport
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def _leakage(manifest: Mapping[str, Any]) -> LeakageReport | None:
+    """The manifest's ``leakage`` block as the check's report, or None (none, or of another
+    shape)."""
+    block = manifest.get("leakage")
+    try:
+        return LeakageReport.from_dict(block) if isinstance(block, Mapping) else None
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+
+
 def leakage_lines(manifest: Mapping[str, Any]) -> list[str]:
     """One sentence per flagged kept column: what it gives away, and the role to give it."""
-    block = manifest.get("leakage")
-    if not isinstance(block, Mapping):
-        return []
-    lines = []
-    for column in block.get("columns") or ():
-        if not isinstance(column, Mapping) or not column.get("flagged"):
-            continue
-        role = (
-            "an identifier (dropped)" if _proposed(column) == "identifier" else "a quasi-identifier"
-        )
-        reasons = "; ".join(str(r) for r in column.get("reasons") or ())
-        lines.append(
-            f"column {column.get('column')!r} is released unchanged but {reasons} (make it {role})"
-        )
-    return lines
-
-
-def _proposed(column: Mapping[str, Any]) -> str:
-    """``identifier`` or ``qi``, as ``tables.risk.leakage.ColumnLeak.proposed_role``."""
-    if column.get("free_text") is not None:
-        return "identifier"
-    if column.get("unique_rows") and not column.get("leaked_rows"):
-        return "identifier"
-    for q in column.get("by_qi") or ():
-        if isinstance(q, Mapping) and float(q.get("predicted_share") or 0) >= RECODES:
-            return "identifier"
-    return "qi"
+    report = _leakage(manifest)
+    return report.lines() if report is not None else []
 
 
 def flagged_columns(manifest: Mapping[str, Any]) -> dict[str, str]:
     """The flagged kept columns and the role proposed for each (``qi`` or ``identifier``)."""
-    block = manifest.get("leakage")
-    if not isinstance(block, Mapping):
-        return {}
-    return {
-        str(c["column"]): _proposed(c)
-        for c in block.get("columns") or ()
-        if isinstance(c, Mapping) and c.get("flagged")
-    }
+    report = _leakage(manifest)
+    return {c.column: c.proposed_role for c in report.flagged} if report is not None else {}
 
 
 def headline_of(manifest: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -62,7 +62,7 @@ from pydantic import (
 
 from anonymatch.core.criteria import Parameter
 from anonymatch.core.errors import InputError
-from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.models import ALL_CRITERIA
 
 SCHEMA: Literal["anonymatch-job/1"] = "anonymatch-job/1"
 """The value of a job file's ``schema`` key."""
@@ -318,12 +318,6 @@ class _Model(_Strict):
 
 
 _MODEL_KEYS: dict[str, Any] = {
-    "known": (
-        int | None,
-        Field(
-            default=None, ge=1, description="(k,l)-anonymity: attributes the adversary may know."
-        ),
-    ),
     "m": (
         int | None,
         Field(default=None, ge=1, description="k^m-anonymity: items the adversary knows."),
@@ -345,9 +339,9 @@ PrivacyModel: Any = create_model(
     "PrivacyModel",
     __base__=_Model,
     __doc__="``[model]``: the guarantee, and the keys of the table criteria (the level, the "
-    "sensitive models, k-map, journalist risk, δ-presence, the population), derived from "
-    "their registry: never listed here.",
-    **{p.name: _criterion_field(p) for p in CRITERIA.parameters()},
+    "sensitive models, k-map, journalist risk, δ-presence, the population, (k,l)'s known), "
+    "derived from their registry: never listed here.",
+    **{p.name: _criterion_field(p) for p in ALL_CRITERIA.parameters()},
     **_MODEL_KEYS,
 )
 
@@ -823,7 +817,7 @@ PATH_FIELDS: tuple[tuple[str, str], ...] = (
     ("input", "sensitive_file"),
     ("input", "items"),
     ("method", "cell_weights"),
-    *(("model", p.name) for p in CRITERIA.parameters() if p.kind == "table"),
+    *(("model", p.name) for p in ALL_CRITERIA.parameters() if p.kind == "table"),
     ("output", "path"),
     ("output", "report"),
     ("output", "dp_queries"),

@@ -19,7 +19,12 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from anonymatch.core.errors import InputError
-from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA, SAMPLE_CRITERIA
+from anonymatch.tables.models import (
+    ALL_CRITERIA,
+    CRITERIA,
+    POPULATION_CRITERIA,
+    SAMPLE_CRITERIA,
+)
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -197,7 +202,9 @@ def manifest_keywords(manifest: Mapping[str, Any]) -> dict[str, Any]:
         raise InputError("the manifest has no parameters/guarantee objects")
     if manifest.get("data_kind") not in (None, "table"):
         raise InputError(f"a manifest of a {manifest.get('data_kind')} release is not a table job")
-    out: dict[str, Any] = {"method": manifest.get("method")}
+    out: dict[str, Any] = {}
+    if manifest.get("method") != "kl-hypergraph":  # anonymize-kl's, no method of the job
+        out["method"] = manifest.get("method")
     for key in ("qi", "numeric", "sensitive", "identifiers"):
         out[key] = list(parameters.get(key) or [])
     out["weights"] = dict(parameters.get("weights") or {}) or None
@@ -254,9 +261,10 @@ def claimed_population(guarantee: Mapping[str, Any]) -> str | None:
 
 CHECKED_CLAIMS = ("model", "certificate", "construction", "over")
 """The ``guarantee`` keys of a table (or relational) manifest that ``verify`` (``verify-rt``)
-re-checks besides the criteria's own keys (``tables.models.CRITERIA``: ``k``, ``levels``,
-``sensitive``, the population criteria's): the level's model, the sensitive models' ring
-certificate and construction, the relational joint compatibility (``over``)."""
+re-checks besides the criteria's own keys (``tables.models.ALL_CRITERIA``: ``k``,
+``levels``, ``sensitive``, the population criteria's, (k,ℓ)'s ``known``): the level's model,
+the sensitive models' ring certificate and construction, the relational joint compatibility
+(``over``)."""
 
 WARNING_KEYS = ("insider_weakness", "unprotected")
 """The ``guarantee`` keys that state a weakness, not a claim (a ring release's
@@ -275,7 +283,7 @@ def unchecked_claims(manifest: Mapping[str, Any] | None, population: str | None)
     guarantee = manifest.get("guarantee")
     if not isinstance(guarantee, Mapping):
         return ["the manifest has no guarantee object"]
-    by_name = {c.name: c for c in CRITERIA.criteria}
+    by_name = {c.name: c for c in ALL_CRITERIA.criteria}  # (k,ℓ)'s ``known`` too
     out = []
     digest: object = None
     for key, block in guarantee.items():
@@ -284,6 +292,13 @@ def unchecked_claims(manifest: Mapping[str, Any] | None, population: str | None)
         criterion = by_name.get(key)
         if criterion is None:
             out.append(f"guarantee.{key}: no check of this tool re-verifies this claim")
+        elif criterion.level and key != "k" and not criterion.claimed_in(guarantee, {}):
+            # e.g. a known without the (k,l) model: no check reads it (``k`` is every level
+            # model's: k-anonymity's, an adaptive release's common level, (k,l)'s)
+            out.append(
+                f"guarantee.{key}: claimed without the {criterion.title} model; no check "
+                "re-verifies it"
+            )
         elif not criterion.needs_population:  # from the release and the original alone
             continue
         elif not isinstance(block, Mapping) or not isinstance(block.get("population"), str):

@@ -36,7 +36,7 @@ from anonymatch.cli.options import (
 )
 from anonymatch.cli.steps import LOCATE, command, with_step
 from anonymatch.core.errors import InputError
-from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA, SAMPLE_CRITERIA
+from anonymatch.tables.models import ALL_CRITERIA, CRITERIA, POPULATION_CRITERIA, SAMPLE_CRITERIA
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -500,7 +500,7 @@ def job_parameters(
     Only what click must see: the data's and the release's paths (positional arguments and
     ``--output``), how the input is read (format, separator, header names, missing tokens, the
     id/item/label columns, ``--dedupe``, a database or sheet source) and where the outputs go;
-    and, for an option click requires (``--qi``, ``-k``, ``-m``, ``--known``), the job's value
+    and, for an option click requires (``--qi``, ``-k``, ``-m``), the job's value
     so that click does not ask for it (a number as it is; ``--qi`` a stand-in that the job step
     replaces by the typed list). Every other key of the model, the roles and the method reaches
     the command's job step typed (:func:`with_job_file`). The table commands but
@@ -581,7 +581,7 @@ def job_parameters(
     if job.kind == "table":
         given.update(_table_criteria(job, ctx))
     given.update(feature_parameters(job, command, source))  # refuses what a command cannot do
-    stand_ins = {"qi": _csv(job.qi), "k": job.model.k, "m": job.model.m, "level": job.model.known}
+    stand_ins = {"qi": _csv(job.qi), "k": job.model.k, "m": job.model.m}
     for p, param in params.items():
         if p not in given and getattr(param, "required", False) and stand_ins.get(p):
             given[p] = stand_ins[p]
@@ -594,12 +594,12 @@ def job_parameters(
 
 def _table_criteria(job: Job, ctx: click.Context | None) -> dict[str, Any]:
     """The table criteria's keys a job gives (the level, the sensitive models, the population
-    criteria: ``tables.models.CRITERIA``), as the values of the options declared from them —
-    per-column ones restricted to the run's sensitive columns — for the commands that take them
-    as options rather than through :func:`with_job_file` (``attack``, ``check-kl``, a required
-    ``-k``). O(parameters)."""
+    criteria, (k,ℓ)'s ``known``: ``tables.models.ALL_CRITERIA``), as the values of the options
+    declared from them — per-column ones restricted to the run's sensitive columns — for the
+    commands that take them as options rather than through :func:`with_job_file` (``attack``,
+    ``check-kl``, ``anonymize-kl``, a required ``-k``). O(parameters)."""
     given: dict[str, Any] = {}
-    for criterion in CRITERIA.parameters():
+    for criterion in ALL_CRITERIA.parameters():
         value = getattr(job.model, criterion.name)
         if criterion.per_column and isinstance(value, dict):  # per sensitive column
             given[criterion.name] = RoleFiltered(
@@ -607,8 +607,6 @@ def _table_criteria(job: Job, ctx: click.Context | None) -> dict[str, Any]:
             )
         elif value is not None:
             given[criterion.name] = value
-    if job.model.known is not None:
-        given["level"] = job.model.known
     return given
 
 
@@ -662,6 +660,11 @@ def feature_parameters(job: Job, command: click.Command, source: str = "job") ->
         wanted["suppression_limit"] = ("model.suppression_limit", "a suppression limit", publishes)
     if job.input.dedupe:
         wanted["dedupe"] = ("input.dedupe", "dedupe", "id_column" in params)
+    if job.model.known is not None and "known" not in params and "output" in params:
+        raise InputError(  # never published as another model (attack's --known is another)
+            f"{source}: model.known: (k,ℓ)-anonymity is published by anonymatch anonymize-kl, "
+            f"not {command.name}"
+        )
     for param_name, (loc, what, applies) in wanted.items():
         if param_name not in params and applies:
             verb = "are" if what.endswith("s") else "is"
@@ -808,7 +811,7 @@ def manifest_parameters(path: str, command: click.Command) -> dict[str, Any]:
     if manifest.get("data_kind") not in (None, "table"):
         raise InputError(f"{path} is the manifest of a {manifest['data_kind']} release")
     model = guarantee.get("model")
-    if model not in ("k-anonymity", "adaptive-anonymity"):
+    if model not in ("k-anonymity", "adaptive-anonymity", "(k,l)-anonymity"):
         raise InputError(f"{path}: a {model} release is checked by another command than verify")
     from anonymatch.app.tablejob import manifest_job
 

@@ -1349,3 +1349,13 @@ def histogram_text(histogram: dict[int, int], head: int = 5) -> str:
             if count:
                 parts.append(f"{lo if hi - lo == 1 else f'{lo}-{hi - 1}'}: {count}")
     return ", ".join(parts)
+
+
+def warn_honestly(report: dict[str, Any]) -> None:
+    """Warn on stderr about kept columns that leak QIs and about a release that keeps little
+    (``app.honest``; even with --quiet: they are about what was published), for every kind
+    (``anonymize``, ``anonymize-kl``, ``anonymize-rt``)."""
+    from anonymatch.app.honest import warnings_of
+
+    for line in warnings_of(report):
+        click.echo(f"anonymatch: warning: {line}", err=True)

@@ -50,6 +50,7 @@ from anonymatch.cli.options import (
     seed_option,
     share_text,
     verbosity_options,
+    warn_honestly,
 )
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.params import STREAM_MIN_ROWS
@@ -296,28 +297,6 @@ def _print_streamed(report: dict[str, Any], job: RelationalJob, output: str) -> 
     )
 
 
-def _strict_leaks(manifest: Any) -> None:
-    """``--strict``: InputError (exit 2) naming the flagged kept columns of a release before
-    anything is written (the tables' ``anonymize --strict``, ``app.honest``)."""
-    from anonymatch.app.honest import LEAK_EXIT_HINT, leakage_lines
-    from anonymatch.core.errors import InputError
-
-    lines = leakage_lines(manifest)
-    if lines:
-        raise InputError(
-            f"refused (--strict): {'; '.join(lines)}; {LEAK_EXIT_HINT}; nothing written"
-        )
-
-
-def _warn_leaks(manifest: Any) -> None:
-    """The release's warnings on stderr, even with --quiet (the tables' ``anonymize``: they
-    are about what was published): one line per flagged kept column (``app.honest``)."""
-    from anonymatch.app.honest import warnings_of
-
-    for line in warnings_of(manifest):
-        click.echo(f"anonymatch: warning: {line}", err=True)
-
-
 def _leak_text(manifest: Any) -> str:
     """The summary line's leakage verdict: the flagged columns, or that none leaks."""
     flagged = (manifest.get("leakage") or {}).get("flagged") or []
@@ -396,30 +375,27 @@ def anonymize_rt_cmd(
         qi=qi, numeric=numeric, identifiers=identifiers, sensitive=sensitive,
         item_weight=item_weight, method=method, partition_size=partition_size, **criteria,
     ), seed)  # fmt: skip
-    if streams(job, execution, stream, lambda: source.rows(people_path)):
-        from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks
+    from anonymatch.tables.risk.leakage import refusing_leaks
 
+    # --strict: a leak is refused before anything is written (the checks, publish)
+    strictly = refusing_leaks() if strict else contextlib.nullcontext()
+    if streams(job, execution, stream, lambda: source.rows(people_path)):
         run = dataclasses.replace(execution, progress=not quiet)
-        try:  # --strict: refused before the release is renamed into place
-            with refusing_leaks() if strict else contextlib.nullcontext():
-                streamed = _anonymize_streamed(people_path, output, job, source, run)
-        except LeakRefused as refused:
-            _strict_leaks({"leakage": refused.report.to_dict()})
-            raise
+        with strictly:
+            streamed = _anonymize_streamed(people_path, output, job, source, run)
         finish_manifest(streamed, people_path, output, started, command="anonymize-rt")
         streamed["input"].update(source.describe())
         streamed["parameters"]["missing"] = source.missing()
         write_manifest(report_path, streamed)
-        _warn_leaks(streamed)
+        warn_honestly(streamed)
         if not quiet:
             _print_streamed(streamed, job, output)
         return
     if execution.workers is not None:  # threads in memory
         job = job.replace({"workers": execution.workers})
     people = source.read(people_path)
-    result = run_job(people, job)
-    if strict:
-        _strict_leaks(result.report)
+    with strictly:
+        result = run_job(people, job)
     clock = time.perf_counter()
     write_release(output, result.release)
     report: dict[str, Any] = dict(result.report)
@@ -428,7 +404,7 @@ def anonymize_rt_cmd(
     report["input"].update(source.describe())  # what the report needs to read them again
     report["parameters"]["missing"] = source.missing()
     write_manifest(report_path, report)
-    _warn_leaks(report)
+    warn_honestly(report)
     if not quiet:
         v, loss = result.verification, report["loss"]
         click.echo(

@@ -57,21 +57,20 @@ from anonymatch.cli.options import (
     table_input_options,
     test_table_options,
     verbosity_options,
+    warn_honestly,
 )
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import load_manifest
-from anonymatch.core.params import STREAM_MIN_ROWS, number, param
+from anonymatch.core.params import STREAM_MIN_ROWS, number
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.job import RINGS_WEAKNESS, STRUCTURES, WINDOWS_WEAKNESS, choose_path
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
-from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA
-from anonymatch.tables.models.levels import KAnonymity
+from anonymatch.tables.models import CRITERIA, KL_CRITERIA, POPULATION_CRITERIA
+from anonymatch.tables.models.kl import KLAnonymity
 
 LEVEL_CRITERIA = CRITERIA.where(lambda c: c.level)
 """The level a release promises (``-k`` or ``--k-column``): what ``attack`` scores against."""
-K_CRITERIA = CRITERIA.where(lambda c: c is KAnonymity)
-"""k alone: the (k,ℓ) commands' level."""
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -326,27 +325,25 @@ def anonymize(
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
     report: dict[str, Any]
-    if streamed is not None:
-        from anonymatch.tables.risk.leakage import LeakRefused, refusing_leaks
+    from anonymatch.tables.risk.leakage import refusing_leaks
+
+    strictly = refusing_leaks() if strict else contextlib.nullcontext()  # --strict: a leak
+    if streamed is not None:  # is refused before anything is committed (the checks, publish)
         from anonymatch.tables.streamed import anonymize_file
 
-        try:  # --strict: refused before the parts are committed, and removed
-            with refusing_leaks() if strict else contextlib.nullcontext():
-                report = anonymize_file(
-                    input_path,
-                    output,
-                    job,
-                    csv=csv,
-                    executor=streamed,
-                    # output_options refused existing parts without --force; a table is
-                    # checked again in the write's transaction (one created meanwhile: kept)
-                    replace=force if db_out else True,
-                    csv_safe=csv_safe,
-                    output_table=output_table if db_out else None,  # one transaction
-                )
-        except LeakRefused as refused:
-            _refuse_leaks({"leakage": refused.report.to_dict()})
-            raise
+        with strictly:
+            report = anonymize_file(
+                input_path,
+                output,
+                job,
+                csv=csv,
+                executor=streamed,
+                # output_options refused existing parts without --force; a table is
+                # checked again in the write's transaction (one created meanwhile: kept)
+                replace=force if db_out else True,
+                csv_safe=csv_safe,
+                output_table=output_table if db_out else None,  # one transaction
+            )
     else:
         keep = dataclasses.replace(csv, keep_user_missing=not db_out and keeps_user_missing(output))
         frame = read_table(input_path, keep)
@@ -357,9 +354,8 @@ def anonymize(
             *filter(None, [check.k_column]),
         }
         plain = user_missing_as_na(frame, protected)
-        release = run_job(plain, job) if series is None else series.publish(plain)
-        if strict:
-            _refuse_leaks(release.report)
+        with strictly:
+            release = run_job(plain, job) if series is None else series.publish(plain)
         if db_out:  # a table created in one transaction
             assert output_table is not None
             typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
@@ -434,7 +430,7 @@ def _finish(
     if db_out:
         report["output"] = {**report["output"], "path": redact_url(output), "table": output_table}
     write_manifest(report_path, report)
-    _warn_honestly(report)
+    warn_honestly(report)
     if quiet:
         return
     shown = report["output"]["path"] if db_in or db_out else output
@@ -462,26 +458,6 @@ def _say_sniffed(path: str, csv: CsvOptions) -> None:
             "--sep to choose)",
             err=True,
         )
-
-
-def _refuse_leaks(report: Any) -> None:
-    """InputError (exit 2) naming the flagged kept columns of a release, before any writing."""
-    from anonymatch.app.honest import LEAK_EXIT_HINT, leakage_lines
-
-    lines = leakage_lines(report)
-    if lines:
-        raise InputError(
-            f"refused (--strict): {'; '.join(lines)}; {LEAK_EXIT_HINT}; nothing written"
-        )
-
-
-def _warn_honestly(report: dict[str, Any]) -> None:
-    """Warn on stderr about kept columns that leak QIs and about a release that keeps little
-    (``app.honest``; even with --quiet: they are about what was published)."""
-    from anonymatch.app.honest import warnings_of
-
-    for line in warnings_of(report):
-        click.echo(f"anonymatch: warning: {line}", err=True)
 
 
 def _manifest_partitions(path: str | None) -> int | None:
@@ -657,13 +633,16 @@ def verify(
 
     if (check.k is None) == (check.k_column is None):
         raise InputError("give exactly one of --k and --k-column")
+    claims = None if manifest is None else load_manifest(manifest)
+    unchecked = unchecked_claims(claims, criteria.get("population"))
+    asked = POPULATION_CRITERIA.build(criteria)  # the sensitive models: ``check``'s
+    if claims is not None and KL_CRITERIA.claims(claims["guarantee"]):
+        if asked or check.models:  # never passed unchecked
+            raise InputError("a (k,ℓ) release is checked for its claim alone (no --l, --t, --kmap)")
+        _verify_kl((original, published, release_table), check, claims, unchecked, as_json, csv)
     partitions = _manifest_partitions(manifest)
     if release_table or is_database_url(published):
         partitions = None  # a release table is checked whole, in memory
-    asked = POPULATION_CRITERIA.build(criteria)  # the sensitive models: ``check``'s
-    unchecked = unchecked_claims(
-        None if manifest is None else load_manifest(manifest), criteria.get("population")
-    )
     if check.models or asked or unchecked or check.schema.identifiers:  # the whole release
         partitions = None
     if partitions is not None and check.k is not None and execution.executor != "threads":
@@ -750,6 +729,39 @@ def verify(
     exit_verdict(passed)
 
 
+def _verify_kl(
+    files: tuple[str, str, str | None],
+    check: ReleaseCheck,
+    manifest: Mapping[str, Any],
+    unchecked: list[str],
+    as_json: bool,
+    csv: CsvOptions,
+) -> None:
+    """``verify --manifest`` of a (k,ℓ) release: its claim re-checked by its criterion
+    (``kl.recheck_claim``; k from -k if given, else the manifest's), then exit 0 (PASS) or 4.
+    ``files``: the original, the release and its database table."""
+    from anonymatch.tables.models.kl import recheck_claim
+
+    claims = {**KL_CRITERIA.claims(manifest["guarantee"]), "k": check.k}
+    original, published, release_table = files
+    pub = read_release(published, release_table)
+    criterion, verdict = recheck_claim(
+        claims, read_table(original, csv), pub, check.schema, check.na, check.drop_missing
+    )
+    passed = verdict.passed and not unchecked
+    if as_json:
+        figures = {**verdict.to_dict(), **({"unchecked": unchecked} if unchecked else {})}
+        click.echo(json.dumps({**figures, "passed": passed}, indent=2))
+    else:
+        click.echo(
+            f"{'PASS' if verdict.passed else 'FAIL'}: {verdict.reason}; (k,ℓ) = "
+            f"({criterion.k}, {criterion.known}), {len(pub)} published rows"
+        )
+        for claim in unchecked:
+            click.echo(f"UNCHECKED: {claim}")
+    exit_verdict(passed)
+
+
 def _check_criteria(
     original: Any,
     release: Any,
@@ -798,17 +810,21 @@ def _echo_sensitive(check: dict[str, Any]) -> None:
     )
 
 
-def adversary(key: str, known: int, trials: int) -> Adversary:
-    """``--key``, ``--known``, ``--trials`` as one ``Adversary`` (parameter ``adversary``)."""
+def adversary(key: str, true_matches: int, trials: int) -> Adversary:
+    """``--key``, ``--known``, ``--trials`` as one ``Adversary`` (parameter ``adversary``).
+    ``--known`` is named ``true_matches`` here: it is no criterion's parameter (a job file's
+    ``[model] known``, (k,ℓ)'s ℓ, never reaches it)."""
     from anonymatch.tables.risk.attack import Adversary
 
-    return Adversary(key, known, trials)
+    return Adversary(key, true_matches, trials)
 
 
 @command()
 @click.argument("original")
 @click.argument("published")
-@click.option("--known", "known", required=True, type=int, help="True matches the adversary knows.")
+@click.option(
+    "--known", "true_matches", required=True, type=int, help="True matches the adversary knows."
+)
 @click.option("--trials", default=100, show_default=True, type=int, help="Random repetitions.")
 @click.option(
     "--key",
@@ -1056,21 +1072,13 @@ def _figure(task: str, value: float) -> str:
     return f"{100 * value:.2f}%" if task == "classify" else f"{value:.4f}"
 
 
-# (k,ℓ)-anonymity: ℓ is the number of attributes the adversary may know (--known; --l means
-# ℓ-diversity everywhere else).
-known_option = click.option(
-    "--known",
-    "level",
-    required=True,
-    type=int,
-    help="Attributes the adversary may know (the ℓ of (k,ℓ)-anonymity).",
-)
+# (k,ℓ)-anonymity: -k and --known (ℓ, the attributes the adversary may know; --l means
+# ℓ-diversity everywhere else) from its criterion (tables.models.KL_CRITERIA)
 
 
 @command("check-kl")
 @click.argument("table")
-@criteria_options(K_CRITERIA)
-@known_option
+@criteria_options(KL_CRITERIA)
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Numeric attributes (5 and 5..5 are one value).")
 @click.option("--show", type=int, default=10, show_default=True, help="Violations to print.")
@@ -1079,7 +1087,7 @@ known_option = click.option(
 @table_input_options
 @release_check
 def check_kl_cmd(
-    table: str, check: ReleaseCheck, level: int, show: int, as_json: bool, csv: CsvOptions
+    table: str, check: ReleaseCheck, known: int | None, show: int, as_json: bool, csv: CsvOptions
 ) -> None:
     """Check that a table is (k,ℓ)-anonymous.
 
@@ -1092,10 +1100,9 @@ def check_kl_cmd(
     if check.drop_missing:
         schema.check_columns([str(c) for c in frame.columns])
         frame = frame.loc[~missing_qi_mask(frame, schema, check.na)]
-    if check.k is None:
-        raise InputError(f"missing {param('k')}")
+    criterion = KLAnonymity.build({"k": check.k, "known": known})
     numeric = [a for a in schema.qi if a in schema.numeric]
-    report = check_kl(frame, check.k, level, list(schema.qi), numeric)
+    report = check_kl(frame, criterion.k, criterion.known, list(schema.qi), numeric)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=json_default))
     else:
@@ -1106,8 +1113,7 @@ def check_kl_cmd(
 @command("anonymize-kl")
 @click.argument("input_path", metavar="INPUT")
 @output_options("Release file (.csv, .tsv or .parquet).", extensions=TABLE_RELEASE_EXTENSIONS)
-@criteria_options(K_CRITERIA)
-@known_option
+@criteria_options(KL_CRITERIA)
 @click.option("--qi", required=True, help="Comma-separated public attributes.")
 @click.option("--numeric", default=None, help="Attributes published as ranges.")
 @click.option(
@@ -1126,7 +1132,7 @@ def anonymize_kl_cmd(
     input_path: str,
     output: str,
     check: ReleaseCheck,
-    level: int,
+    known: int | None,
     strict: bool,
     seed: int | None,
     csv_safe: bool,
@@ -1142,15 +1148,17 @@ def anonymize_kl_cmd(
     from anonymatch.tables.models.kl import kl_release
 
     started = time.perf_counter()
+    criterion = KLAnonymity.build({"k": check.k, "known": known})
     for path in (output, report_path):
         check_output_path(path, input_path)
     bar = stage_bar(3, quiet, "anonymize-kl")  # read, anonymize, write
     frame = read_table(input_path, csv)
     bar.update()
-    release = kl_release(frame, check, level, seed=seed)
+    from anonymatch.tables.risk.leakage import refusing_leaks
+
+    with refusing_leaks() if strict else contextlib.nullcontext():  # refused before writing
+        release = kl_release(frame, check, criterion, seed=seed)
     bar.update()
-    if strict:
-        _refuse_leaks(release.report)
     write_release(output, release.table, release.cells, release.qi, csv_safe)
     bar.update()
     bar.close()
@@ -1167,11 +1175,11 @@ def anonymize_kl_cmd(
     if db_in:
         report["input"] = {**report["input"], **input_block(input_path, csv)}
     write_manifest(report_path, report)
-    _warn_honestly(report)
+    warn_honestly(report)
     if not quiet:
         loss = report["loss"]
         click.echo(
-            f"(k,ℓ) = ({check.k}, {level}), {report['output']['records']} rows,"
+            f"(k,ℓ) = ({criterion.k}, {criterion.known}), {report['output']['records']} rows,"
             f" {loss['merges']} merges -> {output}"
         )
         click.echo("verified: PASS (truthful generalization; no rare combination of ≤ ℓ values)")

@@ -1,13 +1,14 @@
-"""``anonymatch warmup``: compile the numba kernels of the table commands ahead of the first run.
+"""``anonymatch warmup``: compile the numba kernels of every data kind ahead of the first run.
 
 numba compiles a kernel on its first call and keeps the machine code in its cache
 (``cache=True``: ``__pycache__`` beside the package, or ``NUMBA_CACHE_DIR``); every later process
 loads it from there. Without this step the first ``anonymize`` after an installation spends ~10 s
 compiling (docs/results.md, speed section). ``make install`` runs it once; after a plain
 ``pip install``, run it yourself. It anonymizes small generated tables in memory (nothing is
-written) along the paths of a table run: hungarian and mondrian, with and without missing values
-and a sensitive model, each verified, so that the same kernels, with the same argument types,
-are compiled and cached.
+written) along the paths of a table run — hungarian and mondrian, with and without missing values
+and a sensitive model, each verified — and then runs each other kind's front once (transactions
+by every set method, sparse matrices, people with items, graphs), so that the same kernels, with
+the same argument types, are compiled and cached.
 """
 
 from __future__ import annotations
@@ -56,15 +57,45 @@ def warm_tables() -> None:
     anonymize(_table(60, 2, False), k=3, qi=qi, numeric=numeric, sensitive=sensitive, seed=1, l=2)
 
 
+def warm_other_kinds() -> None:
+    """Run each other kind's front once on small generated data, verified (O(1) work besides
+    compilation): transactions by every set method (k and ℓ), sparse matrices (smooth
+    k-anonymity), people with items (hungarian) and graphs."""
+    import numpy as np
+    import pandas as pd
+    import scipy.sparse as sp
+
+    from anonymatch import graphs, relational, sets, sparse
+    from anonymatch.relational.io import from_frames
+    from anonymatch.sets.methods import names as set_methods
+
+    rng = np.random.default_rng(3)
+    baskets = [sorted({int(x) for x in rng.integers(0, 12, 4)}) for _ in range(80)]
+    labels = [f"s{x}" for x in rng.integers(0, 4, len(baskets))]
+    for method in set_methods(anonymity=True, command="anonymize-sets"):
+        sets.anonymize(baskets, k=3, method=method, seed=1)
+    for method in set_methods(sensitive=True, command="anonymize-sets"):
+        sets.anonymize(baskets, ell=2, labels=labels, method=method, seed=1)
+    matrix = sp.random_array((120, 30), density=0.15, rng=rng, format="csr")
+    sparse.anonymize((matrix > 0).astype(np.int8), k=3, seed=1)
+    people = pd.DataFrame({"id": range(60), "age": rng.integers(18, 80, 60)})
+    items = pd.DataFrame({"id": rng.integers(0, 60, 150), "item": rng.integers(0, 9, 150)})
+    relational.anonymize(from_frames(people, items, "id", "item"), k=3, qi=["age"],
+                         numeric=["age"], seed=1)  # fmt: skip
+    upper = sp.triu(sp.random_array((40, 40), density=0.2, rng=rng), 1)
+    graphs.anonymize(((upper + upper.T) > 0).astype(np.int8), k=3)
+
+
 @command("warmup")
 @verbosity_options
 def warmup_cmd(quiet: bool) -> None:
     """Compile and cache the numba kernels once.
 
-    Run once after installing (``make install`` does): the table commands then load their
+    Run once after installing (``make install`` does): the data commands then load their
     kernels from numba's cache instead of compiling them in their first run."""
     started = time.perf_counter()
     warm_tables()
+    warm_other_kinds()
     if not quiet:
         click.echo(f"kernels compiled and cached in {time.perf_counter() - started:.1f} s")
 

@@ -35,12 +35,15 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from anonymatch.core.errors import InputError
-from anonymatch.core.params import choice, integer, number, param
+from anonymatch.core.params import choice, column_list, integer, number, param
 
-Kind = Literal["integer", "fraction", "share", "positive", "choice", "column", "table"]
+Kind = Literal[
+    "integer", "fraction", "share", "positive", "choice", "column", "columns", "flag", "table"
+]
 """How a parameter's value is checked: ``integer`` ≥ ``minimum``; ``fraction`` in (0, 1];
 ``share`` in [0, 1]; ``positive`` a number > 0; ``choice`` one of ``choices``; ``column`` a
-column name; ``table`` a file path or a DataFrame. A ``per_column`` parameter takes one such
+column name; ``columns`` a list of them (a role: ``identifiers``); ``flag`` a bool; ``table`` a
+file path or a DataFrame. A ``per_column`` parameter takes one such
 value or a mapping column → value (``l``, ``t``)."""
 
 
@@ -52,7 +55,8 @@ class Parameter:
     ----------
     name : str
         The Python keyword and job-file key (``delta_max``); the flag is ``--delta-max``.
-    kind : {"integer", "fraction", "share", "positive", "choice", "column", "table"}
+    kind : {"integer", "fraction", "share", "positive", "choice", "column", "columns", "flag", \
+"table"}
         How a value is checked (:meth:`check`).
     help : str
         One sentence for ``--help``, the job file's schema and the web form.
@@ -119,6 +123,15 @@ class Parameter:
             if not isinstance(value, str) or not value:
                 raise InputError(f"{param(name)} must be a column name, got {value!r}")
             return value
+        if self.kind == "columns":
+            try:
+                return tuple(column_list(value, name))
+            except TypeError as exc:
+                raise InputError(str(exc)) from None
+        if self.kind == "flag":
+            if not isinstance(value, bool):
+                raise InputError(f"{param(name)} must be true or false, got {value!r}")
+            return value
         import pandas as pd
 
         if isinstance(value, str | os.PathLike | pd.DataFrame):
@@ -133,9 +146,11 @@ class Parameter:
         ``occupation=4,disease=2``; checked later by :meth:`check`. InputError naming the
         parameter (the command line shows its flag) when a number does not parse.
         O(len(text))."""
-        convert = {"integer": int, "fraction": float, "share": float, "positive": float}.get(
-            self.kind, str
-        )
+        converters: dict[str, Callable[[str], object]] = {
+            "integer": int, "fraction": float, "share": float, "positive": float,
+            "flag": lambda t: t.strip().lower() in ("1", "true", "yes", "on"),
+        }  # fmt: skip
+        convert = converters.get(self.kind, str)
         try:
             if not self.per_column or "=" not in text:
                 return convert(text.strip())
@@ -154,7 +169,9 @@ class Parameter:
     @property
     def python_type(self) -> type:
         """The type of one value in a job file (``int``, ``float`` or ``str``)."""
-        return {"integer": int, "choice": str, "column": str, "table": str}.get(self.kind, float)
+        return {"integer": int, "flag": bool}.get(
+            self.kind, float if self.kind in ("fraction", "share", "positive") else str
+        )
 
 
 POPULATION = Parameter(
@@ -260,6 +277,68 @@ class Criterion(ABC):
         """The verdict on the release the view shows (the view's type is the kind's)."""
 
 
+class Check(Criterion):
+    """A release check: what every release of its kinds and paths is checked for beside its
+    privacy model (identifiers never published, the kept columns' leakage, the utility
+    headline).
+
+    A criterion's shape — parameters declared once, the kinds and paths that run it,
+    ``check(view)``, ``describe()`` — with three differences: it runs on every release of its
+    kinds and paths, asked for or not (:meth:`asked`), and a path that cannot run it refuses
+    only a run that asks for it by a parameter (:meth:`demanded`: ``--strict``); what the
+    manifest states is its verdict's figures, at :attr:`at` (:meth:`block`), beside the
+    parameters the run records (``describe()``: never written twice); a failed verdict refuses
+    the release (:meth:`refuse`), nothing written.
+
+    Class attributes
+    ----------------
+    at : tuple of str
+        Where :meth:`block` is written in the manifest: ``("leakage",)`` (top level, after
+        ``plan``), ``("loss", "headline")``; ``()``: nowhere (a check that only refuses).
+    seconds : str or None
+        The ``seconds`` key its time is added to (None: not timed).
+    """
+
+    at: ClassVar[tuple[str, ...]] = ()
+    seconds: ClassVar[str | None] = None
+    paths: ClassVar[tuple[str, ...]] = ("memory", "streamed")
+
+    @classmethod
+    def asked(cls, values: Mapping[str, object]) -> bool:
+        """Always: a check runs on every release of its kinds and paths."""
+        return True
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, object]) -> Check:
+        """The check built with its parameters' values as keywords (defaults when not given)."""
+        given = {p.name: values.get(p.name) for p in cls.parameters}
+        return cls(**{p.name: p.default if given[p.name] is None else given[p.name]
+                      for p in cls.parameters})  # fmt: skip
+
+    def describe(self) -> dict[str, Any]:
+        """Its parameters' values (the run records them, e.g. ``parameters.identifiers``)."""
+        return {p.name: getattr(self, p.name) for p in self.parameters}
+
+    @classmethod
+    def demanded(cls, values: Mapping[str, object]) -> bool:
+        """Whether ``values`` ask for the check by one of its parameters (other than its
+        default): a path that cannot run it then refuses the run."""
+        return super().asked(values)
+
+    @classmethod
+    def runs(cls, kind: str, path: str) -> bool:
+        """Whether releases of ``kind`` made on ``path`` run this check."""
+        return kind in cls.kinds and path in cls.paths
+
+    def block(self, verdict: Verdict) -> dict[str, Any]:
+        """The manifest's block at :attr:`at` (default: the verdict's figures)."""
+        return dict(verdict.figures)
+
+    def refuse(self, verdict: Verdict) -> None:
+        """Raise the check's own error for a failed ``verdict`` (default: none; a release that
+        failed a check is then refused by ``core.release.refuse``, ``VerificationError``)."""
+
+
 class Registry:
     """A data kind's criteria, in the order they run (one registration each).
 
@@ -278,6 +357,19 @@ class Registry:
         """The criteria passing ``test``, in order (``needs_population``: the population
         criteria, which a form reads with the population's upload)."""
         return Registry(*(c for c in self.criteria if test(c)))
+
+    def for_release(self, values: Mapping[str, object], kind: str, path: str) -> tuple[Check, ...]:
+        """The checks that run on a release of ``kind`` made on ``path``, built from
+        ``values`` (:meth:`build`); ``InputError`` (exit 2) when ``values`` ask for one
+        (:meth:`Check.demanded`) that this path does not run. O(parameters)."""
+        for c in self.criteria:
+            if issubclass(c, Check) and c.demanded(values) and not c.runs(kind, path):
+                raise InputError(
+                    f"{param(c.parameters[0].name)} is not checked on the {path} path of "
+                    f"{kind} releases (only: {', '.join(c.paths)})"
+                )
+        chosen = self.where(lambda c: issubclass(c, Check) and c.runs(kind, path))
+        return tuple(c for c in chosen.build(values) if isinstance(c, Check))
 
     def parameters(self) -> tuple[Parameter, ...]:
         """Every criterion's parameters, each once (the population once), in order."""

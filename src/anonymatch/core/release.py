@@ -10,10 +10,11 @@ what it produced in one :class:`Produced`; :func:`publish` then
    nothing written — one wording for every path; a path that verifies partition by partition
    calls :func:`refuse` on each partition before it writes);
 2. builds the manifest (``core.manifest.new_manifest``: this is its one call);
-3. records the criteria it is given (``core.criteria.record``: each criterion's claim and its
-   verdict on the attacker's view), then the path's sensitive models, the plan, and the
-   release checks the path has (the kept-column ``leakage`` block and the utility
-   ``headline``).
+3. runs the release checks the path has (``core.criteria.Check``: identifiers never
+   published, the kept-column leakage, the utility headline), refusing a release that fails
+   one, then records the criteria it is given (``core.criteria.record``: each criterion's
+   claim and its verdict on the attacker's view), the path's sensitive models, the plan and
+   the checks' blocks (the top-level ``leakage``, ``loss.headline``).
 
 The blocks are written in one order for every path — the path's own figures, the criteria's
 claims and verdicts, the sensitive models', the plan, the leakage check, the headline — and that
@@ -28,11 +29,12 @@ References
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from anonymatch.core.criteria import Criterion, record
+from anonymatch.core.criteria import Check, Criterion, Verdict, record
 from anonymatch.core.errors import VerificationError
 from anonymatch.core.manifest import new_manifest
 
@@ -125,13 +127,14 @@ def publish(
     *,
     criteria: Sequence[Criterion] = (),
     view: Any = None,
+    checks: Sequence[Check] = (),
+    shown: Any = None,
     source: Mapping[str, Any] | None = None,
     widening: Mapping[str, Any] | None = None,
-    leakage: Mapping[str, Any] | None = None,
-    headline: Mapping[str, Any] | None = None,
     risk: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The manifest of a verified release: refuse, build, record the criteria and the checks.
+    """The manifest of a verified release: refuse, run the checks, build, record the criteria
+    and the checks.
 
     Parameters
     ----------
@@ -147,10 +150,14 @@ def publish(
         each claim.
     widening : mapping, optional
         What enforcing the criteria cost (``loss.widening``).
-    leakage : mapping, optional
-        The kept-column leakage check (the top-level ``leakage`` block, after ``plan``).
-    headline : mapping, optional
-        What the release keeps, in one line's figures (``loss.headline``, last).
+    checks : sequence of Check
+        The release checks the path runs (``core.criteria.Check``: the tables'
+        ``tables.risk.checks.release_checks``), run on ``shown`` in order; a failed one
+        refuses the release (:meth:`Check.refuse`), else each writes its block at its place
+        (``leakage`` after ``plan``, ``loss.headline``) and its time in ``seconds``.
+    shown : object, optional
+        What the checks read: the release beside the original (required with ``checks``;
+        the tables' ``ReleaseView``).
     risk : mapping, optional
         Risk figures measured on the release (the top-level ``risk`` block, last:
         ``known_person``).
@@ -164,7 +171,9 @@ def publish(
     Raises
     ------
     VerificationError
-        ``produced.verification`` did not pass (:func:`refuse`); nothing is built.
+        ``produced.verification`` did not pass (:func:`refuse`), or a check failed (its own
+        error: an identifier published, ``VerificationError``; a leak under ``strict``,
+        ``InputError``); nothing is built.
 
     Notes
     -----
@@ -173,6 +182,17 @@ def publish(
     verification = produced.verification
     refuse(verification.get("passed"), verification.get("reason", "see the verification"))
     assert view is not None or not criteria, "criteria are checked on a view"
+    assert shown is not None or not checks, "checks are run on a view"
+    blocks: list[tuple[Check, Verdict]] = []
+    timed: dict[str, float] = {}
+    for check in checks:
+        clock = time.perf_counter()
+        verdict = check.check(shown)
+        check.refuse(verdict)  # its own error, else the one wording
+        refuse(verdict.passed, verdict.reason)
+        blocks.append((check, verdict))
+        if check.seconds is not None:
+            timed[check.seconds] = timed.get(check.seconds, 0.0) + time.perf_counter() - clock
     manifest = new_manifest(
         data_kind=produced.kind,
         method=produced.method,
@@ -194,10 +214,18 @@ def publish(
     manifest["verification"].update(produced.model_figures)
     if produced.plan is not None:
         manifest["plan"] = dict(produced.plan)
-    if leakage is not None:
-        manifest["leakage"] = dict(leakage)
-    if headline is not None:
-        manifest["loss"]["headline"] = dict(headline)
+    for check, verdict in blocks:
+        *path, key = check.at or ("",)
+        if key:
+            place = manifest
+            for part in path:
+                place = place[part]
+            place[key] = check.block(verdict)
+    seconds = manifest["seconds"]
+    for key, spent in timed.items():  # the checks' time, counted in the wall time too
+        seconds[key] = seconds.get(key, 0.0) + spent
+        if "wall" in seconds:
+            seconds["wall"] += spent
     if risk is not None:
         manifest["risk"] = dict(risk)
     return manifest

@@ -10,6 +10,7 @@ independent verifier (``anonymatch.relational.verify``) on what is written.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from anonymatch.core.criteria import Verdict
     from anonymatch.tables.models.widening import Widening
     from anonymatch.tables.risk.population import PopulationInput, PopulationRisk
-from anonymatch.tables.risk.leakage import check_leakage
+from anonymatch.tables.risk.checks import ReleaseView, release_checks
 
 
 @dataclass
@@ -66,14 +67,8 @@ def encode(people: People, schema: Schema, na: MissingCodes | None = None) -> En
     """The people's QIs encoded by the tables' ``prepare`` (the id column and the identifiers
     never published; ``na`` the missing-value tokens and per-column codes, default the
     tables')."""
-    full = Schema(
-        schema.qi,
-        schema.numeric,
-        schema.sensitive,
-        tuple(dict.fromkeys((*schema.identifiers, people.id_column))),
-        schema.weights,
-        schema.types,
-    )
+    ids = tuple(dict.fromkeys((*schema.identifiers, people.id_column)))
+    full = dataclasses.replace(schema, identifiers=ids)
     _, enc, _ = prepare(people.table, full, DEFAULT_NA_VALUES if na is None else na)
     return enc
 
@@ -194,9 +189,6 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
         shown = parse_cells(table, enc)
         check = verify_relational(release, people, enc, k, models=job.models)
     loss = information_loss(shown, enc)
-    clock = time.perf_counter()
-    leakage = check_leakage(people.table, enc, shown, table, job.schema)
-    seconds["leakage"] = time.perf_counter() - clock
     produced = Produced(
         kind="relational",
         method=job.method.name,
@@ -233,7 +225,8 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
         view=view,
         source=source,
         widening=widening,
-        leakage=leakage.to_dict(),  # the tables' block: kept columns against the QIs
+        checks=release_checks("relational", "memory", (*job.schema.identifiers, people.id_column)),
+        shown=ReleaseView.of(people.table, enc, shown, table, job.schema),  # the tables' checks
     )
     return RelationalAnonymization(release, published_graph, position[assigned], enc, check, report)
 

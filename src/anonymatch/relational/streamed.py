@@ -45,11 +45,11 @@ a partition of P people. Rows and items are never all in memory.
 
 Leakage: each chunk also returns the distinct QI cells of its lines (``tables.risk.leakage.
 distinct_cells``, about P / k rows a partition); the driver gathers them with one integer per
-person (``StreamedCells``) and runs the tables' streamed leakage check on the kept columns,
-read one at a time from the spill file (``tables.streamed._leakage``: the in-memory check's
-rules and figures), before the release is renamed into place — refused with nothing written
-under ``risk.leakage.refusing_leaks`` (``anonymize-rt --strict``). The manifest's ``leakage``
-block is the tables'.
+person (``StreamedCells``) and runs the tables' release checks (``tables.risk.checks``) on the
+kept columns, read one at a time from the spill file (``tables.streamed.streamed_view``: the
+in-memory checks' rules and figures), before the release is renamed into place — refused with
+nothing written under ``risk.leakage.refusing_leaks`` (``anonymize-rt --strict``). The
+manifest's ``leakage`` block is the tables'.
 
 Sensitive models (``l``/``t``): the scan codes the sensitive columns through global
 dictionaries (``tables.streamed.scan_table``, the whole table's distributions Q kept); each
@@ -63,6 +63,7 @@ nothing written). Why per-partition checks prove the whole release: docs/guarant
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -105,7 +106,7 @@ from anonymatch.relational.order import keyed_order
 from anonymatch.relational.verify import joint_view, verify_relational
 from anonymatch.sets.io import SetRelease, Transactions
 from anonymatch.sets.methods.nonreciprocal import bit_vote
-from anonymatch.tables.columns.schema import EncodedQI, Schema
+from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io import CsvOptions
 from anonymatch.tables.io.cells import format_cells
 from anonymatch.tables.io.stream import DEFAULT_BATCH_ROWS, count_rows, iter_table_batches
@@ -121,20 +122,16 @@ from anonymatch.tables.models.sensitive import (
     merge_checks,
 )
 from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
-from anonymatch.tables.risk.leakage import (
-    DistinctCells,
-    LeakageReport,
-    StreamedCells,
-    distinct_cells,
-)
+from anonymatch.tables.risk.checks import release_checks
+from anonymatch.tables.risk.leakage import DistinctCells, StreamedCells, distinct_cells
 from anonymatch.tables.streamed import (
     DEFAULT_CHUNK_ROWS,
     ScannedTable,
-    _leakage,
     chunk_ranges,
     failing_group,
     scan_table,
     scanned_sensitive_target,
+    streamed_view,
 )
 
 BUCKET_ROWS = 500_000
@@ -692,16 +689,8 @@ def _scan(
     first = next(iter_table_batches(joined.people, files.csv, 1))
     names = [c for c in first.column_names if c not in (ROW, files.item_column)]
     check_columns(job, files.id_column, names)
-    full = Schema(
-        schema.qi,
-        schema.numeric,
-        schema.sensitive,
-        tuple(dict.fromkeys((*schema.identifiers, *dropped))),
-        schema.weights,
-        schema.types,
-    )
-    present = [c for c in full.identifiers if c in first.column_names]
-    full = Schema(full.qi, full.numeric, full.sensitive, tuple(present), full.weights, full.types)
+    ids = [c for c in dict.fromkeys((*schema.identifiers, *dropped)) if c in first.column_names]
+    full = dataclasses.replace(schema, identifiers=tuple(ids))
     table = scan_table(
         joined.people,
         full,
@@ -837,7 +826,7 @@ def anonymize_files(
         least = [np.iinfo(np.int64).max] * 2
         checks: list[SensitiveCheck] = []
         published = StreamedCells(n)
-        leaks: list[tuple[LeakageReport, float]] = []
+        manifests: list[dict[str, object]] = []
         clock = time.perf_counter()
 
         def write(tmp: Path) -> None:
@@ -881,67 +870,71 @@ def anonymize_files(
                     assert result.distinct is not None
                     published.add(result.distinct, order[result.source])
                     bar.update(result.partitions)
-            # LeakRefused (anonymize-rt --strict) here: the temporary file is removed
-            leaks.append(_leakage(table, job.schema, published.rows()))
+            # publish runs the checks before the release is renamed into place: a refused one
+            # (an identifier shown; anonymize-rt --strict and a leak) leaves nothing
+            seconds["anonymize_verify_write"] = time.perf_counter() - clock
+            view = streamed_view(table, job.schema, published.rows())
+            loss = loss_from_sums(sums, n, qi)
+            partitions = len(bounds) - 1
+            produced = Produced(
+                kind="relational",
+                method=job.method.name,
+                parameters={
+                    **job.schema.roles(),
+                    "id_column": files.id_column,
+                    "item_column": files.item_column,
+                    "item_weight": job.item_weight,
+                    "partition_size": size,
+                    "partitions": partitions,
+                    "chunk_rows": chunk_rows,
+                    "executor": "dask" if run.scheduler else executor,
+                    "workers": run.workers,
+                },
+                guarantee={**KAnonymity(job.k).describe(), "over": "joint compatibility"},
+                verification={
+                    "passed": True,
+                    "k": job.k,
+                    "n_original": n,
+                    "n_published": n,
+                    "min_matches_original": int(least[0]),
+                    "min_matches_published": int(least[1]),
+                    "k_factor_flow": job.k * n,
+                    "k_factor_required": job.k * n,
+                    "compatible_pairs": int(totals[2]),
+                    "reason": "ok",
+                    "partitions": partitions,
+                    "checked": "every partition's joint compatibility graph has a k-factor "
+                    "(so the whole release's has one)"
+                    + (
+                        "; in every partition, every class of identical records and every person's "
+                        "candidates satisfy the sensitive models (so the whole release does)"
+                        if job.models
+                        else ""
+                    ),
+                },
+                loss={
+                    **loss.to_dict(),
+                    "mean_uncertain": float(totals[0]) / n,
+                    "mean_max_errors": float(totals[1]) / n,
+                },
+                seconds={**seconds, "wall": time.perf_counter() - started},
+                seeded=job.seed is not None,
+                records_in=n,
+                records_out=n,
+                input_extra={
+                    "items": len(joined.universe),
+                    "item_rows": joined.item_rows,
+                    "people_without_items": int(n - joined.has_items.sum()),
+                    "duplicates_removed": joined.duplicates,
+                },
+                output_extra={"layout": "partitioned"},
+                models=job.sensitive_models.describe(),
+                model_figures={"sensitive": [c.to_dict() for c in checks]} if job.models else {},
+                plan={"path": "streamed", "partition_size": size},
+            )
+            ids = (*job.schema.identifiers, files.id_column)
+            found = release_checks("relational", "streamed", ids)
+            manifests.append(publish(produced, checks=found, shown=view))
 
         write_atomically(output, write)
-        seconds["anonymize_verify_write"] = time.perf_counter() - clock
-    loss = loss_from_sums(sums, n, qi)
-    partitions = len(bounds) - 1
-    produced = Produced(
-        kind="relational",
-        method=job.method.name,
-        parameters={
-            **job.schema.roles(),
-            "id_column": files.id_column,
-            "item_column": files.item_column,
-            "item_weight": job.item_weight,
-            "partition_size": size,
-            "partitions": partitions,
-            "chunk_rows": chunk_rows,
-            "executor": "dask" if run.scheduler else executor,
-            "workers": run.workers,
-        },
-        guarantee={**KAnonymity(job.k).describe(), "over": "joint compatibility"},
-        verification={
-            "passed": True,
-            "k": job.k,
-            "n_original": n,
-            "n_published": n,
-            "min_matches_original": int(least[0]),
-            "min_matches_published": int(least[1]),
-            "k_factor_flow": job.k * n,
-            "k_factor_required": job.k * n,
-            "compatible_pairs": int(totals[2]),
-            "reason": "ok",
-            "partitions": partitions,
-            "checked": "every partition's joint compatibility graph has a k-factor "
-            "(so the whole release's has one)"
-            + (
-                "; in every partition, every class of identical records and every person's "
-                "candidates satisfy the sensitive models (so the whole release does)"
-                if job.models
-                else ""
-            ),
-        },
-        loss={
-            **loss.to_dict(),
-            "mean_uncertain": float(totals[0]) / n,
-            "mean_max_errors": float(totals[1]) / n,
-        },
-        seconds={**seconds, "leakage": leaks[0][1], "wall": time.perf_counter() - started},
-        seeded=job.seed is not None,
-        records_in=n,
-        records_out=n,
-        input_extra={
-            "items": len(joined.universe),
-            "item_rows": joined.item_rows,
-            "people_without_items": int(n - joined.has_items.sum()),
-            "duplicates_removed": joined.duplicates,
-        },
-        output_extra={"layout": "partitioned"},
-        models=job.sensitive_models.describe(),
-        model_figures={"sensitive": [c.to_dict() for c in checks]} if job.models else {},
-        plan={"path": "streamed", "partition_size": size},
-    )
-    return publish(produced, leakage=leaks[0][0].to_dict())  # after the plan, as for tables
+    return manifests[0]

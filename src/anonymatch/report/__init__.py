@@ -218,7 +218,7 @@ def render(
 
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    from anonymatch.app.honest import flagged_columns
+    from anonymatch.app.honest import flagged_columns, headline_of
     from anonymatch.core.manifest import to_json, utc_now
     from anonymatch.report.common import MODEL_NAMES
 
@@ -245,15 +245,9 @@ def render(
         generated=utc_now(),
         seconds=seconds,
         manifest_json=json.dumps(to_json(manifest), indent=2),
-        kept=headline if headline is not None else _manifest_headline(manifest),
+        kept=headline if headline is not None else headline_of(manifest),
         leaks=list(flagged_columns(manifest)),  # the manifest's leakage block, any kind
     )
-
-
-def _manifest_headline(manifest: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    loss = manifest.get("loss")
-    block = loss.get("headline") if isinstance(loss, Mapping) else None
-    return block if isinstance(block, Mapping) else None
 
 
 def write_report(path: str | os.PathLike[str], html: str) -> None:

@@ -108,9 +108,12 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     original = read_table(inputs.original, csv)
     release = read_table(inputs.release, _release_reading(manifest, inputs.release, options))
     from anonymatch.tables.io.cells import parse_cells
+    from anonymatch.tables.models.kl import MODEL as KL_MODEL
+    from anonymatch.tables.models.kl import kl_encoded
     from anonymatch.tables.pipeline import prepare
 
-    data, enc, _ = prepare(original, schema, na, drop_missing)
+    kl = (manifest.get("guarantee") or {}).get("model") == KL_MODEL  # missing labels published
+    data, enc, _ = (kl_encoded if kl else prepare)(original, schema, na, drop_missing)
     cells = parse_cells(release, enc)
     kept = _published_people(manifest, enc, cells.n)
     if kept is not None:  # records suppressed under the limit: report on the published people
@@ -201,8 +204,8 @@ def _reverify(
 ) -> ClaimCheck:
     """Re-run the verifier of the manifest's model on the files, with the claimed k (or the
     levels column) and sensitive models, and compare its certificate with the manifest's
-    ``verification`` block (what ``verify --manifest`` checks). (k,ℓ)-anonymity is not
-    re-verified here (``anonymatch check-kl``): its claims stay unchecked."""
+    ``verification`` block (what ``verify --manifest`` checks). A (k,ℓ) claim is re-checked by
+    its criterion (``KLAnonymity.check``: a truthful generalization, and the (k,ℓ) counts)."""
     g = manifest.get("guarantee") or {}
     v = manifest.get("verification") or {}
     params = manifest.get("parameters") or {}
@@ -237,6 +240,13 @@ def _reverify(
                 adaptive_schema, None, column, SensitiveModels(), 0.0, na, drop_missing, None
             )
             rerun = verify_adaptive_release(release, original, adaptive).to_dict()
+        elif model == "(k,l)-anonymity":
+            from anonymatch.tables.models import KL_CRITERIA
+            from anonymatch.tables.models.kl import recheck_claim
+
+            claims = KL_CRITERIA.claims(g)
+            _, verdict = recheck_claim(claims, original, release, schema, na, drop_missing)
+            rerun = {"passed": verdict.passed, **verdict.figures}
         else:
             return ClaimCheck("unchecked", f"this report does not re-verify {model} releases")
     except InputError as exc:

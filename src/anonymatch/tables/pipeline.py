@@ -50,6 +50,7 @@ from anonymatch.tables.models.levels import KAnonymity, LevelView
 from anonymatch.tables.models.sensitive import SensitiveTarget, encode_sensitive
 from anonymatch.tables.models.suppress import choose_outliers
 from anonymatch.tables.recode import GeneralizedQI, recode
+from anonymatch.tables.risk.checks import Identifiers, ReleaseView, release_checks
 from anonymatch.tables.verify import VerificationReport, verify
 
 if TYPE_CHECKING:
@@ -246,21 +247,15 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         widening = widened.to_dict()
         cells = published = parse_cells(table, enc)  # the widened cells, verified again
         check = verify(published, enc, k)  # (publish refuses a failure; the manifest's figures)
-    from anonymatch.tables.risk.headline import headline
-    from anonymatch.tables.risk.leakage import check_leakage
-
     t0 = time.perf_counter()
-    leakage = check_leakage(data, enc, published, table, schema).to_dict()
-    keeps = headline(published, enc).to_dict()
-    t_leakage = time.perf_counter() - t0
     truth = position[assigned]  # original i's true row of the release
     shifts = ring_rows or [position[r] for r in windows]  # each drawn as one of its k shifts
     known = _known_person(published, enc, table, data, schema, (k, shifts), truth)
     seconds = {
         "build": t_build,
         "verify": t_verify,
-        "leakage": t_leakage,
-        "known_person": time.perf_counter() - t0 - t_leakage,
+        "leakage": 0.0,  # publish's checks (leakage, headline) add their time
+        "known_person": time.perf_counter() - t0,
         "wall": time.perf_counter() - started,
     }
     models_claim, models_figures = sensitive_claims(
@@ -312,8 +307,8 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         view=population_view,
         source=source,
         widening=widening,
-        leakage=leakage,
-        headline=keeps,
+        checks=release_checks("table", "memory", schema.identifiers),
+        shown=ReleaseView.of(data, enc, published, table, schema),
         risk={"known_person": known},
     )
     return Release(table, cells, published_graph, enc, report)
@@ -456,13 +451,11 @@ def verify_release(
     k, limit, models = check.k, check.suppression_limit, check.models
     data, enc, _ = prepare(original, check.schema, check.na, check.drop_missing)
     cells = parse_cells(published, enc)
-    shown = [c for c in check.schema.identifiers if c in set(map(str, published.columns))]
-    if shown:  # an identifier is never published, whatever the QIs show
-        return dataclasses.replace(
-            verify(cells, enc, k, limit),
-            passed=False,
-            reason=f"the identifier column {shown[0]!r} is published",
-        )
+    named = Identifiers(check.schema.identifiers).check(
+        ReleaseView.of(data, enc, cells, published, check.schema)
+    )
+    if not named.passed:  # an identifier is never published, whatever the QIs show
+        return dataclasses.replace(verify(cells, enc, k, limit), passed=False, reason=named.reason)
     report = None
     if limit > 0 and cells.n < enc.n:
         keep = ~choose_outliers(enc, k, limit, check.partition_size)

@@ -108,17 +108,8 @@ from anonymatch.tables.models.sensitive import (
 from anonymatch.tables.order import lexicographic_order
 from anonymatch.tables.pipeline import plan_blocks, sensitive_claims
 from anonymatch.tables.recode import GeneralizedQI, concat_cells, recode
-from anonymatch.tables.risk.headline import headline
-from anonymatch.tables.risk.leakage import (
-    DistinctCells,
-    LeakageReport,
-    LeakRefused,
-    RowCells,
-    StreamedCells,
-    check_streamed_leakage,
-    distinct_cells,
-    refuses_leaks,
-)
+from anonymatch.tables.risk.checks import ReleaseView, release_checks
+from anonymatch.tables.risk.leakage import DistinctCells, RowCells, StreamedCells, distinct_cells
 from anonymatch.tables.verify import attacker_view, verify
 
 DEFAULT_CHUNK_ROWS = 50_000
@@ -740,9 +731,70 @@ def anonymize_file(
                     else list(result.sensitive)
                 )
                 bar.update(result.partitions)
-        shown = published.rows()
-        leakage, t_leakage = _leakage(table, schema, shown)  # refused: nothing committed
-        keeps = headline(shown, qi)
+        view = streamed_view(table, schema, published.rows())
+        loss = loss_from_sums(sums, n, qi)
+        codes = missing_codes(na_values)
+        verdict = SensitiveModels.verdict(checks) if models else None
+        models_claim, models_figures = sensitive_claims(
+            job.check.sensitive_models, verdict, k, rings
+        )
+        suppression, run_plan = plan_blocks(run, job)
+        produced = Produced(
+            kind="table",
+            method=method,
+            parameters={
+                **schema.roles(),
+                "partition_size": size,
+                "partitions": len(bounds) - 1,
+                "chunk_rows": chunk_rows,
+                "executor": "dask" if scheduler else executor,
+                "workers": workers,
+                **(
+                    {"na_codes": {c: list(v) for c, v in codes.columns.items()}}
+                    if codes.columns
+                    else {}
+                ),
+                **suppression,
+            },
+            guarantee=KAnonymity(k).describe(),
+            verification={
+                "passed": True,
+                "k": k,
+                "checked": "every partition has a k-factor (so the whole release has one)"
+                + (
+                    "; in every partition, every class of identical rows and every person's "
+                    "candidates satisfy the sensitive models (so the whole release does)"
+                    if models
+                    else ""
+                )
+                + (_RING_CHECKED if rings else ""),
+                "partitions": len(bounds) - 1,
+                "min_matches_original": int(min_matches),
+                "compatible_pairs": int(pairs),
+            },
+            loss={**loss.to_dict(), "suppressed_cells": stars},
+            seconds={
+                "scan_and_order": t_scan,
+                "wall": time.perf_counter() - started,
+            },
+            seeded=seed is not None,
+            records_in=n + table.dropped,
+            records_out=n,
+            input_extra={
+                "dropped_missing": table.dropped,
+                "suppressed": 0,
+                "missing_values": int(qi.num_missing.sum() + qi.cat_missing.sum()),
+            },
+            output_extra={
+                "layout": "partitioned",
+                **({"csv_safe": csv_safe} if writer.sidecar else {}),
+            },
+            models=models_claim,
+            model_figures=models_figures,
+            plan=run_plan,
+        )
+        found = release_checks("table", "streamed", schema.identifiers)
+        manifest = publish(produced, checks=found, shown=view)  # refused: nothing committed
         sidecar = None
         if writer.sidecar:  # kept columns are text here: the batches never meet
             sidecar = write_schema(output, release_schema(None, qi, columns))
@@ -756,93 +808,26 @@ def anonymize_file(
             if sidecar is not None:
                 Path(sidecar).unlink(missing_ok=True)
             raise
-    loss = loss_from_sums(sums, n, qi)
-    codes = missing_codes(na_values)
-    verdict = SensitiveModels.verdict(checks) if models else None
-    models_claim, models_figures = sensitive_claims(job.check.sensitive_models, verdict, k, rings)
-    suppression, run_plan = plan_blocks(run, job)
-    produced = Produced(
-        kind="table",
-        method=method,
-        parameters={
-            **schema.roles(),
-            "partition_size": size,
-            "partitions": len(bounds) - 1,
-            "chunk_rows": chunk_rows,
-            "executor": "dask" if scheduler else executor,
-            "workers": workers,
-            **(
-                {"na_codes": {c: list(v) for c, v in codes.columns.items()}}
-                if codes.columns
-                else {}
-            ),
-            **suppression,
-        },
-        guarantee=KAnonymity(k).describe(),
-        verification={
-            "passed": True,
-            "k": k,
-            "checked": "every partition has a k-factor (so the whole release has one)"
-            + (
-                "; in every partition, every class of identical rows and every person's "
-                "candidates satisfy the sensitive models (so the whole release does)"
-                if models
-                else ""
-            )
-            + (_RING_CHECKED if rings else ""),
-            "partitions": len(bounds) - 1,
-            "min_matches_original": int(min_matches),
-            "compatible_pairs": int(pairs),
-        },
-        loss={**loss.to_dict(), "suppressed_cells": stars},
-        seconds={
-            "scan_and_order": t_scan,
-            "leakage": t_leakage,
-            "wall": time.perf_counter() - started,
-        },
-        seeded=seed is not None,
-        records_in=n + table.dropped,
-        records_out=n,
-        input_extra={
-            "dropped_missing": table.dropped,
-            "suppressed": 0,
-            "missing_values": int(qi.num_missing.sum() + qi.cat_missing.sum()),
-        },
-        output_extra={
-            "layout": "partitioned",
-            **({"csv_safe": csv_safe} if writer.sidecar else {}),
-        },
-        models=models_claim,
-        model_figures=models_figures,
-        plan=run_plan,
-    )
-    return publish(produced, leakage=leakage.to_dict(), headline=keeps.to_dict())
+    return manifest
 
 
-def _leakage(
-    table: ScannedTable, schema: Schema, published: RowCells
-) -> tuple[LeakageReport, float]:
-    """The leakage check of the columns the release keeps unchanged (``risk.leakage``, the
-    in-memory check's rules and figures), each read in turn from the memory-mapped spill file;
-    with seconds taken. Raises ``LeakRefused`` (an InputError) when flagged columns are to be
-    refused (``risk.leakage.refusing_leaks``, ``anonymize --strict``): the caller's writer then
-    removes what it wrote. Memory O(n) per column and categorical QI, one column at a time."""
-    t0 = time.perf_counter()
+def streamed_view(table: ScannedTable, schema: Schema, published: RowCells) -> ReleaseView:
+    """What the release checks read of a streamed release (``risk.checks.ReleaseView``): row
+    i shows original i's kept values beside ``published`` row i, each kept column read in turn
+    from the memory-mapped spill file (the in-memory checks' rules and figures). Memory O(n)
+    per column and categorical QI, one column at a time."""
     others = table.others
     names = [c for c in table.columns if c not in schema.qi]
 
-    def kept() -> Iterator[tuple[str, pd.Series]]:
+    def kept() -> Iterator[tuple[str, pd.Series, None]]:
         for name in names:
             assert others is not None
             values = others.column(name)
             if pa.types.is_dictionary(values.type):
                 values = values.cast(values.type.value_type)
-            yield name, values.to_pandas(types_mapper=_nullable_integers)
+            yield name, values.to_pandas(types_mapper=_nullable_integers), None
 
-    report = check_streamed_leakage(kept(), table.qi, published, schema.sensitive)
-    if report.flagged and refuses_leaks():
-        raise LeakRefused(report)
-    return report, time.perf_counter() - t0
+    return ReleaseView(table.qi, published, schema, tuple(table.columns), kept)
 
 
 _RING_CHECKED = (

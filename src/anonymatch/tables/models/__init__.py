@@ -3,19 +3,21 @@
 ``levels`` (the release's level as a criterion: k for everyone, or per-record levels),
 ``disclosure`` (the sensitive models as one criterion: ℓ-diversity and t-closeness, their
 parameters and defaults) and ``sensitive`` (their statistics on a release), ``kl`` ((k,ℓ)-
-anonymity releases), ``suppress`` (which records a suppression limit removes), ``adaptive``
-(per-record anonymity levels: b-matching, suppression), and the criteria counted against a
-population: ``kmap`` (k-map, the average journalist risk, and the widening that enforces them
-all) and ``presence`` (δ-presence).
+anonymity as a criterion, and its releases), ``suppress`` (which records a suppression limit
+removes), ``adaptive`` (per-record anonymity levels: b-matching, suppression), and the
+criteria counted against a population: ``kmap`` (k-map, the average journalist risk, and the
+widening that enforces them all) and ``presence`` (δ-presence).
 
 :data:`CRITERIA` registers the table criteria (``anonymatch.core.criteria``): the job's
 keywords, the command line's flags, the job file's keys, the web form's fields and the
 manifest's claims derive from it. The other names are views of it, by what the criteria
-declare.
+declare. :data:`KL_CRITERIA` registers (k,ℓ)-anonymity apart: the ``anonymize-kl`` and
+``check-kl`` commands' flags and the job file's ``[model] known`` key derive from it.
 """
 
 from anonymatch.core.criteria import Registry
 from anonymatch.tables.models.disclosure import SensitiveModels
+from anonymatch.tables.models.kl import KLAnonymity
 from anonymatch.tables.models.kmap import JournalistRisk, KMap
 from anonymatch.tables.models.levels import KAnonymity, PerRecordLevels
 from anonymatch.tables.models.presence import DeltaPresence
@@ -38,3 +40,12 @@ SENSITIVE_CRITERIA = SAMPLE_CRITERIA.where(lambda c: not c.level)
 
 RELATIONAL_CRITERIA = CRITERIA.where(lambda c: "relational" in c.kinds)
 """The criteria relational data (people with a row and a set) take."""
+
+KL_CRITERIA = Registry(KLAnonymity)
+"""(k,ℓ)-anonymity (``k`` and ``known``), the level of the (k,ℓ) commands only: not in
+:data:`CRITERIA`, so ``anonymize`` and ``verify`` take no ``--known`` (why:
+:class:`~anonymatch.tables.models.kl.KLAnonymity`)."""
+
+ALL_CRITERIA = Registry(*CRITERIA.criteria, *KL_CRITERIA.criteria)
+"""Every table criterion, (k,ℓ)-anonymity's among them: the job file's ``[model]`` keys
+(``known`` beside the others) and the claims a table manifest can make."""

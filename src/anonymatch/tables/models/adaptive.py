@@ -41,6 +41,7 @@ from anonymatch.tables.models.levels import parse_levels
 from anonymatch.tables.pipeline import Release, _release_table, plan_blocks, prepare
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.risk.attack import Adversary, AttackReport, simulate_attack
+from anonymatch.tables.risk.checks import ReleaseView, release_checks
 from anonymatch.tables.verify import AdaptiveVerificationReport, attacker_view, verify_adaptive
 
 ADAPTIVE_TIME_LIMIT = 600.0  # seconds per b-matching integer program (Python default)
@@ -327,6 +328,7 @@ def anonymize_adaptive(
             f"got {job.method.name!r}"
         )
     method, schema, options = job.method.name, job.schema, job.adaptive
+    checks = release_checks("table", "adaptive", schema.identifiers)  # --strict: refused
     k, k_column, seed = job.k, job.k_column, job.seed
     epsilons, neighbours, cell_weights = options.epsilons, options.neighbours, options.cell_weights
     data, enc, dropped = prepare(data, schema, job.na, job.drop_missing)
@@ -414,7 +416,7 @@ def anonymize_adaptive(
         input_extra={"dropped_missing": dropped},
         plan=run_plan,
     )
-    report = publish(produced)
+    report = publish(produced, checks=checks, shown=ReleaseView.of(data, enc, cells, table, schema))
     return Release(table, cells, graph, enc, report)
 
 

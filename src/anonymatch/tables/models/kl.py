@@ -1,4 +1,12 @@
-"""(k,ℓ)-anonymous table releases: anonymize → write cells → verify (Stokes, PSD 2012).
+"""(k,ℓ)-anonymity as a criterion, and (k,ℓ)-anonymous table releases (Stokes, PSD 2012).
+
+:class:`KLAnonymity` is the model, whole: its parameters (``k``, shared with k-anonymity, and
+``known``, the ℓ attributes the adversary may know) declared once as
+:class:`~anonymatch.core.criteria.Parameter` data — the ``-k``/``--known`` flags of
+``anonymize-kl`` and ``check-kl``, the job file's ``[model] known`` key and the front's keywords
+derive from them (``tables.models.KL_CRITERIA``) —, ``describe`` (the manifest's
+``guarantee.model``, ``k``, ``known``), ``claimed_in`` (read back by ``verify --manifest`` and
+``report``) and ``check``, the verifier every path runs.
 
 A release is verified from what is published and the original only, before anything is written:
 (1) the published cells are a truthful generalization of the original — every original record
@@ -9,37 +17,193 @@ table passes the (k,ℓ) checker, generalized cells counting as their generalize
 Rows are published in random order (OS entropy unless a seed is given). There is no privacy
 step of random assignments here: the guarantee of (k,ℓ)-anonymity is the counting condition,
 and every published row carries its own record's sensitive and other columns.
+
+The module is light (the command line reads the parameters at start-up, the job file's schema
+too): numpy, pandas and the table machinery are imported where they run.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-import pandas as pd
-import scipy.sparse as sp
-
-from anonymatch.core.cells import STAR, canonical_cell
-from anonymatch.core.counting import AnonymityReport, check_k, check_kl_codes, check_level
+from anonymatch.core.criteria import Criterion, Parameter, Verdict
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import accept_keywords, check_seed, column_list, param, require_frame
-from anonymatch.core.release import Produced, publish, refuse
-from anonymatch.core.view import group_rows
-from anonymatch.tables.columns.schema import (
-    EncodedQI,
-    MissingCodes,
-    encode_qi,
+from anonymatch.tables.models.levels import K
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from anonymatch.core.counting import AnonymityReport
+    from anonymatch.tables.columns.schema import EncodedQI, MissingCodes, Schema
+    from anonymatch.tables.job import ReleaseCheck
+    from anonymatch.tables.recode import GeneralizedQI
+
+KNOWN = Parameter(
+    name="known",
+    kind="integer",
+    metavar="L",
+    help="Attributes the adversary may know (the ℓ of (k,ℓ)-anonymity).",
 )
-from anonymatch.tables.io.cells import _parse_numeric_column, format_cells, parse_cells
-from anonymatch.tables.job import ReleaseCheck
-from anonymatch.tables.methods.kl import generalized_cells, kl_anonymize
-from anonymatch.tables.metrics import information_loss
-from anonymatch.tables.pipeline import prepare
-from anonymatch.tables.recode import GeneralizedQI
-from anonymatch.tables.verify import verify
+"""ℓ of (k,ℓ)-anonymity: ``--known`` (``--l`` is ℓ-diversity everywhere else)."""
+
+MODEL = "(k,l)-anonymity"
+"""The manifest's ``guarantee.model`` of a (k,ℓ) release."""
+
+
+@dataclass(frozen=True)
+class KLView:
+    """What a (k,ℓ) claim is checked on: the release as published (``table``, its QI cells as
+    text or typed Parquet cells), the same cells parsed against the original
+    (``cells``), the original's encoded QIs (``original``), and the QI columns, numeric ones
+    apart (their order is the report's)."""
+
+    table: pd.DataFrame
+    cells: GeneralizedQI
+    original: EncodedQI
+    qi: tuple[str, ...]
+    numeric: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KLAnonymity(Criterion):
+    """(k,ℓ)-anonymity: every combination of at most ``known`` (ℓ) published QI values occurs
+    in no row or in at least ``k`` rows, and the release is a truthful generalization of the
+    original (Stokes, PSD 2012, Definition 1).
+
+    It is the release's level (``level``: a release claims exactly one), so its claim is the
+    manifest's ``guarantee`` itself (``model``, ``k``, ``known``, as :class:`KAnonymity`'s),
+    and its name is that of the key only it claims (``known``); its figures are
+    ``verification.truthful`` and ``verification.kl``.
+
+    Only ``anonymize-kl`` (``kl_release``) enforces it and ``check-kl``, ``verify --manifest``
+    and ``report`` check it; ``anonymize`` and ``verify`` take no ``--known``. Why: the guarantee
+    is a counting condition on a *global* recoding (every value of an attribute generalized
+    the same way in every row), which only the kl-hypergraph algorithm produces; the methods of
+    ``anonymize`` publish freeform (per-record) cells whose guarantee is a k-factor of the
+    compatibility graph, and none of its other parts — the sensitive models (ℓ-diversity by
+    default on a named sensitive column), the population criteria, suppression, per-record
+    levels, the streamed path — has a (k,ℓ) counterpart: ``anonymize --known`` would take one
+    method and refuse nearly every other flag of the command, a second command under one
+    name. ``verify`` checks a k-factor; ``check-kl`` is the (k,ℓ) check and ``verify
+    --manifest`` re-checks a (k,ℓ) manifest's claim through this criterion.
+
+    Reference: K. Stokes, "On computational anonymity", PSD 2012.
+    """
+
+    k: int
+    known: int
+    name: ClassVar[str] = "known"
+    title: ClassVar[str] = "(k,ℓ)-anonymity"
+    parameters: ClassVar[tuple[Parameter, ...]] = (K, KNOWN)
+    level: ClassVar[bool] = True
+    reference: ClassVar[str] = "Stokes, PSD 2012"
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, object]) -> KLAnonymity:
+        """Both parameters are needed: InputError ``missing --known`` (or ``-k``)."""
+        for p in cls.parameters:
+            if values.get(p.name) is None:
+                raise InputError(f"missing {param(p.name)}")
+        return cls(int(values["k"]), int(values["known"]))  # type: ignore[call-overload]
+
+    @classmethod
+    def build(cls, values: Mapping[str, object]) -> KLAnonymity:
+        """The criterion from its parameters' values (``k``, ``known``), each checked by its
+        :class:`Parameter`; InputError naming a missing or bad one. O(1)."""
+        from anonymatch.core.criteria import Registry
+
+        built = Registry(cls).build(values)
+        return built[0] if built else cls.from_values(values)  # type: ignore[return-value]
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest's ``guarantee`` keys: ``model``, ``k`` and ``known``."""
+        return {"model": MODEL, "k": self.k, "known": self.known}
+
+    @classmethod
+    def claimed_in(
+        cls, guarantee: Mapping[str, Any], roles: Mapping[str, Any]
+    ) -> dict[str, object]:
+        """``k`` and ``known`` of a release whose ``guarantee.model`` is (k,ℓ)-anonymity."""
+        if guarantee.get("model") != MODEL:
+            return {}
+        return {"k": guarantee.get("k"), "known": guarantee.get("known")}
+
+    def check(self, view: KLView) -> Verdict:
+        """A truthful generalization (:func:`verify_generalization`) whose published table is
+        (k,ℓ)-anonymous (:func:`check_kl`); figures ``truthful`` (how the first was decided)
+        and ``kl`` (the checker's report). InputError when ``known`` exceeds the number of
+        QIs. O(n·d log n) for a global recoding (a max-flow otherwise) plus
+        O(Σ_{s≤ℓ} C(d,s)·n log n)."""
+        truthful, how = verify_generalization(view.cells, view.original)
+        kl = check_kl(view.table, self.k, self.known, view.qi, view.numeric)
+        if not truthful:
+            reason = how
+        elif not kl.passed:
+            reason = f"{kl.n_violations} rare combinations"
+        else:
+            reason = "truthful generalization; no rare combination of ≤ ℓ values"
+        return Verdict(truthful and kl.passed, reason, {"truthful": how, "kl": kl.to_dict()}, kl)
+
+
+def kl_view(
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    schema: Schema,
+    na: MissingCodes,
+    drop_missing: bool,
+) -> KLView:
+    """The view of a release against its original, as :func:`kl_release` built it (rows with a
+    missing QI dropped when asked; a categorical missing value a label of its own when no
+    numeric QI has one). InputError when the files do not fit each other. O(n·d)."""
+    from anonymatch.tables.io.cells import parse_cells
+
+    _, enc, _ = kl_encoded(original, schema, na, drop_missing)
+    cells = parse_cells(release, enc)
+    numeric = tuple(a for a in schema.qi if a in schema.numeric)
+    return KLView(release, cells, enc, tuple(schema.qi), numeric)
+
+
+def recheck_claim(
+    claims: Mapping[str, object],
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    schema: Schema,
+    na: MissingCodes,
+    drop_missing: bool,
+) -> tuple[KLAnonymity, Verdict]:
+    """A manifest's (k,ℓ) claim (``claims``: ``k``, ``known``) re-checked on the files, as
+    ``verify --manifest`` and ``report`` do: no identifier column of ``schema`` published, and
+    :meth:`KLAnonymity.check` on :func:`kl_view`. InputError for a claim that is no valid
+    criterion (``known`` above the number of QIs, a missing one). O(that of the check)."""
+    criterion = KLAnonymity.build(claims)
+    verdict = criterion.check(kl_view(original, release, schema, na, drop_missing))
+    shown = [c for c in schema.identifiers if c in set(map(str, release.columns))]
+    if shown:  # an identifier is never published, whatever the QIs show
+        reason = f"the identifier column {shown[0]!r} is published"
+        verdict = Verdict(False, reason, verdict.figures, verdict.detail)
+    return criterion, verdict
+
+
+def kl_encoded(
+    data: pd.DataFrame, schema: Schema, na: MissingCodes, drop_missing: bool
+) -> tuple[pd.DataFrame, EncodedQI, int]:
+    """``data`` prepared for (k,ℓ) (``pipeline.prepare``), its encoded QIs and the rows
+    dropped. Global recoding publishes no '*': a categorical missing value stays a label of its
+    own (the adversary knows it), as before missing values were published as '*'. O(n·d)."""
+    from anonymatch.tables.columns.schema import MissingCodes, encode_qi
+    from anonymatch.tables.pipeline import prepare
+
+    data, enc, dropped = prepare(data, schema, na, drop_missing)
+    if enc.cat_missing.any() and not enc.num_missing.any():
+        labels = data.astype({name: str for name in enc.cat_names})
+        enc = encode_qi(labels, schema, MissingCodes(()))
+    enc.require_complete("(k,ℓ)-anonymization")
+    return data, enc, dropped
 
 
 @dataclass
@@ -56,7 +220,7 @@ class KLRelease:
 def anonymize_kl(
     data: pd.DataFrame,
     k: int,
-    level: int,
+    known: int,
     qi: str | Sequence[str],
     *,
     seed: int | None = None,
@@ -65,17 +229,21 @@ def anonymize_kl(
 ) -> KLRelease:
     """Publish ``data`` (k,ℓ)-anonymous by global generalization (``methods.kl``), verified.
 
-    ``columns``: the other roles and reading options, as ``tables.anonymize`` takes them
-    (``numeric``, ``sensitive``, ``identifiers``, ``weights``, ``na_values``,
+    ``k`` and ``known`` (ℓ, the attributes the adversary may know) are :class:`KLAnonymity`'s
+    parameters. ``columns``: the other roles and reading options, as ``tables.anonymize``
+    takes them (``numeric``, ``sensitive``, ``identifiers``, ``weights``, ``na_values``,
     ``drop_missing``). Raises InputError (bad parameters: k < 1, ℓ < 1 or ℓ > number of QIs,
     …), InfeasibleError (k > n), VerificationError (the release failed verification; should
     never happen). ``seed`` only fixes the row shuffle. Complexity: see
     ``methods.kl.kl_anonymize``.
     """
+    from anonymatch.tables.job import ReleaseCheck
+
     accept_keywords("anonymize_kl", columns, KL_COLUMNS)
     data = require_frame(data)
-    check = ReleaseCheck.build(dict(k=k, qi=qi, **columns))
-    return kl_release(data, check, level, seed=check_seed(seed), progress=progress)
+    criterion = KLAnonymity.build({"k": k, "known": known})
+    check = ReleaseCheck.build(dict(qi=qi, **columns))
+    return kl_release(data, check, criterion, seed=check_seed(seed), progress=progress)
 
 
 KL_COLUMNS = ("numeric", "sensitive", "identifiers", "weights", "na_values", "drop_missing")
@@ -85,24 +253,28 @@ KL_COLUMNS = ("numeric", "sensitive", "identifiers", "weights", "na_values", "dr
 def kl_release(
     data: pd.DataFrame,
     check: ReleaseCheck,
-    level: int,
+    criterion: KLAnonymity,
     *,
     seed: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> KLRelease:
-    """:func:`anonymize_kl` for a validated ``check`` (its k, columns and missing values)."""
+    """:func:`anonymize_kl` for a validated ``check`` (its columns and missing values) and
+    ``criterion``: the release is verified by the criterion's :meth:`KLAnonymity.check`, and
+    the manifest states its claim (:meth:`KLAnonymity.describe`) and figures."""
+    import numpy as np
+    import pandas as pd
+
+    from anonymatch.core.counting import check_level
+    from anonymatch.core.release import Produced, publish, refuse
+    from anonymatch.tables.io.cells import format_cells, parse_cells
+    from anonymatch.tables.methods.kl import generalized_cells, kl_anonymize
+    from anonymatch.tables.metrics import information_loss
+    from anonymatch.tables.risk.checks import ReleaseView, release_checks
+
     started = time.perf_counter()
-    if check.k is None:
-        raise InputError(f"missing {param('k')}")
-    k, schema = check.k, check.schema
-    level = check_level(level, len(schema.qi))
-    data, enc, dropped = prepare(data, schema, check.na, check.drop_missing)
-    if enc.cat_missing.any() and not enc.num_missing.any():
-        # Global recoding publishes no '*': a categorical missing value stays a label of its
-        # own here (the adversary knows it), as before missing values were published as '*'.
-        labels = data.astype({name: str for name in enc.cat_names})
-        enc = encode_qi(labels, schema, MissingCodes(()))
-    enc.require_complete("(k,ℓ)-anonymization")
+    k, schema = criterion.k, check.schema
+    level = check_level(criterion.known, len(schema.qi))
+    data, enc, dropped = kl_encoded(data, schema, check.na, check.drop_missing)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     rec = kl_anonymize(enc, k, level, progress)
@@ -115,11 +287,11 @@ def kl_release(
         columns[name] = text[name] if name in text else data[name].to_numpy()[shuffle]
     table = pd.DataFrame(columns)
     t0 = time.perf_counter()
-    truthful, how = verify_generalization(parse_cells(table, enc), enc)
-    kl = check_kl(table, k, level, list(schema.qi), [a for a in schema.qi if a in schema.numeric])
+    published = parse_cells(table, enc)  # what an attacker reads: verified, and leakage's input
+    numeric = tuple(a for a in schema.qi if a in schema.numeric)
+    verdict = criterion.check(KLView(table, published, enc, tuple(schema.qi), numeric))
     t_verify = time.perf_counter() - t0
-    refuse(truthful, how)
-    refuse(kl.passed, f"{kl.n_violations} rare combinations")
+    refuse(verdict.passed, verdict.reason)
     loss = information_loss(cells, enc)
     produced = Produced(
         kind="table",
@@ -128,12 +300,10 @@ def kl_release(
         # (k,ℓ) generalization puts no model on a sensitive column: published unprotected,
         # flagged (the default ℓ = 2 of the other table paths has no (k,ℓ) counterpart)
         guarantee={
-            "model": "(k,l)-anonymity",
-            "k": k,
-            "known": level,
+            **criterion.describe(),
             **({"unprotected": list(schema.sensitive)} if schema.sensitive else {}),
         },
-        verification={"passed": True, "truthful": how, "kl": kl.to_dict()},
+        verification={"passed": verdict.passed, **verdict.figures},
         loss={
             **loss.to_dict(),
             "merges": rec.merges,
@@ -149,10 +319,8 @@ def kl_release(
         records_out=enc.n,
         input_extra={"dropped_missing": dropped},
     )
-    from anonymatch.tables.risk.leakage import check_leakage
-
-    published = parse_cells(table, enc)  # the kept columns against the QIs, as anonymize
-    report = publish(produced, leakage=check_leakage(data, enc, published, table, schema).to_dict())
+    report = publish(produced, checks=release_checks("table", "kl", schema.identifiers),
+                     shown=ReleaseView.of(data, enc, published, table, schema))  # fmt: skip
     return KLRelease(table, cells, enc, report)
 
 
@@ -166,6 +334,11 @@ def verify_generalization(cells: GeneralizedQI, qi: EncodedQI) -> tuple[bool, st
     Otherwise the core verifier decides (a 1-factor by max-flow, ``verify.verify`` with k = 1).
     Returns (passed, how it was decided).
     """
+    import numpy as np
+    import scipy.sparse as sp
+
+    from anonymatch.core.view import group_rows
+
     n = qi.n
     if cells.n != n:
         return False, f"{cells.n} published rows for {n} originals"
@@ -219,6 +392,8 @@ def verify_generalization(cells: GeneralizedQI, qi: EncodedQI) -> tuple[bool, st
 
 
 def _fallback(cells: GeneralizedQI, qi: EncodedQI) -> tuple[bool, str]:
+    from anonymatch.tables.verify import verify
+
     report = verify(cells, qi, 1)
     return report.passed, f"perfect matching by max-flow: {report.reason}"
 
@@ -230,6 +405,11 @@ def _fallback(cells: GeneralizedQI, qi: EncodedQI) -> tuple[bool, str]:
 def _canonical_numeric(column: pd.Series, name: str) -> np.ndarray:
     """One canonical text per numeric cell (value, ``lo..hi`` or ``*``), parsed by the release
     format's own parser (CSV text or typed Parquet cells)."""
+    import numpy as np
+
+    from anonymatch.core.cells import STAR
+    from anonymatch.tables.io.cells import _parse_numeric_column
+
     lo, hi, star = _parse_numeric_column(column, name)
     out = np.empty(len(column), object)
     for i, (a, b, s) in enumerate(zip(lo.tolist(), hi.tolist(), star.tolist(), strict=True)):
@@ -248,6 +428,11 @@ def encode_cells(
     """Integer codes (n × d) of the QI cells of a table or a release, every generalized cell
     counted as its generalized value (canonical text), and each column's value labels.
     Numeric columns: ``5`` and ``5..5`` are the same value. O(n·d)."""
+    import numpy as np
+    import pandas as pd
+
+    from anonymatch.core.cells import canonical_cell
+
     numeric = set(numeric)
     cols, labels = [], []
     for name in qi:
@@ -280,6 +465,8 @@ def check_kl(
     Complexity: O(Σ_{s≤ℓ} C(d,s) · n log n) worst case, less with pruning.
     Reference: Stokes, "On computational anonymity", PSD 2012 (definition of (k,ℓ)-anonymity).
     """
+    from anonymatch.core.counting import check_k, check_kl_codes, check_level
+
     frame = require_frame(frame, "frame")
     qi = column_list(qi, "qi")
     numeric = column_list(numeric, "numeric")

@@ -26,9 +26,11 @@ labels in the published sets; memory O(n + u).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from anonymatch.core.criteria import Check, Verdict
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.recode import GeneralizedQI, cat_distinct
 from anonymatch.tables.risk.leakage import RowCells
@@ -72,6 +74,26 @@ class Headline:
             "loss_present_by_qi": dict(self.by_qi),
             "verdict": self.verdict,
         }
+
+
+class Kept(Check):
+    """The utility headline as a release check: what a table release keeps
+    (:func:`headline`), stated as the manifest's ``loss.headline`` on every table release, in
+    memory and streamed. It refuses nothing (the CLI warns about a poor or useless release:
+    ``app.honest``). Checked on a ``tables.risk.checks.ReleaseView``; time and memory as
+    :func:`headline`."""
+
+    name = "headline"
+    title = "utility headline"
+    parameters = ()
+    kinds = ("table",)
+    at = ("loss", "headline")
+    seconds = "leakage"  # timed with the leakage check, as before it was a check
+    reference = "Doka et al., AsiaCCS 2015, eq. (1)-(3)"
+
+    def check(self, view: Any) -> Verdict:
+        kept = headline(view.rows, view.enc)
+        return Verdict(True, kept.verdict, kept.to_dict(), kept)
 
 
 def headline(cells: GeneralizedQI | RowCells, qi: EncodedQI) -> Headline:

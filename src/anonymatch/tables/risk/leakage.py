@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from anonymatch.core.criteria import Check, Parameter, Verdict
 from anonymatch.core.errors import InputError
 from anonymatch.tables.columns.schema import EncodedQI, Schema
 from anonymatch.tables.recode import GeneralizedQI, cat_distinct, concat_cells, published_groups
@@ -205,7 +206,7 @@ class LeakageReport:
 
     def lines(self) -> list[str]:
         """One sentence per flagged column, with its figures (for warnings and reports)."""
-        return [describe(c, self.rows) for c in self.flagged]
+        return [describe(c) for c in self.flagged]
 
     @classmethod
     def from_dict(cls, block: Mapping[str, Any]) -> LeakageReport:
@@ -249,12 +250,13 @@ class LeakageReport:
         return cls(int(block["rows"]), columns, options)
 
 
-def describe(column: ColumnLeak, rows: int) -> str:
-    """One sentence: the flagged column, its reasons and the proposed role."""
-    return (
-        f"column {column.column!r} is released unchanged but {'; '.join(column.reasons)} "
-        f"(make it {'an identifier' if column.proposed_role == 'identifier' else 'a QI'})"
-    )
+def describe(column: ColumnLeak) -> str:
+    """One sentence: the flagged column, its reasons and the proposed role (the one wording of
+    the CLI's warnings, ``--strict``'s refusal, the report and the web app)."""
+    identifier = column.proposed_role == "identifier"
+    role = "an identifier (dropped)" if identifier else "a quasi-identifier"
+    reasons = "; ".join(column.reasons)
+    return f"column {column.column!r} is released unchanged but {reasons} (make it {role})"
 
 
 def _share(count: int, rows: int) -> str:
@@ -321,17 +323,41 @@ def check_leakage(
     >>> report.columns[0].pinned_rows
     4
     """
-    options = options or LeakageOptions()
-    rows = RowCells(cells)
-    out: list[ColumnLeak] = []
+    kept = ((n, data[n], release[n]) for n in kept_columns(release.columns, data, schema))
+    return leakage_of(kept, enc, RowCells(cells), schema.sensitive, options)
+
+
+def kept_columns(columns: Iterable[object], data: pd.DataFrame, schema: Schema) -> list[str]:
+    """The published ``columns`` released unchanged: neither QIs nor absent from the
+    original ``data``. O(columns)."""
     qi = set(schema.qi)
-    views = [_cat_view(enc, rows, a) for a in range(len(enc.cat_names))]
-    for name in (str(c) for c in release.columns):
-        if name in qi or name not in data.columns:
-            continue
-        role = "sensitive" if name in schema.sensitive else "other"
-        out.append(_column(name, data[name], release[name], enc, rows, role, options, views))
-    return LeakageReport(rows.n, tuple(out), options)
+    return [n for n in map(str, columns) if n not in qi and n in data.columns]
+
+
+def leakage_of(
+    kept: Iterable[tuple[str, pd.Series, pd.Series | None]],
+    enc: EncodedQI,
+    cells: RowCells,
+    sensitive: Sequence[str] = (),
+    options: LeakageOptions | None = None,
+) -> LeakageReport:
+    """The leakage report of the kept columns, each ``(name, original, shown)``: the original
+    values aligned with ``enc``, the values the release shows beside ``cells`` (None: row i
+    shows original i's value, the streamed path's rows taken in the originals' order), each
+    read when its turn comes (the streamed path reads them one at a time from its
+    memory-mapped spill file). The one body of :func:`check_leakage` and of the release check
+    :class:`Leakage`, in memory and streamed: the same rules, the same figures.
+
+    Time as :func:`check_leakage`; memory O(n) per kept column, one column at a time, plus
+    O(n) per categorical QI (each row's cell group and width). References: Machanavajjhala et
+    al., "ℓ-diversity", ICDE 2006, §3; Wong et al., VLDB 2007."""
+    options = options or LeakageOptions()
+    views = [_cat_view(enc, cells, a) for a in range(len(enc.cat_names))]
+    out = []
+    for name, original, shown in kept:
+        role = "sensitive" if name in sensitive else "other"
+        out.append(_column(name, original, shown, enc, cells, role, options, views))
+    return LeakageReport(cells.n, tuple(out), options)
 
 
 @dataclass(frozen=True)
@@ -450,53 +476,6 @@ class StreamedCells:
         return RowCells(cells, self._cell, tuple(sets))
 
 
-def check_streamed_leakage(
-    kept: Iterable[tuple[str, pd.Series]],
-    enc: EncodedQI,
-    cells: RowCells,
-    sensitive: Sequence[str] = (),
-    options: LeakageOptions | None = None,
-) -> LeakageReport:
-    """:func:`check_leakage` of a release whose row i shows original i's kept values beside
-    ``cells`` row i (the streamed path, rows taken in the originals' order): the same rules,
-    the same figures as the in-memory check on the written release.
-
-    Parameters
-    ----------
-    kept : iterable of (str, pandas.Series)
-        The kept columns in release order, each read when its turn comes (the streamed path
-        reads them one at a time from its memory-mapped spill file), aligned with ``enc``.
-    enc : EncodedQI
-        The originals' encoded QIs.
-    cells : RowCells
-        The published cells of each original's row (:class:`StreamedCells`).
-    sensitive : sequence of str
-        The sensitive columns (their ``role``).
-    options : LeakageOptions, optional
-        The thresholds.
-
-    Returns
-    -------
-    LeakageReport
-
-    Notes
-    -----
-    Time as :func:`check_leakage`; memory O(n) per kept column, one column at a time, plus
-    O(n) per categorical QI (each row's cell group and width) — never the rows' label sets.
-
-    References
-    ----------
-    Machanavajjhala et al., "ℓ-diversity", ICDE 2006, §3; Wong et al., VLDB 2007.
-    """
-    options = options or LeakageOptions()
-    views = [_cat_view(enc, cells, a) for a in range(len(enc.cat_names))]
-    out = []
-    for name, original in kept:
-        role = "sensitive" if name in sensitive else "other"
-        out.append(_column(name, original, None, enc, cells, role, options, views))
-    return LeakageReport(cells.n, tuple(out), options)
-
-
 _REFUSING: ContextVar[bool] = ContextVar("anonymatch_refusing_leaks", default=False)
 
 
@@ -516,12 +495,57 @@ def refuses_leaks() -> bool:
     return _REFUSING.get()
 
 
+LEAK_EXIT_HINT = (
+    "declare the flagged columns quasi-identifiers (--qi) or identifiers (--identifiers), or "
+    "drop --strict to publish anyway"
+)
+"""What ``anonymize --strict`` says after refusing a leaking release (exit code 2)."""
+
+
 class LeakRefused(InputError):
     """A release refused because kept columns leak (``report``: the check); nothing written."""
 
     def __init__(self, report: LeakageReport) -> None:
-        super().__init__(f"refused: {'; '.join(report.lines())}; nothing written")
+        lines = "; ".join(report.lines())
+        super().__init__(f"refused (--strict): {lines}; {LEAK_EXIT_HINT}; nothing written")
         self.report = report
+
+
+class Leakage(Check):
+    """The release check of the columns a release keeps unchanged (this module's figures):
+    the manifest's top-level ``leakage`` block on every table and relational release, in
+    memory and streamed, and (k,ℓ)'s; with ``strict`` a flagged column refuses the release
+    (:class:`LeakRefused`, exit 2, nothing written). Checked on a
+    ``tables.risk.checks.ReleaseView``; time and memory as :func:`leakage_of`."""
+
+    name = "leakage"
+    title = "kept-column leakage"
+    parameters = (
+        Parameter(
+            name="strict",
+            kind="flag",
+            default=False,
+            help="Refuse a release whose kept columns give QIs away (exit 2, nothing written).",
+        ),
+    )
+    kinds = ("table", "relational")
+    paths = ("memory", "streamed", "kl")
+    at = ("leakage",)
+    seconds = "leakage"
+    reference = "Machanavajjhala et al., ICDE 2006, §3; Wong et al., VLDB 2007"
+
+    def __init__(self, strict: bool = False, options: LeakageOptions | None = None) -> None:
+        self.strict, self.options = strict, options or LeakageOptions()
+
+    def check(self, view: Any) -> Verdict:
+        report = leakage_of(view.kept(), view.enc, view.rows, view.schema.sensitive, self.options)
+        flagged = [c.column for c in report.flagged]
+        reason = f"kept columns give QIs away: {', '.join(flagged)}" if flagged else "ok"
+        return Verdict(not (self.strict and flagged), reason, report.to_dict(), report)
+
+    def refuse(self, verdict: Verdict) -> None:
+        if not verdict.passed:
+            raise LeakRefused(verdict.detail)
 
 
 _DENSE_CELLS = 20_000_000
