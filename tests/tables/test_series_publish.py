@@ -1,11 +1,13 @@
 """Publishing a release series (issue 40): ``tables.series.anonymize_series``, the series
 directory and ``anonymize --series DIR --person-id COLUMN``.
 
-The composition attacker (S1's ``verify_series``, from the releases and the originals only)
-finds nobody below ℓ values in a series published with the signatures kept, while the same
-years released independently leave people below ℓ; people who cannot keep their signature are
-suppressed and counted; a modified directory or other settings exit 2; the private map is 0600
-in a 0700 directory and no published file holds a person id.
+The composition attacker (``verify_series``, from the releases and the originals only) finds
+nobody below ℓ values — value changed or not — in a series published under the running
+intersection, while the same years released independently leave people below ℓ; a person
+whose intersection no class can keep at ℓ values is suppressed and counted, a case signature
+equality had to suppress is now published; ``series.repair`` keeps classes ≥ k, ℓ-diverse and
+every constrained person's intersection; a modified directory or other settings exit 2; the
+private map is 0600 in a 0700 directory and no published file holds a person id.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def test_series_passes_the_composition_attacker_where_independent_releases_fail(
         assert r.report["guarantee"]["construction"] == "classes"
 
 
-def test_changed_values_are_counted_apart_and_the_rest_keep_their_signatures(
+def test_changed_values_are_counted_apart_and_everyone_keeps_l_values(
     tmp_path: Path,
 ) -> None:
     years = series_years(300, seed=5, changed=0.1)
@@ -108,14 +110,33 @@ def test_changed_values_are_counted_apart_and_the_rest_keep_their_signatures(
         published_originals(tmp_path / "S", years), [r.table for r in made], **CHECK
     )
     assert report.passed, report.reason
-    assert report.counts()["strong"]["below_l"] == 0
+    counts = report.counts()
+    assert counts["changed"] > 0 and counts["changed_below_l"] == 0
+    assert counts["strong"]["below_l"] == 0
+    assert (report.strong_values[report.present.any(axis=1)] >= 3).all()
 
 
-def test_people_who_cannot_keep_their_signature_are_suppressed_and_counted(
-    tmp_path: Path,
-) -> None:
-    # two classes of exactly k = 5 apart in age; one person of the old class leaves and nobody
-    # arrives: the four left cannot form a class of 5 showing {c, d}, so they are suppressed
+def running_values(directory: Path) -> dict[str, set[str]]:
+    """Each published person's R_p, worked out here from the series directory: per release,
+    the values shown on the rows of the person's class (private map → rows of the release
+    file), intersected over the person's releases."""
+    from anonymatch.tables.io.cells import read_release_text
+
+    mapped = pd.read_parquet(directory / PRIVATE / MAP)
+    out: dict[str, set[str]] = {}
+    for number, part in mapped.groupby("release"):
+        shown = read_release_text(directory / f"{int(number):03d}.release.csv")["s"].astype(str)
+        values = {c: set(shown.iloc[g["row"]]) for c, g in part.groupby("class")}
+        for pid, c in zip(part["person_id"], part["class"], strict=True):
+            out[pid] = out[pid] & values[c] if pid in out else set(values[c])
+    return out
+
+
+def test_a_case_signature_equality_suppressed_is_now_published(tmp_path: Path) -> None:
+    # two classes of exactly k = 5 apart in age; one person of the old {c, d} class leaves and
+    # nobody arrives: signature equality could not form a class of 5 showing {c, d} and
+    # suppressed the four left; the running intersection puts all nine in one class showing
+    # {a, b, c, d}, which keeps two values of everyone's earlier class
     first = pd.DataFrame(
         {
             "age": [20, 21, 22, 23, 24, 60, 61, 62, 63, 64],
@@ -128,11 +149,39 @@ def test_people_who_cannot_keep_their_signature_are_suppressed_and_counted(
     anonymize_series(first, series=tmp_path / "S", person_id="pid", **kw)
     made = anonymize_series(second, series=tmp_path / "S", person_id="pid", **kw)
     counts = made.report["series"]["counts"]
-    assert counts["suppressed"] == 4 and counts["departed"] == 1 and counts["continuing"] == 9
-    assert len(made.table) == 5 and made.report["input"]["suppressed"] == 4
-    assert made.report["verification"]["suppressed"] == 4
+    assert counts["suppressed"] == 0 and counts["departed"] == 1 and counts["continuing"] == 9
+    assert len(made.table) == 9 and made.report["input"]["suppressed"] == 0
+    assert made.report["series"]["verification"]["people_checked"] == 9
+    assert all(len(v) >= 2 for v in running_values(tmp_path / "S").values())
+    check = {"person_id": "pid", "qi": ["age"], "numeric": ["age"], "sensitive": "s"}
+    report = verify_series([first, second], [first_table(tmp_path), made.table], **check, k=5, l=2)
+    assert report.passed, report.reason
+
+
+def test_a_person_whose_intersection_cannot_be_kept_is_suppressed_and_counted(
+    tmp_path: Path,
+) -> None:
+    # p0 was shown {a, b}; this year nobody holds b and p0 is the only a: no class can show two
+    # values of {a, b}, so p0 alone is suppressed (counted, not in the map for release 2)
+    first = pd.DataFrame(
+        {
+            "age": [20, 21, 22, 23, 24, 60, 61, 62, 63, 64],
+            "s": list("ababacdcdc"),
+            "pid": [f"p{i}" for i in range(10)],
+        }
+    )
+    arrivals = pd.DataFrame(
+        {"age": [30, 31, 32, 33], "s": list("ecde"), "pid": ["n1", "n2", "n3", "n4"]}
+    )
+    second = pd.concat([first.iloc[[0, 5, 6, 7, 8, 9]], arrivals], ignore_index=True)
+    kw = {"k": 5, "qi": "age", "numeric": "age", "sensitive": "s", "l": 2, "seed": 0}
+    anonymize_series(first, series=tmp_path / "S", person_id="pid", **kw)
+    made = anonymize_series(second, series=tmp_path / "S", person_id="pid", **kw)
+    counts = made.report["series"]["counts"]
+    assert counts["suppressed"] == 1 and counts["departed"] == 4 and counts["new"] == 4
+    assert len(made.table) == 9 and made.report["verification"]["suppressed"] == 1
     mapped = pd.read_parquet(tmp_path / "S" / PRIVATE / MAP)
-    assert set(mapped.loc[mapped["release"] == 2, "person_id"]) == {f"p{i}" for i in range(5)}
+    assert "p0" not in set(mapped.loc[mapped["release"] == 2, "person_id"])
     check = {"person_id": "pid", "qi": ["age"], "numeric": ["age"], "sensitive": "s"}
     years = [first, second]
     report = verify_series(
@@ -140,6 +189,57 @@ def test_people_who_cannot_keep_their_signature_are_suppressed_and_counted(
         **check, k=5, l=2,
     )  # fmt: skip
     assert report.passed, report.reason
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    k=st.integers(2, 5),
+    ell=st.integers(2, 3),
+    tight=st.floats(0.0, 1.0),
+)
+def test_repair_keeps_classes_valid_and_every_intersection(
+    seed: int, k: int, ell: int, tight: float
+) -> None:
+    from anonymatch.tables.series.repair import repair
+    from tests.factories import encode_frame
+
+    rng = np.random.default_rng(seed)
+    n, n_values = 60, 5
+    frame = random_frame(n, seed).drop(columns="s")
+    codes = rng.integers(0, n_values, n)
+    labels = np.arange(n) // max(k, 2 * ell)  # consecutive blocks, made valid below
+    while True:
+        ok = [
+            np.sum(labels == c) >= k and len(set(codes[labels == c])) >= ell
+            for c in range(labels.max() + 1)
+        ]
+        if all(ok) or labels.max() == 0:
+            break
+        bad = ok.index(False)  # merged with a neighbouring block
+        labels[labels == bad] = bad - 1 if bad else 1
+        labels = np.unique(labels, return_inverse=True)[1]
+    if not all(ok):  # the whole table is not ℓ-diverse: no independent release to repair
+        return
+    # R_p: ell..n_values values for a share ``tight`` of the people, always holding their own
+    kept = np.ones((n, n_values), dtype=bool)
+    for r in np.flatnonzero(rng.random(n) < tight):
+        others = rng.permutation([v for v in range(n_values) if v != codes[r]])
+        kept[r] = False
+        kept[r, [codes[r], *others[: rng.integers(ell - 1, n_values)]]] = True
+    out, done = repair(encode_frame(frame), codes, labels, kept, np.arange(n), k, ell)
+    published = out >= 0
+    assert done["suppressed"] == n - published.sum()
+    for c in np.unique(out[published]):
+        members = np.flatnonzero(out == c)
+        shown = np.zeros(n_values, dtype=bool)
+        shown[codes[members]] = True
+        assert len(members) >= k and shown.sum() >= ell
+        assert ((kept[members] & shown).sum(axis=1) >= ell).all()
+    # only a constrained person is suppressed for their own sake: the unconstrained are
+    # published unless the last class fell apart
+    assert published[kept.all(axis=1)].all() or not published.any()
+    assert done["suppressed"] == 0 or (~kept[~published].all(axis=1)).any()
 
 
 def first_table(tmp_path: Path) -> pd.DataFrame:
@@ -320,6 +420,8 @@ def test_every_series_keeps_everyone_at_l_values_or_more(
     )  # fmt: skip
     assert report.passed, report.reason
     assert report.counts()["strong"]["below_l"] == 0
+    assert report.counts()["changed_below_l"] == 0
+    assert all(len(v) >= ell for v in running_values(directory).values())
     for r in made:
         assert r.report["series"]["counts"]["suppressed"] == 80 - len(r.table)
 

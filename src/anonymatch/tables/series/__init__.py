@@ -5,12 +5,13 @@ arrive, leave, change their sensitive value). Each release may be k-anonymous an
 its own while their combination is not: the *composition attacker* (Ganta, Kasiviswanathan and
 Smith, KDD 2008) knows everyone's quasi-identifiers each year and who is in which release, and
 intersects the sensitive values each release shows for a person. The series is protected by
-m-invariance on classes (Xiao and Tao, SIGMOD 2007): docs/guarantees/series.md.
+the running intersection: every person's classes, over all their releases, show ≥ ℓ common
+values (a relaxation of m-invariance, Xiao and Tao, SIGMOD 2007): docs/guarantees/series.md.
 
 - :func:`verify_series` (``verify``): checks a series as that attacker sees it, from the
   releases and the originals only, and gives the attacker's figures (:class:`SeriesReport`).
 - :func:`anonymize_series` (``publish``): publishes the next release of a series directory
-  (``store``: the index, the releases, the private map) under that invariance.
+  (``store``: the index, the releases, the private map) keeping it (``repair``).
 """
 
 from __future__ import annotations

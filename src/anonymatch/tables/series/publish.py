@@ -1,34 +1,28 @@
-"""Publishing the next release of a series under m-invariance on classes (issue 40).
+"""Publishing the next release of a series under the running intersection (issue 40).
 
 A series release publishes classes (every class ≥ k people, all generalized to one cell, the
 sensitive column distinct-ℓ-diverse per class); each published row carries its own person's
-sensitive value. A person's **signature** in a release is the set of distinct sensitive values
-of their class. The invariant (Xiao and Tao, SIGMOD 2007, on classes): every person published
-in two releases with an unchanged sensitive value has the same signature in both, so the
-composition attacker who intersects the values shown to a person across releases learns the
-signature, ≥ ℓ values, never fewer (docs/series.md).
+sensitive value. Person p's **running intersection** R_p is the set of values shown by p's
+class in *every* release p was published in (∩ over those releases of vals(C_t(p))). The
+invariant: |R_p| ≥ ℓ for every person, whose value changed or not, so the composition attacker
+who intersects the values shown to p across releases keeps ≥ ℓ values (docs/guarantees/
+series.md §3). Unlike signature equality (m-invariance), it only asks of the next release that
+each continuing p's class show ≥ ℓ values of R_p — anyone may join any class.
 
 The next release (:func:`publish_next`):
 
-1. reads each continuing person's signature from the last release they were published in
-   (private map → class → that class's values in the published file);
-2. buckets the people whose value is unchanged by their class there (followed forward to the
-   class most of its members went to, so that people coming back join their classmates); a
-   bucket missing a value of its signature takes a new person holding it, one short of k
-   people takes new people holding values of the signature, all buckets at once by a
-   minimum-cost assignment (``series.fill``); the buckets left incomplete are merged by
-   signature and filled again; what is still incomplete joins the nearest class of its
-   signature, or is **suppressed** (not published, counted: no counterfeit rows);
-3. splits a bucket holding room for several classes into classes of ≥ k people each showing
-   the whole signature (``methods.diverse.diverse_clusters`` with ℓ = |signature| on the
-   bucket alone: every class then shows exactly the signature);
-4. lets the remaining new people (and those whose value changed) form ordinary ℓ-diverse
-   classes (``diverse_clusters``), or, when they are too few for that, join the nearest class
-   whose signature holds their value (suppressed if none does);
-5. publishes through the ordinary release machinery (the same cells, a shuffle from OS
-   entropy unless a seed, the k-anonymity verifier and the ℓ-diversity check, ``publish``) and
-   checks the invariant again from the published file and the private map
-   (:func:`check_signatures`): any failure is a ``VerificationError``, nothing written.
+1. reads every earlier person's R_p from the private map and the published files
+   (:func:`running_intersection`);
+2. clusters this year's people exactly as an independent release
+   (``methods.diverse.diverse_clusters``);
+3. repairs the people whose class shows fewer than ℓ values of their R_p by the cheapest local
+   change in GCP — a move to another class, a holder of a missing value pulled in from a
+   neighbouring class, a merge of two classes — or suppresses them (not published, counted: no
+   counterfeit rows), ``series.repair``;
+4. publishes through the ordinary release machinery (the same cells, a shuffle from OS entropy
+   unless a seed, the k-anonymity verifier and the ℓ-diversity check, ``publish``) and checks
+   the invariant again for everyone of the release from the published files and the private
+   map (:func:`check_intersections`): any failure is a ``VerificationError``, nothing written.
 
 The first release of a series is an ordinary classes release plus the map.
 """
@@ -152,7 +146,7 @@ def anonymize_series(
     Release
         As :func:`anonymatch.tables.anonymize`; ``report["series"]`` states the release's
         number, the previous releases' SHA-256, the counts (continuing, new, changed,
-        departed, suppressed) and the signature check.
+        departed, suppressed), the repairs and the running-intersection check.
 
     Raises
     ------
@@ -166,8 +160,9 @@ def anonymize_series(
 
     Notes
     -----
-    Time: that of ``diverse_clusters`` on the new people and on each signature's bucket, plus
-    O(buckets · new people · d) to fill the buckets, plus the verification. Memory O(n·d).
+    Time: that of ``diverse_clusters`` (as an independent release), plus the repairs
+    (``series.repair``: O(violations · (classes · (d + values) + n))), plus reading the earlier
+    releases and the verification. Memory O(n · (d + values) + map).
     """
     from anonymatch.core.files import all_or_nothing
     from anonymatch.tables.job import TableJob
@@ -577,7 +572,7 @@ def _release(
         parameters={**schema.roles(), "partition_size": run.partition_size, **suppression},
         guarantee=KAnonymity(k).describe(),
         # the people of this release, as the verifier counts them: the published ones have a
-        # k-factor, ``suppressed`` were left out (their signature could not be shown)
+        # k-factor, ``suppressed`` were left out (no class kept their intersection ≥ ℓ)
         verification=dataclasses.replace(
             check, n_original=check.n_original + suppressed, suppressed=suppressed
         ).to_dict(),

@@ -13,7 +13,7 @@ A series directory ``DIR`` holds (docs/series.md)::
 SHA-256, never a person id nor a seed. The private map links the steward's person id to the
 row and class of every release the person was published in; it is written atomically, is
 never named in a published file (a manifest says only "a private map"), and is what the next
-release reads each continuing person's signature from (``tables.series.publish``).
+release reads each person's running intersection from (``tables.series.publish``).
 
 Opening a directory checks it against the run: the settings in ``series.json`` must be the
 run's (person id, QIs, sensitive column, k, ℓ), every listed release file must still have the

@@ -13,18 +13,18 @@ measured, both from the releases and the originals only (never the steward's pri
 - the **weak** attacker (the issue's baseline) intersects the values shown by each release's
   *compatible* rows: the rows whose cells contain the person's QIs.
 
-Under the m-invariance of classes the series is published with (every person with an unchanged
-value keeps the same signature, the set of values of their class, in every release:
-docs/guarantees/series.md) the strong intersection is the signature itself: ≥ ℓ values.
-:func:`verify_series` checks that from the outputs: nobody with an unchanged value is left below
-ℓ values, and everybody has ≥ k candidates in every release.
+Under the running intersection the series is published with (for every person, the values
+shown by their classes in all their releases number ≥ ℓ: docs/guarantees/series.md) the strong
+intersection holds those values: ≥ ℓ. :func:`verify_series` checks that from the outputs:
+nobody, whose value changed or not, is left below ℓ values, and everybody has ≥ k candidates
+in every release.
 
 References
 ----------
 S. R. Ganta, S. P. Kasiviswanathan, A. Smith. "Composition attacks and auxiliary information
 in data privacy". KDD 2008 (the intersection attack).
 X. Xiao, Y. Tao. "m-Invariance: towards privacy preserving re-publication of dynamic
-datasets". SIGMOD 2007 (signatures, the invariance that defeats it).
+datasets". SIGMOD 2007 (signatures: the equality the running intersection relaxes).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class SeriesReport:
     Attributes
     ----------
     passed : bool
-        Nobody with an unchanged value has fewer than ℓ values after intersection (strong
+        Nobody (changed value or not) has fewer than ℓ values after intersection (strong
         attacker), everybody has ≥ k candidates in every release, every release has a perfect
         matching, and no release publishes the person-id column.
     reason : str
@@ -390,11 +390,11 @@ def verify_series(
     -------
     SeriesReport
         ``passed`` iff every release has a perfect matching and publishes no person id,
-        every person has ≥ k candidates in every release, and every person whose sensitive
-        value is unchanged over their releases keeps ≥ ℓ values after the strong attacker's
-        intersection (in one release: among their candidates). People whose value changed are
-        counted apart: their intersection may exclude their value, which discloses nothing
-        about it but that it changed.
+        every person has ≥ k candidates in every release, and every person — whose sensitive
+        value changed or not — keeps ≥ ℓ values after the strong attacker's intersection (in
+        one release: among their candidates), as a series release guarantees
+        (docs/guarantees/series.md §3). The people whose value changed are also counted apart
+        (``changed``, ``changed_below_l``): their intersection may exclude their new value.
 
     Raises
     ------
@@ -414,7 +414,7 @@ def verify_series(
 
     References
     ----------
-    Ganta, Kasiviswanathan, Smith, KDD 2008 (composition); Xiao, Tao, SIGMOD 2007 (m-invariance);
+    Ganta, Kasiviswanathan, Smith, KDD 2008 (composition); Xiao, Tao, SIGMOD 2007 (signatures);
     Choromanski et al., NIPS 2013, Lemma 4.1 (candidates).
 
     Examples
@@ -510,8 +510,8 @@ def _first_failure(report: SeriesReport, years: Sequence[_Year]) -> str:
                 f"release {fig.release}: {fig.below_k} people have fewer than k = {k} candidate "
                 f"rows (fewest {fig.min_candidates})"
             )
-    multi, steady = report.repeated, ~report.changed
-    short = multi & steady & (report.strong_values < l)
+    multi = report.repeated  # changed value or not: the series keeps everyone's ≥ ℓ values
+    short = multi & (report.strong_values < l)
     if short.any():
         fewest = int(report.strong_values[short].min())
         return (
