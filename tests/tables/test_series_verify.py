@@ -97,7 +97,7 @@ def oracle(years, releases, k, l):  # noqa: E741
         share = max(max(c) / sum(c) for c in inside) if strong else np.nan
         changed = len({p[3] for p in parts}) > 1
         out[pid] = (len(strong), len(weak), post, changed, len(parts), share)
-        if not changed and len(strong) < l:
+        if len(strong) < l:  # changed value or not
             ok = False
     return out, ok
 
@@ -211,6 +211,57 @@ def test_releases_keeping_signatures_pass(series) -> None:
     assert (report.candidates[report.present] >= k).all()
 
 
+@st.composite
+def class_series(draw):
+    """2 or 3 releases of classes of ≥ k people drawn from 12, any person in any class each
+    release (no invariant kept), ages +1 a release, values changing at random; with each
+    person's R_p, the values shown by all their classes, worked out here."""
+    l = draw(st.integers(2, 3))  # noqa: E741
+    k = draw(st.integers(2, 4))
+    n = 12
+    base = pd.DataFrame(
+        {
+            "pid": [f"p{i}" for i in range(n)],
+            "age": draw(st.lists(st.integers(20, 60), min_size=n, max_size=n)),
+            "sex": draw(st.lists(st.sampled_from("FM"), min_size=n, max_size=n)),
+            "dx": draw(st.lists(st.sampled_from(VALUES[:4]), min_size=n, max_size=n)),
+        }
+    )
+    years, releases, kept = [], [], {}
+    for t in range(draw(st.integers(2, 3))):
+        people = draw(st.lists(st.integers(0, n - 1), min_size=k, max_size=n, unique=True))
+        year = base.iloc[sorted(people)].reset_index(drop=True)
+        year["age"] = year["age"] + t
+        for i in range(len(year)):
+            if draw(st.integers(0, 4)) == 0:
+                year.loc[i, "dx"] = draw(st.sampled_from(VALUES[:4]))
+        count = draw(st.integers(1, len(year) // k))
+        order = draw(st.permutations(range(len(year))))
+        classes = [list(order[c::count]) for c in range(count)]  # each ≥ k people
+        for members in classes:
+            shown = set(year["dx"].iloc[members])
+            for pid in year["pid"].iloc[members]:
+                kept[pid] = kept[pid] & shown if pid in kept else shown
+        releases.append(release_of(year, classes, seed=t))
+        years.append(year.astype({"age": str}))
+    return years, releases, k, l, kept
+
+
+@settings(max_examples=80, deadline=None)
+@given(class_series())
+def test_the_strong_intersection_holds_the_running_intersection(series) -> None:
+    # candidates ⊇ own class rows ⇒ V(p) ⊇ R_p: every person keeps ≥ |R_p| values, and a
+    # series keeping every R_p at ≥ ℓ values passes, changed values included
+    years, releases, k, l, kept = series  # noqa: E741
+    report = check(years, releases, k, l)
+    for p, pid in enumerate(report.person_ids):
+        assert report.strong_values[p] >= len(kept[pid])
+    assert (report.candidates[report.present] >= k).all()
+    if min(len(v) for v in kept.values()) >= l:
+        assert report.passed, report.reason
+        assert report.counts()["changed_below_l"] == 0
+
+
 def swapped() -> tuple[list[pd.DataFrame], list[pd.DataFrame]]:
     """Four people, two classes of two each year, with disjoint cells; the second release
     pairs them differently: p0's values {a, b} then {a, c}, so the intersection is {a}."""
@@ -234,17 +285,37 @@ def test_a_continuing_person_left_with_one_value_fails_and_is_counted() -> None:
     assert all(r.min_candidates == 2 and r.below_k == 0 for r in report.releases)
 
 
-def test_a_changed_value_is_counted_apart() -> None:
+def test_a_changed_value_is_counted_apart_and_fails_below_l() -> None:
     years, releases = swapped()
     years[1].loc[years[1]["pid"] == "p0", "dx"] = "z"
     releases[1].loc[releases[1]["dx"] == "a", "dx"] = "z"
     report = check(years, releases, 2, 2)
+    assert not report.passed and "fewer than l = 2" in report.reason
     counts = report.counts()
     assert counts["changed"] == 1 and counts["changed_below_l"] == 1
     p0 = list(report.person_ids).index("p0")
     assert report.changed[p0] and report.strong_values[p0] == 0
     assert np.isnan(report.posterior[p0])
     assert counts["strong"]["below_l"] == 3  # the three others, still certain
+
+
+def test_only_a_changed_person_below_l_fails_the_series() -> None:
+    # p0's value changes (a → c) and p0 moves to a class showing {c, d}: R_p0 = {a, b} ∩ {c, d}
+    # is empty; everyone else keeps {a, b} (p4 is new and sees {c, d})
+    year1 = pd.DataFrame({"pid": ["p0", "p1", "p2", "p3"], "age": [20, 21, 22, 23],
+                          "sex": ["F"] * 4, "dx": ["a", "b", "a", "b"]})  # fmt: skip
+    year2 = pd.DataFrame({"pid": ["p0", "p1", "p2", "p3", "p4"], "age": [21, 22, 23, 24, 20],
+                          "sex": ["F", "F", "F", "F", "M"],
+                          "dx": ["c", "b", "a", "b", "d"]})  # fmt: skip
+    releases = [release_of(year1, [[0, 1, 2, 3]]), release_of(year2, [[0, 4], [1, 2, 3]])]
+    years = [year1.astype({"age": str}), year2.astype({"age": str})]
+    report = check(years, releases, 2, 2)
+    assert not report.passed and "1 people in two releases" in report.reason
+    counts = report.counts()
+    assert counts["strong"]["below_l"] == 0 and counts["changed_below_l"] == 1
+    # the same people in one class showing {a, b, c, d}: everyone keeps {a, b}
+    fixed = [releases[0], release_of(year2, [[0, 1, 2, 3, 4]])]
+    assert check(years, fixed, 2, 2).passed
 
 
 def test_bad_inputs_are_one_line_errors_naming_rows_not_ids() -> None:
