@@ -77,6 +77,16 @@ class Classes:
             table = np.zeros((g, int(self.cat[:, a].max(initial=0)) + 1), dtype=np.int64)
             np.add.at(table, (self.labels, self.cat[:, a]), 1)
             self.cat_count.append(table)
+        self.dist = np.zeros((g, len(self.cat_count)))  # categorical values per class cell
+        for a, t in enumerate(self.cat_count):
+            self.dist[:, a] = (t > 0).sum(axis=1)
+        self.now = self.ncp(self.lo, self.hi, self.dist)  # each class cell's NCP
+
+    def _refresh(self, c: int) -> None:
+        """Recompute class ``c``'s categorical counts and NCP after a change. O(d · card)."""
+        for a, t in enumerate(self.cat_count):
+            self.dist[c, a] = (t[c] > 0).sum()
+        self.now[c] = self.ncp(self.lo[c], self.hi[c], self.dist[c]) if self.alive[c] else 0.0
 
     def ncp(self, lo: np.ndarray, hi: np.ndarray, distinct: np.ndarray) -> np.ndarray:
         """The NCP of cells with numeric bounds ``lo``/``hi`` (…, dn) and ``distinct``
@@ -84,34 +94,27 @@ class Classes:
         width = np.where(np.isfinite(hi - lo), hi - lo, 0.0)
         return width @ self.num_scale + np.maximum(distinct - 1, 0) @ self.cat_scale
 
-    def distinct(self, index: np.ndarray | slice = slice(None)) -> np.ndarray:
-        """(classes, dc) the categorical values each class's cell covers. O(G · card)."""
-        dc = len(self.cat_count)
-        if dc == 0:
-            return np.zeros((len(self.size[index]), 0))
-        return np.stack([(t[index] > 0).sum(axis=-1) for t in self.cat_count], axis=-1)
-
     def cost(self, c: int) -> float:
-        """Class ``c``'s GCP mass: its people times its cell's NCP. O(d · card)."""
-        if not self.alive[c]:
-            return 0.0
-        distinct = np.array([(t[c] > 0).sum() for t in self.cat_count], dtype=np.float64)
-        return float(self.size[c] * self.ncp(self.lo[c], self.hi[c], distinct))
+        """Class ``c``'s GCP mass: its people times its cell's NCP. O(1)."""
+        return float(self.size[c] * self.now[c]) if self.alive[c] else 0.0
 
     def members(self, c: int) -> np.ndarray:
         """The people of class ``c``. O(n)."""
         return np.flatnonzero(self.labels == c)
 
-    def add_costs(self, r: int) -> np.ndarray:
-        """(G,) how much each class's GCP mass grows when person ``r`` joins it. O(G · d)."""
+    def widened(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """(G,) each class's cell NCP with person ``r`` added, and (G,) as it is. O(G · d)."""
         x = self.num[r]
         lo, hi = np.minimum(self.lo, x), np.maximum(self.hi, x)
         extra = np.stack(
             [t[:, self.cat[r, a]] == 0 for a, t in enumerate(self.cat_count)], axis=-1
         ) if self.cat_count else np.zeros((len(self.size), 0))  # fmt: skip
-        before = self.distinct()
-        grown = (self.size + 1) * self.ncp(lo, hi, before + extra)
-        return np.asarray(grown - self.size * self.ncp(self.lo, self.hi, before))
+        return self.ncp(lo, hi, self.dist + extra), self.now
+
+    def add_costs(self, r: int) -> np.ndarray:
+        """(G,) how much each class's GCP mass grows when person ``r`` joins it. O(G · d)."""
+        grown, now = self.widened(r)
+        return np.asarray((self.size + 1) * grown - self.size * now)
 
     def remove_cost(self, r: int) -> float:
         """How much class ``labels[r]``'s GCP mass changes when person ``r`` leaves it
@@ -131,14 +134,11 @@ class Classes:
     def merge_costs(self, c: int) -> np.ndarray:
         """(G,) how much the GCP mass grows when class ``c`` merges with each class. O(G·d)."""
         lo, hi = np.minimum(self.lo, self.lo[c]), np.maximum(self.hi, self.hi[c])
-        union = (
-            np.stack([((t > 0) | (t[c] > 0)).sum(axis=1) for t in self.cat_count], axis=-1)
-            if self.cat_count
-            else np.zeros((len(self.size), 0))
-        )
+        union = self.dist.copy()
+        for a, t in enumerate(self.cat_count):  # the values of c each class lacks
+            union[:, a] += (t[:, np.flatnonzero(t[c] > 0)] == 0).sum(axis=1)
         merged = (self.size + self.size[c]) * self.ncp(lo, hi, union)
-        alone = self.size * self.ncp(self.lo, self.hi, self.distinct())
-        return np.asarray(merged - alone - self.cost(c))
+        return np.asarray(merged - self.size * self.now - self.cost(c))
 
     def take_out(self, r: int) -> None:
         """Person ``r`` leaves their class (label −1). O(class · d)."""
@@ -154,6 +154,7 @@ class Classes:
         else:
             self.alive[c] = False
             self.lo[c], self.hi[c] = np.inf, -np.inf
+        self._refresh(c)
 
     def put(self, r: int, c: int) -> None:
         """Person ``r`` (in no class) joins class ``c``. O(d)."""
@@ -164,6 +165,7 @@ class Classes:
             t[c, self.cat[r, a]] += 1
         self.lo[c] = np.minimum(self.lo[c], self.num[r])
         self.hi[c] = np.maximum(self.hi[c], self.num[r])
+        self._refresh(c)
 
     def merge(self, c: int, into: int) -> None:
         """Class ``c``'s people join class ``into``; ``c`` dies. O(n + d · card)."""
@@ -178,6 +180,8 @@ class Classes:
         self.size[c], self.count[c] = 0, 0
         self.alive[c] = False
         self.lo[c], self.hi[c] = np.inf, -np.inf
+        self._refresh(c)
+        self._refresh(into)
 
 
 def repair(
@@ -224,7 +228,7 @@ def repair(
     bound = np.asarray(~kept.all(axis=1), dtype=bool)
     value = np.eye(n_values, dtype=bool)
     order = np.argsort(rank, kind="stable")
-    done = {"moved": 0, "pulled": 0, "merged": 0, "suppressed": 0}
+    done = {"moved": 0, "pulled": 0, "swapped": 0, "merged": 0, "suppressed": 0}
 
     def short(r: int, c: int) -> bool:
         return bool((kept[r] & (state.count[c] > 0)).sum() < l)
@@ -242,6 +246,72 @@ def repair(
         rest = state.members(c)
         rest = rest[(rest != r) & bound[rest]]
         return bool(((kept[rest] & shows).sum(axis=1) >= l).all())
+
+    def nearby(r: int, c: int) -> np.ndarray:  # the published people near r, not in c
+        at = int(np.searchsorted(rank[order], rank[r]))
+        near = order[max(at - WINDOW // 2, 0) : at + WINDOW // 2]
+        return near[(state.labels[near] >= 0) & (state.labels[near] != c)]
+
+    def swap_option(r: int, c: int) -> tuple[float, str, int, int] | None:
+        """The cheapest exchange of a member s of c (r first) with a nearby person q of
+        another class D such that c then keeps r's intersection, every other member's and
+        q's, D keeps s's and its other members', and both stay ℓ-diverse."""
+        near = nearby(r, c)
+        if len(near) == 0:
+            return None
+        mine = state.members(c)
+        best = exchange(r, c, r, near, mine)
+        if best is not None:
+            return best
+        # a classmate s leaving instead: q must bring a value of R_r that c lacks
+        near = near[(kept[r] & (state.count[c] == 0))[codes[near]]]
+        for s in mine[mine != r].tolist() if len(near) else []:
+            found = exchange(r, c, s, near, mine)
+            if found is not None and (best is None or found[0] < best[0]):
+                best = found
+        return best
+
+    def exchange(
+        r: int, c: int, s: int, near: np.ndarray, mine: np.ndarray
+    ) -> tuple[float, str, int, int] | None:
+        held = value[codes[near]]
+        in_c = (state.count[c] - value[codes[s]])[None, :] + held > 0  # q instead of s
+        klass = state.labels[near]
+        in_d = (state.count[klass] - held + value[codes[s]]) > 0  # s instead of q
+        ok = (in_c.sum(axis=1) >= l) & (in_d.sum(axis=1) >= l)
+        if bound[s]:
+            ok &= (kept[s] & in_d).sum(axis=1) >= l
+        ok &= ~bound[near] | ((kept[near] & in_c).sum(axis=1) >= l)
+        others = mine[(mine != s) & bound[mine]]  # r among them when s is not r
+        if len(others) and ok.any():
+            ok &= ((kept[others].astype(np.int64) @ in_c.T.astype(np.int64)) >= l).all(axis=0)
+        if not ok.any():
+            return None
+        near, in_d, klass = near[ok], in_d[ok], klass[ok]
+        # c's cell with q instead of s; D's cell with s (q's leaving not counted: an upper
+        # bound on D's cost)
+        stay = mine[mine != s]
+        lo, hi = state.num[stay].min(axis=0), state.num[stay].max(axis=0)
+        x = state.num[near]
+        width = np.maximum(hi, x) - np.minimum(lo, x)
+        distinct = np.zeros((len(near), len(state.cat_count)))
+        for a, t in enumerate(state.cat_count):
+            left = t[c].copy()
+            left[state.cat[s, a]] -= 1
+            distinct[:, a] = (left > 0).sum() + (left[state.cat[near, a]] == 0)
+        c_cost = len(mine) * (
+            np.where(np.isfinite(width), width, 0.0) @ state.num_scale
+            + np.maximum(distinct - 1, 0) @ state.cat_scale
+        )
+        grown, now = state.widened(s)
+        cost = c_cost - state.cost(c) + state.size[klass] * (grown[klass] - now[klass])
+        for j in np.argsort(cost, kind="stable")[:8].tolist():
+            q, d = int(near[j]), int(klass[j])
+            theirs = state.members(d)
+            theirs = theirs[(theirs != q) & bound[theirs]]
+            if ((kept[theirs] & in_d[j]).sum(axis=1) >= l).all():
+                return float(cost[j]), "swap", q, s
+        return None
 
     queue = deque(np.flatnonzero(bound).tolist())
     while queue:
@@ -262,9 +332,7 @@ def repair(
         # pull a holder of a value of R_p that c lacks from a class that can lose them
         lacking = kept[r] & ~shows[c]
         if (kept[r] & shows[c]).sum() == l - 1 and lacking.any():
-            at = int(np.searchsorted(rank[order], rank[r]))
-            near = order[max(at - WINDOW // 2, 0) : at + WINDOW // 2]
-            near = near[(state.labels[near] >= 0) & (state.labels[near] != c)]
+            near = nearby(r, c)
             near = near[lacking[codes[near]]]
             if len(near):
                 mine = state.members(c)
@@ -275,7 +343,7 @@ def repair(
                     [state.cat_count[a][c][state.cat[near, a]] == 0
                      for a in range(len(state.cat_count))], axis=-1,
                 ) if state.cat_count else np.zeros((len(near), 0))  # fmt: skip
-                distinct = state.distinct(np.array([c]))[0]
+                distinct = state.dist[c]
                 grow = (len(mine) + 1) * (
                     np.where(np.isfinite(width), width, 0.0) @ state.num_scale
                     + np.maximum(distinct + cat_new - 1, 0) @ state.cat_scale
@@ -288,6 +356,9 @@ def repair(
                         extra = float(grow[near == q][0]) + state.remove_cost(q)
                         options.append((extra, "pull", c, q))
                         break
+        swap = swap_option(r, c)
+        if swap is not None:
+            options.append(swap)
         fix = ((shows | shows[c]) & kept[r]).sum(axis=1) >= l
         fix &= state.alive
         fix[c] = False
@@ -300,6 +371,13 @@ def repair(
             if how == "merge":
                 state.merge(c, target)
                 done["merged"] += 1
+            elif how == "swap":  # who (r or a classmate) into target's class, target into c
+                into = int(state.labels[target])
+                state.take_out(who)
+                state.take_out(target)
+                state.put(who, into)
+                state.put(target, c)
+                done["swapped"] += 1
             else:
                 state.take_out(who)
                 state.put(who, target)
