@@ -17,8 +17,8 @@ The next release (:func:`publish_next`):
    (``methods.diverse.diverse_clusters``);
 3. repairs the people whose class shows fewer than ℓ values of their R_p by the cheapest local
    change in GCP — a move to another class, a holder of a missing value pulled in from a
-   neighbouring class, a merge of two classes — or suppresses them (not published, counted: no
-   counterfeit rows), ``series.repair``;
+   neighbouring class, an exchange with a person of a nearby class, a merge of two classes —
+   or suppresses them (not published, counted: no counterfeit rows), ``series.repair``;
 4. publishes through the ordinary release machinery (the same cells, a shuffle from OS entropy
    unless a seed, the k-anonymity verifier and the ℓ-diversity check, ``publish``) and checks
    the invariant again for everyone of the release from the published files and the private

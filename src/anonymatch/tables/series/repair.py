@@ -11,6 +11,10 @@ releases, ≥ ℓ values); p may stay in a class C of this release only if R_p �
   people, ℓ distinct values, and every other constrained member of C keeps its ≥ ℓ values;
 - **pull** into C a person q of another class D holding a value of R_p that C lacks, if D keeps
   ≥ k people, ℓ values and its constrained members' values, and q keeps its own in C;
+- **exchange** p — or, when that fails, a classmate s of p — with a nearby person q of
+  another class D, if afterwards C keeps p's intersection, q's and every other member's, D
+  keeps s's and its other members', and both stay ℓ-diverse (the sizes do not change: the
+  repair for classes of exactly k people, most of an independent release's);
 - **merge** C with another class C″ with |R_p ∩ (vals(C) ∪ vals(C″))| ≥ ℓ (a merge only adds
   values to every member: it breaks nobody's constraint, keeps ≥ k people and ℓ-diversity);
 - else **suppress** p (not published, counted): if C then has fewer than k people or ℓ values
@@ -19,8 +23,10 @@ releases, ≥ ℓ values); p may stay in a class C of this release only if R_p �
 Adding a person to a class only adds values, so a repaired person is never broken again by a
 later move (every removal is checked against the other members): the work list empties after
 at most one pass per violation plus the people queued by suppressions. Each step is vectorized
-over the classes (G) — O(G·(d + V + card)) per move or merge, O(W·d) per pull over a window of
-the W people nearest in the lexicographic order — never a person × person matrix.
+over the classes (G) — O(G·(d + V)) per move, O(G·(d + V + card)) per merge — or over a window
+of the :data:`WINDOW` people nearest in the lexicographic order — O(W·(d + V + k·V)) per pull
+or exchange, k + 1 exchanges at most — never a person × person matrix. The option of least
+GCP growth wins.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ if TYPE_CHECKING:
     from anonymatch.tables.columns.schema import EncodedQI
 
 WINDOW = 400
-"""People nearest a violator's class in the lexicographic QI order among whom a pull looks."""
+"""People nearest a violator in the lexicographic QI order among whom a pull or an exchange
+looks."""
 
 
 class Classes:
@@ -217,11 +224,12 @@ def repair(
     labels : numpy.ndarray
         (n,) classes (ids with gaps), −1 for the suppressed.
     moves : dict
-        How many people were moved, pulled, classes merged, people suppressed.
+        How many people were moved, pulled, exchanged, classes merged, people suppressed.
 
     Notes
     -----
-    Time O(violations · (G·(d + V + card) + WINDOW·d + n)), memory O(n·V + G·(d + V + card)).
+    Time O(violations · (G·(d + V + card) + k·WINDOW·(d + k·V) + n)), memory
+    O(n·V + G·(d + V + card)).
     """
     n_values = kept.shape[1]
     state = Classes(enc, codes, labels, n_values)
