@@ -471,3 +471,26 @@ def test_new_people_too_few_for_a_class_join_one_showing_their_value(tmp_path: P
         numeric=["age"], sensitive="s", k=5, l=2,
     )  # fmt: skip
     assert report.passed, report.reason
+
+
+def test_the_in_run_check_finds_anyone_below_l_in_the_running_intersection() -> None:
+    from anonymatch.tables.series.publish import check_intersections, running_intersection
+
+    obj = np.asarray
+    first = (obj(["a", "b", "c", "d"], dtype=object), obj([0, 0, 1, 1]), obj(list("xyxz")))
+    # release 2: a and c change class; a's class shows {x, z}: R_a = {x, y} ∩ {x, z} = {x}
+    fine = (obj(["a", "b", "c"], dtype=object), obj([0, 0, 0]), obj(list("xyz")))
+    apart = (obj(["a", "b", "c", "e"], dtype=object), obj([0, 1, 0, 1]), obj(list("xyzy")))
+    running = running_intersection([first, apart])
+    kept = dict(zip(running.person_ids, running.kept.sum(axis=1), strict=True))
+    assert kept == {"a": 1, "b": 1, "c": 2, "d": 2, "e": 1}
+    assert check_intersections([first], fine, 2) == {
+        "passed": True,
+        "method": "running intersections from the published files and the private map",
+        "people_checked": 3,
+    }
+    failed = check_intersections([first], apart, 2)
+    assert failed["passed"] is False
+    assert failed["reason"] == (
+        "3 people keep fewer than l = 2 values after intersecting their classes' values (fewest 1)"
+    )
