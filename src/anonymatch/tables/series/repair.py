@@ -109,14 +109,18 @@ class Classes:
         """The people of class ``c``. O(n)."""
         return np.flatnonzero(self.labels == c)
 
-    def widened(self, r: int) -> tuple[np.ndarray, np.ndarray]:
-        """(G,) each class's cell NCP with person ``r`` added, and (G,) as it is. O(G · d)."""
+    def widened(
+        self, r: int, index: np.ndarray | slice = slice(None)
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each class's cell NCP with person ``r`` added, and as it is (``index``: those
+        classes only, all by default). O(classes · d)."""
         x = self.num[r]
-        lo, hi = np.minimum(self.lo, x), np.maximum(self.hi, x)
+        lo, hi = np.minimum(self.lo[index], x), np.maximum(self.hi[index], x)
+        dist = self.dist[index]
         extra = np.stack(
-            [t[:, self.cat[r, a]] == 0 for a, t in enumerate(self.cat_count)], axis=-1
-        ) if self.cat_count else np.zeros((len(self.size), 0))  # fmt: skip
-        return self.ncp(lo, hi, self.dist + extra), self.now
+            [t[index, self.cat[r, a]] == 0 for a, t in enumerate(self.cat_count)], axis=-1
+        ) if self.cat_count else np.zeros((len(dist), 0))  # fmt: skip
+        return self.ncp(lo, hi, dist + extra), self.now[index]
 
     def add_costs(self, r: int) -> np.ndarray:
         """(G,) how much each class's GCP mass grows when person ``r`` joins it. O(G · d)."""
@@ -292,7 +296,8 @@ def repair(
         ok &= ~bound[near] | ((kept[near] & in_c).sum(axis=1) >= l)
         others = mine[(mine != s) & bound[mine]]  # r among them when s is not r
         if len(others) and ok.any():
-            ok &= ((kept[others].astype(np.int64) @ in_c.T.astype(np.int64)) >= l).all(axis=0)
+            shared = kept[others].astype(np.float32) @ in_c.T.astype(np.float32)
+            ok &= (shared >= l - 0.5).all(axis=0)
         if not ok.any():
             return None
         near, in_d, klass = near[ok], in_d[ok], klass[ok]
@@ -311,8 +316,8 @@ def repair(
             np.where(np.isfinite(width), width, 0.0) @ state.num_scale
             + np.maximum(distinct - 1, 0) @ state.cat_scale
         )
-        grown, now = state.widened(s)
-        cost = c_cost - state.cost(c) + state.size[klass] * (grown[klass] - now[klass])
+        grown, now = state.widened(s, klass)
+        cost = c_cost - state.cost(c) + state.size[klass] * (grown - now)
         for j in np.argsort(cost, kind="stable")[:8].tolist():
             q, d = int(near[j]), int(klass[j])
             theirs = state.members(d)
