@@ -14,8 +14,9 @@ Modes:
 - ``--independent``: three ordinary releases, each a whole ``anonymatch anonymize`` process
   (``--sensitive occupation --l 3 -k 10``: classes, issue 36), as a steward does today.
 - ``--series DIR``: the same three years through ``anonymatch anonymize --series DIR
-  --person-id pid`` (issue 40, the publishing side): each year's release is read back from the
-  series directory (``DIR/series.json``, ``NNN.release.csv``).
+  --person-id pid`` (issue 40, the publishing side: the running intersection, each year's
+  independent classes repaired); each year's release is read back from the series directory
+  (``DIR/series.json``, ``NNN.release.csv``).
 
 Then the composition attacker (``anonymatch.tables.series.verify_series``, from the releases and
 each release's people): people in ≥ 2 releases, people left below ℓ after intersection by the
@@ -124,6 +125,7 @@ def publish(frames: list[pd.DataFrame], work: Path, series: Path | None) -> list
                     manifest.get("series", {}).get("counts", {}).get("suppressed", 0)
                 ),
                 "seconds": run["wall"],
+                "repairs": manifest.get("series", {}).get("repairs", {}),
                 "manifest": manifest,
             }
         )
@@ -174,6 +176,7 @@ def main() -> None:
         "verify_series_seconds": verify_seconds,
         "published": [len(y["release"]) for y in years],
         "suppressed": [y["suppressed"] for y in years],
+        "repairs": [y["repairs"] for y in years],
         "figures": figures,
     }
     stored = json.loads(RESULTS_JSON.read_text()) if RESULTS_JSON.exists() else {}
@@ -231,6 +234,14 @@ def section(stored: dict) -> str:
             f"{secs:.2f}× (goal ≤ 2×), strong attacker below ℓ "
             f"{ser['figures']['strong']['below_l']} (goal 0).",
         ]
+        repairs = [r for r in ser.get("repairs", []) if r]
+        if repairs:
+            lines += [
+                "",
+                "The series' repairs of the independent classes (releases 2 on): "
+                + "; ".join(", ".join(f"{n:,} {what}" for what, n in r.items()) for r in repairs)
+                + ".",
+            ]
     lines += ["", f"Machine: {next(iter(stored.values()))['machine']}."]
     return "\n".join(lines)
 
