@@ -219,7 +219,8 @@ def repair(
         (n, V) bool: R_p, the values person p's earlier classes all showed (all True for a
         person never published: no constraint).
     rank : numpy.ndarray
-        (n,) each person's position in the lexicographic QI order (where pulls look).
+        (n,) each person's position in the lexicographic QI order (where pulls and exchanges
+        look).
     k, l : int
         The fewest people and distinct values of a class, the fewest values of R_p ∩ vals.
 
@@ -286,6 +287,9 @@ def repair(
     def exchange(
         r: int, c: int, s: int, near: np.ndarray, mine: np.ndarray
     ) -> tuple[float, str, int, int] | None:
+        """The cheapest exchange of s (in c, whose members are ``mine``) with one of ``near``
+        keeping every condition (``swap_option``), as (GCP growth, "swap", q, s), or None.
+        O(|near|·(d + V + |mine|·V))."""
         held = value[codes[near]]
         in_c = (state.count[c] - value[codes[s]])[None, :] + held > 0  # q instead of s
         klass = state.labels[near]
