@@ -30,7 +30,7 @@ from anonymatch.tables.columns.schema import EncodedQI, Schema
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.risk.headline import Kept
 from anonymatch.tables.risk.leakage import RowCells, kept_columns
-from anonymatch.tables.risk.leakcheck import Leakage
+from anonymatch.tables.risk.leakcheck import STRICT, Leakage
 
 Column = tuple[str, pd.Series, "pd.Series | None"]
 
@@ -111,4 +111,5 @@ def release_checks(
     ``identifiers`` (a relational release's id column among them) and its job's ``strict``
     (a flagged leak refuses the release); InputError (exit 2) when ``strict`` is asked on a
     path without the leakage check. O(checks)."""
-    return CHECKS.for_release({"identifiers": tuple(identifiers), "strict": strict}, kind, path)
+    values = {"identifiers": tuple(identifiers), STRICT.name: strict}
+    return CHECKS.for_release(values, kind, path)
