@@ -21,6 +21,12 @@ Prints one JSON object:
   channel instead of a parameter);
 - ``locals_captures``: ``locals()`` calls;
 - ``new_manifest_sites``: ``new_manifest(`` call sites;
+- ``context_vars``: module-level ``ContextVar(`` definitions, each ``file:line:name``, and
+  ``context_parameters``: those of them that pass a run's parameters (a side channel: what
+  the run does or states depends on a value its callers never pass). The others are plumbing,
+  listed in :data:`PLUMBING` with why: they carry no parameter of a release. Before issue 35's
+  ``strict`` change there was also ``tables/risk/leakage.py``'s ``_REFUSING`` (``--strict``
+  reaching the release checks), now a field of the typed jobs;
 - ``files_per_option``: for each job field (the keys of ``anonymatch.tables.job.PARAMETERS``,
   imported from the measured tree), the number of files of the tree naming it as an
   identifier or as a string (a token equal to it), and the sum over the fields.
@@ -43,6 +49,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+
+PLUMBING = {
+    "_STAGING": "core/files.py: the all-or-nothing output set the writes of a block join (one "
+    "commit of the release, its manifest and sidecars): where files go, not what they hold",
+    "_CAPTURED": "core/manifest.py: collects the manifests completed inside a block for the "
+    "caller (the web app's run): an output handed back, never read by the release",
+    "_CACHE": "tables/io/reuse.py: a memo of parsed releases by content within a block: the "
+    "same result, computed once",
+}
+"""The module-level ContextVars that pass no run parameter, and why. ``_SEED_FILE``
+(core/manifest.py: ``--seed-file`` makes ``finish_manifest`` state ``seed_file: true``) is
+not among them: what the manifest states depends on it, so it counts as a parameter."""
 
 
 def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
@@ -109,6 +127,24 @@ def _pops(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[int]:
     return lines
 
 
+def _context_vars(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, name) of the module-level assignments of a ``ContextVar(...)`` call."""
+    out = []
+    value: ast.expr | None
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = list(node.targets), node.value
+        elif isinstance(node, ast.AnnAssign):
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if isinstance(value, ast.Call):
+            called = getattr(value.func, "id", None) or getattr(value.func, "attr", None)
+            if called == "ContextVar":
+                out += [(node.lineno, t.id) for t in targets if isinstance(t, ast.Name)]
+    return out
+
+
 def _tokens(text: str) -> set[str]:
     """The identifiers of a module and the values of its plain string literals."""
     out: set[str] = set()
@@ -152,12 +188,14 @@ def measure(root: Path) -> dict[str, object]:
     contexts: list[str] = []
     captures: list[str] = []
     manifests: list[str] = []
+    context_vars: list[str] = []
     tokens: dict[Path, set[str]] = {}
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
         text = path.read_text()
         tree = ast.parse(text)
         tokens[rel] = _tokens(text)
+        context_vars += [f"{rel}:{line}:{name}" for line, name in _context_vars(tree)]
         for func, enclosing in _functions(tree):
             if func.args.kwarg is not None:
                 kwargs.append(f"{rel}:{func.lineno}:{func.name}(**{func.args.kwarg.arg})")
@@ -207,6 +245,7 @@ def measure(root: Path) -> dict[str, object]:
         if p.name not in ("__init__.py", "__pycache__")
         and (p.suffix == ".py" or (p / "__init__.py").exists())
     ]
+    parameters = [c for c in context_vars if c.rsplit(":", 1)[1] not in PLUMBING]
     fields = job_fields(root)
     per_option = {f: sum(f in names for names in tokens.values()) for f in fields}
     return {
@@ -216,6 +255,8 @@ def measure(root: Path) -> dict[str, object]:
         "get_current_context": {"count": len(contexts), "where": contexts},
         "locals_captures": {"count": len(captures), "where": captures},
         "new_manifest_sites": {"count": len(manifests), "where": manifests},
+        "context_vars": {"count": len(context_vars), "where": context_vars},
+        "context_parameters": {"count": len(parameters), "where": parameters},
         "files_per_option": {"count": sum(per_option.values()), "fields": per_option},
         "many_parameter_functions": {"count": len(many), "where": many},
         "flag_messages": {"count": len(flags), "where": flags},

@@ -15,13 +15,8 @@ from anonymatch.tables.columns.schema import Schema, encode_qi
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.risk.checks import CHECKS, Identifiers, ReleaseView, release_checks
 from anonymatch.tables.risk.headline import Kept, headline
-from anonymatch.tables.risk.leakage import (
-    Leakage,
-    LeakRefused,
-    RowCells,
-    check_leakage,
-    refusing_leaks,
-)
+from anonymatch.tables.risk.leakage import LeakRefused, RowCells, check_leakage
+from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS, Leakage
 
 SCHEMA = Schema.build(["num"], ["num"], identifiers=["pid"])
 
@@ -74,7 +69,7 @@ def test_leakage_check_is_the_leakage_report_and_strict_refuses() -> None:
     assert manifest["leakage"] == want and manifest["seconds"]["leakage"] >= 0
     refused = Leakage(strict=True).check(seen)
     assert not refused.passed and "edu" in refused.reason
-    with pytest.raises(LeakRefused, match=r"refused \(--strict\): column 'edu'.*nothing written"):
+    with pytest.raises(LeakRefused, match=r"refused \(`strict`\): column 'edu'.*nothing written"):
         publish(produced(), checks=(Leakage(strict=True),), shown=seen)
 
 
@@ -93,7 +88,7 @@ def test_where_the_checks_run() -> None:
     relational releases identifiers and leakage; per-record levels identifiers only, and
     ``--strict`` there is refused (exit 2) rather than ignored."""
     names = {
-        (kind, path): [type(c).__name__ for c in release_checks(kind, path, ())]
+        (kind, path): [type(c).__name__ for c in release_checks(kind, path, (), False)]
         for kind, path in [("table", "memory"), ("table", "streamed"), ("table", "kl"),
                            ("relational", "memory"), ("relational", "streamed"),
                            ("table", "adaptive"), ("transactions", "memory")]
@@ -105,11 +100,16 @@ def test_where_the_checks_run() -> None:
     assert names[("relational", "memory")] == ["Identifiers", "Leakage"]
     assert names[("table", "adaptive")] == ["Identifiers"]
     assert names[("transactions", "memory")] == []
-    with refusing_leaks(), pytest.raises(InputError, match="`strict` is not checked on the"):
-        release_checks("table", "adaptive", ())
-    with refusing_leaks():
-        assert release_checks("table", "memory", ())[1].describe() == {"strict": True}
+    with pytest.raises(InputError, match="`strict` is not checked on the"):
+        release_checks("table", "adaptive", (), True)
+    assert release_checks("table", "memory", (), True)[1].describe() == {"strict": True}
+    assert release_checks("table", "memory", (), False)[1].describe() == {"strict": False}
+    for wrong in ("yes", 1, 0.0):  # a flag is a bool: text or a number is refused
+        with pytest.raises(InputError, match="`strict` must be true or false"):
+            release_checks("table", "memory", (), wrong)  # type: ignore[arg-type]
     assert [p.name for p in CHECKS.parameters()] == ["identifiers", "strict"]
+    assert [p.name for p in CHECK_OPTIONS.parameters()] == ["strict"]
+    assert CHECK_OPTIONS.parameters()[0] is Leakage.parameters[0]  # declared once
 
 
 def _close(a: dict, b: dict) -> bool:

@@ -22,7 +22,6 @@ from anonymatch.tables.risk.leakage import (
     LeakRefused,
     check_leakage,
     distinct_cells,
-    refusing_leaks,
 )
 from anonymatch.tables.streamed import release_frame
 from tests.factories import stream_file
@@ -114,12 +113,13 @@ def test_streamed_leakage_flags_what_leaks(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
-def test_refusing_leaks_commits_nothing(tmp_path: Path) -> None:
+def test_strict_job_commits_nothing(tmp_path: Path) -> None:
     source = tmp_path / "in.csv"
     people(300, 2).to_csv(source, index=False)
     out = tmp_path / "parts"  # a directory of Parquet parts
-    with refusing_leaks(), pytest.raises(LeakRefused, match="column 'serial'"):
-        stream_file(source, out, 3, SCHEMA, partition_size=12, chunk_rows=60, executor="inline")
+    with pytest.raises(LeakRefused, match="column 'serial'"):
+        stream_file(source, out, 3, SCHEMA, partition_size=12, chunk_rows=60, executor="inline",
+                    strict=True)  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
 
 

@@ -63,6 +63,7 @@ from pydantic import (
 from anonymatch.core.criteria import Parameter
 from anonymatch.core.errors import InputError
 from anonymatch.tables.models import ALL_CRITERIA
+from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS
 
 SCHEMA: Literal["anonymatch-job/1"] = "anonymatch-job/1"
 """The value of a job file's ``schema`` key."""
@@ -304,6 +305,7 @@ def _criterion_field(p: Parameter) -> Any:
     bounds: dict[str, Any] = {
         "integer": {"ge": p.minimum}, "fraction": {"gt": 0, "le": 1}, "share": {"ge": 0, "le": 1},
         "positive": {"gt": 0}, "choice": {}, "column": {"min_length": 1}, "table": {},
+        "flag": {},
     }  # fmt: skip
     text = p.help + (" Relative to the job file's directory." if p.kind == "table" else "")
     kind: Any = Literal[p.choices] if p.choices else p.python_type
@@ -339,9 +341,10 @@ PrivacyModel: Any = create_model(
     "PrivacyModel",
     __base__=_Model,
     __doc__="``[model]``: the guarantee, and the keys of the table criteria (the level, the "
-    "sensitive models, k-map, journalist risk, δ-presence, the population, (k,l)'s known), "
-    "derived from their registry: never listed here.",
+    "sensitive models, k-map, journalist risk, δ-presence, the population, (k,l)'s known) "
+    "and of the release checks (strict), derived from their registries: never listed here.",
     **{p.name: _criterion_field(p) for p in ALL_CRITERIA.parameters()},
+    **{p.name: _criterion_field(p) for p in CHECK_OPTIONS.parameters()},
     **_MODEL_KEYS,
 )
 

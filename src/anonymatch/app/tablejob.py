@@ -25,6 +25,7 @@ from anonymatch.tables.models import (
     POPULATION_CRITERIA,
     SAMPLE_CRITERIA,
 )
+from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -98,7 +99,8 @@ def job_file_keywords(
         out["na_values"] = MissingCodes(tokens, codes)
     if model.suppression_limit is not None:
         out["suppression_limit"] = model.suppression_limit
-    for p in CRITERIA.parameters():  # the level, the sensitive models, the population's
+    # the level, the sensitive models, the population's; the release checks' (strict)
+    for p in (*CRITERIA.parameters(), *CHECK_OPTIONS.parameters()):
         value = getattr(model, p.name)
         if p.per_column and isinstance(value, Mapping):  # for the run's sensitive columns
             value = {n: v for n, v in value.items() if n in sens} or None

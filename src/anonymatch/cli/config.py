@@ -37,6 +37,7 @@ from anonymatch.cli.options import (
 from anonymatch.cli.steps import LOCATE, command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.tables.models import ALL_CRITERIA, CRITERIA, POPULATION_CRITERIA, SAMPLE_CRITERIA
+from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -86,7 +87,7 @@ TABLE_JOB_FLAGS: dict[str, tuple[str, ...]] = {
     "scheduler": ("scheduler",),
     "chunk_rows": ("chunk_rows",),
     "structure": ("structure",),
-    **{p.name: (p.name,) for p in CRITERIA.parameters()},
+    **{p.name: (p.name,) for p in (*CRITERIA.parameters(), *CHECK_OPTIONS.parameters())},
 }
 """``TableJob`` keyword → the ``anonymize`` parameters (click names) that set it. With
 ``--config``, these come from the job file typed (``app.tablejob.job_file_keywords``), not
@@ -298,6 +299,7 @@ def table_job(
     quiet: bool,
     seed: int | None,
     structure: str = "classes",
+    strict: bool = False,
 ) -> TableJob:
     """The flags of a table run (``anonymize``) as one validated ``TableJob``.
 
@@ -329,6 +331,7 @@ def table_job(
         **criteria,  # the criteria's parameters (``criteria_options``, typed), by name
         "na_values": na_values,
         "drop_missing": drop_missing,
+        "strict": strict,  # the release checks' option (``criteria_options(CHECK_OPTIONS)``)
     }
     assert set(flags) == set(TABLE_JOB_FLAGS)
     flags = with_job_file(ctx, flags, role_filtered(ctx, flags, "table"))
@@ -368,6 +371,7 @@ def check_of_flags(
     suppression_limit: float | None = None,
     na_values: MissingCodes | None = None,
     drop_missing: bool | None = None,
+    strict: bool | None = None,
 ) -> ReleaseCheck:
     """The flags describing a release — columns and roles, QI types, k or ``--k-column``,
     sensitive models, suppression limit, missing values — as one validated ``ReleaseCheck``:
@@ -395,6 +399,7 @@ def check_of_flags(
         "suppression_limit": suppression_limit,
         "na_values": na_values,
         "drop_missing": drop_missing,
+        "strict": strict,
     }
     has = {key for key in keywords if any(n in ctx.params for n in TABLE_JOB_FLAGS[key])}
     keywords = with_job_file(

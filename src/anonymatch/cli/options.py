@@ -1298,11 +1298,17 @@ def criteria_options(registry: Registry) -> Callable[[F], F]:
 
     def decorate(func: F) -> F:
         for p in reversed(registry.parameters()):
-            func = click.option(
-                *([p.short] if p.short else []), p.flag, p.name, type=_click_type(p),
-                default=p.default, metavar=p.metavar, show_default=p.default is not None,
-                help=p.help,
-            )(func)  # fmt: skip
+            typed = (
+                {"is_flag": True}
+                if p.kind == "flag"
+                else {
+                    "type": _click_type(p),
+                    "metavar": p.metavar,
+                    "show_default": p.default is not None,
+                }
+            )  # a flag (``--strict``) takes no value
+            func = click.option(*([p.short] if p.short else []), p.flag, p.name,
+                                default=p.default, help=p.help, **typed)(func)  # fmt: skip
         return func
 
     return decorate

@@ -13,7 +13,6 @@ person with conflicting attributes, item ids absent from the people table, no it
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import time
@@ -57,6 +56,7 @@ from anonymatch.core.params import STREAM_MIN_ROWS
 from anonymatch.relational.job import streams
 from anonymatch.relational.methods import names
 from anonymatch.tables.models import RELATIONAL_CRITERIA
+from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS
 
 if TYPE_CHECKING:
     from anonymatch.core.params import Execution
@@ -324,13 +324,7 @@ def _leak_text(manifest: Any) -> str:
     "--id column never is. Columns that together rebuild the id (INFORMS: DUID and PID make "
     "DUPERSID) belong here.",
 )
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="Refuse (exit 2, nothing written) a release whose columns released unchanged give "
-    "QIs away, single people out or hold free text (docs/guarantees/leakage.md); without it "
-    "they are warned about on stderr.",
-)
+@criteria_options(CHECK_OPTIONS)  # --strict, from the leakage check
 @sensitive_options
 @criteria_options(RELATIONAL_CRITERIA)
 @criteria_group(RELATIONAL_CRITERIA)
@@ -374,15 +368,11 @@ def anonymize_rt_cmd(
     job = relational_job(ctx, source, qi_types, dict(
         qi=qi, numeric=numeric, identifiers=identifiers, sensitive=sensitive,
         item_weight=item_weight, method=method, partition_size=partition_size, **criteria,
+        strict=strict,  # job.strict: a leak is refused before anything is written
     ), seed)  # fmt: skip
-    from anonymatch.tables.risk.leakage import refusing_leaks
-
-    # --strict: a leak is refused before anything is written (the checks, publish)
-    strictly = refusing_leaks() if strict else contextlib.nullcontext()
     if streams(job, execution, stream, lambda: source.rows(people_path)):
         run = dataclasses.replace(execution, progress=not quiet)
-        with strictly:
-            streamed = _anonymize_streamed(people_path, output, job, source, run)
+        streamed = _anonymize_streamed(people_path, output, job, source, run)
         finish_manifest(streamed, people_path, output, started, command="anonymize-rt")
         streamed["input"].update(source.describe())
         streamed["parameters"]["missing"] = source.missing()
@@ -394,8 +384,7 @@ def anonymize_rt_cmd(
     if execution.workers is not None:  # threads in memory
         job = job.replace({"workers": execution.workers})
     people = source.read(people_path)
-    with strictly:
-        result = run_job(people, job)
+    result = run_job(people, job)
     clock = time.perf_counter()
     write_release(output, result.release)
     report: dict[str, Any] = dict(result.report)

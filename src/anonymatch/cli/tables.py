@@ -7,7 +7,6 @@ in that case.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import time
@@ -68,6 +67,7 @@ from anonymatch.tables.job import RINGS_WEAKNESS, STRUCTURES, WINDOWS_WEAKNESS, 
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
 from anonymatch.tables.models import CRITERIA, KL_CRITERIA, POPULATION_CRITERIA
 from anonymatch.tables.models.kl import KLAnonymity
+from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS
 
 LEVEL_CRITERIA = CRITERIA.where(lambda c: c.level)
 """The level a release promises (``-k`` or ``--k-column``): what ``attack`` scores against."""
@@ -142,13 +142,7 @@ def job_limit(ctx: click.Context, suppression_limit: float | None) -> float | No
     return with_job_file(ctx, {"suppression_limit": suppression_limit})["suppression_limit"]
 
 
-strict_option = click.option(
-    "--strict",
-    is_flag=True,
-    help="Refuse (exit 2, nothing written) a release whose columns released unchanged give "
-    "QIs away, single people out or hold free text (docs/guarantees/leakage.md); without "
-    "it they are warned about on stderr.",
-)
+strict_option = criteria_options(CHECK_OPTIONS)  # --strict, from the leakage check
 
 
 @command()
@@ -263,7 +257,6 @@ def anonymize(
     report_path: str | None,
     force: bool,
     quiet: bool,
-    strict: bool,
     csv: CsvOptions,
     output_table: str | None = None,
     dp: DpRequest | None = None,
@@ -325,25 +318,21 @@ def anonymize(
     for path in (None if streamed or db_out else output, report_path):
         check_output_path(path, "" if db_in else input_path)
     report: dict[str, Any]
-    from anonymatch.tables.risk.leakage import refusing_leaks
-
-    strictly = refusing_leaks() if strict else contextlib.nullcontext()  # --strict: a leak
-    if streamed is not None:  # is refused before anything is committed (the checks, publish)
+    if streamed is not None:  # job.strict: a leak is refused before anything is committed
         from anonymatch.tables.streamed import anonymize_file
 
-        with strictly:
-            report = anonymize_file(
-                input_path,
-                output,
-                job,
-                csv=csv,
-                executor=streamed,
-                # output_options refused existing parts without --force; a table is
-                # checked again in the write's transaction (one created meanwhile: kept)
-                replace=force if db_out else True,
-                csv_safe=csv_safe,
-                output_table=output_table if db_out else None,  # one transaction
-            )
+        report = anonymize_file(
+            input_path,
+            output,
+            job,
+            csv=csv,
+            executor=streamed,
+            # output_options refused existing parts without --force; a table is
+            # checked again in the write's transaction (one created meanwhile: kept)
+            replace=force if db_out else True,
+            csv_safe=csv_safe,
+            output_table=output_table if db_out else None,  # one transaction
+        )
     else:
         keep = dataclasses.replace(csv, keep_user_missing=not db_out and keeps_user_missing(output))
         frame = read_table(input_path, keep)
@@ -354,8 +343,7 @@ def anonymize(
             *filter(None, [check.k_column]),
         }
         plain = user_missing_as_na(frame, protected)
-        with strictly:
-            release = run_job(plain, job) if series is None else series.publish(plain)
+        release = run_job(plain, job) if series is None else series.publish(plain)
         if db_out:  # a table created in one transaction
             assert output_table is not None
             typing = release_schema(release.table, release.qi)  # the CSV sidecar's typing
@@ -1133,7 +1121,6 @@ def anonymize_kl_cmd(
     output: str,
     check: ReleaseCheck,
     known: int | None,
-    strict: bool,
     seed: int | None,
     csv_safe: bool,
     report_path: str | None,
@@ -1154,10 +1141,7 @@ def anonymize_kl_cmd(
     bar = stage_bar(3, quiet, "anonymize-kl")  # read, anonymize, write
     frame = read_table(input_path, csv)
     bar.update()
-    from anonymatch.tables.risk.leakage import refusing_leaks
-
-    with refusing_leaks() if strict else contextlib.nullcontext():  # refused before writing
-        release = kl_release(frame, check, criterion, seed=seed)
+    release = kl_release(frame, check, criterion, seed=seed)  # check.strict: refused
     bar.update()
     write_release(output, release.table, release.cells, release.qi, csv_safe)
     bar.update()

@@ -111,7 +111,10 @@ def anonymize(
         tables — the release is then made of classes that satisfy them, checked on the joint
         graph —, and the population criteria of ``anonymatch.tables.models.CRITERIA``
         (``kmap``, ``journalist_risk``, ``delta_max``, ``delta_min`` with ``population``: a
-        DataFrame or path of the people's QIs), enforced on the QI cells.
+        DataFrame or path of the people's QIs), enforced on the QI cells, and the release
+        checks' options (``anonymatch.tables.risk.leakcheck.CHECK_OPTIONS``): ``strict``
+        (bool, default False) refuses a release whose kept columns leak (``LeakRefused``, an
+        InputError; nothing returned).
 
     Returns
     -------
@@ -123,7 +126,7 @@ def anonymize(
     TypeError
         ``people`` is not People.
     InputError
-        Bad parameter or column.
+        Bad parameter or column; with ``strict``, a release whose kept columns leak.
     InfeasibleError
         k larger than the number of people.
     VerificationError

@@ -36,6 +36,7 @@ from anonymatch.core.params import (
 from anonymatch.core.registry import lookup
 from anonymatch.relational.methods import RelationalMethod, registry
 from anonymatch.tables.models import RELATIONAL_CRITERIA
+from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS, STRICT
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,6 +65,7 @@ PARAMETERS: dict[str, Any] = {
     "seed": None,
     "workers": None,
     **RELATIONAL_CRITERIA.defaults(),  # k, the sensitive models, the population criteria
+    **CHECK_OPTIONS.defaults(),  # the release checks' options: strict
 }
 """Every parameter of a relational-transaction job and its default (``RelationalJob.build``)."""
 
@@ -109,6 +111,10 @@ class RelationalJob:
         QI cells after the method and verified (in memory only).
     population : path, DataFrame or None
         Their population table (the people's QI columns).
+    strict : bool
+        The release checks' option (``tables.risk.leakcheck.CHECK_OPTIONS``): a release whose
+        kept columns leak is refused (``LeakRefused``, exit 2, nothing written), in memory and
+        streamed, not only warned about.
     """
 
     k: int
@@ -123,6 +129,7 @@ class RelationalJob:
     keywords: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     criteria: tuple[Criterion, ...] = ()
     population: str | os.PathLike[str] | pd.DataFrame | None = field(default=None, compare=False)
+    strict: bool = False
 
     @classmethod
     def build(cls, values: Mapping[str, Any]) -> RelationalJob:
@@ -175,6 +182,7 @@ class RelationalJob:
             dict(values),
             tuple(c for c in built if c.needs_population),
             p["population"],
+            bool(STRICT.check(p[STRICT.name])),  # a bool: a string or number is refused
         )
 
     @property

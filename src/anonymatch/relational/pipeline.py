@@ -225,7 +225,9 @@ def run_job(people: People, job: RelationalJob) -> RelationalAnonymization:
         view=view,
         source=source,
         widening=widening,
-        checks=release_checks("relational", "memory", (*job.schema.identifiers, people.id_column)),
+        checks=release_checks(
+            "relational", "memory", (*job.schema.identifiers, people.id_column), job.strict
+        ),
         shown=ReleaseView.of(people.table, enc, shown, table, job.schema),  # the tables' checks
     )
     return RelationalAnonymization(release, published_graph, position[assigned], enc, check, report)

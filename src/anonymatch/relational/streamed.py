@@ -48,7 +48,7 @@ distinct_cells``, about P / k rows a partition); the driver gathers them with on
 person (``StreamedCells``) and runs the tables' release checks (``tables.risk.checks``) on the
 kept columns, read one at a time from the spill file (``tables.streamed.streamed_view``: the
 in-memory checks' rules and figures), before the release is renamed into place — refused with
-nothing written under ``risk.leakage.refusing_leaks`` (``anonymize-rt --strict``). The
+nothing written under the job's ``strict`` (``anonymize-rt --strict``). The
 manifest's ``leakage`` block is the tables'.
 
 Sensitive models (``l``/``t``): the scan codes the sensitive columns through global
@@ -933,7 +933,7 @@ def anonymize_files(
                 plan={"path": "streamed", "partition_size": size},
             )
             ids = (*job.schema.identifiers, files.id_column)
-            found = release_checks("relational", "streamed", ids)
+            found = release_checks("relational", "streamed", ids, job.strict)
             manifests.append(publish(produced, checks=found, shown=view))
 
         write_atomically(output, write)

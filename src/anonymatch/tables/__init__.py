@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from anonymatch.core.front import keep_functions
 from anonymatch.core.params import accept_keywords, require_frame
 from anonymatch.tables.models import CRITERIA, SENSITIVE_CRITERIA
+from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -157,7 +158,10 @@ def anonymize(
         ``sensitive`` columns (``docs/guarantees/sensitive.md``; the method builds releases
         that satisfy them), and the criteria counted against a population table (rows they
         refuse are widened after the method); k-anonymity and every criterion are verified;
-        InfeasibleError when no release can meet one:
+        InfeasibleError when no release can meet one; and the release checks' options
+        (``anonymatch.tables.risk.leakcheck.CHECK_OPTIONS``: ``strict=True`` raises
+        ``LeakRefused``, an InputError, for a release whose kept columns leak, and returns
+        nothing):
 
         {criteria}
 
@@ -174,7 +178,8 @@ def anonymize(
         ``data`` is not a DataFrame or a column list is not a list of names.
     InputError
         Bad parameter or data (unknown column or method, k < 1, negative seed, bad weights,
-        non-positive partition_size, time_limit or workers…).
+        non-positive partition_size, time_limit or workers…); with ``strict``, a release
+        whose kept columns leak (``LeakRefused``, nothing returned).
     InfeasibleError
         k is larger than the number of rows.
     VerificationError
@@ -216,7 +221,8 @@ def anonymize(
     """
     from anonymatch.tables.job import TableJob
 
-    accept_keywords("anonymize", criteria, [p.name for p in CRITERIA.parameters()])
+    options = (*CRITERIA.parameters(), *CHECK_OPTIONS.parameters())
+    accept_keywords("anonymize", criteria, [p.name for p in options])
     job = TableJob.build(dict(
         k=k, qi=qi, numeric=numeric, sensitive=sensitive, identifiers=identifiers,
         method=method, partition_size=partition_size, seed=seed, weights=weights,
@@ -639,6 +645,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-anonymize.__doc__ = (anonymize.__doc__ or "").replace("        {criteria}", CRITERIA.docs())
+anonymize.__doc__ = (anonymize.__doc__ or "").replace(
+    "        {criteria}", CRITERIA.docs() + "\n" + CHECK_OPTIONS.docs()
+)
 verify.__doc__ = (verify.__doc__ or "").replace("        {criteria}", SENSITIVE_CRITERIA.docs())
 keep_functions(__name__, __all__)  # ``verify`` is also a submodule name

@@ -53,6 +53,7 @@ from anonymatch.core.params import (
     with_defaults,
 )
 from anonymatch.tables.models import CRITERIA
+from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS, STRICT
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -134,8 +135,9 @@ class TableJob:
     are trusted by every path. The value is frozen; :meth:`replace` makes a changed copy,
     validated again.
     The claim's fields (``schema``, ``k``, ``k_column``, ``models``, ``suppression_limit``,
-    ``na``, ``drop_missing``, ``partition_size``, ``criteria``, ``population``) are read
-    through the job (``job.k`` is ``job.check.k``): they are defined once, on the check.
+    ``na``, ``drop_missing``, ``partition_size``, ``criteria``, ``population``, ``strict``)
+    are read through the job (``job.k`` is ``job.check.k``): they are defined once, on the
+    check.
 
     Attributes
     ----------
@@ -256,6 +258,11 @@ class TableJob:
         """The population table of the criteria."""
         return self.check.population
 
+    @property
+    def strict(self) -> bool:
+        """Refuse a release whose kept columns leak (the leakage check's ``strict``)."""
+        return self.check.strict
+
 
 @dataclass(frozen=True)
 class ReleaseCheck:
@@ -295,6 +302,10 @@ class ReleaseCheck:
         sensitive models: k-map, the average journalist risk, δ-presence).
     population : path, DataFrame or None
         The population table of those criteria (None without them).
+    strict : bool
+        The release checks' option (``risk.leakcheck.CHECK_OPTIONS``): a release whose kept
+        columns leak is refused (``LeakRefused``, exit 2, nothing written), not only warned
+        about. Passed to ``risk.checks.release_checks`` by every path that runs the checks.
     """
 
     schema: Schema
@@ -308,6 +319,7 @@ class ReleaseCheck:
     certificate: Mapping[str, Any] | None = None
     criteria: tuple[Criterion, ...] = ()
     population: str | os.PathLike[str] | pd.DataFrame | None = field(default=None, compare=False)
+    strict: bool = False
 
     @property
     def models(self) -> tuple[SensitiveModel, ...]:
@@ -335,8 +347,8 @@ class ReleaseCheck:
         """Validate a check's parameters: those of :meth:`TableJob.build` that describe a
         release (``qi``, ``numeric``, ``sensitive``, ``identifiers``, ``weights``, the QI
         types, ``k`` or ``k_column``, ``l``/``diversity``/``c``/``t``,
-        ``suppression_limit``, ``partition_size``, ``na_values``, ``drop_missing``), checked
-        the same way, and ``certificate``.
+        ``suppression_limit``, ``partition_size``, ``na_values``, ``drop_missing``,
+        ``strict``), checked the same way, and ``certificate``.
 
         Parameters
         ----------
@@ -402,6 +414,7 @@ class ReleaseCheck:
             optional_integer(p["partition_size"], "partition_size", minimum=2),
             criteria=criteria,
             population=p["population"],
+            strict=_strict(p),
         )
 
 
@@ -446,6 +459,7 @@ PARAMETERS: dict[str, Any] = {
     "seed": None,
     "structure": "classes",
     **CRITERIA.defaults(),
+    **CHECK_OPTIONS.defaults(),
 }
 """Every parameter of a table job and its default (the names ``TableJob.build`` takes)."""
 
@@ -453,7 +467,7 @@ CHECK_PARAMETERS = (
     "qi", "numeric", "sensitive", "identifiers", "weights", "ordinal", "dates", "hierarchies",
     "hierarchy_cells", "types", "suppression_limit", "partition_size",
     "na_values", "drop_missing",
-    *CRITERIA.defaults(),
+    *CRITERIA.defaults(), *CHECK_OPTIONS.defaults(),
 )  # fmt: skip
 """The parameters of a :class:`ReleaseCheck` (a subset of :data:`PARAMETERS`)."""
 
@@ -518,6 +532,7 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
             partition_size,
             criteria=_population_criteria(criteria, method),
             population=p["population"],
+            strict=_strict(p),
         ),
         method=method,
         time_limit=DEFAULT_TIME_LIMIT if limit_given is None else limit_given,
@@ -636,6 +651,11 @@ def _default_refused(
         f"sensitive column {columns} gets distinct ℓ = {DEFAULT_L} by default, which {what} "
         f"cannot give; {alternative}pass {param('l')} 1 to publish it without protection"
     )
+
+
+def _strict(p: Mapping[str, Any]) -> bool:
+    """``strict`` checked by its declaration (a bool: a string or a number is refused)."""
+    return bool(STRICT.check(p[STRICT.name]))
 
 
 def _limit(p: Mapping[str, Any]) -> float:

@@ -307,7 +307,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         view=population_view,
         source=source,
         widening=widening,
-        checks=release_checks("table", "memory", schema.identifiers),
+        checks=release_checks("table", "memory", schema.identifiers, job.strict),
         shown=ReleaseView.of(data, enc, published, table, schema),
         risk={"known_person": known},
     )

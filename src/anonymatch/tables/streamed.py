@@ -793,7 +793,7 @@ def anonymize_file(
             model_figures=models_figures,
             plan=run_plan,
         )
-        found = release_checks("table", "streamed", schema.identifiers)
+        found = release_checks("table", "streamed", schema.identifiers, job.strict)
         manifest = publish(produced, checks=found, shown=view)  # refused: nothing committed
         sidecar = None
         if writer.sidecar:  # kept columns are text here: the batches never meet

@@ -546,6 +546,7 @@ def create_app(state: AppState) -> Starlette:
             granularities=data.GRANULARITIES,
             diversities=data.DIVERSITIES,
             criteria=[p for p in data.POPULATION_CRITERIA.parameters() if p.kind != "table"],
+            check_flags=data.CHECK_FLAGS,
             separators=list(data.SEPARATORS),
             error=error,
             notice=notice,

@@ -24,6 +24,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.files import human_size as human_size
 from anonymatch.tables.models import CRITERIA, POPULATION_CRITERIA
 from anonymatch.tables.models.disclosure import DIVERSITY
+from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS
 
 if TYPE_CHECKING:
     from anonymatch.app.jobfile import Job
@@ -38,6 +39,11 @@ DIVERSITIES = DIVERSITY.choices
 FORM_CRITERIA = CRITERIA.where(lambda c: not c.level)
 """The criteria whose fields the form reads by their declarations (the level is the page's
 own: k, or a level column where the method takes one)."""
+
+CHECK_FLAGS = tuple(p for p in CHECK_OPTIONS.parameters() if p.kind == "flag")
+"""The release checks' options the form shows as check boxes (``strict``), by their
+declarations: a table or relational job's ``[model]`` keys, so that a job file opened with
+``strict = true`` keeps it through the form, and the run (``anonymize --config``) honours it."""
 PREVIEW_ROWS = 10
 SAMPLE_ROWS = 20_000
 """Rows read for the preview and the role inference of a table too large to read whole."""
@@ -650,8 +656,11 @@ def criteria_values(form: Mapping[str, Any]) -> dict[str, Any]:
     (``Parameter.parse``: ``l`` and ``t`` one number or ``column=value,…``): the ``[model]``
     keys they give, a field left empty or at its default giving none. The sensitive models'
     ``diversity`` and ``c`` refine ``l``: without ``l`` they are not read. InputError when a
-    field is not a number. O(fields)."""
-    values = {}
+    field is not a number. The release checks' check boxes (:data:`CHECK_FLAGS`) give
+    ``true`` when ticked. O(fields)."""
+    values: dict[str, Any] = {
+        p.name: True for p in CHECK_FLAGS if form.get(p.name) in ("on", "true", "1")
+    }
     for p in FORM_CRITERIA.parameters():
         text = _text(form, p.name)
         if p.kind == "table" or not text or text == p.default:
@@ -958,7 +967,8 @@ def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
                 "method": "hungarian",
                 "partition_size": "", "hierarchy_cells": "node", "na_values": "",
                 "drop_missing": False, "carried": "", "structure": "classes",
-                **{p.name: shown(None, p.default) for p in fields}}  # fmt: skip
+                **{p.name: shown(None, p.default) for p in fields},
+                **{p.name: bool(p.default) for p in CHECK_FLAGS}}  # fmt: skip
     model, method = job.model, job.method
     carried = "; ".join(f"{section}.{key} = {value}" for section, keys in
                         (settings.carried if settings else {}).items()
@@ -976,6 +986,7 @@ def _table_view(dataset: Dataset, settings: Settings | None) -> dict[str, Any]:
         "drop_missing": job.input.drop_missing,
         "carried": carried,
         **{p.name: shown(getattr(model, p.name), p.default) for p in fields},
+        **{p.name: bool(getattr(model, p.name)) for p in CHECK_FLAGS},
     }
 
 

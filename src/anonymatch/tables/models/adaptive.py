@@ -328,7 +328,7 @@ def anonymize_adaptive(
             f"got {job.method.name!r}"
         )
     method, schema, options = job.method.name, job.schema, job.adaptive
-    checks = release_checks("table", "adaptive", schema.identifiers)  # --strict: refused
+    checks = release_checks("table", "adaptive", schema.identifiers, job.strict)
     k, k_column, seed = job.k, job.k_column, job.seed
     epsilons, neighbours, cell_weights = options.epsilons, options.neighbours, options.cell_weights
     data, enc, dropped = prepare(data, schema, job.na, job.drop_missing)

@@ -33,6 +33,7 @@ from anonymatch.core.criteria import Criterion, Parameter, Verdict
 from anonymatch.core.errors import InputError
 from anonymatch.core.params import accept_keywords, check_seed, column_list, param, require_frame
 from anonymatch.tables.models.levels import K
+from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -232,9 +233,11 @@ def anonymize_kl(
     ``k`` and ``known`` (ℓ, the attributes the adversary may know) are :class:`KLAnonymity`'s
     parameters. ``columns``: the other roles and reading options, as ``tables.anonymize``
     takes them (``numeric``, ``sensitive``, ``identifiers``, ``weights``, ``na_values``,
-    ``drop_missing``). Raises InputError (bad parameters: k < 1, ℓ < 1 or ℓ > number of QIs,
-    …), InfeasibleError (k > n), VerificationError (the release failed verification; should
-    never happen). ``seed`` only fixes the row shuffle. Complexity: see
+    ``drop_missing``), and the release checks' options (``risk.leakcheck.CHECK_OPTIONS``:
+    ``strict=True`` refuses a release whose kept columns leak, ``LeakRefused``, nothing
+    returned). Raises InputError (bad parameters: k < 1, ℓ < 1 or ℓ > number of QIs, …;
+    a leak under ``strict``), InfeasibleError (k > n), VerificationError (the release failed
+    verification; should never happen). ``seed`` only fixes the row shuffle. Complexity: see
     ``methods.kl.kl_anonymize``.
     """
     from anonymatch.tables.job import ReleaseCheck
@@ -246,8 +249,12 @@ def anonymize_kl(
     return kl_release(data, check, criterion, seed=check_seed(seed), progress=progress)
 
 
-KL_COLUMNS = ("numeric", "sensitive", "identifiers", "weights", "na_values", "drop_missing")
-"""The keywords of :func:`anonymize_kl` beyond k, ℓ and the QIs."""
+KL_COLUMNS = (
+    "numeric", "sensitive", "identifiers", "weights", "na_values", "drop_missing",
+    *CHECK_OPTIONS.defaults(),
+)  # fmt: skip
+"""The keywords of :func:`anonymize_kl` beyond k, ℓ and the QIs (the release checks' options
+among them: ``strict``)."""
 
 
 def kl_release(
@@ -319,8 +326,10 @@ def kl_release(
         records_out=enc.n,
         input_extra={"dropped_missing": dropped},
     )
-    report = publish(produced, checks=release_checks("table", "kl", schema.identifiers),
-                     shown=ReleaseView.of(data, enc, published, table, schema))  # fmt: skip
+    checks = release_checks("table", "kl", schema.identifiers, check.strict)  # strict: refused
+    report = publish(
+        produced, checks=checks, shown=ReleaseView.of(data, enc, published, table, schema)
+    )
     return KLRelease(table, cells, enc, report)
 
 

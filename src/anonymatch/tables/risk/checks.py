@@ -8,7 +8,7 @@ them:
 - :class:`Identifiers`: no identifier column is published (for relational releases, neither
   the id column, which with the identifiers rebuilds the person); a release showing one is
   refused (``VerificationError``, exit 4, nothing written), and ``verify`` fails it;
-- ``leakage.Leakage``: what the kept columns give away about the QIs (the manifest's
+- ``leakcheck.Leakage``: what the kept columns give away about the QIs (the manifest's
   ``leakage`` block; ``strict`` refuses a flagged release, exit 2);
 - ``headline.Kept``: what the release keeps (``loss.headline``).
 
@@ -29,7 +29,8 @@ from anonymatch.core.criteria import Check, Parameter, Registry, Verdict
 from anonymatch.tables.columns.schema import EncodedQI, Schema
 from anonymatch.tables.recode import GeneralizedQI
 from anonymatch.tables.risk.headline import Kept
-from anonymatch.tables.risk.leakage import Leakage, RowCells, kept_columns, refuses_leaks
+from anonymatch.tables.risk.leakage import RowCells, kept_columns
+from anonymatch.tables.risk.leakcheck import STRICT, Leakage
 
 Column = tuple[str, pd.Series, "pd.Series | None"]
 
@@ -103,10 +104,12 @@ CHECKS = Registry(Identifiers, Leakage, Kept)
 """The release checks, in the order :func:`core.release.publish` runs them."""
 
 
-def release_checks(kind: str, path: str, identifiers: Iterable[str]) -> tuple[Check, ...]:
+def release_checks(
+    kind: str, path: str, identifiers: Iterable[str], strict: bool
+) -> tuple[Check, ...]:
     """The checks a release of ``kind`` made on ``path`` runs (``CHECKS.for_release``), for its
-    ``identifiers`` (a relational release's id column among them) and ``strict`` as the caller
-    asked (``leakage.refusing_leaks``); InputError (exit 2) when ``strict`` is asked on a path
-    without the leakage check. O(checks)."""
-    values = {"identifiers": tuple(identifiers), "strict": refuses_leaks()}
+    ``identifiers`` (a relational release's id column among them) and its job's ``strict``
+    (a flagged leak refuses the release); InputError (exit 2) when ``strict`` is asked on a
+    path without the leakage check. O(checks)."""
+    values = {"identifiers": tuple(identifiers), STRICT.name: strict}
     return CHECKS.for_release(values, kind, path)

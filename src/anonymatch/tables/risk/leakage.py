@@ -37,9 +37,7 @@ value sets or O(n log n) for ranges. Memory O(n + pairs); never a dense kept × 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,8 +45,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from anonymatch.core.criteria import Check, Parameter, Verdict
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import param
 from anonymatch.tables.columns.schema import EncodedQI, Schema
 from anonymatch.tables.recode import GeneralizedQI, cat_distinct, concat_cells, published_groups
 
@@ -476,30 +474,12 @@ class StreamedCells:
         return RowCells(cells, self._cell, tuple(sets))
 
 
-_REFUSING: ContextVar[bool] = ContextVar("anonymatch_refusing_leaks", default=False)
-
-
-@contextmanager
-def refusing_leaks() -> Iterator[None]:
-    """Within this block, a streamed release whose kept columns are flagged is refused
-    (:class:`LeakRefused`) before anything is committed (``anonymize --strict``)."""
-    token = _REFUSING.set(True)
-    try:
-        yield
-    finally:
-        _REFUSING.reset(token)
-
-
-def refuses_leaks() -> bool:
-    """Whether the caller asked for leaking releases to be refused (:func:`refusing_leaks`)."""
-    return _REFUSING.get()
-
-
 LEAK_EXIT_HINT = (
-    "declare the flagged columns quasi-identifiers (--qi) or identifiers (--identifiers), or "
-    "drop --strict to publish anyway"
+    f"declare the flagged columns quasi-identifiers ({param('qi')}) or identifiers "
+    f"({param('identifiers')}), or drop {param('strict')} to publish anyway"
 )
-"""What ``anonymize --strict`` says after refusing a leaking release (exit code 2)."""
+"""What a release refused under ``strict`` says (``anonymize --strict``: exit code 2); the
+command line shows the flags."""
 
 
 class LeakRefused(InputError):
@@ -507,45 +487,8 @@ class LeakRefused(InputError):
 
     def __init__(self, report: LeakageReport) -> None:
         lines = "; ".join(report.lines())
-        super().__init__(f"refused (--strict): {lines}; {LEAK_EXIT_HINT}; nothing written")
+        super().__init__(f"refused ({param('strict')}): {lines}; {LEAK_EXIT_HINT}; nothing written")
         self.report = report
-
-
-class Leakage(Check):
-    """The release check of the columns a release keeps unchanged (this module's figures):
-    the manifest's top-level ``leakage`` block on every table and relational release, in
-    memory and streamed, and (k,ℓ)'s; with ``strict`` a flagged column refuses the release
-    (:class:`LeakRefused`, exit 2, nothing written). Checked on a
-    ``tables.risk.checks.ReleaseView``; time and memory as :func:`leakage_of`."""
-
-    name = "leakage"
-    title = "kept-column leakage"
-    parameters = (
-        Parameter(
-            name="strict",
-            kind="flag",
-            default=False,
-            help="Refuse a release whose kept columns give QIs away (exit 2, nothing written).",
-        ),
-    )
-    kinds = ("table", "relational")
-    paths = ("memory", "streamed", "kl")
-    at = ("leakage",)
-    seconds = "leakage"
-    reference = "Machanavajjhala et al., ICDE 2006, §3; Wong et al., VLDB 2007"
-
-    def __init__(self, strict: bool = False, options: LeakageOptions | None = None) -> None:
-        self.strict, self.options = strict, options or LeakageOptions()
-
-    def check(self, view: Any) -> Verdict:
-        report = leakage_of(view.kept(), view.enc, view.rows, view.schema.sensitive, self.options)
-        flagged = [c.column for c in report.flagged]
-        reason = f"kept columns give QIs away: {', '.join(flagged)}" if flagged else "ok"
-        return Verdict(not (self.strict and flagged), reason, report.to_dict(), report)
-
-    def refuse(self, verdict: Verdict) -> None:
-        if not verdict.passed:
-            raise LeakRefused(verdict.detail)
 
 
 _DENSE_CELLS = 20_000_000

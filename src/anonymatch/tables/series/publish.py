@@ -599,7 +599,7 @@ def _release(
     )
     report = publish(  # the release checks (identifiers, leakage, headline) as every table path
         produced,
-        checks=release_checks("table", "memory", schema.identifiers),
+        checks=release_checks("table", "memory", schema.identifiers, job.strict),
         shown=ReleaseView.of(data, enc, published, table, schema),
         risk={"known_person": known},
     )
