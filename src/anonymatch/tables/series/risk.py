@@ -24,7 +24,15 @@ import pandas as pd
 
 from anonymatch.core.errors import InputError
 from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, NAValues
-from anonymatch.tables.series.store import FORMAT, INDEX, SeriesSettings, SeriesStore
+from anonymatch.tables.series.store import (
+    FORMAT,
+    INDEX,
+    MAP,
+    PRIVATE,
+    SeriesSettings,
+    SeriesStore,
+    value_text,
+)
 from anonymatch.tables.series.verify import SeriesReport, verify_series
 
 
@@ -36,6 +44,26 @@ class PublishedSeries:
     path: Path
     settings: SeriesSettings
     releases: tuple[dict[str, Any], ...]
+
+    def people(self, release: int, table: pd.DataFrame, published: int) -> pd.DataFrame:
+        """``table`` (a release's input) narrowed to the ``published`` people release
+        ``release`` publishes, by the private map when the directory holds a readable one (the
+        steward's copy); ``table`` unchanged when it has no more rows than that, or without a
+        map, or when the map does not give ``published`` of its rows (``verify_series`` then
+        says the table is not the release's people). O(rows + map)."""
+        path = self.path / PRIVATE / MAP
+        column = self.settings.person_id
+        if len(table) <= published or column not in table.columns or not path.is_file():
+            return table
+        try:
+            mapped = pd.read_parquet(path, columns=["person_id", "release"])
+        except (OSError, ValueError, KeyError):
+            return table
+        ids = set(mapped.loc[mapped["release"] == release, "person_id"].astype(str))
+        keep = np.isin(np.asarray(value_text(table[column]), dtype=object), list(ids))
+        if int(keep.sum()) != published:
+            return table
+        return table.loc[keep].reset_index(drop=True)
 
     def position(self, sha256: str | None) -> int | None:
         """The number (1-based) of the release with this SHA-256, or None. O(releases)."""
@@ -197,7 +225,11 @@ def series_risk(
     originals : sequence of pandas.DataFrame
         The people of each earlier release of the series, in its order: releases
         1..j−1 when ``release`` is the directory's release j, else every release of the
-        directory (a person the series suppressed from a release is not in its table).
+        directory. A person the series suppressed from a release is not in its table; a
+        table with more rows than its release (the whole input) is narrowed to the release's
+        people by the directory's private map when it holds one
+        (:meth:`PublishedSeries.people`), ``original`` too when ``release`` is in the
+        directory.
     release_sha256 : str or None
         The release file's SHA-256 (None: not a file; it is then joined as the next release).
     qi, numeric, sensitive : sequence of str
@@ -249,9 +281,14 @@ def series_risk(
             f"--series {root}: {where}: give one --series-original per earlier release "
             f"({len(earlier)}, in the series' order), not {len(originals)}"
         )
+    releases = [*(read_release_text(root / e["release_file"]) for e in earlier), release]
+    tables = [*originals, original]
+    mapped = len(earlier) + (position is not None)  # a release joined after is in no map
+    for t in range(1, mapped + 1):  # whole inputs narrowed to their published people
+        tables[t - 1] = series.people(t, tables[t - 1], len(releases[t - 1]))
     report = verify_series(
-        [*originals, original],
-        [*(read_release_text(root / e["release_file"]) for e in earlier), release],
+        tables,
+        releases,
         person_id=settings.person_id,
         qi=list(settings.qi),
         numeric=[c for c in numeric if c in set(settings.qi)],
