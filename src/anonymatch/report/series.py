@@ -154,7 +154,8 @@ def published_mask(
     if request is None:
         raise InputError(
             f"the release publishes {n} of the input's {len(data)} people (a series release "
-            "that suppressed some): pass --series DIR, whose private map names its people"
+            "that suppressed some): anonymatch report --series DIR reads them from DIR's "
+            "private map"
         )
     from anonymatch.tables.series.risk import open_published
 
