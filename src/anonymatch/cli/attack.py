@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from anonymatch.cli.config import release_check
+from anonymatch.cli.config import read_release, release_check, release_table_option
 from anonymatch.cli.options import (
     criteria_options,
     draw_seed,
@@ -17,7 +17,6 @@ from anonymatch.cli.options import (
     verbosity_options,
 )
 from anonymatch.cli.steps import command, with_step
-from anonymatch.cli.tables import read_release, release_table_option
 from anonymatch.core.errors import InputError
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.models import CRITERIA
