@@ -245,8 +245,9 @@ def series_options(func: F) -> F:
         multiple=True,
         metavar="FILE",
         help="With --series: the people of one earlier release of the series (repeat, in the "
-        "series' order; read like ORIGINAL, with the person-id column; a person the series "
-        "suppressed from a release is not in its file).",
+        "series' order; read like ORIGINAL, with the person-id column). A person the series "
+        "suppressed from that release is not in it; the release's whole input also does when "
+        "DIR holds the private map, which names the people it published.",
     )(func)
     return click.option(
         "--series",
@@ -256,8 +257,8 @@ def series_options(func: F) -> F:
         help="A series directory (anonymize --series): add the composition attacker's figures "
         "of RELEASE joined to it. When RELEASE is the directory's release j (same SHA-256) the "
         "series is releases 1..j and --series-original gives releases 1..j-1; otherwise RELEASE "
-        "follows all of the directory's releases, one --series-original each. ORIGINAL is "
-        "RELEASE's people, with the person-id column. Needs the series' --sensitive column.",
+        "follows all of the directory's releases, one --series-original each. ORIGINAL must "
+        "hold the series' person-id column; the series' sensitive column is needed.",
     )(func)
 
 
