@@ -7,12 +7,15 @@ exit 2, with nothing written."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from anonymatch.cli import main
 from anonymatch.tables.io.cells import read_release_text
@@ -192,3 +195,61 @@ def test_refusals_are_one_line_exit_2_and_write_nothing(
         assert code == 2, (args, err)
         assert message in err and err.count("\n") == 1, err
         assert not report.exists()
+
+
+@pytest.mark.parametrize(
+    ("index", "message"),
+    [
+        ("not json", "series index"),
+        (json.dumps({"format": "other/1"}), "is not an anonymatch-series/1 index"),
+        (json.dumps({"format": "anonymatch-series/1", "person_id": "pid", "qi": ["n0"],
+                     "sensitive": "s", "k": 0, "l": 2, "releases": []}), "no valid settings"),
+        (json.dumps({"format": "anonymatch-series/1", "person_id": "pid", "qi": ["n0"],
+                     "sensitive": "s", "k": 5, "l": 2, "releases": []}), "lists no release"),
+        (json.dumps({"format": "anonymatch-series/1", "person_id": "pid", "qi": ["n0"],
+                     "sensitive": "s", "k": 5, "l": 2, "releases": [{"release": 1}]}),
+         "entry 1 is malformed"),
+    ],
+)  # fmt: skip
+def test_a_damaged_index_is_refused(tmp_path: Path, index: str, message: str) -> None:
+    from anonymatch.core.errors import InputError
+    from anonymatch.tables.series.risk import open_published
+
+    (tmp_path / "series.json").write_text(index)
+    with pytest.raises(InputError, match=re.escape(message)):
+        open_published(tmp_path)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    n=st.integers(1, 30),
+    data=st.data(),
+)
+def test_the_map_narrows_an_input_to_exactly_the_people_it_lists(
+    tmp_path: Path, n: int, data: st.DataObject
+) -> None:
+    from anonymatch.tables.series.risk import PublishedSeries
+    from anonymatch.tables.series.store import SeriesSettings
+
+    ids = [f"p{i}" for i in range(n)]
+    listed = data.draw(st.lists(st.sampled_from(ids), unique=True), "listed")
+    other = data.draw(st.lists(st.sampled_from(ids), unique=True), "in release 2")
+    private = tmp_path / PRIVATE
+    private.mkdir(exist_ok=True)
+    rows = [(p, 1) for p in listed] + [(p, 2) for p in other]
+    pd.DataFrame({"person_id": [r[0] for r in rows], "release": [r[1] for r in rows],
+                  "row": range(len(rows)), "class": 0}).astype(
+        {"person_id": str, "release": "int64", "row": "int64", "class": "int64"}
+    ).to_parquet(private / MAP, index=False)  # fmt: skip
+    table = pd.DataFrame({"pid": ids, "x": range(n)})
+    series = PublishedSeries(tmp_path, SeriesSettings("pid", ("x",), "s", 1, 1), ())
+    narrowed = series.people(1, table, len(listed))
+    if len(listed) < n:  # the input's people the release published, in the input's order
+        assert list(narrowed["pid"]) == [p for p in ids if p in set(listed)]
+    else:  # no more rows than the release: unchanged
+        assert narrowed is table
+    # a count the map does not give leaves the table as it is (verify_series then refuses it)
+    if 0 < len(listed) < n - 1:
+        assert series.people(1, table, len(listed) + 1) is table
