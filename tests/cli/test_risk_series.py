@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonymatch.cli import main
+from anonymatch.core.files import sha256_file
 from anonymatch.tables.io.cells import read_release_text
 from anonymatch.tables.series import SeriesReport, verify_series
 from anonymatch.tables.series.store import MAP, PRIVATE
@@ -103,8 +104,12 @@ def test_risk_series_figures_are_verify_series(
     d = series
     joined = ["--series", str(d / "S"), "--series-original", str(d / "p0.csv"),
               "--series-original", str(d / "p1.csv")]  # fmt: skip
-    figures = risk_json([str(d / "p2.csv"), str(d / "r2.csv"), *joined], capsys)["series"]
+    document = risk_json([str(d / "p2.csv"), str(d / "r2.csv"), *joined], capsys)
+    figures = document["series"]
     report = expected(d, ["p0.csv", "p1.csv", "p2.csv"], [d / f"r{t}.csv" for t in range(3)])
+    named = document["input"]["series_originals"]  # the earlier releases' people, by SHA-256
+    assert [x["path"] for x in named] == [str(d / "p0.csv"), str(d / "p1.csv")]
+    assert [x["sha256"] for x in named] == [sha256_file(d / f"p{t}.csv") for t in range(2)]
     same_figures(figures, report)
     assert figures["release"] == 3 and figures["in_directory"] and figures["directory"] == "S"
     assert figures["in_two_or_more"] > 50 and figures["changed"] > 0  # a real series

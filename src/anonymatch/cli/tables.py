@@ -1177,10 +1177,12 @@ def risk_cmd(
     )
     report = assess(orig, pub, check, threshold)
     figures = report.to_dict() | ({} if joined is None else {"series": joined})
-    inputs = {
+    inputs: dict[str, Any] = {
         "original": input_block(original, csv),
         "release": input_block(release, CsvOptions(table=release_table)),
     }
+    if series is not None:  # the earlier releases' people, by SHA-256
+        inputs["series_originals"] = [input_block(p, csv) for p in series.originals]
     beyond = None
     if population.given:
         from anonymatch.tables.risk.population import PopulationInput
