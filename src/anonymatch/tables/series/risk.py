@@ -60,7 +60,7 @@ class PublishedSeries:
         except (OSError, ValueError, KeyError):
             return table
         ids = set(mapped.loc[mapped["release"] == release, "person_id"].astype(str))
-        keep = np.isin(np.asarray(value_text(table[column]), dtype=object), list(ids))
+        keep = pd.Series(value_text(table[column])).isin(ids).to_numpy()  # hashed: O(rows)
         if int(keep.sum()) != published:
             return table
         return table.loc[keep].reset_index(drop=True)
