@@ -60,7 +60,7 @@ atexit.register(_skip_teardown)
 # modules' COMMANDS.
 LAZY_COMMANDS = {
     **dict.fromkeys(
-        ("anonymize", "verify", "evaluate", "attack", "anonymize-kl", "check-kl", "risk"),
+        ("anonymize", "verify", "evaluate", "anonymize-kl", "check-kl", "risk"),
         "tables",
     ),
     **dict.fromkeys(
@@ -71,6 +71,7 @@ LAZY_COMMANDS = {
     **dict.fromkeys(("anonymize-rt", "verify-rt", "evaluate-rt", "risk-rt"), "relational"),
     "generate-census": "synth",
     "warmup": "warmup",
+    "attack": "attack",
     "verify-series": "series",
     "draw": "draw",
     "init": "config",
@@ -79,6 +80,7 @@ LAZY_COMMANDS = {
 # the data kind of each module whose commands read data: they all take --config job.toml
 CONFIG_KINDS = {
     "tables": "table",
+    "attack": "table",
     "sets": "transactions",
     "sparse": "sparse",
     "graphs": "graph",

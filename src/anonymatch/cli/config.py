@@ -1014,3 +1014,28 @@ def init_cmd(
 
 
 COMMANDS = [init_cmd]
+
+
+# ------------------------------------------------------------ a release as published
+
+
+def read_release(path: str, table: str | None = None) -> Any:
+    """A table release as published (CSV formula guard undone; ``cells.read_release_text``),
+    or the cells of the release ``table`` when ``path`` is a database URL."""
+    from anonymatch.tables.io.cells import read_release_text as read
+    from anonymatch.tables.io.sql import is_database_url, read_sql_source, redact_url
+
+    if is_database_url(path):
+        if table is None:
+            raise InputError(f"the release {redact_url(path)} needs `release_table`")
+        return read_sql_source(path, table=table)
+    if table is not None:
+        raise InputError("`release_table` reads a release from a database URL (postgresql://…)")
+    return read(path)
+
+
+release_table_option = click.option(
+    "--release-table",
+    default=None,
+    help="The release a database URL (anonymize -o URL --output-table): the release table read.",
+)

@@ -23,6 +23,7 @@ from anonymatch.cli.options import (
     test_table_options,
     verbosity_options,
 )
+from anonymatch.cli.series import SeriesRequest, series_options
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 
@@ -146,6 +147,7 @@ def accuracy_of(label: str | None, test: TestTable | None) -> tuple[str | None, 
 )
 @test_table_options
 @population_options
+@series_options
 @verbosity_options
 @with_step(reading_of, "reading")
 @with_step(accuracy_of, "accuracy")
@@ -162,6 +164,7 @@ def report_cmd(
     accuracy: tuple[str | None, TestTable | None],
     reading: dict[str, Any],
     release_table: str | None,
+    series: SeriesRequest | None,
     draws_dir: str | None = None,
 ) -> None:
     """Write the privacy officer's HTML report of a release.
@@ -183,7 +186,11 @@ def report_cmd(
     Tables: --population FILE (read like ORIGINAL) adds the figures against the population the
     original was sampled from (k-map, journalist and marketer risk, population uniques,
     delta-presence); --sampling-fraction or --weights the population uniqueness estimated from
-    the sample alone; each with its assumptions in plain words."""
+    the sample alone; each with its assumptions in plain words.
+    A release of a series (anonymize --series) gets a series section from its manifest; with
+    --series DIR --series-original … (as for risk) it also shows the composition attacker's
+    figures of RELEASE joined to the series, and a series release that suppressed people is
+    read against ORIGINAL's published people by DIR's private map."""
     from anonymatch.report import build_report, write_report
     from anonymatch.tables.risk.risk import check_threshold
 
@@ -229,6 +236,10 @@ def report_cmd(
         if not Path(draws_dir).is_dir():
             raise InputError(f"--draws {draws_dir} is not a directory of draws")
         options["draws"] = draws_dir
+    if series is not None:
+        if kind != "table" or original is None:
+            raise InputError("--series needs ORIGINAL and a table RELEASE of a series")
+        options["series"] = series
     html = build_report(
         manifest,
         original,

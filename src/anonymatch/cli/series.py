@@ -1,18 +1,21 @@
 """``anonymatch verify-series`` (issue 40): a release series checked as the composition attacker
-sees it, from the releases and each release's people only (``tables.series.verify_series``).
+sees it, from the releases and each release's people only (``tables.series.verify_series``);
+and the ``--series DIR --series-original FILE …`` options of ``risk`` and ``report``: the same
+attacker's figures of one release joined to a published series directory
+(``tables.series.risk.series_risk``).
 
-The attacker's figures for stewards (candidates per release, people left below ℓ after
-intersection, certain people, the largest posterior) are this command's ``--json`` output: the
-issue's ``risk --series`` would sit badly on ``risk``'s two positional arguments (one original,
-one release), so the series' figures live here, where the originals and releases are repeated
-options.
+``verify-series`` gives the verdict (exit 4 when the series fails) with the figures (``--json``);
+``risk --series`` gives the figures of a release beside its own risk figures (text, and the
+``series`` key of ``risk --json``); the report shows them in its series section.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -22,8 +25,16 @@ from anonymatch.cli.options import (
     table_input_options,
     verbosity_options,
 )
-from anonymatch.cli.steps import command
+from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from anonymatch.tables.columns.schema import NAValues, Schema
+    from anonymatch.tables.io import CsvOptions
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _columns(value: str | None, flag: str, required: bool = True) -> list[str]:
@@ -107,7 +118,8 @@ def verify_series_cmd(
     strong attacker's intersection; 4 if not; 2 on bad input (different numbers of
     --original and --release, a missing column, a missing or repeated person id in a
     release's people, a release that is not its people's). --json prints the verdict with the
-    attacker's figures (docs/guarantees/series.md)."""
+    attacker's figures (docs/guarantees/series.md); `risk RELEASE --series DIR` gives the same
+    figures for one release joined to a series directory."""
     from anonymatch.cli import import_quietly
 
     if len(originals) != len(releases):
@@ -167,6 +179,116 @@ def _print(figures: dict[str, Any]) -> None:
             f"{figures['changed']} people changed their value between releases "
             f"({figures['changed_below_l']} of them below l: not a disclosure of the value)"
         )
+
+
+# ------------------------------------------------------- risk --series, report --series
+
+
+@dataclass(frozen=True)
+class SeriesRequest:
+    """``--series DIR`` with its ``--series-original FILE`` options (``risk``, ``report``):
+    the series directory and the people of each earlier release, in the series' order."""
+
+    directory: str
+    originals: tuple[str, ...]
+
+    def figures(
+        self,
+        original: pd.DataFrame,
+        release: str,
+        schema: Schema,
+        reading: tuple[CsvOptions, NAValues | None, bool],
+    ) -> dict[str, object]:
+        """The attacker's figures of ``release`` (a path; ``original`` its people, read)
+        joined to the series (``tables.series.risk.series_risk(...).to_dict()``).
+        ``reading``: how the originals are read (CSV options, missing codes, whether rows with
+        a missing QI were dropped), as ``original``. O(verify_series on the series)."""
+        from anonymatch.core.files import sha256_file
+        from anonymatch.tables.io import read_table
+        from anonymatch.tables.io.cells import read_release_text
+        from anonymatch.tables.series.risk import open_published, series_risk
+
+        csv, na, drop_missing = reading
+        series = open_published(self.directory)
+        if not Path(release).is_file():  # never echo it: a database URL may hold a password
+            raise InputError("--series needs RELEASE as a file (not a database table)")
+        return series_risk(
+            original,
+            read_release_text(release),
+            series,
+            [read_table(path, csv) for path in self.originals],
+            release_sha256=sha256_file(release),
+            qi=list(schema.qi),
+            numeric=sorted(schema.numeric),
+            sensitive=list(schema.sensitive),
+            na_values=na,
+            drop_missing=drop_missing,
+        ).to_dict()
+
+
+def series_request(series_dir: str | None, series_originals: Sequence[str]) -> SeriesRequest | None:
+    """``--series`` and ``--series-original`` as one :class:`SeriesRequest` (parameter
+    ``series``; None without ``--series``). InputError: ``--series-original`` alone."""
+    if series_dir is None:
+        if series_originals:
+            raise InputError("--series-original goes with --series DIR")
+        return None
+    return SeriesRequest(series_dir, tuple(series_originals))
+
+
+def series_options(func: F) -> F:
+    """``--series DIR`` and ``--series-original FILE`` (repeated), built into ``series``."""
+    func = with_step(series_request, "series")(func)
+    func = click.option(
+        "--series-original",
+        "series_originals",
+        multiple=True,
+        metavar="FILE",
+        help="With --series: the people of one earlier release of the series (repeat, in the "
+        "series' order; read like ORIGINAL, with the person-id column). A person the series "
+        "suppressed from that release is not in it; the release's whole input also does when "
+        "DIR holds the private map, which names the people it published.",
+    )(func)
+    return click.option(
+        "--series",
+        "series_dir",
+        default=None,
+        metavar="DIR",
+        help="A series directory (anonymize --series): add the composition attacker's figures "
+        "of RELEASE joined to it. When RELEASE is the directory's release j (same SHA-256) the "
+        "series is releases 1..j and --series-original gives releases 1..j-1; otherwise RELEASE "
+        "follows all of the directory's releases, one --series-original each. ORIGINAL must "
+        "hold the series' person-id column; the series' sensitive column is needed.",
+    )(func)
+
+
+def print_series(figures: dict[str, Any]) -> None:
+    """``risk --series`` in text: the release's place in the series, then the attacker's
+    figures (as ``verify-series``), the values left after intersection and this release's
+    people."""
+    place = "" if figures["in_directory"] else " (joined after the directory's releases)"
+    click.echo(
+        f"series {figures['directory']}: release {figures['release']} of "
+        f"{len(figures['releases'])}{place}"
+    )
+    _print(figures)
+    after = figures["after_intersection"]
+
+    def pair(side: dict[str, Any]) -> str:
+        if side["fewest"] is None:
+            return "-"
+        return f"fewest {side['fewest']}, median {side['median']:g}"
+
+    click.echo(
+        f"values after intersection (unchanged, in two releases or more): candidates "
+        f"{pair(after['strong'])}; compatible rows {pair(after['weak'])}"
+    )
+    mine = figures["this_release"]
+    click.echo(
+        f"this release: {mine['people']} people, {mine['in_an_earlier_release']} in an earlier "
+        f"release; below l {mine['strong_below_l']} ({mine['strong_certain']} certain) on "
+        f"candidates, {mine['weak_below_l']} ({mine['weak_certain']} certain) on compatible rows"
+    )
 
 
 COMMANDS = [verify_series_cmd]

@@ -24,7 +24,9 @@ from anonymatch.cli.config import (
     execution_group,
     input_options_block,
     manifest_callback,
+    read_release,
     release_check,
+    release_table_option,
     typed_table_job,
     with_job_file,
 )
@@ -36,7 +38,6 @@ from anonymatch.cli.options import (
     criteria_group,
     criteria_options,
     csv_safe_option,
-    draw_seed,
     echo_check_summary,
     echo_explanation,
     echo_sensitive_risk,
@@ -58,6 +59,7 @@ from anonymatch.cli.options import (
     verbosity_options,
     warn_honestly,
 )
+from anonymatch.cli.series import SeriesRequest, print_series, series_options
 from anonymatch.cli.steps import command, with_step
 from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import load_manifest
@@ -69,16 +71,12 @@ from anonymatch.tables.models import CRITERIA, KL_CRITERIA, POPULATION_CRITERIA
 from anonymatch.tables.models.kl import KLAnonymity
 from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS
 
-LEVEL_CRITERIA = CRITERIA.where(lambda c: c.level)
-"""The level a release promises (``-k`` or ``--k-column``): what ``attack`` scores against."""
-
 if TYPE_CHECKING:
     import pandas as pd
 
     from anonymatch.core.criteria import Criterion, Verdict
     from anonymatch.core.params import Execution
     from anonymatch.tables.job import ReleaseCheck, TableJob
-    from anonymatch.tables.risk.attack import Adversary
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -93,28 +91,6 @@ VERIFY_EXECUTOR_MEANING = (
     "for a partitioned release (--manifest): threads = check the whole release in memory; "
     "inline/processes/dask = stream both files partition by partition there; auto = processes "
     "(Dask with --workers or --scheduler)."
-)
-
-
-def read_release(path: str, table: str | None = None) -> Any:
-    """A table release as published (CSV formula guard undone; ``cells.read_release_text``),
-    or the cells of the release ``table`` when ``path`` is a database URL."""
-    from anonymatch.tables.io.cells import read_release_text as read
-    from anonymatch.tables.io.sql import is_database_url, read_sql_source, redact_url
-
-    if is_database_url(path):
-        if table is None:
-            raise InputError(f"the release {redact_url(path)} needs `release_table`")
-        return read_sql_source(path, table=table)
-    if table is not None:
-        raise InputError("`release_table` reads a release from a database URL (postgresql://…)")
-    return read(path)
-
-
-release_table_option = click.option(
-    "--release-table",
-    default=None,
-    help="The release a database URL (anonymize -o URL --output-table): the release table read.",
 )
 
 
@@ -798,85 +774,6 @@ def _echo_sensitive(check: dict[str, Any]) -> None:
     )
 
 
-def adversary(key: str, true_matches: int, trials: int) -> Adversary:
-    """``--key``, ``--known``, ``--trials`` as one ``Adversary`` (parameter ``adversary``).
-    ``--known`` is named ``true_matches`` here: it is no criterion's parameter (a job file's
-    ``[model] known``, (k,ℓ)'s ℓ, never reaches it)."""
-    from anonymatch.tables.risk.attack import Adversary
-
-    return Adversary(key, true_matches, trials)
-
-
-@command()
-@click.argument("original")
-@click.argument("published")
-@click.option(
-    "--known", "true_matches", required=True, type=int, help="True matches the adversary knows."
-)
-@click.option("--trials", default=100, show_default=True, type=int, help="Random repetitions.")
-@click.option(
-    "--key",
-    required=True,
-    help="A column with a unique value per person, present in ORIGINAL and PUBLISHED (kept as a "
-    "sensitive column): it gives the true matching to score the attack against.",
-)
-@criteria_options(LEVEL_CRITERIA)  # the level the release promises: -k or --k-column
-@click.option("--qi", required=True, help="Comma-separated quasi-identifiers.")
-@click.option("--numeric", default=None, help="Numeric QIs.")
-@seed_option
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@verbosity_options
-@release_table_option
-@table_input_options
-@release_check
-@with_step(adversary, "adversary")
-def attack(
-    original: str,
-    published: str,
-    check: ReleaseCheck,
-    adversary: Adversary,
-    seed: int | None,
-    as_json: bool,
-    release_table: str | None,
-    csv: CsvOptions,
-) -> None:
-    """Simulate an adversary who knows some true matches.
-
-    The adversary knows --known true matches of PUBLISHED (a release of ORIGINAL): how many
-    published rows can each other person still be (Choromanski et al. §4), and how often a random
-    attack succeeds."""
-    from anonymatch.tables.models.adaptive import attack_release
-
-    if (check.k is None) == (check.k_column is None):
-        raise InputError("give exactly one of --k and --k-column")
-    orig = read_table(original, csv)
-    pub = read_release(published, release_table)
-    seed = draw_seed(seed)
-    report = attack_release(pub, orig, check, adversary, seed)
-    if as_json:
-        click.echo(json.dumps({**report.to_dict(), "seed": seed}, indent=2))
-        return
-    click.echo(
-        f"adversary knows {report.known} true matches; {report.trials} trials,"
-        f" {report.people} people each"
-    )
-    click.echo(
-        f"candidate rows per person: min {report.min_candidates},"
-        f" mean {report.mean_candidates:.2f}; below level − known:"
-        f" {report.below_guarantee} ({100 * report.below_guarantee_fraction:.2f}%)"
-    )
-    shown = list(report.candidates_histogram.items())[:12]
-    click.echo(
-        "candidates -> people (summed over trials): "
-        + ", ".join(f"{c}: {p}" for c, p in shown)
-        + (", ..." if len(report.candidates_histogram) > len(shown) else "")
-    )
-    click.echo(
-        f"random attack success probability: {report.success_probability:.4f}"
-        f" (worst trial {report.worst_trial_success_probability:.4f}); seed {seed}"
-    )
-
-
 @dataclass(frozen=True)
 class Learning:
     """``evaluate --classify/--regress``: the task, its target column, where to test (a file,
@@ -1176,7 +1073,7 @@ def anonymize_kl_cmd(
 # ---------------------------------------------------------------------------- graphs
 
 
-COMMANDS = [anonymize, verify, evaluate, attack, anonymize_kl_cmd, check_kl_cmd]
+COMMANDS = [anonymize, verify, evaluate, anonymize_kl_cmd, check_kl_cmd]
 
 
 # ---------------------------------------------------------------------------- risk
@@ -1217,6 +1114,7 @@ def certified(check: ReleaseCheck, manifest: str | None) -> ReleaseCheck:
     "the sensitive figures those of the attacker who knows the certified graph.",
 )
 @population_options
+@series_options
 @verbosity_options
 @qi_type_options
 @release_table_option
@@ -1234,6 +1132,7 @@ def risk_cmd(
     release_table: str | None,
     csv: CsvOptions,
     population: PopulationFlags,
+    series: SeriesRequest | None,
 ) -> None:
     """Measure the re-identification risk of a table release.
 
@@ -1245,7 +1144,9 @@ def risk_cmd(
     original was sampled from (k-map, journalist and marketer risk, population uniques,
     delta-presence); --sampling-fraction or --weights estimate population uniqueness from the
     sample alone. With --manifest of a ring release, the sensitive figures are over the graph
-    its certificate proves (every draw); otherwise over each person's candidate rows."""
+    its certificate proves (every draw); otherwise over each person's candidate rows. --series
+    DIR adds the composition attacker's figures of RELEASE joined to that series (verify-series'
+    figures; docs/series.md)."""
     from anonymatch import __version__
     from anonymatch.core.manifest import utc_now, write_manifest
     from anonymatch.tables.risk.risk import assess, check_threshold
@@ -1253,12 +1154,19 @@ def risk_cmd(
     threshold = check_threshold(population.threshold, "--threshold")
     orig = read_table(original, csv)
     pub = read_release(release, release_table)
+    joined = (
+        None
+        if series is None
+        else series.figures(orig, release, check.schema, (csv, check.na, check.drop_missing))
+    )
     report = assess(orig, pub, check, threshold)
-    figures = report.to_dict()
-    inputs = {
+    figures = report.to_dict() | ({} if joined is None else {"series": joined})
+    inputs: dict[str, Any] = {
         "original": input_block(original, csv),
         "release": input_block(release, CsvOptions(table=release_table)),
     }
+    if series is not None:  # the earlier releases' people, by SHA-256
+        inputs["series_originals"] = [input_block(p, csv) for p in series.originals]
     beyond = None
     if population.given:
         from anonymatch.tables.risk.population import PopulationInput
@@ -1282,6 +1190,8 @@ def risk_cmd(
         _print_risk(report, quiet)
         if beyond is not None:
             print_population(beyond)
+        if joined is not None:
+            print_series(joined)
 
 
 _RISK_BASIS = {

@@ -149,9 +149,13 @@ def build_report(
     published.facts.append(("files named by the manifest", _named_text(check, inputs)))
     guarantee = common.guarantee(manifest, check)
     guarantee.bullets += parts.guarantee.bullets
+    from anonymatch.report.series import series_section
+
+    series = series_section(manifest, inputs)  # a release of a series (None: not one)
     sections = [
         parts.published,
         guarantee,
+        *([] if series is None else [series]),
         parts.risk,
         parts.utility,
         common.parameters(manifest),

@@ -107,6 +107,11 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     assert inputs.original is not None and inputs.release is not None
     original = read_table(inputs.original, csv)
     release = read_table(inputs.release, _release_reading(manifest, inputs.release, options))
+    from anonymatch.report.series import published_mask
+
+    series_kept = published_mask(manifest, original, options, len(release))
+    if series_kept is not None:  # a series release that suppressed people: by its map
+        original = original.loc[series_kept].reset_index(drop=True)
     from anonymatch.tables.io.cells import parse_cells
     from anonymatch.tables.models.kl import MODEL as KL_MODEL
     from anonymatch.tables.models.kl import kl_encoded
@@ -127,7 +132,8 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     leakage = check_leakage(data, enc, cells, release, schema)
     published.tables.append(_columns(original, release, schema, level_column, leakage))
     _leak_limits(limits, leakage)
-    check = _reverify(manifest, original, release, schema, na, drop_missing)
+    check = _reverify(manifest, original, release, schema, na, drop_missing,
+                      0 if series_kept is None else int((~series_kept).sum()))  # fmt: skip
     # the claimed k is verified already (the certificate); it is passed only for the
     # mechanism-aware bound on sensitive values
     k = _claimed_k(manifest) if schema.sensitive else None
@@ -201,11 +207,14 @@ def _reverify(
     schema: Schema,
     na: MissingCodes,
     drop_missing: bool,
+    suppressed: int = 0,
 ) -> ClaimCheck:
     """Re-run the verifier of the manifest's model on the files, with the claimed k (or the
     levels column) and sensitive models, and compare its certificate with the manifest's
     ``verification`` block (what ``verify --manifest`` checks). A (k,ℓ) claim is re-checked by
-    its criterion (``KLAnonymity.check``: a truthful generalization, and the (k,ℓ) counts)."""
+    its criterion (``KLAnonymity.check``: a truthful generalization, and the (k,ℓ) counts).
+    ``suppressed``: people of the input a series release left out (``original`` is its
+    published people), counted as the publishing run counts them."""
     g = manifest.get("guarantee") or {}
     v = manifest.get("verification") or {}
     params = manifest.get("parameters") or {}
@@ -227,7 +236,12 @@ def _reverify(
                 drop_missing=drop_missing,
                 certificate=certificate if isinstance(certificate, Mapping) else None,
             )
-            rerun = verify_release(release, original, check).to_dict()
+            verified = verify_release(release, original, check)
+            if suppressed:  # as the series run's certificate: the input's people, some left out
+                verified = dataclasses.replace(
+                    verified, n_original=verified.n_original + suppressed, suppressed=suppressed
+                )
+            rerun = verified.to_dict()
             rerun.update(_recheck_criteria(job, original, release, check))
         elif model == "adaptive-anonymity" and params.get("k_column"):
             from anonymatch.tables.job import ReleaseCheck
