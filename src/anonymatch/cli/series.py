@@ -114,7 +114,7 @@ def verify_series_cmd(
     which release, and intersects the sensitive values each release shows for a person: on
     the person's candidate rows (strong attacker) and on the rows compatible with their QIs
     (weak attacker). Exit 0 iff every release gives every person at least K candidates and
-    nobody whose sensitive value is unchanged is left with fewer than L values after the
+    nobody, whose sensitive value changed or not, is left with fewer than L values after the
     strong attacker's intersection; 4 if not; 2 on bad input (different numbers of
     --original and --release, a missing column, a missing or repeated person id in a
     release's people, a release that is not its people's). --json prints the verdict with the
