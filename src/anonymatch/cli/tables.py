@@ -225,7 +225,9 @@ strict_option = criteria_options(CHECK_OPTIONS)  # --strict, from the leakage ch
 @dp_companion_options
 @table_input_options
 @typed_table_job
+@click.pass_context
 def anonymize(
+    ctx: click.Context,
     input_path: str,
     output: str,
     job: TableJob,
@@ -269,7 +271,7 @@ def anonymize(
     streamed = choose_path(job, input_path, output, csv)
     from anonymatch.tables.series.publish import SeriesRun
 
-    picked = with_job_file(click.get_current_context(), _series_flags(series_dir, person_id),
+    picked = with_job_file(ctx, _series_flags(series_dir, person_id),
                            lambda j: _series_flags(j.series.dir, j.series.person_id))  # fmt: skip
     why = "not on the streamed path (--executor threads)" if streamed else None
     why = "not to a database" if db_in or db_out else why
