@@ -174,6 +174,17 @@ def _print(figures: dict[str, Any]) -> None:
         + ("-" if post is None else f"{post:.3f}")
         + ("" if strong["largest_share"] is None else f", share {strong['largest_share']:.3f}")
     )
+    narrow = figures["candidates_after_intersection"]
+    click.echo(
+        f"candidates after intersection (unchanged value, in two releases or more): "
+        f"{narrow['below_k']} below k"
+        + (
+            ""
+            if narrow["min"] is None
+            else f", fewest {narrow['min']}, median {narrow['median']:g}"
+        )
+        + (f"; changed value: {narrow['changed_below_k']} below k" if figures["changed"] else "")
+    )
     if figures["changed"]:
         click.echo(
             f"{figures['changed']} people changed their value between releases "
@@ -287,7 +298,8 @@ def print_series(figures: dict[str, Any]) -> None:
     click.echo(
         f"this release: {mine['people']} people, {mine['in_an_earlier_release']} in an earlier "
         f"release; below l {mine['strong_below_l']} ({mine['strong_certain']} certain) on "
-        f"candidates, {mine['weak_below_l']} ({mine['weak_certain']} certain) on compatible rows"
+        f"candidates, {mine['weak_below_l']} ({mine['weak_certain']} certain) on compatible rows; "
+        f"below k after intersection {mine['below_k_after_intersection']}"
     )
 
 
