@@ -117,7 +117,10 @@ def verify_series_cmd(
     nobody, whose sensitive value changed or not, is left with fewer than L values after the
     strong attacker's intersection; 4 if not; 2 on bad input (different numbers of
     --original and --release, a missing column, a missing or repeated person id in a
-    release's people, a release that is not its people's). --json prints the verdict with the
+    release's people, a release that is not its people's). The candidates after
+    intersection (a person's candidate rows showing a value left by the intersection) are
+    reported, not part of the rule: a series row carries only its class's cells and a value,
+    so they tell no more than the values left. --json prints the verdict with the
     attacker's figures (docs/guarantees/series.md); `risk RELEASE --series DIR` gives the same
     figures for one release joined to a series directory."""
     from anonymatch.cli import import_quietly
