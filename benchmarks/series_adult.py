@@ -241,8 +241,9 @@ def section(stored: dict) -> str:
             "",
             f"Series over independent: GCP {gcp:.2f}× (goal ≤ 1.3×), anonymize time "
             f"{secs:.2f}× (goal ≤ 2×), strong attacker below ℓ "
-            f"{ser['figures']['strong']['below_l']} (goal 0), below k after intersection "
-            f"{ser['figures']['candidates_after_intersection']['below_k']} (goal 0).",
+            f"{ser['figures']['strong']['below_l']} (goal 0); below k after intersection "
+            f"{format(ser['figures']['candidates_after_intersection']['below_k'], ',')} "
+            "(reported, not enforced: docs/guarantees/series.md §3).",
         ]
         repairs = [r for r in ser.get("repairs", []) if r]
         if repairs:
