@@ -151,8 +151,9 @@ def anonymize_series(
     Raises
     ------
     InputError
-        Bad parameters, a job a series cannot run (:func:`series_settings`), a person id
-        missing or repeated, a series directory of other settings or modified.
+        Bad parameters, a job a series cannot run (:func:`series_settings`), a kept column
+        (:func:`refuse_kept_columns`), a person id missing or repeated, a series directory of
+        other settings or modified.
     InfeasibleError
         No class can be formed (k larger than the people, ℓ more than their values).
     VerificationError
