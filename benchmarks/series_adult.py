@@ -21,7 +21,9 @@ Modes:
 Then the composition attacker (``anonymatch.tables.series.verify_series``, from the releases and
 each release's people): people in ≥ 2 releases, people left below ℓ after intersection by the
 weak attacker (compatible rows) and the strong one (candidate rows), certain (one value), the
-largest posterior, the fewest candidates of any release, GCP per release and times. Writes
+largest posterior, the fewest candidates of any release, the people with an unchanged value
+left with fewer than k candidates after intersection (candidate rows showing a value of the
+intersection) in some release, GCP per release and times. Writes
 ``benchmarks/results/series_adult.json`` (the mode's entry) and the section ``series_adult``
 of docs/results.md from the entries present.
 
@@ -201,12 +203,16 @@ def section(stored: dict) -> str:
         "`--series DIR` (`anonymize --series DIR --person-id pid`); the attacker's figures are "
         "`verify_series`'s over each release's published people (weak: compatible rows, "
         "strong: candidate rows, intersected over a person's releases; below ℓ and certain "
-        "among the people in two releases or more).",
+        "among the people in two releases or more; below k after ∩: people in two releases "
+        "or more with an unchanged value left with fewer than k candidate rows showing a "
+        "value of the intersection in some release, and the fewest / median of each person's "
+        "fewest).",
         "",
         "| mode | in ≥ 2 releases | below ℓ weak | certain weak | below ℓ strong | "
         "certain strong | largest posterior / share | fewest candidates | suppressed | "
-        "GCP per release | anonymize s | verify-series s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "below k after ∩ | fewest / median after ∩ | GCP per release | anonymize s | "
+        "verify-series s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in ("independent", "series"):
         if name not in stored:
@@ -216,11 +222,14 @@ def section(stored: dict) -> str:
         post, share = f["strong"]["largest_posterior"], f["strong"].get("largest_share")
         shown = "—" if post is None else f"{post:.3f}"
         shown += "" if share is None else f" / {share:.3f}"
+        after = f.get("candidates_after_intersection") or {}
+        fewest = "—" if after.get("min") is None else f"{after['min']} / {after['median']:g}"
         lines.append(
             f"| {name} | {f['in_two_or_more']:,} | {f['weak']['below_l']:,} | "
             f"{f['weak']['certain']:,} | {f['strong']['below_l']:,} | "
             f"{f['strong']['certain']:,} | {shown} | "
             f"{f['min_candidates']} | {sum(e.get('suppressed', [0])):,} | "
+            f"{'—' if 'below_k' not in after else format(after['below_k'], ',')} | {fewest} | "
             f"{', '.join(f'{g:.4f}' for g in e['gcp'])} | "
             f"{sum(e['anonymize_seconds']):.1f} | {e['verify_series_seconds']:.1f} |"
         )
@@ -232,7 +241,9 @@ def section(stored: dict) -> str:
             "",
             f"Series over independent: GCP {gcp:.2f}× (goal ≤ 1.3×), anonymize time "
             f"{secs:.2f}× (goal ≤ 2×), strong attacker below ℓ "
-            f"{ser['figures']['strong']['below_l']} (goal 0).",
+            f"{ser['figures']['strong']['below_l']} (goal 0); below k after intersection "
+            f"{format(ser['figures']['candidates_after_intersection']['below_k'], ',')} "
+            "(reported, not enforced: docs/guarantees/series.md §3).",
         ]
         repairs = [r for r in ser.get("repairs", []) if r]
         if repairs:

@@ -152,8 +152,8 @@ def test_a_release_outside_a_series_has_no_series_section(
 def test_a_release_that_suppressed_people_is_read_by_the_private_map(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # two classes of exactly k = 5; one person of the old class leaves and nobody arrives:
-    # the four left cannot show {c, d} with 5 people, so the second release suppresses them
+    # an unavoidable suppression under the ℓ rule: p0 was shown {a, b}; this year nobody
+    # else holds a or b, so no class can show two values of {a, b}: p0 alone is suppressed
     first = pd.DataFrame(
         {
             "age": [20, 21, 22, 23, 24, 60, 61, 62, 63, 64],
@@ -161,8 +161,12 @@ def test_a_release_that_suppressed_people_is_read_by_the_private_map(
             "pid": [f"p{i}" for i in range(10)],
         }
     )
+    arrivals = pd.DataFrame(
+        {"age": [30, 31, 32, 33], "s": list("ecde"), "pid": ["n1", "n2", "n3", "n4"]}
+    )
+    second = pd.concat([first.iloc[[0, 5, 6, 7, 8, 9]], arrivals], ignore_index=True)
     first.to_csv(tmp_path / "y0.csv", index=False)
-    first.drop(index=5).to_csv(tmp_path / "y1.csv", index=False)
+    second.to_csv(tmp_path / "y1.csv", index=False)
     roles = ["--qi", "age", "--numeric", "age", "--sensitive", "s", "-k", "5", "--l", "2"]
     for t in range(2):
         code, _, err = run(["anonymize", str(tmp_path / f"y{t}.csv"), "-o",
@@ -171,7 +175,7 @@ def test_a_release_that_suppressed_people_is_read_by_the_private_map(
                             "--seed", "0", "-q"], capsys)  # fmt: skip
         assert code == 0, err
     manifest = json.loads((tmp_path / "r1.json").read_text())
-    assert manifest["series"]["counts"]["suppressed"] == 4
+    assert manifest["series"]["counts"]["suppressed"] == 1
     base = ["report", "--manifest", str(tmp_path / "r1.json"), str(tmp_path / "y1.csv"),
             str(tmp_path / "r1.csv"), "-o", str(tmp_path / "r1.html")]  # fmt: skip
     code, _, err = run(base, capsys)
@@ -182,6 +186,6 @@ def test_a_release_that_suppressed_people_is_read_by_the_private_map(
     assert code == 0, err
     assert "claims: re-verified on the files" in out
     section = section_of((tmp_path / "r1.html").read_text())
-    assert facts(section)["suppressed (in this input, not published)"] == "4"
+    assert facts(section)["suppressed (in this input, not published)"] == "1"
     attacker: dict[str, Any] = dict((r[0], r[1]) for r in tables(section)[1])
-    assert attacker["this release's people"] == "5" and attacker["verdict"] == "passed"
+    assert attacker["this release's people"] == "9" and attacker["verdict"] == "passed"

@@ -494,3 +494,55 @@ def test_the_in_run_check_finds_anyone_below_l_in_the_running_intersection() -> 
     assert failed["reason"] == (
         "3 people keep fewer than l = 2 values after intersecting their classes' values (fewest 1)"
     )
+
+
+def test_kept_columns_are_refused_in_a_series_first_release_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a column published unchanged in every release links a person's rows across releases:
+    # refused (exit 2, one line naming the columns and the fix), nothing written, no DIR
+    year = series_years(60, seed=3, years=1)[0]
+    year = year.assign(fnlwgt=np.arange(len(year)) * 7 + 1000, income=["<=50K"] * len(year))
+    with pytest.raises(InputError, match=r"kept columns \('fnlwgt', 'income'\)"):
+        anonymize_series(year, series=tmp_path / "S", person_id="pid", **KW)
+    assert not (tmp_path / "S").exists()
+    year.to_csv(tmp_path / "y.csv", index=False)
+    base = ["anonymize", str(tmp_path / "y.csv"), "-o", str(tmp_path / "r.csv"), "-k", "5",
+            "--qi", ",".join(QI), "--numeric", "n0,n1", "--sensitive", "s", "--l", "3",
+            "--series", str(tmp_path / "S"), "--person-id", "pid"]  # fmt: skip
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'fnlwgt', 'income'" in err, err
+    assert "--identifiers" in err and "--qi" in err
+    assert not (tmp_path / "S").exists() and not (tmp_path / "r.csv").exists()
+    # the fix: drop one as an identifier, the other still refused; both dropped: published
+    assert main([*base, "--identifiers", "fnlwgt"]) == 2
+    err = capsys.readouterr().err
+    assert "'income'" in err and "fnlwgt" not in err
+    assert main([*base, "--identifiers", "fnlwgt,income"]) == 0, capsys.readouterr().err
+    published = pd.read_csv(tmp_path / "r.csv")
+    assert not {"fnlwgt", "income", "pid"} & set(published.columns)
+    # the job file shares the path: same refusal
+    job = f"""
+[input]
+path = "y.csv"
+[columns]
+n0 = {{ role = "qi", type = "numeric" }}
+n1 = {{ role = "qi", type = "numeric" }}
+c0 = {{ role = "qi" }}
+c1 = {{ role = "qi" }}
+s = {{ role = "sensitive" }}
+pid = {{ role = "identifier" }}
+[model]
+k = 5
+l = 3
+[series]
+dir = "{tmp_path / "J"}"
+person_id = "pid"
+"""
+    (tmp_path / "job.toml").write_text(job)
+    out = str(tmp_path / "j.csv")
+    assert main(["anonymize", str(tmp_path / "y.csv"), "--config", str(tmp_path / "job.toml"),
+                 "-o", out]) == 2  # fmt: skip
+    assert "kept columns ('fnlwgt', 'income')" in capsys.readouterr().err
+    assert not (tmp_path / "J").exists() and not (tmp_path / "j.csv").exists()

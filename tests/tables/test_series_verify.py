@@ -69,8 +69,8 @@ def candidates(comp: np.ndarray) -> np.ndarray | None:
 
 
 def oracle(years, releases, k, l):  # noqa: E741
-    """Per person id: (strong values, weak values, largest posterior, changed, releases), and
-    the verdict, computed directly."""
+    """Per person id: (strong values, weak values, largest posterior, changed, releases, largest
+    share, fewest candidates after intersection), and the verdict, computed directly."""
     shown: dict[str, list] = {}
     ok = True
     for year, release in zip(years, releases, strict=True):
@@ -85,7 +85,7 @@ def oracle(years, releases, k, l):  # noqa: E741
             strong = dx[cand[i]]
             shares = {v: float(np.mean(strong == v)) for v in set(strong)}
             shown.setdefault(pid, []).append(
-                (set(strong), set(dx[comp[i]]), shares, year["dx"].iloc[i])
+                (set(strong), set(dx[comp[i]]), shares, year["dx"].iloc[i], list(strong))
             )
     out = {}
     for pid, parts in shown.items():
@@ -96,7 +96,9 @@ def oracle(years, releases, k, l):  # noqa: E741
         inside = [[p[2][v] for v in strong] for p in parts]
         share = max(max(c) / sum(c) for c in inside) if strong else np.nan
         changed = len({p[3] for p in parts}) > 1
-        out[pid] = (len(strong), len(weak), post, changed, len(parts), share)
+        # the candidate rows of each release whose value survives the intersection
+        after = min(sum(v in strong for v in p[4]) for p in parts)
+        out[pid] = (len(strong), len(weak), post, changed, len(parts), share, after)
         if len(strong) < l:  # changed value or not
             ok = False
     return out, ok
@@ -139,8 +141,10 @@ def test_figures_match_brute_force_over_all_assignments(series) -> None:
     expected, ok = oracle(years, releases, k, l)
     assert report.passed == ok
     for p, pid in enumerate(report.person_ids):
-        strong, weak, post, changed, count, share = expected[pid]
+        strong, weak, post, changed, count, share, after = expected[pid]
         assert report.strong_values[p] == strong, pid
+        assert report.fewest_after[p] == after, pid
+        assert (report.after[p] <= report.candidates[p]).all()
         assert report.weak_values[p] == weak, pid
         assert report.changed[p] == changed
         assert report.present[p].sum() == count
@@ -157,6 +161,12 @@ def test_figures_match_brute_force_over_all_assignments(series) -> None:
     )
     assert counts["weak"]["certain"] == sum(
         expected[pid][1] == 1 for pid in report.person_ids[multi]
+    )
+    narrow = counts["candidates_after_intersection"]
+    assert narrow["below_k"] == sum(expected[pid][6] < k for pid in report.person_ids[multi])
+    changed = report.repeated & report.changed
+    assert narrow["changed_below_k"] == sum(
+        expected[pid][6] < k for pid in report.person_ids[changed]
     )
 
 
@@ -227,7 +237,7 @@ def class_series(draw):
             "dx": draw(st.lists(st.sampled_from(VALUES[:4]), min_size=n, max_size=n)),
         }
     )
-    years, releases, kept = [], [], {}
+    years, releases, kept, held = [], [], {}, {}
     for t in range(draw(st.integers(2, 3))):
         people = draw(st.lists(st.integers(0, n - 1), min_size=k, max_size=n, unique=True))
         year = base.iloc[sorted(people)].reset_index(drop=True)
@@ -242,9 +252,10 @@ def class_series(draw):
             shown = set(year["dx"].iloc[members])
             for pid in year["pid"].iloc[members]:
                 kept[pid] = kept[pid] & shown if pid in kept else shown
+                held.setdefault(pid, []).append(list(year["dx"].iloc[members]))
         releases.append(release_of(year, classes, seed=t))
         years.append(year.astype({"age": str}))
-    return years, releases, k, l, kept
+    return years, releases, k, l, kept, held
 
 
 @settings(max_examples=80, deadline=None)
@@ -252,10 +263,14 @@ def class_series(draw):
 def test_the_strong_intersection_holds_the_running_intersection(series) -> None:
     # candidates ⊇ own class rows ⇒ V(p) ⊇ R_p: every person keeps ≥ |R_p| values, and a
     # series keeping every R_p at ≥ ℓ values passes, changed values included
-    years, releases, k, l, kept = series  # noqa: E741
+    # and the class rows with a value of R_p are candidates after intersection (reported,
+    # not part of the pass rule)
+    years, releases, k, l, kept, held = series  # noqa: E741
     report = check(years, releases, k, l)
+    rows = {pid: min(sum(v in kept[pid] for v in c) for c in held[pid]) for pid in held}
     for p, pid in enumerate(report.person_ids):
         assert report.strong_values[p] >= len(kept[pid])
+        assert report.fewest_after[p] >= rows[pid]
     assert (report.candidates[report.present] >= k).all()
     if min(len(v) for v in kept.values()) >= l:
         assert report.passed, report.reason
@@ -345,8 +360,15 @@ def write_series(tmp: Path, years, releases) -> list[str]:
 def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     years, releases = swapped()
     args = write_series(tmp_path, years, releases)
+    # ℓ = 1 holds; each person's one value left narrows them to 1 row of 2 a release:
+    # reported, not part of the pass rule
     assert main(["verify-series", *args, "--l", "1"]) == 0
-    assert capsys.readouterr().out.startswith("PASS: ok; k = 2, l = 1, 2 releases, 4 people")
+    out = capsys.readouterr().out
+    assert out.startswith("PASS: ok; k = 2, l = 1, 2 releases, 4 people")
+    assert (
+        "candidates after intersection (unchanged value, in two releases or more): 4 below k, "
+        "fewest 1" in out
+    )
     assert main(["verify-series", *args, "--l", "2"]) == 4
     out = capsys.readouterr().out
     assert out.startswith("FAIL: 4 people in two releases or more")

@@ -117,7 +117,10 @@ def verify_series_cmd(
     nobody, whose sensitive value changed or not, is left with fewer than L values after the
     strong attacker's intersection; 4 if not; 2 on bad input (different numbers of
     --original and --release, a missing column, a missing or repeated person id in a
-    release's people, a release that is not its people's). --json prints the verdict with the
+    release's people, a release that is not its people's). The candidates after
+    intersection (a person's candidate rows showing a value left by the intersection) are
+    reported, not part of the rule: a series row carries only its class's cells and a value,
+    so they tell no more than the values left. --json prints the verdict with the
     attacker's figures (docs/guarantees/series.md); `risk RELEASE --series DIR` gives the same
     figures for one release joined to a series directory."""
     from anonymatch.cli import import_quietly
@@ -173,6 +176,17 @@ def _print(figures: dict[str, Any]) -> None:
         "largest posterior "
         + ("-" if post is None else f"{post:.3f}")
         + ("" if strong["largest_share"] is None else f", share {strong['largest_share']:.3f}")
+    )
+    narrow = figures["candidates_after_intersection"]
+    click.echo(
+        f"candidates after intersection (unchanged value, in two releases or more): "
+        f"{narrow['below_k']} below k"
+        + (
+            ""
+            if narrow["min"] is None
+            else f", fewest {narrow['min']}, median {narrow['median']:g}"
+        )
+        + (f"; changed value: {narrow['changed_below_k']} below k" if figures["changed"] else "")
     )
     if figures["changed"]:
         click.echo(
@@ -287,7 +301,8 @@ def print_series(figures: dict[str, Any]) -> None:
     click.echo(
         f"this release: {mine['people']} people, {mine['in_an_earlier_release']} in an earlier "
         f"release; below l {mine['strong_below_l']} ({mine['strong_certain']} certain) on "
-        f"candidates, {mine['weak_below_l']} ({mine['weak_certain']} certain) on compatible rows"
+        f"candidates, {mine['weak_below_l']} ({mine['weak_certain']} certain) on compatible rows; "
+        f"below k after intersection {mine['below_k_after_intersection']}"
     )
 
 

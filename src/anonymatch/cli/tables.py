@@ -219,7 +219,8 @@ strict_option = criteria_options(CHECK_OPTIONS)  # --strict, from the leakage ch
 )
 @strict_option
 @click.option("--series", "series_dir", default=None, metavar="DIR", help="Publish the next "
-              "release of the series in DIR, with --person-id (docs/series.md).")  # fmt: skip
+              "release of the series in DIR, with --person-id; columns other than the QIs, the "
+              "sensitive column and identifiers are refused (docs/series.md).")  # fmt: skip
 @click.option("--person-id", default=None, help="The column linking a person across the "
               "series' releases (never published).")  # fmt: skip
 @dp_companion_options

@@ -177,6 +177,7 @@ def _attacker(section: Section, figures: Mapping[str, Any]) -> None:
     --series``, key by key)."""
     strong, weak = figures["strong"], figures["weak"]
     after, mine = figures["after_intersection"], figures["this_release"]
+    narrow = figures["candidates_after_intersection"]
     section.paragraphs.append(
         f"The composition attacker's figures of this release joined to the series "
         f"{figures['directory']} (release {figures['release']} of {len(figures['releases'])}"
@@ -209,14 +210,19 @@ def _attacker(section: Section, figures: Mapping[str, Any]) -> None:
                 ["homogeneous on candidates (one value)", strong["certain"]],
                 ["below ℓ on compatible rows (weak)", weak["below_l"]],
                 ["homogeneous on compatible rows (one value)", weak["certain"]],
+                ["below k after intersection (candidates)", narrow["below_k"]],
+                ["candidates after intersection: fewest / median",
+                 "—" if narrow["min"] is None else f"{narrow['min']} / {narrow['median']:g}"],
                 ["largest posterior (strong)", text(post)],
                 ["largest share (strong)", text(share)],
                 ["changed value, counted apart", figures["changed"]],
                 ["changed value and below ℓ", figures["changed_below_l"]],
+                ["changed value and below k after intersection", narrow["changed_below_k"]],
                 ["this release's people", mine["people"]],
                 ["… in an earlier release", mine["in_an_earlier_release"]],
                 ["… below ℓ on candidates", mine["strong_below_l"]],
                 ["… below ℓ on compatible rows", mine["weak_below_l"]],
+                ["… below k after intersection", mine["below_k_after_intersection"]],
             ],
             "The composition attacker (people whose value is unchanged; posterior and share "
             "as docs/guarantees/series.md defines them)",

@@ -151,8 +151,9 @@ def anonymize_series(
     Raises
     ------
     InputError
-        Bad parameters, a job a series cannot run (:func:`series_settings`), a person id
-        missing or repeated, a series directory of other settings or modified.
+        Bad parameters, a job a series cannot run (:func:`series_settings`), a kept column
+        (:func:`refuse_kept_columns`), a person id missing or repeated, a series directory of
+        other settings or modified.
     InfeasibleError
         No class can be formed (k larger than the people, ℓ more than their values).
     VerificationError
@@ -275,6 +276,7 @@ def publish_next(data: pd.DataFrame, job: TableJob, store: SeriesStore) -> Serie
 
     started = time.perf_counter()
     settings = store.settings
+    refuse_kept_columns(list(data.columns), job, settings)
     assert job.k is not None
     k = job.k
     data, enc, dropped = prepare(data, job.schema, job.na, job.drop_missing)
@@ -330,6 +332,23 @@ def publish_next(data: pd.DataFrame, job: TableJob, store: SeriesStore) -> Serie
         "verification": checked,
     }
     return SeriesRelease(release, rows, store.next_release)
+
+
+def refuse_kept_columns(columns: Sequence[Any], job: TableJob, settings: SeriesSettings) -> None:
+    """``InputError`` (exit 2) if the input has a **kept column**: one published unchanged
+    (``schema.output_columns``) that is neither a QI, the sensitive column nor the person id.
+    Published unchanged in every release, its cells link a person's rows across releases (the
+    attacker intersects them and reads the row's value), which the series guarantee does not
+    cover (docs/guarantees/series.md §1). O(columns)."""
+    shown = {settings.person_id, settings.sensitive, *settings.qi}
+    kept = [str(c) for c in job.schema.output_columns(columns) if c not in shown]
+    if kept:
+        names = ", ".join(repr(c) for c in kept)
+        raise InputError(
+            f"--series refuses kept columns ({names}): published unchanged in every release, "
+            "they link a person's rows across releases; drop them with --identifiers or "
+            "generalize them with --qi"
+        )
 
 
 def _person_ids(data: pd.DataFrame, column: str) -> np.ndarray:

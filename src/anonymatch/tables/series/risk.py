@@ -175,7 +175,8 @@ class SeriesRisk:
     def this_release(self) -> dict[str, int]:
         """The figures over the people of this release only: how many, how many are in an
         earlier release too, and of those with an unchanged value how many are below ℓ and
-        certain (one value left) for the strong and the weak attacker. O(P)."""
+        certain (one value left) for the strong and the weak attacker and how many have fewer
+        than k candidates after intersection in a release. O(P·T)."""
         r = self.report
         mine = r.present[:, -1]
         seen = mine & (r.present[:, :-1].sum(axis=1) >= 1)
@@ -184,6 +185,7 @@ class SeriesRisk:
         for name, values in (("strong", r.strong_values), ("weak", r.weak_values)):
             out[f"{name}_below_l"] = int((steady & (values < r.l)).sum())
             out[f"{name}_certain"] = int((steady & (values == 1)).sum())
+        out["below_k_after_intersection"] = int((steady & (r.fewest_after < r.k)).sum())
         out["changed"] = int((seen & r.changed).sum())
         return out
 

@@ -76,7 +76,9 @@ class SeriesReport:
     passed : bool
         Nobody (changed value or not) has fewer than ℓ values after intersection (strong
         attacker), everybody has ≥ k candidates in every release, every release has a perfect
-        matching, and no release publishes the person-id column.
+        matching, and no release publishes the person-id column. The candidates after
+        intersection (``after``) are measured, not part of the rule
+        (docs/guarantees/series.md §3).
     reason : str
         "ok", or the first failure, one line.
     k, l : int
@@ -109,7 +111,18 @@ class SeriesReport:
         (P,) float64: the largest share of one value of the intersection among p's candidate
         rows showing a value of the intersection, in any one of p's releases (NaN as above):
         what a single release tells an attacker who has narrowed p to the intersection.
+    after : numpy.ndarray
+        (P, T) int64: p's **candidates after intersection** in release t, the candidate rows
+        of p (strong attacker; the compatible rows without a perfect matching) whose value is
+        among the values left by the intersection: the rows that can still be p's for an
+        attacker who knows p is in all of p's releases with one value (0 where absent).
     """
+
+    @property
+    def fewest_after(self) -> np.ndarray:
+        """(P,) p's fewest candidates after intersection over p's releases. O(P·T)."""
+        after = np.where(self.present, self.after, np.iinfo(np.int64).max)
+        return np.asarray(after.min(axis=1)) if after.shape[1] else np.zeros(len(after), int)
 
     passed: bool
     reason: str
@@ -124,6 +137,7 @@ class SeriesReport:
     weak_values: np.ndarray
     posterior: np.ndarray
     share: np.ndarray
+    after: np.ndarray
 
     @property
     def repeated(self) -> np.ndarray:
@@ -162,6 +176,19 @@ class SeriesReport:
             "changed_below_l": int((multi & changed & (self.strong_values < self.l)).sum()),
             "single_below_l": int((~multi & (self.strong_values < self.l)).sum()),
             "min_candidates": min_cand,
+            "candidates_after_intersection": self._after(steady, multi & changed),
+        }
+
+    def _after(self, steady: np.ndarray, changed: np.ndarray) -> dict[str, object]:
+        """The candidates after intersection of the people in two releases or more: those
+        with an unchanged value (below k, fewest, median) and the changed ones apart. O(P·T)."""
+        fewest = self.fewest_after
+        mine = fewest[steady]
+        return {
+            "below_k": int((mine < self.k).sum()),
+            "min": int(mine.min()) if len(mine) else None,
+            "median": float(np.median(mine)) if len(mine) else None,
+            "changed_below_k": int((fewest[changed] < self.k).sum()),
         }
 
     def to_dict(self) -> dict[str, object]:
@@ -309,9 +336,10 @@ def _intersect(
     sizes: Sequence[np.ndarray],
     releases_of: np.ndarray,
     m: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per person: the number of values shown in every one of their releases, the largest
-    posterior over them and the largest share (:class:`SeriesReport`). ``entries[t]`` are
+    posterior over them, the largest share (:class:`SeriesReport`) and, per release, the rows
+    showing a value of the intersection (0 where absent). ``entries[t]`` are
     release t's (global person, value, rows showing it), ``sizes[t]`` the person's rows in
     release t (per entry), ``releases_of`` each person's number of releases.
     O(E log E + P·T) for E entries in all, P people and T releases."""
@@ -345,7 +373,8 @@ def _intersect(
     ratio = np.divide(most, total, out=np.zeros_like(most), where=total > 0)
     largest = ratio.reshape(n_people, n_rel).max(axis=1) if n_rel else np.zeros(n_people)
     largest[~has] = np.nan
-    return values, posterior, largest
+    after = np.rint(total).astype(np.int64).reshape(n_people, n_rel)
+    return values, posterior, largest, after
 
 
 def verify_series(
@@ -393,8 +422,13 @@ def verify_series(
         every person has ≥ k candidates in every release, and every person — whose sensitive
         value changed or not — keeps ≥ ℓ values after the strong attacker's intersection (in
         one release: among their candidates), as a series release guarantees
-        (docs/guarantees/series.md §3). The people whose value changed are also counted apart
-        (``changed``, ``changed_below_l``): their intersection may exclude their new value.
+        (docs/guarantees/series.md §3). The candidates after intersection are reported
+        (``after``, ``fewest_after``, ``counts()["candidates_after_intersection"]``), not
+        enforced: a release row carries only its class's cells and a value, so narrowing p's
+        rows to those showing a value of the intersection tells no more than the intersection
+        itself (§3). The people whose value changed are also counted apart (``changed``,
+        ``changed_below_l``, ``candidates_after_intersection.changed_below_k``): their
+        intersection may exclude their new value.
 
     Raises
     ------
@@ -473,8 +507,8 @@ def verify_series(
         weak.append((people[year.weak[0]], year.weak[1], year.weak[2]))
         weak_sizes.append(year.compatible[year.weak[0]])
     releases_of = present.sum(axis=1)
-    strong_values, posterior, share = _intersect(strong, strong_sizes, releases_of, m)
-    weak_values, _, _ = _intersect(weak, weak_sizes, releases_of, m)
+    strong_values, posterior, share, after = _intersect(strong, strong_sizes, releases_of, m)
+    weak_values, _, _, _ = _intersect(weak, weak_sizes, releases_of, m)
     changed = low != high
     report = SeriesReport(
         passed=False,
@@ -490,6 +524,7 @@ def verify_series(
         weak_values=weak_values,
         posterior=posterior,
         share=share,
+        after=after,
     )
     reason = _first_failure(report, years)
     return SeriesReport(**{**report.__dict__, "passed": reason == "ok", "reason": reason})
