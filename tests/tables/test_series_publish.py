@@ -1,4 +1,4 @@
-"""Publishing a release series (issue 40): ``tables.series.anonymize_series``, the series
+"""Publishing a release series (issue 40): ``tables.anonymize(series=…, person_id=…)``, the series
 directory and ``anonymize --series DIR --person-id COLUMN``.
 
 The composition attacker (``verify_series``, from the releases and the originals only) finds
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from anonymatch.cli import main
 from anonymatch.core.errors import InputError
 from anonymatch.tables import anonymize
-from anonymatch.tables.series import anonymize_series, verify_series
+from anonymatch.tables.series import verify_series
 from anonymatch.tables.series.store import MAP, PRIVATE
 from tests.factories import random_frame
 
@@ -68,7 +68,7 @@ def published_originals(directory: Path, years: list[pd.DataFrame]) -> list[pd.D
 
 
 def publish_all(directory: Path, years: list[pd.DataFrame], **extra: object) -> list:
-    return [anonymize_series(y, series=directory, person_id="pid", **KW, **extra) for y in years]
+    return [anonymize(y, series=directory, person_id="pid", **KW, **extra) for y in years]
 
 
 def test_series_passes_the_composition_attacker_where_independent_releases_fail(
@@ -146,8 +146,8 @@ def test_a_case_signature_equality_suppressed_is_now_published(tmp_path: Path) -
     )
     second = first.drop(index=5).reset_index(drop=True)
     kw = {"k": 5, "qi": "age", "numeric": "age", "sensitive": "s", "l": 2, "seed": 0}
-    anonymize_series(first, series=tmp_path / "S", person_id="pid", **kw)
-    made = anonymize_series(second, series=tmp_path / "S", person_id="pid", **kw)
+    anonymize(first, series=tmp_path / "S", person_id="pid", **kw)
+    made = anonymize(second, series=tmp_path / "S", person_id="pid", **kw)
     counts = made.report["series"]["counts"]
     assert counts["suppressed"] == 0 and counts["departed"] == 1 and counts["continuing"] == 9
     assert len(made.table) == 9 and made.report["input"]["suppressed"] == 0
@@ -175,8 +175,8 @@ def test_a_person_whose_intersection_cannot_be_kept_is_suppressed_and_counted(
     )
     second = pd.concat([first.iloc[[0, 5, 6, 7, 8, 9]], arrivals], ignore_index=True)
     kw = {"k": 5, "qi": "age", "numeric": "age", "sensitive": "s", "l": 2, "seed": 0}
-    anonymize_series(first, series=tmp_path / "S", person_id="pid", **kw)
-    made = anonymize_series(second, series=tmp_path / "S", person_id="pid", **kw)
+    anonymize(first, series=tmp_path / "S", person_id="pid", **kw)
+    made = anonymize(second, series=tmp_path / "S", person_id="pid", **kw)
     counts = made.report["series"]["counts"]
     assert counts["suppressed"] == 1 and counts["departed"] == 4 and counts["new"] == 4
     assert len(made.table) == 9 and made.report["verification"]["suppressed"] == 1
@@ -252,9 +252,9 @@ def test_a_modified_series_directory_or_other_settings_are_refused(tmp_path: Pat
     years = series_years(120, seed=7, years=2)
     publish_all(tmp_path / "S", years[:1])
     with pytest.raises(InputError, match="the series was published with k 5"):
-        anonymize_series(years[1], series=tmp_path / "S", person_id="pid", **{**KW, "k": 6})
+        anonymize(years[1], series=tmp_path / "S", person_id="pid", **{**KW, "k": 6})
     with pytest.raises(InputError, match="sensitive"):
-        anonymize_series(
+        anonymize(
             years[1].rename(columns={"s": "t"}), series=tmp_path / "S", person_id="pid",
             **{**KW, "sensitive": "t"},
         )  # fmt: skip
@@ -262,13 +262,13 @@ def test_a_modified_series_directory_or_other_settings_are_refused(tmp_path: Pat
     text = release.read_text()
     release.write_text(text.replace("s1", "s2", 1))
     with pytest.raises(InputError, match="was modified since it was published"):
-        anonymize_series(years[1], series=tmp_path / "S", person_id="pid", **KW)
+        anonymize(years[1], series=tmp_path / "S", person_id="pid", **KW)
     release.write_text(text)
     os.chmod(tmp_path / "S" / PRIVATE / MAP, 0o644)
     with pytest.raises(InputError, match="must not be readable by others"):
-        anonymize_series(years[1], series=tmp_path / "S", person_id="pid", **KW)
+        anonymize(years[1], series=tmp_path / "S", person_id="pid", **KW)
     os.chmod(tmp_path / "S" / PRIVATE / MAP, 0o600)
-    anonymize_series(years[1], series=tmp_path / "S", person_id="pid", **KW)  # restored: runs
+    anonymize(years[1], series=tmp_path / "S", person_id="pid", **KW)  # restored: runs
     index = json.loads((tmp_path / "S" / "series.json").read_text())
     assert [e["release"] for e in index["releases"]] == [1, 2]
 
@@ -279,19 +279,19 @@ def test_jobs_a_series_cannot_run_are_refused(tmp_path: Path) -> None:
         ({**KW, "t": 0.5}, "distinct l-diversity only"),
         ({**KW, "diversity": "entropy"}, "distinct l-diversity"),
         ({**KW, "structure": "rings"}, "publishes classes"),
-        ({**KW, "method": "mondrian"}, "not --method mondrian"),
-        ({**KW, "time_limit": 5.0}, "--time-limit"),
-        ({**KW, "suppression_limit": 0.1}, "--suppression-limit"),
+        ({**KW, "method": "mondrian"}, "not `method` mondrian"),  # the Python words
+        ({**KW, "time_limit": 5.0}, "`time_limit`"),
+        ({**KW, "suppression_limit": 0.1}, "`suppression_limit`"),
         ({k: v for k, v in KW.items() if k not in ("sensitive", "l")}, "one sensitive column"),
     ]
     for keywords, message in cases:
         with pytest.raises(InputError, match=message):
-            anonymize_series(year, series=tmp_path / "S", person_id="pid", **keywords)
+            anonymize(year, series=tmp_path / "S", person_id="pid", **keywords)
     with pytest.raises(InputError, match="neither a QI"):
-        anonymize_series(year, series=tmp_path / "S", person_id="n0", **KW)
+        anonymize(year, series=tmp_path / "S", person_id="n0", **KW)
     twice = year.assign(pid=["same"] * len(year))
     with pytest.raises(InputError, match="holds a person twice"):
-        anonymize_series(twice, series=tmp_path / "S", person_id="pid", **KW)
+        anonymize(twice, series=tmp_path / "S", person_id="pid", **KW)
     assert not (tmp_path / "S").exists()  # nothing written
 
 
@@ -413,7 +413,7 @@ def test_every_series_keeps_everyone_at_l_values_or_more(
     directory = tmp_path_factory.mktemp("series") / "S"
     years = series_years(80, seed=seed, changed=changed)
     kw = {**KW, "k": k, "l": ell}
-    made = [anonymize_series(y, series=directory, person_id="pid", **kw) for y in years]
+    made = [anonymize(y, series=directory, person_id="pid", **kw) for y in years]
     report = verify_series(
         published_originals(directory, years), [r.table for r in made],
         **{**CHECK, "k": k, "l": ell},
@@ -461,8 +461,8 @@ def test_new_people_too_few_for_a_class_join_one_showing_their_value(tmp_path: P
     arrivals = pd.DataFrame({"age": [33, 58], "s": ["v0", "v0"], "pid": ["new1", "new2"]})
     second = pd.concat([first, arrivals], ignore_index=True)
     kw = {"k": 5, "qi": "age", "numeric": "age", "sensitive": "s", "l": 2}
-    anonymize_series(first, series=tmp_path / "S", person_id="pid", **kw)
-    made = anonymize_series(second, series=tmp_path / "S", person_id="pid", **kw)
+    anonymize(first, series=tmp_path / "S", person_id="pid", **kw)
+    made = anonymize(second, series=tmp_path / "S", person_id="pid", **kw)
     counts = made.report["series"]["counts"]
     assert counts["new"] == 2 and counts["continuing"] == 40 and counts["suppressed"] == 0
     assert len(made.table) == 42
@@ -504,7 +504,7 @@ def test_kept_columns_are_refused_in_a_series_first_release_too(
     year = series_years(60, seed=3, years=1)[0]
     year = year.assign(fnlwgt=np.arange(len(year)) * 7 + 1000, income=["<=50K"] * len(year))
     with pytest.raises(InputError, match=r"kept columns \('fnlwgt', 'income'\)"):
-        anonymize_series(year, series=tmp_path / "S", person_id="pid", **KW)
+        anonymize(year, series=tmp_path / "S", person_id="pid", **KW)
     assert not (tmp_path / "S").exists()
     year.to_csv(tmp_path / "y.csv", index=False)
     base = ["anonymize", str(tmp_path / "y.csv"), "-o", str(tmp_path / "r.csv"), "-k", "5",

@@ -14,7 +14,11 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import param
 from anonymatch.report.model import NEEDS_FILES, Inputs, Section, Table
+
+SERIES = param("series")
+"""The series directory's parameter as messages name it (the CLI: ``--series``)."""
 
 COUNTS = ("continuing", "new", "changed", "departed", "suppressed")
 """The manifest's ``series.counts``, in the order the section shows them."""
@@ -58,7 +62,7 @@ def series_section(manifest: Mapping[str, Any], inputs: Inputs) -> Section | Non
     request = inputs.options.get("series")
     if not isinstance(block, Mapping):
         if request is not None:
-            raise InputError("--series: the manifest records no release of a series")
+            raise InputError(f"{SERIES}: the manifest records no release of a series")
         return None
     section = Section("series", "Release series")
     section.paragraphs.append(
@@ -99,7 +103,7 @@ def series_section(manifest: Mapping[str, Any], inputs: Inputs) -> Section | Non
         )
         return section
     if not inputs.complete:
-        raise InputError(f"--series: the attacker's figures {NEEDS_FILES}")
+        raise InputError(f"{SERIES}: the attacker's figures {NEEDS_FILES}")
     figures = attacker_figures(manifest, inputs, request)
     _attacker(section, figures)
     return section
@@ -154,7 +158,7 @@ def published_mask(
     if request is None:
         raise InputError(
             f"the release publishes {n} of the input's {len(data)} people (a series release "
-            "that suppressed some): anonymatch report --series DIR reads them from DIR's "
+            f"that suppressed some): anonymatch report {SERIES} DIR reads them from DIR's "
             "private map"
         )
     from anonymatch.tables.series.risk import open_published

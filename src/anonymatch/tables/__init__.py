@@ -21,8 +21,9 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from anonymatch.core.errors import InputError
 from anonymatch.core.front import keep_functions
-from anonymatch.core.params import accept_keywords, require_frame
+from anonymatch.core.params import accept_keywords, param, require_frame
 from anonymatch.tables.models import CRITERIA, SENSITIVE_CRITERIA
 from anonymatch.tables.risk.leakcheck import CHECK_OPTIONS
 
@@ -73,6 +74,8 @@ def anonymize(
     hierarchy_cells: str = "node",
     suppression_limit: float = 0.0,
     structure: str = "classes",
+    series: str | os.PathLike[str] | None = None,
+    person_id: str | None = None,
     **criteria: object,
 ) -> Release:
     """Publish a table under k-anonymity by freeform generalization, verified.
@@ -153,6 +156,16 @@ def anonymize(
         seconds where the rounds take minutes at large k (Adult, k = 1,000: about 11 s), but
         one shift is drawn per partition, so a person who knows one true row learns their
         partition's (``guarantee.insider_weakness``); opt-in only.
+    series : path-like, optional
+        Publish the next release of the series in this directory (created by the first
+        release), with ``person_id``: every person's classes keep ≥ ``l`` of their values
+        across the series' releases (``docs/guarantees/series.md``;
+        ``tables.series.publish.publish_series``). Needs one ``sensitive`` column with
+        distinct ``l``, classes in memory, no kept column; the release, its manifest and the
+        private map are recorded in the directory.
+    person_id : str, optional
+        With ``series``: the steward's column linking a person across the releases (never
+        published, kept only in the directory's private map).
     **criteria
         The criteria (``anonymatch.tables.models.CRITERIA``): the sensitive models on the
         ``sensitive`` columns (``docs/guarantees/sensitive.md``; the method builds releases
@@ -231,6 +244,12 @@ def anonymize(
         hierarchy_cells=hierarchy_cells, suppression_limit=suppression_limit,
         structure=structure, **criteria,
     ))  # fmt: skip
+    if series is not None or person_id is not None:
+        from anonymatch.tables.series.publish import publish_series
+
+        if series is None or person_id is None:
+            raise InputError(f"{param('series')} and {param('person_id')} go together")
+        return publish_series(data, job, series, person_id)
     return run_job(require_frame(data, "data"), job)
 
 

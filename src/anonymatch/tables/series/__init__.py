@@ -10,13 +10,13 @@ values (a relaxation of m-invariance, Xiao and Tao, SIGMOD 2007): docs/guarantee
 
 - :func:`verify_series` (``verify``): checks a series as that attacker sees it, from the
   releases and the originals only, and gives the attacker's figures (:class:`SeriesReport`).
-- :func:`anonymize_series` (``publish``): publishes the next release of a series directory
-  (``store``: the index, the releases, the private map) keeping it (``repair``).
+- ``publish.publish_series``: the next release of a series directory (``store``: the index,
+  the releases, the private map) keeping it (``repair``); the front is
+  ``anonymatch.tables.anonymize(data, series=DIR, person_id=COLUMN, …)``.
 """
 
 from __future__ import annotations
 
-from anonymatch.tables.series.publish import anonymize_series
 from anonymatch.tables.series.verify import ReleaseFigures, SeriesReport, verify_series
 
-__all__ = ["ReleaseFigures", "SeriesReport", "anonymize_series", "verify_series"]
+__all__ = ["ReleaseFigures", "SeriesReport", "verify_series"]

@@ -41,9 +41,12 @@ import pandas as pd
 
 from anonymatch.core.errors import InfeasibleError, InputError
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.core.params import require_frame
+from anonymatch.core.params import param, require_frame
 from anonymatch.core.release import Produced, publish, refuse
 from anonymatch.tables.series.store import SeriesSettings, SeriesStore, value_text
+
+SERIES = param("series")
+"""The series directory's parameter as messages name it (the CLI: ``--series``)."""
 
 if TYPE_CHECKING:
     from anonymatch.tables.columns.schema import EncodedQI
@@ -80,29 +83,33 @@ def series_settings(job: TableJob, person_id: str) -> SeriesSettings:
     id a column that is neither a QI nor the sensitive column. O(columns)."""
     models = job.models
     if job.k is None or job.method.levels:
-        raise InputError("--series needs one level k (-k), not per-record levels")
+        raise InputError(f"{SERIES} needs one level k ({param('k')}), not per-record levels")
     if len(models) != 1 or models[0].l is None or models[0].diversity != "distinct":
         raise InputError(
-            "--series needs one sensitive column under distinct l-diversity (--sensitive S --l L)"
+            f"{SERIES} needs one sensitive column under distinct l-diversity "
+            f"({param('sensitive')} S {param('l')} L)"
         )
     if models[0].t is not None:
-        raise InputError("--series supports distinct l-diversity only, not t-closeness")
+        raise InputError(f"{SERIES} supports distinct l-diversity only, not t-closeness")
     if job.unprotected:
-        raise InputError("--series protects every sensitive column: drop --l 1 columns")
+        raise InputError(f"{SERIES} protects every sensitive column: drop {param('l')} 1 columns")
     if not job.method.partitioned:  # the classes are the freeform methods' (issue 36)
         raise InputError(
-            f"--series builds the classes of the freeform methods, not --method {job.method.name}"
+            f"{SERIES} builds the classes of the freeform methods, "
+            f"not {param('method')} {job.method.name}"
         )
     if job.structure != "classes":
-        raise InputError(f"--series publishes classes, not --structure {job.structure}")
+        raise InputError(f"{SERIES} publishes classes, not {param('structure')} {job.structure}")
     if job.criteria:
-        raise InputError("--series does not support a population criterion")
+        raise InputError(f"{SERIES} does not support a population criterion")
     if job.limit is not None:
-        raise InputError("--series does not support --time-limit")
+        raise InputError(f"{SERIES} does not support {param('time_limit')}")
     if job.suppression_limit > 0:
-        raise InputError("--series does not support --suppression-limit")
+        raise InputError(f"{SERIES} does not support {param('suppression_limit')}")
     if person_id in job.schema.qi or person_id == models[0].column:
-        raise InputError(f"--person-id {person_id!r} must be neither a QI nor the sensitive column")
+        raise InputError(
+            f"{param('person_id')} {person_id!r} must be neither a QI nor the sensitive column"
+        )
     return SeriesSettings(
         person_id, tuple(job.schema.qi), models[0].column, job.k, int(models[0].l)
     )
@@ -116,30 +123,27 @@ def series_job(job: TableJob, person_id: str) -> TableJob:
     return job.replace({"identifiers": [*identifiers, person_id]})
 
 
-def anonymize_series(
+def publish_series(
     data: pd.DataFrame,
-    *,
+    job: TableJob,
     series: str | os.PathLike[str],
     person_id: str,
-    csv_safe: bool = True,
-    **keywords: Any,
 ) -> Release:
     """Publish the next release of the series in directory ``series``, verified, and record it
-    there (the release, its manifest, the private map, the index).
+    there (the release, its manifest, the private map, the index): what
+    ``anonymatch.tables.anonymize(data, series=…, person_id=…, …)`` runs.
 
     Parameters
     ----------
     data : pandas.DataFrame
         This release's original table, one row per person, with the person-id column.
+    job : TableJob
+        The run (``tables.anonymize``'s keywords, validated); a series needs ``sensitive``
+        with distinct ``l``.
     series : path-like
         The series directory (created by the first release; docs/series.md).
     person_id : str
         The steward's person-id column: links a person across releases, never published.
-    csv_safe : bool, default True
-        Guard formula-like text cells of the CSV copy kept in the directory.
-    **keywords
-        The parameters of :func:`anonymatch.tables.anonymize` (``k``, ``qi``, ``numeric``,
-        ``sensitive``, ``l``, ``seed``, …); a series needs ``sensitive`` with distinct ``l``.
 
     Returns
     -------
@@ -166,15 +170,13 @@ def anonymize_series(
     releases and the verification. Memory O(n · (d + values) + map).
     """
     from anonymatch.core.files import all_or_nothing
-    from anonymatch.tables.job import TableJob
 
-    job = TableJob.build(keywords)
     settings = series_settings(job, person_id)
     store = SeriesStore.open(series, settings)
     made = publish_next(require_frame(data, "data"), series_job(job, person_id), store)
     with all_or_nothing():
         release = made.release
-        store.commit(release.table, release.cells, release.qi, release.report, made.rows, csv_safe)
+        store.commit(release.table, release.cells, release.qi, release.report, made.rows)
     return release
 
 
@@ -214,9 +216,9 @@ class SeriesRun:
         if directory is None and person_id is None:
             return None
         if directory is None or person_id is None:
-            raise InputError("--series DIR and --person-id COLUMN go together")
+            raise InputError(f"{SERIES} DIR and {param('person_id')} COLUMN go together")
         if refused is not None:
-            raise InputError(f"--series publishes in memory: {refused}")
+            raise InputError(f"{SERIES} publishes in memory: {refused}")
         settings = series_settings(job, person_id)
         return cls(SeriesStore.open(directory, settings), series_job(job, person_id))
 
@@ -264,11 +266,11 @@ def publish_next(data: pd.DataFrame, job: TableJob, store: SeriesStore) -> Serie
     Raises
     ------
     InputError, InfeasibleError, VerificationError
-        As :func:`anonymize_series`.
+        As :func:`publish_series`.
 
     Notes
     -----
-    As :func:`anonymize_series`.
+    As :func:`publish_series`.
     """
     from anonymatch.tables.job import plan
     from anonymatch.tables.methods.diverse import diverse_clusters
@@ -345,22 +347,22 @@ def refuse_kept_columns(columns: Sequence[Any], job: TableJob, settings: SeriesS
     if kept:
         names = ", ".join(repr(c) for c in kept)
         raise InputError(
-            f"--series refuses kept columns ({names}): published unchanged in every release, "
-            "they link a person's rows across releases; drop them with --identifiers or "
-            "generalize them with --qi"
+            f"{SERIES} refuses kept columns ({names}): published unchanged in every release, "
+            f"they link a person's rows across releases; drop them with {param('identifiers')} or "
+            f"generalize them with {param('qi')}"
         )
 
 
 def _person_ids(data: pd.DataFrame, column: str) -> np.ndarray:
     """The person ids as texts; ``InputError`` if one is missing or repeated. O(n)."""
     if column not in data.columns:
-        raise InputError(f"--person-id column {column!r} is not in the input")
+        raise InputError(f"{param('person_id')} column {column!r} is not in the input")
     raw = data[column]
     if raw.isna().any():
-        raise InputError(f"--person-id column {column!r} has a missing value")
+        raise InputError(f"{param('person_id')} column {column!r} has a missing value")
     ids = np.asarray(value_text(raw), dtype=object)
     if len(np.unique(ids)) != len(ids):
-        raise InputError(f"--person-id column {column!r} holds a person twice")
+        raise InputError(f"{param('person_id')} column {column!r} holds a person twice")
     return ids
 
 
@@ -437,7 +439,7 @@ def _parts(store: SeriesStore) -> list[Part]:
         shown = store.release_values(number)
         rows = part["row"].to_numpy()
         if len(rows) and (rows.min() < 0 or rows.max() >= len(shown)):
-            raise InputError(f"--series: the private map names a row release {number} lacks")
+            raise InputError(f"{SERIES}: the private map names a row release {number} lacks")
         ids = part["person_id"].to_numpy(dtype=object)
         parts.append((ids, part["class"].to_numpy(), shown[rows]))
     return parts

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from anonymatch.core.errors import InputError
+from anonymatch.core.params import param
 from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, NAValues
 from anonymatch.tables.series.store import (
     FORMAT,
@@ -34,6 +35,9 @@ from anonymatch.tables.series.store import (
     value_text,
 )
 from anonymatch.tables.series.verify import SeriesReport, verify_series
+
+SERIES = param("series")
+"""The series directory's parameter as messages name it (the CLI: ``--series``)."""
 
 
 @dataclass(frozen=True)
@@ -100,10 +104,10 @@ def open_published(path: str | os.PathLike[str]) -> PublishedSeries:
 
     root = Path(path)
     if not (root / INDEX).is_file():
-        raise InputError(f"--series {root}: not a series directory (no {INDEX})")
+        raise InputError(f"{SERIES} {root}: not a series directory (no {INDEX})")
     recorded = load_json(root / INDEX, what="series index")
     if not isinstance(recorded, dict) or recorded.get("format") != FORMAT:
-        raise InputError(f"--series {root}: {INDEX} is not an {FORMAT} index")
+        raise InputError(f"{SERIES} {root}: {INDEX} is not an {FORMAT} index")
     try:
         settings = SeriesSettings(
             person_id=_text(recorded["person_id"]),
@@ -113,10 +117,10 @@ def open_published(path: str | os.PathLike[str]) -> PublishedSeries:
             l=_level(recorded["l"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"--series {root}: {INDEX} has no valid settings ({exc})") from None
+        raise InputError(f"{SERIES} {root}: {INDEX} has no valid settings ({exc})") from None
     entries = recorded.get("releases")
     if not isinstance(entries, list) or not entries:
-        raise InputError(f"--series {root}: {INDEX} lists no release")
+        raise InputError(f"{SERIES} {root}: {INDEX} lists no release")
     store = SeriesStore(root, settings)
     for number, entry in enumerate(entries, start=1):
         store._check_entry(entry, number)  # malformed, missing or modified: one line
@@ -260,16 +264,17 @@ def series_risk(
     settings, root = series.settings, series.path
     if not list(sensitive):
         raise InputError(
-            f"--series needs the series' sensitive column: give --sensitive {settings.sensitive}"
+            f"{SERIES} needs the series' sensitive column: "
+            f"give {param('sensitive')} {settings.sensitive}"
         )
     if settings.sensitive not in set(sensitive):
         raise InputError(
-            f"--series {root}: the series' sensitive column is {settings.sensitive!r}, not "
+            f"{SERIES} {root}: the series' sensitive column is {settings.sensitive!r}, not "
             f"one of {list(sensitive)}"
         )
     if set(qi) != set(settings.qi):
         raise InputError(
-            f"--series {root}: the series' QIs are {list(settings.qi)}, not {list(qi)}"
+            f"{SERIES} {root}: the series' QIs are {list(settings.qi)}, not {list(qi)}"
         )
     position = series.position(release_sha256)
     earlier = series.releases if position is None else series.releases[: position - 1]
@@ -280,7 +285,7 @@ def series_risk(
             else f"the release follows the series' {len(series.releases)} releases"
         )
         raise InputError(
-            f"--series {root}: {where}: give one --series-original per earlier release "
+            f"{SERIES} {root}: {where}: give one {param('series_original')} per earlier release "
             f"({len(earlier)}, in the series' order), not {len(originals)}"
         )
     releases = [*(read_release_text(root / e["release_file"]) for e in earlier), release]

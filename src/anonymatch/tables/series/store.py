@@ -36,6 +36,10 @@ import pandas as pd
 
 from anonymatch.core.errors import InputError
 from anonymatch.core.files import current_path, sha256_file, write_atomically
+from anonymatch.core.params import param
+
+SERIES = param("series")
+"""The series directory's parameter as messages name it (the CLI: ``--series``)."""
 
 if TYPE_CHECKING:
     from anonymatch.tables.columns.schema import EncodedQI
@@ -151,7 +155,7 @@ class SeriesStore:
         root = Path(path)
         store = cls(root, settings)
         if root.exists() and not root.is_dir():
-            raise InputError(f"--series {root}: not a directory")
+            raise InputError(f"{SERIES} {root}: not a directory")
         index = root / INDEX
         if not index.exists():
             # an empty private directory may stay from a run refused after creating it
@@ -159,18 +163,18 @@ class SeriesStore:
                 p.name != PRIVATE or not p.is_dir() or any(p.iterdir()) for p in root.iterdir()
             ):
                 raise InputError(
-                    f"--series {root}: not a series directory (no {INDEX}) and not empty"
+                    f"{SERIES} {root}: not a series directory (no {INDEX}) and not empty"
                 )
             return store
         recorded = load_json(index, what="series index")
         if not isinstance(recorded, dict) or recorded.get("format") != FORMAT:
-            raise InputError(f"--series {root}: {INDEX} is not an {FORMAT} index")
+            raise InputError(f"{SERIES} {root}: {INDEX} is not an {FORMAT} index")
         differs = settings.mismatch(recorded)
         if differs is not None:
-            raise InputError(f"--series {root}: the series was published with {differs}")
+            raise InputError(f"{SERIES} {root}: the series was published with {differs}")
         entries = recorded.get("releases")
         if not isinstance(entries, list) or not entries:
-            raise InputError(f"--series {root}: {INDEX} lists no release")
+            raise InputError(f"{SERIES} {root}: {INDEX} lists no release")
         for number, entry in enumerate(entries, start=1):
             store._check_entry(entry, number)
         store.releases = list(entries)
@@ -179,17 +183,17 @@ class SeriesStore:
             _private_mode_problem(root / PRIVATE / MAP, False),
         ):
             if problem is not None:
-                raise InputError(f"--series: {problem}")
+                raise InputError(f"{SERIES}: {problem}")
         return store
 
     def _check_entry(self, entry: object, number: int) -> None:
         """Refuse an index entry that is malformed or whose release file changed. O(file)."""
         keys = ("release", "manifest", "release_file", "sha256")
         if not isinstance(entry, dict) or any(key not in entry for key in keys):
-            raise InputError(f"--series {self.path}: {INDEX} entry {number} is malformed")
+            raise InputError(f"{SERIES} {self.path}: {INDEX} entry {number} is malformed")
         if entry["release"] != number:
             raise InputError(
-                f"--series {self.path}: {INDEX} entry {number} is release {entry['release']!r}"
+                f"{SERIES} {self.path}: {INDEX} entry {number} is release {entry['release']!r}"
             )
         for key in ("manifest", "release_file"):
             name = entry[key]
@@ -199,12 +203,12 @@ class SeriesStore:
                 or not (self.path / name).is_file()
             ):
                 raise InputError(
-                    f"--series {self.path}: release {number}'s {key} {name!r} is missing"
+                    f"{SERIES} {self.path}: release {number}'s {key} {name!r} is missing"
                 )
         digest = sha256_file(self.path / entry["release_file"])
         if digest != entry["sha256"]:
             raise InputError(
-                f"--series {self.path}: {entry['release_file']} was modified since it was "
+                f"{SERIES} {self.path}: {entry['release_file']} was modified since it was "
                 f"published (SHA-256 {digest[:12]}…, recorded {str(entry['sha256'])[:12]}…)"
             )
 
@@ -227,7 +231,7 @@ class SeriesStore:
         frame = read_release_text(self.path / entry["release_file"])
         column = self.settings.sensitive
         if column not in frame.columns:
-            raise InputError(f"--series: release {release} has no column {column!r}")
+            raise InputError(f"{SERIES}: release {release} has no column {column!r}")
         return value_text(frame[column])
 
     def read_map(self) -> pd.DataFrame:
@@ -238,13 +242,13 @@ class SeriesStore:
                                  for c in MAP_COLUMNS})  # fmt: skip
         frame = pd.read_parquet(self.path / PRIVATE / MAP)
         if list(frame.columns) != list(MAP_COLUMNS):
-            raise InputError(f"--series: the private map's columns are not {list(MAP_COLUMNS)}")
+            raise InputError(f"{SERIES}: the private map's columns are not {list(MAP_COLUMNS)}")
         frame["person_id"] = frame["person_id"].astype(str)
         release = frame["release"].to_numpy()
         if len(frame) and (release.min() < 1 or release.max() > len(self.releases)):
-            raise InputError("--series: the private map names a release the index lacks")
+            raise InputError(f"{SERIES}: the private map names a release the index lacks")
         if frame.duplicated(["person_id", "release"]).any():
-            raise InputError("--series: the private map holds a person twice in one release")
+            raise InputError(f"{SERIES}: the private map holds a person twice in one release")
         return frame
 
     def commit(
