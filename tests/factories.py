@@ -134,3 +134,22 @@ def person_candidates(published: object, original: EncodedQI) -> sp.csr_array | 
 
     cand = attacker_view(published, original).candidates()  # type: ignore[arg-type]
     return None if cand is None else cand.person_matrix()
+
+
+def series_years(n: int, seed: int, years: int = 3, changed: float = 0.0) -> list[pd.DataFrame]:
+    """``years`` tables of n people each: 30 % of a year's people leave the next year and as
+    many arrive, ages (``n0``) advance by one, a share ``changed`` of those staying get
+    another sensitive value; 8 sensitive values."""
+    rng = np.random.default_rng(seed)
+    step = int(0.3 * n)
+    base = random_frame(n + step * (years - 1), seed)
+    base["s"] = [f"s{x}" for x in rng.integers(0, 8, len(base))]
+    base["pid"] = [f"person{i:05d}" for i in range(len(base))]
+    out = []
+    for t in range(years):
+        year = base.iloc[t * step : t * step + n].copy().reset_index(drop=True)
+        year["n0"] = year["n0"] + t
+        flip = rng.random(n) < changed
+        year.loc[flip, "s"] = [f"s{x}" for x in rng.integers(0, 8, int(flip.sum()))]
+        out.append(year)
+    return out

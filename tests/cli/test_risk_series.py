@@ -22,7 +22,7 @@ from anonymatch.core.files import sha256_file
 from anonymatch.tables.io.cells import read_release_text
 from anonymatch.tables.series import SeriesReport, verify_series
 from anonymatch.tables.series.store import MAP, PRIVATE
-from tests.factories import random_frame
+from tests.factories import series_years
 
 QI = "n0,n1,c0,c1"
 ROLES = ["--qi", QI, "--numeric", "n0,n1", "--sensitive", "s"]
@@ -31,31 +31,13 @@ CHECK = {"person_id": "pid", "qi": QI.split(","), "numeric": ["n0", "n1"], "sens
          "k": 5, "l": 3}  # fmt: skip
 
 
-def series_years(n: int, seed: int, years: int = 3, changed: float = 0.1) -> list[pd.DataFrame]:
-    """``years`` tables of n people: 30 % leave each year and as many arrive, ages (n0)
-    advance by one, a share ``changed`` of those staying get another of 8 sensitive values."""
-    rng = np.random.default_rng(seed)
-    step = int(0.3 * n)
-    base = random_frame(n + step * (years - 1), seed)
-    base["s"] = [f"s{x}" for x in rng.integers(0, 8, len(base))]
-    base["pid"] = [f"person{i:05d}" for i in range(len(base))]
-    out = []
-    for t in range(years):
-        year = base.iloc[t * step : t * step + n].copy().reset_index(drop=True)
-        year["n0"] = year["n0"] + t
-        flip = rng.random(n) < changed
-        year.loc[flip, "s"] = [f"s{x}" for x in rng.integers(0, 8, int(flip.sum()))]
-        out.append(year)
-    return out
-
-
 @pytest.fixture(scope="module")
 def series(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A three-release series made by ``anonymize --series`` (y{t}.csv the inputs, r{t}.csv
     the releases, p{t}.csv each release's published people from the private map) and an
     independent release of the third year (ind.csv)."""
     d = tmp_path_factory.mktemp("series")
-    years = series_years(150, seed=11)
+    years = series_years(150, seed=11, changed=0.1)
     for t, year in enumerate(years):
         year.to_csv(d / f"y{t}.csv", index=False)
         code = main(["anonymize", str(d / f"y{t}.csv"), "-o", str(d / f"r{t}.csv"), *ROLES,

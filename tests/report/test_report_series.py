@@ -17,7 +17,8 @@ import pandas as pd
 import pytest
 
 from anonymatch.cli import main
-from tests.cli.test_risk_series import LEVELS, ROLES, series_years
+from tests.cli.test_risk_series import LEVELS, ROLES
+from tests.factories import series_years
 
 SECTION = '<section id="series">'
 
@@ -55,7 +56,7 @@ def series(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Three releases of a series with their manifests (r{t}.json), the inputs y{t}.csv and
     each release's published people p{t}.csv."""
     d = tmp_path_factory.mktemp("report_series")
-    years = series_years(150, seed=11)
+    years = series_years(150, seed=11, changed=0.1)
     for t, year in enumerate(years):
         year.to_csv(d / f"y{t}.csv", index=False)
         code = main(["anonymize", str(d / f"y{t}.csv"), "-o", str(d / f"r{t}.csv"), "--report",

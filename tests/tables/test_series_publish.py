@@ -29,30 +29,11 @@ from anonymatch.core.errors import InputError
 from anonymatch.tables import anonymize
 from anonymatch.tables.series import verify_series
 from anonymatch.tables.series.store import MAP, PRIVATE
-from tests.factories import random_frame
+from tests.factories import random_frame, series_years
 
 QI = ["n0", "n1", "c0", "c1"]
 KW = {"k": 5, "qi": QI, "numeric": ["n0", "n1"], "sensitive": "s", "l": 3}
 CHECK = {"person_id": "pid", "qi": QI, "numeric": ["n0", "n1"], "sensitive": "s", "k": 5, "l": 3}
-
-
-def series_years(n: int, seed: int, years: int = 3, changed: float = 0.0) -> list[pd.DataFrame]:
-    """``years`` tables of n people each: 30 % of a year's people leave the next year and as
-    many arrive, ages (``n0``) advance by one, a share ``changed`` of those staying get
-    another sensitive value; 8 sensitive values."""
-    rng = np.random.default_rng(seed)
-    step = int(0.3 * n)
-    base = random_frame(n + step * (years - 1), seed)
-    base["s"] = [f"s{x}" for x in rng.integers(0, 8, len(base))]
-    base["pid"] = [f"person{i:05d}" for i in range(len(base))]
-    out = []
-    for t in range(years):
-        year = base.iloc[t * step : t * step + n].copy().reset_index(drop=True)
-        year["n0"] = year["n0"] + t
-        flip = rng.random(n) < changed
-        year.loc[flip, "s"] = [f"s{x}" for x in rng.integers(0, 8, int(flip.sum()))]
-        out.append(year)
-    return out
 
 
 def published_originals(directory: Path, years: list[pd.DataFrame]) -> list[pd.DataFrame]:

@@ -113,13 +113,8 @@ def attacker_figures(manifest: Mapping[str, Any], inputs: Inputs, request: Any) 
     """``risk --series``'s figures of the report's release (``SeriesRequest.figures``), the
     original read as the tables section reads it, the columns the manifest's. O(files +
     verify_series)."""
-    from anonymatch.tables.columns.schema import (
-        DEFAULT_NA_VALUES,
-        MissingCodes,
-        Schema,
-        missing_codes,
-    )
-    from anonymatch.tables.io import CsvOptions, read_table
+    from anonymatch.report.tables import read_original
+    from anonymatch.tables.columns.schema import Schema
 
     params = manifest.get("parameters") or {}
     schema = Schema.build(
@@ -128,19 +123,9 @@ def attacker_figures(manifest: Mapping[str, Any], inputs: Inputs, request: Any) 
         params.get("sensitive") or [],
         params.get("identifiers") or [],
     )
-    options = inputs.options
-    csv = options.get("csv") or CsvOptions()
-    na = missing_codes(options.get("na_values") or DEFAULT_NA_VALUES)
-    if not na.columns and isinstance(params.get("na_codes"), dict):  # --na, as recorded
-        codes = {str(c): tuple(str(v) for v in vs) for c, vs in params["na_codes"].items()}
-        na = MissingCodes(na.tokens, codes)
-    dropped = int((manifest.get("input") or {}).get("dropped_missing") or 0)
-    drop_missing = bool(options.get("drop_missing")) or dropped > 0
-    assert inputs.original is not None and inputs.release is not None
-    original = read_table(inputs.original, csv)
-    figures: dict[str, Any] = request.figures(
-        original, inputs.release, schema, (csv, na, drop_missing)
-    )
+    original, reading = read_original(manifest, inputs)
+    assert inputs.release is not None
+    figures: dict[str, Any] = request.figures(original, inputs.release, schema, reading)
     return figures
 
 
