@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anonymatch.report.check import ClaimCheck
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from anonymatch.tables.columns.schema import MissingCodes
+    from anonymatch.tables.io import CsvOptions
 
 
 @dataclass(frozen=True)
@@ -141,3 +147,25 @@ def file_name(path: object) -> str:
     from pathlib import PureWindowsPath
 
     return PureWindowsPath(text).name if "\\" in text else text.rstrip("/").rsplit("/", 1)[-1]
+
+
+def read_original(
+    manifest: Mapping[str, Any], inputs: Inputs
+) -> tuple[pd.DataFrame, tuple[CsvOptions, MissingCodes, bool]]:
+    """The report's original table, read as the release's run read it (the reading options
+    given to the report, the missing-value codes recorded by ``--na``, rows with a missing QI
+    dropped when the run dropped some), and those reading options. O(the file)."""
+    from anonymatch.tables.columns.schema import DEFAULT_NA_VALUES, MissingCodes, missing_codes
+    from anonymatch.tables.io import CsvOptions, read_table
+
+    params = manifest.get("parameters") or {}
+    options = inputs.options
+    csv = options.get("csv") or CsvOptions()
+    na = missing_codes(options.get("na_values") or DEFAULT_NA_VALUES)
+    if not na.columns and isinstance(params.get("na_codes"), dict):  # --na, as recorded
+        codes = {str(c): tuple(str(v) for v in vs) for c, vs in params["na_codes"].items()}
+        na = MissingCodes(na.tokens, codes)
+    dropped = int((manifest.get("input") or {}).get("dropped_missing") or 0)
+    drop_missing = bool(options.get("drop_missing")) or dropped > 0
+    assert inputs.original is not None and inputs.release is not None
+    return read_table(inputs.original, csv), (csv, na, drop_missing)

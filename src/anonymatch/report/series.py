@@ -113,7 +113,7 @@ def attacker_figures(manifest: Mapping[str, Any], inputs: Inputs, request: Any) 
     """``risk --series``'s figures of the report's release (``SeriesRequest.figures``), the
     original read as the tables section reads it, the columns the manifest's. O(files +
     verify_series)."""
-    from anonymatch.report.tables import read_original
+    from anonymatch.report.model import read_original
     from anonymatch.tables.columns.schema import Schema
 
     params = manifest.get("parameters") or {}

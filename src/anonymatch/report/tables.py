@@ -23,14 +23,20 @@ from anonymatch.app.tablejob import claimed_population, unchecked_claims
 from anonymatch.core.errors import InputError
 from anonymatch.report import plots
 from anonymatch.report.check import ClaimCheck, compare
-from anonymatch.report.model import NEEDS_FILES, Figure, Inputs, KindSections, Section, Table
+from anonymatch.report.model import (
+    NEEDS_FILES,
+    Figure,
+    Inputs,
+    KindSections,
+    Section,
+    Table,
+    read_original,
+)
 from anonymatch.tables.columns.qitypes import QITypes
 from anonymatch.tables.columns.schema import (
-    DEFAULT_NA_VALUES,
     EncodedQI,
     MissingCodes,
     Schema,
-    missing_codes,
 )
 from anonymatch.tables.io import CsvOptions, read_table
 from anonymatch.tables.recode import GeneralizedQI, cat_distinct, cat_nodes
@@ -147,25 +153,6 @@ def sections(manifest: Mapping[str, Any], inputs: Inputs, published: Section) ->
     side_by_side(utility, manifest, original, inputs.release, draws_dir=options.get("draws"),
                  learning=learning)  # fmt: skip
     return KindSections(published, guarantee, risk, utility, limits, check, keeps.to_dict())
-
-
-def read_original(
-    manifest: Mapping[str, Any], inputs: Inputs
-) -> tuple[pd.DataFrame, tuple[CsvOptions, MissingCodes, bool]]:
-    """The report's original table, read as the release's run read it (the reading options
-    given to the report, the missing-value codes recorded by ``--na``, rows with a missing QI
-    dropped when the run dropped some), and those reading options. O(the file)."""
-    params = manifest.get("parameters") or {}
-    options = inputs.options
-    csv = options.get("csv") or CsvOptions()
-    na = missing_codes(options.get("na_values") or DEFAULT_NA_VALUES)
-    if not na.columns and isinstance(params.get("na_codes"), dict):  # --na, as recorded
-        codes = {str(c): tuple(str(v) for v in vs) for c, vs in params["na_codes"].items()}
-        na = MissingCodes(na.tokens, codes)
-    dropped = int((manifest.get("input") or {}).get("dropped_missing") or 0)
-    drop_missing = bool(options.get("drop_missing")) or dropped > 0
-    assert inputs.original is not None and inputs.release is not None
-    return read_table(inputs.original, csv), (csv, na, drop_missing)
 
 
 def _release_reading(
