@@ -153,3 +153,22 @@ def series_years(n: int, seed: int, years: int = 3, changed: float = 0.0) -> lis
         year.loc[flip, "s"] = [f"s{x}" for x in rng.integers(0, 8, int(flip.sum()))]
         out.append(year)
     return out
+
+
+def suppressing_years() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two years of a series (``age`` QI, sensitive ``s``, person id ``pid``) whose second
+    forces one suppression under the running intersection (k = 5, ℓ = 2): p0 was shown
+    {a, b}; in the second year nobody else holds a or b, so no class can show two values of
+    {a, b}."""
+    first = pd.DataFrame(
+        {
+            "age": [20, 21, 22, 23, 24, 60, 61, 62, 63, 64],
+            "s": list("ababacdcdc"),
+            "pid": [f"p{i}" for i in range(10)],
+        }
+    )
+    arrivals = pd.DataFrame(
+        {"age": [30, 31, 32, 33], "s": list("ecde"), "pid": ["n1", "n2", "n3", "n4"]}
+    )
+    second = pd.concat([first.iloc[[0, 5, 6, 7, 8, 9]], arrivals], ignore_index=True)
+    return first, second

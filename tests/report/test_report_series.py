@@ -18,7 +18,7 @@ import pytest
 
 from anonymatch.cli import main
 from tests.cli.test_risk_series import LEVELS, ROLES
-from tests.factories import series_years
+from tests.factories import series_years, suppressing_years
 
 SECTION = '<section id="series">'
 
@@ -155,17 +155,7 @@ def test_a_release_that_suppressed_people_is_read_by_the_private_map(
 ) -> None:
     # an unavoidable suppression under the ℓ rule: p0 was shown {a, b}; this year nobody
     # else holds a or b, so no class can show two values of {a, b}: p0 alone is suppressed
-    first = pd.DataFrame(
-        {
-            "age": [20, 21, 22, 23, 24, 60, 61, 62, 63, 64],
-            "s": list("ababacdcdc"),
-            "pid": [f"p{i}" for i in range(10)],
-        }
-    )
-    arrivals = pd.DataFrame(
-        {"age": [30, 31, 32, 33], "s": list("ecde"), "pid": ["n1", "n2", "n3", "n4"]}
-    )
-    second = pd.concat([first.iloc[[0, 5, 6, 7, 8, 9]], arrivals], ignore_index=True)
+    first, second = suppressing_years()
     first.to_csv(tmp_path / "y0.csv", index=False)
     second.to_csv(tmp_path / "y1.csv", index=False)
     roles = ["--qi", "age", "--numeric", "age", "--sensitive", "s", "-k", "5", "--l", "2"]

@@ -29,7 +29,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.tables import anonymize
 from anonymatch.tables.series import verify_series
 from anonymatch.tables.series.store import MAP, PRIVATE
-from tests.factories import random_frame, series_years
+from tests.factories import random_frame, series_years, suppressing_years
 
 QI = ["n0", "n1", "c0", "c1"]
 KW = {"k": 5, "qi": QI, "numeric": ["n0", "n1"], "sensitive": "s", "l": 3}
@@ -144,17 +144,7 @@ def test_a_person_whose_intersection_cannot_be_kept_is_suppressed_and_counted(
 ) -> None:
     # p0 was shown {a, b}; this year nobody holds b and p0 is the only a: no class can show two
     # values of {a, b}, so p0 alone is suppressed (counted, not in the map for release 2)
-    first = pd.DataFrame(
-        {
-            "age": [20, 21, 22, 23, 24, 60, 61, 62, 63, 64],
-            "s": list("ababacdcdc"),
-            "pid": [f"p{i}" for i in range(10)],
-        }
-    )
-    arrivals = pd.DataFrame(
-        {"age": [30, 31, 32, 33], "s": list("ecde"), "pid": ["n1", "n2", "n3", "n4"]}
-    )
-    second = pd.concat([first.iloc[[0, 5, 6, 7, 8, 9]], arrivals], ignore_index=True)
+    first, second = suppressing_years()
     kw = {"k": 5, "qi": "age", "numeric": "age", "sensitive": "s", "l": 2, "seed": 0}
     anonymize(first, series=tmp_path / "S", person_id="pid", **kw)
     made = anonymize(second, series=tmp_path / "S", person_id="pid", **kw)

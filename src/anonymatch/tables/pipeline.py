@@ -263,11 +263,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     )
     suppression, run_plan = plan_blocks(run, job, n_windows)
     na = missing_codes(job.na)
-    figures = information_loss(cells, enc)
-    loss = figures.to_dict()
-    loss["suppressed_cells"] = int(cells.num_star.sum() + cells.cat_star.sum())
-    if suppressed:  # each dropped record a row of NCP 1, as ARX's loss counts it
-        loss["gcp_with_suppressed"] = (float(figures.gcp) * n + suppressed) / (n + suppressed)
+    loss = release_loss(cells, enc, suppressed)
     produced = Produced(
         kind="table",
         method=spec.name,
@@ -292,11 +288,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         seeded=job.seed is not None,
         records_in=n + dropped + suppressed,
         records_out=n,
-        input_extra={
-            "dropped_missing": dropped,
-            "suppressed": suppressed,
-            "missing_values": int(enc.num_missing.sum() + enc.cat_missing.sum()),
-        },
+        input_extra=input_counts(enc, dropped, suppressed),
         models=models_claim,
         model_figures=models_figures,
         plan=run_plan,
@@ -312,6 +304,30 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         risk={"known_person": known},
     )
     return Release(table, cells, published_graph, enc, report)
+
+
+def release_loss(cells: GeneralizedQI, enc: EncodedQI, suppressed: int) -> dict[str, Any]:
+    """The manifest's ``loss`` block of a table release: the information loss of its ``cells``
+    (``metrics.information_loss``), its suppressed cells, and with ``suppressed`` people left
+    out the GCP counting each of them as a row of NCP 1 (as ARX's loss counts them).
+    O(n·d)."""
+    figures = information_loss(cells, enc)
+    loss = figures.to_dict()
+    loss["suppressed_cells"] = int(cells.num_star.sum() + cells.cat_star.sum())
+    if suppressed:
+        n = enc.n
+        loss["gcp_with_suppressed"] = (float(figures.gcp) * n + suppressed) / (n + suppressed)
+    return loss
+
+
+def input_counts(enc: EncodedQI, dropped: int, suppressed: int) -> dict[str, int]:
+    """The manifest's ``input`` counts of a table release: rows dropped for a missing QI,
+    people suppressed, missing QI values published. O(n·d)."""
+    return {
+        "dropped_missing": dropped,
+        "suppressed": suppressed,
+        "missing_values": int(enc.num_missing.sum() + enc.cat_missing.sum()),
+    }
 
 
 def _known_person(

@@ -541,14 +541,15 @@ def _release(
     published, the leakage and known-person checks, ``core.release.publish``. Returns the
     release and each person's row in it. O(n·d) plus the verification."""
     from anonymatch.tables.io.cells import parse_cells
-    from anonymatch.tables.metrics import information_loss
     from anonymatch.tables.models.certified import SensitiveView
     from anonymatch.tables.models.levels import KAnonymity
     from anonymatch.tables.pipeline import (
         Release,
         _known_person,
         _release_table,
+        input_counts,
         plan_blocks,
+        release_loss,
         sensitive_claims,
     )
     from anonymatch.tables.recode import recode
@@ -580,13 +581,7 @@ def _release(
     known = _known_person(published, enc, table, data, schema, (k, []), position)
     models_claim, models_figures = sensitive_claims(job.check.sensitive_models, sensitive, k, [])
     suppression, run_plan = plan_blocks(run, job)
-    figures = information_loss(cells, enc)
-    loss = figures.to_dict()
-    loss["suppressed_cells"] = int(cells.num_star.sum() + cells.cat_star.sum())
-    if suppressed:  # each suppressed person a row of NCP 1, as the suppression limit counts it
-        loss["gcp_with_suppressed"] = (float(figures.gcp) * enc.n + suppressed) / (
-            enc.n + suppressed
-        )
+    loss = release_loss(cells, enc, suppressed)
     produced = Produced(
         kind="table",
         method=job.method.name,
@@ -609,11 +604,7 @@ def _release(
         seeded=job.seed is not None,
         records_in=enc.n + dropped + suppressed,
         records_out=enc.n,
-        input_extra={
-            "dropped_missing": dropped,
-            "suppressed": suppressed,
-            "missing_values": int(enc.num_missing.sum() + enc.cat_missing.sum()),
-        },
+        input_extra=input_counts(enc, dropped, suppressed),
         models=models_claim,
         model_figures=models_figures,
         plan=run_plan,
