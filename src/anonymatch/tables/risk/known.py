@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.sparse.csgraph import connected_components
 
 from anonymatch.core.view import AttackerView
@@ -437,22 +438,24 @@ def _sampled(
 
 
 class _Part:
-    """One freeform component's view (groups), one perfect flow on it, its residual digraph,
-    and what is certain without any known row; :meth:`certain` conditions on one (a, r)."""
+    """One freeform component's view (groups), one perfect flow on it, its residual digraph
+    (arcs u → g for every pair, g → u where the flow runs, the latter as per-g lists), and
+    what is certain without any known row; :meth:`certain` conditions on one (a, r)."""
 
-    def __init__(self, view: AttackerView, shown: Mapping[str, np.ndarray]) -> None:
-        flow = view.perfect_flow()
+    def __init__(
+        self, view: AttackerView, shown: Mapping[str, np.ndarray], flow: np.ndarray | None = None
+    ) -> None:
+        flow = view.perfect_flow() if flow is None else flow
         assert flow is not None  # a component of the candidate graph
-        self.view, self.flow = view, flow
+        self.view, self.flow = view, np.asarray(flow, np.int64)
         n_u, n_g = view.c.shape
-        pair_u = np.repeat(np.arange(n_u), np.diff(view.c.indptr))
-        g = view.c.indices.astype(np.int64)
-        used = self.flow > 0  # arcs u → g for every pair, g → u where the flow runs
-        self.digraph = sp.csr_array(
-            (np.ones(len(g) + int(used.sum()), np.int8),
-             (np.r_[pair_u, n_u + g[used]], np.r_[n_u + g, pair_u[used]])),
-            shape=(n_u + n_g, n_u + n_g),
-        )  # fmt: skip
+        self.c_ptr = view.c.indptr.astype(np.int64)
+        self.c_idx = view.c.indices.astype(np.int64)
+        used = np.flatnonzero(self.flow > 0)  # the back arcs g → u, grouped by g
+        pair_u = np.searchsorted(self.c_ptr, used, side="right") - 1
+        order = np.argsort(self.c_idx[used], kind="stable")
+        self.back_u = pair_u[order]
+        self.back_ptr = np.r_[0, np.cumsum(np.bincount(self.c_idx[used], minlength=n_g))]
         cand = view.candidates_of(self.flow)
         self.shown = {c: np.bincount(view.group * (int(v.max()) + 1) + v,
                                      minlength=n_g * (int(v.max()) + 1)).reshape(n_g, -1)
@@ -464,38 +467,181 @@ class _Part:
 
     def certain(self, a: int, r: int) -> dict[str, int]:
         """Others made certain by knowing person ``a``'s row ``r`` (indices in the component):
-        a perfect flow without them (the flow's alternating path from r's group to a's,
-        O(pairs)), then the candidates (one SCC pass) and their values."""
-        from scipy.sparse.csgraph import breadth_first_order
-
-        view, flow = self.view, self.flow.copy()
-        n_u = view.c.shape[0]
+        a perfect flow without them (the flow's alternating path from r's group to a's, found
+        by a breadth-first search that stops at a's group), the strongly connected components
+        of its residual digraph (one compiled Tarjan pass, the flow's changes kept aside:
+        nothing of the size of the pairs is copied), then the people left with one candidate
+        row or value. O(pairs) time, O(U + G) memory beyond the part."""
+        view = self.view
         u, g = int(view.inverse[a]), int(view.group[r])
-        _, pred = breadth_first_order(self.digraph, n_u + g, return_predecessors=True)
-        x = u  # walk back g → u1 → g1 → … → u: row → person arcs lose a unit, others gain
-        while x != n_u + g:
-            p = int(pred[x])
-            if x < n_u:
-                flow[self._pair(x, p - n_u)] -= 1
-            else:
-                flow[self._pair(p, x - n_u)] += 1
-            x = p
+        scc = _conditioned_scc(self.c_ptr, self.c_idx, self.back_ptr, self.back_u, self.flow, u, g)
         counts, mult = view.counts.copy(), view.mult.copy()
         counts[u] -= 1
         mult[g] -= 1
-        left = AttackerView(view.c, counts, view.inverse, mult, view.group).candidates_of(flow)
-        got = {"rows": int(counts[(left.per_original() == 1) & ~self.before["rows"]].sum())}
+        one = _one_candidate(self.c_ptr, self.c_idx, scc, mult)
+        got = {"rows": int(counts[one & ~self.before["rows"]].sum())}
         for c, table in self.shown.items():
-            table = table.copy()
-            table[g, self.values[c][r]] -= 1
-            single = _distinct(left.c, table) == 1
+            single = _one_value(self.c_ptr, self.c_idx, scc, table, g, int(self.values[c][r]))
             got[c] = int(counts[single & ~self.before[c]].sum())
         return got
 
-    def _pair(self, u: int, g: int) -> int:
-        """The position of the stored pair (u, g) in ``view.c``. O(log degree)."""
-        lo, hi = self.view.c.indptr[u], self.view.c.indptr[u + 1]
-        return int(lo + np.searchsorted(self.view.c.indices[lo:hi], g))
+
+@njit(cache=True, nogil=True)
+def _conditioned_scc(c_ptr, c_idx, back_ptr, back_u, flow, u0, g0):  # pragma: no cover
+    """The strongly connected components (a label per node: U original groups, then G
+    published groups) of the residual digraph of a part once one unit of group ``u0`` is
+    matched to one row of group ``g0``: the flow rerouted along the shortest alternating path
+    g0 → u1 → g1 → … → u0 of the residual digraph (breadth first, stopping at u0), row → person
+    arcs losing a unit and person → row arcs gaining one; the digraph then has an arc u → g
+    for every pair and g → u where the new flow runs. Every node of the path is a distinct
+    group, so each published group loses at most one back arc (``dead``) and gains at most
+    one (``extra``), kept aside instead of copying the flow. Iterative Tarjan.
+    O(U + G + pairs)."""
+    n_u = len(c_ptr) - 1
+    n_g = len(back_ptr) - 1
+    n = n_u + n_g
+    pred = np.full(n, -1, np.int64)
+    queue = np.empty(n, np.int64)
+    start = n_u + g0
+    pred[start] = start
+    queue[0] = start
+    head, tail = 0, 1
+    while head < tail and pred[u0] < 0:
+        x = queue[head]
+        head += 1
+        if x < n_u:
+            for p in range(c_ptr[x], c_ptr[x + 1]):
+                y = n_u + c_idx[p]
+                if pred[y] < 0:
+                    pred[y] = x
+                    queue[tail] = y
+                    tail += 1
+        else:
+            for t in range(back_ptr[x - n_u], back_ptr[x - n_u + 1]):
+                y = back_u[t]
+                if pred[y] < 0:
+                    pred[y] = x
+                    queue[tail] = y
+                    tail += 1
+    dead = np.full(n_g, -1, np.int64)  # the back arc g → dead[g] lost its last unit
+    extra = np.full(n_g, -1, np.int64)  # the back arc g → extra[g] is new
+    x = u0
+    while x != start:
+        p = pred[x]
+        if x < n_u:  # arc g → x: one unit less on the pair (x, g)
+            gg = p - n_u
+            lo, hi = c_ptr[x], c_ptr[x + 1]
+            at = lo + np.searchsorted(c_idx[lo:hi], gg)
+            if flow[at] == 1:
+                dead[gg] = x
+        else:  # arc p → g: one unit more on the pair (p, g)
+            gg = x - n_u
+            lo, hi = c_ptr[p], c_ptr[p + 1]
+            at = lo + np.searchsorted(c_idx[lo:hi], gg)
+            if flow[at] == 0:
+                extra[gg] = p
+        x = p
+    # Tarjan, iteratively: ``arc[v]`` the next out-arc of v to look at
+    index = np.full(n, -1, np.int64)
+    low = np.zeros(n, np.int64)
+    label = np.full(n, -1, np.int64)
+    arc = np.zeros(n, np.int64)
+    stack = np.empty(n, np.int64)
+    calls = np.empty(n, np.int64)
+    counter, top, labels = 0, 0, 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        depth = 0
+        calls[0] = root
+        index[root] = low[root] = counter
+        counter += 1
+        stack[top] = root
+        top += 1
+        while depth >= 0:
+            v = calls[depth]
+            w = -1
+            if v < n_u:
+                t = c_ptr[v] + arc[v]
+                if t < c_ptr[v + 1]:
+                    w = n_u + c_idx[t]
+                    arc[v] += 1
+            else:
+                gv = v - n_u
+                while w < 0:
+                    t = back_ptr[gv] + arc[v]
+                    if t < back_ptr[gv + 1]:
+                        arc[v] += 1
+                        if back_u[t] != dead[gv]:
+                            w = back_u[t]
+                    elif t == back_ptr[gv + 1] and extra[gv] >= 0:
+                        arc[v] += 1
+                        w = extra[gv]
+                    else:
+                        break
+            if w >= 0:
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack[top] = w
+                    top += 1
+                    depth += 1
+                    calls[depth] = w
+                elif label[w] < 0 and index[w] < low[v]:
+                    low[v] = index[w]
+                continue
+            if low[v] == index[v]:  # v roots a component: pop it
+                while True:
+                    top -= 1
+                    y = stack[top]
+                    label[y] = labels
+                    if y == v:
+                        break
+                labels += 1
+            depth -= 1
+            if depth >= 0 and low[v] < low[calls[depth]]:
+                low[calls[depth]] = low[v]
+    return label
+
+
+@njit(cache=True, nogil=True)
+def _one_candidate(c_ptr, c_idx, scc, mult):  # pragma: no cover - compiled
+    """Per original group: whether its candidate rows (the pairs inside one strongly
+    connected component of ``scc``, each group g counting ``mult[g]`` rows) number exactly
+    one. O(pairs)."""
+    n_u = len(c_ptr) - 1
+    out = np.zeros(n_u, np.bool_)
+    for u in range(n_u):
+        rows = 0
+        for p in range(c_ptr[u], c_ptr[u + 1]):
+            if scc[n_u + c_idx[p]] == scc[u]:
+                rows += mult[c_idx[p]]
+        out[u] = rows == 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _one_value(c_ptr, c_idx, scc, table, g0, v0):  # pragma: no cover - compiled
+    """Per original group: whether its candidate rows (as ``_one_candidate``) show exactly
+    one value, ``table`` holding the rows per (published group, value) before one row of
+    group ``g0`` showing ``v0`` is taken out. O(pairs · values)."""
+    n_u = len(c_ptr) - 1
+    n_v = table.shape[1]
+    out = np.zeros(n_u, np.bool_)
+    seen = np.zeros(n_v, np.bool_)
+    for u in range(n_u):
+        seen[:] = False
+        distinct = 0
+        for p in range(c_ptr[u], c_ptr[u + 1]):
+            g = c_idx[p]
+            if scc[n_u + g] != scc[u]:
+                continue
+            for v in range(n_v):
+                if not seen[v] and table[g, v] - (g == g0 and v == v0) > 0:
+                    seen[v] = True
+                    distinct += 1
+        out[u] = distinct == 1
+    return out
 
 
 def _candidate_rows(view: AttackerView, a: int) -> np.ndarray:
