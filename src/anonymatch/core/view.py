@@ -389,9 +389,15 @@ class AttackerView:
         groups, or None when there is none (computed once: Dinic on O(U + G + pairs between
         groups) arcs). ``candidates_of(flow)`` takes it, or any other perfect flow."""
         if "flow" not in self._cache:
-            self._cache["flow"] = self._perfect_flow()
-        flow: np.ndarray | None = self._cache["flow"]
-        return flow
+            carried = self._cache.get("flow_nonzero")
+            if carried is not None:  # kept from the view this one was derived from
+                flow = np.zeros(self.c.nnz, np.int64)
+                flow[carried[0]] = carried[1]
+                self._cache["flow"] = flow
+            else:
+                self._cache["flow"] = self._perfect_flow()
+        flow_: np.ndarray | None = self._cache["flow"]
+        return flow_
 
     def candidates_of(self, flow: np.ndarray) -> AttackerView:
         """:meth:`candidates` given the flow of a perfect matching on the groups (per stored
@@ -470,13 +476,45 @@ class AttackerView:
         new_g = np.cumsum(mult > 0) - 1
         c = sp.csr_array(self.c[live_u][:, live_g])
         c.sort_indices()
-        return AttackerView(
+        sub = AttackerView(
             c,
             counts[live_u].astype(np.int64),
             new_u[self.inverse[people]],
             mult[live_g].astype(np.int64),
             new_g[self.group[rows]],
         )
+        self._carry_flow(sub, live_u, live_g)
+        return sub
+
+    def _carry_flow(self, sub: AttackerView, live_u: np.ndarray, live_g: np.ndarray) -> None:
+        """Give ``sub`` (:meth:`restrict` to the groups ``live_u`` and ``live_g``) this view's
+        perfect flow when it is one of ``sub`` too: the restriction keeps whole groups, every
+        pair of its original groups, and as many people as rows (then the flow of those groups
+        stays among them and fills the rows: a perfect flow) — e.g. a component of the
+        candidate graph, whose max-flow is then never run. O(n + U)."""
+        if "flow" in self._cache:
+            flow = self._cache["flow"]
+            if flow is None:
+                return
+            pos = np.flatnonzero(flow)
+            val = flow[pos]
+        elif "flow_nonzero" in self._cache:
+            pos, val = self._cache["flow_nonzero"]
+        else:
+            return
+        lengths = np.diff(self.c.indptr)[live_u]
+        if len(live_u) == 0 or not (
+            np.array_equal(sub.counts, self.counts[live_u])
+            and np.array_equal(sub.mult, self.mult[live_g])
+            and int(sub.c.nnz) == int(lengths.sum())
+            and int(sub.counts.sum()) == int(sub.mult.sum())
+        ):
+            return
+        u = np.searchsorted(self.c.indptr, pos, side="right") - 1
+        at = np.minimum(np.searchsorted(live_u, u), len(live_u) - 1)
+        inside = live_u[at] == u
+        new_pos = sub.c.indptr[at[inside]] + (pos[inside] - self.c.indptr[u[inside]])
+        sub._cache["flow_nonzero"] = (new_pos.astype(np.int64), val[inside].astype(np.int64))
 
     def _flow_of(self, matching: np.ndarray) -> np.ndarray:
         """Per stored pair of ``c`` (sorted CSR order): how many pairs of ``matching`` it
@@ -524,7 +562,11 @@ class AttackerView:
             shape=(n_u, n_g),
         )
         cand.has_sorted_indices = True
-        return AttackerView(cand, self.counts, self.inverse, self.mult, self.group)
+        view = AttackerView(cand, self.counts, self.inverse, self.mult, self.group)
+        # the flow runs on candidate pairs only (u → g → u is a cycle): a perfect flow of the
+        # candidates' view too, kept by its nonzero pairs (O(n)) for ``perfect_flow``
+        view._cache["flow_nonzero"] = (_kept_positions(keep, used), used_flow[used])
+        return view
 
 
 @njit(cache=True, nogil=True)
@@ -562,6 +604,21 @@ def _same_component(indptr, indices, scc, n_u):  # pragma: no cover - compiled
                 keep[p] = True
                 kept[u] += 1
     return keep, kept
+
+
+@njit(cache=True, nogil=True)
+def _kept_positions(keep, used):  # pragma: no cover - compiled
+    """The position of each stored pair ``used`` (increasing, every one kept) among the
+    pairs ``keep`` marks. O(pairs)."""
+    out = np.empty(len(used), np.int64)
+    count, j = 0, 0
+    for p in range(len(keep)):
+        if j < len(used) and p == used[j]:
+            out[j] = count
+            j += 1
+        if keep[p]:
+            count += 1
+    return out
 
 
 @njit(cache=True, nogil=True)

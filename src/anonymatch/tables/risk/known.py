@@ -46,6 +46,7 @@ who knows true matches); Dulmage & Mendelsohn (1958); Xue et al. KDD 2012 §4.2 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,7 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.csgraph import connected_components
 
+from anonymatch.core.runner import default_workers
 from anonymatch.core.view import AttackerView
 from anonymatch.tables.models.sensitive import encode_sensitive
 
@@ -418,13 +420,23 @@ def _sampled(
             for u, p, s in zip(unit, pick, start, strict=True)
         ]
     parts: dict[int, _Part] = {}  # built for the components a hypothesis falls in
-    for u, a, r in todo:
+    for u, _, _ in todo:
         if u not in parts:
             who, where = large[u]
             shown = {c: v[where] for c, v in values.items()}
             parts[u] = _Part(cand.restrict(who, where), shown)
-        part, m = parts[u], int(sizes[u])
-        got = part.certain(a, int(_candidate_rows(part.view, a)[r]))
+
+    def hypothesis(h: tuple[int, int, int]) -> dict[str, int]:
+        part = parts[h[0]]
+        return part.certain(h[1], int(_candidate_rows(part.view, h[1])[h[2]]))
+
+    # the hypotheses are independent and their kernels run without the GIL: on a thread pool,
+    # the results taken in order (the same sums as one after the other)
+    workers = min(default_workers(), len(todo))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(hypothesis, todo))
+    for (u, a, _), got in zip(todo, results, strict=True):
+        m = int(sizes[u])
         for fig, name in [(rows, "rows")] + [(f, c) for c, f in sens.items()]:
             fig.worst(got[name], m - 1)
             if got["rows"]:
@@ -442,28 +454,30 @@ class _Part:
     (arcs u → g for every pair, g → u where the flow runs, the latter as per-g lists), and
     what is certain without any known row; :meth:`certain` conditions on one (a, r)."""
 
-    def __init__(
-        self, view: AttackerView, shown: Mapping[str, np.ndarray], flow: np.ndarray | None = None
-    ) -> None:
-        flow = view.perfect_flow() if flow is None else flow
+    def __init__(self, view: AttackerView, shown_values: Mapping[str, np.ndarray]) -> None:
+        flow = view.perfect_flow()  # (carried from the candidates' view: no max-flow)
         assert flow is not None  # a component of the candidate graph
-        self.view, self.flow = view, np.asarray(flow, np.int64)
+        self.view = view
         n_u, n_g = view.c.shape
         self.c_ptr = view.c.indptr.astype(np.int64)
         self.c_idx = view.c.indices.astype(np.int64)
-        used = np.flatnonzero(self.flow > 0)  # the back arcs g → u, grouped by g
+        used = np.flatnonzero(flow > 0)  # the back arcs g → u (at most n), grouped by g
         pair_u = np.searchsorted(self.c_ptr, used, side="right") - 1
         order = np.argsort(self.c_idx[used], kind="stable")
-        self.back_u = pair_u[order]
+        self.back_u, self.back_flow = pair_u[order], flow[used][order]
         self.back_ptr = np.r_[0, np.cumsum(np.bincount(self.c_idx[used], minlength=n_g))]
-        cand = view.candidates_of(self.flow)
-        self.shown = {c: np.bincount(view.group * (int(v.max()) + 1) + v,
-                                     minlength=n_g * (int(v.max()) + 1)).reshape(n_g, -1)
-                      for c, v in shown.items()}  # fmt: skip  # rows per (group, value)
-        self.values = shown
-        self.before = {"rows": cand.per_original() == 1}
-        for c, table in self.shown.items():
-            self.before[c] = _distinct(cand.c, table) == 1
+        cand = view.candidates_of(flow)
+        shown = {c: np.bincount(view.group * (int(v.max()) + 1) + v,
+                                minlength=n_g * (int(v.max()) + 1)).reshape(n_g, -1)
+                 for c, v in shown_values.items()}  # fmt: skip  # rows per (group, value)
+        self.columns = list(shown)
+        widths = [t.shape[1] for t in shown.values()]
+        self.off = np.r_[0, np.cumsum(widths)].astype(np.int64)
+        self.table = np.hstack([np.zeros((n_g, 0), np.int64), *shown.values()])
+        self.values = shown_values
+        before = [cand.per_original() == 1]
+        before += [_distinct(cand.c, table) == 1 for table in shown.values()]
+        self.before = np.array(before, np.bool_).reshape(len(before), n_u)
 
     def certain(self, a: int, r: int) -> dict[str, int]:
         """Others made certain by knowing person ``a``'s row ``r`` (indices in the component):
@@ -474,20 +488,20 @@ class _Part:
         row or value. O(pairs) time, O(U + G) memory beyond the part."""
         view = self.view
         u, g = int(view.inverse[a]), int(view.group[r])
-        scc = _conditioned_scc(self.c_ptr, self.c_idx, self.back_ptr, self.back_u, self.flow, u, g)
+        scc = _conditioned_scc(
+            self.c_ptr, self.c_idx, self.back_ptr, self.back_u, self.back_flow, u, g
+        )
         counts, mult = view.counts.copy(), view.mult.copy()
         counts[u] -= 1
         mult[g] -= 1
-        one = _one_candidate(self.c_ptr, self.c_idx, scc, mult)
-        got = {"rows": int(counts[one & ~self.before["rows"]].sum())}
-        for c, table in self.shown.items():
-            single = _one_value(self.c_ptr, self.c_idx, scc, table, g, int(self.values[c][r]))
-            got[c] = int(counts[single & ~self.before[c]].sum())
-        return got
+        v0 = np.array([self.off[i] + self.values[c][r] for i, c in enumerate(self.columns)])
+        got = _newly_certain(self.c_ptr, self.c_idx, scc, counts, mult, self.before,
+                             self.table, self.off, g, v0.astype(np.int64))  # fmt: skip
+        return dict(zip(["rows", *self.columns], got.tolist(), strict=True))
 
 
 @njit(cache=True, nogil=True)
-def _conditioned_scc(c_ptr, c_idx, back_ptr, back_u, flow, u0, g0):  # pragma: no cover
+def _conditioned_scc(c_ptr, c_idx, back_ptr, back_u, back_flow, u0, g0):  # pragma: no cover
     """The strongly connected components (a label per node: U original groups, then G
     published groups) of the residual digraph of a part once one unit of group ``u0`` is
     matched to one row of group ``g0``: the flow rerouted along the shortest alternating path
@@ -501,6 +515,7 @@ def _conditioned_scc(c_ptr, c_idx, back_ptr, back_u, flow, u0, g0):  # pragma: n
     n_g = len(back_ptr) - 1
     n = n_u + n_g
     pred = np.full(n, -1, np.int64)
+    via = np.full(n, -1, np.int64)  # the back arc that reached an original group
     queue = np.empty(n, np.int64)
     start = n_u + g0
     pred[start] = start
@@ -521,6 +536,7 @@ def _conditioned_scc(c_ptr, c_idx, back_ptr, back_u, flow, u0, g0):  # pragma: n
                 y = back_u[t]
                 if pred[y] < 0:
                     pred[y] = x
+                    via[y] = t
                     queue[tail] = y
                     tail += 1
     dead = np.full(n_g, -1, np.int64)  # the back arc g → dead[g] lost its last unit
@@ -529,16 +545,15 @@ def _conditioned_scc(c_ptr, c_idx, back_ptr, back_u, flow, u0, g0):  # pragma: n
     while x != start:
         p = pred[x]
         if x < n_u:  # arc g → x: one unit less on the pair (x, g)
-            gg = p - n_u
-            lo, hi = c_ptr[x], c_ptr[x + 1]
-            at = lo + np.searchsorted(c_idx[lo:hi], gg)
-            if flow[at] == 1:
-                dead[gg] = x
+            if back_flow[via[x]] == 1:
+                dead[p - n_u] = x
         else:  # arc p → g: one unit more on the pair (p, g)
             gg = x - n_u
-            lo, hi = c_ptr[p], c_ptr[p + 1]
-            at = lo + np.searchsorted(c_idx[lo:hi], gg)
-            if flow[at] == 0:
+            new = True
+            for t in range(back_ptr[gg], back_ptr[gg + 1]):
+                if back_u[t] == p:
+                    new = False
+            if new:
                 extra[gg] = p
         x = p
     # Tarjan, iteratively: ``arc[v]`` the next out-arc of v to look at
@@ -605,43 +620,49 @@ def _conditioned_scc(c_ptr, c_idx, back_ptr, back_u, flow, u0, g0):  # pragma: n
 
 
 @njit(cache=True, nogil=True)
-def _one_candidate(c_ptr, c_idx, scc, mult):  # pragma: no cover - compiled
-    """Per original group: whether its candidate rows (the pairs inside one strongly
-    connected component of ``scc``, each group g counting ``mult[g]`` rows) number exactly
-    one. O(pairs)."""
+def _newly_certain(c_ptr, c_idx, scc, counts, mult, before, table, off, g0, v0):  # pragma: no cover
+    """People whose candidate rows (the pairs inside one strongly connected component of
+    ``scc``, group g counting ``mult[g]`` rows) number one, and, per sensitive column c,
+    show one value (``table``: rows per published group and value, the columns' values at
+    ``off[c]`` … ``off[c + 1]``, before one row of group ``g0`` showing ``v0[c]`` is taken
+    out) — counted in people (``counts``), leaving out the groups ``before`` marks (line 0
+    the rows, line 1 + c column c: certain anyway). Each group's scan stops at its second
+    row or value. O(pairs · values) at most."""
     n_u = len(c_ptr) - 1
-    out = np.zeros(n_u, np.bool_)
+    n_c = len(off) - 1
+    got = np.zeros(1 + n_c, np.int64)
     for u in range(n_u):
-        rows = 0
-        for p in range(c_ptr[u], c_ptr[u + 1]):
-            if scc[n_u + c_idx[p]] == scc[u]:
-                rows += mult[c_idx[p]]
-        out[u] = rows == 1
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _one_value(c_ptr, c_idx, scc, table, g0, v0):  # pragma: no cover - compiled
-    """Per original group: whether its candidate rows (as ``_one_candidate``) show exactly
-    one value, ``table`` holding the rows per (published group, value) before one row of
-    group ``g0`` showing ``v0`` is taken out. O(pairs · values)."""
-    n_u = len(c_ptr) - 1
-    n_v = table.shape[1]
-    out = np.zeros(n_u, np.bool_)
-    seen = np.zeros(n_v, np.bool_)
-    for u in range(n_u):
-        seen[:] = False
-        distinct = 0
-        for p in range(c_ptr[u], c_ptr[u + 1]):
-            g = c_idx[p]
-            if scc[n_u + g] != scc[u]:
+        if counts[u] == 0:
+            continue
+        if not before[0, u]:
+            rows = 0
+            for p in range(c_ptr[u], c_ptr[u + 1]):
+                if scc[n_u + c_idx[p]] == scc[u]:
+                    rows += mult[c_idx[p]]
+                    if rows > 1:
+                        break
+            if rows == 1:
+                got[0] += counts[u]
+        for c in range(n_c):
+            if before[1 + c, u]:
                 continue
-            for v in range(n_v):
-                if not seen[v] and table[g, v] - (g == g0 and v == v0) > 0:
-                    seen[v] = True
-                    distinct += 1
-        out[u] = distinct == 1
-    return out
+            first, distinct = -1, 0
+            for p in range(c_ptr[u], c_ptr[u + 1]):
+                g = c_idx[p]
+                if scc[n_u + g] != scc[u]:
+                    continue
+                for v in range(off[c], off[c + 1]):
+                    if v != first and table[g, v] - (g == g0 and v == v0[c]) > 0:
+                        if first < 0:
+                            first, distinct = v, 1
+                        else:
+                            distinct = 2
+                            break
+                if distinct > 1:
+                    break
+            if distinct == 1:
+                got[1 + c] += counts[u]
+    return got
 
 
 def _candidate_rows(view: AttackerView, a: int) -> np.ndarray:
