@@ -33,6 +33,7 @@ from anonymatch.tables.columns.schema import (
     missing_qi_mask,
 )
 from anonymatch.tables.io.cells import format_cells, parse_cells
+from anonymatch.tables.io.reuse import reuse_parsed_release
 from anonymatch.tables.job import (
     RINGS_WEAKNESS,
     WINDOWS_WEAKNESS,
@@ -219,38 +220,41 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
 
     t0 = time.perf_counter()
     published = parse_cells(table, enc)  # what is written is what is verified
-    # The blocks of our own graph (its partitions, classes or components) only tell the
-    # verifier where a k-factor may be found piece by piece (faster); a pass is still proven on
-    # the graph rebuilt from the cells.
-    check = verify(published, enc, k, blocks=published_graph.blocks())
-    refuse(check.passed, check.reason)
-    ring_rows = [position[r] for r in rings.rings] if rings is not None else None
-    if ring_rows is None and freeform:  # classes: the construction is named, no certificate
-        ring_rows = []
-    # every draw of a ring release's privacy step, from its certificate (§6); else each
-    # person's candidates
-    certificate = ring_certificate(k, ring_rows) if ring_rows else None
-    view = SensitiveView(published, enc, table, data, certificate)
-    sensitive = job.check.sensitive_models.check(view) if models else None
-    t_verify = time.perf_counter() - t0
-    if sensitive is not None:
-        refuse(sensitive.passed, sensitive.reason)
-    widening, population_view, source = None, None, None
-    if job.criteria:  # widen the rows a population criterion refuses; all verified again
-        from anonymatch.tables.models.widening import apply_population
-        from anonymatch.tables.risk.population import PopulationInput
+    # One attacker's view of the cells (the verifier's, rebuilt from the cells and the
+    # original) serves the checks and the known-person figures (issue 38). The blocks of our
+    # own graph (its partitions, classes or components) only tell the verifier where a
+    # k-factor may be found piece by piece (faster); a pass is still proven on the graph
+    # rebuilt from the cells.
+    with reuse_parsed_release():
+        check = verify(published, enc, k, blocks=published_graph.blocks())
+        refuse(check.passed, check.reason)
+        ring_rows = [position[r] for r in rings.rings] if rings is not None else None
+        if ring_rows is None and freeform:  # classes: the construction is named, no certificate
+            ring_rows = []
+        # every draw of a ring release's privacy step, from its certificate (§6); else each
+        # person's candidates
+        certificate = ring_certificate(k, ring_rows) if ring_rows else None
+        view = SensitiveView(published, enc, table, data, certificate)
+        sensitive = job.check.sensitive_models.check(view) if models else None
+        t_verify = time.perf_counter() - t0
+        if sensitive is not None:
+            refuse(sensitive.passed, sensitive.reason)
+        widening, population_view, source = None, None, None
+        if job.criteria:  # widen the rows a population criterion refuses; all verified again
+            from anonymatch.tables.models.widening import apply_population
+            from anonymatch.tables.risk.population import PopulationInput
 
-        assert job.population is not None
-        table, widened, population_view, source = apply_population(  # k is verified here, once:
-            data, table, job.criteria, job.population, PopulationInput.of(job)
-        )
-        widening = widened.to_dict()
-        cells = published = parse_cells(table, enc)  # the widened cells, verified again
-        check = verify(published, enc, k)  # (publish refuses a failure; the manifest's figures)
-    t0 = time.perf_counter()
-    truth = position[assigned]  # original i's true row of the release
-    shifts = ring_rows or [position[r] for r in windows]  # each drawn as one of its k shifts
-    known = _known_person(published, enc, table, data, schema, (k, shifts), truth)
+            assert job.population is not None
+            table, widened, population_view, source = apply_population(  # k is verified here, once:
+                data, table, job.criteria, job.population, PopulationInput.of(job)
+            )
+            widening = widened.to_dict()
+            cells = published = parse_cells(table, enc)  # the widened cells, verified again
+            check = verify(published, enc, k)  # (publish refuses a failure; the manifest's figures)
+        t0 = time.perf_counter()
+        truth = position[assigned]  # original i's true row of the release
+        shifts = ring_rows or [position[r] for r in windows]  # each drawn as one of its k shifts
+        known = _known_person(published, enc, table, data, schema, (k, shifts), truth)
     seconds = {
         "build": t_build,
         "verify": t_verify,

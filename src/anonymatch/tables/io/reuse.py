@@ -31,12 +31,15 @@ _CACHE: ContextVar[dict[bytes, Any] | None] = ContextVar("anonymatch_reuse", def
 @contextmanager
 def reuse_parsed_release() -> Iterator[None]:
     """Within the block, ``cells.parse_cells`` and ``verify.attacker_view`` of inputs with the
-    same content are computed once.
+    same content are computed once. A block inside another shares the outer one's cache.
 
     Yields
     ------
     None
     """
+    if _CACHE.get() is not None:
+        yield
+        return
     token = _CACHE.set({})
     try:
         yield
