@@ -113,7 +113,7 @@ def k_factor_in_blocks(
     indptr = np.empty(sink + 2, np.int32)
     indptr[0] = 0
     indptr[1] = n_rows
-    inner = _block_edge_counts(c.indptr, c.indices, u, u_block * n_g, col_keys)
+    inner = _block_edge_counts(c.indptr, c.indices, u, u_block, col_keys, n_g)
     np.cumsum(inner, out=indptr[2 : 2 + n_rows])
     indptr[2 : 2 + n_rows] += n_rows
     indptr[2 + n_rows : sink + 1] = indptr[1 + n_rows] + 1 + np.arange(n_cols, dtype=np.int32)
@@ -123,7 +123,7 @@ def k_factor_in_blocks(
     caps = np.empty(size, np.int32)
     indices[:n_rows] = 1 + np.arange(n_rows, dtype=np.int32)
     caps[:n_rows] = k * counts
-    _block_edges(c.indptr, c.indices, u, u_block * n_g, col_keys, counts, mult, k,
+    _block_edges(c.indptr, c.indices, u, u_block, col_keys, n_g, counts, mult, k,
                  indptr, indices, caps)  # fmt: skip
     indices[indptr[1 + n_rows] :] = sink
     caps[indptr[1 + n_rows] :] = k * mult
@@ -188,34 +188,60 @@ def k_factor_subset(
 
 
 @njit(cache=True, nogil=True)
-def _block_edge_counts(indptr, indices, u, base, col_keys):  # pragma: no cover - compiled
-    """Per (block, u) node: how many of u's compatible groups g have rows in its block
-    (``base`` = block · G; ``col_keys`` the sorted block · G + g of the published nodes)."""
+def _block_edge_counts(indptr, indices, u, u_block, col_keys, n_g):  # pragma: no cover
+    """Per (block, u) node (``u_block`` its block, the nodes in increasing block order): how
+    many of u's compatible groups g have rows in its block (``col_keys`` the sorted
+    block · G + g of the published nodes). The published nodes of the current block are
+    stamped by group (``stamp[g]`` their position + 1), so each pair is one lookup, not a
+    binary search. O(n + pairs of the nodes)."""
     out = np.zeros(len(u), np.int32)
+    stamp = np.zeros(n_g, np.int64)
+    lo, hi, block = 0, 0, -1
     for r in range(len(u)):
+        if u_block[r] != block:
+            lo, hi, block = _stamp_block(stamp, col_keys, n_g, lo, hi, u_block[r])
         for p in range(indptr[u[r]], indptr[u[r] + 1]):
-            key = base[r] + indices[p]
-            at = np.searchsorted(col_keys, key)
-            if at < len(col_keys) and col_keys[at] == key:
+            if stamp[indices[p]] > 0:
                 out[r] += 1
     return out
 
 
 @njit(cache=True, nogil=True)
+def _stamp_block(stamp, col_keys, n_g, lo, hi, block):  # pragma: no cover - compiled
+    """Clear the stamps of the published nodes ``col_keys[lo:hi]`` (the previous block's) and
+    stamp those of ``block`` (found from ``hi`` on: the blocks come in increasing order);
+    returns their range and the block."""
+    for at in range(lo, hi):
+        stamp[col_keys[at] % n_g] = 0
+    lo = hi
+    while lo < len(col_keys) and col_keys[lo] // n_g < block:
+        lo += 1
+    hi = lo
+    while hi < len(col_keys) and col_keys[hi] // n_g == block:
+        stamp[col_keys[hi] % n_g] = hi + 1
+        hi += 1
+    return lo, hi, block
+
+
+@njit(cache=True, nogil=True)
 def _block_edges(
-    indptr, indices, u, base, col_keys, counts, mult, k, net_ptr, net_idx, caps
+    indptr, indices, u, u_block, col_keys, n_g, counts, mult, k, net_ptr, net_idx, caps
 ):  # pragma: no cover - compiled
     """Fill the (block, u) → (block, g) arcs of ``k_factor_in_blocks``'s network in place
     (node 1 + r for row key r, 1 + n_rows + position for a published node), capacity
-    min(a·b, k·a, k·b) for a originals and b published rows."""
+    min(a·b, k·a, k·b) for a originals and b published rows; the published nodes found by
+    stamp as in ``_block_edge_counts``."""
     n_rows = len(u)
+    stamp = np.zeros(n_g, np.int64)
+    lo, hi, block = 0, 0, -1
     for r in range(n_rows):
+        if u_block[r] != block:
+            lo, hi, block = _stamp_block(stamp, col_keys, n_g, lo, hi, u_block[r])
         at_out = net_ptr[1 + r]
         a = counts[r]
         for p in range(indptr[u[r]], indptr[u[r] + 1]):
-            key = base[r] + indices[p]
-            at = np.searchsorted(col_keys, key)
-            if at < len(col_keys) and col_keys[at] == key:
+            at = stamp[indices[p]] - 1
+            if at >= 0:
                 b = mult[at]
                 net_idx[at_out] = 1 + n_rows + at
                 caps[at_out] = min(min(a * b, k * a), k * b)
