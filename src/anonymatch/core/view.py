@@ -387,15 +387,18 @@ class AttackerView:
     def perfect_flow(self) -> np.ndarray | None:
         """Per stored pair of ``c`` (sorted CSR order): the flow of one perfect matching on the
         groups, or None when there is none (computed once: Dinic on O(U + G + pairs between
-        groups) arcs). ``candidates_of(flow)`` takes it, or any other perfect flow."""
+        groups) arcs; none for a view of candidates, which keeps the flow it was found from,
+        nor for a :meth:`restrict` of a view with a flow to a part the flow stays in).
+        ``candidates_of(flow)`` takes it, or any other perfect flow."""
+        carried = self._cache.get("flow_nonzero")
+        if "flow" not in self._cache and carried is not None:
+            # kept from the view this one was derived from, by its nonzero pairs (O(n)): laid
+            # out per pair on each call, not kept (O(pairs))
+            flow = np.zeros(self.c.nnz, np.int64)
+            flow[carried[0]] = carried[1]
+            return flow
         if "flow" not in self._cache:
-            carried = self._cache.get("flow_nonzero")
-            if carried is not None:  # kept from the view this one was derived from
-                flow = np.zeros(self.c.nnz, np.int64)
-                flow[carried[0]] = carried[1]
-                self._cache["flow"] = flow
-            else:
-                self._cache["flow"] = self._perfect_flow()
+            self._cache["flow"] = self._perfect_flow()
         flow_: np.ndarray | None = self._cache["flow"]
         return flow_
 

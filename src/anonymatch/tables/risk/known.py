@@ -459,8 +459,7 @@ class _Part:
         assert flow is not None  # a component of the candidate graph
         self.view = view
         n_u, n_g = view.c.shape
-        self.c_ptr = view.c.indptr.astype(np.int64)
-        self.c_idx = view.c.indices.astype(np.int64)
+        self.c_ptr, self.c_idx = view.c.indptr, view.c.indices  # the view's own arrays
         used = np.flatnonzero(flow > 0)  # the back arcs g → u (at most n), grouped by g
         pair_u = np.searchsorted(self.c_ptr, used, side="right") - 1
         order = np.argsort(self.c_idx[used], kind="stable")
