@@ -208,3 +208,44 @@ def test_one_class_view_is_linear() -> None:
     cand = view.candidates()
     assert cand is not None and cand.c.nnz == 1 and cand.per_original().tolist() == [n]
     assert [a.tolist()[:2] for a in view.class_sizes()] == [[n, n], [n, n]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 30), seed=st.integers(0, 10**6), density=st.floats(0.0, 0.4))
+def test_candidates_keep_their_flow_for_the_components(n: int, seed: int, density: float) -> None:
+    """A view of candidates keeps the perfect flow it was found from, and a component of it
+    (``restrict``) inherits its part: a perfect flow there (each group's people and rows
+    filled, on candidate pairs only), no max-flow run, and the same candidates as one."""
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(seed)
+    n_u, n_g = int(rng.integers(1, n + 1)), int(rng.integers(1, n + 1))
+    inverse = np.r_[np.arange(n_u), rng.integers(0, n_u, n - n_u)]
+    group = np.r_[np.arange(n_g), rng.integers(0, n_g, n - n_g)]
+    truth = rng.permutation(n)
+    pairs = rng.random((n_u, n_g)) < density
+    pairs[inverse, group[truth]] = True
+    mult = np.bincount(group, minlength=n_g)
+    view = AttackerView.build(sp.csr_array(pairs.astype(np.int8)), np.bincount(inverse),
+                              inverse, mult, group)  # fmt: skip
+    for cand in (view.candidates(truth), view.candidates()):
+        assert cand is not None
+        both = sp.bmat([[None, cand.c], [cand.c.T, None]])
+        _, label = connected_components(both, directed=False)
+        for comp in np.unique(label):
+            who = np.flatnonzero(label[cand.inverse] == comp)
+            where = np.flatnonzero(label[n_u + cand.group] == comp)
+            if len(who) == 0:
+                continue
+            sub = cand.restrict(who, where)
+            flow = sub.perfect_flow()
+            assert flow is not None and "flow" not in sub._cache  # carried, no max-flow
+            pair_u = np.repeat(np.arange(sub.c.shape[0]), np.diff(sub.c.indptr))
+            assert (flow >= 0).all()
+            assert np.array_equal(np.bincount(pair_u, flow, len(sub.counts)), sub.counts)
+            assert np.array_equal(np.bincount(sub.c.indices, flow, len(sub.mult)), sub.mult)
+            fresh = AttackerView.build(sub.c, sub.counts, sub.inverse, sub.mult, sub.group)
+            want = fresh.candidates()
+            assert want is not None
+            got = sub.candidates_of(flow)
+            assert (got.person_matrix() != want.person_matrix()).nnz == 0
