@@ -235,13 +235,19 @@ def known_person(
             _class(rows, sens, values, members)
         return _result(cand.n, units, rows, sens, 0, 0)
     n_u, n_g = cand.c.shape
-    coo = sp.coo_array(cand.c)
+    # the bipartite graph as CSR directly: the original groups' rows of ``c`` (columns shifted
+    # past them), then empty rows for the published groups (issue 38: no COO lists per pair)
+    indptr = np.r_[cand.c.indptr, np.full(n_g, cand.c.nnz)].astype(np.int64)
+    index = np.int32 if n_u + n_g < 2**31 else np.int64
     graph = sp.csr_array(
-        (np.ones(coo.nnz, np.int8), (coo.row, n_u + coo.col)), shape=(n_u + n_g, n_u + n_g)
+        (np.ones(cand.c.nnz, np.int8), cand.c.indices.astype(index) + n_u, indptr),
+        shape=(n_u + n_g, n_u + n_g),
     )
     _, label = connected_components(graph, directed=False)
+    del graph
     person_label, row_label = label[cand.inverse], label[n_u + cand.group]
-    pairs = np.bincount(label[coo.row], weights=cand.counts[coo.row] * cand.mult[coo.col])
+    # person-row pairs per component: Σ over original groups of counts · candidate rows
+    pairs = np.bincount(label[:n_u], weights=cand.counts * cand.per_original())
     people = np.bincount(person_label, minlength=len(pairs))
     rows_of = np.argsort(row_label, kind="stable")
     row_start = np.r_[0, np.cumsum(np.bincount(row_label, minlength=len(pairs)))]
