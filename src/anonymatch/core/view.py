@@ -377,6 +377,8 @@ class AttackerView:
         >>> view.candidates().person_matrix().toarray().tolist()
         [[1, 0], [0, 1]]
         """
+        if self._cache.get("of_candidates"):  # every pair lies in some perfect matching
+            return self
         if matching is not None:
             return self._candidates(self._flow_of(np.asarray(matching, np.int64)))
         if "candidates" not in self._cache:
@@ -405,7 +407,9 @@ class AttackerView:
     def candidates_of(self, flow: np.ndarray) -> AttackerView:
         """:meth:`candidates` given the flow of a perfect matching on the groups (per stored
         pair of ``c``, as :meth:`perfect_flow`), without the max-flow: one strongly connected
-        components pass, O(U + G + pairs between groups)."""
+        components pass, O(U + G + pairs between groups); none on a view of candidates."""
+        if self._cache.get("of_candidates"):
+            return self
         cand = self._candidates(flow)
         assert cand is not None
         return cand
@@ -490,21 +494,13 @@ class AttackerView:
         return sub
 
     def _carry_flow(self, sub: AttackerView, live_u: np.ndarray, live_g: np.ndarray) -> None:
-        """Give ``sub`` (:meth:`restrict` to the groups ``live_u`` and ``live_g``) this view's
-        perfect flow when it is one of ``sub`` too: the restriction keeps whole groups, every
-        pair of its original groups, and as many people as rows (then the flow of those groups
-        stays among them and fills the rows: a perfect flow) — e.g. a component of the
-        candidate graph, whose max-flow is then never run. O(n + U)."""
-        if "flow" in self._cache:
-            flow = self._cache["flow"]
-            if flow is None:
-                return
-            pos = np.flatnonzero(flow)
-            val = flow[pos]
-        elif "flow_nonzero" in self._cache:
-            pos, val = self._cache["flow_nonzero"]
-        else:
-            return
+        """Give ``sub`` (:meth:`restrict` to the groups ``live_u`` and ``live_g``) what this
+        view knows of its perfect matchings when they are ``sub``'s too: the restriction keeps
+        whole groups, every pair of its original groups, and as many people as rows (then a
+        perfect matching's pairs of those groups stay among them and fill the rows) — e.g. a
+        component of the candidate graph. Its perfect flow (no max-flow run) and, for a view
+        of candidates, that every pair is a candidate (a matching of the whole through a pair
+        restricts to one of ``sub``). O(n + U)."""
         lengths = np.diff(self.c.indptr)[live_u]
         if len(live_u) == 0 or not (
             np.array_equal(sub.counts, self.counts[live_u])
@@ -512,6 +508,15 @@ class AttackerView:
             and int(sub.c.nnz) == int(lengths.sum())
             and int(sub.counts.sum()) == int(sub.mult.sum())
         ):
+            return
+        if self._cache.get("of_candidates"):
+            sub._cache["of_candidates"] = True
+        if self._cache.get("flow") is not None:
+            pos = np.flatnonzero(self._cache["flow"])
+            val = self._cache["flow"][pos]
+        elif "flow_nonzero" in self._cache:
+            pos, val = self._cache["flow_nonzero"]
+        else:
             return
         u = np.searchsorted(self.c.indptr, pos, side="right") - 1
         at = np.minimum(np.searchsorted(live_u, u), len(live_u) - 1)
@@ -569,6 +574,7 @@ class AttackerView:
         # the flow runs on candidate pairs only (u → g → u is a cycle): a perfect flow of the
         # candidates' view too, kept by its nonzero pairs (O(n)) for ``perfect_flow``
         view._cache["flow_nonzero"] = (_kept_positions(keep, used), used_flow[used])
+        view._cache["of_candidates"] = True  # its candidates are itself
         return view
 
 
