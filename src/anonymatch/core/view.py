@@ -380,7 +380,7 @@ class AttackerView:
         if self._cache.get("of_candidates"):  # every pair lies in some perfect matching
             return self
         if matching is not None:
-            return self._candidates(self._flow_of(np.asarray(matching, np.int64)))
+            return self._candidates(None, self._flow_of(np.asarray(matching, np.int64)))
         if "candidates" not in self._cache:
             self._cache["candidates"] = self._candidates(self._perfect_flow())
         cand: AttackerView | None = self._cache["candidates"]
@@ -524,44 +524,43 @@ class AttackerView:
         new_pos = sub.c.indptr[at[inside]] + (pos[inside] - self.c.indptr[u[inside]])
         sub._cache["flow_nonzero"] = (new_pos.astype(np.int64), val[inside].astype(np.int64))
 
-    def _flow_of(self, matching: np.ndarray) -> np.ndarray:
-        """Per stored pair of ``c`` (sorted CSR order): how many pairs of ``matching`` it
-        carries. O(n log n + pairs between groups)."""
+    def _flow_of(self, matching: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The stored pairs of ``c`` (sorted CSR order) that ``matching`` uses and how many of
+        its pairs each carries (a flow by its nonzero pairs). O(n log n + pairs between
+        groups)."""
         at, _ = self._pair_index(np.arange(self.n), matching)
-        return np.bincount(at, minlength=self.c.nnz).astype(np.int64)
+        used, values = np.unique(at, return_counts=True)
+        return used.astype(np.int64), values.astype(np.int64)
 
-    def _candidates(self, used_flow: np.ndarray | None) -> AttackerView | None:
-        from scipy.sparse.csgraph import connected_components
-
-        if used_flow is None:
+    def _candidates(
+        self, used_flow: np.ndarray | None, nonzero: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> AttackerView | None:
+        """The view restricted to the pairs whose groups share a strongly connected component
+        of the residual digraph of a perfect flow: ``used_flow`` per stored pair, or
+        ``nonzero`` its nonzero pairs (increasing positions, values)."""
+        if used_flow is None and nonzero is None:
             return None
         # nodes 0..U−1 the original groups, U..U+G−1 the published groups; arcs u → g for
-        # every pair (``c``'s rows), g → u where the flow runs (at most n pairs). Laid out as
-        # CSR directly, int32 (issue 38: the int64 COO lists were the peak of large-k runs):
-        # the same sorted matrix as the COO lists gave, so the same components.
+        # every pair (``c``'s rows), g → u where the flow runs (at most n pairs, as per-g
+        # lists): one compiled Tarjan pass on ``c``'s own arrays (issue 38: scipy's needed
+        # the digraph laid out and copied as float64, 13 bytes a pair at large k).
         c = self.c
         n_u, n_g = c.shape
-        pairs = int(c.nnz)
-        used = np.flatnonzero(used_flow > 0)
+        if nonzero is None:
+            assert used_flow is not None
+            used = np.flatnonzero(used_flow > 0)
+            values = used_flow[used]
+        else:
+            used, values = nonzero
         u_used = np.searchsorted(c.indptr, used, side="right") - 1
         g_used = c.indices[used]
-        back = np.argsort(g_used, kind="stable")  # stays increasing in u within a g
-        indptr = np.empty(n_u + n_g + 1, np.int64)
-        indptr[: n_u + 1] = c.indptr
-        np.cumsum(np.bincount(g_used, minlength=n_g), out=indptr[n_u + 1 :])
-        indptr[n_u + 1 :] += pairs
-        indices = np.empty(pairs + len(used), np.int32)
-        indices[:pairs] = c.indices
-        indices[:pairs] += n_u
-        indices[pairs:] = u_used[back]
-        arcs = sp.csr_array(
-            (np.ones(len(indices), np.int8), indices, indptr.astype(np.int32)),
-            shape=(n_u + n_g, n_u + n_g),
-        )
-        del indices, indptr
-        _, scc = connected_components(arcs, directed=True, connection="strong")
-        del arcs
-        keep, kept = _same_component(c.indptr, c.indices, scc.astype(np.int32), n_u)
+        back = np.argsort(g_used, kind="stable")
+        back_ptr = np.zeros(n_g + 1, np.int64)
+        np.cumsum(np.bincount(g_used, minlength=n_g), out=back_ptr[1:])
+        none = np.full(n_g, -1, np.int64)
+        scc = strong_components(c.indptr, c.indices, back_ptr, u_used[back], none, none)
+        keep, kept = _same_component(c.indptr, c.indices, scc, n_u)
+        del scc
         ptr = np.zeros(n_u + 1, np.int64)
         np.cumsum(kept, out=ptr[1:])
         index = np.int32 if max(n_u, n_g, int(ptr[-1])) < 2**31 else np.int64
@@ -573,9 +572,85 @@ class AttackerView:
         view = AttackerView(cand, self.counts, self.inverse, self.mult, self.group)
         # the flow runs on candidate pairs only (u → g → u is a cycle): a perfect flow of the
         # candidates' view too, kept by its nonzero pairs (O(n)) for ``perfect_flow``
-        view._cache["flow_nonzero"] = (_kept_positions(keep, used), used_flow[used])
+        view._cache["flow_nonzero"] = (_kept_positions(keep, used), values)
         view._cache["of_candidates"] = True  # its candidates are itself
         return view
+
+
+@njit(cache=True, nogil=True)
+def strong_components(c_ptr, c_idx, back_ptr, back_u, dead, extra):  # pragma: no cover
+    """The strongly connected components (a label per node) of the residual digraph of a flow
+    on groups: nodes 0 … U − 1 the original groups, U … U + G − 1 the published groups, an arc
+    u → g for every stored pair of the U × G CSR matrix (``c_ptr``, ``c_idx``) and g → u for
+    the pairs the flow runs on (``back_u[back_ptr[g]:back_ptr[g + 1]]``), except the arc
+    g → ``dead[g]`` and with an arc g → ``extra[g]`` added (−1: none; one flow changed along
+    a path, as ``risk.known`` conditions it). Tarjan's algorithm, iteratively (``arc[v]`` the
+    next out-arc of v to look at). O(U + G + pairs) time, O(U + G) memory."""
+    n_u = len(c_ptr) - 1
+    n_g = len(back_ptr) - 1
+    n = n_u + n_g
+    index = np.full(n, -1, np.int64)
+    low = np.zeros(n, np.int64)
+    label = np.full(n, -1, np.int64)
+    arc = np.zeros(n, np.int64)
+    stack = np.empty(n, np.int64)
+    calls = np.empty(n, np.int64)
+    counter, top, labels = 0, 0, 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        depth = 0
+        calls[0] = root
+        index[root] = counter
+        low[root] = counter
+        counter += 1
+        stack[top] = root
+        top += 1
+        while depth >= 0:
+            v = calls[depth]
+            w = -1
+            if v < n_u:
+                t = c_ptr[v] + arc[v]
+                if t < c_ptr[v + 1]:
+                    w = n_u + c_idx[t]
+                    arc[v] += 1
+            else:
+                gv = v - n_u
+                while w < 0:
+                    t = back_ptr[gv] + arc[v]
+                    if t < back_ptr[gv + 1]:
+                        arc[v] += 1
+                        if back_u[t] != dead[gv]:
+                            w = back_u[t]
+                    elif t == back_ptr[gv + 1] and extra[gv] >= 0:
+                        arc[v] += 1
+                        w = extra[gv]
+                    else:
+                        break
+            if w >= 0:
+                if index[w] < 0:
+                    index[w] = counter
+                    low[w] = counter
+                    counter += 1
+                    stack[top] = w
+                    top += 1
+                    depth += 1
+                    calls[depth] = w
+                elif label[w] < 0 and index[w] < low[v]:
+                    low[v] = index[w]
+                continue
+            if low[v] == index[v]:  # v roots a component: pop it
+                while True:
+                    top -= 1
+                    y = stack[top]
+                    label[y] = labels
+                    if y == v:
+                        break
+                labels += 1
+            depth -= 1
+            if depth >= 0 and low[v] < low[calls[depth]]:
+                low[calls[depth]] = low[v]
+    return label
 
 
 @njit(cache=True, nogil=True)

@@ -56,7 +56,7 @@ from numba import njit
 from scipy.sparse.csgraph import connected_components
 
 from anonymatch.core.runner import default_workers
-from anonymatch.core.view import AttackerView
+from anonymatch.core.view import AttackerView, strong_components
 from anonymatch.tables.models.sensitive import encode_sensitive
 
 if TYPE_CHECKING:
@@ -514,8 +514,8 @@ def _conditioned_scc(c_ptr, c_idx, back_ptr, back_u, back_flow, u0, g0):  # prag
     arcs losing a unit and person → row arcs gaining one; the digraph then has an arc u → g
     for every pair and g → u where the new flow runs. Every node of the path is a distinct
     group, so each published group loses at most one back arc (``dead``) and gains at most
-    one (``extra``), kept aside instead of copying the flow. Iterative Tarjan.
-    O(U + G + pairs)."""
+    one (``extra``), kept aside instead of copying the flow; then
+    ``core.view.strong_components``. O(U + G + pairs)."""
     n_u = len(c_ptr) - 1
     n_g = len(back_ptr) - 1
     n = n_u + n_g
@@ -561,67 +561,7 @@ def _conditioned_scc(c_ptr, c_idx, back_ptr, back_u, back_flow, u0, g0):  # prag
             if new:
                 extra[gg] = p
         x = p
-    # Tarjan, iteratively: ``arc[v]`` the next out-arc of v to look at
-    index = np.full(n, -1, np.int64)
-    low = np.zeros(n, np.int64)
-    label = np.full(n, -1, np.int64)
-    arc = np.zeros(n, np.int64)
-    stack = np.empty(n, np.int64)
-    calls = np.empty(n, np.int64)
-    counter, top, labels = 0, 0, 0
-    for root in range(n):
-        if index[root] >= 0:
-            continue
-        depth = 0
-        calls[0] = root
-        index[root] = low[root] = counter
-        counter += 1
-        stack[top] = root
-        top += 1
-        while depth >= 0:
-            v = calls[depth]
-            w = -1
-            if v < n_u:
-                t = c_ptr[v] + arc[v]
-                if t < c_ptr[v + 1]:
-                    w = n_u + c_idx[t]
-                    arc[v] += 1
-            else:
-                gv = v - n_u
-                while w < 0:
-                    t = back_ptr[gv] + arc[v]
-                    if t < back_ptr[gv + 1]:
-                        arc[v] += 1
-                        if back_u[t] != dead[gv]:
-                            w = back_u[t]
-                    elif t == back_ptr[gv + 1] and extra[gv] >= 0:
-                        arc[v] += 1
-                        w = extra[gv]
-                    else:
-                        break
-            if w >= 0:
-                if index[w] < 0:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack[top] = w
-                    top += 1
-                    depth += 1
-                    calls[depth] = w
-                elif label[w] < 0 and index[w] < low[v]:
-                    low[v] = index[w]
-                continue
-            if low[v] == index[v]:  # v roots a component: pop it
-                while True:
-                    top -= 1
-                    y = stack[top]
-                    label[y] = labels
-                    if y == v:
-                        break
-                labels += 1
-            depth -= 1
-            if depth >= 0 and low[v] < low[calls[depth]]:
-                low[calls[depth]] = low[v]
-    return label
+    return strong_components(c_ptr, c_idx, back_ptr, back_u, dead, extra)
 
 
 @njit(cache=True, nogil=True)
