@@ -115,7 +115,7 @@ class AdaptiveOptions:
     @property
     def given(self) -> bool:
         """Whether any setting differs from the defaults (they need a suppression method)."""
-        from anonymatch.tables.methods.bmatching import DEFAULT_EPSILONS
+        from anonymatch.tables.methods import DEFAULT_EPSILONS
 
         return (
             self.epsilons != DEFAULT_EPSILONS
@@ -738,7 +738,7 @@ def missing(value: object) -> MissingCodes:
 
 
 def _adaptive(p: Mapping[str, Any]) -> AdaptiveOptions:
-    from anonymatch.tables.methods.bmatching import DEFAULT_EPSILONS
+    from anonymatch.tables.methods import DEFAULT_EPSILONS
 
     epsilons = p["epsilons"]
     if epsilons is None:

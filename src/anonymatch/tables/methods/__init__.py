@@ -342,6 +342,9 @@ def names(
 # δ = 10: 73 s on all pairs vs 16 s on 40 neighbours, with 1 % fewer stars on the neighbours).
 ALL_PAIRS_MAX_N = 400
 SYMMETRIC_ALL_PAIRS_MAX_N = 100
+# The ε sweep of the variational b-matching (Choromanski et al. §5), here rather than in
+# ``methods.bmatching`` so that reading a job's defaults does not import OR-Tools and HiGHS.
+DEFAULT_EPSILONS = tuple(2.0**-e for e in range(1, 11))
 
 
 def partitions(qi: EncodedQI, size: int) -> list[np.ndarray]:
