@@ -27,7 +27,15 @@ from anonymatch.tables.methods import (
     registry,
 )
 from anonymatch.tables.methods._kernels import sortgreedy_repair, sortgreedy_scan
-from anonymatch.tables.methods.freeform import _sortgreedy_step, hungarian, sortgreedy
+from anonymatch.tables.methods.freeform import (
+    TWO_STAGE_MIN_K,
+    _hungarian_step,
+    _sortgreedy_step,
+    _two_stage_step,
+    hungarian,
+    hungarian_step,
+    sortgreedy,
+)
 from anonymatch.tables.methods.ring import (
     draw_assignment,
     windows,
@@ -108,6 +116,42 @@ def test_the_estimate_grows_with_k_and_warns_past_a_minute() -> None:
     assert not run.windows and run.limit == 600.0 and run.warning() is not None
     job = TableJob.build(dict(qi=["n0"], k=10, method="hungarian"))
     assert plan(job, rows=30_162).warning() is None
+
+
+def test_hungarian_rounds_are_exact_below_the_threshold_and_two_stage_from_it() -> None:
+    assert hungarian_step(TWO_STAGE_MIN_K - 1) is _hungarian_step
+    assert hungarian_step(TWO_STAGE_MIN_K) is _two_stage_step
+    for k, method, said in (
+        (10, "hungarian", "exact"),
+        (TWO_STAGE_MIN_K, "hungarian", "two-stage"),
+        (100, "sortgreedy", "sortgreedy"),
+        (100, "greedy", "greedy"),
+    ):
+        run = plan(TableJob.build(dict(qi=["n0"], k=k, method=method)), rows=30_162)
+        assert run.to_dict()["assignment"] == said
+    for job in (  # no rounds run: no assignment said
+        dict(qi=["n0"], k=10, method="mondrian"),
+        dict(qi=["n0"], k=100, method="hungarian", structure="windows"),
+        dict(qi=["n0"], sensitive=["s"], k=10, method="hungarian"),
+    ):
+        assert "assignment" not in plan(TableJob.build(job), rows=30_162).to_dict()
+    # the two-stage rounds are priced cheaper, and the estimate still grows with k
+    exact = estimated_seconds(registry()["hungarian"], 30_162, TWO_STAGE_MIN_K - 1, 1000, 2)
+    two_stage = estimated_seconds(registry()["hungarian"], 30_162, TWO_STAGE_MIN_K, 1000, 2)
+    assert two_stage < exact < estimated_seconds(registry()["hungarian"], 30_162, 1000, 2000, 2)
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**16))
+def test_two_stage_hungarian_graphs_are_k_regular_and_verified(seed: int) -> None:
+    k = TWO_STAGE_MIN_K
+    frame = random_frame(2 * k + 7, seed)
+    graph = hungarian(encode_frame(frame), k, BuildOptions())
+    assert (graph.out_degrees() == k).all() and (graph.in_degrees() == k).all()
+    qi = "n0,n1,c0,c1"
+    result = anonymatch.anonymize(frame, k=k, qi=qi, numeric="n0,n1", seed=seed)
+    assert result.report["plan"]["assignment"] == "two-stage"
+    assert anonymatch.verify(frame, result.release, k=k, qi=qi, numeric="n0,n1").passed
 
 
 def test_windows_only_when_asked_for() -> None:
