@@ -187,8 +187,11 @@ def build_freeform(
     joint = None if extra is None else extra(order)
 
     def cells(rows: np.ndarray | slice) -> PublishedCells:
-        published = (lo, hi, [mat[rows] for mat in member], part.cat, level, num_star, cat_star)
-        return PublishedCells(*(x if isinstance(x, list) else x[rows] for x in published))
+        """The published cells of records ``rows``."""
+        grown = [mat[rows] for mat in member]
+        return PublishedCells(
+            lo[rows], hi[rows], grown, part.cat[rows], level[rows], num_star[rows], cat_star[rows]
+        )
 
     w = gcp_increase_weights(local_qi, cells(slice(None)), trees, part.cat, used)
     for r in range(k - 1):
