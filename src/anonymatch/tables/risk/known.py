@@ -32,10 +32,12 @@ as the true one (equally weighted: the mechanism's 1/k for a class, a ring or a 
 graph); ``max`` over every hypothesis, ``mean`` over people.
 
 Complexity: O(n + pairs between groups) for the components and the classes; O(m!·m⁴) at most for a
-freeform component of m ≤ ``exact_max`` people; one max-flow per larger component, then per
-sampled hypothesis one breadth-first search (the alternating path that makes the component's
-perfect matching pair a with r) and one strongly-connected-components pass, O(pairs of the
-component); never n × n.
+freeform component of m ≤ ``exact_max`` people; one max-flow per larger component (none when
+the candidate view carries the perfect flow it was found from, as ``AttackerView.candidates``
+views do), then per sampled hypothesis one breadth-first search that stops at a (the
+alternating path that makes the component's perfect matching pair a with r) and one compiled
+strongly-connected-components pass, O(pairs of the component) time and O(groups) memory, the
+hypotheses on a thread pool; never n × n.
 
 References
 ----------
@@ -193,8 +195,8 @@ def known_person(
     Notes
     -----
     Time O(n + pairs between groups) plus O(m!·m⁴) at most per small freeform component
-    (m ≤ ``exact_max``), one max-flow per larger one and O(its pairs) per sampled hypothesis;
-    memory O(n + pairs between groups).
+    (m ≤ ``exact_max``), at most one max-flow per larger one and O(its pairs) per sampled
+    hypothesis; memory O(n + pairs between groups).
 
     References
     ----------
