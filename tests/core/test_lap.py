@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from anonymatch.core.lap import forbid, solve_dense
+from anonymatch.core.lap import _masked_min, forbid, solve_dense
 
 
 def _matrix(kind: int, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -79,3 +79,20 @@ def test_empty_and_bad_input() -> None:
         solve_dense(np.array([[0.0, np.inf], [1.0, 0.0]]))
     with pytest.raises(ValueError, match="avoids"):  # every edge of row 0 forbidden
         solve_dense(np.zeros((2, 2)), np.array([[True, True], [False, False]]))
+
+
+_FLOATS = st.sampled_from([-np.inf, -2.5, -1.0, -0.0, 0.0, 0.1, 0.3, 1.0, 1e300, np.inf])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.one_of(_FLOATS, st.floats(allow_nan=False)), min_size=1, max_size=70),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_masked_min_on_integer_keys_is_the_float_minimum(values: list[float], seed: int) -> None:
+    """The augmentation's vector minimum (on order-preserving int64 keys of the floats) equals
+    the float minimum over the masked entries, infinities and signed zeros included."""
+    d = np.array(values)
+    todo = np.random.default_rng(seed).random(d.size) < 0.7
+    want = d[todo].min() if todo.any() else np.inf
+    assert _masked_min(d, todo, np.empty(1, np.int64)) == want

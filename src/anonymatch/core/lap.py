@@ -7,7 +7,9 @@ row processed, as in the ``lap`` package, against cycling on ties), then one sho
 path (Dijkstra on reduced costs, scanning a whole layer of equal distances at once) per row left
 free, each row relaxed over all columns in a branch-light loop that the compiler vectorizes (3–4×
 faster than relaxing only the unscanned columns through an index list, measured on the freeform
-matrices of Adult at k = 50 and 100). The result is an optimal assignment, as
+matrices of Adult at k = 50 and 100) and each new layer's distance found by a minimum over
+order-preserving integer keys of the distances, which compiles to a vector loop where the float
+minimum stays scalar (20 % off the solve on those matrices, the same assignment). The result is an optimal assignment, as
 ``scipy.optimize.linear_sum_assignment``'s is; among several optimal assignments (ties) the two
 may choose different ones.
 
@@ -86,6 +88,33 @@ def solve_dense(cost: np.ndarray, used: np.ndarray | None = None) -> np.ndarray:
     if used is not None and used[np.arange(m), match].any():
         raise ValueError("no perfect matching avoids the forbidden edges")
     return match
+
+
+_SIGN = np.int64(0x7FFFFFFFFFFFFFFF)
+_INF_KEY = np.int64(0x7FF0000000000000)  # the key of +inf
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _key(bits):  # pragma: no cover - compiled
+    """An int64 whose order is that of the float64 with these ``bits`` (any float but NaN):
+    an integer minimum compiles to a vector loop where a float one, which must keep IEEE NaN
+    semantics, stays scalar (4× faster on the m ≈ 1,000 rows of the freeform rounds). The map
+    is its own inverse. O(1)."""
+    return bits ^ ((bits >> 63) & _SIGN)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _masked_min(d, todo, bits):  # pragma: no cover - compiled
+    """The smallest ``d[j]`` (no NaN) over the j with ``todo[j]``; inf if none. One vector pass
+    on integer keys (a value equal to the scalar loop's, up to the sign of a zero, which no
+    comparison sees); ``bits``: a 1-element int64 scratch array. O(len(d))."""
+    keys = d.view(np.int64)
+    best = _INF_KEY
+    for j in range(d.shape[0]):
+        k = _key(keys[j]) if todo[j] else _INF_KEY
+        best = min(best, k)
+    bits[0] = _key(best)
+    return bits.view(np.float64)[0]
 
 
 @njit(cache=True, nogil=True)
@@ -192,6 +221,7 @@ def lapjv(cost):  # pragma: no cover - compiled
     hit64 = hit.view(np.uint64)
     queue = np.empty(n, np.int64)  # [0, lo): settled; [lo, hi): the layer left to scan
     settled = np.empty(n)  # distance of queue[k] when it was settled
+    bits = np.empty(1, np.int64)  # scratch: a float64 from its integer key
     for f in range(n_free):
         start = free[f]
         row = cost[start]
@@ -205,10 +235,7 @@ def lapjv(cost):  # pragma: no cover - compiled
         layer = 0.0
         while end < 0:
             if lo == hi:  # the next layer: the TODO columns at the smallest distance
-                layer = np.inf
-                for j in range(n):
-                    if todo[j]:
-                        layer = min(layer, d[j])
+                layer = _masked_min(d, todo, bits)
                 found = 0
                 for j in range(n):
                     h1 = todo[j] and d[j] == layer
