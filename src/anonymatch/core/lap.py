@@ -9,9 +9,9 @@ free, each row relaxed over all columns in a branch-light loop that the compiler
 faster than relaxing only the unscanned columns through an index list, measured on the freeform
 matrices of Adult at k = 50 and 100) and each new layer's distance found by a minimum over
 order-preserving integer keys of the distances, which compiles to a vector loop where the float
-minimum stays scalar (20 % off the solve on those matrices, the same assignment). The result is an optimal assignment, as
-``scipy.optimize.linear_sum_assignment``'s is; among several optimal assignments (ties) the two
-may choose different ones.
+minimum stays scalar (20 % off the solve on those matrices, the same assignment). The result
+is an optimal assignment, as ``scipy.optimize.linear_sum_assignment``'s is; among several optimal
+assignments (ties) the two may choose different ones.
 
 Why not scipy or a package: on the GCP-increase matrices of the freeform methods (Adult, 1,000
 records, k = 50) this is about 2× faster than scipy's shortest-augmenting-path solver, which has no
