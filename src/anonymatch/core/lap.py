@@ -145,6 +145,9 @@ def lapjv(cost):  # pragma: no cover - compiled
             y[j] = -1
     # Reduction transfer: a row that won exactly one column j passes its slack to v[j].
     free = np.empty(n, np.int64)
+    reduced = np.empty(n)  # one row's reduced costs
+    skip = np.ones(n, np.bool_)  # all but one column
+    bits = np.empty(1, np.int64)  # scratch: a float64 from its integer key
     n_free = 0
     for i in range(n):
         if x[i] < 0:
@@ -152,13 +155,12 @@ def lapjv(cost):  # pragma: no cover - compiled
             n_free += 1
         elif unique[i] and n > 1:
             j1 = x[i]
-            low = np.inf
+            row = cost[i]
             for j in range(n):
-                if j != j1:
-                    h = cost[i, j] - v[j]
-                    if h < low:
-                        low = h
-            v[j1] -= low
+                reduced[j] = row[j] - v[j]
+            skip[j1] = False
+            v[j1] -= _masked_min(reduced, skip, bits)
+            skip[j1] = True
     # Augmenting row reduction, two passes.
     for _ in range(2):
         if n_free == 0:
@@ -221,7 +223,6 @@ def lapjv(cost):  # pragma: no cover - compiled
     hit64 = hit.view(np.uint64)
     queue = np.empty(n, np.int64)  # [0, lo): settled; [lo, hi): the layer left to scan
     settled = np.empty(n)  # distance of queue[k] when it was settled
-    bits = np.empty(1, np.int64)  # scratch: a float64 from its integer key
     for f in range(n_free):
         start = free[f]
         row = cost[start]
