@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from anonymatch.core.lap import _initialize, forbid, lapjv, solve_dense, two_stage
+from anonymatch.core.lap import _initialize, _masked_min, forbid, lapjv, solve_dense, two_stage
 
 
 def _matrix(kind: int, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -135,3 +135,20 @@ def test_two_stage_falls_back_to_the_exact_augmentation() -> None:
     best_rows, best_cols = linear_sum_assignment(np.where(used, np.inf, w))
     assert w[np.arange(5), match].sum() == w[best_rows, best_cols].sum()
     assert np.array_equal(match, lapjv(priced))
+
+
+_FLOATS = st.sampled_from([-np.inf, -2.5, -1.0, -0.0, 0.0, 0.1, 0.3, 1.0, 1e300, np.inf])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.one_of(_FLOATS, st.floats(allow_nan=False)), min_size=1, max_size=70),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_masked_min_on_integer_keys_is_the_float_minimum(values: list[float], seed: int) -> None:
+    """The augmentation's vector minimum (on order-preserving int64 keys of the floats) equals
+    the float minimum over the masked entries, infinities and signed zeros included."""
+    d = np.array(values)
+    todo = np.random.default_rng(seed).random(d.size) < 0.7
+    want = d[todo].min() if todo.any() else np.inf
+    assert _masked_min(d, todo, np.empty(1, np.int64)) == want
