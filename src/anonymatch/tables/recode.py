@@ -406,15 +406,36 @@ def _recode_members(members: sp.csr_array, qi: EncodedQI) -> GeneralizedQI:
         if n and gone.any():
             cat_star[:, a] = np.logical_or.reduceat(gone, starts)
         keep = ~gone & ~cat_star[rows, a]  # a suppressed cell's set is empty
-        m = sp.csr_array(
-            (np.ones(int(keep.sum()), np.int8), (rows[keep], qi.cat[idx[keep], a])),
-            shape=(n, card),
-        )
-        m.sum_duplicates()
-        m.data[:] = 1
-        m.sort_indices()
+        indptr, values = _distinct_sets(members.indptr, qi.cat[idx, a], keep, card)
+        m = sp.csr_array((np.ones(len(values), np.int8), values, indptr), shape=(n, card))
+        m.has_sorted_indices = True
         sets.append(m if tree is None else _close(tree, m, cat_star[:, a]))
     return GeneralizedQI(lo, hi, num_star, CatSets(sets), cat_star)
+
+
+@njit(cache=True, nogil=True)
+def _distinct_sets(indptr, values, keep, card):  # pragma: no cover - compiled
+    """Row j's distinct ``values[p]`` over its slots p = indptr[j] … indptr[j + 1] − 1 with
+    ``keep[p]``, sorted: the (indptr, indices) of the 0/1 matrix of each published record's
+    value set. A stamp per value (no sort of all the slots): O(nnz + Σ s_j log s_j) for sets
+    of s_j values, O(card) memory besides the output."""
+    n = len(indptr) - 1
+    stamp = np.full(card, -1, np.int64)
+    out_ptr = np.zeros(n + 1, np.int64)
+    out = np.empty(len(values), np.int64)
+    c = 0
+    for j in range(n):
+        start = c
+        for p in range(indptr[j], indptr[j + 1]):
+            if keep[p]:
+                v = values[p]
+                if stamp[v] != j:
+                    stamp[v] = j
+                    out[c] = v
+                    c += 1
+        out[start:c].sort()
+        out_ptr[j + 1] = c
+    return out_ptr, out[:c]
 
 
 def _close(tree: Hierarchy, sets: sp.csr_array, star: np.ndarray) -> NodeCells:
