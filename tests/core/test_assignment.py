@@ -11,6 +11,7 @@ from anonymatch.core.assignment import BICLIQUE_WALK_MAX, choose_assignment, ran
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods.freeform import hungarian
+from tests.core.test_walk_distribution import _circulant, _union
 from tests.factories import encode_frame, random_frame
 
 
@@ -72,6 +73,39 @@ def test_chosen_match_is_uniform_over_each_records_matches() -> None:
     assert hits[~dense].sum() == 0
     p_values = [chisquare(hits[i, dense[i]]).pvalue for i in range(n)]
     # Bonferroni over the n records at family level 0.001
+    assert min(p_values) > 0.001 / n
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.tuples(st.integers(1, 30), st.integers(1, 8)), min_size=1, max_size=6),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_chosen_assignment_is_a_perfect_matching_of_the_graph(
+    sizes: list[tuple[int, int]], seed: int
+) -> None:
+    """Components of different sizes and degrees (each walk stopped after its own pick): the
+    chosen assignment is a permutation along the graph's edges."""
+    rng = np.random.default_rng(seed)
+    graph = _union([_circulant(size, min(degree, size), rng) for size, degree in sizes])
+    a = choose_assignment(graph, rng)
+    assert sorted(a.tolist()) == list(range(graph.n))
+    assert graph.matrix.toarray()[np.arange(graph.n), a].all()
+
+
+def test_each_edge_is_true_with_probability_one_over_its_degree() -> None:
+    """Seeded chi-square test on four components of degrees 2, 3, 4 and 5 in one chunk (one
+    generator; the picks stop their walks after different rounds): each of a record's D
+    edges is chosen with probability 1/D (Bonferroni over the records)."""
+    rng = np.random.default_rng(11)
+    graph = _union([_circulant(n, d, rng) for n, d in [(5, 2), (6, 3), (9, 4), (8, 5)]])
+    n, draws = graph.n, 3000
+    hits = np.zeros((n, n), dtype=int)
+    for _ in range(draws):
+        hits[np.arange(n), choose_assignment(graph, rng)] += 1
+    dense = graph.matrix.toarray().astype(bool)
+    assert hits[~dense].sum() == 0
+    p_values = [chisquare(hits[i, dense[i]]).pvalue for i in range(n)]
     assert min(p_values) > 0.001 / n
 
 
