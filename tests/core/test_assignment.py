@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.sparse.csgraph import connected_components
 from scipy.stats import chisquare
 
-from anonymatch.core.assignment import BICLIQUE_WALK_MAX, choose_assignment, random_assignments
+from anonymatch.core.assignment import (
+    BICLIQUE_WALK_MAX,
+    _weak_labels,
+    choose_assignment,
+    random_assignments,
+)
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods.freeform import hungarian
@@ -44,6 +51,20 @@ def test_rounds_are_disjoint_perfect_matchings_covering_the_graph(
         assert dense[np.arange(n), r].all()  # along graph edges
         count[np.arange(n), r] += 1
     assert np.array_equal(count, dense)  # each edge in exactly one assignment
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 40), edges=st.integers(0, 80), seed=st.integers(0, 2**32 - 1))
+def test_weak_labels_are_scipy_s(n: int, edges: int, seed: int) -> None:
+    """Any directed graph (self-loops, isolated vertices, int32 or int64 indices): the same
+    weak components, numbered the same way (by their smallest vertex), as scipy's."""
+    rng = np.random.default_rng(seed)
+    rows, cols = (rng.integers(0, max(n, 1), edges if n else 0) for _ in range(2))
+    matrix = sp.csr_array((np.ones(len(rows), np.int8), (rows, cols)), shape=(n, n))
+    _, want = connected_components(matrix, directed=True, connection="weak")
+    for index in (np.int32, np.int64):
+        got = _weak_labels(matrix.indptr.astype(index), matrix.indices.astype(index))
+        assert np.array_equal(got, want)
 
 
 def test_components_of_different_degree() -> None:
