@@ -240,7 +240,21 @@ def step_largek(
         the_peer(k, "last")
     the_peer(1000, "first")
     ours(1000, "hungarian", "after", trees[0][1], quiet=False, cap=limit)
-    results["largek"] = {**started, "rows": rows, "load": round(os.getloadavg()[0], 1)}
+    results["largek"] = {
+        **started,
+        "rows": rows,
+        "load": round(os.getloadavg()[0], 1),
+        "before": _commit(before) if before else None,
+        "after": _commit(trees[0][1]),
+    }
+
+
+def _commit(src: str) -> str:
+    """The commit a source tree is at (its git work tree), for the section's text."""
+    found = subprocess.run(
+        ["git", "-C", src, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return found.stdout.strip() or src
 
 
 def largek_lines(results: dict) -> list[str]:
@@ -255,9 +269,7 @@ def largek_lines(results: dict) -> list[str]:
         "## Speed at large k (issue 38)",
         "",
         "Command: `python benchmarks/speed_tables.py --steps largek --before ../main/src` "
-        "(the tree before the change: main as it stood during the sitting — f24cc5b, then "
-        "from 08:02 UTC other issues' merges, none in the freeform build; the releases of "
-        "before and after have the same GCP). Machine: "
+        f"(before: {block.get('before')}, after: {block.get('after')}). Machine: "
         + results.get("machine", machine())
         + f". Run {block['date']}; the 2 cores were shared with other jobs "
         f"(load average {block['load_start']} at the start, {block['load']} at the end), "

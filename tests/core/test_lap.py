@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from anonymatch.core.lap import forbid, solve_dense
+from anonymatch.core.lap import _initialize, forbid, lapjv, solve_dense, two_stage
 
 
 def _matrix(kind: int, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -79,3 +79,59 @@ def test_empty_and_bad_input() -> None:
         solve_dense(np.array([[0.0, np.inf], [1.0, 0.0]]))
     with pytest.raises(ValueError, match="avoids"):  # every edge of row 0 forbidden
         solve_dense(np.zeros((2, 2)), np.array([[True, True], [False, False]]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    m=st.integers(1, 45),
+    kind=st.integers(0, 3),
+    share=st.floats(0, 0.95),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_two_stage_is_a_permutation_avoiding_forbidden_edges_and_keeps_the_initialization(
+    m: int, kind: int, share: float, seed: int
+) -> None:
+    """The two-stage assignment is a perfect matching of allowed edges whenever one exists,
+    costs at least the optimum, and either keeps every row the initialization assigned (its
+    first stage) or is the exact optimum (the fallback)."""
+    rng = np.random.default_rng(seed)
+    w = _matrix(kind, m, rng)
+    used = _forbidden(m, int(share * m), rng)
+    blocked = np.where(used, np.inf, w)
+    rows, cols = linear_sum_assignment(blocked)
+    optimum = blocked[rows, cols].sum()
+    priced = w.copy()
+    forbid(priced, used)
+    match = two_stage(np.ascontiguousarray(priced), used)
+    assert sorted(match.tolist()) == list(range(m))
+    assert not used[np.arange(m), match].any()
+    got = blocked[np.arange(m), match].sum()
+    assert got >= optimum - 1e-9 * max(1.0, abs(optimum))
+    x, _, _, free, n_free = _initialize(np.ascontiguousarray(priced))
+    settled = np.ones(m, dtype=bool)
+    settled[free[:n_free]] = False
+    kept = np.array_equal(match[settled], x[settled])
+    assert kept or got == pytest.approx(optimum, rel=1e-12, abs=1e-9)
+
+
+def test_two_stage_falls_back_to_the_exact_augmentation() -> None:
+    """Here the initialization leaves rows whose only completion among the columns left free
+    takes a forbidden edge (one disjoint matching forbidden, as after the freeform's first
+    round), so the exact augmentation from the initialization's state decides: the optimum."""
+    w = np.array(
+        [[3, 3, 2, 3, 3], [3, 0, 1, 2, 1], [1, 2, 3, 2, 0], [2, 3, 0, 2, 1], [3, 0, 1, 3, 1]],
+        dtype=float,
+    )
+    used = np.zeros((5, 5), dtype=bool)
+    used[[0, 1, 2, 3, 4], [4, 1, 0, 2, 3]] = True
+    priced = w.copy()
+    forbid(priced, used)
+    x, y, _, free, n_free = _initialize(priced)
+    rows, cols = free[:n_free], np.flatnonzero(y < 0)
+    second = lapjv(np.ascontiguousarray(priced[np.ix_(rows, cols)]))
+    assert used[rows, cols[second]].any()  # the second stage alone would take one
+    match = two_stage(priced, used)
+    assert not used[np.arange(5), match].any()
+    best_rows, best_cols = linear_sum_assignment(np.where(used, np.inf, w))
+    assert w[np.arange(5), match].sum() == w[best_rows, best_cols].sum()
+    assert np.array_equal(match, lapjv(priced))

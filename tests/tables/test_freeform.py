@@ -27,7 +27,17 @@ from anonymatch.tables.methods import (
     registry,
 )
 from anonymatch.tables.methods._kernels import sortgreedy_repair, sortgreedy_scan
-from anonymatch.tables.methods.freeform import _sortgreedy_step, hungarian, sortgreedy
+from anonymatch.tables.methods.freeform import (
+    TWO_STAGE_MIN_K,
+    _greedy_step,
+    _hungarian_step,
+    _sortgreedy_step,
+    _two_stage_step,
+    build_freeform,
+    hungarian,
+    hungarian_step,
+    sortgreedy,
+)
 from anonymatch.tables.methods.ring import (
     draw_assignment,
     windows,
@@ -108,6 +118,92 @@ def test_the_estimate_grows_with_k_and_warns_past_a_minute() -> None:
     assert not run.windows and run.limit == 600.0 and run.warning() is not None
     job = TableJob.build(dict(qi=["n0"], k=10, method="hungarian"))
     assert plan(job, rows=30_162).warning() is None
+
+
+def test_hungarian_rounds_are_exact_below_the_threshold_and_two_stage_from_it() -> None:
+    assert hungarian_step(TWO_STAGE_MIN_K - 1) is _hungarian_step
+    assert hungarian_step(TWO_STAGE_MIN_K) is _two_stage_step
+    for k, method, said in (
+        (10, "hungarian", "exact"),
+        (TWO_STAGE_MIN_K, "hungarian", "two-stage"),
+        (100, "sortgreedy", "sortgreedy"),
+        (100, "greedy", "greedy"),
+    ):
+        run = plan(TableJob.build(dict(qi=["n0"], k=k, method=method)), rows=30_162)
+        assert run.to_dict()["assignment"] == said
+    for job in (  # no rounds run: no assignment said
+        dict(qi=["n0"], k=10, method="mondrian"),
+        dict(qi=["n0"], k=100, method="hungarian", structure="windows"),
+        dict(qi=["n0"], sensitive=["s"], k=10, method="hungarian"),
+    ):
+        assert "assignment" not in plan(TableJob.build(job), rows=30_162).to_dict()
+    # the two-stage rounds are priced cheaper, and the estimate still grows with k
+    exact = estimated_seconds(registry()["hungarian"], 30_162, TWO_STAGE_MIN_K - 1, 1000, 2)
+    two_stage = estimated_seconds(registry()["hungarian"], 30_162, TWO_STAGE_MIN_K, 1000, 2)
+    assert two_stage < exact < estimated_seconds(registry()["hungarian"], 30_162, 1000, 2000, 2)
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**16))
+def test_two_stage_hungarian_graphs_are_k_regular_and_verified(seed: int) -> None:
+    k = TWO_STAGE_MIN_K
+    frame = random_frame(2 * k + 7, seed)
+    graph = hungarian(encode_frame(frame), k, BuildOptions())
+    assert (graph.out_degrees() == k).all() and (graph.in_degrees() == k).all()
+    qi = "n0,n1,c0,c1"
+    result = anonymatch.anonymize(frame, k=k, qi=qi, numeric="n0,n1", seed=seed)
+    assert result.report["plan"]["assignment"] == "two-stage"
+    assert anonymatch.verify(frame, result.release, k=k, qi=qi, numeric="n0,n1").passed
+
+
+class _NoExtra:
+    """A zero extra cost: the shell then recomputes every weight every round."""
+
+    def __init__(self, order: np.ndarray) -> None:
+        self.m = len(order)
+
+    def weights(self) -> np.ndarray:
+        return np.zeros((self.m, self.m))
+
+    def grow(self, match: np.ndarray) -> None:
+        pass
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(8, 70),
+    k=st.integers(2, 7),
+    missing=st.floats(0, 0.3),
+    seed=st.integers(0, 2**16),
+)
+def test_weights_recomputed_for_grown_records_only_are_the_full_weights(
+    n: int, k: int, missing: float, seed: int
+) -> None:
+    """The shell recomputes only the columns of the published records whose cells grew; every
+    round's allowed weights are bitwise those of a full recomputation (the extra-cost path
+    recomputes everything), missing values included, so Greedy (which never reads a forbidden
+    weight) takes the same assignments."""
+    frame = random_frame(n, seed).astype(object)
+    rng = np.random.default_rng(seed)
+    for column in ("n0", "c1"):
+        frame.loc[rng.random(n) < missing, column] = None
+    qi = encode_frame(frame)
+    k = min(k, n)
+    seen: dict[str, list[np.ndarray]] = {"grown": [], "full": []}
+
+    def recording(name: str):
+        def step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
+            seen[name].append(np.where(used, np.nan, w))
+            return _greedy_step(w, used)
+
+        return step
+
+    grown = build_freeform(qi, k, recording("grown"))
+    full = build_freeform(qi, k, recording("full"), extra=_NoExtra)
+    assert (grown.matrix != full.matrix).nnz == 0
+    assert len(seen["grown"]) == k - 1
+    for a, b in zip(seen["grown"], seen["full"], strict=True):
+        assert np.array_equal(a, b, equal_nan=True)
 
 
 def test_windows_only_when_asked_for() -> None:

@@ -115,7 +115,7 @@ class AdaptiveOptions:
     @property
     def given(self) -> bool:
         """Whether any setting differs from the defaults (they need a suppression method)."""
-        from anonymatch.tables.methods.bmatching import DEFAULT_EPSILONS
+        from anonymatch.tables.methods import DEFAULT_EPSILONS
 
         return (
             self.epsilons != DEFAULT_EPSILONS
@@ -738,7 +738,7 @@ def missing(value: object) -> MissingCodes:
 
 
 def _adaptive(p: Mapping[str, Any]) -> AdaptiveOptions:
-    from anonymatch.tables.methods.bmatching import DEFAULT_EPSILONS
+    from anonymatch.tables.methods import DEFAULT_EPSILONS
 
     epsilons = p["epsilons"]
     if epsilons is None:
@@ -791,6 +791,10 @@ class Plan:
         method's rounds: the job asked for ``structure`` ``windows`` (:func:`plan`).
     limit : float or None
         The job's time limit, for a method that runs rounds (None: none, or another method).
+    assignment : str or None
+        How each round is assigned, for a method that runs them
+        (``methods.freeform.round_assignment``: ``exact`` or ``two-stage`` for hungarian,
+        the heuristic's name otherwise); None without rounds.
     """
 
     path: RunPath
@@ -799,6 +803,7 @@ class Plan:
     estimate: float = 0.0
     windows: bool = False
     limit: float | None = None
+    assignment: str | None = None
 
     def warning(self) -> str | None:
         """A line for a run expected to take more than ``LONG_RUN_SECONDS`` (None otherwise):
@@ -821,6 +826,8 @@ class Plan:
         method that runs rounds, and ``windows`` (the partitions published as windows, of
         ``windows``; ``why``: ``structure`` or ``time_limit``) when there is a limit or some."""
         block: dict[str, object] = {"path": self.path, "partition_size": self.partition_size}
+        if self.assignment is not None:
+            block["assignment"] = self.assignment
         if self.limit is not None:
             block["time_limit"] = self.limit
         if self.limit is not None or windows:
@@ -989,10 +996,15 @@ def plan(
             f"{param('partition_size')} or k is faster)"
         )
     limit = job.limit if method.rounds else None
+    assignment = None
+    if method.rounds and k is not None and not job.models and not windows:
+        from anonymatch.tables.methods.freeform import round_assignment
+
+        assignment = round_assignment(method.name, k)
     if rows is not None and k is not None and not job.models:
         from anonymatch.core.runner import default_workers
         from anonymatch.tables.methods import estimated_seconds
 
         workers = job.execution.workers or default_workers()
         estimate = estimated_seconds(method, rows, k, size, workers)
-    return Plan(path, size, rows, estimate, windows, limit)
+    return Plan(path, size, rows, estimate, windows, limit, assignment)

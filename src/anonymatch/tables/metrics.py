@@ -148,6 +148,7 @@ def gcp_increase_weights(
     trees: TreeTables | None = None,
     leaf: np.ndarray | None = None,
     forbidden: np.ndarray | None = None,
+    into: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Edge weights of Doka §5: w[i, j] = weighted GCP increase of recasting published record j
     (its ``cells``: current bounds ``lo[j]``/``hi[j]``, categorical membership
@@ -172,13 +173,20 @@ def gcp_increase_weights(
     With ``forbidden`` (m × m bool), those entries get ``forbidden_cost(m)`` instead, above the
     cost of any assignment avoiding them (a record's weighted NCP, and so any increase, is at
     most 1), written while each row is in cache: an exact assignment on the result avoids them
-    whenever it can. ``ValueError`` if an allowed weight is not finite."""
+    whenever it can. ``ValueError`` if an allowed weight is not finite.
+
+    ``into`` = (w, columns): ``cells`` hold p published records only (their rows of every
+    array), which are columns ``columns`` of the m × M matrix ``w`` (``forbidden`` m × M too):
+    their weights are written there, bitwise those a full computation gives, and ``w`` is
+    returned (the freeform shell recomputes only the records whose cells grew in a round).
+    O(m·p·d)."""
     lo, hi, member, rep, level = cells.lo, cells.hi, cells.member, cells.rep, cells.level
     num_star, cat_star = cells.num_star, cells.cat_star
     num_scale, cat_scale = qi.ncp_scales()
     widths = [mat.shape[1] for mat in member]
     offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
-    stacked = np.hstack(member) if member else np.zeros((qi.n, 0), dtype=bool)
+    p = lo.shape[0]  # published records
+    stacked = np.hstack(member) if member else np.zeros((p, 0), dtype=bool)
     if trees is None:
         trees = TreeTables.build(qi)
         if trees.any:
@@ -186,28 +194,30 @@ def gcp_increase_weights(
     big = forbidden_cost(qi.n)
     if forbidden is None:
         forbidden = np.zeros((0, 0), dtype=bool)
-    empty = np.zeros(qi.cat.shape, np.int64)
-    leaf = np.ascontiguousarray(empty if leaf is None else leaf)
+    w, columns = (np.empty((qi.n, p)), np.arange(p)) if into is None else into
+    leaf = np.ascontiguousarray(np.zeros(qi.cat.shape, np.int64) if leaf is None else leaf)
+    empty = np.zeros((p, qi.cat.shape[1]), np.int64)
     rep = np.ascontiguousarray(empty if rep is None else rep)
     level = np.ascontiguousarray(empty if level is None else level)
     if not qi.has_missing:
-        w, bad = _increase_weights(
+        bad = _increase_weights(
             (qi.num, qi.cat, leaf),
             (lo, hi, np.ascontiguousarray(stacked), offsets, rep, level),
             (num_scale, cat_scale),
             (trees.is_tree, trees.anc, trees.leaf_off, trees.count, trees.node_off),
             forbidden,
             big,
+            w,
+            columns,
         )
         return _checked(w, bad)
-    m = qi.n
-    num_star = np.zeros(qi.num.shape, bool) if num_star is None else num_star
-    cat_star = np.zeros(qi.cat.shape, bool) if cat_star is None else cat_star
+    num_star = np.zeros((p, qi.num.shape[1]), bool) if num_star is None else num_star
+    cat_star = np.zeros((p, qi.cat.shape[1]), bool) if cat_star is None else cat_star
     num_full, cat_full = qi.star_scales()
     # current weighted NCP of every published record's cells
     with np.errstate(invalid="ignore"):
         num_now = np.where(num_star, num_full, (hi - lo) * num_scale)
-    cat_now = np.empty((m, len(member)))
+    cat_now = np.empty((p, len(member)))
     for a, mat in enumerate(member):
         if trees.is_tree[a]:  # leaves under the node shown (a star's rep is a placeholder)
             node = trees.anc[trees.leaf_off[a] + rep[:, a], level[:, a]]
@@ -217,7 +227,7 @@ def gcp_increase_weights(
         cat_now[:, a] = np.where(
             cat_star[:, a], cat_full[a], np.maximum(values - 1, 0) * cat_scale[a]
         )
-    w, bad = _increase_weights_missing(
+    bad = _increase_weights_missing(
         (qi.num, qi.cat, leaf),
         (lo, hi, np.ascontiguousarray(stacked), offsets, rep, level),
         (num_scale, cat_scale),
@@ -234,6 +244,8 @@ def gcp_increase_weights(
         ),
         forbidden,
         big,
+        w,
+        columns,
     )
     return _checked(w, bad)
 
@@ -260,7 +272,7 @@ def _checked(w: np.ndarray, bad: bool) -> np.ndarray:
 # ``_increase_weights``' docstring.
 @njit(cache=True, nogil=True)
 def _increase_weights_missing(  # pragma: no cover - compiled
-    original, published, scales, trees, missing, forbidden, big
+    original, published, scales, trees, missing, forbidden, big, w, cols
 ):
     """``_increase_weights`` with missing values: an attribute of a suppressed j adds nothing;
     a missing value of i suppresses j's cell (increase: full NCP − current NCP). ``missing`` =
@@ -279,35 +291,36 @@ def _increase_weights_missing(  # pragma: no cover - compiled
     cat_star_t, cat_now_t = np.ascontiguousarray(cat_star.T), np.ascontiguousarray(cat_now.T)
     member_t = np.ascontiguousarray(member.T)
     rep_t, level_t = np.ascontiguousarray(rep.T), np.ascontiguousarray(level.T)
-    w = np.zeros((m, m))
+    p = lo_t.shape[1]  # published records: the columns ``cols`` of w
+    row = np.empty(p)
     bad = False
     for i in range(m):
-        row = w[i]
+        row[:] = 0.0
         for a in range(dn):
             star = num_star_t[a]
             if num_na[i, a]:
                 full, now = num_full[a], num_now_t[a]
-                for j in range(m):
+                for j in range(p):
                     if not star[j]:
                         row[j] += full - now[j]
             elif num_scale[a] != 0:
                 v, scale = num[i, a], num_scale[a]
                 low, high, width = lo_t[a], hi_t[a], width_t[a]
-                for j in range(m):
+                for j in range(p):
                     if not star[j]:
                         row[j] += ((max(high[j], v) - min(low[j], v)) - width[j]) * scale
         for a in range(dc):
             star = cat_star_t[a]
             if cat_na[i, a]:
                 full, now = cat_full[a], cat_now_t[a]
-                for j in range(m):
+                for j in range(p):
                     if not star[j]:
                         row[j] += full - now[j]
             elif cat_scale[a] == 0:
                 continue
             elif is_tree[a]:
                 x = leaf_off[a] + leaf[i, a]
-                for j in range(m):
+                for j in range(p):
                     if not star[j]:
                         r = leaf_off[a] + rep_t[a, j]
                         lv = level_t[a, j]
@@ -318,20 +331,25 @@ def _increase_weights_missing(  # pragma: no cover - compiled
                         row[j] += grown * cat_scale[a]
             else:
                 has, scale = member_t[offsets[a] + cat[i, a]], cat_scale[a]
-                for j in range(m):
+                for j in range(p):
                     if not star[j] and not has[j]:
                         row[j] += scale
+        out = w[i]
         if forbidden.shape[0]:  # price the forbidden entries while the row is in cache
             no = forbidden[i]
-            for j in range(m):
-                bad |= not no[j] and not np.isfinite(row[j])
-                row[j] = big if no[j] else row[j]
-    return w, bad
+            for j in range(p):
+                c = cols[j]
+                bad |= not no[c] and not np.isfinite(row[j])
+                out[c] = big if no[c] else row[j]
+        else:
+            for j in range(p):
+                out[cols[j]] = row[j]
+    return bad
 
 
 @njit(cache=True, nogil=True)
 def _increase_weights(  # pragma: no cover - compiled
-    original, published, scales, trees, forbidden, big
+    original, published, scales, trees, forbidden, big, w, cols
 ):
     """Returns (w, whether an allowed weight is not finite). ``original`` = (num, cat, leaf):
     the partition's encoded values and hierarchy leaves; ``published`` = (lo, hi, member,
@@ -348,22 +366,23 @@ def _increase_weights(  # pragma: no cover - compiled
     width_t = hi_t - lo_t
     member_t = np.ascontiguousarray(member.T)
     rep_t, level_t = np.ascontiguousarray(rep.T), np.ascontiguousarray(level.T)
-    w = np.zeros((m, m))
+    p = lo_t.shape[1]  # published records: the columns ``cols`` of w
+    row = np.empty(p)
     bad = False
     for i in range(m):
-        row = w[i]
+        row[:] = 0.0
         for a in range(dn):  # attributes in the same order and arithmetic as Doka eq. 1–2
             if num_scale[a] != 0:
                 v, scale = num[i, a], num_scale[a]
                 low, high, width = lo_t[a], hi_t[a], width_t[a]
-                for j in range(m):
+                for j in range(p):
                     row[j] += ((max(high[j], v) - min(low[j], v)) - width[j]) * scale
         for a in range(dc):
             if cat_scale[a] == 0:
                 continue
             if is_tree[a]:
                 x = leaf_off[a] + leaf[i, a]
-                for j in range(m):
+                for j in range(p):
                     r = leaf_off[a] + rep_t[a, j]
                     lv = level_t[a, j]
                     now = anc[r, lv]
@@ -373,12 +392,17 @@ def _increase_weights(  # pragma: no cover - compiled
                     row[j] += grown * cat_scale[a]
             else:
                 has, scale = member_t[offsets[a] + cat[i, a]], cat_scale[a]
-                for j in range(m):
+                for j in range(p):
                     if not has[j]:
                         row[j] += scale
+        out = w[i]
         if forbidden.shape[0]:  # price the forbidden entries while the row is in cache
             no = forbidden[i]
-            for j in range(m):
-                bad |= not no[j] and not np.isfinite(row[j])
-                row[j] = big if no[j] else row[j]
-    return w, bad
+            for j in range(p):
+                c = cols[j]
+                bad |= not no[c] and not np.isfinite(row[j])
+                out[c] = big if no[c] else row[j]
+        else:
+            for j in range(p):
+                out[cols[j]] = row[j]
+    return bad

@@ -107,7 +107,7 @@ def freeform(
     extra = None
     if item_weight > 0:
         extra = lambda order: UncertainItems(items, order, item_weight)  # noqa: E731
-    return build_freeform(qi, k, STEPS[step], extra)
+    return build_freeform(qi, k, STEPS[step](k), extra)
 
 
 def classes(qi: EncodedQI, k: int) -> GeneralizationGraph:

@@ -157,6 +157,12 @@ EDGE_SECONDS = 3.0e-6
 privacy step, recoding, the verifier's k-factor), measured with ``ROUND_SECONDS``."""
 
 
+TWO_STAGE_COST = 0.4
+"""CPU of hungarian's two-stage rounds (``freeform.TWO_STAGE_MIN_K``) relative to its exact
+ones, which ``ROUND_SECONDS`` prices: 0.47 at k = 50 and 0.36 at k = 100 on Adult
+(benchmarks/rounds_variants.py)."""
+
+
 def estimated_seconds(method: Method, rows: int, k: int, size: int | None, workers: int) -> float:
     """Wall seconds a run of ``method`` on ``rows`` = n records at level k with partitions of
     ``size`` = P is expected to take on ``workers`` cores, for the methods that run rounds
@@ -180,13 +186,17 @@ def after_build_seconds(rows: int, k: int) -> float:
 
 def rounds_seconds(method: Method, rows: int, k: int, size: int | None) -> float:
     """CPU seconds of the assignment rounds alone (the first term of
-    :func:`estimated_seconds`): (n/P)·(k − 1)·ROUND_SECONDS·P²·max(1, P/1000); 0 for a method
-    without rounds. The plan's cost model (``tables.job.plan``) compares it with its budget.
-    O(1)."""
+    :func:`estimated_seconds`): (n/P)·(k − 1)·ROUND_SECONDS·P²·max(1, P/1000), times
+    ``TWO_STAGE_COST`` for two-stage rounds; 0 for a method without rounds. The plan's cost
+    model (``tables.job.plan``) compares it with its budget. O(1)."""
     if not method.rounds or size is None or rows == 0:
         return 0.0
+    from anonymatch.tables.methods.freeform import round_assignment
+
     size = min(size, rows)
-    return rows / size * max(k - 1, 0) * ROUND_SECONDS * size * size * max(1.0, size / 1000)
+    cost = TWO_STAGE_COST if round_assignment(method.name, k) == "two-stage" else 1.0
+    per_round = ROUND_SECONDS * size * size * max(1.0, size / 1000) * cost
+    return rows / size * max(k - 1, 0) * per_round
 
 
 ADAPTIVE_PARTITION = 500
@@ -342,6 +352,9 @@ def names(
 # δ = 10: 73 s on all pairs vs 16 s on 40 neighbours, with 1 % fewer stars on the neighbours).
 ALL_PAIRS_MAX_N = 400
 SYMMETRIC_ALL_PAIRS_MAX_N = 100
+# The ε sweep of the variational b-matching (Choromanski et al. §5), here rather than in
+# ``methods.bmatching`` so that reading a job's defaults does not import OR-Tools and HiGHS.
+DEFAULT_EPSILONS = tuple(2.0**-e for e in range(1, 11))
 
 
 def partitions(qi: EncodedQI, size: int) -> list[np.ndarray]:

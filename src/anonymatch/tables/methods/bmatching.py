@@ -60,11 +60,14 @@ from ortools.graph.python import min_cost_flow
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from anonymatch.core.errors import InfeasibleError
-from anonymatch.tables.methods import ALL_PAIRS_MAX_N, SYMMETRIC_ALL_PAIRS_MAX_N
+from anonymatch.tables.methods import (
+    ALL_PAIRS_MAX_N,
+    DEFAULT_EPSILONS,
+    SYMMETRIC_ALL_PAIRS_MAX_N,
+)
 
 _log = logging.getLogger(__name__)
 
-DEFAULT_EPSILONS = tuple(2.0**-e for e in range(1, 11))  # the paper's sweep, §5
 _COST_SCALE = 2**24  # integer costs for the min-cost flow: max cost ↦ 2^24
 
 

@@ -27,10 +27,9 @@ from anonymatch.core.runner import Placement, run_partitions
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.io.cells import parse_cells
 from anonymatch.tables.job import ReleaseCheck, TableJob, plan
-from anonymatch.tables.methods import names, registry
+from anonymatch.tables.methods import DEFAULT_EPSILONS, names, registry
 from anonymatch.tables.methods.agglomerative import agglomerative
 from anonymatch.tables.methods.bmatching import (
-    DEFAULT_EPSILONS,
     BMatching,
     SuppressionProblem,
     lexicographic_codes_order,
