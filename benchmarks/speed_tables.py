@@ -485,7 +485,7 @@ FRAMES = [
     ("build: all partitions", "build_freeform", "freeform.py"),
     ("build: exact assignments (LAP)", "_hungarian_step", "freeform.py"),
     ("build: GCP-increase weights", "gcp_increase_weights", "metrics.py"),
-    ("privacy step: closed walk", "random_assignments", "assignment.py"),
+    ("privacy step: closed walk", "_walk_rounds", "assignment.py"),
     ("verify: compatibility graph", "attacker_view", "verify.py"),
     ("verify: k-factor max-flow", "has_k_factor", "matching.py"),
     ("parse published cells", "parse_cells", "cells.py"),

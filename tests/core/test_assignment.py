@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.sparse.csgraph import connected_components
 from scipy.stats import chisquare
 
-from anonymatch.core.assignment import BICLIQUE_WALK_MAX, choose_assignment, random_assignments
+from anonymatch.core.assignment import (
+    BICLIQUE_WALK_MAX,
+    _weak_labels,
+    choose_assignment,
+    random_assignments,
+)
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.methods import BuildOptions
 from anonymatch.tables.methods.freeform import hungarian
+from tests.core.test_walk_distribution import _circulant, _union
 from tests.factories import encode_frame, random_frame
 
 
@@ -45,6 +53,20 @@ def test_rounds_are_disjoint_perfect_matchings_covering_the_graph(
     assert np.array_equal(count, dense)  # each edge in exactly one assignment
 
 
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 40), edges=st.integers(0, 80), seed=st.integers(0, 2**32 - 1))
+def test_weak_labels_are_scipy_s(n: int, edges: int, seed: int) -> None:
+    """Any directed graph (self-loops, isolated vertices, int32 or int64 indices): the same
+    weak components, numbered the same way (by their smallest vertex), as scipy's."""
+    rng = np.random.default_rng(seed)
+    rows, cols = (rng.integers(0, max(n, 1), edges if n else 0) for _ in range(2))
+    matrix = sp.csr_array((np.ones(len(rows), np.int8), (rows, cols)), shape=(n, n))
+    _, want = connected_components(matrix, directed=True, connection="weak")
+    for index in (np.int32, np.int64):
+        got = _weak_labels(matrix.indptr.astype(index), matrix.indices.astype(index))
+        assert np.array_equal(got, want)
+
+
 def test_components_of_different_degree() -> None:
     # a biclique K_{3,3} and a 2-regular ring on 4 vertices: degrees 3 and 2
     rows = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]
@@ -72,6 +94,39 @@ def test_chosen_match_is_uniform_over_each_records_matches() -> None:
     assert hits[~dense].sum() == 0
     p_values = [chisquare(hits[i, dense[i]]).pvalue for i in range(n)]
     # Bonferroni over the n records at family level 0.001
+    assert min(p_values) > 0.001 / n
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.tuples(st.integers(1, 30), st.integers(1, 8)), min_size=1, max_size=6),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_chosen_assignment_is_a_perfect_matching_of_the_graph(
+    sizes: list[tuple[int, int]], seed: int
+) -> None:
+    """Components of different sizes and degrees (each walk stopped after its own pick): the
+    chosen assignment is a permutation along the graph's edges."""
+    rng = np.random.default_rng(seed)
+    graph = _union([_circulant(size, min(degree, size), rng) for size, degree in sizes])
+    a = choose_assignment(graph, rng)
+    assert sorted(a.tolist()) == list(range(graph.n))
+    assert graph.matrix.toarray()[np.arange(graph.n), a].all()
+
+
+def test_each_edge_is_true_with_probability_one_over_its_degree() -> None:
+    """Seeded chi-square test on four components of degrees 2, 3, 4 and 5 in one chunk (one
+    generator; the picks stop their walks after different rounds): each of a record's D
+    edges is chosen with probability 1/D (Bonferroni over the records)."""
+    rng = np.random.default_rng(11)
+    graph = _union([_circulant(n, d, rng) for n, d in [(5, 2), (6, 3), (9, 4), (8, 5)]])
+    n, draws = graph.n, 3000
+    hits = np.zeros((n, n), dtype=int)
+    for _ in range(draws):
+        hits[np.arange(n), choose_assignment(graph, rng)] += 1
+    dense = graph.matrix.toarray().astype(bool)
+    assert hits[~dense].sum() == 0
+    p_values = [chisquare(hits[i, dense[i]]).pvalue for i in range(n)]
     assert min(p_values) > 0.001 / n
 
 

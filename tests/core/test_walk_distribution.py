@@ -23,7 +23,9 @@ from scipy.stats import chi2_contingency, chisquare
 from anonymatch.core.assignment import (
     _below,
     _closed_walk_rounds,
+    _component_degrees,
     _source,
+    choose_assignment,
     random_assignments,
 )
 from anonymatch.core.graph import GeneralizationGraph
@@ -310,3 +312,49 @@ def test_many_chunks_on_threads_decompose_the_graph() -> None:
     edges = set(zip(*dense.nonzero(), strict=True))
     seen = [(x, int(y)) for row in one for x, y in enumerate(row) if y >= 0]
     assert len(seen) == len(edges) and set(seen) == edges
+
+
+def _chosen_law(graph: GeneralizationGraph) -> dict[tuple[int, ...], float]:
+    """Exact law of "extract every round, then pick one round per component uniformly": from
+    ``exact_distribution`` of all rounds, each component's pick t uniform over its degree."""
+    labels, comp_degree = _component_degrees(graph)
+    law: dict[tuple[int, ...], float] = defaultdict(float)
+    for rounds, p in exact_distribution(graph).items():
+        table = np.array(rounds)
+        for picks in np.ndindex(*comp_degree.tolist()):
+            chosen = table[np.array(picks)[labels], np.arange(graph.n)]
+            law[tuple(chosen.tolist())] += p / float(np.prod(comp_degree))
+    return dict(law)
+
+
+def test_choose_assignment_has_the_law_of_pick_after_all_rounds() -> None:
+    """``choose_assignment`` draws the picks first and stops each component's walk after its
+    picked round, components of different degrees sharing one chunk (one generator): the law
+    of the chosen matching must be that of picking among all rounds, computed exactly."""
+    for name, graph in SMALL.items():
+        law = _chosen_law(graph)
+        assert abs(sum(law.values()) - 1) < 1e-9
+        rng = np.random.default_rng(23)
+        counts: Counter[Outcome] = Counter()
+        for _ in range(6000):
+            counts[(tuple(choose_assignment(graph, rng).tolist()),)] += 1
+        exact = {(o,): p for o, p in law.items()}
+        assert _goodness_of_fit(counts, exact) > 1e-3, name
+
+
+@settings(max_examples=30, deadline=None)
+@given(size=st.integers(1, 40), degree=st.integers(1, 8), seed=st.integers(0, 2**32 - 1))
+def test_stopping_early_leaves_the_earlier_rounds_as_they_were(
+    size: int, degree: int, seed: int
+) -> None:
+    """One component: with the same generator, the kernel asked for rounds 0 … t only (one
+    output row) makes the same draws as the full decomposition up to round t, so it returns
+    exactly round t of it — stopping changes nothing before the stop."""
+    graph = _union([_circulant(size, min(degree, size), np.random.default_rng(seed))])
+    indptr, indices, full_degree, rounds = _csr(graph)
+    full = _closed_walk_rounds(indptr, indices, full_degree, rounds, np.random.default_rng(seed))
+    for t in range(rounds):
+        needed = np.full(graph.n, t + 1, np.int64)
+        last = _closed_walk_rounds(indptr, indices, needed, 1, np.random.default_rng(seed))
+        assert last.shape == (1, graph.n)
+        assert np.array_equal(last[0], full[t])

@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
-from scipy.sparse.csgraph import connected_components
 
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.runner import default_workers
@@ -80,14 +79,28 @@ else:  # pragma: no cover
 # partitions (docs/results.md, speed_walk_notes) 4 was fastest at k = 50 and within 10 % of the
 # best at k = 10 and 100; fewer scan too often, more waste draws on hops that end in the scan.
 _TRIES = 4
+_STAMP_MAX = 2**31 - 1  # walk numbers stay below this (``_closed_walk_rounds``)
 
 
 @njit(cache=True, nogil=True)
-def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no cover - compiled
+def _closed_walk_rounds(indptr, indices, needed, n_rows, rng):  # pragma: no cover - compiled
     """Xue Algorithm 1 on one chunk (CSR ``indptr``/``indices`` of original → published, every
-    vertex of in- = out-degree ``degree[x]``): ``n_rounds`` rounds, round r a perfect matching
-    of the edges left by rounds 0 … r − 1 over the vertices of degree > r; returns
-    ``out[r, x]`` = published match of x (−1 where degree[x] ≤ r).
+    vertex of equal in- and out-degree, constant within a weak component): original x takes
+    part in rounds 0 … ``needed[x]`` − 1 (``needed`` constant within a component and at most
+    its degree; the degree itself for every round), round r a perfect matching of the edges
+    left by rounds 0 … r − 1 over the vertices of ``needed`` > r. Returns ``out`` of shape
+    (``n_rows``, n): x's match in round r is written to row min(r, ``n_rows`` − 1), so with
+    ``n_rows`` = max(``needed``) row r is round r (−1 where needed[x] ≤ r), and with ``n_rows``
+    = 1 the single row holds each original's last round, round needed[x] − 1, without the
+    (rounds, n) array.
+
+    **Stopping early** (``choose_assignment``: needed = pick + 1). Rounds 0 … t of a component
+    have the same law whether or not later rounds follow, since round t + 1 only starts after
+    them. Components sharing a chunk share its generator, but a walk never leaves its start's
+    component, and the start is uniform over the chunk's pool (uncovered originals of
+    needed > r), hence, given the component it falls in, uniform over that component's
+    uncovered originals: each component's walks follow the rule's law given its own state,
+    whichever other components are in the pool or how long they go on.
 
     Round r: while some original is uncovered, a walk starts at a uniformly random uncovered
     original and hops until it reaches the published record the start is currently matched
@@ -122,10 +135,19 @@ def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no c
     updates per argument, which were most of a hop's time. Draws are ``_below`` on the bit
     generator (the same numbers as ``rng.integers``).
 
+    **Stamps.** ``traversed`` and ``visited`` hold the number of the walk that last used an
+    edge or original; walks are numbered on across rounds, so nothing is cleared per round
+    (that was an O(E) pass per round), except when the number would outgrow int32.
+
     Time O(L·(_TRIES + m·P(scan))) for a walk of L hops (each edge at most once per walk, so
-    L ≤ the component's edges; L ≈ n on Adult's graphs); memory O(E + n), allocated once."""
+    L ≤ the component's edges; L ≈ n on Adult's graphs), plus O(n) per round; memory
+    O(E + n·n_rows), allocated once."""
     n = indptr.shape[0] - 1
-    out = np.full((n_rounds, n), -1, np.int64)
+    n_rounds = 0
+    for x in range(n):
+        n_rounds = max(n_rounds, needed[x])
+    out = np.full((n_rows, n), -1, np.int64)
+    last_row = n_rows - 1
     head = indices.copy()
     count = np.empty(n, np.int64)
     max_degree = 0
@@ -133,8 +155,8 @@ def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no c
         count[x] = indptr[x + 1] - indptr[x]
         max_degree = max(max_degree, count[x])
     buf = np.empty(max_degree, np.int64)
-    # Walk stamps restart every round (a round has at most n walks: each covers a new
-    # original), so they fit the index type; int32 halves the memory the hops touch.
+    # Walk stamps (a round has at most n walks: each covers a new original) restart from 0 when
+    # they would pass 2³¹ − 1, so they fit the index type; int32 halves the memory the hops touch.
     traversed = np.zeros(indices.shape[0], indices.dtype)
     visited = np.zeros(n, indices.dtype)
     next_edge = np.full(n, -1, np.int64)
@@ -145,10 +167,12 @@ def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no c
     pool = np.empty(n, np.int64)
     where = np.empty(n, np.int64)
     bits = _source(rng)
+    walk = 0
     for r in range(n_rounds):
-        traversed[:] = 0
-        visited[:] = 0
-        walk = 0
+        if walk > _STAMP_MAX - n:
+            traversed[:] = 0
+            visited[:] = 0
+            walk = 0
         # Ar: current match of each original (identity, possibly invalid, until covered);
         # inv: current preimage of each published record. L: originals not yet covered.
         n_pool = 0
@@ -157,7 +181,7 @@ def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no c
             inv[x] = x
             match_edge[x] = -1
             where[x] = -1
-            if degree[x] > r:
+            if needed[x] > r:
                 pool[n_pool] = x
                 where[x] = n_pool
                 n_pool += 1
@@ -233,9 +257,10 @@ def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no c
                     where[last] = p
                     where[x] = -1
                     n_pool -= 1
+        row = min(r, last_row)
         for x in range(n):
-            if degree[x] > r:
-                out[r, x] = match[x]
+            if needed[x] > r:
+                out[row, x] = match[x]
                 # swap-remove the matched edge: the last available slot takes its place (its
                 # ``traversed`` stamp is from an earlier walk, so it need not move)
                 last = indptr[x] + count[x] - 1
@@ -244,11 +269,48 @@ def _closed_walk_rounds(indptr, indices, degree, n_rounds, rng):  # pragma: no c
     return out
 
 
+@njit(cache=True, nogil=True)
+def _weak_labels(indptr, indices):  # pragma: no cover - compiled
+    """Weak components of the unified view of a CSR graph (edge x → ``indices[p]`` joins
+    vertices x and indices[p]), numbered in the order of their smallest vertex — the labels
+    of ``scipy.sparse.csgraph.connected_components(..., connection="weak")``, without its
+    float64 copy and transpose of the edges (≈ 70 MiB at k = 100 on Adult). Union–find whose
+    root is always the smallest vertex of its set (path halving). Time O(E log n) at worst,
+    memory O(n)."""
+    n = indptr.shape[0] - 1
+    parent = np.arange(n)
+    for x in range(n):
+        for p in range(indptr[x], indptr[x + 1]):
+            a, b = x, np.int64(indices[p])
+            while parent[a] != a:
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            while parent[b] != b:
+                parent[b] = parent[parent[b]]
+                b = parent[b]
+            if a < b:
+                parent[b] = a
+            elif b < a:
+                parent[a] = b
+    labels = np.empty(n, np.int64)
+    count = 0
+    for x in range(n):
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        if root == x:  # the smallest vertex of its component: a new label
+            labels[x] = count
+            count += 1
+        else:
+            labels[x] = labels[root]
+    return labels
+
+
 def _component_degrees(graph: GeneralizationGraph) -> tuple[np.ndarray, np.ndarray]:
     """Weak components of the unified view and the (constant) degree of each component."""
     if not graph.is_balanced():
         raise ValueError("the privacy step needs in-degree = out-degree at every vertex")
-    _, labels = connected_components(graph.matrix, directed=True, connection="weak")
+    labels = _weak_labels(graph.matrix.indptr, graph.matrix.indices)
     degree = graph.out_degrees()
     comp_degree = np.zeros(labels.max() + 1 if len(labels) else 0, dtype=np.int64)
     comp_degree[labels] = degree
@@ -286,25 +348,37 @@ def random_assignments(
     seed, not on the number of workers). Time O(D·n·L) for walks of average length L (worst case
     O(D·n²) per component, as in the paper); memory O(E + n·D).
     """
-    return _walk_rounds(graph, *_component_degrees(graph), rng, workers)
+    labels, comp_degree = _component_degrees(graph)
+    return _walk_rounds(graph, labels, comp_degree, rng, workers, all_rounds=True)
 
 
 def _walk_rounds(
     graph: GeneralizationGraph,
     labels: np.ndarray,
-    comp_degree: np.ndarray,
+    needed: np.ndarray,
     rng: np.random.Generator,
     workers: int | None,
+    *,
+    all_rounds: bool,
 ) -> np.ndarray:
-    """``random_assignments`` given the graph's ``_component_degrees``."""
+    """The closed-walk rounds 0 … ``needed[c]`` − 1 of each component c (weak components
+    ``labels``; ``needed[c]`` ≤ its degree, the degree itself for a whole decomposition).
+
+    With ``all_rounds`` returns the (max ``needed``, n) array of ``random_assignments``
+    (−1 past a component's rounds); else a (1, n) array holding each component's last round,
+    round ``needed[c]`` − 1, and the (rounds, n) array is never made. Components go in chunks
+    of whole components (``_chunks``) to a thread pool, each chunk with its own child of
+    ``rng``. Time O(Σ_c needed[c]·n_c·L) for walks of average length L; memory O(E + n·rows).
+    """
     n = graph.n
-    n_rounds = int(comp_degree.max()) if len(comp_degree) else 0
-    out = np.full((n_rounds, n), -1, dtype=np.int64)
+    n_rounds = int(needed.max()) if len(needed) else 0
+    n_rows = n_rounds if all_rounds else 1
+    out = np.full((n_rows, n), -1, dtype=np.int64)
     if n == 0:
         return out
     chunks = _chunks(labels, _CHUNK)
     child_rngs = rng.spawn(len(chunks))
-    degree = comp_degree[labels]
+    per_vertex = needed[labels].astype(np.int64)
 
     def run(job: tuple[np.ndarray, np.random.Generator]) -> None:
         nodes, child = job
@@ -313,8 +387,8 @@ def _walk_rounds(
         local = _closed_walk_rounds(
             sub.indptr.astype(np.int64),
             sub.indices.astype(np.int32 if len(nodes) < 2**31 - 1 else np.int64),
-            degree[nodes],
-            n_rounds,
+            per_vertex[nodes],
+            n_rows,
             child,
         )
         out[:, nodes] = np.where(local >= 0, nodes[np.maximum(local, 0)], -1)
@@ -331,16 +405,24 @@ def _walk_rounds(
 def choose_assignment(
     graph: GeneralizationGraph, rng: np.random.Generator, workers: int | None = None
 ) -> np.ndarray:
-    """The privacy step: extract the D disjoint assignments of each component at random and
-    pick one uniformly (independently per component). Returns ``a`` with ``a[i]`` = the
-    published record whose true preimage is original i."""
+    """The privacy step: round ``pick`` of a random closed-walk decomposition of each
+    component, ``pick`` uniform over the component's D rounds (independently per component).
+    Returns ``a`` with ``a[i]`` = the published record whose true preimage is original i.
+
+    The picks are drawn first (from ``rng``; the walks use its spawned children), and each
+    component's walk stops after round ``pick``: rounds 0 … pick have the same law as in the
+    full decomposition (see ``_closed_walk_rounds``), and ``pick`` is uniform and independent
+    of the walk, so the chosen matching has exactly the law of "extract all D, choose one
+    uniformly" — every edge is the true pair with probability 1/D, as the D rounds partition
+    the edges — with on average (D + 1)/2 rounds instead of D and one row of n matches instead
+    of D. Time O(Σ_c (pick_c + 1)·n_c·L) for walks of average length L; memory O(E + n).
+    """
     labels, comp_degree = _component_degrees(graph)
     sizes = np.bincount(labels, minlength=len(comp_degree))
     big_biclique = (comp_degree == sizes) & (sizes > BICLIQUE_WALK_MAX)
     if not big_biclique.any():
-        rounds = _walk_rounds(graph, labels, comp_degree, rng, workers)
         pick = rng.integers(0, comp_degree)  # one uniform index per component
-        return rounds[pick[labels], np.arange(graph.n)]
+        return _walk_rounds(graph, labels, pick + 1, rng, workers, all_rounds=False)[0]
     # A complete biclique K_{m,m}: a uniformly random permutation of its m records makes every
     # edge the true pair with probability exactly 1/m, as one of m disjoint matchings drawn at
     # random would, in O(m) instead of the closed walk's O(m³).
