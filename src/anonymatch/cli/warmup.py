@@ -107,7 +107,7 @@ def write_bytecode() -> bool:
 @command("warmup")
 @verbosity_options
 def warmup_cmd(quiet: bool) -> None:
-    """Compile and cache the numba kernels (and the package's bytecode) once.
+    """Compile the numba kernels and bytecode once, ahead of runs.
 
     Run once after installing (``make install`` does): the data commands then load their
     kernels from numba's cache instead of compiling them in their first run."""
