@@ -241,7 +241,7 @@ class AttackerView:
     def per_original(self) -> np.ndarray:
         """Compatible published rows of each original group (U, int64; per person:
         ``per_original()[inverse]``). O(pairs between groups)."""
-        return np.asarray(self.c @ self.mult, dtype=np.int64)
+        return _row_sums(self.c.indptr, self.c.indices, self.mult)
 
     def per_published(self) -> np.ndarray:
         """Compatible originals of each published group (G, int64; per row:
@@ -575,6 +575,20 @@ class AttackerView:
         view._cache["flow_nonzero"] = (_kept_positions(keep, used), values)
         view._cache["of_candidates"] = True  # its candidates are itself
         return view
+
+
+@njit(cache=True, nogil=True)
+def _row_sums(indptr, indices, weight):  # pragma: no cover - compiled
+    """Σ weight[indices[p]] over each row's slots of a CSR pattern (the product of the 0/1
+    matrix with ``weight`` without scipy's upcast copy of its data). O(nnz), O(rows) memory."""
+    n = len(indptr) - 1
+    out = np.zeros(n, np.int64)
+    for i in range(n):
+        total = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            total += weight[indices[p]]
+        out[i] = total
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -217,6 +217,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     table = _release_table(data, schema, enc, cells, truth_of[shuffle])
 
     published_graph = graph.with_published_order(position)
+    del graph, recoded  # the published order's copies are what is kept (peak memory, issue 38)
 
     t0 = time.perf_counter()
     published = parse_cells(table, enc)  # what is written is what is verified

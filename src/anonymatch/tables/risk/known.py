@@ -620,5 +620,23 @@ def _candidate_rows(view: AttackerView, a: int) -> np.ndarray:
 
 def _distinct(c: sp.csr_array, table: np.ndarray) -> np.ndarray:
     """Distinct values each original group's candidate rows show: ``c`` its candidate groups
-    (U × G), ``table`` rows per (row group, value) (G × values). O(pairs · values)."""
-    return np.asarray(((c @ (table > 0).astype(np.int64)) > 0).sum(axis=1)).reshape(-1)
+    (U × G), ``table`` rows per (row group, value) (G × values). O(pairs · values) time,
+    O(U + values) memory (no upcast copy of ``c``: issue 38's peak)."""
+    return _distinct_values(c.indptr, c.indices, np.ascontiguousarray(table > 0))
+
+
+@njit(cache=True, nogil=True)
+def _distinct_values(indptr, indices, shows):  # pragma: no cover - compiled
+    """For each row u of a CSR pattern, the values v with ``shows[g, v]`` for some g among
+    its columns, counted."""
+    n, width = len(indptr) - 1, shows.shape[1]
+    out = np.zeros(n, np.int64)
+    seen = np.zeros(width, np.bool_)
+    for u in range(n):
+        seen[:] = False
+        for p in range(indptr[u], indptr[u + 1]):
+            row = shows[indices[p]]
+            for v in range(width):
+                seen[v] |= row[v]
+        out[u] = seen.sum()
+    return out
