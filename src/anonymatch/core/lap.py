@@ -149,7 +149,7 @@ def two_stage(cost, used):  # pragma: no cover - compiled
     column of each row.
 
     On the freeform rounds of UCI Adult at k ≥ 50 the initialization assigns all but 3–30 %
-    of the rows; the rounds then cost 2–3× less, for a final GCP within ±1 % of the exact
+    of the rows; the rounds then cost 2.0–2.3× less, for a final GCP within ±1 % of the exact
     rounds' (docs/results.md, speed at large k). Time O(m²) for the initialization plus the
     f × f solve (O(f³) worst case); memory O(f²)."""
     x, y, v, free, n_free = _initialize(cost)

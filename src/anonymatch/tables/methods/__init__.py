@@ -157,9 +157,9 @@ EDGE_SECONDS = 3.0e-6
 privacy step, recoding, the verifier's k-factor), measured with ``ROUND_SECONDS``."""
 
 
-TWO_STAGE_COST = 0.4
+TWO_STAGE_COST = 0.45
 """CPU of hungarian's two-stage rounds (``freeform.TWO_STAGE_MIN_K``) relative to its exact
-ones, which ``ROUND_SECONDS`` prices: 0.47 at k = 50 and 0.36 at k = 100 on Adult
+ones, which ``ROUND_SECONDS`` prices: 0.49 at k = 50 and 0.43 at k = 100 on Adult
 (benchmarks/rounds_variants.py)."""
 
 

@@ -140,10 +140,10 @@ TWO_STAGE_MIN_K = 50
 """From this k on, hungarian solves each round by the two-stage assignment (``core.lap.
 two_stage``): LAPJV's initialization keeps the rows it assigns and the rest are solved exactly
 among the columns left. Measured on UCI Adult (8 QIs, whole table, the default partitions;
-``benchmarks/rounds_variants.py``): the final GCP relative to exact rounds is +4.3 % at k = 20,
-+2.4 % at 30, +1.1 % at 40, +0.5 % at 50 and −0.8 % at 100 (each round is no longer optimal,
-and a cheaper round is not always a worse start for the next), for 1.6–2.8× less CPU from
-k = 30 on (at k = 20 it is slower: few rows are left free and the fallback runs)."""
+``benchmarks/rounds_variants.py``): the final GCP relative to exact rounds is +7.1 % at
+k = 10, +4.3 % at 20, +2.4 % at 30, +1.1 % at 40, +0.5 % at 50 and −0.8 % at 100 (each round
+is no longer optimal, and a cheaper round is not always a worse start for the next), for 1.1,
+1.4, 1.5, 1.9, 2.0 and 2.3× less CPU in the rounds."""
 
 
 def hungarian_step(k: int) -> Iteration:
