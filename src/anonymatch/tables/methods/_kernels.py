@@ -188,3 +188,43 @@ def allowed_at_most(w, used, top, capacity):  # pragma: no cover - compiled
                 out[c] = i * m + j
                 c += 1
     return out
+
+
+@njit(cache=True, nogil=True)
+def grow_cells(  # pragma: no cover - compiled
+    match, num, num_missing, cat_missing, lo, hi, num_star, cat_star, changed
+):
+    """Published ``match[i]`` now also covers original i: widen its numeric bounds to i's
+    present values, suppress (``*``) its cells where i's value is missing, and flag in
+    ``changed`` every published record whose cells grew. In place; O(m·d)."""
+    m, dn, dc = num.shape[0], num.shape[1], cat_missing.shape[1]
+    for i in range(m):
+        j = match[i]
+        for a in range(dn):
+            if num_missing[i, a]:
+                if not num_star[j, a]:
+                    num_star[j, a] = True
+                    changed[j] = True
+            else:
+                v = num[i, a]
+                if v < lo[j, a]:
+                    lo[j, a] = v
+                    changed[j] = True
+                if v > hi[j, a]:
+                    hi[j, a] = v
+                    changed[j] = True
+        for a in range(dc):
+            if cat_missing[i, a] and not cat_star[j, a]:
+                cat_star[j, a] = True
+                changed[j] = True
+
+
+@njit(cache=True, nogil=True)
+def grow_members(match, codes, member, changed):  # pragma: no cover - compiled
+    """Published ``match[i]`` now also shows value ``codes[i]`` (one categorical attribute's
+    membership ``member``); flags in ``changed`` the records that gained a value. O(m)."""
+    for i in range(match.shape[0]):
+        j, c = match[i], codes[i]
+        if not member[j, c]:
+            member[j, c] = True
+            changed[j] = True

@@ -25,6 +25,8 @@ from anonymatch.tables.methods import BuildOptions, TimeUp
 from anonymatch.tables.methods._kernels import (
     allowed_at_most,
     greedy_iteration,
+    grow_cells,
+    grow_members,
     sortgreedy_repair,
     sortgreedy_scan,
 )
@@ -211,6 +213,8 @@ def build_freeform(
         )
 
     w = gcp_increase_weights(local_qi, cells(slice(None)), trees, part.cat, used)
+    num = np.ascontiguousarray(part.num, dtype=np.float64)
+    cat_codes = [np.ascontiguousarray(codes) for codes in local_qi.cat.T]
     for r in range(k - 1):
         if deadline is not None and time.perf_counter() > deadline:
             raise TimeUp
@@ -222,22 +226,15 @@ def build_freeform(
         used[np.arange(m), match] = True
         if joint is not None:
             joint.grow(match)
-        before = (lo.copy(), hi.copy(), num_star.copy(), cat_star.copy(), level.copy())
         changed = np.zeros(m, dtype=bool)  # published records whose cells grew this round
-        if lo.shape[1]:
-            np.minimum.at(lo, match, np.where(part.num_missing, np.inf, part.num))
-            np.maximum.at(hi, match, np.where(part.num_missing, -np.inf, part.num))
-        if part.has_missing:
-            np.logical_or.at(num_star, match, part.num_missing)
-            np.logical_or.at(cat_star, match, part.cat_missing)
-        for mat, codes in zip(member, local_qi.cat.T, strict=True):
-            changed[match[~mat[match, codes]]] = True
-            mat[match, codes] = True
+        missing = (part.num_missing, part.cat_missing)
+        grow_cells(match, num, *missing, lo, hi, num_star, cat_star, changed)
+        for mat, codes in zip(member, cat_codes, strict=True):
+            grow_members(match, codes, mat, changed)
         for a in np.flatnonzero(trees.is_tree).tolist():  # j = match[i] now covers i leaf
             grown = trees.lca_levels(a, part.cat[:, a], part.cat[match, a], level[match, a])
+            changed[match[grown != level[match, a]]] = True
             level[match, a] = grown
-        for now, then in zip((lo, hi, num_star, cat_star, level), before, strict=True):
-            changed |= (now != then).any(axis=1)
         if r < k - 2:  # the next round's weights: only the grown records' columns change
             if joint is None:
                 w[np.arange(m), match] = forbidden_cost(m)
