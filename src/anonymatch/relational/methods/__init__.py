@@ -46,7 +46,7 @@ def registry() -> dict[str, RelationalMethod]:
     return core.registry_of(
         RelationalMethod(
             name="hungarian",
-            summary="freeform k-anonymity by exact assignments on the joint cost (Doka §7)",
+            summary="freeform k-anonymity by minimum-cost assignments on the joint cost (Doka §7)",
             partitioned=True,
             sensitive=True,
             streamable=True,

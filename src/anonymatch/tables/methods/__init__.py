@@ -236,7 +236,8 @@ def registry() -> dict[str, Method]:
             for name, summary in (
                 (
                     "hungarian",
-                    "k−1 exact minimum-cost assignments on GCP-increase weights (Doka §7)",
+                    "k−1 minimum-cost assignments on GCP-increase weights (Doka §7;"
+                    " two-stage from k = 50)",
                 ),
                 (
                     "sortgreedy",
