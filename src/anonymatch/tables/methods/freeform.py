@@ -74,12 +74,13 @@ def _sortgreedy_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
     takes the allowed edges of weight ≤ a threshold, sorted: every edge lighter than one it
     takes is in the batch, so the batch is a prefix of one stable sort of all m². After it the
     only edges the scan could still take join an original and a published record both still
-    free, so it goes on over those alone (the free rows × free columns, far fewer), sorted.
-    Both sorts are stable over flat ids in increasing order, so the scan sees the takeable
-    edges in exactly the order of one stable sort of all m² and the iteration returns the
-    matching the full sort gives, whatever the threshold. The threshold is the weight of rank
-    about ``SORT_BATCH``·m among a strided sample of the allowed weights (so the batch holds
-    about that many edges), found without copying the matrix. O(m²) plus O(b log b) for the
+    free, so it goes on over those alone (the free rows × free columns, far fewer), again in
+    batches of the lightest, ties included. Every sort is stable over flat ids in increasing
+    order, so the scan sees the takeable edges in exactly the order of one stable sort of all
+    m² and the iteration returns the matching the full sort gives, whatever the thresholds.
+    The first threshold is the weight of rank about ``SORT_BATCH``·m among a strided sample of
+    the allowed weights (so the batch holds about that many edges), found without copying the
+    matrix. O(m²) plus O(b log b) for the
     b ≈ SORT_BATCH·m + f² edges sorted (f originals left free by the first batch), instead of
     O(m² log m)."""
     m = w.shape[0]
