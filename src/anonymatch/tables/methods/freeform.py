@@ -161,7 +161,7 @@ def round_assignment(method: str, k: int) -> str:
     (Hungarian from it on), or the heuristic's name (``greedy``, ``sortgreedy``)."""
     if method != "hungarian":
         return method
-    return "two-stage" if k >= TWO_STAGE_MIN_K else "exact"
+    return "two-stage" if hungarian_step(k) is _two_stage_step else "exact"
 
 
 def build_freeform(
