@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
 
 import anonymatch
+from anonymatch.core.classes import privacy_step
 from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.job import LONG_RUN_SECONDS, TableJob, plan
@@ -37,14 +37,6 @@ from anonymatch.tables.methods.freeform import (
     hungarian,
     hungarian_step,
     sortgreedy,
-)
-from anonymatch.tables.methods.ring import (
-    draw_assignment,
-    windows,
-    windows_cells,
-    windows_graph,
-    windows_of,
-    windows_order,
 )
 from anonymatch.tables.recode import recode
 from anonymatch.tables.verify import verify
@@ -115,7 +107,7 @@ def test_the_estimate_grows_with_k_and_warns_past_a_minute() -> None:
     assert estimated_seconds(mondrian, 30_162, 1000, None, 2) == 0
     job = TableJob.build(dict(qi=["n0"], k=1000, method="hungarian", time_limit=600.0))
     run = plan(job, rows=30_162)  # a limit: the rounds run until it, and it is announced
-    assert not run.windows and run.limit == 600.0 and run.warning() is not None
+    assert not run.blocks and run.limit == 600.0 and run.warning() is not None
     job = TableJob.build(dict(qi=["n0"], k=10, method="hungarian"))
     assert plan(job, rows=30_162).warning() is None
 
@@ -133,7 +125,8 @@ def test_hungarian_rounds_are_exact_below_the_threshold_and_two_stage_from_it() 
         assert run.to_dict()["assignment"] == said
     for job in (  # no rounds run: no assignment said
         dict(qi=["n0"], k=10, method="mondrian"),
-        dict(qi=["n0"], k=100, method="hungarian", structure="windows"),
+        dict(qi=["n0"], k=100, method="hungarian", structure="blocks"),
+        dict(qi=["n0"], k=1000, method="hungarian"),  # blocks by the estimate
         dict(qi=["n0"], sensitive=["s"], k=10, method="hungarian"),
     ):
         assert "assignment" not in plan(TableJob.build(job), rows=30_162).to_dict()
@@ -206,22 +199,33 @@ def test_weights_recomputed_for_grown_records_only_are_the_full_weights(
         assert np.array_equal(a, b, equal_nan=True)
 
 
-def test_windows_only_when_asked_for() -> None:
-    # windows draw one shift per partition (an insider with one true row learns their
-    # partition's): the plan never picks them by itself, however long the rounds would take
-    for k in (10, 100, 1000, 2000):
-        run = plan(TableJob.build(dict(qi=["n0"], k=k, method="hungarian")), rows=30_162)
-        assert not run.windows and run.to_dict(0).get("windows") is None
-    asked = TableJob.build(dict(qi=["n0"], k=1000, method="hungarian", structure="windows"))
+def test_blocks_when_asked_for_or_when_the_rounds_would_take_minutes() -> None:
+    # the choice depends on k (and the partition size), not on the table's size or the machine
+    for rows in (30_162, 1_000_000):
+        for k in (10, 100, 400):
+            run = plan(TableJob.build(dict(qi=["n0"], k=k, method="hungarian")), rows=rows)
+            assert run.blocks is None and run.to_dict(0).get("blocks") is None
+        for k in (500, 1000, 2000):
+            run = plan(TableJob.build(dict(qi=["n0"], k=k, method="hungarian")), rows=rows)
+            assert run.blocks == "estimate" and run.partition_size is None
+            assert run.warning() is None and run.to_dict(1)["blocks"]["why"] == "estimate"
+    limited = TableJob.build(dict(qi=["n0"], k=1000, method="hungarian", time_limit=60.0))
+    assert plan(limited, rows=30_162).blocks is None  # a limit: the rounds run until it
+    long = TableJob.build(dict(qi=["n0"], k=1000, method="hungarian", executor="threads"))
+    assert plan(long, rows=30_162, streamed=True).blocks is None  # the streamed path: rounds
+    mondrian = TableJob.build(dict(qi=["n0"], k=1000, method="mondrian"))
+    assert plan(mondrian, rows=30_162).blocks is None
+    asked = TableJob.build(dict(qi=["n0"], k=10, method="hungarian", structure="blocks"))
     run = plan(asked, rows=30_162)
-    assert run.windows and run.warning() is None  # windows take seconds
-    assert run.to_dict(15)["windows"] == {"partitions": 15, "why": "structure"}
+    assert run.blocks == "structure" and run.warning() is None and run.partition_size is None
+    assert run.to_dict(1)["blocks"] == {"partitions": 1, "why": "structure"}
+    assert "assignment" not in run.to_dict(1)
     with pytest.raises(InputError, match="in memory only"):
         plan(asked, rows=30_162, streamed=True)
     with pytest.raises(InputError, match="runs none"):  # a method without rounds
-        TableJob.build(dict(qi=["n0"], k=10, method="mondrian", structure="windows"))
+        TableJob.build(dict(qi=["n0"], k=10, method="mondrian", structure="blocks"))
     with pytest.raises(InputError, match="k-anonymity only"):  # the default l = 2 included
-        TableJob.build(dict(qi=["n0"], sensitive=["s"], k=10, structure="windows"))
+        TableJob.build(dict(qi=["n0"], sensitive=["s"], k=10, structure="blocks"))
 
 
 def test_a_time_limit_the_run_cannot_honour_is_refused() -> None:
@@ -239,125 +243,35 @@ def test_a_time_limit_the_run_cannot_honour_is_refused() -> None:
     assert plan(mip, rows=10, streamed=False).limit is None
 
 
-@settings(max_examples=10, deadline=None)
-@given(n=st.integers(4, 80), k=st.integers(1, 8), seed=st.integers(0, 2**16))
-def test_windows_are_k_shifts_and_the_draw_is_one_of_them(n: int, k: int, seed: int) -> None:
-    qi = encode_frame(random_frame(n, seed))
-    k = min(k, n)
-    graph = windows(qi, k)
-    assert (graph.out_degrees() == k).all() and (graph.in_degrees() == k).all()
-    order = windows_order(qi)
-    assert sorted(order.tolist()) == list(range(n))
-    matrix = graph.matrix.toarray().astype(bool)
-    for t in range(k):  # the k shifts are perfect matchings inside the graph
-        assert matrix[order, np.roll(order, t)].all()
-    drawn = draw_assignment(graph, (order,), k, np.random.default_rng(seed))
-    assert sorted(drawn.tolist()) == list(range(n))
-    assert matrix[np.arange(n), drawn].all()
-    t = (-int(np.flatnonzero(order == drawn[order[0]])[0])) % n  # the shift drawn
-    assert t < k and np.array_equal(drawn[order], np.roll(order, t))
-
-
-def test_the_windows_order_is_serpentine() -> None:
-    # a (2 values) before b (3 values): b runs up for a = 0 and down for a = 1
-    a, b = [0, 1, 0, 1, 0, 1, 0, 1], [0, 0, 1, 1, 2, 2, 1, 0]
-    frame = pd.DataFrame({"n0": a, "n1": b, "s": ["x"] * 8})
-    order = windows_order(encode_frame(frame))
-    got = [(a[i], b[i]) for i in order]
-    assert got == [(0, 0), (0, 1), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0), (1, 0)]
-
-
-@settings(max_examples=10, deadline=None)
-@given(sizes=st.lists(st.integers(1, 30), min_size=1, max_size=4), k=st.integers(1, 6))
-def test_the_windows_graph_at_once_is_the_parts_assembled(sizes: list[int], k: int) -> None:
-    sizes = [s + k for s in sizes]
-    n = sum(sizes)
-    perm = np.random.default_rng(n * k).permutation(n)
-    rings = tuple(np.split(perm, np.cumsum(sizes)[:-1]))
-    blocks = [(ring, windows_of(np.arange(len(ring)), k)) for ring in rings]
-    assembled = GeneralizationGraph.block_diagonal(blocks, n)
-    at_once = windows_graph(rings, k, n)
-    assert (at_once.matrix != assembled.matrix).nnz == 0 and at_once.is_regular(k)
-    assert at_once.matrix.has_sorted_indices
-    for got, want in zip(at_once.blocks(), assembled.blocks(), strict=True):
-        assert np.array_equal(got, want)
-
-
-@settings(max_examples=15, deadline=None)
-@given(
-    n=st.integers(6, 70),
-    k=st.integers(1, 6),
-    parts=st.integers(1, 3),
-    holes=st.floats(0, 0.1),
-    seed=st.integers(0, 2**16),
-)
-def test_windows_cells_are_the_recoded_cells(
-    n: int, k: int, parts: int, holes: float, seed: int
-) -> None:
-    frame = random_frame(n, seed).astype(object)
-    rng = np.random.default_rng(seed)
-    frame = frame.mask(rng.random(frame.shape) < holes)  # missing values: starred cells
-    qi = encode_frame(frame)
-    k = min(k, n // parts)
-    rings = tuple(np.array_split(rng.permutation(n), parts))
-    got = windows_cells(rings, k, qi)
-    want = recode(windows_graph(rings, k, n), qi)
-    for field in ("num_lo", "num_hi", "num_star", "cat_star"):
-        assert np.array_equal(getattr(got, field), getattr(want, field)), field
-    for a, (mine, theirs) in enumerate(zip(got.cat_sets, want.cat_sets, strict=True)):
-        assert (mine != theirs).nnz == 0, a
-
-
-def test_the_shift_is_uniform_and_the_rest_is_walked() -> None:
-    qi = encode_frame(random_frame(40, 5))
-    k = 4
-    ring_ids = np.arange(20)
-    left = windows(qi.take(ring_ids), k)
-    right = registry()["hungarian"].build(qi.take(ring_ids + 20), k, BuildOptions())
-    graph = GeneralizationGraph.block_diagonal([(ring_ids, left), (ring_ids + 20, right)], 40)
-    ring = ring_ids[windows_order(qi.take(ring_ids))]
-    rng = np.random.default_rng(1)
-    seen = []
-    matrix = graph.matrix.toarray().astype(bool)
-    for _ in range(400):
-        drawn = draw_assignment(graph, (ring,), k, rng)
-        assert sorted(drawn.tolist()) == list(range(40)) and matrix[np.arange(40), drawn].all()
-        seen.append(int(np.flatnonzero(ring == drawn[ring[0]])[0]))
-    counts = np.bincount([(-s) % 20 for s in seen], minlength=k)
-    assert counts.sum() == 400 and len(counts) == k
-    assert stats.chisquare(counts).pvalue > 1e-4  # each shift 1/k
-
-
 def _anonymize(frame: pd.DataFrame, k: int, **kw: Any) -> Any:
     return anonymatch.anonymize(
         frame, k=k, qi="n0,n1,c0,c1", numeric="n0,n1", method="hungarian", seed=3, **kw
     )
 
 
-def test_a_tiny_time_limit_publishes_windows_verified_and_says_so() -> None:
+def test_a_tiny_time_limit_publishes_blocks_verified_and_says_so() -> None:
     frame = random_frame(300, 8)
     k = 5
     full = _anonymize(frame, k, partition_size=60)
-    assert "windows" not in full.report["plan"] and "time_limit" not in full.report["plan"]
+    assert "blocks" not in full.report["plan"] and "time_limit" not in full.report["plan"]
     again = _anonymize(frame, k, partition_size=60, time_limit=1e-9)  # past before the rounds
     plan_block = again.report["plan"]
     assert plan_block["time_limit"] == 1e-9
-    assert plan_block["windows"] == {"partitions": 5, "why": "time_limit"}
-    # one shift per partition: a person who knows one true row knows the other 59 of theirs
-    assert again.report["guarantee"]["insider_weakness"].startswith("windows:")
-    assert again.report["risk"]["known_person"]["rows"]["certain_max"] == 59
-    assert "insider_weakness" not in full.report["guarantee"]
+    assert plan_block["blocks"] == {"partitions": 5, "why": "time_limit"}
+    # classes: no insider weakness, one known true row makes no other row certain
+    assert "insider_weakness" not in again.report["guarantee"]
+    assert again.report["risk"]["known_person"]["rows"]["certain_max"] == 0
     assert again.report["verification"]["passed"]
     check = anonymatch.verify(frame, again.release, k=k, qi="n0,n1,c0,c1", numeric="n0,n1")
     assert check.passed
-    # the rounds lose less than the windows: the limit costs information, never privacy
+    # the rounds lose less than the blocks: the limit costs information, never privacy
     assert full.report["loss"]["gcp"] <= again.report["loss"]["gcp"]
     generous = _anonymize(frame, k, partition_size=60, time_limit=3600.0)
-    assert generous.report["plan"]["windows"] == {"partitions": 0, "why": "time_limit"}
+    assert generous.report["plan"]["blocks"] == {"partitions": 0, "why": "time_limit"}
     assert generous.release.equals(full.release)  # a limit not reached changes nothing
 
 
-def test_partitions_past_the_limit_are_windows_beside_the_rounds() -> None:
+def test_partitions_past_the_limit_are_blocks_beside_the_rounds() -> None:
     qi = encode_frame(random_frame(200, 4))
     k, calls = 4, []
     spec = registry()["hungarian"]
@@ -370,22 +284,36 @@ def test_partitions_past_the_limit_are_windows_beside_the_rounds() -> None:
 
     limited = dataclasses.replace(spec, build=every_other)
     built = build_graph(qi, k, limited, 40, BuildOptions(), workers=1)
-    assert built.partitions == 5 and built.windows == 2 == len(built.rings)
-    assert built.graph.is_regular(k)
-    for ring in built.rings:  # each fallen partition is its windows, in the graph
-        local = windows_order(qi.take(np.sort(ring)))
-        assert np.array_equal(ring, np.sort(ring)[local])
-        sub = built.graph.matrix[ring][:, ring].toarray().astype(bool)
-        assert all(
-            sub[np.arange(len(ring)), np.roll(np.arange(len(ring)), t)].all() for t in range(k)
-        )
-    matrix = built.graph.matrix.toarray().astype(bool)
+    assert built.partitions == 5 and built.blocks == 2
+    graph = built.graph
+    assert (graph.out_degrees() >= k).all() and graph.is_balanced()
+    regular = 0
+    part = graph.blocks()[0]
+    for ids in (np.flatnonzero(part == p) for p in range(5)):  # its rounds, or its blocks
+        sub = graph.matrix[ids][:, ids].toarray().astype(bool)
+        if (sub.sum(axis=1) == k).all():
+            regular += 1
+            continue
+        _, group = np.unique(sub, axis=0, return_inverse=True)  # bicliques of k … 2k − 1
+        group = group.reshape(-1)
+        assert np.array_equal(sub, group[:, None] == group[None, :])
+        sizes = np.bincount(group)
+        assert sizes.min() >= k and sizes.max() < 2 * k
+    assert regular == 3
+    matrix = graph.matrix.toarray().astype(bool)
     rng = np.random.default_rng(0)
     for _ in range(20):
-        drawn = draw_assignment(built.graph, built.rings, k, rng)
+        drawn = privacy_step(graph, rng)
         assert sorted(drawn.tolist()) == list(range(200)) and matrix[np.arange(200), drawn].all()
-    cells = recode(built.graph, qi)
+    cells = recode(graph, qi)
     assert verify(cells, qi, k).passed
+
+    def always_late(sub: Any, level: int, options: BuildOptions) -> GeneralizationGraph:
+        raise TimeUp
+
+    late = dataclasses.replace(spec, build=always_late)
+    alone = build_graph(qi, k, late, 40, BuildOptions(), workers=1)
+    assert alone.blocks == alone.partitions == 5 and alone.graph.classes is not None
 
 
 def test_the_time_limit_stops_the_rounds_between_two_rounds() -> None:

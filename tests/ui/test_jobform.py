@@ -324,13 +324,13 @@ def test_open_a_job_file(tmp_path: Path) -> None:
                "suppression_limit": "0.1", "role:name": "identifier", "role:age": "qi",
                "type:age": "numeric", "role:edu": "qi", "type:edu": "ordinal",
                "order:edu": "low|mid|high|top", "role:dis": "other",
-               "na:zip": "-9", "structure": "windows"}  # fmt: skip
+               "na:zip": "-9", "structure": "blocks"}  # fmt: skip
         page = client.post("/run", data=run)
         assert page.url.path in ("/job", "/result"), error_of(page)
         assert wait(client, 240)["state"] == "done"
         written = tomllib.loads((session_of(state).directory / "job.toml").read_text())
         assert written["method"]["time_limit"] == 30.0
-        assert written["method"]["structure"] == "windows"  # the form's select, by name
+        assert written["method"]["structure"] == "blocks"  # the form's select, by name
     finally:
         state.stop_all()
 

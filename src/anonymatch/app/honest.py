@@ -88,8 +88,7 @@ def utility_warning(manifest: Mapping[str, Any]) -> str | None:
 
 def insider_warning(manifest: Mapping[str, Any]) -> str | None:
     """The insider weakness of a release made of sensitive rings (``structure`` ``rings``:
-    ``guarantee.insider_weakness``, docs/guarantees/sensitive.md §6) or of windows (every
-    partition one drawn shift: docs/guarantees/freeform.md), else None."""
+    ``guarantee.insider_weakness``, docs/guarantees/sensitive.md §6), else None."""
     guarantee = manifest.get("guarantee")
     if not isinstance(guarantee, Mapping):
         return None

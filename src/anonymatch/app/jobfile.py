@@ -388,13 +388,13 @@ class Method(_Strict):
         default=None,
         description="Relational: price of one uncertain item in GCP units (default 0.005).",
     )
-    structure: Literal["classes", "rings", "windows"] | None = Field(
+    structure: Literal["classes", "rings", "blocks"] | None = Field(
         default=None,
         description="Tables with l/t, freeform methods: publish classes (default), or rings "
         "where cheaper (rings: a person who knows their own sensitive value and finds it among "
-        "their rows learns every ring member's value). Without l/t: windows, the k shifts of a "
-        "sort order instead of the rounds (fast at large k; a person who knows one true row "
-        "learns their partition's).",
+        "their rows learns every ring member's value). Without l/t: blocks, classes of k…2k−1 "
+        "consecutive records of a sort order instead of the rounds (seconds at any k; the "
+        "default where the rounds would take minutes).",
     )
 
 

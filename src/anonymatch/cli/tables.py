@@ -65,7 +65,7 @@ from anonymatch.core.errors import InputError
 from anonymatch.core.manifest import load_manifest
 from anonymatch.core.params import STREAM_MIN_ROWS, number
 from anonymatch.tables.io import CsvOptions, read_table
-from anonymatch.tables.job import RINGS_WEAKNESS, STRUCTURES, WINDOWS_WEAKNESS, choose_path
+from anonymatch.tables.job import RINGS_WEAKNESS, STRUCTURES, choose_path
 from anonymatch.tables.methods import ALL_PAIRS_MAX_N, names
 from anonymatch.tables.models import CRITERIA, KL_CRITERIA, POPULATION_CRITERIA
 from anonymatch.tables.models.kl import KLAnonymity
@@ -157,7 +157,7 @@ strict_option = criteria_options(CHECK_OPTIONS)  # --strict, from the leakage ch
     type=float,
     default=None,
     help="Seconds: per exact MIP solve (mip; default 60); for hungarian/sortgreedy/greedy, "
-    "the rounds' budget: partitions not done by then are published as windows.",
+    "the rounds' budget: partitions not done by then are published as blocks (classes).",
 )
 @click.option(
     "--epsilons",
@@ -200,8 +200,8 @@ strict_option = criteria_options(CHECK_OPTIONS)  # --strict, from the leakage ch
     show_default=True,
     help="With --l/--t, what the freeform methods publish: classes that satisfy the models, or "
     f"sensitive rings where they cost less GCP (with a certificate). Warning: {RINGS_WEAKNESS}. "
-    "Without: 'windows' replaces the rounds by k shifts of a sort order (fast at large k; "
-    f"warning: {WINDOWS_WEAKNESS}).",
+    "Without: 'blocks' replaces the rounds by classes of k…2k−1 consecutive records of a sort "
+    "order (seconds at any k; the default from k ≈ 470, where the rounds take minutes).",
 )
 @qi_type_options
 @_suppression_limit_option(
@@ -475,6 +475,16 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
         + (f", {source['suppressed']} suppressed as outliers" if source.get("suppressed") else "")
         + f") -> {output}"
     )
+    blocks = (report.get("plan") or {}).get("blocks") or {}
+    if blocks.get("partitions"):
+        done = {
+            "estimate": "the whole table, where the rounds would take minutes (--time-limit "
+            "runs them)",
+            "structure": "the whole table (--structure blocks)",
+            "time_limit": f"{blocks['partitions']} of {report['parameters'].get('partitions')}"
+            " partitions, past the time limit",
+        }[blocks["why"]]
+        click.echo(f"published as blocks (classes of k…2k−1 consecutive records): {done}")
     if source.get("missing_values"):
         click.echo(
             f"missing QI values kept: {source['missing_values']}; cells published as '*':"

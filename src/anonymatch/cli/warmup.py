@@ -5,13 +5,13 @@ numba compiles a kernel on its first call and keeps the machine code in its cach
 loads it from there. Without this step the first ``anonymize`` after an installation spends ~10 s
 compiling (docs/results.md, speed section). ``make install`` runs it once; after a plain
 ``pip install``, run it yourself. It anonymizes small generated tables in memory (nothing is
-written) along the paths of a table run — hungarian and mondrian, with and without missing values
-and a sensitive model, each verified — and then runs each other kind's front once (transactions
-by every set method, sparse matrices, people with items, graphs), so that the same kernels, with
-the same argument types, are compiled and cached. It also writes the package's own bytecode
-(``__pycache__/*.pyc``, as ``pip install`` does for a wheel): an editable install run with
-``PYTHONDONTWRITEBYTECODE`` set otherwise compiles every imported module of the package from
-source in every process (≈ 0.1 s of each run's start, issue 38).
+written) along the paths of a table run — hungarian, its blocks and mondrian, with and without
+missing values and a sensitive model, each verified — and then runs each other kind's front
+once (transactions by every set method, sparse matrices, people with items, graphs), so that
+the same kernels, with the same argument types, are compiled and cached. It also writes the
+package's own bytecode (``__pycache__/*.pyc``, as ``pip install`` does for a wheel): an
+editable install run with ``PYTHONDONTWRITEBYTECODE`` set otherwise compiles every imported
+module of the package from source in every process (≈ 0.1 s of each run's start, issue 38).
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ def warm_tables() -> None:
         for method in ("hungarian", "mondrian"):
             anonymize(data, k=3, qi=qi, numeric=numeric, sensitive=sensitive, method=method,
                       seed=1, l=1)  # fmt: skip  # the plain paths (missing values kept as *)
+        anonymize(data, k=3, qi=qi, numeric=numeric, sensitive=sensitive, structure="blocks",
+                  seed=1, l=1)  # fmt: skip  # the plan's blocks at large k
     anonymize(_table(60, 2, False), k=3, qi=qi, numeric=numeric, sensitive=sensitive, seed=1, l=2)
 
 

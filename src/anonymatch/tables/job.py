@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 RunPath = Literal["memory", "streamed", "adaptive"]
 """Where a job runs: in memory, streamed from a file, or on the adaptive path."""
 
-STRUCTURES = ("classes", "rings", "windows")
+STRUCTURES = ("classes", "rings", "blocks")
 """What a freeform method publishes under ℓ-diversity / t-closeness (``structure``):
 ``classes`` (the default), or ``rings`` — sensitive rings where they cost less GCP, classes
 elsewhere (docs/guarantees/sensitive.md §6). A ring's decomposition is public and its draw is
@@ -81,14 +81,6 @@ RINGS_WEAKNESS = (
 )
 """The insider weakness of a ring release, in plain words (``--help``, the CLI summary, the
 report's limits and the manifest's ``guarantee.insider_weakness``)."""
-
-WINDOWS_WEAKNESS = (
-    "windows: a person who knows one person's true row learns the true row of every person "
-    "of that partition (one shift drawn per partition)"
-)
-"""The insider weakness of a release whose every partition is windows (``Plan.windows`` or
-all partitions past the time limit): ``guarantee.insider_weakness``; its known-person figures
-are the rings' (``risk.known``)."""
 
 DEFAULT_TIME_LIMIT = 60.0
 """Seconds per exact MIP solve (``mip``) or b-matching integer program when the job sets no
@@ -149,7 +141,7 @@ class TableJob:
         Seconds per exact solve (``time_limit`` as given, else ``DEFAULT_TIME_LIMIT``).
     limit : float or None
         The run's time limit as given (None: none). The freeform methods' rounds stop there:
-        the partitions not done are published as windows (``methods.build_graph``).
+        the partitions not done are published as blocks (``methods.build_graph``).
     adaptive : AdaptiveOptions
         Settings of the suppression methods.
     execution : Execution
@@ -550,12 +542,12 @@ def _build(p: Mapping[str, Any], keywords: dict[str, Any]) -> TableJob:
 def _structure(p: Mapping[str, Any], method: Method, models: tuple[SensitiveModel, ...]) -> str:
     """The job's ``structure`` (:data:`STRUCTURES`): ``rings`` needs sensitive models and a
     method that builds rings (a partitioned method with the ``sensitive`` capability);
-    ``windows`` (k-anonymity only: no sensitive model) a method that runs assignment rounds."""
+    ``blocks`` (k-anonymity only: no sensitive model) a method that runs assignment rounds."""
     structure = str(choice(p["structure"], "structure", STRUCTURES))
-    if structure == "windows":
+    if structure == "blocks":
         if models:
             raise InputError(
-                f"{param('structure')} 'windows' publishes k-anonymity only: the sensitive "
+                f"{param('structure')} 'blocks' publishes k-anonymity only: the sensitive "
                 f"models ({param('l')}/{param('t')}) need 'classes' or 'rings'"
             )
         if not method.rounds:
@@ -563,7 +555,7 @@ def _structure(p: Mapping[str, Any], method: Method, models: tuple[SensitiveMode
 
             rounds = " or ".join(m.name for m in registry().values() if m.rounds)
             raise InputError(
-                f"{param('structure')} 'windows' replaces the assignment rounds of "
+                f"{param('structure')} 'blocks' replaces the assignment rounds of "
                 f"{param('method')} {rounds} (the method {method.name!r} runs none)"
             )
     if structure == "rings":
@@ -786,9 +778,11 @@ class Plan:
     estimate : float
         Expected wall seconds of the build and what follows it, for the methods that run
         rounds (``methods.estimated_seconds``; 0 for the others or while rows are unknown).
-    windows : bool
-        Publish every partition as windows (``methods.ring.windows``) instead of running the
-        method's rounds: the job asked for ``structure`` ``windows`` (:func:`plan`).
+    blocks : {"structure", "estimate"} or None
+        Why the whole table is published as blocks (``methods.blocks``) instead of the
+        method's rounds: the job asked for ``structure`` ``blocks``, or the rounds were
+        estimated to cost more than ``BLOCKS_ABOVE`` CPU seconds a record (:func:`plan`);
+        None: the rounds run (or the method runs none).
     limit : float or None
         The job's time limit, for a method that runs rounds (None: none, or another method).
     assignment : str or None
@@ -801,7 +795,7 @@ class Plan:
     partition_size: int | None
     rows: int | None = None
     estimate: float = 0.0
-    windows: bool = False
+    blocks: str | None = None
     limit: float | None = None
     assignment: str | None = None
 
@@ -811,31 +805,30 @@ class Plan:
         the progress bar), so it names no flag: the CLI's translation of parameter names does
         not see it."""
         expected = min(self.estimate, math.inf if self.limit is None else self.limit)
-        if expected <= LONG_RUN_SECONDS or self.windows:
+        if expected <= LONG_RUN_SECONDS or self.blocks:
             return None
         minutes = expected / 60
         return (
             f"this run is expected to take about {max(minutes, 1):.0f} min (partitions of "
             f"{self.partition_size:,} records; a rough estimate, the progress bar shows the time "
-            "left); a smaller partition size or k, method 'mondrian', a time limit or structure "
-            "'windows' is faster (windows: weaker against an insider)"
+            "left); a smaller partition size or k, a time limit or structure 'blocks' is faster"
         )
 
-    def to_dict(self, windows: int = 0) -> dict[str, object]:
+    def to_dict(self, blocks: int = 0) -> dict[str, object]:
         """The manifest's ``plan`` block: with ``time_limit`` when the job set one for a
-        method that runs rounds, and ``windows`` (the partitions published as windows, of
-        ``windows``; ``why``: ``structure`` or ``time_limit``) when there is a limit or some."""
+        method that runs rounds, and ``blocks`` (``partitions``: how many were published as
+        blocks, of ``blocks``, 1 for the whole table; ``why``: ``structure``, ``estimate``
+        or ``time_limit``) when there is a limit or some."""
         block: dict[str, object] = {"path": self.path, "partition_size": self.partition_size}
         if self.assignment is not None:
             block["assignment"] = self.assignment
         if self.limit is not None:
             block["time_limit"] = self.limit
-        if self.limit is not None or windows:
-            why = "structure" if self.windows else "time_limit"
-            block["windows"] = {"partitions": windows, "why": why}
+        if self.limit is not None or blocks:
+            block["blocks"] = {"partitions": blocks, "why": self.blocks or "time_limit"}
         return block
 
-    def record(self, manifest: dict[str, object], job: TableJob, windows: int = 0) -> None:
+    def record(self, manifest: dict[str, object], job: TableJob, blocks: int = 0) -> None:
         """Write the plan (``plan``), the suppression limit (``parameters.suppression_limit``)
         and how missing values were read (``parameters.missing``: ``tokens``, per-column
         ``columns`` codes, ``drop``) into ``manifest``: with the roles, level and models already
@@ -845,7 +838,7 @@ class Plan:
         assert isinstance(parameters, dict)
         parameters["suppression_limit"] = job.suppression_limit
         parameters["missing"] = {**job.na.describe(), "drop": job.drop_missing}
-        manifest["plan"] = self.to_dict(windows)
+        manifest["plan"] = self.to_dict(blocks)
 
 
 def choose_path(
@@ -935,12 +928,17 @@ def plan(
     -----
     The cost model of the freeform methods (``Method.rounds``): ``methods.rounds_seconds``
     prices their k − 1 assignment rounds per partition. With a time limit (``job.limit``) the
-    rounds run until it and the partitions not done are published as windows
-    (``Plan.limit``). Every partition is published as windows (``Plan.windows``) only when
-    the job asks for ``structure`` ``windows``: in seconds where the rounds take minutes (UCI
-    Adult, k = 1,000: about 11 s), but one shift is drawn per partition, so a person who knows
-    one true row learns their partition's (``WINDOWS_WEAKNESS``) — never a default
-    (docs/results.md, speed at large k). Not on the streamed path. O(1).
+    rounds run until it and the partitions not done are published as blocks (``Plan.limit``,
+    ``methods.blocks``: consecutive classes cut at the least GCP). Without one, the whole
+    table is published as blocks (``Plan.blocks``, no partitions) when the job asks for
+    ``structure`` ``blocks`` or when the rounds and what follows them are estimated to cost
+    more than ``BLOCKS_ABOVE`` CPU seconds a record (about a minute for UCI Adult's 30,162
+    records on two cores; from k ≈ 470 with the default partitions, whatever the number of
+    records): seconds where the rounds take minutes (Adult, k = 1,000: GCP 43.6 % against the
+    public Mondrian's 64.9 %), a class release with no insider weakness (docs/results.md,
+    speed at large k). The choice depends on k and the partition size only, never on the
+    machine, so a seeded job makes the same release everywhere. The streamed path always runs
+    the rounds. O(1).
     """
     method = job.method
     k = job.k if job.k is not None else level
@@ -982,10 +980,11 @@ def plan(
             )
     size = method.partition_size_for(k, job.partition_size) if k is not None else None
     path: RunPath = "adaptive" if method.levels else "streamed" if streamed else "memory"
-    estimate, windows = 0.0, job.structure == "windows"
-    if windows and streamed:
+    estimate = 0.0
+    blocks = "structure" if job.structure == "blocks" else None
+    if blocks and streamed:
         raise InputError(
-            f"{param('structure')} 'windows' runs in memory only ({param('executor')} threads)"
+            f"{param('structure')} 'blocks' runs in memory only ({param('executor')} threads)"
         )
     if job.limit is not None and method.rounds and (streamed or job.models):
         # a limit the run could not honour is refused, never ignored
@@ -996,15 +995,20 @@ def plan(
             f"{param('partition_size')} or k is faster)"
         )
     limit = job.limit if method.rounds else None
+    if rows is not None and k is not None and not job.models and not blocks:
+        from anonymatch.core.runner import default_workers
+        from anonymatch.tables.methods import estimated_seconds, too_long_for_rounds
+
+        if limit is None and not streamed and too_long_for_rounds(method, rows, k, size):
+            blocks = "estimate"
+        else:
+            workers = job.execution.workers or default_workers()
+            estimate = estimated_seconds(method, rows, k, size, workers)
     assignment = None
-    if method.rounds and k is not None and not job.models and not windows:
+    if blocks:
+        size = None  # the whole table, no partitions
+    elif method.rounds and k is not None and not job.models:
         from anonymatch.tables.methods.freeform import round_assignment
 
         assignment = round_assignment(method.name, k)
-    if rows is not None and k is not None and not job.models:
-        from anonymatch.core.runner import default_workers
-        from anonymatch.tables.methods import estimated_seconds
-
-        workers = job.execution.workers or default_workers()
-        estimate = estimated_seconds(method, rows, k, size, workers)
-    return Plan(path, size, rows, estimate, windows, limit, assignment)
+    return Plan(path, size, rows, estimate, blocks, limit, assignment)

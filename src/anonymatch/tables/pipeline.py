@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from anonymatch.core.classes import privacy_step
 from anonymatch.core.criteria import Verdict
 from anonymatch.core.errors import InputError
 from anonymatch.core.graph import GeneralizationGraph
@@ -36,14 +37,12 @@ from anonymatch.tables.io.cells import format_cells, parse_cells
 from anonymatch.tables.io.reuse import reuse_parsed_release
 from anonymatch.tables.job import (
     RINGS_WEAKNESS,
-    WINDOWS_WEAKNESS,
     Plan,
     ReleaseCheck,
     TableJob,
     plan,
 )
 from anonymatch.tables.methods import BuildOptions, after_build_seconds, build_graph
-from anonymatch.tables.methods.ring import draw_assignment, windows_cells
 from anonymatch.tables.metrics import InformationLoss, information_loss
 from anonymatch.tables.models.certified import SensitiveView, ring_certificate
 from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels
@@ -168,18 +167,17 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
 
     t0 = time.perf_counter()
     rings: RingRelease | None = None
-    windows: tuple[np.ndarray, ...] = ()  # the build's windows partitions, in ring order
     freeform = target is not None and spec.partitioned  # classes, or rings where asked (§6)
     if target is not None and freeform and job.structure == "rings":  # rings where cheaper
         from anonymatch.tables.methods.circulant import sensitive_build
 
         rings = sensitive_build(enc, k, target, run.partition_size or n)
-        graph, n_parts, n_windows = rings.graph, rings.parts, 0
+        graph, n_parts, n_blocks = rings.graph, rings.parts, 0
     else:
         deadline = None
         if run.limit is not None:  # the rounds stop where what follows them must start
             deadline = started + run.limit - after_build_seconds(n, k)
-        graph, n_parts, n_windows, windows = build_graph(
+        graph, n_parts, n_blocks = build_graph(
             enc,
             k,
             spec,
@@ -187,14 +185,9 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             BuildOptions(job.time_limit, target, deadline=deadline),
             workers,
             progress,
-            windows=run.windows,
+            blocks=run.blocks is not None,
         )
     t_build = time.perf_counter() - t0
-    # Every partition windows: one shift drawn per partition, the cells from the rings (the
-    # insider weakness of rings, stated). Some only (past a time limit): the closed walk over
-    # the whole graph, as for any freeform graph — no shift shared by a partition.
-    if sum(len(r) for r in windows) != n:
-        windows = ()
     # Privacy step: published record j is true-matched to original truth_of[j]. Recoding
     # needs the graph only, not the privacy step's draws: it runs meanwhile in this thread
     # (numpy/scipy, single-threaded) while the walks run on the pool (numba, nogil).
@@ -204,9 +197,8 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
 
             private = side.submit(shift_assignment, rings, rng)
         else:
-            private = side.submit(draw_assignment, graph, windows, k, rng)
-        # all windows: the cells from the rings
-        recoded = windows_cells(windows, k, enc) if windows else recode(graph, enc)
+            private = side.submit(privacy_step, graph, rng)
+        recoded = recode(graph, enc)
         assigned = private.result()
     truth_of = np.empty(n, dtype=np.int64)
     truth_of[assigned] = np.arange(n)
@@ -254,8 +246,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             check = verify(published, enc, k)  # (publish refuses a failure; the manifest's figures)
         t0 = time.perf_counter()
         truth = position[assigned]  # original i's true row of the release
-        shifts = ring_rows or [position[r] for r in windows]  # each drawn as one of its k shifts
-        known = _known_person(published, enc, table, data, schema, (k, shifts), truth)
+        known = _known_person(published, enc, table, data, schema, (k, ring_rows or []), truth)
     seconds = {
         "build": t_build,
         "verify": t_verify,
@@ -266,7 +257,7 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
     models_claim, models_figures = sensitive_claims(
         job.check.sensitive_models, sensitive, k, ring_rows
     )
-    suppression, run_plan = plan_blocks(run, job, n_windows)
+    suppression, run_plan = plan_blocks(run, job, n_blocks)
     na = missing_codes(job.na)
     loss = release_loss(cells, enc, suppressed)
     produced = Produced(
@@ -281,7 +272,6 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         },
         guarantee={
             **KAnonymity(k).describe(),
-            **({"insider_weakness": WINDOWS_WEAKNESS} if windows else {}),
         },
         # the original's people, as the verifier counts them (verify_release): the published
         # ones have a k-factor, ``suppressed`` were left out under the limit
@@ -436,13 +426,13 @@ def sensitive_claims(
 
 
 def plan_blocks(
-    run: Plan, job: TableJob, windows: int = 0
+    run: Plan, job: TableJob, blocks: int = 0
 ) -> tuple[dict[str, object], dict[str, object]]:
     """What the plan states in a table manifest (``Plan.record``): the parameters it adds
-    (``suppression_limit``, ``missing``) and the ``plan`` block (with ``windows``: the
-    partitions the build published as windows). O(columns)."""
+    (``suppression_limit``, ``missing``) and the ``plan`` block (with ``blocks``: the
+    partitions the build published as blocks, 1 for the whole table). O(columns)."""
     written: dict[str, object] = {"parameters": {}}
-    run.record(written, job, windows)
+    run.record(written, job, blocks)
     parameters, block = written["parameters"], written["plan"]
     assert isinstance(parameters, dict) and isinstance(block, dict)
     return parameters, block

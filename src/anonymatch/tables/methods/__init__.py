@@ -45,7 +45,7 @@ class BuildOptions:
     progress bar of :func:`build_graph`, in rounds. ``deadline`` (optional, a
     ``time.perf_counter()`` value) is when the run's time limit stops those rounds: a
     partition not finished by then raises :class:`TimeUp`, and :func:`build_graph` publishes
-    it as windows (``ring.windows``)."""
+    it as blocks (``methods.blocks``)."""
 
     time_limit: float = 60.0
     sensitive: SensitiveTarget | None = None
@@ -175,6 +175,25 @@ def estimated_seconds(method: Method, rows: int, k: int, size: int | None, worke
     size = min(size, rows)
     cpu = rounds_seconds(method, rows, k, size) + EDGE_SECONDS * rows * k
     return cpu / max(1, min(workers, rows // size))
+
+
+BLOCKS_ABOVE = 4e-3
+"""CPU seconds a record above which the plan publishes blocks (``methods.blocks``) instead of
+the assignment rounds (:func:`too_long_for_rounds`): 2 minutes of CPU, a minute on two cores,
+for UCI Adult's 30,162 records. Per record, so that the choice depends on k and the partition
+size, not on the size of the table: the rounds cost O(k·P) a record, the blocks O(k·d)."""
+
+
+def too_long_for_rounds(method: Method, rows: int, k: int, size: int | None) -> bool:
+    """Whether the rounds of ``method`` and what follows them are estimated to cost more than
+    ``BLOCKS_ABOVE`` CPU seconds a record (:func:`rounds_seconds` plus
+    :func:`after_build_seconds`, over ``rows``): the plan then publishes blocks. False for a
+    method without rounds. With the default partitions this is k ≥ 474 (P = 1,000 up to
+    k = 500, two-stage rounds). O(1)."""
+    if not method.rounds or size is None or rows == 0:
+        return False
+    cpu = rounds_seconds(method, rows, k, size) + after_build_seconds(rows, k)
+    return cpu > BLOCKS_ABOVE * rows
 
 
 def after_build_seconds(rows: int, k: int) -> float:
@@ -367,14 +386,13 @@ def partitions(qi: EncodedQI, size: int) -> list[np.ndarray]:
 
 class Built(NamedTuple):
     """What :func:`build_graph` made: the graph, its number of partitions, and how many of
-    them were published as windows (``ring.windows``) instead of the method's rounds — chosen
-    by the plan (``windows`` of :func:`build_graph`) or past the run's time limit."""
+    them were published as blocks (``methods.blocks``) instead of the method's rounds — the
+    whole table when the plan chose blocks (``blocks`` of :func:`build_graph`: one
+    partition), or the partitions past the run's time limit."""
 
     graph: GeneralizationGraph
     partitions: int
-    windows: int = 0
-    rings: tuple[np.ndarray, ...] = ()
-    """The windows partitions' record ids in ring order (``ring.draw_assignment``)."""
+    blocks: int = 0
 
 
 def build_graph(
@@ -385,7 +403,7 @@ def build_graph(
     options: BuildOptions,
     workers: int | None = None,
     progress: bool = False,
-    windows: bool = False,
+    blocks: bool = False,
 ) -> Built:
     """Run ``method`` on the whole table or on its partitions. ``size`` is the partition size
     of the run's plan (:meth:`Method.partition_size_for`; None for a method that sees the whole
@@ -396,29 +414,27 @@ def build_graph(
     size, Mondrian by cutting only where both sides satisfy them (the typed job refuses the
     models for the other methods).
 
-    ``windows`` (the plan's choice at large k, :func:`estimated_seconds`) publishes every
-    partition of a partitioned method as the k shifts of its lexicographic order
-    (``ring.windows``, O(k·P) a partition) instead of running rounds. With
-    ``options.deadline`` (the run's time limit), a partition whose rounds are not done by then
-    is published so too: the graph stays k-regular partition by partition, and the release is
-    verified as any other. ``Built.windows`` counts those partitions."""
+    ``blocks`` (the plan's choice at large k, ``tables.job.plan``) publishes the whole table
+    as consecutive classes of k … 2k − 1 records cut at the least GCP along its serpentine
+    order (``methods.blocks``, O(n·k·d)) instead of running rounds. With
+    ``options.deadline`` (the run's time limit), a partition whose rounds are not done by
+    then is published as the blocks of its own records: each partition's graph stays
+    k-regular or a union of bicliques of ≥ k records, and the release is verified as any
+    other. ``Built.blocks`` counts those partitions."""
     if options.sensitive is not None and method.partitioned:
         from anonymatch.tables.methods.diverse import diverse_clusters
 
         graph, parts_made = diverse_clusters(qi, k, options.sensitive, size or qi.n)
         return Built(graph, parts_made)
     assert method.build is not None, f"{method.name} runs on the adaptive path"
+    from anonymatch.tables.methods.blocks import block_labels
+
+    if blocks:  # no rounds: the whole table cut into classes at once
+        return Built(GeneralizationGraph.from_classes(block_labels(qi, k)), 1, 1)
     build = method.build
     if size is None:
         return Built(build(qi, k, options), 1)
-    from anonymatch.tables.methods.ring import windows_of, windows_order
-
     parts = partitions(qi, size)
-    if windows:  # no rounds: the rings, and their graph built at once
-        from anonymatch.tables.methods.ring import windows_graph, windows_order
-
-        ordered = tuple(ids[windows_order(qi.take(ids))] for ids in parts)
-        return Built(windows_graph(ordered, k, qi.n), len(parts), len(parts), ordered)
     rounds = None
     if progress and method.rounds and k > 1:  # a bar in rounds: it moves within a partition
         from tqdm import tqdm
@@ -428,17 +444,16 @@ def build_graph(
             leave=False,
         )  # fmt: skip
         options = dataclasses.replace(options, tick=rounds.update)
-    rings: dict[int, np.ndarray] = {}  # by first record; one item set per thread: atomic
+    classes: dict[int, np.ndarray] = {}  # by first record; one item set per thread: atomic
 
     def work(ids: np.ndarray) -> GeneralizationGraph:
         sub = qi.take(ids)
         try:
             return build(sub, k, options)
-        except TimeUp:  # the time limit: this partition as windows
+        except TimeUp:  # the time limit: this partition as blocks
             pass
-        order = windows_order(sub)
-        rings[int(ids[0])] = ids[order]
-        return windows_of(order, k)
+        classes[int(ids[0])] = labels = block_labels(sub, k)
+        return GeneralizationGraph.from_classes(labels)
 
     try:
         graphs = run_partitions(
@@ -451,11 +466,13 @@ def build_graph(
     finally:
         if rounds is not None:
             rounds.close()
-    ordered = tuple(rings[int(ids[0])] for ids in parts if int(ids[0]) in rings)
-    if len(ordered) == len(parts):  # every partition past the limit: the graph at once
-        from anonymatch.tables.methods.ring import windows_graph
-
-        return Built(windows_graph(ordered, k, qi.n), len(parts), len(parts), ordered)
-    blocks = list(zip(parts, graphs, strict=True))
-    graph = GeneralizationGraph.block_diagonal(blocks, qi.n)
-    return Built(graph, len(parts), len(ordered), ordered)
+    if len(classes) == len(parts):  # every partition past the limit: one graph of classes
+        labels = np.empty(qi.n, np.int64)
+        offset = 0
+        for ids in parts:
+            local = classes[int(ids[0])]
+            labels[ids] = local + offset
+            offset += int(local.max()) + 1
+        return Built(GeneralizationGraph.from_classes(labels), len(parts), len(parts))
+    graph = GeneralizationGraph.block_diagonal(list(zip(parts, graphs, strict=True)), qi.n)
+    return Built(graph, len(parts), len(classes))
