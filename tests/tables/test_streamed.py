@@ -282,3 +282,20 @@ def test_a_row_with_another_number_of_fields_is_refused_as_in_memory(
         err = capsys.readouterr().err.strip().splitlines()
         assert code == 2 and len(err) == 1 and "malformed CSV" in err[0], err
         assert not out.exists()
+
+
+def test_streamed_blocks_partition_by_partition(small_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "blocks.csv"
+    report = run(small_csv, out, structure="blocks", l=1)  # plain k: income unprotected
+    parts = report["parameters"]["partitions"]  # type: ignore[index]
+    assert report["plan"]["blocks"] == {"partitions": parts, "why": "structure"}  # type: ignore[index]
+    assert report["verification"]["passed"]  # type: ignore[index]
+    original = pd.read_csv(small_csv, dtype=str, keep_default_na=False)
+    enc = encode_qi(original, SCHEMA)
+    published = release_frame(out)
+    assert verify(parse_cells(published, enc), enc, 5).passed
+    blocked = verify_file(small_csv, out, ReleaseCheck.of(SCHEMA, dict(k=5)), parts)
+    assert blocked["passed"]
+    rounds = run(small_csv, tmp_path / "rounds.csv", l=1)
+    assert "blocks" not in rounds["plan"]  # type: ignore[operator]
+    assert rounds["loss"]["gcp"] < report["loss"]["gcp"]  # type: ignore[index]

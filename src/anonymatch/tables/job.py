@@ -937,8 +937,9 @@ def plan(
     records): seconds where the rounds take minutes (Adult, k = 1,000: GCP 43.6 % against the
     public Mondrian's 64.9 %), a class release with no insider weakness (docs/results.md,
     speed at large k). The choice depends on k and the partition size only, never on the
-    machine, so a seeded job makes the same release everywhere. The streamed path always runs
-    the rounds. O(1).
+    machine, so a seeded job makes the same release everywhere. The streamed path publishes the
+    blocks of each partition instead of the whole table's (its partitions are independent).
+    O(1).
     """
     method = job.method
     k = job.k if job.k is not None else level
@@ -982,10 +983,6 @@ def plan(
     path: RunPath = "adaptive" if method.levels else "streamed" if streamed else "memory"
     estimate = 0.0
     blocks = "structure" if job.structure == "blocks" else None
-    if blocks and streamed:
-        raise InputError(
-            f"{param('structure')} 'blocks' runs in memory only ({param('executor')} threads)"
-        )
     if job.limit is not None and method.rounds and (streamed or job.models):
         # a limit the run could not honour is refused, never ignored
         where = "the streamed path" if streamed else "a run with sensitive models"
@@ -999,14 +996,14 @@ def plan(
         from anonymatch.core.runner import default_workers
         from anonymatch.tables.methods import estimated_seconds, too_long_for_rounds
 
-        if limit is None and not streamed and too_long_for_rounds(method, rows, k, size):
+        if limit is None and too_long_for_rounds(method, rows, k, size):
             blocks = "estimate"
         else:
             workers = job.execution.workers or default_workers()
             estimate = estimated_seconds(method, rows, k, size, workers)
     assignment = None
-    if blocks:
-        size = None  # the whole table, no partitions
+    if blocks and not streamed:
+        size = None  # in memory the whole table, no partitions (streamed: each partition)
     elif method.rounds and k is not None and not job.models:
         from anonymatch.tables.methods.freeform import round_assignment
 

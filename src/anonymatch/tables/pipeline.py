@@ -182,10 +182,9 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             k,
             spec,
             run.partition_size,
-            BuildOptions(job.time_limit, target, deadline=deadline),
+            BuildOptions(job.time_limit, target, blocks=run.blocks is not None, deadline=deadline),
             workers,
             progress,
-            blocks=run.blocks is not None,
         )
     t_build = time.perf_counter() - t0
     # Privacy step: published record j is true-matched to original truth_of[j]. Recoding

@@ -92,6 +92,7 @@ from anonymatch.tables.io.sidecar import release_schema, write_schema
 from anonymatch.tables.io.stream import DEFAULT_BATCH_ROWS, ReleaseWriter, iter_table_batches
 from anonymatch.tables.job import ReleaseCheck, TableJob, plan
 from anonymatch.tables.methods import BuildOptions, registry
+from anonymatch.tables.methods.blocks import block_labels
 from anonymatch.tables.methods.diverse import diverse_clusters
 from anonymatch.tables.metrics import loss_from_sums, ncp_sums
 from anonymatch.tables.models.disclosure import SensitiveModel, SensitiveModels
@@ -306,7 +307,9 @@ def anonymize_chunk(job: ChunkJob) -> ChunkResult:
         lo, hi = int(job.bounds[p]), int(job.bounds[p + 1])
         qi = job.qi.take(np.arange(lo, hi))
         ring = None
-        if job.sensitive is None:
+        if job.options.blocks:  # the plan's blocks, partition by partition
+            graph = GeneralizationGraph.from_classes(block_labels(qi, job.k))
+        elif job.sensitive is None:
             graph = build(qi, job.k, job.options)
         else:
             target = job.sensitive.take(np.arange(lo, hi))
@@ -693,7 +696,9 @@ def anonymize_file(
             ChunkBuild(
                 k,
                 method,
-                BuildOptions(time_limit, rings=job.structure == "rings"),
+                BuildOptions(
+                    time_limit, rings=job.structure == "rings", blocks=run.blocks is not None
+                ),
                 writer.parquet,
             ),
             target,
@@ -738,7 +743,7 @@ def anonymize_file(
         models_claim, models_figures = sensitive_claims(
             job.check.sensitive_models, verdict, k, rings
         )
-        suppression, run_plan = plan_blocks(run, job)
+        suppression, run_plan = plan_blocks(run, job, len(bounds) - 1 if run.blocks else 0)
         produced = Produced(
             kind="table",
             method=method,

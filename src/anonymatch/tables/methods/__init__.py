@@ -40,7 +40,10 @@ class BuildOptions:
     ``sensitive`` (the sensitive values and their models) makes the builder publish classes
     that satisfy the models (``methods.diverse``); ``rings`` (the job's ``structure``
     ``rings``) lets the partitioned methods publish a sensitive ring instead of a partition's
-    classes where it costs less GCP (``methods.circulant``). ``tick`` (optional) is called with
+    classes where it costs less GCP (``methods.circulant``). ``blocks`` (the plan's
+    ``Plan.blocks``) publishes blocks instead of running the rounds (``methods.blocks``: in
+    memory the whole table, on the streamed path each partition). ``tick`` (optional) is
+    called with
     1 after each assignment round of the methods that run rounds (``Method.rounds``): the
     progress bar of :func:`build_graph`, in rounds. ``deadline`` (optional, a
     ``time.perf_counter()`` value) is when the run's time limit stops those rounds: a
@@ -50,6 +53,7 @@ class BuildOptions:
     time_limit: float = 60.0
     sensitive: SensitiveTarget | None = None
     rings: bool = False
+    blocks: bool = False
     tick: Callable[[int], object] | None = field(default=None, compare=False)
     deadline: float | None = None
 
@@ -403,7 +407,6 @@ def build_graph(
     options: BuildOptions,
     workers: int | None = None,
     progress: bool = False,
-    blocks: bool = False,
 ) -> Built:
     """Run ``method`` on the whole table or on its partitions. ``size`` is the partition size
     of the run's plan (:meth:`Method.partition_size_for`; None for a method that sees the whole
@@ -414,7 +417,7 @@ def build_graph(
     size, Mondrian by cutting only where both sides satisfy them (the typed job refuses the
     models for the other methods).
 
-    ``blocks`` (the plan's choice at large k, ``tables.job.plan``) publishes the whole table
+    ``options.blocks`` (the plan's choice at large k, ``tables.job.plan``) publishes the whole table
     as consecutive classes of k … 2k − 1 records cut at the least GCP along its serpentine
     order (``methods.blocks``, O(n·k·d)) instead of running rounds. With
     ``options.deadline`` (the run's time limit), a partition whose rounds are not done by
@@ -429,7 +432,7 @@ def build_graph(
     assert method.build is not None, f"{method.name} runs on the adaptive path"
     from anonymatch.tables.methods.blocks import block_labels
 
-    if blocks:  # no rounds: the whole table cut into classes at once
+    if options.blocks:  # no rounds: the whole table cut into classes at once
         return Built(GeneralizationGraph.from_classes(block_labels(qi, k)), 1, 1)
     build = method.build
     if size is None:
