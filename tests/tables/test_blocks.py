@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 
 import anonymatch
 from anonymatch.core.graph import GeneralizationGraph
-from anonymatch.tables.methods.blocks import block_labels, blocks, serpentine_order
+from anonymatch.tables.methods.blocks import (
+    PARALLEL_MIN_K,
+    block_labels,
+    blocks,
+    serpentine_order,
+)
 from anonymatch.tables.metrics import information_loss
 from anonymatch.tables.recode import recode
 from anonymatch.tables.verify import verify
@@ -70,6 +75,14 @@ def test_the_cut_has_the_least_gcp_of_all_cuts(n: int, k: int, holes: float, see
         best = min(best, information_loss(cells, qi).gcp)
     assert got == pytest.approx(best, abs=1e-12)
     assert verify(recode(graph, qi), qi, k).passed
+
+
+def test_the_cut_is_the_same_on_any_number_of_threads() -> None:
+    qi = encode_frame(_holes(random_frame(1500, 4, card=5), 0.02, 4))
+    for k in (PARALLEL_MIN_K, 130, 700):
+        one = block_labels(qi, k, workers=1)
+        assert np.array_equal(one, block_labels(qi, k, workers=2))
+        assert np.array_equal(one, block_labels(qi, k, workers=3, progress=True))
 
 
 def test_a_block_never_reaches_2k_records() -> None:

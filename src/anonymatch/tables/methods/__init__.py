@@ -433,7 +433,8 @@ def build_graph(
     from anonymatch.tables.methods.blocks import block_labels
 
     if options.blocks:  # no rounds: the whole table cut into classes at once
-        return Built(GeneralizationGraph.from_classes(block_labels(qi, k)), 1, 1)
+        labels = block_labels(qi, k, progress, workers)
+        return Built(GeneralizationGraph.from_classes(labels), 1, 1)
     build = method.build
     if size is None:
         return Built(build(qi, k, options), 1)

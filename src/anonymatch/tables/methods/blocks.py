@@ -31,10 +31,13 @@ sequence).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numba import njit
 
 from anonymatch.core.graph import GeneralizationGraph
+from anonymatch.core.runner import default_workers
 from anonymatch.tables.columns.schema import EncodedQI
 
 
@@ -65,7 +68,14 @@ def serpentine_order(qi: EncodedQI) -> np.ndarray:
     return order[np.lexsort((*columns, pattern))].astype(np.int64)
 
 
-def block_labels(qi: EncodedQI, k: int) -> np.ndarray:
+PARALLEL_MIN_K = 100
+"""From this k on the cut's ends are priced on a thread pool (each run of k consecutive ends is
+independent given the cuts before it); below, one thread, as the work per run is too small."""
+
+
+def block_labels(
+    qi: EncodedQI, k: int, progress: bool = False, workers: int | None = None
+) -> np.ndarray:
     """Each record's class: the serpentine order (:func:`serpentine_order`) cut into
     consecutive classes of k … 2k − 1 records with the least total GCP.
 
@@ -75,6 +85,10 @@ def block_labels(qi: EncodedQI, k: int) -> np.ndarray:
         The n records (n ≥ k).
     k : int
         The level (≥ 1).
+    progress : bool, default False
+        Show a progress bar (in records) on stderr when the cut takes more than a second.
+    workers : int, optional
+        Threads pricing the ends from k = ``PARALLEL_MIN_K`` on (None: one per core).
 
     Returns
     -------
@@ -95,9 +109,13 @@ def block_labels(qi: EncodedQI, k: int) -> np.ndarray:
     the cell is the values' closure under the hierarchy, which the count of distinct values
     only approximates (the cut is then near-optimal; the published cells and the loss the
     manifest reports are the true ones). Classes of 2k or more records never need to be
-    considered: splitting one into two of k or more never makes its cost larger. Time
-    O(n·k·d) (each cut end extends its class backwards over at most 2k − 1 records), memory
-    O(n + d·|largest domain|). The cut is deterministic.
+    considered: splitting one into two of k or more never makes its cost larger.
+
+    The dynamic program prices every end e = k … n by extending its last class backwards
+    over at most 2k − 1 records; the ends e … e + k − 1 read only the least costs of the ends
+    before e, so each such run is split among the threads (the same cut whatever their
+    number). Time O(n·k·d) (UCI Adult, 8 QIs: 0.05 s at k = 50, 0.4 s at k = 1,000 on one
+    core), memory O(n + threads·d·|largest domain|). The cut is deterministic.
     """
     n = qi.n
     if n < k or k < 1:
@@ -105,19 +123,47 @@ def block_labels(qi: EncodedQI, k: int) -> np.ndarray:
     order = serpentine_order(qi)
     num_scale, cat_scale = qi.ncp_scales()
     num_star, cat_star = qi.star_scales()
-    card = qi.cat_card.astype(np.int64)
-    cuts = _cuts(
+    card = qi.cat_card.astype(np.int64) if len(qi.cat_card) else np.zeros(0, np.int64)
+    data = (
         np.ascontiguousarray(qi.num[order], dtype=np.float64),
         np.ascontiguousarray(qi.num_missing[order]),
         np.ascontiguousarray(qi.cat[order], dtype=np.int64),
         np.ascontiguousarray(qi.cat_missing[order]),
-        card if len(card) else np.zeros(0, np.int64),
+        card,
         num_scale,
         cat_scale,
         num_star,
         cat_star,
-        k,
     )
+    best = np.full(n + 1, np.inf)
+    best[0] = 0.0
+    start = np.full(n + 1, -1, np.int64)
+    threads = 1 if k < PARALLEL_MIN_K else max(1, workers or default_workers())
+    width = max([1, *card.tolist()])
+    stamps = [np.full((max(len(card), 1), width), -1, np.int64) for _ in range(threads)]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n, desc="blocks", unit="record", delay=1.0, leave=False)
+    pool = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
+    try:
+        for first in range(k, n + 1, k):  # the ends first … first + k − 1: independent
+            last = min(first + k, n + 1)
+            if pool is None:
+                _price_ends(*data, k, best, start, stamps[0], first, last)
+            else:
+                ends = np.linspace(first, last, threads + 1).astype(np.int64)
+                jobs = [(stamps[t], ends[t], ends[t + 1]) for t in range(threads)]
+                list(pool.map(lambda job: _price_ends(*data, k, best, start, *job), jobs))
+            if bar is not None:
+                bar.update(last - first)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        if bar is not None:
+            bar.close()
+    cuts = _trace(start, n)
     labels = np.empty(n, np.int64)
     labels[order] = np.repeat(np.arange(len(cuts) - 1), np.diff(cuts))
     return labels
@@ -131,27 +177,24 @@ def blocks(qi: EncodedQI, k: int) -> GeneralizationGraph:
 
 
 @njit(cache=True, nogil=True)
-def _cuts(num, num_missing, cat, cat_missing, card, num_scale, cat_scale, num_star, cat_star, k):
-    """The ends 0 = c₀ < c₁ < … < c_G = n of the least-cost cut of the n records (rows in
-    order) into consecutive classes of k … 2k − 1 records (see :func:`block_labels`):
-    ``best[e]`` the least cost of the first e records, over the class [s, e) that ends them,
-    extended one record at a time backwards from e − 1 with its box kept up to date (bounds,
-    and per categorical attribute a stamp per value). O(n·k·d) time."""
-    n, dn, dc = num.shape[0], num.shape[1], cat.shape[1]
+def _price_ends(
+    num, num_missing, cat, cat_missing, card, num_scale, cat_scale, num_star, cat_star, k,
+    best, start, stamp, first, last,
+):  # fmt: skip  # pragma: no cover - compiled
+    """The least cost ``best[e]`` of the first e records (rows in order) and the start
+    ``start[e]`` of its last class, for the ends e = ``first`` … ``last`` − 1 (see
+    :func:`block_labels`): the class [s, e) of k … 2k − 1 records extended one record at a
+    time backwards from e − 1 with its box kept up to date (bounds, and per categorical
+    attribute a stamp per value: ``stamp``, this thread's, keyed by e). Reads ``best`` below
+    ``first`` − k + 1 only. O((last − first)·k·d) time."""
+    dn, dc = num.shape[1], cat.shape[1]
     big = np.inf
-    best = np.full(n + 1, big)
-    best[0] = 0.0
-    start = np.full(n + 1, -1, np.int64)
-    width = 1
-    for a in range(dc):
-        width = max(width, card[a])
-    stamp = np.full((max(dc, 1), width), -1, np.int64)
     lo = np.empty(dn)
     hi = np.empty(dn)
     gone_num = np.zeros(dn, np.bool_)
     gone_cat = np.zeros(dc, np.bool_)
     distinct = np.zeros(dc, np.int64)
-    for e in range(k, n + 1):
+    for e in range(first, last):
         for a in range(dn):
             lo[a], hi[a], gone_num[a] = big, -big, False
         for a in range(dc):
@@ -182,6 +225,12 @@ def _cuts(num, num_missing, cat, cat_missing, card, num_scale, cat_scale, num_st
             if cost < best[e]:
                 best[e] = cost
                 start[e] = s
+
+
+@njit(cache=True, nogil=True)
+def _trace(start, n):  # pragma: no cover - compiled
+    """The ends 0 = c₀ < c₁ < … < c_G = n of the cut whose classes end where ``start``
+    points back from n. O(n)."""
     count = 0
     e = n
     while e > 0:
