@@ -5,6 +5,7 @@ the verifier, and on the whole path."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -155,3 +156,30 @@ def test_the_privacy_step_of_a_block_is_uniform() -> None:
     for i in range(9):
         row = counts[i][labels == labels[i]]
         assert stats.chisquare(row).pvalue > 1e-4
+
+
+def test_blocks_with_a_hierarchy_an_ordinal_and_missing_values(tmp_path: Path) -> None:
+    from tests.tables.test_hierarchy import WORK
+
+    tree = tmp_path / "work.csv"
+    tree.write_text(WORK)
+    rng = np.random.default_rng(5)
+    leaves = [line.split(";")[0] for line in WORK.splitlines()]
+    n = 240
+    frame = pd.DataFrame(
+        {
+            "work": rng.choice(leaves, n),
+            "size": rng.choice(["S", "M", "L", "XL"], n),
+            "age": rng.integers(20, 60, n).astype(object),
+            "s": rng.choice(["x", "y"], n),
+        }
+    )
+    frame.loc[rng.random(n) < 0.05, "age"] = None  # published as '*', priced at NCP 1
+    kw = dict(qi="work,size,age", numeric="age", hierarchies={"work": tree})
+    ordinal = {"size": "S|M|L|XL"}
+    result = anonymatch.anonymize(frame, k=12, ordinal=ordinal, structure="blocks", seed=2, **kw)
+    assert result.report["verification"]["passed"]
+    assert result.report["plan"]["blocks"]["why"] == "structure"
+    assert result.release["work"].str.startswith("~").any()  # nodes of the hierarchy
+    check = anonymatch.verify(frame, result.release, k=12, ordinal=ordinal, **kw)
+    assert check.passed
