@@ -78,10 +78,13 @@ else:  # pragma: no cover
 # Rejection draws before the exact scan (``_closed_walk_rounds``): up to ``_BATCHES`` batches of
 # ``_BATCH`` draws, each batch drawn whole and without branches (the first fresh slot of the
 # batch wins), so the loads of a batch overlap and the accept test is one predictable branch
-# per batch instead of a mispredicted one per draw. Measured on Adult's hungarian graphs at
-# k = 50 and 100 (the module's speed notes, issue 38): 4 × 4 beat single draws (4, 8, 16) and
-# batches of 2, 3 or 6. A hop skips the draws and scans at once when the walk's expected
-# number of fresh edges at the node, m·(unvisited)/(component size), is below ``_SKIP``.
+# per batch instead of a mispredicted one per draw. Kernel CPU on Adult's hungarian graphs
+# (issue 38, branch walk; all chunks, one thread, medians of 4 interleaved runs), k = 50 / 100:
+# 1.02 / 1.72 s before (single draws, 4); 4 × 4: 0.75 / 1.13 s; 2 × 4, 4 × 3, 4 × 2 or 6 × 3
+# within 3 %; single draws (up to 16, same skip and rule (3)) about 10 % slower. A hop skips
+# the draws and scans at once when the walk's expected number of fresh edges at the node,
+# m·(unvisited)/(component size), is below ``_SKIP`` (never skipping: 0.84 / 1.17 s); rule (3)
+# by rejection first (without: 0.82 / 1.20 s).
 _BATCH = 4
 _BATCHES = 4
 _SKIP = 4
