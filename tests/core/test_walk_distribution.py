@@ -17,6 +17,7 @@ edge. Fixed seeds: the tests are deterministic.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from types import FunctionType
 
 import numpy as np
 from hypothesis import given, settings
@@ -377,3 +378,22 @@ def test_stopping_early_leaves_the_earlier_rounds_as_they_were(
         last = _closed_walk_rounds(indptr, indices, needed, 1, np.random.default_rng(seed))
         assert last.shape == (1, graph.n)
         assert np.array_equal(last[0], full[t])
+
+
+def test_stamp_restart_changes_nothing() -> None:
+    """The walk stamps restart (all cleared) when the walk number reaches ``_STAMP_MAX``
+    (2³¹ − 1 in the package): a copy of the kernel compiled with a limit of 3, so that it
+    restarts every few walks, returns exactly what the kernel returns from the same generator
+    state, on every index type the package passes."""
+    small = dict(_closed_walk_rounds.py_func.__globals__, _STAMP_MAX=3)
+    source = _closed_walk_rounds.py_func
+    kernel = njit(FunctionType(source.__code__, small, "kernel", source.__defaults__))
+    graph = _union(
+        [_circulant(60, 7, np.random.default_rng(6)), _regular(9, 4, np.random.default_rng(7))]
+    )
+    indptr, indices, degree, rounds = _csr(graph)
+    for index_type in (np.int16, np.int32, np.int64):
+        heads = indices.astype(index_type)
+        ours = kernel(indptr, heads, degree, rounds, np.random.default_rng(12))
+        theirs = _closed_walk_rounds(indptr, heads, degree, rounds, np.random.default_rng(12))
+        assert np.array_equal(ours, theirs), index_type

@@ -148,9 +148,11 @@ def _closed_walk_rounds(
     indptr[x] + count[x] − 1 of ``head`` (their published ends). The slots stay fixed during a
     round (``traversed``, ``next_edge``, ``match_edge`` hold slots); at the round's end each
     matched edge is swap-removed from its node's slots, so hops see the D − r edges still
-    available, not all D. ``indices`` may be int32 (``random_assignments`` passes int32 below
-    2³¹ − 1 vertices): heads, stamps and preimages then take half the memory, which matters once
-    they outgrow the caches (a ring of 51,136 records at k = 16: 10.3 → 7.1 s). The hop is
+    available, not all D. ``indices`` may be int32 or int16 (``random_assignments`` passes the
+    smallest that holds the chunk's vertex numbers): heads and preimages then take a half or a
+    quarter of the memory, which matters once they outgrow the caches (a ring of 51,136 records
+    at k = 16: int32 10.3 → 7.1 s; Adult's hungarian chunks at k = 50 / 100, int16 against
+    int32: 5 / 9 % less time). The hop is
     written inline: a call passing arrays (or the Generator) costs numba atomic reference-count
     updates per argument, which were most of a hop's time. Draws are ``_below`` on the bit
     generator (the same numbers as ``rng.integers``).
@@ -161,7 +163,8 @@ def _closed_walk_rounds(
     the target, stamped at the start, so "fresh" is one test, ``seen[head] ≠ walk``: a
     traversed edge's head was visited, and the closing edge is never traversed before the
     walk ends. Walks are numbered on across rounds, so nothing is cleared per round (that was
-    an O(E) pass per round), except when the number would outgrow int32.
+    an O(E) pass per round), except when the number would outgrow int32 (checked before each
+    walk; stamps of earlier walks only have to differ from the current one).
 
     Time O(L·(_BATCH·_BATCHES + m·P(scan))) for a walk of L hops (each edge at most once per
     walk, so L ≤ the component's edges; L ≈ n on Adult's graphs), plus O(n) per round and
@@ -181,10 +184,10 @@ def _closed_walk_rounds(
     labels = _weak_labels(indptr, indices)
     size = np.bincount(labels)[labels]  # each vertex's component size
     buf = np.empty(max_degree, np.int64)
-    # Walk stamps (a round has at most n walks: each covers a new original) restart from 0 when
-    # they would pass 2³¹ − 1, so they fit the index type; int32 halves the memory the hops touch.
-    traversed = np.zeros(indices.shape[0], indices.dtype)
-    seen = np.zeros(n, indices.dtype)
+    # Walk stamps, int32 whatever the index type: they restart from 0 (all cleared) when the
+    # walk number would pass 2³¹ − 1.
+    traversed = np.zeros(indices.shape[0], np.int32)
+    seen = np.zeros(n, np.int32)
     next_edge = np.full(n, -1, np.int64)
     cycle = np.empty(n, np.int64)
     match = np.empty(n, np.int64)
@@ -195,10 +198,6 @@ def _closed_walk_rounds(
     bits = _source(rng)
     walk = 0
     for r in range(n_rounds):
-        if walk > _STAMP_MAX - n:
-            traversed[:] = 0
-            seen[:] = 0
-            walk = 0
         # Ar: current match of each original (identity, possibly invalid, until covered);
         # inv: current preimage of each published record. L: originals not yet covered.
         n_pool = 0
@@ -213,6 +212,10 @@ def _closed_walk_rounds(
                 n_pool += 1
         while n_pool > 0:
             start = pool[_below(bits, n_pool)]
+            if walk == _STAMP_MAX:
+                traversed[:] = 0
+                seen[:] = 0
+                walk = 0
             walk += 1
             target = match[start]  # reaching this published record closes the walk
             x = start
@@ -424,9 +427,12 @@ def _walk_rounds(
         nodes, child = job
         sub = graph.matrix[nodes][:, nodes].tocsr()
         sub.sort_indices()
+        index_type = (
+            np.int16 if len(nodes) < 2**15 else np.int32 if len(nodes) < 2**31 else np.int64
+        )
         local = _closed_walk_rounds(
             sub.indptr.astype(np.int64),
-            sub.indices.astype(np.int32 if len(nodes) < 2**31 - 1 else np.int64),
+            sub.indices.astype(index_type),
             per_vertex[nodes],
             n_rows,
             child,
