@@ -3,7 +3,11 @@
 The privacy argument needs every hop of the walk drawn uniformly from the candidate set of the
 rule (Xue et al. §4.2 plus our rule (2), see ``_closed_walk_rounds``). The kernel now draws a
 hop by rejection with an exact fallback scan, keeps the available edges in compacted per-node
-slots and draws its integers straight from the bit generator. Checked here against
+slots and draws its integers straight from the bit generator; since issue 38 it draws in
+batches, skips the draws where the walk expects few fresh edges and draws rule (3) by rejection
+too. Every test runs it both as shipped and with ``skip`` = 0 (draws before every scan, so the
+batches are exercised on small graphs too, where the shipped threshold mostly scans at once).
+Checked here against
 (a) the exact distribution of the whole output — all rounds — on small graphs, computed by
 enumerating every random choice of the rule in plain Python (an independent third
 implementation), and (b) the kernel as it was (``walk_reference``) on larger graphs, edge by
@@ -13,6 +17,7 @@ edge. Fixed seeds: the tests are deterministic.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from types import FunctionType
 
 import numpy as np
 from hypothesis import given, settings
@@ -69,6 +74,17 @@ def _circulant(n: int, degree: int, rng: np.random.Generator) -> np.ndarray:
     for t, s in enumerate(shifts):
         perms[t, rows] = cols[(np.arange(n) + s) % n]
     return perms
+
+
+def _draws_first(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    needed: np.ndarray,
+    n_rows: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The kernel with ``skip`` = 0: rejection draws before every scan."""
+    return _closed_walk_rounds(indptr, indices, needed, n_rows, rng, 0)
 
 
 def _csr(graph: GeneralizationGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -194,14 +210,17 @@ SMALL = {
 
 
 def test_output_law_is_the_rule_s_exact_law() -> None:
-    """Both kernels (now and before issue 17) against the exact law of the whole output, and,
-    for power, the new kernel against the law of a different rule (no rule (2)): rejected."""
+    """The kernels (now, now drawing before every scan, and before issue 17) against the exact
+    law of the whole output, and, for power, the new kernel against the law of a different rule
+    (no rule (2)): rejected."""
     for name, graph in SMALL.items():
         exact = exact_distribution(graph)
         assert abs(sum(exact.values()) - 1) < 1e-9
         new = _sample(_closed_walk_rounds, graph, 8000, seed=17)
+        drawn = _sample(_draws_first, graph, 8000, seed=19)
         old = _sample(reference_rounds, graph, 8000, seed=18)
         assert _goodness_of_fit(new, exact) > 1e-3, name
+        assert _goodness_of_fit(drawn, exact) > 1e-3, name
         assert _goodness_of_fit(old, exact) > 1e-3, name
         other = exact_distribution(graph, close_early=False)
         if other != exact:
@@ -240,15 +259,16 @@ def test_each_edge_s_round_has_the_same_law_as_before() -> None:
         "hungarian k = 5 on 40": hungarian(qi, 5, BuildOptions()),
     }
     for name, graph in graphs.items():
-        new = _edge_rounds(_closed_walk_rounds, graph, 3000, seed=1)
         old = _edge_rounds(reference_rounds, graph, 3000, seed=2)
-        p_values = []
-        for a, b in zip(new, old, strict=True):
-            table = np.array([a, b])
-            table = table[:, table.sum(axis=0) > 0]
-            if table.shape[1] > 1:
-                p_values.append(chi2_contingency(table).pvalue)
-        assert min(p_values) > 1e-3 / len(p_values), name
+        for seed, kernel in [(1, _closed_walk_rounds), (3, _draws_first)]:
+            new = _edge_rounds(kernel, graph, 3000, seed=seed)
+            p_values = []
+            for a, b in zip(new, old, strict=True):
+                table = np.array([a, b])
+                table = table[:, table.sum(axis=0) > 0]
+                if table.shape[1] > 1:
+                    p_values.append(chi2_contingency(table).pvalue)
+            assert min(p_values) > 1e-3 / (2 * len(p_values)), (name, seed)
 
 
 @njit
@@ -358,3 +378,22 @@ def test_stopping_early_leaves_the_earlier_rounds_as_they_were(
         last = _closed_walk_rounds(indptr, indices, needed, 1, np.random.default_rng(seed))
         assert last.shape == (1, graph.n)
         assert np.array_equal(last[0], full[t])
+
+
+def test_stamp_restart_changes_nothing() -> None:
+    """The walk stamps restart (all cleared) when the walk number reaches ``_STAMP_MAX``
+    (2³¹ − 1 in the package): a copy of the kernel compiled with a limit of 3, so that it
+    restarts every few walks, returns exactly what the kernel returns from the same generator
+    state, on every index type the package passes."""
+    small = dict(_closed_walk_rounds.py_func.__globals__, _STAMP_MAX=3)
+    source = _closed_walk_rounds.py_func
+    kernel = njit(FunctionType(source.__code__, small, "kernel", source.__defaults__))
+    graph = _union(
+        [_circulant(60, 7, np.random.default_rng(6)), _regular(9, 4, np.random.default_rng(7))]
+    )
+    indptr, indices, degree, rounds = _csr(graph)
+    for index_type in (np.int16, np.int32, np.int64):
+        heads = indices.astype(index_type)
+        ours = kernel(indptr, heads, degree, rounds, np.random.default_rng(12))
+        theirs = _closed_walk_rounds(indptr, heads, degree, rounds, np.random.default_rng(12))
+        assert np.array_equal(ours, theirs), index_type

@@ -75,15 +75,27 @@ else:  # pragma: no cover
         return rng.integers(0, m)
 
 
-# Rejection draws per hop before the exact scan (``_closed_walk_rounds``). On Adult's hungarian
-# partitions (docs/results.md, speed_walk_notes) 4 was fastest at k = 50 and within 10 % of the
-# best at k = 10 and 100; fewer scan too often, more waste draws on hops that end in the scan.
-_TRIES = 4
+# Rejection draws before the exact scan (``_closed_walk_rounds``): up to ``_BATCHES`` batches of
+# ``_BATCH`` draws, each batch drawn whole and without branches (the first fresh slot of the
+# batch wins), so the loads of a batch overlap and the accept test is one predictable branch
+# per batch instead of a mispredicted one per draw. Kernel CPU on Adult's hungarian graphs
+# (issue 38, branch walk; all chunks, one thread, medians of 4 interleaved runs), k = 50 / 100:
+# 1.02 / 1.72 s before (single draws, 4); 4 × 4: 0.75 / 1.13 s; 2 × 4, 4 × 3, 4 × 2 or 6 × 3
+# within 3 %; single draws (up to 16, same skip and rule (3)) about 10 % slower. A hop skips
+# the draws and scans at once when the walk's expected number of fresh edges at the node,
+# m·(unvisited)/(component size), is below ``_SKIP`` (never skipping: 0.84 / 1.17 s); rule (3)
+# by rejection first (without: 0.82 / 1.20 s).
+_BATCH = 4
+_BATCHES = 4
+_SKIP = 4
+_UNTRAVERSED_TRIES = 8  # rejection draws for rule (3) before its exact scan
 _STAMP_MAX = 2**31 - 1  # walk numbers stay below this (``_closed_walk_rounds``)
 
 
 @njit(cache=True, nogil=True)
-def _closed_walk_rounds(indptr, indices, needed, n_rows, rng):  # pragma: no cover - compiled
+def _closed_walk_rounds(
+    indptr, indices, needed, n_rows, rng, skip=_SKIP
+):  # pragma: no cover - compiled
     """Xue Algorithm 1 on one chunk (CSR ``indptr``/``indices`` of original → published, every
     vertex of equal in- and out-degree, constant within a weak component): original x takes
     part in rounds 0 … ``needed[x]`` − 1 (``needed`` constant within a component and at most
@@ -92,7 +104,8 @@ def _closed_walk_rounds(indptr, indices, needed, n_rows, rng):  # pragma: no cov
     (``n_rows``, n): x's match in round r is written to row min(r, ``n_rows`` − 1), so with
     ``n_rows`` = max(``needed``) row r is round r (−1 where needed[x] ≤ r), and with ``n_rows``
     = 1 the single row holds each original's last round, round needed[x] − 1, without the
-    (rounds, n) array.
+    (rounds, n) array. ``skip``: the threshold of the hops that scan at once (below; 0: never
+    at once, as the tests also check).
 
     **Stopping early** (``choose_assignment``: needed = pick + 1). Rounds 0 … t of a component
     have the same law whether or not later rounds follow, since round t + 1 only starts after
@@ -113,35 +126,49 @@ def _closed_walk_rounds(indptr, indices, needed, n_rows, rng):  # pragma: no cov
     first; closing as soon as no unvisited hop is left avoids needless deviant cycles (the set
     of possible cycles, and so the guarantee, is unchanged) and makes walks much shorter.
 
-    **How a hop is drawn** (exactly the rule's distribution, more cheaply). First up to
-    ``_TRIES`` rejection draws, each a uniform slot among x's m available edges, accepted iff
-    its edge is fresh; then, if all were rejected, an exact scan collects the fresh edges F
-    and draws one uniformly, or applies rules (2)–(3) when F is empty. Each draw hits a given
-    f ∈ F with probability 1/m, and the chance that the draws before it were all rejected does
-    not depend on f, so P(hop = f) = Σₜ P(t draws rejected)·1/m + P(all rejected)·1/|F| is the
-    same for every f ∈ F; these sum to 1 over F, so each is 1/|F|: uniform over F, as the scan
-    alone would draw. When F is empty every draw is rejected and the scan decides as before.
-    On Adult's hungarian graphs most hops accept within the draws (the fresh share of a node's
-    edges is spread about evenly over [0, 1]); the scan is branch-free.
+    **How a hop is drawn** (exactly the rule's distribution, more cheaply). First rejection
+    draws, each a uniform slot among x's m available edges, the first fresh one accepted: up
+    to ``_BATCHES`` batches of ``_BATCH`` draws, a batch drawn whole (its draws after the
+    first fresh one are discarded); then, if all were rejected, an exact scan collects the
+    fresh edges F and draws one uniformly, or applies rules (2)–(3) when F is empty. Each
+    draw hits a given f ∈ F with probability 1/m, and the chance that the draws before it
+    were all rejected does not depend on f, so P(hop = f) = Σₜ P(t draws rejected)·1/m +
+    P(all rejected)·1/|F| is the same for every f ∈ F; these sum to 1 over F, so each is
+    1/|F|: uniform over F, as the scan alone would draw. This holds for any number of draws
+    fixed before the hop's draws, so the number may depend on the walk so far: a hop makes
+    none (it scans at once) when m·u < ``skip``·c, u the records of the component the walk
+    has not visited yet and c its size (few fresh edges to expect: the draws would be
+    wasted). Discarded draws are independent of everything else. When F is empty every draw
+    is rejected and the scan decides; rule (3) is drawn the same way, by up to
+    ``_UNTRAVERSED_TRIES`` uniform slots accepted when untraversed (the first one accepted is
+    uniform over the untraversed edges), then by an exact count. On Adult's hungarian graphs
+    most hops accept within the draws; the scan is branch-free.
 
     **Layout.** Edges are addressed by *slot*: x's available edges occupy slots indptr[x] …
     indptr[x] + count[x] − 1 of ``head`` (their published ends). The slots stay fixed during a
     round (``traversed``, ``next_edge``, ``match_edge`` hold slots); at the round's end each
     matched edge is swap-removed from its node's slots, so hops see the D − r edges still
-    available, not all D. ``indices`` may be int32 (``random_assignments`` passes int32 below
-    2³¹ − 1 vertices): heads, stamps and preimages then take half the memory, which matters once
-    they outgrow the caches (a ring of 51,136 records at k = 16: 10.3 → 7.1 s). The hop is
+    available, not all D. ``indices`` may be int32 or int16 (``random_assignments`` passes the
+    smallest that holds the chunk's vertex numbers): heads and preimages then take a half or a
+    quarter of the memory, which matters once they outgrow the caches (a ring of 51,136 records
+    at k = 16: int32 10.3 → 7.1 s; Adult's hungarian chunks at k = 50 / 100, int16 against
+    int32: 5 / 9 % less time). The hop is
     written inline: a call passing arrays (or the Generator) costs numba atomic reference-count
     updates per argument, which were most of a hop's time. Draws are ``_below`` on the bit
     generator (the same numbers as ``rng.integers``).
 
-    **Stamps.** ``traversed`` and ``visited`` hold the number of the walk that last used an
-    edge or original; walks are numbered on across rounds, so nothing is cleared per round
-    (that was an O(E) pass per round), except when the number would outgrow int32.
+    **Stamps.** ``seen[y]`` holds the number of the last walk that visited y's current
+    preimage (the preimage is fixed during a walk, so this is the test ``visited[inv[y]]`` in
+    one load), and ``traversed`` the last walk that used an edge. The start's own record is
+    the target, stamped at the start, so "fresh" is one test, ``seen[head] ≠ walk``: a
+    traversed edge's head was visited, and the closing edge is never traversed before the
+    walk ends. Walks are numbered on across rounds, so nothing is cleared per round (that was
+    an O(E) pass per round), except when the number would outgrow int32 (checked before each
+    walk; stamps of earlier walks only have to differ from the current one).
 
-    Time O(L·(_TRIES + m·P(scan))) for a walk of L hops (each edge at most once per walk, so
-    L ≤ the component's edges; L ≈ n on Adult's graphs), plus O(n) per round; memory
-    O(E + n·n_rows), allocated once."""
+    Time O(L·(_BATCH·_BATCHES + m·P(scan))) for a walk of L hops (each edge at most once per
+    walk, so L ≤ the component's edges; L ≈ n on Adult's graphs), plus O(n) per round and
+    O(E log n) once (component sizes); memory O(E + n·n_rows), allocated once."""
     n = indptr.shape[0] - 1
     n_rounds = 0
     for x in range(n):
@@ -154,11 +181,13 @@ def _closed_walk_rounds(indptr, indices, needed, n_rows, rng):  # pragma: no cov
     for x in range(n):
         count[x] = indptr[x + 1] - indptr[x]
         max_degree = max(max_degree, count[x])
+    labels = _weak_labels(indptr, indices)
+    size = np.bincount(labels)[labels]  # each vertex's component size
     buf = np.empty(max_degree, np.int64)
-    # Walk stamps (a round has at most n walks: each covers a new original) restart from 0 when
-    # they would pass 2³¹ − 1, so they fit the index type; int32 halves the memory the hops touch.
-    traversed = np.zeros(indices.shape[0], indices.dtype)
-    visited = np.zeros(n, indices.dtype)
+    # Walk stamps, int32 whatever the index type: they restart from 0 (all cleared) when the
+    # walk number would pass 2³¹ − 1.
+    traversed = np.zeros(indices.shape[0], np.int32)
+    seen = np.zeros(n, np.int32)
     next_edge = np.full(n, -1, np.int64)
     cycle = np.empty(n, np.int64)
     match = np.empty(n, np.int64)
@@ -169,10 +198,6 @@ def _closed_walk_rounds(indptr, indices, needed, n_rows, rng):  # pragma: no cov
     bits = _source(rng)
     walk = 0
     for r in range(n_rounds):
-        if walk > _STAMP_MAX - n:
-            traversed[:] = 0
-            visited[:] = 0
-            walk = 0
         # Ar: current match of each original (identity, possibly invalid, until covered);
         # inv: current preimage of each published record. L: originals not yet covered.
         n_pool = 0
@@ -187,44 +212,61 @@ def _closed_walk_rounds(indptr, indices, needed, n_rows, rng):  # pragma: no cov
                 n_pool += 1
         while n_pool > 0:
             start = pool[_below(bits, n_pool)]
+            if walk == _STAMP_MAX:
+                traversed[:] = 0
+                seen[:] = 0
+                walk = 0
             walk += 1
             target = match[start]  # reaching this published record closes the walk
             x = start
-            visited[x] = walk
+            seen[target] = walk
+            c_size = size[start]
+            unvisited = c_size - 1
             while True:
                 # The hop (rule and draws: see the docstring).
                 base = indptr[x]
                 m = count[x]
                 e = -1
-                for _ in range(_TRIES):
-                    p = base + _below(bits, m)
-                    y = head[p]
-                    if traversed[p] != walk and y != target and visited[inv[y]] != walk:
-                        e = p
-                        break
+                fresh_hop = True
+                if m * unvisited >= skip * c_size:
+                    for _ in range(_BATCHES):
+                        for _i in range(_BATCH):
+                            p = base + _below(bits, m)
+                            e = p if (e < 0) & (seen[head[p]] != walk) else e
+                        if e >= 0:
+                            break
                 if e < 0:
-                    fresh, any_, closing = 0, 0, -1
+                    fresh, closing = 0, -1
                     for p in range(base, base + m):
                         y = head[p]
-                        open_ = traversed[p] != walk
-                        closes = y == target
                         buf[fresh] = p
-                        fresh += open_ & (not closes) & (visited[inv[y]] != walk)
-                        any_ += open_
-                        if open_ & closes:
+                        fresh += seen[y] != walk
+                        if y == target:
                             closing = p
                     if fresh > 0:
                         e = buf[_below(bits, fresh)]
-                    elif closing >= 0:
-                        e = closing
                     else:
-                        c = _below(bits, any_)
-                        for p in range(base, base + m):
-                            if traversed[p] != walk:
-                                if c == 0:
+                        fresh_hop = False
+                        if closing >= 0:
+                            e = closing
+                        else:
+                            for _ in range(_UNTRAVERSED_TRIES):
+                                p = base + _below(bits, m)
+                                if traversed[p] != walk:
                                     e = p
                                     break
-                                c -= 1
+                            if e < 0:
+                                open_ = 0
+                                for p in range(base, base + m):
+                                    open_ += traversed[p] != walk
+                                if open_ > 0:
+                                    c = _below(bits, open_)
+                                    for p in range(base, base + m):
+                                        if traversed[p] != walk:
+                                            if c == 0:
+                                                e = p
+                                                break
+                                            c -= 1
                 if e < 0:
                     raise ValueError("closed walk stuck: the graph is not balanced")
                 traversed[e] = walk
@@ -232,8 +274,9 @@ def _closed_walk_rounds(indptr, indices, needed, n_rows, rng):  # pragma: no cov
                 y = head[e]
                 if y == target:
                     break
+                unvisited -= fresh_hop
+                seen[y] = walk
                 x = inv[y]
-                visited[x] = walk
             # Last-exit pointers from the start give the walk with its deviant cycles erased.
             length = 0
             x = start
@@ -384,9 +427,12 @@ def _walk_rounds(
         nodes, child = job
         sub = graph.matrix[nodes][:, nodes].tocsr()
         sub.sort_indices()
+        index_type = (
+            np.int16 if len(nodes) < 2**15 else np.int32 if len(nodes) < 2**31 else np.int64
+        )
         local = _closed_walk_rounds(
             sub.indptr.astype(np.int64),
-            sub.indices.astype(np.int32 if len(nodes) < 2**31 - 1 else np.int64),
+            sub.indices.astype(index_type),
             per_vertex[nodes],
             n_rows,
             child,
@@ -394,6 +440,12 @@ def _walk_rounds(
         out[:, nodes] = np.where(local >= 0, nodes[np.maximum(local, 0)], -1)
 
     jobs = list(zip(chunks, child_rngs, strict=True))
+    # Longest first, so the pool's threads finish together: a chunk's walks cost about
+    # Σ rounds × (component size)² (a round's walks are about as long as the component is
+    # large). The order changes nothing in the output (each chunk has its own generator).
+    sizes = np.bincount(labels)[labels]
+    cost = [float((per_vertex[nodes] * sizes[nodes]).sum()) for nodes in chunks]
+    jobs = [jobs[i] for i in np.argsort(cost, kind="stable")[::-1]]
     if len(jobs) == 1:
         run(jobs[0])
     else:
