@@ -7,6 +7,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pandas as pd
+import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -249,3 +250,60 @@ def test_candidates_keep_their_flow_for_the_components(n: int, seed: int, densit
             assert want is not None
             got = sub.candidates_of(flow)
             assert (got.person_matrix() != want.person_matrix()).nnz == 0
+
+
+def _k_factor_nx(dense: np.ndarray, k: int) -> bool:
+    """networkx's max flow on the person-level network source → i (k) → j (1) → sink (k)."""
+    n, m = dense.shape
+    if n != m:
+        return False
+    g = nx.DiGraph()
+    g.add_nodes_from(["s", "t"])
+    for i in range(n):
+        g.add_edge("s", ("i", i), capacity=k)
+        g.add_edge(("j", i), "t", capacity=k)
+    for i, j in zip(*np.nonzero(dense), strict=True):
+        g.add_edge(("i", int(i)), ("j", int(j)), capacity=1)
+    return nx.maximum_flow_value(g, "s", "t") == k * n
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 24),
+    k=st.integers(1, 3),
+    seed=st.integers(0, 10**6),
+    density=st.floats(0.0, 0.6),
+    batch=st.sampled_from([1, 2, 5, 40, 1 << 19]),
+)
+def test_blocks_checked_in_batches_are_each_block_s_k_factor(
+    n: int, k: int, seed: int, density: float, batch: int
+) -> None:
+    """``k_factor_in_blocks`` answers, whatever the batches its flows run on (as small as one
+    block each, or all of them), whether every block has a k-factor of its own (networkx)."""
+    import anonymatch.core.matching as matching
+
+    rng = np.random.default_rng(seed)
+    n_blocks = int(rng.integers(1, 5))
+    rows = rng.integers(0, n_blocks, n)
+    cols = rows[rng.permutation(n)]  # as many rows as originals in every block
+    dense = rng.random((n, n)) < density
+    for b in range(n_blocks):  # usually a k-factor inside each block: a few shifted diagonals
+        who, where = np.flatnonzero(rows == b), np.flatnonzero(cols == b)
+        if rng.random() < 0.8:
+            for s in range(k):
+                dense[who, where[(np.arange(len(who)) + s) % len(who)]] = True
+    u_keys = rng.integers(0, max(1, n // 2), n)  # some originals identical: groups
+    dense = dense[np.argsort(u_keys, kind="stable")]
+    view = AttackerView.singletons(sp.csr_array(dense.astype(np.int8)))
+    _, inverse = np.unique(dense, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    grouped = AttackerView.build(
+        sp.csr_array(dense[np.unique(inverse, return_index=True)[1]].astype(np.int8)),
+        np.bincount(inverse),
+        inverse,
+    )
+    expected = all(_k_factor_nx(dense[np.ix_(rows == b, cols == b)], k) for b in range(n_blocks))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(matching, "BLOCK_BATCH_ARCS", batch)
+        assert view.k_factor_in_blocks(k, rows, cols) == expected
+        assert grouped.k_factor_in_blocks(k, rows, cols) == expected

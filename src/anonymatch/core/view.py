@@ -230,8 +230,9 @@ class AttackerView:
 
     def pairs(self) -> int:
         """Compatible (original group, published row) pairs: the ``nnz`` of :meth:`expanded`,
-        counted without building it. O(pairs between groups)."""
-        return int(self.mult[self.c.indices].sum())
+        counted without building it. O(pairs between groups) time, O(G) memory (issue 38:
+        no per-pair copy)."""
+        return int(np.bincount(self.c.indices, minlength=len(self.mult)) @ self.mult)
 
     def person_pairs(self) -> int:
         """Compatible (person, published row) pairs: the ``nnz`` of :meth:`person_matrix`,
@@ -245,8 +246,8 @@ class AttackerView:
 
     def per_published(self) -> np.ndarray:
         """Compatible originals of each published group (G, int64; per row:
-        ``per_published()[group]``). O(pairs between groups)."""
-        return np.asarray(self.counts @ self.c, dtype=np.int64)
+        ``per_published()[group]``). O(pairs between groups) time, O(G) memory."""
+        return _column_sums(self.c.indptr, self.c.indices, self.counts, self.c.shape[1])
 
     def class_sizes(self) -> tuple[np.ndarray, np.ndarray]:
         """Sizes of the classes of identical originals and of identical published rows, per
@@ -588,6 +589,18 @@ def _row_sums(indptr, indices, weight):  # pragma: no cover - compiled
         for p in range(indptr[i], indptr[i + 1]):
             total += weight[indices[p]]
         out[i] = total
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _column_sums(indptr, indices, weight, n_cols):  # pragma: no cover - compiled
+    """Σ weight[i] over the rows i storing each column of a CSR pattern (``weight @`` the 0/1
+    matrix without scipy's upcast copy of its data: issue 38). O(nnz), O(columns) memory."""
+    out = np.zeros(n_cols, np.int64)
+    for i in range(len(indptr) - 1):
+        w = weight[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            out[indices[p]] += w
     return out
 
 
