@@ -307,3 +307,76 @@ def test_blocks_checked_in_batches_are_each_block_s_k_factor(
         patch.setattr(matching, "BLOCK_BATCH_ARCS", batch)
         assert view.k_factor_in_blocks(k, rows, cols) == expected
         assert grouped.k_factor_in_blocks(k, rows, cols) == expected
+
+
+def _grouped(rng: np.random.Generator, n: int, density: float) -> AttackerView:
+    """A random view on groups of n people and n rows, a planted perfect matching in it."""
+    n_u, n_g = int(rng.integers(1, n + 1)), int(rng.integers(1, n + 1))
+    inverse = np.r_[np.arange(n_u), rng.integers(0, n_u, n - n_u)]
+    group = np.r_[np.arange(n_g), rng.integers(0, n_g, n - n_g)]
+    pairs = rng.random((n_u, n_g)) < density
+    pairs[inverse, group[rng.permutation(n)]] = True
+    return AttackerView.build(sp.csr_array(pairs.astype(np.int8)), np.bincount(inverse),
+                              inverse, np.bincount(group, minlength=n_g), group)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 30), seed=st.integers(0, 10**6), density=st.floats(0.0, 0.6))
+def test_restrict_on_groups_is_scipy_s_submatrix(n: int, seed: int, density: float) -> None:
+    """``restrict`` (a compiled pass) gives scipy's ``c[live_u][:, live_g]`` exactly: the
+    same stored pairs in the same order, and the groups shrunk to the members kept."""
+    rng = np.random.default_rng(seed)
+    view = _grouped(rng, n, density)
+    people = rng.permutation(n)[: int(rng.integers(0, n + 1))]
+    rows = rng.permutation(n)[: int(rng.integers(0, n + 1))]
+    sub = view.restrict(people, rows)
+    live_u = np.flatnonzero(np.bincount(view.inverse[people], minlength=view.c.shape[0]))
+    live_g = np.flatnonzero(np.bincount(view.group[rows], minlength=view.c.shape[1]))
+    expected = sp.csr_array(view.c[live_u][:, live_g])
+    expected.sort_indices()
+    assert sub.c.shape == expected.shape
+    for got, want in ((sub.c.indptr, expected.indptr), (sub.c.indices, expected.indices)):
+        assert got.tolist() == want.tolist()
+    assert sub.c.data.dtype == np.int8 and sub.c.data.tolist() == expected.data.tolist()
+    assert sub.counts.tolist() == np.bincount(sub.inverse, minlength=len(live_u)).tolist()
+    assert sub.mult.tolist() == np.bincount(sub.group, minlength=len(live_g)).tolist()
+    assert (live_u[sub.inverse] == view.inverse[people]).all()
+    assert (live_g[sub.group] == view.group[rows]).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 30), seed=st.integers(0, 10**6), density=st.floats(0.0, 0.5))
+def test_candidates_of_a_part_use_the_flow_it_carries(n: int, seed: int, density: float) -> None:
+    """A part of a view with a perfect flow (two disjoint halves, one restricted to) finds its
+    candidates from the flow it carries, with no max-flow: the same candidates as a fresh
+    view of the part, and the flow's nonzero pairs are ``perfect_flow``'s."""
+    rng = np.random.default_rng(seed)
+    half = n // 2
+    left, right = _grouped(rng, half or 1, density), _grouped(rng, n - half, density)
+    if not half:
+        return
+    c = sp.block_diag([left.c, right.c], format="csr").astype(np.int8)
+    whole = AttackerView.build(
+        c,
+        np.r_[left.counts, right.counts],
+        np.r_[left.inverse, left.c.shape[0] + right.inverse],
+        np.r_[left.mult, right.mult],
+        np.r_[left.group, left.c.shape[1] + right.group],
+    )
+    assert whole.perfect_flow() is not None
+    part = whole.restrict(np.arange(half), np.arange(half))
+    nonzero = part.perfect_flow_nonzero()
+    assert nonzero is not None
+    flow = part.perfect_flow()
+    assert flow is not None and np.flatnonzero(flow).tolist() == nonzero[0].tolist()
+    assert flow[nonzero[0]].tolist() == nonzero[1].tolist()
+
+    def no_max_flow() -> None:
+        raise AssertionError("a max-flow ran")
+
+    object.__setattr__(part, "_perfect_flow", no_max_flow)
+    cand = part.candidates()
+    fresh = AttackerView.build(part.c, part.counts, part.inverse, part.mult, part.group)
+    expected = fresh.candidates()
+    assert cand is not None and expected is not None
+    assert (cand.person_matrix() != expected.person_matrix()).nnz == 0

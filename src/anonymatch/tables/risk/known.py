@@ -455,17 +455,20 @@ class _Part:
     what is certain without any known row; :meth:`certain` conditions on one (a, r)."""
 
     def __init__(self, view: AttackerView, shown_values: Mapping[str, np.ndarray]) -> None:
-        flow = view.perfect_flow()  # (carried from the candidates' view: no max-flow)
-        assert flow is not None  # a component of the candidate graph
+        # carried from the candidates' view by its nonzero pairs: no max-flow, and no array
+        # per pair (issue 38)
+        nonzero = view.perfect_flow_nonzero()
+        assert nonzero is not None  # a component of the candidate graph
+        used, flow = nonzero  # the back arcs g → u (at most n), grouped by g below
         self.view = view
         n_u, n_g = view.c.shape
         self.c_ptr, self.c_idx = view.c.indptr, view.c.indices  # the view's own arrays
-        used = np.flatnonzero(flow > 0)  # the back arcs g → u (at most n), grouped by g
         pair_u = np.searchsorted(self.c_ptr, used, side="right") - 1
         order = np.argsort(self.c_idx[used], kind="stable")
-        self.back_u, self.back_flow = pair_u[order], flow[used][order]
+        self.back_u, self.back_flow = pair_u[order], flow[order]
         self.back_ptr = np.r_[0, np.cumsum(np.bincount(self.c_idx[used], minlength=n_g))]
-        cand = view.candidates_of(flow)
+        cand = view.candidates()  # itself for a part of a candidates' view
+        assert cand is not None
         shown = {c: np.bincount(view.group * (int(v.max()) + 1) + v,
                                 minlength=n_g * (int(v.max()) + 1)).reshape(n_g, -1)
                  for c, v in shown_values.items()}  # fmt: skip  # rows per (group, value)
