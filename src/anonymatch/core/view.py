@@ -232,7 +232,7 @@ class AttackerView:
         """Compatible (original group, published row) pairs: the ``nnz`` of :meth:`expanded`,
         counted without building it. O(pairs between groups) time, O(G) memory (issue 38:
         no per-pair copy)."""
-        return int(np.bincount(self.c.indices, minlength=len(self.mult)) @ self.mult)
+        return int(_row_sums(self.c.indptr, self.c.indices, self.mult).sum())
 
     def person_pairs(self) -> int:
         """Compatible (person, published row) pairs: the ``nnz`` of :meth:`person_matrix`,
