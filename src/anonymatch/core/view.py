@@ -332,8 +332,9 @@ class AttackerView:
     def k_factor_in_blocks(self, k: int, row_block: np.ndarray, col_block: np.ndarray) -> bool:
         """Whether the graph has a k-factor made of k-factors inside given blocks (a block
         label per original and per published row): True proves a k-factor of the whole graph,
-        False proves nothing (``core.matching.k_factor_in_blocks``). One flow on the blocks'
-        disjoint contracted networks, O(n + pairs inside the blocks)."""
+        False proves nothing (``core.matching.k_factor_in_blocks``). Flows on the blocks'
+        disjoint contracted networks, batch by batch of whole blocks, O(n + pairs inside the
+        blocks)."""
         return k_factor_in_blocks(self.c, self.inverse, self.group, int(k), row_block, col_block)
 
     def candidates(self, matching: np.ndarray | None = None) -> AttackerView | None:
