@@ -7,6 +7,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pandas as pd
+import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -249,3 +250,133 @@ def test_candidates_keep_their_flow_for_the_components(n: int, seed: int, densit
             assert want is not None
             got = sub.candidates_of(flow)
             assert (got.person_matrix() != want.person_matrix()).nnz == 0
+
+
+def _k_factor_nx(dense: np.ndarray, k: int) -> bool:
+    """networkx's max flow on the person-level network source → i (k) → j (1) → sink (k)."""
+    n, m = dense.shape
+    if n != m:
+        return False
+    g = nx.DiGraph()
+    g.add_nodes_from(["s", "t"])
+    for i in range(n):
+        g.add_edge("s", ("i", i), capacity=k)
+        g.add_edge(("j", i), "t", capacity=k)
+    for i, j in zip(*np.nonzero(dense), strict=True):
+        g.add_edge(("i", int(i)), ("j", int(j)), capacity=1)
+    return nx.maximum_flow_value(g, "s", "t") == k * n
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 24),
+    k=st.integers(1, 3),
+    seed=st.integers(0, 10**6),
+    density=st.floats(0.0, 0.6),
+    batch=st.sampled_from([1, 2, 5, 40, 1 << 19]),
+)
+def test_blocks_checked_in_batches_are_each_block_s_k_factor(
+    n: int, k: int, seed: int, density: float, batch: int
+) -> None:
+    """``k_factor_in_blocks`` answers, whatever the batches its flows run on (as small as one
+    block each, or all of them), whether every block has a k-factor of its own (networkx)."""
+    import anonymatch.core.matching as matching
+
+    rng = np.random.default_rng(seed)
+    n_blocks = int(rng.integers(1, 5))
+    rows = rng.integers(0, n_blocks, n)
+    cols = rows[rng.permutation(n)]  # as many rows as originals in every block
+    dense = rng.random((n, n)) < density
+    for b in range(n_blocks):  # usually a k-factor inside each block: a few shifted diagonals
+        who, where = np.flatnonzero(rows == b), np.flatnonzero(cols == b)
+        if rng.random() < 0.8:
+            for s in range(k):
+                dense[who, where[(np.arange(len(who)) + s) % len(who)]] = True
+    u_keys = rng.integers(0, max(1, n // 2), n)  # some originals identical: groups
+    dense = dense[np.argsort(u_keys, kind="stable")]
+    view = AttackerView.singletons(sp.csr_array(dense.astype(np.int8)))
+    _, inverse = np.unique(dense, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    grouped = AttackerView.build(
+        sp.csr_array(dense[np.unique(inverse, return_index=True)[1]].astype(np.int8)),
+        np.bincount(inverse),
+        inverse,
+    )
+    expected = all(_k_factor_nx(dense[np.ix_(rows == b, cols == b)], k) for b in range(n_blocks))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(matching, "BLOCK_BATCH_ARCS", batch)
+        assert view.k_factor_in_blocks(k, rows, cols) == expected
+        assert grouped.k_factor_in_blocks(k, rows, cols) == expected
+
+
+def _grouped(rng: np.random.Generator, n: int, density: float) -> AttackerView:
+    """A random view on groups of n people and n rows, a planted perfect matching in it."""
+    n_u, n_g = int(rng.integers(1, n + 1)), int(rng.integers(1, n + 1))
+    inverse = np.r_[np.arange(n_u), rng.integers(0, n_u, n - n_u)]
+    group = np.r_[np.arange(n_g), rng.integers(0, n_g, n - n_g)]
+    pairs = rng.random((n_u, n_g)) < density
+    pairs[inverse, group[rng.permutation(n)]] = True
+    return AttackerView.build(sp.csr_array(pairs.astype(np.int8)), np.bincount(inverse),
+                              inverse, np.bincount(group, minlength=n_g), group)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 30), seed=st.integers(0, 10**6), density=st.floats(0.0, 0.6))
+def test_restrict_on_groups_is_scipy_s_submatrix(n: int, seed: int, density: float) -> None:
+    """``restrict`` (a compiled pass) gives scipy's ``c[live_u][:, live_g]`` exactly: the
+    same stored pairs in the same order, and the groups shrunk to the members kept."""
+    rng = np.random.default_rng(seed)
+    view = _grouped(rng, n, density)
+    people = rng.permutation(n)[: int(rng.integers(0, n + 1))]
+    rows = rng.permutation(n)[: int(rng.integers(0, n + 1))]
+    sub = view.restrict(people, rows)
+    live_u = np.flatnonzero(np.bincount(view.inverse[people], minlength=view.c.shape[0]))
+    live_g = np.flatnonzero(np.bincount(view.group[rows], minlength=view.c.shape[1]))
+    expected = sp.csr_array(view.c[live_u][:, live_g])
+    expected.sort_indices()
+    assert sub.c.shape == expected.shape
+    for got, want in ((sub.c.indptr, expected.indptr), (sub.c.indices, expected.indices)):
+        assert got.tolist() == want.tolist()
+    assert sub.c.data.dtype == np.int8 and sub.c.data.tolist() == expected.data.tolist()
+    assert sub.counts.tolist() == np.bincount(sub.inverse, minlength=len(live_u)).tolist()
+    assert sub.mult.tolist() == np.bincount(sub.group, minlength=len(live_g)).tolist()
+    assert (live_u[sub.inverse] == view.inverse[people]).all()
+    assert (live_g[sub.group] == view.group[rows]).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 30), seed=st.integers(0, 10**6), density=st.floats(0.0, 0.5))
+def test_candidates_of_a_part_use_the_flow_it_carries(n: int, seed: int, density: float) -> None:
+    """A part of a view with a perfect flow (two disjoint halves, one restricted to) finds its
+    candidates from the flow it carries, with no max-flow: the same candidates as a fresh
+    view of the part, and the flow's nonzero pairs are ``perfect_flow``'s."""
+    rng = np.random.default_rng(seed)
+    half = n // 2
+    left, right = _grouped(rng, half or 1, density), _grouped(rng, n - half, density)
+    if not half:
+        return
+    c = sp.block_diag([left.c, right.c], format="csr").astype(np.int8)
+    whole = AttackerView.build(
+        c,
+        np.r_[left.counts, right.counts],
+        np.r_[left.inverse, left.c.shape[0] + right.inverse],
+        np.r_[left.mult, right.mult],
+        np.r_[left.group, left.c.shape[1] + right.group],
+    )
+    assert whole.perfect_flow() is not None
+    part = whole.restrict(np.arange(half), np.arange(half))
+    nonzero = part.perfect_flow_nonzero()
+    assert nonzero is not None
+    flow = part.perfect_flow()
+    assert flow is not None and np.flatnonzero(flow).tolist() == nonzero[0].tolist()
+    assert flow[nonzero[0]].tolist() == nonzero[1].tolist()
+
+    def no_max_flow() -> None:
+        raise AssertionError("a max-flow ran")
+
+    object.__setattr__(part, "_perfect_flow", no_max_flow)
+    cand = part.candidates()
+    fresh = AttackerView.build(part.c, part.counts, part.inverse, part.mult, part.group)
+    expected = fresh.candidates()
+    assert cand is not None and expected is not None
+    assert (cand.person_matrix() != expected.person_matrix()).nnz == 0

@@ -358,3 +358,23 @@ def test_conditioning_matches_the_max_flow_reference(
         got = part.certain(int(a), int(r))
         for name in ("rows", "s", "t"):
             assert got[name] == int((after[name] & ~before[name][who]).sum()), (a, r, name)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 12), st.integers(0, 12), st.floats(0.0, 0.6), st.integers(0, 2**31))
+def test_bipartite_components_are_scipy_s_labels(n_u: int, n_g: int, p: float, seed: int) -> None:
+    """The compiled components of a U × G pattern carry scipy's labels exactly (the same
+    numbering, by smallest node: the units are then visited, and sampled, in the same order),
+    isolated rows and columns included."""
+    from anonymatch.tables.risk.known import bipartite_components
+
+    rng = np.random.default_rng(seed)
+    c = sp.csr_array((rng.random((n_u, n_g)) < p).astype(np.int8))
+    c.sort_indices()
+    graph = sp.bmat([[None, c], [c.T, None]], format="csr") if n_u and n_g else None
+    if graph is None:  # no pairs possible: every node alone
+        expected = np.arange(n_u + n_g)
+    else:
+        expected = connected_components(graph, directed=False)[1]
+    got = bipartite_components(c.indptr, c.indices, n_g)
+    assert got.tolist() == expected.tolist()

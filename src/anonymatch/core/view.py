@@ -230,8 +230,9 @@ class AttackerView:
 
     def pairs(self) -> int:
         """Compatible (original group, published row) pairs: the ``nnz`` of :meth:`expanded`,
-        counted without building it. O(pairs between groups)."""
-        return int(self.mult[self.c.indices].sum())
+        counted without building it. O(pairs between groups) time, O(G) memory (issue 38:
+        no per-pair copy)."""
+        return int(_row_sums(self.c.indptr, self.c.indices, self.mult).sum())
 
     def person_pairs(self) -> int:
         """Compatible (person, published row) pairs: the ``nnz`` of :meth:`person_matrix`,
@@ -245,8 +246,8 @@ class AttackerView:
 
     def per_published(self) -> np.ndarray:
         """Compatible originals of each published group (G, int64; per row:
-        ``per_published()[group]``). O(pairs between groups)."""
-        return np.asarray(self.counts @ self.c, dtype=np.int64)
+        ``per_published()[group]``). O(pairs between groups) time, O(G) memory."""
+        return _column_sums(self.c.indptr, self.c.indices, self.counts, self.c.shape[1])
 
     def class_sizes(self) -> tuple[np.ndarray, np.ndarray]:
         """Sizes of the classes of identical originals and of identical published rows, per
@@ -331,8 +332,9 @@ class AttackerView:
     def k_factor_in_blocks(self, k: int, row_block: np.ndarray, col_block: np.ndarray) -> bool:
         """Whether the graph has a k-factor made of k-factors inside given blocks (a block
         label per original and per published row): True proves a k-factor of the whole graph,
-        False proves nothing (``core.matching.k_factor_in_blocks``). One flow on the blocks'
-        disjoint contracted networks, O(n + pairs inside the blocks)."""
+        False proves nothing (``core.matching.k_factor_in_blocks``). Flows on the blocks'
+        disjoint contracted networks, batch by batch of whole blocks, O(n + pairs inside the
+        blocks)."""
         return k_factor_in_blocks(self.c, self.inverse, self.group, int(k), row_block, col_block)
 
     def candidates(self, matching: np.ndarray | None = None) -> AttackerView | None:
@@ -382,7 +384,14 @@ class AttackerView:
         if matching is not None:
             return self._candidates(None, self._flow_of(np.asarray(matching, np.int64)))
         if "candidates" not in self._cache:
-            self._cache["candidates"] = self._candidates(self._perfect_flow())
+            # a perfect flow this view already has (any one gives the same candidates), else
+            # one max-flow, not kept (O(pairs))
+            flow, carried = self._cache.get("flow"), self._cache.get("flow_nonzero")
+            if flow is None and carried is not None:
+                self._cache["candidates"] = self._candidates(None, carried)
+            else:
+                has = "flow" in self._cache
+                self._cache["candidates"] = self._candidates(flow if has else self._perfect_flow())
         cand: AttackerView | None = self._cache["candidates"]
         return cand
 
@@ -403,6 +412,20 @@ class AttackerView:
             self._cache["flow"] = self._perfect_flow()
         flow_: np.ndarray | None = self._cache["flow"]
         return flow_
+
+    def perfect_flow_nonzero(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`perfect_flow` by its nonzero pairs: their positions among the stored pairs
+        of ``c`` (increasing) and their flows, or None. O(n) for a view that carries its
+        flow (a view of candidates, a :meth:`restrict` of one: no per-pair array), else
+        :meth:`perfect_flow` and O(pairs)."""
+        carried = self._cache.get("flow_nonzero")
+        if "flow" not in self._cache and carried is not None:
+            return carried[0], carried[1]
+        flow = self.perfect_flow()
+        if flow is None:
+            return None
+        used = np.flatnonzero(flow > 0)
+        return used, flow[used]
 
     def candidates_of(self, flow: np.ndarray) -> AttackerView:
         """:meth:`candidates` given the flow of a perfect matching on the groups (per stored
@@ -481,7 +504,14 @@ class AttackerView:
         live_u, live_g = np.flatnonzero(counts), np.flatnonzero(mult)
         new_u = np.cumsum(counts > 0) - 1
         new_g = np.cumsum(mult > 0) - 1
-        c = sp.csr_array(self.c[live_u][:, live_g])
+        # the rows live_u, columns renumbered (−1: gone) in one compiled pass (issue 38:
+        # scipy's c[rows][:, cols] made two copies of the pairs); the order of ``c`` kept
+        column = np.where(mult > 0, new_g, -1)
+        ptr = _submatrix_ptr(self.c.indptr, self.c.indices, live_u, column)
+        index = np.int32 if max(len(live_u), len(live_g), int(ptr[-1])) < 2**31 else np.int64
+        sub_idx, sub_data = _submatrix(self.c.indptr, self.c.indices, self.c.data, live_u,
+                                       column, ptr, np.empty(0, index))  # fmt: skip
+        c = sp.csr_array((sub_data, sub_idx, ptr.astype(index)), shape=(len(live_u), len(live_g)))
         c.sort_indices()
         sub = AttackerView(
             c,
@@ -564,8 +594,12 @@ class AttackerView:
         ptr = np.zeros(n_u + 1, np.int64)
         np.cumsum(kept, out=ptr[1:])
         index = np.int32 if max(n_u, n_g, int(ptr[-1])) < 2**31 else np.int64
+        # every pair a candidate (common for a k-regular freeform release at large k): the
+        # pairs' indices shared with this view's, not copied (issue 38; never written to)
+        kept_all = int(ptr[-1]) == int(c.nnz)
+        indices = c.indices if kept_all else c.indices[keep]
         cand = sp.csr_array(
-            (np.ones(int(ptr[-1]), np.int8), c.indices[keep].astype(index), ptr.astype(index)),
+            (np.ones(int(ptr[-1]), np.int8), indices.astype(index, copy=False), ptr.astype(index)),
             shape=(n_u, n_g),
         )
         cand.has_sorted_indices = True
@@ -588,6 +622,49 @@ def _row_sums(indptr, indices, weight):  # pragma: no cover - compiled
         for p in range(indptr[i], indptr[i + 1]):
             total += weight[indices[p]]
         out[i] = total
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _submatrix_ptr(indptr, indices, rows, column):  # pragma: no cover - compiled
+    """The row pointers of the submatrix of a CSR pattern on ``rows`` and the columns with
+    ``column[g] >= 0``. O(pairs of the rows)."""
+    ptr = np.zeros(len(rows) + 1, np.int64)
+    for r in range(len(rows)):
+        count = 0
+        for p in range(indptr[rows[r]], indptr[rows[r] + 1]):
+            if column[indices[p]] >= 0:
+                count += 1
+        ptr[r + 1] = ptr[r] + count
+    return ptr
+
+
+@njit(cache=True, nogil=True)
+def _submatrix(indptr, indices, data, rows, column, ptr, like):  # pragma: no cover - compiled
+    """The indices (``column``'s new numbers, of ``like``'s dtype) and data of the submatrix
+    of ``_submatrix_ptr``, in the order of the stored pairs. O(pairs of the rows)."""
+    out_idx = np.empty(ptr[-1], like.dtype)
+    out_data = np.empty(ptr[-1], data.dtype)
+    at = 0
+    for r in range(len(rows)):
+        for p in range(indptr[rows[r]], indptr[rows[r] + 1]):
+            g = column[indices[p]]
+            if g >= 0:
+                out_idx[at] = g
+                out_data[at] = data[p]
+                at += 1
+    return out_idx, out_data
+
+
+@njit(cache=True, nogil=True)
+def _column_sums(indptr, indices, weight, n_cols):  # pragma: no cover - compiled
+    """Σ weight[i] over the rows i storing each column of a CSR pattern (``weight @`` the 0/1
+    matrix without scipy's upcast copy of its data: issue 38). O(nnz), O(columns) memory."""
+    out = np.zeros(n_cols, np.int64)
+    for i in range(len(indptr) - 1):
+        w = weight[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            out[indices[p]] += w
     return out
 
 

@@ -55,7 +55,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
-from scipy.sparse.csgraph import connected_components
 
 from anonymatch.core.runner import default_workers
 from anonymatch.core.view import AttackerView, strong_components
@@ -237,16 +236,9 @@ def known_person(
             _class(rows, sens, values, members)
         return _result(cand.n, units, rows, sens, 0, 0)
     n_u, n_g = cand.c.shape
-    # the bipartite graph as CSR directly: the original groups' rows of ``c`` (columns shifted
-    # past them), then empty rows for the published groups (issue 38: no COO lists per pair)
-    indptr = np.r_[cand.c.indptr, np.full(n_g, cand.c.nnz)].astype(np.int64)
-    index = np.int32 if n_u + n_g < 2**31 else np.int64
-    graph = sp.csr_array(
-        (np.ones(cand.c.nnz, np.int8), cand.c.indices.astype(index) + n_u, indptr),
-        shape=(n_u + n_g, n_u + n_g),
-    )
-    _, label = connected_components(graph, directed=False)
-    del graph
+    # the components of the bipartite graph, read from ``c``'s own arrays (issue 38: scipy's
+    # needed the graph laid out, then copied as float64 and transposed — the run's peak)
+    label = bipartite_components(cand.c.indptr, cand.c.indices, n_g)
     person_label, row_label = label[cand.inverse], label[n_u + cand.group]
     # person-row pairs per component: Σ over original groups of counts · candidate rows
     pairs = np.bincount(label[:n_u], weights=cand.counts * cand.per_original())
@@ -463,17 +455,20 @@ class _Part:
     what is certain without any known row; :meth:`certain` conditions on one (a, r)."""
 
     def __init__(self, view: AttackerView, shown_values: Mapping[str, np.ndarray]) -> None:
-        flow = view.perfect_flow()  # (carried from the candidates' view: no max-flow)
-        assert flow is not None  # a component of the candidate graph
+        # carried from the candidates' view by its nonzero pairs: no max-flow, and no array
+        # per pair (issue 38)
+        nonzero = view.perfect_flow_nonzero()
+        assert nonzero is not None  # a component of the candidate graph
+        used, flow = nonzero  # the back arcs g → u (at most n), grouped by g below
         self.view = view
         n_u, n_g = view.c.shape
         self.c_ptr, self.c_idx = view.c.indptr, view.c.indices  # the view's own arrays
-        used = np.flatnonzero(flow > 0)  # the back arcs g → u (at most n), grouped by g
         pair_u = np.searchsorted(self.c_ptr, used, side="right") - 1
         order = np.argsort(self.c_idx[used], kind="stable")
-        self.back_u, self.back_flow = pair_u[order], flow[used][order]
+        self.back_u, self.back_flow = pair_u[order], flow[order]
         self.back_ptr = np.r_[0, np.cumsum(np.bincount(self.c_idx[used], minlength=n_g))]
-        cand = view.candidates_of(flow)
+        cand = view.candidates()  # itself for a part of a candidates' view
+        assert cand is not None
         shown = {c: np.bincount(view.group * (int(v.max()) + 1) + v,
                                 minlength=n_g * (int(v.max()) + 1)).reshape(n_g, -1)
                  for c, v in shown_values.items()}  # fmt: skip  # rows per (group, value)
@@ -640,3 +635,40 @@ def _distinct_values(indptr, indices, shows):  # pragma: no cover - compiled
                 seen[v] |= row[v]
         out[u] = seen.sum()
     return out
+
+
+@njit(cache=True, nogil=True)
+def bipartite_components(indptr, indices, n_g):  # pragma: no cover - compiled
+    """The connected components of the undirected bipartite graph of a U × G CSR pattern
+    (``indptr``, ``indices``): a label per node, the U rows then the ``n_g`` columns (node
+    U + g), numbered in the order of each component's smallest node — the labels of
+    ``scipy.sparse.csgraph.connected_components(directed=False)`` on that graph. Union–find
+    with path halving, union by smaller root. O(pairs · α) time, O(U + G) memory (no copy of
+    the pairs)."""
+    n_u = len(indptr) - 1
+    n = n_u + n_g
+    parent = np.arange(n)
+    for u in range(n_u):
+        for p in range(indptr[u], indptr[u + 1]):
+            a, b = u, n_u + indices[p]
+            while parent[a] != a:
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            while parent[b] != b:
+                parent[b] = parent[parent[b]]
+                b = parent[b]
+            if a < b:
+                parent[b] = a
+            elif b < a:
+                parent[a] = b
+    label = np.full(n, -1, np.int64)
+    count = 0
+    for v in range(n):
+        r = v
+        while parent[r] != r:
+            r = parent[r]
+        if label[r] < 0:
+            label[r] = count
+            count += 1
+        label[v] = label[r]
+    return label
