@@ -206,6 +206,8 @@ def step_largek(
     for (_, src), method in itertools.product(trees, ("hungarian", "sortgreedy", "greedy")):
         warm = ["anonymize", data, "-o", str(out / "warm.csv"), "--k", "2", "-q", "--force"]
         anonymatch([*warm, "--method", method, *ADULT_CLI], {"PYTHONPATH": src})  # numba caches
+    blocks = ["anonymize", data, "-o", str(out / "warm.csv"), "--k", "2", "-q", "--force"]
+    anonymatch([*blocks, "--structure", "blocks", *ADULT_CLI], {"PYTHONPATH": trees[0][1]})
     rows = []
 
     def ours(
