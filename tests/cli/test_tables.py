@@ -358,3 +358,17 @@ def test_verify_fails_a_release_that_publishes_an_identifier(
     released = pd.read_csv(leaky, dtype=str, keep_default_na=False)
     keywords = {"k": 3, "qi": "n0,c0", "numeric": "n0", "identifiers": "pid"}
     assert not anonymatch.tables.verify(frame, released, **keywords).passed
+
+
+def test_blocks_are_said_in_the_summary_and_windows_are_refused(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["anonymize", str(table), "-o", str(tmp_path / "o.csv"), "--k", "4", "--qi", QI]
+    base += ["--numeric", "n0,n1", "--seed", "1", "--force"]
+    code, out, _ = run([*base, "--structure", "blocks"], capsys)
+    assert code == 0
+    assert "published as blocks (classes of k…2k−1 consecutive records): the whole table" in out
+    code, out, _ = run(base, capsys)  # k = 4 on 40 rows: the rounds, nothing said
+    assert code == 0 and "published as blocks" not in out
+    code, _, err = run([*base, "--structure", "windows"], capsys)
+    assert code == 2 and "windows" in err

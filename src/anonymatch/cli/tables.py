@@ -475,12 +475,13 @@ def _print_summary(report: dict[str, Any], output: str) -> None:
         + (f", {source['suppressed']} suppressed as outliers" if source.get("suppressed") else "")
         + f") -> {output}"
     )
-    blocks = (report.get("plan") or {}).get("blocks") or {}
+    plan = report.get("plan") or {}
+    blocks = plan.get("blocks") or {}
     if blocks.get("partitions"):
+        where = "every partition" if plan.get("path") == "streamed" else "the whole table"
         done = {
-            "estimate": "the whole table, where the rounds would take minutes (--time-limit "
-            "runs them)",
-            "structure": "the whole table (--structure blocks)",
+            "estimate": f"{where}, where the rounds would take minutes (--time-limit runs them)",
+            "structure": f"{where} (--structure blocks)",
             "time_limit": f"{blocks['partitions']} of {report['parameters'].get('partitions')}"
             " partitions, past the time limit",
         }[blocks["why"]]

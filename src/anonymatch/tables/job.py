@@ -69,11 +69,13 @@ RunPath = Literal["memory", "streamed", "adaptive"]
 """Where a job runs: in memory, streamed from a file, or on the adaptive path."""
 
 STRUCTURES = ("classes", "rings", "blocks")
-"""What a freeform method publishes under ℓ-diversity / t-closeness (``structure``):
+"""What a freeform method publishes (``structure``). Under ℓ-diversity / t-closeness:
 ``classes`` (the default), or ``rings`` — sensitive rings where they cost less GCP, classes
 elsewhere (docs/guarantees/sensitive.md §6). A ring's decomposition is public and its draw is
 one shift, so a person who knows their own sensitive value and finds it among their rows learns
-every ring member's value; classes have no such weakness."""
+every ring member's value; classes have no such weakness. Without them: ``classes`` (the
+default) runs the rounds, or blocks where the plan estimates minutes (``Plan.blocks``);
+``blocks`` publishes blocks at any k (``methods.blocks``)."""
 
 RINGS_WEAKNESS = (
     "rings: a person who knows their own sensitive value and finds it among their rows "
@@ -779,10 +781,11 @@ class Plan:
         Expected wall seconds of the build and what follows it, for the methods that run
         rounds (``methods.estimated_seconds``; 0 for the others or while rows are unknown).
     blocks : {"structure", "estimate"} or None
-        Why the whole table is published as blocks (``methods.blocks``) instead of the
-        method's rounds: the job asked for ``structure`` ``blocks``, or the rounds were
-        estimated to cost more than ``BLOCKS_ABOVE`` CPU seconds a record (:func:`plan`);
-        None: the rounds run (or the method runs none).
+        Why the table is published as blocks (``methods.blocks``: in memory the whole table,
+        streamed each partition) instead of the method's rounds: the job asked for
+        ``structure`` ``blocks``, or the rounds were estimated to cost more than
+        ``BLOCKS_ABOVE`` CPU seconds a record (:func:`plan`); None: the rounds run (or the
+        method runs none).
     limit : float or None
         The job's time limit, for a method that runs rounds (None: none, or another method).
     assignment : str or None

@@ -44,10 +44,10 @@ class BuildOptions:
     classes where it costs less GCP (``methods.circulant``). ``blocks`` (the plan's
     ``Plan.blocks``) publishes blocks instead of running the rounds (``methods.blocks``: in
     memory the whole table, on the streamed path each partition). ``tick`` (optional) is
-    called with
-    1 after each assignment round of the methods that run rounds (``Method.rounds``): the
-    progress bar of :func:`build_graph`, in rounds. ``deadline`` (optional, a
-    ``time.perf_counter()`` value) is when the run's time limit stops those rounds: a
+    called with 1 after each assignment round of the methods that run rounds
+    (``Method.rounds``): the progress bar of :func:`build_graph`, in rounds. ``deadline``
+    (optional, a ``time.perf_counter()`` value) is when the run's time limit stops those
+    rounds: a
     partition not finished by then raises :class:`TimeUp`, and :func:`build_graph` publishes
     it as blocks (``methods.blocks``)."""
 
@@ -392,8 +392,8 @@ def partitions(qi: EncodedQI, size: int) -> list[np.ndarray]:
 class Built(NamedTuple):
     """What :func:`build_graph` made: the graph, its number of partitions, and how many of
     them were published as blocks (``methods.blocks``) instead of the method's rounds — the
-    whole table when the plan chose blocks (``blocks`` of :func:`build_graph`: one
-    partition), or the partitions past the run's time limit."""
+    whole table when the plan chose blocks (``BuildOptions.blocks``: one partition), or the
+    partitions past the run's time limit."""
 
     graph: GeneralizationGraph
     partitions: int
@@ -418,8 +418,8 @@ def build_graph(
     size, Mondrian by cutting only where both sides satisfy them (the typed job refuses the
     models for the other methods).
 
-    ``options.blocks`` (the plan's choice at large k, ``tables.job.plan``) publishes the whole table
-    as consecutive classes of k … 2k − 1 records cut at the least GCP along its serpentine
+    ``options.blocks`` (the plan's choice at large k, ``tables.job.plan``) publishes the whole
+    table as consecutive classes of k … 2k − 1 records cut at the least GCP along its serpentine
     order (``methods.blocks``, O(n·k·d)) instead of running rounds. With
     ``options.deadline`` (the run's time limit), a partition whose rounds are not done by
     then is published as the blocks of its own records: each partition's graph stays
