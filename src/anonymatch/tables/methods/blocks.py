@@ -145,7 +145,7 @@ def block_labels(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=n, desc="blocks", unit="record", delay=1.0, leave=False)
+        bar = tqdm(total=n + 1 - k, desc="blocks", unit="record", delay=1.0, leave=False)
     pool = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
     try:
         for first in range(k, n + 1, k):  # the ends first … first + k − 1: independent
