@@ -13,17 +13,20 @@ chooses by time, not by k alone.
 CPU seconds are ``time.process_time`` of this process (the build's threads included), so they
 hold on a shared machine. Usage: python benchmarks/blocks_vs_rounds.py [--ks 50,100,…]
 [--rounds-max 450] [--subsets 3000,10000] [--subset-ks 350,450]
-Results: benchmarks/results/blocks_vs_rounds.json, docs/results.md (section blocks_vs_rounds).
+[--rewrite: only redo the docs and the plot from the JSON]
+Results: benchmarks/results/blocks_vs_rounds.json, docs/results.md (section blocks_vs_rounds),
+docs/img/blocks_vs_rounds.png.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import numpy as np
 import pandas as pd
-from _common import ADULT_NAMES, ADULT_QI, adult_path, dump, machine, update_results
+from _common import ADULT_NAMES, ADULT_QI, ROOT, adult_path, dump, machine, update_results
 
 from anonymatch.tables.columns.schema import EncodedQI, Schema
 from anonymatch.tables.methods import (
@@ -33,6 +36,7 @@ from anonymatch.tables.methods import (
     build_graph,
     registry,
     rounds_seconds,
+    too_long_for_rounds,
 )
 from anonymatch.tables.methods.blocks import blocks
 from anonymatch.tables.metrics import information_loss
@@ -98,13 +102,57 @@ def lines(results: dict) -> list[str]:
     return [*out, ""]
 
 
+def plot(results: dict) -> None:
+    """docs/img/blocks_vs_rounds.png: GCP against k on the whole of Adult, the rounds where
+    they were built and the blocks everywhere, the plan's switch marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted((r for r in results["rows"] if r["n"] == max(x["n"] for x in results["rows"])),
+                  key=lambda r: r["k"])  # fmt: skip
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    built = [r for r in rows if "rounds_gcp" in r]
+    ax.plot([r["k"] for r in built], [100 * r["rounds_gcp"] for r in built], marker="o",
+            label="hungarian rounds")  # fmt: skip
+    ax.plot([r["k"] for r in rows], [100 * r["blocks_gcp"] for r in rows], marker="s",
+            label="blocks")  # fmt: skip
+    n, method = rows[0]["n"], registry()["hungarian"]
+    switch = next(
+        (
+            k
+            for k in range(2, n + 1)
+            if too_long_for_rounds(method, n, k, method.partition_size_for(k))
+        ),
+        None,
+    )  # the plan's first k of blocks (methods.BLOCKS_ABOVE)
+    if switch is not None:
+        ax.axvline(switch, color="grey", linestyle="--", label=f"plan: blocks from k = {switch}")
+    ax.set_xscale("log")
+    ax.set_xticks([r["k"] for r in rows], [str(r["k"]) for r in rows])
+    ax.set_xlabel("k")
+    ax.set_ylabel("GCP (%)")
+    ax.set_title("UCI Adult, 30,162 rows: blocks against the rounds")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(ROOT / "docs" / "img" / "blocks_vs_rounds.png", dpi=120)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ks", default="50,100,150,200,300,450,1000,2000")
     parser.add_argument("--rounds-max", type=int, default=450)
     parser.add_argument("--subsets", default="3000,10000")
     parser.add_argument("--subset-ks", default="350,450")
+    parser.add_argument("--rewrite", action="store_true", help="only redo the docs and plot")
     args = parser.parse_args()
+    if args.rewrite:
+        results = json.loads((ROOT / "benchmarks/results/blocks_vs_rounds.json").read_text())
+        update_results("blocks_vs_rounds", "\n".join(lines(results)))
+        plot(results)
+        return
     frame = load()
     qi = encode(frame)
     blocks(qi.take(np.arange(100)), 10)  # numba's caches
@@ -125,6 +173,7 @@ def main() -> None:
     }
     dump("blocks_vs_rounds", results)
     update_results("blocks_vs_rounds", "\n".join(lines(results)))
+    plot(results)
 
 
 if __name__ == "__main__":

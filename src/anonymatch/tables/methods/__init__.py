@@ -193,7 +193,7 @@ def too_long_for_rounds(method: Method, rows: int, k: int, size: int | None) -> 
     """Whether the rounds of ``method`` and what follows them are estimated to cost more than
     ``BLOCKS_ABOVE`` CPU seconds a record (:func:`rounds_seconds` plus
     :func:`after_build_seconds`, over ``rows``): the plan then publishes blocks. False for a
-    method without rounds. With the default partitions this is k ≥ 474 (P = 1,000 up to
+    method without rounds. With the default partitions this is k ≥ 477 (P = 1,000 up to
     k = 500, two-stage rounds). O(1)."""
     if not method.rounds or size is None or rows == 0:
         return False
