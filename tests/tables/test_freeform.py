@@ -209,6 +209,8 @@ def test_blocks_when_asked_for_or_when_the_rounds_would_take_minutes() -> None:
             run = plan(TableJob.build(dict(qi=["n0"], k=k, method="hungarian")), rows=rows)
             assert run.blocks == "estimate" and run.partition_size is None
             assert run.warning() is None and run.to_dict(1)["blocks"]["why"] == "estimate"
+    for k, chosen in ((476, None), (477, "estimate")):  # the switch (docs/results.md)
+        assert plan(TableJob.build(dict(qi=["n0"], k=k)), rows=30_162).blocks == chosen
     limited = TableJob.build(dict(qi=["n0"], k=1000, method="hungarian", time_limit=60.0))
     assert plan(limited, rows=30_162).blocks is None  # a limit: the rounds run until it
     streamed = plan(TableJob.build(dict(qi=["n0"], k=1000)), rows=30_162, streamed=True)
