@@ -17,6 +17,7 @@ from numba import njit
 
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.core.runner import default_workers
+from anonymatch.core.view import component_labels
 
 _CHUNK = 4096  # vertices per independent closed-walk job
 # Complete bicliques of more records than this get a uniform random permutation instead of the
@@ -181,7 +182,7 @@ def _closed_walk_rounds(
     for x in range(n):
         count[x] = indptr[x + 1] - indptr[x]
         max_degree = max(max_degree, count[x])
-    labels = _weak_labels(indptr, indices)
+    labels = component_labels(indptr, indices, n, 0)
     size = np.bincount(labels)[labels]  # each vertex's component size
     buf = np.empty(max_degree, np.int64)
     # Walk stamps, int32 whatever the index type: they restart from 0 (all cleared) when the
@@ -312,48 +313,12 @@ def _closed_walk_rounds(
     return out
 
 
-@njit(cache=True, nogil=True)
-def _weak_labels(indptr, indices):  # pragma: no cover - compiled
-    """Weak components of the unified view of a CSR graph (edge x → ``indices[p]`` joins
-    vertices x and indices[p]), numbered in the order of their smallest vertex — the labels
-    of ``scipy.sparse.csgraph.connected_components(..., connection="weak")``, without its
-    float64 copy and transpose of the edges (≈ 70 MiB at k = 100 on Adult). Union–find whose
-    root is always the smallest vertex of its set (path halving). Time O(E log n) at worst,
-    memory O(n)."""
-    n = indptr.shape[0] - 1
-    parent = np.arange(n)
-    for x in range(n):
-        for p in range(indptr[x], indptr[x + 1]):
-            a, b = x, np.int64(indices[p])
-            while parent[a] != a:
-                parent[a] = parent[parent[a]]
-                a = parent[a]
-            while parent[b] != b:
-                parent[b] = parent[parent[b]]
-                b = parent[b]
-            if a < b:
-                parent[b] = a
-            elif b < a:
-                parent[a] = b
-    labels = np.empty(n, np.int64)
-    count = 0
-    for x in range(n):
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        if root == x:  # the smallest vertex of its component: a new label
-            labels[x] = count
-            count += 1
-        else:
-            labels[x] = labels[root]
-    return labels
-
-
 def _component_degrees(graph: GeneralizationGraph) -> tuple[np.ndarray, np.ndarray]:
     """Weak components of the unified view and the (constant) degree of each component."""
     if not graph.is_balanced():
         raise ValueError("the privacy step needs in-degree = out-degree at every vertex")
-    labels = _weak_labels(graph.matrix.indptr, graph.matrix.indices)
+    matrix = graph.matrix
+    labels = component_labels(matrix.indptr, matrix.indices, graph.n, 0)
     degree = graph.out_degrees()
     comp_degree = np.zeros(labels.max() + 1 if len(labels) else 0, dtype=np.int64)
     comp_degree[labels] = degree

@@ -57,7 +57,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from anonymatch.core.runner import default_workers
-from anonymatch.core.view import AttackerView, strong_components
+from anonymatch.core.view import AttackerView, component_labels, strong_components
 from anonymatch.tables.models.sensitive import encode_sensitive
 
 if TYPE_CHECKING:
@@ -238,7 +238,7 @@ def known_person(
     n_u, n_g = cand.c.shape
     # the components of the bipartite graph, read from ``c``'s own arrays (issue 38: scipy's
     # needed the graph laid out, then copied as float64 and transposed — the run's peak)
-    label = bipartite_components(cand.c.indptr, cand.c.indices, n_g)
+    label = component_labels(cand.c.indptr, cand.c.indices, n_u + n_g, n_u)
     person_label, row_label = label[cand.inverse], label[n_u + cand.group]
     # person-row pairs per component: Σ over original groups of counts · candidate rows
     pairs = np.bincount(label[:n_u], weights=cand.counts * cand.per_original())
@@ -635,40 +635,3 @@ def _distinct_values(indptr, indices, shows):  # pragma: no cover - compiled
                 seen[v] |= row[v]
         out[u] = seen.sum()
     return out
-
-
-@njit(cache=True, nogil=True)
-def bipartite_components(indptr, indices, n_g):  # pragma: no cover - compiled
-    """The connected components of the undirected bipartite graph of a U × G CSR pattern
-    (``indptr``, ``indices``): a label per node, the U rows then the ``n_g`` columns (node
-    U + g), numbered in the order of each component's smallest node — the labels of
-    ``scipy.sparse.csgraph.connected_components(directed=False)`` on that graph. Union–find
-    with path halving, union by smaller root. O(pairs · α) time, O(U + G) memory (no copy of
-    the pairs)."""
-    n_u = len(indptr) - 1
-    n = n_u + n_g
-    parent = np.arange(n)
-    for u in range(n_u):
-        for p in range(indptr[u], indptr[u + 1]):
-            a, b = u, n_u + indices[p]
-            while parent[a] != a:
-                parent[a] = parent[parent[a]]
-                a = parent[a]
-            while parent[b] != b:
-                parent[b] = parent[parent[b]]
-                b = parent[b]
-            if a < b:
-                parent[b] = a
-            elif b < a:
-                parent[a] = b
-    label = np.full(n, -1, np.int64)
-    count = 0
-    for v in range(n):
-        r = v
-        while parent[r] != r:
-            r = parent[r]
-        if label[r] < 0:
-            label[r] = count
-            count += 1
-        label[v] = label[r]
-    return label
