@@ -31,13 +31,17 @@ def _forbidden(m: int, r: int, rng: np.random.Generator) -> np.ndarray:
     return used
 
 
-@settings(max_examples=150, deadline=None)
-@given(
+COST_CASES = given(
     m=st.integers(1, 45),
     kind=st.integers(0, 3),
     share=st.floats(0, 0.95),
     seed=st.integers(0, 2**32 - 1),
 )
+"""Cost matrices of ``_matrix`` (size m, kind, share of ties) with ``_forbidden`` rounds."""
+
+
+@settings(max_examples=150, deadline=None)
+@COST_CASES
 def test_optimal_cost_equals_scipy_and_forbidden_edges_are_avoided(
     m: int, kind: int, share: float, seed: int
 ) -> None:
@@ -82,12 +86,7 @@ def test_empty_and_bad_input() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    m=st.integers(1, 45),
-    kind=st.integers(0, 3),
-    share=st.floats(0, 0.95),
-    seed=st.integers(0, 2**32 - 1),
-)
+@COST_CASES
 def test_two_stage_is_a_permutation_avoiding_forbidden_edges_and_keeps_the_initialization(
     m: int, kind: int, share: float, seed: int
 ) -> None:

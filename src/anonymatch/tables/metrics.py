@@ -270,6 +270,25 @@ def _checked(w: np.ndarray, bad: bool) -> np.ndarray:
 # Adult rows). Each w[i, j] still adds its attributes' terms in the same order, numeric first, so
 # the weights are bitwise those of the per-cell loop. Both take their arrays in the groups of
 # ``_increase_weights``' docstring.
+@njit(cache=True, nogil=True, inline="always")
+def _store_row(w, i, row, cols, forbidden, big):  # pragma: no cover - compiled
+    """Write original i's increases ``row`` (one per column of ``cols``) into ``w[i]``,
+    pricing the ``forbidden`` entries at ``big`` while the row is in cache (none when
+    ``forbidden`` is empty). Returns whether an allowed entry is not finite. O(len(cols))."""
+    out = w[i]
+    bad = False
+    if forbidden.shape[0]:
+        no = forbidden[i]
+        for j in range(len(cols)):
+            c = cols[j]
+            bad |= not no[c] and not np.isfinite(row[j])
+            out[c] = big if no[c] else row[j]
+    else:
+        for j in range(len(cols)):
+            out[cols[j]] = row[j]
+    return bad
+
+
 @njit(cache=True, nogil=True)
 def _increase_weights_missing(  # pragma: no cover - compiled
     original, published, scales, trees, missing, forbidden, big, w, cols
@@ -334,16 +353,7 @@ def _increase_weights_missing(  # pragma: no cover - compiled
                 for j in range(p):
                     if not star[j] and not has[j]:
                         row[j] += scale
-        out = w[i]
-        if forbidden.shape[0]:  # price the forbidden entries while the row is in cache
-            no = forbidden[i]
-            for j in range(p):
-                c = cols[j]
-                bad |= not no[c] and not np.isfinite(row[j])
-                out[c] = big if no[c] else row[j]
-        else:
-            for j in range(p):
-                out[cols[j]] = row[j]
+        bad |= _store_row(w, i, row, cols, forbidden, big)
     return bad
 
 
@@ -395,14 +405,5 @@ def _increase_weights(  # pragma: no cover - compiled
                 for j in range(p):
                     if not has[j]:
                         row[j] += scale
-        out = w[i]
-        if forbidden.shape[0]:  # price the forbidden entries while the row is in cache
-            no = forbidden[i]
-            for j in range(p):
-                c = cols[j]
-                bad |= not no[c] and not np.isfinite(row[j])
-                out[c] = big if no[c] else row[j]
-        else:
-            for j in range(p):
-                out[cols[j]] = row[j]
+        bad |= _store_row(w, i, row, cols, forbidden, big)
     return bad
