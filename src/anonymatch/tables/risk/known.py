@@ -35,9 +35,11 @@ Complexity: O(n + pairs between groups) for the components and the classes; O(m!
 freeform component of m ≤ ``exact_max`` people; one max-flow per larger component (none when
 the candidate view carries the perfect flow it was found from, as ``AttackerView.candidates``
 views do), then per sampled hypothesis one breadth-first search that stops at a (the
-alternating path that makes the component's perfect matching pair a with r) and one compiled
-strongly-connected-components pass, O(pairs of the component) time and O(groups) memory, the
-hypotheses on a thread pool; never n × n.
+alternating path that makes the component's perfect matching pair a with r) and the strongly
+connected components of what is left: shown unchanged by a certificate built once per
+component (``core.strong``, O(groups) and the arcs it re-reads) in most hypotheses, else one
+compiled Tarjan pass, O(pairs of the component) time and O(groups) memory; the hypotheses on a
+thread pool; never n × n.
 
 References
 ----------
@@ -57,6 +59,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from anonymatch.core.runner import default_workers
+from anonymatch.core.strong import Certificate
 from anonymatch.core.view import AttackerView, component_labels, strong_components
 from anonymatch.tables.models.sensitive import encode_sensitive
 
@@ -467,6 +470,9 @@ class _Part:
         order = np.argsort(self.c_idx[used], kind="stable")
         self.back_u, self.back_flow = pair_u[order], flow[order]
         self.back_ptr = np.r_[0, np.cumsum(np.bincount(self.c_idx[used], minlength=n_g))]
+        # one root's out- and in-tree: most hypotheses leave the component strongly connected
+        # (but for the groups they empty), which the trees show without Tarjan's O(pairs)
+        self.certificate = Certificate.build(self.c_ptr, self.c_idx, self.back_ptr, self.back_u)
         cand = view.candidates()  # itself for a part of a candidates' view
         assert cand is not None
         shown = {c: np.bincount(view.group * (int(v.max()) + 1) + v,
@@ -485,14 +491,29 @@ class _Part:
         """Others made certain by knowing person ``a``'s row ``r`` (indices in the component):
         a perfect flow without them (the flow's alternating path from r's group to a's, found
         by a breadth-first search that stops at a's group), the strongly connected components
-        of its residual digraph (one compiled Tarjan pass, the flow's changes kept aside:
-        nothing of the size of the pairs is copied), then the people left with one candidate
-        row or value. O(pairs) time, O(U + G) memory beyond the part."""
+        of its residual digraph, then the people left with one candidate row or value. The
+        components: when the part's certificate (``core.strong``) shows the digraph still
+        strongly connected but for the groups a and r empty, that (O(U + G) and the arcs of
+        the nodes it re-attaches); else one compiled Tarjan pass, the flow's changes kept
+        aside (nothing of the size of the pairs is copied). O(pairs) time at most, O(U + G)
+        memory beyond the part."""
         view = self.view
         u, g = int(view.inverse[a]), int(view.group[r])
-        scc = _conditioned_scc(
+        dead, extra = _reroute(
             self.c_ptr, self.c_idx, self.back_ptr, self.back_u, self.back_flow, u, g
         )
+        n_u = len(view.counts)
+        emptied = np.array([u if view.counts[u] == 1 else -1,
+                            n_u + g if view.mult[g] == 1 else -1], np.int64)  # fmt: skip
+        if self.certificate is not None and self.certificate.still_strong(
+            self.c_ptr, self.c_idx, self.back_ptr, self.back_u, dead, extra, emptied
+        ):
+            scc = np.zeros(n_u + len(view.mult), np.int64)  # one component, and the emptied
+            for label, node in enumerate(emptied.tolist(), start=1):
+                if node >= 0:
+                    scc[node] = label
+        else:
+            scc = strong_components(self.c_ptr, self.c_idx, self.back_ptr, self.back_u, dead, extra)
         counts, mult = view.counts.copy(), view.mult.copy()
         counts[u] -= 1
         mult[g] -= 1
@@ -503,16 +524,15 @@ class _Part:
 
 
 @njit(cache=True, nogil=True)
-def _conditioned_scc(c_ptr, c_idx, back_ptr, back_u, back_flow, u0, g0):  # pragma: no cover
-    """The strongly connected components (a label per node: U original groups, then G
-    published groups) of the residual digraph of a part once one unit of group ``u0`` is
-    matched to one row of group ``g0``: the flow rerouted along the shortest alternating path
+def _reroute(c_ptr, c_idx, back_ptr, back_u, back_flow, u0, g0):  # pragma: no cover
+    """How the residual digraph of a part changes once one unit of group ``u0`` is matched to
+    one row of group ``g0``: the flow rerouted along the shortest alternating path
     g0 → u1 → g1 → … → u0 of the residual digraph (breadth first, stopping at u0), row → person
     arcs losing a unit and person → row arcs gaining one; the digraph then has an arc u → g
     for every pair and g → u where the new flow runs. Every node of the path is a distinct
-    group, so each published group loses at most one back arc (``dead``) and gains at most
-    one (``extra``), kept aside instead of copying the flow; then
-    ``core.view.strong_components``. O(U + G + pairs)."""
+    group, so each published group loses at most one back arc (``dead[g]``, −1: none) and
+    gains at most one (``extra[g]``), kept aside instead of copying the flow (the arrays of
+    ``core.view.strong_components``). O(U + G + the pairs the search reads)."""
     n_u = len(c_ptr) - 1
     n_g = len(back_ptr) - 1
     n = n_u + n_g
@@ -558,7 +578,7 @@ def _conditioned_scc(c_ptr, c_idx, back_ptr, back_u, back_flow, u0, g0):  # prag
             if new:
                 extra[gg] = p
         x = p
-    return strong_components(c_ptr, c_idx, back_ptr, back_u, dead, extra)
+    return dead, extra
 
 
 @njit(cache=True, nogil=True)
