@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,11 +24,21 @@ def test_assembled_parts_are_blocks_and_follow_the_published_order(data: st.Data
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
     ids = np.split(rng.permutation(n), np.cumsum(sizes)[:-1])
     parts = []
-    for part in ids:  # identity plus a random permutation inside each part
+    for part in ids:  # identity plus random permutations inside each part
         m = len(part)
-        local = GeneralizationGraph.from_assignments(np.stack([np.arange(m), rng.permutation(m)]))
+        rounds = [np.arange(m)] + [rng.permutation(m) for _ in range(data.draw(st.integers(1, 3)))]
+        local = GeneralizationGraph.from_assignments(np.stack(rounds))
         parts.append((part, local))
     graph = GeneralizationGraph.block_diagonal(parts, n)
+    # the same canonical CSR (sorted, no duplicates) as the edges' union built by scipy
+    union = GeneralizationGraph.from_edges(
+        np.concatenate([part[g.matrix.tocoo().row] for part, g in parts]),
+        np.concatenate([part[g.matrix.tocoo().col] for part, g in parts]),
+        n,
+    ).matrix
+    assert graph.matrix.has_canonical_format
+    assert np.array_equal(graph.matrix.indptr, union.indptr)
+    assert np.array_equal(graph.matrix.indices, union.indices)
     rows, cols = graph.blocks()
     for p, part in enumerate(ids):
         assert np.all(rows[part] == p) and np.all(cols[part] == p)
@@ -56,3 +67,9 @@ def test_a_class_graph_keeps_its_classes_when_reordered() -> None:
     assert moved.classes is not None
     assert np.array_equal(moved.blocks()[1], [1, 1, 1, 0, 0])
     assert _no_edge_crosses(moved)
+
+
+def test_blocks_that_share_a_record_are_refused() -> None:
+    one = GeneralizationGraph.from_assignments(np.arange(2)[None, :])
+    with pytest.raises(ValueError, match="disjoint"):
+        GeneralizationGraph.block_diagonal([(np.array([0, 1]), one), (np.array([1, 2]), one)], 3)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 
 class GeneralizationGraph:
@@ -90,18 +91,30 @@ class GeneralizationGraph:
     def block_diagonal(
         cls, blocks: list[tuple[np.ndarray, GeneralizationGraph]], n: int
     ) -> GeneralizationGraph:
-        """Assemble per-partition graphs; ``blocks`` holds (global row ids, local graph). The
-        graph remembers its parts (``blocks`` returns them: no edge crosses two parts)."""
-        rows, cols = [], []
+        """Assemble per-partition graphs; ``blocks`` holds (global row ids, local graph), the
+        partitions disjoint. The graph remembers its parts (``blocks`` returns them: no edge
+        crosses two parts). Each global row is its local row's columns renamed and sorted, in
+        place in the final CSR arrays (issue 38: no COO round trip and global sort of the n·k
+        edges, 0.3 s on the critical path at k = 100 on Adult). O(E log k) for rows of k
+        edges. Raises ValueError when two blocks share a record."""
         part = np.full(n, -1, dtype=np.int64)
+        degree = np.zeros(n, dtype=np.int64)
         for p, (ids, graph) in enumerate(blocks):
-            coo = graph.matrix.tocoo()
-            rows.append(ids[coo.row])
-            cols.append(ids[coo.col])
+            if np.any(part[ids] >= 0):
+                raise ValueError("the blocks of a block-diagonal graph must be disjoint")
             part[ids] = p
-        if not rows:
-            return cls.from_edges(np.empty(0, np.int64), np.empty(0, np.int64), n)
-        assembled = cls.from_edges(np.concatenate(rows), np.concatenate(cols), n)
+            degree[ids] = np.diff(graph.matrix.indptr)
+        indptr = np.r_[0, np.cumsum(degree)]
+        index = np.int32 if max(n, int(indptr[-1])) < 2**31 else np.int64
+        indices = np.empty(int(indptr[-1]), dtype=index)
+        for ids, graph in blocks:
+            local = graph.matrix
+            _place_rows(indptr, indices, np.asarray(ids, np.int64), local.indptr, local.indices)
+        matrix = sp.csr_array(
+            (np.ones(len(indices), dtype=np.int8), indices, indptr.astype(index)), shape=(n, n)
+        )
+        matrix.has_sorted_indices = True
+        assembled = cls(matrix)
         if not np.any(part < 0):
             assembled._parts = (part, part)
         return assembled
@@ -256,3 +269,15 @@ def _biclique_matrix(rows: np.ndarray, cols: np.ndarray) -> sp.csr_array:
     )
     matrix.has_sorted_indices = True
     return matrix
+
+
+@njit(cache=True, nogil=True)
+def _place_rows(indptr, indices, ids, local_ptr, local_idx):  # pragma: no cover - compiled
+    """Local row r of a block is global row ``ids[r]``: its columns, renamed by ``ids``, go to
+    ``indices[indptr[ids[r]]:…]``, sorted. O(edges · log degree)."""
+    for r in range(len(ids)):
+        start = indptr[ids[r]]
+        width = local_ptr[r + 1] - local_ptr[r]
+        for q in range(width):
+            indices[start + q] = ids[local_idx[local_ptr[r] + q]]
+        indices[start : start + width].sort()
