@@ -10,10 +10,14 @@ there. Dinic's algorithm (scipy) on O(groups + pairs between groups) arcs.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.csgraph import maximum_flow
+
+from anonymatch.core.runner import default_workers
 
 
 def has_k_factor(
@@ -79,9 +83,10 @@ def k_factor_in_blocks(
 
     Solved by maximum flows over the disjoint union of the blocks' contracted networks
     (``has_k_factor``'s, with originals grouped by (block, u) and published rows by (block, g)),
-    one per batch of consecutive blocks of about ``BLOCK_BATCH_ARCS`` arcs: the union saturates
-    iff every batch does. Time: Dinic's algorithm on O(n + Σ_(b,u) deg_c(u)) edges in all,
-    plus O(n log n) for the grouping; memory O(n + pairs of c) plus one batch's network.
+    one per batch of consecutive blocks of about ``BLOCK_BATCH_ARCS`` arcs, the batches on a
+    thread pool: the union saturates iff every batch does. Time: Dinic's algorithm on
+    O(n + Σ_(b,u) deg_c(u)) edges in all, plus O(n log n) for the grouping; memory O(n + pairs
+    of c) plus one batch's network per worker.
     """
     n, n_pub = len(inverse), len(group)
     row_block = np.asarray(row_block, np.int64)
@@ -117,15 +122,22 @@ def k_factor_in_blocks(
     arcs = np.r_[0, np.cumsum(inner, dtype=np.int64)][row_start] + row_start + col_start
     batch = (arcs[1:] - 1) // BLOCK_BATCH_ARCS  # the batch of each block
     cuts = np.r_[0, np.flatnonzero(np.diff(batch)) + 1, n_blocks]
-    for b0, b1 in zip(cuts[:-1], cuts[1:], strict=True):
+
+    def saturated(b0: int, b1: int) -> bool:
         r0, r1, c0, c1 = row_start[b0], row_start[b1], col_start[b0], col_start[b1]
         if r0 == r1:
-            continue
+            return True
         flow = _blocks_flow(c, u[r0:r1], u_block[r0:r1], col_keys[c0:c1], counts[r0:r1],
                             mult[c0:c1], inner[r0:r1], k, n_g)  # fmt: skip
-        if flow != k * int(counts[r0:r1].sum()):
-            return False
-    return True
+        return flow == k * int(counts[r0:r1].sum())
+
+    # the batches' flows on a thread pool (scipy's maximum_flow runs without the GIL), at
+    # most one batch's network per worker alive at a time
+    workers = min(default_workers(), len(cuts) - 1)
+    if workers <= 1:
+        return all(saturated(b0, b1) for b0, b1 in zip(cuts[:-1], cuts[1:], strict=True))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return all(pool.map(saturated, cuts[:-1].tolist(), cuts[1:].tolist()))
 
 
 BLOCK_BATCH_ARCS = 1 << 19
