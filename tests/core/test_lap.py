@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 from scipy.optimize import linear_sum_assignment
 
 from anonymatch.core.lap import _initialize, _masked_min, forbid, lapjv, solve_dense, two_stage
@@ -113,6 +114,32 @@ def test_two_stage_is_a_permutation_avoiding_forbidden_edges_and_keeps_the_initi
     assert kept or got == pytest.approx(optimum, rel=1e-12, abs=1e-9)
 
 
+@settings(max_examples=100, deadline=None)
+@COST_CASES
+def test_float32_solves_are_permutations_avoiding_forbidden_edges_and_exact_in_float32(
+    m: int, kind: int, share: float, seed: int
+) -> None:
+    """On float32 matrices (the two-stage rounds' weights) the solvers work in float32
+    throughout: both return perfect matchings of allowed edges, LAPJV's is optimal for the
+    float32 costs (as scipy finds them, up to float32 rounding of the sums) and the
+    two-stage one costs no less."""
+    rng = np.random.default_rng(seed)
+    w = _matrix(kind, m, rng).astype(np.float32)
+    used = _forbidden(m, int(share * m), rng)
+    blocked = np.where(used, np.inf, w.astype(np.float64))
+    rows, cols = linear_sum_assignment(blocked)
+    optimum = blocked[rows, cols].sum()
+    priced = w.copy()
+    forbid(priced, used)
+    assert priced.dtype == np.float32
+    for match in (lapjv(priced), two_stage(priced, used)):
+        assert sorted(match.tolist()) == list(range(m))
+        assert not used[np.arange(m), match].any()
+        assert blocked[np.arange(m), match].sum() >= optimum - 1e-4 * max(1.0, abs(optimum))
+    exact = blocked[np.arange(m), lapjv(priced)].sum()
+    assert exact == pytest.approx(optimum, rel=1e-5, abs=1e-4)
+
+
 def test_two_stage_falls_back_to_the_exact_augmentation() -> None:
     """Here the initialization leaves rows whose only completion among the columns left free
     takes a forbidden edge (one disjoint matching forbidden, as after the freeform's first
@@ -145,9 +172,18 @@ _FLOATS = st.sampled_from([-np.inf, -2.5, -1.0, -0.0, 0.0, 0.1, 0.3, 1.0, 1e300,
     seed=st.integers(0, 2**32 - 1),
 )
 def test_masked_min_on_integer_keys_is_the_float_minimum(values: list[float], seed: int) -> None:
-    """The augmentation's vector minimum (on order-preserving int64 keys of the floats) equals
-    the float minimum over the masked entries, infinities and signed zeros included."""
-    d = np.array(values)
-    todo = np.random.default_rng(seed).random(d.size) < 0.7
-    want = d[todo].min() if todo.any() else np.inf
-    assert _masked_min(d, todo, np.empty(1, np.int64)) == want
+    """The augmentation's vector minimum (on order-preserving int64 / int32 keys of float64 /
+    float32 values) equals the float minimum over the masked entries, infinities and signed
+    zeros included."""
+    todo = np.random.default_rng(seed).random(len(values)) < 0.7
+    for dtype in (np.float64, np.float32):
+        with np.errstate(over="ignore"):
+            d = np.array(values).astype(dtype)
+        want = d[todo].min() if todo.any() else dtype(np.inf)
+        got = _compiled_masked_min(d, todo, np.empty(1, dtype))
+        assert got == want
+
+
+@njit
+def _compiled_masked_min(d, todo, scratch):  # the overload is compiled only
+    return _masked_min(d, todo, scratch)

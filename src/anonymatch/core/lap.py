@@ -44,7 +44,8 @@ rows and few augmentations run. Memory O(m) besides the m × m matrix.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 
 def forbid(w: np.ndarray, used: np.ndarray) -> float:
@@ -102,31 +103,36 @@ def solve_dense(cost: np.ndarray, used: np.ndarray | None = None) -> np.ndarray:
     return match
 
 
-_SIGN = np.int64(0x7FFFFFFFFFFFFFFF)
-_INF_KEY = np.int64(0x7FF0000000000000)  # the key of +inf
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _key(bits):  # pragma: no cover - compiled
-    """An int64 whose order is that of the float64 with these ``bits`` (any float but NaN):
-    an integer minimum compiles to a vector loop where a float one, which must keep IEEE NaN
-    semantics, stays scalar (4× faster on the m ≈ 1,000 rows of the freeform rounds). The map
-    is its own inverse. O(1)."""
-    return bits ^ ((bits >> 63) & _SIGN)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _masked_min(d, todo, bits):  # pragma: no cover - compiled
+def _masked_min(d, todo, scratch):  # pragma: no cover - compiled by the overload below
     """The smallest ``d[j]`` (no NaN) over the j with ``todo[j]``; inf if none. One vector pass
-    on integer keys (a value equal to the scalar loop's, up to the sign of a zero, which no
-    comparison sees); ``bits``: a 1-element int64 scratch array. O(len(d))."""
-    keys = d.view(np.int64)
-    best = _INF_KEY
-    for j in range(d.shape[0]):
-        k = _key(keys[j]) if todo[j] else _INF_KEY
-        best = min(best, k)
-    bits[0] = _key(best)
-    return bits.view(np.float64)[0]
+    on integer keys: an int whose order is that of the float with these bits (``b ^ ((b >>
+    (bits − 1)) & max)``, its own inverse), since an integer minimum compiles to a vector loop
+    where a float one, which must keep IEEE NaN semantics, stays scalar (4× faster on the
+    m ≈ 1,000 rows of the freeform rounds). A value equal to the scalar loop's, up to the sign
+    of a zero, which no comparison sees. ``scratch``: a 1-element array of ``d``'s float type.
+    Compiled for float64 (int64 keys) and float32 (int32 keys). O(len(d))."""
+    raise NotImplementedError("compiled only")
+
+
+@overload(_masked_min, inline="always")
+def _masked_min_typed(d, todo, scratch):  # pragma: no cover - compiled
+    wide = d.dtype == types.float64
+    key_type = np.int64 if wide else np.int32
+    sign = key_type(np.iinfo(key_type).max)
+    shift = key_type(63 if wide else 31)
+    inf_key = np.array(np.inf, np.float64 if wide else np.float32).view(key_type)[()]
+
+    def impl(d, todo, scratch):
+        keys = d.view(key_type)
+        best = inf_key
+        for j in range(d.shape[0]):
+            b = keys[j]
+            k = b ^ ((b >> shift) & sign) if todo[j] else inf_key
+            best = min(best, k)
+        scratch.view(key_type)[0] = best ^ ((best >> shift) & sign)
+        return scratch[0]
+
+    return impl
 
 
 @njit(cache=True, nogil=True)
@@ -165,7 +171,7 @@ def two_stage(cost, used):  # pragma: no cover - compiled
         if y[j] < 0:
             cols[c] = j
             c += 1
-    sub = np.empty((n_free, n_free))
+    sub = np.empty((n_free, n_free), cost.dtype)
     for r in range(n_free):
         row = cost[free[r]]
         for q in range(n_free):
@@ -188,7 +194,7 @@ def _initialize(cost):  # pragma: no cover - compiled
     n = cost.shape[0]
     x = np.full(n, -1, np.int64)  # row → column
     y = np.zeros(n, np.int64)  # column → row (−1: free)
-    v = np.full(n, np.inf)  # column prices (duals)
+    v = np.full(n, np.inf, cost.dtype)  # column prices (duals)
     # Column reduction, row by row (contiguous reads): v[j] = min_i cost[i, j], ties to the last
     # such row. Every tie rule gives an optimal assignment; on the freeform rounds (Adult) this
     # one ended with a GCP 0.002–0.007 points lower than ties to the first row at k = 10, 25, 50
@@ -209,9 +215,10 @@ def _initialize(cost):  # pragma: no cover - compiled
             y[j] = -1
     # Reduction transfer: a row that won exactly one column j passes its slack to v[j].
     free = np.empty(n, np.int64)
-    reduced = np.empty(n)  # one row's reduced costs
+    reduced = np.empty(n, cost.dtype)  # one row's reduced costs
     skip = np.ones(n, np.bool_)  # all but one column
-    bits = np.empty(1, np.int64)  # scratch: a float64 from its integer key
+    scratch = np.empty(1, cost.dtype)  # a float from its integer key
+    inf = np.full(1, np.inf, cost.dtype)[0]  # of the matrix's float type, as every value
     n_free = 0
     for i in range(n):
         if x[i] < 0:
@@ -223,7 +230,7 @@ def _initialize(cost):  # pragma: no cover - compiled
             for j in range(n):
                 reduced[j] = row[j] - v[j]
             skip[j1] = False
-            v[j1] -= _masked_min(reduced, skip, bits)
+            v[j1] -= _masked_min(reduced, skip, scratch)
             skip[j1] = True
     # Augmenting row reduction, two passes.
     for _ in range(2):
@@ -239,7 +246,7 @@ def _initialize(cost):  # pragma: no cover - compiled
             j1 = 0
             u1 = cost[i, 0] - v[0]
             j2 = -1
-            u2 = np.inf
+            u2 = inf
             for j in range(1, n):
                 h = cost[i, j] - v[j]
                 if h < u2:
@@ -287,15 +294,16 @@ def _augment(cost, x, y, v, free, n_free):  # pragma: no cover - compiled
     # has distance −inf, its distance kept in ``settled``; a column already in the layer has
     # distance = layer, which no relaxation lowers since reduced costs are ≥ 0) and flagging in
     # ``hit`` the columns that reach the layer; the flags are then read 8 at a time.
-    d = np.empty(n)
+    d = np.empty(n, cost.dtype)
     pred = np.empty(n, np.int64)
     todo = np.empty(n, np.bool_)
     words = (n + 7) // 8
     hit = np.zeros(words * 8, np.uint8)  # columns that just reached the current layer
     hit64 = hit.view(np.uint64)
     queue = np.empty(n, np.int64)  # [0, lo): settled; [lo, hi): the layer left to scan
-    settled = np.empty(n)  # distance of queue[k] when it was settled
-    bits = np.empty(1, np.int64)  # scratch: a float64 from its integer key
+    settled = np.empty(n, cost.dtype)  # distance of queue[k] when it was settled
+    scratch = np.empty(1, cost.dtype)  # a float from its integer key
+    zero = np.zeros(1, cost.dtype)[0]  # of the matrix's float type, as every distance
     for f in range(n_free):
         start = free[f]
         row = cost[start]
@@ -306,10 +314,10 @@ def _augment(cost, x, y, v, free, n_free):  # pragma: no cover - compiled
         lo = 0
         hi = 0
         end = -1
-        layer = 0.0
+        layer = zero
         while end < 0:
             if lo == hi:  # the next layer: the TODO columns at the smallest distance
-                layer = _masked_min(d, todo, bits)
+                layer = _masked_min(d, todo, scratch)
                 found = 0
                 for j in range(n):
                     h1 = todo[j] and d[j] == layer

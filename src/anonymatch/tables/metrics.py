@@ -149,6 +149,7 @@ def gcp_increase_weights(
     leaf: np.ndarray | None = None,
     forbidden: np.ndarray | None = None,
     into: tuple[np.ndarray, np.ndarray] | None = None,
+    dtype: type = np.float64,
 ) -> np.ndarray:
     """Edge weights of Doka §5: w[i, j] = weighted GCP increase of recasting published record j
     (its ``cells``: current bounds ``lo[j]``/``hi[j]``, categorical membership
@@ -179,7 +180,10 @@ def gcp_increase_weights(
     array), which are columns ``columns`` of the m × M matrix ``w`` (``forbidden`` m × M too):
     their weights are written there, bitwise those a full computation gives, and ``w`` is
     returned (the freeform shell recomputes only the records whose cells grew in a round).
-    O(m·p·d)."""
+    O(m·p·d).
+
+    ``dtype``: the float type of a new matrix (float32 for the two-stage rounds: half the
+    memory read by each assignment); each weight is computed in float64 and rounded once."""
     lo, hi, member, rep, level = cells.lo, cells.hi, cells.member, cells.rep, cells.level
     num_star, cat_star = cells.num_star, cells.cat_star
     num_scale, cat_scale = qi.ncp_scales()
@@ -194,7 +198,7 @@ def gcp_increase_weights(
     big = forbidden_cost(qi.n)
     if forbidden is None:
         forbidden = np.zeros((0, 0), dtype=bool)
-    w, columns = (np.empty((qi.n, p)), np.arange(p)) if into is None else into
+    w, columns = (np.empty((qi.n, p), dtype), np.arange(p)) if into is None else into
     leaf = np.ascontiguousarray(np.zeros(qi.cat.shape, np.int64) if leaf is None else leaf)
     empty = np.zeros((p, qi.cat.shape[1]), np.int64)
     rep = np.ascontiguousarray(empty if rep is None else rep)
