@@ -166,31 +166,6 @@ def sortgreedy_repair(w, used, match, owner):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def allowed_at_most(w, used, top, capacity):  # pragma: no cover - compiled
-    """Flat ids (i·m + j, increasing) of the edges not ``used`` with weight ≤ ``top``: the
-    first batch of the SortGreedy scan. One branch-free pass into a buffer of ``capacity``
-    ids, and a second pass only when more edges qualify. O(m²)."""
-    m = w.shape[0]
-    out = np.empty(capacity + 1, np.int64)
-    count = 0
-    for i in range(m):
-        row, no = w[i], used[i]
-        for j in range(m):
-            out[min(count, capacity)] = i * m + j
-            count += (not no[j]) and row[j] <= top
-    if count <= capacity:
-        return out[:count]
-    out = np.empty(count, np.int64)
-    c = 0
-    for i in range(m):
-        for j in range(m):
-            if (not used[i, j]) and w[i, j] <= top:
-                out[c] = i * m + j
-                c += 1
-    return out
-
-
-@njit(cache=True, nogil=True)
 def grow_cells(  # pragma: no cover - compiled
     match, num, num_missing, cat_missing, lo, hi, num_star, cat_star, changed
 ):

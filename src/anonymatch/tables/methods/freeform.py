@@ -23,7 +23,6 @@ from anonymatch.core.lap import lapjv, two_stage
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions, TimeUp
 from anonymatch.tables.methods._kernels import (
-    allowed_at_most,
     greedy_iteration,
     grow_cells,
     grow_members,
@@ -91,7 +90,9 @@ def _sortgreedy_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
     sample = flat[::stride][~blocked[::stride]]
     want = min(len(sample) - 1, int(np.ceil(SORT_BATCH * m / stride)))
     top = float(np.partition(sample, want)[want]) if want >= 0 else np.inf
-    ids = allowed_at_most(w, used, top, 2 * SORT_BATCH * m)
+    # flat ids (increasing) of the allowed edges of weight ≤ top: numpy's vector compare and
+    # nonzero, twice as fast as a compiled loop storing each candidate (issue 38)
+    ids = np.flatnonzero(np.less_equal(w, top) > used)
     matched = sortgreedy_scan(ids[np.argsort(flat[ids], kind="stable")], used, match, owner, 0)
     while matched < m and top < np.inf:  # the next batch, among free rows × free columns
         rows, cols = np.flatnonzero(match < 0), np.flatnonzero(owner < 0)
