@@ -380,3 +380,74 @@ def test_candidates_of_a_part_use_the_flow_it_carries(n: int, seed: int, density
     expected = fresh.candidates()
     assert cand is not None and expected is not None
     assert (cand.person_matrix() != expected.person_matrix()).nnz == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.integers(2, 9),
+    k=st.integers(1, 3),
+    seed=st.integers(0, 10**6),
+    density=st.floats(0.0, 0.6),
+    change=st.sampled_from(["none", "foreign", "degree", "column", "row", "twice"]),
+)
+def test_a_k_factor_hint_is_accepted_exactly_when_it_is_one(
+    n: int, k: int, seed: int, density: float, change: str
+) -> None:
+    """``is_k_factor``: a planted union of k disjoint permutations inside the compatible pairs
+    is accepted; with a pair moved off them (degrees kept), a pair dropped, a pair moved to a
+    row or a person that then has k + 1, or a pair stored twice in place of another, it is
+    refused (each a mutation the check must catch)."""
+    k = min(k, n)
+    rng = np.random.default_rng(seed)
+    shifts, base = rng.permutation(n)[:k], rng.permutation(n)
+    rows = np.repeat(np.arange(n), k)
+    cols = base[(rows + np.tile(shifts, n)) % n]
+    dense = rng.random((n, n)) < density
+    dense[rows, cols] = True
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    if change == "foreign":  # two people swap a row each, one of them onto a pair not allowed
+        for i, b in np.argwhere(~dense):  # degrees unchanged: only compatibility can refuse it
+            mine = cols[rows == i]
+            holders = [int(q) for q in rows[cols == b] if q != i]
+            swap = [(q, a) for q in holders for a in mine
+                    if a not in cols[rows == q] and b not in mine]  # fmt: skip
+            if swap:
+                q, a = swap[0]
+                cols[np.flatnonzero((rows == i) & (cols == a))[0]] = b
+                cols[np.flatnonzero((rows == q) & (cols == b))[0]] = a
+                break
+        order = np.lexsort((cols, rows))
+        rows, cols = rows[order], cols[order]
+    elif change == "degree":
+        rows, cols = rows[1:], cols[1:]
+    elif change == "column":  # person 0's first pair to an allowed row it lacks
+        free = [int(b) for b in np.flatnonzero(dense[0]) if b not in cols[rows == 0]]
+        if free:
+            cols[0] = free[0]
+            order = np.lexsort((cols, rows))
+            rows, cols = rows[order], cols[order]
+    elif change == "row":  # one of person 0's pairs to person 1, on an allowed row it lacks
+        give = [t for t in np.flatnonzero(rows == 0) if dense[1, cols[t]]]
+        give = [t for t in give if cols[t] not in cols[rows == 1]]
+        if give:
+            rows[give[0]] = 1
+            order = np.lexsort((cols, rows))
+            rows, cols = rows[order], cols[order]
+    elif change == "twice" and k > 1:  # person 0 takes its first row twice, another person
+        c0, c1 = cols[0], cols[1]  # with that row takes person 0's second: degrees unchanged
+        other = np.flatnonzero((cols == c0) & (rows != 0))[0]
+        cols[1], cols[other] = c0, c1
+        order = np.lexsort((cols, rows))
+        rows, cols = rows[order], cols[order]
+    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n))]
+    factor = sp.csr_array((np.ones(len(cols), np.int8), cols, indptr), shape=(n, n))
+    view = AttackerView.singletons(sp.csr_array(dense.astype(np.int8)))
+    regular = np.array_equal(np.bincount(rows, minlength=n), np.full(n, k)) and np.array_equal(
+        np.bincount(cols, minlength=n), np.full(n, k)
+    )
+    distinct = len(set(zip(rows.tolist(), cols.tolist(), strict=True))) == len(rows)
+    truth = regular and distinct and bool(dense[rows, cols].all())
+    assert view.is_k_factor(k, factor) == truth
+    if change == "none":
+        assert truth

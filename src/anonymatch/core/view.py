@@ -337,6 +337,27 @@ class AttackerView:
         blocks)."""
         return k_factor_in_blocks(self.c, self.inverse, self.group, int(k), row_block, col_block)
 
+    def is_k_factor(self, k: int, factor: sp.csr_array) -> bool:
+        """Whether ``factor`` (person × published row, n × n) is a k-factor of the expanded
+        compatibility graph: every person and every row in exactly k of its pairs, no pair
+        twice, every pair compatible. True proves the graph has a k-factor without a flow
+        (the release's own graph, checked edge by edge against this view: it can only make
+        the check cheaper, never make a release pass that has none); False proves nothing.
+        O(n + E log pairs-per-group) for E = k·n pairs."""
+        n = self.n
+        if factor.shape != (n, n) or factor.nnz != k * n:
+            return False
+        ptr, cols = factor.indptr, factor.indices
+        if not np.array_equal(np.diff(ptr), np.full(n, k)):
+            return False
+        if not np.array_equal(np.bincount(cols, minlength=n), np.full(n, k)):
+            return False
+        people = np.repeat(np.arange(n, dtype=np.int64), k)
+        cols64 = cols.astype(np.int64)
+        if k > 1 and not (np.diff(cols64).reshape(-1)[np.diff(people) == 0] > 0).all():
+            return False  # a pair twice (or a row not sorted)
+        return bool(self.compatible(people, cols64).all())
+
     def candidates(self, matching: np.ndarray | None = None) -> AttackerView | None:
         """Every person's candidates: the compatible rows that lie in some perfect matching.
 
