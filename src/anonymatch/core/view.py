@@ -343,7 +343,7 @@ class AttackerView:
         twice, every pair compatible. True proves the graph has a k-factor without a flow
         (the release's own graph, checked edge by edge against this view: it can only make
         the check cheaper, never make a release pass that has none); False proves nothing.
-        O(n + E log pairs-per-group) for E = k·n pairs."""
+        O(n + E log pairs-per-group) for E = k·n pairs, one compiled pass, O(n) memory."""
         n = self.n
         if factor.shape != (n, n) or factor.nnz != k * n:
             return False
@@ -352,11 +352,8 @@ class AttackerView:
             return False
         if not np.array_equal(np.bincount(cols, minlength=n), np.full(n, k)):
             return False
-        people = np.repeat(np.arange(n, dtype=np.int64), k)
-        cols64 = cols.astype(np.int64)
-        if k > 1 and not (np.diff(cols64).reshape(-1)[np.diff(people) == 0] > 0).all():
-            return False  # a pair twice (or a row not sorted)
-        return bool(self.compatible(people, cols64).all())
+        return bool(_pairs_allowed(ptr, cols, self.c.indptr, self.c.indices, self.inverse,
+                                   self.group))  # fmt: skip
 
     def candidates(self, matching: np.ndarray | None = None) -> AttackerView | None:
         """Every person's candidates: the compatible rows that lie in some perfect matching.
@@ -870,3 +867,24 @@ def _pair_positions(indptr, indices, u, g):  # pragma: no cover - compiled
             found[t] = True
         at[t] = min(p, max(size - 1, 0))
     return at, found
+
+
+@njit(cache=True, nogil=True)
+def _pairs_allowed(ptr, cols, c_ptr, c_idx, inverse, group):  # pragma: no cover - compiled
+    """Whether every person's pairs (CSR ``ptr``, ``cols``) are strictly increasing (no pair
+    twice) and compatible: group pair (inverse[i], group[j]) stored in the sorted CSR ``c``.
+    O(pairs · log pairs-per-group)."""
+    for i in range(len(ptr) - 1):
+        lo, hi = c_ptr[inverse[i]], c_ptr[inverse[i] + 1]
+        row = c_idx[lo:hi]
+        last = -1
+        for p in range(ptr[i], ptr[i + 1]):
+            j = cols[p]
+            if j <= last:
+                return False
+            last = j
+            g = group[j]
+            q = np.searchsorted(row, g)
+            if q >= len(row) or row[q] != g:
+                return False
+    return True
