@@ -379,63 +379,82 @@ def _same_members(members: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _recode_members(members: sp.csr_array, qi: EncodedQI) -> GeneralizedQI:
-    starts, idx = members.indptr[:-1], members.indices
+    # compiled passes over each published record's members, reading the originals through
+    # the member indices (issue 38: the n·k gathers, masks and reduceats of numpy were most
+    # of the recoding, on the main thread while the privacy step's walks ran)
+    indptr, idx = members.indptr.astype(np.int64), members.indices.astype(np.int64)
     n = members.shape[0]
-    dn, dc = qi.num.shape[1], qi.cat.shape[1]
-    lo = np.empty((n, dn))
-    hi = np.empty((n, dn))
-    num_star = np.zeros((n, dn), bool)
-    cat_star = np.zeros((n, dc), bool)
-    for a in range(dn):
-        vals = qi.num[idx, a]
-        gone = qi.num_missing[idx, a]
-        if n and gone.any():
-            num_star[:, a] = np.logical_or.reduceat(gone, starts)
-            # bounds of the present values; a suppressed cell keeps its placeholder bounds
-            lo[:, a] = np.minimum.reduceat(np.where(gone, np.inf, vals), starts)
-            hi[:, a] = np.maximum.reduceat(np.where(gone, -np.inf, vals), starts)
-            lo[num_star[:, a], a] = hi[num_star[:, a], a] = 0.0
-            continue
-        lo[:, a] = np.minimum.reduceat(vals, starts) if n else vals[:0]
-        hi[:, a] = np.maximum.reduceat(vals, starts) if n else vals[:0]
-    rows = np.repeat(np.arange(n), np.diff(members.indptr))
+    lo, hi, num_star = _member_bounds(
+        indptr, idx, np.ascontiguousarray(qi.num, np.float64), np.ascontiguousarray(qi.num_missing)
+    )
+    cat_star = np.zeros((n, qi.cat.shape[1]), bool)
     sets: list[sp.csr_array | NodeCells] = []
     for a, tree in enumerate(qi.cat_hierarchies()):
         card = int(qi.cat_card[a])
-        gone = qi.cat_missing[idx, a]
-        if n and gone.any():
-            cat_star[:, a] = np.logical_or.reduceat(gone, starts)
-        keep = ~gone & ~cat_star[rows, a]  # a suppressed cell's set is empty
-        indptr, values = _distinct_sets(members.indptr, qi.cat[idx, a], keep, card)
-        m = sp.csr_array((np.ones(len(values), np.int8), values, indptr), shape=(n, card))
+        star, ptr, values = _distinct_sets(
+            indptr, idx, np.ascontiguousarray(qi.cat[:, a]),
+            np.ascontiguousarray(qi.cat_missing[:, a]), card,
+        )  # fmt: skip
+        cat_star[:, a] = star
+        m = sp.csr_array((np.ones(len(values), np.int8), values, ptr), shape=(n, card))
         m.has_sorted_indices = True
         sets.append(m if tree is None else _close(tree, m, cat_star[:, a]))
     return GeneralizedQI(lo, hi, num_star, CatSets(sets), cat_star)
 
 
 @njit(cache=True, nogil=True)
-def _distinct_sets(indptr, values, keep, card):  # pragma: no cover - compiled
-    """Row j's distinct ``values[p]`` over its slots p = indptr[j] … indptr[j + 1] − 1 with
-    ``keep[p]``, sorted: the (indptr, indices) of the 0/1 matrix of each published record's
-    value set. A stamp per value (no sort of all the slots): O(nnz + Σ s_j log s_j) for sets
-    of s_j values, O(card) memory besides the output."""
+def _member_bounds(indptr, idx, num, missing):  # pragma: no cover - compiled
+    """Per published record j and numeric attribute a: the bounds of its members' present
+    values and whether a member's value is missing (the cell suppressed, bounds 0 then: a
+    placeholder). O(members · d)."""
+    n, d = len(indptr) - 1, num.shape[1]
+    lo = np.empty((n, d))
+    hi = np.empty((n, d))
+    star = np.zeros((n, d), np.bool_)
+    for j in range(n):
+        for a in range(d):
+            low, high, gone = np.inf, -np.inf, False
+            for p in range(indptr[j], indptr[j + 1]):
+                i = idx[p]
+                if missing[i, a]:
+                    gone = True
+                else:
+                    v = num[i, a]
+                    low = min(low, v)
+                    high = max(high, v)
+            star[j, a] = gone
+            lo[j, a] = 0.0 if gone else low
+            hi[j, a] = 0.0 if gone else high
+    return lo, hi, star
+
+
+@njit(cache=True, nogil=True)
+def _distinct_sets(indptr, idx, codes, missing, card):  # pragma: no cover - compiled
+    """Per published record j: whether a member's value is missing (the cell suppressed, its
+    set empty) and else its members' distinct ``codes``, sorted: the (indptr, indices) of the
+    0/1 matrix of each published record's value set. A stamp per value (no sort of all the
+    slots): O(members + Σ s_j log s_j) for sets of s_j values, O(card) memory besides the
+    output."""
     n = len(indptr) - 1
     stamp = np.full(card, -1, np.int64)
+    star = np.zeros(n, np.bool_)
     out_ptr = np.zeros(n + 1, np.int64)
-    out = np.empty(len(values), np.int64)
+    out = np.empty(len(idx), np.int64)
     c = 0
     for j in range(n):
-        start = c
         for p in range(indptr[j], indptr[j + 1]):
-            if keep[p]:
-                v = values[p]
+            star[j] |= missing[idx[p]]
+        start = c
+        if not star[j]:
+            for p in range(indptr[j], indptr[j + 1]):
+                v = codes[idx[p]]
                 if stamp[v] != j:
                     stamp[v] = j
                     out[c] = v
                     c += 1
-        out[start:c].sort()
+            out[start:c].sort()
         out_ptr[j + 1] = c
-    return out_ptr, out[:c]
+    return star, out_ptr, out[:c]
 
 
 def _close(tree: Hierarchy, sets: sp.csr_array, star: np.ndarray) -> NodeCells:
