@@ -92,7 +92,7 @@ def test_the_certificate_never_claims_what_scipy_denies(seed, n_u, n_g, p, q, da
             ],
             np.int64,
         )
-        said = cert.still_strong(c_ptr, c_idx, back_ptr, back_u, dead, extra, emptied, n_u + n_g)
+        said = cert.still_strong(c_ptr, c_idx, back_ptr, back_u, dead, extra, emptied)
         truth = strongly_connected(c_ptr, c_idx, back_ptr, back_u, dead, extra, emptied.tolist())
         assert said == truth or emptied[0] == 0
 
@@ -121,7 +121,7 @@ def test_every_conditioning_of_a_matching_flow_agrees_with_scipy(seed, n, p) -> 
     for u, g in zip(*np.nonzero(pairs), strict=True):
         dead, extra = _reroute(c_ptr, c_idx, back_ptr, back_u, np.ones(n, np.int64), u, g)
         emptied = np.array([u, n + g], np.int64)
-        said = cert.still_strong(c_ptr, c_idx, back_ptr, back_u, dead, extra, emptied, 2 * n)
+        said = cert.still_strong(c_ptr, c_idx, back_ptr, back_u, dead, extra, emptied)
         truth = strongly_connected(c_ptr, c_idx, back_ptr, back_u, dead, extra, [u, n + g])
         assert said == truth or u == 0, (u, g)  # the root emptied: not shown
 
