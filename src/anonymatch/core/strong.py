@@ -25,8 +25,8 @@ answered all 200 hypotheses of hungarian's, sortgreedy's and greedy's releases, 
 known-person figures took 0.3 s instead of 1.2 s (hungarian), the same figures.
 
 Complexity: O(pairs) to build (two breadth-first searches and the transposed pattern);
-O(U + G) plus the scans of the orphans' arcs per check, each stopping at its first way back. Memory O(pairs) (the transposed
-pattern, int32 where it fits).
+O(U + G) plus the scans of the orphans' arcs per check, each stopping at its first way back.
+Memory O(pairs) (the transposed pattern, int32 where it fits).
 
 References
 ----------
