@@ -50,6 +50,12 @@ def strongly_connected(c_ptr, c_idx, back_ptr, back_u, dead, extra, gone) -> boo
     return len(set(labels[alive].tolist())) <= 1
 
 
+def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two labelings split the nodes alike (labels themselves may differ)."""
+    pairs = set(zip(a.tolist(), b.tolist(), strict=True))
+    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     st.integers(0, 2**31),
@@ -118,12 +124,21 @@ def test_every_conditioning_of_a_matching_flow_agrees_with_scipy(seed, n, p) -> 
     assert (cert is not None) == strongly_connected(c_ptr, c_idx, back_ptr, back_u, none, none, [])
     if cert is None:
         return
+    flow, arcs_in = np.ones(n, np.int64), (cert.t_ptr, cert.t_u, cert.in_ptr, cert.in_g)
+    one_sided = (np.empty(0, np.int64),) * 4
     for u, g in zip(*np.nonzero(pairs), strict=True):
-        dead, extra = _reroute(c_ptr, c_idx, back_ptr, back_u, np.ones(n, np.int64), u, g)
+        dead, extra = _reroute(c_ptr, c_idx, back_ptr, back_u, flow, *arcs_in, u, g)
         emptied = np.array([u, n + g], np.int64)
         said = cert.still_strong(c_ptr, c_idx, back_ptr, back_u, dead, extra, emptied)
         truth = strongly_connected(c_ptr, c_idx, back_ptr, back_u, dead, extra, [u, n + g])
         assert said == truth or u == 0, (u, g)  # the root emptied: not shown
+        # the path from both ends and the path from g alone: the same components after
+        both = strong_components(c_ptr, c_idx, back_ptr, back_u, dead, extra)
+        alone = strong_components(
+            c_ptr, c_idx, back_ptr, back_u,
+            *_reroute(c_ptr, c_idx, back_ptr, back_u, flow, *one_sided, u, g),
+        )  # fmt: skip
+        assert same_partition(both, alone)
 
 
 def test_a_large_dense_component_is_shown_without_tarjan() -> None:
@@ -146,7 +161,10 @@ def test_a_large_dense_component_is_shown_without_tarjan() -> None:
     for _ in range(50):  # condition on a random pair (u, g), as the known-person figures do
         u = int(rng.integers(n))
         g = int(rng.choice(c_idx[c_ptr[u] : c_ptr[u + 1]]))
-        dead, extra = _reroute(c_ptr, c_idx, back_ptr, back_u, np.ones(n, np.int64), u, g)
+        dead, extra = _reroute(
+            c_ptr, c_idx, back_ptr, back_u, np.ones(n, np.int64),
+            cert.t_ptr, cert.t_u, cert.in_ptr, cert.in_g, u, g,
+        )  # fmt: skip
         emptied = np.array([u, n + g], np.int64)
         if cert.still_strong(c_ptr, c_idx, back_ptr, back_u, dead, extra, emptied):
             shown += 1

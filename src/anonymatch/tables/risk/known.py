@@ -499,8 +499,10 @@ class _Part:
         memory beyond the part."""
         view = self.view
         u, g = int(view.inverse[a]), int(view.group[r])
+        cert, none = self.certificate, np.empty(0, np.int64)
+        arcs_in = (cert.t_ptr, cert.t_u, cert.in_ptr, cert.in_g) if cert else (none,) * 4
         dead, extra = _reroute(
-            self.c_ptr, self.c_idx, self.back_ptr, self.back_u, self.back_flow, u, g
+            self.c_ptr, self.c_idx, self.back_ptr, self.back_u, self.back_flow, *arcs_in, u, g
         )
         n_u = len(view.counts)
         emptied = np.array([u if view.counts[u] == 1 else -1,
@@ -512,88 +514,141 @@ class _Part:
             for label, node in enumerate(emptied.tolist(), start=1):
                 if node >= 0:
                     scc[node] = label
+            # the same component as before but for g's row taken out: only g's people can
+            # be left with one row or value that had more (r's group is in all of their
+            # counts, and in no one else's)
+            assert cert is not None
+            people = cert.t_u[cert.t_ptr[g] : cert.t_ptr[g + 1]].astype(np.int64)
         else:
             scc = strong_components(self.c_ptr, self.c_idx, self.back_ptr, self.back_u, dead, extra)
+            people = np.arange(n_u)
         counts, mult = view.counts.copy(), view.mult.copy()
         counts[u] -= 1
         mult[g] -= 1
         v0 = np.array([self.off[i] + self.values[c][r] for i, c in enumerate(self.columns)])
         got = _newly_certain(self.c_ptr, self.c_idx, scc, counts, mult, self.before,
-                             self.table, self.off, g, v0.astype(np.int64))  # fmt: skip
+                             self.table, self.off, g, v0.astype(np.int64), people)  # fmt: skip
         return dict(zip(["rows", *self.columns], got.tolist(), strict=True))
 
 
 @njit(cache=True, nogil=True)
-def _reroute(c_ptr, c_idx, back_ptr, back_u, back_flow, u0, g0):  # pragma: no cover
+def _reroute(
+    c_ptr, c_idx, back_ptr, back_u, back_flow, t_ptr, t_u, in_ptr, in_g, u0, g0
+):  # pragma: no cover - compiled
     """How the residual digraph of a part changes once one unit of group ``u0`` is matched to
-    one row of group ``g0``: the flow rerouted along the shortest alternating path
-    g0 → u1 → g1 → … → u0 of the residual digraph (breadth first, stopping at u0), row → person
-    arcs losing a unit and person → row arcs gaining one; the digraph then has an arc u → g
-    for every pair and g → u where the new flow runs. Every node of the path is a distinct
-    group, so each published group loses at most one back arc (``dead[g]``, −1: none) and
-    gains at most one (``extra[g]``), kept aside instead of copying the flow (the arrays of
-    ``core.view.strong_components``). O(U + G + the pairs the search reads)."""
+    one row of group ``g0``: the flow rerouted along a shortest alternating path
+    g0 → u1 → g1 → … → u0 of the residual digraph, row → person arcs losing a unit and
+    person → row arcs gaining one; the digraph then has an arc u → g for every pair and
+    g → u where the new flow runs. The path is found breadth first from both ends at once,
+    a level of the smaller frontier at a time, when the arcs into each node are given
+    (``t_ptr``/``t_u``: the pairs by published group; ``in_ptr``/``in_g``: the flow's pairs
+    by original group, as ``core.strong.Certificate`` keeps them; empty: from g0 only). It
+    stops at the first node both searches reach, so no node is on it twice (a node reached
+    by both before it would have stopped the search first). Any such path gives the same
+    components afterwards (the pairs in some perfect matching do not depend on the flow).
+    Every node of the path is a distinct group, so each published group loses at most one
+    back arc (``dead[g]``, −1: none) and gains at most one (``extra[g]``), kept aside instead
+    of copying the flow (the arrays of ``core.view.strong_components``). O(U + G + the arcs
+    the searches read): on Adult's greedy release at k = 100 the two-sided search read about
+    a third of the time the one-sided one took."""
     n_u = len(c_ptr) - 1
     n_g = len(back_ptr) - 1
     n = n_u + n_g
-    pred = np.full(n, -1, np.int64)
-    via = np.full(n, -1, np.int64)  # the back arc that reached an original group
-    queue = np.empty(n, np.int64)
+    both = len(t_ptr) > 0
+    fpred = np.full(n, -1, np.int64)  # forward: the node before, on a path from g0
+    bnext = np.full(n, -1, np.int64)  # backward: the node after, on a path to u0
+    fq = np.empty(n, np.int64)
+    bq = np.empty(n, np.int64)
     start = n_u + g0
-    pred[start] = start
-    queue[0] = start
-    head, tail = 0, 1
-    while head < tail and pred[u0] < 0:
-        x = queue[head]
-        head += 1
-        if x < n_u:
-            for p in range(c_ptr[x], c_ptr[x + 1]):
-                y = n_u + c_idx[p]
-                if pred[y] < 0:
-                    pred[y] = x
-                    queue[tail] = y
-                    tail += 1
+    fpred[start] = start
+    bnext[u0] = u0
+    fq[0], bq[0] = start, u0
+    fh, ft, bh, bt = 0, 1, 0, 1
+    meet = -1
+    while meet < 0 and (fh < ft or bh < bt):
+        if not both or bh == bt or (fh < ft and ft - fh <= bt - bh):
+            end = ft  # one level forward: out of x
+            while fh < end and meet < 0:
+                x = fq[fh]
+                fh += 1
+                lo, hi = (c_ptr[x], c_ptr[x + 1]) if x < n_u else (
+                    back_ptr[x - n_u], back_ptr[x - n_u + 1])  # fmt: skip
+                for p in range(lo, hi):
+                    y = n_u + np.int64(c_idx[p]) if x < n_u else np.int64(back_u[p])
+                    if fpred[y] < 0:
+                        fpred[y] = x
+                        if bnext[y] >= 0:
+                            meet = y
+                            break
+                        fq[ft] = y
+                        ft += 1
         else:
-            for t in range(back_ptr[x - n_u], back_ptr[x - n_u + 1]):
-                y = back_u[t]
-                if pred[y] < 0:
-                    pred[y] = x
-                    via[y] = t
-                    queue[tail] = y
-                    tail += 1
+            end = bt  # one level backward: into x
+            while bh < end and meet < 0:
+                x = bq[bh]
+                bh += 1
+                lo, hi = (in_ptr[x], in_ptr[x + 1]) if x < n_u else (
+                    t_ptr[x - n_u], t_ptr[x - n_u + 1])  # fmt: skip
+                for p in range(lo, hi):
+                    y = n_u + np.int64(in_g[p]) if x < n_u else np.int64(t_u[p])
+                    if bnext[y] < 0:
+                        bnext[y] = x
+                        if fpred[y] >= 0:
+                            meet = y
+                            break
+                        bq[bt] = y
+                        bt += 1
+    path = np.empty(n, np.int64)  # g0 … meet … u0
+    length = 0
+    x = meet
+    while x != start:
+        path[length] = x
+        length += 1
+        x = fpred[x]
+    path[length] = start
+    length += 1
+    path[:length] = path[:length][::-1].copy()
+    x = meet
+    while x != u0:
+        x = bnext[x]
+        path[length] = x
+        length += 1
     dead = np.full(n_g, -1, np.int64)  # the back arc g → dead[g] lost its last unit
     extra = np.full(n_g, -1, np.int64)  # the back arc g → extra[g] is new
-    x = u0
-    while x != start:
-        p = pred[x]
-        if x < n_u:  # arc g → x: one unit less on the pair (x, g)
-            if back_flow[via[x]] == 1:
-                dead[p - n_u] = x
-        else:  # arc p → g: one unit more on the pair (p, g)
-            gg = x - n_u
+    for q in range(length - 1):
+        a, b = path[q], path[q + 1]
+        if b < n_u:  # arc g → b: one unit less on the pair (b, g)
+            g = a - n_u
+            for t in range(back_ptr[g], back_ptr[g + 1]):
+                if back_u[t] == b and back_flow[t] == 1:
+                    dead[g] = b
+        else:  # arc a → g: one unit more on the pair (a, g)
+            g = b - n_u
             new = True
-            for t in range(back_ptr[gg], back_ptr[gg + 1]):
-                if back_u[t] == p:
+            for t in range(back_ptr[g], back_ptr[g + 1]):
+                if back_u[t] == a:
                     new = False
             if new:
-                extra[gg] = p
-        x = p
+                extra[g] = a
     return dead, extra
 
 
 @njit(cache=True, nogil=True)
-def _newly_certain(c_ptr, c_idx, scc, counts, mult, before, table, off, g0, v0):  # pragma: no cover
+def _newly_certain(  # pragma: no cover - compiled
+    c_ptr, c_idx, scc, counts, mult, before, table, off, g0, v0, people
+):
     """People whose candidate rows (the pairs inside one strongly connected component of
     ``scc``, group g counting ``mult[g]`` rows) number one, and, per sensitive column c,
     show one value (``table``: rows per published group and value, the columns' values at
     ``off[c]`` … ``off[c + 1]``, before one row of group ``g0`` showing ``v0[c]`` is taken
     out) — counted in people (``counts``), leaving out the groups ``before`` marks (line 0
     the rows, line 1 + c column c: certain anyway). Each group's scan stops at its second
-    row or value. O(pairs · values) at most."""
+    row or value. Only the groups ``people`` are looked at (the others cannot have changed).
+    O(pairs of those groups · values) at most."""
     n_u = len(c_ptr) - 1
     n_c = len(off) - 1
     got = np.zeros(1 + n_c, np.int64)
-    for u in range(n_u):
+    for u in people:
         if counts[u] == 0:
             continue
         if not before[0, u]:
