@@ -34,6 +34,12 @@ slower); the augmenting row reduction's two smallest reduced costs by four vecto
 keys (the same assignments; 40 % faster than the scalar loop alone, 50 % slower inside the
 initialization, not understood).
 
+The matrix may be float64 or float32; every value the solver keeps (prices, distances) is of
+the matrix's type, with integer keys of the same width (``_masked_min``). Freeform's two-stage
+rounds solve float32 weights (half the memory read; ``tables.methods.freeform.
+weights_dtype``): on Adult's 1,000 × 1,000 rounds at k = 100 the two-stage solve took 25 %
+less time in isolation (7 % less build in a whole run), for the same final GCP.
+
 Edges may be *forbidden* (``used``): ``forbid`` prices them above any assignment avoiding them, so
 they are never chosen when such an assignment exists.
 
@@ -137,8 +143,8 @@ def _masked_min_typed(d, todo, scratch):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def lapjv(cost):  # pragma: no cover - compiled
-    """The solver on a C-contiguous float64 m × m matrix with finite entries (m ≥ 1); returns
-    the column of each row. Callable from other nogil numba code."""
+    """The solver on a C-contiguous float64 or float32 m × m matrix with finite entries
+    (m ≥ 1); returns the column of each row. Callable from other nogil numba code."""
     x, y, v, free, n_free = _initialize(cost)
     return _augment(cost, x, y, v, free, n_free)
 
