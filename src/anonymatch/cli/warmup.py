@@ -5,7 +5,8 @@ numba compiles a kernel on its first call and keeps the machine code in its cach
 loads it from there. Without this step the first ``anonymize`` after an installation spends ~10 s
 compiling (docs/results.md, speed section). ``make install`` runs it once; after a plain
 ``pip install``, run it yourself. It anonymizes small generated tables in memory (nothing is
-written) along the paths of a table run — hungarian, its blocks and mondrian, with and without
+written) along the paths of a table run — hungarian (exact rounds, and the two-stage rounds on
+float32 weights of k ≥ 50), its blocks and mondrian, with and without
 missing values and a sensitive model, each verified — and then runs each other kind's front
 once (transactions by every set method, sparse matrices, people with items, graphs), so that
 the same kernels, with the same argument types, are compiled and cached. It also writes the
@@ -50,6 +51,7 @@ def _table(n: int, seed: int, missing: bool) -> pd.DataFrame:
 def warm_tables() -> None:
     """Run each table path once on small generated data (O(1) work besides compilation)."""
     from anonymatch.tables import anonymize
+    from anonymatch.tables.methods.freeform import TWO_STAGE_MIN_K
 
     qi, numeric, sensitive = ["age", "hours", "job", "sex"], ["age", "hours"], ["disease"]
     for missing in (False, True):
@@ -59,6 +61,8 @@ def warm_tables() -> None:
                       seed=1, l=1)  # fmt: skip  # the plain paths (missing values kept as *)
         anonymize(data, k=3, qi=qi, numeric=numeric, sensitive=sensitive, structure="blocks",
                   seed=1, l=1)  # fmt: skip  # the plan's blocks at large k
+        anonymize(_table(120, 4, missing), k=TWO_STAGE_MIN_K, qi=qi, numeric=numeric,
+                  sensitive=sensitive, seed=1, l=1)  # fmt: skip  # two-stage rounds: float32
     anonymize(_table(60, 2, False), k=3, qi=qi, numeric=numeric, sensitive=sensitive, seed=1, l=2)
 
 
