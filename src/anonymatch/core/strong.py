@@ -52,6 +52,27 @@ Tarjan's pass, 0.3–1.2 s). 32 sweeps also settle any digraph of up to 32 orpha
 which the tests use to check the answer exactly."""
 
 
+@njit(cache=True, nogil=True, inline="always")
+def arc_span(x, into, n_u, c_ptr, back_ptr, t_ptr, in_ptr):  # pragma: no cover - compiled
+    """Where node x's arcs lie in their array (read by :func:`arc_end`), out of x or, with
+    ``into``, into x: an original group's out-arcs are its pairs (``c_ptr``) and its in-arcs
+    the flow's back arcs (``in_ptr``, by original group); a published group's out-arcs are
+    the back arcs (``back_ptr``) and its in-arcs its pairs (``t_ptr``, by published group).
+    The arrays of :class:`Certificate` and ``core.view.strong_components``. O(1)."""
+    if x < n_u:
+        return (in_ptr[x], in_ptr[x + 1]) if into else (c_ptr[x], c_ptr[x + 1])
+    g = x - n_u
+    return (t_ptr[g], t_ptr[g + 1]) if into else (back_ptr[g], back_ptr[g + 1])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def arc_end(x, into, p, n_u, c_idx, back_u, t_u, in_g):  # pragma: no cover - compiled
+    """The node at the other end of x's arc at position p of :func:`arc_span`. O(1)."""
+    if x < n_u:
+        return n_u + np.int64(in_g[p]) if into else n_u + np.int64(c_idx[p])
+    return np.int64(t_u[p]) if into else np.int64(back_u[p])
+
+
 @dataclass(frozen=True)
 class Certificate:
     """The out-tree and in-tree of one root of a strongly connected residual digraph, with
@@ -153,28 +174,14 @@ def _trees(c_ptr, c_idx, back_ptr, back_u, t_ptr, t_u, in_ptr, in_g):  # pragma:
         while head < tail:
             x = queue[head]
             head += 1
-            if (x < n_u) == (side == 0):  # out of u (side 0) / into g (side 1): the pairs
-                if side == 0:
-                    lo, hi = c_ptr[x], c_ptr[x + 1]
-                else:
-                    lo, hi = t_ptr[x - n_u], t_ptr[x - n_u + 1]
-                for p in range(lo, hi):
-                    y = n_u + c_idx[p] if side == 0 else np.int64(t_u[p])
-                    if par[y] == -2:
-                        par[y] = x
-                        queue[tail] = y
-                        tail += 1
-            else:  # out of g (side 0) / into u (side 1): the flow's pairs
-                if side == 0:
-                    lo, hi = back_ptr[x - n_u], back_ptr[x - n_u + 1]
-                else:
-                    lo, hi = in_ptr[x], in_ptr[x + 1]
-                for p in range(lo, hi):
-                    y = np.int64(back_u[p]) if side == 0 else n_u + in_g[p]
-                    if par[y] == -2:
-                        par[y] = x
-                        queue[tail] = y
-                        tail += 1
+            into = side == 1  # out-tree: the arcs out of x; in-tree: the arcs into x
+            lo, hi = arc_span(x, into, n_u, c_ptr, back_ptr, t_ptr, in_ptr)
+            for p in range(lo, hi):
+                y = arc_end(x, into, p, n_u, c_idx, back_u, t_u, in_g)
+                if par[y] == -2:
+                    par[y] = x
+                    queue[tail] = y
+                    tail += 1
         if tail < n:
             return False, parent, pre, size, order
         for t in range(n - 1, 0, -1):  # sizes, leaves up (reverse breadth-first order)
@@ -291,39 +298,25 @@ def _still_strong(
                     continue
                 s = at[listed[q]]
                 found = False
-                if (s >= n_u) == (side == 0):  # pairs u → s (into g) / s → g (out of u)
-                    if side == 0:
-                        lo, hi = t_ptr[s - n_u], t_ptr[s - n_u + 1]
+                into = side == 0  # a way back: an arc into s (out-tree), out of s (in-tree)
+                lo, hi = arc_span(s, into, n_u, c_ptr, back_ptr, t_ptr, in_ptr)
+                for p in range(lo, hi):
+                    y = arc_end(s, into, p, n_u, c_idx, back_u, t_u, in_g)
+                    a, b = (y, s) if into else (s, y)
+                    if not orphan[pos[y]] and not _cut(a, b, n_u, dead, emptied):
+                        found = True
+                        break
+                for g in added:  # the new back arcs: g → s (into u) / s → extra[s]
+                    if found:
+                        break
+                    if into and extra[g] == s:
+                        y = n_u + g
+                    elif not into and g == s - n_u:
+                        y = extra[g]
                     else:
-                        lo, hi = c_ptr[s], c_ptr[s + 1]
-                    for p in range(lo, hi):
-                        y = np.int64(t_u[p]) if side == 0 else n_u + c_idx[p]
-                        a, b = (y, s) if side == 0 else (s, y)
-                        if not orphan[pos[y]] and not _cut(a, b, n_u, dead, emptied):
-                            found = True
-                            break
-                else:  # flow arcs g → s (into u) / s → u (out of g)
-                    if side == 0:
-                        lo, hi = in_ptr[s], in_ptr[s + 1]
-                    else:
-                        lo, hi = back_ptr[s - n_u], back_ptr[s - n_u + 1]
-                    for p in range(lo, hi):
-                        y = n_u + in_g[p] if side == 0 else np.int64(back_u[p])
-                        a, b = (y, s) if side == 0 else (s, y)
-                        if not orphan[pos[y]] and not _cut(a, b, n_u, dead, emptied):
-                            found = True
-                            break
-                    for g in added:  # the new back arcs: g → s (into u) / s → extra[s]
-                        if found:
-                            break
-                        if side == 0 and extra[g] == s:
-                            y = n_u + g
-                        elif side == 1 and g == s - n_u:
-                            y = extra[g]
-                        else:
-                            continue
-                        gone = y == emptied[0] or y == emptied[1]
-                        found = not orphan[pos[y]] and not gone
+                        continue
+                    gone = y == emptied[0] or y == emptied[1]
+                    found = not orphan[pos[y]] and not gone
                 if found:
                     orphan[listed[q]] = False
                     todo -= 1

@@ -59,7 +59,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from anonymatch.core.runner import default_workers
-from anonymatch.core.strong import Certificate
+from anonymatch.core.strong import Certificate, arc_end, arc_span
 from anonymatch.core.view import AttackerView, component_labels, strong_components
 from anonymatch.tables.models.sensitive import encode_sensitive
 
@@ -566,38 +566,28 @@ def _reroute(
     fh, ft, bh, bt = 0, 1, 0, 1
     meet = -1
     while meet < 0 and (fh < ft or bh < bt):
-        if not both or bh == bt or (fh < ft and ft - fh <= bt - bh):
-            end = ft  # one level forward: out of x
-            while fh < end and meet < 0:
-                x = fq[fh]
-                fh += 1
-                lo, hi = (c_ptr[x], c_ptr[x + 1]) if x < n_u else (
-                    back_ptr[x - n_u], back_ptr[x - n_u + 1])  # fmt: skip
-                for p in range(lo, hi):
-                    y = n_u + np.int64(c_idx[p]) if x < n_u else np.int64(back_u[p])
-                    if fpred[y] < 0:
-                        fpred[y] = x
-                        if bnext[y] >= 0:
-                            meet = y
-                            break
-                        fq[ft] = y
-                        ft += 1
+        # one level of the smaller frontier: forward along the arcs out of x, backward into x
+        forward = not both or bh == bt or (fh < ft and ft - fh <= bt - bh)
+        queue, seen, other = (fq, fpred, bnext) if forward else (bq, bnext, fpred)
+        head, tail = (fh, ft) if forward else (bh, bt)
+        end = tail
+        while head < end and meet < 0:
+            x = queue[head]
+            head += 1
+            lo, hi = arc_span(x, not forward, n_u, c_ptr, back_ptr, t_ptr, in_ptr)
+            for p in range(lo, hi):
+                y = arc_end(x, not forward, p, n_u, c_idx, back_u, t_u, in_g)
+                if seen[y] < 0:
+                    seen[y] = x
+                    if other[y] >= 0:
+                        meet = y
+                        break
+                    queue[tail] = y
+                    tail += 1
+        if forward:
+            fh, ft = head, tail
         else:
-            end = bt  # one level backward: into x
-            while bh < end and meet < 0:
-                x = bq[bh]
-                bh += 1
-                lo, hi = (in_ptr[x], in_ptr[x + 1]) if x < n_u else (
-                    t_ptr[x - n_u], t_ptr[x - n_u + 1])  # fmt: skip
-                for p in range(lo, hi):
-                    y = n_u + np.int64(in_g[p]) if x < n_u else np.int64(t_u[p])
-                    if bnext[y] < 0:
-                        bnext[y] = x
-                        if fpred[y] >= 0:
-                            meet = y
-                            break
-                        bq[bt] = y
-                        bt += 1
+            bh, bt = head, tail
     path = np.empty(n, np.int64)  # g0 … meet … u0
     length = 0
     x = meet
