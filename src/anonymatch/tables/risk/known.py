@@ -500,10 +500,11 @@ class _Part:
         view = self.view
         u, g = int(view.inverse[a]), int(view.group[r])
         cert, none = self.certificate, np.empty(0, np.int64)
-        arcs_in = (cert.t_ptr, cert.t_u, cert.in_ptr, cert.in_g) if cert else (none,) * 4
-        dead, extra = _reroute(
-            self.c_ptr, self.c_idx, self.back_ptr, self.back_u, self.back_flow, *arcs_in, u, g
-        )
+        t_ptr, t_u, in_ptr, in_g = (
+            (cert.t_ptr, cert.t_u, cert.in_ptr, cert.in_g) if cert else (none, none, none, none)
+        )  # the arcs into each node: the path searched from both ends
+        dead, extra = _reroute(self.c_ptr, self.c_idx, self.back_ptr, self.back_u,
+                               self.back_flow, t_ptr, t_u, in_ptr, in_g, u, g)  # fmt: skip
         n_u = len(view.counts)
         emptied = np.array([u if view.counts[u] == 1 else -1,
                             n_u + g if view.mult[g] == 1 else -1], np.int64)  # fmt: skip
