@@ -35,8 +35,8 @@ keys (the same assignments; 40 % faster than the scalar loop alone, 50 % slower 
 initialization, not understood).
 
 The matrix may be float64 or float32; every value the solver keeps (prices, distances) is of
-the matrix's type, with integer keys of the same width (``_masked_min``). Freeform's two-stage
-rounds solve float32 weights (half the memory read; ``tables.methods.freeform.
+the matrix's type, with integer keys of the same width (``_masked_min``). Freeform's rounds
+from k = 50 on (two-stage) solve float32 weights (half the memory read; ``tables.methods.freeform.
 weights_dtype``): on Adult's 1,000 × 1,000 rounds at k = 100 the two-stage solve took 25 %
 less time in isolation (7 % less build in a whole run), for the same final GCP.
 

@@ -107,7 +107,7 @@ def freeform(
     extra = None
     if item_weight > 0:
         extra = lambda order: UncertainItems(items, order, item_weight)  # noqa: E731
-    return build_freeform(qi, k, STEPS[step](k), extra, dtype=weights_dtype(step, k))
+    return build_freeform(qi, k, STEPS[step](k), extra, dtype=weights_dtype(k))
 
 
 def classes(qi: EncodedQI, k: int) -> GeneralizationGraph:

@@ -77,18 +77,18 @@ def _sortgreedy_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
     batches of the lightest, ties included. Every sort is stable over flat ids in increasing
     order, so the scan sees the takeable edges in exactly the order of one stable sort of all
     m² and the iteration returns the matching the full sort gives, whatever the thresholds.
-    The first threshold is the weight of rank about ``SORT_BATCH``·m among a strided sample of
-    the allowed weights (so the batch holds about that many edges), found without copying the
-    matrix. O(m²) plus O(b log b) for the
-    b ≈ SORT_BATCH·m + f² edges sorted (f originals left free by the first batch), instead of
-    O(m² log m)."""
+    The first threshold is the weight of rank about ``SORT_BATCH``·m among the allowed
+    weights of every (m²/``_SAMPLE``)-th row (so the batch holds about that many edges; whole
+    rows are contiguous reads, a tenth of a strided sample's cache lines). O(m²) plus
+    O(b log b) for the b ≈ SORT_BATCH·m + f² edges sorted (f originals left free by the first
+    batch), instead of O(m² log m)."""
     m = w.shape[0]
     match = np.full(m, -1, np.int64)
     owner = np.full(m, -1, np.int64)
     flat, blocked = w.ravel(), used.ravel()
-    stride = max(1, flat.size // _SAMPLE)
-    sample = flat[::stride][~blocked[::stride]]
-    want = min(len(sample) - 1, int(np.ceil(SORT_BATCH * m / stride)))
+    step = max(1, m * m // _SAMPLE)  # every step-th row, whole (contiguous reads)
+    sample = w[::step][~used[::step]]
+    want = min(len(sample) - 1, int(np.ceil(SORT_BATCH * m / step)))
     top = float(np.partition(sample, want)[want]) if want >= 0 else np.inf
     # flat ids (increasing) of the allowed edges of weight ≤ top: numpy's vector compare and
     # nonzero, twice as fast as a compiled loop storing each candidate (issue 38)
@@ -118,7 +118,8 @@ def _sortgreedy_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
 
 
 _SAMPLE = 16384
-"""Weights sampled (strided) to place the SortGreedy batch's threshold."""
+"""About how many weights (whole rows) are sampled to place the SortGreedy batch's
+threshold."""
 
 
 def _hungarian_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
@@ -150,14 +151,15 @@ is no longer optimal, and a cheaper round is not always a worse start for the ne
 1.4, 1.5, 1.9, 2.0 and 2.3× less CPU in the rounds."""
 
 
-def weights_dtype(method: str, k: int) -> type:
-    """The float type of the weights that the rounds of freeform ``method`` read at level k:
-    float32 for two-stage rounds (:func:`round_assignment`; half the memory each assignment
-    reads, about a quarter less time a round at m = 1,000 on Adult; an assignment may differ
-    where weights differ below float32's precision, and two-stage rounds are not optimal
-    anyway), float64 otherwise (the exact rounds' and the heuristics' releases are those of
-    float64 weights). The one rule of every path (tables, relational)."""
-    return np.float32 if round_assignment(method, k) == "two-stage" else np.float64
+def weights_dtype(k: int) -> type:
+    """The float type of the weights that the rounds of every freeform method read at level k:
+    float32 from k = :data:`TWO_STAGE_MIN_K` on (half the memory each round reads: a quarter
+    less time for hungarian's two-stage assignment at m = 1,000 on Adult, 7 % for
+    SortGreedy's scan; a choice may differ where weights differ below float32's precision,
+    and none of these rounds is optimal anyway), float64 below it (the exact rounds' and the
+    heuristics' releases there are those of float64 weights). The one rule of every path
+    (tables, relational)."""
+    return np.float32 if k >= TWO_STAGE_MIN_K else np.float64
 
 
 def hungarian_step(k: int) -> Iteration:
@@ -307,12 +309,17 @@ def _relabel(assignments: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 def greedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
     """Greedy (Doka §5, Algorithm 1 with backtracking). O(k·m²) per partition of m records."""
-    return build_freeform(qi, k, _greedy_step, tick=options.tick, deadline=options.deadline)
+    return build_freeform(
+        qi, k, _greedy_step, tick=options.tick, deadline=options.deadline, dtype=weights_dtype(k)
+    )
 
 
 def sortgreedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
     """SortGreedy (Doka §6, Algorithm 2). O(k·m² log m) per partition of m records."""
-    return build_freeform(qi, k, _sortgreedy_step, tick=options.tick, deadline=options.deadline)
+    return build_freeform(
+        qi, k, _sortgreedy_step, tick=options.tick, deadline=options.deadline,
+        dtype=weights_dtype(k),
+    )  # fmt: skip
 
 
 def hungarian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
@@ -320,8 +327,10 @@ def hungarian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGra
     ``core.lap``) on the GCP-increase weights, used edges forbidden; exact below
     :data:`TWO_STAGE_MIN_K`, two-stage from it on (:func:`hungarian_step`). O(k·m³) per
     partition of m records in the worst case."""
-    step, dtype = hungarian_step(k), weights_dtype("hungarian", k)
-    return build_freeform(qi, k, step, tick=options.tick, deadline=options.deadline, dtype=dtype)
+    step = hungarian_step(k)
+    return build_freeform(
+        qi, k, step, tick=options.tick, deadline=options.deadline, dtype=weights_dtype(k)
+    )
 
 
 STEPS: dict[str, Callable[[int], Iteration]] = {
