@@ -247,18 +247,17 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
             cells = published = parse_cells(table, enc)  # the widened cells, verified again
             check = verify(published, enc, k)  # (publish refuses a failure; the manifest's figures)
         truth = position[assigned]  # original i's true row of the release
-        # the known-person figures on a worker thread while publish runs the release's checks
-        # (numba and numpy there, pandas here: issue 38), with this context's parsed release
-        spent: dict[str, float] = {}
+        parsed = contextvars.copy_context()  # this parsed release, for the figures' thread
+    # the known-person figures on a worker thread while publish runs the release's checks
+    # (numba and numpy there, pandas here: issue 38)
+    spent: dict[str, float] = {}
 
-        def figures() -> Mapping[str, Any]:
-            clock = time.perf_counter()
-            known = _known_person(published, enc, table, data, schema, (k, ring_rows or []), truth)
-            spent["known_person"] = time.perf_counter() - clock
-            return {"known_person": known}
+    def figures() -> Mapping[str, Any]:
+        clock = time.perf_counter()
+        known = _known_person(published, enc, table, data, schema, (k, ring_rows or []), truth)
+        spent["known_person"] = time.perf_counter() - clock
+        return {"known_person": known}
 
-        side = ThreadPoolExecutor(max_workers=1)
-        risk = side.submit(contextvars.copy_context().run, figures)
     seconds = {
         "build": t_build,
         "verify": t_verify,
@@ -300,7 +299,8 @@ def anonymize(data: pd.DataFrame, job: TableJob) -> Release:
         model_figures=models_figures,
         plan=run_plan,
     )
-    with side:  # the figures' thread joined on every exit (a refused check included)
+    with ThreadPoolExecutor(max_workers=1) as side:  # joined on every exit (a refusal too)
+        risk = side.submit(parsed.run, figures)
         report = publish(
             produced,
             criteria=job.criteria,

@@ -194,8 +194,8 @@ def build_freeform(
     (optional) is called with 1 after each round (the progress bar in rounds). ``deadline``
     (optional, a ``time.perf_counter()`` value): past it, the next round is not started and
     :class:`~anonymatch.tables.methods.TimeUp` is raised (the run's time limit:
-    ``methods.build_graph`` publishes the partition another way).``dtype``: the float type of the
-    weights (:func:`weights_dtype`).
+    ``methods.build_graph`` publishes the partition another way). ``dtype``: the float type of
+    the weights (:func:`weights_dtype`).
 
     Records are first put in lexicographic order (attributes from lower to higher cardinality,
     Doka §5), the order Greedy scans and backtracking searches. After the first round only the
