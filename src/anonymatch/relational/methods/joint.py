@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from anonymatch.core.graph import GeneralizationGraph
 from anonymatch.tables.columns.schema import EncodedQI
 from anonymatch.tables.methods import BuildOptions
-from anonymatch.tables.methods.freeform import STEPS, build_freeform, weights_dtype
+from anonymatch.tables.methods.freeform import STEPS, build_freeform
 from anonymatch.tables.methods.mondrian import mondrian
 
 
@@ -107,7 +107,7 @@ def freeform(
     extra = None
     if item_weight > 0:
         extra = lambda order: UncertainItems(items, order, item_weight)  # noqa: E731
-    return build_freeform(qi, k, STEPS[step](k), extra, dtype=weights_dtype(k))
+    return build_freeform(qi, k, STEPS[step](k), extra)
 
 
 def classes(qi: EncodedQI, k: int) -> GeneralizationGraph:

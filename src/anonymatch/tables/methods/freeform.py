@@ -184,7 +184,6 @@ def build_freeform(
     extra: ExtraCostFactory | None = None,
     tick: Callable[[int], object] | None = None,
     deadline: float | None = None,
-    dtype: type = np.float64,
 ) -> GeneralizationGraph:
     """Run the k-iteration shell with ``step`` as the inner assignment routine.
 
@@ -194,8 +193,8 @@ def build_freeform(
     (optional) is called with 1 after each round (the progress bar in rounds). ``deadline``
     (optional, a ``time.perf_counter()`` value): past it, the next round is not started and
     :class:`~anonymatch.tables.methods.TimeUp` is raised (the run's time limit:
-    ``methods.build_graph`` publishes the partition another way). ``dtype``: the float type of
-    the weights (:func:`weights_dtype`).
+    ``methods.build_graph`` publishes the partition another way). The weights' float type is
+    :func:`weights_dtype` of k.
 
     Records are first put in lexicographic order (attributes from lower to higher cardinality,
     Doka §5), the order Greedy scans and backtracking searches. After the first round only the
@@ -228,6 +227,7 @@ def build_freeform(
             lo[rows], hi[rows], grown, part.cat[rows], level[rows], num_star[rows], cat_star[rows]
         )
 
+    dtype = weights_dtype(k)
     w = gcp_increase_weights(local_qi, cells(slice(None)), trees, part.cat, used, dtype=dtype)
     num = np.ascontiguousarray(part.num, dtype=np.float64)
     cat_codes = [np.ascontiguousarray(codes) for codes in local_qi.cat.T]
@@ -309,17 +309,12 @@ def _relabel(assignments: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 def greedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
     """Greedy (Doka §5, Algorithm 1 with backtracking). O(k·m²) per partition of m records."""
-    return build_freeform(
-        qi, k, _greedy_step, tick=options.tick, deadline=options.deadline, dtype=weights_dtype(k)
-    )
+    return build_freeform(qi, k, _greedy_step, tick=options.tick, deadline=options.deadline)
 
 
 def sortgreedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
     """SortGreedy (Doka §6, Algorithm 2). O(k·m² log m) per partition of m records."""
-    return build_freeform(
-        qi, k, _sortgreedy_step, tick=options.tick, deadline=options.deadline,
-        dtype=weights_dtype(k),
-    )  # fmt: skip
+    return build_freeform(qi, k, _sortgreedy_step, tick=options.tick, deadline=options.deadline)
 
 
 def hungarian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
@@ -328,9 +323,7 @@ def hungarian(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGra
     :data:`TWO_STAGE_MIN_K`, two-stage from it on (:func:`hungarian_step`). O(k·m³) per
     partition of m records in the worst case."""
     step = hungarian_step(k)
-    return build_freeform(
-        qi, k, step, tick=options.tick, deadline=options.deadline, dtype=weights_dtype(k)
-    )
+    return build_freeform(qi, k, step, tick=options.tick, deadline=options.deadline)
 
 
 STEPS: dict[str, Callable[[int], Iteration]] = {
