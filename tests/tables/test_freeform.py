@@ -26,7 +26,7 @@ from anonymatch.tables.methods import (
     names,
     registry,
 )
-from anonymatch.tables.methods._kernels import sortgreedy_repair, sortgreedy_scan
+from anonymatch.tables.methods._kernels import sortgreedy_repair, sortgreedy_round, stable_order
 from anonymatch.tables.methods.freeform import (
     TWO_STAGE_MIN_K,
     _greedy_step,
@@ -48,20 +48,39 @@ def _full_sort_sortgreedy(w: np.ndarray, used: np.ndarray) -> np.ndarray:
     m = w.shape[0]
     order = np.argsort(np.where(used, np.inf, w).ravel(), kind="stable")
     match, owner = np.full(m, -1, np.int64), np.full(m, -1, np.int64)
-    if sortgreedy_scan(order, used, match, owner, 0) < m:
+    for i, j in zip(*np.divmod(order, m), strict=True):
+        if match[i] < 0 and owner[j] < 0 and not used[i, j]:
+            match[i], owner[j] = j, i
+    if (match < 0).any():
         sortgreedy_repair(w, used, match, owner)
     return match
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.floats(allow_nan=False, width=32), max_size=200)
+    | st.lists(st.sampled_from([0.0, -0.0, 0.25, 1e-300, -3.5, np.inf, -np.inf]), max_size=200),
+    single=st.booleans(),
+)
+def test_stable_order_is_numpys_stable_argsort(values: list[float], single: bool) -> None:
+    array = np.array(values, dtype=np.float32 if single else np.float64)
+    assert np.array_equal(stable_order(array), np.argsort(array, kind="stable"))
+
+
+@settings(max_examples=80, deadline=None)
 @given(
     m=st.integers(2, 40),
     rounds=st.integers(0, 6),
     levels=st.integers(2, 6),
     seed=st.integers(0, 2**32 - 1),
+    batch=st.integers(1, 8),
+    sample=st.sampled_from([1, 16, 16384]),
 )
-def test_batched_sortgreedy_is_the_full_sort(m: int, rounds: int, levels: int, seed: int) -> None:
-    # few weight levels: many ties, where the scan order matters most
+def test_batched_sortgreedy_is_the_full_sort(
+    m: int, rounds: int, levels: int, seed: int, batch: int, sample: int
+) -> None:
+    # few weight levels: many ties, where the scan order matters most; small batches and
+    # samples: many later batches and thresholds far from the target rank, the result the same
     rng = np.random.default_rng(seed)
     used = np.zeros((m, m), dtype=bool)
     for _ in range(min(rounds, m - 1)):  # earlier rounds: disjoint perfect matchings
@@ -70,8 +89,9 @@ def test_batched_sortgreedy_is_the_full_sort(m: int, rounds: int, levels: int, s
         if not used[np.arange(m), perm].any() and free.any():
             used[np.arange(m), perm] = True
     w = rng.integers(0, levels, (m, m)) / levels
-    got = _sortgreedy_step(w, used)
+    got = sortgreedy_round(w, used, batch, sample)
     assert np.array_equal(got, _full_sort_sortgreedy(w, used))
+    assert np.array_equal(_sortgreedy_step(w, used), got)
     assert sorted(got.tolist()) == list(range(m))
     assert not used[np.arange(m), got].any()
 

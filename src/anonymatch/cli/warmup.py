@@ -6,7 +6,8 @@ loads it from there. Without this step the first ``anonymize`` after an installa
 compiling (docs/results.md, speed section). ``make install`` runs it once; after a plain
 ``pip install``, run it yourself. It anonymizes small generated tables in memory (nothing is
 written) along the paths of a table run — hungarian (exact rounds, and the two-stage rounds on
-float32 weights of k ≥ 50), its blocks and mondrian, with and without
+float32 weights of k ≥ 50), the greedy heuristics' rounds (both float types), the blocks and
+mondrian, with and without
 missing values and a sensitive model, each verified — and then runs each other kind's front
 once (transactions by every set method, sparse matrices, people with items, graphs), so that
 the same kernels, with the same argument types, are compiled and cached. It also writes the
@@ -63,6 +64,9 @@ def warm_tables() -> None:
                   seed=1, l=1)  # fmt: skip  # the plan's blocks at large k
         anonymize(_table(120, 4, missing), k=TWO_STAGE_MIN_K, qi=qi, numeric=numeric,
                   sensitive=sensitive, seed=1, l=1)  # fmt: skip  # two-stage rounds: float32
+    for method in ("sortgreedy", "greedy"):  # the heuristics' rounds, float64 and float32
+        for n, k in ((60, 3), (120, TWO_STAGE_MIN_K)):
+            anonymize(_table(n, 5, False), k=k, qi=qi, numeric=numeric, method=method, seed=1)
     anonymize(_table(60, 2, False), k=3, qi=qi, numeric=numeric, sensitive=sensitive, seed=1, l=2)
 
 

@@ -111,21 +111,174 @@ def greedy_iteration(w, used):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def sortgreedy_scan(edges, used, match, owner, matched):  # pragma: no cover - compiled
-    """The scan of Doka Algorithm 2 over one batch of flat edge ids ``edges`` (i·m + j, in
-    ascending weight, ties in flat order): take every unused edge whose endpoints are both
-    free. Continues the state ``match``/``owner`` (−1: free) and returns the new number of
-    matched originals; stops when all m are matched. O(len(edges))."""
+def sortgreedy_round(w, used, batch, sample):  # pragma: no cover - compiled
+    """One SortGreedy iteration (Doka Algorithm 2) without sorting all m² edges, in one
+    compiled call that holds no lock (two partitions' rounds run side by side: issue 38).
+
+    The scan first takes the edges of weight ≤ a threshold, sorted: every edge lighter than
+    one it takes is among them, so they are a prefix of one stable sort of all m². After them
+    the only edges the scan could still take join an original and a published record both
+    still free, so it goes on over those alone (free rows × free columns, far fewer), in
+    batches of about ``batch`` per free row, ties included. Every batch is collected in flat
+    order (i·m + j) and sorted stably (:func:`stable_order`), so the scan sees the takeable
+    edges in exactly the order of one stable sort of all m² and returns the matching the full
+    sort gives, whatever the thresholds. The first threshold is the weight of rank about
+    ``batch``·m among the allowed weights of every (m²/``sample``)-th row (whole rows:
+    contiguous reads). Unmatched originals are then repaired (:func:`sortgreedy_repair`).
+
+    O(m²) reads plus O(b) for the b ≈ ``batch``·m + f² edges sorted (f originals left free by
+    the first batch), instead of O(m² log m).
+    """
+    m = w.shape[0]
+    match = np.full(m, -1, np.int64)
+    owner = np.full(m, -1, np.int64)
+    step = max(1, m * m // sample)  # every step-th row, whole
+    picked = np.empty(((m + step - 1) // step) * m, w.dtype)
+    n_picked = 0
+    for i in range(0, m, step):
+        for j in range(m):
+            picked[n_picked] = w[i, j]
+            n_picked += not used[i, j]
+    want = min(n_picked - 1, int(np.ceil(batch * m / step)))
+    top = np.partition(picked[:n_picked], want)[want] if want >= 0 else np.inf
+    # the first batch: every edge of weight <= top (used ones too: the scan skips them)
+    cap = 2 * batch * m + m
+    rows = np.empty(cap, np.int32)
+    cols = np.empty(cap, np.int32)
+    values = np.empty(cap, w.dtype)
+    c = 0
+    for i in range(m):
+        if c + m > cap:
+            cap = 2 * cap + m
+            rows, cols = _grown(rows, c, cap), _grown(cols, c, cap)
+            values = _grown(values, c, cap)
+        for j in range(m):
+            v = w[i, j]
+            if v <= top:
+                rows[c], cols[c], values[c] = i, j, v
+                c += 1
+    matched = _scan(stable_order(values[:c]), rows, cols, used, match, owner, 0)
+    free_rows = np.empty(m, np.int64)
+    free_cols = np.empty(m, np.int64)
+    while matched < m and top < np.inf:  # the next batch, among free rows × free columns
+        n_rows, n_cols = 0, 0
+        for t in range(m):
+            if match[t] < 0:
+                free_rows[n_rows] = t
+                n_rows += 1
+            if owner[t] < 0:
+                free_cols[n_cols] = t
+                n_cols += 1
+        if n_rows * n_cols > cap:
+            cap = n_rows * n_cols
+            rows, cols = _grown(rows, 0, cap), _grown(cols, 0, cap)
+            values = _grown(values, 0, cap)
+        c = 0
+        for a in range(n_rows):
+            i = free_rows[a]
+            for b in range(n_cols):
+                j = free_cols[b]
+                v = w[i, j]
+                if v > top and not used[i, j]:
+                    rows[c], cols[c], values[c] = i, j, v
+                    c += 1
+        if c == 0:
+            break
+        want = batch * n_rows
+        if c > want:  # this batch: about the lightest ``want`` of them, ties included
+            top = _sampled_rank(values[:c], want)
+            kept = 0
+            for t in range(c):
+                if values[t] <= top:
+                    rows[kept], cols[kept], values[kept] = rows[t], cols[t], values[t]
+                    kept += 1
+            c = kept
+        else:
+            top = np.inf
+        matched = _scan(stable_order(values[:c]), rows, cols, used, match, owner, matched)
+    if matched < m:
+        sortgreedy_repair(w, used, match, owner)
+    return match
+
+
+@njit(cache=True, nogil=True)
+def _scan(order, rows, cols, used, match, owner, matched):  # pragma: no cover - compiled
+    """The scan of Doka Algorithm 2 over one batch of edges (``rows[t]``, ``cols[t]``) taken
+    in ``order``: take every unused edge whose endpoints are both free. Continues the state
+    ``match``/``owner`` (−1: free) and returns the new number of matched originals; stops when
+    all m are matched. O(len(order))."""
     m = match.shape[0]
-    for e in edges:
+    for t in order:
         if matched == m:
             break
-        i, j = e // m, e % m
+        i, j = rows[t], cols[t]
         if match[i] < 0 and owner[j] < 0 and not used[i, j]:
             match[i] = j
             owner[j] = i
             matched += 1
     return matched
+
+
+@njit(cache=True, nogil=True)
+def _sampled_rank(values, want):  # pragma: no cover - compiled
+    """A value with about ``want`` of ``values`` at or below it: the matching rank of every
+    (len/1024)-th value. O(len(values)/step · log)."""
+    step = max(1, len(values) // 1024)
+    sample = values[::step].copy()
+    rank = min(len(sample) - 1, want // step)
+    return np.partition(sample, rank)[rank]
+
+
+@njit(cache=True, nogil=True)
+def _grown(a, c, cap):  # pragma: no cover - compiled
+    """A copy of ``a[:c]`` in a new array of length ``cap``."""
+    out = np.empty(cap, a.dtype)
+    out[:c] = a[:c]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def stable_order(values):  # pragma: no cover - compiled
+    """``numpy.argsort(values, kind="stable")`` in compiled code that holds no lock: a least
+    significant digit radix sort of the values' order-preserving 64-bit keys (−0.0 equal to
+    +0.0, as numpy compares them), one pass per byte that is not the same in every key. For
+    float values without NaN. O(8·n) time, O(n) memory; the batches of SortGreedy hold many
+    ties, where every byte but a few is the same (numba's own sorts are not stable, and its
+    quicksort degrades on ties)."""
+    n = len(values)
+    as_float = np.empty(n, np.float64)
+    for t in range(n):
+        as_float[t] = values[t] + 0.0  # −0.0 + 0.0 is +0.0
+    keys = as_float.view(np.uint64)
+    sign = np.uint64(1) << np.uint64(63)
+    common = ~np.uint64(0)
+    seen = np.uint64(0)
+    for t in range(n):
+        b = keys[t]
+        b = ~b if b & sign else b | sign  # negatives reversed below positives
+        keys[t] = b
+        common &= b
+        seen |= b
+    varies = common ^ seen
+    order = np.arange(n)
+    spare = np.empty(n, np.int64)
+    start = np.empty(257, np.int64)
+    for d in range(8):
+        shift = np.uint64(8 * d)
+        if (varies >> shift) & np.uint64(255) == 0:
+            continue  # this byte is the same in every key: the pass keeps the order
+        start[:] = 0
+        for t in range(n):
+            start[((keys[t] >> shift) & np.uint64(255)) + 1] += 1
+        for v in range(256):
+            start[v + 1] += start[v]
+        for t in range(n):
+            p = order[t]
+            v = (keys[p] >> shift) & np.uint64(255)
+            spare[start[v]] = p
+            start[v] += 1
+        order, spare = spare, order
+    return order
 
 
 @njit(cache=True, nogil=True)

@@ -26,8 +26,7 @@ from anonymatch.tables.methods._kernels import (
     greedy_iteration,
     grow_cells,
     grow_members,
-    sortgreedy_repair,
-    sortgreedy_scan,
+    sortgreedy_round,
 )
 from anonymatch.tables.metrics import (
     PublishedCells,
@@ -63,63 +62,19 @@ def _greedy_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
 
 
 SORT_BATCH = 8
-"""The first batch of the SortGreedy scan holds about the ``SORT_BATCH``·m lightest edges
-(``_sortgreedy_step``)."""
+"""The first batch of the SortGreedy scan holds about the ``SORT_BATCH``·m lightest edges,
+each later one about ``SORT_BATCH`` per original still free (``_kernels.sortgreedy_round``)."""
+
+_SAMPLE = 4096
+"""About how many weights (whole rows) are sampled to place the SortGreedy batch's
+threshold."""
 
 
 def _sortgreedy_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
-    """One SortGreedy iteration (Doka Algorithm 2) without sorting all m² edges (issue 38: the
-    full sort was most of the method's time, 5–8× the Hungarian's at k = 50). The scan first
-    takes the allowed edges of weight ≤ a threshold, sorted: every edge lighter than one it
-    takes is in the batch, so the batch is a prefix of one stable sort of all m². After it the
-    only edges the scan could still take join an original and a published record both still
-    free, so it goes on over those alone (the free rows × free columns, far fewer), again in
-    batches of the lightest, ties included. Every sort is stable over flat ids in increasing
-    order, so the scan sees the takeable edges in exactly the order of one stable sort of all
-    m² and the iteration returns the matching the full sort gives, whatever the thresholds.
-    The first threshold is the weight of rank about ``SORT_BATCH``·m among the allowed
-    weights of every (m²/``_SAMPLE``)-th row (so the batch holds about that many edges; whole
-    rows are contiguous reads, a tenth of a strided sample's cache lines). O(m²) plus
-    O(b log b) for the b ≈ SORT_BATCH·m + f² edges sorted (f originals left free by the first
-    batch), instead of O(m² log m)."""
-    m = w.shape[0]
-    match = np.full(m, -1, np.int64)
-    owner = np.full(m, -1, np.int64)
-    flat, blocked = w.ravel(), used.ravel()
-    step = max(1, m * m // _SAMPLE)  # every step-th row, whole (contiguous reads)
-    sample = w[::step][~used[::step]]
-    want = min(len(sample) - 1, int(np.ceil(SORT_BATCH * m / step)))
-    top = float(np.partition(sample, want)[want]) if want >= 0 else np.inf
-    # flat ids (increasing) of the allowed edges of weight ≤ top: numpy's vector compare and
-    # nonzero, twice as fast as a compiled loop storing each candidate (issue 38)
-    ids = np.flatnonzero(np.less_equal(w, top) > used)
-    matched = sortgreedy_scan(ids[np.argsort(flat[ids], kind="stable")], used, match, owner, 0)
-    while matched < m and top < np.inf:  # the next batch, among free rows × free columns
-        rows, cols = np.flatnonzero(match < 0), np.flatnonzero(owner < 0)
-        ids = (rows[:, None] * m + cols[None, :]).ravel()
-        values = flat[ids]
-        keep = (values > top) & ~blocked[ids]
-        ids, values = ids[keep], values[keep]
-        if not ids.size:
-            break
-        want = SORT_BATCH * len(rows)
-        if want < ids.size:  # this batch: the lightest of them, ties included
-            top = float(np.partition(values, want)[want])
-            keep = values <= top
-            ids, values = ids[keep], values[keep]
-        else:
-            top = np.inf
-        matched = sortgreedy_scan(
-            ids[np.argsort(values, kind="stable")], used, match, owner, matched
-        )
-    if matched < m:
-        sortgreedy_repair(w, used, match, owner)
-    return match
-
-
-_SAMPLE = 16384
-"""About how many weights (whole rows) are sampled to place the SortGreedy batch's
-threshold."""
+    """One SortGreedy iteration (Doka Algorithm 2): the matching that one stable sort of all m²
+    edges and a greedy scan give, without that sort (``_kernels.sortgreedy_round``, issue 38:
+    the full sort was most of the method's time, 5–8× the Hungarian's at k = 50)."""
+    return sortgreedy_round(w, used, SORT_BATCH, _SAMPLE)
 
 
 def _hungarian_step(w: np.ndarray, used: np.ndarray) -> np.ndarray:
