@@ -186,9 +186,9 @@ def _prefix_ranges(j, levels, ranks, stars, sets, ranges, scratch):  # pragma: n
 
 @njit(cache=True, nogil=True)
 def _most_selective(j, bounds, stars, sets, set_off, attr_index, stamp, n_u):  # pragma: no cover
-    """Mark the labels of published row ``j``'s categorical cells in ``stamp`` (for
-    ``_matches``) and choose the cell whose compatible originals are fewest, the candidate
-    source: returns (kind, attribute, count, first) — kind 0 a numeric cell (a run of
+    """Mark the labels of published row ``j``'s categorical cells in ``stamp`` (for the tests
+    of :func:`_compatible_of`) and choose the cell whose compatible originals are fewest, the
+    candidate source: returns (kind, attribute, count, first) — kind 0 a numeric cell (a run of
     ``num_order`` from ``first``), 1 a categorical cell (its label buckets), -1 none (every
     cell ``*``: count = ``n_u``). O(d log n_u + size of j's sets)."""
     lo, hi = bounds
@@ -226,96 +226,142 @@ def _most_selective(j, bounds, stars, sets, set_off, attr_index, stamp, n_u):  #
 @njit(cache=True, nogil=True)
 def _compatible_pairs(j0, j1, originals, cells, attr_index, prefix):  # pragma: no cover
     """All (unique original u, published j) compatible pairs for j in [j0, j1): the u of every
-    pair, row j's after row j − 1's, and each row's number of pairs (issue 38: the per-pair j
-    and the growing buffers' slack stay inside — at k = 100 on Adult two int64 lists per pair,
-    kept for every slice, were the verifier's peak). Each row's candidates come from the
-    smaller of two indexes: the originals allowed by its most selective single cell, or the
-    ranges of ``_prefix_ranges``; every candidate is then checked on all cells.
+    pair, row j's after row j − 1's, and each row's number of pairs (:func:`_compatible_of`
+    row by row; issue 38: int64 u only, no per-pair j, at millions of pairs the verifier's
+    peak memory). The arrays travel in the four groups of :func:`_compatible_of`."""
+    work, found = _work_buffers(originals, cells), np.empty(256, np.int64)
+    cap = max(16, 4 * (j1 - j0))
+    out_u = np.empty(cap, np.int64)
+    per_row = np.zeros(j1 - j0, np.int64)
+    size = 0
+    for j in range(j0, j1):
+        count, found = _compatible_of(j, originals, cells, attr_index, prefix, work, found)
+        if size + count > cap:
+            cap = max(2 * cap, size + count)
+            out_u = _grow(out_u, cap)
+        for t in range(count):
+            out_u[size + t] = found[t]
+        size += count
+        per_row[j - j0] = count
+    return out_u[:size].copy(), per_row
 
-    The arrays travel in four groups: ``originals`` = (unum, ucat), the unique original values;
+
+@njit(cache=True, nogil=True)
+def _work_buffers(originals, cells):  # pragma: no cover - compiled
+    """The working arrays of :func:`_compatible_of` for one thread: the label stamps (−1:
+    none), the range buffers of :func:`_prefix_ranges` (256 ranges) and the row's tests
+    (numeric attribute and bounds, categorical attribute and label offset)."""
+    unum, ucat = originals
+    set_off = cells[6]
+    stamp = np.empty(set_off[-1], np.int64)
+    for x in range(stamp.shape[0]):
+        stamp[x] = -1
+    n_cap = 256
+    ranges = (np.empty(n_cap, np.int64), np.empty(n_cap, np.int64))
+    scratch = (np.empty(n_cap, np.int64), np.empty(n_cap, np.int64))
+    dn, dc = unum.shape[1], ucat.shape[1]
+    tests = (
+        np.empty(dn, np.int64),
+        np.empty(dn, np.float64),
+        np.empty(dn, np.float64),
+        np.empty(dc, np.int64),
+        np.empty(dc, np.int64),
+    )
+    return stamp, ranges, scratch, tests
+
+
+@njit(cache=True, nogil=True)
+def _compatible_of(j, originals, cells, attr_index, prefix, work, found):  # pragma: no cover
+    """The unique originals compatible with published row ``j``: returns (count, found) with
+    them in ``found[:count]`` (``found`` grown when too short). The one candidate search of
+    the verifier and of the population figures.
+
+    Candidates come from the smaller of two indexes: the originals allowed by j's most
+    selective single cell (:func:`_most_selective`), or the ranges of :func:`_prefix_ranges`;
+    every candidate is then tested on all of j's cells that are not ``*`` — a numeric value
+    inside its cell, a label in its set (``stamp``), a missing value (numeric +inf,
+    categorical −1) fitting only ``*``. The tests are laid out once per row in ``work`` and
+    run in one loop here: read per candidate from the 2-D cells, through a called function,
+    they took 70 % of the verifier's pair listing (issue 38).
+
+    The arrays travel in groups: ``originals`` = (unum, ucat), the unique original values;
     ``cells`` = (lo, hi, num_star, cat_star, set_ptr, set_idx, set_off), the published cells
     (numeric bounds, stars, categorical label sets as per-attribute CSR rows into one flat
     index, and each attribute's offset in the label space); ``attr_index`` = (num_order,
     num_sorted, cat_ptr, cat_members, cat_off), the per-attribute index (sorted values per
     numeric QI, buckets per label); ``prefix`` = (lvl, lvl_kind, lvl_attr, lvl_perm, rank_lo,
-    rank_hi), the prefix index of ``_prefix_index``."""
+    rank_hi), the prefix index of ``_prefix_index``; ``work`` = :func:`_work_buffers`.
+    O(d log U + candidates · d)."""
     unum, ucat = originals
     lo, hi, num_star, cat_star, set_ptr, set_idx, set_off = cells
-    num_order, num_sorted, cat_ptr, cat_members, cat_off = attr_index
+    num_order, _, cat_ptr, cat_members, cat_off = attr_index
     lvl, lvl_kind, lvl_attr, lvl_perm, rank_lo, rank_hi = prefix
-    n_u = unum.shape[0]
-    # Plain loops instead of np.full, np.searchsorted and slice assignment: numba compiles
-    # those with their shape/argument error paths (string formatting), which tripled the
-    # first-run compile time of this kernel; the results are the same.
-    stamp = np.empty(set_off[-1], np.int64)
-    for x in range(stamp.shape[0]):
-        stamp[x] = -1
-    cap = max(16, 4 * (j1 - j0))
-    out_u = np.empty(cap, np.int64)
-    out_j = np.empty(cap, np.int64)
-    size = 0
-    n_cap = 256
-    rs = np.empty(n_cap, np.int64)
-    re = np.empty(n_cap, np.int64)
-    bs = np.empty(n_cap, np.int64)
-    be = np.empty(n_cap, np.int64)
-    ranges, scratch = (rs, re), (bs, be)
+    stamp, ranges, scratch, tests = work
+    num_a, num_lo, num_hi, cat_a, cat_base = tests
+    rs, re = ranges
     # The hot callees get narrow groups holding only what they read: passing them the whole
-    # ``cells``/``prefix`` tuples made this kernel 13% slower (CPU time on Adult, k = 10).
+    # ``cells``/``prefix`` tuples made the listing 13% slower (CPU time on Adult, k = 10).
     bounds, stars = (lo, hi), (num_star, cat_star)
     levels, ranks, sets = (lvl, lvl_kind, lvl_attr), (rank_lo, rank_hi), (set_ptr, set_idx)
-    for j in range(j0, j1):
-        best_kind, best_a, best_count, best_lo = _most_selective(
-            j, bounds, stars, sets, set_off, attr_index, stamp, n_u
-        )
-        n_r = _prefix_ranges(j, levels, ranks, stars, sets, ranges, scratch)
-        total = 0
+    n_u = unum.shape[0]
+    best_kind, best_a, best_count, best_lo = _most_selective(
+        j, bounds, stars, sets, set_off, attr_index, stamp, n_u
+    )
+    n_r = _prefix_ranges(j, levels, ranks, stars, sets, ranges, scratch)
+    total = 0
+    for r in range(n_r):
+        total += re[r] - rs[r]
+    if min(total, best_count) > found.shape[0]:
+        found = np.empty(max(min(total, best_count), 2 * found.shape[0]), np.int64)
+    c = 0
+    if total < best_count:
         for r in range(n_r):
-            total += re[r] - rs[r]
-        if total < best_count:
-            if size + total > cap:
-                cap = max(2 * cap, size + total)
-                out_u = _grow(out_u, cap)
-                out_j = _grow(out_j, cap)
-            for r in range(n_r):
-                for p in range(rs[r], re[r]):
-                    u = lvl_perm[p]
-                    if _matches(u, j, originals, bounds, stars, stamp, set_off):
-                        out_u[size] = u
-                        out_j[size] = j
-                        size += 1
-            continue
-        if size + best_count > cap:
-            cap = max(2 * cap, size + best_count)
-            out_u = _grow(out_u, cap)
-            out_j = _grow(out_j, cap)
-        if best_kind == 1:  # walk the buckets of the chosen categorical cell
-            a = best_a
-            for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
-                code = set_idx[p]
-                if code >= cat_off[a + 1] - cat_off[a]:
-                    continue
-                base = cat_off[a] + code
-                for q in range(cat_ptr[base], cat_ptr[base + 1]):
-                    u = cat_members[q]
-                    if _matches(u, j, originals, bounds, stars, stamp, set_off):
-                        out_u[size] = u
-                        out_j[size] = j
-                        size += 1
-        else:
-            for q in range(best_count):
-                u = num_order[best_a, best_lo + q] if best_kind == 0 else q
-                if _matches(u, j, originals, bounds, stars, stamp, set_off):
-                    out_u[size] = u
-                    out_j[size] = j
-                    size += 1
-    # the rows of the pairs, counted per row here: only u and the counts leave the kernel
-    # (this loop nest, compiled without the per-pair j, ran 35% slower on Adult at k = 100,
-    # measured — LLVM's code for it, not the stores; the j stay inside, O(slice) memory)
-    per_row = np.zeros(j1 - j0, np.int64)
-    for p in range(size):
-        per_row[out_j[p] - j0] += 1
-    return out_u[:size].copy(), per_row
+            for p in range(rs[r], re[r]):
+                found[c] = lvl_perm[p]
+                c += 1
+    elif best_kind == 1:  # the buckets of the chosen categorical cell
+        a = best_a
+        for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
+            code = set_idx[p]
+            if code >= cat_off[a + 1] - cat_off[a]:
+                continue
+            base = cat_off[a] + code
+            for q in range(cat_ptr[base], cat_ptr[base + 1]):
+                found[c] = cat_members[q]
+                c += 1
+    else:
+        for q in range(best_count):
+            found[c] = num_order[best_a, best_lo + q] if best_kind == 0 else q
+            c += 1
+    n_num = 0
+    for a in range(num_star.shape[1]):
+        if not num_star[j, a]:
+            num_a[n_num], num_lo[n_num], num_hi[n_num] = a, lo[j, a], hi[j, a]
+            n_num += 1
+    n_cat = 0
+    for a in range(cat_star.shape[1]):
+        if not cat_star[j, a]:
+            cat_a[n_cat], cat_base[n_cat] = a, set_off[a]
+            n_cat += 1
+    kept = 0
+    for t in range(c):
+        u = found[t]
+        fits = True
+        for x in range(n_num):
+            v = unum[u, num_a[x]]
+            if v == np.inf or v < num_lo[x] or v > num_hi[x]:
+                fits = False
+                break
+        if fits:
+            for x in range(n_cat):
+                code = ucat[u, cat_a[x]]
+                if code < 0 or stamp[cat_base[x] + code] != j:
+                    fits = False
+                    break
+        if fits:
+            found[kept] = u
+            kept += 1
+    return kept, found
 
 
 @njit(cache=True, nogil=True)
@@ -325,27 +371,6 @@ def _grow(a, cap):  # pragma: no cover - compiled
     for i in range(a.shape[0]):
         b[i] = a[i]
     return b
-
-
-@njit(cache=True, nogil=True)
-def _matches(u, j, originals, bounds, stars, stamp, set_off):  # pragma: no cover - compiled
-    # A missing original value (numeric +inf, categorical code −1) matches only ``*``.
-    # ``originals`` = (unum, ucat), ``bounds`` = (lo, hi) and ``stars`` = (num_star, cat_star)
-    # as in ``_compatible_pairs``; ``stamp[set_off[a] + code]`` is j where j's cell holds code.
-    unum, ucat = originals
-    lo, hi = bounds
-    num_star, cat_star = stars
-    for a in range(unum.shape[1]):
-        if not num_star[j, a]:
-            v = unum[u, a]
-            if v == np.inf or v < lo[j, a] or v > hi[j, a]:
-                return False
-    for a in range(ucat.shape[1]):
-        if not cat_star[j, a]:
-            code = ucat[u, a]
-            if code < 0 or stamp[set_off[a] + code] != j:
-                return False
-    return True
 
 
 def _prefix_index(

@@ -69,10 +69,9 @@ from anonymatch.tables.risk.estimators import (
 )
 from anonymatch.tables.verify import (
     KernelCells,
-    _matches,
-    _most_selective,
+    _compatible_of,
     _prefix_index,
-    _prefix_ranges,
+    _work_buffers,
     flat_sets,
 )
 
@@ -496,67 +495,23 @@ class CountIndex:
 def _count_kernel(j0, j1, weights, originals, cells, attr_index, prefix):  # pragma: no cover
     """Σ wa[u] and Σ wb[u] (``weights`` = (wa, wb)) over the combinations u compatible with each
     published row j in [j0, j1), and the combinations compatible with any of them. The
-    candidate search of ``verify._compatible_pairs`` (the smaller of the most selective cell's
-    originals and the prefix ranges), accumulating instead of listing pairs; ``originals``,
-    ``cells``, ``attr_index`` and ``prefix`` are its groups of arrays."""
+    candidate search of the verifier (``verify._compatible_of``), accumulating instead of
+    listing pairs; ``originals``, ``cells``, ``attr_index`` and ``prefix`` are its groups of
+    arrays."""
     wa, wb = weights
-    unum, ucat = originals
-    lo, hi, num_star, cat_star, set_ptr, set_idx, set_off = cells
-    num_order, num_sorted, cat_ptr, cat_members, cat_off = attr_index
-    lvl, lvl_kind, lvl_attr, lvl_perm, rank_lo, rank_hi = prefix
-    levels, ranks = (lvl, lvl_kind, lvl_attr), (rank_lo, rank_hi)
-    bounds, stars, sets = (lo, hi), (num_star, cat_star), (set_ptr, set_idx)
-    n_u = unum.shape[0]
-    stamp = np.empty(set_off[-1], np.int64)
-    for x in range(stamp.shape[0]):
-        stamp[x] = -1
+    work, found = _work_buffers(originals, cells), np.empty(256, np.int64)
     out_a = np.zeros(j1 - j0, np.int64)
     out_b = np.zeros(j1 - j0, np.int64)
-    covered = np.zeros(n_u, np.bool_)
-    n_cap = 256
-    rs = np.empty(n_cap, np.int64)
-    re = np.empty(n_cap, np.int64)
-    bs = np.empty(n_cap, np.int64)
-    be = np.empty(n_cap, np.int64)
-    ranges, scratch = (rs, re), (bs, be)
+    covered = np.zeros(originals[0].shape[0], np.bool_)
     for j in range(j0, j1):
-        best_kind, best_a, best_count, best_lo = _most_selective(
-            j, bounds, stars, sets, set_off, attr_index, stamp, n_u
-        )
-        n_r = _prefix_ranges(j, levels, ranks, stars, sets, ranges, scratch)
-        total = 0
-        for r in range(n_r):
-            total += re[r] - rs[r]
+        count, found = _compatible_of(j, originals, cells, attr_index, prefix, work, found)
         sa = 0
         sb = 0
-        if total < best_count:
-            for r in range(n_r):
-                for p in range(rs[r], re[r]):
-                    u = lvl_perm[p]
-                    if _matches(u, j, originals, bounds, stars, stamp, set_off):
-                        sa += wa[u]
-                        sb += wb[u]
-                        covered[u] = True
-        elif best_kind == 1:
-            a = best_a
-            for p in range(set_ptr[a, j], set_ptr[a, j + 1]):
-                code = set_idx[p]
-                if code >= cat_off[a + 1] - cat_off[a]:
-                    continue
-                base = cat_off[a] + code
-                for q in range(cat_ptr[base], cat_ptr[base + 1]):
-                    u = cat_members[q]
-                    if _matches(u, j, originals, bounds, stars, stamp, set_off):
-                        sa += wa[u]
-                        sb += wb[u]
-                        covered[u] = True
-        else:
-            for q in range(best_count):
-                u = num_order[best_a, best_lo + q] if best_kind == 0 else q
-                if _matches(u, j, originals, bounds, stars, stamp, set_off):
-                    sa += wa[u]
-                    sb += wb[u]
-                    covered[u] = True
+        for t in range(count):
+            u = found[t]
+            sa += wa[u]
+            sb += wb[u]
+            covered[u] = True
         out_a[j - j0] = sa
         out_b[j - j0] = sb
     return out_a, out_b, covered
