@@ -422,21 +422,20 @@ def _sampled(
             (int(u), int(p - s), int(rng.integers(cands[u][p - s])))
             for u, p, s in zip(unit, pick, start, strict=True)
         ]
-    parts: dict[int, _Part] = {}  # built for the components a hypothesis falls in
-    for u, _, _ in todo:
-        if u not in parts:
-            who, where = large[u]
-            shown = {c: v[where] for c, v in values.items()}
-            parts[u] = _Part(cand.restrict(who, where), shown)
+    def part(u: int) -> _Part:
+        who, where = large[u]
+        return _Part(cand.restrict(who, where), {c: v[where] for c, v in values.items()})
 
     def hypothesis(h: tuple[int, int, int]) -> dict[str, int]:
         part = parts[h[0]]
         return part.certain(h[1], int(_candidate_rows(part.view, h[1])[h[2]]))
 
-    # the hypotheses are independent and their kernels run without the GIL: on a thread pool,
-    # the results taken in order (the same sums as one after the other)
-    workers = min(default_workers(), len(todo))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    # the components a hypothesis falls in, then the hypotheses: independent, their kernels run
+    # without the GIL, so both on a thread pool, the results taken in order (the same sums as
+    # one after the other)
+    hit = sorted({u for u, _, _ in todo})
+    with ThreadPoolExecutor(max_workers=min(default_workers(), len(todo))) as pool:
+        parts = dict(zip(hit, pool.map(part, hit), strict=True))
         results = list(pool.map(hypothesis, todo))
     for (u, a, _), got in zip(todo, results, strict=True):
         m = int(sizes[u])
