@@ -422,6 +422,7 @@ def _sampled(
             (int(u), int(p - s), int(rng.integers(cands[u][p - s])))
             for u, p, s in zip(unit, pick, start, strict=True)
         ]
+
     def part(u: int) -> _Part:
         who, where = large[u]
         return _Part(cand.restrict(who, where), {c: v[where] for c, v in values.items()})
