@@ -28,6 +28,12 @@ One session, whole processes, on the 2-core machine (shared: compare the ratios 
   ``--time-limit 60``, classes, NH rings) at k = 50, 100, 1,000 on Adult
   beside the public Mondrian, and k = 2,000 with 10 QIs (``QI10``); runs over
   ``--largek-limit`` s are stopped. Section speed_largek_designs, docs/img/speed_largek_designs.png.
+- ``heuristics`` (issue 38): the three freeform methods (hungarian, sortgreedy, greedy) on Adult
+  at every k of ``HEURISTIC_KS`` (up to 200: from about k = 270 the plan publishes the
+  heuristics' releases as blocks), ``--repeats`` interleaved whole processes each (the
+  methods' order rotated between repeats), each release scored and verified; the median wall
+  of each method, and its ratio to hungarian's. Section speed_heuristics,
+  docs/img/speed_heuristics.png.
 
 Results: benchmarks/results/speed_tables.json (each step cached; ``--steps`` reruns some),
 docs/results.md (section speed_tables), docs/img/speed_vs_k.png and docs/img/speed_vs_n.png.
@@ -302,6 +308,118 @@ def largek_lines(results: dict) -> list[str]:
             f"{100 * r['gcp']:.2f} % | {ratio} | {r['verified']} |"
         )
     return [*lines, ""]
+
+
+HEURISTIC_KS = (5, 10, 25, 50, 100, 200)
+"""The k of step ``heuristics``: the rounds run for every method up to about k = 270 on
+Adult, where the plan's estimate for the heuristics' rounds (priced as exact ones) passes its
+budget and their releases become blocks (``methods.too_long_for_rounds``)."""
+FREEFORM = ("hungarian", "sortgreedy", "greedy")
+
+
+def step_heuristics(out: Path, results: dict, repeats: int) -> None:
+    """Issue 38: the greedy heuristics against hungarian at every k they run rounds for, whole
+    processes interleaved in one sitting (each k: ``repeats`` rounds of the three methods, the
+    order rotated), every release scored and verified."""
+    data = adult_path()
+    started = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_start": round(os.getloadavg()[0], 1),
+    }
+    for method, k in itertools.product(FREEFORM, (2, 50)):  # numba caches, both float types
+        warm = ["anonymize", data, "-o", str(out / "warm.csv"), "--k", str(k), "-q", "--force"]
+        anonymatch([*warm, "--method", method, *ADULT_CLI])
+    rows = []
+    for k in HEURISTIC_KS:
+        for rep in range(repeats):
+            for method in FREEFORM[rep % 3 :] + FREEFORM[: rep % 3]:
+                release, report = out / f"{method}_{k}.csv", out / f"{method}_{k}.json"
+                args = ["anonymize", data, "-o", str(release), "--k", str(k), "--method", method]
+                r = anonymatch([*args, "--report", str(report), "--force", "-q", *ADULT_CLI])
+                r = {"k": k, "tool": method, "repeat": rep, **clean(r), **score(release, k)}
+                r["assignment"] = json.loads(report.read_text())["plan"].get("assignment")
+                rows.append(r)
+                print(f"k={k:4d} {method:10s} wall {r['wall']:6.2f} s GCP "
+                      f"{100 * r['gcp']:6.2f} %", flush=True)  # fmt: skip
+    results["heuristics"] = {**started, "rows": rows, "load": round(os.getloadavg()[0], 1)}
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def heuristics_summary(results: dict) -> list[dict]:
+    """Per k and method: the median wall, its ratio to hungarian's, the GCP and whether every
+    release verified."""
+    rows = results["heuristics"]["rows"]
+    summary = []
+    for k in sorted({r["k"] for r in rows}):
+        base = _median([r["wall"] for r in rows if r["k"] == k and r["tool"] == "hungarian"])
+        for method in FREEFORM:
+            mine = [r for r in rows if r["k"] == k and r["tool"] == method]
+            wall = _median([r["wall"] for r in mine])
+            summary.append(
+                {
+                    "k": k,
+                    "tool": method,
+                    "walls": [r["wall"] for r in mine],
+                    "wall": wall,
+                    "ratio": wall / base,
+                    "gcp": mine[0]["gcp"],
+                    "verified": all(r["verified"] for r in mine),
+                    "assignment": mine[0].get("assignment"),
+                }
+            )
+    return summary
+
+
+def heuristics_lines(results: dict) -> list[str]:
+    """The section of the heuristics' speed (written by ``write_markdown``)."""
+    block = results["heuristics"]
+    repeats = 1 + max(r["repeat"] for r in block["rows"])
+    lines = [
+        "## The greedy heuristics against hungarian (issue 38)",
+        "",
+        "Command: `python benchmarks/speed_tables.py --steps heuristics` (commit "
+        f"{block.get('commit', '—')}). Machine: "
+        + results.get("machine", machine())
+        + f". Run {block['date']}; the 2 cores were shared (load average {block['load_start']}"
+        f" at the start, {block['load']} at the end). UCI Adult (8 QIs, `make run`'s options"
+        f" with `--l 1`), whole processes, {repeats} interleaved runs of each method at each k "
+        "(the order rotated); the median wall and its ratio to hungarian's median at the same "
+        "k. Every release scored with our GCP and passed our verifier.",
+        "",
+        "| k | method | rounds | wall s (median) | runs | ÷ hungarian | GCP | verified |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in heuristics_summary(results):
+        runs = ", ".join(f"{w:.2f}" for w in r["walls"])
+        lines.append(
+            f"| {r['k']} | {r['tool']} | {r['assignment']} | {r['wall']:.2f} | {runs} | "
+            f"{r['ratio']:.2f} | {100 * r['gcp']:.2f} % | {r['verified']} |"
+        )
+    return [*lines, "", "![wall time of the freeform methods vs k](img/speed_heuristics.png)", ""]
+
+
+def plot_heuristics(results: dict, img: Path) -> None:
+    """docs/img/speed_heuristics.png: each method's median wall ÷ hungarian's vs k."""
+    import matplotlib.pyplot as plt
+
+    summary = heuristics_summary(results)
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for method in FREEFORM:
+        mine = [r for r in summary if r["tool"] == method]
+        ax.plot([r["k"] for r in mine], [r["ratio"] for r in mine], marker="o", label=method)
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_xscale("log")
+    ks = sorted({r["k"] for r in summary})
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set_xlabel("k")
+    ax.set_ylabel("median wall ÷ hungarian's")
+    ax.set_title("UCI Adult, whole runs: the heuristics against hungarian")
+    _finish(fig, ax, img / "speed_heuristics.png")
 
 
 QI10 = [*QI, "hours-per-week", "capital-gain"]
@@ -609,6 +727,8 @@ def write_markdown(results: dict) -> None:
         update_results("speed_largek", "\n".join(largek_lines(results)))
     if "designs" in results:
         update_results("speed_largek_designs", "\n".join(designs_lines(results)))
+    if "heuristics" in results:
+        update_results("speed_heuristics", "\n".join(heuristics_lines(results)))
 
 
 def profile_lines(results: dict) -> list[str]:
@@ -751,6 +871,8 @@ def plot(results: dict) -> None:
         _finish(fig, ax, img / "speed_vs_n.png")
     if "designs" in results:
         plot_designs(results, img)
+    if "heuristics" in results:
+        plot_heuristics(results, img)
 
 
 def plot_designs(results: dict, img: Path) -> None:
@@ -793,10 +915,11 @@ def main() -> None:
     parser.add_argument("--before", help="source tree of the code before (step largek)")
     parser.add_argument("--after", help="source tree of the code after (default: this one)")
     parser.add_argument("--largek-limit", type=float, default=120.0)
+    parser.add_argument("--repeats", type=int, default=3, help="runs per method (heuristics)")
     args = parser.parse_args()
     results = json.loads(CACHE.read_text()) if CACHE.exists() else {}
     if not args.rewrite:
-        if args.steps not in ("largek", "designs"):
+        if args.steps not in ("largek", "designs", "heuristics"):
             results["machine"] = machine()  # the header of issue 17's section
             results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             results["load"] = round(os.getloadavg()[0], 1)
@@ -818,6 +941,9 @@ def main() -> None:
                 step_largek(out, results, args.before, args.largek_limit, args.after)
             if "designs" in steps:
                 step_designs(out, results, args.largek_limit)
+            if "heuristics" in steps:
+                step_heuristics(out, results, args.repeats)
+                results["heuristics"]["commit"] = _commit(str(ROOT / "src"))
             CACHE.parent.mkdir(exist_ok=True)
             CACHE.write_text(json.dumps(results, indent=2) + "\n")
     write_markdown(results)
