@@ -403,6 +403,13 @@ def heuristics_lines(results: dict) -> list[str]:
     return [*lines, "", "![wall time of the freeform methods vs k](img/speed_heuristics.png)", ""]
 
 
+def _k_axis(ax: Any, ks: list[int]) -> None:
+    """A logarithmic x axis of k, ticked at the k measured."""
+    ax.set_xscale("log")
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set_xlabel("k")
+
+
 def plot_heuristics(results: dict, img: Path) -> None:
     """docs/img/speed_heuristics.png: each method's median wall ÷ hungarian's vs k."""
     import matplotlib.pyplot as plt
@@ -413,10 +420,7 @@ def plot_heuristics(results: dict, img: Path) -> None:
         mine = [r for r in summary if r["tool"] == method]
         ax.plot([r["k"] for r in mine], [r["ratio"] for r in mine], marker="o", label=method)
     ax.axhline(1.0, color="grey", linewidth=0.8)
-    ax.set_xscale("log")
-    ks = sorted({r["k"] for r in summary})
-    ax.set_xticks(ks, [str(k) for k in ks])
-    ax.set_xlabel("k")
+    _k_axis(ax, sorted({r["k"] for r in summary}))
     ax.set_ylabel("median wall ÷ hungarian's")
     ax.set_title("UCI Adult, whole runs: the heuristics against hungarian")
     _finish(fig, ax, img / "speed_heuristics.png")
@@ -894,11 +898,8 @@ def plot_designs(results: dict, img: Path) -> None:
         label = "public Mondrian" if tool == "peer" else DESIGNS[tool][0]
         ax.plot([r["k"] for r in mine], [r["wall"] for r in mine], marker="o", label=label)
         _label_gcp(ax, mine, "k")
-    ax.set_xscale("log")
     ax.set_yscale("log")
-    ks = sorted({r["k"] for r in rows})
-    ax.set_xticks(ks, [str(k) for k in ks])
-    ax.set_xlabel("k")
+    _k_axis(ax, sorted({r["k"] for r in rows}))
     ax.set_ylabel("wall time of the whole run (s)")
     ax.set_title("UCI Adult, designs at large k (labels: GCP)")
     _finish(fig, ax, img / "speed_largek_designs.png")
