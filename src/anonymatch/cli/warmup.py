@@ -7,10 +7,10 @@ compiling (docs/results.md, speed section). ``make install`` runs it once; after
 ``pip install``, run it yourself. It anonymizes small generated tables in memory (nothing is
 written) along the paths of a table run — hungarian (exact rounds, and the two-stage rounds on
 float32 weights of k ≥ 50), the greedy heuristics' rounds (both float types), the blocks and
-mondrian, with and without
-missing values and a sensitive model, each verified — and then runs each other kind's front
-once (transactions by every set method, sparse matrices, people with items, graphs), so that
-the same kernels, with the same argument types, are compiled and cached. It also writes the
+mondrian, with and without missing values and a sensitive model, each verified — and then runs
+each other kind's front once (transactions by every set method, sparse matrices, people with
+items, graphs), so that the same kernels, with the same argument types, are compiled and
+cached. It also writes the
 package's own bytecode (``__pycache__/*.pyc``, as ``pip install`` does for a wheel): an
 editable install run with ``PYTHONDONTWRITEBYTECODE`` set otherwise compiles every imported
 module of the package from source in every process (≈ 0.1 s of each run's start, issue 38).

@@ -253,6 +253,8 @@ def _work_buffers(originals, cells):  # pragma: no cover - compiled
     (numeric attribute and bounds, categorical attribute and label offset)."""
     unum, ucat = originals
     set_off = cells[6]
+    # Plain loops instead of np.full: numba compiles it with its shape/argument error paths
+    # (string formatting), which had tripled the first-run compile time of the listing.
     stamp = np.empty(set_off[-1], np.int64)
     for x in range(stamp.shape[0]):
         stamp[x] = -1

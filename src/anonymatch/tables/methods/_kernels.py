@@ -120,9 +120,11 @@ def sortgreedy_round(w, used, batch, sample):  # pragma: no cover - compiled
     the only edges the scan could still take join an original and a published record both
     still free, so it goes on over those alone (free rows × free columns, far fewer), in
     batches of about ``batch`` per free row, ties included. Every batch is collected in flat
-    order (i·m + j) and sorted stably (:func:`stable_order`), so the scan sees the takeable
-    edges in exactly the order of one stable sort of all m² and returns the matching the full
-    sort gives, whatever the thresholds. The first threshold is the weight of rank about
+    order (i·m + j) and sorted stably (:func:`stable_order`) — but for the first batch's edges
+    at its threshold, which come after its lighter ones in flat order as they are — so the
+    scan sees the takeable edges in exactly the order of one stable sort of all m² and returns
+    the matching the full sort gives, whatever the thresholds. The first threshold is the
+    weight of rank about
     ``batch``·m among the allowed weights of every (m²/``sample``)-th row (whole rows:
     contiguous reads). Unmatched originals are then repaired (:func:`sortgreedy_repair`).
 
