@@ -268,7 +268,10 @@ def greedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
 
 
 def sortgreedy(qi: EncodedQI, k: int, options: BuildOptions) -> GeneralizationGraph:
-    """SortGreedy (Doka §6, Algorithm 2). O(k·m² log m) per partition of m records."""
+    """SortGreedy (Doka §6, Algorithm 2): the matching of one stable sort of all edges, per
+    round, without that sort (``_kernels.sortgreedy_round``). O(k·m²) per partition of m
+    records in practice (each round reads the weights once and sorts a few batches in linear
+    time)."""
     return build_freeform(qi, k, _sortgreedy_step, tick=options.tick, deadline=options.deadline)
 
 
